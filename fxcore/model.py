@@ -1,0 +1,186 @@
+"""Plain dataclasses that go into and come out of the tracing engine.
+
+Positions are 1-based lines and 1-based columns counted in characters (code points),
+end exclusive. Adapters convert them to their own encoding (the language server to UTF-16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+ModuleStatus = Literal["traceable", "failed", "not-traced"]
+InstantiatedOn = Literal["meta", "cpu", "factory"]
+
+#: Stable diagnostic codes, documented in the README (one section per code).
+CODES: dict[str, str] = {
+    "control-flow": "FX001",
+    "len": "FX002",
+    "iteration": "FX003",
+    "conversion": "FX004",
+    "mutation": "FX005",
+    "contains": "FX006",
+    "unpacking": "FX007",
+    "import": "FX100",
+    "constructor": "FX101",
+    "timeout": "FX102",
+    "crash": "FX102",
+    "error": "FX199",
+    "unused": "FX200",
+}
+
+
+@dataclass
+class Span:
+    """A source range: 1-based lines and character columns, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass
+class Frame:
+    """One call in the chain from the traced module's ``forward`` down to a failure."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    function: str
+
+
+@dataclass
+class Failure:
+    """A reason why a module cannot be traced, located on the user's own expression.
+
+    ``frames`` is the call chain, outermost first. ``path``/``line``/... is the innermost frame
+    that lies inside the checked workspace.
+    """
+
+    code: str
+    kind: str
+    message: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    frames: list[Frame] = field(default_factory=list)
+    #: True when the failure may only follow from how an earlier failure was recovered from.
+    possible_consequence: bool = False
+
+
+@dataclass
+class Hint:
+    """Something worth knowing that does not stop tracing (FX200: unused submodule/parameter)."""
+
+    code: str
+    kind: str
+    message: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    member: str = ""
+
+
+@dataclass
+class GraphNodeInfo:
+    """One FX graph node, as shown to users."""
+
+    name: str
+    op: str
+    target: str
+
+
+@dataclass
+class ModuleResult:
+    """The outcome of tracing one ``nn.Module`` class."""
+
+    path: str
+    class_name: str
+    #: ``import.name:ClassName``: the key used in ``[tool.fx-lsp.modules]``.
+    qualified_name: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    status: ModuleStatus
+    #: Range of ``def forward`` in this file when the class defines it itself.
+    forward: Span | None = None
+    reason: str | None = None
+    node_count: int | None = None
+    instantiated_on: InstantiatedOn | None = None
+    failures: list[Failure] = field(default_factory=list)
+    hints: list[Hint] = field(default_factory=list)
+    #: ``GraphModule.code``: the forward that torch.fx generates (traceable modules only).
+    generated_code: str | None = None
+    #: Source line -> graph nodes it produced, keyed ``"<path>:<line>"`` (workspace files).
+    line_nodes: dict[str, list[GraphNodeInfo]] = field(default_factory=dict)
+    #: Qualified names of submodules in the order their forward ran during the trace.
+    module_order: list[str] = field(default_factory=list)
+    #: Qualified names of parameters in the order they were first used during the trace.
+    parameter_order: list[str] = field(default_factory=list)
+    trace_seconds: float = 0.0
+
+
+@dataclass
+class FileResult:
+    """Everything the engine found in one file."""
+
+    path: str
+    modules: list[ModuleResult] = field(default_factory=list)
+    #: File-level problems: syntax error, import error (FX100), worker crash before any class.
+    errors: list[Failure] = field(default_factory=list)
+    #: Absolute paths of the workspace files that importing this file loaded (itself included).
+    imported_files: list[str] = field(default_factory=list)
+    #: What the user code printed while being imported and traced (tail only).
+    output: str = ""
+    seconds: float = 0.0
+    from_cache: bool = False
+
+
+@dataclass
+class ModuleConfig:
+    """Per-class configuration: ``[tool.fx-lsp.modules."pkg.net:Net"]``."""
+
+    factory: str | None = None
+    args: list[Any] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    concrete_args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EngineConfig:
+    """The ``[tool.fx-lsp]`` table of a workspace's ``pyproject.toml``, typed."""
+
+    leaf_modules: list[str] = field(default_factory=list)
+    autowrap_functions: list[str] = field(default_factory=list)
+    autowrap_modules: list[str] = field(default_factory=list)
+    tracer: str | None = None
+    modules: dict[str, ModuleConfig] = field(default_factory=dict)
+    timeout: float = 20.0
+    memory_limit_mb: int = 8192
+    exclude: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TraceJob:
+    """One file to import and trace, with the workspace it belongs to."""
+
+    path: str
+    workspace_root: str
+    config: EngineConfig = field(default_factory=EngineConfig)
+    #: Unsaved editor buffers: absolute path -> text. They replace the files on disk in imports.
+    overlays: dict[str, str] = field(default_factory=dict)
+    #: Only trace these classes (all when empty).
+    only_classes: list[str] = field(default_factory=list)
+
+
+def to_jsonable(value: Any) -> Any:
+    """A dataclass tree as plain dicts and lists."""
+    return asdict(value)
