@@ -1,0 +1,308 @@
+"""Source transforms behind the quick fixes: plain text in, text out, idempotent.
+
+Python sources are edited with libcst so that formatting and comments survive; ``pyproject.toml``
+with tomlkit for the same reason. Every function returns its input unchanged when the fix is
+already there, so offering a fix twice never doubles it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+import tomlkit
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+# ---------------------------------------------------------------------------------------------
+# How the file spells torch.fx.wrap
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
+def _alias_name(alias: cst.ImportAlias) -> str | None:
+    if alias.asname is None:
+        return None
+    name = alias.asname.name
+    return name.value if isinstance(name, cst.Name) else None
+
+
+def wrap_spelling(module: cst.Module) -> str | None:
+    """The expression that names ``torch.fx.wrap`` given the module-level imports, or None.
+
+    ``import torch`` alone does not count: it only makes ``torch.fx`` reachable as a side effect
+    of torch's own imports, so the fixes add an explicit ``import torch.fx`` instead.
+    """
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    if _dotted(alias.name) == "torch.fx":
+                        return f"{_alias_name(alias)}.wrap" if alias.asname else "torch.fx.wrap"
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module:
+                source = _dotted(small.module)
+                if isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    name = _dotted(alias.name)
+                    local = _alias_name(alias) or name
+                    if source == "torch" and name == "fx":
+                        return f"{local}.wrap"
+                    if source == "torch.fx" and name == "wrap":
+                        return local
+    return None
+
+
+def _is_import_line(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _header_end(body: list[cst.BaseStatement]) -> int:
+    """Index just after the leading docstring and import lines of a module body."""
+    end = 0
+    for index, statement in enumerate(body):
+        if _is_import_line(statement) or (index == 0 and _is_docstring(statement)):
+            end = index + 1
+        else:
+            break
+    return end
+
+
+def _ensure_wrap(module: cst.Module) -> tuple[cst.Module, str]:
+    """The module with an import that makes torch.fx.wrap reachable, and its spelling."""
+    spelling = wrap_spelling(module)
+    if spelling is not None:
+        return module, spelling
+    body = list(module.body)
+    end = _header_end(body)
+    body.insert(end, cst.parse_statement("import torch.fx\n"))
+    following = body[end + 1] if end + 1 < len(body) else None
+    if isinstance(following, (cst.FunctionDef, cst.ClassDef)) and not following.leading_lines:
+        # PEP 8's two blank lines between the new import and a definition right after it.
+        body[end + 1] = following.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return module.with_changes(body=body), "torch.fx.wrap"
+
+
+# ---------------------------------------------------------------------------------------------
+# FX002: torch.fx.wrap("len") at module scope
+
+
+def _wraps_len(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+        if not isinstance(value, cst.Call) or not value.args:
+            continue
+        name = _dotted(value.func)
+        first = value.args[0].value
+        if (
+            name is not None
+            and name.split(".")[-1] == "wrap"
+            and isinstance(first, cst.SimpleString)
+            and first.evaluated_value == "len"
+        ):
+            return True
+    return False
+
+
+def wrap_len(source: str) -> str:
+    """Add ``torch.fx.wrap("len")`` after the module's imports (spelled as the file imports fx)."""
+    module = cst.parse_module(source)
+    if any(_wraps_len(statement) for statement in module.body):
+        return source
+    module, spelling = _ensure_wrap(module)
+    body = list(module.body)
+    call = cst.parse_statement(f'{spelling}("len")\n')
+    # A blank line keeps the call visually apart from the import block.
+    call = call.with_changes(leading_lines=[cst.EmptyLine()])
+    body.insert(_header_end(body), call)
+    return module.with_changes(body=body).code
+
+
+# ---------------------------------------------------------------------------------------------
+# FX002 alternative: len(x) -> x.size(0)
+
+
+class _LenToSize(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, line: int, column: int) -> None:
+        super().__init__()
+        self.line = line
+        self.column = column
+        self.changed = False
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if self.changed or _dotted(original_node.func) != "len" or len(original_node.args) != 1:
+            return updated_node
+        where: CodeRange = self.get_metadata(PositionProvider, original_node)
+        # Engine columns are 1-based characters; libcst's are 0-based characters.
+        if (where.start.line, where.start.column + 1) != (self.line, self.column):
+            return updated_node
+        argument = updated_node.args[0].value
+        if not isinstance(argument, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            # `len(a + b)` must become `(a + b).size(0)`.
+            argument = argument.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self.changed = True
+        return cst.Call(
+            func=cst.Attribute(value=argument, attr=cst.Name("size")),
+            args=[cst.Arg(cst.Integer("0"))],
+        )
+
+
+def len_to_size(source: str, line: int, column: int) -> str:
+    """Replace the ``len(x)`` call starting at 1-based ``line``/character ``column``."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    transformer = _LenToSize(line, column)
+    result = wrapper.visit(transformer)
+    return result.code if transformer.changed else source
+
+
+# ---------------------------------------------------------------------------------------------
+# Helper functions: @torch.fx.wrap
+
+
+def module_function_names(source: str) -> list[str]:
+    """Names of the functions defined at module scope (candidates for ``@torch.fx.wrap``)."""
+    module = cst.parse_module(source)
+    return [s.name.value for s in module.body if isinstance(s, cst.FunctionDef)]
+
+
+def wrap_function(source: str, function: str) -> str:
+    """Decorate the module-level ``def function`` with ``@torch.fx.wrap``."""
+    module = cst.parse_module(source)
+    target = next(
+        (s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == function),
+        None,
+    )
+    if target is None:
+        return source
+    for decorator in target.decorators:
+        name = _dotted(decorator.decorator)
+        if name is not None and (name == "wrap" or name.endswith(".wrap")):
+            return source
+    module, spelling = _ensure_wrap(module)
+    body = [
+        s.with_changes(decorators=[*s.decorators, cst.Decorator(cst.parse_expression(spelling))])
+        if isinstance(s, cst.FunctionDef) and s.name.value == function
+        else s
+        for s in module.body
+    ]
+    return module.with_changes(body=body).code
+
+
+# ---------------------------------------------------------------------------------------------
+# Plain forward arguments (candidates for concrete-args)
+
+
+def _literal(node: cst.BaseExpression) -> tuple[bool, Any]:
+    """(True, value) for a literal TOML can hold, else (False, None)."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return True, node.value == "True"
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True, node.evaluated_value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        ok, value = _literal(node.expression)
+        if ok and isinstance(value, (int, float)):
+            return True, -value
+    return False, None
+
+
+_PLAIN_ANNOTATIONS = {"bool": False, "int": 0, "float": 0.0, "str": ""}
+
+
+def plain_forward_arguments(source: str, class_name: str) -> dict[str, Any]:
+    """``forward`` parameters of ``class_name`` that are plain values, with the value to fix.
+
+    A parameter counts when its default is a bool/number/string literal or its annotation is
+    ``bool``/``int``/``float``/``str``; the value is the default, else the annotation's zero.
+    """
+    module = cst.parse_module(source)
+    for statement in module.body:
+        if not (isinstance(statement, cst.ClassDef) and statement.name.value == class_name):
+            continue
+        body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else []
+        for item in body:
+            if not (isinstance(item, cst.FunctionDef) and item.name.value == "forward"):
+                continue
+            found: dict[str, Any] = {}
+            params = [*item.params.params, *item.params.kwonly_params]
+            for param in params[1:] if item.params.params else params:
+                if param.default is not None:
+                    ok, value = _literal(param.default)
+                    if ok:
+                        found[param.name.value] = value
+                        continue
+                if param.annotation is not None:
+                    annotation = _dotted(param.annotation.annotation)
+                    if annotation in _PLAIN_ANNOTATIONS:
+                        found[param.name.value] = _PLAIN_ANNOTATIONS[annotation]
+            return found
+    return {}
+
+
+# ---------------------------------------------------------------------------------------------
+# pyproject.toml: [tool.fx-lsp]
+
+
+def _fx_table(document: tomlkit.TOMLDocument) -> Any:
+    """The ``[tool.fx-lsp]`` table, created (without an empty ``[tool]`` header) when missing."""
+    if "tool" not in document:
+        document["tool"] = tomlkit.table(is_super_table=True)
+    tool = document["tool"]
+    if "fx-lsp" not in tool:
+        tool["fx-lsp"] = tomlkit.table()
+    return tool["fx-lsp"]
+
+
+def add_leaf_module(pyproject: str, name: str) -> str:
+    """Add ``name`` to ``leaf-modules`` under ``[tool.fx-lsp]``."""
+    document = tomlkit.parse(pyproject)
+    table = _fx_table(document)
+    if "leaf-modules" not in table:
+        table["leaf-modules"] = tomlkit.array()
+    leaves = table["leaf-modules"]
+    if name in leaves:
+        return pyproject
+    leaves.append(name)
+    return tomlkit.dumps(document)
+
+
+def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: Any) -> str:
+    """Set ``concrete-args = {argument = value}`` under ``[tool.fx-lsp.modules."<class>"]``."""
+    document = tomlkit.parse(pyproject)
+    table = _fx_table(document)
+    if "modules" not in table:
+        table["modules"] = tomlkit.table(is_super_table=True)
+    modules = table["modules"]
+    if qualified_name not in modules:
+        modules[qualified_name] = tomlkit.table()
+    module = modules[qualified_name]
+    if "concrete-args" not in module:
+        module["concrete-args"] = tomlkit.inline_table()
+    concrete = module["concrete-args"]
+    if argument in concrete and concrete[argument] == value:
+        return pyproject
+    concrete[argument] = value
+    return tomlkit.dumps(document)
