@@ -1,0 +1,156 @@
+"""The ``[tool.fx-lsp]`` table of a workspace's ``pyproject.toml``, parsed into typed options.
+
+Example::
+
+    [tool.fx-lsp]
+    leaf-modules = ["models.layers:Block"]
+    autowrap-functions = ["models.ops:pad_same"]
+    autowrap-modules = ["models.ops"]
+    tracer = "models.tracing:MyTracer"
+    timeout = 20
+    memory-limit-mb = 8192
+    exclude = ["*_test.py"]
+
+    [tool.fx-lsp.modules."models.net:Net"]
+    factory = "models.net:build_net"   # optional callable; gets args/kwargs
+    args = []
+    kwargs = {width = 64}
+    concrete-args = {use_cache = false}
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from fxcore.model import EngineConfig, ModuleConfig
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+def load_config(workspace_root: str) -> tuple[EngineConfig, list[str]]:
+    """Read ``<workspace_root>/pyproject.toml``. Returns the config and one message per
+    problem found (an invalid value keeps its default)."""
+    path = os.path.join(workspace_root, "pyproject.toml")
+    if not os.path.isfile(path):
+        return EngineConfig(), []
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        return EngineConfig(), [f"{path}: cannot read [tool.fx-lsp]: {error}"]
+    table = document.get("tool", {}).get("fx-lsp", {})
+    return parse_config(table, source=f"{path} [tool.fx-lsp]")
+
+
+def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfig, list[str]]:
+    """Type-check a ``[tool.fx-lsp]`` table."""
+    config = EngineConfig()
+    problems: list[str] = []
+    if not isinstance(table, dict):
+        return config, [f"{source}: expected a table"]
+
+    def string_list(key: str) -> list[str] | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        problems.append(f"{source}: '{key}' must be a list of strings; ignored")
+        return None
+
+    for key, attribute in (
+        ("leaf-modules", "leaf_modules"),
+        ("autowrap-functions", "autowrap_functions"),
+        ("autowrap-modules", "autowrap_modules"),
+        ("exclude", "exclude"),
+    ):
+        value = string_list(key)
+        if value is not None:
+            setattr(config, attribute, value)
+
+    tracer = table.get("tracer")
+    if tracer is not None:
+        if isinstance(tracer, str) and tracer:
+            config.tracer = tracer
+        else:
+            problems.append(f"{source}: 'tracer' must be an import path such as 'pkg.mod:Tracer'")
+
+    timeout = table.get("timeout")
+    if timeout is not None:
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+            config.timeout = float(timeout)
+        else:
+            problems.append(f"{source}: 'timeout' must be a positive number of seconds")
+
+    memory = table.get("memory-limit-mb")
+    if memory is not None:
+        if isinstance(memory, int) and not isinstance(memory, bool) and memory > 0:
+            config.memory_limit_mb = memory
+        else:
+            problems.append(f"{source}: 'memory-limit-mb' must be a positive whole number")
+
+    modules = table.get("modules", {})
+    if not isinstance(modules, dict):
+        problems.append(f"{source}: 'modules' must be a table of tables")
+        modules = {}
+    for key, entry in modules.items():
+        module_config, module_problems = _parse_module_config(entry, f"{source} modules.{key!r}")
+        problems.extend(module_problems)
+        config.modules[key] = module_config
+
+    known = {
+        "leaf-modules",
+        "autowrap-functions",
+        "autowrap-modules",
+        "exclude",
+        "tracer",
+        "timeout",
+        "memory-limit-mb",
+        "modules",
+    }
+    problems.extend(f"{source}: unknown option '{key}'" for key in table if key not in known)
+    return config, problems
+
+
+def _parse_module_config(entry: Any, source: str) -> tuple[ModuleConfig, list[str]]:
+    config = ModuleConfig()
+    problems: list[str] = []
+    if not isinstance(entry, dict):
+        return config, [f"{source}: expected a table"]
+    factory = entry.get("factory")
+    if factory is not None:
+        if isinstance(factory, str) and factory:
+            config.factory = factory
+        else:
+            problems.append(f"{source}: 'factory' must be an import path such as 'pkg.mod:make'")
+    args = entry.get("args")
+    if args is not None:
+        if isinstance(args, list):
+            config.args = args
+        else:
+            problems.append(f"{source}: 'args' must be a list")
+    for key, attribute in (("kwargs", "kwargs"), ("concrete-args", "concrete_args")):
+        value = entry.get(key)
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            setattr(config, attribute, dict(value))
+        else:
+            problems.append(f"{source}: '{key}' must be a table")
+    known = {"factory", "args", "kwargs", "concrete-args"}
+    problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
+    return config, problems
+
+
+def module_config_for(config: EngineConfig, module_name: str, class_name: str) -> ModuleConfig:
+    """The entry for ``module_name:class_name``, else for the bare class name, else defaults."""
+    return (
+        config.modules.get(f"{module_name}:{class_name}")
+        or config.modules.get(class_name)
+        or ModuleConfig()
+    )

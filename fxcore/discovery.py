@@ -1,0 +1,88 @@
+"""Where classes are in a source file, found with ``ast`` (runs no user code)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from fxcore.model import Span
+
+
+@dataclass
+class ClassSource:
+    """Source ranges of one top-level class: its name, its ``def forward``, and the
+    ``self.<name> = ...`` assignments in its methods (where submodules are made)."""
+
+    name: str
+    name_span: Span
+    forward: Span | None
+    attribute_spans: dict[str, Span]
+
+
+def _name_span(lines: list[str], line: int, keyword: str, name: str) -> Span:
+    """The range of ``name`` after ``keyword`` on a line (character columns)."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    match = re.search(rf"\b{keyword}\s+({re.escape(name)})\b", text)
+    if match is None:
+        return Span(line, 1, line, len(text.rstrip("\r\n")) + 1)
+    return Span(line, match.start(1) + 1, line, match.end(1) + 1)
+
+
+def _char_span(lines: list[str], node: ast.expr) -> Span:
+    def char(line: int, byte_column: int) -> int:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="replace")) + 1
+
+    end_line = node.end_lineno or node.lineno
+    return Span(node.lineno, char(node.lineno, node.col_offset), end_line,
+                char(end_line, node.end_col_offset or 0))
+
+
+def top_level_classes(text: str) -> dict[str, ClassSource]:
+    """Top-level classes of a module, by name. Raises ``SyntaxError``."""
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    classes: dict[str, ClassSource] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        forward = None
+        attributes: dict[str, Span] = {}
+        for item in node.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if item.name == "forward":
+                forward = _name_span(lines, item.lineno, "def", "forward")
+            for statement in ast.walk(item):
+                targets: list[ast.expr] = []
+                if isinstance(statement, ast.Assign):
+                    targets = statement.targets
+                elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+                    targets = [statement.target]
+                for target in targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                        and target.attr not in attributes
+                    ):
+                        attributes[target.attr] = _char_span(lines, target)
+            # `self.register_parameter("w", ...)` / `register_buffer` / `add_module`
+            for call in ast.walk(item):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in {"register_parameter", "register_buffer", "add_module"}
+                    and call.args
+                    and isinstance(call.args[0], ast.Constant)
+                    and isinstance(call.args[0].value, str)
+                ):
+                    attributes.setdefault(call.args[0].value, _char_span(lines, call))
+        classes[node.name] = ClassSource(
+            name=node.name,
+            name_span=_name_span(lines, node.lineno, "class", node.name),
+            forward=forward,
+            attribute_spans=attributes,
+        )
+    return classes

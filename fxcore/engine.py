@@ -1,0 +1,430 @@
+"""Runs trace jobs in worker processes so that user code never runs in the caller.
+
+A zygote process (``fxcore.zygote``) imports torch once; each job is a child forked from
+it, which costs tens of milliseconds instead of the seconds a fresh interpreter needs to
+import torch. A child may hang, crash, print without end, call ``os._exit`` or allocate
+without bound: its output goes to a pipe the engine drains (keeping only the tail), its
+address space is capped, and it is killed when a class takes longer than the time-out. The
+classes it did not get to are traced in a new child, so one bad class costs only its own
+result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import multiprocessing.connection
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxcore.discovery import top_level_classes
+from fxcore.model import CODES, Failure, FileResult, ModuleResult, TraceJob
+from fxcore.zygote import receive_message, send_message
+
+#: How much of a child's output is kept (the tail).
+OUTPUT_TAIL_BYTES = 64 * 1024
+#: How long the zygote may take to import torch before the engine gives up on it.
+ZYGOTE_START_SECONDS = 120.0
+
+
+class ZygoteError(RuntimeError):
+    """The zygote process died or did not answer."""
+
+
+class _Zygote:
+    """The engine's side of one ``fxcore.zygote`` process."""
+
+    def __init__(self) -> None:
+        engine_end, zygote_end = socket.socketpair()
+        package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [package_parent, environment.get("PYTHONPATH")])
+        )
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "fxcore.zygote", str(zygote_end.fileno())],
+            pass_fds=[zygote_end.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # never the caller's stdout: it may be a protocol
+            env=environment,
+            start_new_session=True,  # a terminal's Ctrl+C goes to the caller, which cleans up
+        )
+        zygote_end.close()
+        self._socket = engine_end
+        self._send_lock = threading.Lock()
+        self._state = threading.Condition()
+        self._ready = False
+        self._dead = False
+        self._forked: dict[int, int] = {}
+        self._exit_codes: dict[int, int] = {}
+        self._request_ids = itertools.count()
+        threading.Thread(target=self._read, name="fx-lsp-zygote", daemon=True).start()
+
+    @property
+    def alive(self) -> bool:
+        return not self._dead
+
+    def _read(self) -> None:
+        try:
+            while True:
+                message, _fds = receive_message(self._socket)
+                with self._state:
+                    if message[0] == "ready":
+                        self._ready = True
+                    elif message[0] == "forked":
+                        self._forked[message[1]] = message[2]
+                    elif message[0] == "exited":
+                        self._exit_codes[message[1]] = message[2]
+                    self._state.notify_all()
+        except (EOFError, OSError):
+            with self._state:
+                self._dead = True
+                self._state.notify_all()
+
+    def _wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        with self._state:
+            return self._state.wait_for(lambda: predicate() or self._dead, timeout=timeout) \
+                and predicate()
+
+    def fork(self, job: TraceJob, fds: list[int]) -> int:
+        if not self._wait_for(lambda: self._ready, ZYGOTE_START_SECONDS):
+            raise ZygoteError("the worker process that loads torch did not start")
+        request_id = next(self._request_ids)
+        with self._send_lock:
+            send_message(self._socket, ("fork", request_id, job, job.config.memory_limit_mb),
+                         fds)
+        if not self._wait_for(lambda: request_id in self._forked, 30.0):
+            raise ZygoteError("the worker process did not fork a job")
+        with self._state:
+            return self._forked.pop(request_id)
+
+    def kill(self, pid: int) -> None:
+        try:
+            with self._send_lock:
+                send_message(self._socket, ("kill", pid))
+        except OSError:
+            pass
+
+    def exit_code(self, pid: int, timeout: float) -> int | None:
+        self._wait_for(lambda: pid in self._exit_codes, timeout)
+        with self._state:
+            return self._exit_codes.pop(pid, None)
+
+    def close(self) -> None:
+        self._socket.close()  # the zygote kills its children and exits on EOF
+        try:
+            self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+@dataclass
+class _Attempt:
+    """What one child reported before it ended."""
+
+    classes: list[str] | None = None
+    current_class: str | None = None
+    modules: list[ModuleResult] = field(default_factory=list)
+    file: FileResult | None = None
+    fatal: str | None = None
+    #: "timeout" or "crash" when the child did not finish on its own.
+    ended_by: str | None = None
+    exit_description: str = ""
+    output: bytearray = field(default_factory=bytearray)
+
+
+class TraceHandle:
+    """A submitted job: its future result, and a way to stop it."""
+
+    def __init__(self, job: TraceJob) -> None:
+        self.job = job
+        self.future: Future[FileResult] = Future()
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._running: tuple[_Zygote, int] | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        """Stop the job: kill its child if it runs. Its future then raises
+        ``CancelledError``."""
+        with self._lock:
+            self._cancelled = True
+            running = self._running
+        if not self.future.cancel() and running is not None:
+            zygote, pid = running
+            zygote.kill(pid)
+
+    def _attach(self, zygote: _Zygote, pid: int) -> bool:
+        with self._lock:
+            self._running = (zygote, pid)
+            return not self._cancelled
+
+
+class Engine:
+    """Runs ``TraceJob``s on up to ``workers`` children at a time."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or os.cpu_count() or 1
+        self._executor = ThreadPoolExecutor(max_workers=self.workers,
+                                            thread_name_prefix="fx-lsp-job")
+        self._handles: set[TraceHandle] = set()
+        self._lock = threading.Lock()
+        self._zygote: _Zygote | None = None
+        self._closed = False
+
+    def _live_zygote(self) -> _Zygote:
+        with self._lock:
+            if self._closed:
+                raise CancelledError()
+            if self._zygote is None or not self._zygote.alive:
+                self._zygote = _Zygote()
+            return self._zygote
+
+    def warm_up(self) -> None:
+        """Start the zygote (and its torch import) now rather than on the first job."""
+        self._live_zygote()
+
+    def submit(self, job: TraceJob,
+               on_done: Callable[[TraceHandle], None] | None = None) -> TraceHandle:
+        if self._closed:
+            raise RuntimeError("the engine is closed")
+        handle = TraceHandle(job)
+        with self._lock:
+            self._handles.add(handle)
+
+        def forget(_future: Future[FileResult]) -> None:
+            with self._lock:
+                self._handles.discard(handle)
+            if on_done is not None:
+                on_done(handle)
+
+        handle.future.add_done_callback(forget)
+        self._executor.submit(self._run, handle)
+        return handle
+
+    def check(self, job: TraceJob) -> FileResult:
+        return self.submit(job).future.result()
+
+    def close(self) -> None:
+        """Kill every running child and stop the zygote."""
+        with self._lock:
+            self._closed = True
+            handles = list(self._handles)
+            zygote, self._zygote = self._zygote, None
+        for handle in handles:
+            handle.cancel()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        if zygote is not None:
+            zygote.close()
+
+    # -- running a job ---------------------------------------------------------------------
+
+    def _run(self, handle: TraceHandle) -> None:
+        if not handle.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self._run_job(handle)
+        except BaseException as error:  # the engine must always answer, cancelled or not
+            handle.future.set_exception(error)
+        else:
+            handle.future.set_result(result)
+
+    def _run_job(self, handle: TraceHandle) -> FileResult:
+        job: TraceJob = handle.job
+        started = time.perf_counter()
+        result = FileResult(path=os.path.abspath(job.path))
+        done: set[str] = set()
+        skipped: set[str] = set()
+        only = list(job.only_classes)
+        output = bytearray()
+        while True:
+            attempt = self._run_child(handle, dataclasses.replace(job, only_classes=only))
+            output += attempt.output
+            result.modules.extend(attempt.modules)
+            done.update(module.class_name for module in attempt.modules)
+            if attempt.file is not None:
+                result.errors.extend(attempt.file.errors)
+                result.imported_files = attempt.file.imported_files
+            if attempt.fatal is not None:
+                result.errors.append(self._file_failure(job, "error",
+                                                        f"The worker failed: {attempt.fatal}"))
+            if attempt.ended_by is None:
+                break
+            if attempt.current_class is None:
+                message = f"The worker {attempt.exit_description} while importing this file."
+                result.errors.append(self._file_failure(job, attempt.ended_by, message))
+                break
+            skipped.add(attempt.current_class)
+            result.modules.append(self._ended_module(job, attempt))
+            remaining = [name for name in (attempt.classes or [])
+                         if name not in done and name not in skipped]
+            if not remaining:
+                break
+            only = remaining
+        result.output = output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace")
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def _run_child(self, handle: TraceHandle, job: TraceJob) -> _Attempt:
+        attempt = _Attempt()
+        results_reader, results_writer = multiprocessing.connection.Pipe(duplex=False)
+        output_reader, output_writer = os.pipe()
+        try:
+            zygote = self._live_zygote()
+            pid = zygote.fork(job, [results_writer.fileno(), output_writer])
+        finally:
+            results_writer.close()
+            os.close(output_writer)
+        try:
+            if not handle._attach(zygote, pid):
+                zygote.kill(pid)
+                raise CancelledError()
+            self._follow_child(handle, zygote, pid, results_reader, output_reader, attempt)
+        finally:
+            results_reader.close()
+            os.close(output_reader)
+        exit_code = zygote.exit_code(pid, timeout=5.0)
+        if handle.cancelled:
+            raise CancelledError()
+        if attempt.ended_by is None and attempt.file is None and attempt.fatal is None:
+            attempt.ended_by = "crash"
+            attempt.exit_description = _describe_exit(exit_code)
+        return attempt
+
+    def _follow_child(self, handle: TraceHandle, zygote: _Zygote, pid: int,
+                      results_reader: Any, output_reader: int, attempt: _Attempt) -> None:
+        """Read a child's messages and output until both pipes close (it exited), killing
+        it when the current class runs out of time."""
+        timeout = handle.job.config.timeout
+        deadline = time.monotonic() + timeout
+        open_readers: list[Any] = [results_reader, output_reader]
+        killed = False
+        while open_readers:
+            ready = multiprocessing.connection.wait(
+                open_readers, timeout=max(0.0, deadline - time.monotonic())
+            )
+            if handle.cancelled and not killed:
+                zygote.kill(pid)
+                killed = True
+            if not ready:
+                if killed:
+                    return  # killed, yet something (a grandchild) holds a pipe open
+                zygote.kill(pid)
+                killed = True
+                attempt.ended_by = "timeout"
+                attempt.exit_description = f"took longer than {timeout:g} s and was stopped"
+                deadline = time.monotonic() + 5.0
+                continue
+            if output_reader in ready and not self._read_output(output_reader, attempt):
+                open_readers.remove(output_reader)
+            if results_reader in ready:
+                if not self._read_message(results_reader, attempt):
+                    open_readers.remove(results_reader)
+                elif attempt.current_class is not None and not killed:
+                    deadline = time.monotonic() + timeout  # each class has its own time
+
+    @staticmethod
+    def _read_output(reader: int, attempt: _Attempt) -> bool:
+        try:
+            data = os.read(reader, 1 << 16)
+        except OSError:
+            return False
+        if not data:
+            return False
+        attempt.output += data
+        if len(attempt.output) > 2 * OUTPUT_TAIL_BYTES:
+            del attempt.output[:-OUTPUT_TAIL_BYTES]
+        return True
+
+    @staticmethod
+    def _read_message(reader: Any, attempt: _Attempt) -> bool:
+        try:
+            kind, payload = reader.recv()
+        except (EOFError, OSError):
+            return False
+        if kind == "classes":
+            attempt.classes = payload
+        elif kind == "start":
+            attempt.current_class = payload
+        elif kind == "module":
+            attempt.modules.append(payload)
+            attempt.current_class = None
+        elif kind == "file":
+            attempt.file = payload
+        elif kind == "fatal":
+            attempt.fatal = payload
+        return True
+
+    # -- results for children that did not finish -------------------------------------------
+
+    @staticmethod
+    def _source_text(job: TraceJob) -> str:
+        path = os.path.abspath(job.path)
+        if path in job.overlays:
+            return job.overlays[path]
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                return handle.read()
+        except OSError:
+            return ""
+
+    def _file_failure(self, job: TraceJob, kind: str, message: str) -> Failure:
+        return Failure(code=CODES[kind], kind=kind, message=message,
+                       path=os.path.abspath(job.path), line=1, column=1, end_line=1,
+                       end_column=1)
+
+    def _ended_module(self, job: TraceJob, attempt: _Attempt) -> ModuleResult:
+        from fxcore.workspace import import_location
+
+        name = attempt.current_class or ""
+        path = os.path.abspath(job.path)
+        try:
+            source = top_level_classes(self._source_text(job)).get(name)
+        except SyntaxError:
+            source = None
+        line, column, end_line, end_column = (
+            (source.name_span.line, source.name_span.column, source.name_span.end_line,
+             source.name_span.end_column) if source else (1, 1, 1, 1)
+        )
+        kind = attempt.ended_by or "crash"
+        advice = (
+            "Raise the time-out with `timeout` under [tool.fx-lsp] if the model is just large."
+            if kind == "timeout"
+            else "Run its constructor and forward in a plain Python process to see why."
+        )
+        failure = Failure(
+            code=CODES[kind], kind=kind,
+            message=f"Tracing {name} stopped: the worker {attempt.exit_description}. {advice}",
+            path=path, line=line, column=column, end_line=end_line, end_column=end_column,
+        )
+        return ModuleResult(
+            path=path, class_name=name,
+            qualified_name=f"{import_location(path).module_name}:{name}",
+            line=line, column=column, end_line=end_line, end_column=end_column,
+            status="failed", forward=source.forward if source else None, failures=[failure],
+        )
+
+
+def _describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "did not exit"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"crashed ({name})"
+    return f"exited with status {exitcode}"

@@ -1,0 +1,510 @@
+"""What a worker child does with one ``TraceJob``: import the file, build each ``nn.Module``
+class without weights, trace it with the recovering tracer, and send back results.
+
+This module runs user code; it is only ever called inside a forked child (see
+``fxcore.engine``). Results are sent one class at a time so that a class that hangs or
+crashes the child costs only its own result.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import inspect
+import linecache
+import math
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch import fx
+
+from fxcore.config import module_config_for
+from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.locate import (
+    RawPosition,
+    SourceIndex,
+    innermost_workspace_frame,
+    to_frame,
+    traceback_positions,
+)
+from fxcore.model import (
+    CODES,
+    Failure,
+    FileResult,
+    Frame,
+    GraphNodeInfo,
+    Hint,
+    InstantiatedOn,
+    ModuleResult,
+    Span,
+    TraceJob,
+)
+from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, recovering_tracer_class
+from fxcore.workspace import import_location, is_workspace_file
+
+#: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
+#: | ("file", FileResult without modules).
+Send = Callable[[tuple[str, Any]], None]
+
+
+class _OverlayLoader(importlib.machinery.SourceFileLoader):
+    """Loads a file's unsaved editor buffer instead of its text on disk."""
+
+    def __init__(self, fullname: str, path: str, text: str) -> None:
+        super().__init__(fullname, path)
+        self._text = text
+
+    def get_data(self, path: str) -> bytes:
+        if path == self.path:
+            return self._text.encode("utf-8")
+        raise OSError("no bytecode cache for unsaved buffers")
+
+    def path_stats(self, path: str) -> dict[str, float]:
+        return {"mtime": 0.0, "size": float(len(self._text))}
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        """Never write bytecode for a buffer."""
+
+
+class _OverlayFinder(importlib.abc.MetaPathFinder):
+    """Makes imports see unsaved editor buffers in place of the files on disk."""
+
+    def __init__(self, overlays: dict[str, str]) -> None:
+        self._overlays = overlays
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.origin is None:
+            return None
+        origin = os.path.abspath(spec.origin)
+        if origin not in self._overlays:
+            return None
+        loader = _OverlayLoader(fullname, origin, self._overlays[origin])
+        return importlib.util.spec_from_file_location(
+            fullname,
+            origin,
+            loader=loader,
+            submodule_search_locations=spec.submodule_search_locations,
+        )
+
+
+class JobRunner:
+    """Imports and traces the classes of one file, inside a worker child."""
+
+    def __init__(self, job: TraceJob, send: Send) -> None:
+        self.job = job
+        self.send = send
+        self.path = os.path.abspath(job.path)
+        self.root = os.path.abspath(job.workspace_root)
+        self.overlays = {os.path.abspath(p): text for p, text in job.overlays.items()}
+        self.sources = SourceIndex(self.overlays)
+        self.location = import_location(self.path)
+
+    # -- locating --------------------------------------------------------------------------
+
+    def is_workspace_path(self, filename: str) -> bool:
+        return is_workspace_file(filename, self.root)
+
+    def failure(
+        self,
+        kind: str,
+        message: str,
+        stack: list[RawPosition],
+        fallback: Span,
+        possible_consequence: bool = False,
+    ) -> Failure:
+        """A failure located on its innermost workspace frame, with the call chain."""
+        frames = [to_frame(position, self.sources) for position in stack]
+        here = innermost_workspace_frame(frames, self.root)
+        if here is None:
+            here = Frame(self.path, fallback.line, fallback.column, fallback.end_line,
+                         fallback.end_column, "")
+        return Failure(
+            code=CODES[kind],
+            kind=kind,
+            message=message,
+            path=here.path,
+            line=here.line,
+            column=here.column,
+            end_line=here.end_line,
+            end_column=here.end_column,
+            frames=frames,
+            possible_consequence=possible_consequence,
+        )
+
+    def exception_failure(self, kind: str, prefix: str, error: BaseException,
+                          fallback: Span) -> Failure:
+        detail = f"{type(error).__name__}: {error}".strip()
+        return self.failure(kind, f"{prefix}{detail}", traceback_positions(error.__traceback__),
+                            fallback)
+
+    # -- the job ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        file_result = FileResult(path=self.path)
+        text = self.overlays.get(self.path)
+        if text is None:
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        try:
+            class_sources = top_level_classes(text)
+        except SyntaxError as error:
+            file_result.errors.append(self.syntax_failure(error))
+            self.send(("file", file_result))
+            return
+
+        self.install_import_paths()
+        try:
+            module = importlib.import_module(self.location.module_name)
+        except BaseException as error:  # user code may raise anything, SystemExit included
+            file_result.errors.append(
+                self.exception_failure("import", "Importing this file failed: ", error,
+                                       Span(1, 1, 1, 1))
+            )
+            file_result.imported_files = self.imported_workspace_files()
+            self.send(("file", file_result))
+            return
+
+        classes = self.module_classes(module, class_sources)
+        self.send(("classes", [cls.__name__ for cls in classes]))
+        for cls in classes:
+            self.send(("start", cls.__name__))
+            self.send(("module", self.trace_class(cls, class_sources[cls.__name__])))
+        file_result.imported_files = self.imported_workspace_files()
+        self.send(("file", file_result))
+
+    def syntax_failure(self, error: SyntaxError) -> Failure:
+        line = error.lineno or 1
+        column = error.offset or 1
+        end_line = error.end_lineno or line
+        end_column = error.end_offset or column + 1
+        if (end_line, end_column) <= (line, column):
+            end_line, end_column = line, column + 1
+        return Failure(
+            code=CODES["import"],
+            kind="import",
+            message=f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
+            "parses.",
+            path=self.path,
+            line=line,
+            column=column,
+            end_line=end_line,
+            end_column=end_column,
+        )
+
+    def install_import_paths(self) -> None:
+        """Make the file importable as users import it, with buffers in place of files."""
+        for entry in (self.root, os.path.join(self.root, "src"), self.location.sys_path_entry):
+            if os.path.isdir(entry) and entry not in sys.path:
+                sys.path.insert(0, entry)
+        if self.overlays:
+            sys.meta_path.insert(0, _OverlayFinder(self.overlays))
+            for path, text in self.overlays.items():
+                linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
+        importlib.invalidate_caches()
+
+    def imported_workspace_files(self) -> list[str]:
+        files = {
+            os.path.abspath(module.__file__)
+            for module in list(sys.modules.values())
+            if isinstance(getattr(module, "__file__", None), str)
+            and self.is_workspace_path(module.__file__)
+        }
+        files.add(self.path)
+        return sorted(files)
+
+    def module_classes(self, module: ModuleType, sources: dict[str, ClassSource]) -> list[type]:
+        """``nn.Module`` subclasses defined in this file that have a ``forward``."""
+        found = []
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, torch.nn.Module)
+                and value.__module__ == module.__name__
+                and name in sources
+                and value.forward is not torch.nn.Module.forward
+                and (not self.job.only_classes or name in self.job.only_classes)
+            ):
+                found.append(value)
+        return sorted(found, key=lambda cls: sources[cls.__name__].name_span.line)
+
+    # -- one class -------------------------------------------------------------------------
+
+    def module_result(self, cls: type, source: ClassSource, **fields: Any) -> ModuleResult:
+        span = source.name_span
+        return ModuleResult(
+            path=self.path,
+            class_name=cls.__name__,
+            qualified_name=f"{self.location.module_name}:{cls.__name__}",
+            line=span.line,
+            column=span.column,
+            end_line=span.end_line,
+            end_column=span.end_column,
+            forward=source.forward,
+            **fields,
+        )
+
+    def trace_class(self, cls: type, source: ClassSource) -> ModuleResult:
+        module_config = module_config_for(self.job.config, self.location.module_name,
+                                          cls.__name__)
+        missing = [] if module_config.factory else missing_parameters(cls, module_config.args,
+                                                                       module_config.kwargs)
+        if missing:
+            key = f"{self.location.module_name}:{cls.__name__}"
+            names = ", ".join(missing)
+            example = ", ".join(f"{name} = ..." for name in missing)
+            return self.module_result(
+                cls,
+                source,
+                status="not-traced",
+                reason=(
+                    f"The constructor needs arguments: {names}. Give them in pyproject.toml: "
+                    f'[tool.fx-lsp.modules."{key}"] kwargs = {{{example}}}, '
+                    f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
+                ),
+            )
+        try:
+            model, instantiated_on = self.build(cls, module_config)
+        except BaseException as error:
+            failure = self.exception_failure(
+                "constructor", f"Building {cls.__name__} failed: ", error, source.name_span
+            )
+            return self.module_result(cls, source, status="failed", failures=[failure])
+        return self.trace_model(cls, source, model, instantiated_on,
+                                module_config.concrete_args)
+
+    def build(self, cls: type, module_config: Any) -> tuple[torch.nn.Module, InstantiatedOn]:
+        """Construct on the meta device (no weights); on CPU if the constructor needs real
+        values (``.item()``, ``.tolist()``)."""
+        if module_config.factory:
+            factory = resolve(module_config.factory)
+            with torch.device("meta"):
+                model = factory(*module_config.args, **module_config.kwargs)
+            return model, "factory"
+        try:
+            with torch.device("meta"):
+                return cls(*module_config.args, **module_config.kwargs), "meta"
+        except Exception:
+            return cls(*module_config.args, **module_config.kwargs), "cpu"
+
+    def make_tracer(self) -> RecoveringTracer:
+        config = self.job.config
+        base: type[fx.Tracer] = resolve(config.tracer) if config.tracer else fx.Tracer
+        tracer_class = recovering_tracer_class(base)
+        autowrap_modules = (math, *(importlib.import_module(m) for m in config.autowrap_modules))
+        autowrap_functions = tuple(resolve(name) for name in config.autowrap_functions)
+        try:
+            tracer = tracer_class(autowrap_modules=autowrap_modules,
+                                  autowrap_functions=autowrap_functions)
+        except TypeError:  # a custom tracer with its own constructor signature
+            tracer = tracer_class()
+        tracer.extra_leaf_modules = frozenset(config.leaf_modules)
+        tracer.set_workspace_filter(self.is_workspace_path)
+        return tracer
+
+    def trace_model(
+        self,
+        cls: type,
+        source: ClassSource,
+        model: torch.nn.Module,
+        instantiated_on: InstantiatedOn,
+        concrete_args: dict[str, Any],
+    ) -> ModuleResult:
+        started = time.perf_counter()
+        try:
+            tracer = self.make_tracer()
+        except BaseException as error:
+            failure = self.exception_failure("error", "The tracer configuration failed: ",
+                                             error, source.name_span)
+            return self.module_result(cls, source, status="failed", failures=[failure],
+                                      instantiated_on=instantiated_on)
+        ending_error: BaseException | None = None
+        graph = None
+        with proxy_patches():
+            try:
+                graph = tracer.trace(model, concrete_args=concrete_args or None)
+            except BaseException as error:
+                ending_error = error
+        seconds = time.perf_counter() - started
+        failures = self.located_failures(tracer.recorded_failures, source)
+        if ending_error is not None:
+            prefix = "Tracing stopped: "
+            failure = self.exception_failure("error", prefix, ending_error, source.name_span)
+            failure.possible_consequence = bool(failures)
+            failures.append(failure)
+        if failures or graph is None:
+            return self.module_result(cls, source, status="failed", failures=failures,
+                                      instantiated_on=instantiated_on, trace_seconds=seconds)
+
+        graph_module = fx.GraphModule(tracer.root, graph, cls.__name__)
+        return self.module_result(
+            cls,
+            source,
+            status="traceable",
+            instantiated_on=instantiated_on,
+            node_count=len(graph.nodes),
+            generated_code=graph_module.code.strip() + "\n",
+            line_nodes=line_nodes(tracer),
+            module_order=tracer.module_order,
+            parameter_order=tracer.parameter_order,
+            hints=self.unused_members(model, tracer, source),
+            trace_seconds=seconds,
+        )
+
+    def located_failures(self, recorded: list[RecordedFailure],
+                         source: ClassSource) -> list[Failure]:
+        """Recorded failures located, one per (kind, place): a loop that fails on every
+        pass is one problem."""
+        failures: list[Failure] = []
+        seen: set[tuple[str, str, int, int]] = set()
+        for item in recorded:
+            failure = self.failure(item.kind, item.message, item.stack, source.name_span)
+            key = (failure.kind, failure.path, failure.line, failure.column)
+            if key in seen:
+                continue
+            seen.add(key)
+            failures.append(failure)
+        mark_consequences(failures, self.sources)
+        return failures
+
+    def unused_members(self, model: torch.nn.Module, tracer: RecoveringTracer,
+                       source: ClassSource) -> list[Hint]:
+        """Direct submodules and parameters that ``forward`` never used (FX200)."""
+        used = set(tracer.module_order) | set(tracer.parameter_order)
+        for node in tracer.graph.nodes:
+            if node.op in {"get_attr", "call_module"}:
+                used.add(str(node.target))
+
+        def is_used(name: str) -> bool:
+            return any(item == name or item.startswith(name + ".") for item in used)
+
+        hints = []
+        members = [("submodule", name) for name, _ in model.named_children()]
+        members += [("parameter", name) for name, _ in model.named_parameters(recurse=False)]
+        for kind, name in members:
+            if is_used(name):
+                continue
+            span = source.attribute_spans.get(name, source.name_span)
+            hints.append(
+                Hint(
+                    code=CODES["unused"],
+                    kind="unused",
+                    message=f"The {kind} '{name}' is never used by forward(); it adds "
+                    f"{'weights' if kind == 'parameter' else 'parameters'} that the traced "
+                    "graph does not need.",
+                    path=self.path,
+                    line=span.line,
+                    column=span.column,
+                    end_line=span.end_line,
+                    end_column=span.end_column,
+                    member=name,
+                )
+            )
+        return hints
+
+
+def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
+    """Flag failures that run only because recovery took a branch or a loop body.
+
+    Recovery from a control-flow failure takes one branch; from an iteration failure it
+    runs the loop body once with a stand-in element. A later failure inside that branch or
+    body may disappear once the first is fixed, so its message says so.
+    """
+    import ast
+
+    for index, failure in enumerate(failures):
+        if failure.kind not in {"control-flow", "iteration"}:
+            continue
+        tree = sources.tree(failure.path)
+        if tree is None:
+            continue
+        body_lines: tuple[int, int] | None = None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.If, ast.While, ast.For, ast.AsyncFor)):
+                test = node.test if isinstance(node, (ast.If, ast.While)) else node.iter
+                if test.lineno == failure.line:
+                    body_lines = (node.body[0].lineno, node.end_lineno or node.lineno)
+                    break
+        if body_lines is None:
+            continue
+        for later in failures[index + 1:]:
+            if later.path == failure.path and body_lines[0] <= later.line <= body_lines[1] \
+                    and not later.message.startswith("(May be a consequence"):
+                later.possible_consequence = True
+                later.message = (
+                    f"(May be a consequence of the {failure.kind} failure at line "
+                    f"{failure.line}, which tracing recovered from.) {later.message}"
+                )
+
+
+def line_nodes(tracer: RecoveringTracer) -> dict[str, list[GraphNodeInfo]]:
+    """Source line -> the graph nodes it produced, for nodes still in the graph."""
+    live = set(tracer.graph.nodes)
+    result: dict[str, list[GraphNodeInfo]] = {}
+    for origin in tracer.node_origins:
+        if origin.node not in live:
+            continue
+        info = GraphNodeInfo(origin.node.name, origin.node.op, node_target(origin.node))
+        for path, line in dict.fromkeys(origin.lines):
+            result.setdefault(f"{os.path.abspath(path)}:{line}", []).append(info)
+    return result
+
+
+def node_target(node: fx.Node) -> str:
+    if isinstance(node.target, str):
+        return node.target
+    try:
+        return fx.node._get_qualified_name(node.target)
+    except Exception:
+        return repr(node.target)
+
+
+def missing_parameters(cls: type, args: list[Any], kwargs: dict[str, Any]) -> list[str]:
+    """Constructor parameters that have no default and are not configured."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return []
+    try:
+        signature.bind(*args, **kwargs)
+        return []
+    except TypeError:
+        pass
+    bound_positional = len(args)
+    missing = []
+    for index, parameter in enumerate(signature.parameters.values()):
+        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is not inspect.Parameter.empty or parameter.name in kwargs:
+            continue
+        if parameter.kind != inspect.Parameter.KEYWORD_ONLY and index < bound_positional:
+            continue
+        missing.append(parameter.name)
+    return missing
+
+
+def resolve(path: str) -> Any:
+    """``pkg.module:attribute`` or ``pkg.module.attribute`` to the object it names."""
+    if ":" in path:
+        module_name, _, attribute = path.partition(":")
+    else:
+        module_name, _, attribute = path.rpartition(".")
+    value: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def run_job(job: TraceJob, send: Send) -> None:
+    """Entry point inside a worker child."""
+    try:
+        JobRunner(job, send).run()
+    except BaseException as error:  # never let the child die silently
+        send(("fatal", "".join(traceback.format_exception(error))))

@@ -1,0 +1,198 @@
+"""From Python frames to precise source ranges in the user's code.
+
+Python 3.11+ records, for every bytecode instruction, the source range it came from
+(``code.co_positions()``); tracebacks use the same table. Columns there are UTF-8 byte
+offsets, so they are converted to characters here. Some instructions carry the range of a
+whole statement (``GET_ITER`` of a ``for`` loop spans the loop, a comprehension spans the
+comprehension); the AST narrows those to the expression a user would fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import CodeType, FrameType, TracebackType
+
+from fxcore.model import Frame
+from fxcore.workspace import is_workspace_file
+
+_FXCORE_DIR = os.path.dirname(os.path.abspath(__file__))
+_STDLIB_DIRS = tuple(
+    os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")
+)
+
+
+def _torch_plumbing_paths() -> tuple[str, ...]:
+    """Files of torch whose frames are tracing machinery, not user-visible calls."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return ()
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    return (
+        os.path.join(torch_dir, "fx") + os.sep,
+        os.path.join(torch_dir, "nn", "modules", "module.py"),
+        os.path.join(torch_dir, "overrides.py"),
+        os.path.join(torch_dir, "_tensor.py"),
+    )
+
+
+_PLUMBING = _torch_plumbing_paths()
+
+
+def is_plumbing(filename: str) -> bool:
+    """Frames hidden from the call chain: torch.fx, ``nn.Module.__call__``, the stdlib and
+    fxcore itself. Third-party libraries (site-packages) stay visible."""
+    if filename.startswith("<"):
+        return True
+    path = os.path.abspath(filename)
+    if path.startswith(_FXCORE_DIR + os.sep):
+        return True
+    if any(path.startswith(prefix) for prefix in _PLUMBING):
+        return True
+    return path.startswith(_STDLIB_DIRS) and "site-packages" not in path
+
+
+@dataclass
+class RawPosition:
+    """A frame's position as Python reports it: byte columns, 0-based; ``None`` if unknown."""
+
+    filename: str
+    function: str
+    line: int
+    end_line: int | None
+    column: int | None
+    end_column: int | None
+
+
+def _instruction_position(code: CodeType, lasti: int, fallback_line: int) -> RawPosition:
+    if sys.version_info >= (3, 11) and lasti >= 0:
+        positions = list(code.co_positions())
+        index = lasti // 2
+        if index < len(positions):
+            line, end_line, column, end_column = positions[index]
+            if line is not None:
+                return RawPosition(
+                    code.co_filename, code.co_name, line, end_line, column, end_column
+                )
+    return RawPosition(code.co_filename, code.co_name, fallback_line, None, None, None)
+
+
+def stack_positions(frame: FrameType | None) -> list[RawPosition]:
+    """Positions of a live stack, outermost first, plumbing removed."""
+    positions: list[RawPosition] = []
+    while frame is not None:
+        if not is_plumbing(frame.f_code.co_filename):
+            positions.append(_instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno))
+        frame = frame.f_back
+    positions.reverse()
+    return positions
+
+
+def traceback_positions(tb: TracebackType | None) -> list[RawPosition]:
+    """Positions of an exception's traceback, outermost first, plumbing removed."""
+    positions: list[RawPosition] = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not is_plumbing(code.co_filename):
+            positions.append(_instruction_position(code, tb.tb_lasti, tb.tb_lineno))
+        tb = tb.tb_next
+    return positions
+
+
+class SourceIndex:
+    """Source text and parsed trees of files, preferring unsaved editor buffers."""
+
+    def __init__(self, overlays: dict[str, str] | None = None) -> None:
+        self._overlays = overlays or {}
+        self._lines: dict[str, list[str]] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self._lines:
+            if path in self._overlays:
+                self._lines[path] = self._overlays[path].splitlines(keepends=True)
+            else:
+                self._lines[path] = linecache.getlines(path)
+        return self._lines[path]
+
+    def line(self, path: str, number: int) -> str:
+        lines = self.lines(path)
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+    def tree(self, path: str) -> ast.Module | None:
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse("".join(self.lines(path)))
+            except (SyntaxError, ValueError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def char_column(self, path: str, line: int, byte_column: int) -> int:
+        """A UTF-8 byte offset in a line, as a character offset."""
+        encoded = self.line(path, line).encode("utf-8")
+        return len(encoded[:byte_column].decode("utf-8", errors="replace"))
+
+
+def _narrow(tree: ast.Module, position: RawPosition) -> tuple[int, int, int, int]:
+    """The expression a user would fix inside an instruction's range (byte columns)."""
+    start = (position.line, position.column)
+    end = (position.end_line, position.end_column)
+    best: ast.AST | None = None
+    for node in ast.walk(tree):
+        if not hasattr(node, "end_lineno") or node.lineno != position.line:
+            continue
+        node_end = (node.end_lineno, node.end_col_offset)
+        if (node.lineno, node.col_offset) == start and node_end == end:
+            best = node
+            break
+    if isinstance(best, (ast.For, ast.AsyncFor)):
+        best = best.iter
+    elif isinstance(best, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        best = best.generators[0].iter
+    elif isinstance(best, (ast.If, ast.While, ast.Assert)):
+        best = best.test
+    if best is None:
+        assert position.end_line is not None and position.end_column is not None
+        assert position.column is not None
+        return position.line, position.column, position.end_line, position.end_column
+    return best.lineno, best.col_offset, best.end_lineno or best.lineno, best.end_col_offset or 0
+
+
+def to_frame(position: RawPosition, sources: SourceIndex) -> Frame:
+    """A user-facing frame: character columns, 1-based, end exclusive; the whole line when
+    Python gives no columns (3.10)."""
+    path = os.path.abspath(position.filename)
+    if position.column is None or position.end_line is None or position.end_column is None:
+        text = sources.line(path, position.line)
+        stripped = text.rstrip("\r\n")
+        indent = len(stripped) - len(stripped.lstrip())
+        return Frame(path, position.line, indent + 1, position.line, len(stripped) + 1,
+                     position.function)
+    line, column, end_line, end_column = position.line, position.column, position.end_line, \
+        position.end_column
+    tree = sources.tree(path)
+    if tree is not None:
+        line, column, end_line, end_column = _narrow(tree, position)
+    return Frame(
+        path=path,
+        line=line,
+        column=sources.char_column(path, line, column) + 1,
+        end_line=end_line,
+        end_column=sources.char_column(path, end_line, end_column) + 1,
+        function=position.function,
+    )
+
+
+def innermost_workspace_frame(frames: Iterable[Frame], workspace_root: str) -> Frame | None:
+    """The last frame of the chain that lies in the user's workspace."""
+    found = None
+    for frame in frames:
+        if is_workspace_file(frame.path, workspace_root):
+            found = frame
+    return found

@@ -1,0 +1,294 @@
+"""A torch.fx tracer that records every tracing failure and carries on.
+
+Plain ``torch.fx`` stops at the first problem. ``RecoveringTracer`` is mixed into the
+configured ``Tracer`` class and overrides the hooks torch.fx gives for the points where
+symbolic values meet Python: ``to_bool`` (control flow) and ``iter`` (iteration, ``in``,
+``*``/``**`` unpacking). The remaining points are dunder methods that ``Proxy`` lacks or
+raises from (``len()``, ``int()``/``float()``/``range()``, item assignment); while a trace
+runs, ``proxy_patches`` gives ``Proxy`` versions of them that record the failure and return
+a stand-in value. Each hook fires at exactly the place where plain tracing raises, so the
+first recorded failure is the one ``torch.fx.symbolic_trace`` reports, and a trace that
+records nothing builds the same graph.
+
+The tracer also records, for the editor, which source lines produced which nodes, and the
+order in which submodules ran and parameters were first used (as the FSDP execution-order
+tracer does), from which unused submodules and parameters follow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dis
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import fx
+
+from fxcore.locate import RawPosition, stack_positions
+
+
+@dataclass
+class RecordedFailure:
+    """A failure as seen during the trace: kind, message and raw stack (outermost first)."""
+
+    kind: str
+    message: str
+    stack: list[RawPosition]
+
+
+@dataclass
+class NodeOrigin:
+    """The user frames (file, line) that were on the stack when a node was created."""
+
+    node: fx.Node
+    lines: list[tuple[str, int]] = field(default_factory=list)
+
+
+MESSAGES: dict[str, str] = {
+    "control-flow": (
+        "Control flow depends on a traced value: {detail}. FX records operations, not "
+        "Python branches, so it cannot know which branch to take. Move the branch into a "
+        "function marked with torch.fx.wrap, make the value a constant with concrete_args, "
+        "or express it with tensor operations such as torch.where."
+    ),
+    "len": (
+        "len() is called on a traced value. FX cannot know the length while tracing. "
+        "Use x.size(0) or x.shape[0] for a tensor, or call torch.fx.wrap('len') at module "
+        "scope to record len() as a graph node."
+    ),
+    "iteration": (
+        "A traced value is iterated over{detail}. FX cannot know how many elements it has. "
+        "Index it with a fixed range, use tensor operations (torch.unbind, torch.split) or "
+        "move the loop into a function marked with torch.fx.wrap."
+    ),
+    "conversion": (
+        "{detail} is applied to a traced value, which needs a concrete number during "
+        "tracing. Keep the value a tensor (tensor methods, torch.* functions), or move the "
+        "computation into a function marked with torch.fx.wrap."
+    ),
+    "mutation": (
+        "Item assignment into a traced value ({detail}). FX Proxies do not support in-place "
+        "item assignment. Build a new tensor instead (torch.where, torch.cat, "
+        "index_put / masked_fill), or move it into a function marked with torch.fx.wrap."
+    ),
+    "contains": (
+        "The `in` operator is used on a traced value. FX cannot test membership of a value "
+        "it does not know. Check membership before tracing, pass the container through "
+        "concrete_args, or move the test into a function marked with torch.fx.wrap."
+    ),
+    "unpacking": (
+        "A traced value is unpacked with {detail}. FX cannot know how many elements it "
+        "holds. Pass the elements explicitly, index them, or fix the arguments with "
+        "concrete_args."
+    ),
+}
+
+#: Bytecode instructions that iterate an object as part of ``*``/``**`` unpacking.
+_UNPACKING_OPCODES = frozenset(
+    {"CALL_FUNCTION_EX", "LIST_EXTEND", "SET_UPDATE", "DICT_MERGE", "DICT_UPDATE",
+     "BUILD_TUPLE_UNPACK_WITH_CALL", "BUILD_LIST_UNPACK", "BUILD_MAP_UNPACK_WITH_CALL"}
+)
+
+
+def _calling_instruction(frame: Any) -> str | None:
+    """The opcode name of the instruction a frame is executing."""
+    if frame is None:
+        return None
+    for instruction in dis.get_instructions(frame.f_code):
+        if instruction.offset == frame.f_lasti:
+            return instruction.opname
+    return None
+
+
+def _user_frame(depth: int) -> Any:
+    """The first frame outside torch.fx and fxcore, ``depth`` frames above the caller."""
+    frame = sys._getframe(depth + 1)
+    from fxcore.locate import is_plumbing
+
+    while frame is not None and is_plumbing(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+class RecoveringTracer(fx.Tracer):
+    """Mixin over a ``torch.fx.Tracer`` class: records failures and carries on.
+
+    Use ``recovering_tracer_class(BaseTracer)`` to combine it with a custom tracer.
+    """
+
+    #: Qualified names (``module:Class``, ``module.Class`` or ``Class``) of extra leaf modules.
+    extra_leaf_modules: frozenset[str] = frozenset()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.recorded_failures: list[RecordedFailure] = []
+        self.node_origins: list[NodeOrigin] = []
+        self.module_order: list[str] = []
+        self.parameter_order: list[str] = []
+        self._seen_parameters: set[str] = set()
+        self._branch_visits: dict[tuple[int, int], int] = {}
+        self._workspace_filter: Callable[[str], bool] = lambda _path: False
+
+    def set_workspace_filter(self, is_workspace_path: Callable[[str], bool]) -> None:
+        """Which files count as the user's own, for the line-to-node map."""
+        self._workspace_filter = is_workspace_path
+
+    # -- recording -------------------------------------------------------------------------
+
+    def record_failure(self, kind: str, detail: str = "") -> None:
+        stack = stack_positions(sys._getframe(1))
+        self.recorded_failures.append(
+            RecordedFailure(
+                kind=kind,
+                message=MESSAGES[kind].format(detail=detail),
+                stack=stack,
+            )
+        )
+
+    # -- torch.fx hooks --------------------------------------------------------------------
+
+    def to_bool(self, obj: fx.Proxy) -> bool:
+        frame = _user_frame(1)
+        self.record_failure("control-flow", detail=_describe_condition(frame))
+        # Take each branch point's True side once and its False side afterwards, so that
+        # a `while` on a traced value ends after one pass.
+        key = (id(frame.f_code), frame.f_lasti) if frame is not None else (0, 0)
+        visits = self._branch_visits.get(key, 0)
+        self._branch_visits[key] = visits + 1
+        return visits == 0
+
+    def iter(self, obj: fx.Proxy) -> Iterator[Any]:
+        opname = _calling_instruction(_user_frame(1))
+        if opname == "CONTAINS_OP":
+            self.record_failure("contains")
+            return iter(())  # `in` is then False, without comparing traced values
+        if opname in _UNPACKING_OPCODES:
+            star = "**" if opname in {"DICT_MERGE", "DICT_UPDATE"} else "*"
+            self.record_failure("unpacking", detail=f"{star} (as *args or **kwargs)")
+            return iter(()) if star == "**" else iter((obj[0],))  # type: ignore[index]
+        self.record_failure("iteration")
+        # One symbolic element keeps `for`-loop bodies running once.
+        return iter((obj[0],))  # type: ignore[index]
+
+    def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
+        if self.extra_leaf_modules:
+            cls = type(m)
+            names = {
+                cls.__name__,
+                f"{cls.__module__}.{cls.__qualname__}",
+                f"{cls.__module__}:{cls.__qualname__}",
+            }
+            if names & self.extra_leaf_modules:
+                return True
+        return super().is_leaf_module(m, module_qualified_name)
+
+    def call_module(
+        self,
+        m: torch.nn.Module,
+        forward: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        # A module not installed as a submodule is reported by torch.fx itself.
+        with contextlib.suppress(NameError):
+            self.module_order.append(self.path_of_module(m))
+        return super().call_module(m, forward, args, kwargs)
+
+    def create_proxy(self, kind: str, target: Any, args: Any, kwargs: Any, *rest: Any,
+                     **more: Any) -> fx.Proxy:
+        proxy = super().create_proxy(kind, target, args, kwargs, *rest, **more)
+        if kind == "get_attr" and isinstance(target, str):
+            self._note_parameter(target)
+        elif kind == "call_module" and isinstance(target, str):
+            submodule = self.root.get_submodule(target)
+            for name, _ in submodule.named_parameters(prefix=target):
+                self._note_parameter(name)
+        return proxy
+
+    def create_node(self, *args: Any, **kwargs: Any) -> fx.Node:
+        node = super().create_node(*args, **kwargs)
+        lines: list[tuple[str, int]] = []
+        frame = sys._getframe(1)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if self._workspace_filter(filename):
+                lines.append((filename, frame.f_lineno))
+            frame = frame.f_back
+        if lines:
+            self.node_origins.append(NodeOrigin(node, lines))
+        return node
+
+    def _note_parameter(self, qualified_name: str) -> None:
+        if qualified_name not in self._seen_parameters:
+            self._seen_parameters.add(qualified_name)
+            self.parameter_order.append(qualified_name)
+
+
+def recovering_tracer_class(base: type[fx.Tracer]) -> type[RecoveringTracer]:
+    """``RecoveringTracer`` behaviour over a (possibly custom) ``Tracer`` class."""
+    if issubclass(base, RecoveringTracer):
+        return base
+    if base is fx.Tracer:
+        return RecoveringTracer
+    return type(f"Recovering{base.__name__}", (RecoveringTracer, base), {})
+
+
+def _describe_condition(frame: Any) -> str:
+    opname = _calling_instruction(frame)
+    if opname is not None and opname.startswith(("CALL", "PRECALL")):
+        return "a traced value is compared inside a call such as max() or min()"
+    return "the condition is a traced value"
+
+
+def _active_tracer(proxy: fx.Proxy) -> RecoveringTracer | None:
+    tracer = proxy.tracer
+    return tracer if isinstance(tracer, RecoveringTracer) else None
+
+
+def _recording(kind: str, detail: str, result: Any) -> Callable[..., Any]:
+    """A Proxy dunder that records ``kind`` and returns ``result`` to keep tracing."""
+
+    def dunder(self: fx.Proxy, *_args: Any) -> Any:
+        tracer = _active_tracer(self)
+        if tracer is None:
+            raise TypeError(f"{detail} is not supported on a torch.fx Proxy")
+        tracer.record_failure(kind, detail=detail)
+        return result
+
+    return dunder
+
+
+def _length(self: fx.Proxy) -> int:
+    tracer = _active_tracer(self)
+    if tracer is None:
+        raise RuntimeError("'len' is not supported in symbolic tracing by default.")
+    tracer.record_failure("len")
+    return 1
+
+
+@contextlib.contextmanager
+def proxy_patches() -> Iterator[None]:
+    """Give ``Proxy`` recording versions of the dunders that plain tracing fails on."""
+    patches: dict[str, Any] = {
+        "__len__": _length,
+        "__int__": _recording("conversion", "int()", 1),
+        "__float__": _recording("conversion", "float() or a math function", 1.0),
+        "__complex__": _recording("conversion", "complex()", 1j),
+        "__index__": _recording("conversion", "An integer conversion (range(), indexing)", 1),
+        "__setitem__": _recording("mutation", "x[...] = value", None),
+        "__delitem__": _recording("mutation", "del x[...]", None),
+    }
+    originals = {name: fx.Proxy.__dict__.get(name) for name in patches}
+    try:
+        for name, method in patches.items():
+            setattr(fx.Proxy, name, method)
+        yield
+    finally:
+        for name, original in originals.items():
+            if original is None:
+                delattr(fx.Proxy, name)
+            else:
+                setattr(fx.Proxy, name, original)

@@ -1,0 +1,118 @@
+"""Where files live: the workspace root, Python import names, the files to check."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: Folders never searched for model files.
+SKIPPED_FOLDERS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".venv",
+        "venv",
+        "env",
+        "__pycache__",
+        "node_modules",
+        "build",
+        "dist",
+        ".fx-lsp-cache",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        "site-packages",
+    }
+)
+
+
+def find_workspace_root(path: str) -> str:
+    """The nearest folder upwards holding a ``pyproject.toml`` (or ``.git``), else the
+    file's own folder."""
+    start = os.path.abspath(path)
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    probe = folder
+    while True:
+        if os.path.isfile(os.path.join(probe, "pyproject.toml")) or os.path.exists(
+            os.path.join(probe, ".git")
+        ):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return folder
+        probe = parent
+
+
+@dataclass(frozen=True)
+class ImportLocation:
+    """How a file is imported: the ``sys.path`` entry to add and the dotted module name."""
+
+    sys_path_entry: str
+    module_name: str
+
+
+def import_location(path: str) -> ImportLocation:
+    """Derive a file's import name from the package ``__init__.py`` chain above it.
+
+    ``src/pkg/sub/net.py`` with ``__init__.py`` in ``pkg`` and ``sub`` imports as
+    ``pkg.sub.net`` from ``src``; a file in a plain script folder imports by its stem from
+    that folder. Relative imports inside packages then resolve as they do for users.
+    """
+    path = os.path.abspath(path)
+    folder, filename = os.path.split(path)
+    stem = os.path.splitext(filename)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+    if not parts:  # a top-level __init__.py outside any package
+        parts = [os.path.basename(os.path.dirname(path))]
+        folder = os.path.dirname(os.path.dirname(path))
+    return ImportLocation(sys_path_entry=folder, module_name=".".join(parts))
+
+
+def is_workspace_file(path: str, workspace_root: str) -> bool:
+    """True for the user's own files: under the root, not in an installed environment."""
+    path = os.path.abspath(path)
+    root = os.path.abspath(workspace_root)
+    if not (path == root or path.startswith(root + os.sep)):
+        return False
+    relative_parts = os.path.relpath(path, root).split(os.sep)
+    return not any(part in SKIPPED_FOLDERS for part in relative_parts[:-1])
+
+
+def python_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:
+    """Every ``.py`` file named or found below the given paths, sorted, without duplicates.
+
+    ``exclude`` holds glob patterns matched against each file's path and its file name.
+    """
+    patterns = list(exclude)
+
+    def excluded(path: str) -> bool:
+        return any(
+            fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern)
+            for pattern in patterns
+        )
+
+    found: set[str] = set()
+    for given in paths:
+        given = os.path.abspath(given)
+        if os.path.isfile(given):
+            if not excluded(given):
+                found.add(given)
+            continue
+        for folder, subfolders, files in os.walk(given):
+            subfolders[:] = [
+                name
+                for name in subfolders
+                if name not in SKIPPED_FOLDERS and not name.startswith(".")
+            ]
+            for name in files:
+                if name.endswith(".py"):
+                    candidate = os.path.join(folder, name)
+                    if not excluded(candidate):
+                        found.add(candidate)
+    return sorted(found)
