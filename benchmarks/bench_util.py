@@ -1,0 +1,36 @@
+"""Small helpers shared by the benchmark scripts (run as ``python benchmarks/NAME.py``, so
+this folder is on ``sys.path``)."""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import statistics
+import time
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile: with 30 samples, p95 is the 29th smallest, a real sample."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+def describe(values: list[float]) -> str:
+    """Median, p95, min and max of durations in seconds, printed in milliseconds."""
+    return (
+        f"median {statistics.median(values) * 1e3:8.1f} ms   "
+        f"p95 {percentile(values, 0.95) * 1e3:8.1f} ms   "
+        f"min {min(values) * 1e3:8.1f} ms   max {max(values) * 1e3:8.1f} ms   "
+        f"(n={len(values)})"
+    )
+
+
+def machine_line() -> str:
+    """What the figures were measured on: they only compare within one run."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M')}  Python {platform.python_version()}  "
+        f"{os.cpu_count()} cores  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
