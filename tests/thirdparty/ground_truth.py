@@ -42,9 +42,7 @@ DEFAULT_OUT = HERE / "ground_truth.json"
 
 def workspace_files(workspace: Path = WORKSPACE) -> list[Path]:
     """The wrapper files, in a stable order (the shim and ``__init__`` hold no models)."""
-    return sorted(
-        p for p in (workspace / PACKAGE).glob("*.py") if not p.name.startswith("_")
-    )
+    return sorted(p for p in (workspace / PACKAGE).glob("*.py") if not p.name.startswith("_"))
 
 
 def _real(path: str) -> str:
@@ -201,8 +199,14 @@ def collect(only: list[str] | None = None, workspace: Path = WORKSPACE) -> list[
         try:
             module = importlib.import_module(modname)
         except Exception as exc:  # an import error is a finding of its own
-            rows.append({"path": str(path), "class": None, "verdict": "import-error",
-                         **analyse_exception(exc, workspace)})
+            rows.append(
+                {
+                    "path": str(path),
+                    "class": None,
+                    "verdict": "import-error",
+                    **analyse_exception(exc, workspace),
+                }
+            )
             continue
         for cls in wrapper_classes(module):
             if only and cls.__name__ not in only:
@@ -274,8 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             frame = r.get("third_party_frame")
             where = f"{_short(frame['path'])}:{frame['line']}" if frame else "-"
-            print(f"{r['module'].split('.')[-1]:20} {r['class'] or '-':24} {r['verdict']:10} "
-                  f"{r.get('kind', ''):13} {where}")
+            print(
+                f"{r['module'].split('.')[-1]:20} {r['class'] or '-':24} {r['verdict']:10} "
+                f"{r.get('kind', ''):13} {where}"
+            )
         counts: dict[str, int] = {}
         for r in rows:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1

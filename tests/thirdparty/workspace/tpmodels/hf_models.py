@@ -28,14 +28,14 @@ from transformers import (
     DistilBertModel,
     ElectraConfig,
     ElectraModel,
+    GemmaConfig,
+    GemmaModel,
     GPT2Config,
     GPT2Model,
     GPTJConfig,
     GPTJModel,
     GPTNeoXConfig,
     GPTNeoXModel,
-    GemmaConfig,
-    GemmaModel,
     LlamaConfig,
     LlamaModel,
     MistralConfig,
@@ -97,196 +97,196 @@ TINY = dict(
 
 
 class TinyBert(BertModel):
-    """``BertModel`` itself with a tiny ``BertConfig``: its own (decorated) ``forward`` is traced."""
+    """``BertModel`` with a tiny ``BertConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(BertConfig(**TINY))
 
 
 class TinyRoberta(RobertaModel):
-    """``RobertaModel`` itself with a tiny ``RobertaConfig``: its own (decorated) ``forward`` is traced."""
+    """``RobertaModel`` with a tiny ``RobertaConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(RobertaConfig(**TINY))
 
 
 class TinyDistilBert(DistilBertModel):
-    """``DistilBertModel`` itself with a tiny ``DistilBertConfig``: its own (decorated) ``forward`` is traced."""
+    """``DistilBertModel`` with a tiny ``DistilBertConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(DistilBertConfig(**TINY))
 
 
 class TinyAlbert(AlbertModel):
-    """``AlbertModel`` itself with a tiny ``AlbertConfig``: its own (decorated) ``forward`` is traced."""
+    """``AlbertModel`` with a tiny ``AlbertConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(AlbertConfig(**TINY))
 
 
 class TinyElectra(ElectraModel):
-    """``ElectraModel`` itself with a tiny ``ElectraConfig``: its own (decorated) ``forward`` is traced."""
+    """``ElectraModel`` with a tiny ``ElectraConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(ElectraConfig(**TINY))
 
 
 class TinyMobileBert(MobileBertModel):
-    """``MobileBertModel`` itself with a tiny ``MobileBertConfig``: its own (decorated) ``forward`` is traced."""
+    """``MobileBertModel`` with a tiny ``MobileBertConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(MobileBertConfig(**TINY))
 
 
 class TinyDeberta(DebertaModel):
-    """``DebertaModel`` itself with a tiny ``DebertaConfig``: its own (decorated) ``forward`` is traced."""
+    """``DebertaModel`` with a tiny ``DebertaConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(DebertaConfig(**TINY))
 
 
 class TinyGPT2(GPT2Model):
-    """``GPT2Model`` itself with a tiny ``GPT2Config``: its own (decorated) ``forward`` is traced."""
+    """``GPT2Model`` with a tiny ``GPT2Config``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(GPT2Config(**TINY))
 
 
 class TinyGPTJ(GPTJModel):
-    """``GPTJModel`` itself with a tiny ``GPTJConfig``: its own (decorated) ``forward`` is traced."""
+    """``GPTJModel`` with a tiny ``GPTJConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(GPTJConfig(**TINY))
 
 
 class TinyOPT(OPTModel):
-    """``OPTModel`` itself with a tiny ``OPTConfig``: its own (decorated) ``forward`` is traced."""
+    """``OPTModel`` with a tiny ``OPTConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(OPTConfig(**TINY))
 
 
 class TinyBloom(BloomModel):
-    """``BloomModel`` itself with a tiny ``BloomConfig``: its own (decorated) ``forward`` is traced."""
+    """``BloomModel`` with a tiny ``BloomConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(BloomConfig(**TINY))
 
 
 class TinyLlama(LlamaModel):
-    """``LlamaModel`` itself with a tiny ``LlamaConfig``: its own (decorated) ``forward`` is traced."""
+    """``LlamaModel`` with a tiny ``LlamaConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(LlamaConfig(**TINY))
 
 
 class TinyMistral(MistralModel):
-    """``MistralModel`` itself with a tiny ``MistralConfig``: its own (decorated) ``forward`` is traced."""
+    """``MistralModel`` with a tiny ``MistralConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(MistralConfig(**TINY))
 
 
 class TinyQwen2(Qwen2Model):
-    """``Qwen2Model`` itself with a tiny ``Qwen2Config``: its own (decorated) ``forward`` is traced."""
+    """``Qwen2Model`` with a tiny ``Qwen2Config``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(Qwen2Config(**TINY))
 
 
 class TinyPhi(PhiModel):
-    """``PhiModel`` itself with a tiny ``PhiConfig``: its own (decorated) ``forward`` is traced."""
+    """``PhiModel`` with a tiny ``PhiConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(PhiConfig(**TINY))
 
 
 class TinyGemma(GemmaModel):
-    """``GemmaModel`` itself with a tiny ``GemmaConfig``: its own (decorated) ``forward`` is traced."""
+    """``GemmaModel`` with a tiny ``GemmaConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(GemmaConfig(**TINY))
 
 
 class TinyGPTNeoX(GPTNeoXModel):
-    """``GPTNeoXModel`` itself with a tiny ``GPTNeoXConfig``: its own (decorated) ``forward`` is traced."""
+    """``GPTNeoXModel`` with a tiny ``GPTNeoXConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(GPTNeoXConfig(**TINY))
 
 
 class TinyMixtral(MixtralModel):
-    """``MixtralModel`` itself with a tiny ``MixtralConfig``: its own (decorated) ``forward`` is traced."""
+    """``MixtralModel`` with a tiny ``MixtralConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(MixtralConfig(**TINY))
 
 
 class TinyT5(T5Model):
-    """``T5Model`` itself with a tiny ``T5Config``: its own (decorated) ``forward`` is traced."""
+    """``T5Model`` with a tiny ``T5Config``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(T5Config(**TINY))
 
 
 class TinyBart(BartModel):
-    """``BartModel`` itself with a tiny ``BartConfig``: its own (decorated) ``forward`` is traced."""
+    """``BartModel`` with a tiny ``BartConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(BartConfig(**TINY))
 
 
 class TinyWhisper(WhisperModel):
-    """``WhisperModel`` itself with a tiny ``WhisperConfig``: its own (decorated) ``forward`` is traced."""
+    """``WhisperModel`` with a tiny ``WhisperConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(WhisperConfig(**TINY))
 
 
 class TinyViT(ViTModel):
-    """``ViTModel`` itself with a tiny ``ViTConfig``: its own (decorated) ``forward`` is traced."""
+    """``ViTModel`` with a tiny ``ViTConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(ViTConfig(**TINY))
 
 
 class TinyDeiT(DeiTModel):
-    """``DeiTModel`` itself with a tiny ``DeiTConfig``: its own (decorated) ``forward`` is traced."""
+    """``DeiTModel`` with a tiny ``DeiTConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(DeiTConfig(**TINY))
 
 
 class TinyBeit(BeitModel):
-    """``BeitModel`` itself with a tiny ``BeitConfig``: its own (decorated) ``forward`` is traced."""
+    """``BeitModel`` with a tiny ``BeitConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(BeitConfig(**TINY))
 
 
 class TinyDinov2(Dinov2Model):
-    """``Dinov2Model`` itself with a tiny ``Dinov2Config``: its own (decorated) ``forward`` is traced."""
+    """``Dinov2Model`` with a tiny ``Dinov2Config``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(Dinov2Config(**TINY))
 
 
 class TinyConvNext(ConvNextModel):
-    """``ConvNextModel`` itself with a tiny ``ConvNextConfig``: its own (decorated) ``forward`` is traced."""
+    """``ConvNextModel`` with a tiny ``ConvNextConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(ConvNextConfig(**TINY))
 
 
 class TinyCLIPVision(CLIPVisionModel):
-    """``CLIPVisionModel`` itself with a tiny ``CLIPVisionConfig``: its own (decorated) ``forward`` is traced."""
+    """``CLIPVisionModel`` with a tiny ``CLIPVisionConfig``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(CLIPVisionConfig(**TINY))
 
 
 class TinyWav2Vec2(Wav2Vec2Model):
-    """``Wav2Vec2Model`` itself with a tiny ``Wav2Vec2Config``: its own (decorated) ``forward`` is traced."""
+    """``Wav2Vec2Model`` with a tiny ``Wav2Vec2Config``; its own forward is traced."""
 
     def __init__(self):
         super().__init__(Wav2Vec2Config(**TINY))

@@ -31,7 +31,9 @@ class TimmTfMobileNetV3(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.model = timm.create_model("tf_mobilenetv3_small_minimal_100", pretrained=False, num_classes=10)
+        self.model = timm.create_model(
+            "tf_mobilenetv3_small_minimal_100", pretrained=False, num_classes=10
+        )
 
     def forward(self, x):
         return self.model(x)

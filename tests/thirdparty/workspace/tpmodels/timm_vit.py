@@ -31,7 +31,9 @@ class TimmSwinTiny(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.model = timm.create_model("swin_tiny_patch4_window7_224", pretrained=False, num_classes=10)
+        self.model = timm.create_model(
+            "swin_tiny_patch4_window7_224", pretrained=False, num_classes=10
+        )
 
     def forward(self, x):
         return self.model(x)

@@ -22,7 +22,9 @@ class TvMaskRCNN(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.model = detection.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=3)
+        self.model = detection.maskrcnn_resnet50_fpn(
+            weights=None, weights_backbone=None, num_classes=3
+        )
 
     def forward(self, images, targets):
         return self.model(images, targets)
@@ -46,7 +48,9 @@ class TvRetinaNet(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.model = detection.retinanet_resnet50_fpn(weights=None, weights_backbone=None, num_classes=3)
+        self.model = detection.retinanet_resnet50_fpn(
+            weights=None, weights_backbone=None, num_classes=3
+        )
 
     def forward(self, images, targets):
         return self.model(images, targets)
