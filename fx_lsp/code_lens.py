@@ -1,0 +1,83 @@
+"""A code lens above each traced class, and the ``fxLsp/generatedCode`` answer behind it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from fx_lsp import positions
+from fx_lsp.diagnostics import class_extents
+from fxcore.model import FileResult, ModuleResult
+
+SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"
+
+
+def title(module: ModuleResult) -> str:
+    if module.status == "traceable":
+        return f"FX: traceable · {module.node_count} nodes"
+    if module.status == "not-traced":
+        return "FX: not traced (needs arguments)"
+    count = len(module.failures)
+    return f"FX: {count} failure{'s' * (count != 1)}"
+
+
+def code_lenses(
+    uri: str, result: FileResult | None, lines: list[str], encoding: str
+) -> list[types.CodeLens]:
+    lenses = []
+    for module in result.modules if result else []:
+        start = positions.to_lsp(lines, module.line, module.column, encoding)
+        lenses.append(
+            types.CodeLens(
+                range=types.Range(start=start, end=start),
+                command=types.Command(
+                    title=title(module),
+                    command=SHOW_GENERATED_CODE,
+                    arguments=[uri, module.class_name],
+                ),
+            )
+        )
+    return lenses
+
+
+def find_module(
+    result: FileResult | None,
+    lines: list[str],
+    encoding: str,
+    class_name: str | None,
+    position: types.Position | None,
+) -> ModuleResult | None:
+    """The class named, else the class whose body holds the position."""
+    modules = result.modules if result else []
+    if class_name is not None:
+        return next((m for m in modules if m.class_name == class_name), None)
+    if position is None:
+        return None
+    line, _ = positions.from_lsp(lines, position, encoding)
+    extents = class_extents(lines)
+    for module in modules:
+        first, last = extents.get(module.class_name, (module.line, module.line))
+        if first <= line <= last:
+            return module
+    return None
+
+
+def generated_code(uri: str, module: ModuleResult) -> dict[str, Any]:
+    """The ``fxLsp/generatedCode`` result (docs/contracts.md): line map for this file only."""
+    prefix = f"{module.path}:"
+    return {
+        "uri": uri,
+        "className": module.class_name,
+        "qualifiedName": module.qualified_name,
+        "status": module.status,
+        "code": module.generated_code,
+        "nodeCount": module.node_count,
+        "instantiatedOn": module.instantiated_on,
+        "traceSeconds": module.trace_seconds,
+        "lineNodes": {
+            key[len(prefix) :]: [{"name": n.name, "op": n.op, "target": n.target} for n in nodes]
+            for key, nodes in module.line_nodes.items()
+            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+        },
+    }

@@ -1,0 +1,265 @@
+"""fxcore results -> LSP diagnostics for one document.
+
+A document's diagnostics come from its own trace and, for failures located in it, from the
+traces of other open files that import it (a submodule defined here, used by a model there).
+Each diagnostic remembers the failure it shows so code actions and hovers can find it again.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from fx_lsp import positions
+from fx_lsp.initialization_options import Options
+from fxcore.model import Failure, FileResult, Frame, ModuleResult
+
+SOURCE = "fx-lsp"
+README = "https://github.com/fx-lsp/fx-lsp"
+
+#: Text of a file by absolute path, as its lines (the open buffer, else the file on disk).
+LinesOf = Callable[[str], list[str]]
+
+
+def code_link(code: str) -> types.CodeDescription:
+    """The README section documenting ``code`` (one per code, anchors like ``#fx002``)."""
+    return types.CodeDescription(href=f"{README}#{code.lower()}")
+
+
+def path_to_uri(path: str) -> str:
+    from pygls.uris import from_fs_path
+
+    return from_fs_path(path) or f"file://{path}"
+
+
+@dataclass
+class Entry:
+    """A published diagnostic and what it is about."""
+
+    diagnostic: types.Diagnostic
+    module: ModuleResult | None
+    failure: Failure | None
+    #: The file whose trace produced it.
+    traced_path: str
+
+
+def class_extents(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """Top-level class name -> (first line, last line) of its body, from the current text."""
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        return {}
+    return {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def short_path(path: str, relative_to: str) -> str:
+    """``layers.py`` or ``pkg/layers.py`` next to the document, else the file name."""
+    relative = os.path.relpath(path, os.path.dirname(relative_to))
+    return os.path.basename(path) if relative.startswith("..") else relative
+
+
+def _range(lines_of: LinesOf, span: Frame | Failure, encoding: str) -> types.Range:
+    return positions.range_to_lsp(
+        lines_of(span.path), span.line, span.column, span.end_line, span.end_column, encoding
+    )
+
+
+def related_information(
+    failure: Failure, lines_of: LinesOf, encoding: str
+) -> list[types.DiagnosticRelatedInformation]:
+    """Each outer frame of the call chain: where the next function down was called from."""
+    related = []
+    for caller, callee in zip(failure.frames, failure.frames[1:], strict=False):
+        related.append(
+            types.DiagnosticRelatedInformation(
+                location=types.Location(
+                    uri=path_to_uri(caller.path), range=_range(lines_of, caller, encoding)
+                ),
+                message=f"{callee.function}() called from {caller.function}()",
+            )
+        )
+    return related
+
+
+def _failure_diagnostic(
+    failure: Failure, lines_of: LinesOf, options: Options, encoding: str, suffix: str = ""
+) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=_range(lines_of, failure, encoding),
+        message=failure.message + suffix,
+        severity=options.severity,
+        code=failure.code,
+        code_description=code_link(failure.code),
+        source=SOURCE,
+        related_information=related_information(failure, lines_of, encoding) or None,
+    )
+
+
+def _name_range(module: ModuleResult, lines: list[str], encoding: str) -> types.Range:
+    return positions.range_to_lsp(
+        lines, module.line, module.column, module.end_line, module.end_column, encoding
+    )
+
+
+def summary_message(module: ModuleResult, document: str) -> str:
+    count = len(module.failures)
+    first = module.failures[0]
+    noun = "failure" if count == 1 else "failures"
+    where = f"{short_path(first.path, document)}:{first.line}"
+    return (
+        f"{module.class_name} is not FX-traceable: {count} {noun} "
+        f"(first: {first.kind.replace('-', ' ')} at {where})"
+    )
+
+
+def _elsewhere(failure: Failure, module: ModuleResult, extents: dict[str, tuple[int, int]]) -> bool:
+    """True when the failure is not inside the class body itself (another function or file)."""
+    if failure.path != module.path:
+        return True
+    first, last = extents.get(module.class_name, (module.line, module.line))
+    return not first <= failure.line <= last
+
+
+def _file_error_range(failure: Failure, path: str, lines: list[str], encoding: str) -> types.Range:
+    """Where a file-level error shows in ``path``: its own location, else its last frame here."""
+    if failure.path == path:
+        spot: Failure | Frame = failure
+    else:
+        here = [frame for frame in failure.frames if frame.path == path]
+        if not here:
+            return positions.range_to_lsp(lines, 1, 1, 1, 1 + len(lines[0]), encoding)
+        spot = here[-1]
+    return positions.range_to_lsp(
+        lines, spot.line, spot.column, spot.end_line, spot.end_column, encoding
+    )
+
+
+def build(
+    path: str,
+    own: FileResult | None,
+    others: Iterable[FileResult],
+    lines_of: LinesOf,
+    options: Options,
+    encoding: str,
+) -> list[Entry]:
+    """The diagnostics of the document at ``path``."""
+    lines = lines_of(path)
+    entries: list[Entry] = []
+    seen: set[tuple[int, int, int, int, str]] = set()
+
+    def add(entry: Entry) -> None:
+        # One failing expression can be reached from several classes: show it once.
+        r = entry.diagnostic.range
+        key = (
+            r.start.line,
+            r.start.character,
+            r.end.line,
+            r.end.character,
+            str(entry.diagnostic.code),
+        )
+        if key not in seen:
+            seen.add(key)
+            entries.append(entry)
+
+    if own is not None:
+        extents = class_extents(lines)
+        for error in own.errors:
+            diagnostic = _failure_diagnostic(error, lines_of, options, encoding)
+            diagnostic.range = _file_error_range(error, path, lines, encoding)
+            add(Entry(diagnostic, None, error, path))
+        for module in own.modules:
+            for failure in module.failures:
+                if failure.path == path:
+                    add(
+                        Entry(
+                            _failure_diagnostic(failure, lines_of, options, encoding),
+                            module,
+                            failure,
+                            path,
+                        )
+                    )
+            if module.failures and any(_elsewhere(f, module, extents) for f in module.failures):
+                first = module.failures[0]
+                add(
+                    Entry(
+                        types.Diagnostic(
+                            range=_name_range(module, lines, encoding),
+                            message=summary_message(module, path),
+                            severity=options.severity,
+                            code=first.code,
+                            code_description=code_link(first.code),
+                            source=SOURCE,
+                            related_information=[
+                                types.DiagnosticRelatedInformation(
+                                    location=types.Location(
+                                        uri=path_to_uri(f.path), range=_range(lines_of, f, encoding)
+                                    ),
+                                    message=f"{f.code}: {f.message}",
+                                )
+                                for f in module.failures
+                            ],
+                        ),
+                        module,
+                        first,
+                        path,
+                    )
+                )
+            if module.status == "not-traced" and options.show_not_traced:
+                add(
+                    Entry(
+                        types.Diagnostic(
+                            range=_name_range(module, lines, encoding),
+                            message=f"{module.class_name} was not traced: {module.reason}",
+                            severity=types.DiagnosticSeverity.Information,
+                            code="not-traced",
+                            source=SOURCE,
+                        ),
+                        module,
+                        None,
+                        path,
+                    )
+                )
+            for hint in module.hints:
+                if hint.path != path:
+                    continue
+                add(
+                    Entry(
+                        types.Diagnostic(
+                            range=positions.range_to_lsp(
+                                lines,
+                                hint.line,
+                                hint.column,
+                                hint.end_line,
+                                hint.end_column,
+                                encoding,
+                            ),
+                            message=hint.message,
+                            severity=types.DiagnosticSeverity.Hint,
+                            code=hint.code,
+                            code_description=code_link(hint.code),
+                            source=SOURCE,
+                            tags=[types.DiagnosticTag.Unnecessary],
+                        ),
+                        module,
+                        None,
+                        path,
+                    )
+                )
+
+    for other in others:
+        for module in other.modules:
+            for failure in module.failures:
+                if failure.path != path:
+                    continue
+                suffix = f" (tracing {module.class_name} in {short_path(other.path, path)})"
+                diagnostic = _failure_diagnostic(failure, lines_of, options, encoding, suffix)
+                add(Entry(diagnostic, module, failure, other.path))
+    return entries

@@ -1,0 +1,104 @@
+"""Hover text from the latest results: never waits for a trace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lsprotocol import types
+
+from fx_lsp import positions
+from fx_lsp.diagnostics import Entry, short_path
+from fxcore.model import FileResult, ModuleResult
+
+_BUILT_ON = {
+    "meta": "built on the meta device (no weights allocated)",
+    "cpu": "built on CPU (the constructor failed on the meta device)",
+    "factory": "built by the configured factory",
+}
+
+
+def module_markdown(module: ModuleResult, document: str) -> str:
+    """Everything known about one traced class."""
+    if module.status == "traceable":
+        parts = [
+            f"**{module.class_name}** is FX-traceable: {module.node_count} nodes, "
+            f"{_BUILT_ON.get(module.instantiated_on or '', 'built')}, "
+            f"traced in {module.trace_seconds:.2f} s.",
+            f"```python\n{(module.generated_code or '').strip()}\n```",
+        ]
+        parts += [f"- {hint.code}: {hint.message}" for hint in module.hints]
+        return "\n\n".join(parts)
+    if module.status == "not-traced":
+        return f"**{module.class_name}** was not traced: {module.reason}"
+    count = len(module.failures)
+    lines = [
+        f"**{module.class_name}** is not FX-traceable: {count} failure{'s' * (count != 1)}",
+        "",
+    ]
+    lines += [
+        f"- `{failure.code}` {short_path(failure.path, document)}:{failure.line}: {failure.message}"
+        for failure in module.failures
+    ]
+    return "\n".join(lines)
+
+
+def _on_name_or_forward(module: ModuleResult, line: int, column: int) -> bool:
+    if module.line == line and module.column <= column <= module.end_column:
+        return True
+    return module.forward is not None and module.forward.line == line
+
+
+def _contains(r: types.Range, position: types.Position) -> bool:
+    start, end = (r.start.line, r.start.character), (r.end.line, r.end.character)
+    return start <= (position.line, position.character) <= end
+
+
+def hover(
+    path: str,
+    position: types.Position,
+    lines: list[str],
+    encoding: str,
+    own: FileResult | None,
+    others: Iterable[FileResult],
+    entries: list[Entry],
+    fix_titles: dict[int, list[str]],
+) -> types.Hover | None:
+    """``fix_titles`` maps ``id(entry)`` to the titles of the quick fixes for it."""
+    line, column = positions.from_lsp(lines, position, encoding)
+    for module in own.modules if own else []:
+        if _on_name_or_forward(module, line, column):
+            return types.Hover(
+                contents=types.MarkupContent(
+                    kind=types.MarkupKind.Markdown, value=module_markdown(module, path)
+                )
+            )
+    for entry in entries:
+        failure = entry.failure
+        if failure is None or not _contains(entry.diagnostic.range, position):
+            continue
+        text = [f"**{failure.code}** ({failure.kind.replace('-', ' ')}): {failure.message}"]
+        if entry.module is not None:
+            text.append(f"Tracing `{entry.module.class_name}` stops here.")
+        titles = fix_titles.get(id(entry), [])
+        if titles:
+            text.append("Quick fixes:\n" + "\n".join(f"- {title}" for title in titles))
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(text)),
+            range=entry.diagnostic.range,
+        )
+    key = f"{path}:{line}"
+    rows: list[str] = []
+    for result in [own, *others] if own else others:
+        for module in result.modules:
+            for node in module.line_nodes.get(key, []):
+                rows.append(
+                    f"| {module.class_name} | `{node.name}` | {node.op} | `{node.target}` |"
+                )
+    if not rows:
+        return None
+    table = "| class | node | op | target |\n|---|---|---|---|\n" + "\n".join(dict.fromkeys(rows))
+    return types.Hover(
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=f"FX graph nodes from this line:\n\n{table}"
+        )
+    )

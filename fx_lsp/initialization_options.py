@@ -1,0 +1,127 @@
+"""The server's settings, typed and validated in this one place.
+
+They come from three sources, later ones winning: the client's ``initializationOptions``, its
+``workspace/didChangeConfiguration`` (``settings.fxLsp`` or flat ``settings``), and the
+``[tool.fx-lsp]`` table of each workspace folder's ``pyproject.toml`` (kebab-case keys there).
+``trusted`` only ever comes from the client: a workspace must not be able to trust itself.
+An invalid value gives one message and its default is used.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from lsprotocol import types
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+RunMode = Literal["onSave", "onType"]
+
+SEVERITIES: dict[str, types.DiagnosticSeverity] = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    run: RunMode = "onSave"
+    #: Seconds one trace job may take before its worker is killed.
+    timeout: float = 20.0
+    #: Severity of FX0xx/FX1xx failures.
+    severity: types.DiagnosticSeverity = types.DiagnosticSeverity.Error
+    #: Information diagnostics on classes whose constructor needs arguments.
+    show_not_traced: bool = False
+    debounce_ms: int = 500
+    #: False: import and run no user code at all.
+    trusted: bool = True
+
+
+def _run(value: Any) -> RunMode | None:
+    return value if value in ("onSave", "onType") else None
+
+
+def _timeout(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    return float(value) if ok else None
+
+
+def _severity(value: Any) -> types.DiagnosticSeverity | None:
+    return SEVERITIES.get(value.lower()) if isinstance(value, str) else None
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _debounce(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 60_000
+    return value if ok else None
+
+
+# field name -> (client key, pyproject key or None, parser, what a valid value looks like)
+_SPEC: dict[str, tuple[str, str | None, Callable[[Any], Any], str]] = {
+    "run": ("run", "run", _run, '"onSave" or "onType"'),
+    "timeout": ("timeout", "timeout", _timeout, "a positive number of seconds"),
+    "severity": ("severity", "severity", _severity, '"error", "warning", "information" or "hint"'),
+    "show_not_traced": ("showNotTraced", "show-not-traced", _bool, "true or false"),
+    "debounce_ms": ("debounceMs", "debounce-ms", _debounce, "milliseconds from 0 to 60000"),
+    "trusted": ("trusted", None, _bool, "true or false"),
+}
+assert set(_SPEC) == {f.name for f in fields(Options)}
+
+
+def client_settings(raw: Any) -> dict[str, Any]:
+    """The fx-lsp part of ``initializationOptions`` or ``didChangeConfiguration`` settings."""
+    if not isinstance(raw, Mapping):
+        return {}
+    nested = raw.get("fxLsp")
+    return dict(nested) if isinstance(nested, Mapping) else dict(raw)
+
+
+def project_settings(root: str, text: str | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The ``[tool.fx-lsp]`` table of ``<root>/pyproject.toml`` (or of ``text``), and errors."""
+    path = os.path.join(root, "pyproject.toml")
+    try:
+        if text is None:
+            with open(path, "rb") as file:
+                text = file.read().decode("utf-8")
+        table = tomllib.loads(text).get("tool", {}).get("fx-lsp", {})
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return {}, [f"fx-lsp: cannot read {path}: {error}"]
+    return (table, []) if isinstance(table, dict) else ({}, [])
+
+
+def parse_options(
+    client: Mapping[str, Any], project: Mapping[str, Any] | None = None, where: str = ""
+) -> tuple[Options, list[str]]:
+    """Typed options from the client's settings overlaid by a pyproject table, and errors."""
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+    for name, (client_key, project_key, parse, expected) in _SPEC.items():
+        for source, key, label in (
+            (client, client_key, "settings"),
+            (project or {}, project_key, f"[tool.fx-lsp] of {where or 'pyproject.toml'}"),
+        ):
+            if key is None or key not in source:
+                continue
+            parsed = parse(source[key])
+            if parsed is None:
+                errors.append(
+                    f"fx-lsp: invalid {key} = {source[key]!r} in {label}: expected {expected}; "
+                    f"using {values.get(name, getattr(Options(), name))!r}."
+                )
+            else:
+                values[name] = parsed
+    return replace(Options(), **values), errors

@@ -1,0 +1,813 @@
+"""The pygls 2 language server: a thin adapter from fxcore's trace results to LSP.
+
+Documents are traced on open and save (and, with ``run = "onType"``, on change after a
+per-document debounce). Every job gets the texts of all open buffers as overlays, so unsaved
+edits are what gets imported. A job is outdated as soon as its document changes or a file it
+imported changes: it is cancelled (its worker killed) and its result, should it still arrive,
+dropped. Requests answer from the latest accepted results and never wait for a trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.uris import to_fs_path
+
+from fx_lsp import code_actions, code_lens, diagnostics, hover, positions
+from fx_lsp.initialization_options import Options, client_settings, parse_options, project_settings
+from fxcore.config import load_config
+from fxcore.engine import Engine, TraceHandle
+from fxcore.model import EngineConfig, FileResult, TraceJob
+from fxcore.workspace import find_workspace_root, python_files
+
+__version__ = "0.1.0"
+
+GENERATED_CODE = "fxLsp/generatedCode"
+STATUS = "fxLsp/status"
+TRACED = "fxLsp/traced"
+TRACE_WORKSPACE = "fxLsp.server.traceWorkspace"
+UNTRUSTED_MESSAGE = (
+    "fx-lsp: tracing is off until the workspace is trusted (no code from it is imported or run)."
+)
+
+logger = logging.getLogger(__name__)
+
+_work_done_token: contextvars.ContextVar[types.ProgressToken | None] = contextvars.ContextVar(
+    "work_done_token", default=None
+)
+
+
+class FxProtocol(LanguageServerProtocol):
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+        # pygls passes a command handler only its arguments; the client's progress token is
+        # in the params, so hand it over through a context variable (copied into the task).
+        _work_done_token.set(params.work_done_token)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+
+@dataclass
+class Document:
+    """An open Python buffer and the state of its traces."""
+
+    uri: str
+    path: str
+    version: int
+    #: Bumped whenever a trace of this document becomes outdated.
+    generation: int = 0
+    timer: asyncio.TimerHandle | None = None
+    handle: TraceHandle | None = None
+    #: The latest result accepted for this document, the version it was for, and the versions
+    #: of the other open buffers it was traced with.
+    result: FileResult | None = None
+    result_version: int | None = None
+    overlay_versions: dict[str, int] = field(default_factory=dict)
+    entries: list[diagnostics.Entry] = field(default_factory=list)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(default: Any = None) -> Callable[[F], F]:
+    """Never let an exception escape a handler: log it and answer ``default``."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            except Exception:
+                logger.exception("fx-lsp: %s failed", function.__name__)
+                return default
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+class FxLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "fx-lsp",
+            __version__,
+            protocol_cls=FxProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.engine: Engine | None = None
+        self.documents: dict[str, Document] = {}
+        self.settings: dict[str, Any] = {}
+        self.options = Options()
+        self._root_options: dict[str, Options] = {}
+        self._engine_configs: dict[str, EngineConfig] = {}
+        self._reported: set[str] = set()
+        self._workspace_handles: set[TraceHandle] = set()
+        self._status: tuple[str, int, str] | None = None
+        self._disk_lines: dict[str, tuple[float, list[str]]] = {}
+        self.watcher: asyncio.Future[None] | None = None
+
+    # -- settings -------------------------------------------------------------------------------
+
+    def report_once(self, messages: list[str], kind: types.MessageType) -> None:
+        for message in messages:
+            if message not in self._reported:
+                self._reported.add(message)
+                self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def apply_settings(self, raw: Any) -> None:
+        self.settings = client_settings(raw)
+        self.options, errors = parse_options(self.settings)
+        self.report_once(errors, types.MessageType.Warning)
+        self._root_options.clear()
+        self._engine_configs.clear()
+
+    def options_for(self, path: str) -> Options:
+        """Client settings overlaid by the ``[tool.fx-lsp]`` of the file's workspace folder."""
+        root = find_workspace_root(path)
+        if root not in self._root_options:
+            table, errors = project_settings(
+                root, self._open_text(os.path.join(root, "pyproject.toml"))
+            )
+            options, problems = parse_options(
+                self.settings, table, os.path.join(root, "pyproject.toml")
+            )
+            self.report_once(errors + problems, types.MessageType.Warning)
+            self._root_options[root] = replace(options, trusted=self.options.trusted)
+        return self._root_options[root]
+
+    def engine_config(self, root: str) -> EngineConfig:
+        if root not in self._engine_configs:
+            config, problems = load_config(root)
+            self.report_once(problems, types.MessageType.Warning)
+            self._engine_configs[root] = config
+        return replace(self._engine_configs[root], timeout=self.options_for(root).timeout)
+
+    def forget_config(self, root: str) -> None:
+        self._root_options.pop(root, None)
+        self._engine_configs.pop(root, None)
+
+    # -- texts ----------------------------------------------------------------------------------
+
+    def _open_text(self, path: str) -> str | None:
+        """The text of an open buffer for ``path`` (any language), else None."""
+        for document in self.workspace.text_documents.values():
+            if document.path == path:
+                return document.source
+        return None
+
+    def text_of(self, path: str) -> str | None:
+        """The buffer if open, else the file on disk, else None."""
+        text = self._open_text(path)
+        if text is not None:
+            return text
+        try:
+            with open(path, encoding="utf-8") as file:
+                return file.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def lines_of(self, path: str) -> list[str]:
+        document = self.documents.get(path)
+        if document is not None:
+            return positions.split_lines(self.workspace.get_text_document(document.uri).source)
+        try:
+            mtime = os.path.getmtime(path)
+        except OSError:
+            return [""]
+        cached = self._disk_lines.get(path)
+        if cached is None or cached[0] != mtime:
+            cached = (mtime, positions.split_lines(self.text_of(path) or ""))
+            self._disk_lines[path] = cached
+        return cached[1]
+
+    def version_of(self, path: str) -> int | None:
+        document = self.documents.get(path)
+        return document.version if document is not None else None
+
+    @property
+    def encoding(self) -> str:
+        return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+
+    # -- the engine -----------------------------------------------------------------------------
+
+    def ensure_engine(self) -> Engine:
+        if self.engine is None:
+            self.engine = Engine()
+            # Starting the worker imports torch (over a second): not on the event loop.
+            threading.Thread(target=self.engine.warm_up, daemon=True).start()
+        return self.engine
+
+    def close_engine(self) -> None:
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            engine.close()
+
+    def send_status(self, message: str = "") -> None:
+        pending = sum(1 for d in self.documents.values() if d.handle is not None)
+        pending += len(self._workspace_handles)
+        if not self.options.trusted:
+            state = "disabled"
+        elif message:
+            state = "error"
+        else:
+            state = "tracing" if pending else "idle"
+        if (state, pending, message) == self._status:
+            return
+        self._status = (state, pending, message)
+        params: dict[str, Any] = {"state": state, "pending": pending}
+        if message:
+            params["message"] = message
+        self.protocol.notify(STATUS, params)
+
+    # -- scheduling -----------------------------------------------------------------------------
+
+    def outdate(self, document: Document) -> None:
+        """The running or planned trace of ``document`` no longer matches: stop it."""
+        document.generation += 1
+        if document.timer is not None:
+            document.timer.cancel()
+            document.timer = None
+        if document.handle is not None:
+            document.handle.cancel()
+            document.handle = None
+
+    def schedule(self, document: Document, delay: float = 0.0) -> None:
+        self.outdate(document)
+        if not self.options.trusted:
+            return
+        loop = asyncio.get_running_loop()
+        document.timer = loop.call_later(delay, self._submit, document, document.generation)
+
+    def dependents(self, path: str) -> list[Document]:
+        """Open documents whose last trace imported ``path`` (or whose first one still runs)."""
+        return [
+            d
+            for d in self.documents.values()
+            if d.path != path
+            and (
+                (d.result is not None and path in d.result.imported_files)
+                or (d.result is None and d.handle is not None)
+            )
+        ]
+
+    def trace_with_dependents(self, document: Document, delay: float) -> None:
+        self.schedule(document, delay)
+        for dependent in self.dependents(document.path):
+            self.schedule(dependent, delay)
+
+    def overlays(self) -> tuple[dict[str, str], dict[str, int]]:
+        texts, versions = {}, {}
+        for document in self.documents.values():
+            texts[document.path] = self.workspace.get_text_document(document.uri).source
+            versions[document.path] = document.version
+        return texts, versions
+
+    def _submit(self, document: Document, generation: int) -> None:
+        try:
+            document.timer = None
+            if (
+                self.documents.get(document.path) is not document
+                or generation != document.generation
+            ):
+                return
+            root = find_workspace_root(document.path)
+            texts, versions = self.overlays()
+            job = TraceJob(
+                path=document.path,
+                workspace_root=root,
+                config=self.engine_config(root),
+                overlays=texts,
+            )
+            handle = self.ensure_engine().submit(job)
+            document.handle = handle
+            loop = asyncio.get_running_loop()
+            version = document.version
+            handle.future.add_done_callback(
+                lambda future: loop.call_soon_threadsafe(
+                    self._finished, document, generation, version, versions, handle, future
+                )
+            )
+            self.send_status()
+        except Exception as error:
+            logger.exception("fx-lsp: cannot start a trace of %s", document.path)
+            self.send_status(f"cannot trace {os.path.basename(document.path)}: {error}")
+
+    def _finished(
+        self,
+        document: Document,
+        generation: int,
+        version: int,
+        versions: dict[str, int],
+        handle: TraceHandle,
+        future: Future[FileResult],
+    ) -> None:
+        try:
+            if document.handle is handle:
+                document.handle = None
+            current = (
+                self.documents.get(document.path) is document
+                and document.generation == generation
+                and document.version == version
+            )
+            if future.cancelled() or not current:
+                self.send_status()
+                return
+            error = future.exception()
+            if error is not None:
+                self.send_status(f"tracing {os.path.basename(document.path)} failed: {error}")
+                return
+            previous = document.result
+            document.result = future.result()
+            document.result_version = version
+            document.overlay_versions = versions
+            self.publish(document)
+            self.protocol.notify(
+                TRACED,
+                {
+                    "uri": document.uri,
+                    "version": version,
+                    "classes": [m.class_name for m in document.result.modules],
+                },
+            )
+            # Failures this trace located in other open files (or no longer does) show there.
+            touched = {
+                f.path
+                for r in (previous, document.result)
+                if r
+                for m in r.modules
+                for f in m.failures
+            }
+            for other in self.documents.values():
+                if other is not document and other.path in touched:
+                    self.publish(other)
+            self.refresh_code_lenses()
+            self.send_status()
+        except Exception:
+            logger.exception("fx-lsp: cannot publish the trace of %s", document.path)
+
+    def publish(self, document: Document) -> None:
+        own_version = document.result_version if document.result is not None else document.version
+        others = [
+            d.result
+            for d in self.documents.values()
+            if d is not document
+            and d.result is not None
+            and d.overlay_versions.get(document.path) == own_version
+        ]
+        document.entries = diagnostics.build(
+            document.path,
+            document.result,
+            others,
+            self.lines_of,
+            self.options_for(document.path),
+            self.encoding,
+        )
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=document.uri,
+                diagnostics=[entry.diagnostic for entry in document.entries],
+                version=own_version,
+            )
+        )
+
+    def clear(self, uri: str) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    def refresh_code_lenses(self) -> None:
+        workspace = self.client_capabilities.workspace
+        if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
+
+    def retrace_all(self) -> None:
+        for document in self.documents.values():
+            self.schedule(document)
+
+    def set_trusted(self, trusted: bool) -> None:
+        if trusted:
+            self.ensure_engine()
+            self.retrace_all()
+        else:
+            for document in self.documents.values():
+                self.outdate(document)
+                document.result = None
+                self.clear(document.uri)
+            self.close_engine()
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE)
+            )
+        self.send_status()
+
+    # -- the client's process -------------------------------------------------------------------
+
+    async def watch_client(self, pid: int) -> None:
+        """Exit when the editor that started us is gone (it cannot send ``exit`` any more)."""
+        while True:
+            await asyncio.sleep(1.0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                logger.info("fx-lsp: client process %s is gone; exiting", pid)
+                self.close_engine()
+                os._exit(0)
+            except PermissionError:
+                pass  # alive, owned by someone else
+
+    # -- trace workspace ------------------------------------------------------------------------
+
+    async def trace_workspace(self) -> dict[str, int]:
+        token = _work_done_token.get()
+        progress = self.work_done_progress
+        if token is None:
+            window = self.client_capabilities.window
+            if window and window.work_done_progress:
+                token = str(uuid.uuid4())
+                try:
+                    await progress.create_async(token)
+                except Exception:
+                    token = None
+        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()] or [
+            self.workspace.root_path
+        ]
+        files = [
+            path
+            for folder in folders
+            if folder
+            for path in python_files(
+                [folder], self.engine_config(find_workspace_root(folder)).exclude
+            )
+        ]
+        summary = {"files": len(files), "modules": 0, "failed": 0}
+        if not self.options.trusted:
+            self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
+            return summary
+        if token is not None:
+            progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title="fx-lsp: tracing the workspace",
+                    cancellable=True,
+                    message=f"0/{len(files)} files",
+                    percentage=0,
+                ),
+            )
+        cancelled = progress.tokens.get(token) if token is not None else None
+        texts, _ = self.overlays()
+        engine = self.ensure_engine()
+        handles = []
+        for path in files:
+            root = find_workspace_root(path)
+            job = TraceJob(
+                path=path, workspace_root=root, config=self.engine_config(root), overlays=texts
+            )
+            handles.append(engine.submit(job))
+        self._workspace_handles.update(handles)
+        self.send_status()
+        done = 0
+        try:
+            pending = {asyncio.wrap_future(h.future): h for h in handles}
+            waiting = set(pending)
+            while waiting:
+                finished, waiting = await asyncio.wait(
+                    waiting, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
+                )
+                if cancelled is not None and cancelled.cancelled():
+                    raise asyncio.CancelledError
+                for future in finished:
+                    handle = pending[future]
+                    self._workspace_handles.discard(handle)
+                    done += 1
+                    if future.cancelled() or future.exception() is not None:
+                        continue
+                    result = future.result()
+                    summary["modules"] += len(result.modules)
+                    summary["failed"] += sum(m.status == "failed" for m in result.modules)
+                    self.publish_workspace_result(handle.job.path, result)
+                if finished and token is not None:
+                    progress.report(
+                        token,
+                        types.WorkDoneProgressReport(
+                            message=f"{done}/{len(files)} files",
+                            percentage=int(100 * done / max(len(files), 1)),
+                        ),
+                    )
+                self.send_status()
+        finally:
+            for handle in handles:
+                if not handle.future.done():
+                    handle.cancel()
+                self._workspace_handles.discard(handle)
+            self.send_status()
+            if token is not None:
+                outcome = "cancelled" if done < len(files) else "done"
+                progress.end(
+                    token,
+                    types.WorkDoneProgressEnd(
+                        message=(
+                            f"{outcome}: {summary['modules']} modules, {summary['failed']} failed"
+                        )
+                    ),
+                )
+        return summary
+
+    def publish_workspace_result(self, path: str, result: FileResult) -> None:
+        """A workspace trace's result: adopted for an open document if its text is unchanged."""
+        document = self.documents.get(path)
+        if document is None:
+            uri = diagnostics.path_to_uri(path)
+            entries = diagnostics.build(
+                path, result, [], self.lines_of, self.options_for(path), self.encoding
+            )
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[e.diagnostic for e in entries])
+            )
+            return
+        if document.handle is None and document.timer is None:
+            document.result = result
+            document.result_version = document.version
+            document.overlay_versions = self.overlays()[1]
+            self.publish(document)
+
+
+server = FxLanguageServer()
+
+
+# -- lifecycle ----------------------------------------------------------------------------------
+
+
+@server.feature(types.INITIALIZE)
+@guarded()
+def initialize(ls: FxLanguageServer, params: types.InitializeParams) -> None:
+    ls.apply_settings(params.initialization_options)
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> None:
+    try:
+        if ls.process_id is not None:
+            ls.watcher = asyncio.ensure_future(ls.watch_client(ls.process_id))
+        if ls.options.trusted:
+            ls.ensure_engine()
+        else:
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE)
+            )
+        ls.send_status()
+        watched = ls.client_capabilities.workspace
+        if (
+            watched
+            and watched.did_change_watched_files
+            and watched.did_change_watched_files.dynamic_registration
+        ):
+            await ls.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id=str(uuid.uuid4()),
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[
+                                    types.FileSystemWatcher(glob_pattern="**/*.py"),
+                                    types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                                ]
+                            ),
+                        )
+                    ]
+                )
+            )
+    except Exception:
+        logger.exception("fx-lsp: initialized failed")
+
+
+@server.feature(types.SHUTDOWN)
+@guarded()
+def shutdown(ls: FxLanguageServer, params: None) -> None:
+    for document in ls.documents.values():
+        ls.outdate(document)
+    ls.close_engine()
+
+
+@server.feature(types.EXIT)
+@guarded()
+def exit_(ls: FxLanguageServer, params: None) -> None:
+    ls.close_engine()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+@guarded()
+def did_change_configuration(
+    ls: FxLanguageServer, params: types.DidChangeConfigurationParams
+) -> None:
+    was_trusted, before = ls.options.trusted, ls.options
+    ls.apply_settings(params.settings)
+    if ls.options.trusted != was_trusted:
+        ls.set_trusted(ls.options.trusted)
+    elif ls.options != before and ls.options.trusted:
+        ls.retrace_all()
+
+
+# -- documents ----------------------------------------------------------------------------------
+
+
+def _is_pyproject(path: str) -> bool:
+    return os.path.basename(path) == "pyproject.toml"
+
+
+def _config_changed(ls: FxLanguageServer, path: str) -> None:
+    root = os.path.dirname(path)
+    ls.forget_config(root)
+    for document in ls.documents.values():
+        if find_workspace_root(document.path) == root:
+            ls.schedule(document)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@guarded()
+def did_open(ls: FxLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    item = params.text_document
+    path = to_fs_path(item.uri)
+    if path is None or not (item.language_id == "python" or path.endswith((".py", ".pyi"))):
+        return
+    document = Document(uri=item.uri, path=path, version=item.version)
+    ls.documents[path] = document
+    ls.trace_with_dependents(document, 0.0)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+@guarded()
+def did_change(ls: FxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    path = to_fs_path(params.text_document.uri)
+    document = ls.documents.get(path or "")
+    if document is None:
+        return
+    document.version = params.text_document.version
+    if ls.options_for(path).run == "onType":
+        ls.trace_with_dependents(document, ls.options_for(path).debounce_ms / 1000)
+    else:
+        ls.outdate(document)
+        ls.send_status()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+@guarded()
+def did_save(ls: FxLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = to_fs_path(params.text_document.uri) or ""
+    if _is_pyproject(path):
+        _config_changed(ls, path)
+        return
+    document = ls.documents.get(path)
+    if document is not None:
+        ls.trace_with_dependents(document, 0.0)
+    else:
+        for dependent in ls.dependents(path):
+            ls.schedule(dependent)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+@guarded()
+def did_close(ls: FxLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    path = to_fs_path(params.text_document.uri) or ""
+    document = ls.documents.pop(path, None)
+    if document is None:
+        return
+    ls.outdate(document)
+    ls.clear(document.uri)
+    for other in ls.documents.values():
+        if any(e.traced_path == path for e in other.entries):
+            ls.publish(other)
+    ls.send_status()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+@guarded()
+def did_change_watched_files(
+    ls: FxLanguageServer, params: types.DidChangeWatchedFilesParams
+) -> None:
+    for change in params.changes:
+        path = to_fs_path(change.uri) or ""
+        if _is_pyproject(path):
+            _config_changed(ls, path)
+        elif path not in ls.documents:
+            for dependent in ls.dependents(path):
+                ls.schedule(dependent)
+
+
+# -- requests -----------------------------------------------------------------------------------
+
+
+def _document(ls: FxLanguageServer, uri: str) -> Document | None:
+    return ls.documents.get(to_fs_path(uri) or "")
+
+
+def _others(ls: FxLanguageServer, document: Document) -> list[FileResult]:
+    return [d.result for d in ls.documents.values() if d is not document and d.result is not None]
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+@guarded()
+def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    document = _document(ls, params.text_document.uri)
+    if document is None:
+        return None
+    titles = {
+        id(e): [fix.title for fix in code_actions.plan(e, ls.text_of)] for e in document.entries
+    }
+    return hover.hover(
+        document.path,
+        params.position,
+        ls.lines_of(document.path),
+        ls.encoding,
+        document.result,
+        _others(ls, document),
+        document.entries,
+        titles,
+    )
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+@guarded(default=[])
+def on_code_action(ls: FxLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    document = _document(ls, params.text_document.uri)
+    if document is None:
+        return []
+    return code_actions.code_actions(
+        document.entries, params.context, params.range, ls.text_of, ls.version_of, ls.encoding
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+@guarded(default=[])
+def on_code_lens(ls: FxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    document = _document(ls, params.text_document.uri)
+    if document is None:
+        return []
+    return code_lens.code_lenses(
+        document.uri, document.result, ls.lines_of(document.path), ls.encoding
+    )
+
+
+def _plain(value: Any) -> Any:
+    """pygls hands custom methods their params as namedtuples: back to dicts."""
+    if hasattr(value, "_asdict"):
+        return {key: _plain(item) for key, item in value._asdict().items()}
+    return value
+
+
+@server.feature(GENERATED_CODE)
+@guarded()
+def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
+    params = _plain(params)
+    uri = params.get("uri") if isinstance(params, dict) else None
+    document = _document(ls, uri) if isinstance(uri, str) else None
+    if document is None:
+        return None
+    position = params.get("position")
+    module = code_lens.find_module(
+        document.result,
+        ls.lines_of(document.path),
+        ls.encoding,
+        params.get("className"),
+        types.Position(line=position["line"], character=position["character"])
+        if isinstance(position, dict)
+        else None,
+    )
+    return code_lens.generated_code(document.uri, module) if module is not None else None
+
+
+@server.command(TRACE_WORKSPACE)
+async def trace_workspace(ls: FxLanguageServer, *args: Any) -> dict[str, int]:
+    try:
+        return await ls.trace_workspace()
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("fx-lsp: tracing the workspace failed")
+        return {"files": 0, "modules": 0, "failed": 0}
+
+
+def serve(tcp: tuple[str, int] | None = None) -> None:
+    """Run the server on stdio, or on ``tcp = (host, port)``; stop the engine on the way out."""
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        if tcp is None:
+            server.start_io()
+        else:
+            server.start_tcp(*tcp)
+    finally:
+        server.close_engine()
