@@ -1,0 +1,1 @@
+"""Small, realistic models: some trace with torch.fx, some do not."""

@@ -1,0 +1,113 @@
+"""``fx-lsp check`` as users and CI run it: a real subprocess over the example workspace."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO_ROOT
+
+
+def run_cli(*arguments: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_text_output_over_the_examples() -> None:
+    completed = run_cli("check", "examples")
+    assert completed.returncode == 1, completed.stderr
+    lines = completed.stdout.splitlines()
+    pattern = re.compile(r"^examples/models/[\w/]+\.py:\d+:\d+: (FX\d{3}|note:) ")
+    assert all(pattern.match(line) for line in lines[:-1]), lines
+    assert "examples/models/pooling.py:14:24: FX002 [MeanPool] len() is called" in \
+        completed.stdout
+    assert "examples/models/layers.py:14:12: FX001 [Encoder]" in completed.stdout
+    assert "examples/models/heads.py:11:9: FX200 [MultiTaskHead]" in completed.stdout
+    assert lines[-1] == ("Checked 10 files: 8 modules traced, 3 traceable, 5 failed, "
+                         "1 not traced.")
+    assert completed.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_json_output_shape() -> None:
+    completed = run_cli("check", "--format", "json", "examples/models/pooling.py",
+                        "examples/models/classifier.py", "examples/models/normalized.py")
+    assert completed.returncode == 1
+    report = json.loads(completed.stdout)
+    modules = {m["class"]: m for m in report["modules"]}
+    pool = modules["MeanPool"]
+    assert pool["path"] == "examples/models/pooling.py"
+    assert (pool["status"], pool["instantiated_on"], pool["line"]) == ("failed", "meta", 7)
+    (failure,) = pool["failures"]
+    assert {k: failure[k] for k in ("code", "kind", "path", "line", "column", "end_line",
+                                    "end_column")} == {
+        "code": "FX002", "kind": "len", "path": "examples/models/pooling.py", "line": 14,
+        "column": 24, "end_line": 14, "end_column": 35}
+    assert failure["frames"] == [{"path": "examples/models/pooling.py", "line": 14,
+                                  "column": 24, "end_line": 14, "end_column": 35,
+                                  "function": "forward"}]
+    classifier = modules["Classifier"]
+    assert (classifier["status"], classifier["instantiated_on"]) == ("traceable", "factory")
+    assert classifier["node_count"] > 0 and classifier["failures"] == []
+    projection = modules["Projection"]
+    assert projection["status"] == "not-traced"
+    assert "in_dim, out_dim" in projection["reason"]
+    helper = modules["NormalizedEmbedding"]["failures"][0]
+    assert helper["path"] == "examples/models/ops.py"
+    assert [f["function"] for f in helper["frames"]] == ["forward", "clamp_norm"]
+    assert report["summary"] == {"files": 3, "traced": 3, "traceable": 1, "failed": 2,
+                                 "not_traced": 1, "file_errors": 0}
+
+
+def test_exit_code_zero_when_everything_traces() -> None:
+    completed = run_cli("check", "examples/models/mlp.py", "examples/models/heads.py")
+    assert completed.returncode == 0, completed.stdout
+    assert completed.stdout.splitlines()[-1].startswith("Checked 2 files: 2 modules traced, "
+                                                         "2 traceable, 0 failed")
+
+
+def test_usage_errors_exit_with_two() -> None:
+    assert run_cli("check").returncode == 2
+    missing = run_cli("check", "no/such/folder")
+    assert missing.returncode == 2
+    assert "no such file or folder" in missing.stderr
+    assert run_cli("check", "--workers", "0", "examples").returncode == 2
+
+
+def test_file_errors_fail_the_run(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    completed = run_cli("check", str(tmp_path / "broken.py"), cwd=tmp_path)
+    assert completed.returncode == 1
+    assert completed.stdout.startswith("broken.py:1:7: FX100 SyntaxError")
+
+
+def test_progress_bar_on_a_terminal() -> None:
+    import pty
+
+    controller, terminal = pty.openpty()
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "fx_lsp", "check", "examples/models/mlp.py",
+             "examples/models/heads.py"],
+            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=300,
+            env={**os.environ, "TERM": "xterm"})
+        os.close(terminal)
+        terminal = -1
+        written = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            written += chunk
+    finally:
+        if terminal != -1:
+            os.close(terminal)
+        os.close(controller)
+    assert completed.returncode == 0
+    assert b"2/2 files" in written

@@ -1,0 +1,128 @@
+"""Each failure kind is reported on the user's own expression, with its exact range."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxcore.engine import Engine
+
+from conftest import Workspace, failure_span, line_of, span_of
+
+CASES = [
+    # (kind, code, forward body line, the expression that must be highlighted)
+    ("control-flow", "FX001", "if x.sum() > 0:\n    x = x + 1", "x.sum() > 0"),
+    ("control-flow", "FX001", "while x.max() > 1:\n    x = x / 2", "x.max() > 1"),
+    ("control-flow", "FX001", "x = max(x.sum(), 1)", "max(x.sum(), 1)"),
+    ("len", "FX002", "x = x * len(x)", "len(x)"),
+    ("iteration", "FX003", "for row in x:\n    pass", "x"),
+    ("iteration", "FX003", "rows = [r * 2 for r in x]", "x"),
+    ("conversion", "FX004", "x = x * int(x.shape[1])", "int(x.shape[1])"),
+    ("conversion", "FX004", "x = x * float(x.sum())", "float(x.sum())"),
+    ("conversion", "FX004", "for i in range(x.size(0)):\n    pass", "range(x.size(0))"),
+    ("mutation", "FX005", "x[0] = 1", "x[0]"),
+    ("contains", "FX006", "found = 3 in x", "3 in x"),
+    ("unpacking", "FX007", "x = torch.stack([*x])", "[*x]"),
+    ("unpacking", "FX007", "x = torch.cat(*x)", "torch.cat(*x)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "code", "body", "expression"), CASES,
+                         ids=[f"{case[0]}:{case[3]}" for case in CASES])
+def test_kind_and_range(engine: Engine, workspace: Workspace, kind: str, code: str, body: str,
+                        expression: str) -> None:
+    indented_body = "\n".join("        " + line for line in body.splitlines())
+    path = workspace.write(
+        "net.py",
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+        f"    def forward(self, x):\n{indented_body}\n        return x\n",
+    )
+    result = workspace.check(engine, "net.py")
+    (module,) = result.modules
+    assert module.status == "failed"
+    first = module.failures[0]
+    assert (first.kind, first.code) == (kind, code)
+    first_body_line = body.splitlines()[0].strip()
+    line = line_of(path, first_body_line)
+    if kind == "iteration":  # the iterable of the for header / comprehension, not the loop
+        column = path.read_text().splitlines()[line - 1].rindex("x") + 1
+        expected = (line, column, line, column + 1)
+    else:
+        expected = span_of(path, line, expression)
+    assert failure_span(first) == expected
+    assert first.path == str(path)
+    assert [frame.function for frame in first.frames] == ["forward"]
+
+
+def test_three_independent_failures_in_one_forward(engine: Engine, workspace: Workspace) -> None:
+    path = workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                n = len(x)
+                scale = float(x.mean())
+                if x.sum() > 0:
+                    x = x + 1
+                return x * n * scale
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    assert [(f.kind, f.line) for f in module.failures] == [
+        ("len", line_of(path, "len(x)")),
+        ("conversion", line_of(path, "float(x.mean())")),
+        ("control-flow", line_of(path, "if x.sum()")),
+    ]
+    assert not any(f.possible_consequence for f in module.failures)
+
+
+def test_failure_inside_recovered_branch_says_it_may_be_a_consequence(
+        engine: Engine, workspace: Workspace) -> None:
+    workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    x = x * len(x)
+                return x
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    control_flow, length = module.failures
+    assert not control_flow.possible_consequence
+    assert length.possible_consequence
+    assert "May be a consequence of the control-flow failure" in length.message
+
+
+def test_non_ascii_text_before_the_expression(engine: Engine, workspace: Workspace) -> None:
+    path = workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                ñame = "日本語"; y = x + len(x)  # naïve
+                return y
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    line = line_of(path, "ñame")
+    assert failure_span(module.failures[0]) == span_of(path, line, "len(x)")
+
+
+def test_loop_on_a_traced_value_terminates(engine: Engine, workspace: Workspace) -> None:
+    workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                while x.sum() > 0:
+                    x = x - 1
+                return x
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    assert [f.kind for f in module.failures] == ["control-flow"]

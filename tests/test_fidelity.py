@@ -1,0 +1,105 @@
+"""The first failure is exactly the one plain ``torch.fx.symbolic_trace`` raises, and a
+module with no failure gets the same generated code."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import fx
+
+from fxcore.config import load_config, module_config_for
+from fxcore.engine import Engine
+from fxcore.job import resolve
+from fxcore.locate import SourceIndex, innermost_workspace_frame, to_frame, traceback_positions
+from fxcore.model import TraceJob
+from fxcore.workspace import import_location
+
+from conftest import EXAMPLES, Workspace
+from test_failure_kinds import CASES
+
+#: How each kind shows up when plain tracing raises.
+PLAIN_SIGNATURES = {
+    "control-flow": "cannot be used as inputs to control flow",
+    "len": "'len' is not supported",
+    "iteration": "cannot be iterated",
+    "contains": "cannot be iterated",
+    "unpacking": "cannot be iterated",
+    "conversion": "Proxy",
+    "mutation": "does not support item assignment",
+}
+
+
+def plain_trace(path: Path, root: Path, class_name: str) -> tuple[BaseException | None, str]:
+    """Build a class as fx-lsp does and trace it with plain torch.fx in this process."""
+    location = import_location(str(path))
+    sys.path[:0] = [str(root), location.sys_path_entry]
+    try:
+        module = importlib.import_module(location.module_name)
+        config, _ = load_config(str(root))
+        module_config = module_config_for(config, location.module_name, class_name)
+        with torch.device("meta"):
+            if module_config.factory:
+                model = resolve(module_config.factory)(*module_config.args,
+                                                       **module_config.kwargs)
+            else:
+                model = getattr(module, class_name)(*module_config.args,
+                                                    **module_config.kwargs)
+        try:
+            return None, fx.symbolic_trace(model).code
+        except Exception as error:
+            return error, ""
+    finally:
+        del sys.path[:2]
+        for name in [n for n in sys.modules if n == location.module_name.split(".")[0]
+                     or n.startswith(location.module_name.split(".")[0] + ".")]:
+            del sys.modules[name]
+
+
+def assert_agrees(engine: Engine, path: Path, root: Path) -> int:
+    """Compare every traced class of a file with plain tracing; returns classes compared."""
+    result = engine.check(TraceJob(path=str(path), workspace_root=str(root),
+                                   config=load_config(str(root))[0]))
+    compared = 0
+    for module in result.modules:
+        if module.status == "not-traced":
+            continue
+        error, plain_code = plain_trace(path, root, module.class_name)
+        compared += 1
+        if error is None:
+            assert module.status == "traceable", (module.class_name, module.failures)
+            assert module.generated_code.strip() == plain_code.strip()
+            continue
+        assert module.status == "failed", module.class_name
+        first = module.failures[0]
+        assert PLAIN_SIGNATURES[first.kind] in str(error), (first.kind, error)
+        frames = [to_frame(p, SourceIndex()) for p in traceback_positions(error.__traceback__)]
+        plain_here = innermost_workspace_frame(frames, str(root))
+        assert plain_here is not None
+        assert (first.path, first.line, first.column, first.end_line, first.end_column) == (
+            plain_here.path, plain_here.line, plain_here.column, plain_here.end_line,
+            plain_here.end_column), module.class_name
+    return compared
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (EXAMPLES / "models").glob("*.py")))
+def test_examples_agree_with_plain_tracing(engine: Engine, example: str) -> None:
+    assert_agrees(engine, EXAMPLES / "models" / example, EXAMPLES)
+
+
+@pytest.mark.parametrize(("kind", "code", "body", "expression"), CASES,
+                         ids=[f"{case[0]}:{case[3]}" for case in CASES])
+def test_each_kind_agrees_with_plain_tracing(engine: Engine, workspace: Workspace, kind: str,
+                                             code: str, body: str, expression: str) -> None:
+    indented_body = "\n".join("        " + line for line in body.splitlines())
+    module_name = f"fidelity_{abs(hash(body))}"
+    path = workspace.write(
+        f"{module_name}.py",
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+        f"    def forward(self, x):\n        y = x.relu()  # a node before the failure\n"
+        f"{indented_body}\n        return x\n",
+    )
+    assert assert_agrees(engine, path, workspace.root) == 1
