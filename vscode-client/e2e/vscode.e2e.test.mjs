@@ -1,0 +1,430 @@
+// End-to-end test in a real VS Code: code-server with the freshly built fx-lsp.vsix installed,
+// driven through Debian's headless Chromium with playwright-core. It asserts what a person sees:
+// squiggles, Problems entries, a hover, a quick fix applied with Ctrl+., the generated-code view.
+//
+// Environment (all optional):
+//   CODE_SERVER      code-server binary (default: the one scripts/ci.sh installs)
+//   FX_LSP_PYTHON    interpreter with fx-lsp installed (default: python3's sys.executable)
+//   FX_LSP_VSIX      the packaged extension (default: ../fx-lsp.vsix)
+//   CHROMIUM         browser binary (default: /usr/bin/chromium)
+//   ARTIFACTS_DIR    where the screenshots go (default: <repo>/test-artifacts/vscode)
+//   E2E_KEEP_RUN=1   keep the scratch folder (settings, logs) after the run
+//   E2E_LOG_LEVEL    code-server's --log level, e.g. trace to log the LSP messages too
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const clientDir = path.resolve(here, "..");
+const repoDir = path.resolve(clientDir, "..");
+const CODE_SERVER =
+  process.env.CODE_SERVER ??
+  path.join(os.homedir(), ".cache", "fx-lsp-e2e", "code-server-4.100.3", "node_modules", ".bin", "code-server");
+const VSIX = process.env.FX_LSP_VSIX ?? path.join(clientDir, "fx-lsp.vsix");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const ARTIFACTS = process.env.ARTIFACTS_DIR ?? path.join(repoDir, "test-artifacts", "vscode");
+const PYTHON =
+  process.env.FX_LSP_PYTHON ??
+  execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim();
+
+/** The first trace of a run imports torch in the server's fork server: allow for a cold machine. */
+const TRACE_TIMEOUT_MS = 120_000;
+const UI_TIMEOUT_MS = 30_000;
+
+const run = {
+  dir: "",
+  workspace: "",
+  /** Process group of code-server (it is started in its own session with setsid semantics). */
+  serverPid: 0,
+  browser: undefined,
+  page: undefined,
+};
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(condition, what, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError;
+  while (Date.now() < deadline) {
+    try {
+      const value = await condition();
+      if (value) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ""}`);
+}
+
+async function screenshot(name) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await run.page.screenshot({ path: file });
+  return file;
+}
+
+function codeServerArgs() {
+  return [
+    "--config", path.join(run.dir, "config.yaml"),
+    "--user-data-dir", path.join(run.dir, "ud"),
+    "--extensions-dir", path.join(run.dir, "ext"),
+  ];
+}
+
+function scratchEnv() {
+  return {
+    ...process.env,
+    XDG_DATA_HOME: path.join(run.dir, "xdg", "data"),
+    XDG_CACHE_HOME: path.join(run.dir, "xdg", "cache"),
+    XDG_CONFIG_HOME: path.join(run.dir, "xdg", "config"),
+  };
+}
+
+/** The FX Trace log and code-server's own log, printed when a step fails. */
+function dumpLogs() {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/FX Trace|exthost\.log|remoteagent\.log/.test(entry.name)) found.push(full);
+    }
+  };
+  for (const dir of [path.join(run.dir, "ud"), path.join(run.dir, "xdg")]) if (fs.existsSync(dir)) walk(dir);
+  for (const file of [...found, path.join(run.dir, "code-server.log")]) {
+    if (!fs.existsSync(file)) continue;
+    const text = fs.readFileSync(file, "utf8");
+    console.log(`----- ${file} (last 4000 chars)\n${text.slice(-4000)}`);
+  }
+}
+
+// ----- Editor helpers (selectors of VS Code 1.100 as served by code-server 4.100.3)
+
+/** The editor of the active editor group (a second group opens beside for generated code). */
+const activeEditor = () => run.page.locator(".editor-group-container.active .editor-instance .monaco-editor").first();
+
+const editorText = () =>
+  activeEditor().locator(".view-lines").innerText().then((t) => t.replace(/\u00a0/g, " "));
+
+async function openFile(name) {
+  const { page } = run;
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+  await input.fill(name);
+  await page
+    .locator(".quick-input-list .monaco-list-row", { hasText: name })
+    .first()
+    .waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+  await page.keyboard.press("Enter");
+  await page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: name }).waitFor({ timeout: UI_TIMEOUT_MS });
+  await waitFor(async () => (await editorText()).includes("class "), `the text of ${name}`, UI_TIMEOUT_MS);
+}
+
+/** The token span of the active editor whose whole text is `text` on the line that contains `lineText`. */
+function token(text, lineText) {
+  return activeEditor()
+    .locator(".view-line", { hasText: lineText })
+    .first()
+    .locator("span > span", { hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`) })
+    .first();
+}
+
+/**
+ * The 1-based editor line of an element inside the editor's text: the line number rendered at the
+ * same `top` as the overlay line holding it, read in one go so that a code lens that shifts the
+ * lines cannot come in between.
+ */
+async function lineOf(locator) {
+  return locator.evaluate((element) => {
+    let line = element;
+    while (line.parentElement && !line.parentElement.classList.contains("view-overlays")) line = line.parentElement;
+    const editor = element.closest(".monaco-editor");
+    if (!line.parentElement || !editor) throw new Error("the element is not in an editor's overlay layer");
+    for (const margin of editor.querySelectorAll(".margin-view-overlays > div")) {
+      const number = margin.querySelector(".line-numbers");
+      if (number && margin.style.top === line.style.top) return Number(number.textContent.trim());
+    }
+    throw new Error(`no line number at top ${line.style.top}`);
+  });
+}
+
+async function problemRows() {
+  const rows = run.page.locator(".markers-panel .monaco-list-row");
+  const labels = [];
+  // The aria-label holds the message and position, the rendered text the source and code.
+  for (const row of await rows.all()) labels.push(`${(await row.getAttribute("aria-label")) ?? ""} ${await row.innerText()}`);
+  return labels;
+}
+
+async function showProblems() {
+  const { page } = run;
+  if (!(await page.locator(".markers-panel").isVisible())) await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel").waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+}
+
+async function hoverText(locator, expected, timeoutMs) {
+  const { page } = run;
+  return waitFor(
+    async () => {
+      await page.mouse.move(5, 5);
+      const box = await locator.boundingBox();
+      if (!box) return false;
+      // Two moves a few pixels apart: Monaco starts its hover on mouse movement over the token.
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.move(box.x + box.width / 2 + 2, box.y + box.height / 2);
+      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content");
+      try {
+        await hover.first().waitFor({ state: "visible", timeout: 3000 });
+      } catch {
+        return false;
+      }
+      const text = (await hover.allInnerTexts()).join("\n");
+      return expected.test(text) ? text : false;
+    },
+    `a hover matching ${expected}`,
+    timeoutMs,
+  );
+}
+
+async function runCommand(title) {
+  const { page } = run;
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+  await input.fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+  await page.keyboard.press("Enter");
+}
+
+// ----- The run
+
+before(async () => {
+  for (const [what, file] of [["code-server", CODE_SERVER], ["the vsix", VSIX], ["chromium", CHROMIUM], ["python", PYTHON]]) {
+    assert.ok(fs.existsSync(file), `${what} not found at ${file}`);
+  }
+  run.dir = fs.mkdtempSync(path.join(os.tmpdir(), "fx-lsp-e2e-"));
+  run.workspace = path.join(run.dir, "workspace");
+  // A copy: the quick fix edits the files.
+  fs.cpSync(path.join(here, "workspace"), run.workspace, { recursive: true });
+  fs.mkdirSync(path.join(run.workspace, ".vscode"));
+  fs.writeFileSync(
+    path.join(run.workspace, ".vscode", "settings.json"),
+    JSON.stringify({ "fxLsp.interpreter": PYTHON, "fxLsp.trace.server": "messages" }, null, 2),
+  );
+  fs.mkdirSync(path.join(run.dir, "ud", "User"), { recursive: true });
+  fs.writeFileSync(
+    path.join(run.dir, "ud", "User", "settings.json"),
+    JSON.stringify(
+      {
+        "telemetry.telemetryLevel": "off",
+        "workbench.startupEditor": "none",
+        "update.mode": "none",
+        "extensions.autoUpdate": false,
+        "extensions.ignoreRecommendations": true,
+        "workbench.tips.enabled": false,
+        "editor.hover.delay": 200,
+        "files.autoSave": "off",
+      },
+      null,
+      2,
+    ),
+  );
+  const port = await freePort();
+  fs.writeFileSync(path.join(run.dir, "config.yaml"), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+
+  execFileSync(CODE_SERVER, [...codeServerArgs(), "--install-extension", VSIX], { env: scratchEnv(), stdio: "inherit" });
+
+  const logFd = fs.openSync(path.join(run.dir, "code-server.log"), "w");
+  const server = spawn(
+    CODE_SERVER,
+    [
+      ...codeServerArgs(),
+      "--auth", "none",
+      "--bind-addr", `127.0.0.1:${port}`,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      ...(process.env.E2E_LOG_LEVEL ? ["--log", process.env.E2E_LOG_LEVEL] : []),
+      run.workspace,
+    ],
+    // detached: its own process group, so that its file watcher and extension host die with it.
+    { env: scratchEnv(), detached: true, stdio: ["ignore", logFd, logFd] },
+  );
+  run.serverPid = server.pid;
+  await waitFor(
+    async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
+    "code-server's /healthz",
+    60_000,
+  );
+
+  run.browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    env: { ...process.env, XDG_CONFIG_HOME: path.join(run.dir, "chromium", "config"), XDG_CACHE_HOME: path.join(run.dir, "chromium", "cache") },
+  });
+  run.page = await run.browser.newPage({ viewport: { width: 1440, height: 900 } });
+  await run.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(run.workspace)}`);
+  await run.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  await run.page.locator(".explorer-folders-view .monaco-list-row").first().waitFor({ timeout: 60_000 });
+});
+
+after(async () => {
+  await run.browser?.close();
+  if (run.serverPid) {
+    try {
+      process.kill(-run.serverPid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  }
+  if (run.dir && process.env.E2E_KEEP_RUN !== "1") fs.rmSync(run.dir, { recursive: true, force: true });
+  else if (run.dir) console.log(`kept the run folder ${run.dir}`);
+});
+
+/** Runs a step; on failure saves a screenshot and prints the logs before failing. */
+async function step(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    if (run.page) await screenshot(`failed-${name}`).catch(() => undefined);
+    dumpLogs();
+    throw error;
+  }
+}
+
+describe("fx-lsp in VS Code (code-server)", () => {
+  it("reports len() on a tensor as FX002: squiggle on the line and a Problems entry", () =>
+    step("01-len-diagnostic", async () => {
+      await openFile("len_model.py");
+      const squiggle = activeEditor().locator(".squiggly-error").first();
+      await squiggle.waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await lineOf(squiggle), 11, "the squiggle is on `batch = len(x)`");
+      await showProblems();
+      const fx002 = await waitFor(
+        async () => (await problemRows()).find((label) => /FX002/.test(label)),
+        "a Problems entry with FX002",
+        UI_TIMEOUT_MS,
+      );
+      assert.match(fx002, /Ln 11, Col 17/, `the entry is on line 11: ${fx002}`);
+      assert.match(fx002, /fx-lsp/);
+      await screenshot("01-len-diagnostic");
+    }));
+
+  it("reports control flow on a tensor as FX001", () =>
+    step("02-control-flow", async () => {
+      await openFile("control_flow.py");
+      const squiggle = activeEditor().locator(".squiggly-error").first();
+      await squiggle.waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await lineOf(squiggle), 11, "the squiggle is on `if x.sum() > 0:`");
+      await showProblems();
+      const fx001 = await waitFor(
+        async () => (await problemRows()).find((label) => /FX001/.test(label)),
+        "a Problems entry with FX001",
+        UI_TIMEOUT_MS,
+      );
+      assert.match(fx001, /Ln 11, Col 12/, fx001);
+      await screenshot("02-control-flow");
+    }));
+
+  it("shows the generated forward in the hover of a traceable class", () =>
+    step("03-hover", async () => {
+      await openFile("traceable.py");
+      const text = await hoverText(token("TinyMLP", "class TinyMLP"), /def forward/, TRACE_TIMEOUT_MS);
+      assert.match(text, /def forward\(self, x/);
+      await screenshot("03-hover-traceable");
+    }));
+
+  it("opens the generated code of the class at the cursor in a read-only python document", () =>
+    step("04-generated-code", async () => {
+      const { page } = run;
+      await page.mouse.move(5, 5);
+      await token("TinyMLP", "class TinyMLP").click();
+      await runCommand("FX: Show Generated Forward Code");
+      await page
+        .locator(".editor-group-container.active .tabs-container .tab.active", { hasText: "TinyMLP.fx.py" })
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      const shown = await waitFor(
+        async () => {
+          const text = await editorText();
+          return /def forward/.test(text) ? text : false;
+        },
+        "the generated forward in the view",
+        UI_TIMEOUT_MS,
+      );
+      assert.match(shown, /torch\.fx generated forward of/);
+      assert.match(shown, /def forward\(self, x/);
+      assert.match(shown, /fc1/);
+      // The status bar names the language of the active editor.
+      assert.equal((await page.locator('[id="status.editor.mode"]').innerText()).trim(), "Python");
+      await screenshot("04-generated-code");
+      // Read-only: typing into it changes nothing.
+      await activeEditor().locator(".view-lines").click();
+      await page.keyboard.type("zzz");
+      assert.doesNotMatch(await editorText(), /zzz/);
+      await page.keyboard.press("Control+W");
+    }));
+
+  it("applies the FX002 quick fix through Ctrl+. and the diagnostic disappears", () =>
+    step("05-quick-fix", async () => {
+      const { page } = run;
+      await openFile("len_model.py");
+      await token("len", "batch = len(x)").click();
+      await page.keyboard.press("Control+.");
+      const actions = page.locator(".action-widget .monaco-list-row");
+      await actions.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      const titles = await actions.allInnerTexts();
+      const wrapIndex = titles.findIndex((title) => /wrap/i.test(title) && /len/.test(title));
+      assert.ok(wrapIndex >= 0, `a quick fix that wraps len among: ${JSON.stringify(titles)}`);
+      await screenshot("05-quick-fix-menu");
+      // The menu takes keys, not clicks (a pointer-block layer covers it): move the focus, Enter.
+      const wanted = Number(await actions.nth(wrapIndex).getAttribute("data-index"));
+      await waitFor(
+        async () => {
+          const focused = Number(await page.locator(".action-widget .monaco-list-row.focused").getAttribute("data-index"));
+          if (focused === wanted) return true;
+          await page.keyboard.press(focused < wanted ? "ArrowDown" : "ArrowUp");
+          return false;
+        },
+        "the wrap quick fix to be focused",
+        UI_TIMEOUT_MS,
+      );
+      await page.keyboard.press("Enter");
+      await waitFor(async () => /fx\.wrap\("len"\)/.test(await editorText()), "the wrap inserted into the file", UI_TIMEOUT_MS);
+      await page.keyboard.press("Control+S");
+      await waitFor(
+        async () => (await activeEditor().locator(".squiggly-error").count()) === 0,
+        "the FX002 squiggle to disappear",
+        TRACE_TIMEOUT_MS,
+      );
+      await showProblems();
+      await waitFor(
+        async () => !(await problemRows()).some((label) => /FX002/.test(label)),
+        "the FX002 Problems entry to disappear",
+        UI_TIMEOUT_MS,
+      );
+      const saved = fs.readFileSync(path.join(run.workspace, "len_model.py"), "utf8");
+      assert.match(saved, /fx\.wrap\("len"\)/);
+      await screenshot("05-quick-fix-applied");
+    }));
+});
