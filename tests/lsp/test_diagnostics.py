@@ -1,0 +1,231 @@
+"""Diagnostics end to end: a real server process, real torch, real files."""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+
+from conftest import session, wait_for
+from lsprotocol import types
+
+
+def _by_code(diagnostics: list[types.Diagnostic], code: str) -> list[types.Diagnostic]:
+    return [d for d in diagnostics if d.code == code]
+
+
+def _line_of(path: pathlib.Path, needle: str) -> tuple[int, str]:
+    for index, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if needle in line:
+            return index, line
+    raise AssertionError(needle)
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+async def test_open_publishes_located_diagnostics(workspace: pathlib.Path) -> None:
+    net = workspace / "pkg" / "net.py"
+    async with session(workspace) as client:
+        uri = client.open(net)
+        diagnostics = await client.diagnostics_for(uri, version=1)
+
+        assert all(d.source == "fx-lsp" for d in diagnostics)
+        line, text = _line_of(net, "return x * len(x)")
+        (len_diagnostic,) = [
+            d for d in _by_code(diagnostics, "FX002") if d.range.start.line == line
+        ]
+        assert len_diagnostic.range == types.Range(
+            start=types.Position(line=line, character=text.index("len(x)")),
+            end=types.Position(line=line, character=text.index("len(x)") + len("len(x)")),
+        )
+        assert len_diagnostic.severity == types.DiagnosticSeverity.Error
+        assert len_diagnostic.code_description.href == "https://github.com/fx-lsp/fx-lsp#fx002"
+
+        # The helper's own line gets the failure, with the call chain as related information.
+        helper_line, _ = _line_of(net, "if x.mean() > 0:")
+        (in_helper,) = [d for d in diagnostics if d.range.start.line == helper_line]
+        assert in_helper.code == "FX001"
+        (related,) = in_helper.related_information
+        assert related.message == "helper() called from forward()"
+        assert related.location.range.start.line == _line_of(net, "return helper(x) + 1")[0]
+
+        # Failures outside the class body also mark the class name.
+        messages = [d.message for d in diagnostics]
+        assert (
+            "UsesHelper is not FX-traceable: 1 failure (first: control flow at net.py:8)"
+            in messages
+        )
+        assert (
+            "UsesBlock is not FX-traceable: 1 failure (first: control flow at layers.py:10)"
+            in messages
+        )
+        (block_summary,) = [d for d in diagnostics if d.message.startswith("UsesBlock")]
+        assert block_summary.range.start.line == _line_of(net, "class UsesBlock")[0]
+        assert block_summary.related_information[0].location.uri.endswith("pkg/layers.py")
+
+        (unused,) = _by_code(diagnostics, "FX200")
+        assert unused.severity == types.DiagnosticSeverity.Hint
+        assert list(unused.tags) == [types.DiagnosticTag.Unnecessary]
+        assert unused.range.start.line == _line_of(net, "self.unused = ")[0]
+
+        # NeedsArgs is not traced: no diagnostic unless showNotTraced asks for it.
+        assert not [d for d in diagnostics if "NeedsArgs" in d.message]
+
+        traced = await wait_for(lambda: [t for t in client.traced if t["uri"] == uri])
+        assert traced[0]["version"] == 1
+        assert set(traced[0]["classes"]) >= {"Traceable", "UsesLen", "NeedsArgs", "Emoji"}
+        await wait_for(lambda: client.statuses and client.statuses[-1]["state"] == "idle")
+        assert any(s["state"] == "tracing" and s["pending"] >= 1 for s in client.statuses)
+
+
+async def test_columns_follow_the_negotiated_encoding(workspace: pathlib.Path) -> None:
+    net = workspace / "pkg" / "net.py"
+    line, text = _line_of(net, "😀")
+    start = text.index("len(x)")
+    for encodings, expected in (
+        (None, _utf16(text[:start])),
+        (["utf-8"], len(text[:start].encode("utf-8"))),
+        (["utf-32"], start),
+    ):
+        async with session(workspace, encodings=encodings) as client:
+            uri = client.open(net)
+            diagnostics = await client.diagnostics_for(uri, version=1)
+            (emoji,) = [d for d in diagnostics if d.range.start.line == line]
+            assert emoji.range.start.character == expected, encodings
+    assert _utf16(text[:start]) != start  # the line really tells the encodings apart
+
+
+async def test_settings_severity_and_not_traced(workspace: pathlib.Path) -> None:
+    net = workspace / "pkg" / "net.py"
+    options = {"fxLsp": {"severity": "warning", "showNotTraced": True}}
+    async with session(workspace, options=options) as client:
+        uri = client.open(net)
+        diagnostics = await client.diagnostics_for(uri, version=1)
+        assert {d.severity for d in _by_code(diagnostics, "FX002")} == {
+            types.DiagnosticSeverity.Warning
+        }
+        (not_traced,) = [d for d in diagnostics if "NeedsArgs" in d.message]
+        assert not_traced.severity == types.DiagnosticSeverity.Information
+        assert not_traced.range.start.line == _line_of(net, "class NeedsArgs")[0]
+        assert "width" in not_traced.message
+
+
+async def test_invalid_setting_reported_once_and_default_used(workspace: pathlib.Path) -> None:
+    async with session(workspace, options={"run": "sometimes", "debounceMs": -3}) as client:
+        uri = client.open(workspace / "pkg" / "net.py")
+        await client.diagnostics_for(uri, version=1)  # onSave (the default) still traces on open
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"fxLsp": {"run": "sometimes"}})
+        )
+        await asyncio.sleep(0.5)
+        invalid = [m.message for m in client.messages if "invalid" in m.message]
+        assert len([m for m in invalid if "run = 'sometimes'" in m]) == 1, invalid
+        assert len([m for m in invalid if "debounceMs" in m]) == 1, invalid
+
+
+async def test_unsaved_imported_buffer_is_traced_and_dependents_retraced(
+    workspace: pathlib.Path,
+) -> None:
+    net, layers = workspace / "pkg" / "net.py", workspace / "pkg" / "layers.py"
+    async with session(workspace) as client:
+        net_uri = client.open(net)
+        layers_uri = client.open(layers)
+        before = await client.diagnostics_for(net_uri, version=1)
+        assert any(d.message.startswith("UsesBlock") for d in before)
+        await client.diagnostics_for(layers_uri, version=1)
+
+        # Fix Block in the editor only: the disk keeps the failing version.
+        fixed = layers.read_text().replace(
+            "        if x.sum() > 0:\n            return self.lin(x)\n        return x\n",
+            "        return self.lin(x)\n",
+        )
+        mark = len(client.published)
+        version = client.replace_text(layers_uri, fixed)
+        client.save(layers_uri)
+        layers_after = await client.diagnostics_for(layers_uri, version=version, after=mark)
+        assert list(layers_after) == []
+        net_after = await client.diagnostics_for(net_uri, version=1, after=mark)
+        assert not any(d.message.startswith("UsesBlock") for d in net_after)
+        assert "if x.sum() > 0:" in layers.read_text()
+
+
+async def test_outdated_job_is_cancelled_and_its_result_dropped(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'slow'\n")
+    marker = tmp_path / "finished.txt"
+    slow = tmp_path / "slow.py"
+    slow_source = (
+        "import pathlib\nimport time\n\nfrom torch import nn\n\n\n"
+        "class Slow(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        time.sleep(4)\n"
+        f"        pathlib.Path({str(marker)!r}).write_text('done')\n"
+        "        return x\n"
+    )
+    slow.write_text(slow_source)
+    warm = tmp_path / "warm.py"
+    warm.write_text(
+        "from torch import nn\n\n\nclass Warm(nn.Module):\n"
+        "    def forward(self, x):\n        return x\n"
+    )
+    async with session(tmp_path) as client:
+        await client.diagnostics_for(client.open(warm), version=1)  # the worker is up
+        uri = client.open(slow)
+        await asyncio.sleep(1.0)  # the child is inside time.sleep now
+        fast = slow_source.replace("        time.sleep(4)\n", "").replace(
+            "        return x\n", "        return len(x)\n"
+        )
+        fast = fast.replace(f"        pathlib.Path({str(marker)!r}).write_text('done')\n", "")
+        version = client.replace_text(uri, fast)
+        client.save(uri)
+        diagnostics = await client.diagnostics_for(uri, version=version)
+        assert [d.code for d in diagnostics] == ["FX002"]
+        await asyncio.sleep(4.5)
+        assert not marker.exists(), "the outdated trace ran on instead of being killed"
+        assert [p.version for p in client.published if p.uri == uri] == [version]
+
+
+async def test_close_clears_diagnostics(workspace: pathlib.Path) -> None:
+    async with session(workspace) as client:
+        uri = client.open(workspace / "pkg" / "net.py")
+        assert await client.diagnostics_for(uri, version=1)
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        await wait_for(lambda: not client.latest(uri).diagnostics, 5, "cleared diagnostics")
+
+
+async def test_on_type_traces_only_the_newest_version_after_the_debounce(
+    workspace: pathlib.Path,
+) -> None:
+    net = workspace / "pkg" / "net.py"
+    text = net.read_text()
+    async with session(workspace, options={"run": "onType", "debounceMs": 300}) as client:
+        uri = client.open(net)
+        await client.diagnostics_for(uri, version=1)
+        mark = len(client.published)
+        for index in range(5):
+            version = client.replace_text(uri, text + f"\n# edit {index}\n")
+            await asyncio.sleep(0.05)
+        final = client.replace_text(uri, text.replace("return x * len(x)", "return x * 2"))
+        after = await client.diagnostics_for(uri, version=final, after=mark)
+        assert len(_by_code(after, "FX002")) == 1  # only the Emoji one is left
+        await asyncio.sleep(0.5)
+        assert [p.version for p in client.published[mark:] if p.uri == uri] == [final]
+        assert version == final - 1
+
+
+async def test_client_without_diagnostics_answers_requests_at_once(workspace: pathlib.Path) -> None:
+    """Requests never wait for a trace: a hover before any result answers with nothing."""
+    async with session(workspace) as client:
+        uri = client.open(workspace / "pkg" / "net.py")
+        result = await asyncio.wait_for(
+            client.text_document_hover_async(
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    position=types.Position(line=12, character=7),
+                )
+            ),
+            1.0,
+        )
+        assert result is None or isinstance(result, types.Hover)
