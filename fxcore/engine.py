@@ -66,6 +66,7 @@ class _Zygote:
         self._dead = False
         self._forked: dict[int, int] = {}
         self._exit_codes: dict[int, int] = {}
+        self._ignored_exits: set[int] = set()
         self._request_ids = itertools.count()
         threading.Thread(target=self._read, name="fx-lsp-zygote", daemon=True).start()
 
@@ -83,7 +84,10 @@ class _Zygote:
                     elif message[0] == "forked":
                         self._forked[message[1]] = message[2]
                     elif message[0] == "exited":
-                        self._exit_codes[message[1]] = message[2]
+                        if message[1] in self._ignored_exits:
+                            self._ignored_exits.discard(message[1])
+                        else:
+                            self._exit_codes[message[1]] = message[2]
                     self._state.notify_all()
         except (EOFError, OSError):
             with self._state:
@@ -113,6 +117,12 @@ class _Zygote:
                 send_message(self._socket, ("kill", pid))
         except OSError:
             pass
+
+    def forget_exit(self, pid: int) -> None:
+        """Drop the exit status of a child whose result is complete, now or when it comes."""
+        with self._state:
+            if self._exit_codes.pop(pid, None) is None:
+                self._ignored_exits.add(pid)
 
     def exit_code(self, pid: int, timeout: float) -> int | None:
         self._wait_for(lambda: pid in self._exit_codes, timeout)
@@ -296,12 +306,14 @@ class Engine:
         finally:
             results_reader.close()
             os.close(output_reader)
-        exit_code = zygote.exit_code(pid, timeout=5.0)
         if handle.cancelled:
             raise CancelledError()
-        if attempt.ended_by is None and attempt.file is None and attempt.fatal is None:
+        finished = attempt.file is not None or attempt.fatal is not None
+        if attempt.ended_by is None and not finished:
             attempt.ended_by = "crash"
-            attempt.exit_description = _describe_exit(exit_code)
+            attempt.exit_description = _describe_exit(zygote.exit_code(pid, timeout=5.0))
+        else:
+            zygote.forget_exit(pid)
         return attempt
 
     def _follow_child(self, handle: TraceHandle, zygote: _Zygote, pid: int,

@@ -106,6 +106,8 @@ class JobRunner:
         self.overlays = {os.path.abspath(p): text for p, text in job.overlays.items()}
         self.sources = SourceIndex(self.overlays)
         self.location = import_location(self.path)
+        # Modules loaded before the job (torch and the like) are never workspace files.
+        self.preloaded_modules = set(sys.modules)
 
     # -- locating --------------------------------------------------------------------------
 
@@ -211,9 +213,11 @@ class JobRunner:
         importlib.invalidate_caches()
 
     def imported_workspace_files(self) -> list[str]:
+        new_modules = [module for name, module in list(sys.modules.items())
+                       if name not in self.preloaded_modules]
         files = {
             os.path.abspath(module.__file__)
-            for module in list(sys.modules.values())
+            for module in new_modules
             if isinstance(getattr(module, "__file__", None), str)
             and self.is_workspace_path(module.__file__)
         }

@@ -83,11 +83,24 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
 
 def serve(sock: socket.socket) -> None:
     children: set[int] = set()
+    # SIGCHLD writes to this pipe, so a child's exit wakes the loop at once.
+    wakeup_reader, wakeup_writer = os.pipe()
+    os.set_blocking(wakeup_reader, False)
+    os.set_blocking(wakeup_writer, False)
+    signal.set_wakeup_fd(wakeup_writer)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
     try:
         while True:
-            readable, _, _ = select.select([sock], [], [], 0.05)
+            readable, _, _ = select.select([sock, wakeup_reader], [], [], 1.0)
+            if wakeup_reader in readable:
+                while True:
+                    try:
+                        if not os.read(wakeup_reader, 512):
+                            break
+                    except BlockingIOError:
+                        break
             _report_exits(sock, children)
-            if not readable:
+            if sock not in readable:
                 continue
             try:
                 message, fds = receive_message(sock)
@@ -100,6 +113,10 @@ def serve(sock: socket.socket) -> None:
                     status = 0
                     try:
                         sock.close()
+                        signal.set_wakeup_fd(-1)
+                        os.close(wakeup_reader)
+                        os.close(wakeup_writer)
+                        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                         signal.signal(signal.SIGTERM, signal.SIG_DFL)
                         _run_child(job, fds[0], fds[1], memory_limit_mb)
                     except BaseException:
