@@ -33,7 +33,9 @@ HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models"
 OUT = HERE / "ground_truth"
 
-# (old, new): `old` must occur exactly once in the original file and lie on one line.
+# (old, new), single-line replacements. When a failure is found on line L, the first edit not yet
+# applied whose `old` occurs exactly once in the source as edited so far, on line L, is applied.
+# Several edits on one line apply in list order (fix the iteration, then the int() it hid).
 FIXES: dict[str, list[tuple[str, str]]] = {
     "attention_block.py": [
         ("b = len(x)", "b = x.size(0)"),
@@ -86,7 +88,8 @@ FIXES: dict[str, list[tuple[str, str]]] = {
     ],
     "multiscale_fusion.py": [
         ("resized = self.fuse(*maps)", "resized = self.fuse(maps[0], maps[1], maps[2])"),
-        ("size = tuple(int(s) for s in target)", "size = (8, 8)"),
+        ("for s in target)", "for s in (target[0], target[1]))"),
+        ("tuple(int(s) for s", "tuple(s for s"),
         ("if out.isnan().any():", "if False:"),
     ],
     "loss_module.py": [
@@ -117,24 +120,19 @@ class CorpusError(Exception):
     pass
 
 
-def _edit_lines(name: str, source: str) -> list[tuple[int, str, str]]:
-    out = []
-    lines = source.splitlines()
-    for old, new in FIXES.get(name, []):
+def _check_edits(name: str) -> list[tuple[str, str]]:
+    edits = FIXES.get(name, [])
+    for old, new in edits:
         if "\n" in old or "\n" in new:
             raise CorpusError(f"{name}: edits must stay on one line: {old!r}")
-        hits = [i for i, text in enumerate(lines, 1) if old in text]
-        if len(hits) != 1 or source.count(old) != 1:
-            raise CorpusError(f"{name}: {old!r} must occur exactly once (found {len(hits)})")
-        out.append((hits[0], old, new))
-    return out
+    return edits
 
 
-def _apply(source: str, edits: list[tuple[int, str, str]]) -> str:
-    lines = source.splitlines(keepends=True)
-    for line, old, new in edits:
-        lines[line - 1] = lines[line - 1].replace(old, new, 1)
-    return "".join(lines)
+def _edit_line(source: str, old: str) -> int | None:
+    """The line of ``old`` in ``source`` when it occurs there exactly once."""
+    if source.count(old) != 1:
+        return None
+    return source[: source.index(old)].count("\n") + 1
 
 
 def _load(path: Path, tag: str):
@@ -164,7 +162,7 @@ def trace_file(path: Path, helpers) -> dict:
     import torch.fx
 
     source = path.read_text(encoding="utf-8")
-    edits = _edit_lines(path.name, source)
+    edits = _check_edits(path.name)
     used: set[int] = set()
     per_class: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,10 +170,11 @@ def trace_file(path: Path, helpers) -> dict:
         work.write_text(source, encoding="utf-8")
         classes = _classes(_load(work, "probe"))
         for cls_name in classes:
+            current = source
             applied: list[int] = []
             sequence: list[dict] = []
             for round_no in range(MAX_ROUNDS):
-                work.write_text(_apply(source, [edits[i] for i in applied]), encoding="utf-8")
+                work.write_text(current, encoding="utf-8")
                 module = _load(work, f"{cls_name}_{round_no}")
                 cls = getattr(module, cls_name)
                 try:
@@ -198,10 +197,12 @@ def trace_file(path: Path, helpers) -> dict:
                     innermost = frames[-1]
                     kind = helpers.classify(exc, innermost)
                     line = innermost.lineno
+                    # The first edit not yet applied whose text is (once) on the failing line
+                    # of the source as edited so far; edits of one line apply in list order.
                     candidates = [
                         i
-                        for i, (eline, _, _) in enumerate(edits)
-                        if eline == line and i not in applied
+                        for i, (old, _) in enumerate(edits)
+                        if i not in applied and _edit_line(current, old) == line
                     ]
                     if not candidates:
                         raise CorpusError(
@@ -209,6 +210,8 @@ def trace_file(path: Path, helpers) -> dict:
                             f"({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
                         ) from exc
                     i = candidates[0]
+                    old, new = edits[i]
+                    current = current.replace(old, new, 1)
                     applied.append(i)
                     used.add(i)
                     sequence.append(
@@ -217,7 +220,7 @@ def trace_file(path: Path, helpers) -> dict:
                             "kind": kind,
                             "exception": type(exc).__name__,
                             "message": str(exc).splitlines()[0][:200],
-                            "fix": {"old": edits[i][1], "new": edits[i][2]},
+                            "fix": {"old": old, "new": new},
                         }
                     )
                     continue
@@ -225,9 +228,9 @@ def trace_file(path: Path, helpers) -> dict:
             else:
                 raise CorpusError(f"{path.name}:{cls_name}: still failing after {MAX_ROUNDS} fixes")
             per_class[cls_name] = sequence
-    unused = [edits[i] for i in range(len(edits)) if i not in used]
+    unused = [edits[i][0] for i in range(len(edits)) if i not in used]
     if unused:
-        raise CorpusError(f"{path.name}: edits never needed: {[u[1] for u in unused]}")
+        raise CorpusError(f"{path.name}: edits never needed: {unused}")
     failures: dict[tuple[int, str], dict] = {}
     for cls_name, sequence in per_class.items():
         for item in sequence:

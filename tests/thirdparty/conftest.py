@@ -1,0 +1,85 @@
+"""Fixtures of the third-party fidelity tests: one plain-torch.fx ground truth and one
+``fx-lsp check --format json`` run over ``tests/thirdparty/workspace``, each in a subprocess."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+WORKSPACE = HERE / "workspace"
+LIBRARIES = ("torchvision", "timm", "transformers")
+#: Generous: on the 2-core machine both runs take about two to three minutes.
+RUN_TIMEOUT = float(os.environ.get("FX_LSP_THIRDPARTY_TIMEOUT", "1500"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "thirdparty: fidelity tests on real torchvision/timm/transformers models "
+        "(need scripts/install-thirdparty.sh; deselect with -m 'not thirdparty')",
+    )
+
+
+def missing_libraries() -> list[str]:
+    return [name for name in LIBRARIES if importlib.util.find_spec(name) is None]
+
+
+def fx_lsp_command() -> list[str]:
+    exe = shutil.which("fx-lsp")
+    return [exe] if exe else [sys.executable, "-m", "fx_lsp"]
+
+
+class _Run:
+    """A subprocess started now and waited for later (the two runs overlap)."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+        self.argv = argv
+        self.proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.out = self.err = ""
+        self._thread = threading.Thread(target=self._communicate, daemon=True)
+        self._thread.start()
+
+    def _communicate(self) -> None:
+        self.out, self.err = self.proc.communicate()
+
+    def wait(self) -> subprocess.CompletedProcess:
+        self._thread.join(RUN_TIMEOUT)
+        if self._thread.is_alive():
+            self.proc.kill()
+            self._thread.join()
+            pytest.fail(f"{' '.join(self.argv)} did not finish in {RUN_TIMEOUT:.0f} s")
+        return subprocess.CompletedProcess(self.argv, self.proc.returncode, self.out, self.err)
+
+
+@pytest.fixture(scope="session")
+def thirdparty_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+    """(ground truth, fx-lsp JSON), both computed in this test session."""
+    missing = missing_libraries()
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)} (run scripts/install-thirdparty.sh)")
+    out = tmp_path_factory.mktemp("thirdparty") / "ground_truth.json"
+    truth_run = _Run(
+        [sys.executable, str(HERE / "ground_truth.py"), "--quiet", "--out", str(out)], HERE
+    )
+    lsp_run = _Run([*fx_lsp_command(), "check", "--format", "json", str(WORKSPACE)], HERE)
+    truth = truth_run.wait()
+    lsp = lsp_run.wait()
+    assert truth.returncode == 0, f"ground_truth.py failed:\n{truth.stderr[-4000:]}"
+    assert lsp.returncode in (0, 1), f"fx-lsp check exited {lsp.returncode}:\n{lsp.stderr[-4000:]}"
+    try:
+        report = json.loads(lsp.stdout)
+    except json.JSONDecodeError as exc:
+        pytest.fail(f"fx-lsp check --format json printed no JSON ({exc}): {lsp.stdout[:2000]!r}")
+    return json.loads(out.read_text()), report
