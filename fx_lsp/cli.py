@@ -12,6 +12,7 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from fxcore.cache import ResultCache
 from fxcore.config import load_config
 from fxcore.engine import Engine
 from fxcore.model import EngineConfig, Failure, FileResult, Frame, Hint, ModuleResult, TraceJob
@@ -33,6 +34,7 @@ class Summary:
     failed: int = 0
     not_traced: int = 0
     file_errors: int = 0
+    cached: int = 0
     config_problems: list[str] = field(default_factory=list)
 
     @property
@@ -42,6 +44,7 @@ class Summary:
     def add(self, result: FileResult) -> None:
         self.files += 1
         self.file_errors += len(result.errors)
+        self.cached += result.from_cache
         for module in result.modules:
             if module.status == "traceable":
                 self.traceable += 1
@@ -74,8 +77,9 @@ class Progress:
         if self.enabled:
             width = 30
             filled = width * self.done // self.total
-            self.stream.write(f"\r[{'=' * filled}{' ' * (width - filled)}] "
-                              f"{self.done}/{self.total} files")
+            self.stream.write(
+                f"\r[{'=' * filled}{' ' * (width - filled)}] {self.done}/{self.total} files"
+            )
             self.stream.flush()
 
     def finish(self) -> None:
@@ -84,9 +88,10 @@ class Progress:
             self.stream.flush()
 
 
-def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None) -> tuple[
-        list[FileResult], Summary]:
-    """Trace every Python file under ``paths``, each with its own workspace's config."""
+def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
+               use_cache: bool = True) -> tuple[list[FileResult], Summary]:
+    """Trace every Python file under ``paths``, each with its own workspace's config,
+    taking unchanged files' results from the cache."""
     summary = Summary()
     configs: dict[str, EngineConfig] = {}
     jobs: list[TraceJob] = []
@@ -100,17 +105,30 @@ def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None)
             summary.config_problems.extend(problems)
         jobs.append(TraceJob(path=path, workspace_root=root, config=configs[root]))
     jobs = [job for job in jobs if not _excluded(job)]
-    engine = Engine(workers=workers)
+    cache = ResultCache() if use_cache else None
     progress = Progress(len(jobs))
     results: list[FileResult] = []
+    to_trace: list[TraceJob] = []
+    for job in jobs:
+        cached = cache.get(job) if cache else None
+        if cached is None:
+            to_trace.append(job)
+        else:
+            results.append(cached)
+            progress.advance()
+    engine = Engine(workers=workers) if to_trace else None
     try:
-        handles = [engine.submit(job) for job in jobs]
+        handles = [engine.submit(job) for job in to_trace] if engine else []
         for future in as_completed(handle.future for handle in handles):
             results.append(future.result())
             progress.advance()
+        if cache:
+            for handle in handles:
+                cache.put(handle.job, handle.future.result())
     finally:
         progress.finish()
-        engine.close()
+        if engine:
+            engine.close()
     results.sort(key=lambda result: result.path)
     for result in results:
         summary.add(result)
@@ -134,18 +152,25 @@ def text_report(results: list[FileResult], summary: Summary, stream: TextIO) -> 
         stream.write(f"warning: {problem}\n")
     for result in results:
         for error in result.errors:
-            stream.write(f"{_location(error.path, error.line, error.column)}: {error.code} "
-                         f"{error.message}\n")
+            stream.write(
+                f"{_location(error.path, error.line, error.column)}: {error.code} {error.message}\n"
+            )
         for module in result.modules:
             for failure in module.failures:
-                stream.write(f"{_location(failure.path, failure.line, failure.column)}: "
-                             f"{failure.code} [{module.class_name}] {failure.message}\n")
+                stream.write(
+                    f"{_location(failure.path, failure.line, failure.column)}: "
+                    f"{failure.code} [{module.class_name}] {failure.message}\n"
+                )
             for hint in module.hints:
-                stream.write(f"{_location(hint.path, hint.line, hint.column)}: {hint.code} "
-                             f"[{module.class_name}] {hint.message}\n")
+                stream.write(
+                    f"{_location(hint.path, hint.line, hint.column)}: {hint.code} "
+                    f"[{module.class_name}] {hint.message}\n"
+                )
             if module.status == "not-traced":
-                stream.write(f"{_location(module.path, module.line, module.column)}: note: "
-                             f"{module.class_name} was not traced. {module.reason}\n")
+                stream.write(
+                    f"{_location(module.path, module.line, module.column)}: note: "
+                    f"{module.class_name} was not traced. {module.reason}\n"
+                )
     stream.write(summary.line() + "\n")
 
 
@@ -153,16 +178,26 @@ def text_report(results: list[FileResult], summary: Summary, stream: TextIO) -> 
 
 
 def _frame_json(frame: Frame) -> dict[str, Any]:
-    return {"path": display_path(frame.path), "line": frame.line, "column": frame.column,
-            "end_line": frame.end_line, "end_column": frame.end_column,
-            "function": frame.function}
+    return {
+        "path": display_path(frame.path),
+        "line": frame.line,
+        "column": frame.column,
+        "end_line": frame.end_line,
+        "end_column": frame.end_column,
+        "function": frame.function,
+    }
 
 
 def _failure_json(failure: Failure | Hint) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "code": failure.code, "kind": failure.kind, "message": failure.message,
-        "path": display_path(failure.path), "line": failure.line, "column": failure.column,
-        "end_line": failure.end_line, "end_column": failure.end_column,
+        "code": failure.code,
+        "kind": failure.kind,
+        "message": failure.message,
+        "path": display_path(failure.path),
+        "line": failure.line,
+        "column": failure.column,
+        "end_line": failure.end_line,
+        "end_column": failure.end_column,
     }
     if isinstance(failure, Failure):
         data["frames"] = [_frame_json(frame) for frame in failure.frames]
@@ -195,15 +230,23 @@ def json_report(results: list[FileResult], summary: Summary) -> dict[str, Any]:
     return {
         "modules": [_module_json(module) for result in results for module in result.modules],
         "files": [
-            {"path": display_path(result.path),
-             "errors": [_failure_json(error) for error in result.errors],
-             "imported_files": [display_path(path) for path in result.imported_files],
-             "seconds": round(result.seconds, 4)}
+            {
+                "path": display_path(result.path),
+                "errors": [_failure_json(error) for error in result.errors],
+                "imported_files": [display_path(path) for path in result.imported_files],
+                "seconds": round(result.seconds, 4),
+            }
             for result in results
         ],
-        "summary": {"files": summary.files, "traced": summary.traced,
-                    "traceable": summary.traceable, "failed": summary.failed,
-                    "not_traced": summary.not_traced, "file_errors": summary.file_errors},
+        "summary": {
+            "files": summary.files,
+            "traced": summary.traced,
+            "traceable": summary.traceable,
+            "failed": summary.failed,
+            "not_traced": summary.not_traced,
+            "file_errors": summary.file_errors,
+            "cached": summary.cached,
+        },
         "config_problems": summary.config_problems,
     }
 
@@ -220,13 +263,24 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="trace the nn.Modules of files or folders")
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.add_argument("--format", choices=["text", "json"], default="text")
-    check.add_argument("--workers", type=int, default=None,
-                       help="worker processes (default: all cores)")
-    check.add_argument("--timeout", type=float, default=None,
-                       help="seconds per class before its worker is stopped (default 20)")
+    check.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: all cores)"
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per class before its worker is stopped (default 20)",
+    )
+    check.add_argument("--no-cache", action="store_true",
+                       help="trace everything again instead of reusing results of unchanged "
+                       "files from .fx-lsp-cache/")
     serve = commands.add_parser("serve", help="run the language server")
-    serve.add_argument("--stdio", action="store_true",
-                       help="talk over stdin/stdout (the default; accepted for clients)")
+    serve.add_argument(
+        "--stdio",
+        action="store_true",
+        help="talk over stdin/stdout (the default; accepted for clients)",
+    )
     serve.add_argument("--tcp", metavar="HOST:PORT", default=None)
     return parser
 
@@ -251,7 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no such file or folder: {', '.join(missing)}")
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
-    results, summary = run_checks(arguments.paths, arguments.workers, arguments.timeout)
+    results, summary = run_checks(arguments.paths, arguments.workers, arguments.timeout,
+                                  use_cache=not arguments.no_cache)
     if arguments.format == "json":
         json.dump(json_report(results, summary), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -13,6 +13,9 @@ from conftest import REPO_ROOT
 
 
 def run_cli(*arguments: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    """The CLI without its cache, so each test traces for real (the cache has its own test)."""
+    if arguments and arguments[0] == "check":
+        arguments = ("check", "--no-cache", *arguments[1:])
     return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
                           capture_output=True, text=True, timeout=300)
 
@@ -59,7 +62,7 @@ def test_json_output_shape() -> None:
     assert helper["path"] == "examples/models/ops.py"
     assert [f["function"] for f in helper["frames"]] == ["forward", "clamp_norm"]
     assert report["summary"] == {"files": 3, "traced": 3, "traceable": 1, "failed": 2,
-                                 "not_traced": 1, "file_errors": 0}
+                                 "not_traced": 1, "file_errors": 0, "cached": 0}
 
 
 def test_exit_code_zero_when_everything_traces() -> None:
@@ -90,7 +93,7 @@ def test_progress_bar_on_a_terminal() -> None:
     controller, terminal = pty.openpty()
     try:
         completed = subprocess.run(
-            [sys.executable, "-m", "fx_lsp", "check", "examples/models/mlp.py",
+            [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "examples/models/mlp.py",
              "examples/models/heads.py"],
             cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=300,
             env={**os.environ, "TERM": "xterm"})
