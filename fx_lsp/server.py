@@ -51,6 +51,16 @@ _work_done_token: contextvars.ContextVar[types.ProgressToken | None] = contextva
 
 
 class FxProtocol(LanguageServerProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Ids of requests the client cancelled. pygls answers them as cancelled but cannot stop
+        #: a command handler that already runs, so long commands check this set themselves.
+        self.cancelled_requests: set[Any] = set()
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        self.cancelled_requests.add(msg_id)
+        super()._handle_cancel_notification(msg_id)
+
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
         # pygls passes a command handler only its arguments; the client's progress token is
@@ -99,6 +109,8 @@ def guarded(default: Any = None) -> Callable[[F], F]:
 
 
 class FxLanguageServer(LanguageServer):
+    protocol: FxProtocol
+
     def __init__(self) -> None:
         super().__init__(
             "fx-lsp",
@@ -464,7 +476,13 @@ class FxLanguageServer(LanguageServer):
                     percentage=0,
                 ),
             )
-        cancelled = progress.tokens.get(token) if token is not None else None
+        progress_cancelled = progress.tokens.get(token) if token is not None else None
+        request_id = self.protocol.msg_id
+
+        def cancelled() -> bool:
+            if progress_cancelled is not None and progress_cancelled.cancelled():
+                return True
+            return request_id in self.protocol.cancelled_requests
         texts, _ = self.overlays()
         engine = self.ensure_engine()
         handles = []
@@ -484,8 +502,8 @@ class FxLanguageServer(LanguageServer):
                 finished, waiting = await asyncio.wait(
                     waiting, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
                 )
-                if cancelled is not None and cancelled.cancelled():
-                    raise asyncio.CancelledError
+                if cancelled():
+                    break
                 for future in finished:
                     handle = pending[future]
                     self._workspace_handles.discard(handle)
@@ -513,6 +531,7 @@ class FxLanguageServer(LanguageServer):
             self.send_status()
             if token is not None:
                 outcome = "cancelled" if done < len(files) else "done"
+                self.protocol.cancelled_requests.discard(request_id)
                 progress.end(
                     token,
                     types.WorkDoneProgressEnd(

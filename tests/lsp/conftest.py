@@ -12,20 +12,39 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import attrs
 import pytest
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
 
 WORKSPACES = pathlib.Path(__file__).parent / "workspaces"
+
+
+@attrs.define
+class RawResponse:
+    """A response whose result stays plain JSON (pygls turns unknown results into namedtuples,
+    which cannot hold keys such as line numbers)."""
+
+    id: Any
+    jsonrpc: str
+    result: Any = None
+
+
+class FxClientProtocol(LanguageClientProtocol):
+    def get_result_type(self, method: str) -> Any:
+        if method.startswith("fxLsp/"):
+            return RawResponse
+        return super().get_result_type(method)
 
 
 class FxClient(LanguageClient):
     """Records every publish (with its version) and the server's fxLsp notifications."""
 
     def __init__(self) -> None:
-        super().__init__(converter_factory=default_converter)
+        super().__init__(converter_factory=default_converter, protocol_cls=FxClientProtocol)
         self.published: list[types.PublishDiagnosticsParams] = []
         self.statuses: list[dict[str, Any]] = []
         self.traced: list[dict[str, Any]] = []
