@@ -342,7 +342,17 @@ class JobRunner:
             prefix = "Tracing stopped: "
             failure = self.exception_failure("error", prefix, ending_error, source.name_span)
             failure.possible_consequence = bool(failures)
+            if _raised_in_patch_function(ending_error):
+                failure.message = (
+                    f"torch.fx cannot set up tracing of a forward wrapped by a decorator that "
+                    f"takes *args/**kwargs ({ending_error}, raised by torch.fx's "
+                    "_patch_function, which rewrites the wrapper's code object). "
+                    "Give the wrapper the forward's explicit arguments, or trace the "
+                    "undecorated module."
+                )
             failures.append(failure)
+        for failure in failures:
+            self.relocate_into_decorator(failure, cls, source)
         if failures or graph is None:
             return self.module_result(cls, source, status="failed", failures=failures,
                                       instantiated_on=instantiated_on, trace_seconds=seconds)
@@ -361,6 +371,41 @@ class JobRunner:
             hints=self.unused_members(model, tracer, source),
             trace_seconds=seconds,
         )
+
+    def relocate_into_decorator(self, failure: Failure, cls: type,
+                                source: ClassSource) -> None:
+        """Put a failure raised by a decorator's wrapper around ``forward`` (or while torch.fx
+        patches that wrapper) on the decorated ``def forward``, naming the decorator: the
+        wrapper's own lines are usually library code the user cannot change."""
+        wrappers: list[Any] = []
+        function = cls.forward
+        while hasattr(function, "__wrapped__") and hasattr(function, "__code__"):
+            wrappers.append(function)
+            function = function.__wrapped__
+        if not wrappers:
+            return
+        innermost = failure.frames[-1] if failure.frames else None
+        in_wrapper = innermost is not None and any(
+            innermost.path == os.path.abspath(wrapper.__code__.co_filename)
+            and innermost.function == wrapper.__code__.co_name
+            for wrapper in wrappers
+        )
+        if not in_wrapper and not failure.message.startswith("torch.fx cannot set up tracing"):
+            return
+        code = wrappers[0].__code__
+        # functools.wraps copies __qualname__ from forward; the code object keeps the
+        # wrapper's own name, such as "checked.<locals>.wrapper" (3.11+).
+        decorator = getattr(code, "co_qualname", code.co_name).split(".<locals>")[0]
+        where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+        if source.forward is not None:
+            span = source.forward
+            failure.path = self.path
+        else:
+            span = source.name_span
+        failure.line, failure.column = span.line, span.column
+        failure.end_line, failure.end_column = span.end_line, span.end_column
+        failure.message = f"In the decorator `{decorator}` around forward ({where}): " \
+            + failure.message
 
     def located_failures(self, recorded: list[RecordedFailure],
                          source: ClassSource) -> list[Failure]:
@@ -412,6 +457,16 @@ class JobRunner:
                 )
             )
         return hints
+
+
+def _raised_in_patch_function(error: BaseException) -> bool:
+    """True for torch.fx's failure to rewrite a ``*args``/``**kwargs`` wrapper's code."""
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_patch_function":
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:

@@ -406,3 +406,53 @@ def test_invalid_config_values_are_reported_and_defaulted(workspace: Workspace) 
     assert len(problems) == 3
     assert any("'timeout'" in p for p in problems)
     assert any("unknown option 'surprise'" in p for p in problems)
+
+
+def test_failures_in_a_decorator_around_forward_land_on_the_forward(
+        engine: Engine, workspace: Workspace) -> None:
+    path = workspace.write("deco.py", """
+        import functools
+        from torch import nn
+
+
+        def checked(fn):
+            @functools.wraps(fn)
+            def wrapper(self, *args, **kwargs):
+                out = fn(self, *args, **kwargs)
+                if out.sum() > 0:
+                    return out
+                return -out
+            return wrapper
+
+
+        def passthrough(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                return fn(*args, **kwargs)
+            return wrapper
+
+
+        class Checked(nn.Module):
+            @checked
+            def forward(self, x):
+                return x + 1
+
+
+        class KwargsForward(nn.Module):
+            @passthrough
+            def forward(self, x, **kwargs):
+                return x + 1
+        """)
+    modules = {m.class_name: m for m in workspace.check(engine, "deco.py").modules}
+    (control_flow,) = modules["Checked"].failures
+    forward_line = line_of(path, "def forward(self, x):")
+    assert failure_span(control_flow) == span_of(path, forward_line, "forward")
+    assert control_flow.kind == "control-flow"
+    assert control_flow.message.startswith("In the decorator `checked` around forward")
+    assert control_flow.frames[-1].function == "wrapper"  # the chain still shows where
+
+    (patch_error,) = modules["KwargsForward"].failures
+    kwargs_line = line_of(path, "def forward(self, x, **kwargs):")
+    assert failure_span(patch_error) == span_of(path, kwargs_line, "forward")
+    assert "`passthrough`" in patch_error.message
+    assert "co_varnames is too small" in patch_error.message
