@@ -67,6 +67,20 @@ def status_kib(pid: int, keys: tuple[str, ...]) -> dict[str, int]:
     return values
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (/proc/PID/stat fields 14 and 15)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            # The command name (field 2) may hold spaces; fields after it are plain.
+            fields = handle.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def pss_kib(pid: int) -> int:
     """Proportional set size: shared pages (torch's, inherited by fork) counted once over
     the processes that share them, so the sum over the tree is real memory."""
@@ -90,6 +104,8 @@ class TreeMemory:
     zygote_rss_kib: int = 0
     #: Kernel-recorded peak RSS (VmHWM) of each child seen: exact even between samples.
     child_hwm_kib: dict[int, int] = field(default_factory=dict)
+    #: CPU time of each child at its last sample (misses at most one interval at the end).
+    child_cpu_seconds: dict[int, float] = field(default_factory=dict)
     samples: int = 0
 
     def sample(self) -> None:
@@ -104,6 +120,9 @@ class TreeMemory:
             pss_sum += pss_kib(pid)
             if "VmHWM" in fields:
                 self.child_hwm_kib[pid] = max(self.child_hwm_kib.get(pid, 0), fields["VmHWM"])
+            cpu = cpu_seconds(pid)
+            if cpu is not None:
+                self.child_cpu_seconds[pid] = cpu
             pending.extend(children_of(pid))
         self.peak_rss_sum_kib = max(self.peak_rss_sum_kib, rss_sum)
         self.peak_pss_sum_kib = max(self.peak_pss_sum_kib, pss_sum)
@@ -207,6 +226,7 @@ def main() -> None:
     engine = Engine(workers=1)
     walls: list[float] = []
     peaks: list[float] = []
+    cpus: list[float] = []
     try:
         started = time.perf_counter()
         engine.check(TraceJob(path=WARM_UP_FILE, workspace_root=os.path.dirname(WARM_UP_FILE)))
@@ -228,6 +248,11 @@ def main() -> None:
             peaks.append(peak)
             print(f"\nrun {run + 1}: wall {wall:.2f} s (engine's FileResult.seconds "
                   f"{result.seconds:.2f} s, of which tracer.trace {module.trace_seconds:.2f} s)")
+            child_cpu = sum(memory.child_cpu_seconds.values())
+            cpus.append(child_cpu)
+            # On a shared machine the wall time includes waiting for a core; the child's
+            # CPU time is roughly what the wall time would be on an idle core.
+            print(f"  child CPU time (user + sys, sampled): {child_cpu:.2f} s")
             print(f"  Llama: {module.status}, {module.node_count} graph nodes, "
                   f"instantiated on {module.instantiated_on}; "
                   f"{len(module.failures)} failures, {len(result.errors)} file errors")
@@ -253,6 +278,7 @@ def main() -> None:
     print(f"eager float32 size it would need: {built * 4 / GIB:.1f} GiB "
           f"({built * 4 / 1e9:.1f} GB) - not built")
     print(f"\nsummary: median wall {wall_median:.2f} s over {len(walls)} runs "
+          f"(median child CPU time {statistics.median(cpus):.2f} s) "
           f"[target < {TARGET_SECONDS:g} s: {'met' if wall_median < TARGET_SECONDS else 'MISSED'}]"
           f"; peak zygote + child RSS {peak_max / GIB:.2f} GiB "
           f"[target < 1.5 GiB: {'met' if peak_max < TARGET_PEAK_BYTES else 'MISSED'}]")
