@@ -125,16 +125,24 @@ const editorText = () =>
 
 async function openFile(name) {
   const { page } = run;
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
-  await input.fill(name);
-  await page
-    .locator(".quick-input-list .monaco-list-row", { hasText: name })
-    .first()
-    .waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
-  await page.keyboard.press("Enter");
-  await page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: name }).waitFor({ timeout: UI_TIMEOUT_MS });
+  const activeTab = page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: name });
+  // Quick Open now and then loses its Enter while the workbench moves focus (after a group
+  // closes, say): try again rather than fail on a key the UI dropped.
+  await waitFor(
+    async () => {
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("Control+P");
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor({ state: "visible", timeout: 5000 });
+      await input.fill(name);
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ state: "visible", timeout: 5000 });
+      await page.keyboard.press("Enter");
+      await activeTab.waitFor({ timeout: 5000 });
+      return true;
+    },
+    `${name} to open`,
+    UI_TIMEOUT_MS,
+  );
   await waitFor(async () => (await editorText()).includes("class "), `the text of ${name}`, UI_TIMEOUT_MS);
 }
 
@@ -190,14 +198,13 @@ async function hoverText(locator, expected, timeoutMs) {
       // Two moves a few pixels apart: Monaco starts its hover on mouse movement over the token.
       await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
       await page.mouse.move(box.x + box.width / 2 + 2, box.y + box.height / 2);
-      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content");
+      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content", { hasText: expected });
       try {
         await hover.first().waitFor({ state: "visible", timeout: 3000 });
       } catch {
         return false;
       }
-      const text = (await hover.allInnerTexts()).join("\n");
-      return expected.test(text) ? text : false;
+      return (await hover.allInnerTexts()).join("\n");
     },
     `a hover matching ${expected}`,
     timeoutMs,
@@ -216,7 +223,22 @@ async function runCommand(title) {
 
 // ----- The run
 
-before(async () => {
+const BASE_USER_SETTINGS = {
+  "telemetry.telemetryLevel": "off",
+  "workbench.startupEditor": "none",
+  "update.mode": "none",
+  "extensions.autoUpdate": false,
+  "extensions.ignoreRecommendations": true,
+  "workbench.tips.enabled": false,
+  "editor.hover.delay": 200,
+  "files.autoSave": "off",
+};
+
+/**
+ * Starts code-server on a copy of the fixture workspace with the vsix installed and opens it in
+ * Chromium. `trust: false` runs it with Workspace Trust on, so that the folder opens restricted.
+ */
+async function launchVSCode({ trust, userSettings, workspaceSettings }) {
   for (const [what, file] of [["code-server", CODE_SERVER], ["the vsix", VSIX], ["chromium", CHROMIUM], ["python", PYTHON]]) {
     assert.ok(fs.existsSync(file), `${what} not found at ${file}`);
   }
@@ -225,27 +247,11 @@ before(async () => {
   // A copy: the quick fix edits the files.
   fs.cpSync(path.join(here, "workspace"), run.workspace, { recursive: true });
   fs.mkdirSync(path.join(run.workspace, ".vscode"));
-  fs.writeFileSync(
-    path.join(run.workspace, ".vscode", "settings.json"),
-    JSON.stringify({ "fxLsp.interpreter": PYTHON, "fxLsp.trace.server": "messages" }, null, 2),
-  );
+  fs.writeFileSync(path.join(run.workspace, ".vscode", "settings.json"), JSON.stringify(workspaceSettings, null, 2));
   fs.mkdirSync(path.join(run.dir, "ud", "User"), { recursive: true });
   fs.writeFileSync(
     path.join(run.dir, "ud", "User", "settings.json"),
-    JSON.stringify(
-      {
-        "telemetry.telemetryLevel": "off",
-        "workbench.startupEditor": "none",
-        "update.mode": "none",
-        "extensions.autoUpdate": false,
-        "extensions.ignoreRecommendations": true,
-        "workbench.tips.enabled": false,
-        "editor.hover.delay": 200,
-        "files.autoSave": "off",
-      },
-      null,
-      2,
-    ),
+    JSON.stringify({ ...BASE_USER_SETTINGS, ...userSettings }, null, 2),
   );
   const port = await freePort();
   fs.writeFileSync(path.join(run.dir, "config.yaml"), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
@@ -261,7 +267,7 @@ before(async () => {
       "--bind-addr", `127.0.0.1:${port}`,
       "--disable-telemetry",
       "--disable-update-check",
-      "--disable-workspace-trust",
+      ...(trust ? ["--disable-workspace-trust"] : []),
       "--disable-getting-started-override",
       ...(process.env.E2E_LOG_LEVEL ? ["--log", process.env.E2E_LOG_LEVEL] : []),
       run.workspace,
@@ -287,20 +293,24 @@ before(async () => {
   await run.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(run.workspace)}`);
   await run.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   await run.page.locator(".explorer-folders-view .monaco-list-row").first().waitFor({ timeout: 60_000 });
-});
+}
 
-after(async () => {
+async function shutdownVSCode() {
   await run.browser?.close();
+  run.browser = undefined;
+  run.page = undefined;
   if (run.serverPid) {
     try {
       process.kill(-run.serverPid, "SIGTERM");
     } catch {
       // already gone
     }
+    run.serverPid = 0;
   }
   if (run.dir && process.env.E2E_KEEP_RUN !== "1") fs.rmSync(run.dir, { recursive: true, force: true });
   else if (run.dir) console.log(`kept the run folder ${run.dir}`);
-});
+  run.dir = "";
+}
 
 /** Runs a step; on failure saves a screenshot and prints the logs before failing. */
 async function step(name, body) {
@@ -313,7 +323,16 @@ async function step(name, body) {
   }
 }
 
-describe("fx-lsp in VS Code (code-server)", () => {
+describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
+  before(() =>
+    launchVSCode({
+      trust: true,
+      userSettings: {},
+      workspaceSettings: { "fxLsp.interpreter": PYTHON, "fxLsp.trace.server": "messages" },
+    }),
+  );
+  after(shutdownVSCode);
+
   it("reports len() on a tensor as FX002: squiggle on the line and a Problems entry", () =>
     step("01-len-diagnostic", async () => {
       await openFile("len_model.py");
@@ -329,6 +348,34 @@ describe("fx-lsp in VS Code (code-server)", () => {
       assert.match(fx002, /Ln 11, Col 17/, `the entry is on line 11: ${fx002}`);
       assert.match(fx002, /fx-lsp/);
       await screenshot("01-len-diagnostic");
+    }));
+
+  it("explains the failure in a hover on the failing expression (the README screenshot)", () =>
+    step("01b-failure-hover", async () => {
+      await openFile("len_model.py");
+      await showProblems();
+      const text = await hoverText(token("len", "batch = len(x)"), /len\(\)/, UI_TIMEOUT_MS);
+      assert.match(text, /FX002/);
+      await screenshot("readme-vscode");
+    }));
+
+  it("shows the server's state in the language status item and links to the log", () =>
+    step("01c-language-status", async () => {
+      const { page } = run;
+      await page.mouse.move(5, 5);
+      await page.keyboard.press("Escape");
+      await page.locator('[id="status.languageStatus"]').click();
+      const status = page.locator(".monaco-hover:not(.hidden)", { hasText: "FX: " });
+      await status.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      assert.match(await status.first().innerText(), /FX: idle/);
+      await screenshot("01c-language-status");
+      await status.first().getByText("Show Log").click();
+      await page.locator(".output-view, .panel .monaco-editor", { hasText: "The server is running" }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshot("01c-log");
+      // The status hover stays until something else takes the focus.
+      await page.keyboard.press("Escape");
+      await activeEditor().locator(".view-lines").click();
+      await status.first().waitFor({ state: "hidden", timeout: UI_TIMEOUT_MS });
     }));
 
   it("reports control flow on a tensor as FX001", () =>
@@ -383,6 +430,18 @@ describe("fx-lsp in VS Code (code-server)", () => {
       await page.keyboard.type("zzz");
       assert.doesNotMatch(await editorText(), /zzz/);
       await page.keyboard.press("Control+W");
+      await waitFor(async () => (await page.locator(".editor-group-container").count()) === 1, "the view's group to close", UI_TIMEOUT_MS);
+    }));
+
+  it("traces the workspace from the command palette with a progress notification", () =>
+    step("04b-trace-workspace", async () => {
+      const { page } = run;
+      await runCommand("FX: Trace Workspace");
+      const summary = page.locator(".notifications-toasts .notification-toast", { hasText: "FX: traced" });
+      await summary.first().waitFor({ state: "visible", timeout: TRACE_TIMEOUT_MS });
+      const text = await summary.first().innerText();
+      assert.match(text, /traced \d+ modules in 3 files; 2 not traceable/);
+      await screenshot("04b-trace-workspace");
     }));
 
   it("applies the FX002 quick fix through Ctrl+. and the diagnostic disappears", () =>
@@ -426,5 +485,39 @@ describe("fx-lsp in VS Code (code-server)", () => {
       const saved = fs.readFileSync(path.join(run.workspace, "len_model.py"), "utf8");
       assert.match(saved, /fx\.wrap\("len"\)/);
       await screenshot("05-quick-fix-applied");
+    }));
+});
+
+describe("fx-lsp in VS Code (code-server), restricted workspace", () => {
+  before(() =>
+    launchVSCode({
+      trust: false,
+      // In Restricted Mode only the user's own interpreter setting counts.
+      userSettings: {
+        "security.workspace.trust.enabled": true,
+        "security.workspace.trust.startupPrompt": "never",
+        "security.workspace.trust.banner": "always",
+        "fxLsp.interpreter": PYTHON,
+      },
+      workspaceSettings: {},
+    }),
+  );
+  after(shutdownVSCode);
+
+  it("imports no workspace code until trusted, then traces without a reload", () =>
+    step("06-trust", async () => {
+      const { page } = run;
+      await openFile("len_model.py");
+      const untrusted = page.locator(".notifications-toasts .notification-toast", { hasText: "tracing is off until the workspace is trusted" });
+      await untrusted.first().waitFor({ state: "visible", timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await activeEditor().locator(".squiggly-error").count(), 0, "nothing traced in Restricted Mode");
+      await screenshot("06-restricted");
+      await runCommand("Workspaces: Manage Workspace Trust");
+      await page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust/ }).first().click();
+      await openFile("len_model.py");
+      const squiggle = activeEditor().locator(".squiggly-error").first();
+      await squiggle.waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await lineOf(squiggle), 11);
+      await screenshot("06-trusted");
     }));
 });
