@@ -1,0 +1,90 @@
+"""Trust, the client's process, shutdown: no user code when untrusted, no orphans ever."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import subprocess
+import sys
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from conftest import children_of, make_client, session, wait_for
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return pathlib.Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)
+
+
+def _state(pid: int) -> str:
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+async def test_untrusted_runs_no_user_code_until_trusted(workspace: pathlib.Path) -> None:
+    marker = workspace / "imported.txt"
+    net = workspace / "pkg" / "net.py"
+    net.write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n" + net.read_text()
+    )
+    async with session(workspace, options={"fxLsp": {"trusted": False}}) as client:
+        uri = client.open(net)
+        await wait_for(lambda: client.statuses, 10, "a status")
+        await asyncio.sleep(3)
+        assert client.statuses[-1]["state"] == "disabled"
+        infos = [m for m in client.messages if m.type == types.MessageType.Info]
+        assert len(infos) == 1 and "trusted" in infos[0].message
+        assert not [p for p in client.published if p.uri == uri and p.diagnostics]
+        assert not marker.exists()
+        assert children_of(client._server.pid) == []  # not even the torch worker
+
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"fxLsp": {"trusted": True}})
+        )
+        diagnostics = await client.diagnostics_for(uri, version=1)
+        assert any(d.code == "FX002" for d in diagnostics)
+        assert marker.exists()
+
+
+async def test_shutdown_and_exit_leave_no_processes(workspace: pathlib.Path) -> None:
+    client = make_client()
+    await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio")
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(workspace))
+        )
+    )
+    uri = client.open(workspace / "pkg" / "net.py")
+    await client.diagnostics_for(uri, version=1)
+    server_pid = client._server.pid
+    helpers = children_of(server_pid)
+    assert helpers, "the engine's worker process should be running"
+    await client.shutdown_session()
+    assert client._server.returncode == 0
+    await wait_for(lambda: not any(_alive(pid) for pid in helpers), 10, "workers gone")
+    await client.stop()
+
+
+async def test_exits_when_the_client_process_dies(workspace: pathlib.Path) -> None:
+    editor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        async with session(workspace, process_id=editor.pid) as client:
+            uri = client.open(workspace / "pkg" / "net.py")
+            await client.diagnostics_for(uri, version=1)
+            server = client._server
+            helpers = children_of(server.pid)
+            assert helpers
+            editor.kill()
+            editor.wait()
+            await asyncio.wait_for(server.wait(), 10)
+            await wait_for(lambda: not any(_alive(pid) for pid in helpers), 10, "workers gone")
+    finally:
+        editor.kill()
