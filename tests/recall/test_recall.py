@@ -44,7 +44,7 @@ def _fx_lsp() -> list[str]:
 def reported() -> dict[str, set[tuple[int, str]]]:
     """(line, kind) of every failure fx-lsp reports, per model file, from one run."""
     proc = subprocess.run(
-        [*_fx_lsp(), "check", "--format", "json", str(MODELS)],
+        [*_fx_lsp(), "check", "--no-cache", "--format", "json", str(MODELS)],
         capture_output=True,
         text=True,
         timeout=600,

@@ -44,6 +44,17 @@ def _short(path: str) -> str:
 
 
 @pytest.fixture(scope="module")
+def file_errors(thirdparty_runs) -> dict[str, list[str]]:
+    """fx-lsp's file-level errors (import error, time-out while importing), per file name."""
+    _, report = thirdparty_runs
+    return {
+        Path(f["path"]).name: [f"{e['kind']}: {e['message']}" for e in f.get("errors", [])]
+        for f in report.get("files", [])
+        if f.get("errors")
+    }
+
+
+@pytest.fixture(scope="module")
 def by_class(thirdparty_runs) -> dict[str, tuple[dict | None, dict | None]]:
     truth, report = thirdparty_runs
     got = {}
@@ -70,19 +81,22 @@ def test_workspace_size() -> None:
     assert sum(w.startswith("hf_models.py:") for w in WRAPPERS) >= 20
 
 
-def test_every_wrapper_is_reported(by_class) -> None:
+def test_every_wrapper_is_reported(by_class, file_errors) -> None:
     missing = sorted(k for k, (want, got) in by_class.items() if want and not got)
     extra = sorted(k for k, (want, got) in by_class.items() if got and not want)
-    assert not missing, f"fx-lsp did not report: {missing}"
+    assert not missing, f"fx-lsp did not report: {missing}; file errors: {file_errors}"
     assert not extra, f"fx-lsp reported classes the ground truth has not: {extra}"
     assert set(by_class) == set(WRAPPERS)
 
 
 @pytest.mark.parametrize("wrapper", WRAPPERS)
-def test_fidelity(by_class, wrapper: str) -> None:
+def test_fidelity(by_class, file_errors, wrapper: str) -> None:
     want, got = by_class.get(wrapper, (None, None))
     assert want is not None, f"{wrapper}: no ground truth"
-    assert got is not None, f"{wrapper}: not in fx-lsp's report"
+    assert got is not None, (
+        f"{wrapper}: not in fx-lsp's report; file errors: "
+        f"{file_errors.get(wrapper.split(':')[0], [])}"
+    )
     if want["verdict"] == "build-error":
         pytest.fail(f"{wrapper}: the model does not build on CPU: {want['message']}")
     if want["verdict"] == "traceable":
@@ -112,3 +126,42 @@ def test_fidelity(by_class, wrapper: str) -> None:
             f"({want['exception']}) is not in fx-lsp's frames "
             f"{[f'{_short(p)}:{n}' for p, n in frames]}"
         )
+
+
+def _decorated_forwards() -> dict[str, tuple[int, int, list[str]]]:
+    """``decorated.py:Class`` -> (first decorator line, ``def`` line, decorator names)."""
+    path = PACKAGE_DIR / "decorated.py"
+    out = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "forward" and item.decorator_list:
+                names = [ast.unparse(d).split("(")[0].split(".")[-1] for d in item.decorator_list]
+                first = min(d.lineno for d in item.decorator_list)
+                out[f"{path.name}:{node.name}"] = (first, item.lineno, names)
+    return out
+
+
+DECORATED = _decorated_forwards()
+
+
+@pytest.mark.parametrize("wrapper", sorted(DECORATED))
+def test_decorated_forward_location(by_class, wrapper: str) -> None:
+    """A failure inside a decorator's wrapper is located on the decorated ``forward``
+    definition, and the message names the decorator (issue 5)."""
+    want, got = by_class[wrapper]
+    if want["verdict"] != "failed":
+        assert got["status"] == want["verdict"]
+        return
+    first_line, def_line, names = DECORATED[wrapper]
+    failure = got["failures"][0]
+    assert Path(failure["path"]).name == "decorated.py", failure
+    assert first_line <= failure["line"] <= def_line, (
+        f"{wrapper}: located at line {failure['line']}, expected the decorated forward "
+        f"(lines {first_line}-{def_line}); plain torch.fx: {want['exception']} in "
+        f"{(want.get('innermost_frame') or {}).get('function')}"
+    )
+    assert any(name in failure["message"] for name in names), (
+        f"{wrapper}: the message does not name the decorator {names}: {failure['message']}"
+    )
