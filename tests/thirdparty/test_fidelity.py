@@ -28,7 +28,11 @@ def _wrapper_ids() -> list[str]:
         if path.name.startswith("_"):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        ids += [f"{path.name}:{node.name}" for node in tree.body if isinstance(node, ast.ClassDef)]
+        ids += [
+            f"{path.name}:{node.name}"
+            for node in tree.body
+            if isinstance(node, ast.ClassDef) and node.bases  # nn.Module subclasses
+        ]
     return ids
 
 
