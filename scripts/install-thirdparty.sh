@@ -40,6 +40,8 @@ echo "torch installed: $TORCH_FULL"
 CONSTRAINTS="$(mktemp)"
 trap 'rm -f "$CONSTRAINTS"' EXIT
 echo "torch==$TORCH_FULL" >"$CONSTRAINTS"
+# The checks below read requirement specifiers with `packaging`.
+"$PY" -c "import packaging.requirements" 2>/dev/null || pipq install -q -c "$CONSTRAINTS" packaging
 
 # Does the installed distribution $1 exist (prints version or nothing)?
 installed_version() {
