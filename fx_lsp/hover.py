@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from lsprotocol import types
 
@@ -61,9 +61,9 @@ def hover(
     own: FileResult | None,
     others: Iterable[FileResult],
     entries: list[Entry],
-    fix_titles: dict[int, list[str]],
+    fix_titles: Callable[[Entry], list[str]],
 ) -> types.Hover | None:
-    """``fix_titles`` maps ``id(entry)`` to the titles of the quick fixes for it."""
+    """``fix_titles`` gives the titles of the quick fixes for a diagnostic's entry."""
     line, column = positions.from_lsp(lines, position, encoding)
     for module in own.modules if own else []:
         if _on_name_or_forward(module, line, column):
@@ -79,7 +79,7 @@ def hover(
         text = [f"**{failure.code}** ({failure.kind.replace('-', ' ')}): {failure.message}"]
         if entry.module is not None:
             text.append(f"Tracing `{entry.module.class_name}` stops here.")
-        titles = fix_titles.get(id(entry), [])
+        titles = fix_titles(entry)
         if titles:
             text.append("Quick fixes:\n" + "\n".join(f"- {title}" for title in titles))
         return types.Hover(

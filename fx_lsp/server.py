@@ -741,9 +741,6 @@ def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | N
     document = _document(ls, params.text_document.uri)
     if document is None:
         return None
-    titles = {
-        id(e): [fix.title for fix in code_actions.plan(e, ls.text_of)] for e in document.entries
-    }
     return hover.hover(
         document.path,
         params.position,
@@ -752,7 +749,7 @@ def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | N
         document.result,
         _others(ls, document),
         document.entries,
-        titles,
+        lambda entry: [fix.title for fix in code_actions.plan(entry, ls.text_of)],
     )
 
 
