@@ -97,6 +97,21 @@ function scratchEnv() {
   };
 }
 
+/** The newest file called `name` under the run's logs. */
+function findLog(name) {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name === name) found.push(full);
+    }
+  };
+  walk(path.join(run.dir, "ud", "logs"));
+  assert.ok(found.length > 0, `no ${name} under the logs`);
+  return found.sort().at(-1);
+}
+
 /** The FX Trace log and code-server's own log, printed when a step fails. */
 function dumpLogs() {
   const found = [];
@@ -433,6 +448,31 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await waitFor(async () => (await page.locator(".editor-group-container").count()) === 1, "the view's group to close", UI_TIMEOUT_MS);
     }));
 
+  it("opens the generated code from the code lens and refreshes it when the class is traced again", () =>
+    step("04a-generated-code-refresh", async () => {
+      const { page } = run;
+      await openFile("traceable.py");
+      await activeEditor().locator(".codelens-decoration a", { hasText: "FX: traceable" }).first().click();
+      await page
+        .locator(".editor-group-container.active .tabs-container .tab.active", { hasText: "TinyMLP.fx.py" })
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await waitFor(async () => /def forward/.test(await editorText()), "the generated forward", UI_TIMEOUT_MS);
+      assert.doesNotMatch(await editorText(), /mul/);
+      // Edit the class in the first group and save: the view beside follows the new trace.
+      await page.keyboard.press("Control+1");
+      await activeEditor().locator(".view-line", { hasText: "hidden = torch.relu" }).click();
+      await page.keyboard.press("End");
+      await page.keyboard.press("Enter");
+      await page.keyboard.type("hidden = hidden * 2");
+      await page.keyboard.press("Control+S");
+      const generatedView = page.locator(".editor-group-container:not(.active) .editor-instance .monaco-editor .view-lines");
+      await waitFor(async () => /mul/.test(await generatedView.innerText()), "the view to show the new mul node", TRACE_TIMEOUT_MS);
+      await screenshot("04a-generated-code-refreshed");
+      await page.keyboard.press("Control+2");
+      await page.keyboard.press("Control+W");
+      await waitFor(async () => (await page.locator(".editor-group-container").count()) === 1, "the view's group to close", UI_TIMEOUT_MS);
+    }));
+
   it("traces the workspace from the command palette with a progress notification", () =>
     step("04b-trace-workspace", async () => {
       const { page } = run;
@@ -485,6 +525,32 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       const saved = fs.readFileSync(path.join(run.workspace, "len_model.py"), "utf8");
       assert.match(saved, /fx\.wrap\("len"\)/);
       await screenshot("05-quick-fix-applied");
+    }));
+  it("restarts on an interpreter change, says once that fx-lsp is missing there, and recovers", () =>
+    step("07-interpreter-change", async () => {
+      const { page } = run;
+      const bare = path.join(run.dir, "bare-venv");
+      execFileSync(PYTHON, ["-m", "venv", "--without-pip", bare]);
+      const barePython = path.join(bare, "bin", "python");
+      const settingsFile = path.join(run.workspace, ".vscode", "settings.json");
+      const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
+      fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, "fxLsp.interpreter": barePython }, null, 2));
+      const missing = page.locator(".notifications-toasts .notification-toast", { hasText: "is not installed in" });
+      await missing.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      const text = await missing.first().innerText();
+      assert.ok(text.includes(`${barePython} -m pip install fx-lsp`), text);
+      assert.match(text, /Install in Terminal/);
+      await screenshot("07-not-installed");
+      // No crash loop: nothing more is tried until something changes (no event to wait for, so a pause).
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      assert.equal(await missing.count(), 1, "one notification");
+      const log = fs.readFileSync(findLog("FX Trace.log"), "utf8");
+      assert.equal(log.match(/fx_lsp is not importable by/g)?.length, 1, "one failed start in the log");
+
+      fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+      await openFile("control_flow.py");
+      await activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      await screenshot("07-recovered");
     }));
 });
 
