@@ -526,6 +526,32 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       assert.match(saved, /fx\.wrap\("len"\)/);
       await screenshot("05-quick-fix-applied");
     }));
+  it("restarts the server with FX: Restart Server, one restart at a time", () =>
+    step("06b-restart", async () => {
+      const { page } = run;
+      const lifecycle = () =>
+        fs
+          .readFileSync(findLog("FX Trace.log"), "utf8")
+          .split("\n")
+          .filter((line) => /Stopping the server\.|Starting: |The server is running\.|The server did not start/.test(line))
+          .map((line) => line.replace(/^.*?\] /, ""));
+      const runningBefore = lifecycle().filter((line) => line.startsWith("The server is running")).length;
+      await runCommand("FX: Restart Server");
+      await runCommand("FX: Restart Server");
+      await waitFor(
+        () => lifecycle().filter((line) => line.startsWith("The server is running")).length >= runningBefore + 1 && lifecycle().at(-1).startsWith("The server is running"),
+        "the restarted server to run",
+        TRACE_TIMEOUT_MS,
+      );
+      // Every start finished (running) before the next stop began: restarts never overlapped.
+      const lines = lifecycle();
+      for (let i = 0; i < lines.length; i++) {
+        if (lines[i].startsWith("Starting: ")) assert.match(lines[i + 1] ?? "", /^The server (is running|did not start)/, lines.join("\n"));
+      }
+      await openFile("control_flow.py");
+      await activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+    }));
+
   it("restarts on an interpreter change, says once that fx-lsp is missing there, and recovers", () =>
     step("07-interpreter-change", async () => {
       const { page } = run;

@@ -66,20 +66,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   };
   const restarts = new RestartQueue(restartServer, (error) => log().error(`Restart failed: ${String(error)}`));
-  const requestRestart = (why: string): void => {
+  const requestRestart = (why: string): Promise<void> => {
     log().info(`Restart requested: ${why}`);
-    void restarts.request();
+    return restarts.request();
   };
   const restartIfInterpreterChanged = async (why: string): Promise<boolean> => {
     const interpreter = await resolveInterpreter();
     if (client !== undefined && interpreter.command === clientInterpreter) return false;
-    requestRestart(why);
+    void requestRestart(why);
     return true;
   };
 
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(GENERATED_CODE_SCHEME, generatedCode),
-    vscode.commands.registerCommand("fxLsp.restart", () => restarts.request()),
+    vscode.commands.registerCommand("fxLsp.restart", () => requestRestart("FX: Restart Server")),
     vscode.commands.registerCommand("fxLsp.showLog", () => log().show()),
     vscode.commands.registerCommand(SHOW_GENERATED_CODE_COMMAND, (uri?: string | vscode.Uri, className?: string) =>
       generatedCode.show(uri, className),
@@ -87,7 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(TRACE_WORKSPACE_COMMAND, () => traceWorkspace(client)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       const change = classifySettingsChange((section) => event.affectsConfiguration(section));
-      if (change === "restart") requestRestart("fxLsp.interpreter changed");
+      if (change === "restart") void requestRestart("fxLsp.interpreter changed");
       else if (change === "notify" && client !== undefined) void sendSettings(client, currentSettings());
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
