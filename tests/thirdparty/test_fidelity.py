@@ -39,7 +39,8 @@ def _wrapper_ids() -> list[str]:
 WRAPPERS = _wrapper_ids()
 
 
-def _real(path: str, base: Path = WORKSPACE) -> str:
+def _real(path: str, base: Path = HERE) -> str:
+    """Absolute path: fx-lsp runs in this folder and prints paths under it relative to it."""
     return os.path.realpath(path if os.path.isabs(path) else os.path.join(base, path))
 
 
@@ -169,3 +170,49 @@ def test_decorated_forward_location(by_class, wrapper: str) -> None:
     assert any(name in failure["message"] for name in names), (
         f"{wrapper}: the message does not name the decorator {names}: {failure['message']}"
     )
+
+
+def _loop_iterable(path: str, line: int) -> tuple[int, int, int] | None:
+    """(line, start column, end column) of the iterable of the ``for`` loop whose header is on
+    ``line``: 1-based character columns, end exclusive."""
+    source = Path(path).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.For, ast.comprehension)) and node.iter.lineno == line:
+            it = node.iter
+            if it.end_lineno != it.lineno:
+                return None
+            text = lines[line - 1].encode("utf-8")
+            start = len(text[: it.col_offset].decode("utf-8")) + 1
+            end = len(text[: it.end_col_offset].decode("utf-8")) + 1
+            return line, start, end
+    return None
+
+
+def test_loop_frames_point_at_the_iterable(thirdparty_runs, by_class) -> None:
+    """A frame whose range spans a whole ``for`` loop in plain torch.fx's traceback is reported
+    on the loop header's iterable (issue 5), e.g. ``targets`` in the detection models."""
+    truth, _ = thirdparty_runs
+    checked, wrong = [], []
+    for record in truth["modules"]:
+        third = record.get("third_party_frame")
+        if not third or (third.get("end_line") or third["line"]) == third["line"]:
+            continue
+        iterable = _loop_iterable(third["path"], third["line"])
+        if iterable is None:
+            continue
+        key = f"{Path(record['path']).name}:{record['class']}"
+        _, got = by_class[key]
+        frames = [
+            f
+            for f in (got or {}).get("failures", [{}])[0].get("frames", [])
+            if _real(f["path"]) == third["path"] and f["line"] == third["line"]
+        ]
+        checked.append(key)
+        span = [(f["line"], f["column"], f.get("end_line"), f.get("end_column")) for f in frames]
+        line, start, end = iterable
+        if (line, start, line, end) not in span:
+            where = f"{_short(third['path'])}:{line}"
+            wrong.append(f"{key}: {where} expected columns {start}-{end}, got {span}")
+    assert checked, "no ground-truth failure with a multi-line loop frame (detection models?)"
+    assert not wrong, "\n".join(wrong)
