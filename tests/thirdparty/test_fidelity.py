@@ -1,7 +1,8 @@
 """fx-lsp agrees with plain ``torch.fx.symbolic_trace`` on real torchvision, timm and
 transformers models (issue 5).
 
-For every wrapper class of ``tests/thirdparty/workspace``: the same verdict; for a failure, the
+For every wrapper class of ``tests/thirdparty/workspace``: the same verdict (and, when it traces,
+the same number of graph nodes); for a failure, the
 first failure fx-lsp reports has the same kind as plain torch.fx's exception, and the innermost
 third-party frame of that exception (file and line) appears in the failure's ``frames``.
 """
@@ -110,6 +111,10 @@ def test_fidelity(by_class, file_errors, wrapper: str) -> None:
             f"{wrapper}: plain torch.fx traces it, fx-lsp says {got['status']}: "
             f"{first.get('kind')} at {first.get('path')}:{first.get('line')}: "
             f"{first.get('message', got.get('reason'))}"
+        )
+        assert got["node_count"] == want["node_count"], (
+            f"{wrapper}: fx-lsp's graph has {got['node_count']} nodes, plain torch.fx's "
+            f"{want['node_count']}"
         )
         return
     assert got["status"] == "failed", (
