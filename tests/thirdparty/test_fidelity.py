@@ -2,9 +2,9 @@
 transformers models (issue 5).
 
 For every wrapper class of ``tests/thirdparty/workspace``: the same verdict (and, when it traces,
-the same number of graph nodes); for a failure, the
-first failure fx-lsp reports has the same kind as plain torch.fx's exception, and the innermost
-third-party frame of that exception (file and line) appears in the failure's ``frames``.
+the same number of graph nodes); for a failure, the first failure fx-lsp reports has the same
+kind as plain torch.fx's exception, and the innermost third-party frame of that exception (file
+and line) appears in the failure's ``frames``.
 """
 
 from __future__ import annotations
