@@ -34,3 +34,35 @@ def machine_line() -> str:
         f"{time.strftime('%Y-%m-%d %H:%M')}  Python {platform.python_version()}  "
         f"{os.cpu_count()} cores  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of a process, whichever of its threads forked them (Linux /proc)."""
+    found: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children") as handle:
+                found.extend(int(child) for child in handle.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def stat_cpu_seconds(pid: int, children: bool = False) -> float | None:
+    """User + system CPU time from /proc/PID/stat: the process's own (fields 14, 15), or
+    with ``children`` that of its children it has waited for (fields 16, 17)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            # The command name (field 2) may hold spaces; the fields after it are plain.
+            fields = handle.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    first = 13 if children else 11
+    return (int(fields[first]) + int(fields[first + 1])) / CLOCK_TICKS

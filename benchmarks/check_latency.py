@@ -21,8 +21,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 
-from bench_util import describe, machine_line
+from bench_util import children_of, describe, machine_line, stat_cpu_seconds
 
 from fxcore.engine import Engine
 from fxcore.model import FileResult, TraceJob
@@ -47,8 +48,18 @@ def edited_text(original: str, edit_number: int) -> str:
     return f"# edit {edit_number}\n{original}\n_EDIT_NUMBER = {edit_number}\n"
 
 
-def measure_warm(engine: Engine, path: str, root: str, edits: int
-                 ) -> tuple[list[float], list[float], list[float], FileResult]:
+@dataclass
+class Warm:
+    walls: list[float]
+    engine_seconds: list[float]
+    trace_seconds: list[float]
+    #: Mean user + system time of a job's child, from the zygote's reaped-children counters
+    #: (10 ms clock ticks, so only a mean over many edits means anything).
+    mean_child_cpu: float | None
+    reference: FileResult
+
+
+def measure_warm(engine: Engine, path: str, root: str, edits: int) -> Warm:
     """Wall time per ``engine.check`` of an edited buffer, the engine's own figure for the
     job, and the time spent in ``tracer.trace`` (all classes of the file)."""
     with open(path, encoding="utf-8") as handle:
@@ -62,6 +73,8 @@ def measure_warm(engine: Engine, path: str, root: str, edits: int
     walls: list[float] = []
     engine_seconds: list[float] = []
     trace_seconds: list[float] = []
+    zygotes = children_of(os.getpid())
+    children_cpu_before = stat_cpu_seconds(zygotes[0], children=True) if zygotes else None
     for edit_number in range(edits):
         job = TraceJob(path=path, workspace_root=root,
                        overlays={path: edited_text(original, edit_number)})
@@ -73,7 +86,13 @@ def measure_warm(engine: Engine, path: str, root: str, edits: int
         if statuses(result) != statuses(reference) or result.errors:
             print(f"  warning: edit {edit_number} gave {statuses(result)} {result.errors}",
                   file=sys.stderr)
-    return walls, engine_seconds, trace_seconds, reference
+    mean_child_cpu = None
+    if children_cpu_before is not None:
+        time.sleep(0.2)  # the zygote reaps the last child asynchronously
+        children_cpu = stat_cpu_seconds(zygotes[0], children=True)
+        if children_cpu is not None:
+            mean_child_cpu = (children_cpu - children_cpu_before) / edits
+    return Warm(walls, engine_seconds, trace_seconds, mean_child_cpu, reference)
 
 
 def fresh_process_script(path: str, class_names: list[str]) -> str:
@@ -107,15 +126,20 @@ def measure_fresh(path: str, class_names: list[str], runs: int) -> list[float]:
 def benchmark_file(engine: Engine, path: str, edits: int, fresh_runs: int) -> None:
     root = find_workspace_root(path)
     print(f"\n== {os.path.relpath(path, REPOSITORY)} (workspace {os.path.relpath(root)})")
-    walls, engine_seconds, trace_seconds, reference = measure_warm(engine, path, root, edits)
-    traced = [m.class_name for m in reference.modules if m.status != "not-traced"]
-    print(f"   classes: {', '.join(f'{name} ({status})' for name, status in statuses(reference))}")
+    warm = measure_warm(engine, path, root, edits)
+    traced = [m.class_name for m in warm.reference.modules if m.status != "not-traced"]
+    print(f"   classes: "
+          f"{', '.join(f'{name} ({status})' for name, status in statuses(warm.reference))}")
     fresh = measure_fresh(path, traced, fresh_runs)
-    warm_median = statistics.median(walls)
+    warm_median = statistics.median(warm.walls)
     fresh_median = statistics.median(fresh)
-    print(f"   warm worker, {edits} edits  : {describe(walls)}")
-    print(f"     engine's FileResult.seconds: {describe(engine_seconds)}")
-    print(f"     of which tracer.trace      : {describe(trace_seconds)}")
+    print(f"   warm worker, {edits} edits  : {describe(warm.walls)}")
+    print(f"     engine's FileResult.seconds: {describe(warm.engine_seconds)}")
+    print(f"     of which tracer.trace      : {describe(warm.trace_seconds)}")
+    if warm.mean_child_cpu is not None:
+        # On a shared machine wall times include waiting for a core; CPU time does not.
+        print(f"     mean CPU time of the child : {warm.mean_child_cpu * 1e3:8.1f} ms "
+              "(user + sys)")
     print(f"   fresh `python -c`, {fresh_runs} runs: {describe(fresh)}")
     ratio = fresh_median / warm_median
     print(f"   ratio fresh/warm (medians)  : {ratio:.1f}x   "

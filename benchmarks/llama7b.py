@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from bench_util import machine_line
+from bench_util import children_of, machine_line, stat_cpu_seconds
 
 from fxcore.engine import Engine
 from fxcore.model import TraceJob
@@ -37,22 +37,6 @@ MIB = 1024 * 1024
 GIB = 1024**3
 
 
-def children_of(pid: int) -> list[int]:
-    """Direct children of a process, whichever of its threads forked them."""
-    found: list[int] = []
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for thread in threads:
-        try:
-            with open(f"/proc/{pid}/task/{thread}/children") as handle:
-                found.extend(int(child) for child in handle.read().split())
-        except OSError:
-            continue
-    return found
-
-
 def status_kib(pid: int, keys: tuple[str, ...]) -> dict[str, int]:
     """Fields of /proc/PID/status that are sizes in kB (VmRSS, VmHWM)."""
     values: dict[str, int] = {}
@@ -65,20 +49,6 @@ def status_kib(pid: int, keys: tuple[str, ...]) -> dict[str, int]:
     except (OSError, ValueError, IndexError):
         pass
     return values
-
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far (/proc/PID/stat fields 14 and 15)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            # The command name (field 2) may hold spaces; fields after it are plain.
-            fields = handle.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def pss_kib(pid: int) -> int:
@@ -120,7 +90,7 @@ class TreeMemory:
             pss_sum += pss_kib(pid)
             if "VmHWM" in fields:
                 self.child_hwm_kib[pid] = max(self.child_hwm_kib.get(pid, 0), fields["VmHWM"])
-            cpu = cpu_seconds(pid)
+            cpu = stat_cpu_seconds(pid)
             if cpu is not None:
                 self.child_cpu_seconds[pid] = cpu
             pending.extend(children_of(pid))
