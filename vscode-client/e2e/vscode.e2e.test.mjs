@@ -473,15 +473,33 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await waitFor(async () => (await page.locator(".editor-group-container").count()) === 1, "the view's group to close", UI_TIMEOUT_MS);
     }));
 
+  it("cancels FX: Trace Workspace from its progress notification", () =>
+    step("04b-trace-workspace-cancel", async () => {
+      const { page } = run;
+      await runCommand("FX: Trace Workspace");
+      const progress = page.locator(".notifications-toasts .notification-toast", { hasText: "FX: tracing the workspace" });
+      await progress.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      await screenshot("04b-trace-workspace-progress");
+      await progress.first().hover();
+      await progress.first().locator(".monaco-button", { hasText: "Cancel" }).click();
+      const cancelledAt = Date.now();
+      // slow_import.py sleeps 20 s on import: an answer well before that means the server stopped.
+      const summary = page.locator(".notifications-toasts .notification-toast", { hasText: /FX: tracing the workspace was cancelled|cancelled before the end/ });
+      await summary.first().waitFor({ state: "visible", timeout: 10_000 });
+      assert.ok(Date.now() - cancelledAt < 10_000);
+      await screenshot("04b-trace-workspace-cancelled");
+      await page.keyboard.press("Escape");
+    }));
+
   it("traces the workspace from the command palette with a progress notification", () =>
-    step("04b-trace-workspace", async () => {
+    step("04c-trace-workspace", async () => {
       const { page } = run;
       await runCommand("FX: Trace Workspace");
       const summary = page.locator(".notifications-toasts .notification-toast", { hasText: "FX: traced" });
       await summary.first().waitFor({ state: "visible", timeout: TRACE_TIMEOUT_MS });
       const text = await summary.first().innerText();
-      assert.match(text, /traced \d+ modules in 3 files; 2 not traceable/);
-      await screenshot("04b-trace-workspace");
+      assert.match(text, /traced \d+ modules in 4 files; 2 not traceable\./);
+      await screenshot("04c-trace-workspace");
     }));
 
   it("applies the FX002 quick fix through Ctrl+. and the diagnostic disappears", () =>

@@ -26,6 +26,7 @@ export async function traceWorkspace(client: LanguageClient | undefined): Promis
     return;
   }
   const workDoneToken = `fx-lsp-trace-workspace-${randomUUID()}`;
+  let cancelled = false;
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: "FX: tracing the workspace", cancellable: true },
     async (progress, cancellation) => {
@@ -40,6 +41,7 @@ export async function traceWorkspace(client: LanguageClient | undefined): Promis
         progress.report(step);
       });
       const cancelSubscription = cancellation.onCancellationRequested(() => {
+        cancelled = true;
         log().info("Trace Workspace cancelled by the user.");
         void client.sendNotification(WorkDoneProgressCancelNotification.type, { token: workDoneToken });
       });
@@ -51,7 +53,7 @@ export async function traceWorkspace(client: LanguageClient | undefined): Promis
           cancellation,
         );
       } catch (error) {
-        if (cancellation.isCancellationRequested) return undefined;
+        if (cancelled) return undefined;
         throw error;
       } finally {
         progressSubscription.dispose();
@@ -61,10 +63,12 @@ export async function traceWorkspace(client: LanguageClient | undefined): Promis
   );
   const summary = result as TraceWorkspaceResult | null | undefined;
   if (summary === undefined || summary === null) {
-    void vscode.window.showInformationMessage("FX: tracing the workspace was cancelled.");
+    const message = cancelled ? "FX: tracing the workspace was cancelled." : "FX: the server traced nothing (see the FX Trace log).";
+    void vscode.window.showInformationMessage(message);
     return;
   }
-  const message = `FX: traced ${summary.modules} modules in ${summary.files} files; ${summary.failed} not traceable.`;
+  const partial = cancelled ? " (cancelled before the end)" : "";
+  const message = `FX: traced ${summary.modules} modules in ${summary.files} files; ${summary.failed} not traceable${partial}.`;
   log().info(message);
   void vscode.window.showInformationMessage(message);
 }
