@@ -544,6 +544,25 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       assert.match(saved, /fx\.wrap\("len"\)/);
       await screenshot("05-quick-fix-applied");
     }));
+  it("applies a changed fxLsp.severity live, without a restart", () =>
+    step("06a-severity", async () => {
+      const startsBefore = fs.readFileSync(findLog("FX Trace.log"), "utf8").match(/Starting: /g).length;
+      const settingsFile = path.join(run.workspace, ".vscode", "settings.json");
+      const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
+      await openFile("control_flow.py");
+      await activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, "fxLsp.severity": "warning" }, null, 2));
+      const warning = activeEditor().locator(".squiggly-warning").first();
+      await warning.waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await lineOf(warning), 11);
+      await screenshot("06a-severity-warning");
+      fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+      await activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      const log = fs.readFileSync(findLog("FX Trace.log"), "utf8");
+      assert.equal(log.match(/Starting: /g).length, startsBefore, "no restart for a server option");
+      assert.match(log, /Sending settings: \{"run":"onSave","timeout":20,"severity":"warning"/);
+    }));
+
   it("restarts the server with FX: Restart Server, one restart at a time", () =>
     step("06b-restart", async () => {
       const { page } = run;
