@@ -66,3 +66,18 @@ def stat_cpu_seconds(pid: int, children: bool = False) -> float | None:
         return None
     first = 13 if children else 11
     return (int(fields[first]) + int(fields[first + 1])) / CLOCK_TICKS
+
+
+def machine_cpu_times() -> tuple[float, float]:
+    """(busy, idle) jiffies of all cores since boot, from /proc/stat."""
+    with open("/proc/stat") as handle:
+        values = [float(value) for value in handle.readline().split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return sum(values) - idle, idle
+
+
+def idle_fraction(before: tuple[float, float], after: tuple[float, float]) -> float:
+    """Share of the machine's CPU time left idle between two ``machine_cpu_times()``: near
+    0 means other processes took every core, so no worker count can be faster."""
+    busy, idle = after[0] - before[0], after[1] - before[1]
+    return idle / (busy + idle) if busy + idle else float("nan")

@@ -22,8 +22,9 @@ import sys
 import tempfile
 import textwrap
 import time
+from dataclasses import dataclass
 
-from bench_util import machine_line
+from bench_util import idle_fraction, machine_cpu_times, machine_line
 
 HEADER = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
 
@@ -153,10 +154,20 @@ def tree_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_check(paths: list[str], workers: int) -> tuple[float, float, str]:
-    """Wall seconds and CPU seconds (whole process tree) of one ``fx-lsp check`` run, and
-    its summary line."""
+@dataclass
+class Run:
+    seconds: float
+    #: User + system time of the whole ``fx-lsp check`` process tree.
+    cpu_seconds: float
+    #: Share of the machine's CPU left idle during the run (other users take the rest).
+    machine_idle: float
+    summary: str
+
+
+def run_check(paths: list[str], workers: int) -> Run:
+    """One ``fx-lsp check`` run."""
     cpu_before = tree_cpu_seconds()
+    machine_before = machine_cpu_times()
     # --no-cache: a repetition must trace again, not read the previous run's results.
     command = [sys.executable, "-m", "fx_lsp", "check", *paths, "--workers", str(workers),
                "--no-cache"]
@@ -164,10 +175,11 @@ def run_check(paths: list[str], workers: int) -> tuple[float, float, str]:
     completed = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     cpu = tree_cpu_seconds() - cpu_before
+    machine_idle = idle_fraction(machine_before, machine_cpu_times())
     if completed.returncode not in (0, 1):  # 1: some module failed, as intended
         raise RuntimeError(f"{command} exited {completed.returncode}: {completed.stderr}")
     lines = completed.stdout.strip().splitlines()
-    return seconds, cpu, lines[-1] if lines else ""
+    return Run(seconds, cpu, machine_idle, lines[-1] if lines else "")
 
 
 def main() -> None:
@@ -189,16 +201,19 @@ def main() -> None:
         for repetition in range(arguments.repetitions):
             # Alternate so that a change of machine load hits both worker counts alike.
             for workers in (1, 2):
-                seconds, cpu, summary = run_check([folder], workers)
-                times[workers].append(seconds)
-                summaries.add(summary)
+                run = run_check([folder], workers)
+                times[workers].append(run.seconds)
+                summaries.add(run.summary)
                 # CPU / wall: how many cores the run kept busy (at most 2 here).
-                print(f"  repetition {repetition + 1}, --workers {workers}: {seconds:6.2f} s "
-                      f"wall, {cpu:6.2f} s CPU ({cpu / seconds:.2f} cores busy)")
-            seconds, cpu, _ = run_check([one_file], 1)
-            startup.append(seconds)
-            print(f"  repetition {repetition + 1}, one file (start-up cost): {seconds:6.2f} s "
-                  f"wall, {cpu:6.2f} s CPU")
+                print(f"  repetition {repetition + 1}, --workers {workers}: "
+                      f"{run.seconds:6.2f} s wall, {run.cpu_seconds:6.2f} s CPU "
+                      f"({run.cpu_seconds / run.seconds:.2f} cores busy; machine "
+                      f"{run.machine_idle:.0%} idle)")
+            run = run_check([one_file], 1)
+            startup.append(run.seconds)
+            print(f"  repetition {repetition + 1}, one file (start-up cost): "
+                  f"{run.seconds:6.2f} s wall, {run.cpu_seconds:6.2f} s CPU "
+                  f"(machine {run.machine_idle:.0%} idle)")
         for summary in sorted(summaries):
             print(f"  fx-lsp said: {summary}")
         if len(summaries) != 1:
