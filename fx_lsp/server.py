@@ -221,10 +221,16 @@ class FxLanguageServer(LanguageServer):
             threading.Thread(target=self.engine.warm_up, daemon=True).start()
         return self.engine
 
-    def close_engine(self) -> None:
+    def close_engine(self, wait: bool = True) -> None:
+        """Kill the workers. ``wait=False`` answers ``shutdown`` at once: closing can take
+        seconds, and the worker process exits by itself when this process does."""
         engine, self.engine = self.engine, None
-        if engine is not None:
+        if engine is None:
+            return
+        if wait:
             engine.close()
+        else:
+            threading.Thread(target=engine.close, name="fx-lsp-close", daemon=True).start()
 
     def send_status(self, message: str = "") -> None:
         pending = sum(1 for d in self.documents.values() if d.handle is not None)
@@ -581,9 +587,7 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
         if ls.options.trusted:
             ls.ensure_engine()
         else:
-            ls.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE)
-            )
+            ls.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
         ls.send_status()
         watched = ls.client_capabilities.workspace
         if (
@@ -616,7 +620,7 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
 def shutdown(ls: FxLanguageServer, params: None) -> None:
     for document in ls.documents.values():
         ls.outdate(document)
-    ls.close_engine()
+    ls.close_engine(wait=False)
 
 
 @server.feature(types.EXIT)
@@ -662,7 +666,7 @@ def did_open(ls: FxLanguageServer, params: types.DidOpenTextDocumentParams) -> N
         return
     document = Document(uri=item.uri, path=path, version=item.version)
     ls.documents[path] = document
-    ls.trace_with_dependents(document, 0.0)
+    ls.schedule(document)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)

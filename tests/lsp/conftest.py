@@ -160,6 +160,7 @@ async def session(
     options: dict[str, Any] | None = None,
     encodings: list[str] | None = None,
     process_id: int | None = None,
+    folders: list[pathlib.Path] | None = None,
 ) -> AsyncIterator[FxClient]:
     """Start ``python -m fx_lsp serve --stdio`` rooted at ``root``, initialize, yield, shut down."""
     client = make_client()
@@ -171,7 +172,8 @@ async def session(
                 process_id=process_id,
                 root_uri=from_fs_path(str(root)),
                 workspace_folders=[
-                    types.WorkspaceFolder(uri=from_fs_path(str(root)), name=root.name)
+                    types.WorkspaceFolder(uri=from_fs_path(str(folder)), name=folder.name)
+                    for folder in folders or [root]
                 ],
                 initialization_options=options or {},
             )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import pathlib
 
-from conftest import session, wait_for
 from lsprotocol import types
+
+from conftest import session, wait_for
 
 
 def _by_code(diagnostics: list[types.Diagnostic], code: str) -> list[types.Diagnostic]:
@@ -229,3 +230,27 @@ async def test_client_without_diagnostics_answers_requests_at_once(workspace: pa
             1.0,
         )
         assert result is None or isinstance(result, types.Hover)
+
+
+async def test_pyproject_settings_apply_per_workspace_folder(tmp_path: pathlib.Path) -> None:
+    model = (
+        "from torch import nn\n\n\nclass UsesLen(nn.Module):\n"
+        "    def forward(self, x):\n        return x * len(x)\n"
+    )
+    strict, relaxed = tmp_path / "strict", tmp_path / "relaxed"
+    for folder in (strict, relaxed):
+        folder.mkdir()
+        (folder / "model.py").write_text(model)
+    (strict / "pyproject.toml").write_text("[project]\nname = 'strict'\n")
+    (relaxed / "pyproject.toml").write_text(
+        '[project]\nname = "relaxed"\n\n[tool.fx-lsp]\nseverity = "hint"\ndebounce-ms = "soon"\n'
+    )
+    async with session(strict, folders=[strict, relaxed]) as client:
+        strict_uri = client.open(strict / "model.py")
+        relaxed_uri = client.open(relaxed / "model.py")
+        (in_strict,) = await client.diagnostics_for(strict_uri, version=1)
+        (in_relaxed,) = await client.diagnostics_for(relaxed_uri, version=1)
+        assert in_strict.severity == types.DiagnosticSeverity.Error
+        assert in_relaxed.severity == types.DiagnosticSeverity.Hint
+        invalid = [m.message for m in client.messages if "invalid debounce-ms" in m.message]
+        assert len(invalid) == 1 and "relaxed" in invalid[0]

@@ -88,3 +88,41 @@ async def test_exits_when_the_client_process_dies(workspace: pathlib.Path) -> No
             await wait_for(lambda: not any(_alive(pid) for pid in helpers), 10, "workers gone")
     finally:
         editor.kill()
+
+
+async def test_serves_over_tcp(workspace: pathlib.Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "fx_lsp", "serve", "--tcp", f"127.0.0.1:{port}"], cwd=workspace
+    )
+    try:
+        client = make_client()
+
+        async def connect() -> bool:
+            try:
+                await client.start_tcp("127.0.0.1", port)
+            except OSError:
+                return False
+            return True
+
+        for _ in range(100):
+            if await connect():
+                break
+            await asyncio.sleep(0.1)
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(workspace))
+            )
+        )
+        uri = client.open(workspace / "pkg" / "net.py")
+        assert any(d.code == "FX002" for d in await client.diagnostics_for(uri, version=1))
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+        assert await asyncio.to_thread(server.wait, 15) == 0
+    finally:
+        server.kill()
