@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import pathlib
+import time
 
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 
 from conftest import session, wait_for
 
@@ -128,7 +131,10 @@ async def test_trace_workspace_with_progress(workspace: pathlib.Path) -> None:
         await wait_for(lambda: client.latest(layers_uri), 5, "layers.py diagnostics")
 
 
-async def test_trace_workspace_cancelled(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("how", ["progress", "request"])
+async def test_trace_workspace_cancelled(tmp_path: pathlib.Path, how: str) -> None:
+    """Cancelled through window/workDoneProgress/cancel or $/cancelRequest: the running
+    workers are stopped, progress ends, and the server goes back to idle at once."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'many'\n")
     for index in range(6):
         (tmp_path / f"slow_{index}.py").write_text(
@@ -136,24 +142,37 @@ async def test_trace_workspace_cancelled(tmp_path: pathlib.Path) -> None:
             "    def forward(self, x):\n        time.sleep(5)\n        return x\n"
         )
     async with session(tmp_path) as client:
-        token = "trace-workspace-2"
+        token = f"trace-workspace-{how}"
         client.progress_reports[token] = []
-        command = asyncio.ensure_future(
-            client.workspace_execute_command_async(
+        command = asyncio.wrap_future(
+            client.protocol.send_request(
+                types.WORKSPACE_EXECUTE_COMMAND,
                 types.ExecuteCommandParams(
                     command="fxLsp.server.traceWorkspace", arguments=[], work_done_token=token
-                )
+                ),
+                msg_id="trace-workspace-request",
             )
         )
         await wait_for(lambda: client.progress_reports[token], 10, "progress begin")
         await asyncio.sleep(1.0)
-        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
-        result = await asyncio.wait_for(command, 5)
-        assert result["files"] == 6 and result["modules"] < 6
-        end = client.progress_reports[token][-1]
-        assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith("cancelled")
+        cancelled_at = time.monotonic()
+        if how == "progress":
+            client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+            result = await asyncio.wait_for(command, 5)
+            assert result["files"] == 6 and result["modules"] < 6
+        else:
+            client.protocol.notify(
+                "$/cancelRequest", types.CancelParams(id="trace-workspace-request")
+            )
+            with pytest.raises(JsonRpcRequestCancelled):
+                await asyncio.wait_for(command, 5)
+        end = await wait_for(
+            lambda: [r for r in client.progress_reports[token] if r.kind == "end"], 5, "end"
+        )
+        assert end[0].message.startswith("cancelled")
         await wait_for(
             lambda: client.statuses[-1]["state"] == "idle" and client.statuses[-1]["pending"] == 0,
             5,
             "idle after cancel",
         )
+        assert time.monotonic() - cancelled_at < 4  # well before the 5 s sleeps would end
