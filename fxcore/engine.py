@@ -32,6 +32,8 @@ from fxcore.zygote import receive_message, send_message
 
 #: How much of a child's output is kept (the tail).
 OUTPUT_TAIL_BYTES = 64 * 1024
+#: The least time a child gets to import the file before its first class starts.
+IMPORT_TIMEOUT_SECONDS = 60.0
 #: How long the zygote may take to import torch before the engine gives up on it.
 ZYGOTE_START_SECONDS = 120.0
 
@@ -321,7 +323,9 @@ class Engine:
         """Read a child's messages and output until both pipes close (it exited), killing
         it when the current class runs out of time."""
         timeout = handle.job.config.timeout
-        deadline = time.monotonic() + timeout
+        # Importing a file that imports transformers or timm can take longer than tracing
+        # one class; the import gets a larger budget, each class then its own `timeout`.
+        deadline = time.monotonic() + max(3 * timeout, IMPORT_TIMEOUT_SECONDS)
         open_readers: list[Any] = [results_reader, output_reader]
         killed = False
         while open_readers:
@@ -337,7 +341,9 @@ class Engine:
                 zygote.kill(pid)
                 killed = True
                 attempt.ended_by = "timeout"
-                attempt.exit_description = f"took longer than {timeout:g} s and was stopped"
+                limit = timeout if attempt.current_class else max(3 * timeout,
+                                                                  IMPORT_TIMEOUT_SECONDS)
+                attempt.exit_description = f"took longer than {limit:g} s and was stopped"
                 deadline = time.monotonic() + 5.0
                 continue
             if output_reader in ready and not self._read_output(output_reader, attempt):

@@ -70,7 +70,8 @@ class RawPosition:
     end_column: int | None
 
 
-def _instruction_position(code: CodeType, lasti: int, fallback_line: int) -> RawPosition:
+def instruction_position(code: CodeType, lasti: int, fallback_line: int) -> RawPosition:
+    """Where the instruction at byte offset ``lasti`` of ``code`` came from."""
     if sys.version_info >= (3, 11) and lasti >= 0:
         positions = list(code.co_positions())
         index = lasti // 2
@@ -88,7 +89,7 @@ def stack_positions(frame: FrameType | None) -> list[RawPosition]:
     positions: list[RawPosition] = []
     while frame is not None:
         if not is_plumbing(frame.f_code.co_filename):
-            positions.append(_instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno))
+            positions.append(instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno))
         frame = frame.f_back
     positions.reverse()
     return positions
@@ -100,7 +101,7 @@ def traceback_positions(tb: TracebackType | None) -> list[RawPosition]:
     while tb is not None:
         code = tb.tb_frame.f_code
         if not is_plumbing(code.co_filename):
-            positions.append(_instruction_position(code, tb.tb_lasti, tb.tb_lineno))
+            positions.append(instruction_position(code, tb.tb_lasti, tb.tb_lineno))
         tb = tb.tb_next
     return positions
 

@@ -17,9 +17,12 @@ tracer does), from which unused submodules and parameters follow.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dis
+import linecache
 import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +30,7 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.locate import RawPosition, stack_positions
+from fxcore.locate import RawPosition, instruction_position, is_plumbing, stack_positions
 
 
 @dataclass
@@ -103,14 +106,18 @@ def _calling_instruction(frame: Any) -> str | None:
     return None
 
 
-def _user_frame(depth: int) -> Any:
-    """The first frame outside torch.fx and fxcore, ``depth`` frames above the caller."""
-    frame = sys._getframe(depth + 1)
-    from fxcore.locate import is_plumbing
-
+def _user_frame() -> Any:
+    """The innermost frame outside torch.fx and fxcore: the code that touched the Proxy."""
+    frame = sys._getframe(1)
     while frame is not None and is_plumbing(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
+
+
+def _site(frame: Any) -> tuple[Any, int] | None:
+    """The instruction a frame is executing, as a key (the frame object itself, so a new
+    frame can never be mistaken for a finished one)."""
+    return None if frame is None else (frame, frame.f_lasti)
 
 
 class RecoveringTracer(fx.Tracer):
@@ -130,6 +137,10 @@ class RecoveringTracer(fx.Tracer):
         self.parameter_order: list[str] = []
         self._seen_parameters: set[str] = set()
         self._branch_visits: dict[tuple[int, int], int] = {}
+        #: Instructions where iteration was recovered from: CPython then asks the same
+        #: object for a length hint, which must not count as a second failure.
+        self._iteration_sites: set[tuple[Any, int]] = set()
+        self._trees: dict[str, ast.Module | None] = {}
         self._workspace_filter: Callable[[str], bool] = lambda _path: False
 
     def set_workspace_filter(self, is_workspace_path: Callable[[str], bool]) -> None:
@@ -138,30 +149,94 @@ class RecoveringTracer(fx.Tracer):
 
     # -- recording -------------------------------------------------------------------------
 
-    def record_failure(self, kind: str, detail: str = "") -> None:
-        stack = stack_positions(sys._getframe(1))
-        self.recorded_failures.append(
-            RecordedFailure(
-                kind=kind,
-                message=MESSAGES[kind].format(detail=detail),
-                stack=stack,
-            )
+    def record_failure(self, kind: str, detail: str = "") -> RecordedFailure:
+        failure = RecordedFailure(
+            kind=kind,
+            message=MESSAGES[kind].format(detail=detail),
+            stack=stack_positions(sys._getframe(1)),
         )
+        self.recorded_failures.append(failure)
+        return failure
+
+    def is_python_conversion(self) -> bool:
+        """True when Python itself converts a Proxy to a number at the current instruction:
+        a call of a builtin or ``math`` function (``int(x)``, ``range(n)``,
+        ``math.sqrt(x)``) or a list subscript.
+
+        torch's own argument parser also tries ``__index__``/``__int__``/``__float__`` on a
+        Proxy, and when that fails it dispatches to ``__torch_function__``, recording a
+        node. Succeeding there would silently put a constant into the graph, so only the
+        conversions Python makes are recovered from; the rest fail as in plain tracing.
+        """
+        frame = _user_frame()
+        if frame is None:
+            return False
+        tree = self._tree(frame.f_code.co_filename)
+        position = instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno)
+        if tree is None or position.column is None:
+            return False
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, (ast.Call, ast.Subscript))
+                and node.lineno == position.line
+                and node.col_offset == position.column
+                and node.end_lineno == position.end_line
+                and node.end_col_offset == position.end_column
+            ):
+                if isinstance(node, ast.Subscript):
+                    return True
+                return _is_python_number_function(_resolve_callee(node.func, frame))
+        return False
+
+    def _tree(self, filename: str) -> ast.Module | None:
+        if filename not in self._trees:
+            try:
+                self._trees[filename] = ast.parse("".join(linecache.getlines(filename)))
+            except (SyntaxError, ValueError):
+                self._trees[filename] = None
+        return self._trees[filename]
+
+    def is_length_hint_after_iteration(self) -> bool:
+        return _site(_user_frame()) in self._iteration_sites
 
     # -- torch.fx hooks --------------------------------------------------------------------
 
     def to_bool(self, obj: fx.Proxy) -> bool:
-        frame = _user_frame(1)
+        frame = _user_frame()
         self.record_failure("control-flow", detail=_describe_condition(frame))
-        # Take each branch point's True side once and its False side afterwards, so that
-        # a `while` on a traced value ends after one pass.
-        key = (id(frame.f_code), frame.f_lasti) if frame is not None else (0, 0)
+        if frame is None:
+            return True
+        key = (id(frame.f_code), frame.f_lasti)
         visits = self._branch_visits.get(key, 0)
         self._branch_visits[key] = visits + 1
-        return visits == 0
+        if visits > 0:
+            return False  # a `while` on a traced value ends after one pass
+        # Go the way that keeps tracing: past a guard clause (`if bad: raise/return`),
+        # into the branch otherwise.
+        return not self._is_exiting_guard(frame)
+
+    def _is_exiting_guard(self, frame: Any) -> bool:
+        """True when the frame is testing an ``if`` whose body always leaves (``return``,
+        ``raise``, ``break``, ``continue``) while its ``else`` does not."""
+        tree = self._tree(frame.f_code.co_filename)
+        if tree is None:
+            return False
+        position = instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and node.test.lineno == position.line and (
+                position.column is None
+                or node.test.col_offset <= position.column < (node.test.end_col_offset or 0)
+                or node.test.end_lineno != node.test.lineno
+            ):
+                return _always_leaves(node.body) and not _always_leaves(node.orelse)
+        return False
 
     def iter(self, obj: fx.Proxy) -> Iterator[Any]:
-        opname = _calling_instruction(_user_frame(1))
+        frame = _user_frame()
+        site = _site(frame)
+        if site is not None:
+            self._iteration_sites.add(site)
+        opname = _calling_instruction(frame)
         if opname == "CONTAINS_OP":
             self.record_failure("contains")
             return iter(())  # `in` is then False, without comparing traced values
@@ -243,6 +318,33 @@ def _describe_condition(frame: Any) -> str:
     return "the condition is a traced value"
 
 
+#: Modules whose callables convert their arguments to Python numbers.
+_NUMBER_MODULES = frozenset({"builtins", "math", "cmath", "operator"})
+
+
+def _resolve_callee(expression: ast.expr, frame: Any) -> Any:
+    """The object a call's callee names, found without running anything: a name in the
+    frame's scopes, or attributes of a module (``math.floor``)."""
+    if isinstance(expression, ast.Name):
+        for scope in (frame.f_locals, frame.f_globals, frame.f_builtins):
+            if expression.id in scope:
+                return scope[expression.id]
+        return None
+    if isinstance(expression, ast.Attribute):
+        base = _resolve_callee(expression.value, frame)
+        if isinstance(base, types.ModuleType):
+            return getattr(base, expression.attr, None)
+    return None
+
+
+def _is_python_number_function(callee: Any) -> bool:
+    return callee is not None and getattr(callee, "__module__", None) in _NUMBER_MODULES
+
+
+def _always_leaves(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
+
+
 def _active_tracer(proxy: fx.Proxy) -> RecoveringTracer | None:
     tracer = proxy.tracer
     return tracer if isinstance(tracer, RecoveringTracer) else None
@@ -255,6 +357,9 @@ def _recording(kind: str, detail: str, result: Any) -> Callable[..., Any]:
         tracer = _active_tracer(self)
         if tracer is None:
             raise TypeError(f"{detail} is not supported on a torch.fx Proxy")
+        if kind == "conversion" and not tracer.is_python_conversion():
+            # As a plain Proxy does: torch's argument parser then dispatches the call.
+            raise TypeError(f"'Proxy' object cannot be used as a number ({detail})")
         tracer.record_failure(kind, detail=detail)
         return result
 
@@ -265,6 +370,10 @@ def _length(self: fx.Proxy) -> int:
     tracer = _active_tracer(self)
     if tracer is None:
         raise RuntimeError("'len' is not supported in symbolic tracing by default.")
+    if tracer.is_length_hint_after_iteration():
+        # list(proxy) / f(*proxy) ask for a length hint after iterating; a TypeError tells
+        # CPython there is none. The iteration was already reported.
+        raise TypeError("a traced value has no length hint")
     tracer.record_failure("len")
     return 1
 

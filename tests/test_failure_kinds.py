@@ -126,3 +126,43 @@ def test_loop_on_a_traced_value_terminates(engine: Engine, workspace: Workspace)
         """)
     (module,) = workspace.check(engine, "net.py").modules
     assert [f.kind for f in module.failures] == ["control-flow"]
+
+
+def test_recovery_goes_past_guard_clauses(engine: Engine, workspace: Workspace) -> None:
+    path = workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                if x.shape[0] == 0:
+                    return x
+                if x.sum() < 0:
+                    raise ValueError("negative input")
+                return x * len(x)
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    assert [(f.kind, f.line) for f in module.failures] == [
+        ("control-flow", line_of(path, "x.shape[0] == 0")),
+        ("control-flow", line_of(path, "x.sum() < 0")),
+        ("len", line_of(path, "len(x)")),
+    ]
+
+
+@pytest.mark.parametrize(("body", "kind"), [("shape = list(x.shape)", "iteration"),
+                                            ("y = torch.cat(*x.split(2))", "unpacking")])
+def test_length_hint_after_iteration_is_not_a_second_failure(
+        engine: Engine, workspace: Workspace, body: str, kind: str) -> None:
+    workspace.write("net.py", f"""
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                {body}
+                return x
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    assert [f.kind for f in module.failures] == [kind]

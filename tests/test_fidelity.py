@@ -30,6 +30,7 @@ PLAIN_SIGNATURES = {
     "unpacking": "cannot be iterated",
     "conversion": "Proxy",
     "mutation": "does not support item assignment",
+    "error": "",
 }
 
 
@@ -101,5 +102,29 @@ def test_each_kind_agrees_with_plain_tracing(engine: Engine, workspace: Workspac
         "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
         f"    def forward(self, x):\n        y = x.relu()  # a node before the failure\n"
         f"{indented_body}\n        return x\n",
+    )
+    assert assert_agrees(engine, path, workspace.root) == 1
+
+
+#: Bodies where torch's argument parser meets a Proxy: plain tracing records the call.
+PARSER_CASES = [
+    "return torch.zeros(x.shape) + x",
+    "return torch.zeros((x.shape[0], x.shape[1])) + x",
+    "return self.table.narrow(0, 0, x.shape[1]) + x",
+    "return torch.ones(x.size(0), 3, 4, 5, 'x')",  # plain tracing raises: so must fx-lsp
+    "return torch.full((2, 2), x.sum())",
+]
+
+
+@pytest.mark.parametrize("body", PARSER_CASES)
+def test_torch_argument_parsing_agrees_with_plain_tracing(engine: Engine, workspace: Workspace,
+                                                          body: str) -> None:
+    module_name = f"parser_{abs(hash(body))}"
+    path = workspace.write(
+        f"{module_name}.py",
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('table', torch.zeros(16, 4))\n\n"
+        f"    def forward(self, x):\n        {body}\n",
     )
     assert assert_agrees(engine, path, workspace.root) == 1
