@@ -87,7 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(TRACE_WORKSPACE_COMMAND, () => traceWorkspace(client)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       const change = classifySettingsChange((section) => event.affectsConfiguration(section));
-      if (change === "restart") void requestRestart("fxLsp.interpreter changed");
+      if (change === "restart") void restartIfInterpreterChanged("fxLsp.interpreter changed");
       else if (change === "notify" && client !== undefined) void sendSettings(client, currentSettings());
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
@@ -102,7 +102,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   await initializePython(context.subscriptions, () => void restartIfInterpreterChanged("the Python extension's interpreter changed"));
-  await restarts.request();
+  // Not awaited: activation (and the commands) must not wait for the server's first start.
+  void requestRestart("activation");
 }
 
 export async function deactivate(): Promise<void> {

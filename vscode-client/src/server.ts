@@ -61,7 +61,7 @@ export async function reportInstallProblem(python: string, check: Exclude<Instal
   const choices = [showLog];
   let message: string;
   if (check.reason === "not-installed") {
-    message = `FX Trace: the fx-lsp server is not installed in ${python}. Install it there with: ${installCommand(python)}`;
+    message = `FX Trace: the fx-lsp server is not installed in ${python}. Install it there with: ${installCommand(python)} (then run FX: Restart Server).`;
     choices.unshift(install, copy);
   } else if (check.reason === "interpreter-missing") {
     message = `FX Trace: the Python interpreter ${python} was not found. Set fxLsp.interpreter or select an interpreter.`;
