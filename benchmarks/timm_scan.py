@@ -191,11 +191,21 @@ class ScanRun:
     peak_rss: int
     peak_pss: int
     peak_processes: int
+    #: Share of the machine's CPU time that was idle during the run (0..1).
+    machine_idle: float
     report: dict[str, Any] = field(default_factory=dict)
 
     @property
     def modules(self) -> int:
         return len(self.report["modules"])
+
+
+def machine_idle_ticks() -> tuple[int, int]:
+    """(idle + iowait, total) jiffies of all cores from /proc/stat: how much of the machine
+    nobody used, whatever ran (other developers share it)."""
+    with open("/proc/stat") as handle:
+        values = [int(value) for value in handle.readline().split()[1:]]
+    return values[3] + values[4], sum(values)
 
 
 def children_cpu_seconds() -> float:
@@ -212,6 +222,7 @@ def run_check(workspace: str, files: list[str], label: str, workers: int,
     command = [sys.executable, "-m", "fx_lsp", "check", "--format", "json",
                "--workers", str(workers), *([] if use_cache else ["--no-cache"]), *files]
     cpu_before = children_cpu_seconds()
+    idle_before, total_before = machine_idle_ticks()
     with tempfile.TemporaryFile("w+") as output:
         started = time.perf_counter()
         process = subprocess.Popen(command, cwd=workspace, stdout=output,
@@ -225,8 +236,10 @@ def run_check(workspace: str, files: list[str], label: str, workers: int,
         text = output.read()
     if process.returncode not in (0, 1):  # 1: some module failed, as expected of timm
         raise RuntimeError(f"{command} exited {process.returncode}: {stderr[-2000:]}")
+    idle_after, total_after = machine_idle_ticks()
+    idle = (idle_after - idle_before) / max(1, total_after - total_before)
     return ScanRun(label, seconds, children_cpu_seconds() - cpu_before, sampler.peak_rss,
-                   sampler.peak_pss, sampler.peak_processes, json.loads(text))
+                   sampler.peak_pss, sampler.peak_processes, idle, json.loads(text))
 
 
 def verdicts(run: ScanRun) -> dict[str, int]:
@@ -241,7 +254,7 @@ def print_run(run: ScanRun) -> None:
           f"{run.modules / run.seconds:6.2f} modules/s  "
           f"peak RSS sum {run.peak_rss / 2**20:6.0f} MiB, PSS sum {run.peak_pss / 2**20:6.0f} "
           f"MiB ({run.peak_processes} processes)  cached files {summary['cached']}  "
-          f"[load {os.getloadavg()[0]:.1f}]")
+          f"[machine {100 * run.machine_idle:.0f}% idle, load {os.getloadavg()[0]:.1f}]")
 
 
 def describe_report(report: dict[str, Any]) -> None:
