@@ -1,6 +1,8 @@
 // End-to-end test in a real VS Code: code-server with the freshly built fx-lsp.vsix installed,
 // driven through Debian's headless Chromium with playwright-core. It asserts what a person sees:
-// squiggles, Problems entries, a hover, a quick fix applied with Ctrl+., the generated-code view.
+// squiggles, Problems entries, hovers, a quick fix applied with Ctrl+., the generated-code view,
+// the language status item, Trace Workspace and its cancellation, restarts, live settings, and
+// Restricted Mode turning into tracing when the workspace is trusted.
 //
 // Environment (all optional):
 //   CODE_SERVER      code-server binary (default: the one scripts/ci.sh installs)
@@ -97,33 +99,30 @@ function scratchEnv() {
   };
 }
 
-/** The newest file called `name` under the run's logs. */
+/** Files under `dir` (recursively) whose name matches `pattern`. */
+function filesUnder(dir, pattern) {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && pattern.test(entry.name))
+    .map((entry) => path.join(entry.parentPath ?? entry.path, entry.name));
+}
+
+/** The newest file called `name` under the run's logs (one log folder per window load). */
 function findLog(name) {
-  const found = [];
-  const walk = (dir) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name === name) found.push(full);
-    }
-  };
-  walk(path.join(run.dir, "ud", "logs"));
+  const found = filesUnder(path.join(run.dir, "ud", "logs"), new RegExp(`^${name.replace(/\./g, "\\.")}$`));
   assert.ok(found.length > 0, `no ${name} under the logs`);
   return found.sort().at(-1);
 }
 
-/** The FX Trace log and code-server's own log, printed when a step fails. */
+/** The FX Trace log and code-server's own logs, printed when a step fails. */
 function dumpLogs() {
-  const found = [];
-  const walk = (dir) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/FX Trace|exthost\.log|remoteagent\.log/.test(entry.name)) found.push(full);
-    }
-  };
-  for (const dir of [path.join(run.dir, "ud"), path.join(run.dir, "xdg")]) if (fs.existsSync(dir)) walk(dir);
-  for (const file of [...found, path.join(run.dir, "code-server.log")]) {
+  const found = [
+    ...filesUnder(path.join(run.dir, "ud"), /FX Trace|exthost\.log|remoteagent\.log/),
+    ...filesUnder(path.join(run.dir, "xdg"), /\.log$/),
+    path.join(run.dir, "code-server.log"),
+  ];
+  for (const file of found) {
     if (!fs.existsSync(file)) continue;
     const text = fs.readFileSync(file, "utf8");
     console.log(`----- ${file} (last 4000 chars)\n${text.slice(-4000)}`);
