@@ -105,30 +105,17 @@ def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
             summary.config_problems.extend(problems)
         jobs.append(TraceJob(path=path, workspace_root=root, config=configs[root]))
     jobs = [job for job in jobs if not _excluded(job)]
-    cache = ResultCache() if use_cache else None
     progress = Progress(len(jobs))
     results: list[FileResult] = []
-    to_trace: list[TraceJob] = []
-    for job in jobs:
-        cached = cache.get(job) if cache else None
-        if cached is None:
-            to_trace.append(job)
-        else:
-            results.append(cached)
-            progress.advance()
-    engine = Engine(workers=workers) if to_trace else None
+    engine = Engine(workers=workers, cache=ResultCache() if use_cache else None)
     try:
-        handles = [engine.submit(job) for job in to_trace] if engine else []
+        handles = [engine.submit(job) for job in jobs]
         for future in as_completed(handle.future for handle in handles):
             results.append(future.result())
             progress.advance()
-        if cache:
-            for handle in handles:
-                cache.put(handle.job, handle.future.result())
     finally:
         progress.finish()
-        if engine:
-            engine.close()
+        engine.close()
     results.sort(key=lambda result: result.path)
     for result in results:
         summary.add(result)

@@ -28,6 +28,7 @@ from pygls.uris import to_fs_path
 
 from fx_lsp import code_actions, code_lens, diagnostics, hover, positions
 from fx_lsp.initialization_options import Options, client_settings, parse_options, project_settings
+from fxcore.cache import ResultCache
 from fxcore.config import load_config
 from fxcore.engine import Engine, TraceHandle
 from fxcore.model import EngineConfig, FileResult, TraceJob
@@ -216,7 +217,8 @@ class FxLanguageServer(LanguageServer):
 
     def ensure_engine(self) -> Engine:
         if self.engine is None:
-            self.engine = Engine()
+            # Unchanged files (and their imports) are answered from .fx-lsp-cache/.
+            self.engine = Engine(cache=ResultCache())
             # Starting the worker imports torch (over a second): not on the event loop.
             threading.Thread(target=self.engine.warm_up, daemon=True).start()
         return self.engine

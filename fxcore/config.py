@@ -112,6 +112,11 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "timeout",
         "memory-limit-mb",
         "modules",
+        # Editor settings, read by the language server (fx_lsp.initialization_options).
+        "run",
+        "severity",
+        "show-not-traced",
+        "debounce-ms",
     }
     problems.extend(f"{source}: unknown option '{key}'" for key in table if key not in known)
     return config, problems

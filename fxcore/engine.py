@@ -11,6 +11,7 @@ result.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import multiprocessing.connection
@@ -26,6 +27,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxcore.cache import ResultCache
 from fxcore.discovery import top_level_classes
 from fxcore.model import CODES, Failure, FileResult, ModuleResult, TraceJob
 from fxcore.zygote import receive_message, send_message
@@ -132,7 +134,11 @@ class _Zygote:
             return self._exit_codes.pop(pid, None)
 
     def close(self) -> None:
-        self._socket.close()  # the zygote kills its children and exits on EOF
+        # shutdown() sends EOF even while the reader thread is blocked in recv(); on EOF
+        # the zygote kills its children and exits.
+        with contextlib.suppress(OSError):  # already disconnected: the zygote is going
+            self._socket.shutdown(socket.SHUT_RDWR)
+        self._socket.close()
         try:
             self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -188,8 +194,10 @@ class TraceHandle:
 class Engine:
     """Runs ``TraceJob``s on up to ``workers`` children at a time."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, cache: ResultCache | None = None) -> None:
         self.workers = workers or os.cpu_count() or 1
+        #: Results of unchanged files are taken from here, without starting a child.
+        self.cache = cache
         self._executor = ThreadPoolExecutor(max_workers=self.workers,
                                             thread_name_prefix="fx-lsp-job")
         self._handles: set[TraceHandle] = set()
@@ -248,7 +256,11 @@ class Engine:
         if not handle.future.set_running_or_notify_cancel():
             return
         try:
-            result = self._run_job(handle)
+            result = self.cache.get(handle.job) if self.cache else None
+            if result is None:
+                result = self._run_job(handle)
+                if self.cache:
+                    self.cache.put(handle.job, result)
         except BaseException as error:  # the engine must always answer, cancelled or not
             handle.future.set_exception(error)
         else:

@@ -160,8 +160,11 @@ def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     import fxcore.preload  # noqa: F401  (torch, once, for every child)
 
-    send_message(sock, ("ready",))
-    serve(sock)
+    try:
+        send_message(sock, ("ready",))
+        serve(sock)
+    except (BrokenPipeError, ConnectionError):
+        pass  # the engine went away: nobody is left to report to
 
 
 if __name__ == "__main__":

@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 
 # torch first, pinned to the CPU wheel these machines keep locally: a bare `torch`
 # requirement on a machine without it would pull gigabytes of CUDA packages.
+# Neovim is the second real editor the language-server tests drive.
+if ! command -v nvim >/dev/null; then
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends neovim
+fi
+
 python3 -m pip install --quiet torch==2.13.0
 python3 -m pip install --quiet -e '.[test]'
 if [ -f scripts/install-thirdparty.sh ]; then

@@ -85,3 +85,21 @@ def test_cli_second_run_comes_from_the_cache(workspace: Workspace) -> None:
     assert first["modules"] == second["modules"]
     assert (first["summary"]["cached"], second["summary"]["cached"]) == (0, 3)
     assert check("--no-cache")["summary"]["cached"] == 0
+
+
+def test_engine_answers_from_the_cache_without_a_worker(engine: Engine,
+                                                        workspace: Workspace) -> None:
+    _, net = write_package(workspace)
+    job = TraceJob(path=str(net), workspace_root=str(workspace.root))
+    first_engine = Engine(workers=1, cache=ResultCache())
+    try:
+        assert not first_engine.check(job).from_cache
+    finally:
+        first_engine.close()
+    second_engine = Engine(workers=1, cache=ResultCache())
+    try:
+        cached = second_engine.check(job)
+        assert cached.from_cache and cached.modules[0].status == "traceable"
+        assert second_engine._zygote is None  # no worker was ever started
+    finally:
+        second_engine.close()
