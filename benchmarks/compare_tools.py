@@ -127,6 +127,17 @@ def example_inputs(module: str) -> tuple[Any, ...]:
     return (torch.randint(0, 99, (1, 12)),)
 
 
+def engine_version() -> str:
+    """The commit and the state of fxcore/ and fx_lsp/: other developers commit to the same
+    tree, and a change of fxcore between runs also changes the cache's key."""
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
+                              text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "fxcore", "fx_lsp")
+    return git("rev-parse", "--short", "HEAD") + (" (fxcore/fx_lsp modified)" if dirty else "")
+
+
 def build_workspace(folder: str) -> None:
     package = os.path.join(folder, PACKAGE)
     os.makedirs(package)
@@ -262,6 +273,8 @@ def main() -> None:
         return
 
     print(f"compare tools: {machine_line()}")
+    version_before = engine_version()
+    print(f"engine at {version_before}")
     workspace = tempfile.mkdtemp(prefix="fx-lsp-compare-")
     # (model, tool) -> the result of each repetition
     rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -286,6 +299,8 @@ def main() -> None:
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 
+    if engine_version() != version_before:
+        print(f"WARNING: fxcore/fx_lsp changed during the run: now {engine_version()}")
     # The fastest repetition of each: the machine is shared, and load only ever slows.
     print(f"\nfastest of {arguments.repetitions} repetitions:")
     print("| model | tool | wall (fresh process) | analysis call | reports |")

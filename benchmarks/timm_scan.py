@@ -131,6 +131,17 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
+def engine_version() -> str:
+    """The commit and the state of fxcore/ and fx_lsp/: other developers commit to the same
+    tree, and a change of fxcore between runs also changes the cache's key."""
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
+                              text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "fxcore", "fx_lsp")
+    return git("rev-parse", "--short", "HEAD") + (" (fxcore/fx_lsp modified)" if dirty else "")
+
+
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -334,6 +345,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     arguments = parser.parse_args()
     print(f"timm models/ scan: {machine_line()}")
+    version_before = engine_version()
+    print(f"engine at {version_before}")
 
     workspace = tempfile.mkdtemp(prefix="fx-lsp-timm-scan-")
     try:
@@ -374,6 +387,8 @@ def main() -> None:
         first_module = next(path for path in files if not path.endswith("__init__.py"))
         import_cost(workspace, first_module.removesuffix(".py").replace(os.sep, "."))
 
+        if engine_version() != version_before:
+            print(f"WARNING: fxcore/fx_lsp changed during the run: now {engine_version()}")
         print("figures:")
         print(f"  modules per second: {one.modules / one.seconds:.2f} with 1 worker, "
               f"{two.modules / two.seconds:.2f} with 2 workers ({two.modules} modules)")
