@@ -11,7 +11,7 @@ from fxcore.cache import CACHE_FOLDER, ResultCache
 from fxcore.engine import Engine
 from fxcore.model import EngineConfig, TraceJob
 
-from conftest import Workspace
+from engine_support import Workspace
 
 
 def write_package(workspace: Workspace) -> tuple[Path, Path]:

@@ -6,24 +6,7 @@ import pytest
 
 from fxcore.engine import Engine
 
-from conftest import Workspace, failure_span, line_of, span_of
-
-CASES = [
-    # (kind, code, forward body line, the expression that must be highlighted)
-    ("control-flow", "FX001", "if x.sum() > 0:\n    x = x + 1", "x.sum() > 0"),
-    ("control-flow", "FX001", "while x.max() > 1:\n    x = x / 2", "x.max() > 1"),
-    ("control-flow", "FX001", "x = max(x.sum(), 1)", "max(x.sum(), 1)"),
-    ("len", "FX002", "x = x * len(x)", "len(x)"),
-    ("iteration", "FX003", "for row in x:\n    pass", "x"),
-    ("iteration", "FX003", "rows = [r * 2 for r in x]", "x"),
-    ("conversion", "FX004", "x = x * int(x.shape[1])", "int(x.shape[1])"),
-    ("conversion", "FX004", "x = x * float(x.sum())", "float(x.sum())"),
-    ("conversion", "FX004", "for i in range(x.size(0)):\n    pass", "range(x.size(0))"),
-    ("mutation", "FX005", "x[0] = 1", "x[0]"),
-    ("contains", "FX006", "found = 3 in x", "3 in x"),
-    ("unpacking", "FX007", "x = torch.stack([*x])", "[*x]"),
-    ("unpacking", "FX007", "x = torch.cat(*x)", "torch.cat(*x)"),
-]
+from engine_support import CASES, Workspace, failure_span, line_of, span_of
 
 
 @pytest.mark.parametrize(("kind", "code", "body", "expression"), CASES,

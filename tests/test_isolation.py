@@ -9,7 +9,7 @@ import pytest
 from fxcore.engine import Engine
 from fxcore.model import EngineConfig
 
-from conftest import Workspace
+from engine_support import Workspace
 
 GOOD = """
 import torch

@@ -11,7 +11,7 @@ from fxcore.config import load_config
 from fxcore.engine import Engine
 from fxcore.model import EngineConfig, ModuleConfig
 
-from conftest import Workspace, failure_span, line_of, span_of
+from engine_support import Workspace, failure_span, line_of, span_of
 
 
 def test_only_own_modules_with_a_forward_are_found(engine: Engine, workspace: Workspace) -> None:

@@ -7,7 +7,7 @@ import pathlib
 
 from lsprotocol import types
 
-from conftest import session, wait_for
+from lsp_support import session, wait_for
 
 
 def _by_code(diagnostics: list[types.Diagnostic], code: str) -> list[types.Diagnostic]:

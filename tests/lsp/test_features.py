@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from conftest import session, wait_for
+from lsp_support import session, wait_for
 
 
 def _line_of(path: pathlib.Path, needle: str) -> tuple[int, str]:

@@ -11,7 +11,7 @@ import sys
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from conftest import children_of, make_client, session, wait_for
+from lsp_support import children_of, make_client, session, wait_for
 
 
 def _alive(pid: int) -> bool:

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from conftest import FxClient, session, wait_for
+from lsp_support import FxClient, session, wait_for
 
 
 def _offset(text: str, position: types.Position) -> int:

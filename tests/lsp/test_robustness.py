@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from conftest import FxClient, session, wait_for
+from lsp_support import FxClient, session, wait_for
 
 
 def _rss_kb(pid: int) -> int:

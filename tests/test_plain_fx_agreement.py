@@ -18,8 +18,7 @@ from fxcore.locate import SourceIndex, innermost_workspace_frame, to_frame, trac
 from fxcore.model import TraceJob
 from fxcore.workspace import import_location
 
-from conftest import EXAMPLES, Workspace
-from test_failure_kinds import CASES
+from engine_support import CASES, EXAMPLES, Workspace
 
 #: How each kind shows up when plain tracing raises.
 PLAIN_SIGNATURES = {

@@ -1,0 +1,75 @@
+"""Helpers shared by the engine and CLI tests: temporary workspaces and source positions.
+
+(A module of its own, not conftest.py: every test folder has a conftest.py, and pytest loads
+them all under the one name ``conftest``.)
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from fxcore.engine import Engine
+from fxcore.model import EngineConfig, FileResult, TraceJob
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO_ROOT / "examples"
+
+
+class Workspace:
+    """A folder with a pyproject.toml, filled with dedented source files."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "pyproject.toml").write_text("[project]\nname = 'ws'\nversion = '0'\n")
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    def check(self, engine: Engine, relative: str, config: EngineConfig | None = None,
+              overlays: dict[str, str] | None = None) -> FileResult:
+        return engine.check(
+            TraceJob(path=str(self.root / relative), workspace_root=str(self.root),
+                     config=config or EngineConfig(), overlays=overlays or {})
+        )
+
+
+def span_of(path: Path, line: int, snippet: str, occurrence: int = 1) -> tuple[int, int, int, int]:
+    """(line, column, end_line, end_column) of a snippet on a line: 1-based characters."""
+    text = path.read_text(encoding="utf-8").splitlines()[line - 1]
+    start = -1
+    for _ in range(occurrence):
+        start = text.index(snippet, start + 1)
+    return line, start + 1, line, start + 1 + len(snippet)
+
+
+def line_of(path: Path, snippet: str) -> int:
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if snippet in text:
+            return number
+    raise AssertionError(f"{snippet!r} not in {path}")
+
+
+def failure_span(failure) -> tuple[int, int, int, int]:
+    return failure.line, failure.column, failure.end_line, failure.end_column
+
+
+#: (kind, code, forward body, the expression that must be highlighted)
+CASES = [
+    ("control-flow", "FX001", "if x.sum() > 0:\n    x = x + 1", "x.sum() > 0"),
+    ("control-flow", "FX001", "while x.max() > 1:\n    x = x / 2", "x.max() > 1"),
+    ("control-flow", "FX001", "x = max(x.sum(), 1)", "max(x.sum(), 1)"),
+    ("len", "FX002", "x = x * len(x)", "len(x)"),
+    ("iteration", "FX003", "for row in x:\n    pass", "x"),
+    ("iteration", "FX003", "rows = [r * 2 for r in x]", "x"),
+    ("conversion", "FX004", "x = x * int(x.shape[1])", "int(x.shape[1])"),
+    ("conversion", "FX004", "x = x * float(x.sum())", "float(x.sum())"),
+    ("conversion", "FX004", "for i in range(x.size(0)):\n    pass", "range(x.size(0))"),
+    ("mutation", "FX005", "x[0] = 1", "x[0]"),
+    ("contains", "FX006", "found = 3 in x", "3 in x"),
+    ("unpacking", "FX007", "x = torch.stack([*x])", "[*x]"),
+    ("unpacking", "FX007", "x = torch.cat(*x)", "torch.cat(*x)"),
+]

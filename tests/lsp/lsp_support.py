@@ -1,0 +1,201 @@
+"""A real ``python -m fx_lsp serve`` process over stdio, driven by pytest-lsp's client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pathlib
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.uris import from_fs_path
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
+
+WORKSPACES = pathlib.Path(__file__).parent / "workspaces"
+
+
+@attrs.define
+class RawResponse:
+    """A response whose result stays plain JSON (pygls turns unknown results into namedtuples,
+    which cannot hold keys such as line numbers)."""
+
+    id: Any
+    jsonrpc: str
+    result: Any = None
+
+
+class FxClientProtocol(LanguageClientProtocol):
+    def get_result_type(self, method: str) -> Any:
+        if method.startswith("fxLsp/"):
+            return RawResponse
+        return super().get_result_type(method)
+
+
+class FxClient(LanguageClient):
+    """Records every publish (with its version) and the server's fxLsp notifications."""
+
+    def __init__(self) -> None:
+        super().__init__(converter_factory=default_converter, protocol_cls=FxClientProtocol)
+        self.published: list[types.PublishDiagnosticsParams] = []
+        self.statuses: list[dict[str, Any]] = []
+        self.traced: list[dict[str, Any]] = []
+        self.versions: dict[str, int] = {}
+
+    # -- documents ------------------------------------------------------------------------------
+
+    def open(self, path: pathlib.Path, text: str | None = None) -> str:
+        uri = from_fs_path(str(path))
+        self.versions[uri] = 1
+        self.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri,
+                    language_id="python",
+                    version=1,
+                    text=path.read_text(encoding="utf-8") if text is None else text,
+                )
+            )
+        )
+        return uri
+
+    def replace_text(self, uri: str, text: str) -> int:
+        """A full-text didChange; returns the new version."""
+        self.versions[uri] += 1
+        self.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        return self.versions[uri]
+
+    def save(self, uri: str) -> None:
+        self.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
+    def latest(self, uri: str) -> types.PublishDiagnosticsParams | None:
+        for params in reversed(self.published):
+            if params.uri == uri:
+                return params
+        return None
+
+    async def diagnostics_for(
+        self, uri: str, version: int | None = None, timeout: float = 30.0, after: int = 0
+    ) -> list[types.Diagnostic]:
+        """Wait for a publish for ``uri`` (at ``version``) among publishes after index ``after``."""
+
+        def found() -> types.PublishDiagnosticsParams | None:
+            for params in reversed(self.published[after:]):
+                if params.uri == uri and (version is None or params.version == version):
+                    return params
+            return None
+
+        params = await wait_for(found, timeout, f"diagnostics for {uri} v{version}")
+        return list(params.diagnostics)
+
+
+def make_client() -> FxClient:
+    client = FxClient()
+    features = dict(DEFAULT_CLIENT_FEATURES)
+
+    def publish(client: FxClient, params: types.PublishDiagnosticsParams) -> None:
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published.append(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+
+    def status(client: FxClient, params: Any) -> None:
+        client.statuses.append(params._asdict())
+
+    def traced(client: FxClient, params: Any) -> None:
+        client.traced.append(params._asdict())
+
+    features["fxLsp/status"] = status
+    features["fxLsp/traced"] = traced
+    register_lsp_features(client, features)
+    return client
+
+
+async def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
+        await asyncio.sleep(0.05)
+
+
+def capabilities(encodings: list[str] | None = None) -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=encodings)
+        if encodings
+        else None,
+        window=types.WindowClientCapabilities(work_done_progress=True),
+        text_document=types.TextDocumentClientCapabilities(
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
+                related_information=True, version_support=True
+            ),
+            hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
+        ),
+    )
+
+
+@contextlib.asynccontextmanager
+async def session(
+    root: pathlib.Path,
+    options: dict[str, Any] | None = None,
+    encodings: list[str] | None = None,
+    process_id: int | None = None,
+    folders: list[pathlib.Path] | None = None,
+) -> AsyncIterator[FxClient]:
+    """Start ``python -m fx_lsp serve --stdio`` rooted at ``root``, initialize, yield, shut down."""
+    client = make_client()
+    await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio", cwd=str(root))
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=capabilities(encodings),
+                process_id=process_id,
+                root_uri=from_fs_path(str(root)),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=from_fs_path(str(folder)), name=folder.name)
+                    for folder in folders or [root]
+                ],
+                initialization_options=options or {},
+            )
+        )
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.shutdown_session(), 20)
+        await client.stop()
+
+
+def children_of(pid: int) -> list[int]:
+    """Every descendant process of ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent:
+                found.append(child)
+                frontier.append(child)
+    return found
