@@ -135,7 +135,9 @@ def engine_version() -> str:
                               text=True).stdout.strip()
 
     dirty = git("status", "--porcelain", "--", "fxcore", "fx_lsp")
-    return git("rev-parse", "--short", "HEAD") + (" (fxcore/fx_lsp modified)" if dirty else "")
+    # The last commit that changed the engine, not HEAD: others commit other files.
+    last = git("log", "-1", "--format=%h", "--", "fxcore", "fx_lsp")
+    return last + (" + uncommitted changes in fxcore/fx_lsp" if dirty else "")
 
 
 def build_workspace(folder: str) -> None:
