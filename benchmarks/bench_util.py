@@ -7,6 +7,7 @@ import math
 import os
 import platform
 import statistics
+import subprocess
 import time
 
 
@@ -81,3 +82,19 @@ def idle_fraction(before: tuple[float, float], after: tuple[float, float]) -> fl
     0 means other processes took every core, so no worker count can be faster."""
     busy, idle = after[0] - before[0], after[1] - before[1]
     return idle / (busy + idle) if busy + idle else float("nan")
+
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def engine_version() -> str:
+    """The commit and the state of fxcore/ and fx_lsp/: other developers commit to the same
+    tree, and a change of fxcore between runs also changes the cache's key."""
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
+                              text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "fxcore", "fx_lsp")
+    # The last commit that changed the engine, not HEAD: others commit other files.
+    last = git("log", "-1", "--format=%h", "--", "fxcore", "fx_lsp")
+    return last + (" + uncommitted changes in fxcore/fx_lsp" if dirty else "")

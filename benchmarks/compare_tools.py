@@ -41,7 +41,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from bench_util import machine_line
+from bench_util import engine_version, machine_line
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIM = os.path.join(REPOSITORY, "tests", "thirdparty", "workspace", "tpmodels", "_shim.py")
@@ -125,19 +125,6 @@ def example_inputs(module: str) -> tuple[Any, ...]:
     if module == "timm_tf_efficientnet":
         return (torch.rand(1, 3, 128, 128),)
     return (torch.randint(0, 99, (1, 12)),)
-
-
-def engine_version() -> str:
-    """The commit and the state of fxcore/ and fx_lsp/: other developers commit to the same
-    tree, and a change of fxcore between runs also changes the cache's key."""
-    def git(*arguments: str) -> str:
-        return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
-                              text=True).stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "fxcore", "fx_lsp")
-    # The last commit that changed the engine, not HEAD: others commit other files.
-    last = git("log", "-1", "--format=%h", "--", "fxcore", "fx_lsp")
-    return last + (" + uncommitted changes in fxcore/fx_lsp" if dirty else "")
 
 
 def build_workspace(folder: str) -> None:

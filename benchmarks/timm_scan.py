@@ -56,7 +56,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_util import machine_line
+from bench_util import engine_version, machine_line
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIM = os.path.join(REPOSITORY, "tests", "thirdparty", "workspace", "tpmodels", "_shim.py")
@@ -129,19 +129,6 @@ def process_tree(pid: int) -> list[int]:
             except OSError:
                 continue
     return tree
-
-
-def engine_version() -> str:
-    """The commit and the state of fxcore/ and fx_lsp/: other developers commit to the same
-    tree, and a change of fxcore between runs also changes the cache's key."""
-    def git(*arguments: str) -> str:
-        return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
-                              text=True).stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "fxcore", "fx_lsp")
-    # The last commit that changed the engine, not HEAD: others commit other files.
-    last = git("log", "-1", "--format=%h", "--", "fxcore", "fx_lsp")
-    return last + (" + uncommitted changes in fxcore/fx_lsp" if dirty else "")
 
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")

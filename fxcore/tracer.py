@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import dis
-import linecache
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -30,7 +29,13 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.locate import RawPosition, instruction_position, is_plumbing, stack_positions
+from fxcore.locate import (
+    RawPosition,
+    SourceIndex,
+    instruction_position,
+    is_plumbing,
+    stack_positions,
+)
 
 
 @dataclass
@@ -140,7 +145,8 @@ class RecoveringTracer(fx.Tracer):
         #: Instructions where iteration was recovered from: CPython then asks the same
         #: object for a length hint, which must not count as a second failure.
         self._iteration_sites: set[tuple[Any, int]] = set()
-        self._trees: dict[str, ast.Module | None] = {}
+        #: Source of the frames being traced (linecache, which holds unsaved buffers too).
+        self._sources = SourceIndex()
         self._workspace_filter: Callable[[str], bool] = lambda _path: False
 
     def set_workspace_filter(self, is_workspace_path: Callable[[str], bool]) -> None:
@@ -171,7 +177,7 @@ class RecoveringTracer(fx.Tracer):
         frame = _user_frame()
         if frame is None:
             return False
-        tree = self._tree(frame.f_code.co_filename)
+        tree = self._sources.tree(frame.f_code.co_filename)
         position = instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno)
         if tree is None or position.column is None:
             return False
@@ -187,14 +193,6 @@ class RecoveringTracer(fx.Tracer):
                     return True
                 return _is_python_number_function(_resolve_callee(node.func, frame))
         return False
-
-    def _tree(self, filename: str) -> ast.Module | None:
-        if filename not in self._trees:
-            try:
-                self._trees[filename] = ast.parse("".join(linecache.getlines(filename)))
-            except (SyntaxError, ValueError):
-                self._trees[filename] = None
-        return self._trees[filename]
 
     def is_length_hint_after_iteration(self) -> bool:
         return _site(_user_frame()) in self._iteration_sites
@@ -218,7 +216,7 @@ class RecoveringTracer(fx.Tracer):
     def _is_exiting_guard(self, frame: Any) -> bool:
         """True when the frame is testing an ``if`` whose body always leaves (``return``,
         ``raise``, ``break``, ``continue``) while its ``else`` does not."""
-        tree = self._tree(frame.f_code.co_filename)
+        tree = self._sources.tree(frame.f_code.co_filename)
         if tree is None:
             return False
         position = instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno)
