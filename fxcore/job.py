@@ -342,6 +342,9 @@ class JobRunner:
             prefix = "Tracing stopped: "
             failure = self.exception_failure("error", prefix, ending_error, source.name_span)
             failure.possible_consequence = bool(failures)
+            if failure.possible_consequence:
+                failure.message = ("(May be a consequence of recovering from the failures "
+                                   "above.) " + failure.message)
             if _raised_in_patch_function(ending_error):
                 failure.message = (
                     f"torch.fx cannot set up tracing of a forward wrapped by a decorator that "
