@@ -6,7 +6,7 @@ end exclusive. Adapters convert them to their own encoding (the language server 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
@@ -179,8 +179,3 @@ class TraceJob:
     overlays: dict[str, str] = field(default_factory=dict)
     #: Only trace these classes (all when empty).
     only_classes: list[str] = field(default_factory=list)
-
-
-def to_jsonable(value: Any) -> Any:
-    """A dataclass tree as plain dicts and lists."""
-    return asdict(value)
