@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import sys
@@ -16,7 +15,7 @@ from fxcore.cache import ResultCache
 from fxcore.config import load_config
 from fxcore.engine import Engine
 from fxcore.model import EngineConfig, Failure, FileResult, Frame, Hint, ModuleResult, TraceJob
-from fxcore.workspace import find_workspace_root, python_files
+from fxcore.workspace import find_workspace_root, is_excluded, python_files
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -104,7 +103,8 @@ def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
             configs[root] = config
             summary.config_problems.extend(problems)
         jobs.append(TraceJob(path=path, workspace_root=root, config=configs[root]))
-    jobs = [job for job in jobs if not _excluded(job)]
+    jobs = [job for job in jobs
+            if not is_excluded(job.path, job.workspace_root, job.config.exclude)]
     progress = Progress(len(jobs))
     results: list[FileResult] = []
     engine = Engine(workers=workers, cache=ResultCache() if use_cache else None)
@@ -121,10 +121,6 @@ def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
         summary.add(result)
     return results, summary
 
-
-def _excluded(job: TraceJob) -> bool:
-    relative = os.path.relpath(job.path, job.workspace_root)
-    return any(fnmatch.fnmatch(relative, pattern) for pattern in job.config.exclude)
 
 
 # -- text output ---------------------------------------------------------------------------

@@ -467,7 +467,9 @@ class FxLanguageServer(LanguageServer):
             for folder in folders
             if folder
             for path in python_files(
-                [folder], self.engine_config(find_workspace_root(folder)).exclude
+                [folder],
+                self.engine_config(find_workspace_root(folder)).exclude,
+                workspace_root=find_workspace_root(folder),
             )
         ]
         summary = {"files": len(files), "modules": 0, "failed": 0}

@@ -30,6 +30,7 @@ from typing import Any
 from fxcore.cache import ResultCache
 from fxcore.discovery import top_level_classes
 from fxcore.model import CODES, Failure, FileResult, ModuleResult, TraceJob
+from fxcore.workspace import import_location, source_text
 from fxcore.zygote import receive_message, send_message
 
 #: How much of a child's output is kept (the tail).
@@ -217,8 +218,7 @@ class Engine:
         """Start the zygote (and its torch import) now rather than on the first job."""
         self._live_zygote()
 
-    def submit(self, job: TraceJob,
-               on_done: Callable[[TraceHandle], None] | None = None) -> TraceHandle:
+    def submit(self, job: TraceJob) -> TraceHandle:
         if self._closed:
             raise RuntimeError("the engine is closed")
         handle = TraceHandle(job)
@@ -228,8 +228,6 @@ class Engine:
         def forget(_future: Future[FileResult]) -> None:
             with self._lock:
                 self._handles.discard(handle)
-            if on_done is not None:
-                on_done(handle)
 
         handle.future.add_done_callback(forget)
         self._executor.submit(self._run, handle)
@@ -307,12 +305,13 @@ class Engine:
         results_reader, results_writer = multiprocessing.connection.Pipe(duplex=False)
         output_reader, output_writer = os.pipe()
         try:
-            zygote = self._live_zygote()
-            pid = zygote.fork(job, [results_writer.fileno(), output_writer])
-        finally:
-            results_writer.close()
-            os.close(output_writer)
-        try:
+            try:
+                zygote = self._live_zygote()
+                pid = zygote.fork(job, [results_writer.fileno(), output_writer])
+            finally:
+                # The child has its own copies; ours would keep the pipes from closing.
+                results_writer.close()
+                os.close(output_writer)
             if not handle._attach(zygote, pid):
                 zygote.kill(pid)
                 raise CancelledError()
@@ -400,29 +399,16 @@ class Engine:
 
     # -- results for children that did not finish -------------------------------------------
 
-    @staticmethod
-    def _source_text(job: TraceJob) -> str:
-        path = os.path.abspath(job.path)
-        if path in job.overlays:
-            return job.overlays[path]
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
-        except OSError:
-            return ""
-
     def _file_failure(self, job: TraceJob, kind: str, message: str) -> Failure:
         return Failure(code=CODES[kind], kind=kind, message=message,
                        path=os.path.abspath(job.path), line=1, column=1, end_line=1,
                        end_column=1)
 
     def _ended_module(self, job: TraceJob, attempt: _Attempt) -> ModuleResult:
-        from fxcore.workspace import import_location
-
         name = attempt.current_class or ""
         path = os.path.abspath(job.path)
         try:
-            source = top_level_classes(self._source_text(job)).get(name)
+            source = top_level_classes(source_text(path, job.overlays) or "").get(name)
         except SyntaxError:
             source = None
         line, column, end_line, end_column = (

@@ -47,7 +47,7 @@ from fxcore.model import (
     TraceJob,
 )
 from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, recovering_tracer_class
-from fxcore.workspace import import_location, is_workspace_file
+from fxcore.workspace import import_location, is_workspace_file, source_text
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
 #: | ("file", FileResult without modules).
@@ -151,10 +151,9 @@ class JobRunner:
 
     def run(self) -> None:
         file_result = FileResult(path=self.path)
-        text = self.overlays.get(self.path)
+        text = source_text(self.path, self.overlays)
         if text is None:
-            with open(self.path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
+            raise FileNotFoundError(self.path)
         try:
             class_sources = top_level_classes(text)
         except SyntaxError as error:

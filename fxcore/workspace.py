@@ -84,18 +84,38 @@ def is_workspace_file(path: str, workspace_root: str) -> bool:
     return not any(part in SKIPPED_FOLDERS for part in relative_parts[:-1])
 
 
-def python_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:
-    """Every ``.py`` file named or found below the given paths, sorted, without duplicates.
+def is_excluded(path: str, workspace_root: str, patterns: Iterable[str]) -> bool:
+    """``[tool.fx-lsp] exclude``: glob patterns matched against a file's path relative to
+    its workspace root and against its file name."""
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(workspace_root))
+    name = os.path.basename(path)
+    return any(fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)
+               for pattern in patterns)
 
-    ``exclude`` holds glob patterns matched against each file's path and its file name.
-    """
+
+def source_text(path: str, overlays: dict[str, str]) -> str | None:
+    """A file's text as the user sees it: its unsaved buffer if any, else the file on disk;
+    ``None`` when it cannot be read."""
+    path = os.path.abspath(path)
+    if path in overlays:
+        return overlays[path]
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def python_files(paths: Iterable[str], exclude: Iterable[str] = (),
+                 workspace_root: str | None = None) -> list[str]:
+    """Every ``.py`` file named or found below the given paths, sorted, without duplicates,
+    leaving out those ``exclude`` matches (see ``is_excluded``) relative to
+    ``workspace_root``."""
     patterns = list(exclude)
 
     def excluded(path: str) -> bool:
-        return any(
-            fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern)
-            for pattern in patterns
-        )
+        return bool(patterns) and is_excluded(path, workspace_root or os.path.dirname(path),
+                                              patterns)
 
     found: set[str] = set()
     for given in paths:

@@ -114,3 +114,21 @@ def test_progress_bar_on_a_terminal() -> None:
         os.close(controller)
     assert completed.returncode == 0
     assert b"2/2 files" in written
+
+
+def test_exclude_means_the_same_in_the_cli_and_the_workspace_scan(tmp_path: Path) -> None:
+    from fxcore.workspace import python_files
+
+    (tmp_path / "pyproject.toml").write_text('[tool.fx-lsp]\nexclude = ["legacy/*"]\n')
+    (tmp_path / "legacy").mkdir()
+    model = "from torch import nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+    (tmp_path / "legacy" / "old.py").write_text(model + "        return x * len(x)\n")
+    (tmp_path / "new.py").write_text(model + "        return x + 1\n")
+
+    completed = run_cli("check", ".", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stdout
+    assert "legacy" not in completed.stdout
+    assert completed.stdout.splitlines()[-1].startswith("Checked 1 file:")
+    # The language server's "trace workspace" lists files through python_files.
+    assert python_files([str(tmp_path)], ["legacy/*"], workspace_root=str(tmp_path)) == [
+        str(tmp_path / "new.py")]
