@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 
 from fxcore.model import FileResult, TraceJob
+from fxcore.workspace import source_text
 
 CACHE_FOLDER = ".fx-lsp-cache"
 _TRANSIENT_KINDS = frozenset({"timeout", "crash"})
@@ -50,13 +51,8 @@ def _absolute_overlays(job: TraceJob) -> dict[str, str]:
 
 
 def _text_hash(path: str, overlays: dict[str, str]) -> str | None:
-    if path in overlays:
-        return hashlib.sha256(overlays[path].encode("utf-8")).hexdigest()
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
-        return None
+    text = source_text(path, overlays)
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass

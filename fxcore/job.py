@@ -8,6 +8,7 @@ crashes the child costs only its own result.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -478,8 +479,6 @@ def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
     runs the loop body once with a stand-in element. A later failure inside that branch or
     body may disappear once the first is fixed, so its message says so.
     """
-    import ast
-
     for index, failure in enumerate(failures):
         if failure.kind not in {"control-flow", "iteration"}:
             continue
