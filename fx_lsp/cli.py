@@ -14,7 +14,16 @@ from typing import Any, TextIO
 from fxcore.cache import ResultCache
 from fxcore.config import load_config
 from fxcore.engine import Engine
-from fxcore.model import EngineConfig, Failure, FileResult, Frame, Hint, ModuleResult, TraceJob
+from fxcore.model import (
+    Arguments,
+    EngineConfig,
+    Failure,
+    FileResult,
+    Frame,
+    Hint,
+    ModuleResult,
+    TraceJob,
+)
 from fxcore.workspace import find_workspace_root, is_excluded, python_files
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -190,6 +199,18 @@ def _failure_json(failure: Failure | Hint) -> dict[str, Any]:
     return data
 
 
+def _arguments_json(arguments: Arguments | None) -> dict[str, Any] | None:
+    if arguments is None:
+        return None
+    data: dict[str, Any] = {"from": arguments.origin, "args": arguments.args,
+                            "kwargs": arguments.kwargs}
+    for key, value in (("parent", arguments.parent), ("path", arguments.path),
+                       ("parent_from", arguments.parent_origin), ("site", arguments.site)):
+        if value is not None:
+            data[key] = value
+    return data
+
+
 def _module_json(module: ModuleResult) -> dict[str, Any]:
     return {
         "path": display_path(module.path),
@@ -203,6 +224,8 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
         "reason": module.reason,
         "node_count": module.node_count,
         "instantiated_on": module.instantiated_on,
+        "arguments": _arguments_json(module.arguments),
+        "weights": module.weights,
         "trace_seconds": round(module.trace_seconds, 4),
         "failures": [_failure_json(failure) for failure in module.failures],
         "hints": [_failure_json(hint) for hint in module.hints],

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
+#: Where a class's constructor arguments came from (see ``Arguments``).
+ArgumentOrigin = Literal["config", "defaults", "parent", "call-site", "config-class", "guessed"]
 
 #: Stable diagnostic codes, documented in the README (one section per code).
 CODES: dict[str, str] = {
@@ -98,6 +100,30 @@ class GraphNodeInfo:
 
 
 @dataclass
+class Arguments:
+    """The constructor call a verdict was traced with, so anyone can rebuild the instance.
+
+    Values are Python ``repr`` strings, evaluated in the class's module namespace. For
+    ``origin == "parent"`` the class was not built on its own: ``args``/``kwargs`` are the
+    parent's (``parent``, itself built from ``parent_origin``), and the traced instance is
+    ``parent_instance.get_submodule(path)``.
+    """
+
+    origin: ArgumentOrigin
+    args: list[str] = field(default_factory=list)
+    kwargs: dict[str, str] = field(default_factory=dict)
+    #: ``pkg.mod:Class`` of the traced root that built this instance (origin "parent").
+    parent: str | None = None
+    #: The instance's path in the parent, such as ``blocks.0.attn`` (origin "parent").
+    path: str | None = None
+    #: Where the parent's own arguments came from (origin "parent").
+    parent_origin: ArgumentOrigin | None = None
+    #: ``README.md:42``: the call site the arguments were read from (origin "call-site",
+    #: relative to the workspace root).
+    site: str | None = None
+
+
+@dataclass
 class ModuleResult:
     """The outcome of tracing one ``nn.Module`` class."""
 
@@ -115,6 +141,10 @@ class ModuleResult:
     reason: str | None = None
     node_count: int | None = None
     instantiated_on: InstantiatedOn | None = None
+    #: The constructor arguments the verdict was traced with, and where they came from.
+    arguments: Arguments | None = None
+    #: "skipped" when building tried to load pretrained weights and was given none.
+    weights: Literal["skipped"] | None = None
     failures: list[Failure] = field(default_factory=list)
     hints: list[Hint] = field(default_factory=list)
     #: ``GraphModule.code``: the forward that torch.fx generates (traceable modules only).
