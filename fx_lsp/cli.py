@@ -24,6 +24,7 @@ from fxcore.model import (
     ModuleResult,
     TraceJob,
 )
+from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.workspace import find_workspace_root, is_excluded, python_files
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -126,6 +127,7 @@ def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
         progress.finish()
         engine.close()
     results.sort(key=lambda result: result.path)
+    results = apply_parent_arguments(results)
     for result in results:
         summary.add(result)
     return results, summary

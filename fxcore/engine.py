@@ -154,6 +154,9 @@ class _Attempt:
     classes: list[str] | None = None
     current_class: str | None = None
     modules: list[ModuleResult] = field(default_factory=list)
+    #: The root and submodule path whose verdict is being traced after the root's own.
+    deriving: str | None = None
+    derived_modules: list[ModuleResult] = field(default_factory=list)
     file: FileResult | None = None
     fatal: str | None = None
     #: "timeout" or "crash" when the child did not finish on its own.
@@ -276,6 +279,7 @@ class Engine:
             attempt = self._run_child(handle, dataclasses.replace(job, only_classes=only))
             output += attempt.output
             result.modules.extend(attempt.modules)
+            result.derived_modules.extend(attempt.derived_modules)
             done.update(module.class_name for module in attempt.modules)
             if attempt.file is not None:
                 result.errors.extend(attempt.file.errors)
@@ -285,6 +289,15 @@ class Engine:
                                                         f"The worker failed: {attempt.fatal}"))
             if attempt.ended_by is None:
                 break
+            if attempt.current_class is None and attempt.deriving is not None:
+                # Only a submodule of a finished root ran out of time or crashed: it gets no
+                # derived verdict, and the file's remaining classes run in a new child.
+                remaining = [name for name in (attempt.classes or [])
+                             if name not in done and name not in skipped]
+                if not remaining:
+                    break
+                only = remaining
+                continue
             if attempt.current_class is None:
                 message = f"The worker {attempt.exit_description} while importing this file."
                 result.errors.append(self._file_failure(job, attempt.ended_by, message))
@@ -362,7 +375,8 @@ class Engine:
             if results_reader in ready:
                 if not self._read_message(results_reader, attempt):
                     open_readers.remove(results_reader)
-                elif attempt.current_class is not None and not killed:
+                elif (attempt.current_class is not None or attempt.deriving is not None) \
+                        and not killed:
                     deadline = time.monotonic() + timeout  # each class has its own time
 
     @staticmethod
@@ -388,6 +402,11 @@ class Engine:
             attempt.classes = payload
         elif kind == "start":
             attempt.current_class = payload
+            attempt.deriving = None
+        elif kind == "deriving":
+            attempt.deriving = payload
+        elif kind == "derived":
+            attempt.derived_modules.append(payload)
         elif kind == "module":
             attempt.modules.append(payload)
             attempt.current_class = None

@@ -9,6 +9,7 @@ crashes the child costs only its own result.
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -37,6 +38,7 @@ from fxcore.locate import (
 )
 from fxcore.model import (
     CODES,
+    Arguments,
     Failure,
     FileResult,
     Frame,
@@ -51,8 +53,13 @@ from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, reco
 from fxcore.workspace import import_location, is_workspace_file, source_text
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
+#: | ("deriving", "pkg.mod:Root -> blocks.0") | ("derived", ModuleResult)
 #: | ("file", FileResult without modules).
 Send = Callable[[tuple[str, Any]], None]
+
+#: At most this many distinct workspace classes are traced from one root's submodules, so a
+#: huge model does not spend the whole scan on its parts (each still has the class time-out).
+MAX_SUBMODULE_CLASSES_PER_ROOT = 24
 
 
 class _OverlayLoader(importlib.machinery.SourceFileLoader):
@@ -109,6 +116,9 @@ class JobRunner:
         self.location = import_location(self.path)
         # Modules loaded before the job (torch and the like) are never workspace files.
         self.preloaded_modules = set(sys.modules)
+        #: The instance the current class was built as, once built (see trace_model).
+        self.built_model: torch.nn.Module | None = None
+        self.class_sources_by_file: dict[str, dict[str, ClassSource]] = {}
 
     # -- locating --------------------------------------------------------------------------
 
@@ -176,9 +186,14 @@ class JobRunner:
 
         classes = self.module_classes(module, class_sources)
         self.send(("classes", [cls.__name__ for cls in classes]))
+        derived_classes: set[type] = set()
         for cls in classes:
             self.send(("start", cls.__name__))
-            self.send(("module", self.trace_class(cls, class_sources[cls.__name__])))
+            self.built_model = None
+            root_result = self.trace_class(cls, class_sources[cls.__name__])
+            self.send(("module", root_result))
+            if self.built_model is not None:
+                self.trace_built_submodules(root_result, self.built_model, derived_classes)
         file_result.imported_files = self.imported_workspace_files()
         self.send(("file", file_result))
 
@@ -321,6 +336,7 @@ class JobRunner:
         instantiated_on: InstantiatedOn,
         concrete_args: dict[str, Any],
     ) -> ModuleResult:
+        self.built_model = model
         started = time.perf_counter()
         try:
             tracer = self.make_tracer()
@@ -374,6 +390,92 @@ class JobRunner:
             hints=self.unused_members(model, tracer, source),
             trace_seconds=seconds,
         )
+
+    # -- classes built by a traced root ----------------------------------------------------
+
+    def trace_built_submodules(self, root: ModuleResult, model: torch.nn.Module,
+                               done: set[type]) -> None:
+        """Trace each workspace class that ``model`` (the built root) holds as a submodule,
+        as the very instance the root built, and send its verdict as ("derived", ...).
+
+        Classes in ``done``, configured classes, and classes whose constructor needs no
+        arguments are skipped: their own verdict takes precedence over a parent's."""
+        parent_arguments = root.arguments or self.root_arguments(root.class_name)
+        started = time.monotonic()
+        traced = 0
+        for path, submodule in model.named_modules():
+            cls = type(submodule)
+            if not path or cls in done:
+                continue
+            located = self.workspace_class_source(cls)
+            if located is None or self.has_own_arguments(cls, located[0]):
+                done.add(cls)
+                continue
+            if traced >= MAX_SUBMODULE_CLASSES_PER_ROOT \
+                    or time.monotonic() - started > self.job.config.timeout:
+                return  # the classes left may still come from the file's next root
+            done.add(cls)
+            traced += 1
+            self.send(("deriving", f"{root.qualified_name} -> {path}"))
+            self.send(("derived", self.trace_submodule(root, parent_arguments, path,
+                                                       submodule, *located)))
+
+    def trace_submodule(self, root: ModuleResult, parent_arguments: Arguments, path: str,
+                        submodule: torch.nn.Module, file: str,
+                        source: ClassSource) -> ModuleResult:
+        """One submodule's verdict, located and named in its class's own file."""
+        in_file = copy.copy(self)
+        in_file.path = file
+        in_file.location = import_location(file)
+        cls = type(submodule)
+        concrete_args = module_config_for(self.job.config, in_file.location.module_name,
+                                          cls.__name__).concrete_args
+        result = in_file.trace_model(cls, source, submodule, root.instantiated_on or "meta",
+                                     concrete_args)
+        result.arguments = Arguments(
+            origin="parent",
+            args=parent_arguments.args,
+            kwargs=parent_arguments.kwargs,
+            parent=root.qualified_name,
+            path=path,
+            parent_origin=parent_arguments.origin,
+        )
+        return result
+
+    def root_arguments(self, class_name: str) -> Arguments:
+        """How a root was built, from its configuration (for results that do not say)."""
+        module_config = module_config_for(self.job.config, self.location.module_name,
+                                          class_name)
+        if module_config.factory or module_config.args or module_config.kwargs:
+            return Arguments(origin="config", args=[repr(a) for a in module_config.args],
+                             kwargs={k: repr(v) for k, v in module_config.kwargs.items()})
+        return Arguments(origin="defaults")
+
+    def has_own_arguments(self, cls: type, file: str) -> bool:
+        """True when the class is configured or can be built without arguments."""
+        module_config = module_config_for(self.job.config, import_location(file).module_name,
+                                          cls.__name__)
+        if module_config.factory or module_config.args or module_config.kwargs:
+            return True
+        return not missing_parameters(cls, [], {})
+
+    def workspace_class_source(self, cls: type) -> tuple[str, ClassSource] | None:
+        """The file and source ranges of a top-level ``nn.Module`` class with its own
+        ``forward`` defined in a workspace file; None for torch's and libraries' classes."""
+        if cls.forward is torch.nn.Module.forward or "." in cls.__qualname__:
+            return None
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if not file or not self.is_workspace_path(file):
+            return None
+        file = os.path.abspath(file)
+        if file not in self.class_sources_by_file:
+            try:
+                self.class_sources_by_file[file] = top_level_classes(
+                    source_text(file, self.overlays) or "")
+            except SyntaxError:
+                self.class_sources_by_file[file] = {}
+        source = self.class_sources_by_file[file].get(cls.__name__)
+        return None if source is None else (file, source)
 
     def relocate_into_decorator(self, failure: Failure, cls: type,
                                 source: ClassSource) -> None:

@@ -164,6 +164,11 @@ class FileResult:
 
     path: str
     modules: list[ModuleResult] = field(default_factory=list)
+    #: Verdicts of workspace classes (of this or other files) traced as the submodule
+    #: instances this file's roots built (``arguments.origin == "parent"``). Kept apart from
+    #: ``modules``: they are candidates that ``fxcore.parent_arguments`` gives a class whose
+    #: own result has no configured or default arguments.
+    derived_modules: list[ModuleResult] = field(default_factory=list)
     #: File-level problems: syntax error, import error (FX100), worker crash before any class.
     errors: list[Failure] = field(default_factory=list)
     #: Absolute paths of the workspace files that importing this file loaded (itself included).

@@ -1,0 +1,81 @@
+"""Give a class the verdict of the instance a traced root built, when it has no better one.
+
+Workers trace, after each root, the workspace classes the root holds as submodules
+(``FileResult.derived_modules``, ``arguments.origin == "parent"``). Which verdict a class
+shows is decided here, over all the results of a run, because a class and the roots that
+build it usually live in different files. Pure data in and out: no torch, no user code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fxcore.model import ArgumentOrigin, FileResult, ModuleResult
+
+#: A class's own verdict with arguments from these sources is replaced by a parent's.
+REPLACEABLE_ORIGINS: frozenset[ArgumentOrigin] = frozenset(
+    {"call-site", "config-class", "guessed"}
+)
+#: Parents whose own arguments came from earlier sources are preferred.
+_PARENT_ORIGIN_RANK: dict[str | None, int] = {
+    "config": 0, "defaults": 0, "call-site": 1, "config-class": 2, "guessed": 3,
+}
+
+
+def needs_parent(module: ModuleResult) -> bool:
+    """True when the class's own verdict had no configured or default arguments: it was
+    not traced for want of arguments, or was traced with found or guessed ones."""
+    if module.arguments is not None:
+        return module.arguments.origin in REPLACEABLE_ORIGINS
+    return module.status == "not-traced"
+
+
+def _parent_preference(module: ModuleResult) -> tuple[int, str, str]:
+    arguments = module.arguments
+    assert arguments is not None
+    return (_PARENT_ORIGIN_RANK.get(arguments.parent_origin, 4), arguments.parent or "",
+            arguments.path or "")
+
+
+def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str], ModuleResult]:
+    """Per (file, class name), the derived verdict to use: from the parent built from the
+    best argument source, then the first parent by name and submodule path."""
+    best: dict[tuple[str, str], ModuleResult] = {}
+    for result in results:
+        for derived in result.derived_modules:
+            if derived.arguments is None:
+                continue
+            key = (derived.path, derived.class_name)
+            if key not in best or _parent_preference(derived) < _parent_preference(best[key]):
+                best[key] = derived
+    return best
+
+
+def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
+    """The results with each class that needs it given a parent-built verdict.
+
+    New ``FileResult`` objects are returned for the files that change; the inputs are not
+    modified (they may be cached or shared)."""
+    candidates = parent_candidates(results)
+    if not candidates:
+        return results
+    merged = []
+    for result in results:
+        modules = []
+        for module in result.modules:
+            derived = candidates.get((module.path, module.class_name))
+            if derived is not None and needs_parent(module):
+                module = dataclasses.replace(derived, qualified_name=module.qualified_name)
+            modules.append(module)
+        changed = any(new is not old for new, old in zip(modules, result.modules, strict=True))
+        merged.append(dataclasses.replace(result, modules=modules) if changed else result)
+    return merged
+
+
+def parent_description(module: ModuleResult) -> str | None:
+    """``ViT.transformer.layers.0`` for a verdict traced as built by a parent, else None."""
+    arguments = module.arguments
+    if arguments is None or arguments.origin != "parent" or not arguments.parent:
+        return None
+    parent_class = arguments.parent.rpartition(":")[2]
+    return f"{parent_class}.{arguments.path}" if arguments.path else parent_class
