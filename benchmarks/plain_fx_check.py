@@ -1,0 +1,178 @@
+"""Check fx-lsp's verdicts against plain ``torch.fx.symbolic_trace`` on the same instances.
+
+Each class of a ``fx-lsp check --format json`` report is rebuilt from its ``"arguments"``
+(for ``"from": "parent"``: the parent class, built from the parent's arguments, then
+``get_submodule(path)``), traced with plain ``torch.fx.symbolic_trace``, and the outcome
+compared: same status, and for failures the same first failure line (the innermost frame
+inside the workspace). User code runs only in a child process started for the purpose.
+
+    python3 benchmarks/plain_fx_check.py WORKSPACE REPORT.json   # prints disagreements
+
+Used by tests (tests/test_parent_arguments.py) and by corpus benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def plain_verdicts(workspace_root: str, modules_json: list[dict[str, Any]],
+                   cwd: str | None = None, timeout: float = 600.0) -> list[dict[str, Any]]:
+    """Plain-FX outcomes for report modules, in one child process.
+
+    Relative paths in the report are taken relative to ``cwd`` (the folder the CLI ran in;
+    the workspace root by default). Each outcome is ``{"status": "traceable" | "failed" |
+    "build-failed" | "not-traced", "path", "line", "error"}``."""
+    request = {"root": os.path.abspath(workspace_root),
+               "cwd": os.path.abspath(cwd or workspace_root), "modules": modules_json}
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [REPOSITORY, *filter(None, [environment.get("PYTHONPATH")])])
+    completed = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--child"],
+        input=json.dumps(request), capture_output=True, text=True, timeout=timeout,
+        cwd=request["root"], env=environment, check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"the plain torch.fx child failed:\n{completed.stderr}")
+    return json.loads(completed.stdout.splitlines()[-1])
+
+
+def plain_verdict(workspace_root: str, module_json: dict[str, Any],
+                  cwd: str | None = None) -> dict[str, Any]:
+    """One report module's plain-FX outcome (see ``plain_verdicts``)."""
+    return plain_verdicts(workspace_root, [module_json], cwd)[0]
+
+
+def disagreement(module_json: dict[str, Any], plain: dict[str, Any],
+                 cwd: str) -> str | None:
+    """None when fx-lsp's verdict and plain torch.fx's agree, else what differs."""
+    status = module_json["status"]
+    if status == "not-traced" or plain["status"] == "not-traced":
+        return None if status == plain["status"] else f"{status} vs plain {plain['status']}"
+    first = module_json["failures"][0] if module_json["failures"] else None
+    if first is not None and first["kind"] == "constructor":
+        status = "build-failed"
+    if status != plain["status"]:
+        return f"{status} vs plain {plain['status']}: {plain.get('error')}"
+    if status != "failed" or first is None:
+        return None
+    ours = (os.path.normpath(os.path.join(cwd, first["path"])), first["line"])
+    theirs = (plain["path"], plain["line"])
+    return None if ours == theirs else f"first failure at {ours} vs plain {theirs}"
+
+
+# -- the child -------------------------------------------------------------------------------
+
+
+def _child() -> None:
+    import importlib
+
+    import torch
+    from torch import fx
+
+    from fxcore.config import load_config, module_config_for
+    from fxcore.job import resolve
+    from fxcore.locate import (
+        SourceIndex,
+        innermost_workspace_frame,
+        to_frame,
+        traceback_positions,
+    )
+    from fxcore.workspace import import_location
+
+    request = json.loads(sys.stdin.read())
+    root, cwd = request["root"], request["cwd"]
+    config, _ = load_config(root)
+    sys.path[:0] = [root, os.path.join(root, "src")]
+
+    def import_class(qualified_name: str) -> type:
+        module_name, _, class_name = qualified_name.partition(":")
+        return getattr(importlib.import_module(module_name), class_name)
+
+    def build(qualified_name: str, arguments: dict[str, Any] | None,
+              origin: str | None) -> torch.nn.Module:
+        module_name, _, class_name = qualified_name.partition(":")
+        cls = import_class(qualified_name)
+        if arguments is None or origin == "config":
+            module_config = module_config_for(config, module_name, class_name)
+            factory = resolve(module_config.factory) if module_config.factory else cls
+            args, kwargs = module_config.args, module_config.kwargs
+        else:
+            namespace = vars(sys.modules[cls.__module__])
+            factory = cls
+            args = [eval(text, namespace) for text in arguments["args"]]
+            kwargs = {key: eval(text, namespace) for key, text in arguments["kwargs"].items()}
+        try:
+            with torch.device("meta"):
+                return factory(*args, **kwargs)
+        except Exception:
+            return factory(*args, **kwargs)
+
+    outcomes = []
+    for module in request["modules"]:
+        if module["status"] == "not-traced":
+            outcomes.append({"status": "not-traced"})
+            continue
+        path = os.path.normpath(os.path.join(cwd, module["path"]))
+        entry = import_location(path).sys_path_entry
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+        arguments = module.get("arguments")
+        try:
+            if arguments is not None and arguments["from"] == "parent":
+                parent = build(arguments["parent"], arguments, arguments.get("parent_from"))
+                instance = parent.get_submodule(arguments["path"])
+            else:
+                instance = build(module["qualified_name"], arguments,
+                                 arguments["from"] if arguments else None)
+        except Exception as error:
+            outcomes.append({"status": "build-failed", "error": repr(error)})
+            continue
+        module_name, _, class_name = module["qualified_name"].partition(":")
+        concrete_args = module_config_for(config, module_name, class_name).concrete_args
+        try:
+            fx.symbolic_trace(instance, concrete_args=concrete_args or None)
+        except Exception as error:
+            frames = [to_frame(position, SourceIndex())
+                      for position in traceback_positions(error.__traceback__)]
+            here = innermost_workspace_frame(frames, root)
+            outcomes.append({"status": "failed", "error": f"{type(error).__name__}: {error}",
+                             "path": here.path if here else None,
+                             "line": here.line if here else None})
+            continue
+        outcomes.append({"status": "traceable"})
+    sys.stdout.write("\n" + json.dumps(outcomes) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--child"]:
+        _child()
+        return 0
+    if len(argv) != 2:
+        sys.stderr.write(__doc__ or "")
+        return 2
+    workspace, report_path = argv
+    with open(report_path) as handle:
+        modules = json.load(handle)["modules"]
+    cwd = os.getcwd()
+    outcomes = plain_verdicts(workspace, modules, cwd=cwd)
+    differing = 0
+    for module, plain in zip(modules, outcomes, strict=True):
+        problem = disagreement(module, plain, cwd)
+        if problem is not None:
+            differing += 1
+            print(f"{module['qualified_name']}: {problem}")
+    compared = sum(module["status"] != "not-traced" for module in modules)
+    print(f"{compared - differing}/{compared} verdicts agree with plain torch.fx")
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
