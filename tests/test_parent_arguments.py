@@ -1,0 +1,217 @@
+"""Classes that need constructor arguments get the verdict of the instance a traced root
+built (``"arguments": {"from": "parent", ...}``), through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fxcore.model import Arguments, FileResult, ModuleResult
+from fxcore.parent_arguments import apply_parent_arguments, parent_description
+
+from engine_support import REPO_ROOT, Workspace, line_of
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+from plain_fx_check import disagreement, plain_verdicts
+
+LAYERS = """
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.heads = heads
+            self.qkv = nn.Linear(dim, dim * 3)
+
+        def forward(self, x):
+            return self.qkv(x)
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.attn = Attention(dim, heads)
+
+        def forward(self, x):
+            if x.sum() > 0:
+                x = x + 1
+            return self.attn(x)
+
+
+    class Shared(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    class Configured(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.size = dim
+
+        def forward(self, x):
+            return x[..., : self.size]
+    """
+
+VIT = """
+    from torch import nn
+
+    from pkg.layers import Block, Configured, Shared
+
+
+    class ViT(nn.Module):
+        def __init__(self, dim=16, depth=2, heads=4):
+            super().__init__()
+            self.blocks = nn.ModuleList([Block(dim, heads) for _ in range(depth)])
+            self.head = Shared(dim)
+            self.crop = Configured(dim)
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return self.crop(self.head(x))
+    """
+
+MIXER = """
+    from torch import nn
+
+    from pkg.layers import Shared
+
+
+    class Mixer(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.mix = Shared(dim)
+
+        def forward(self, x):
+            return self.mix(x)
+    """
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    workspace = Workspace(tmp_path_factory.mktemp("parent"))
+    with open(workspace.root / "pyproject.toml", "a") as handle:
+        handle.write('\n[tool.fx-lsp.modules."pkg.layers:Configured"]\nkwargs = {dim = 5}\n')
+    workspace.write("pkg/__init__.py", "")
+    workspace.write("pkg/layers.py", LAYERS)
+    workspace.write("pkg/vit.py", VIT)
+    workspace.write("pkg/mixer.py", MIXER)
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
+        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 1, completed.stderr  # Block cannot be traced
+    return workspace.root, json.loads(completed.stdout)
+
+
+def modules_by_class(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {module["class"]: module for module in report["modules"]}
+
+
+def test_a_class_built_by_a_root_with_defaults_gets_its_verdict_from_that_instance(
+        report: tuple[Path, dict[str, Any]]) -> None:
+    _, data = report
+    attention = modules_by_class(data)["Attention"]
+    assert attention["status"] == "traceable"
+    assert attention["path"] == "pkg/layers.py"
+    assert attention["arguments"] == {"from": "parent", "args": [], "kwargs": {},
+                                      "parent": "pkg.vit:ViT", "path": "blocks.0.attn",
+                                      "parent_from": "defaults"}
+    assert data["summary"]["not_traced"] == 0
+
+
+def test_a_failing_submodule_is_reported_on_its_own_line(
+        report: tuple[Path, dict[str, Any]]) -> None:
+    root, data = report
+    block = modules_by_class(data)["Block"]
+    assert block["status"] == "failed"
+    assert block["arguments"]["path"] == "blocks.0"
+    (failure,) = block["failures"]
+    assert (failure["kind"], failure["path"], failure["line"]) == (
+        "control-flow", "pkg/layers.py", line_of(root / "pkg/layers.py", "if x.sum() > 0"))
+
+
+def test_a_class_built_by_two_roots_gets_one_deterministic_parent(
+        report: tuple[Path, dict[str, Any]]) -> None:
+    shared = modules_by_class(report[1])["Shared"]
+    assert shared["status"] == "traceable"
+    assert (shared["arguments"]["parent"], shared["arguments"]["path"]) == ("pkg.mixer:Mixer",
+                                                                            "mix")
+
+
+def test_a_configured_class_keeps_its_configuration(
+        report: tuple[Path, dict[str, Any]]) -> None:
+    configured = modules_by_class(report[1])["Configured"]
+    assert configured["status"] == "traceable"
+    assert configured["arguments"] is None or configured["arguments"]["from"] == "config"
+
+
+def test_every_verdict_agrees_with_plain_fx_on_the_rebuilt_instance(
+        report: tuple[Path, dict[str, Any]]) -> None:
+    root, data = report
+    outcomes = plain_verdicts(str(root), data["modules"])
+    assert [o["status"] for o in outcomes].count("failed") == 2  # Block and ViT
+    problems = {module["qualified_name"]: disagreement(module, plain, str(root))
+                for module, plain in zip(data["modules"], outcomes, strict=True)}
+    assert problems == dict.fromkeys(problems)
+
+
+# -- the pure choice ---------------------------------------------------------------------------
+
+
+def module(class_name: str, status: str, arguments: Arguments | None,
+           path: str = "/ws/pkg/layers.py") -> ModuleResult:
+    return ModuleResult(path=path, class_name=class_name,
+                        qualified_name=f"pkg.layers:{class_name}", line=1, column=7,
+                        end_line=1, end_column=7 + len(class_name), status=status,
+                        arguments=arguments)
+
+
+def derived(class_name: str, parent: str, path: str, parent_origin: str) -> ModuleResult:
+    return module(class_name, "traceable",
+                  Arguments(origin="parent", parent=parent, path=path,
+                            parent_origin=parent_origin))
+
+
+def test_parent_verdicts_replace_only_classes_without_configured_or_default_arguments() -> None:
+    own = FileResult(path="/ws/pkg/layers.py", modules=[
+        module("Block", "not-traced", None),
+        module("Guessed", "failed", Arguments(origin="guessed", kwargs={"dim": "64"})),
+        module("Configured", "traceable", Arguments(origin="config")),
+        module("Plain", "traceable", None),
+        module("Orphan", "not-traced", None),
+    ])
+    roots = [
+        FileResult(path="/ws/pkg/a.py", derived_modules=[
+            derived("Block", "pkg.a:A", "blocks.1", "guessed"),
+            derived("Guessed", "pkg.a:A", "g", "defaults"),
+            derived("Configured", "pkg.a:A", "c", "defaults"),
+            derived("Plain", "pkg.a:A", "p", "defaults"),
+        ]),
+        FileResult(path="/ws/pkg/z.py", derived_modules=[
+            derived("Block", "pkg.z:Z", "layers.0", "defaults"),
+            derived("Block", "pkg.z:Z", "layers.1", "defaults"),
+        ]),
+    ]
+    merged = apply_parent_arguments([own, *roots])
+    chosen = {m.class_name: m for m in merged[0].modules}
+    assert (chosen["Block"].arguments.parent, chosen["Block"].arguments.path) == ("pkg.z:Z",
+                                                                                  "layers.0")
+    assert chosen["Block"].status == "traceable"
+    assert chosen["Guessed"].arguments.parent == "pkg.a:A"
+    assert chosen["Configured"].arguments.origin == "config"
+    assert chosen["Plain"].arguments is None
+    assert chosen["Orphan"].status == "not-traced"
+    assert own.modules[0].status == "not-traced"  # the inputs are left as they were
+    assert merged[1:] == roots
+    assert apply_parent_arguments([own, *reversed(roots)])[0].modules == merged[0].modules
+    assert parent_description(chosen["Block"]) == "Z.layers.0"
