@@ -9,11 +9,18 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.diagnostics import class_extents
 from fxcore.model import FileResult, ModuleResult
+from fxcore.parent_arguments import parent_description
 
 SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"
 
 
 def title(module: ModuleResult) -> str:
+    built_by = parent_description(module)
+    verdict = _verdict_title(module)
+    return verdict if built_by is None else f"{verdict} · traced as built by {built_by}"
+
+
+def _verdict_title(module: ModuleResult) -> str:
     if module.status == "traceable":
         return f"FX: traceable · {module.node_count} nodes"
     if module.status == "not-traced":

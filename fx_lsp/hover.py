@@ -9,6 +9,7 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, short_path
 from fxcore.model import FileResult, ModuleResult
+from fxcore.parent_arguments import parent_description
 
 _BUILT_ON = {
     "meta": "built on the meta device (no weights allocated)",
@@ -17,8 +18,20 @@ _BUILT_ON = {
 }
 
 
+def arguments_sentence(module: ModuleResult) -> str | None:
+    """Which instance the verdict is about, when it is not the class built on its own."""
+    built_by = parent_description(module)
+    return None if built_by is None else f"Traced as built by `{built_by}`."
+
+
 def module_markdown(module: ModuleResult, document: str) -> str:
     """Everything known about one traced class."""
+    provenance = arguments_sentence(module)
+    text = _verdict_markdown(module, document)
+    return text if provenance is None else f"{text}\n\n{provenance}"
+
+
+def _verdict_markdown(module: ModuleResult, document: str) -> str:
     if module.status == "traceable":
         parts = [
             f"**{module.class_name}** is FX-traceable: {module.node_count} nodes, "

@@ -32,6 +32,7 @@ from fxcore.cache import ResultCache
 from fxcore.config import load_config
 from fxcore.engine import Engine, TraceHandle
 from fxcore.model import EngineConfig, FileResult, TraceJob
+from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.workspace import find_workspace_root, python_files
 
 __version__ = "0.1.0"
@@ -127,6 +128,9 @@ class FxLanguageServer(LanguageServer):
         self._engine_configs: dict[str, EngineConfig] = {}
         self._reported: set[str] = set()
         self._workspace_handles: set[TraceHandle] = set()
+        #: Latest results, by path, whose roots built workspace classes: their derived
+        #: verdicts serve the classes of other files (fxcore.parent_arguments).
+        self.parent_results: dict[str, FileResult] = {}
         self._status: tuple[str, int, str] | None = None
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
@@ -349,7 +353,7 @@ class FxLanguageServer(LanguageServer):
                 self.send_status(f"tracing {os.path.basename(document.path)} failed: {error}")
                 return
             previous = document.result
-            document.result = future.result()
+            document.result = self.with_parent_verdicts(future.result())
             document.result_version = version
             document.overlay_versions = versions
             self.publish(document)
@@ -505,6 +509,7 @@ class FxLanguageServer(LanguageServer):
         self._workspace_handles.update(handles)
         self.send_status()
         done = 0
+        finished_results: list[tuple[str, FileResult]] = []
         try:
             pending = {asyncio.wrap_future(h.future): h for h in handles}
             waiting = set(pending)
@@ -524,6 +529,7 @@ class FxLanguageServer(LanguageServer):
                     summary["modules"] += len(result.modules)
                     summary["failed"] += sum(m.status == "failed" for m in result.modules)
                     self.publish_workspace_result(handle.job.path, result)
+                    finished_results.append((handle.job.path, result))
                 if finished and token is not None:
                     progress.report(
                         token,
@@ -533,6 +539,10 @@ class FxLanguageServer(LanguageServer):
                         ),
                     )
                 self.send_status()
+            # A file published before the roots that build its classes: now it gets them.
+            for path, result in finished_results:
+                if self.with_parent_verdicts(result) is not result:
+                    self.publish_workspace_result(path, result)
         finally:
             for handle in handles:
                 if not handle.future.done():
@@ -552,8 +562,19 @@ class FxLanguageServer(LanguageServer):
                 )
         return summary
 
+    def with_parent_verdicts(self, result: FileResult) -> FileResult:
+        """The result with the verdicts of instances that traced roots built (remembering
+        this result's own derived verdicts for other files)."""
+        if result.derived_modules:
+            self.parent_results[result.path] = result
+        else:
+            self.parent_results.pop(result.path, None)
+        others = [r for path, r in self.parent_results.items() if path != result.path]
+        return apply_parent_arguments([result, *others])[0]
+
     def publish_workspace_result(self, path: str, result: FileResult) -> None:
         """A workspace trace's result: adopted for an open document if its text is unchanged."""
+        result = self.with_parent_verdicts(result)
         document = self.documents.get(path)
         if document is None:
             uri = diagnostics.path_to_uri(path)
