@@ -215,3 +215,43 @@ def test_parent_verdicts_replace_only_classes_without_configured_or_default_argu
     assert merged[1:] == roots
     assert apply_parent_arguments([own, *reversed(roots)])[0].modules == merged[0].modules
     assert parent_description(chosen["Block"]) == "Z.layers.0"
+
+
+def test_a_submodule_that_hangs_costs_only_its_own_derived_verdict(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    workspace.write("pkg/__init__.py", "")
+    workspace.write("pkg/models.py", """
+        from torch import nn
+
+
+        class Spins(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+
+            def forward(self, x):
+                while True:
+                    pass
+
+
+        class Holder(nn.Module):
+            def __init__(self, dim=4):
+                super().__init__()
+                self.unused = Spins(dim)
+
+            def forward(self, x):
+                return x
+
+
+        class After(nn.Module):
+            def forward(self, x):
+                return x + 1
+        """)
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--timeout", "2", "--format",
+         "json", "."], cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    data = json.loads(completed.stdout)
+    statuses = {m["class"]: (m["status"], m["arguments"]) for m in data["modules"]}
+    assert statuses["Holder"][0] == "traceable" and statuses["After"][0] == "traceable"
+    assert statuses["Spins"] == ("not-traced", None)
+    assert data["files"][0]["errors"] == [] and completed.returncode == 0
