@@ -105,7 +105,8 @@ class ResultCache:
         return entry.result
 
     def put(self, job: TraceJob, result: FileResult) -> None:
-        failures = [*result.errors, *(f for m in result.modules for f in m.failures)]
+        failures = [*result.errors,
+                    *(f for m in [*result.modules, *result.derived_modules] for f in m.failures)]
         if any(failure.kind in _TRANSIENT_KINDS for failure in failures):
             return
         key = self._key(job)

@@ -154,8 +154,8 @@ class _Attempt:
     classes: list[str] | None = None
     current_class: str | None = None
     modules: list[ModuleResult] = field(default_factory=list)
-    #: The root and submodule path whose verdict is being traced after the root's own.
-    deriving: str | None = None
+    #: The submodule instance of a finished root being traced (its verdict-less result).
+    deriving: ModuleResult | None = None
     derived_modules: list[ModuleResult] = field(default_factory=list)
     file: FileResult | None = None
     fatal: str | None = None
@@ -290,8 +290,9 @@ class Engine:
             if attempt.ended_by is None:
                 break
             if attempt.current_class is None and attempt.deriving is not None:
-                # Only a submodule of a finished root ran out of time or crashed: it gets no
-                # derived verdict, and the file's remaining classes run in a new child.
+                # Only a submodule instance of a finished root ran out of time or crashed:
+                # that is its verdict, and the file's remaining classes run in a new child.
+                result.derived_modules.append(self._ended_derived(attempt, attempt.deriving))
                 remaining = [name for name in (attempt.classes or [])
                              if name not in done and name not in skipped]
                 if not remaining:
@@ -365,8 +366,8 @@ class Engine:
                 zygote.kill(pid)
                 killed = True
                 attempt.ended_by = "timeout"
-                limit = timeout if attempt.current_class else max(3 * timeout,
-                                                                  IMPORT_TIMEOUT_SECONDS)
+                busy = attempt.current_class is not None or attempt.deriving is not None
+                limit = timeout if busy else max(3 * timeout, IMPORT_TIMEOUT_SECONDS)
                 attempt.exit_description = f"took longer than {limit:g} s and was stopped"
                 deadline = time.monotonic() + 5.0
                 continue
@@ -375,9 +376,10 @@ class Engine:
             if results_reader in ready:
                 if not self._read_message(results_reader, attempt):
                     open_readers.remove(results_reader)
-                elif (attempt.current_class is not None or attempt.deriving is not None) \
-                        and not killed:
-                    deadline = time.monotonic() + timeout  # each class has its own time
+                elif not killed:
+                    # Each class and each submodule instance has its own time; any message
+                    # after the import means the child is making progress.
+                    deadline = time.monotonic() + timeout
 
     @staticmethod
     def _read_output(reader: int, attempt: _Attempt) -> bool:
@@ -407,6 +409,7 @@ class Engine:
             attempt.deriving = payload
         elif kind == "derived":
             attempt.derived_modules.append(payload)
+            attempt.deriving = None
         elif kind == "module":
             attempt.modules.append(payload)
             attempt.current_class = None
@@ -451,6 +454,21 @@ class Engine:
             line=line, column=column, end_line=end_line, end_column=end_column,
             status="failed", forward=source.forward if source else None, failures=[failure],
         )
+
+
+    @staticmethod
+    def _ended_derived(attempt: _Attempt, module: ModuleResult) -> ModuleResult:
+        kind = attempt.ended_by or "crash"
+        arguments = module.arguments
+        built_by = f"{arguments.parent} -> {arguments.path}" if arguments else "its parent"
+        module.failures = [Failure(
+            code=CODES[kind], kind=kind,
+            message=f"Tracing {module.class_name} as built by {built_by} stopped: the worker "
+            f"{attempt.exit_description}.",
+            path=module.path, line=module.line, column=module.column,
+            end_line=module.end_line, end_column=module.end_column,
+        )]
+        return module
 
 
 def _describe_exit(exitcode: int | None) -> str:

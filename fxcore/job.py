@@ -53,7 +53,7 @@ from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, reco
 from fxcore.workspace import import_location, is_workspace_file, source_text
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
-#: | ("deriving", "pkg.mod:Root -> blocks.0") | ("derived", ModuleResult)
+#: | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
 #: | ("file", FileResult without modules).
 Send = Callable[[tuple[str, Any]], None]
 
@@ -416,7 +416,6 @@ class JobRunner:
                 return  # the classes left may still come from the file's next root
             done.add(cls)
             traced += 1
-            self.send(("deriving", f"{root.qualified_name} -> {path}"))
             self.send(("derived", self.trace_submodule(root, parent_arguments, path,
                                                        submodule, *located)))
 
@@ -428,11 +427,7 @@ class JobRunner:
         in_file.path = file
         in_file.location = import_location(file)
         cls = type(submodule)
-        concrete_args = module_config_for(self.job.config, in_file.location.module_name,
-                                          cls.__name__).concrete_args
-        result = in_file.trace_model(cls, source, submodule, root.instantiated_on or "meta",
-                                     concrete_args)
-        result.arguments = Arguments(
+        arguments = Arguments(
             origin="parent",
             args=parent_arguments.args,
             kwargs=parent_arguments.kwargs,
@@ -440,6 +435,14 @@ class JobRunner:
             path=path,
             parent_origin=parent_arguments.origin,
         )
+        # The engine turns this into a time-out (or crash) verdict if tracing never returns.
+        self.send(("deriving", in_file.module_result(cls, source, status="failed",
+                                                     arguments=arguments)))
+        concrete_args = module_config_for(self.job.config, in_file.location.module_name,
+                                          cls.__name__).concrete_args
+        result = in_file.trace_model(cls, source, submodule, root.instantiated_on or "meta",
+                                     concrete_args)
+        result.arguments = arguments
         return result
 
     def root_arguments(self, class_name: str) -> Arguments:

@@ -217,7 +217,7 @@ def test_parent_verdicts_replace_only_classes_without_configured_or_default_argu
     assert parent_description(chosen["Block"]) == "Z.layers.0"
 
 
-def test_a_submodule_that_hangs_costs_only_its_own_derived_verdict(tmp_path: Path) -> None:
+def test_a_submodule_instance_that_hangs_times_out_alone(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path)
     workspace.write("pkg/__init__.py", "")
     workspace.write("pkg/models.py", """
@@ -251,7 +251,13 @@ def test_a_submodule_that_hangs_costs_only_its_own_derived_verdict(tmp_path: Pat
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--timeout", "2", "--format",
          "json", "."], cwd=workspace.root, capture_output=True, text=True, timeout=300)
     data = json.loads(completed.stdout)
-    statuses = {m["class"]: (m["status"], m["arguments"]) for m in data["modules"]}
-    assert statuses["Holder"][0] == "traceable" and statuses["After"][0] == "traceable"
-    assert statuses["Spins"] == ("not-traced", None)
-    assert data["files"][0]["errors"] == [] and completed.returncode == 0
+    modules = modules_by_class(data)
+    assert modules["Holder"]["status"] == "traceable"
+    assert modules["After"]["status"] == "traceable"
+    spins = modules["Spins"]
+    assert (spins["status"], spins["arguments"]["path"]) == ("failed", "unused")
+    (failure,) = spins["failures"]
+    assert (failure["code"], failure["line"]) == ("FX102", spins["line"])
+    assert "as built by pkg.models:Holder -> unused" in failure["message"]
+    assert "took longer than 2 s" in failure["message"]
+    assert data["files"][0]["errors"] == []
