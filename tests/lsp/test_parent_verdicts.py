@@ -39,11 +39,15 @@ VIT = """
     """
 
 
-async def test_workspace_trace_shows_the_parent_built_verdict(tmp_path: pathlib.Path) -> None:
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\nversion = '0'\n")
+def write_workspace(root: pathlib.Path) -> None:
+    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\nversion = '0'\n")
+    (root / "pkg").mkdir()
     for name, text in {"__init__.py": "", "layers.py": LAYERS, "vit.py": VIT}.items():
-        (tmp_path / "pkg").mkdir(exist_ok=True)
-        (tmp_path / "pkg" / name).write_text(textwrap.dedent(text).lstrip("\n"))
+        (root / "pkg" / name).write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+async def test_workspace_trace_shows_the_parent_built_verdict(tmp_path: pathlib.Path) -> None:
+    write_workspace(tmp_path)
     async with session(tmp_path) as client:
         uri = client.open(tmp_path / "pkg" / "layers.py")
         await client.diagnostics_for(uri, version=1)
@@ -62,3 +66,18 @@ async def test_workspace_trace_shows_the_parent_built_verdict(tmp_path: pathlib.
         )
         assert "**Block** is FX-traceable" in hover.contents.value
         assert "Traced as built by `ViT.blocks.0`." in hover.contents.value
+
+
+async def test_a_document_traced_after_its_parent_shows_the_parent_built_verdict(
+        tmp_path: pathlib.Path) -> None:
+    write_workspace(tmp_path)
+    async with session(tmp_path) as client:
+        vit = client.open(tmp_path / "pkg" / "vit.py")
+        await client.diagnostics_for(vit, version=1)
+        uri = client.open(tmp_path / "pkg" / "layers.py")
+        await client.diagnostics_for(uri, version=1)
+        lenses = await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert [lens.command.title for lens in lenses] == [
+            "FX: traceable · 3 nodes · traced as built by ViT.blocks.0"]
