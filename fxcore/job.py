@@ -9,6 +9,7 @@ crashes the child costs only its own result.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import importlib
 import importlib.abc
@@ -193,7 +194,10 @@ class JobRunner:
             root_result = self.trace_class(cls, class_sources[cls.__name__])
             self.send(("module", root_result))
             if self.built_model is not None:
-                self.trace_built_submodules(root_result, self.built_model, derived_classes)
+                # Verdicts of submodule instances are extras: the file's own classes, still
+                # to come, must not be lost to a module tree that breaks named_modules().
+                with contextlib.suppress(Exception):
+                    self.trace_built_submodules(root_result, self.built_model, derived_classes)
         file_result.imported_files = self.imported_workspace_files()
         self.send(("file", file_result))
 
