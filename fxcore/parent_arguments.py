@@ -30,16 +30,21 @@ def needs_parent(module: ModuleResult) -> bool:
     return module.status == "not-traced"
 
 
-def _parent_preference(module: ModuleResult) -> tuple[int, str, str]:
+def _stopped(module: ModuleResult) -> bool:
+    """True when the worker was stopped (time-out, crash) while tracing the instance."""
+    return any(failure.kind in {"timeout", "crash"} for failure in module.failures)
+
+
+def _parent_preference(module: ModuleResult) -> tuple[bool, int, str, str]:
     arguments = module.arguments
     assert arguments is not None
-    return (_PARENT_ORIGIN_RANK.get(arguments.parent_origin, 4), arguments.parent or "",
-            arguments.path or "")
+    return (_stopped(module), _PARENT_ORIGIN_RANK.get(arguments.parent_origin, 4),
+            arguments.parent or "", arguments.path or "")
 
 
 def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str], ModuleResult]:
-    """Per (file, class name), the derived verdict to use: from the parent built from the
-    best argument source, then the first parent by name and submodule path."""
+    """Per (file, class name), the derived verdict to use: one that finished tracing, from
+    the parent built from the best argument source, then the first by name and path."""
     best: dict[tuple[str, str], ModuleResult] = {}
     for result in results:
         for derived in result.derived_modules:
@@ -52,7 +57,8 @@ def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str], Module
 
 
 def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
-    """The results with each class that needs it given a parent-built verdict.
+    """The results with each class that needs it given a parent-built verdict (one that
+    ran out of time replaces only "needs arguments").
 
     New ``FileResult`` objects are returned for the files that change; the inputs are not
     modified (they may be cached or shared)."""
@@ -64,7 +70,8 @@ def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
         modules = []
         for module in result.modules:
             derived = candidates.get((module.path, module.class_name))
-            if derived is not None and needs_parent(module):
+            if derived is not None and needs_parent(module) and not (
+                    _stopped(derived) and module.status != "not-traced"):
                 module = dataclasses.replace(derived, qualified_name=module.qualified_name)
             modules.append(module)
         changed = any(new is not old for new, old in zip(modules, result.modules, strict=True))

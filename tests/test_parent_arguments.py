@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fxcore.model import Arguments, FileResult, ModuleResult
+from fxcore.model import Arguments, Failure, FileResult, ModuleResult
 from fxcore.parent_arguments import apply_parent_arguments, parent_description
 
 from engine_support import REPO_ROOT, Workspace, line_of
@@ -189,13 +189,19 @@ def test_parent_verdicts_replace_only_classes_without_configured_or_default_argu
         module("Configured", "traceable", Arguments(origin="config")),
         module("Plain", "traceable", None),
         module("Orphan", "not-traced", None),
+        module("GuessedFine", "traceable", Arguments(origin="guessed")),
     ])
+    hung = derived("GuessedFine", "pkg.a:A", "slow", "defaults")
+    hung.status = "failed"
+    hung.failures = [Failure(code="FX102", kind="timeout", message="took longer", path=hung.path,
+                             line=1, column=1, end_line=1, end_column=2)]
     roots = [
         FileResult(path="/ws/pkg/a.py", derived_modules=[
             derived("Block", "pkg.a:A", "blocks.1", "guessed"),
             derived("Guessed", "pkg.a:A", "g", "defaults"),
             derived("Configured", "pkg.a:A", "c", "defaults"),
             derived("Plain", "pkg.a:A", "p", "defaults"),
+            hung,
         ]),
         FileResult(path="/ws/pkg/z.py", derived_modules=[
             derived("Block", "pkg.z:Z", "layers.0", "defaults"),
@@ -211,6 +217,7 @@ def test_parent_verdicts_replace_only_classes_without_configured_or_default_argu
     assert chosen["Configured"].arguments.origin == "config"
     assert chosen["Plain"].arguments is None
     assert chosen["Orphan"].status == "not-traced"
+    assert chosen["GuessedFine"].arguments.origin == "guessed"  # not a parent's time-out
     assert own.modules[0].status == "not-traced"  # the inputs are left as they were
     assert merged[1:] == roots
     assert apply_parent_arguments([own, *reversed(roots)])[0].modules == merged[0].modules
