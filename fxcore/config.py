@@ -10,6 +10,7 @@ Example::
     timeout = 20
     memory-limit-mb = 8192
     exclude = ["*_test.py"]
+    guess-arguments = true   # synthesize constructor arguments nobody configured
 
     [tool.fx-lsp.modules."models.net:Net"]
     factory = "models.net:build_net"   # optional callable; gets args/kwargs
@@ -94,6 +95,13 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         else:
             problems.append(f"{source}: 'memory-limit-mb' must be a positive whole number")
 
+    guess = table.get("guess-arguments")
+    if guess is not None:
+        if isinstance(guess, bool):
+            config.guess_arguments = guess
+        else:
+            problems.append(f"{source}: 'guess-arguments' must be true or false")
+
     modules = table.get("modules", {})
     if not isinstance(modules, dict):
         problems.append(f"{source}: 'modules' must be a table of tables")
@@ -111,6 +119,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "tracer",
         "timeout",
         "memory-limit-mb",
+        "guess-arguments",
         "modules",
         # Editor settings, read by the language server (fx_lsp.initialization_options).
         "run",

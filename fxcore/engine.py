@@ -11,6 +11,7 @@ result.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import itertools
@@ -258,6 +259,9 @@ class Engine:
             return
         try:
             result = self.cache.get(handle.job) if self.cache else None
+            if result is None and not _may_define_a_class(handle.job):
+                # Importing runs the file: a script with no class (train.py) is never run.
+                result = FileResult(path=os.path.abspath(handle.job.path))
             if result is None:
                 result = self._run_job(handle)
                 if self.cache:
@@ -469,6 +473,18 @@ class Engine:
             end_line=module.end_line, end_column=module.end_column,
         )]
         return module
+
+
+def _may_define_a_class(job: TraceJob) -> bool:
+    """False only for a file that parses and whose syntax tree has no ``class``."""
+    text = source_text(job.path, job.overlays)
+    if text is None:
+        return True  # let the worker say why it cannot be read
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return True  # the worker reports the syntax error without importing
+    return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
 
 
 def _describe_exit(exitcode: int | None) -> str:

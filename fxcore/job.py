@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -28,6 +29,7 @@ from typing import Any
 import torch
 from torch import fx
 
+from fxcore.arguments import candidate_calls, missing_from_type_error, value_source
 from fxcore.config import module_config_for
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.locate import (
@@ -46,11 +48,13 @@ from fxcore.model import (
     GraphNodeInfo,
     Hint,
     InstantiatedOn,
+    ModuleConfig,
     ModuleResult,
     Span,
     TraceJob,
 )
 from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, recovering_tracer_class
+from fxcore.weights import without_weights
 from fxcore.workspace import import_location, is_workspace_file, source_text
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
@@ -277,45 +281,95 @@ class JobRunner:
     def trace_class(self, cls: type, source: ClassSource) -> ModuleResult:
         module_config = module_config_for(self.job.config, self.location.module_name,
                                           cls.__name__)
+        configured = bool(module_config.factory or module_config.args or module_config.kwargs)
         missing = [] if module_config.factory else missing_parameters(cls, module_config.args,
                                                                        module_config.kwargs)
-        if missing:
-            key = f"{self.location.module_name}:{cls.__name__}"
-            names = ", ".join(missing)
-            example = ", ".join(f"{name} = ..." for name in missing)
-            return self.module_result(
-                cls,
-                source,
-                status="not-traced",
-                reason=(
-                    f"The constructor needs arguments: {names}. Give them in pyproject.toml: "
-                    f'[tool.fx-lsp.modules."{key}"] kwargs = {{{example}}}, '
-                    f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
-                ),
+        if not missing:
+            arguments = Arguments(
+                origin="config" if configured else "defaults",
+                args=[value_source(value) for value in module_config.args],
+                kwargs={name: value_source(value)
+                        for name, value in module_config.kwargs.items()},
             )
-        try:
-            model, instantiated_on = self.build(cls, module_config)
-        except BaseException as error:
-            failure = self.exception_failure(
-                "constructor", f"Building {cls.__name__} failed: ", error, source.name_span
-            )
-            return self.module_result(cls, source, status="failed", failures=[failure])
-        return self.trace_model(cls, source, model, instantiated_on,
-                                module_config.concrete_args)
+            try:
+                model, instantiated_on, weights = self.build(cls, module_config)
+            except BaseException as error:
+                # A constructor that forwards **kwargs to a base class needing arguments.
+                missing = [] if configured else missing_from_type_error(error)
+                if not missing:
+                    failure = self.exception_failure(
+                        "constructor", f"Building {cls.__name__} failed: ", error,
+                        source.name_span)
+                    return self.module_result(cls, source, status="failed",
+                                              failures=[failure], arguments=arguments)
+            else:
+                return self.trace_built(cls, source, model, instantiated_on, weights,
+                                        module_config.concrete_args, arguments)
+        return self.trace_with_found_arguments(cls, source, module_config, missing)
 
-    def build(self, cls: type, module_config: Any) -> tuple[torch.nn.Module, InstantiatedOn]:
+    def trace_with_found_arguments(self, cls: type, source: ClassSource,
+                                   module_config: ModuleConfig,
+                                   missing: list[str]) -> ModuleResult:
+        """Build with arguments from configuration classes or the name table (see
+        ``fxcore.arguments``), keeping the first set the constructor accepts."""
+        rejected: BaseException | None = None
+        if self.job.config.guess_arguments:
+            for candidate in candidate_calls(cls, missing):
+                call = dataclasses.replace(module_config,
+                                           kwargs={**module_config.kwargs, **candidate.kwargs})
+                try:
+                    model, instantiated_on, weights = self.build(cls, call)
+                except Exception as error:
+                    rejected = error
+                    continue
+                arguments = Arguments(
+                    origin="guessed" if candidate.guessed else "config-class",
+                    args=[value_source(value) for value in call.args],
+                    kwargs={name: value_source(value) for name, value in call.kwargs.items()},
+                )
+                return self.trace_built(cls, source, model, instantiated_on, weights,
+                                        module_config.concrete_args, arguments)
+        key = f"{self.location.module_name}:{cls.__name__}"
+        names = ", ".join(missing)
+        example = ", ".join(f"{name} = ..." for name in missing)
+        tried = ("" if rejected is None else
+                 f" Guessed arguments were rejected ({_error_text(rejected)}).")
+        return self.module_result(
+            cls,
+            source,
+            status="not-traced",
+            reason=(
+                f"The constructor needs arguments: {names}.{tried} Give them in "
+                f'pyproject.toml: [tool.fx-lsp.modules."{key}"] kwargs = {{{example}}}, '
+                f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
+            ),
+        )
+
+    def trace_built(self, cls: type, source: ClassSource, model: torch.nn.Module,
+                    instantiated_on: InstantiatedOn, weights_skipped: bool,
+                    concrete_args: dict[str, Any], arguments: Arguments) -> ModuleResult:
+        result = self.trace_model(cls, source, model, instantiated_on, concrete_args)
+        result.arguments = arguments
+        if weights_skipped:
+            result.weights = "skipped"
+        return result
+
+    def build(self, cls: type,
+              module_config: ModuleConfig) -> tuple[torch.nn.Module, InstantiatedOn, bool]:
         """Construct on the meta device (no weights); on CPU if the constructor needs real
-        values (``.item()``, ``.tolist()``)."""
-        if module_config.factory:
-            factory = resolve(module_config.factory)
-            with torch.device("meta"):
-                model = factory(*module_config.args, **module_config.kwargs)
-            return model, "factory"
-        try:
-            with torch.device("meta"):
-                return cls(*module_config.args, **module_config.kwargs), "meta"
-        except Exception:
-            return cls(*module_config.args, **module_config.kwargs), "cpu"
+        values (``.item()``, ``.tolist()``). The flag says whether pretrained weights were
+        asked for and skipped."""
+        args, kwargs = module_config.args, module_config.kwargs
+        with without_weights() as weights:
+            if module_config.factory:
+                factory = resolve(module_config.factory)
+                with torch.device("meta"):
+                    return factory(*args, **kwargs), "factory", weights.skipped
+            try:
+                with torch.device("meta"):
+                    return cls(*args, **kwargs), "meta", weights.skipped
+            except Exception:
+                return cls(*args, **kwargs), "cpu", weights.skipped
 
     def make_tracer(self) -> RecoveringTracer:
         config = self.job.config
@@ -569,6 +623,15 @@ class JobRunner:
                 )
             )
         return hints
+
+
+def _error_text(error: BaseException) -> str:
+    """``TypeError: message``, even when the exception's own ``__str__`` fails."""
+    try:
+        detail = str(error)
+    except Exception:
+        detail = "(its message could not be read)"
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
 def _raised_in_patch_function(error: BaseException) -> bool:

@@ -201,6 +201,8 @@ class EngineConfig:
     timeout: float = 20.0
     memory_limit_mb: int = 8192
     exclude: list[str] = field(default_factory=list)
+    #: Synthesize constructor arguments for classes nobody configured (``fxcore.arguments``).
+    guess_arguments: bool = True
 
 
 @dataclass

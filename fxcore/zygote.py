@@ -73,8 +73,10 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
         pass  # no /proc or not allowed: run uncapped rather than not at all
     sys.dont_write_bytecode = True  # never write __pycache__ into the user's workspace
 
+    from fxcore import sandbox
     from fxcore.job import run_job
 
+    sandbox.enter(job.path, job.workspace_root)
     results = Connection(results_fd, readable=False)
     run_job(job, results.send)
     sys.stdout.flush()

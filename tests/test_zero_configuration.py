@@ -1,0 +1,220 @@
+"""A real repository with no configuration: arguments found for constructors, only files that
+can define a module imported, run as Python would run them, with no network and no weights.
+
+Everything goes through the real CLI (``python -m fx_lsp check --format json``); markers
+written by workspace code prove what ran.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine_support import Workspace
+
+VIT = '''
+import json
+import os
+import socket
+import sys
+import torch
+from dataclasses import dataclass
+from torch import nn
+
+with open(os.path.join(os.path.dirname(__file__), "..", "import-probe.json"), "w") as probe:
+    json.dump({"argv": sys.argv, "cwd": os.getcwd(), "name": __name__}, probe)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=8, dim_head=16):
+        super().__init__()
+        self.to_qkv = nn.Linear(dim, dim_head * heads * 3)
+        self.out = nn.Linear(dim_head * heads, dim)
+
+    def forward(self, x):
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        return self.out(q)
+
+
+class PreNorm(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(self.norm(x))
+
+
+class ViT(nn.Module):
+    def __init__(self, *, image_size, patch_size, num_classes, dim, depth, heads, channels=3):
+        super().__init__()
+        assert image_size % patch_size == 0 and dim % heads == 0
+        self.patch = nn.Conv2d(channels, dim, patch_size, patch_size)
+        self.layers = nn.ModuleList(
+            [PreNorm(dim, Attention(dim, heads=heads)) for _ in range(depth)])
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, img):
+        x = self.patch(img).flatten(2).transpose(1, 2)
+        for layer in self.layers:
+            x = layer(x)
+        if x.shape[0] > 1:
+            x = x * 2
+        return self.head(x.mean(1))
+
+
+@dataclass
+class GPTConfig:
+    n_layer: int = 2
+    n_embd: int = 32
+
+
+class GPT(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Base(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Forwarding(Base):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+
+class Pretrained(nn.Module):
+    def __init__(self, pretrained=True):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        if pretrained:
+            self.load_state_dict(
+                torch.hub.load_state_dict_from_url("https://example.com/weights.pth"))
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Downloader(nn.Module):
+    def __init__(self):
+        super().__init__()
+        socket.create_connection(("192.0.2.1", 80), timeout=30)
+
+    def forward(self, x):
+        return x
+
+
+if __name__ == "__main__":
+    open(os.path.join(os.path.dirname(__file__), "..", "main-block-ran"), "w").close()
+'''
+
+TRAIN = '''
+import os
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train-ran"), "w").close()
+'''
+
+
+def check(root: Path, *extra: str) -> dict[str, Any]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", *extra,
+         str(root)],
+        capture_output=True, text=True, timeout=300, cwd=root.parent,
+    )
+    assert completed.returncode in (0, 1), completed.stderr
+    return json.loads(completed.stdout)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, Any]]]:
+    workspace = Workspace(tmp_path_factory.mktemp("zero-config"))
+    workspace.write("models/__init__.py", "")
+    workspace.write("models/vit.py", VIT)
+    workspace.write("train.py", TRAIN)
+    data = check(workspace.root)
+    return workspace.root, {module["class"]: module for module in data["modules"]}
+
+
+def test_guessed_arguments_give_a_tracing_verdict(report) -> None:
+    _, modules = report
+    vit = modules["ViT"]
+    assert vit["status"] == "failed"
+    assert [failure["code"] for failure in vit["failures"]] == ["FX001"]
+    assert vit["arguments"]["from"] == "guessed"
+    assert vit["arguments"]["kwargs"] == {"image_size": "32", "patch_size": "8",
+                                          "num_classes": "10", "dim": "64", "depth": "2",
+                                          "heads": "4"}
+
+
+def test_submodules_are_traced_as_the_parent_built_them(report) -> None:
+    _, modules = report
+    assert modules["Attention"]["arguments"]["from"] == "parent"
+    assert modules["Attention"]["arguments"]["parent"] == "models.vit:ViT"
+    assert modules["Attention"]["arguments"]["path"] == "layers.0.fn"
+    assert modules["PreNorm"]["status"] == "traceable"
+
+
+def test_a_configuration_class_with_defaults_is_built(report) -> None:
+    _, modules = report
+    assert modules["GPT"]["status"] == "traceable"
+    assert modules["GPT"]["arguments"] == {
+        "from": "config-class", "args": [],
+        "kwargs": {"config": "GPTConfig(n_layer=2, n_embd=32)"}}
+
+
+def test_kwargs_forwarded_to_a_base_that_needs_arguments(report) -> None:
+    _, modules = report
+    assert modules["Forwarding"]["status"] == "traceable"
+    assert modules["Forwarding"]["arguments"]["kwargs"] == {"dim": "64"}
+
+
+def test_pretrained_weights_are_skipped(report) -> None:
+    _, modules = report
+    assert modules["Pretrained"]["status"] == "traceable"
+    assert modules["Pretrained"]["weights"] == "skipped"
+
+
+def test_network_connections_are_blocked(report) -> None:
+    _, modules = report
+    (failure,) = modules["Downloader"]["failures"]
+    assert failure["code"] == "FX101"
+    assert "fx-lsp blocks network access" in failure["message"]
+
+
+def test_files_run_as_python_would_run_them(report) -> None:
+    root, _ = report
+    probe = json.loads((root / "import-probe.json").read_text())
+    assert probe["argv"] == [str(root / "models" / "vit.py")]
+    assert probe["cwd"] == str(root)
+    assert probe["name"] == "models.vit"
+    assert not (root / "main-block-ran").exists()
+
+
+def test_a_file_without_classes_is_never_run(report) -> None:
+    root, _ = report
+    assert not (root / "train-ran").exists()
+
+
+def test_guessing_can_be_turned_off(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    workspace.write("models/__init__.py", "")
+    workspace.write("models/vit.py", VIT)
+    (tmp_path / "pyproject.toml").write_text("[tool.fx-lsp]\nguess-arguments = false\n")
+    modules = {module["class"]: module for module in check(tmp_path)["modules"]}
+    assert modules["ViT"]["status"] == "not-traced"
+    assert "needs arguments: image_size" in modules["ViT"]["reason"]
+    assert modules["Attention"]["status"] == "not-traced"
