@@ -17,7 +17,11 @@ SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"
 def title(module: ModuleResult) -> str:
     built_by = parent_description(module)
     verdict = _verdict_title(module)
-    return verdict if built_by is None else f"{verdict} · traced as built by {built_by}"
+    if built_by is not None:
+        return f"{verdict} · traced as built by {built_by}"
+    if module.arguments is not None and module.arguments.origin == "guessed":
+        return f"{verdict} · guessed arguments"
+    return verdict
 
 
 def _verdict_title(module: ModuleResult) -> str:

@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.initialization_options import Options
+from fxcore.arguments import describe
 from fxcore.model import Failure, FileResult, Frame, ModuleResult
 
 SOURCE = "fx-lsp"
@@ -220,6 +221,25 @@ def build(
                             message=f"{module.class_name} was not traced: {module.reason}",
                             severity=types.DiagnosticSeverity.Information,
                             code="not-traced",
+                            source=SOURCE,
+                        ),
+                        module,
+                        None,
+                        path,
+                    )
+                )
+            guessed = describe(module.arguments) if module.arguments is not None \
+                and module.arguments.origin == "guessed" else None
+            if guessed is not None and module.path == path:
+                add(
+                    Entry(
+                        types.Diagnostic(
+                            range=_name_range(module, lines, encoding),
+                            message=f"{module.class_name} was traced with {guessed}. Its "
+                            "verdict holds for those; configure the real ones in "
+                            "[tool.fx-lsp.modules] if they differ.",
+                            severity=types.DiagnosticSeverity.Information,
+                            code="guessed-arguments",
                             source=SOURCE,
                         ),
                         module,

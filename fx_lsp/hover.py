@@ -8,6 +8,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, short_path
+from fxcore.arguments import describe
 from fxcore.model import FileResult, ModuleResult
 from fxcore.parent_arguments import parent_description
 
@@ -21,7 +22,10 @@ _BUILT_ON = {
 def arguments_sentence(module: ModuleResult) -> str | None:
     """Which instance the verdict is about, when it is not the class built on its own."""
     built_by = parent_description(module)
-    return None if built_by is None else f"Traced as built by `{built_by}`."
+    if built_by is not None:
+        return f"Traced as built by `{built_by}`."
+    found = describe(module.arguments)
+    return None if found is None else f"Traced with {found}."
 
 
 def module_markdown(module: ModuleResult, document: str) -> str:

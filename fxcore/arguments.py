@@ -40,11 +40,15 @@ annotated ``int``/``float``/``bool``/``str``            2 / 1.0 / False / (none)
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import re
 import sys
 from typing import Any
+
+from fxcore.call_sites import CallSite
+from fxcore.model import Arguments
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4
@@ -231,6 +235,46 @@ def missing_from_type_error(error: BaseException) -> list[str]:
     if not re.search(r"missing \d+ required (positional|keyword-only) arguments?", message):
         return []
     return re.findall(r"'(\w+)'", message.split(":", 1)[-1])
+
+
+def evaluate_argument(source: str, namespace: dict[str, Any]) -> Any:
+    """A call site's argument: a literal, or a call of a class the module's namespace names
+    whose arguments are themselves such (``GPTConfig(n_layer=2)``)."""
+    node = ast.parse(source, mode="eval").body
+    if not isinstance(node, ast.Call):
+        return ast.literal_eval(node)
+    function = node.func
+    name = function.id if isinstance(function, ast.Name) else getattr(function, "attr", "")
+    target = namespace.get(name)
+    if not isinstance(target, type):
+        raise NameError(f"{name} is not a class of this module")
+    return target(*(evaluate_argument(ast.unparse(a), namespace) for a in node.args),
+                  **{k.arg: evaluate_argument(ast.unparse(k.value), namespace)
+                     for k in node.keywords if k.arg})
+
+
+def call_site_values(site: CallSite,
+                     namespace: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The positional and keyword values of a call site, evaluated in ``namespace``."""
+    return ([evaluate_argument(source, namespace) for source in site.args],
+            {name: evaluate_argument(source, namespace) for name, source in site.kwargs})
+
+
+def describe(arguments: Arguments | None) -> str | None:
+    """In words, where a verdict's arguments came from when nobody configured them:
+    ``guessed arguments: dim=64, heads=4``; ``None`` for configuration and defaults (and for
+    parents: ``fxcore.parent_arguments.parent_description`` says those)."""
+    if arguments is None:
+        return None
+    call = ", ".join([*arguments.args, *(f"{name}={value}"
+                                         for name, value in arguments.kwargs.items())])
+    if arguments.origin == "guessed":
+        return f"guessed arguments: {call}"
+    if arguments.origin == "config-class":
+        return f"arguments built from configuration classes: {call}"
+    if arguments.origin == "call-site":
+        return f"the call at {arguments.site}: {call}"
+    return None
 
 
 def value_source(value: Any) -> str:

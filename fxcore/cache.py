@@ -80,7 +80,7 @@ class ResultCache:
             return None
         digest = hashlib.sha256()
         for part in (_FINGERPRINT, path, text_hash, repr(asdict(job.config)),
-                     repr(sorted(job.only_classes))):
+                     repr(sorted(job.only_classes)), repr(sorted(job.call_sites.items()))):
             digest.update(part.encode("utf-8") + b"\0")
         return digest.hexdigest()
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.cache import ResultCache
+from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import top_level_classes
 from fxcore.model import CODES, Failure, FileResult, ModuleResult, TraceJob
 from fxcore.workspace import import_location, source_text
@@ -209,6 +210,7 @@ class Engine:
         self._lock = threading.Lock()
         self._zygote: _Zygote | None = None
         self._closed = False
+        self._call_sites = CallSiteIndexes()
 
     def _live_zygote(self) -> _Zygote:
         with self._lock:
@@ -258,6 +260,7 @@ class Engine:
         if not handle.future.set_running_or_notify_cancel():
             return
         try:
+            handle.job = self._with_call_sites(handle.job)
             result = self.cache.get(handle.job) if self.cache else None
             if result is None and not _may_define_a_class(handle.job):
                 # Importing runs the file: a script with no class (train.py) is never run.
@@ -270,6 +273,16 @@ class Engine:
             handle.future.set_exception(error)
         else:
             handle.future.set_result(result)
+
+    def _with_call_sites(self, job: TraceJob) -> TraceJob:
+        """The job with the workspace's literal constructor calls of its classes."""
+        try:
+            names = top_level_classes(source_text(job.path, job.overlays) or "")
+        except (SyntaxError, ValueError):
+            return job
+        index = self._call_sites.for_root(job.workspace_root)
+        found = {name: site for name in names if (site := index.for_class(name)) is not None}
+        return dataclasses.replace(job, call_sites=found) if found else job
 
     def _run_job(self, handle: TraceHandle) -> FileResult:
         job: TraceJob = handle.job

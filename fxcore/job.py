@@ -29,7 +29,12 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.arguments import candidate_calls, missing_from_type_error, value_source
+from fxcore.arguments import (
+    call_site_values,
+    candidate_calls,
+    missing_from_type_error,
+    value_source,
+)
 from fxcore.config import module_config_for
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.locate import (
@@ -313,6 +318,21 @@ class JobRunner:
         """Build with arguments from configuration classes or the name table (see
         ``fxcore.arguments``), keeping the first set the constructor accepts."""
         rejected: BaseException | None = None
+        site = self.job.call_sites.get(cls.__name__)
+        if site is not None:
+            try:
+                args, kwargs = call_site_values(site, vars(sys.modules[cls.__module__]))
+                call = dataclasses.replace(module_config, args=[*module_config.args, *args],
+                                           kwargs={**module_config.kwargs, **kwargs})
+                model, instantiated_on, weights = self.build(cls, call)
+            except Exception as error:
+                rejected = error
+            else:
+                arguments = Arguments(
+                    origin="call-site", site=site.site, args=list(site.args),
+                    kwargs=dict(site.kwargs))
+                return self.trace_built(cls, source, model, instantiated_on, weights,
+                                        module_config.concrete_args, arguments)
         if self.job.config.guess_arguments:
             for candidate in candidate_calls(cls, missing):
                 call = dataclasses.replace(module_config,

@@ -7,7 +7,10 @@ end exclusive. Adapters convert them to their own encoding (the language server 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from fxcore.call_sites import CallSite
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
@@ -216,3 +219,6 @@ class TraceJob:
     overlays: dict[str, str] = field(default_factory=dict)
     #: Only trace these classes (all when empty).
     only_classes: list[str] = field(default_factory=list)
+    #: Class name -> a literal constructor call found in the workspace (``fxcore.call_sites``);
+    #: filled by the engine for the classes of this file.
+    call_sites: dict[str, CallSite] = field(default_factory=dict)

@@ -218,3 +218,79 @@ def test_guessing_can_be_turned_off(tmp_path: Path) -> None:
     assert modules["ViT"]["status"] == "not-traced"
     assert "needs arguments: image_size" in modules["ViT"]["reason"]
     assert modules["Attention"]["status"] == "not-traced"
+
+
+CALLED = '''
+import os
+from dataclasses import dataclass
+from torch import nn
+
+
+@dataclass
+class TinyConfig:
+    width: int
+    layers: int = 1
+
+
+class FromReadme(nn.Module):
+    def __init__(self, width, depth):
+        super().__init__()
+        self.blocks = nn.Sequential(*[nn.Linear(width, width) for _ in range(depth)])
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class FromDoctest(nn.Module):
+    """A model.
+
+    >>> model = FromDoctest(widths=(4, 8))
+    """
+
+    def __init__(self, widths):
+        super().__init__()
+        self.proj = nn.Linear(widths[0], widths[1])
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class FromNestedCall(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.proj = nn.Linear(config.width, config.width)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+if __name__ == "__main__":
+    open(os.path.join(os.path.dirname(__file__), "main-block-ran"), "w").close()
+    FromNestedCall(TinyConfig(width=12, layers=2))
+'''
+
+README = '''
+# tiny
+
+```python
+from tiny import FromReadme
+model = FromReadme(width=24, depth=3)
+```
+'''
+
+
+def test_literal_calls_written_in_the_workspace_are_used(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    workspace.write("tiny.py", CALLED)
+    workspace.write("README.md", README)
+    modules = {module["class"]: module for module in check(tmp_path)["modules"]}
+    assert modules["FromReadme"]["status"] == "traceable"
+    assert modules["FromReadme"]["arguments"] == {
+        "from": "call-site", "args": [], "kwargs": {"width": "24", "depth": "3"},
+        "site": "README.md:5"}
+    assert modules["FromDoctest"]["arguments"]["site"] == "tiny.py:24"
+    assert modules["FromDoctest"]["arguments"]["kwargs"] == {"widths": "(4, 8)"}
+    nested = modules["FromNestedCall"]["arguments"]
+    assert nested["from"] == "call-site"
+    assert nested["args"] == ["TinyConfig(width=12, layers=2)"]
+    assert not (tmp_path / "main-block-ran").exists()
