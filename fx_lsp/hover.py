@@ -12,6 +12,11 @@ from fxcore.arguments import describe
 from fxcore.model import FileResult, ModuleResult
 from fxcore.parent_arguments import parent_description
 
+#: A hover shows at most this many graph nodes of a line and lines of generated code: a line
+#: that produced 50,000 nodes would otherwise send megabytes no one reads.
+MAX_NODE_ROWS = 50
+MAX_CODE_LINES = 200
+
 _BUILT_ON = {
     "meta": "built on the meta device (no weights allocated)",
     "cpu": "built on CPU (the constructor failed on the meta device)",
@@ -28,6 +33,14 @@ def arguments_sentence(module: ModuleResult) -> str | None:
     return None if found is None else f"Traced with {found}."
 
 
+def _generated_code(code: str) -> str:
+    lines = code.strip().splitlines()
+    shown = "\n".join(lines[:MAX_CODE_LINES])
+    more = len(lines) - MAX_CODE_LINES
+    note = f"\n\n... and {more} more lines (FX: Show Generated Forward Code)" if more > 0 else ""
+    return f"```python\n{shown}\n```{note}"
+
+
 def module_markdown(module: ModuleResult, document: str) -> str:
     """Everything known about one traced class."""
     provenance = arguments_sentence(module)
@@ -41,7 +54,7 @@ def _verdict_markdown(module: ModuleResult, document: str) -> str:
             f"**{module.class_name}** is FX-traceable: {module.node_count} nodes, "
             f"{_BUILT_ON.get(module.instantiated_on or '', 'built')}, "
             f"traced in {module.trace_seconds:.2f} s.",
-            f"```python\n{(module.generated_code or '').strip()}\n```",
+            _generated_code(module.generated_code or ""),
         ]
         parts += [f"- {hint.code}: {hint.message}" for hint in module.hints]
         return "\n\n".join(parts)
@@ -104,16 +117,18 @@ def hover(
             range=entry.diagnostic.range,
         )
     key = f"{path}:{line}"
-    rows: list[str] = []
+    rows: dict[str, None] = {}
     for result in [own, *others] if own else others:
         for module in result.modules:
             for node in module.line_nodes.get(key, []):
-                rows.append(
-                    f"| {module.class_name} | `{node.name}` | {node.op} | `{node.target}` |"
-                )
+                row = f"| {module.class_name} | `{node.name}` | {node.op} | `{node.target}` |"
+                rows[row] = None
     if not rows:
         return None
-    table = "| class | node | op | target |\n|---|---|---|---|\n" + "\n".join(dict.fromkeys(rows))
+    shown = list(rows)[:MAX_NODE_ROWS]
+    table = "| class | node | op | target |\n|---|---|---|---|\n" + "\n".join(shown)
+    if len(rows) > len(shown):
+        table += f"\n\n... and {len(rows) - len(shown)} more nodes"
     return types.Hover(
         contents=types.MarkupContent(
             kind=types.MarkupKind.Markdown, value=f"FX graph nodes from this line:\n\n{table}"

@@ -4,7 +4,8 @@ They come from three sources, later ones winning: the client's ``initializationO
 ``workspace/didChangeConfiguration`` (``settings.fxLsp`` or flat ``settings``), and the
 ``[tool.fx-lsp]`` table of each workspace folder's ``pyproject.toml`` (kebab-case keys there).
 ``trusted`` only ever comes from the client: a workspace must not be able to trust itself.
-An invalid value gives one message and its default is used.
+An invalid value gives one message and its default is used, except for ``trusted``, which
+fails closed: an invalid value means untrusted (see ``parse_options``).
 """
 
 from __future__ import annotations
@@ -117,11 +118,18 @@ def parse_options(
             if key is None or key not in source:
                 continue
             parsed = parse(source[key])
-            if parsed is None:
+            if parsed is not None:
+                values[name] = parsed
+            elif name == "trusted":
+                # Fail closed: a value that is not clearly true must not run workspace code.
+                values[name] = False
+                errors.append(
+                    f"fx-lsp: invalid {key} = {source[key]!r} in {label}: expected {expected}; "
+                    "treating the workspace as untrusted (no code from it runs)."
+                )
+            else:
                 errors.append(
                     f"fx-lsp: invalid {key} = {source[key]!r} in {label}: expected {expected}; "
                     f"using {values.get(name, getattr(Options(), name))!r}."
                 )
-            else:
-                values[name] = parsed
     return replace(Options(), **values), errors

@@ -17,7 +17,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -110,6 +110,25 @@ def guarded(default: Any = None) -> Callable[[F], F]:
     return decorate
 
 
+def guarded_async(default: Any = None) -> Callable[[F], F]:
+    """``guarded`` for coroutine handlers."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await function(*args, **kwargs)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("fx-lsp: %s failed", function.__name__)
+                return default
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
 class FxLanguageServer(LanguageServer):
     protocol: FxProtocol
 
@@ -134,6 +153,10 @@ class FxLanguageServer(LanguageServer):
         self._status: tuple[str, int, str] | None = None
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
+        #: Quick-fix planning and edits parse whole files (seconds on a 20,000-line file): one
+        #: thread, off the event loop, so that requests pile up there rather than in front of
+        #: every other request and so that at most one parse competes with the loop.
+        self.fix_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fx-lsp-fixes")
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -144,15 +167,32 @@ class FxLanguageServer(LanguageServer):
                 self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def apply_settings(self, raw: Any) -> None:
+        """New client settings. ``trusted`` keeps its value when they omit it: settings rebuilt
+        from defaults must not trust a workspace the user has not trusted."""
         self.settings = client_settings(raw)
-        self.options, errors = parse_options(self.settings)
+        options, errors = parse_options(self.settings)
+        if "trusted" not in self.settings:
+            options = replace(options, trusted=self.options.trusted)
+        self.options = options
         self.report_once(errors, types.MessageType.Warning)
         self._root_options.clear()
         self._engine_configs.clear()
 
+    def workspace_folders(self) -> list[str] | None:
+        """The folders the client opened (``workspaceFolders``, else ``rootUri``), or None
+        when it opened none (a single file)."""
+        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
+        found = [f for f in folders if f] or [self.workspace.root_path]
+        return [f for f in found if f] or None
+
+    def root_of(self, path: str) -> str:
+        """The workspace root of ``path``, never above the folder the client opened: quick fixes
+        edit its ``pyproject.toml`` and the cache lives there."""
+        return find_workspace_root(path, self.workspace_folders())
+
     def options_for(self, path: str) -> Options:
         """Client settings overlaid by the ``[tool.fx-lsp]`` of the file's workspace folder."""
-        root = find_workspace_root(path)
+        root = self.root_of(path)
         if root not in self._root_options:
             table, errors = project_settings(
                 root, self._open_text(os.path.join(root, "pyproject.toml"))
@@ -209,6 +249,19 @@ class FxLanguageServer(LanguageServer):
             self._disk_lines[path] = cached
         return cached[1]
 
+    async def off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(
+            self.fix_executor, functools.partial(function, *args)
+        )
+
+    @property
+    def resolves_code_actions(self) -> bool:
+        """The client asks for a code action's edit with ``codeAction/resolve``."""
+        document = self.client_capabilities.text_document
+        code_action = document.code_action if document else None
+        support = code_action.resolve_support if code_action else None
+        return support is not None and "edit" in support.properties
+
     def version_of(self, path: str) -> int | None:
         document = self.documents.get(path)
         return document.version if document is not None else None
@@ -228,8 +281,9 @@ class FxLanguageServer(LanguageServer):
         return self.engine
 
     def close_engine(self, wait: bool = True) -> None:
-        """Kill the workers. ``wait=False`` answers ``shutdown`` at once: closing can take
-        seconds, and the worker process exits by itself when this process does."""
+        """Kill the workers. ``wait=False`` closes in a thread, for callers on the event loop:
+        closing can take seconds (a job waits for its worker's pipes), and the worker process
+        exits by itself when this process does."""
         engine, self.engine = self.engine, None
         if engine is None:
             return
@@ -306,7 +360,7 @@ class FxLanguageServer(LanguageServer):
                 or generation != document.generation
             ):
                 return
-            root = find_workspace_root(document.path)
+            root = self.root_of(document.path)
             texts, versions = self.overlays()
             job = TraceJob(
                 path=document.path,
@@ -429,7 +483,8 @@ class FxLanguageServer(LanguageServer):
                 self.outdate(document)
                 document.result = None
                 self.clear(document.uri)
-            self.close_engine()
+            # Not on the event loop: closing waits for the workers, which can take seconds.
+            self.close_engine(wait=False)
             self.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE)
             )
@@ -463,17 +518,13 @@ class FxLanguageServer(LanguageServer):
                     await progress.create_async(token)
                 except Exception:
                     token = None
-        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()] or [
-            self.workspace.root_path
-        ]
         files = [
             path
-            for folder in folders
-            if folder
+            for folder in self.workspace_folders() or []
             for path in python_files(
                 [folder],
-                self.engine_config(find_workspace_root(folder)).exclude,
-                workspace_root=find_workspace_root(folder),
+                self.engine_config(self.root_of(folder)).exclude,
+                workspace_root=self.root_of(folder),
             )
         ]
         summary = {"files": len(files), "modules": 0, "failed": 0}
@@ -497,11 +548,11 @@ class FxLanguageServer(LanguageServer):
             if progress_cancelled is not None and progress_cancelled.cancelled():
                 return True
             return request_id in self.protocol.cancelled_requests
-        texts, _ = self.overlays()
+        texts, versions = self.overlays()
         engine = self.ensure_engine()
         handles = []
         for path in files:
-            root = find_workspace_root(path)
+            root = self.root_of(path)
             job = TraceJob(
                 path=path, workspace_root=root, config=self.engine_config(root), overlays=texts
             )
@@ -528,7 +579,7 @@ class FxLanguageServer(LanguageServer):
                     result = future.result()
                     summary["modules"] += len(result.modules)
                     summary["failed"] += sum(m.status == "failed" for m in result.modules)
-                    self.publish_workspace_result(handle.job.path, result)
+                    self.publish_workspace_result(handle.job.path, result, versions)
                     finished_results.append((handle.job.path, result))
                 if finished and token is not None:
                     progress.report(
@@ -542,7 +593,7 @@ class FxLanguageServer(LanguageServer):
             # A file published before the roots that build its classes: now it gets them.
             for path, result in finished_results:
                 if self.with_parent_verdicts(result) is not result:
-                    self.publish_workspace_result(path, result)
+                    self.publish_workspace_result(path, result, versions)
         finally:
             for handle in handles:
                 if not handle.future.done():
@@ -572,8 +623,12 @@ class FxLanguageServer(LanguageServer):
         others = [r for path, r in self.parent_results.items() if path != result.path]
         return apply_parent_arguments([result, *others])[0]
 
-    def publish_workspace_result(self, path: str, result: FileResult) -> None:
-        """A workspace trace's result: adopted for an open document if its text is unchanged."""
+    def publish_workspace_result(
+        self, path: str, result: FileResult, versions: dict[str, int]
+    ) -> None:
+        """A workspace trace's result, traced with the open buffers at ``versions``: adopted
+        for an open document if its text is unchanged since; else dropped (its lines no
+        longer match) and the document traced again."""
         result = self.with_parent_verdicts(result)
         document = self.documents.get(path)
         if document is None:
@@ -585,11 +640,15 @@ class FxLanguageServer(LanguageServer):
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[e.diagnostic for e in entries])
             )
             return
-        if document.handle is None and document.timer is None:
-            document.result = result
-            document.result_version = document.version
-            document.overlay_versions = self.overlays()[1]
-            self.publish(document)
+        if document.handle is not None or document.timer is not None:
+            return  # a trace of the current text is on its way
+        if versions.get(path) != document.version:
+            self.schedule(document)
+            return
+        document.result = result
+        document.result_version = document.version
+        document.overlay_versions = versions
+        self.publish(document)
 
 
 server = FxLanguageServer()
@@ -678,7 +737,7 @@ def _config_changed(ls: FxLanguageServer, path: str) -> None:
     root = os.path.dirname(path)
     ls.forget_config(root)
     for document in ls.documents.values():
-        if find_workspace_root(document.path) == root:
+        if ls.root_of(document.path) == root:
             ls.schedule(document)
 
 
@@ -765,34 +824,76 @@ def _others(ls: FxLanguageServer, document: Document) -> list[FileResult]:
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-@guarded()
-def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | None:
+@guarded_async()
+async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | None:
     document = _document(ls, params.text_document.uri)
     if document is None:
         return None
-    return hover.hover(
+    # A hover on a diagnostic lists its quick fixes, which parses the file (cached per text):
+    # in a thread, on a snapshot of the state, so a big file never stalls other requests.
+    return await asyncio.to_thread(
+        hover.hover,
         document.path,
         params.position,
         ls.lines_of(document.path),
         ls.encoding,
         document.result,
         _others(ls, document),
-        document.entries,
-        lambda entry: [fix.title for fix in code_actions.plan(entry, ls.text_of)],
+        list(document.entries),
+        lambda entry: [fix.title for fix in code_actions.plan(entry, ls.text_of, ls.root_of)],
     )
 
 
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True
+    ),
 )
-@guarded(default=[])
-def on_code_action(ls: FxLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+@guarded_async(default=[])
+async def on_code_action(
+    ls: FxLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
     document = _document(ls, params.text_document.uri)
     if document is None:
         return []
-    return code_actions.code_actions(
-        document.entries, params.context, params.range, ls.text_of, ls.version_of, ls.encoding
+    version = document.version
+
+    def actions() -> list[types.CodeAction]:
+        if document.version != version:
+            return []  # typed over while queued: the client asks again for the new text
+        return code_actions.code_actions(
+            list(document.entries),
+            params.context,
+            params.range,
+            ls.text_of,
+            ls.version_of,
+            ls.root_of,
+            ls.encoding,
+            resolve_data={"uri": document.uri} if ls.resolves_code_actions else None,
+        )
+
+    return await ls.off_loop(actions)
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+@guarded_async()
+async def on_code_action_resolve(
+    ls: FxLanguageServer, action: types.CodeAction
+) -> types.CodeAction:
+    data = action.data
+    uri = data.get("uri") if isinstance(data, dict) else getattr(data, "uri", None)
+    document = _document(ls, uri) if isinstance(uri, str) else None
+    if document is None:
+        return action
+    return await ls.off_loop(
+        code_actions.resolve,
+        action,
+        list(document.entries),
+        ls.text_of,
+        ls.version_of,
+        ls.root_of,
+        ls.encoding,
     )
 
 

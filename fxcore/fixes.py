@@ -7,6 +7,7 @@ already there, so offering a fix twice never doubles it.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import libcst as cst
@@ -15,6 +16,11 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 # ---------------------------------------------------------------------------------------------
 # How the file spells torch.fx.wrap
+
+
+#: Parses by source text. libcst trees are immutable, so the fixes offered for one version of a
+#: file (and the edits they compute) share one parse: a 20,000-line file takes seconds.
+_parse = functools.lru_cache(maxsize=4)(cst.parse_module)
 
 
 def _dotted(node: cst.BaseExpression) -> str | None:
@@ -128,7 +134,7 @@ def _wraps_len(statement: cst.BaseStatement) -> bool:
 
 def wrap_len(source: str) -> str:
     """Add ``torch.fx.wrap("len")`` after the module's imports (spelled as the file imports fx)."""
-    module = cst.parse_module(source)
+    module = _parse(source)
     if any(_wraps_len(statement) for statement in module.body):
         return source
     module, spelling = _ensure_wrap(module)
@@ -173,7 +179,7 @@ class _LenToSize(cst.CSTTransformer):
 
 def len_to_size(source: str, line: int, column: int) -> str:
     """Replace the ``len(x)`` call starting at 1-based ``line``/character ``column``."""
-    wrapper = MetadataWrapper(cst.parse_module(source))
+    wrapper = MetadataWrapper(_parse(source), unsafe_skip_copy=True)
     transformer = _LenToSize(line, column)
     result = wrapper.visit(transformer)
     return result.code if transformer.changed else source
@@ -185,13 +191,13 @@ def len_to_size(source: str, line: int, column: int) -> str:
 
 def module_function_names(source: str) -> list[str]:
     """Names of the functions defined at module scope (candidates for ``@torch.fx.wrap``)."""
-    module = cst.parse_module(source)
+    module = _parse(source)
     return [s.name.value for s in module.body if isinstance(s, cst.FunctionDef)]
 
 
 def wrap_function(source: str, function: str) -> str:
     """Decorate the module-level ``def function`` with ``@torch.fx.wrap``."""
-    module = cst.parse_module(source)
+    module = _parse(source)
     target = next(
         (s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == function),
         None,
@@ -238,7 +244,7 @@ def plain_forward_arguments(source: str, class_name: str) -> dict[str, Any]:
     A parameter counts when its default is a bool/number/string literal or its annotation is
     ``bool``/``int``/``float``/``str``; the value is the default, else the annotation's zero.
     """
-    module = cst.parse_module(source)
+    module = _parse(source)
     for statement in module.body:
         if not (isinstance(statement, cst.ClassDef) and statement.name.value == class_name):
             continue

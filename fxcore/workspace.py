@@ -29,11 +29,37 @@ SKIPPED_FOLDERS = frozenset(
 )
 
 
-def find_workspace_root(path: str) -> str:
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def find_workspace_root(path: str, boundaries: Iterable[str] | None = None) -> str:
     """The nearest folder upwards holding a ``pyproject.toml`` (or ``.git``), else the
-    file's own folder."""
+    file's own folder.
+
+    ``boundaries`` are the folders the editor opened: the search never goes above the
+    innermost one holding ``path``, and ends there (the opened folder is the root when
+    nothing below it marks one). A file outside every boundary gets its own folder: quick
+    fixes then edit, and the cache goes, nowhere the user did not open. Without boundaries
+    (the CLI) the search goes up but never reaches the home folder or above it, where a
+    ``.git`` holds dotfiles rather than a project.
+    """
     start = os.path.abspath(path)
     folder = start if os.path.isdir(start) else os.path.dirname(start)
+    if boundaries is not None:
+        containing = [
+            os.path.abspath(b) for b in boundaries if b and _is_within(folder, os.path.abspath(b))
+        ]
+        if not containing:
+            return folder
+        limit = max(containing, key=len)
+    else:
+        home = os.path.abspath(os.path.expanduser("~"))
+        limit = None
+        if _is_within(folder, home) and folder != home:
+            limit = folder
+            while os.path.dirname(limit) != home:
+                limit = os.path.dirname(limit)
     probe = folder
     while True:
         if os.path.isfile(os.path.join(probe, "pyproject.toml")) or os.path.exists(
@@ -41,8 +67,8 @@ def find_workspace_root(path: str) -> str:
         ):
             return probe
         parent = os.path.dirname(probe)
-        if parent == probe:
-            return folder
+        if probe == limit or parent == probe:
+            return limit if boundaries is not None and limit is not None else folder
         probe = parent
 
 
