@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import sys
@@ -289,8 +290,25 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="talk over stdin/stdout (the default; accepted for clients)",
     )
-    serve.add_argument("--tcp", metavar="HOST:PORT", default=None)
+    serve.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        default=None,
+        help="listen on a loopback address (127.0.0.1, ::1 or localhost) instead: local only, "
+        "since whoever connects can make the server trace, that is run, code",
+    )
     return parser
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (no name lookup: ``localhost`` counts,
+    other names do not, as they could resolve anywhere)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -302,8 +320,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         tcp = None
         if arguments.tcp:
             host, _, port = arguments.tcp.rpartition(":")
-            if not host or not port.isdigit():
+            host = host.removeprefix("[").removesuffix("]")
+            if not host or not port.isdigit() or not 0 < int(port) < 65536:
                 parser.error("--tcp takes HOST:PORT")
+            if not is_loopback(host):
+                parser.error(
+                    f"--tcp {arguments.tcp}: the server listens on a loopback address only "
+                    "(127.0.0.1, ::1 or localhost); anyone who can connect can make it run code"
+                )
             tcp = (host, int(port))
         serve(tcp=tcp)
         return EXIT_OK

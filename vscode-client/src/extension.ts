@@ -37,15 +37,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await stopClient(stopping);
     }
     const interpreter = await resolveInterpreter();
-    const cwd = serverWorkspaceFolder()?.uri.fsPath;
+    // Never the workspace folder: see safeProcessOptions.
+    const neutralFolder = context.extensionPath;
     log().info(`Interpreter: ${interpreter.command} (from ${interpreter.source}); workspace trusted: ${vscode.workspace.isTrusted}`);
-    const check = await checkServerInstalled(interpreter.command, cwd);
+    const check = await checkServerInstalled(interpreter.command, neutralFolder);
     if (!check.ok) {
       status.showStopped(check.detail);
       void reportInstallProblem(interpreter.command, check);
       return;
     }
-    const starting = createClient(interpreter.command, cwd, currentSettings);
+    const starting = createClient(interpreter.command, neutralFolder, currentSettings);
     starting.onNotification("fxLsp/status", (params: ServerStatus) => status.show(params));
     starting.onNotification("fxLsp/traced", (params: TracedParams) => generatedCode.onTraced(params));
     starting.onDidChangeState((event) => {
@@ -56,7 +57,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     });
     client = starting;
     clientInterpreter = interpreter.command;
-    log().info(`Starting: ${interpreter.command} -m fx_lsp serve`);
+    log().info(`Starting: PYTHONSAFEPATH=1 ${interpreter.command} -m fx_lsp serve (in ${neutralFolder})`);
     try {
       await starting.start();
       log().info("The server is running.");

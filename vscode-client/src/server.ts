@@ -1,6 +1,7 @@
 // Starting the language server: `<interpreter> -m fx_lsp serve` over stdio, in the user's Python,
 // after checking that `fx_lsp` is importable there (so a missing install is one clear message,
-// not a crash loop).
+// not a crash loop). Both run with a safe import path: never in the workspace folder, whose files
+// would otherwise shadow modules the server imports (and run in it, Restricted Mode included).
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import {
@@ -28,11 +29,21 @@ export type InstallCheck =
 
 const FIND_SPEC_EXIT_CODE = 3;
 
+/**
+ * How every Python process of the extension is started. `-m` and `-c` put the working folder
+ * first on `sys.path`: the working folder is `neutralFolder` (the extension's own folder, never
+ * the workspace) and PYTHONSAFEPATH=1 leaves it off `sys.path` altogether on Python 3.11+.
+ * The server does not depend on its working folder: it gets the workspace from `initialize`.
+ */
+export function safeProcessOptions(neutralFolder: string): { cwd: string; env: NodeJS.ProcessEnv } {
+  return { cwd: neutralFolder, env: { ...process.env, PYTHONSAFEPATH: "1", PYTHONUNBUFFERED: "1" } };
+}
+
 /** Asks the interpreter whether it can import `fx_lsp` without importing it (that loads torch). */
-export function checkServerInstalled(python: string, cwd: string | undefined): Promise<InstallCheck> {
+export function checkServerInstalled(python: string, neutralFolder: string): Promise<InstallCheck> {
   const script = `import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("${SERVER_MODULE}") else ${FIND_SPEC_EXIT_CODE})`;
   return new Promise((resolve) => {
-    execFile(python, ["-c", script], { cwd, timeout: 30_000 }, (error, _stdout, stderr) => {
+    execFile(python, ["-c", script], { ...safeProcessOptions(neutralFolder), timeout: 30_000 }, (error, _stdout, stderr) => {
       if (error === null) {
         resolve({ ok: true });
       } else if ((error as NodeJS.ErrnoException).code === "ENOENT") {
@@ -83,13 +94,13 @@ export async function reportInstallProblem(python: string, check: Exclude<Instal
   }
 }
 
-export function createClient(python: string, cwd: string | undefined, settings: () => ServerSettings): LanguageClient {
+export function createClient(python: string, neutralFolder: string, settings: () => ServerSettings): LanguageClient {
   const serverOptions: ServerOptions = {
     command: python,
     args: ["-m", SERVER_MODULE, "serve"],
     // vscode-languageclient appends `--stdio`, which the server accepts.
     transport: TransportKind.stdio,
-    options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+    options: safeProcessOptions(neutralFolder),
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
