@@ -137,7 +137,11 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: st
         await asyncio.sleep(0.05)
 
 
-def capabilities(encodings: list[str] | None = None) -> types.ClientCapabilities:
+def capabilities(
+    encodings: list[str] | None = None, resolve_code_actions: bool = False
+) -> types.ClientCapabilities:
+    """``resolve_code_actions``: ask for code actions' edits with codeAction/resolve, as VS
+    Code does."""
     return types.ClientCapabilities(
         general=types.GeneralClientCapabilities(position_encodings=encodings)
         if encodings
@@ -148,6 +152,12 @@ def capabilities(encodings: list[str] | None = None) -> types.ClientCapabilities
                 related_information=True, version_support=True
             ),
             hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
+            code_action=types.CodeActionClientCapabilities(
+                data_support=True,
+                resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
+            )
+            if resolve_code_actions
+            else None,
         ),
     )
 
@@ -159,6 +169,7 @@ async def session(
     encodings: list[str] | None = None,
     process_id: int | None = None,
     folders: list[pathlib.Path] | None = None,
+    resolve_code_actions: bool = False,
 ) -> AsyncIterator[FxClient]:
     """Start ``python -m fx_lsp serve --stdio`` rooted at ``root``, initialize, yield, shut down."""
     client = make_client()
@@ -166,7 +177,7 @@ async def session(
     try:
         await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities(encodings),
+                capabilities=capabilities(encodings, resolve_code_actions),
                 process_id=process_id,
                 root_uri=from_fs_path(str(root)),
                 workspace_folders=[

@@ -1,0 +1,203 @@
+"""The event loop stays free: closing the engine, quick fixes of big files and huge hovers do
+not hold up other requests, and a workspace trace never publishes a stale text's result."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pathlib
+import signal
+import textwrap
+
+from lsprotocol import types
+
+from lsp_support import FxClient, session, wait_for
+
+USES_LEN = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+
+    class UsesLen(nn.Module):
+        def forward(self, x):
+            return x * len(x)
+    """
+)
+
+
+def _hover_params(uri: str, line: int, character: int) -> types.HoverParams:
+    return types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=line, character=character),
+    )
+
+
+async def test_trust_off_does_not_block_while_the_engine_closes(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A traced file leaves a background process holding the worker's output: closing the
+    engine waits for it. The hover sent right after trust is turned off is answered before the
+    background process reaches its next step (6 s later), that is without waiting for the close."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    pid_file, marker = tmp_path / "child.pid", tmp_path / "six-seconds-later"
+    spawner = workspace / "spawner.py"
+    spawner.write_text(
+        "import subprocess\n"
+        f"subprocess.Popen(['sh', '-c', 'echo $$ > {pid_file}; sleep 6; "
+        f"touch {marker}; exec sleep 1000'])\n" + USES_LEN
+    )
+    small = workspace / "small.py"
+    small.write_text(USES_LEN)
+    try:
+        async with session(workspace, options={"fxLsp": {"timeout": 60}}) as client:
+            small_uri = client.open(small)
+            await client.diagnostics_for(small_uri, version=1, timeout=60)
+            client.open(spawner)
+            await wait_for(pid_file.exists, 60, "the background process")
+            client.workspace_did_change_configuration(
+                types.DidChangeConfigurationParams(settings={"fxLsp": {"trusted": False}})
+            )
+            await client.text_document_hover_async(_hover_params(small_uri, 6, 20))
+            assert not marker.exists(), "the hover waited for the engine to close"
+            await wait_for(
+                lambda: client.statuses[-1]["state"] == "disabled", 10, "disabled status"
+            )
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+async def test_workspace_trace_of_an_older_text_is_not_published(tmp_path: pathlib.Path) -> None:
+    """A buffer edited (lines inserted above the failure) while a workspace trace of its older
+    text runs: that trace's diagnostics must not be published under the new version."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    slow = workspace / "slow.py"
+    text = "import time\ntime.sleep(3)\n" + USES_LEN
+    slow.write_text(text)
+    failure_line = text.splitlines().index("        return x * len(x)")
+    async with session(workspace) as client:
+        uri = client.open(slow)
+        command = asyncio.ensure_future(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="fxLsp.server.traceWorkspace", arguments=[])
+            )
+        )
+        await wait_for(
+            lambda: client.statuses and client.statuses[-1]["pending"] >= 2,
+            30,
+            "the document's and the workspace's traces",
+        )
+        version = client.replace_text(uri, "\n" * 5 + text)
+        await asyncio.wait_for(command, 60)
+        diagnostics = await client.diagnostics_for(uri, version=version, timeout=60)
+        published = [p for p in client.published if p.uri == uri and p.version == version]
+        lines = {d.range.start.line for p in published for d in p.diagnostics if d.code == "FX002"}
+        assert lines == {failure_line + 5}, (lines, failure_line + 5)
+        assert diagnostics
+
+
+def _node_rows(value: str) -> list[str]:
+    return [row for row in value.splitlines() if row.startswith("| ") and "`" in row]
+
+
+async def test_hover_of_a_line_with_thousands_of_nodes_is_truncated(
+    tmp_path: pathlib.Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    wide = workspace / "wide.py"
+    wide.write_text(
+        "from torch import nn\n\n\n"
+        "class Wide(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return sum([x * i for i in range(3000)])\n"
+    )
+    async with session(workspace) as client:
+        uri = client.open(wide)
+        await client.diagnostics_for(uri, version=1, timeout=60)
+        await wait_for(lambda: client.traced, 30, "the trace")
+        result = await client.text_document_hover_async(_hover_params(uri, 5, 20))
+        assert result is not None
+        value = result.contents.value
+        rows = _node_rows(value)
+        assert 0 < len(rows) <= 50, len(rows)
+        assert "more nodes" in value
+        assert len(value) < 20_000
+
+
+def _big_file(text: str, filler_functions: int) -> str:
+    return text + "".join(
+        f"\n\ndef filler_{i}(x):\n    return x + {i}\n" for i in range(filler_functions)
+    )
+
+
+async def _len_diagnostic(client: FxClient, uri: str) -> types.Diagnostic:
+    diagnostics = await client.diagnostics_for(uri, version=1, timeout=90)
+    (found,) = [d for d in diagnostics if d.code == "FX002"]
+    return found
+
+
+def _code_action_params(uri: str, diagnostic: types.Diagnostic) -> types.CodeActionParams:
+    return types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=diagnostic.range,
+        context=types.CodeActionContext(diagnostics=[diagnostic]),
+    )
+
+
+async def test_hover_is_answered_while_a_big_file_computes_its_fixes(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Quick fixes of a 20,000-line file parse it with libcst (seconds): a hover on another
+    file sent after that request is answered first."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    big, small = workspace / "big.py", workspace / "small.py"
+    big.write_text(_big_file(USES_LEN, 5000))
+    small.write_text(USES_LEN)
+    async with session(workspace) as client:
+        big_uri, small_uri = client.open(big), client.open(small)
+        target = await _len_diagnostic(client, big_uri)
+        await client.diagnostics_for(small_uri, version=1, timeout=60)
+        order: list[str] = []
+
+        async def code_actions() -> None:
+            actions = await client.text_document_code_action_async(
+                _code_action_params(big_uri, target)
+            )
+            assert any(a.title.startswith("Wrap len") for a in actions)
+            order.append("code actions")
+
+        async def hover() -> None:
+            await asyncio.sleep(0.2)  # the code-action request is on its way first
+            await client.text_document_hover_async(_hover_params(small_uri, 6, 20))
+            order.append("hover")
+
+        await asyncio.gather(code_actions(), hover())
+        assert order == ["hover", "code actions"]
+
+
+async def test_code_actions_resolve_their_edits_lazily(workspace: pathlib.Path) -> None:
+    """A client that resolves code actions (VS Code) gets the list without edits, and the edit
+    on codeAction/resolve."""
+    net = workspace / "pkg" / "net.py"
+    line = net.read_text().splitlines().index("        return x * len(x)")
+    async with session(workspace, resolve_code_actions=True) as client:
+        uri = client.open(net)
+        diagnostics = await client.diagnostics_for(uri, version=1)
+        (target,) = [d for d in diagnostics if d.range.start.line == line and d.severity == 1]
+        actions = await client.text_document_code_action_async(_code_action_params(uri, target))
+        (wrap,) = [a for a in actions if a.title.startswith("Wrap len")]
+        assert all(a.edit is None for a in actions)
+        resolved = await client.code_action_resolve_async(wrap)
+        (edit,) = resolved.edit.document_changes
+        assert edit.text_document.uri == uri
+        assert any('torch.fx.wrap("len")' in e.new_text for e in edit.edits)
