@@ -41,9 +41,27 @@ class Fix:
     preferred: bool = False
 
     def texts(self, text_of: TextOf) -> tuple[str | None, str]:
-        """(current text or None, fixed text): the expensive part, done on resolve."""
+        """(current text or None, fixed text): the expensive part, done on resolve, and done
+        once per text (cursor moves repeat the same requests)."""
         old = text_of(self.path)
-        return old, self.transform(old or "")
+        key = (_transform_key(self.transform), self.path, old)
+        new = _fixed_texts.get(key)
+        if new is None:
+            new = self.transform(old or "")
+            _fixed_texts[key] = new
+            while len(_fixed_texts) > 32:
+                del _fixed_texts[next(iter(_fixed_texts))]
+        return old, new
+
+
+#: (transform, path, old text) -> fixed text, oldest first.
+_fixed_texts: dict[tuple[Any, str, str | None], str] = {}
+
+
+def _transform_key(transform: Callable[[str], str]) -> Any:
+    if isinstance(transform, functools.partial):
+        return (transform.func, transform.args, tuple(sorted(transform.keywords.items())))
+    return transform
 
 
 @functools.lru_cache(maxsize=8)

@@ -78,7 +78,7 @@ def _on_name_or_forward(module: ModuleResult, line: int, column: int) -> bool:
     return module.forward is not None and module.forward.line == line
 
 
-def _contains(r: types.Range, position: types.Position) -> bool:
+def contains(r: types.Range, position: types.Position) -> bool:
     start, end = (r.start.line, r.start.character), (r.end.line, r.end.character)
     return start <= (position.line, position.character) <= end
 
@@ -104,7 +104,7 @@ def hover(
             )
     for entry in entries:
         failure = entry.failure
-        if failure is None or not _contains(entry.diagnostic.range, position):
+        if failure is None or not contains(entry.diagnostic.range, position):
             continue
         text = [f"**{failure.code}** ({failure.kind.replace('-', ' ')}): {failure.message}"]
         if entry.module is not None:
