@@ -57,7 +57,7 @@ _Rule = tuple[str, Any]
 
 #: (regular expression over the parameter name, value); the first match wins.
 NAME_RULES: list[_Rule] = [
-    (r"(in|input)_?(channels|chans|ch|planes|dim)|n_?channels|num_channels|image_channels", 3),
+    (r"(in|input)_?(channels|chans|ch|planes)|n_?channels|num_channels|image_channels", 3),
     (r"spatial_dims?|n_?dims|ndim|num_spatial_dims", 2),
     (r"dim_head|head_dim|head_size|d_head|dim_per_head", 16),
     (r"(num_|n_)?(heads|head)|nhead|num_attention_heads|attention_heads", 4),

@@ -262,11 +262,10 @@ class Engine:
         try:
             handle.job = self._with_call_sites(handle.job)
             result = self.cache.get(handle.job) if self.cache else None
-            if result is None and not _may_define_a_class(handle.job):
-                # Importing runs the file: a script with no class (train.py) is never run.
-                result = FileResult(path=os.path.abspath(handle.job.path))
             if result is None:
-                result = self._run_job(handle)
+                # Importing runs the file: a script with no class (train.py) is never run.
+                result = self._run_job(handle) if _may_define_a_class(handle.job) \
+                    else FileResult(path=os.path.abspath(handle.job.path))
                 if self.cache:
                     self.cache.put(handle.job, result)
         except BaseException as error:  # the engine must always answer, cancelled or not

@@ -30,8 +30,8 @@ def test_text_output_over_the_examples() -> None:
         completed.stdout
     assert "examples/models/layers.py:14:12: FX001 [Encoder]" in completed.stdout
     assert "examples/models/heads.py:11:9: FX200 [MultiTaskHead]" in completed.stdout
-    assert lines[-1] == ("Checked 10 files: 8 modules traced, 3 traceable, 5 failed, "
-                         "1 not traced.")
+    assert lines[-1] == ("Checked 10 files: 9 modules traced, 4 traceable, 5 failed, "
+                         "0 not traced.")
     assert completed.stderr == ""  # no progress bar when stderr is not a terminal
 
 
@@ -56,13 +56,14 @@ def test_json_output_shape() -> None:
     assert (classifier["status"], classifier["instantiated_on"]) == ("traceable", "factory")
     assert classifier["node_count"] > 0 and classifier["failures"] == []
     projection = modules["Projection"]
-    assert projection["status"] == "not-traced"
-    assert "in_dim, out_dim" in projection["reason"]
+    assert projection["status"] == "traceable"
+    assert projection["arguments"] == {"from": "guessed", "args": [],
+                                       "kwargs": {"in_dim": "64", "out_dim": "64"}}
     helper = modules["NormalizedEmbedding"]["failures"][0]
     assert helper["path"] == "examples/models/ops.py"
     assert [f["function"] for f in helper["frames"]] == ["forward", "clamp_norm"]
-    assert report["summary"] == {"files": 3, "traced": 3, "traceable": 1, "failed": 2,
-                                 "not_traced": 1, "file_errors": 0, "cached": 0}
+    assert report["summary"] == {"files": 3, "traced": 4, "traceable": 2, "failed": 2,
+                                 "not_traced": 0, "file_errors": 0, "cached": 0}
 
 
 def test_exit_code_zero_when_everything_traces() -> None:

@@ -83,7 +83,8 @@ def test_fifty_megabytes_of_output_are_captured_not_leaked(
 
 
 def test_exit_during_import_is_a_file_error(engine: Engine, workspace: Workspace) -> None:
-    workspace.write("quits.py", "import os\nos._exit(4)\n")
+    # A file that defines a class (only those are imported) and exits while importing.
+    workspace.write("quits.py", "import os\nos._exit(4)\nclass Net: ...\n")
     result = workspace.check(engine, "quits.py")
     (error,) = result.errors
     assert (error.code, error.kind) == ("FX102", "crash")
@@ -91,7 +92,7 @@ def test_exit_during_import_is_a_file_error(engine: Engine, workspace: Workspace
 
 
 def test_sys_exit_during_import_is_an_import_error(engine: Engine, workspace: Workspace) -> None:
-    workspace.write("quits.py", "import sys\nsys.exit('no thanks')\n")
+    workspace.write("quits.py", "import sys\nsys.exit('no thanks')\nclass Net: ...\n")
     (error,) = workspace.check(engine, "quits.py").errors
     assert (error.code, error.kind, error.line) == ("FX100", "import", 2)
     assert "SystemExit: no thanks" in error.message

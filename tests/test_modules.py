@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -202,7 +203,10 @@ def test_constructor_arguments_from_config_or_factory(engine: Engine,
     by_kwargs = EngineConfig(modules={"net:Wide": ModuleConfig(kwargs={"width": 16})})
     modules = {m.class_name: m for m in workspace.check(engine, "net.py", by_kwargs).modules}
     assert (modules["Wide"].status, modules["Wide"].instantiated_on) == ("traceable", "meta")
-    unconfigured = modules["Unconfigured"]
+    assert modules["Unconfigured"].arguments.origin == "guessed"
+    no_guessing = dataclasses.replace(by_kwargs, guess_arguments=False)
+    unconfigured = {m.class_name: m for m in
+                    workspace.check(engine, "net.py", no_guessing).modules}["Unconfigured"]
     assert unconfigured.status == "not-traced"
     assert "width, bias" in unconfigured.reason
     assert '[tool.fx-lsp.modules."net:Unconfigured"]' in unconfigured.reason
@@ -223,7 +227,8 @@ def test_syntax_error_is_reported_where_it_is(engine: Engine, workspace: Workspa
 
 
 def test_import_error_is_reported_on_the_import(engine: Engine, workspace: Workspace) -> None:
-    path = workspace.write("net.py", "import torch\nimport not_a_real_package\n")
+    path = workspace.write("net.py",
+                           "import torch\nimport not_a_real_package\nclass Net: ...\n")
     (error,) = workspace.check(engine, "net.py").errors
     assert (error.code, error.kind) == ("FX100", "import")
     assert failure_span(error) == span_of(path, 2, "import not_a_real_package")

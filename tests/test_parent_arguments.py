@@ -254,6 +254,9 @@ def test_a_submodule_instance_that_hangs_times_out_alone(tmp_path: Path) -> None
             def forward(self, x):
                 return x + 1
         """)
+    # Spins needs arguments it would otherwise get guessed: here only its parent builds it.
+    with (workspace.root / "pyproject.toml").open("a") as pyproject:
+        pyproject.write("[tool.fx-lsp]\nguess-arguments = false\n")
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--timeout", "2", "--format",
          "json", "."], cwd=workspace.root, capture_output=True, text=True, timeout=300)

@@ -62,8 +62,9 @@ async def test_hover(workspace: pathlib.Path) -> None:
         assert 'torch.fx.wrap("len")' in on_failure and "with .size(0)" in on_failure
 
         line, text = _line_of(net, "class NeedsArgs")
-        not_traced = await _hover(client, uri, line, text.index("NeedsArgs"))
-        assert "**NeedsArgs** was not traced" in not_traced and "width" in not_traced
+        guessed = await _hover(client, uri, line, text.index("NeedsArgs"))
+        assert "**NeedsArgs** is FX-traceable" in guessed
+        assert "Traced with guessed arguments: width=16." in guessed
 
         assert await _hover(client, uri, 0, 0) is None
 
@@ -79,7 +80,8 @@ async def test_code_lens_and_generated_code(workspace: pathlib.Path) -> None:
         by_class = {lens.command.arguments[1]: lens for lens in lenses}
         assert by_class["Traceable"].command.title == "FX: traceable · 4 nodes"
         assert by_class["UsesLen"].command.title == "FX: 1 failure"
-        assert by_class["NeedsArgs"].command.title == "FX: not traced (needs arguments)"
+        assert by_class["NeedsArgs"].command.title == \
+            "FX: traceable · 3 nodes · guessed arguments"
         traceable = by_class["Traceable"]
         assert traceable.command.command == "fxLsp.showGeneratedCode"
         assert list(traceable.command.arguments) == [uri, "Traceable"]
