@@ -13,6 +13,7 @@ Example::
     guess-arguments = true   # synthesize constructor arguments nobody configured
 
     [tool.fx-lsp.modules."models.net:Net"]
+    call = "Net(width=64, depths=(1, 2), norm=None)"   # a call pasted from a README, or:
     factory = "models.net:build_net"   # optional callable; gets args/kwargs
     args = []
     kwargs = {width = 64}
@@ -21,10 +22,12 @@ Example::
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from typing import Any
 
+from fxcore.call_sites import CallSite, is_literal_call_argument
 from fxcore.model import EngineConfig, ModuleConfig
 
 if sys.version_info >= (3, 11):
@@ -107,7 +110,8 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         problems.append(f"{source}: 'modules' must be a table of tables")
         modules = {}
     for key, entry in modules.items():
-        module_config, module_problems = _parse_module_config(entry, f"{source} modules.{key!r}")
+        module_config, module_problems = _parse_module_config(
+            entry, f"{source} modules.{key!r}", str(key).rpartition(":")[2])
         problems.extend(module_problems)
         config.modules[key] = module_config
 
@@ -131,7 +135,29 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
     return config, problems
 
 
-def _parse_module_config(entry: Any, source: str) -> tuple[ModuleConfig, list[str]]:
+def _parse_call(text: Any, class_name: str, source: str) -> tuple[CallSite | None, str | None]:
+    """``call = "ViT(dim=64, depth=(1, 2))"``: the class called with literal arguments."""
+    example = f'call = "{class_name}(dim=64, depth=(1, 2))"'
+    if not isinstance(text, str):
+        return None, f"{source}: 'call' must be a string such as {example}"
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as error:
+        return None, f"{source}: 'call' is not a Python call ({error.msg}): {text!r}"
+    if not isinstance(node, ast.Call) or ast.unparse(node.func).rpartition(".")[2] \
+            != class_name:
+        return None, f"{source}: 'call' must call {class_name}, such as {example}"
+    if not is_literal_call_argument(node):
+        return None, (f"{source}: 'call' may only pass literals (numbers, strings, tuples, "
+                      f"lists, dicts, None) and calls of such: {text!r}")
+    return CallSite(site="pyproject.toml",
+                    args=tuple(ast.unparse(argument) for argument in node.args),
+                    kwargs=tuple((keyword.arg or "", ast.unparse(keyword.value))
+                                 for keyword in node.keywords)), None
+
+
+def _parse_module_config(entry: Any, source: str,
+                         class_name: str = "") -> tuple[ModuleConfig, list[str]]:
     config = ModuleConfig()
     problems: list[str] = []
     if not isinstance(entry, dict):
@@ -142,6 +168,11 @@ def _parse_module_config(entry: Any, source: str) -> tuple[ModuleConfig, list[st
             config.factory = factory
         else:
             problems.append(f"{source}: 'factory' must be an import path such as 'pkg.mod:make'")
+    call = entry.get("call")
+    if call is not None:
+        config.call, problem = _parse_call(call, class_name, source)
+        if problem:
+            problems.append(problem)
     args = entry.get("args")
     if args is not None:
         if isinstance(args, list):
@@ -156,7 +187,7 @@ def _parse_module_config(entry: Any, source: str) -> tuple[ModuleConfig, list[st
             setattr(config, attribute, dict(value))
         else:
             problems.append(f"{source}: '{key}' must be a table")
-    known = {"factory", "args", "kwargs", "concrete-args"}
+    known = {"factory", "call", "args", "kwargs", "concrete-args"}
     problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
     return config, problems
 

@@ -286,7 +286,18 @@ class JobRunner:
     def trace_class(self, cls: type, source: ClassSource) -> ModuleResult:
         module_config = module_config_for(self.job.config, self.location.module_name,
                                           cls.__name__)
-        configured = bool(module_config.factory or module_config.args or module_config.kwargs)
+        if module_config.call is not None:
+            try:
+                args, kwargs = call_site_values(module_config.call,
+                                                vars(sys.modules[cls.__module__]))
+            except Exception as error:
+                failure = self.exception_failure(
+                    "constructor", "The configured call could not be evaluated: ", error,
+                    source.name_span)
+                return self.module_result(cls, source, status="failed", failures=[failure])
+            module_config = dataclasses.replace(module_config, args=args, kwargs=kwargs)
+        configured = bool(module_config.factory or module_config.args or module_config.kwargs
+                          or module_config.call)
         missing = [] if module_config.factory else missing_parameters(cls, module_config.args,
                                                                        module_config.kwargs)
         if not missing:
@@ -305,6 +316,8 @@ class JobRunner:
                     failure = self.exception_failure(
                         "constructor", f"Building {cls.__name__} failed: ", error,
                         source.name_span)
+                    if configured:
+                        failure.message += _configured_call_note(cls.__name__, module_config)
                     return self.module_result(cls, source, status="failed",
                                               failures=[failure], arguments=arguments)
             else:
@@ -536,7 +549,8 @@ class JobRunner:
         """True when the class is configured or can be built without arguments."""
         module_config = module_config_for(self.job.config, import_location(file).module_name,
                                           cls.__name__)
-        if module_config.factory or module_config.args or module_config.kwargs:
+        if module_config.factory or module_config.args or module_config.kwargs \
+                or module_config.call:
             return True
         return not missing_parameters(cls, [], {})
 
@@ -643,6 +657,25 @@ class JobRunner:
                 )
             )
         return hints
+
+
+def _configured_call_note(class_name: str, module_config: ModuleConfig) -> str:
+    """What the configuration passed, and whether TOML turned a tuple into a list."""
+    if module_config.call is not None:
+        site = module_config.call
+        passed = ", ".join([*site.args, *(f"{name}={value}" for name, value in site.kwargs)])
+        return f" It was called as configured: {class_name}({passed})."
+    passed = ", ".join([*(repr(value) for value in module_config.args),
+                        *(f"{name}={value!r}" for name, value in module_config.kwargs.items())])
+    note = f" It was called with the configured arguments: {class_name}({passed})."
+    lists = [name for name, value in module_config.kwargs.items() if isinstance(value, list)]
+    lists += [f"argument {index + 1}" for index, value in enumerate(module_config.args)
+              if isinstance(value, list)]
+    if lists:
+        note += (f" TOML has no tuples or None: {', '.join(lists)} arrived as a list. To pass "
+                 f'a tuple, write the call instead: call = "{class_name}(...)" with Python '
+                 "literals.")
+    return note
 
 
 def _error_text(error: BaseException) -> str:

@@ -190,6 +190,9 @@ class ModuleConfig:
     args: list[Any] = field(default_factory=list)
     kwargs: dict[str, Any] = field(default_factory=dict)
     concrete_args: dict[str, Any] = field(default_factory=dict)
+    #: ``call = "ViT(image_size=256, depth=(1, 2, 3))"``: a pasted constructor call with
+    #: literal arguments (tuples and ``None``, which TOML lacks), parsed by ``fxcore.config``.
+    call: CallSite | None = None
 
 
 @dataclass

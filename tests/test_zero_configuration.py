@@ -294,3 +294,56 @@ def test_literal_calls_written_in_the_workspace_are_used(tmp_path: Path) -> None
     assert nested["from"] == "call-site"
     assert nested["args"] == ["TinyConfig(width=12, layers=2)"]
     assert not (tmp_path / "main-block-ran").exists()
+
+
+STAGED = '''
+from torch import nn
+
+
+class Staged(nn.Module):
+    def __init__(self, depths, norm):
+        super().__init__()
+        assert isinstance(depths, tuple), f"depths must be a tuple, got {depths!r}"
+        assert norm is None
+        self.stages = nn.Sequential(*[nn.Linear(4, 4) for _ in depths])
+
+    def forward(self, x):
+        return self.stages(x)
+'''
+
+
+def test_a_pasted_call_passes_tuples_and_none(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    workspace.write("staged.py", STAGED)
+    with (tmp_path / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('[tool.fx-lsp.modules."staged:Staged"]\n'
+                        'call = "Staged(depths=(1, 2, 3), norm=None)"\n')
+    (staged,) = check(tmp_path)["modules"]
+    assert staged["status"] == "traceable"
+    assert staged["arguments"] == {"from": "config", "args": [],
+                                   "kwargs": {"depths": "(1, 2, 3)", "norm": "None"}}
+
+
+def test_a_tuple_that_toml_made_a_list_is_explained(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    workspace.write("staged.py", STAGED)
+    with (tmp_path / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('[tool.fx-lsp.modules."staged:Staged"]\n'
+                        'kwargs = {depths = [1, 2, 3], norm = "none"}\n')
+    (staged,) = check(tmp_path)["modules"]
+    (failure,) = staged["failures"]
+    assert failure["code"] == "FX101"
+    assert "depths must be a tuple, got [1, 2, 3]" in failure["message"]
+    assert "Staged(depths=[1, 2, 3], norm='none')" in failure["message"]
+    assert "TOML has no tuples or None: depths arrived as a list" in failure["message"]
+
+
+def test_a_call_that_is_not_a_literal_call_is_a_config_problem(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    workspace.write("staged.py", STAGED)
+    with (tmp_path / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('[tool.fx-lsp.modules."staged:Staged"]\n'
+                        'call = "Staged(depths=make_depths())"\n')
+    report = check(tmp_path)
+    assert any("'call' may only pass literals" in problem
+               for problem in report["config_problems"])
