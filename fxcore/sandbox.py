@@ -5,6 +5,9 @@ zygote's command line, which a config loader reading its arguments would choke o
 working folder is the workspace root, and the module keeps its import name so
 ``if __name__ == "__main__":`` blocks never run.
 
+Compiled bytecode goes to a user cache folder (``bytecode_folder``), never into the
+workspace; ``FX_LSP_NO_BYTECODE=1`` turns writing it off (for measuring).
+
 It opens no network connection and downloads no weights: every connection attempt fails at
 once with ``NetworkBlocked``, and Hugging Face and torch hub are told to stay offline. A
 constructor that asks for pretrained weights gets the architecture alone (see
@@ -69,8 +72,18 @@ def _block_network() -> None:
     socket.getaddrinfo = refuse
 
 
+def bytecode_folder() -> str:
+    """Where workers keep compiled bytecode: a user cache folder, never the workspace (no
+    ``__pycache__`` appears in the user's tree), shared by every child so a large package is
+    compiled once rather than in each job."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "fx-lsp", "pycache")
+
+
 def enter(path: str, workspace_root: str) -> None:
     """Make this child run the user's file as a plain import from the workspace would."""
+    sys.pycache_prefix = bytecode_folder()
+    sys.dont_write_bytecode = os.environ.get("FX_LSP_NO_BYTECODE") == "1"
     sys.argv = [os.path.abspath(path)]
     with contextlib.suppress(OSError):  # a vanished root: stay where we are
         os.chdir(workspace_root)

@@ -71,7 +71,6 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (OSError, ValueError):
         pass  # no /proc or not allowed: run uncapped rather than not at all
-    sys.dont_write_bytecode = True  # never write __pycache__ into the user's workspace
 
     from fxcore import sandbox
     from fxcore.job import run_job

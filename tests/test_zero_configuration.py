@@ -8,6 +8,7 @@ written by workspace code prove what ran.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -347,3 +348,29 @@ def test_a_call_that_is_not_a_literal_call_is_a_config_problem(tmp_path: Path) -
     report = check(tmp_path)
     assert any("'call' may only pass literals" in problem
                for problem in report["config_problems"])
+
+
+def test_bytecode_is_cached_outside_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    workspace = Workspace(tmp_path / "ws")
+    workspace.write("pkg/__init__.py", "")
+    workspace.write("pkg/helpers.py", "def double(x):\n    return x * 2\n")
+    workspace.write("pkg/net.py", """
+        from torch import nn
+        from pkg.helpers import double
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return double(x)
+        """)
+    cache_home = tmp_path / "cache-home"
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", str(workspace.root)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache_home)},
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    compiled = {path.name.split(".")[0] for path in cache_home.rglob("*.pyc")}
+    assert {"helpers", "net"} <= compiled
+    assert not list(workspace.root.rglob("__pycache__"))
