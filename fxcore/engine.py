@@ -125,6 +125,13 @@ class _Zygote:
         except OSError:
             pass
 
+    def preload(self, packages: list[str]) -> None:
+        try:
+            with self._send_lock:
+                send_message(self._socket, ("preload", packages))
+        except OSError:
+            pass  # a dead zygote is replaced on the next fork
+
     def forget_exit(self, pid: int) -> None:
         """Drop the exit status of a child whose result is complete, now or when it comes."""
         with self._state:
@@ -211,6 +218,7 @@ class Engine:
         self._zygote: _Zygote | None = None
         self._closed = False
         self._call_sites = CallSiteIndexes()
+        self._preloaded: set[str] = set()
 
     def _live_zygote(self) -> _Zygote:
         with self._lock:
@@ -266,12 +274,25 @@ class Engine:
                 # Importing runs the file: a script with no class (train.py) is never run.
                 result = self._run_job(handle) if _may_define_a_class(handle.job) \
                     else FileResult(path=os.path.abspath(handle.job.path))
+                self._preload(result.third_party_packages)
                 if self.cache:
                     self.cache.put(handle.job, result)
         except BaseException as error:  # the engine must always answer, cancelled or not
             handle.future.set_exception(error)
         else:
             handle.future.set_result(result)
+
+    def _preload(self, packages: list[str]) -> None:
+        """Have the zygote import installed packages a job needed (timm, transformers,
+        einops), so later children start with them instead of importing them again."""
+        if os.environ.get("FX_LSP_NO_PRELOAD") == "1":
+            return
+        with self._lock:
+            new = sorted(set(packages) - self._preloaded)
+            self._preloaded.update(new)
+            zygote = self._zygote
+        if new and zygote is not None:
+            zygote.preload(new)
 
     def _with_call_sites(self, job: TraceJob) -> TraceJob:
         """The job with the workspace's literal constructor calls of its classes."""
@@ -300,6 +321,7 @@ class Engine:
             if attempt.file is not None:
                 result.errors.extend(attempt.file.errors)
                 result.imported_files = attempt.file.imported_files
+                result.third_party_packages = attempt.file.third_party_packages
             if attempt.fatal is not None:
                 result.errors.append(self._file_failure(job, "error",
                                                         f"The worker failed: {attempt.fatal}"))

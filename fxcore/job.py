@@ -20,6 +20,7 @@ import linecache
 import math
 import os
 import sys
+import sysconfig
 import time
 import traceback
 from collections.abc import Callable
@@ -191,6 +192,7 @@ class JobRunner:
                                        Span(1, 1, 1, 1))
             )
             file_result.imported_files = self.imported_workspace_files()
+            file_result.third_party_packages = self.imported_third_party_packages()
             self.send(("file", file_result))
             return
 
@@ -208,6 +210,7 @@ class JobRunner:
                 with contextlib.suppress(Exception):
                     self.trace_built_submodules(root_result, self.built_model, derived_classes)
         file_result.imported_files = self.imported_workspace_files()
+        file_result.third_party_packages = self.imported_third_party_packages()
         self.send(("file", file_result))
 
     def syntax_failure(self, error: SyntaxError) -> Failure:
@@ -251,6 +254,20 @@ class JobRunner:
         }
         files.add(self.path)
         return sorted(files)
+
+    def imported_third_party_packages(self) -> list[str]:
+        """Top-level packages this job imported from the installed environment."""
+        installed = tuple(os.path.join(os.path.abspath(folder), "") for folder in
+                          {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+        packages = set()
+        for name, module in list(sys.modules.items()):
+            if name in self.preloaded_modules or "." in name:
+                continue
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and os.path.abspath(file).startswith(installed) \
+                    and not self.is_workspace_path(file):
+                packages.add(name)
+        return sorted(packages)
 
     def module_classes(self, module: ModuleType, sources: dict[str, ClassSource]) -> list[type]:
         """``nn.Module`` subclasses defined in this file that have a ``forward``."""

@@ -176,6 +176,9 @@ class FileResult:
     errors: list[Failure] = field(default_factory=list)
     #: Absolute paths of the workspace files that importing this file loaded (itself included).
     imported_files: list[str] = field(default_factory=list)
+    #: Top-level installed packages (site-packages, never the workspace) that the import
+    #: loaded and the worker did not have yet: the engine preloads them for later jobs.
+    third_party_packages: list[str] = field(default_factory=list)
     #: What the user code printed while being imported and traced (tail only).
     output: str = ""
     seconds: float = 0.0

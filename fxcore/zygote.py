@@ -128,6 +128,8 @@ def serve(sock: socket.socket) -> None:
                     os.close(fd)
                 children.add(pid)
                 send_message(sock, ("forked", request_id, pid))
+            elif message[0] == "preload":
+                _preload(message[1])
             elif message[0] == "kill":
                 pid = message[1]
                 if pid in children:  # not reaped yet, so the pid is still this child's
@@ -135,6 +137,22 @@ def serve(sock: socket.socket) -> None:
     finally:
         for pid in children:
             _kill_group(pid)
+
+
+def _preload(packages: list[str]) -> None:
+    """Import installed packages that jobs of this workspace needed, so that every later
+    child inherits them. Only names a child found in site-packages arrive here, and the
+    zygote's ``sys.path`` holds no workspace folder, so no workspace code runs."""
+    import gc
+    import importlib
+
+    for name in packages:
+        try:
+            importlib.import_module(name)
+        except BaseException:  # a package that fails here is simply imported by each child
+            continue
+    gc.collect()
+    gc.freeze()
 
 
 def _kill_group(pid: int) -> None:
