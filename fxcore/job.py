@@ -147,6 +147,13 @@ class JobRunner:
         """A failure located on its innermost workspace frame, with the call chain."""
         frames = [to_frame(position, self.sources) for position in stack]
         here = innermost_workspace_frame(frames, self.root)
+        layer = self.third_party_layer(frames)
+        if layer is not None:
+            message += (
+                f" This happens inside the third-party layer `{layer}`, whose forward FX "
+                "cannot trace through; mark it as a leaf module so the graph calls it as one "
+                f'node: leaf-modules = ["{layer}"] under [tool.fx-lsp] (a quick fix does it).'
+            )
         if here is None:
             here = Frame(self.path, fallback.line, fallback.column, fallback.end_line,
                          fallback.end_column, "")
@@ -162,6 +169,22 @@ class JobRunner:
             frames=frames,
             possible_consequence=possible_consequence,
         )
+
+    def third_party_layer(self, frames: list[Frame]) -> str | None:
+        """``package.module:Class`` of the innermost library ``nn.Module`` whose ``forward``
+        the failure happened in (an einops ``Rearrange``), found from the call chain."""
+        for frame in reversed(frames):
+            if frame.function != "forward" or self.is_workspace_path(frame.path):
+                continue
+            tree = self.sources.tree(frame.path)
+            if tree is None:
+                return None
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and \
+                        node.lineno <= frame.line <= (node.end_lineno or node.lineno):
+                    return f"{import_location(frame.path).module_name}:{node.name}"
+            return None
+        return None
 
     def exception_failure(self, kind: str, prefix: str, error: BaseException,
                           fallback: Span) -> Failure:

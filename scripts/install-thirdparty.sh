@@ -14,12 +14,13 @@ set -euo pipefail
 PY="${PYTHON:-python3}"
 TIMM_SPEC="timm${TIMM_VERSION:+==$TIMM_VERSION}"
 TRANSFORMERS_SPEC="transformers${TRANSFORMERS_VERSION:+==$TRANSFORMERS_VERSION}"
-# Pure-Python (no torch) dependencies of timm and transformers, plus pillow for torchvision.
+# Pure-Python (no torch) dependencies of timm and transformers, pillow for torchvision, and
+# einops (its layers are the usual third-party layer FX cannot trace through).
 DEPS=(
   "numpy" "pillow!=8.3.*,>=5.3.0"
   "pyyaml>=5.1" "huggingface_hub>=1.31.0,<3.0" "safetensors>=0.8.0"
   "tokenizers>=0.23.1,<0.24.0" "regex>=2025.10.22" "tqdm>=4.60" "typer"
-  "packaging>=20.0" "filelock" "fsspec" "requests"
+  "packaging>=20.0" "filelock" "fsspec" "requests" "einops"
 )
 
 # pip, without the noise of this machine's extra (absent) local indexes and the root warning.
