@@ -77,6 +77,7 @@ def _child() -> None:
     import torch
     from torch import fx
 
+    from fxcore import sandbox
     from fxcore.config import load_config, module_config_for
     from fxcore.job import resolve
     from fxcore.locate import (
@@ -85,10 +86,13 @@ def _child() -> None:
         to_frame,
         traceback_positions,
     )
+    from fxcore.weights import without_weights
     from fxcore.workspace import import_location
 
     request = json.loads(sys.stdin.read())
     root, cwd = request["root"], request["cwd"]
+    # The same rules as fx-lsp's workers: no network, no weights downloaded.
+    sandbox.enter(os.path.join(root, "plain_fx_check"), root)
     config, _ = load_config(root)
     sys.path[:0] = [root, os.path.join(root, "src")]
 
@@ -109,11 +113,12 @@ def _child() -> None:
             factory = cls
             args = [eval(text, namespace) for text in arguments["args"]]
             kwargs = {key: eval(text, namespace) for key, text in arguments["kwargs"].items()}
-        try:
-            with torch.device("meta"):
+        with without_weights():
+            try:
+                with torch.device("meta"):
+                    return factory(*args, **kwargs)
+            except Exception:
                 return factory(*args, **kwargs)
-        except Exception:
-            return factory(*args, **kwargs)
 
     outcomes = []
     for module in request["modules"]:
