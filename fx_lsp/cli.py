@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from fxcore.cache import ResultCache
-from fxcore.config import load_config
+from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout, load_config
 from fxcore.engine import Engine
 from fxcore.model import (
     Arguments,
@@ -337,6 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no such file or folder: {', '.join(missing)}")
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
+    if arguments.timeout is not None and not is_valid_timeout(arguments.timeout):
+        parser.error(f"--timeout must be a number of seconds between 0 and "
+                     f"{MAX_TIMEOUT_SECONDS:g}, not {arguments.timeout:g}")
     results, summary = run_checks(arguments.paths, arguments.workers, arguments.timeout,
                                   use_cache=not arguments.no_cache)
     if arguments.format == "json":

@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import ast
+import math
 import os
 import sys
 from typing import Any
@@ -36,6 +37,18 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 
+#: Longer time-outs are a mistake (and `inf` cannot be waited on): a day.
+MAX_TIMEOUT_SECONDS = 86400.0
+#: More than this (1 TiB) overflows the address-space limit set on each worker child.
+MAX_MEMORY_LIMIT_MB = 1 << 20
+
+
+def is_valid_timeout(value: object) -> bool:
+    """A positive, finite number of seconds, at most ``MAX_TIMEOUT_SECONDS``."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS)
+
+
 def load_config(workspace_root: str) -> tuple[EngineConfig, list[str]]:
     """Read ``<workspace_root>/pyproject.toml``. Returns the config and one message per
     problem found (an invalid value keeps its default)."""
@@ -45,9 +58,15 @@ def load_config(workspace_root: str) -> tuple[EngineConfig, list[str]]:
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
+    except UnicodeDecodeError as error:
+        return EngineConfig(), [f"{path}: cannot read [tool.fx-lsp]: the file is not UTF-8 "
+                                f"text ({error.reason} at byte {error.start})"]
     except (OSError, tomllib.TOMLDecodeError) as error:
         return EngineConfig(), [f"{path}: cannot read [tool.fx-lsp]: {error}"]
-    table = document.get("tool", {}).get("fx-lsp", {})
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        return EngineConfig(), [f"{path}: 'tool' must be a table; [tool.fx-lsp] ignored"]
+    table = tool.get("fx-lsp", {})
     return parse_config(table, source=f"{path} [tool.fx-lsp]")
 
 
@@ -86,17 +105,20 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
 
     timeout = table.get("timeout")
     if timeout is not None:
-        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        if is_valid_timeout(timeout):
             config.timeout = float(timeout)
         else:
-            problems.append(f"{source}: 'timeout' must be a positive number of seconds")
+            problems.append(f"{source}: 'timeout' must be a number of seconds above 0 and at "
+                            f"most {MAX_TIMEOUT_SECONDS:g}; ignored")
 
     memory = table.get("memory-limit-mb")
     if memory is not None:
-        if isinstance(memory, int) and not isinstance(memory, bool) and memory > 0:
+        if (isinstance(memory, int) and not isinstance(memory, bool)
+                and 0 < memory <= MAX_MEMORY_LIMIT_MB):
             config.memory_limit_mb = memory
         else:
-            problems.append(f"{source}: 'memory-limit-mb' must be a positive whole number")
+            problems.append(f"{source}: 'memory-limit-mb' must be a whole number from 1 to "
+                            f"{MAX_MEMORY_LIMIT_MB}; ignored")
 
     guess = table.get("guess-arguments")
     if guess is not None:

@@ -39,8 +39,14 @@ from fxcore.zygote import receive_message, send_message
 OUTPUT_TAIL_BYTES = 64 * 1024
 #: The least time a child gets to import the file before its first class starts.
 IMPORT_TIMEOUT_SECONDS = 60.0
+#: How often a job waiting for its child's output checks whether the child has exited.
+_EXIT_POLL_SECONDS = 0.25
 #: How long the zygote may take to import torch before the engine gives up on it.
 ZYGOTE_START_SECONDS = 120.0
+
+
+#: The zygote's working folder: nothing there is importable under a module's name.
+_NEUTRAL_FOLDER = "/" if os.name == "posix" else os.path.abspath(os.sep)
 
 
 class ZygoteError(RuntimeError):
@@ -54,11 +60,21 @@ class _Zygote:
         engine_end, zygote_end = socket.socketpair()
         package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         environment = dict(os.environ)
+        # Only absolute PYTHONPATH entries: a relative or empty one would mean the caller's
+        # current folder, whose files must never shadow a module the zygote imports.
         environment["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [package_parent, environment.get("PYTHONPATH")])
+            entry for entry in [package_parent,
+                                *environment.get("PYTHONPATH", "").split(os.pathsep)]
+            if os.path.isabs(entry)
         )
+        environment["PYTHONSAFEPATH"] = "1"  # Python 3.11+: no script folder on sys.path
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "fxcore.zygote", str(zygote_end.fileno())],
+            # `-c` with a neutral working folder rather than `-m` from the caller's folder:
+            # on Python 3.10 `-m` puts the current folder first on sys.path, so a
+            # workspace's `random.py` would run inside the zygote.
+            [sys.executable, "-c", "import fxcore.zygote; fxcore.zygote.main()",
+             str(zygote_end.fileno())],
+            cwd=_NEUTRAL_FOLDER,
             pass_fds=[zygote_end.fileno()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,  # never the caller's stdout: it may be a protocol
@@ -137,6 +153,10 @@ class _Zygote:
         with self._state:
             if self._exit_codes.pop(pid, None) is None:
                 self._ignored_exits.add(pid)
+
+    def has_exited(self, pid: int) -> bool:
+        with self._state:
+            return pid in self._exit_codes or self._dead
 
     def exit_code(self, pid: int, timeout: float) -> int | None:
         self._wait_for(lambda: pid in self._exit_codes, timeout)
@@ -235,6 +255,12 @@ class Engine:
     def submit(self, job: TraceJob) -> TraceHandle:
         if self._closed:
             raise RuntimeError("the engine is closed")
+        # The child runs in another working folder: it must get absolute paths.
+        job = dataclasses.replace(
+            job, path=os.path.abspath(job.path),
+            workspace_root=os.path.abspath(job.workspace_root),
+            overlays={os.path.abspath(path): text for path, text in job.overlays.items()},
+        )
         handle = TraceHandle(job)
         with self._lock:
             self._handles.add(handle)
@@ -383,8 +409,9 @@ class Engine:
 
     def _follow_child(self, handle: TraceHandle, zygote: _Zygote, pid: int,
                       results_reader: Any, output_reader: int, attempt: _Attempt) -> None:
-        """Read a child's messages and output until both pipes close (it exited), killing
-        it when the current class runs out of time."""
+        """Read a child's messages and output until it is done, killing it when the current
+        class runs out of time. Done means both pipes closed, or the child reported its
+        file result or exited: a process it started may hold the pipes open for ever."""
         timeout = handle.job.config.timeout
         # Importing a file that imports transformers or timm can take longer than tracing
         # one class; the import gets a larger budget, each class then its own `timeout`.
@@ -392,12 +419,24 @@ class Engine:
         open_readers: list[Any] = [results_reader, output_reader]
         killed = False
         while open_readers:
+            # Wake at least every quarter second to notice that the child has exited.
             ready = multiprocessing.connection.wait(
-                open_readers, timeout=max(0.0, deadline - time.monotonic())
+                open_readers, timeout=min(_EXIT_POLL_SECONDS,
+                                          max(0.0, deadline - time.monotonic()))
             )
             if handle.cancelled and not killed:
                 zygote.kill(pid)
                 killed = True
+            if results_reader not in ready and (attempt.file is not None
+                                                or attempt.fatal is not None
+                                                or zygote.has_exited(pid)):
+                # Nothing left from the child itself; what still holds the output pipe is
+                # something it started, which the zygote kills.
+                if output_reader in ready:
+                    self._read_output(output_reader, attempt)
+                return
+            if not ready and time.monotonic() < deadline:
+                continue
             if not ready:
                 if killed:
                     return  # killed, yet something (a grandchild) holds a pipe open

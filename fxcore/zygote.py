@@ -1,6 +1,7 @@
 """A process that imports torch once and forks a fresh child for each trace job.
 
-The engine starts it as ``python -m fxcore.zygote FD`` with one end of a socket pair. Over
+The engine starts it (``python -c "import fxcore.zygote; ..." FD``, from a neutral working
+folder so that no workspace file shadows a module it imports) with one end of a socket pair. Over
 that socket the engine sends fork requests, each carrying a pickled ``TraceJob`` and two
 file descriptors (a results pipe and an output pipe); the zygote answers with the child's
 pid, later with its exit status, and kills a child's process group on request. When the
@@ -13,6 +14,8 @@ so nothing printed here can corrupt a language-server channel.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import pickle
 import resource
@@ -61,6 +64,9 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
     from multiprocessing.connection import Connection
 
     os.setpgid(0, 0)  # its own process group, so a kill also takes what it started
+    # Orphans of what user code starts (daemons, new sessions) stay below the job while it
+    # runs, and below the zygote after, which then kills them.
+    become_subreaper()
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(output_fd)
@@ -69,7 +75,7 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
             virtual_bytes = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         limit = virtual_bytes + memory_limit_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (OSError, ValueError):
+    except (OSError, ValueError, OverflowError):
         pass  # no /proc or not allowed: run uncapped rather than not at all
 
     from fxcore import sandbox
@@ -77,9 +83,67 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
 
     sandbox.enter(job.path, job.workspace_root)
     results = Connection(results_fd, readable=False)
-    run_job(job, results.send)
+    job_pid = os.getpid()
+
+    def send_from_job_process(message: Any) -> None:
+        # A copy made by `os.fork()` in user code runs on through the job: only the job's
+        # own process may report, or every class would be reported once per copy.
+        if os.getpid() == job_pid:
+            results.send(message)
+
+    run_job(job, send_from_job_process)
     sys.stdout.flush()
     sys.stderr.flush()
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants of this process its children instead of init's (Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False  # not Linux: orphans go to init, as before
+
+
+def _parent_pids() -> dict[int, int]:
+    """pid -> parent pid of every process visible in /proc (empty without /proc)."""
+    parents: dict[int, int] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return parents
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue  # exited meanwhile
+        # The command name (field 2) may hold spaces and parentheses: parse after its end.
+        fields = stat[stat.rfind(b")") + 2:].split()
+        with contextlib.suppress(IndexError, ValueError):
+            parents[int(name)] = int(fields[1])
+    return parents
+
+
+def kill_leftovers(job_children: set[int]) -> None:
+    """Kill every descendant of this process that is not a running job child, nor below
+    one: as a subreaper, this process inherits what finished jobs left behind."""
+    parents = _parent_pids()
+    own_pid = os.getpid()
+    children_of: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children_of.setdefault(parent, []).append(pid)
+    doomed = [pid for pid in children_of.get(own_pid, []) if pid not in job_children]
+    while doomed:
+        pid = doomed.pop()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+        doomed.extend(children_of.get(pid, []))
 
 
 def serve(sock: socket.socket) -> None:
@@ -101,6 +165,7 @@ def serve(sock: socket.socket) -> None:
                     except BlockingIOError:
                         break
             _report_exits(sock, children)
+            kill_leftovers(children)
             if sock not in readable:
                 continue
             try:
@@ -137,6 +202,7 @@ def serve(sock: socket.socket) -> None:
     finally:
         for pid in children:
             _kill_group(pid)
+        kill_leftovers(set())
 
 
 def _preload(packages: list[str]) -> None:
@@ -164,19 +230,21 @@ def _kill_group(pid: int) -> None:
 
 
 def _report_exits(sock: socket.socket, children: set[int]) -> None:
-    while children:
+    while True:  # adopted orphans are reaped here too
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
-        children.discard(pid)
-        send_message(sock, ("exited", pid, os.waitstatus_to_exitcode(status)))
+        if pid in children:  # else an adopted orphan, killed by kill_leftovers
+            children.discard(pid)
+            send_message(sock, ("exited", pid, os.waitstatus_to_exitcode(status)))
 
 
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
+    become_subreaper()
     import fxcore.preload  # noqa: F401  (torch, once, for every child)
 
     try:
