@@ -16,6 +16,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import inspect
+import keyword
 import linecache
 import math
 import os
@@ -188,7 +189,7 @@ class JobRunner:
 
     def exception_failure(self, kind: str, prefix: str, error: BaseException,
                           fallback: Span) -> Failure:
-        detail = f"{type(error).__name__}: {error}".strip()
+        detail = describe_exception(error)
         return self.failure(kind, f"{prefix}{detail}", traceback_positions(error.__traceback__),
                             fallback)
 
@@ -198,7 +199,9 @@ class JobRunner:
         file_result = FileResult(path=self.path)
         text = source_text(self.path, self.overlays)
         if text is None:
-            raise FileNotFoundError(self.path)
+            file_result.errors.append(self.file_failure(self.unreadable_reason()))
+            self.send(("file", file_result))
+            return
         try:
             class_sources = top_level_classes(text)
         except SyntaxError as error:
@@ -206,6 +209,11 @@ class JobRunner:
             self.send(("file", file_result))
             return
 
+        unimportable = self.unimportable_reason()
+        if unimportable is not None:
+            file_result.errors.append(self.file_failure(unimportable))
+            self.send(("file", file_result))
+            return
         self.install_import_paths()
         try:
             module = importlib.import_module(self.location.module_name)
@@ -216,6 +224,17 @@ class JobRunner:
             )
             file_result.imported_files = self.imported_workspace_files()
             file_result.third_party_packages = self.imported_third_party_packages()
+            self.send(("file", file_result))
+            return
+        imported_file = getattr(module, "__file__", None)
+        if not (isinstance(imported_file, str) and os.path.abspath(imported_file) == self.path):
+            name = self.location.module_name
+            file_result.errors.append(self.file_failure(
+                f"This file cannot be imported under its own name: `import {name}` loads "
+                f"{imported_file or 'a module without a file'} instead (a package or module of "
+                f"the same name comes first on the import path). Rename the file to trace it."
+            ))
+            file_result.imported_files = self.imported_workspace_files()
             self.send(("file", file_result))
             return
 
@@ -235,6 +254,37 @@ class JobRunner:
         file_result.imported_files = self.imported_workspace_files()
         file_result.third_party_packages = self.imported_third_party_packages()
         self.send(("file", file_result))
+
+    def file_failure(self, message: str) -> Failure:
+        return Failure(code=CODES["import"], kind="import", message=message, path=self.path,
+                       line=1, column=1, end_line=1, end_column=2)
+
+    def unreadable_reason(self) -> str:
+        if os.path.islink(self.path) and not os.path.exists(self.path):
+            return (f"This file is a symbolic link to {os.readlink(self.path)}, which does "
+                    "not exist.")
+        return "This file cannot be read as UTF-8 text."
+
+    def unimportable_reason(self) -> str | None:
+        """Why the file cannot be imported under its own module name, if it cannot."""
+        name = self.location.module_name
+        filename = os.path.basename(self.path)
+        stem = os.path.splitext(filename)[0]
+        if not all(part.isidentifier() and not keyword.iskeyword(part)
+                   for part in [stem, *name.split(".")]):
+            return (f"The file name {filename!r} is not an importable module name (module "
+                    f"{name!r}): Python module names are identifiers, without dots, dashes "
+                    "or keywords. Rename the file to trace it.")
+        if name == "__main__" or name.endswith(".__main__"):
+            return ("A __main__.py file runs as a script, not as an importable module: move "
+                    "its nn.Modules into a module to trace them.")
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            origin = getattr(loaded, "__file__", None) or "built in"
+            return (f"This file cannot be imported under its own name: a module named "
+                    f"{name!r} ({origin}) is already loaded by Python or torch in the worker, "
+                    "so `import` would return that one. Rename the file to trace it.")
+        return None
 
     def syntax_failure(self, error: SyntaxError) -> Failure:
         line = error.lineno or 1
@@ -495,7 +545,8 @@ class JobRunner:
             if _raised_in_patch_function(ending_error):
                 failure.message = (
                     f"torch.fx cannot set up tracing of a forward wrapped by a decorator that "
-                    f"takes *args/**kwargs ({ending_error}, raised by torch.fx's "
+                    f"takes *args/**kwargs ({describe_exception(ending_error)}, raised by "
+                    "torch.fx's "
                     "_patch_function, which rewrites the wrapper's code object). "
                     "Give the wrapper the forward's explicit arguments, or trace the "
                     "undecorated module."
@@ -825,6 +876,16 @@ def resolve(path: str) -> Any:
     for part in attribute.split("."):
         value = getattr(value, part)
     return value
+
+
+def describe_exception(error: BaseException) -> str:
+    """``Type: message``, even when the exception's own ``__str__`` raises."""
+    name = type(error).__name__
+    try:
+        return f"{name}: {error}".strip()
+    except BaseException as formatting_error:  # user __str__ may raise anything
+        return (f"{name} (its message could not be shown: its __str__ raised "
+                f"{type(formatting_error).__name__})")
 
 
 def run_job(job: TraceJob, send: Send) -> None:
