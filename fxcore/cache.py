@@ -2,9 +2,15 @@
 
 A file's result depends on its text, the configuration, the engine and torch versions, and
 the text of every workspace file its import loaded (a submodule's file, a helper's file).
-The first four are known before tracing and make the entry's key; the imported files are
-only known after, so each entry stores their content hashes and is used only while all of
-them still match (unsaved buffers count as the file's text).
+The first four are known before tracing and make the entry's key (the file's text as it was
+when the job started); the imported files are only known after, so each entry stores the
+hashes of the texts the worker actually imported (computed in the worker, right after the
+import) and is used only while all of them still match (unsaved buffers count as the file's
+text). A file edited while it is traced, or one that rewrites itself, thus never vouches
+for a result under its new text.
+
+Entries are JSON, rebuilt into the model's dataclasses and checked on load: the CLI and the
+server never unpickle anything from the workspace, and a corrupt entry is just a miss.
 
 Results that a time-out or a crash produced are not stored: the next run may go better.
 """
@@ -14,13 +20,24 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
+import json
 import os
-import pickle
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from typing import Any
 
-from fxcore.model import FileResult, TraceJob
+from fxcore.model import (
+    Arguments,
+    Failure,
+    FileResult,
+    Frame,
+    GraphNodeInfo,
+    Hint,
+    ModuleResult,
+    Span,
+    TraceJob,
+)
 from fxcore.workspace import source_text
 
 CACHE_FOLDER = ".fx-lsp-cache"
@@ -50,15 +67,46 @@ def _absolute_overlays(job: TraceJob) -> dict[str, str]:
     return {os.path.abspath(path): text for path, text in job.overlays.items()}
 
 
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
 def _text_hash(path: str, overlays: dict[str, str]) -> str | None:
     text = source_text(path, overlays)
-    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return None if text is None else text_hash(text)
 
 
-@dataclass
-class _Entry:
-    dependencies: dict[str, str | None]
-    result: FileResult
+def _failure(data: dict[str, Any]) -> Failure:
+    return Failure(**{**data, "frames": [Frame(**frame) for frame in data["frames"]]})
+
+
+def _module(data: dict[str, Any]) -> ModuleResult:
+    forward, arguments = data["forward"], data["arguments"]
+    return ModuleResult(**{
+        **data,
+        "forward": Span(**forward) if forward is not None else None,
+        "arguments": Arguments(**arguments) if arguments is not None else None,
+        "failures": [_failure(failure) for failure in data["failures"]],
+        "hints": [Hint(**hint) for hint in data["hints"]],
+        "line_nodes": {key: [GraphNodeInfo(**node) for node in nodes]
+                       for key, nodes in data["line_nodes"].items()},
+    })
+
+
+def result_from_json(data: Any) -> FileResult:
+    """Rebuild a ``FileResult`` from ``asdict`` output; ``TypeError``/``KeyError``/
+    ``AttributeError`` when the data does not have the model's shape."""
+    result = FileResult(**{
+        **data,
+        "modules": [_module(module) for module in data["modules"]],
+        "derived_modules": [_module(module) for module in data["derived_modules"]],
+        "errors": [_failure(failure) for failure in data["errors"]],
+    })
+    if not (isinstance(result.path, str) and isinstance(result.output, str)
+            and all(isinstance(module.class_name, str) and isinstance(module.line, int)
+                    for module in result.modules)):
+        raise TypeError("not a FileResult")
+    return result
 
 
 class ResultCache:
@@ -73,7 +121,8 @@ class ResultCache:
         return os.path.join(os.path.abspath(job.workspace_root), CACHE_FOLDER)
 
     @staticmethod
-    def _key(job: TraceJob) -> str | None:
+    def key(job: TraceJob) -> str | None:
+        """The entry's key, from the job and its file's current text (``None``: unreadable)."""
         path = os.path.abspath(job.path)
         text_hash = _text_hash(path, _absolute_overlays(job))
         if text_hash is None:
@@ -85,44 +134,55 @@ class ResultCache:
         return digest.hexdigest()
 
     def get(self, job: TraceJob) -> FileResult | None:
-        key = self._key(job)
+        key = self.key(job)
         entry_path = os.path.join(self._folder(job), key[:2], key) if key else None
         try:
             if entry_path is None:
                 raise FileNotFoundError
             with open(entry_path, "rb") as handle:
-                entry: _Entry = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            self.misses += 1
-            return None
-        overlays = _absolute_overlays(job)
-        if any(_text_hash(dependency, overlays) != digest
-               for dependency, digest in entry.dependencies.items()):
+                entry = json.loads(handle.read())
+            if entry["key"] != key:
+                raise KeyError("key")
+            dependencies = entry["dependencies"]
+            result = result_from_json(entry["result"])
+            overlays = _absolute_overlays(job)
+            current = all(isinstance(digest, str) and _text_hash(dependency, overlays) == digest
+                          for dependency, digest in dependencies.items())
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            current = False  # missing, corrupt or of another shape: trace again
+        if not current:
             self.misses += 1
             return None
         self.hits += 1
-        entry.result.from_cache = True
-        return entry.result
+        result.from_cache = True
+        return result
 
-    def put(self, job: TraceJob, result: FileResult) -> None:
+    def put(self, job: TraceJob, result: FileResult, key: str | None = None) -> None:
+        """Store ``result`` under ``key``: ``self.key(job)`` taken before the job ran (the
+        engine does), so the entry is for the text that was traced even if the file changed
+        meanwhile; by default the key of the file's text now."""
+        key = key if key is not None else self.key(job)
         failures = [*result.errors,
                     *(f for m in [*result.modules, *result.derived_modules] for f in m.failures)]
-        if any(failure.kind in _TRANSIENT_KINDS for failure in failures):
+        if key is None or any(failure.kind in _TRANSIENT_KINDS for failure in failures):
             return
-        key = self._key(job)
-        if key is None:
-            return
-        overlays = _absolute_overlays(job)
-        dependencies = {path: _text_hash(path, overlays)
-                        for path in {*result.imported_files, os.path.abspath(job.path)}}
+        path = os.path.abspath(job.path)
+        dependencies = dict(result.imported_hashes)
+        if not dependencies and not result.imported_files:
+            # Not imported (no class to trace): the verdict depends on this file's text only.
+            dependencies = {path: _text_hash(path, _absolute_overlays(job))}
+        if path not in dependencies or not set(result.imported_files) <= set(dependencies):
+            return  # the worker could not say what it imported: nothing to vouch for it
         folder = self._folder(job)
         try:
             self._prepare(folder)
             target_folder = os.path.join(folder, key[:2])
             os.makedirs(target_folder, exist_ok=True)
             # Write then rename, so a reader never sees half an entry.
-            with tempfile.NamedTemporaryFile("wb", dir=target_folder, delete=False) as handle:
-                pickle.dump(_Entry(dependencies, result), handle)
+            entry = {"key": key, "dependencies": dependencies, "result": asdict(result)}
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target_folder,
+                                             delete=False) as handle:
+                json.dump(entry, handle)
             os.replace(handle.name, os.path.join(target_folder, key))
         except OSError:
             pass  # a read-only workspace just goes without a cache

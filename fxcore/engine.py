@@ -297,12 +297,14 @@ class Engine:
             handle.job = self._with_call_sites(handle.job)
             result = self.cache.get(handle.job) if self.cache else None
             if result is None:
+                # The key from the text before the run: the text that is imported.
+                key = self.cache.key(handle.job) if self.cache else None
                 # Importing runs the file: a script with no class (train.py) is never run.
                 result = self._run_job(handle) if _may_define_a_class(handle.job) \
                     else FileResult(path=os.path.abspath(handle.job.path))
                 self._preload(result.third_party_packages)
                 if self.cache:
-                    self.cache.put(handle.job, result)
+                    self.cache.put(handle.job, result, key)
         except BaseException as error:  # the engine must always answer, cancelled or not
             handle.future.set_exception(error)
         else:
@@ -348,6 +350,7 @@ class Engine:
                 result.errors.extend(attempt.file.errors)
                 result.imported_files = attempt.file.imported_files
                 result.third_party_packages = attempt.file.third_party_packages
+                result.imported_hashes = attempt.file.imported_hashes
             if attempt.fatal is not None:
                 result.errors.append(self._file_failure(job, "error",
                                                         f"The worker failed: {attempt.fatal}"))

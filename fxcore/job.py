@@ -37,6 +37,7 @@ from fxcore.arguments import (
     missing_from_type_error,
     value_source,
 )
+from fxcore.cache import text_hash
 from fxcore.config import module_config_for
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.locate import (
@@ -131,6 +132,8 @@ class JobRunner:
         #: The instance the current class was built as, once built (see trace_model).
         self.built_model: torch.nn.Module | None = None
         self.class_sources_by_file: dict[str, dict[str, ClassSource]] = {}
+        #: This file's text as read before importing it.
+        self.text: str | None = None
 
     # -- locating --------------------------------------------------------------------------
 
@@ -198,6 +201,7 @@ class JobRunner:
     def run(self) -> None:
         file_result = FileResult(path=self.path)
         text = source_text(self.path, self.overlays)
+        self.text = text
         if text is None:
             file_result.errors.append(self.file_failure(self.unreadable_reason()))
             self.send(("file", file_result))
@@ -226,6 +230,7 @@ class JobRunner:
             file_result.third_party_packages = self.imported_third_party_packages()
             self.send(("file", file_result))
             return
+        self.record_imported_hashes(file_result)
         imported_file = getattr(module, "__file__", None)
         if not (isinstance(imported_file, str) and os.path.abspath(imported_file) == self.path):
             name = self.location.module_name
@@ -253,6 +258,7 @@ class JobRunner:
                     self.trace_built_submodules(root_result, self.built_model, derived_classes)
         file_result.imported_files = self.imported_workspace_files()
         file_result.third_party_packages = self.imported_third_party_packages()
+        self.record_imported_hashes(file_result)
         self.send(("file", file_result))
 
     def file_failure(self, message: str) -> Failure:
@@ -315,6 +321,16 @@ class JobRunner:
             for path, text in self.overlays.items():
                 linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
         importlib.invalidate_caches()
+
+    def record_imported_hashes(self, file_result: FileResult) -> None:
+        """Hash the text of each imported workspace file as soon as it is known, so a
+        file edited later (or by the import itself) does not vouch for this result."""
+        for path in self.imported_workspace_files():
+            if path not in file_result.imported_hashes:
+                # This file's text as read before its import; the others' as read now.
+                text = self.text if path == self.path else source_text(path, self.overlays)
+                if text is not None:
+                    file_result.imported_hashes[path] = text_hash(text)
 
     def imported_workspace_files(self) -> list[str]:
         new_modules = [module for name, module in list(sys.modules.items())

@@ -179,6 +179,9 @@ class FileResult:
     #: Top-level installed packages (site-packages, never the workspace) that the import
     #: loaded and the worker did not have yet: the engine preloads them for later jobs.
     third_party_packages: list[str] = field(default_factory=list)
+    #: SHA-256 of the text the worker imported, per imported workspace file (buffers
+    #: included): what a cached result depends on.
+    imported_hashes: dict[str, str] = field(default_factory=dict)
     #: What the user code printed while being imported and traced (tail only).
     output: str = ""
     seconds: float = 0.0
