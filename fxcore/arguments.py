@@ -283,6 +283,12 @@ def value_source(value: Any) -> str:
         return f"__import__({value.__module__!r}, fromlist=['_']).{value.__qualname__}"
     if type(value).__module__.startswith("torch.nn") and repr(value).endswith("()"):
         return f"__import__('torch').nn.{type(value).__name__}()"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # Spelled with its module: the class may not be a global of the module using it.
+        cls = type(value)
+        fields = ", ".join(f"{item.name}={value_source(getattr(value, item.name))}"
+                           for item in dataclasses.fields(value) if item.init)
+        return f"__import__({cls.__module__!r}, fromlist=['_']).{cls.__qualname__}({fields})"
     if isinstance(value, (tuple, list)):
         items = ", ".join(value_source(item) for item in value)
         return f"({items},)" if isinstance(value, tuple) and len(value) == 1 else (

@@ -174,7 +174,8 @@ def test_a_configuration_class_with_defaults_is_built(report) -> None:
     assert modules["GPT"]["status"] == "traceable"
     assert modules["GPT"]["arguments"] == {
         "from": "config-class", "args": [],
-        "kwargs": {"config": "GPTConfig(n_layer=2, n_embd=32)"}}
+        "kwargs": {"config": "__import__('models.vit', fromlist=['_'])"
+                             ".GPTConfig(n_layer=2, n_embd=32)"}}
 
 
 def test_kwargs_forwarded_to_a_base_that_needs_arguments(report) -> None:

@@ -126,3 +126,34 @@ async def test_serves_over_tcp(workspace: pathlib.Path) -> None:
         assert await asyncio.to_thread(server.wait, 15) == 0
     finally:
         server.kill()
+
+
+async def test_background_processes_of_user_code_do_not_outlive_shutdown(
+        workspace: pathlib.Path) -> None:
+    """A file that starts a detached process (its own session) while importing: the trace
+    ends normally and nothing it started survives the server's shutdown."""
+    pids = workspace / "started.txt"
+    net = workspace / "pkg" / "net.py"
+    net.write_text(
+        "import pathlib, subprocess\n"
+        "_daemon = subprocess.Popen(['sleep', '1000'], start_new_session=True)\n"
+        f"pathlib.Path({str(pids)!r}).write_text(str(_daemon.pid))\n" + net.read_text()
+    )
+    client = make_client()
+    await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio")
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(workspace))
+        )
+    )
+    uri = client.open(net)
+    diagnostics = await client.diagnostics_for(uri, version=1)
+    assert not [d for d in diagnostics if d.code == "FX102"]  # no false time-out
+    daemon = int(pids.read_text())
+    try:
+        await client.shutdown_session()
+        await wait_for(lambda: not _alive(daemon), 10, "the detached process gone")
+    finally:
+        if _alive(daemon):
+            os.kill(daemon, 9)
+        await client.stop()
