@@ -70,8 +70,12 @@ async def test_open_publishes_located_diagnostics(workspace: pathlib.Path) -> No
         assert list(unused.tags) == [types.DiagnosticTag.Unnecessary]
         assert unused.range.start.line == _line_of(net, "self.unused = ")[0]
 
-        # NeedsArgs is not traced: no diagnostic unless showNotTraced asks for it.
-        assert not [d for d in diagnostics if "NeedsArgs" in d.message]
+        # NeedsArgs is traced with guessed arguments: one Information note says so.
+        (guessed,) = [d for d in diagnostics if "NeedsArgs" in d.message]
+        assert (guessed.code, guessed.severity) == ("guessed-arguments",
+                                                    types.DiagnosticSeverity.Information)
+        assert guessed.message.startswith(
+            "NeedsArgs was traced with guessed arguments: width=16.")
 
         traced = await wait_for(lambda: [t for t in client.traced if t["uri"] == uri])
         assert traced[0]["version"] == 1
