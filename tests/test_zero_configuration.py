@@ -314,25 +314,23 @@ class Staged(nn.Module):
 '''
 
 
+def check_staged(root: Path, entry: str) -> dict[str, Any]:
+    """Check ``Staged`` with one line of configuration under its modules table."""
+    Workspace(root).write("staged.py", STAGED)
+    with (root / "pyproject.toml").open("a") as pyproject:
+        pyproject.write(f'[tool.fx-lsp.modules."staged:Staged"]\n{entry}\n')
+    return check(root)
+
+
 def test_a_pasted_call_passes_tuples_and_none(tmp_path: Path) -> None:
-    workspace = Workspace(tmp_path)
-    workspace.write("staged.py", STAGED)
-    with (tmp_path / "pyproject.toml").open("a") as pyproject:
-        pyproject.write('[tool.fx-lsp.modules."staged:Staged"]\n'
-                        'call = "Staged(depths=(1, 2, 3), norm=None)"\n')
-    (staged,) = check(tmp_path)["modules"]
+    (staged,) = check_staged(tmp_path, 'call = "Staged(depths=(1, 2, 3), norm=None)"')["modules"]
     assert staged["status"] == "traceable"
     assert staged["arguments"] == {"from": "config", "args": [],
                                    "kwargs": {"depths": "(1, 2, 3)", "norm": "None"}}
 
 
 def test_a_tuple_that_toml_made_a_list_is_explained(tmp_path: Path) -> None:
-    workspace = Workspace(tmp_path)
-    workspace.write("staged.py", STAGED)
-    with (tmp_path / "pyproject.toml").open("a") as pyproject:
-        pyproject.write('[tool.fx-lsp.modules."staged:Staged"]\n'
-                        'kwargs = {depths = [1, 2, 3], norm = "none"}\n')
-    (staged,) = check(tmp_path)["modules"]
+    (staged,) = check_staged(tmp_path, 'kwargs = {depths = [1, 2, 3], norm = "none"}')["modules"]
     (failure,) = staged["failures"]
     assert failure["code"] == "FX101"
     assert "depths must be a tuple, got [1, 2, 3]" in failure["message"]
@@ -341,12 +339,7 @@ def test_a_tuple_that_toml_made_a_list_is_explained(tmp_path: Path) -> None:
 
 
 def test_a_call_that_is_not_a_literal_call_is_a_config_problem(tmp_path: Path) -> None:
-    workspace = Workspace(tmp_path)
-    workspace.write("staged.py", STAGED)
-    with (tmp_path / "pyproject.toml").open("a") as pyproject:
-        pyproject.write('[tool.fx-lsp.modules."staged:Staged"]\n'
-                        'call = "Staged(depths=make_depths())"\n')
-    report = check(tmp_path)
+    report = check_staged(tmp_path, 'call = "Staged(depths=make_depths())"')
     assert any("'call' may only pass literals" in problem
                for problem in report["config_problems"])
 
