@@ -3,6 +3,7 @@ module with no failure gets the same generated code."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 from pathlib import Path
@@ -15,10 +16,13 @@ from fxcore.config import load_config, module_config_for
 from fxcore.engine import Engine
 from fxcore.job import resolve
 from fxcore.locate import SourceIndex, innermost_workspace_frame, to_frame, traceback_positions
-from fxcore.model import TraceJob
+from fxcore.model import Arguments, TraceJob
 from fxcore.workspace import import_location
 
 from engine_support import CASES, EXAMPLES, Workspace
+
+#: Argument sources whose values fx-lsp found rather than read from configuration.
+FOUND_ORIGINS = {"call-site", "config-class", "guessed"}
 
 #: How each kind shows up when plain tracing raises.
 PLAIN_SIGNATURES = {
@@ -33,14 +37,21 @@ PLAIN_SIGNATURES = {
 }
 
 
-def plain_trace(path: Path, root: Path, class_name: str) -> tuple[BaseException | None, str]:
-    """Build a class as fx-lsp does and trace it with plain torch.fx in this process."""
+def plain_trace(path: Path, root: Path, class_name: str,
+                arguments: Arguments | None = None) -> tuple[BaseException | None, str]:
+    """Build a class as fx-lsp did (its configuration, or the arguments fx-lsp found, given
+    as source) and trace it with plain torch.fx in this process."""
     location = import_location(str(path))
     sys.path[:0] = [str(root), location.sys_path_entry]
     try:
         module = importlib.import_module(location.module_name)
         config, _ = load_config(str(root))
         module_config = module_config_for(config, location.module_name, class_name)
+        if arguments is not None and arguments.origin in FOUND_ORIGINS:
+            namespace = vars(module)
+            module_config = dataclasses.replace(
+                module_config, args=[eval(text, namespace) for text in arguments.args],
+                kwargs={name: eval(text, namespace) for name, text in arguments.kwargs.items()})
         with torch.device("meta"):
             if module_config.factory:
                 model = resolve(module_config.factory)(*module_config.args,
@@ -67,7 +78,7 @@ def assert_agrees(engine: Engine, path: Path, root: Path) -> int:
     for module in result.modules:
         if module.status == "not-traced":
             continue
-        error, plain_code = plain_trace(path, root, module.class_name)
+        error, plain_code = plain_trace(path, root, module.class_name, module.arguments)
         compared += 1
         if error is None:
             assert module.status == "traceable", (module.class_name, module.failures)
