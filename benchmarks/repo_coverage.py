@@ -53,9 +53,13 @@ class Library:
 LIBRARIES = [
     Library("kornia", "kornia", "0.9.0",
             ("kornia/feature", "kornia/filters", "kornia/models")),
-    Library("diffusers", "diffusers", "0.42.1", ("src/diffusers/models/unets",)),
-    Library("torch_geometric", "torch-geometric", "2.8.1", ("torch_geometric/nn/models",)),
+    Library("torch_geometric", "torch-geometric", "2.8.1",
+            ("torch_geometric/nn/models", "torch_geometric/nn/conv")),
+    Library("fair-esm", "fair-esm", "2.0.0", ("esm",)),
 ]
+# diffusers was tried and left out: its models import transformers' PreTrainedModel, which
+# cannot be imported here (the PyPI torchvision is a CUDA build whose operators fail to
+# load with the CPU torch), so plain Python cannot import them either.
 
 
 def unpacked_root(library: Library, corpus_dir: str) -> str:

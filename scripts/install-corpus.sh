@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Import-time dependencies of the libraries benchmarks/repo_coverage.py checks (kornia,
-# diffusers, torch_geometric), each with --no-deps so that nothing resolves a plain `torch`.
+# torch_geometric, fair-esm), each with --no-deps so that nothing resolves a plain `torch`.
 # Run after scripts/install-thirdparty.sh (which brings huggingface_hub, safetensors, numpy,
 # pillow, requests, ...). The libraries themselves are not installed: the benchmark unpacks
 # their source distributions as a user's checkout.
