@@ -106,10 +106,20 @@ def run_library(library: Library, corpus_dir: str, workers: int) -> dict[str, An
     report = json.loads(completed.stdout)
     modules = report["modules"]
     with_verdict = [module for module in modules if has_tracing_verdict(module)]
-    outcomes = plain_verdicts(root, with_verdict, cwd=root, timeout=1800)
-    disagreements = [(module["qualified_name"], problem)
-                     for module, plain in zip(with_verdict, outcomes, strict=True)
-                     if (problem := disagreement(module, plain, root)) is not None]
+    # One plain-FX process per file, as fx-lsp traces each file in a fresh worker: tracing a
+    # whole library in one process lets state from earlier classes leak into later ones
+    # (torch_geometric generates code per class on first use).
+    by_file: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for module in with_verdict:
+        arguments = module.get("arguments") or {}
+        by_file[arguments.get("parent") or module["qualified_name"].partition(":")[0]].append(
+            module)
+    disagreements = []
+    for modules_of_file in by_file.values():
+        outcomes = plain_verdicts(root, modules_of_file, cwd=root, timeout=600)
+        disagreements += [(module["qualified_name"], problem)
+                          for module, plain in zip(modules_of_file, outcomes, strict=True)
+                          if (problem := disagreement(module, plain, root)) is not None]
     origins = collections.Counter((module.get("arguments") or {}).get("from", "none")
                                   for module in with_verdict)
     reasons = collections.Counter(no_verdict_reason(module) for module in modules
