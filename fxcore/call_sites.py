@@ -16,7 +16,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from fxcore.workspace import SKIPPED_FOLDERS, python_files
+from fxcore.workspace import SKIPPED_FOLDERS
 
 #: Markdown fenced code blocks that hold Python.
 _MARKDOWN_BLOCK = re.compile(r"^```(?:python|py|python3)?[ \t]*\n(.*?)^```", re.M | re.S)
@@ -124,13 +124,15 @@ class CallSiteIndex:
 
 
 def _workspace_files(root: str) -> list[str]:
-    files = python_files([root])
+    """Python and Markdown files below ``root``, skipping what ``python_files`` skips, in one
+    walk (this runs for every job, to see whether the index is still current)."""
+    files = []
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = [name for name in subfolders
                          if not name.startswith(".") and name not in SKIPPED_FOLDERS]
         files += [os.path.join(folder, name) for name in names
-                  if name.lower().endswith(_MARKDOWN_SUFFIXES)]
-    return sorted(set(files))
+                  if name.endswith(".py") or name.lower().endswith(_MARKDOWN_SUFFIXES)]
+    return sorted(files)
 
 
 def _signature(files: list[str]) -> tuple[tuple[str, int, int], ...]:
