@@ -2,9 +2,10 @@
 
 The transforms themselves live in ``fxcore.fixes`` (libcst / tomlkit, idempotent); this module
 decides which fixes fit a failure and turns their new text into the smallest edit. Deciding is
-cheap (an ``ast`` parse, cached per text); computing an edit parses with libcst, which takes
+cheap but for one ``ast`` parse per text; computing an edit parses with libcst, which takes
 seconds on a 20,000-line file, so clients that resolve code actions get the list without
-edits and ask for one edit on ``codeAction/resolve``.
+edits and ask for one edit on ``codeAction/resolve``. Both parses go through ``run``: the
+server runs them in a process of its own (``fx_lsp.parse_process``), cached per text.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, path_to_uri
+from fx_lsp.parse_process import Run, run_here
 from fxcore import fixes
 from fxcore.model import Failure, Frame, ModuleResult
 from fxcore.workspace import import_location
@@ -40,37 +42,39 @@ class Fix:
     transform: Callable[[str], str]
     preferred: bool = False
 
-    def texts(self, text_of: TextOf) -> tuple[str | None, str]:
-        """(current text or None, fixed text): the expensive part, done on resolve, and done
-        once per text (cursor moves repeat the same requests)."""
+    def texts(self, text_of: TextOf, run: Run = run_here) -> tuple[str | None, str]:
+        """(current text or None, fixed text): the expensive part, done on resolve."""
         old = text_of(self.path)
-        key = (_transform_key(self.transform), self.path, old)
-        new = _fixed_texts.get(key)
-        if new is None:
-            new = self.transform(old or "")
-            _fixed_texts[key] = new
-            while len(_fixed_texts) > 32:
-                del _fixed_texts[next(iter(_fixed_texts))]
-        return old, new
+        return old, run(self.transform, old or "")
 
 
-#: (transform, path, old text) -> fixed text, oldest first.
-_fixed_texts: dict[tuple[Any, str, str | None], str] = {}
+@dataclass(frozen=True)
+class Outline:
+    """What planning needs of a file's top level, from one ``ast`` parse."""
+
+    #: (name, first line, last line) of each top-level class.
+    classes: tuple[tuple[str, int, int], ...]
+    functions: frozenset[str]
 
 
-def _transform_key(transform: Callable[[str], str]) -> Any:
-    if isinstance(transform, functools.partial):
-        return (transform.func, transform.args, tuple(sorted(transform.keywords.items())))
-    return transform
-
-
-@functools.lru_cache(maxsize=8)
-def _parse(source: str) -> ast.Module | None:
-    """One ``ast`` parse per text (so per document version), shared by every request."""
+def outline(source: str) -> Outline | None:
+    """The file's top-level classes and functions; None when it does not parse."""
     try:
-        return ast.parse(source)
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+    return Outline(
+        classes=tuple(
+            (node.name, node.lineno, node.end_lineno or node.lineno)
+            for node in tree.body
+            if isinstance(node, ast.ClassDef)
+        ),
+        functions=frozenset(
+            node.name
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ),
+    )
 
 
 def _location_frame(failure: Failure) -> Frame | None:
@@ -81,11 +85,11 @@ def _location_frame(failure: Failure) -> Frame | None:
     return failure.frames[-1] if failure.frames else None
 
 
-def _enclosing_class(source: str, line: int) -> str | None:
-    tree = _parse(source)
-    for node in tree.body if tree is not None else []:
-        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0):
-            return node.name
+def _enclosing_class(source: str, line: int, run: Run) -> str | None:
+    found = run(outline, source)
+    for name, first, last in found.classes if found is not None else ():
+        if first <= line <= last:
+            return name
     return None
 
 
@@ -104,12 +108,6 @@ def _names(expression: str) -> set[str]:
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
-def _module_function_names(source: str) -> set[str]:
-    tree = _parse(source)
-    body = tree.body if tree is not None else []
-    return {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
 def _len_fixes(failure: Failure, text_of: TextOf) -> list[Fix]:
     source = text_of(failure.path)
     if source is None:
@@ -125,13 +123,14 @@ def _len_fixes(failure: Failure, text_of: TextOf) -> list[Fix]:
     ]
 
 
-def _helper_fix(failure: Failure, text_of: TextOf) -> list[Fix]:
+def _helper_fix(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
     frame = _location_frame(failure)
     source = text_of(failure.path)
     if frame is None or source is None or frame.function == "forward":
         return []
     function = frame.function
-    if function not in _module_function_names(source):
+    found = run(outline, source)
+    if found is None or function not in found.functions:
         return []
     return [
         Fix(
@@ -148,14 +147,14 @@ def _pyproject(module: ModuleResult, root_of: RootOf) -> str:
 
 
 def _leaf_fix(
-    failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf
+    failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf, run: Run
 ) -> list[Fix]:
     """A failure inside the forward of a submodule's class: make that class a leaf."""
     for frame in reversed(failure.frames[1:]):
         if frame.function != "forward":
             continue
         source = text_of(frame.path)
-        name = _enclosing_class(source, frame.line) if source is not None else None
+        name = _enclosing_class(source, frame.line, run) if source is not None else None
         if name is None or (frame.path == module.path and name == module.class_name):
             continue
         qualified = f"{import_location(frame.path).module_name}:{name}"
@@ -170,15 +169,15 @@ def _leaf_fix(
 
 
 def _concrete_fixes(
-    failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf
+    failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf, run: Run
 ) -> list[Fix]:
     """Control flow on a plain ``forward`` argument of the traced class: make it concrete."""
     if failure.kind != "control-flow" or failure.path != module.path:
         return []
     source = text_of(module.path)
-    if source is None or _enclosing_class(source, failure.line) != module.class_name:
+    if source is None or _enclosing_class(source, failure.line, run) != module.class_name:
         return []
-    plain = fixes.plain_forward_arguments(source, module.class_name)
+    plain = run(fixes.plain_forward_arguments, source, module.class_name)
     found = []
     path = _pyproject(module, root_of)
     qualified = module.qualified_name
@@ -198,8 +197,9 @@ def _concrete_fixes(
     return found
 
 
-def plan(entry: Entry, text_of: TextOf, root_of: RootOf) -> list[Fix]:
-    """The fixes that fit a diagnostic's failure, their edits not computed yet (cheap)."""
+def plan(entry: Entry, text_of: TextOf, root_of: RootOf, run: Run = run_here) -> list[Fix]:
+    """The fixes that fit a diagnostic's failure, their edits not computed yet (cheap but for
+    one parse per text, which ``run`` does)."""
     failure, module = entry.failure, entry.module
     if failure is None:
         return []
@@ -207,10 +207,10 @@ def plan(entry: Entry, text_of: TextOf, root_of: RootOf) -> list[Fix]:
     try:
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)
-        found += _helper_fix(failure, text_of)
+        found += _helper_fix(failure, text_of, run)
         if module is not None:
-            found += _leaf_fix(failure, module, text_of, root_of)
-            found += _concrete_fixes(failure, module, text_of, root_of)
+            found += _leaf_fix(failure, module, text_of, root_of, run)
+            found += _concrete_fixes(failure, module, text_of, root_of, run)
     except Exception:
         # libcst rejects some sources Python accepts (and the reverse): offer nothing then.
         return []
@@ -218,12 +218,12 @@ def plan(entry: Entry, text_of: TextOf, root_of: RootOf) -> list[Fix]:
 
 
 def fix_edit(
-    fix: Fix, text_of: TextOf, version_of: VersionOf, encoding: str
+    fix: Fix, text_of: TextOf, version_of: VersionOf, encoding: str, run: Run = run_here
 ) -> types.WorkspaceEdit | None:
     """The fix's edit, or None when it would change nothing (it is already applied) or its
     transform fails (libcst rejects some sources Python accepts)."""
     try:
-        old, new = fix.texts(text_of)
+        old, new = fix.texts(text_of, run)
     except Exception:
         return None
     if new == old:
@@ -245,16 +245,29 @@ def fix_edit(
     return types.WorkspaceEdit(document_changes=changes)
 
 
+def _common_length(old: str, new: str, limit: int, from_end: bool) -> int:
+    """How many characters (at most ``limit``) ``old`` and ``new`` share at their start (or
+    end): a binary search over slice comparisons, which run in C; a character loop takes tens
+    of milliseconds of the GIL on a 20,000-line file."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if from_end:
+            same = old[len(old) - middle :] == new[len(new) - middle :]
+        else:
+            same = old[:middle] == new[:middle]
+        if same:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
     """One edit replacing only the part of ``old`` that differs from ``new``."""
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
+    start = _common_length(old, new, min(len(old), len(new)), from_end=False)
+    common_end = _common_length(old, new, min(len(old), len(new)) - start, from_end=True)
+    end_old, end_new = len(old) - common_end, len(new) - common_end
     lines = positions.split_lines(old)
 
     def position(offset: int) -> types.Position:
@@ -292,6 +305,7 @@ def code_actions(
     root_of: RootOf,
     encoding: str,
     resolve_data: Any = None,
+    run: Run = run_here,
 ) -> list[types.CodeAction]:
     """Quick fixes for the fx-lsp diagnostics the client sent, or that touch the range.
 
@@ -321,11 +335,11 @@ def code_actions(
     for entry in entries:
         if not matches(entry):
             continue
-        for fix in plan(entry, text_of, root_of):
+        for fix in plan(entry, text_of, root_of, run):
             if resolve_data is not None:
                 actions.append(_to_code_action(fix, entry.diagnostic, None, resolve_data))
                 continue
-            edit = fix_edit(fix, text_of, version_of, encoding)
+            edit = fix_edit(fix, text_of, version_of, encoding, run)
             if edit is not None:
                 actions.append(_to_code_action(fix, entry.diagnostic, edit, None))
     return actions
@@ -338,14 +352,15 @@ def resolve(
     version_of: VersionOf,
     root_of: RootOf,
     encoding: str,
+    run: Run = run_here,
 ) -> types.CodeAction:
     """``action`` with its edit, computed from the current texts. An action whose diagnostic
     is gone, or whose fix is already applied, comes back without an edit (it does nothing)."""
     for entry in entries:
         if not any(_same(d, entry.diagnostic) for d in action.diagnostics or []):
             continue
-        for fix in plan(entry, text_of, root_of):
+        for fix in plan(entry, text_of, root_of, run):
             if fix.title == action.title:
-                action.edit = fix_edit(fix, text_of, version_of, encoding)
+                action.edit = fix_edit(fix, text_of, version_of, encoding, run)
                 return action
     return action

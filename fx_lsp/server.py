@@ -29,6 +29,7 @@ from pygls.uris import to_fs_path
 
 from fx_lsp import code_actions, code_lens, diagnostics, hover, positions
 from fx_lsp.initialization_options import Options, client_settings, parse_options, project_settings
+from fx_lsp.parse_process import ParseProcess
 from fxcore.cache import ResultCache
 from fxcore.config import load_config
 from fxcore.engine import Engine, TraceHandle
@@ -154,10 +155,11 @@ class FxLanguageServer(LanguageServer):
         self._status: tuple[str, int, str] | None = None
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
-        #: Quick-fix planning and edits parse whole files (seconds on a 20,000-line file): one
-        #: thread, off the event loop, so that requests pile up there rather than in front of
-        #: every other request and so that at most one parse competes with the loop.
+        #: Quick-fix planning and edits parse whole files (seconds on a 20,000-line file): the
+        #: parses run in a process of their own, which holds no GIL of ours; the requests wait
+        #: for it in one thread, so that they pile up there rather than on the event loop.
         self.fix_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fx-lsp-fixes")
+        self.parse_process = ParseProcess()
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -712,6 +714,7 @@ def shutdown(ls: FxLanguageServer, params: None) -> None:
 @guarded()
 def exit_(ls: FxLanguageServer, params: None) -> None:
     ls.close_engine()
+    ls.parse_process.close()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -838,7 +841,10 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
         document.result,
         _others(ls, document),
         list(document.entries),
-        lambda entry: [fix.title for fix in code_actions.plan(entry, ls.text_of, ls.root_of)],
+        lambda entry: [
+            fix.title
+            for fix in code_actions.plan(entry, ls.text_of, ls.root_of, ls.parse_process.run)
+        ],
     )
     if any(
         e.failure is not None and hover.contains(e.diagnostic.range, params.position)
@@ -877,6 +883,7 @@ async def on_code_action(
             ls.root_of,
             ls.encoding,
             resolve_data={"uri": document.uri} if ls.resolves_code_actions else None,
+            run=ls.parse_process.run,
         )
 
     return await ls.off_loop(actions)
@@ -900,6 +907,7 @@ async def on_code_action_resolve(
         ls.version_of,
         ls.root_of,
         ls.encoding,
+        ls.parse_process.run,
     )
 
 
@@ -956,8 +964,9 @@ async def trace_workspace(ls: FxLanguageServer, *args: Any) -> dict[str, int]:
 def serve(tcp: tuple[str, int] | None = None) -> None:
     """Run the server on stdio, or on ``tcp = (host, port)``; stop the engine on the way out."""
     logging.basicConfig(level=logging.WARNING)
-    # Quick fixes of big files parse in a thread; a shorter switch interval than the default
-    # 5 ms lets the event loop take the GIL back sooner, so other requests wait less.
+    # Quick-fix requests are planned in a thread (their parses run in another process); a
+    # shorter switch interval than the default 5 ms lets the event loop take the GIL back
+    # sooner, so other requests wait less.
     sys.setswitchinterval(0.001)
     try:
         if tcp is None:
@@ -966,3 +975,4 @@ def serve(tcp: tuple[str, int] | None = None) -> None:
             server.start_tcp(*tcp)
     finally:
         server.close_engine()
+        server.parse_process.close()

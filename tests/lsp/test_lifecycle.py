@@ -63,10 +63,22 @@ async def test_shutdown_and_exit_leave_no_processes(workspace: pathlib.Path) -> 
         )
     )
     uri = client.open(workspace / "pkg" / "net.py")
-    await client.diagnostics_for(uri, version=1)
+    diagnostics = await client.diagnostics_for(uri, version=1)
     server_pid = client._server.pid
+    engine_processes = children_of(server_pid)
+    assert engine_processes, "the engine's worker process should be running"
+    # A quick fix starts the process that parses for quick fixes.
+    failure = next(d for d in diagnostics if d.code == "FX002")
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=failure.range,
+            context=types.CodeActionContext(diagnostics=[failure]),
+        )
+    )
+    assert any(a.title.startswith("Wrap len") and a.edit is not None for a in actions)
     helpers = children_of(server_pid)
-    assert helpers, "the engine's worker process should be running"
+    assert set(helpers) - set(engine_processes), "the parse process should be running"
     await client.shutdown_session()
     assert client._server.returncode == 0
     await wait_for(lambda: not any(_alive(pid) for pid in helpers), 10, "workers gone")
