@@ -440,6 +440,10 @@ class FxLanguageServer(LanguageServer):
 
     def publish(self, document: Document) -> None:
         own_version = document.result_version if document.result is not None else document.version
+        if own_version != document.version:
+            # The result is of an older text, whose lines have moved: the client has moved the
+            # diagnostics it shows with the edits, and a trace of this text publishes anew.
+            return
         others = [
             d.result
             for d in self.documents.values()

@@ -201,3 +201,43 @@ async def test_code_actions_resolve_their_edits_lazily(workspace: pathlib.Path) 
         (edit,) = resolved.edit.document_changes
         assert edit.text_document.uri == uri
         assert any('torch.fx.wrap("len")' in e.new_text for e in edit.edits)
+
+
+async def test_an_older_result_is_not_republished_over_an_edited_buffer(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A file that imports an edited, unsaved buffer is traced again (run on save: the buffer
+    itself is not): when that trace ends, the buffer's older result must not be republished on
+    its new text. Its lines moved; the client already moved the shown diagnostics with the
+    edit."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    layers, model = workspace / "layers.py", workspace / "model.py"
+    layers.write_text(USES_LEN)
+    model.write_text(
+        "from torch import nn\n\nfrom layers import UsesLen\n\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.block = UsesLen()\n\n"
+        "    def forward(self, x):\n"
+        "        return self.block(x)\n"
+    )
+    async with session(workspace) as client:
+        layers_uri, model_uri = client.open(layers), client.open(model)
+        assert await client.diagnostics_for(layers_uri, version=1, timeout=60)
+        await client.diagnostics_for(model_uri, version=1, timeout=60)
+        await wait_for(lambda: len(client.traced) >= 2, 30, "both traces")
+        client.replace_text(layers_uri, "\n" * 5 + USES_LEN)
+        edited, traced = len(client.published), len(client.traced)
+        client.save(model_uri)
+        await wait_for(
+            lambda: any(t["uri"] == model_uri for t in client.traced[traced:]), 60, "model traced"
+        )
+        # A request after the trace's publications: its answer comes after all of them.
+        await client.text_document_hover_async(_hover_params(layers_uri, 0, 0))
+        republished = [p for p in client.published[edited:] if p.uri == layers_uri]
+        assert republished == [], [
+            (p.version, [d.range.start.line for d in p.diagnostics]) for p in republished
+        ]
