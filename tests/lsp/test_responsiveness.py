@@ -9,8 +9,11 @@ import os
 import pathlib
 import signal
 import textwrap
+import threading
 
 from lsprotocol import types
+
+from fx_lsp.server import FxLanguageServer
 
 from lsp_support import FxClient, session, wait_for
 
@@ -100,6 +103,33 @@ async def test_workspace_trace_of_an_older_text_is_not_published(tmp_path: pathl
         lines = {d.range.start.line for p in published for d in p.diagnostics if d.code == "FX002"}
         assert lines == {failure_line + 5}, (lines, failure_line + 5)
         assert diagnostics
+
+
+class _SlowEngine:
+    """An engine whose close takes until the test releases it."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.closed = False
+
+    def close(self) -> None:
+        self.release.wait(30)
+        self.closed = True
+
+
+def test_trust_off_returns_before_the_engine_has_closed() -> None:
+    """The end-to-end test above no longer needs a slow close (workers' process trees are
+    killed, so no pipe holds it); this one makes the close slow: turning trust off, on the
+    event loop, must not wait for it."""
+    server = FxLanguageServer()
+    engine = _SlowEngine()
+    server.engine = engine  # type: ignore[assignment]
+    try:
+        server.set_trusted(False)
+        assert server.engine is None
+        assert not engine.closed, "set_trusted(False) waited for the engine to close"
+    finally:
+        engine.release.set()
 
 
 def _node_rows(value: str) -> list[str]:
