@@ -26,6 +26,7 @@ from fxcore.model import (
     TraceJob,
 )
 from fxcore.parent_arguments import apply_parent_arguments
+from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, is_excluded, python_files
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -268,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fx-lsp",
         description="Find what stops torch.fx symbolic tracing of your nn.Modules.",
     )
+    parser.add_argument("--version", action="version", version=f"fx-lsp {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="trace the nn.Modules of files or folders")
     check.add_argument("paths", nargs="+", metavar="PATH")

@@ -35,9 +35,8 @@ from fxcore.config import load_config
 from fxcore.engine import Engine, TraceHandle
 from fxcore.model import EngineConfig, FileResult, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
+from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, python_files
-
-__version__ = "0.1.0"
 
 GENERATED_CODE = "fxLsp/generatedCode"
 STATUS = "fxLsp/status"
@@ -137,7 +136,7 @@ class FxLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             "fx-lsp",
-            __version__,
+            VERSION,
             protocol_cls=FxProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )

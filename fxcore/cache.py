@@ -38,6 +38,7 @@ from fxcore.model import (
     Span,
     TraceJob,
 )
+from fxcore.version import VERSION
 from fxcore.workspace import source_text
 
 CACHE_FOLDER = ".fx-lsp-cache"
@@ -57,6 +58,7 @@ def _engine_fingerprint() -> str:
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         digest.update(importlib.metadata.version("torch").encode())
     digest.update(sys.version.encode())
+    digest.update(VERSION.encode())
     return digest.hexdigest()
 
 

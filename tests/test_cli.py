@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -71,6 +72,12 @@ def test_exit_code_zero_when_everything_traces() -> None:
     assert completed.returncode == 0, completed.stdout
     assert completed.stdout.splitlines()[-1].startswith("Checked 2 files: 2 modules traced, "
                                                          "2 traceable, 0 failed")
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    version = run_cli("--version")
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"fx-lsp {importlib.metadata.version('fx-lsp')}"
 
 
 def test_usage_errors_exit_with_two() -> None:

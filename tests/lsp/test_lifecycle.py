@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import os
 import pathlib
 import subprocess
@@ -57,10 +58,13 @@ async def test_untrusted_runs_no_user_code_until_trusted(workspace: pathlib.Path
 async def test_shutdown_and_exit_leave_no_processes(workspace: pathlib.Path) -> None:
     client = make_client()
     await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio")
-    await client.initialize_session(
+    initialized = await client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(workspace))
         )
+    )
+    assert initialized.server_info == types.ServerInfo(
+        name="fx-lsp", version=importlib.metadata.version("fx-lsp")
     )
     uri = client.open(workspace / "pkg" / "net.py")
     diagnostics = await client.diagnostics_for(uri, version=1)
