@@ -66,10 +66,29 @@ def _verdict_markdown(module: ModuleResult, document: str) -> str:
         "",
     ]
     lines += [
-        f"- `{failure.code}` {short_path(failure.path, document)}:{failure.line}: {failure.message}"
+        f"- `{failure.code}` {short_path(failure.path, document)}:{failure.line}: "
+        + _message_markdown(failure.message).replace("\n", "\n  ")
         for failure in module.failures
     ]
     return "\n".join(lines)
+
+
+def _message_markdown(message: str) -> str:
+    """A failure message as Markdown: its indented lines (a worker's last output) as a
+    fenced block, so that they keep their lines instead of running into one paragraph."""
+    out: list[str] = []
+    quoted: list[str] = []
+    for line in message.splitlines():
+        if line.startswith("    "):
+            quoted.append(line[4:])
+            continue
+        if quoted:
+            out += ["```text", *quoted, "```"]
+            quoted = []
+        out.append(line)
+    if quoted:
+        out += ["```text", *quoted, "```"]
+    return "\n".join(out)
 
 
 def _on_name_or_forward(module: ModuleResult, line: int, column: int) -> bool:
@@ -106,7 +125,10 @@ def hover(
         failure = entry.failure
         if failure is None or not contains(entry.diagnostic.range, position):
             continue
-        text = [f"**{failure.code}** ({failure.kind.replace('-', ' ')}): {failure.message}"]
+        text = [
+            f"**{failure.code}** ({failure.kind.replace('-', ' ')}): "
+            + _message_markdown(failure.message)
+        ]
         if entry.module is not None:
             text.append(f"Tracing `{entry.module.class_name}` stops here.")
         titles = fix_titles(entry)

@@ -33,7 +33,7 @@ from fx_lsp.parse_process import ParseProcess
 from fxcore.cache import ResultCache
 from fxcore.config import load_config
 from fxcore.engine import Engine, TraceHandle
-from fxcore.model import EngineConfig, FileResult, TraceJob
+from fxcore.model import CODES, EngineConfig, FileResult, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, python_files
@@ -409,6 +409,7 @@ class FxLanguageServer(LanguageServer):
                 self.send_status(f"tracing {os.path.basename(document.path)} failed: {error}")
                 return
             previous = document.result
+            self.log_worker_output(future.result())
             document.result = self.with_parent_verdicts(future.result())
             document.result_version = version
             document.overlay_versions = versions
@@ -585,6 +586,7 @@ class FxLanguageServer(LanguageServer):
                     result = future.result()
                     summary["modules"] += len(result.modules)
                     summary["failed"] += sum(m.status == "failed" for m in result.modules)
+                    self.log_worker_output(result)
                     self.publish_workspace_result(handle.job.path, result, versions)
                     finished_results.append((handle.job.path, result))
                 if finished and token is not None:
@@ -618,6 +620,24 @@ class FxLanguageServer(LanguageServer):
                     ),
                 )
         return summary
+
+    def log_worker_output(self, result: FileResult) -> None:
+        """A worker that timed out or crashed: what it printed goes to the server's log (VS
+        Code: the fx-lsp output channel), the clue most often needed to tell why."""
+        ended = [
+            f.code
+            for f in (*result.errors, *(f for m in result.modules for f in m.failures))
+            if f.code == CODES["timeout"]
+        ]
+        if ended and result.output.strip():
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Log,
+                    message=f"fx-lsp: the worker for {result.path} timed out or crashed; "
+                    f"what it printed (last {len(result.output)} characters):\n"
+                    + result.output.rstrip(),
+                )
+            )
 
     def with_parent_verdicts(self, result: FileResult) -> FileResult:
         """The result with the verdicts of instances that traced roots built (remembering

@@ -37,6 +37,9 @@ from fxcore.zygote import receive_message, send_message
 
 #: How much of a child's output is kept (the tail).
 OUTPUT_TAIL_BYTES = 64 * 1024
+#: How many of its last lines (cut to how many characters) a time-out or crash message quotes.
+OUTPUT_TAIL_LINES = 5
+OUTPUT_LINE_CHARACTERS = 200
 #: The least time a child gets to import the file before its first class starts.
 IMPORT_TIMEOUT_SECONDS = 60.0
 #: How often a job waiting for its child's output checks whether the child has exited.
@@ -367,7 +370,8 @@ class Engine:
                 only = remaining
                 continue
             if attempt.current_class is None:
-                message = f"The worker {attempt.exit_description} while importing this file."
+                message = (f"The worker {attempt.exit_description} while importing this file."
+                           f"{_last_output(attempt.output)}")
                 result.errors.append(self._file_failure(job, attempt.ended_by, message))
                 break
             skipped.add(attempt.current_class)
@@ -525,7 +529,8 @@ class Engine:
         )
         failure = Failure(
             code=CODES[kind], kind=kind,
-            message=f"Tracing {name} stopped: the worker {attempt.exit_description}. {advice}",
+            message=f"Tracing {name} stopped: the worker {attempt.exit_description}. {advice}"
+            f"{_last_output(attempt.output)}",
             path=path, line=line, column=column, end_line=end_line, end_column=end_column,
         )
         return ModuleResult(
@@ -544,7 +549,7 @@ class Engine:
         module.failures = [Failure(
             code=CODES[kind], kind=kind,
             message=f"Tracing {module.class_name} as built by {built_by} stopped: the worker "
-            f"{attempt.exit_description}.",
+            f"{attempt.exit_description}.{_last_output(attempt.output)}",
             path=module.path, line=module.line, column=module.column,
             end_line=module.end_line, end_column=module.end_column,
         )]
@@ -561,6 +566,17 @@ def _may_define_a_class(job: TraceJob) -> bool:
     except (SyntaxError, ValueError):
         return True  # the worker reports the syntax error without importing
     return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
+
+
+def _last_output(output: bytes, lines: int = OUTPUT_TAIL_LINES) -> str:
+    """The last lines the worker printed, as a message's last part ("" when it printed
+    nothing): often the clue to a time-out or a crash (a progress line, a warning, a C++
+    assertion)."""
+    text = output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace").rstrip()
+    if not text:
+        return ""
+    tail = [line[:OUTPUT_LINE_CHARACTERS] for line in text.splitlines()[-lines:]]
+    return "\nLast output of the worker:\n" + "\n".join(f"    {line}" for line in tail)
 
 
 def _describe_exit(exitcode: int | None) -> str:

@@ -70,6 +70,9 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(output_fd)
+    # Each printed line reaches the pipe at once: a child killed on time-out (or crashing)
+    # flushes nothing, and its last lines are what a time-out or crash message quotes.
+    sys.stdout.reconfigure(line_buffering=True)
     try:
         with open("/proc/self/statm") as statm:
             virtual_bytes = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

@@ -82,6 +82,43 @@ def test_fifty_megabytes_of_output_are_captured_not_leaked(
     assert "END-OF-IMPORT-OUTPUT" not in captured.out + captured.err
 
 
+@pytest.mark.parametrize(
+    ("ending", "kind"),
+    [("time.sleep(60)", "timeout"), ("os._exit(3)", "crash")],
+)
+def test_a_time_out_or_crash_quotes_the_last_lines_the_worker_printed(
+        engine: Engine, workspace: Workspace, ending: str, kind: str) -> None:
+    workspace.write("chatty.py", f"""
+        import os
+        import time
+        from torch import nn
+
+
+        class Chatty(nn.Module):
+            def forward(self, x):
+                for shard in range(1, 9):
+                    print(f"loading shard {{shard}} of 8")
+                print("waiting for the parameter server")
+                {ending}
+        """)
+    result = workspace.check(engine, "chatty.py", config=EngineConfig(timeout=3.0))
+    (failure,) = result.modules[0].failures
+    assert (failure.code, failure.kind) == ("FX102", kind), failure.message
+    quoted = failure.message.split("Last output of the worker:\n", 1)[1].splitlines()
+    assert [line.strip() for line in quoted] == [
+        "loading shard 5 of 8", "loading shard 6 of 8", "loading shard 7 of 8",
+        "loading shard 8 of 8", "waiting for the parameter server",
+    ]
+
+
+def test_a_crash_while_importing_quotes_what_the_worker_printed(
+        engine: Engine, workspace: Workspace) -> None:
+    workspace.write("quits.py", "import os\nprint('no GPU found')\nos._exit(4)\nclass Net: ...\n")
+    (error,) = workspace.check(engine, "quits.py").errors
+    assert error.code == "FX102"
+    assert error.message.endswith("Last output of the worker:\n    no GPU found")
+
+
 def test_exit_during_import_is_a_file_error(engine: Engine, workspace: Workspace) -> None:
     # A file that defines a class (only those are imported) and exits while importing.
     workspace.write("quits.py", "import os\nos._exit(4)\nclass Net: ...\n")

@@ -178,3 +178,37 @@ async def test_trace_workspace_cancelled(tmp_path: pathlib.Path, how: str) -> No
             "idle after cancel",
         )
         assert time.monotonic() - cancelled_at < 4  # well before the 5 s sleeps would end
+
+
+async def test_a_timed_out_class_shows_what_its_worker_printed(tmp_path: pathlib.Path) -> None:
+    """The tail of a worker's output reaches the user: in the FX102 diagnostic, in the hover of
+    the class (as a block that keeps its lines) and in the server's log."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    slow = workspace / "slow.py"
+    slow.write_text(
+        "import time\n"
+        "from torch import nn\n\n\n"
+        "class WaitsForWeights(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        print('connecting to the weight server')\n"
+        "        print('still waiting for shard 3')\n"
+        "        time.sleep(60)\n"
+        "        return x\n"
+    )
+    async with session(workspace, options={"fxLsp": {"timeout": 2}}) as client:
+        uri = client.open(slow)
+        diagnostics = await client.diagnostics_for(uri, version=1, timeout=90)
+        (stopped,) = [d for d in diagnostics if d.code == "FX102"]
+        assert stopped.message.endswith(
+            "Last output of the worker:\n"
+            "    connecting to the weight server\n    still waiting for shard 3"
+        ), stopped.message
+        hover = await _hover(client, uri, 4, 8)
+        assert hover is not None
+        assert "```text\n  connecting to the weight server\n  still waiting for shard 3\n  ```" in (
+            hover
+        ), hover
+        logged = [m.message for m in client.log_messages if "timed out or crashed" in m.message]
+        assert logged and logged[-1].endswith("still waiting for shard 3"), logged
