@@ -220,20 +220,25 @@ async def test_on_type_traces_only_the_newest_version_after_the_debounce(
         assert version == final - 1
 
 
-async def test_client_without_diagnostics_answers_requests_at_once(workspace: pathlib.Path) -> None:
-    """Requests never wait for a trace: a hover before any result answers with nothing."""
+async def test_requests_do_not_wait_for_a_trace(workspace: pathlib.Path) -> None:
+    """A hover sent while the document's first trace runs (its import takes 5 s) is answered
+    at once, with nothing: it arrives before the trace's diagnostics."""
+    slow = workspace / "pkg" / "slow.py"
+    slow.write_text(
+        "import time\n\nfrom torch import nn\n\ntime.sleep(5)\n\n\n"
+        "class UsesLen(nn.Module):\n    def forward(self, x):\n        return x * len(x)\n"
+    )
     async with session(workspace) as client:
-        uri = client.open(workspace / "pkg" / "net.py")
-        result = await asyncio.wait_for(
-            client.text_document_hover_async(
-                types.HoverParams(
-                    text_document=types.TextDocumentIdentifier(uri=uri),
-                    position=types.Position(line=12, character=7),
-                )
-            ),
-            1.0,
+        uri = client.open(slow)
+        result = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=7, character=8),
+            )
         )
-        assert result is None or isinstance(result, types.Hover)
+        assert result is None
+        assert not [p for p in client.published if p.uri == uri], "the hover waited"
+        assert _by_code(await client.diagnostics_for(uri, version=1, timeout=60), "FX002")
 
 
 async def test_pyproject_settings_apply_per_workspace_folder(tmp_path: pathlib.Path) -> None:

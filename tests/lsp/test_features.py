@@ -42,7 +42,7 @@ async def test_hover(workspace: pathlib.Path) -> None:
         assert "meta device" in on_class and " s." in on_class
         assert "```python\n" in on_class and "def forward(self, x)" in on_class
         assert "relu" in on_class
-        line, _ = _line_of(net, "def forward(self, x):\n" if False else "y = self.lin(x)")
+        line, _ = _line_of(net, "y = self.lin(x)")
         on_forward = await _hover(client, uri, line - 1, 8)
         assert on_forward == on_class
 
