@@ -2,7 +2,9 @@
 
 They come from three sources, later ones winning: the client's ``initializationOptions``, its
 ``workspace/didChangeConfiguration`` (``settings.fxLsp`` or flat ``settings``), and the
-``[tool.fx-lsp]`` table of each workspace folder's ``pyproject.toml`` (kebab-case keys there).
+``[tool.fx-lsp]`` table of each workspace folder's ``pyproject.toml`` (kebab-case keys there),
+which ``fxcore.config.read_project_config`` reads, buffer or file, for the engine and the editor
+alike.
 ``trusted`` only ever comes from the client: a workspace must not be able to trust itself.
 An invalid value gives one message and its default is used, except for ``trusted``, which
 fails closed: an invalid value means untrusted (see ``parse_options``).
@@ -10,18 +12,13 @@ fails closed: an invalid value means untrusted (see ``parse_options``).
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 from lsprotocol import types
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from fxcore.config import EDITOR_KEYS
 
 RunMode = Literal["onSave", "onType"]
 
@@ -72,13 +69,15 @@ def _debounce(value: Any) -> int | None:
 # field name -> (client key, pyproject key or None, parser, what a valid value looks like)
 _SPEC: dict[str, tuple[str, str | None, Callable[[Any], Any], str]] = {
     "run": ("run", "run", _run, '"onSave" or "onType"'),
-    "timeout": ("timeout", "timeout", _timeout, "a positive number of seconds"),
+    # The engine's config owns the project's `timeout` (fxcore.config): one reader, one message.
+    "timeout": ("timeout", None, _timeout, "a positive number of seconds"),
     "severity": ("severity", "severity", _severity, '"error", "warning", "information" or "hint"'),
     "show_not_traced": ("showNotTraced", "show-not-traced", _bool, "true or false"),
     "debounce_ms": ("debounceMs", "debounce-ms", _debounce, "milliseconds from 0 to 60000"),
     "trusted": ("trusted", None, _bool, "true or false"),
 }
 assert set(_SPEC) == {f.name for f in fields(Options)}
+assert {spec[1] for spec in _SPEC.values()} - {None} == set(EDITOR_KEYS)
 
 
 def client_settings(raw: Any) -> dict[str, Any]:
@@ -87,21 +86,6 @@ def client_settings(raw: Any) -> dict[str, Any]:
         return {}
     nested = raw.get("fxLsp")
     return dict(nested) if isinstance(nested, Mapping) else dict(raw)
-
-
-def project_settings(root: str, text: str | None = None) -> tuple[dict[str, Any], list[str]]:
-    """The ``[tool.fx-lsp]`` table of ``<root>/pyproject.toml`` (or of ``text``), and errors."""
-    path = os.path.join(root, "pyproject.toml")
-    try:
-        if text is None:
-            with open(path, "rb") as file:
-                text = file.read().decode("utf-8")
-        table = tomllib.loads(text).get("tool", {}).get("fx-lsp", {})
-    except FileNotFoundError:
-        return {}, []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        return {}, [f"fx-lsp: cannot read {path}: {error}"]
-    return (table, []) if isinstance(table, dict) else ({}, [])
 
 
 def parse_options(

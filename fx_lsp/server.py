@@ -28,10 +28,10 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from fx_lsp import code_actions, code_lens, diagnostics, hover, positions
-from fx_lsp.initialization_options import Options, client_settings, parse_options, project_settings
+from fx_lsp.initialization_options import Options, client_settings, parse_options
 from fx_lsp.parse_process import ParseProcess
 from fxcore.cache import ResultCache
-from fxcore.config import load_config
+from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.engine import Engine, TraceHandle
 from fxcore.model import CODES, EngineConfig, FileResult, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
@@ -145,7 +145,7 @@ class FxLanguageServer(LanguageServer):
         self.settings: dict[str, Any] = {}
         self.options = Options()
         self._root_options: dict[str, Options] = {}
-        self._engine_configs: dict[str, EngineConfig] = {}
+        self._project_configs: dict[str, ProjectConfig] = {}
         self._reported: set[str] = set()
         self._workspace_handles: set[TraceHandle] = set()
         #: Latest results, by path, whose roots built workspace classes: their derived
@@ -178,7 +178,7 @@ class FxLanguageServer(LanguageServer):
         self.options = options
         self.report_once(errors, types.MessageType.Warning)
         self._root_options.clear()
-        self._engine_configs.clear()
+        self._project_configs.clear()
 
     def workspace_folders(self) -> list[str] | None:
         """The folders the client opened (``workspaceFolders``, else ``rootUri``), or None
@@ -192,30 +192,37 @@ class FxLanguageServer(LanguageServer):
         edit its ``pyproject.toml`` and the cache lives there."""
         return find_workspace_root(path, self.workspace_folders())
 
+    def project_config(self, root: str) -> ProjectConfig:
+        """``<root>/pyproject.toml``'s ``[tool.fx-lsp]``, from its buffer when it is open
+        (unsaved edits apply to every key at once), read once per change."""
+        if root not in self._project_configs:
+            found = read_project_config(root, self._open_text(os.path.join(root, "pyproject.toml")))
+            self.report_once(found.problems, types.MessageType.Warning)
+            self._project_configs[root] = found
+        return self._project_configs[root]
+
     def options_for(self, path: str) -> Options:
         """Client settings overlaid by the ``[tool.fx-lsp]`` of the file's workspace folder."""
         root = self.root_of(path)
         if root not in self._root_options:
-            table, errors = project_settings(
-                root, self._open_text(os.path.join(root, "pyproject.toml"))
-            )
             options, problems = parse_options(
-                self.settings, table, os.path.join(root, "pyproject.toml")
+                self.settings, self.project_config(root).table, os.path.join(root, "pyproject.toml")
             )
-            self.report_once(errors + problems, types.MessageType.Warning)
+            self.report_once(problems, types.MessageType.Warning)
             self._root_options[root] = replace(options, trusted=self.options.trusted)
         return self._root_options[root]
 
     def engine_config(self, root: str) -> EngineConfig:
-        if root not in self._engine_configs:
-            config, problems = load_config(root)
-            self.report_once(problems, types.MessageType.Warning)
-            self._engine_configs[root] = config
-        return replace(self._engine_configs[root], timeout=self.options_for(root).timeout)
+        """The project's engine config; its ``timeout`` if it sets a valid one, else the
+        client's."""
+        project = self.project_config(root)
+        if is_valid_timeout(project.table.get("timeout")):
+            return project.engine
+        return replace(project.engine, timeout=self.options_for(root).timeout)
 
     def forget_config(self, root: str) -> None:
         self._root_options.pop(root, None)
-        self._engine_configs.pop(root, None)
+        self._project_configs.pop(root, None)
 
     # -- texts ----------------------------------------------------------------------------------
 
@@ -784,6 +791,9 @@ def did_open(ls: FxLanguageServer, params: types.DidOpenTextDocumentParams) -> N
 @guarded()
 def did_change(ls: FxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     path = to_fs_path(params.text_document.uri)
+    if path is not None and _is_pyproject(path):
+        ls.forget_config(os.path.dirname(path))  # the next trace reads the edited buffer
+        return
     document = ls.documents.get(path or "")
     if document is None:
         return
@@ -814,6 +824,8 @@ def did_save(ls: FxLanguageServer, params: types.DidSaveTextDocumentParams) -> N
 @guarded()
 def did_close(ls: FxLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
     path = to_fs_path(params.text_document.uri) or ""
+    if _is_pyproject(path):
+        ls.forget_config(os.path.dirname(path))  # unsaved edits closed unsaved are gone
     document = ls.documents.pop(path, None)
     if document is None:
         return

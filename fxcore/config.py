@@ -26,6 +26,7 @@ import ast
 import math
 import os
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import CallSite, is_literal_call_argument
@@ -37,6 +38,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 
+#: Keys of ``[tool.fx-lsp]`` that only the editor uses (``fx_lsp.initialization_options``
+#: validates them; the engine only knows they are not unknown).
+EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms")
 #: Longer time-outs are a mistake (and `inf` cannot be waited on): a day.
 MAX_TIMEOUT_SECONDS = 86400.0
 #: More than this (1 TiB) overflows the address-space limit set on each worker child.
@@ -49,25 +53,45 @@ def is_valid_timeout(value: object) -> bool:
             and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS)
 
 
-def load_config(workspace_root: str) -> tuple[EngineConfig, list[str]]:
-    """Read ``<workspace_root>/pyproject.toml``. Returns the config and one message per
-    problem found (an invalid value keeps its default)."""
+@dataclass
+class ProjectConfig:
+    """What one ``pyproject.toml`` says to fx-lsp."""
+
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    #: The raw ``[tool.fx-lsp]`` table: the editor reads its own keys (``EDITOR_KEYS``) here.
+    table: dict[str, Any] = field(default_factory=dict)
+    #: One message per problem (an invalid value keeps its default).
+    problems: list[str] = field(default_factory=list)
+
+
+def read_project_config(workspace_root: str, text: str | None = None) -> ProjectConfig:
+    """The one reader of ``[tool.fx-lsp]``: from ``text`` (an editor's unsaved buffer of
+    ``<workspace_root>/pyproject.toml``) or else from the file."""
     path = os.path.join(workspace_root, "pyproject.toml")
-    if not os.path.isfile(path):
-        return EngineConfig(), []
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+        if text is None:
+            if not os.path.isfile(path):
+                return ProjectConfig()
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8")
+        document = tomllib.loads(text)
     except UnicodeDecodeError as error:
-        return EngineConfig(), [f"{path}: cannot read [tool.fx-lsp]: the file is not UTF-8 "
-                                f"text ({error.reason} at byte {error.start})"]
+        return ProjectConfig(problems=[f"{path}: cannot read [tool.fx-lsp]: the file is not "
+                                       f"UTF-8 text ({error.reason} at byte {error.start})"])
     except (OSError, tomllib.TOMLDecodeError) as error:
-        return EngineConfig(), [f"{path}: cannot read [tool.fx-lsp]: {error}"]
+        return ProjectConfig(problems=[f"{path}: cannot read [tool.fx-lsp]: {error}"])
     tool = document.get("tool", {})
     if not isinstance(tool, dict):
-        return EngineConfig(), [f"{path}: 'tool' must be a table; [tool.fx-lsp] ignored"]
+        return ProjectConfig(problems=[f"{path}: 'tool' must be a table; [tool.fx-lsp] ignored"])
     table = tool.get("fx-lsp", {})
-    return parse_config(table, source=f"{path} [tool.fx-lsp]")
+    engine, problems = parse_config(table, source=f"{path} [tool.fx-lsp]")
+    return ProjectConfig(engine, table if isinstance(table, dict) else {}, problems)
+
+
+def load_config(workspace_root: str, text: str | None = None) -> tuple[EngineConfig, list[str]]:
+    """The engine's part of ``read_project_config``: the config and one message per problem."""
+    found = read_project_config(workspace_root, text)
+    return found.engine, found.problems
 
 
 def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfig, list[str]]:
@@ -147,11 +171,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "memory-limit-mb",
         "guess-arguments",
         "modules",
-        # Editor settings, read by the language server (fx_lsp.initialization_options).
-        "run",
-        "severity",
-        "show-not-traced",
-        "debounce-ms",
+        *EDITOR_KEYS,
     }
     problems.extend(f"{source}: unknown option '{key}'" for key in table if key not in known)
     return config, problems

@@ -6,6 +6,7 @@ import asyncio
 import pathlib
 
 from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from lsp_support import session, wait_for
 
@@ -263,3 +264,50 @@ async def test_pyproject_settings_apply_per_workspace_folder(tmp_path: pathlib.P
         assert in_relaxed.severity == types.DiagnosticSeverity.Hint
         invalid = [m.message for m in client.messages if "invalid debounce-ms" in m.message]
         assert len(invalid) == 1 and "relaxed" in invalid[0]
+
+
+async def test_one_pyproject_reader_for_the_engine_and_the_editor(tmp_path: pathlib.Path) -> None:
+    """``timeout = "soon"`` gives one warning (it gave one from the editor's reader and one
+    from the engine's); an unsaved ``leaf-modules`` edit of the open pyproject.toml applies to
+    the next trace (the engine read the file on disk)."""
+    (tmp_path / "layers.py").write_text(
+        "from torch import nn\n\n\nclass Block(nn.Module):\n"
+        "    def forward(self, x):\n        return x * len(x)\n"
+    )
+    (tmp_path / "model.py").write_text(
+        "from torch import nn\n\nfrom layers import Block\n\n\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.block = Block()\n\n"
+        "    def forward(self, x):\n        return self.block(x)\n"
+    )
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "w"\n\n[tool.fx-lsp]\ntimeout = "soon"\n')
+    async with session(tmp_path) as client:
+        uri = client.open(tmp_path / "model.py")
+        assert _by_code(await client.diagnostics_for(uri, version=1), "FX002")
+        warnings = [m.message for m in client.messages if "timeout" in m.message]
+        assert len(warnings) == 1, warnings
+
+        pyproject_uri = from_fs_path(str(pyproject))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=pyproject_uri, language_id="toml", version=1, text=pyproject.read_text()
+                )
+            )
+        )
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=pyproject_uri, version=2),
+                content_changes=[
+                    types.TextDocumentContentChangeWholeDocument(
+                        text='[project]\nname = "w"\n\n'
+                        '[tool.fx-lsp]\nleaf-modules = ["layers:Block"]\n'
+                    )
+                ],
+            )
+        )
+        mark = len(client.published)
+        client.save(uri)
+        after = await client.diagnostics_for(uri, version=1, after=mark, timeout=60)
+        assert not _by_code(after, "FX002"), after
+        assert pyproject.read_text().endswith('timeout = "soon"\n')  # only the buffer changed
