@@ -21,14 +21,6 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-#: ``run(function, *args)``: ``function(*args)``, wherever it is computed.
-Run = Callable[..., Any]
-
-
-def run_here(function: Callable[..., T], *args: Any) -> T:
-    """The in-process runner, for callers without a server (tests, the CLI)."""
-    return function(*args)
-
 
 def _function_key(function: Callable[..., Any]) -> Any:
     if isinstance(function, functools.partial):

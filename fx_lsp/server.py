@@ -30,6 +30,7 @@ from pygls.uris import to_fs_path
 from fx_lsp import code_actions, code_lens, diagnostics, hover, positions
 from fx_lsp.initialization_options import Options, client_settings, parse_options
 from fx_lsp.parse_process import ParseProcess
+from fxcore import fix_plan
 from fxcore.cache import ResultCache
 from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.engine import Engine, TraceHandle
@@ -878,7 +879,9 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
         list(document.entries),
         lambda entry: [
             fix.title
-            for fix in code_actions.plan(entry, ls.text_of, ls.root_of, ls.parse_process.run)
+            for fix in fix_plan.plan(
+                entry.failure, entry.module, ls.text_of, ls.root_of, ls.parse_process.run
+            )
         ],
     )
     if any(

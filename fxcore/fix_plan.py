@@ -1,0 +1,229 @@
+"""Which quick fixes fit a failure: planned from the result and the sources, no editor types.
+
+The transforms are in ``fxcore.fixes`` (libcst / tomlkit, idempotent); a ``Fix`` pairs one with
+the file it edits, and its new text is computed only when asked for (``Fix.texts``). The
+language server turns fixes into code actions (``fx_lsp.code_actions``); a command line can
+apply the same ones. Whole-file parses go through ``run``, so that a server can run them in a
+process of its own (``fx_lsp.parse_process``) and cache them per text.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from fxcore import fixes
+from fxcore.model import Failure, Frame, ModuleResult
+from fxcore.workspace import import_location
+
+T = TypeVar("T")
+
+#: ``run(function, *args)``: ``function(*args)``, wherever it is computed.
+Run = Callable[..., Any]
+
+#: Line ends as LSP (and editors) count them.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def run_here(function: Callable[..., T], *args: Any) -> T:
+    """Compute in this process, uncached (the command line, tests)."""
+    return function(*args)
+
+
+#: Text of a file by absolute path (the open buffer, else the disk), None when it does not exist.
+TextOf = Callable[[str], "str | None"]
+#: The workspace root of a file (its ``pyproject.toml`` takes the project-level fixes).
+RootOf = Callable[[str], str]
+
+
+@dataclass
+class Fix:
+    title: str
+    path: str
+    #: The fixed text of ``path`` from its current text ("" when the file does not exist yet).
+    transform: Callable[[str], str]
+    preferred: bool = False
+
+    def texts(self, text_of: TextOf, run: Run = run_here) -> tuple[str | None, str]:
+        """(current text or None, fixed text): the expensive part, done on resolve."""
+        old = text_of(self.path)
+        return old, run(self.transform, old or "")
+
+
+@dataclass(frozen=True)
+class Outline:
+    """What planning needs of a file's top level, from one ``ast`` parse."""
+
+    #: (name, first line, last line) of each top-level class.
+    classes: tuple[tuple[str, int, int], ...]
+    functions: frozenset[str]
+
+
+def outline(source: str) -> Outline | None:
+    """The file's top-level classes and functions; None when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    return Outline(
+        classes=tuple(
+            (node.name, node.lineno, node.end_lineno or node.lineno)
+            for node in tree.body
+            if isinstance(node, ast.ClassDef)
+        ),
+        functions=frozenset(
+            node.name
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ),
+    )
+
+
+def _location_frame(failure: Failure) -> Frame | None:
+    """The frame the failure is reported at (its innermost workspace frame)."""
+    for frame in reversed(failure.frames):
+        if frame.path == failure.path and frame.line == failure.line:
+            return frame
+    return failure.frames[-1] if failure.frames else None
+
+
+def _enclosing_class(source: str, line: int, run: Run) -> str | None:
+    found = run(outline, source)
+    for name, first, last in found.classes if found is not None else ():
+        if first <= line <= last:
+            return name
+    return None
+
+
+def _span_text(source: str, failure: Failure) -> str:
+    lines = _LINE_BREAK.split(source)
+    if failure.line != failure.end_line or not 0 < failure.line <= len(lines):
+        return ""
+    return lines[failure.line - 1][failure.column - 1 : failure.end_column - 1]
+
+
+def _names(expression: str) -> set[str]:
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def _len_fixes(failure: Failure, text_of: TextOf) -> list[Fix]:
+    source = text_of(failure.path)
+    if source is None:
+        return []
+    line, column = failure.line, failure.column
+    return [
+        Fix('Wrap len for tracing: torch.fx.wrap("len")', failure.path, fixes.wrap_len, True),
+        Fix(
+            f"Replace {_span_text(source, failure) or 'len(x)'} with .size(0)",
+            failure.path,
+            functools.partial(fixes.len_to_size, line=line, column=column),
+        ),
+    ]
+
+
+def _helper_fix(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
+    frame = _location_frame(failure)
+    source = text_of(failure.path)
+    if frame is None or source is None or frame.function == "forward":
+        return []
+    function = frame.function
+    found = run(outline, source)
+    if found is None or function not in found.functions:
+        return []
+    return [
+        Fix(
+            f"Decorate {function}() with @torch.fx.wrap (traced as one call)",
+            failure.path,
+            functools.partial(fixes.wrap_function, function=function),
+            failure.kind != "len",
+        )
+    ]
+
+
+def _pyproject(module: ModuleResult, root_of: RootOf) -> str:
+    return os.path.join(root_of(module.path), "pyproject.toml")
+
+
+def _leaf_fix(
+    failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf, run: Run
+) -> list[Fix]:
+    """A failure inside the forward of a submodule's class: make that class a leaf."""
+    for frame in reversed(failure.frames[1:]):
+        if frame.function != "forward":
+            continue
+        source = text_of(frame.path)
+        name = _enclosing_class(source, frame.line, run) if source is not None else None
+        if name is None or (frame.path == module.path and name == module.class_name):
+            continue
+        qualified = f"{import_location(frame.path).module_name}:{name}"
+        return [
+            Fix(
+                f"Treat {name} as a leaf module (pyproject.toml)",
+                _pyproject(module, root_of),
+                functools.partial(fixes.add_leaf_module, name=qualified),
+            )
+        ]
+    return []
+
+
+def _concrete_fixes(
+    failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf, run: Run
+) -> list[Fix]:
+    """Control flow on a plain ``forward`` argument of the traced class: make it concrete."""
+    if failure.kind != "control-flow" or failure.path != module.path:
+        return []
+    source = text_of(module.path)
+    if source is None or _enclosing_class(source, failure.line, run) != module.class_name:
+        return []
+    plain = run(fixes.plain_forward_arguments, source, module.class_name)
+    found = []
+    path = _pyproject(module, root_of)
+    qualified = module.qualified_name
+    for name in sorted(_names(_span_text(source, failure)) & plain.keys()):
+        value = plain[name]
+        shown = repr(value) if not isinstance(value, bool) else str(value).lower()
+        found.append(
+            Fix(
+                f"Trace {module.class_name} with {name} = {shown} (concrete-args, pyproject.toml)",
+                path,
+                functools.partial(
+                    fixes.add_concrete_arg, qualified_name=qualified, argument=name, value=value
+                ),
+                True,
+            )
+        )
+    return found
+
+
+def plan(
+    failure: Failure | None,
+    module: ModuleResult | None,
+    text_of: TextOf,
+    root_of: RootOf,
+    run: Run = run_here,
+) -> list[Fix]:
+    """The fixes that fit a failure (of ``module``'s trace), their edits not computed yet
+    (cheap but for one parse per text, which ``run`` does)."""
+    if failure is None:
+        return []
+    found: list[Fix] = []
+    try:
+        if failure.kind == "len":
+            found += _len_fixes(failure, text_of)
+        found += _helper_fix(failure, text_of, run)
+        if module is not None:
+            found += _leaf_fix(failure, module, text_of, root_of, run)
+            found += _concrete_fixes(failure, module, text_of, root_of, run)
+    except Exception:
+        # libcst rejects some sources Python accepts (and the reverse): offer nothing then.
+        return []
+    return found
