@@ -73,3 +73,12 @@ CASES = [
     ("unpacking", "FX007", "x = torch.stack([*x])", "[*x]"),
     ("unpacking", "FX007", "x = torch.cat(*x)", "torch.cat(*x)"),
 ]
+
+
+def is_running(pid: int) -> bool:
+    """The process exists and is not a zombie (from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

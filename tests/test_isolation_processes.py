@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from engine_support import REPO_ROOT
+from engine_support import REPO_ROOT, is_running
 
 #: Runs the CLI without putting the current folder on sys.path (as the `fx-lsp` script
 #: does), so that only the engine's own start of the zygote is under test.
@@ -32,14 +32,6 @@ def run_cli(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", CLI, "check", "--no-cache", *arguments],
                           cwd=cwd, env=environment, capture_output=True, text=True,
                           timeout=300)
-
-
-def is_running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_modules_in_the_current_folder_never_run_in_the_zygote(tmp_path: Path) -> None:

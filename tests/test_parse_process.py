@@ -13,6 +13,8 @@ from fx_lsp.parse_process import ParseProcess
 from fxcore import fix_plan, fixes
 from fxcore.fix_plan import run_here
 
+from engine_support import is_running
+
 SOURCE = """import torch
 
 
@@ -31,18 +33,6 @@ def parse_process():
     process = ParseProcess()
     yield process
     process.close()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_runs_in_another_process_in_the_same_working_folder(parse_process: ParseProcess) -> None:
@@ -75,8 +65,8 @@ def test_close_ends_the_process() -> None:
     worker = process.run(os.getpid)
     process.close()
     deadline = time.monotonic() + 10
-    while _alive(worker) and time.monotonic() < deadline:
+    while is_running(worker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(worker)
+    assert not is_running(worker)
     with pytest.raises(RuntimeError):
         process.run(os.getpid)
