@@ -15,7 +15,8 @@ from typing import Any, TextIO
 from fxcore.cache import ResultCache
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout, load_config
 from fxcore.engine import Engine
-from fxcore.model import (
+from fxcore.parent_arguments import apply_parent_arguments
+from fxcore.results import (
     Arguments,
     EngineConfig,
     Failure,
@@ -25,7 +26,6 @@ from fxcore.model import (
     ModuleResult,
     TraceJob,
 )
-from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, is_excluded, python_files
 

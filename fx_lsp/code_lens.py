@@ -8,8 +8,8 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import class_extents
-from fxcore.model import FileResult, ModuleResult
 from fxcore.parent_arguments import parent_description
+from fxcore.results import FileResult, ModuleResult
 
 SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"
 

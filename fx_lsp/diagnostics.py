@@ -17,7 +17,7 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.initialization_options import Options
 from fxcore.arguments import describe
-from fxcore.model import Failure, FileResult, Frame, ModuleResult
+from fxcore.results import Failure, FileResult, Frame, ModuleResult
 
 SOURCE = "fx-lsp"
 README = "https://github.com/fx-lsp/fx-lsp"

@@ -9,8 +9,8 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, short_path
 from fxcore.arguments import describe
-from fxcore.model import FileResult, ModuleResult
 from fxcore.parent_arguments import parent_description
+from fxcore.results import FileResult, ModuleResult
 
 #: A hover shows at most this many graph nodes of a line and lines of generated code: a line
 #: that produced 50,000 nodes would otherwise send megabytes no one reads.

@@ -34,8 +34,8 @@ from fxcore import fix_plan
 from fxcore.cache import ResultCache
 from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.engine import Engine, TraceHandle
-from fxcore.model import CODES, EngineConfig, FileResult, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
+from fxcore.results import CODES, EngineConfig, FileResult, TraceJob
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, python_files
 

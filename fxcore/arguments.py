@@ -48,7 +48,7 @@ import sys
 from typing import Any
 
 from fxcore.call_sites import CallSite
-from fxcore.model import Arguments
+from fxcore.results import Arguments
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import asdict
 from typing import Any
 
-from fxcore.model import (
+from fxcore.results import (
     Arguments,
     Failure,
     FileResult,

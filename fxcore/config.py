@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import CallSite, is_literal_call_argument
-from fxcore.model import EngineConfig, ModuleConfig
+from fxcore.results import EngineConfig, ModuleConfig
 
 if sys.version_info >= (3, 11):
     import tomllib

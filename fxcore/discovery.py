@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from fxcore.model import Span
+from fxcore.results import Span
 
 
 @dataclass

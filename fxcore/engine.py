@@ -31,7 +31,7 @@ from typing import Any
 from fxcore.cache import ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import top_level_classes
-from fxcore.model import CODES, Failure, FileResult, ModuleResult, TraceJob
+from fxcore.results import CODES, Failure, FileResult, ModuleResult, TraceJob
 from fxcore.workspace import import_location, source_text
 from fxcore.zygote import receive_message, send_message
 

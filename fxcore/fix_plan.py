@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fxcore import fixes
-from fxcore.model import Failure, Frame, ModuleResult
+from fxcore.results import Failure, Frame, ModuleResult
 from fxcore.workspace import import_location
 
 T = TypeVar("T")

@@ -47,7 +47,7 @@ from fxcore.locate import (
     to_frame,
     traceback_positions,
 )
-from fxcore.model import (
+from fxcore.results import (
     CODES,
     Arguments,
     Failure,

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import CodeType, FrameType, TracebackType
 
-from fxcore.model import Frame
+from fxcore.results import Frame
 from fxcore.workspace import is_workspace_file
 
 _FXCORE_DIR = os.path.dirname(os.path.abspath(__file__))

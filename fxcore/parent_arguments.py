@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fxcore.model import ArgumentOrigin, FileResult, ModuleResult
+from fxcore.results import ArgumentOrigin, FileResult, ModuleResult
 
 #: A class's own verdict with arguments from these sources is replaced by a parent's.
 REPLACEABLE_ORIGINS: frozenset[ArgumentOrigin] = frozenset(

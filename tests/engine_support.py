@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from fxcore.engine import Engine
-from fxcore.model import EngineConfig, FileResult, TraceJob
+from fxcore.results import EngineConfig, FileResult, TraceJob
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fxcore.fix_plan import outline, plan
-from fxcore.model import Failure, Frame, ModuleResult
+from fxcore.results import Failure, Frame, ModuleResult
 
 SOURCE = """import torch
 from torch import nn

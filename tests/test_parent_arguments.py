@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from fxcore.model import Arguments, Failure, FileResult, ModuleResult
 from fxcore.parent_arguments import apply_parent_arguments, parent_description
+from fxcore.results import Arguments, Failure, FileResult, ModuleResult
 
 from engine_support import REPO_ROOT, Workspace, line_of
 

@@ -16,7 +16,7 @@ from fxcore.config import load_config, module_config_for
 from fxcore.engine import Engine
 from fxcore.job import resolve
 from fxcore.locate import SourceIndex, innermost_workspace_frame, to_frame, traceback_positions
-from fxcore.model import Arguments, TraceJob
+from fxcore.results import Arguments, TraceJob
 from fxcore.workspace import import_location
 
 from engine_support import CASES, EXAMPLES, Workspace
