@@ -24,10 +24,9 @@ from fxcore.results import (
     Frame,
     Hint,
     ModuleResult,
-    TraceJob,
 )
 from fxcore.version import VERSION
-from fxcore.workspace import find_workspace_root, is_excluded, python_files
+from fxcore.workspace import find_workspace_root, python_files, trace_jobs
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -105,18 +104,17 @@ def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
     taking unchanged files' results from the cache."""
     summary = Summary()
     configs: dict[str, EngineConfig] = {}
-    jobs: list[TraceJob] = []
-    for path in python_files(paths):
-        root = find_workspace_root(path)
+
+    def config_of(root: str) -> EngineConfig:
         if root not in configs:
             config, problems = load_config(root)
             if timeout is not None:
                 config.timeout = timeout
             configs[root] = config
             summary.config_problems.extend(problems)
-        jobs.append(TraceJob(path=path, workspace_root=root, config=configs[root]))
-    jobs = [job for job in jobs
-            if not is_excluded(job.path, job.workspace_root, job.config.exclude)]
+        return configs[root]
+
+    jobs = trace_jobs(python_files(paths), find_workspace_root, config_of)
     progress = Progress(len(jobs))
     results: list[FileResult] = []
     engine = Engine(workers=workers, cache=ResultCache() if use_cache else None)

@@ -35,9 +35,9 @@ from fxcore.cache import ResultCache
 from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.engine import Engine, TraceHandle
 from fxcore.parent_arguments import apply_parent_arguments
-from fxcore.results import CODES, EngineConfig, FileResult, TraceJob
+from fxcore.results import CODES, EngineConfig, FileResult
 from fxcore.version import VERSION
-from fxcore.workspace import find_workspace_root, python_files
+from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
 
 GENERATED_CODE = "fxLsp/generatedCode"
 STATUS = "fxLsp/status"
@@ -235,15 +235,9 @@ class FxLanguageServer(LanguageServer):
         return None
 
     def text_of(self, path: str) -> str | None:
-        """The buffer if open, else the file on disk, else None."""
+        """The buffer if open, else the file on disk (None unless UTF-8: fixes write it back)."""
         text = self._open_text(path)
-        if text is not None:
-            return text
-        try:
-            with open(path, encoding="utf-8") as file:
-                return file.read()
-        except (OSError, UnicodeDecodeError):
-            return None
+        return text if text is not None else source_text(path, {}, strict=True)
 
     def lines_of(self, path: str) -> list[str]:
         document = self.documents.get(path)
@@ -370,15 +364,15 @@ class FxLanguageServer(LanguageServer):
                 or generation != document.generation
             ):
                 return
-            root = self.root_of(document.path)
             texts, versions = self.overlays()
-            job = TraceJob(
-                path=document.path,
-                workspace_root=root,
-                config=self.engine_config(root),
-                overlays=texts,
-            )
-            handle = self.ensure_engine().submit(job)
+            jobs = trace_jobs([document.path], self.root_of, self.engine_config, texts)
+            if not jobs:
+                # Excluded by its project's `exclude`: as in `fx-lsp check`, no verdict.
+                document.result = None
+                self.clear(document.uri)
+                self.send_status()
+                return
+            handle = self.ensure_engine().submit(jobs[0])
             document.handle = handle
             loop = asyncio.get_running_loop()
             version = document.version
@@ -533,15 +527,11 @@ class FxLanguageServer(LanguageServer):
                     await progress.create_async(token)
                 except Exception:
                     token = None
-        files = [
-            path
-            for folder in self.workspace_folders() or []
-            for path in python_files(
-                [folder],
-                self.engine_config(self.root_of(folder)).exclude,
-                workspace_root=self.root_of(folder),
-            )
-        ]
+        texts, versions = self.overlays()
+        jobs = trace_jobs(
+            python_files(self.workspace_folders() or []), self.root_of, self.engine_config, texts
+        )
+        files = [job.path for job in jobs]
         summary = {"files": len(files), "modules": 0, "failed": 0}
         if not self.options.trusted:
             self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
@@ -563,15 +553,8 @@ class FxLanguageServer(LanguageServer):
             if progress_cancelled is not None and progress_cancelled.cancelled():
                 return True
             return request_id in self.protocol.cancelled_requests
-        texts, versions = self.overlays()
         engine = self.ensure_engine()
-        handles = []
-        for path in files:
-            root = self.root_of(path)
-            job = TraceJob(
-                path=path, workspace_root=root, config=self.engine_config(root), overlays=texts
-            )
-            handles.append(engine.submit(job))
+        handles = [engine.submit(job) for job in jobs]
         self._workspace_handles.update(handles)
         self.send_status()
         done = 0

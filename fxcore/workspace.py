@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from fxcore.results import EngineConfig, TraceJob
 
 #: Folders never searched for model files.
 SKIPPED_FOLDERS = frozenset(
@@ -119,16 +121,18 @@ def is_excluded(path: str, workspace_root: str, patterns: Iterable[str]) -> bool
                for pattern in patterns)
 
 
-def source_text(path: str, overlays: dict[str, str]) -> str | None:
+def source_text(path: str, overlays: dict[str, str], strict: bool = False) -> str | None:
     """A file's text as the user sees it: its unsaved buffer if any, else the file on disk;
-    ``None`` when it cannot be read."""
+    ``None`` when it cannot be read. Bytes that are not UTF-8 read as U+FFFD, or, with
+    ``strict`` (for text that an edit will be computed from and written back), make it
+    unreadable."""
     path = os.path.abspath(path)
     if path in overlays:
         return overlays[path]
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open(path, encoding="utf-8", errors="strict" if strict else "replace") as handle:
             return handle.read()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None
 
 
@@ -162,3 +166,22 @@ def python_files(paths: Iterable[str], exclude: Iterable[str] = (),
                     if not excluded(candidate):
                         found.add(candidate)
     return sorted(found)
+
+
+def trace_jobs(
+    files: Iterable[str],
+    root_of: Callable[[str], str],
+    config_of: Callable[[str], EngineConfig],
+    overlays: dict[str, str] | None = None,
+) -> list[TraceJob]:
+    """One job per file, with its workspace root and that root's config, leaving out the files
+    the config excludes: the CLI, the server's document traces and its workspace trace all
+    build their jobs here."""
+    jobs = []
+    for path in files:
+        root = root_of(path)
+        config = config_of(root)
+        if not is_excluded(path, root, config.exclude):
+            jobs.append(TraceJob(path=path, workspace_root=root, config=config,
+                                 overlays=overlays if overlays is not None else {}))
+    return jobs

@@ -124,19 +124,29 @@ def test_progress_bar_on_a_terminal() -> None:
     assert b"2/2 files" in written
 
 
-def test_exclude_means_the_same_in_the_cli_and_the_workspace_scan(tmp_path: Path) -> None:
-    from fxcore.workspace import python_files
+def test_exclude_means_the_same_in_the_cli_and_the_server(tmp_path: Path) -> None:
+    """Each file is judged by the ``exclude`` of its own project (a nested pyproject.toml
+    included), in ``fx-lsp check`` and in the jobs the server builds (``trace_jobs``)."""
+    from fxcore.config import load_config
+    from fxcore.workspace import find_workspace_root, python_files, trace_jobs
 
     (tmp_path / "pyproject.toml").write_text('[tool.fx-lsp]\nexclude = ["legacy/*"]\n')
     (tmp_path / "legacy").mkdir()
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    (nested / "pyproject.toml").write_text('[tool.fx-lsp]\nexclude = ["gen_*.py"]\n')
     model = "from torch import nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
     (tmp_path / "legacy" / "old.py").write_text(model + "        return x * len(x)\n")
+    (nested / "gen_layers.py").write_text(model + "        return x * len(x)\n")
     (tmp_path / "new.py").write_text(model + "        return x + 1\n")
 
     completed = run_cli("check", ".", cwd=tmp_path)
     assert completed.returncode == 0, completed.stdout
-    assert "legacy" not in completed.stdout
+    assert "legacy" not in completed.stdout and "gen_layers" not in completed.stdout
     assert completed.stdout.splitlines()[-1].startswith("Checked 1 file:")
-    # The language server's "trace workspace" lists files through python_files.
-    assert python_files([str(tmp_path)], ["legacy/*"], workspace_root=str(tmp_path)) == [
-        str(tmp_path / "new.py")]
+    jobs = trace_jobs(
+        python_files([str(tmp_path)]),
+        lambda path: find_workspace_root(path, [str(tmp_path)]),
+        lambda root: load_config(root)[0],
+    )
+    assert [job.path for job in jobs] == [str(tmp_path / "new.py")]

@@ -311,3 +311,33 @@ async def test_one_pyproject_reader_for_the_engine_and_the_editor(tmp_path: path
         after = await client.diagnostics_for(uri, version=1, after=mark, timeout=60)
         assert not _by_code(after, "FX002"), after
         assert pyproject.read_text().endswith('timeout = "soon"\n')  # only the buffer changed
+
+
+async def test_an_open_file_its_project_excludes_is_not_traced(tmp_path: pathlib.Path) -> None:
+    """``exclude`` means the same for an open file as in ``fx-lsp check``: no import, no
+    verdict (its diagnostics are cleared)."""
+    marker = tmp_path / "imported"
+    (tmp_path / "pyproject.toml").write_text('[tool.fx-lsp]\nexclude = ["scratch_*.py"]\n')
+    scratch = tmp_path / "scratch_model.py"
+    scratch.write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n\nfrom torch import nn\n\n\n"
+        "class UsesLen(nn.Module):\n    def forward(self, x):\n        return x * len(x)\n"
+    )
+    async with session(tmp_path) as client:
+        uri = client.open(scratch)
+        assert await client.diagnostics_for(uri) == []
+        assert not marker.exists()
+        (tmp_path / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[
+                    types.FileEvent(
+                        uri=from_fs_path(str(tmp_path / "pyproject.toml")),
+                        type=types.FileChangeType.Changed,
+                    )
+                ]
+            )
+        )
+        # Once no longer excluded it is traced: the test can tell.
+        assert _by_code(await client.diagnostics_for(uri, version=1, timeout=60), "FX002")
+        assert marker.exists()
