@@ -1,0 +1,84 @@
+"""Unit tests for the pure parts of fx_lsp: positions, options, edits, hover text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from lsprotocol import types
+
+from fx_lsp import positions
+from fx_lsp.code_actions import minimal_edit
+from fx_lsp.hover import module_markdown
+from fx_lsp.initialization_options import Options, client_settings, parse_options
+from fxcore.results import Failure, ModuleResult
+
+UTF16, UTF8, UTF32 = (
+    types.PositionEncodingKind.Utf16,
+    types.PositionEncodingKind.Utf8,
+    types.PositionEncodingKind.Utf32,
+)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "character"), [(UTF16, 8), (UTF8, 10), (UTF32, 7)]
+)
+def test_a_column_after_an_emoji_counts_in_the_clients_units(
+    encoding: str, character: int
+) -> None:
+    lines = ["x = 1", "s = '🙂'; len(x)"]
+    # Column 8 (1-based characters) of line 2 is the "; " after the emoji's closing quote.
+    position = positions.to_lsp(lines, 2, 8, encoding)
+    assert position == types.Position(line=1, character=character)
+    assert positions.from_lsp(lines, position, encoding) == (2, 8)
+
+
+def test_positions_are_clamped_to_the_text() -> None:
+    lines = positions.split_lines("a\r\nbc\rd\n")
+    assert lines == ["a", "bc", "d", ""]
+    assert positions.to_lsp(lines, 99, 99, UTF16) == types.Position(line=3, character=0)
+    backwards = positions.range_to_lsp(lines, 2, 3, 2, 1, UTF16)
+    assert backwards.start == backwards.end
+
+
+def test_options_fail_closed_on_trust_and_keep_defaults_otherwise() -> None:
+    options, errors = parse_options({"trusted": "false", "severity": "loud"})
+    assert options.trusted is False
+    assert options.severity == Options().severity
+    assert len(errors) == 2 and "untrusted" in errors[0] + errors[1]
+    project, errors = parse_options({"run": "onType"}, {"run": "onSave", "trusted": True})
+    assert project.run == "onSave" and project.trusted is True and errors == []
+    assert client_settings({"fxLsp": {"run": "onType"}}) == {"run": "onType"}
+    assert client_settings("nonsense") == {}
+
+
+def test_minimal_edit_rebuilds_the_new_text() -> None:
+    generator = random.Random(7)
+    for _ in range(500):
+        old = "".join(generator.choice("ab\n🙂") for _ in range(generator.randint(0, 15)))
+        new = "".join(generator.choice("ab\n🙂") for _ in range(generator.randint(0, 15)))
+        edit = minimal_edit(old, new, UTF32)
+        lines = old.split("\n")
+
+        def offset(position: types.Position, lines: list[str] = lines) -> int:
+            return sum(len(line) + 1 for line in lines[: position.line]) + position.character
+
+        start, end = offset(edit.range.start), offset(edit.range.end)
+        assert old[:start] + edit.new_text + old[end:] == new
+        assert len(edit.new_text) <= len(new)
+
+
+def test_a_failed_class_hover_keeps_quoted_output_as_a_block() -> None:
+    failure = Failure(
+        "FX102", "timeout",
+        "Tracing Net stopped: the worker took too long.\n"
+        "Last output of the worker:\n    step 1\n    step 2",
+        "/ws/net.py", 3, 7, 3, 10,
+    )
+    module = ModuleResult(
+        path="/ws/net.py", class_name="Net", qualified_name="net:Net", line=3, column=7,
+        end_line=3, end_column=10, status="failed", failures=[failure],
+    )
+    text = module_markdown(module, "/ws/net.py")
+    assert "**Net** is not FX-traceable: 1 failure" in text
+    assert "Last output of the worker:\n  ```text\n  step 1\n  step 2\n  ```" in text
