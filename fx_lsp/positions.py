@@ -7,16 +7,9 @@ the failing expression is where a character count and a UTF-16 count part ways.
 
 from __future__ import annotations
 
-import re
-
 from lsprotocol import types
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as LSP counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line)."""
-    return _LINE_BREAK.split(text)
+from fxcore.workspace import split_lines as split_lines  # the lines as LSP counts them
 
 
 def _units(text: str, encoding: str) -> int:

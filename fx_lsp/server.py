@@ -615,11 +615,10 @@ class FxLanguageServer(LanguageServer):
     def log_worker_output(self, result: FileResult) -> None:
         """A worker that timed out or crashed: what it printed goes to the server's log (VS
         Code: the fx-lsp output channel), the clue most often needed to tell why."""
-        ended = [
-            f.code
+        ended = any(
+            f.code == CODES["timeout"]
             for f in (*result.errors, *(f for m in result.modules for f in m.failures))
-            if f.code == CODES["timeout"]
-        ]
+        )
         if ended and result.output.strip():
             self.window_log_message(
                 types.LogMessageParams(

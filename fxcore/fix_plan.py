@@ -12,22 +12,18 @@ from __future__ import annotations
 import ast
 import functools
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fxcore import fixes
 from fxcore.results import Failure, Frame, ModuleResult
-from fxcore.workspace import import_location
+from fxcore.workspace import import_location, split_lines
 
 T = TypeVar("T")
 
 #: ``run(function, *args)``: ``function(*args)``, wherever it is computed.
 Run = Callable[..., Any]
-
-#: Line ends as LSP (and editors) count them.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def run_here(function: Callable[..., T], *args: Any) -> T:
@@ -101,7 +97,7 @@ def _enclosing_class(source: str, line: int, run: Run) -> str | None:
 
 
 def _span_text(source: str, failure: Failure) -> str:
-    lines = _LINE_BREAK.split(source)
+    lines = split_lines(source)
     if failure.line != failure.end_line or not 0 < failure.line <= len(lines):
         return ""
     return lines[failure.line - 1][failure.column - 1 : failure.end_column - 1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -121,6 +122,15 @@ def is_excluded(path: str, workspace_root: str, patterns: Iterable[str]) -> bool
                for pattern in patterns)
 
 
+#: Line ends as LSP and editors count them.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as LSP counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line)."""
+    return _LINE_BREAK.split(text)
+
+
 def source_text(path: str, overlays: dict[str, str], strict: bool = False) -> str | None:
     """A file's text as the user sees it: its unsaved buffer if any, else the file on disk;
     ``None`` when it cannot be read. Bytes that are not UTF-8 read as U+FFFD, or, with
@@ -136,23 +146,14 @@ def source_text(path: str, overlays: dict[str, str], strict: bool = False) -> st
         return None
 
 
-def python_files(paths: Iterable[str], exclude: Iterable[str] = (),
-                 workspace_root: str | None = None) -> list[str]:
-    """Every ``.py`` file named or found below the given paths, sorted, without duplicates,
-    leaving out those ``exclude`` matches (see ``is_excluded``) relative to
-    ``workspace_root``."""
-    patterns = list(exclude)
-
-    def excluded(path: str) -> bool:
-        return bool(patterns) and is_excluded(path, workspace_root or os.path.dirname(path),
-                                              patterns)
-
+def python_files(paths: Iterable[str]) -> list[str]:
+    """Every ``.py`` file named or found below the given paths, sorted, without duplicates.
+    (``exclude`` is applied per project by ``trace_jobs``.)"""
     found: set[str] = set()
     for given in paths:
         given = os.path.abspath(given)
         if os.path.isfile(given):
-            if not excluded(given):
-                found.add(given)
+            found.add(given)
             continue
         for folder, subfolders, files in os.walk(given):
             subfolders[:] = [
@@ -162,9 +163,7 @@ def python_files(paths: Iterable[str], exclude: Iterable[str] = (),
             ]
             for name in files:
                 if name.endswith(".py"):
-                    candidate = os.path.join(folder, name)
-                    if not excluded(candidate):
-                        found.add(candidate)
+                    found.add(os.path.join(folder, name))
     return sorted(found)
 
 
