@@ -194,6 +194,14 @@ async def session(
         await client.stop()
 
 
+def new_project(parent: pathlib.Path) -> pathlib.Path:
+    """An empty project folder (``<parent>/ws`` with a pyproject.toml) to open as a workspace."""
+    workspace = parent / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    return workspace
+
+
 def children_of(pid: int) -> list[int]:
     """Every descendant process of ``pid`` (from /proc)."""
     parents: dict[int, int] = {}

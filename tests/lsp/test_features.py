@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from lsp_support import session, wait_for
+from lsp_support import new_project, session, wait_for
 
 
 def _line_of(path: pathlib.Path, needle: str) -> tuple[int, str]:
@@ -183,9 +183,7 @@ async def test_trace_workspace_cancelled(tmp_path: pathlib.Path, how: str) -> No
 async def test_a_timed_out_class_shows_what_its_worker_printed(tmp_path: pathlib.Path) -> None:
     """The tail of a worker's output reaches the user: in the FX102 diagnostic, in the hover of
     the class (as a block that keeps its lines) and in the server's log."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    workspace = new_project(tmp_path)
     slow = workspace / "slow.py"
     slow.write_text(
         "import time\n"

@@ -15,7 +15,7 @@ from lsprotocol import types
 
 from fx_lsp.server import FxLanguageServer
 
-from lsp_support import FxClient, session, wait_for
+from lsp_support import FxClient, new_project, session, wait_for
 
 USES_LEN = textwrap.dedent(
     """\
@@ -43,9 +43,7 @@ async def test_trust_off_does_not_block_while_the_engine_closes(
     """A traced file leaves a background process holding the worker's output: closing the
     engine waits for it. The hover sent right after trust is turned off is answered before the
     background process reaches its next step (6 s later), that is without waiting for the close."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    workspace = new_project(tmp_path)
     pid_file, marker = tmp_path / "child.pid", tmp_path / "six-seconds-later"
     spawner = workspace / "spawner.py"
     spawner.write_text(
@@ -77,9 +75,7 @@ async def test_trust_off_does_not_block_while_the_engine_closes(
 async def test_workspace_trace_of_an_older_text_is_not_published(tmp_path: pathlib.Path) -> None:
     """A buffer edited (lines inserted above the failure) while a workspace trace of its older
     text runs: that trace's diagnostics must not be published under the new version."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    workspace = new_project(tmp_path)
     slow = workspace / "slow.py"
     text = "import time\ntime.sleep(3)\n" + USES_LEN
     slow.write_text(text)
@@ -139,9 +135,7 @@ def _node_rows(value: str) -> list[str]:
 async def test_hover_of_a_line_with_thousands_of_nodes_is_truncated(
     tmp_path: pathlib.Path,
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    workspace = new_project(tmp_path)
     wide = workspace / "wide.py"
     wide.write_text(
         "from torch import nn\n\n\n"
@@ -187,9 +181,7 @@ async def test_hover_is_answered_while_a_big_file_computes_its_fixes(
 ) -> None:
     """Quick fixes of a 20,000-line file parse it with libcst (seconds): a hover on another
     file sent after that request is answered first."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    workspace = new_project(tmp_path)
     big, small = workspace / "big.py", workspace / "small.py"
     big.write_text(_big_file(USES_LEN, 5000))
     small.write_text(USES_LEN)
@@ -240,9 +232,7 @@ async def test_an_older_result_is_not_republished_over_an_edited_buffer(
     itself is not): when that trace ends, the buffer's older result must not be republished on
     its new text. Its lines moved; the client already moved the shown diagnostics with the
     edit."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    workspace = new_project(tmp_path)
     layers, model = workspace / "layers.py", workspace / "model.py"
     layers.write_text(USES_LEN)
     model.write_text(
