@@ -1,16 +1,14 @@
-"""The pygls 2 language server: a thin adapter from fxcore's trace results to LSP.
+"""The pygls 2 language server: handlers, each a few calls, over fxcore's trace results.
 
-Documents are traced on open and save (and, with ``run = "onType"``, on change after a
-per-document debounce). Every job gets the texts of all open buffers as overlays, so unsaved
-edits are what gets imported. A job is outdated as soon as its document changes or a file it
-imported changes: it is cancelled (its worker killed) and its result, should it still arrive,
-dropped. Requests answer from the latest accepted results and never wait for a trace.
+Which trace runs and which result is current is decided by ``fx_lsp.documents``; settings are
+merged by ``fx_lsp.settings``; the workspace trace is ``fx_lsp.workspace_trace``; results become
+LSP types in ``diagnostics``, ``hover``, ``code_actions`` and ``code_lens``. Requests answer from
+the latest accepted results and never wait for a trace.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import logging
 import os
@@ -18,26 +16,25 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
-from fx_lsp import code_actions, code_lens, diagnostics, hover, positions
-from fx_lsp.initialization_options import Options, client_settings, parse_options
+from fx_lsp import code_actions, code_lens, diagnostics, hover, positions, workspace_trace
+from fx_lsp.documents import Document, Documents
+from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
+from fx_lsp.protocol import FxProtocol, guarded
+from fx_lsp.settings import Settings
 from fxcore import fix_plan
 from fxcore.cache import ResultCache
-from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.engine import Engine, TraceHandle
-from fxcore.parent_arguments import apply_parent_arguments
-from fxcore.results import CODES, EngineConfig, FileResult
+from fxcore.results import CODES, FileResult
 from fxcore.version import VERSION
-from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
+from fxcore.workspace import find_workspace_root, source_text, trace_jobs
 
 GENERATED_CODE = "fxLsp/generatedCode"
 STATUS = "fxLsp/status"
@@ -48,87 +45,6 @@ UNTRUSTED_MESSAGE = (
 )
 
 logger = logging.getLogger(__name__)
-
-_work_done_token: contextvars.ContextVar[types.ProgressToken | None] = contextvars.ContextVar(
-    "work_done_token", default=None
-)
-
-
-class FxProtocol(LanguageServerProtocol):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        #: Ids of requests the client cancelled. pygls answers them as cancelled but cannot stop
-        #: a command handler that already runs, so long commands check this set themselves.
-        self.cancelled_requests: set[Any] = set()
-
-    def _handle_cancel_notification(self, msg_id: Any) -> None:
-        self.cancelled_requests.add(msg_id)
-        super()._handle_cancel_notification(msg_id)
-
-    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
-    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
-        # pygls passes a command handler only its arguments; the client's progress token is
-        # in the params, so hand it over through a context variable (copied into the task).
-        _work_done_token.set(params.work_done_token)
-        return (yield from super().lsp_workspace__execute_command(params))
-
-
-@dataclass
-class Document:
-    """An open Python buffer and the state of its traces."""
-
-    uri: str
-    path: str
-    version: int
-    #: Bumped whenever a trace of this document becomes outdated.
-    generation: int = 0
-    timer: asyncio.TimerHandle | None = None
-    handle: TraceHandle | None = None
-    #: The latest result accepted for this document, the version it was for, and the versions
-    #: of the other open buffers it was traced with.
-    result: FileResult | None = None
-    result_version: int | None = None
-    overlay_versions: dict[str, int] = field(default_factory=dict)
-    entries: list[diagnostics.Entry] = field(default_factory=list)
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def guarded(default: Any = None) -> Callable[[F], F]:
-    """Never let an exception escape a handler: log it and answer ``default``."""
-
-    def decorate(function: F) -> F:
-        @functools.wraps(function)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return function(*args, **kwargs)
-            except Exception:
-                logger.exception("fx-lsp: %s failed", function.__name__)
-                return default
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
-
-
-def guarded_async(default: Any = None) -> Callable[[F], F]:
-    """``guarded`` for coroutine handlers."""
-
-    def decorate(function: F) -> F:
-        @functools.wraps(function)
-        async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await function(*args, **kwargs)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.exception("fx-lsp: %s failed", function.__name__)
-                return default
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
 
 
 class FxLanguageServer(LanguageServer):
@@ -142,16 +58,16 @@ class FxLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.engine: Engine | None = None
-        self.documents: dict[str, Document] = {}
-        self.settings: dict[str, Any] = {}
-        self.options = Options()
-        self._root_options: dict[str, Options] = {}
-        self._project_configs: dict[str, ProjectConfig] = {}
+        self.settings = Settings(self._open_text, self.root_of, self._warn)
+        self.documents = Documents(
+            self._start_trace,
+            lambda document: self.workspace.get_text_document(document.uri).source,
+            lambda: self.settings.options.trusted,
+            self,
+        )
         self._reported: set[str] = set()
-        self._workspace_handles: set[TraceHandle] = set()
-        #: Latest results, by path, whose roots built workspace classes: their derived
-        #: verdicts serve the classes of other files (fxcore.parent_arguments).
-        self.parent_results: dict[str, FileResult] = {}
+        #: Jobs of a running workspace trace (``fx_lsp.workspace_trace``).
+        self.workspace_handles: set[TraceHandle] = set()
         self._status: tuple[str, int, str] | None = None
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
@@ -161,7 +77,7 @@ class FxLanguageServer(LanguageServer):
         self.fix_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fx-lsp-fixes")
         self.parse_process = ParseProcess()
 
-    # -- settings -------------------------------------------------------------------------------
+    # -- messages -------------------------------------------------------------------------------
 
     def report_once(self, messages: list[str], kind: types.MessageType) -> None:
         for message in messages:
@@ -169,17 +85,30 @@ class FxLanguageServer(LanguageServer):
                 self._reported.add(message)
                 self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
-    def apply_settings(self, raw: Any) -> None:
-        """New client settings. ``trusted`` keeps its value when they omit it: settings rebuilt
-        from defaults must not trust a workspace the user has not trusted."""
-        self.settings = client_settings(raw)
-        options, errors = parse_options(self.settings)
-        if "trusted" not in self.settings:
-            options = replace(options, trusted=self.options.trusted)
-        self.options = options
-        self.report_once(errors, types.MessageType.Warning)
-        self._root_options.clear()
-        self._project_configs.clear()
+    def _warn(self, messages: list[str]) -> None:
+        self.report_once(messages, types.MessageType.Warning)
+
+    def report_untrusted(self) -> None:
+        self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
+
+    def log_worker_output(self, result: FileResult) -> None:
+        """A worker that timed out or crashed: what it printed goes to the server's log (VS
+        Code: the fx-lsp output channel), the clue most often needed to tell why."""
+        ended = any(
+            f.code == CODES["timeout"]
+            for f in (*result.errors, *(f for m in result.modules for f in m.failures))
+        )
+        if ended and result.output.strip():
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Log,
+                    message=f"fx-lsp: the worker for {result.path} timed out or crashed; "
+                    f"what it printed (last {len(result.output)} characters):\n"
+                    + result.output.rstrip(),
+                )
+            )
+
+    # -- the workspace --------------------------------------------------------------------------
 
     def workspace_folders(self) -> list[str] | None:
         """The folders the client opened (``workspaceFolders``, else ``rootUri``), or None
@@ -193,39 +122,8 @@ class FxLanguageServer(LanguageServer):
         edit its ``pyproject.toml`` and the cache lives there."""
         return find_workspace_root(path, self.workspace_folders())
 
-    def project_config(self, root: str) -> ProjectConfig:
-        """``<root>/pyproject.toml``'s ``[tool.fx-lsp]``, from its buffer when it is open
-        (unsaved edits apply to every key at once), read once per change."""
-        if root not in self._project_configs:
-            found = read_project_config(root, self._open_text(os.path.join(root, "pyproject.toml")))
-            self.report_once(found.problems, types.MessageType.Warning)
-            self._project_configs[root] = found
-        return self._project_configs[root]
-
     def options_for(self, path: str) -> Options:
-        """Client settings overlaid by the ``[tool.fx-lsp]`` of the file's workspace folder."""
-        root = self.root_of(path)
-        if root not in self._root_options:
-            options, problems = parse_options(
-                self.settings, self.project_config(root).table, os.path.join(root, "pyproject.toml")
-            )
-            self.report_once(problems, types.MessageType.Warning)
-            self._root_options[root] = replace(options, trusted=self.options.trusted)
-        return self._root_options[root]
-
-    def engine_config(self, root: str) -> EngineConfig:
-        """The project's engine config; its ``timeout`` if it sets a valid one, else the
-        client's."""
-        project = self.project_config(root)
-        if is_valid_timeout(project.table.get("timeout")):
-            return project.engine
-        return replace(project.engine, timeout=self.options_for(root).timeout)
-
-    def forget_config(self, root: str) -> None:
-        self._root_options.pop(root, None)
-        self._project_configs.pop(root, None)
-
-    # -- texts ----------------------------------------------------------------------------------
+        return self.settings.options_for(path)
 
     def _open_text(self, path: str) -> str | None:
         """The text of an open buffer for ``path`` (any language), else None."""
@@ -266,10 +164,6 @@ class FxLanguageServer(LanguageServer):
         support = code_action.resolve_support if code_action else None
         return support is not None and "edit" in support.properties
 
-    def version_of(self, path: str) -> int | None:
-        document = self.documents.get(path)
-        return document.version if document is not None else None
-
     @property
     def encoding(self) -> str:
         return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
@@ -296,10 +190,54 @@ class FxLanguageServer(LanguageServer):
         else:
             threading.Thread(target=engine.close, name="fx-lsp-close", daemon=True).start()
 
+    def _start_trace(self, path: str, overlays: dict[str, str]) -> TraceHandle | None:
+        jobs = trace_jobs([path], self.root_of, self.settings.engine_config, overlays)
+        return self.ensure_engine().submit(jobs[0]) if jobs else None
+
+    def set_trusted(self, trusted: bool) -> None:
+        if trusted:
+            self.ensure_engine()
+            self.documents.retrace_all()
+        else:
+            self.documents.stop_all()
+            for document in self.documents:
+                self.clear(document.uri)
+            # Not on the event loop: closing waits for the workers, which can take seconds.
+            self.close_engine(wait=False)
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE)
+            )
+        self.send_status()
+
+    # -- what the document model decided (fx_lsp.documents.Listener) ---------------------------
+
+    def accepted(self, document: Document, touched: list[Document]) -> None:
+        assert document.result is not None
+        self.log_worker_output(document.result)
+        self.publish(document)
+        self.protocol.notify(
+            TRACED,
+            {
+                "uri": document.uri,
+                "version": document.result_version,
+                "classes": [m.class_name for m in document.result.modules],
+            },
+        )
+        for other in touched:
+            self.publish(other)
+        self.refresh_code_lenses()
+
+    def excluded(self, document: Document) -> None:
+        self.clear(document.uri)
+
+    def status(self, message: str = "") -> None:
+        self.send_status(message)
+
+    # -- notifications --------------------------------------------------------------------------
+
     def send_status(self, message: str = "") -> None:
-        pending = sum(1 for d in self.documents.values() if d.handle is not None)
-        pending += len(self._workspace_handles)
-        if not self.options.trusted:
+        pending = self.documents.pending + len(self.workspace_handles)
+        if not self.settings.options.trusted:
             state = "disabled"
         elif message:
             state = "error"
@@ -313,150 +251,15 @@ class FxLanguageServer(LanguageServer):
             params["message"] = message
         self.protocol.notify(STATUS, params)
 
-    # -- scheduling -----------------------------------------------------------------------------
-
-    def outdate(self, document: Document) -> None:
-        """The running or planned trace of ``document`` no longer matches: stop it."""
-        document.generation += 1
-        if document.timer is not None:
-            document.timer.cancel()
-            document.timer = None
-        if document.handle is not None:
-            document.handle.cancel()
-            document.handle = None
-
-    def schedule(self, document: Document, delay: float = 0.0) -> None:
-        self.outdate(document)
-        if not self.options.trusted:
-            return
-        loop = asyncio.get_running_loop()
-        document.timer = loop.call_later(delay, self._submit, document, document.generation)
-
-    def dependents(self, path: str) -> list[Document]:
-        """Open documents whose last trace imported ``path`` (or whose first one still runs)."""
-        return [
-            d
-            for d in self.documents.values()
-            if d.path != path
-            and (
-                (d.result is not None and path in d.result.imported_files)
-                or (d.result is None and d.handle is not None)
-            )
-        ]
-
-    def trace_with_dependents(self, document: Document, delay: float) -> None:
-        self.schedule(document, delay)
-        for dependent in self.dependents(document.path):
-            self.schedule(dependent, delay)
-
-    def overlays(self) -> tuple[dict[str, str], dict[str, int]]:
-        texts, versions = {}, {}
-        for document in self.documents.values():
-            texts[document.path] = self.workspace.get_text_document(document.uri).source
-            versions[document.path] = document.version
-        return texts, versions
-
-    def _submit(self, document: Document, generation: int) -> None:
-        try:
-            document.timer = None
-            if (
-                self.documents.get(document.path) is not document
-                or generation != document.generation
-            ):
-                return
-            texts, versions = self.overlays()
-            jobs = trace_jobs([document.path], self.root_of, self.engine_config, texts)
-            if not jobs:
-                # Excluded by its project's `exclude`: as in `fx-lsp check`, no verdict.
-                document.result = None
-                self.clear(document.uri)
-                self.send_status()
-                return
-            handle = self.ensure_engine().submit(jobs[0])
-            document.handle = handle
-            loop = asyncio.get_running_loop()
-            version = document.version
-            handle.future.add_done_callback(
-                lambda future: loop.call_soon_threadsafe(
-                    self._finished, document, generation, version, versions, handle, future
-                )
-            )
-            self.send_status()
-        except Exception as error:
-            logger.exception("fx-lsp: cannot start a trace of %s", document.path)
-            self.send_status(f"cannot trace {os.path.basename(document.path)}: {error}")
-
-    def _finished(
-        self,
-        document: Document,
-        generation: int,
-        version: int,
-        versions: dict[str, int],
-        handle: TraceHandle,
-        future: Future[FileResult],
-    ) -> None:
-        try:
-            if document.handle is handle:
-                document.handle = None
-            current = (
-                self.documents.get(document.path) is document
-                and document.generation == generation
-                and document.version == version
-            )
-            if future.cancelled() or not current:
-                self.send_status()
-                return
-            error = future.exception()
-            if error is not None:
-                self.send_status(f"tracing {os.path.basename(document.path)} failed: {error}")
-                return
-            previous = document.result
-            self.log_worker_output(future.result())
-            document.result = self.with_parent_verdicts(future.result())
-            document.result_version = version
-            document.overlay_versions = versions
-            self.publish(document)
-            self.protocol.notify(
-                TRACED,
-                {
-                    "uri": document.uri,
-                    "version": version,
-                    "classes": [m.class_name for m in document.result.modules],
-                },
-            )
-            # Failures this trace located in other open files (or no longer does) show there.
-            touched = {
-                f.path
-                for r in (previous, document.result)
-                if r
-                for m in r.modules
-                for f in m.failures
-            }
-            for other in self.documents.values():
-                if other is not document and other.path in touched:
-                    self.publish(other)
-            self.refresh_code_lenses()
-            self.send_status()
-        except Exception:
-            logger.exception("fx-lsp: cannot publish the trace of %s", document.path)
-
     def publish(self, document: Document) -> None:
-        own_version = document.result_version if document.result is not None else document.version
-        if own_version != document.version:
-            # The result is of an older text, whose lines have moved: the client has moved the
-            # diagnostics it shows with the edits, and a trace of this text publishes anew.
+        if not self.documents.is_current(document):
+            # The result is of an older text: the client has moved the diagnostics it shows
+            # with the edits, and a trace of this text publishes anew.
             return
-        others = [
-            d.result
-            for d in self.documents.values()
-            if d is not document
-            and d.result is not None
-            and d.overlay_versions.get(document.path) == own_version
-        ]
         document.entries = diagnostics.build(
             document.path,
             document.result,
-            others,
+            self.documents.results_traced_with(document),
             self.lines_of,
             self.options_for(document.path),
             self.encoding,
@@ -465,7 +268,18 @@ class FxLanguageServer(LanguageServer):
             types.PublishDiagnosticsParams(
                 uri=document.uri,
                 diagnostics=[entry.diagnostic for entry in document.entries],
-                version=own_version,
+                version=document.version,
+            )
+        )
+
+    def publish_closed(self, path: str, result: FileResult) -> None:
+        """The diagnostics of a file that is not open (from a workspace trace)."""
+        entries = diagnostics.build(
+            path, result, [], self.lines_of, self.options_for(path), self.encoding
+        )
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=diagnostics.path_to_uri(path), diagnostics=[e.diagnostic for e in entries]
             )
         )
 
@@ -478,26 +292,6 @@ class FxLanguageServer(LanguageServer):
         workspace = self.client_capabilities.workspace
         if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
             self.workspace_code_lens_refresh(None)
-
-    def retrace_all(self) -> None:
-        for document in self.documents.values():
-            self.schedule(document)
-
-    def set_trusted(self, trusted: bool) -> None:
-        if trusted:
-            self.ensure_engine()
-            self.retrace_all()
-        else:
-            for document in self.documents.values():
-                self.outdate(document)
-                document.result = None
-                self.clear(document.uri)
-            # Not on the event loop: closing waits for the workers, which can take seconds.
-            self.close_engine(wait=False)
-            self.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE)
-            )
-        self.send_status()
 
     # -- the client's process -------------------------------------------------------------------
 
@@ -514,158 +308,6 @@ class FxLanguageServer(LanguageServer):
             except PermissionError:
                 pass  # alive, owned by someone else
 
-    # -- trace workspace ------------------------------------------------------------------------
-
-    async def trace_workspace(self) -> dict[str, int]:
-        token = _work_done_token.get()
-        progress = self.work_done_progress
-        if token is None:
-            window = self.client_capabilities.window
-            if window and window.work_done_progress:
-                token = str(uuid.uuid4())
-                try:
-                    await progress.create_async(token)
-                except Exception:
-                    token = None
-        texts, versions = self.overlays()
-        jobs = trace_jobs(
-            python_files(self.workspace_folders() or []), self.root_of, self.engine_config, texts
-        )
-        files = [job.path for job in jobs]
-        summary = {"files": len(files), "modules": 0, "failed": 0}
-        if not self.options.trusted:
-            self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
-            return summary
-        if token is not None:
-            progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title="fx-lsp: tracing the workspace",
-                    cancellable=True,
-                    message=f"0/{len(files)} files",
-                    percentage=0,
-                ),
-            )
-        progress_cancelled = progress.tokens.get(token) if token is not None else None
-        request_id = self.protocol.msg_id
-
-        def cancelled() -> bool:
-            if progress_cancelled is not None and progress_cancelled.cancelled():
-                return True
-            return request_id in self.protocol.cancelled_requests
-        engine = self.ensure_engine()
-        handles = [engine.submit(job) for job in jobs]
-        self._workspace_handles.update(handles)
-        self.send_status()
-        done = 0
-        finished_results: list[tuple[str, FileResult]] = []
-        try:
-            pending = {asyncio.wrap_future(h.future): h for h in handles}
-            waiting = set(pending)
-            while waiting:
-                finished, waiting = await asyncio.wait(
-                    waiting, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
-                )
-                if cancelled():
-                    break
-                for future in finished:
-                    handle = pending[future]
-                    self._workspace_handles.discard(handle)
-                    done += 1
-                    if future.cancelled() or future.exception() is not None:
-                        continue
-                    result = future.result()
-                    summary["modules"] += len(result.modules)
-                    summary["failed"] += sum(m.status == "failed" for m in result.modules)
-                    self.log_worker_output(result)
-                    self.publish_workspace_result(handle.job.path, result, versions)
-                    finished_results.append((handle.job.path, result))
-                if finished and token is not None:
-                    progress.report(
-                        token,
-                        types.WorkDoneProgressReport(
-                            message=f"{done}/{len(files)} files",
-                            percentage=int(100 * done / max(len(files), 1)),
-                        ),
-                    )
-                self.send_status()
-            # A file published before the roots that build its classes: now it gets them.
-            for path, result in finished_results:
-                if self.with_parent_verdicts(result) is not result:
-                    self.publish_workspace_result(path, result, versions)
-        finally:
-            for handle in handles:
-                if not handle.future.done():
-                    handle.cancel()
-                self._workspace_handles.discard(handle)
-            self.send_status()
-            if token is not None:
-                outcome = "cancelled" if done < len(files) else "done"
-                self.protocol.cancelled_requests.discard(request_id)
-                progress.end(
-                    token,
-                    types.WorkDoneProgressEnd(
-                        message=(
-                            f"{outcome}: {summary['modules']} modules, {summary['failed']} failed"
-                        )
-                    ),
-                )
-        return summary
-
-    def log_worker_output(self, result: FileResult) -> None:
-        """A worker that timed out or crashed: what it printed goes to the server's log (VS
-        Code: the fx-lsp output channel), the clue most often needed to tell why."""
-        ended = any(
-            f.code == CODES["timeout"]
-            for f in (*result.errors, *(f for m in result.modules for f in m.failures))
-        )
-        if ended and result.output.strip():
-            self.window_log_message(
-                types.LogMessageParams(
-                    type=types.MessageType.Log,
-                    message=f"fx-lsp: the worker for {result.path} timed out or crashed; "
-                    f"what it printed (last {len(result.output)} characters):\n"
-                    + result.output.rstrip(),
-                )
-            )
-
-    def with_parent_verdicts(self, result: FileResult) -> FileResult:
-        """The result with the verdicts of instances that traced roots built (remembering
-        this result's own derived verdicts for other files)."""
-        if result.derived_modules:
-            self.parent_results[result.path] = result
-        else:
-            self.parent_results.pop(result.path, None)
-        others = [r for path, r in self.parent_results.items() if path != result.path]
-        return apply_parent_arguments([result, *others])[0]
-
-    def publish_workspace_result(
-        self, path: str, result: FileResult, versions: dict[str, int]
-    ) -> None:
-        """A workspace trace's result, traced with the open buffers at ``versions``: adopted
-        for an open document if its text is unchanged since; else dropped (its lines no
-        longer match) and the document traced again."""
-        result = self.with_parent_verdicts(result)
-        document = self.documents.get(path)
-        if document is None:
-            uri = diagnostics.path_to_uri(path)
-            entries = diagnostics.build(
-                path, result, [], self.lines_of, self.options_for(path), self.encoding
-            )
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[e.diagnostic for e in entries])
-            )
-            return
-        if document.handle is not None or document.timer is not None:
-            return  # a trace of the current text is on its way
-        if versions.get(path) != document.version:
-            self.schedule(document)
-            return
-        document.result = result
-        document.result_version = document.version
-        document.overlay_versions = versions
-        self.publish(document)
-
 
 server = FxLanguageServer()
 
@@ -676,50 +318,48 @@ server = FxLanguageServer()
 @server.feature(types.INITIALIZE)
 @guarded()
 def initialize(ls: FxLanguageServer, params: types.InitializeParams) -> None:
-    ls.apply_settings(params.initialization_options)
+    ls.settings.apply(params.initialization_options)
 
 
 @server.feature(types.INITIALIZED)
+@guarded()
 async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> None:
-    try:
-        if ls.process_id is not None:
-            ls.watcher = asyncio.ensure_future(ls.watch_client(ls.process_id))
-        if ls.options.trusted:
-            ls.ensure_engine()
-        else:
-            ls.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
-        ls.send_status()
-        watched = ls.client_capabilities.workspace
-        if (
-            watched
-            and watched.did_change_watched_files
-            and watched.did_change_watched_files.dynamic_registration
-        ):
-            await ls.client_register_capability_async(
-                types.RegistrationParams(
-                    registrations=[
-                        types.Registration(
-                            id=str(uuid.uuid4()),
-                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                watchers=[
-                                    types.FileSystemWatcher(glob_pattern="**/*.py"),
-                                    types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
-                                ]
-                            ),
-                        )
-                    ]
-                )
+    if ls.process_id is not None:
+        ls.watcher = asyncio.ensure_future(ls.watch_client(ls.process_id))
+    if ls.settings.options.trusted:
+        ls.ensure_engine()
+    else:
+        ls.report_untrusted()
+    ls.send_status()
+    watched = ls.client_capabilities.workspace
+    if (
+        watched
+        and watched.did_change_watched_files
+        and watched.did_change_watched_files.dynamic_registration
+    ):
+        await ls.client_register_capability_async(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id=str(uuid.uuid4()),
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                            watchers=[
+                                types.FileSystemWatcher(glob_pattern="**/*.py"),
+                                types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                            ]
+                        ),
+                    )
+                ]
             )
-    except Exception:
-        logger.exception("fx-lsp: initialized failed")
+        )
 
 
 @server.feature(types.SHUTDOWN)
 @guarded()
 def shutdown(ls: FxLanguageServer, params: None) -> None:
-    for document in ls.documents.values():
-        ls.outdate(document)
+    for document in ls.documents:
+        ls.documents.outdate(document)
     ls.close_engine(wait=False)
 
 
@@ -735,12 +375,12 @@ def exit_(ls: FxLanguageServer, params: None) -> None:
 def did_change_configuration(
     ls: FxLanguageServer, params: types.DidChangeConfigurationParams
 ) -> None:
-    was_trusted, before = ls.options.trusted, ls.options
-    ls.apply_settings(params.settings)
-    if ls.options.trusted != was_trusted:
-        ls.set_trusted(ls.options.trusted)
-    elif ls.options != before and ls.options.trusted:
-        ls.retrace_all()
+    before = ls.settings.options
+    ls.settings.apply(params.settings)
+    if ls.settings.options.trusted != before.trusted:
+        ls.set_trusted(ls.settings.options.trusted)
+    elif ls.settings.options != before and ls.settings.options.trusted:
+        ls.documents.retrace_all()
 
 
 # -- documents ----------------------------------------------------------------------------------
@@ -752,10 +392,10 @@ def _is_pyproject(path: str) -> bool:
 
 def _config_changed(ls: FxLanguageServer, path: str) -> None:
     root = os.path.dirname(path)
-    ls.forget_config(root)
-    for document in ls.documents.values():
+    ls.settings.forget(root)
+    for document in ls.documents:
         if ls.root_of(document.path) == root:
-            ls.schedule(document)
+            ls.documents.schedule(document)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -763,29 +403,24 @@ def _config_changed(ls: FxLanguageServer, path: str) -> None:
 def did_open(ls: FxLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     path = to_fs_path(item.uri)
-    if path is None or not (item.language_id == "python" or path.endswith((".py", ".pyi"))):
-        return
-    document = Document(uri=item.uri, path=path, version=item.version)
-    ls.documents[path] = document
-    ls.schedule(document)
+    if path is not None and (item.language_id == "python" or path.endswith((".py", ".pyi"))):
+        ls.documents.open(item.uri, path, item.version)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 @guarded()
 def did_change(ls: FxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    path = to_fs_path(params.text_document.uri)
-    if path is not None and _is_pyproject(path):
-        ls.forget_config(os.path.dirname(path))  # the next trace reads the edited buffer
+    path = to_fs_path(params.text_document.uri) or ""
+    if _is_pyproject(path):
+        ls.settings.forget(os.path.dirname(path))  # the next trace reads the edited buffer
         return
-    document = ls.documents.get(path or "")
+    document = ls.documents.get(path)
     if document is None:
         return
-    document.version = params.text_document.version
+    ls.documents.changed(document, params.text_document.version)
     if ls.options_for(path).run == "onType":
-        ls.trace_with_dependents(document, ls.options_for(path).debounce_ms / 1000)
-    else:
-        ls.outdate(document)
-        ls.send_status()
+        ls.documents.trace_with_dependents(document, ls.options_for(path).debounce_ms / 1000)
+    ls.send_status()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -797,10 +432,9 @@ def did_save(ls: FxLanguageServer, params: types.DidSaveTextDocumentParams) -> N
         return
     document = ls.documents.get(path)
     if document is not None:
-        ls.trace_with_dependents(document, 0.0)
+        ls.documents.trace_with_dependents(document)
     else:
-        for dependent in ls.dependents(path):
-            ls.schedule(dependent)
+        ls.documents.file_changed(path)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -808,13 +442,12 @@ def did_save(ls: FxLanguageServer, params: types.DidSaveTextDocumentParams) -> N
 def did_close(ls: FxLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
     path = to_fs_path(params.text_document.uri) or ""
     if _is_pyproject(path):
-        ls.forget_config(os.path.dirname(path))  # unsaved edits closed unsaved are gone
-    document = ls.documents.pop(path, None)
+        ls.settings.forget(os.path.dirname(path))  # unsaved edits closed unsaved are gone
+    document = ls.documents.close(path)
     if document is None:
         return
-    ls.outdate(document)
     ls.clear(document.uri)
-    for other in ls.documents.values():
+    for other in ls.documents:
         if any(e.traced_path == path for e in other.entries):
             ls.publish(other)
     ls.send_status()
@@ -830,8 +463,7 @@ def did_change_watched_files(
         if _is_pyproject(path):
             _config_changed(ls, path)
         elif path not in ls.documents:
-            for dependent in ls.dependents(path):
-                ls.schedule(dependent)
+            ls.documents.file_changed(path)
 
 
 # -- requests -----------------------------------------------------------------------------------
@@ -841,12 +473,8 @@ def _document(ls: FxLanguageServer, uri: str) -> Document | None:
     return ls.documents.get(to_fs_path(uri) or "")
 
 
-def _others(ls: FxLanguageServer, document: Document) -> list[FileResult]:
-    return [d.result for d in ls.documents.values() if d is not document and d.result is not None]
-
-
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-@guarded_async()
+@guarded()
 async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | None:
     document = _document(ls, params.text_document.uri)
     if document is None:
@@ -857,7 +485,7 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
         ls.lines_of(document.path),
         ls.encoding,
         document.result,
-        _others(ls, document),
+        ls.documents.other_results(document),
         list(document.entries),
         lambda entry: [
             fix.title
@@ -882,7 +510,7 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
         code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True
     ),
 )
-@guarded_async(default=[])
+@guarded(default=[])
 async def on_code_action(
     ls: FxLanguageServer, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
@@ -899,7 +527,7 @@ async def on_code_action(
             params.context,
             params.range,
             ls.text_of,
-            ls.version_of,
+            ls.documents.version_of,
             ls.root_of,
             ls.encoding,
             resolve_data={"uri": document.uri} if ls.resolves_code_actions else None,
@@ -910,7 +538,7 @@ async def on_code_action(
 
 
 @server.feature(types.CODE_ACTION_RESOLVE)
-@guarded_async()
+@guarded()
 async def on_code_action_resolve(
     ls: FxLanguageServer, action: types.CodeAction
 ) -> types.CodeAction:
@@ -924,7 +552,7 @@ async def on_code_action_resolve(
         action,
         list(document.entries),
         ls.text_of,
-        ls.version_of,
+        ls.documents.version_of,
         ls.root_of,
         ls.encoding,
         ls.parse_process.run,
@@ -971,14 +599,9 @@ def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | Non
 
 
 @server.command(TRACE_WORKSPACE)
+@guarded(default={"files": 0, "modules": 0, "failed": 0})
 async def trace_workspace(ls: FxLanguageServer, *args: Any) -> dict[str, int]:
-    try:
-        return await ls.trace_workspace()
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        logger.exception("fx-lsp: tracing the workspace failed")
-        return {"files": 0, "modules": 0, "failed": 0}
+    return await workspace_trace.trace_workspace(ls)
 
 
 def serve(tcp: tuple[str, int] | None = None) -> None:

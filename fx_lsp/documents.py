@@ -1,0 +1,307 @@
+"""The open documents and the scheduling of their traces: which trace runs, which result is
+current and which is stale.
+
+A plain class without pygls: the server calls it from its handlers and turns what it accepts
+into notifications (``Listener``); tests drive it with a fake engine. Every job gets the texts
+of all open buffers as overlays, so unsaved edits are what gets imported. A trace is outdated
+as soon as its document changes or a file it imported changes: it is cancelled (its worker
+killed) and its result, should it still arrive, dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from fxcore.engine import TraceHandle
+from fxcore.parent_arguments import apply_parent_arguments
+from fxcore.results import FileResult
+
+if TYPE_CHECKING:
+    from fx_lsp.diagnostics import Entry
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Document:
+    """An open Python buffer and the state of its traces."""
+
+    uri: str
+    path: str
+    version: int
+    #: Bumped whenever a trace of this document becomes outdated.
+    generation: int = 0
+    timer: asyncio.TimerHandle | None = None
+    handle: TraceHandle | None = None
+    #: The latest result accepted for this document, the version it was for, and the versions
+    #: of the other open buffers it was traced with.
+    result: FileResult | None = None
+    result_version: int | None = None
+    overlay_versions: dict[str, int] = field(default_factory=dict)
+    #: The diagnostics last published for it.
+    entries: list[Entry] = field(default_factory=list)
+
+    @property
+    def busy(self) -> bool:
+        """A trace of its current text is planned or running."""
+        return self.handle is not None or self.timer is not None
+
+
+#: Starts tracing ``path`` with the open buffers' texts as overlays; None when the project
+#: excludes the file.
+StartTrace = Callable[[str, dict[str, str]], TraceHandle | None]
+
+
+class Listener(Protocol):
+    """What the server does with the model's decisions."""
+
+    def accepted(self, document: Document, touched: list[Document]) -> None:
+        """``document.result`` is new: publish it, and ``touched``, the other open documents
+        whose failures it locates (or located)."""
+
+    def excluded(self, document: Document) -> None:
+        """The document's project excludes it: it has no verdict."""
+
+    def status(self, message: str = "") -> None:
+        """The number of running traces changed, or (``message``) a trace could not run."""
+
+
+class Documents:
+    """The open documents, by path, and their traces."""
+
+    def __init__(
+        self,
+        start: StartTrace,
+        buffer_text: Callable[[Document], str],
+        trusted: Callable[[], bool],
+        listener: Listener,
+    ) -> None:
+        self._start = start
+        self._buffer_text = buffer_text
+        self._trusted = trusted
+        self._listener = listener
+        self._documents: dict[str, Document] = {}
+        #: Latest results, by path, whose roots built workspace classes: their derived
+        #: verdicts serve the classes of other files (fxcore.parent_arguments).
+        self._parent_results: dict[str, FileResult] = {}
+
+    # -- the set of documents ----------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(list(self._documents.values()))
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._documents
+
+    def get(self, path: str) -> Document | None:
+        return self._documents.get(path)
+
+    def open(self, uri: str, path: str, version: int) -> Document:
+        document = Document(uri=uri, path=path, version=version)
+        self._documents[path] = document
+        self.schedule(document)
+        return document
+
+    def close(self, path: str) -> Document | None:
+        document = self._documents.pop(path, None)
+        if document is not None:
+            self.outdate(document)
+        return document
+
+    def version_of(self, path: str) -> int | None:
+        document = self._documents.get(path)
+        return document.version if document is not None else None
+
+    def overlays(self) -> tuple[dict[str, str], dict[str, int]]:
+        """The open buffers' texts and versions, by path."""
+        texts, versions = {}, {}
+        for document in self._documents.values():
+            texts[document.path] = self._buffer_text(document)
+            versions[document.path] = document.version
+        return texts, versions
+
+    @property
+    def pending(self) -> int:
+        return sum(1 for d in self._documents.values() if d.handle is not None)
+
+    # -- scheduling --------------------------------------------------------------------------
+
+    def outdate(self, document: Document) -> None:
+        """The running or planned trace of ``document`` no longer matches: stop it."""
+        document.generation += 1
+        if document.timer is not None:
+            document.timer.cancel()
+            document.timer = None
+        if document.handle is not None:
+            document.handle.cancel()
+            document.handle = None
+
+    def schedule(self, document: Document, delay: float = 0.0) -> None:
+        """Trace ``document`` after ``delay`` seconds (on the running event loop), replacing
+        any trace of it that is planned or running."""
+        self.outdate(document)
+        if not self._trusted():
+            return
+        loop = asyncio.get_running_loop()
+        document.timer = loop.call_later(delay, self._submit, document, document.generation)
+
+    def dependents(self, path: str) -> list[Document]:
+        """Open documents whose last trace imported ``path`` (or whose first one still runs)."""
+        return [
+            d
+            for d in self._documents.values()
+            if d.path != path
+            and (
+                (d.result is not None and path in d.result.imported_files)
+                or (d.result is None and d.handle is not None)
+            )
+        ]
+
+    def changed(self, document: Document, version: int) -> None:
+        """The buffer was edited: its trace and its result are of an older text."""
+        document.version = version
+        self.outdate(document)
+
+    def trace_with_dependents(self, document: Document, delay: float = 0.0) -> None:
+        self.schedule(document, delay)
+        for dependent in self.dependents(document.path):
+            self.schedule(dependent, delay)
+
+    def file_changed(self, path: str) -> None:
+        """``path``, not open here, changed on disk: retrace the documents that imported it."""
+        for dependent in self.dependents(path):
+            self.schedule(dependent)
+
+    def retrace_all(self) -> None:
+        for document in self._documents.values():
+            self.schedule(document)
+
+    def stop_all(self) -> None:
+        """Outdate every trace and forget every result (tracing was switched off)."""
+        for document in self._documents.values():
+            self.outdate(document)
+            document.result = None
+
+    def _submit(self, document: Document, generation: int) -> None:
+        try:
+            document.timer = None
+            if self._documents.get(document.path) is not document or (
+                generation != document.generation
+            ):
+                return
+            texts, versions = self.overlays()
+            handle = self._start(document.path, texts)
+            if handle is None:
+                # Excluded by its project's `exclude`: as in `fx-lsp check`, no verdict.
+                document.result = None
+                self._listener.excluded(document)
+                self._listener.status()
+                return
+            document.handle = handle
+            loop = asyncio.get_running_loop()
+            version = document.version
+            handle.future.add_done_callback(
+                lambda future: loop.call_soon_threadsafe(
+                    self._finished, document, generation, version, versions, handle, future
+                )
+            )
+            self._listener.status()
+        except Exception as error:
+            logger.exception("fx-lsp: cannot start a trace of %s", document.path)
+            self._listener.status(f"cannot trace {os.path.basename(document.path)}: {error}")
+
+    def _finished(
+        self,
+        document: Document,
+        generation: int,
+        version: int,
+        versions: dict[str, int],
+        handle: TraceHandle,
+        future: Future[FileResult],
+    ) -> None:
+        if document.handle is handle:
+            document.handle = None
+        current = (
+            self._documents.get(document.path) is document
+            and document.generation == generation
+            and document.version == version
+        )
+        if future.cancelled() or not current:
+            self._listener.status()
+            return
+        error = future.exception()
+        if error is not None:
+            self._listener.status(f"tracing {os.path.basename(document.path)} failed: {error}")
+            return
+        previous = document.result
+        self._accept(document, self.with_parent_verdicts(future.result()), version, versions)
+        # Failures this trace located in other open files (or no longer does) show there.
+        touched = {
+            f.path for r in (previous, document.result) if r for m in r.modules for f in m.failures
+        }
+        others = [d for d in self._documents.values() if d is not document and d.path in touched]
+        try:
+            self._listener.accepted(document, others)
+        except Exception:
+            logger.exception("fx-lsp: cannot publish the trace of %s", document.path)
+        self._listener.status()
+
+    def _accept(
+        self, document: Document, result: FileResult, version: int, versions: dict[str, int]
+    ) -> None:
+        document.result = result
+        document.result_version = version
+        document.overlay_versions = versions
+
+    # -- results -----------------------------------------------------------------------------
+
+    def with_parent_verdicts(self, result: FileResult) -> FileResult:
+        """The result with the verdicts of instances that traced roots built (remembering
+        this result's own derived verdicts for other files)."""
+        if result.derived_modules:
+            self._parent_results[result.path] = result
+        else:
+            self._parent_results.pop(result.path, None)
+        others = [r for path, r in self._parent_results.items() if path != result.path]
+        return apply_parent_arguments([result, *others])[0]
+
+    def adopt(self, document: Document, result: FileResult, versions: dict[str, int]) -> bool:
+        """A workspace trace's result for an open document, traced with the open buffers at
+        ``versions``: adopted (True) if the document's text is unchanged since; else dropped,
+        since its lines no longer match, and the document traced again."""
+        result = self.with_parent_verdicts(result)
+        if document.busy:
+            return False  # a trace of the current text is on its way
+        if versions.get(document.path) != document.version:
+            self.schedule(document)
+            return False
+        self._accept(document, result, document.version, versions)
+        return True
+
+    def is_current(self, document: Document) -> bool:
+        """Its result (or, without one, its nothing) is of its buffer's current text: one of
+        an older text has lines that have moved, and a trace of this text publishes anew."""
+        own = document.result_version if document.result is not None else document.version
+        return own == document.version
+
+    def results_traced_with(self, document: Document) -> list[FileResult]:
+        """Other documents' results traced with this document's current text: their failures
+        located in it are on its current lines."""
+        return [
+            d.result
+            for d in self._documents.values()
+            if d is not document
+            and d.result is not None
+            and d.overlay_versions.get(document.path) == document.version
+        ]
+
+    def other_results(self, document: Document) -> list[FileResult]:
+        return [
+            d.result for d in self._documents.values() if d is not document and d.result is not None
+        ]

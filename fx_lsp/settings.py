@@ -1,0 +1,79 @@
+"""The settings in force for each file: the client's, overlaid by the ``[tool.fx-lsp]`` table of
+the file's workspace folder (its open buffer when there is one), read once per change.
+
+Values are parsed by ``fx_lsp.initialization_options`` (editor keys) and ``fxcore.config``
+(engine keys); this module only merges and caches them, and reports each problem once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from fx_lsp.initialization_options import Options, client_settings, parse_options
+from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
+from fxcore.results import EngineConfig
+
+
+class Settings:
+    def __init__(
+        self,
+        open_text: Callable[[str], str | None],
+        root_of: Callable[[str], str],
+        warn: Callable[[list[str]], None],
+    ) -> None:
+        self._open_text = open_text
+        self._root_of = root_of
+        self._warn = warn
+        self._client: dict[str, Any] = {}
+        #: The client's options (``trusted`` only ever comes from here).
+        self.options = Options()
+        self._root_options: dict[str, Options] = {}
+        self._project_configs: dict[str, ProjectConfig] = {}
+
+    def apply(self, raw: Any) -> None:
+        """New client settings. ``trusted`` keeps its value when they omit it: settings rebuilt
+        from defaults must not trust a workspace the user has not trusted."""
+        self._client = client_settings(raw)
+        options, errors = parse_options(self._client)
+        if "trusted" not in self._client:
+            options = replace(options, trusted=self.options.trusted)
+        self.options = options
+        self._warn(errors)
+        self._root_options.clear()
+        self._project_configs.clear()
+
+    def project_config(self, root: str) -> ProjectConfig:
+        """``<root>/pyproject.toml``'s ``[tool.fx-lsp]``, from its buffer when it is open
+        (unsaved edits apply to every key at once), read once per change."""
+        if root not in self._project_configs:
+            found = read_project_config(root, self._open_text(os.path.join(root, "pyproject.toml")))
+            self._warn(found.problems)
+            self._project_configs[root] = found
+        return self._project_configs[root]
+
+    def options_for(self, path: str) -> Options:
+        """Client settings overlaid by the ``[tool.fx-lsp]`` of the file's workspace folder."""
+        root = self._root_of(path)
+        if root not in self._root_options:
+            options, problems = parse_options(
+                self._client, self.project_config(root).table, os.path.join(root, "pyproject.toml")
+            )
+            self._warn(problems)
+            self._root_options[root] = replace(options, trusted=self.options.trusted)
+        return self._root_options[root]
+
+    def engine_config(self, root: str) -> EngineConfig:
+        """The project's engine config; its ``timeout`` if it sets a valid one, else the
+        client's."""
+        project = self.project_config(root)
+        if is_valid_timeout(project.table.get("timeout")):
+            return project.engine
+        return replace(project.engine, timeout=self.options_for(root).timeout)
+
+    def forget(self, root: str) -> None:
+        """``<root>/pyproject.toml`` changed: read it again when next needed."""
+        self._root_options.pop(root, None)
+        self._project_configs.pop(root, None)

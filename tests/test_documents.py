@@ -1,0 +1,240 @@
+"""The document model (fx_lsp.documents) driven by a fake engine: which trace runs, which
+result is accepted, which is dropped as stale, and who is traced again."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Future
+
+from fx_lsp.documents import Document, Documents
+from fxcore.results import Failure, FileResult, ModuleResult, TraceJob
+
+
+class FakeHandle:
+    """A submitted trace whose result the test decides; ``cancel`` is only recorded, so a
+    result can still arrive after it, as one from a worker that finished first does."""
+
+    def __init__(self, path: str, overlays: dict[str, str]) -> None:
+        self.job = TraceJob(path=path, workspace_root="/project", overlays=overlays)
+        self.future: Future[FileResult] = Future()
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeServer:
+    """The engine and the listener: records every trace started and every decision."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self.trusted = True
+        self.excluded_paths: set[str] = set()
+        self.handles: list[FakeHandle] = []
+        self.accepted_calls: list[tuple[str, list[str]]] = []
+        self.excluded_calls: list[str] = []
+        self.messages: list[str] = []
+        self.documents = Documents(
+            self.start, lambda document: self.texts[document.path], lambda: self.trusted, self
+        )
+
+    def start(self, path: str, overlays: dict[str, str]) -> FakeHandle | None:
+        if path in self.excluded_paths:
+            return None
+        handle = FakeHandle(path, overlays)
+        self.handles.append(handle)
+        return handle
+
+    def accepted(self, document: Document, touched: list[Document]) -> None:
+        self.accepted_calls.append((document.path, [d.path for d in touched]))
+
+    def excluded(self, document: Document) -> None:
+        self.excluded_calls.append(document.path)
+
+    def status(self, message: str = "") -> None:
+        if message:
+            self.messages.append(message)
+
+    def open(self, path: str, text: str = "", version: int = 1) -> Document:
+        self.texts[path] = text
+        return self.documents.open(f"file://{path}", path, version)
+
+    def started(self, path: str) -> list[FakeHandle]:
+        return [h for h in self.handles if h.job.path == path]
+
+
+def result(path: str, imported: list[str] = (), failures_in: list[str] = ()) -> FileResult:
+    modules = []
+    if failures_in:
+        module = ModuleResult(path=path, class_name="Net", qualified_name="m:Net", line=1,
+                              column=1, end_line=1, end_column=4, status="failed")
+        module.failures = [Failure(code="FX001", kind="control-flow", message="", path=where,
+                                   line=2, column=1, end_line=2, end_column=3)
+                           for where in failures_in]
+        modules.append(module)
+    return FileResult(path=path, modules=modules, imported_files=[path, *imported])
+
+
+async def settle() -> None:
+    """Let the timers at delay 0 and the done-callbacks run."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_opening_traces_with_every_open_buffer_as_overlay() -> None:
+    fake = FakeServer()
+    fake.open("/project/b.py", "B = 1\n")
+    fake.open("/project/a.py", "import b\n")
+    await settle()
+    [handle] = fake.started("/project/a.py")
+    assert handle.job.overlays == {"/project/b.py": "B = 1\n", "/project/a.py": "import b\n"}
+    handle.future.set_result(result("/project/a.py"))
+    await settle()
+    document = fake.documents.get("/project/a.py")
+    assert document is not None and document.result is not None
+    assert document.result_version == 1 and document.handle is None
+    assert document.overlay_versions == {"/project/b.py": 1, "/project/a.py": 1}
+    assert ("/project/a.py", []) in fake.accepted_calls
+
+
+async def test_a_result_for_an_edited_text_is_dropped_and_its_trace_cancelled() -> None:
+    fake = FakeServer()
+    document = fake.open("/project/a.py")
+    await settle()
+    [first] = fake.started("/project/a.py")
+    fake.documents.changed(document, 2)
+    assert first.cancelled
+    first.future.set_result(result("/project/a.py"))  # the worker finished anyway
+    await settle()
+    assert document.result is None
+    assert fake.accepted_calls == []
+    assert fake.documents.is_current(document)  # no result: nothing stale to show
+
+
+async def test_only_the_latest_of_two_traces_is_accepted() -> None:
+    fake = FakeServer()
+    document = fake.open("/project/a.py")
+    await settle()
+    fake.documents.schedule(document)  # saved again while the first trace runs
+    await settle()
+    first, second = fake.started("/project/a.py")
+    assert first.cancelled and not second.cancelled
+    second.future.set_result(result("/project/a.py", imported=["/project/new.py"]))
+    first.future.set_result(result("/project/a.py", imported=["/project/old.py"]))
+    await settle()
+    assert document.result is not None
+    assert "/project/new.py" in document.result.imported_files
+    assert len(fake.accepted_calls) == 1
+
+
+async def test_a_planned_trace_that_is_outdated_never_starts() -> None:
+    fake = FakeServer()
+    document = fake.open("/project/a.py")
+    fake.documents.schedule(document, delay=60.0)
+    fake.documents.outdate(document)
+    await settle()
+    assert fake.handles == [] and document.timer is None
+
+
+async def test_documents_that_imported_a_changed_file_are_traced_again() -> None:
+    fake = FakeServer()
+    model = fake.open("/project/model.py")
+    user = fake.open("/project/train.py")
+    other = fake.open("/project/other.py")
+    await settle()
+    fake.started("/project/model.py")[0].future.set_result(result("/project/model.py"))
+    fake.started("/project/train.py")[0].future.set_result(
+        result("/project/train.py", imported=["/project/model.py", "/project/util.py"])
+    )
+    fake.started("/project/other.py")[0].future.set_result(result("/project/other.py"))
+    await settle()
+    assert fake.documents.dependents("/project/model.py") == [user]
+
+    fake.documents.trace_with_dependents(model)  # model.py saved
+    await settle()
+    assert len(fake.started("/project/model.py")) == 2
+    assert len(fake.started("/project/train.py")) == 2
+    fake.documents.file_changed("/project/util.py")  # util.py, not open, changed on disk
+    await settle()
+    assert len(fake.started("/project/train.py")) == 3
+    assert len(fake.started("/project/other.py")) == 1
+    assert other.handle is None
+
+
+async def test_an_excluded_file_gets_no_verdict() -> None:
+    fake = FakeServer()
+    fake.excluded_paths.add("/project/skip.py")
+    document = fake.open("/project/skip.py")
+    await settle()
+    assert fake.excluded_calls == ["/project/skip.py"]
+    assert document.result is None and fake.handles == []
+
+
+async def test_failures_located_in_another_open_file_publish_there() -> None:
+    fake = FakeServer()
+    fake.open("/project/layers.py")
+    fake.open("/project/net.py")
+    await settle()
+    fake.started("/project/net.py")[0].future.set_result(
+        result("/project/net.py", failures_in=["/project/layers.py"])
+    )
+    await settle()
+    assert ("/project/net.py", ["/project/layers.py"]) in fake.accepted_calls
+    layers = fake.documents.get("/project/layers.py")
+    assert layers is not None
+    assert fake.documents.results_traced_with(layers)[0].path == "/project/net.py"
+    fake.documents.changed(layers, 2)
+    assert fake.documents.results_traced_with(layers) == []
+
+
+async def test_a_workspace_result_is_adopted_only_for_the_text_it_traced() -> None:
+    fake = FakeServer()
+    document = fake.open("/project/a.py")
+    await settle()
+    assert not fake.documents.adopt(document, result("/project/a.py"), {"/project/a.py": 1})
+    fake.started("/project/a.py")[0].future.set_result(result("/project/a.py"))
+    await settle()
+
+    assert fake.documents.adopt(document, result("/project/a.py"), {"/project/a.py": 1})
+    fake.documents.changed(document, 2)
+    assert not fake.documents.adopt(document, result("/project/a.py"), {"/project/a.py": 1})
+    assert not fake.documents.is_current(document)
+    await settle()
+    assert len(fake.started("/project/a.py")) == 2  # traced again for the new text
+
+
+async def test_nothing_is_traced_while_untrusted_and_stop_all_forgets_results() -> None:
+    fake = FakeServer()
+    document = fake.open("/project/a.py")
+    await settle()
+    fake.started("/project/a.py")[0].future.set_result(result("/project/a.py"))
+    await settle()
+    fake.trusted = False
+    fake.documents.stop_all()
+    fake.documents.retrace_all()
+    await settle()
+    assert document.result is None and len(fake.handles) == 1
+
+
+async def test_a_failed_start_is_reported_not_raised() -> None:
+    fake = FakeServer()
+
+    def broken(path: str, overlays: dict[str, str]) -> None:
+        raise OSError("no worker")
+
+    fake.documents._start = broken
+    fake.open("/project/a.py")
+    await settle()
+    assert fake.messages == ["cannot trace a.py: no worker"]
+
+
+async def test_closing_a_document_cancels_its_trace_and_drops_its_result() -> None:
+    fake = FakeServer()
+    fake.open("/project/a.py")
+    await settle()
+    [handle] = fake.started("/project/a.py")
+    closed = fake.documents.close("/project/a.py")
+    assert closed is not None and handle.cancelled
+    handle.future.set_result(result("/project/a.py"))
+    await settle()
+    assert fake.accepted_calls == [] and "/project/a.py" not in fake.documents
