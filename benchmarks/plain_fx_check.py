@@ -79,7 +79,7 @@ def _child() -> None:
 
     from fxcore import sandbox
     from fxcore.config import load_config, module_config_for
-    from fxcore.job import resolve
+    from fxcore.construction import resolve
     from fxcore.locate import (
         SourceIndex,
         innermost_workspace_frame,

@@ -76,7 +76,6 @@ def find_module(
 
 def generated_code(uri: str, module: ModuleResult) -> dict[str, Any]:
     """The ``fxLsp/generatedCode`` result (docs/contracts.md): line map for this file only."""
-    prefix = f"{module.path}:"
     return {
         "uri": uri,
         "className": module.class_name,
@@ -87,8 +86,8 @@ def generated_code(uri: str, module: ModuleResult) -> dict[str, Any]:
         "instantiatedOn": module.instantiated_on,
         "traceSeconds": module.trace_seconds,
         "lineNodes": {
-            key[len(prefix) :]: [{"name": n.name, "op": n.op, "target": n.target} for n in nodes]
-            for key, nodes in module.line_nodes.items()
-            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+            str(line): [{"name": n.name, "op": n.op, "target": n.target} for n in nodes]
+            for (path, line), nodes in module.line_nodes.items()
+            if path == module.path
         },
     }

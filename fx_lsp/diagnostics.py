@@ -17,7 +17,7 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.initialization_options import Options
 from fxcore.arguments import describe
-from fxcore.results import Failure, FileResult, Frame, ModuleResult
+from fxcore.results import Failure, FileResult, Frame, ModuleResult, Range, Span
 
 SOURCE = "fx-lsp"
 README = "https://github.com/fx-lsp/fx-lsp"
@@ -67,10 +67,8 @@ def short_path(path: str, relative_to: str) -> str:
     return os.path.basename(path) if relative.startswith("..") else relative
 
 
-def _range(lines_of: LinesOf, span: Frame | Failure, encoding: str) -> types.Range:
-    return positions.range_to_lsp(
-        lines_of(span.path), span.line, span.column, span.end_line, span.end_column, encoding
-    )
+def _range(lines_of: LinesOf, span: Span, encoding: str) -> types.Range:
+    return positions.range_to_lsp(lines_of(span.path), span, encoding)
 
 
 def related_information(
@@ -105,9 +103,7 @@ def _failure_diagnostic(
 
 
 def _name_range(module: ModuleResult, lines: list[str], encoding: str) -> types.Range:
-    return positions.range_to_lsp(
-        lines, module.line, module.column, module.end_line, module.end_column, encoding
-    )
+    return positions.range_to_lsp(lines, module, encoding)
 
 
 def summary_message(module: ModuleResult, document: str) -> str:
@@ -136,11 +132,9 @@ def _file_error_range(failure: Failure, path: str, lines: list[str], encoding: s
     else:
         here = [frame for frame in failure.frames if frame.path == path]
         if not here:
-            return positions.range_to_lsp(lines, 1, 1, 1, 1 + len(lines[0]), encoding)
+            return positions.range_to_lsp(lines, Range(1, 1, 1, 1 + len(lines[0])), encoding)
         spot = here[-1]
-    return positions.range_to_lsp(
-        lines, spot.line, spot.column, spot.end_line, spot.end_column, encoding
-    )
+    return positions.range_to_lsp(lines, spot, encoding)
 
 
 def build(
@@ -253,14 +247,7 @@ def build(
                 add(
                     Entry(
                         types.Diagnostic(
-                            range=positions.range_to_lsp(
-                                lines,
-                                hint.line,
-                                hint.column,
-                                hint.end_line,
-                                hint.end_column,
-                                encoding,
-                            ),
+                            range=positions.range_to_lsp(lines, hint, encoding),
                             message=hint.message,
                             severity=types.DiagnosticSeverity.Hint,
                             code=hint.code,

@@ -138,11 +138,10 @@ def hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(text)),
             range=entry.diagnostic.range,
         )
-    key = f"{path}:{line}"
     rows: dict[str, None] = {}
     for result in [own, *others] if own else others:
         for module in result.modules:
-            for node in module.line_nodes.get(key, []):
+            for node in module.line_nodes.get((path, line), []):
                 row = f"| {module.class_name} | `{node.name}` | {node.op} | `{node.target}` |"
                 rows[row] = None
     if not rows:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from fxcore.results import Range, Span
 from fxcore.workspace import split_lines as split_lines  # the lines as LSP counts them
 
 
@@ -28,11 +29,9 @@ def to_lsp(lines: list[str], line: int, column: int, encoding: str) -> types.Pos
     return types.Position(line=index, character=_units(text[:characters], encoding))
 
 
-def range_to_lsp(
-    lines: list[str], line: int, column: int, end_line: int, end_column: int, encoding: str
-) -> types.Range:
-    start = to_lsp(lines, line, column, encoding)
-    end = to_lsp(lines, end_line, end_column, encoding)
+def range_to_lsp(lines: list[str], where: Range | Span, encoding: str) -> types.Range:
+    start = to_lsp(lines, where.line, where.column, encoding)
+    end = to_lsp(lines, where.end_line, where.end_column, encoding)
     if (end.line, end.character) < (start.line, start.character):
         end = start
     return types.Range(start=start, end=end)

@@ -35,7 +35,7 @@ from fxcore.results import (
     GraphNodeInfo,
     Hint,
     ModuleResult,
-    Span,
+    Range,
     TraceJob,
 )
 from fxcore.version import VERSION
@@ -86,18 +86,28 @@ def _module(data: dict[str, Any]) -> ModuleResult:
     forward, arguments = data["forward"], data["arguments"]
     return ModuleResult(**{
         **data,
-        "forward": Span(**forward) if forward is not None else None,
+        "forward": Range(**forward) if forward is not None else None,
         "arguments": Arguments(**arguments) if arguments is not None else None,
         "failures": [_failure(failure) for failure in data["failures"]],
         "hints": [Hint(**hint) for hint in data["hints"]],
-        "line_nodes": {key: [GraphNodeInfo(**node) for node in nodes]
-                       for key, nodes in data["line_nodes"].items()},
+        "line_nodes": {(path, line): [GraphNodeInfo(**node) for node in nodes]
+                       for path, line, nodes in data["line_nodes"]},
     })
 
 
+def result_to_json(result: FileResult) -> dict[str, Any]:
+    """``asdict`` of the result, with each ``line_nodes`` as ``[path, line, nodes]`` rows:
+    JSON object keys can only be strings."""
+    data = asdict(result)
+    for module in (*data["modules"], *data["derived_modules"]):
+        module["line_nodes"] = [[path, line, nodes]
+                                for (path, line), nodes in module["line_nodes"].items()]
+    return data
+
+
 def result_from_json(data: Any) -> FileResult:
-    """Rebuild a ``FileResult`` from ``asdict`` output; ``TypeError``/``KeyError``/
-    ``AttributeError`` when the data does not have the model's shape."""
+    """Rebuild a ``FileResult`` from ``result_to_json`` output; ``TypeError``/``KeyError``/
+    ``AttributeError``/``ValueError`` when the data does not have the model's shape."""
     result = FileResult(**{
         **data,
         "modules": [_module(module) for module in data["modules"]],
@@ -181,7 +191,7 @@ class ResultCache:
             target_folder = os.path.join(folder, key[:2])
             os.makedirs(target_folder, exist_ok=True)
             # Write then rename, so a reader never sees half an entry.
-            entry = {"key": key, "dependencies": dependencies, "result": asdict(result)}
+            entry = {"key": key, "dependencies": dependencies, "result": result_to_json(result)}
             with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=target_folder,
                                              delete=False) as handle:
                 json.dump(entry, handle)

@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from fxcore.results import Span
+from fxcore.results import Range
 
 
 @dataclass
@@ -15,27 +15,27 @@ class ClassSource:
     ``self.<name> = ...`` assignments in its methods (where submodules are made)."""
 
     name: str
-    name_span: Span
-    forward: Span | None
-    attribute_spans: dict[str, Span]
+    name_span: Range
+    forward: Range | None
+    attribute_spans: dict[str, Range]
 
 
-def _name_span(lines: list[str], line: int, keyword: str, name: str) -> Span:
+def _name_span(lines: list[str], line: int, keyword: str, name: str) -> Range:
     """The range of ``name`` after ``keyword`` on a line (character columns)."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     match = re.search(rf"\b{keyword}\s+({re.escape(name)})\b", text)
     if match is None:
-        return Span(line, 1, line, len(text.rstrip("\r\n")) + 1)
-    return Span(line, match.start(1) + 1, line, match.end(1) + 1)
+        return Range(line, 1, line, len(text.rstrip("\r\n")) + 1)
+    return Range(line, match.start(1) + 1, line, match.end(1) + 1)
 
 
-def _char_span(lines: list[str], node: ast.expr) -> Span:
+def _char_span(lines: list[str], node: ast.expr) -> Range:
     def char(line: int, byte_column: int) -> int:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         return len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="replace")) + 1
 
     end_line = node.end_lineno or node.lineno
-    return Span(node.lineno, char(node.lineno, node.col_offset), end_line,
+    return Range(node.lineno, char(node.lineno, node.col_offset), end_line,
                 char(end_line, node.end_col_offset or 0))
 
 
@@ -48,7 +48,7 @@ def top_level_classes(text: str) -> dict[str, ClassSource]:
         if not isinstance(node, ast.ClassDef):
             continue
         forward = None
-        attributes: dict[str, Span] = {}
+        attributes: dict[str, Range] = {}
         for item in node.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue

@@ -31,7 +31,7 @@ from typing import Any
 from fxcore.cache import ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import top_level_classes
-from fxcore.results import CODES, Failure, FileResult, ModuleResult, TraceJob
+from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range, TraceJob
 from fxcore.workspace import import_location, source_text
 from fxcore.zygote import receive_message, send_message
 
@@ -507,8 +507,7 @@ class Engine:
 
     def _file_failure(self, job: TraceJob, kind: str, message: str) -> Failure:
         return Failure(code=CODES[kind], kind=kind, message=message,
-                       path=os.path.abspath(job.path), line=1, column=1, end_line=1,
-                       end_column=1)
+                       **Range(1, 1, 1, 1).at(os.path.abspath(job.path)))
 
     def _ended_module(self, job: TraceJob, attempt: _Attempt) -> ModuleResult:
         name = attempt.current_class or ""
@@ -517,10 +516,7 @@ class Engine:
             source = top_level_classes(source_text(path, job.overlays) or "").get(name)
         except SyntaxError:
             source = None
-        line, column, end_line, end_column = (
-            (source.name_span.line, source.name_span.column, source.name_span.end_line,
-             source.name_span.end_column) if source else (1, 1, 1, 1)
-        )
+        span = (source.name_span if source else Range(1, 1, 1, 1)).at(path)
         kind = attempt.ended_by or "crash"
         advice = (
             "Raise the time-out with `timeout` under [tool.fx-lsp] if the model is just large."
@@ -531,12 +527,11 @@ class Engine:
             code=CODES[kind], kind=kind,
             message=f"Tracing {name} stopped: the worker {attempt.exit_description}. {advice}"
             f"{_last_output(attempt.output)}",
-            path=path, line=line, column=column, end_line=end_line, end_column=end_column,
+            **span,
         )
         return ModuleResult(
-            path=path, class_name=name,
+            **span, class_name=name,
             qualified_name=f"{import_location(path).module_name}:{name}",
-            line=line, column=column, end_line=end_line, end_column=end_column,
             status="failed", forward=source.forward if source else None, failures=[failure],
         )
 
@@ -550,8 +545,7 @@ class Engine:
             code=CODES[kind], kind=kind,
             message=f"Tracing {module.class_name} as built by {built_by} stopped: the worker "
             f"{attempt.exit_description}.{_last_output(attempt.output)}",
-            path=module.path, line=module.line, column=module.column,
-            end_line=module.end_line, end_column=module.end_column,
+            **module.span(),
         )]
         return module
 

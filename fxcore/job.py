@@ -15,13 +15,10 @@ import dataclasses
 import importlib
 import importlib.abc
 import importlib.machinery
-import inspect
 import keyword
-import linecache
 import math
 import os
 import sys
-import sysconfig
 import time
 import traceback
 from collections.abc import Callable
@@ -31,6 +28,7 @@ from typing import Any
 import torch
 from torch import fx
 
+from fxcore.analysis import line_nodes, mark_consequences, relocate_into_decorator, unused_members
 from fxcore.arguments import (
     call_site_values,
     candidate_calls,
@@ -39,7 +37,13 @@ from fxcore.arguments import (
 )
 from fxcore.cache import text_hash
 from fxcore.config import module_config_for
+from fxcore.construction import build, configured_call_note, missing_parameters, resolve
 from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.import_overlay import (
+    imported_third_party_packages,
+    imported_workspace_files,
+    install_import_paths,
+)
 from fxcore.locate import (
     RawPosition,
     SourceIndex,
@@ -53,16 +57,13 @@ from fxcore.results import (
     Failure,
     FileResult,
     Frame,
-    GraphNodeInfo,
-    Hint,
     InstantiatedOn,
     ModuleConfig,
     ModuleResult,
-    Span,
+    Range,
     TraceJob,
 )
 from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, recovering_tracer_class
-from fxcore.weights import without_weights
 from fxcore.workspace import import_location, is_workspace_file, source_text
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
@@ -73,47 +74,6 @@ Send = Callable[[tuple[str, Any]], None]
 #: At most this many distinct workspace classes are traced from one root's submodules, so a
 #: huge model does not spend the whole scan on its parts (each still has the class time-out).
 MAX_SUBMODULE_CLASSES_PER_ROOT = 24
-
-
-class _OverlayLoader(importlib.machinery.SourceFileLoader):
-    """Loads a file's unsaved editor buffer instead of its text on disk."""
-
-    def __init__(self, fullname: str, path: str, text: str) -> None:
-        super().__init__(fullname, path)
-        self._text = text
-
-    def get_data(self, path: str) -> bytes:
-        if path == self.path:
-            return self._text.encode("utf-8")
-        raise OSError("no bytecode cache for unsaved buffers")
-
-    def path_stats(self, path: str) -> dict[str, float]:
-        return {"mtime": 0.0, "size": float(len(self._text))}
-
-    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
-        """Never write bytecode for a buffer."""
-
-
-class _OverlayFinder(importlib.abc.MetaPathFinder):
-    """Makes imports see unsaved editor buffers in place of the files on disk."""
-
-    def __init__(self, overlays: dict[str, str]) -> None:
-        self._overlays = overlays
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.origin is None:
-            return None
-        origin = os.path.abspath(spec.origin)
-        if origin not in self._overlays:
-            return None
-        loader = _OverlayLoader(fullname, origin, self._overlays[origin])
-        return importlib.util.spec_from_file_location(
-            fullname,
-            origin,
-            loader=loader,
-            submodule_search_locations=spec.submodule_search_locations,
-        )
 
 
 class JobRunner:
@@ -145,7 +105,7 @@ class JobRunner:
         kind: str,
         message: str,
         stack: list[RawPosition],
-        fallback: Span,
+        fallback: Range,
         possible_consequence: bool = False,
     ) -> Failure:
         """A failure located on its innermost workspace frame, with the call chain."""
@@ -159,17 +119,12 @@ class JobRunner:
                 f'node: leaf-modules = ["{layer}"] under [tool.fx-lsp] (a quick fix does it).'
             )
         if here is None:
-            here = Frame(self.path, fallback.line, fallback.column, fallback.end_line,
-                         fallback.end_column, "")
+            here = Frame(**fallback.at(self.path), function="")
         return Failure(
+            **here.span(),
             code=CODES[kind],
             kind=kind,
             message=message,
-            path=here.path,
-            line=here.line,
-            column=here.column,
-            end_line=here.end_line,
-            end_column=here.end_column,
             frames=frames,
             possible_consequence=possible_consequence,
         )
@@ -191,7 +146,7 @@ class JobRunner:
         return None
 
     def exception_failure(self, kind: str, prefix: str, error: BaseException,
-                          fallback: Span) -> Failure:
+                          fallback: Range) -> Failure:
         detail = describe_exception(error)
         return self.failure(kind, f"{prefix}{detail}", traceback_positions(error.__traceback__),
                             fallback)
@@ -218,16 +173,19 @@ class JobRunner:
             file_result.errors.append(self.file_failure(unimportable))
             self.send(("file", file_result))
             return
-        self.install_import_paths()
+        # Importable as users import it, with buffers in place of files.
+        entries = (self.root, os.path.join(self.root, "src"), self.location.sys_path_entry)
+        install_import_paths(entries, self.overlays)
         try:
             module = importlib.import_module(self.location.module_name)
         except BaseException as error:  # user code may raise anything, SystemExit included
             file_result.errors.append(
                 self.exception_failure("import", "Importing this file failed: ", error,
-                                       Span(1, 1, 1, 1))
+                                       Range(1, 1, 1, 1))
             )
             file_result.imported_files = self.imported_workspace_files()
-            file_result.third_party_packages = self.imported_third_party_packages()
+            file_result.third_party_packages = imported_third_party_packages(
+            self.preloaded_modules, self.is_workspace_path)
             self.send(("file", file_result))
             return
         self.record_imported_hashes(file_result)
@@ -257,13 +215,14 @@ class JobRunner:
                 with contextlib.suppress(Exception):
                     self.trace_built_submodules(root_result, self.built_model, derived_classes)
         file_result.imported_files = self.imported_workspace_files()
-        file_result.third_party_packages = self.imported_third_party_packages()
+        file_result.third_party_packages = imported_third_party_packages(
+            self.preloaded_modules, self.is_workspace_path)
         self.record_imported_hashes(file_result)
         self.send(("file", file_result))
 
     def file_failure(self, message: str) -> Failure:
-        return Failure(code=CODES["import"], kind="import", message=message, path=self.path,
-                       line=1, column=1, end_line=1, end_column=2)
+        return Failure(code=CODES["import"], kind="import", message=message,
+                       **Range(1, 1, 1, 2).at(self.path))
 
     def unreadable_reason(self) -> str:
         if os.path.islink(self.path) and not os.path.exists(self.path):
@@ -304,23 +263,8 @@ class JobRunner:
             kind="import",
             message=f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
             "parses.",
-            path=self.path,
-            line=line,
-            column=column,
-            end_line=end_line,
-            end_column=end_column,
+            **Range(line, column, end_line, end_column).at(self.path),
         )
-
-    def install_import_paths(self) -> None:
-        """Make the file importable as users import it, with buffers in place of files."""
-        for entry in (self.root, os.path.join(self.root, "src"), self.location.sys_path_entry):
-            if os.path.isdir(entry) and entry not in sys.path:
-                sys.path.insert(0, entry)
-        if self.overlays:
-            sys.meta_path.insert(0, _OverlayFinder(self.overlays))
-            for path, text in self.overlays.items():
-                linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
-        importlib.invalidate_caches()
 
     def record_imported_hashes(self, file_result: FileResult) -> None:
         """Hash the text of each imported workspace file as soon as it is known, so a
@@ -333,30 +277,9 @@ class JobRunner:
                     file_result.imported_hashes[path] = text_hash(text)
 
     def imported_workspace_files(self) -> list[str]:
-        new_modules = [module for name, module in list(sys.modules.items())
-                       if name not in self.preloaded_modules]
-        files = {
-            os.path.abspath(module.__file__)
-            for module in new_modules
-            if isinstance(getattr(module, "__file__", None), str)
-            and self.is_workspace_path(module.__file__)
-        }
-        files.add(self.path)
-        return sorted(files)
-
-    def imported_third_party_packages(self) -> list[str]:
-        """Top-level packages this job imported from the installed environment."""
-        installed = tuple(os.path.join(os.path.abspath(folder), "") for folder in
-                          {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-        packages = set()
-        for name, module in list(sys.modules.items()):
-            if name in self.preloaded_modules or "." in name:
-                continue
-            file = getattr(module, "__file__", None)
-            if isinstance(file, str) and os.path.abspath(file).startswith(installed) \
-                    and not self.is_workspace_path(file):
-                packages.add(name)
-        return sorted(packages)
+        """This file and the workspace files its import loaded."""
+        found = imported_workspace_files(self.preloaded_modules, self.is_workspace_path)
+        return sorted({*found, self.path})
 
     def module_classes(self, module: ModuleType, sources: dict[str, ClassSource]) -> list[type]:
         """``nn.Module`` subclasses defined in this file that have a ``forward``."""
@@ -376,15 +299,10 @@ class JobRunner:
     # -- one class -------------------------------------------------------------------------
 
     def module_result(self, cls: type, source: ClassSource, **fields: Any) -> ModuleResult:
-        span = source.name_span
         return ModuleResult(
-            path=self.path,
+            **source.name_span.at(self.path),
             class_name=cls.__name__,
             qualified_name=f"{self.location.module_name}:{cls.__name__}",
-            line=span.line,
-            column=span.column,
-            end_line=span.end_line,
-            end_column=span.end_column,
             forward=source.forward,
             **fields,
         )
@@ -414,7 +332,7 @@ class JobRunner:
                         for name, value in module_config.kwargs.items()},
             )
             try:
-                model, instantiated_on, weights = self.build(cls, module_config)
+                model, instantiated_on, weights = build(cls, module_config)
             except BaseException as error:
                 # A constructor that forwards **kwargs to a base class needing arguments.
                 missing = [] if configured else missing_from_type_error(error)
@@ -423,7 +341,7 @@ class JobRunner:
                         "constructor", f"Building {cls.__name__} failed: ", error,
                         source.name_span)
                     if configured:
-                        failure.message += _configured_call_note(cls.__name__, module_config)
+                        failure.message += configured_call_note(cls.__name__, module_config)
                     return self.module_result(cls, source, status="failed",
                                               failures=[failure], arguments=arguments)
             else:
@@ -443,7 +361,7 @@ class JobRunner:
                 args, kwargs = call_site_values(site, vars(sys.modules[cls.__module__]))
                 call = dataclasses.replace(module_config, args=[*module_config.args, *args],
                                            kwargs={**module_config.kwargs, **kwargs})
-                model, instantiated_on, weights = self.build(cls, call)
+                model, instantiated_on, weights = build(cls, call)
             except Exception as error:
                 rejected = error
             else:
@@ -457,7 +375,7 @@ class JobRunner:
                 call = dataclasses.replace(module_config,
                                            kwargs={**module_config.kwargs, **candidate.kwargs})
                 try:
-                    model, instantiated_on, weights = self.build(cls, call)
+                    model, instantiated_on, weights = build(cls, call)
                 except Exception as error:
                     rejected = error
                     continue
@@ -472,7 +390,7 @@ class JobRunner:
         names = ", ".join(missing)
         example = ", ".join(f"{name} = ..." for name in missing)
         tried = ("" if rejected is None else
-                 f" Guessed arguments were rejected ({_error_text(rejected)}).")
+                 f" Guessed arguments were rejected ({describe_exception(rejected)}).")
         return self.module_result(
             cls,
             source,
@@ -492,23 +410,6 @@ class JobRunner:
         if weights_skipped:
             result.weights = "skipped"
         return result
-
-    def build(self, cls: type,
-              module_config: ModuleConfig) -> tuple[torch.nn.Module, InstantiatedOn, bool]:
-        """Construct on the meta device (no weights); on CPU if the constructor needs real
-        values (``.item()``, ``.tolist()``). The flag says whether pretrained weights were
-        asked for and skipped."""
-        args, kwargs = module_config.args, module_config.kwargs
-        with without_weights() as weights:
-            if module_config.factory:
-                factory = resolve(module_config.factory)
-                with torch.device("meta"):
-                    return factory(*args, **kwargs), "factory", weights.skipped
-            try:
-                with torch.device("meta"):
-                    return cls(*args, **kwargs), "meta", weights.skipped
-            except Exception:
-                return cls(*args, **kwargs), "cpu", weights.skipped
 
     def make_tracer(self) -> RecoveringTracer:
         config = self.job.config
@@ -569,7 +470,7 @@ class JobRunner:
                 )
             failures.append(failure)
         for failure in failures:
-            self.relocate_into_decorator(failure, cls, source)
+            relocate_into_decorator(failure, cls, source, self.path)
         if failures or graph is None:
             return self.module_result(cls, source, status="failed", failures=failures,
                                       instantiated_on=instantiated_on, trace_seconds=seconds)
@@ -585,7 +486,7 @@ class JobRunner:
             line_nodes=line_nodes(tracer),
             module_order=tracer.module_order,
             parameter_order=tracer.parameter_order,
-            hints=self.unused_members(model, tracer, source),
+            hints=unused_members(model, tracer, source, self.path),
             trace_seconds=seconds,
         )
 
@@ -679,41 +580,6 @@ class JobRunner:
         source = self.class_sources_by_file[file].get(cls.__name__)
         return None if source is None else (file, source)
 
-    def relocate_into_decorator(self, failure: Failure, cls: type,
-                                source: ClassSource) -> None:
-        """Put a failure raised by a decorator's wrapper around ``forward`` (or while torch.fx
-        patches that wrapper) on the decorated ``def forward``, naming the decorator: the
-        wrapper's own lines are usually library code the user cannot change."""
-        wrappers: list[Any] = []
-        function = cls.forward
-        while hasattr(function, "__wrapped__") and hasattr(function, "__code__"):
-            wrappers.append(function)
-            function = function.__wrapped__
-        if not wrappers:
-            return
-        innermost = failure.frames[-1] if failure.frames else None
-        in_wrapper = innermost is not None and any(
-            innermost.path == os.path.abspath(wrapper.__code__.co_filename)
-            and innermost.function == wrapper.__code__.co_name
-            for wrapper in wrappers
-        )
-        if not in_wrapper and not failure.message.startswith("torch.fx cannot set up tracing"):
-            return
-        code = wrappers[0].__code__
-        # functools.wraps copies __qualname__ from forward; the code object keeps the
-        # wrapper's own name, such as "checked.<locals>.wrapper" (3.11+).
-        decorator = getattr(code, "co_qualname", code.co_name).split(".<locals>")[0]
-        where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-        if source.forward is not None:
-            span = source.forward
-            failure.path = self.path
-        else:
-            span = source.name_span
-        failure.line, failure.column = span.line, span.column
-        failure.end_line, failure.end_column = span.end_line, span.end_column
-        failure.message = f"In the decorator `{decorator}` around forward ({where}): " \
-            + failure.message
-
     def located_failures(self, recorded: list[RecordedFailure],
                          source: ClassSource) -> list[Failure]:
         """Recorded failures located, one per (kind, place): a loop that fails on every
@@ -730,68 +596,6 @@ class JobRunner:
         mark_consequences(failures, self.sources)
         return failures
 
-    def unused_members(self, model: torch.nn.Module, tracer: RecoveringTracer,
-                       source: ClassSource) -> list[Hint]:
-        """Direct submodules and parameters that ``forward`` never used (FX200)."""
-        used = set(tracer.module_order) | set(tracer.parameter_order)
-        for node in tracer.graph.nodes:
-            if node.op in {"get_attr", "call_module"}:
-                used.add(str(node.target))
-
-        def is_used(name: str) -> bool:
-            return any(item == name or item.startswith(name + ".") for item in used)
-
-        hints = []
-        members = [("submodule", name) for name, _ in model.named_children()]
-        members += [("parameter", name) for name, _ in model.named_parameters(recurse=False)]
-        for kind, name in members:
-            if is_used(name):
-                continue
-            span = source.attribute_spans.get(name, source.name_span)
-            hints.append(
-                Hint(
-                    code=CODES["unused"],
-                    kind="unused",
-                    message=f"The {kind} '{name}' is never used by forward(); it adds "
-                    f"{'weights' if kind == 'parameter' else 'parameters'} that the traced "
-                    "graph does not need.",
-                    path=self.path,
-                    line=span.line,
-                    column=span.column,
-                    end_line=span.end_line,
-                    end_column=span.end_column,
-                    member=name,
-                )
-            )
-        return hints
-
-
-def _configured_call_note(class_name: str, module_config: ModuleConfig) -> str:
-    """What the configuration passed, and whether TOML turned a tuple into a list."""
-    if module_config.call is not None:
-        site = module_config.call
-        passed = ", ".join([*site.args, *(f"{name}={value}" for name, value in site.kwargs)])
-        return f" It was called as configured: {class_name}({passed})."
-    passed = ", ".join([*(repr(value) for value in module_config.args),
-                        *(f"{name}={value!r}" for name, value in module_config.kwargs.items())])
-    note = f" It was called with the configured arguments: {class_name}({passed})."
-    lists = [name for name, value in module_config.kwargs.items() if isinstance(value, list)]
-    lists += [f"argument {index + 1}" for index, value in enumerate(module_config.args)
-              if isinstance(value, list)]
-    if lists:
-        note += (f" TOML has no tuples or None: {', '.join(lists)} arrived as a list. To pass "
-                 f'a tuple, write the call instead: call = "{class_name}(...)" with Python '
-                 "literals.")
-    return note
-
-
-def _error_text(error: BaseException) -> str:
-    """``TypeError: message``, even when the exception's own ``__str__`` fails."""
-    try:
-        detail = str(error)
-    except Exception:
-        detail = "(its message could not be read)"
-    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
 def _raised_in_patch_function(error: BaseException) -> bool:
@@ -804,101 +608,12 @@ def _raised_in_patch_function(error: BaseException) -> bool:
     return False
 
 
-def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
-    """Flag failures that run only because recovery took a branch or a loop body.
-
-    Recovery from a control-flow failure takes one branch; from an iteration failure it
-    runs the loop body once with a stand-in element. A later failure inside that branch or
-    body may disappear once the first is fixed, so its message says so.
-    """
-    for index, failure in enumerate(failures):
-        if failure.kind not in {"control-flow", "iteration"}:
-            continue
-        tree = sources.tree(failure.path)
-        if tree is None:
-            continue
-        body_lines: tuple[int, int] | None = None
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.If, ast.While, ast.For, ast.AsyncFor)):
-                test = node.test if isinstance(node, (ast.If, ast.While)) else node.iter
-                if test.lineno == failure.line:
-                    body_lines = (node.body[0].lineno, node.end_lineno or node.lineno)
-                    break
-        if body_lines is None:
-            continue
-        for later in failures[index + 1:]:
-            if later.path == failure.path and body_lines[0] <= later.line <= body_lines[1] \
-                    and not later.message.startswith("(May be a consequence"):
-                later.possible_consequence = True
-                later.message = (
-                    f"(May be a consequence of the {failure.kind} failure at line "
-                    f"{failure.line}, which tracing recovered from.) {later.message}"
-                )
-
-
-def line_nodes(tracer: RecoveringTracer) -> dict[str, list[GraphNodeInfo]]:
-    """Source line -> the graph nodes it produced, for nodes still in the graph."""
-    live = set(tracer.graph.nodes)
-    result: dict[str, list[GraphNodeInfo]] = {}
-    for origin in tracer.node_origins:
-        if origin.node not in live:
-            continue
-        info = GraphNodeInfo(origin.node.name, origin.node.op, node_target(origin.node))
-        for path, line in dict.fromkeys(origin.lines):
-            result.setdefault(f"{os.path.abspath(path)}:{line}", []).append(info)
-    return result
-
-
-def node_target(node: fx.Node) -> str:
-    if isinstance(node.target, str):
-        return node.target
-    try:
-        return fx.node._get_qualified_name(node.target)
-    except Exception:
-        return repr(node.target)
-
-
-def missing_parameters(cls: type, args: list[Any], kwargs: dict[str, Any]) -> list[str]:
-    """Constructor parameters that have no default and are not configured."""
-    try:
-        signature = inspect.signature(cls)
-    except (TypeError, ValueError):
-        return []
-    try:
-        signature.bind(*args, **kwargs)
-        return []
-    except TypeError:
-        pass
-    bound_positional = len(args)
-    missing = []
-    for index, parameter in enumerate(signature.parameters.values()):
-        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            continue
-        if parameter.default is not inspect.Parameter.empty or parameter.name in kwargs:
-            continue
-        if parameter.kind != inspect.Parameter.KEYWORD_ONLY and index < bound_positional:
-            continue
-        missing.append(parameter.name)
-    return missing
-
-
-def resolve(path: str) -> Any:
-    """``pkg.module:attribute`` or ``pkg.module.attribute`` to the object it names."""
-    if ":" in path:
-        module_name, _, attribute = path.partition(":")
-    else:
-        module_name, _, attribute = path.rpartition(".")
-    value: Any = importlib.import_module(module_name)
-    for part in attribute.split("."):
-        value = getattr(value, part)
-    return value
-
-
 def describe_exception(error: BaseException) -> str:
     """``Type: message``, even when the exception's own ``__str__`` raises."""
     name = type(error).__name__
     try:
-        return f"{name}: {error}".strip()
+        detail = str(error).strip()
+        return f"{name}: {detail}" if detail else name
     except BaseException as formatting_error:  # user __str__ may raise anything
         return (f"{name} (its message could not be shown: its __str__ raised "
                 f"{type(formatting_error).__name__})")

@@ -6,7 +6,7 @@ end exclusive. Adapters convert them to their own encoding (the language server 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -36,60 +36,70 @@ CODES: dict[str, str] = {
 
 
 @dataclass
-class Span:
-    """A source range: 1-based lines and character columns, end exclusive."""
+class Range:
+    """A range in a file that is known from context: 1-based lines and character columns,
+    end exclusive."""
 
     line: int
     column: int
     end_line: int
     end_column: int
 
+    def at(self, path: str) -> dict[str, Any]:
+        """The fields of a ``Span`` over this range in ``path``, to construct one with."""
+        return {"path": path, "line": self.line, "column": self.column,
+                "end_line": self.end_line, "end_column": self.end_column}
+
 
 @dataclass
-class Frame:
-    """One call in the chain from the traced module's ``forward`` down to a failure."""
+class Span:
+    """A range in the file ``path``: where a frame, failure, hint or class is."""
 
     path: str
     line: int
     column: int
     end_line: int
     end_column: int
+
+    @property
+    def range(self) -> Range:
+        return Range(self.line, self.column, self.end_line, self.end_column)
+
+    def span(self) -> dict[str, Any]:
+        """Its own ``Span`` fields, to construct another located object at the same place."""
+        return {f.name: getattr(self, f.name) for f in fields(Span)}
+
+
+@dataclass
+class Frame(Span):
+    """One call in the chain from the traced module's ``forward`` down to a failure."""
+
     function: str
 
 
 @dataclass
-class Failure:
+class Failure(Span):
     """A reason why a module cannot be traced, located on the user's own expression.
 
-    ``frames`` is the call chain, outermost first. ``path``/``line``/... is the innermost frame
-    that lies inside the checked workspace.
+    ``frames`` is the call chain, outermost first. The span is the innermost frame that lies
+    inside the checked workspace.
     """
 
     code: str
     kind: str
     message: str
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
     frames: list[Frame] = field(default_factory=list)
     #: True when the failure may only follow from how an earlier failure was recovered from.
     possible_consequence: bool = False
 
 
 @dataclass
-class Hint:
+class Hint(Span):
     """Something worth knowing that does not stop tracing (FX200: unused submodule/parameter)."""
 
     code: str
     kind: str
     message: str
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
     member: str = ""
 
 
@@ -127,20 +137,15 @@ class Arguments:
 
 
 @dataclass
-class ModuleResult:
-    """The outcome of tracing one ``nn.Module`` class."""
+class ModuleResult(Span):
+    """The outcome of tracing one ``nn.Module`` class; its span is the class's name."""
 
-    path: str
     class_name: str
     #: ``import.name:ClassName``: the key used in ``[tool.fx-lsp.modules]``.
     qualified_name: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
     status: ModuleStatus
     #: Range of ``def forward`` in this file when the class defines it itself.
-    forward: Span | None = None
+    forward: Range | None = None
     reason: str | None = None
     node_count: int | None = None
     instantiated_on: InstantiatedOn | None = None
@@ -152,8 +157,8 @@ class ModuleResult:
     hints: list[Hint] = field(default_factory=list)
     #: ``GraphModule.code``: the forward that torch.fx generates (traceable modules only).
     generated_code: str | None = None
-    #: Source line -> graph nodes it produced, keyed ``"<path>:<line>"`` (workspace files).
-    line_nodes: dict[str, list[GraphNodeInfo]] = field(default_factory=dict)
+    #: Source line ``(path, line)`` -> the graph nodes it produced (workspace files).
+    line_nodes: dict[tuple[str, int], list[GraphNodeInfo]] = field(default_factory=dict)
     #: Qualified names of submodules in the order their forward ran during the trace.
     module_order: list[str] = field(default_factory=list)
     #: Qualified names of parameters in the order they were first used during the trace.

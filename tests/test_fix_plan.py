@@ -27,7 +27,8 @@ def _failure(path: str, kind: str, line: int, column: int, end: int, function: s
     frames = [Frame(path, 13, 16, 13, 24, "forward")]
     if function != "forward":
         frames.append(Frame(path, line, column, line, end, function))
-    return Failure("FX000", kind, "", path, line, column, line, end, frames)
+    return Failure(path, line, column, line, end, code="FX000", kind=kind, message="",
+                   frames=frames)
 
 
 def _module(path: str) -> ModuleResult:

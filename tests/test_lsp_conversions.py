@@ -11,7 +11,7 @@ from fx_lsp import positions
 from fx_lsp.code_actions import minimal_edit
 from fx_lsp.hover import module_markdown
 from fx_lsp.initialization_options import Options, client_settings, parse_options
-from fxcore.results import Failure, ModuleResult
+from fxcore.results import Failure, ModuleResult, Range
 
 UTF16, UTF8, UTF32 = (
     types.PositionEncodingKind.Utf16,
@@ -37,7 +37,7 @@ def test_positions_are_clamped_to_the_text() -> None:
     lines = positions.split_lines("a\r\nbc\rd\n")
     assert lines == ["a", "bc", "d", ""]
     assert positions.to_lsp(lines, 99, 99, UTF16) == types.Position(line=3, character=0)
-    backwards = positions.range_to_lsp(lines, 2, 3, 2, 1, UTF16)
+    backwards = positions.range_to_lsp(lines, Range(2, 3, 2, 1), UTF16)
     assert backwards.start == backwards.end
 
 
@@ -70,10 +70,9 @@ def test_minimal_edit_rebuilds_the_new_text() -> None:
 
 def test_a_failed_class_hover_keeps_quoted_output_as_a_block() -> None:
     failure = Failure(
-        "FX102", "timeout",
-        "Tracing Net stopped: the worker took too long.\n"
+        "/ws/net.py", 3, 7, 3, 10, code="FX102", kind="timeout",
+        message="Tracing Net stopped: the worker took too long.\n"
         "Last output of the worker:\n    step 1\n    step 2",
-        "/ws/net.py", 3, 7, 3, 10,
     )
     module = ModuleResult(
         path="/ws/net.py", class_name="Net", qualified_name="net:Net", line=3, column=7,

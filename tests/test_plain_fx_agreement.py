@@ -14,7 +14,7 @@ from torch import fx
 
 from fxcore.config import load_config, module_config_for
 from fxcore.engine import Engine
-from fxcore.job import resolve
+from fxcore.construction import resolve
 from fxcore.locate import SourceIndex, innermost_workspace_frame, to_frame, traceback_positions
 from fxcore.results import Arguments, TraceJob
 from fxcore.workspace import import_location

@@ -36,9 +36,9 @@ def test_results_of_a_traceable_module(engine: Engine, workspace: Workspace) -> 
     assert set(hints) == {"unused", "bias"}
     assert (hints["unused"].code, hints["unused"].line) == ("FX200", line_of(path, "self.unused"))
     line = line_of(path, "self.second(self.first(x))")
-    nodes = module.line_nodes[f"{path}:{line}"]
+    nodes = module.line_nodes[(str(path), line)]
     assert [(n.name, n.op, n.target) for n in nodes] == [
         ("first", "call_module", "first"), ("second", "call_module", "second")]
-    relu_line = module.line_nodes[f"{path}:{line + 1}"]
+    relu_line = module.line_nodes[(str(path), line + 1)]
     assert ("relu", "call_function", "torch.relu") in [(n.name, n.op, n.target)
                                                         for n in relu_line]

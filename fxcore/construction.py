@@ -1,0 +1,87 @@
+"""Building a class's instance inside a worker: on the meta device where possible, never
+loading pretrained weights, with the configured factory or arguments; and which constructor
+arguments are still missing."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+import torch
+
+from fxcore.results import InstantiatedOn, ModuleConfig
+from fxcore.weights import without_weights
+
+
+def build(cls: type,
+          module_config: ModuleConfig) -> tuple[torch.nn.Module, InstantiatedOn, bool]:
+    """Construct on the meta device (no weights); on CPU if the constructor needs real
+    values (``.item()``, ``.tolist()``). The flag says whether pretrained weights were
+    asked for and skipped."""
+    args, kwargs = module_config.args, module_config.kwargs
+    with without_weights() as weights:
+        if module_config.factory:
+            factory = resolve(module_config.factory)
+            with torch.device("meta"):
+                return factory(*args, **kwargs), "factory", weights.skipped
+        try:
+            with torch.device("meta"):
+                return cls(*args, **kwargs), "meta", weights.skipped
+        except Exception:
+            return cls(*args, **kwargs), "cpu", weights.skipped
+
+
+def missing_parameters(cls: type, args: list[Any], kwargs: dict[str, Any]) -> list[str]:
+    """Constructor parameters that have no default and are not configured."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return []
+    try:
+        signature.bind(*args, **kwargs)
+        return []
+    except TypeError:
+        pass
+    bound_positional = len(args)
+    missing = []
+    for index, parameter in enumerate(signature.parameters.values()):
+        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is not inspect.Parameter.empty or parameter.name in kwargs:
+            continue
+        if parameter.kind != inspect.Parameter.KEYWORD_ONLY and index < bound_positional:
+            continue
+        missing.append(parameter.name)
+    return missing
+
+
+def resolve(path: str) -> Any:
+    """``pkg.module:attribute`` or ``pkg.module.attribute`` to the object it names."""
+    if ":" in path:
+        module_name, _, attribute = path.partition(":")
+    else:
+        module_name, _, attribute = path.rpartition(".")
+    value: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def configured_call_note(class_name: str, module_config: ModuleConfig) -> str:
+    """What the configuration passed, and whether TOML turned a tuple into a list."""
+    if module_config.call is not None:
+        site = module_config.call
+        passed = ", ".join([*site.args, *(f"{name}={value}" for name, value in site.kwargs)])
+        return f" It was called as configured: {class_name}({passed})."
+    passed = ", ".join([*(repr(value) for value in module_config.args),
+                        *(f"{name}={value!r}" for name, value in module_config.kwargs.items())])
+    note = f" It was called with the configured arguments: {class_name}({passed})."
+    lists = [name for name, value in module_config.kwargs.items() if isinstance(value, list)]
+    lists += [f"argument {index + 1}" for index, value in enumerate(module_config.args)
+              if isinstance(value, list)]
+    if lists:
+        note += (f" TOML has no tuples or None: {', '.join(lists)} arrived as a list. To pass "
+                 f'a tuple, write the call instead: call = "{class_name}(...)" with Python '
+                 "literals.")
+    return note
