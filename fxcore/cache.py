@@ -145,6 +145,19 @@ class ResultCache:
             digest.update(part.encode("utf-8") + b"\0")
         return digest.hexdigest()
 
+    def seconds(self, job: TraceJob) -> float | None:
+        """How long the cached trace of the job's current text took, if there is one (its
+        imports are not checked: an estimate of the cost, for splitting work)."""
+        key = self.key(job)
+        if key is None:
+            return None
+        try:
+            with open(os.path.join(self._folder(job), key[:2], key), "rb") as handle:
+                seconds = json.loads(handle.read())["result"]["seconds"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        return float(seconds) if isinstance(seconds, (int, float)) else None
+
     def get(self, job: TraceJob) -> FileResult | None:
         key = self.key(job)
         entry_path = os.path.join(self._folder(job), key[:2], key) if key else None

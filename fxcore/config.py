@@ -11,6 +11,9 @@ Example::
     memory-limit-mb = 8192
     exclude = ["*_test.py"]
     guess-arguments = true   # synthesize constructor arguments nobody configured
+    select = ["FX"]          # which codes are reported (prefixes), as in ruff
+    ignore = ["FX200"]
+    per-file-ignores = {"tests/*" = ["FX1"]}
 
     [tool.fx-lsp.modules."models.net:Net"]
     call = "Net(width=64, depths=(1, 2), norm=None)"   # a call pasted from a README, or:
@@ -25,12 +28,13 @@ from __future__ import annotations
 import ast
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import CallSite, is_literal_call_argument
-from fxcore.results import EngineConfig, ModuleConfig
+from fxcore.results import EngineConfig, ModuleConfig, ReportConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +45,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 #: Keys of ``[tool.fx-lsp]`` that only the editor uses (``fx_lsp.initialization_options``
 #: validates them; the engine only knows they are not unknown).
 EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms")
+#: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
+REPORT_KEYS = ("select", "ignore", "per-file-ignores")
+_CODE_PREFIX = re.compile(r"FX[0-9]{0,3}")
 #: Longer time-outs are a mistake (and `inf` cannot be waited on): a day.
 MAX_TIMEOUT_SECONDS = 86400.0
 #: More than this (1 TiB) overflows the address-space limit set on each worker child.
@@ -58,6 +65,7 @@ class ProjectConfig:
     """What one ``pyproject.toml`` says to fx-lsp."""
 
     engine: EngineConfig = field(default_factory=EngineConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
     #: The raw ``[tool.fx-lsp]`` table: the editor reads its own keys (``EDITOR_KEYS``) here.
     table: dict[str, Any] = field(default_factory=dict)
     #: One message per problem (an invalid value keeps its default).
@@ -85,7 +93,9 @@ def read_project_config(workspace_root: str, text: str | None = None) -> Project
         return ProjectConfig(problems=[f"{path}: 'tool' must be a table; [tool.fx-lsp] ignored"])
     table = tool.get("fx-lsp", {})
     engine, problems = parse_config(table, source=f"{path} [tool.fx-lsp]")
-    return ProjectConfig(engine, table if isinstance(table, dict) else {}, problems)
+    report, report_problems = parse_report_config(table, source=f"{path} [tool.fx-lsp]")
+    return ProjectConfig(engine, report, table if isinstance(table, dict) else {},
+                         problems + report_problems)
 
 
 def load_config(workspace_root: str, text: str | None = None) -> tuple[EngineConfig, list[str]]:
@@ -172,8 +182,46 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "guess-arguments",
         "modules",
         *EDITOR_KEYS,
+        *REPORT_KEYS,
     }
     problems.extend(f"{source}: unknown option '{key}'" for key in table if key not in known)
+    return config, problems
+
+
+def parse_report_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[ReportConfig,
+                                                                           list[str]]:
+    """``select``, ``ignore`` and ``per-file-ignores``: lists of code prefixes (``FX``,
+    ``FX0``, ``FX002``)."""
+    config = ReportConfig()
+    problems: list[str] = []
+    if not isinstance(table, dict):
+        return config, problems
+
+    def prefixes(value: Any, where: str) -> list[str] | None:
+        if not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+            problems.append(f"{source}: '{where}' must be a list of codes such as \"FX002\"; "
+                            "ignored")
+            return None
+        wrong = [item for item in value if not _CODE_PREFIX.fullmatch(item)]
+        if wrong:
+            problems.append(f"{source}: '{where}' has unknown codes {', '.join(wrong)} (codes "
+                            "look like FX002, or prefixes such as FX0); they are ignored")
+        return [item for item in value if _CODE_PREFIX.fullmatch(item)]
+
+    for key in ("select", "ignore"):
+        if key in table:
+            found = prefixes(table[key], key)
+            if found is not None:
+                setattr(config, key, found)
+    per_file = table.get("per-file-ignores")
+    if per_file is not None:
+        if not isinstance(per_file, dict):
+            problems.append(f"{source}: 'per-file-ignores' must be a table of glob = [codes]")
+        else:
+            for pattern, value in per_file.items():
+                found = prefixes(value, f"per-file-ignores.{pattern}")
+                if found is not None:
+                    config.per_file_ignores[str(pattern)] = found
     return config, problems
 
 

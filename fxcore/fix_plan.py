@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from fxcore import fixes
+from fxcore import fixes, suppressions
 from fxcore.results import Failure, Frame, ModuleResult
+from fxcore.suppressions import Directive
 from fxcore.workspace import import_location, split_lines
 
 T = TypeVar("T")
@@ -44,6 +45,13 @@ class Fix:
     #: The fixed text of ``path`` from its current text ("" when the file does not exist yet).
     transform: Callable[[str], str]
     preferred: bool = False
+    #: Safe fixes change neither what the code does when run nor what a traced graph computes:
+    #: a leaf module, ``torch.fx.wrap``. ``fx-lsp check --fix`` applies only these unless
+    #: given ``--unsafe-fixes``.
+    safe: bool = True
+    #: (line, column) the edit is made at, for edits located by position (which must be
+    #: applied before edits that move lines); None for edits located by name.
+    position: tuple[int, int] | None = None
 
     def texts(self, text_of: TextOf, run: Run = run_here) -> tuple[str | None, str]:
         """(current text or None, fixed text): the expensive part, done on resolve."""
@@ -122,11 +130,14 @@ def _len_fixes(failure: Failure, text_of: TextOf) -> list[Fix]:
             f"Replace {_span_text(source, failure) or 'len(x)'} with .size(0)",
             failure.path,
             functools.partial(fixes.len_to_size, line=line, column=column),
+            safe=False,  # len() of a list or a tuple has no .size()
+            position=(line, column),
         ),
     ]
 
 
-def _helper_fix(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
+def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
+                root_of: RootOf, run: Run) -> list[Fix]:
     frame = _location_frame(failure)
     source = text_of(failure.path)
     if frame is None or source is None or frame.function == "forward":
@@ -135,6 +146,21 @@ def _helper_fix(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
     found = run(outline, source)
     if found is None or function not in found.functions:
         return []
+    index = failure.frames.index(frame)
+    caller = failure.frames[index - 1] if index > 0 else None
+    if caller is not None and caller.path != frame.path and module is not None:
+        # torch.fx.wrap patches the name in the defining module only; a caller that imported
+        # the function into its own module keeps calling the original. The tracer's
+        # autowrap_functions patches it wherever a traced forward's globals hold it.
+        qualified = f"{import_location(frame.path).module_name}:{function}"
+        return [
+            Fix(
+                f"Trace {function}() as one call (autowrap-functions, pyproject.toml)",
+                _pyproject(module, root_of),
+                functools.partial(fixes.add_autowrap_function, name=qualified),
+                failure.kind != "len",
+            )
+        ]
     return [
         Fix(
             f"Decorate {function}() with @torch.fx.wrap (traced as one call)",
@@ -195,6 +221,7 @@ def _concrete_fixes(
                     fixes.add_concrete_arg, qualified_name=qualified, argument=name, value=value
                 ),
                 True,
+                safe=False,  # the graph then holds for this value of the argument only
             )
         )
     return found
@@ -215,7 +242,7 @@ def plan(
     try:
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)
-        found += _helper_fix(failure, text_of, run)
+        found += _helper_fix(failure, module, text_of, root_of, run)
         if module is not None:
             found += _leaf_fix(failure, module, text_of, root_of, run)
             found += _concrete_fixes(failure, module, text_of, root_of, run)
@@ -223,3 +250,18 @@ def plan(
         # libcst rejects some sources Python accepts (and the reverse): offer nothing then.
         return []
     return found
+
+
+def ignore_fix(code: str, path: str, line: int) -> Fix:
+    """"Ignore FX002 on this line": a ``# fx-lsp: ignore[FX002]`` comment (the editor offers it
+    for every failure; ``--fix`` never applies it)."""
+    return Fix(f"Ignore {code} on this line", path,
+               functools.partial(suppressions.add_ignore, line=line, code=code))
+
+
+def unused_suppression_fix(path: str, directive: Directive,
+                           unused: frozenset[str] | None) -> Fix:
+    """Remove what an FX900 reports: the ``unused`` codes of a suppression (None: all of it)."""
+    return Fix("Remove unused suppression", path,
+               functools.partial(suppressions.remove_unused, line=directive.range.line,
+                                 directive=directive, unused=unused), True)

@@ -282,17 +282,26 @@ def _fx_table(document: tomlkit.TOMLDocument) -> Any:
     return tool["fx-lsp"]
 
 
-def add_leaf_module(pyproject: str, name: str) -> str:
-    """Add ``name`` to ``leaf-modules`` under ``[tool.fx-lsp]``."""
+def _add_to_list(pyproject: str, key: str, name: str) -> str:
     document = tomlkit.parse(pyproject)
     table = _fx_table(document)
-    if "leaf-modules" not in table:
-        table["leaf-modules"] = tomlkit.array()
-    leaves = table["leaf-modules"]
-    if name in leaves:
+    if key not in table:
+        table[key] = tomlkit.array()
+    names = table[key]
+    if name in names:
         return pyproject
-    leaves.append(name)
+    names.append(name)
     return tomlkit.dumps(document)
+
+
+def add_leaf_module(pyproject: str, name: str) -> str:
+    """Add ``name`` to ``leaf-modules`` under ``[tool.fx-lsp]``."""
+    return _add_to_list(pyproject, "leaf-modules", name)
+
+
+def add_autowrap_function(pyproject: str, name: str) -> str:
+    """Add ``name`` (``pkg.mod:function``) to ``autowrap-functions`` under ``[tool.fx-lsp]``."""
+    return _add_to_list(pyproject, "autowrap-functions", name)
 
 
 def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: Any) -> str:

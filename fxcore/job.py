@@ -63,6 +63,7 @@ from fxcore.results import (
     Range,
     TraceJob,
 )
+from fxcore.suppressions import SKIP_REASON, skipped_lines
 from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, recovering_tracer_class
 from fxcore.workspace import import_location, is_workspace_file, source_text
 
@@ -92,6 +93,7 @@ class JobRunner:
         #: The instance the current class was built as, once built (see trace_model).
         self.built_model: torch.nn.Module | None = None
         self.class_sources_by_file: dict[str, dict[str, ClassSource]] = {}
+        self.skipped_lines_by_file: dict[str, set[int]] = {}
         #: This file's text as read before importing it.
         self.text: str | None = None
 
@@ -185,7 +187,7 @@ class JobRunner:
             )
             file_result.imported_files = self.imported_workspace_files()
             file_result.third_party_packages = imported_third_party_packages(
-            self.preloaded_modules, self.is_workspace_path)
+                self.preloaded_modules, self.is_workspace_path)
             self.send(("file", file_result))
             return
         self.record_imported_hashes(file_result)
@@ -207,6 +209,12 @@ class JobRunner:
         for cls in classes:
             self.send(("start", cls.__name__))
             self.built_model = None
+            if self.is_skipped(self.path, class_sources[cls.__name__]):
+                derived_classes.add(cls)
+                self.send(("module", self.module_result(cls, class_sources[cls.__name__],
+                                                        status="not-traced",
+                                                        reason=SKIP_REASON)))
+                continue
             root_result = self.trace_class(cls, class_sources[cls.__name__])
             self.send(("module", root_result))
             if self.built_model is not None:
@@ -507,7 +515,8 @@ class JobRunner:
             if not path or cls in done:
                 continue
             located = self.workspace_class_source(cls)
-            if located is None or self.has_own_arguments(cls, located[0]):
+            if located is None or self.has_own_arguments(cls, located[0]) \
+                    or self.is_skipped(*located):
                 done.add(cls)
                 continue
             if traced >= MAX_SUBMODULE_CLASSES_PER_ROOT \
@@ -561,6 +570,13 @@ class JobRunner:
                 or module_config.call:
             return True
         return not missing_parameters(cls, [], {})
+
+    def is_skipped(self, file: str, source: ClassSource) -> bool:
+        """The class line has ``# fx-lsp: skip``."""
+        if file not in self.skipped_lines_by_file:
+            text = self.text if file == self.path else source_text(file, self.overlays)
+            self.skipped_lines_by_file[file] = skipped_lines(text or "")
+        return source.name_span.line in self.skipped_lines_by_file[file]
 
     def workspace_class_source(self, cls: type) -> tuple[str, ClassSource] | None:
         """The file and source ranges of a top-level ``nn.Module`` class with its own

@@ -32,10 +32,11 @@ CODES: dict[str, str] = {
     "crash": "FX102",
     "error": "FX199",
     "unused": "FX200",
+    "unused-suppression": "FX900",
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Range:
     """A range in a file that is known from context: 1-based lines and character columns,
     end exclusive."""
@@ -220,6 +221,17 @@ class EngineConfig:
     exclude: list[str] = field(default_factory=list)
     #: Synthesize constructor arguments for classes nobody configured (``fxcore.arguments``).
     guess_arguments: bool = True
+
+
+@dataclass
+class ReportConfig:
+    """Which codes are reported (``select``, ``ignore``, ``per-file-ignores`` as ruff spells
+    them): code prefixes such as ``FX0`` or ``FX002``; the longest matching prefix decides."""
+
+    select: list[str] = field(default_factory=lambda: ["FX"])
+    ignore: list[str] = field(default_factory=list)
+    #: Glob, relative to the workspace root (or a file name) -> prefixes ignored there.
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass

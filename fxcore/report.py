@@ -1,0 +1,217 @@
+"""What gets reported from a set of results: one problem per place and code, whatever number
+of classes reached it, minus what suppression comments and ``select``/``ignore``/
+``per-file-ignores`` silence, plus the suppressions that silenced nothing (FX900).
+
+The command line prints these problems and the language server publishes them; both get the
+same answer from the same results.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fxcore import suppressions
+from fxcore.fix_plan import outline
+from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, ReportConfig, Span
+from fxcore.suppressions import SKIP_REASON, Directive
+
+Severity = Literal["error", "warning", "hint"]
+TextOf = Callable[[str], "str | None"]
+
+@dataclass
+class Selection:
+    """Which codes one workspace reports, from its ``ReportConfig``."""
+
+    config: ReportConfig = field(default_factory=ReportConfig)
+    root: str = ""
+
+    def reports(self, code: str, path: str) -> bool:
+        """``select``/``ignore``: the longest matching prefix decides (ignoring, between
+        equal ones); then ``per-file-ignores`` removes codes whatever was selected."""
+        rules = [(len(p), False, True) for p in self.config.select if code.startswith(p)]
+        rules += [(len(p), True, False) for p in self.config.ignore if code.startswith(p)]
+        if not rules or not max(rules)[2]:
+            return False
+        relative = os.path.relpath(path, self.root).replace(os.sep, "/") if self.root else path
+        return not any(
+            code.startswith(prefix)
+            for pattern, prefixes in self.config.per_file_ignores.items()
+            if fnmatch.fnmatch(relative, pattern)
+            or fnmatch.fnmatch(os.path.basename(path), pattern)
+            for prefix in prefixes
+        )
+
+
+@dataclass
+class Problem(Span):
+    code: str
+    message: str
+    severity: Severity
+    #: The classes whose trace reached this place: the one it is in first, when known.
+    classes: list[str] = field(default_factory=list)
+    #: The first failure (or hint) of the group and the class result it came from: what
+    #: fixes are planned from. None for suppression reports (FX900).
+    failure: Failure | Hint | None = None
+    module: ModuleResult | None = None
+    #: For FX900: the suppression comment, and its codes that silenced nothing (None: it
+    #: silenced nothing at all).
+    directive: Directive | None = None
+    unused: frozenset[str] | None = None
+
+    @property
+    def attribution(self) -> str:
+        """``ConvBlock``, or ``ConvBlock; also reached from Encoder, UNet``."""
+        if len(self.classes) <= 1:
+            return "".join(self.classes)
+        return f"{self.classes[0]}; also reached from {', '.join(self.classes[1:])}"
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+
+@dataclass
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    #: How many problems suppression comments silenced, and how many the selection left out.
+    suppressed: int = 0
+    unselected: int = 0
+
+
+Reached = list[tuple["ModuleResult | None", "Failure | Hint"]]
+
+
+def _enclosing_first(reached: Reached, span: Span) -> Reached:
+    """The classes that reached ``span``, the one declared last before it in its file first:
+    its own trace says best what happens there."""
+    before = [pair for pair in reached if pair[0] is not None
+              and pair[0].path == span.path and pair[0].line <= span.line]
+    if not before:
+        return reached
+    first = max(before, key=lambda pair: pair[0].line if pair[0] else 0)
+    return [first, *(pair for pair in reached if pair is not first)]
+
+
+class _Directives:
+    """Suppression comments of files, parsed once each, and which of their codes were used."""
+
+    def __init__(self, text_of: TextOf) -> None:
+        self._text_of = text_of
+        self._by_path: dict[str, dict[int, list[Directive]]] = {}
+        #: (path, id of the directive, code): the directives are kept in ``_by_path``.
+        self.used: set[tuple[str, int, str]] = set()
+
+    def of(self, path: str) -> dict[int, list[Directive]]:
+        if path not in self._by_path:
+            text = self._text_of(path)
+            self._by_path[path] = suppressions.parse(text) if text is not None else {}
+        return self._by_path[path]
+
+    def silence(self, code: str, places: Iterable[tuple[str, int]]) -> bool:
+        """True when a directive on one of ``places`` silences ``code`` (marking it used)."""
+        silenced = False
+        for path, line in places:
+            for directive in self.of(path).get(line, []):
+                if directive.silences(code):
+                    self.used.add((path, id(directive), code))
+                    silenced = True
+        return silenced
+
+
+def _places(item: Failure | Hint) -> list[tuple[str, int]]:
+    """The reported line and, for a failure, each call line of its chain."""
+    frames = item.frames if isinstance(item, Failure) else []
+    return [(item.path, item.line), *((frame.path, frame.line) for frame in frames)]
+
+
+def _unused(path: str, directives: dict[int, list[Directive]], used: set[tuple[str, int, str]],
+            class_lines: set[int], traced_lines: set[int]) -> list[Problem]:
+    found = []
+    for line, on_line in sorted(directives.items()):
+        for directive in on_line:
+            if directive.kind != "skip" and line not in traced_lines:
+                continue  # outside the classes traced here: what reaches it may not be in view
+            unused: frozenset[str] | None = None
+            if directive.kind == "skip":
+                if line in class_lines:
+                    continue
+                message = "Unused `# fx-lsp: skip`: no class is declared on this line."
+            else:
+                codes = directive.reportable_codes
+                used_codes = {code for p, d, code in used if p == path and d == id(directive)}
+                if codes is None:
+                    if used_codes:
+                        continue
+                    message = "Unused suppression: nothing is reported here."
+                else:
+                    if not codes - used_codes:
+                        continue
+                    unused = frozenset(codes - used_codes)
+                    if unused == directive.codes:
+                        unused = None  # all it names: remove it whole
+                    message = (f"Unused suppression of {', '.join(sorted(codes - used_codes))}:"
+                               " not reported here.")
+            found.append(Problem(**directive.range.at(path), code=CODES["unused-suppression"],
+                                 message=message, severity="warning", directive=directive,
+                                 unused=unused))
+    return found
+
+
+def collect(results: list[FileResult], text_of: TextOf,
+            selection_of: Callable[[str], Selection],
+            checked: Iterable[str] | None = None) -> Report:
+    """The report of ``results``. Unused suppressions are looked for in the files of
+    ``checked`` (default: every result's file) whose own trace completed (a file that could
+    not be imported, or a class that timed out, may leave a used one unseen), inside the
+    bodies of the classes traced there: a helper function elsewhere may be reached from
+    classes this report does not include."""
+    report = Report()
+    groups: dict[tuple[str, int, int, int, int, str], Reached] = {}
+    directives = _Directives(text_of)
+    suppressed: set[tuple[str, int, int, int, int, str]] = set()
+    items = [(None, error) for result in results for error in result.errors]
+    items += [(module, item) for result in results for module in result.modules
+              for item in (*module.failures, *module.hints)]
+    for module, item in items:
+        key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code)
+        # Each class's own call chain decides: a comment on one caller's line silences the
+        # failure as reached through that call only.
+        if directives.silence(item.code, _places(item)):
+            suppressed.add(key)
+            continue
+        reached = groups.setdefault(key, [])
+        if module is None or not any(m is module for m, _ in reached):
+            reached.append((module, item))
+    report.suppressed = len(suppressed - groups.keys())
+
+    for reached in groups.values():
+        ordered = _enclosing_first(reached, reached[0][1])
+        module, item = ordered[0]
+        classes = list(dict.fromkeys(m.class_name for m, _ in ordered if m is not None))
+        problem = Problem(**item.span(), code=item.code, message=item.message,
+                          severity="hint" if isinstance(item, Hint) else "error",
+                          classes=classes, failure=item, module=module)
+        if selection_of(problem.path).reports(problem.code, problem.path):
+            report.problems.append(problem)
+        else:
+            report.unselected += 1
+
+    complete = {r.path for r in results if not r.errors and not any(
+        f.kind in ("timeout", "crash") for m in r.modules for f in m.failures)}
+    for path in sorted(set(checked if checked is not None else complete) & complete):
+        result = next(r for r in results if r.path == path)
+        class_lines = {m.line for m in result.modules if m.reason == SKIP_REASON}
+        traced = {m.class_name for m in result.modules if m.status != "not-traced"}
+        found = outline(text_of(path) or "")
+        traced_lines = {line for name, first, last in (found.classes if found else ())
+                        if name in traced for line in range(first, last + 1)}
+        for problem in _unused(path, directives.of(path), directives.used, class_lines,
+                               traced_lines):
+            if selection_of(path).reports(problem.code, path):
+                report.problems.append(problem)
+    report.problems.sort(key=lambda p: p.sort_key)
+    return report
