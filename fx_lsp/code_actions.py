@@ -17,7 +17,16 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, path_to_uri
-from fxcore.fix_plan import Fix, RootOf, Run, TextOf, plan, run_here
+from fxcore.fix_plan import (
+    Fix,
+    RootOf,
+    Run,
+    TextOf,
+    ignore_fix,
+    plan,
+    run_here,
+    unused_suppression_fix,
+)
 
 #: Version of an open document, None for a file that is not open.
 VersionOf = Callable[[str], "int | None"]
@@ -85,6 +94,20 @@ def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
     )
 
 
+def entry_fixes(entry: Entry, text_of: TextOf, root_of: RootOf, run: Run = run_here
+                ) -> list[Fix]:
+    """The quick fixes of a diagnostic: the planner's for its failure and "Ignore ... on this
+    line"; for an unused suppression (FX900), its removal."""
+    problem = entry.problem
+    if problem is not None and problem.directive is not None:
+        return [unused_suppression_fix(problem.path, problem.directive, problem.unused)]
+    if entry.failure is None:
+        return []
+    failure = entry.failure
+    return [*plan(failure, entry.module, text_of, root_of, run),
+            ignore_fix(failure.code, failure.path, failure.line)]
+
+
 def _to_code_action(
     fix: Fix, diagnostic: types.Diagnostic, edit: types.WorkspaceEdit | None, data: Any
 ) -> types.CodeAction:
@@ -141,7 +164,7 @@ def code_actions(
     for entry in entries:
         if not matches(entry):
             continue
-        for fix in plan(entry.failure, entry.module, text_of, root_of, run):
+        for fix in entry_fixes(entry, text_of, root_of, run):
             if resolve_data is not None:
                 actions.append(_to_code_action(fix, entry.diagnostic, None, resolve_data))
                 continue
@@ -165,7 +188,7 @@ def resolve(
     for entry in entries:
         if not any(_same(d, entry.diagnostic) for d in action.diagnostics or []):
             continue
-        for fix in plan(entry.failure, entry.module, text_of, root_of, run):
+        for fix in entry_fixes(entry, text_of, root_of, run):
             if fix.title == action.title:
                 action.edit = fix_edit(fix, text_of, version_of, encoding, run)
                 return action

@@ -17,10 +17,11 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.initialization_options import Options
 from fxcore.arguments import describe
-from fxcore.results import Failure, FileResult, Frame, ModuleResult, Range, Span
+from fxcore.codes import help_url
+from fxcore.report import Problem, Report
+from fxcore.results import Failure, FileResult, Frame, Hint, ModuleResult, Range, Span
 
 SOURCE = "fx-lsp"
-README = "https://github.com/fx-lsp/fx-lsp"
 
 #: Text of a file by absolute path, as its lines (the open buffer, else the file on disk).
 LinesOf = Callable[[str], list[str]]
@@ -28,7 +29,7 @@ LinesOf = Callable[[str], list[str]]
 
 def code_link(code: str) -> types.CodeDescription:
     """The README section documenting ``code`` (one per code, anchors like ``#fx002``)."""
-    return types.CodeDescription(href=f"{README}#{code.lower()}")
+    return types.CodeDescription(href=help_url(code))
 
 
 def path_to_uri(path: str) -> str:
@@ -46,6 +47,8 @@ class Entry:
     failure: Failure | None
     #: The file whose trace produced it.
     traced_path: str
+    #: What the report says of it (classes that reached it; for FX900, the suppression).
+    problem: Problem | None = None
 
 
 def class_extents(lines: list[str]) -> dict[str, tuple[int, int]]:
@@ -137,6 +140,38 @@ def _file_error_range(failure: Failure, path: str, lines: list[str], encoding: s
     return positions.range_to_lsp(lines, spot, encoding)
 
 
+def _reported(report: Report | None) -> Callable[[Failure | Hint], Problem | None]:
+    """The report's problem at a failure's (or hint's) place; without a report, one that
+    reports it alone."""
+    by_place = {(p.path, p.line, p.column, p.end_line, p.end_column, p.code): p
+                for p in report.problems} if report is not None else None
+
+    def find(item: Failure | Hint) -> Problem | None:
+        if by_place is None:
+            return Problem(**item.span(), code=item.code, message=item.message,
+                           severity="error")
+        return by_place.get((item.path, item.line, item.column, item.end_line,
+                             item.end_column, item.code))
+
+    return find
+
+
+def _also(problem: Problem | None) -> str:
+    return f" (in {problem.attribution})" if problem and len(problem.classes) > 1 else ""
+
+
+def _unused_suppression(problem: Problem, lines: list[str], encoding: str) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=positions.range_to_lsp(lines, problem, encoding),
+        message=problem.message,
+        severity=types.DiagnosticSeverity.Warning,
+        code=problem.code,
+        code_description=code_link(problem.code),
+        source=SOURCE,
+        tags=[types.DiagnosticTag.Unnecessary],
+    )
+
+
 def build(
     path: str,
     own: FileResult | None,
@@ -144,11 +179,14 @@ def build(
     lines_of: LinesOf,
     options: Options,
     encoding: str,
+    report: Report | None = None,
 ) -> list[Entry]:
-    """The diagnostics of the document at ``path``."""
+    """The diagnostics of the document at ``path``: what ``report`` (of ``own`` and
+    ``others``) keeps, after suppressions and the selection of codes."""
     lines = lines_of(path)
     entries: list[Entry] = []
     seen: set[tuple[int, int, int, int, str]] = set()
+    reported = _reported(report)
 
     def add(entry: Entry) -> None:
         # One failing expression can be reached from several classes: show it once.
@@ -167,22 +205,28 @@ def build(
     if own is not None:
         extents = class_extents(lines)
         for error in own.errors:
+            if reported(error) is None:
+                continue
             diagnostic = _failure_diagnostic(error, lines_of, options, encoding)
             diagnostic.range = _file_error_range(error, path, lines, encoding)
             add(Entry(diagnostic, None, error, path))
         for module in own.modules:
-            for failure in module.failures:
+            shown = [f for f in module.failures if reported(f) is not None]
+            for failure in shown:
                 if failure.path == path:
+                    problem = reported(failure)
                     add(
                         Entry(
-                            _failure_diagnostic(failure, lines_of, options, encoding),
+                            _failure_diagnostic(failure, lines_of, options, encoding,
+                                                _also(problem)),
                             module,
                             failure,
                             path,
+                            problem,
                         )
                     )
-            if module.failures and any(_elsewhere(f, module, extents) for f in module.failures):
-                first = module.failures[0]
+            if shown and any(_elsewhere(f, module, extents) for f in shown):
+                first = shown[0]
                 add(
                     Entry(
                         types.Diagnostic(
@@ -199,7 +243,7 @@ def build(
                                     ),
                                     message=f"{f.code}: {f.message}",
                                 )
-                                for f in module.failures
+                                for f in shown
                             ],
                         ),
                         module,
@@ -242,7 +286,7 @@ def build(
                     )
                 )
             for hint in module.hints:
-                if hint.path != path:
+                if hint.path != path or reported(hint) is None:
                     continue
                 add(
                     Entry(
@@ -264,9 +308,16 @@ def build(
     for other in others:
         for module in other.modules:
             for failure in module.failures:
-                if failure.path != path:
+                problem = reported(failure)
+                if failure.path != path or problem is None:
                     continue
-                suffix = f" (tracing {module.class_name} in {short_path(other.path, path)})"
-                diagnostic = _failure_diagnostic(failure, lines_of, options, encoding, suffix)
-                add(Entry(diagnostic, module, failure, other.path))
+                traced = f"tracing {module.class_name} in {short_path(other.path, path)}"
+                if len(problem.classes) > 1:
+                    traced = f"in {problem.attribution}; {traced}"
+                diagnostic = _failure_diagnostic(failure, lines_of, options, encoding,
+                                                 f" ({traced})")
+                add(Entry(diagnostic, module, failure, other.path, problem))
+    for problem in report.problems if report is not None else []:
+        if problem.path == path and problem.directive is not None:
+            add(Entry(_unused_suppression(problem, lines, encoding), None, None, path, problem))
     return entries

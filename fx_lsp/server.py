@@ -29,9 +29,9 @@ from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
 from fx_lsp.protocol import FxProtocol, guarded
 from fx_lsp.settings import Settings
-from fxcore import fix_plan
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
+from fxcore.report import collect
 from fxcore.results import CODES, FileResult
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, source_text, trace_jobs
@@ -256,13 +256,21 @@ class FxLanguageServer(LanguageServer):
             # The result is of an older text: the client has moved the diagnostics it shows
             # with the edits, and a trace of this text publishes anew.
             return
+        others = self.documents.results_traced_with(document)
+        report = collect(
+            [r for r in (document.result, *others) if r is not None],
+            self.text_of,
+            self.settings.selection,
+            checked=[document.path] if document.result is not None else [],
+        )
         document.entries = diagnostics.build(
             document.path,
             document.result,
-            self.documents.results_traced_with(document),
+            others,
             self.lines_of,
             self.options_for(document.path),
             self.encoding,
+            report,
         )
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
@@ -274,8 +282,9 @@ class FxLanguageServer(LanguageServer):
 
     def publish_closed(self, path: str, result: FileResult) -> None:
         """The diagnostics of a file that is not open (from a workspace trace)."""
+        report = collect([result], self.text_of, self.settings.selection)
         entries = diagnostics.build(
-            path, result, [], self.lines_of, self.options_for(path), self.encoding
+            path, result, [], self.lines_of, self.options_for(path), self.encoding, report
         )
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
@@ -489,8 +498,8 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
         list(document.entries),
         lambda entry: [
             fix.title
-            for fix in fix_plan.plan(
-                entry.failure, entry.module, ls.text_of, ls.root_of, ls.parse_process.run
+            for fix in code_actions.entry_fixes(
+                entry, ls.text_of, ls.root_of, ls.parse_process.run
             )
         ],
     )

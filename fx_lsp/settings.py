@@ -14,6 +14,7 @@ from typing import Any
 
 from fx_lsp.initialization_options import Options, client_settings, parse_options
 from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
+from fxcore.report import Selection
 from fxcore.results import EngineConfig
 
 
@@ -72,6 +73,11 @@ class Settings:
         if is_valid_timeout(project.table.get("timeout")):
             return project.engine
         return replace(project.engine, timeout=self.options_for(root).timeout)
+
+    def selection(self, path: str) -> Selection:
+        """Which codes are reported for ``path`` (its project's select/ignore)."""
+        root = self._root_of(path)
+        return Selection(self.project_config(root).report, root)
 
     def forget(self, root: str) -> None:
         """``<root>/pyproject.toml`` changed: read it again when next needed."""

@@ -9,61 +9,8 @@ from collections import Counter
 
 import pytest
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
-from lsp_support import FxClient, session, wait_for
-
-
-def _offset(text: str, position: types.Position) -> int:
-    lines = text.splitlines(keepends=True)
-    before = sum(len(line) for line in lines[: position.line])
-    line = lines[position.line] if position.line < len(lines) else ""
-    units = 0
-    for index, char in enumerate(line):
-        if units >= position.character:
-            return before + index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return before + len(line)
-
-
-def _apply(text: str, edits: list[types.TextEdit]) -> str:
-    for edit in sorted(
-        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
-        text = (
-            text[: _offset(text, edit.range.start)]
-            + edit.new_text
-            + text[_offset(text, edit.range.end) :]
-        )
-    return text
-
-
-async def apply_workspace_edit(client: FxClient, edit: types.WorkspaceEdit) -> None:
-    """What an editor does: edit open buffers (then save them), write other files to disk and
-    tell the server through didChangeWatchedFiles."""
-    changed: list[types.FileEvent] = []
-    for change in edit.document_changes:
-        if isinstance(change, types.CreateFile):
-            path = pathlib.Path(to_fs_path(change.uri))
-            if not path.exists():
-                path.write_text("")
-                changed.append(types.FileEvent(uri=change.uri, type=types.FileChangeType.Created))
-            continue
-        uri = change.text_document.uri
-        path = pathlib.Path(to_fs_path(uri))
-        new_text = _apply(path.read_text(encoding="utf-8"), change.edits)
-        if change.text_document.version is not None:
-            assert change.text_document.version == client.versions[uri]
-            client.replace_text(uri, new_text)
-            path.write_text(new_text, encoding="utf-8")
-            client.save(uri)
-        else:
-            path.write_text(new_text, encoding="utf-8")
-            changed.append(types.FileEvent(uri=uri, type=types.FileChangeType.Changed))
-    if changed:
-        client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(changes=changed)
-        )
+from lsp_support import apply_workspace_edit, code_actions_for, session, wait_for
 
 
 def _failures(diagnostics: list[types.Diagnostic]) -> Counter[tuple[str, str]]:
@@ -72,18 +19,6 @@ def _failures(diagnostics: list[types.Diagnostic]) -> Counter[tuple[str, str]]:
         (str(d.code), re.sub(r":\d+\)", ")", d.message))
         for d in diagnostics
         if d.severity == types.DiagnosticSeverity.Error
-    )
-
-
-async def _actions(
-    client: FxClient, uri: str, diagnostic: types.Diagnostic
-) -> list[types.CodeAction]:
-    return await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic]),
-        )
     )
 
 
@@ -107,7 +42,7 @@ async def test_quick_fix_makes_the_trace_pass(
         uri = client.open(net)
         before = await client.diagnostics_for(uri, version=1)
         (target,) = [d for d in before if d.range.start.line == line and d.severity == 1]
-        actions = await _actions(client, uri, target)
+        actions = await code_actions_for(client, uri, target)
         (action,) = [a for a in actions if a.title.startswith(title)]
         assert action.kind == types.CodeActionKind.QuickFix
         assert list(action.diagnostics) == [target]
@@ -127,7 +62,7 @@ async def test_quick_fix_makes_the_trace_pass(
             action
             for d in after
             if d.range == target.range
-            for action in await _actions(client, uri, d)
+            for action in await code_actions_for(client, uri, d)
             if action.title.startswith(title)
         ]
         assert again == []

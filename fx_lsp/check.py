@@ -1,0 +1,161 @@
+"""``fx-lsp check``'s run: trace the files, each with its own workspace's config, and build the
+report the output formats print."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import as_completed
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from fxcore.cache import ResultCache
+from fxcore.config import ProjectConfig, read_project_config
+from fxcore.engine import Engine
+from fxcore.parent_arguments import apply_parent_arguments
+from fxcore.report import Report, Selection, collect
+from fxcore.results import EngineConfig, FileResult, TraceJob
+from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
+
+
+def display_path(path: str) -> str:
+    """Relative to the current folder when below it, as ruff prints paths."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+@dataclass
+class Summary:
+    files: int = 0
+    traceable: int = 0
+    failed: int = 0
+    not_traced: int = 0
+    file_errors: int = 0
+    cached: int = 0
+    config_problems: list[str] = field(default_factory=list)
+
+    @property
+    def traced(self) -> int:
+        return self.traceable + self.failed
+
+    def add(self, result: FileResult) -> None:
+        self.files += 1
+        self.file_errors += len(result.errors)
+        self.cached += result.from_cache
+        for module in result.modules:
+            if module.status == "traceable":
+                self.traceable += 1
+            elif module.status == "failed":
+                self.failed += 1
+            else:
+                self.not_traced += 1
+
+    def line(self) -> str:
+        return (
+            f"Checked {self.files} file{'s' if self.files != 1 else ''}: "
+            f"{self.traced} modules traced, {self.traceable} traceable, {self.failed} failed, "
+            f"{self.not_traced} not traced"
+            + (f", {self.file_errors} files could not be imported" if self.file_errors else "")
+            + "."
+        )
+
+
+class Progress:
+    """A one-line progress bar on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
+        self.total = total
+        self.stream = stream
+        self.enabled = total > 1 and stream.isatty()
+        self.done = 0
+
+    def advance(self) -> None:
+        self.done += 1
+        if self.enabled:
+            width = 30
+            filled = width * self.done // self.total
+            self.stream.write(
+                f"\r[{'=' * filled}{' ' * (width - filled)}] {self.done}/{self.total} files"
+            )
+            self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.flush()
+
+
+@dataclass
+class CheckRun:
+    results: list[FileResult]
+    summary: Summary
+    report: Report
+    #: Each workspace root's ``[tool.fx-lsp]``.
+    projects: dict[str, ProjectConfig]
+
+    @property
+    def failed(self) -> bool:
+        """Anything reported that is not a hint: the run's exit status is 1."""
+        return any(problem.severity != "hint" for problem in self.report.problems)
+
+
+class Projects:
+    """Each workspace root's configuration, read once, with the command line's time-out."""
+
+    def __init__(self, timeout: float | None, summary: Summary) -> None:
+        self.timeout = timeout
+        self.summary = summary
+        self.found: dict[str, ProjectConfig] = {}
+
+    def __call__(self, root: str) -> ProjectConfig:
+        if root not in self.found:
+            project = read_project_config(root)
+            if self.timeout is not None:
+                project.engine.timeout = self.timeout
+            self.found[root] = project
+            self.summary.config_problems.extend(project.problems)
+        return self.found[root]
+
+    def engine(self, root: str) -> EngineConfig:
+        return self(root).engine
+
+    def selection(self, path: str) -> Selection:
+        root = find_workspace_root(path)
+        return Selection(self(root).report, root)
+
+
+def check_jobs(paths: Sequence[str], timeout: float | None) -> tuple[list[TraceJob], Projects]:
+    summary = Summary()
+    projects = Projects(timeout, summary)
+    return trace_jobs(python_files(paths), find_workspace_root, projects.engine), projects
+
+
+def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
+             use_cache: bool = True) -> CheckRun:
+    """Trace the jobs (unchanged files' results from the cache) and report them."""
+    progress = Progress(len(jobs))
+    results: list[FileResult] = []
+    engine = Engine(workers=workers, cache=ResultCache() if use_cache else None)
+    try:
+        handles = [engine.submit(job) for job in jobs]
+        for future in as_completed(handle.future for handle in handles):
+            results.append(future.result())
+            progress.advance()
+    finally:
+        progress.finish()
+        engine.close()
+    results.sort(key=lambda result: result.path)
+    results = apply_parent_arguments(results)
+    summary = projects.summary
+    for result in results:
+        summary.add(result)
+    report = collect(results, lambda path: source_text(path, {}), projects.selection)
+    return CheckRun(results, summary, report, projects.found)
+
+
+def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
+               use_cache: bool = True) -> CheckRun:
+    """Trace every Python file under ``paths``, each with its own workspace's config."""
+    jobs, projects = check_jobs(paths, timeout)
+    return run_jobs(jobs, projects, workers, use_cache)

@@ -1,0 +1,373 @@
+"""The output formats of ``fx-lsp check``: ``full``, ``concise``, ``json``, ``github``,
+``sarif`` and ``junit``, and ``--statistics``. Each prints a ``CheckRun``; none traces."""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, TextIO
+from urllib.parse import quote
+
+from rich.cells import cell_len
+from rich.console import Console
+from rich.text import Text
+
+from fx_lsp.check import CheckRun, display_path
+from fx_lsp.shards import Shard, shard_json
+from fxcore import fix_plan
+from fxcore.codes import README_URL, documentation, help_url
+from fxcore.report import Problem
+from fxcore.results import Arguments, Failure, Frame, Hint, ModuleResult
+from fxcore.version import VERSION
+from fxcore.workspace import find_workspace_root, source_text, split_lines
+
+FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _heading(problem: Problem) -> str:
+    """``FX002 [MeanPool] len() is called ...``: the code, the classes and the message."""
+    classes = f" [{problem.attribution}]" if problem.classes else ""
+    return f"{problem.code}{classes} {problem.message}"
+
+
+def _location(path: str, line: int, column: int) -> str:
+    return f"{display_path(path)}:{line}:{column}"
+
+
+def _notes(run: CheckRun) -> list[tuple[str, str]]:
+    """(location, text) of each class that was not traced."""
+    return [
+        (_location(m.path, m.line, m.column), f"{m.class_name} was not traced. {m.reason}")
+        for result in run.results for m in result.modules if m.status == "not-traced"
+    ]
+
+
+def _tail(run: CheckRun) -> str:
+    suppressed = run.report.suppressed
+    line = run.summary.line()
+    if suppressed:
+        line = line[:-1] + f"; {suppressed} suppressed."
+    return line
+
+
+# -- concise -------------------------------------------------------------------------------
+
+
+def concise(run: CheckRun, stream: TextIO) -> None:
+    """One line per problem, sorted by path, line and column."""
+    for problem in run.summary.config_problems:
+        stream.write(f"warning: {problem}\n")
+    for problem in run.report.problems:
+        stream.write(f"{_location(problem.path, problem.line, problem.column)}: "
+                     f"{_heading(problem)}\n")
+    for where, text in _notes(run):
+        stream.write(f"{where}: note: {text}\n")
+    stream.write(_tail(run) + "\n")
+
+
+# -- full ----------------------------------------------------------------------------------
+
+
+def first_fix_title(problem: Problem) -> str | None:
+    """The fix the editor offers first for this problem (``help:``)."""
+    if not isinstance(problem.failure, Failure):
+        return None
+    text_of = lambda path: source_text(path, {}, strict=True)  # noqa: E731
+    found = fix_plan.plan(problem.failure, problem.module, text_of, find_workspace_root)
+    found.sort(key=lambda fix: not fix.preferred)
+    return found[0].title if found else None
+
+
+_STYLES = {"error": "bold red", "warning": "bold yellow", "hint": "bold cyan"}
+
+
+def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
+         = first_fix_title) -> None:
+    """Each problem with its source line and ``^^^`` under the range, then its fix as a
+    ``help:`` line; coloured on a terminal unless ``NO_COLOR`` is set."""
+    console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
+                      markup=False)
+    for problem in run.summary.config_problems:
+        console.print(Text.assemble(("warning", "bold yellow"), f": {problem}"))
+    lines_by_path: dict[str, list[str]] = {}
+    for problem in run.report.problems:
+        if problem.path not in lines_by_path:
+            lines_by_path[problem.path] = split_lines(source_text(problem.path, {}) or "")
+        lines = lines_by_path[problem.path]
+        console.print(Text.assemble(
+            (_location(problem.path, problem.line, problem.column), "bold"), ": ",
+            (problem.code, _STYLES[problem.severity]),
+            f" [{problem.attribution}]" if problem.classes else "", f" {problem.message}"))
+        if 0 < problem.line <= len(lines):
+            text = lines[problem.line - 1].expandtabs(1)
+            number = str(problem.line)
+            gutter = " " * len(number)
+            end = problem.end_column if problem.end_line == problem.line else len(text) + 1
+            start = min(problem.column - 1, len(text))
+            width = max(cell_len(text[start:max(end - 1, start + 1)]), 1)
+            console.print(Text(f"{gutter} |", style="blue"))
+            console.print(Text.assemble((f"{number} |", "blue"), f" {text}"))
+            console.print(Text.assemble(
+                (f"{gutter} |", "blue"), " " + " " * cell_len(text[:start]),
+                ("^" * width + f" {problem.code}", _STYLES[problem.severity])))
+            console.print(Text(f"{gutter} |", style="blue"))
+        fix = help_of(problem)
+        if fix:
+            console.print(Text.assemble(("  = help", "bold cyan"), f": {fix}"))
+        console.print()
+    for where, text in _notes(run):
+        console.print(Text.assemble((where, "bold"), ": note: ", text))
+    console.print(_tail(run))
+
+
+# -- json ----------------------------------------------------------------------------------
+
+
+def _frame_json(frame: Frame) -> dict[str, Any]:
+    return {
+        "path": display_path(frame.path),
+        "line": frame.line,
+        "column": frame.column,
+        "end_line": frame.end_line,
+        "end_column": frame.end_column,
+        "function": frame.function,
+    }
+
+
+def _failure_json(failure: Failure | Hint) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "code": failure.code,
+        "kind": failure.kind,
+        "message": failure.message,
+        "path": display_path(failure.path),
+        "line": failure.line,
+        "column": failure.column,
+        "end_line": failure.end_line,
+        "end_column": failure.end_column,
+    }
+    if isinstance(failure, Failure):
+        data["frames"] = [_frame_json(frame) for frame in failure.frames]
+        data["possible_consequence"] = failure.possible_consequence
+    else:
+        data["member"] = failure.member
+    return data
+
+
+def _arguments_json(arguments: Arguments | None) -> dict[str, Any] | None:
+    if arguments is None:
+        return None
+    data: dict[str, Any] = {"from": arguments.origin, "args": arguments.args,
+                            "kwargs": arguments.kwargs}
+    for key, value in (("parent", arguments.parent), ("path", arguments.path),
+                       ("parent_from", arguments.parent_origin), ("site", arguments.site)):
+        if value is not None:
+            data[key] = value
+    return data
+
+
+def _module_json(module: ModuleResult) -> dict[str, Any]:
+    return {
+        "path": display_path(module.path),
+        "class": module.class_name,
+        "qualified_name": module.qualified_name,
+        "line": module.line,
+        "column": module.column,
+        "end_line": module.end_line,
+        "end_column": module.end_column,
+        "status": module.status,
+        "reason": module.reason,
+        "node_count": module.node_count,
+        "instantiated_on": module.instantiated_on,
+        "arguments": _arguments_json(module.arguments),
+        "weights": module.weights,
+        "trace_seconds": round(module.trace_seconds, 4),
+        "failures": [_failure_json(failure) for failure in module.failures],
+        "hints": [_failure_json(hint) for hint in module.hints],
+    }
+
+
+def _problem_json(problem: Problem) -> dict[str, Any]:
+    return {
+        "code": problem.code,
+        "message": problem.message,
+        "severity": problem.severity,
+        "path": display_path(problem.path),
+        "line": problem.line,
+        "column": problem.column,
+        "end_line": problem.end_line,
+        "end_column": problem.end_column,
+        "classes": problem.classes,
+    }
+
+
+def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
+    results, summary = run.results, run.summary
+    return {
+        "version": VERSION,
+        **({"shard": shard_json(shard)} if shard else {}),
+        "diagnostics": [_problem_json(problem) for problem in run.report.problems],
+        "modules": [_module_json(module) for result in results for module in result.modules],
+        "files": [
+            {
+                "path": display_path(result.path),
+                "errors": [_failure_json(error) for error in result.errors],
+                "imported_files": [display_path(path) for path in result.imported_files],
+                "seconds": round(result.seconds, 4),
+            }
+            for result in results
+        ],
+        "summary": {
+            "files": summary.files,
+            "traced": summary.traced,
+            "traceable": summary.traceable,
+            "failed": summary.failed,
+            "not_traced": summary.not_traced,
+            "file_errors": summary.file_errors,
+            "cached": summary.cached,
+            "suppressed": run.report.suppressed,
+        },
+        "config_problems": summary.config_problems,
+    }
+
+
+# -- github --------------------------------------------------------------------------------
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_GITHUB_COMMANDS = {"error": "error", "warning": "warning", "hint": "notice"}
+
+
+def github(run: CheckRun, stream: TextIO) -> None:
+    """GitHub Actions workflow commands: each problem annotates the pull request's diff."""
+    for problem in run.report.problems:
+        properties = ",".join(
+            f"{key}={_escape_property(str(value))}"
+            for key, value in (("file", display_path(problem.path)), ("line", problem.line),
+                               ("col", problem.column), ("endLine", problem.end_line),
+                               ("endColumn", problem.end_column),
+                               ("title", f"fx-lsp ({problem.code})"))
+        )
+        stream.write(f"::{_GITHUB_COMMANDS[problem.severity]} {properties}::"
+                     f"{_escape_data(_heading(problem))}\n")
+
+
+# -- sarif ---------------------------------------------------------------------------------
+
+
+_SARIF_LEVELS = {"error": "error", "warning": "warning", "hint": "note"}
+
+
+def _uri(path: str) -> str:
+    return quote(display_path(path).replace(os.sep, "/"))
+
+
+def sarif_rules() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": doc.code,
+            "shortDescription": {"text": doc.title},
+            "fullDescription": {"text": doc.text},
+            "help": {"text": doc.text, "markdown": doc.text},
+            "helpUri": help_url(doc.code),
+        }
+        for doc in documentation().values()
+    ]
+
+
+def sarif(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
+    """SARIF 2.1.0: one run, a rule per code, a result per problem."""
+    rules = sarif_rules()
+    index = {rule["id"]: position for position, rule in enumerate(rules)}
+    results = []
+    for problem in run.report.problems:
+        result: dict[str, Any] = {
+            "ruleId": problem.code,
+            "level": _SARIF_LEVELS[problem.severity],
+            "message": {"text": _heading(problem)},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(problem.path)},
+                    "region": {"startLine": problem.line, "startColumn": problem.column,
+                               "endLine": problem.end_line, "endColumn": problem.end_column},
+                },
+            }],
+        }
+        if problem.code in index:
+            result["ruleIndex"] = index[problem.code]
+        results.append(result)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "fx-lsp", "version": VERSION,
+                                "informationUri": README_URL, "rules": rules}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+            **({"properties": {"fx-lsp": {"shard": shard_json(shard)}}} if shard else {}),
+        }],
+    }
+
+
+# -- junit ---------------------------------------------------------------------------------
+
+
+def junit(run: CheckRun) -> str:
+    """JUnit XML: a test suite per file, a failing test case per problem (a passing one for a
+    file without problems)."""
+    by_path: dict[str, list[Problem]] = {result.path: [] for result in run.results}
+    for problem in run.report.problems:
+        by_path.setdefault(problem.path, []).append(problem)
+    suites = ET.Element("testsuites", name="fx-lsp", tests=str(max(len(run.report.problems), 0)),
+                        failures=str(len(run.report.problems)))
+    for path, problems in sorted(by_path.items()):
+        suite = ET.SubElement(suites, "testsuite", name=display_path(path),
+                              tests=str(max(len(problems), 1)), failures=str(len(problems)))
+        for problem in problems:
+            case = ET.SubElement(suite, "testcase", classname=display_path(path),
+                                 name=f"{problem.code} at line {problem.line}, column "
+                                 f"{problem.column}")
+            failure = ET.SubElement(case, "failure", message=_heading(problem), type=problem.code)
+            failure.text = f"{_location(problem.path, problem.line, problem.column)}: " \
+                f"{_heading(problem)}"
+        if not problems:
+            ET.SubElement(suite, "testcase", classname=display_path(path), name="fx-lsp")
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")
+
+
+# -- statistics ----------------------------------------------------------------------------
+
+
+def statistics(run: CheckRun, stream: TextIO) -> None:
+    """The number of problems per code, most frequent first."""
+    counts = Counter(problem.code for problem in run.report.problems)
+    docs = documentation()
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        title = docs[code].title if code in docs else ""
+        stream.write(f"{count:>5}\t{code}\t{title}\n")
+
+
+def write(run: CheckRun, output_format: str, stream: TextIO, shard: Shard | None = None) -> None:
+    if output_format == "full":
+        full(run, stream)
+    elif output_format == "concise":
+        concise(run, stream)
+    elif output_format == "github":
+        github(run, stream)
+    elif output_format == "junit":
+        stream.write(junit(run) + "\n")
+    else:
+        data = json_report(run, shard) if output_format == "json" else sarif(run, shard)
+        json.dump(data, stream, indent=2)
+        stream.write("\n")

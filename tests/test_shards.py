@@ -1,0 +1,103 @@
+"""``fx-lsp check --shard I/N`` and ``fx-lsp merge``: a 60-file workspace split over shards gives
+the same files and the same report as one run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fx_lsp.shards import parse_shard, split
+
+SHARDS = 3
+
+
+def cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
+                          capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def monorepo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("monorepo")
+    (root / "pyproject.toml").write_text("[project]\nname = 'mono'\n")
+    for index in range(62):
+        package = root / f"team{index % 4}"
+        package.mkdir(exist_ok=True)
+        body = ("return x * len(x)" if index % 3 == 0 else
+                "return x + 1" if index % 3 == 1 else "return [r for r in x][0]")
+        extra = "\n\ndef helper():\n    return 1\n" * (index % 5)
+        (package / f"model_{index:02}.py").write_text(
+            f"from torch import nn\n\n\nclass Model{index}(nn.Module):\n"
+            f"    def forward(self, x):\n        {body}\n{extra}")
+    return root
+
+
+def without_timings(report: dict) -> dict:
+    report = json.loads(json.dumps(report))
+    report.pop("shard", None)
+    report["summary"].pop("cached", None)
+    for module in report["modules"]:
+        module.pop("trace_seconds")
+    for file in report["files"]:
+        file.pop("seconds")
+    return report
+
+
+def test_parse_and_split_are_deterministic() -> None:
+    assert parse_shard("2/3") == (2, 3) and parse_shard("0/3") is None
+    assert parse_shard("4/3") is None and parse_shard("a/b") is None
+    costs = {f"f{i}.py": float(i % 7) for i in range(30)}
+    parts = split(costs, 4)
+    assert parts == split(dict(reversed(list(costs.items()))), 4)
+    assert sorted(path for part in parts for path in part) == sorted(costs)
+    loads = [sum(costs[path] for path in part) for part in parts]
+    assert max(loads) - min(loads) <= max(costs.values())
+
+
+@pytest.mark.parametrize("output_format", ["json", "sarif"])
+def test_shards_cover_the_workspace_and_merge_into_the_unsharded_report(
+        monorepo: Path, output_format: str) -> None:
+    whole = cli("check", "--output-format", output_format, ".", cwd=monorepo)
+    assert whole.returncode == 1, whole.stderr
+    names = []
+    for index in range(1, SHARDS + 1):
+        name = f"shard{index}.{output_format}"
+        shard = cli("check", "--shard", f"{index}/{SHARDS}", "--output-format", output_format,
+                    "--output-file", name, ".", cwd=monorepo)
+        assert shard.returncode in (0, 1), shard.stderr
+        names.append(name)
+    reports = [json.loads((monorepo / name).read_text()) for name in names]
+    merged = cli("merge", *names, cwd=monorepo)
+    assert merged.returncode == 1, merged.stderr
+    if output_format == "json":
+        files = [[file["path"] for file in report["files"]] for report in reports]
+        assert all(files) and sum(map(len, files)) == 62
+        assert sorted(path for part in files for path in part) == \
+            sorted(file["path"] for file in json.loads(whole.stdout)["files"])
+        assert without_timings(json.loads(merged.stdout)) == \
+            without_timings(json.loads(whole.stdout))
+    else:
+        assert json.loads(merged.stdout) == json.loads(whole.stdout)
+
+
+def test_merge_refuses_missing_or_disagreeing_shards(monorepo: Path) -> None:
+    for index in (1, 2):
+        cli("check", "--shard", f"{index}/{SHARDS}", "--format", "json", "--output-file",
+            f"part{index}.json", ".", cwd=monorepo)
+    missing = cli("merge", "part1.json", "part2.json", cwd=monorepo)
+    assert missing.returncode == 2 and "expected shards 1 to 3" in missing.stderr
+    report = json.loads((monorepo / "part2.json").read_text())
+    report["shard"]["partition"] = "another"
+    (monorepo / "part2.json").write_text(json.dumps(report))
+    cli("check", "--shard", f"3/{SHARDS}", "--format", "json", "--output-file", "part3.json",
+        ".", cwd=monorepo)
+    disagreeing = cli("merge", "part1.json", "part2.json", "part3.json", cwd=monorepo)
+    assert disagreeing.returncode == 2 and "split differently" in disagreeing.stderr
+    unsharded = cli("check", "--format", "json", "--output-file", "all.json", ".",
+                    cwd=monorepo)
+    assert unsharded.returncode == 1
+    assert cli("merge", "all.json", cwd=monorepo).returncode == 2
