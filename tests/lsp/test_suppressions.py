@@ -90,13 +90,18 @@ async def test_suppressed_unused_and_shared_failures_in_the_editor(tmp_path: pat
         assert not any(str(d.code) == "FX001" for d in after)
 
 
-async def test_select_and_ignore_apply_in_the_editor(tmp_path: pathlib.Path) -> None:
+async def test_select_ignore_and_per_file_ignores_apply_in_the_editor(tmp_path: pathlib.Path
+                                                                      ) -> None:
     workspace = new_project(tmp_path)
     (workspace / "pyproject.toml").write_text(
-        "[project]\nname = 'w'\n[tool.fx-lsp]\nignore = [\"FX001\"]\n")
-    path = workspace / "net.py"
-    path.write_text(MODEL.replace("  # fx-lsp: ignore[FX002]", ""))
+        "[project]\nname = 'w'\n[tool.fx-lsp]\nselect = [\"FX0\"]\nignore = [\"FX001\"]\n"
+        "per-file-ignores = {\"tests/*\" = [\"FX002\"]}\n")
+    text = MODEL.replace("  # fx-lsp: ignore[FX002]", "")
+    (workspace / "net.py").write_text(text)
+    (workspace / "tests").mkdir()
+    (workspace / "tests" / "net_copy.py").write_text(text)
     async with session(workspace) as client:
-        uri = client.open(path)
-        codes = {str(d.code) for d in await diagnostics(client, uri)}
-        assert "FX002" in codes and "FX001" not in codes
+        codes = {str(d.code) for d in await diagnostics(client, client.open(workspace / "net.py"))}
+        assert codes == {"FX002"}  # FX001 ignored; FX900 (unused noqa) not selected
+        copy = client.open(workspace / "tests" / "net_copy.py")
+        assert await diagnostics(client, copy) == []
