@@ -184,6 +184,7 @@ def build(
     """The diagnostics of the document at ``path``: what ``report`` (of ``own`` and
     ``others``) keeps, after suppressions and the selection of codes."""
     lines = lines_of(path)
+    others = list(others)
     entries: list[Entry] = []
     seen: set[tuple[int, int, int, int, str]] = set()
     reported = _reported(report)
@@ -317,6 +318,17 @@ def build(
                 diagnostic = _failure_diagnostic(failure, lines_of, options, encoding,
                                                  f" ({traced})")
                 add(Entry(diagnostic, module, failure, other.path, problem))
+    for result in (own, *others) if own is not None else others:
+        for module in result.modules:
+            for failure in module.shape_errors:
+                problem = reported(failure)
+                if failure.path != path or problem is None:
+                    continue
+                diagnostic = _failure_diagnostic(failure, lines_of, options, encoding,
+                                                 _also(problem))
+                if problem.severity == "warning":
+                    diagnostic.severity = types.DiagnosticSeverity.Warning
+                add(Entry(diagnostic, module, failure, result.path, problem))
     for problem in report.problems if report is not None else []:
         if problem.path == path and problem.directive is not None:
             add(Entry(_unused_suppression(problem, lines, encoding), None, None, path, problem))

@@ -41,11 +41,26 @@ def _generated_code(code: str) -> str:
     return f"```python\n{shown}\n```{note}"
 
 
+_INPUTS_FROM = {"config": "configured", "annotation": "from forward's annotations",
+                "inferred": "inferred from the first layers that use them"}
+
+
+def shapes_markdown(module: ModuleResult) -> str | None:
+    """The example inputs, the output shape, or why there are no shapes."""
+    if module.inputs is not None:
+        given = ", ".join(f"`{name}: {spec}`" for name, spec in module.inputs.tensors.items())
+        text = f"Inputs {given} ({_INPUTS_FROM[module.inputs.origin]})"
+        if module.output_shape:
+            text += f" -> output `{module.output_shape}`"
+        return text + "." + (f" {module.shapes_note}" if module.shapes_note else "")
+    return module.shapes_note
+
+
 def module_markdown(module: ModuleResult, document: str) -> str:
     """Everything known about one traced class."""
-    provenance = arguments_sentence(module)
-    text = _verdict_markdown(module, document)
-    return text if provenance is None else f"{text}\n\n{provenance}"
+    parts = [_verdict_markdown(module, document), shapes_markdown(module),
+             arguments_sentence(module)]
+    return "\n\n".join(part for part in parts if part)
 
 
 def _verdict_markdown(module: ModuleResult, document: str) -> str:
@@ -142,12 +157,14 @@ def hover(
     for result in [own, *others] if own else others:
         for module in result.modules:
             for node in module.line_nodes.get((path, line), []):
-                row = f"| {module.class_name} | `{node.name}` | {node.op} | `{node.target}` |"
+                shape = f"`{node.shape}`" if node.shape else ""
+                row = (f"| {module.class_name} | `{node.name}` | {node.op} | `{node.target}` "
+                       f"| {shape} |")
                 rows[row] = None
     if not rows:
         return None
     shown = list(rows)[:MAX_NODE_ROWS]
-    table = "| class | node | op | target |\n|---|---|---|---|\n" + "\n".join(shown)
+    table = "| class | node | op | target | shape |\n|---|---|---|---|---|\n" + "\n".join(shown)
     if len(rows) > len(shown):
         table += f"\n\n... and {len(rows) - len(shown)} more nodes"
     return types.Hover(

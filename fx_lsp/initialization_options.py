@@ -40,6 +40,8 @@ class Options:
     #: Information diagnostics on classes whose constructor needs arguments.
     show_not_traced: bool = False
     debounce_ms: int = 500
+    #: Inlay hints with the shape each line of ``forward`` produces.
+    shape_hints: bool = True
     #: False: import and run no user code at all.
     trusted: bool = True
 
@@ -74,6 +76,7 @@ _SPEC: dict[str, tuple[str, str | None, Callable[[Any], Any], str]] = {
     "severity": ("severity", "severity", _severity, '"error", "warning", "information" or "hint"'),
     "show_not_traced": ("showNotTraced", "show-not-traced", _bool, "true or false"),
     "debounce_ms": ("debounceMs", "debounce-ms", _debounce, "milliseconds from 0 to 60000"),
+    "shape_hints": ("shapeHints", "shape-hints", _bool, "true or false"),
     "trusted": ("trusted", None, _bool, "true or false"),
 }
 assert set(_SPEC) == {f.name for f in fields(Options)}

@@ -19,7 +19,7 @@ from fx_lsp.check import CheckRun, display_path
 from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
 from fxcore.codes import README_URL, documentation, help_url
-from fxcore.report import Problem
+from fxcore.report import Problem, line_shapes
 from fxcore.results import Arguments, Failure, Frame, Hint, ModuleResult
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, source_text, split_lines
@@ -187,6 +187,13 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
         "trace_seconds": round(module.trace_seconds, 4),
         "failures": [_failure_json(failure) for failure in module.failures],
         "hints": [_failure_json(hint) for hint in module.hints],
+        "inputs": {"from": module.inputs.origin, "tensors": module.inputs.tensors}
+        if module.inputs else None,
+        "output_shape": module.output_shape,
+        "shapes_note": module.shapes_note,
+        "shape_errors": [_failure_json(failure) for failure in module.shape_errors],
+        "shapes": [{"path": display_path(path), "line": line, "shape": shape}
+                   for (path, line), shape in line_shapes(module).items()],
     }
 
 

@@ -23,7 +23,15 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from fx_lsp import code_actions, code_lens, diagnostics, hover, positions, workspace_trace
+from fx_lsp import (
+    code_actions,
+    code_lens,
+    diagnostics,
+    hover,
+    inlay_hints,
+    positions,
+    workspace_trace,
+)
 from fx_lsp.documents import Document, Documents
 from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
@@ -226,6 +234,7 @@ class FxLanguageServer(LanguageServer):
         for other in touched:
             self.publish(other)
         self.refresh_code_lenses()
+        self.refresh_inlay_hints()
 
     def excluded(self, document: Document) -> None:
         self.clear(document.uri)
@@ -296,6 +305,11 @@ class FxLanguageServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
+
+    def refresh_inlay_hints(self) -> None:
+        workspace = self.client_capabilities.workspace
+        if workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support:
+            self.workspace_inlay_hint_refresh(None)
 
     def refresh_code_lenses(self) -> None:
         workspace = self.client_capabilities.workspace
@@ -565,6 +579,20 @@ async def on_code_action_resolve(
         ls.root_of,
         ls.encoding,
         ls.parse_process.run,
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+@guarded(default=[])
+def on_inlay_hint(ls: FxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    document = _document(ls, params.text_document.uri)
+    if document is None or not ls.options_for(document.path).shape_hints:
+        return []
+    if document.result is None or not ls.documents.is_current(document):
+        return []  # shapes of an older text would sit on the wrong lines
+    results = [document.result, *ls.documents.results_traced_with(document)]
+    return inlay_hints.inlay_hints(
+        document.path, results, ls.lines_of(document.path), ls.encoding, params.range
     )
 
 

@@ -49,15 +49,21 @@ def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
                 )
 
 
-def line_nodes(tracer: RecoveringTracer) -> dict[tuple[str, int], list[GraphNodeInfo]]:
-    """Source line -> the graph nodes it produced, for nodes still in the graph."""
+def line_nodes(tracer: RecoveringTracer, shapes: dict[str, str] | None = None
+               ) -> dict[tuple[str, int], list[GraphNodeInfo]]:
+    """Source line -> the graph nodes it produced (with their propagated shapes), for nodes
+    still in the graph."""
+    shapes = shapes or {}
     live = set(tracer.graph.nodes)
     result: dict[tuple[str, int], list[GraphNodeInfo]] = {}
     for origin in tracer.node_origins:
         if origin.node not in live:
             continue
-        info = GraphNodeInfo(origin.node.name, origin.node.op, node_target(origin.node))
+        info = GraphNodeInfo(origin.node.name, origin.node.op, node_target(origin.node),
+                             shapes.get(origin.node.name))
         for path, line in dict.fromkeys(origin.lines):
+            if path.startswith("<"):
+                continue  # code torch.fx generated, such as "<string>"
             result.setdefault((os.path.abspath(path), line), []).append(info)
     return result
 

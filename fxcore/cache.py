@@ -29,6 +29,7 @@ from typing import Any
 
 from fxcore.results import (
     Arguments,
+    ExampleInputs,
     Failure,
     FileResult,
     Frame,
@@ -83,12 +84,14 @@ def _failure(data: dict[str, Any]) -> Failure:
 
 
 def _module(data: dict[str, Any]) -> ModuleResult:
-    forward, arguments = data["forward"], data["arguments"]
+    forward, arguments, inputs = data["forward"], data["arguments"], data["inputs"]
     return ModuleResult(**{
         **data,
         "forward": Range(**forward) if forward is not None else None,
         "arguments": Arguments(**arguments) if arguments is not None else None,
         "failures": [_failure(failure) for failure in data["failures"]],
+        "shape_errors": [_failure(failure) for failure in data["shape_errors"]],
+        "inputs": ExampleInputs(**inputs) if inputs is not None else None,
         "hints": [Hint(**hint) for hint in data["hints"]],
         "line_nodes": {(path, line): [GraphNodeInfo(**node) for node in nodes]
                        for path, line, nodes in data["line_nodes"]},

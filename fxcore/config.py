@@ -35,6 +35,7 @@ from typing import Any
 
 from fxcore.call_sites import CallSite, is_literal_call_argument
 from fxcore.results import EngineConfig, ModuleConfig, ReportConfig
+from fxcore.tensor_spec import parse_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,7 +45,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 #: Keys of ``[tool.fx-lsp]`` that only the editor uses (``fx_lsp.initialization_options``
 #: validates them; the engine only knows they are not unknown).
-EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms")
+EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints")
 #: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
 REPORT_KEYS = ("select", "ignore", "per-file-ignores")
 _CODE_PREFIX = re.compile(r"FX[0-9]{0,3}")
@@ -277,7 +278,19 @@ def _parse_module_config(entry: Any, source: str,
             setattr(config, attribute, dict(value))
         else:
             problems.append(f"{source}: '{key}' must be a table")
-    known = {"factory", "call", "args", "kwargs", "concrete-args"}
+    inputs = entry.get("inputs")
+    if inputs is not None:
+        if not isinstance(inputs, dict):
+            problems.append(f"{source}: 'inputs' must be a table such as "
+                            '{x = "float32[2, 3, 224, 224]"}')
+        else:
+            for name, text in inputs.items():
+                try:
+                    config.inputs[str(name)] = parse_spec(text if isinstance(text, str)
+                                                          else repr(text))
+                except ValueError as error:
+                    problems.append(f"{source}: inputs.{name}: {error}")
+    known = {"factory", "call", "args", "kwargs", "concrete-args", "inputs"}
     problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
     return config, problems
 

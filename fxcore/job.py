@@ -39,6 +39,7 @@ from fxcore.cache import text_hash
 from fxcore.config import module_config_for
 from fxcore.construction import build, configured_call_note, missing_parameters, resolve
 from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.example_inputs import from_annotations, inferred
 from fxcore.import_overlay import (
     imported_third_party_packages,
     imported_workspace_files,
@@ -48,12 +49,14 @@ from fxcore.locate import (
     RawPosition,
     SourceIndex,
     innermost_workspace_frame,
+    instruction_position,
     to_frame,
     traceback_positions,
 )
 from fxcore.results import (
     CODES,
     Arguments,
+    ExampleInputs,
     Failure,
     FileResult,
     Frame,
@@ -63,7 +66,9 @@ from fxcore.results import (
     Range,
     TraceJob,
 )
+from fxcore.shapes import ShapeError, propagate
 from fxcore.suppressions import SKIP_REASON, skipped_lines
+from fxcore.tensor_spec import TensorSpec
 from fxcore.tracer import RecordedFailure, RecoveringTracer, proxy_patches, recovering_tracer_class
 from fxcore.workspace import import_location, is_workspace_file, source_text
 
@@ -484,6 +489,7 @@ class JobRunner:
                                       instantiated_on=instantiated_on, trace_seconds=seconds)
 
         graph_module = fx.GraphModule(tracer.root, graph, cls.__name__)
+        shape_fields, shapes = self.propagate_shapes(cls, source, tracer, graph_module)
         return self.module_result(
             cls,
             source,
@@ -491,12 +497,66 @@ class JobRunner:
             instantiated_on=instantiated_on,
             node_count=len(graph.nodes),
             generated_code=graph_module.code.strip() + "\n",
-            line_nodes=line_nodes(tracer),
+            line_nodes=line_nodes(tracer, shapes),
             module_order=tracer.module_order,
             parameter_order=tracer.parameter_order,
             hints=unused_members(model, tracer, source, self.path),
             trace_seconds=seconds,
+            **shape_fields,
         )
+
+    # -- shapes ------------------------------------------------------------------------------
+
+    def example_inputs(self, cls: type, graph_module: fx.GraphModule
+                       ) -> tuple[ExampleInputs | None, dict[str, TensorSpec], str | None]:
+        """Configured inputs, else annotated ones completed by inferred ones."""
+        configured = module_config_for(self.job.config, self.location.module_name,
+                                       cls.__name__).inputs
+        if configured:
+            return (ExampleInputs("config", {k: str(v) for k, v in configured.items()}),
+                    configured, None)
+        annotated = from_annotations(cls.forward)
+        found, note = inferred(graph_module)
+        if note is not None and not annotated:
+            return None, {}, note
+        specs = {**found, **annotated}
+        origin = "annotation" if annotated else "inferred"
+        return ExampleInputs(origin, {k: str(v) for k, v in specs.items()}), specs, None
+
+    def propagate_shapes(self, cls: type, source: ClassSource, tracer: RecoveringTracer,
+                         graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
+        """The fields of a module result about shapes, and node name -> shape."""
+        try:
+            inputs, specs, note = self.example_inputs(cls, graph_module)
+            if inputs is None:
+                return {"shapes_note": f"No shapes: {note}."}, {}
+            shapes, error = propagate(graph_module, specs)
+        except Exception as error:  # a model may hold anything: shapes are extras
+            return {"shapes_note": f"No shapes: {describe_exception(error)}."}, {}
+        output = next(node for node in graph_module.graph.nodes if node.op == "output")
+        fields: dict[str, Any] = {"inputs": inputs, "output_shape": shapes.get(output.name)}
+        if error is not None and error.is_mismatch:
+            fields["shape_errors"] = [self.shape_failure(error, tracer, inputs, source)]
+        elif error is not None:
+            fields["shapes_note"] = (f"Shapes stop at `{error.node.name}`, which cannot run "
+                                     f"on meta tensors: {error.message}")
+        return fields, shapes
+
+    def shape_failure(self, error: ShapeError, tracer: RecoveringTracer, inputs: ExampleInputs,
+                      source: ClassSource) -> Failure:
+        origin = next((o for o in tracer.node_origins if o.node is error.node), None)
+        stack = [instruction_position(code, lasti, line)
+                 for code, lasti, line in reversed(origin.instructions)] if origin else []
+        given = ", ".join(f"{name}: {spec}" for name, spec in inputs.tensors.items())
+        where = {
+            "config": "configured under [tool.fx-lsp.modules]",
+            "annotation": "read from forward's annotations",
+            "inferred": "inferred from the first layers that use them: if the real inputs "
+                        "differ this is a false alarm; give them under [tool.fx-lsp.modules] "
+                        "inputs",
+        }[inputs.origin]
+        return self.failure("shape", f"{error.message}. With inputs {given} ({where}).",
+                            stack, source.name_span)
 
     # -- classes built by a traced root ----------------------------------------------------
 

@@ -122,6 +122,28 @@ class _Directives:
         return silenced
 
 
+def _severity(item: Failure | Hint, module: ModuleResult | None) -> Severity:
+    if isinstance(item, Hint):
+        return "hint"
+    if item.code == CODES["shape"]:
+        # Shapes from guessed inputs may be a false alarm; configured ones make it an error.
+        configured = module is not None and module.inputs is not None \
+            and module.inputs.origin == "config"
+        return "error" if configured else "warning"
+    return "error"
+
+
+def line_shapes(module: ModuleResult) -> dict[tuple[str, int], str]:
+    """(path, line) -> the shape of the value the line produces: its last node with a shape
+    (a line that calls a helper produces what the helper returns)."""
+    found = {}
+    for place, nodes in module.line_nodes.items():
+        shaped = [node.shape for node in nodes if node.shape is not None]
+        if shaped:
+            found[place] = shaped[-1]
+    return found
+
+
 def _places(item: Failure | Hint) -> list[tuple[str, int]]:
     """The reported line and, for a failure, each call line of its chain."""
     frames = item.frames if isinstance(item, Failure) else []
@@ -175,7 +197,7 @@ def collect(results: list[FileResult], text_of: TextOf,
     suppressed: set[tuple[str, int, int, int, int, str]] = set()
     items = [(None, error) for result in results for error in result.errors]
     items += [(module, item) for result in results for module in result.modules
-              for item in (*module.failures, *module.hints)]
+              for item in (*module.failures, *module.shape_errors, *module.hints)]
     for module, item in items:
         key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code)
         # Each class's own call chain decides: a comment on one caller's line silences the
@@ -193,8 +215,8 @@ def collect(results: list[FileResult], text_of: TextOf,
         module, item = ordered[0]
         classes = list(dict.fromkeys(m.class_name for m, _ in ordered if m is not None))
         problem = Problem(**item.span(), code=item.code, message=item.message,
-                          severity="hint" if isinstance(item, Hint) else "error",
-                          classes=classes, failure=item, module=module)
+                          severity=_severity(item, module), classes=classes, failure=item,
+                          module=module)
         if selection_of(problem.path).reports(problem.code, problem.path):
             report.problems.append(problem)
         else:

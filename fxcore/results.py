@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from fxcore.call_sites import CallSite
+    from fxcore.tensor_spec import TensorSpec
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
@@ -32,6 +33,7 @@ CODES: dict[str, str] = {
     "crash": "FX102",
     "error": "FX199",
     "unused": "FX200",
+    "shape": "FX300",
     "unused-suppression": "FX900",
 }
 
@@ -111,6 +113,8 @@ class GraphNodeInfo:
     name: str
     op: str
     target: str
+    #: ``float32[2, 64]`` (``(a, b)`` for tuples) when shapes were propagated.
+    shape: str | None = None
 
 
 @dataclass
@@ -135,6 +139,15 @@ class Arguments:
     #: ``README.md:42``: the call site the arguments were read from (origin "call-site",
     #: relative to the workspace root).
     site: str | None = None
+
+
+@dataclass
+class ExampleInputs:
+    """The inputs shapes were propagated with: ``tensors`` maps each ``forward`` argument to
+    a spec such as ``float32[2, 3, 224, 224]``."""
+
+    origin: Literal["config", "annotation", "inferred"]
+    tensors: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -165,6 +178,14 @@ class ModuleResult(Span):
     #: Qualified names of parameters in the order they were first used during the trace.
     parameter_order: list[str] = field(default_factory=list)
     trace_seconds: float = 0.0
+    #: The example inputs of shape propagation, the shape ``forward`` returned, and why there
+    #: are no shapes when there are none.
+    inputs: ExampleInputs | None = None
+    output_shape: str | None = None
+    shapes_note: str | None = None
+    #: Where shapes stopped fitting together during propagation (FX300): the class traces,
+    #: but running it on such inputs would fail.
+    shape_errors: list[Failure] = field(default_factory=list)
 
 
 @dataclass
@@ -205,6 +226,8 @@ class ModuleConfig:
     #: ``call = "ViT(image_size=256, depth=(1, 2, 3))"``: a pasted constructor call with
     #: literal arguments (tuples and ``None``, which TOML lacks), parsed by ``fxcore.config``.
     call: CallSite | None = None
+    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation.
+    inputs: dict[str, TensorSpec] = field(default_factory=dict)
 
 
 @dataclass

@@ -53,6 +53,9 @@ class NodeOrigin:
 
     node: fx.Node
     lines: list[tuple[str, int]] = field(default_factory=list)
+    #: (code, last instruction, line) of each of those frames, innermost first: where
+    #: exactly, computed only for a node a failure is reported on.
+    instructions: list[tuple[types.CodeType, int, int]] = field(default_factory=list)
 
 
 MESSAGES: dict[str, str] = {
@@ -284,14 +287,16 @@ class RecoveringTracer(fx.Tracer):
     def create_node(self, *args: Any, **kwargs: Any) -> fx.Node:
         node = super().create_node(*args, **kwargs)
         lines: list[tuple[str, int]] = []
+        instructions: list[tuple[types.CodeType, int, int]] = []
         frame = sys._getframe(1)
         while frame is not None:
             filename = frame.f_code.co_filename
             if self._workspace_filter(filename):
                 lines.append((filename, frame.f_lineno))
+                instructions.append((frame.f_code, frame.f_lasti, frame.f_lineno))
             frame = frame.f_back
         if lines:
-            self.node_origins.append(NodeOrigin(node, lines))
+            self.node_origins.append(NodeOrigin(node, lines, instructions))
         return node
 
     def _note_parameter(self, qualified_name: str) -> None:

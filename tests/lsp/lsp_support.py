@@ -152,6 +152,7 @@ def capabilities(
                 related_information=True, version_support=True
             ),
             hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
+            inlay_hint=types.InlayHintClientCapabilities(),
             code_action=types.CodeActionClientCapabilities(
                 data_support=True,
                 resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
