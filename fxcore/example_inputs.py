@@ -27,15 +27,16 @@ BATCH, LENGTH, SPATIAL = 2, 8, 32
 #: (module types, the input it decides, in words): the README's table.
 INFERENCE_RULES = [
     ("Conv1d/2d/3d, ConvTranspose1d/2d/3d", "float32[2, in_channels, 32(, 32(, 32))]"),
-    ("Linear, LazyLinear excluded", "float32[2, 8, in_features]"),
+    ("Linear (not LazyLinear)", "float32[2, 8, in_features]"),
     ("Embedding, EmbeddingBag", "int64[2, 8]"),
     ("LayerNorm", "float32[2, 8, *normalized_shape]"),
     ("BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d", "float32[2, num_features, 32(, 32(, 32))]"),
     ("GroupNorm", "float32[2, num_channels, 32, 32]"),
     ("MultiheadAttention", "float32[2, 8, embed_dim] (batch_first) or [8, 2, embed_dim]"),
     ("RNN, LSTM, GRU", "float32[2, 8, input_size] (batch_first) or [8, 2, input_size]"),
-    ("Transformer(Encoder|Decoder)Layer", "float32[2, 8, d_model] (batch_first) or [8, 2, ...]"),
-    ("functional linear / conv / embedding with a weight attribute", "as the module"),
+    ("TransformerEncoderLayer, TransformerDecoderLayer",
+     "float32[2, 8, d_model] (batch_first) or [8, 2, d_model]"),
+    ("F.linear, F.conv1d/2d/3d, F.embedding with a weight attribute", "as the module"),
 ]
 
 _ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.LeakyReLU, nn.ELU,

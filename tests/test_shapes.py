@@ -15,6 +15,7 @@ from torch import fx
 from fxcore.config import load_config, module_config_for
 from fxcore.construction import resolve
 from fxcore.engine import Engine
+from fxcore.example_inputs import INFERENCE_RULES
 from fxcore.results import ModuleResult, TraceJob
 from fxcore.shapes import describe
 from fxcore.tensor_spec import parse_spec
@@ -212,3 +213,9 @@ def test_a_bad_inputs_value_is_one_message(tmp_path: Path) -> None:
     _, problems = load_config(str(tmp_path))
     assert len(problems) == 2
     assert "unknown dtype 'float33'" in problems[0] and "name=224" in problems[1]
+
+
+def test_the_readme_shows_the_inference_table() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    for consumer, spec in INFERENCE_RULES:
+        assert f"| {consumer} | `{spec}` |" in readme

@@ -17,6 +17,8 @@ export interface ServerSettings {
   timeout: number;
   severity: Severity;
   showNotTraced: boolean;
+  /** Inlay hints with the shape each line of `forward` produces. */
+  shapeHints: boolean;
   /** False in a Restricted Mode window: the server then imports no user code. */
   trusted: boolean;
 }
@@ -26,6 +28,7 @@ export const DEFAULT_SERVER_SETTINGS: Omit<ServerSettings, "trusted"> = {
   timeout: 20,
   severity: "error",
   showNotTraced: false,
+  shapeHints: true,
 };
 
 /** The part of `vscode.WorkspaceConfiguration` this module reads (structurally compatible). */
@@ -53,6 +56,14 @@ function oneOf<T extends string>(
   return fallback;
 }
 
+function flag(config: ConfigurationReader, key: string, fallback: boolean, problems: string[]): boolean {
+  const raw = config.get<unknown>(key);
+  if (raw === undefined) return fallback;
+  if (typeof raw === "boolean") return raw;
+  problems.push(`${CONFIG_SECTION}.${key}: ${JSON.stringify(raw)} is not true or false; using ${fallback}.`);
+  return fallback;
+}
+
 export function resolveServerSettings(config: ConfigurationReader, trusted: boolean): Resolved<ServerSettings> {
   const problems: string[] = [];
   const defaults = DEFAULT_SERVER_SETTINGS;
@@ -67,15 +78,8 @@ export function resolveServerSettings(config: ConfigurationReader, trusted: bool
     }
   }
 
-  let showNotTraced = defaults.showNotTraced;
-  const rawShowNotTraced = config.get<unknown>("showNotTraced");
-  if (rawShowNotTraced !== undefined) {
-    if (typeof rawShowNotTraced === "boolean") {
-      showNotTraced = rawShowNotTraced;
-    } else {
-      problems.push(`${CONFIG_SECTION}.showNotTraced: ${JSON.stringify(rawShowNotTraced)} is not true or false; using ${defaults.showNotTraced}.`);
-    }
-  }
+  const showNotTraced = flag(config, "showNotTraced", defaults.showNotTraced, problems);
+  const shapeHints = flag(config, "shapeHints", defaults.shapeHints, problems);
 
   return {
     value: {
@@ -83,6 +87,7 @@ export function resolveServerSettings(config: ConfigurationReader, trusted: bool
       timeout,
       severity: oneOf("severity", config.get<unknown>("severity"), SEVERITIES, defaults.severity, problems),
       showNotTraced,
+      shapeHints,
       trusted,
     },
     problems,

@@ -27,20 +27,28 @@ describe("resolveServerSettings", () => {
 
   it("passes valid values through and carries the trust state", () => {
     const { value, problems } = resolveServerSettings(
-      configOf({ run: "onType", timeout: 5.5, severity: "warning", showNotTraced: true }),
+      configOf({ run: "onType", timeout: 5.5, severity: "warning", showNotTraced: true, shapeHints: false }),
       false,
     );
-    assert.deepEqual(value, { run: "onType", timeout: 5.5, severity: "warning", showNotTraced: true, trusted: false });
+    assert.deepEqual(value, {
+      run: "onType",
+      timeout: 5.5,
+      severity: "warning",
+      showNotTraced: true,
+      shapeHints: false,
+      trusted: false,
+    });
     assert.deepEqual(problems, []);
   });
 
   it("replaces each invalid value by its default and reports it once", () => {
     const { value, problems } = resolveServerSettings(
-      configOf({ run: "always", timeout: -1, severity: "fatal", showNotTraced: "yes" }),
+      configOf({ run: "always", timeout: -1, severity: "fatal", showNotTraced: "yes", shapeHints: 1 }),
       true,
     );
     assert.deepEqual(value, { ...DEFAULT_SERVER_SETTINGS, trusted: true });
-    assert.equal(problems.length, 4);
+    assert.equal(problems.length, 5);
+    assert.match(problems.join("\n"), /fxLsp\.shapeHints: 1/);
     assert.match(problems.join("\n"), /fxLsp\.run: "always"/);
     assert.match(problems.join("\n"), /fxLsp\.timeout: -1/);
     assert.match(problems.join("\n"), /fxLsp\.severity: "fatal"/);
@@ -103,7 +111,7 @@ describe("classifySettingsChange", () => {
   it("restarts for the interpreter, notifies for the server options, ignores the rest", () => {
     assert.equal(classifySettingsChange(affecting("fxLsp.interpreter")), "restart");
     assert.equal(classifySettingsChange(affecting("fxLsp.interpreter", "fxLsp.run")), "restart");
-    for (const key of ["fxLsp.run", "fxLsp.timeout", "fxLsp.severity", "fxLsp.showNotTraced"]) {
+    for (const key of ["fxLsp.run", "fxLsp.timeout", "fxLsp.severity", "fxLsp.showNotTraced", "fxLsp.shapeHints"]) {
       assert.equal(classifySettingsChange(affecting(key)), "notify", key);
     }
     assert.equal(classifySettingsChange(affecting("fxLsp.trace.server")), "none");
