@@ -29,7 +29,7 @@ def _name_span(lines: list[str], line: int, keyword: str, name: str) -> Range:
     return Range(line, match.start(1) + 1, line, match.end(1) + 1)
 
 
-def _char_span(lines: list[str], node: ast.expr) -> Range:
+def char_span(lines: list[str], node: ast.expr) -> Range:
     def char(line: int, byte_column: int) -> int:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         return len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="replace")) + 1
@@ -67,7 +67,7 @@ def top_level_classes(text: str) -> dict[str, ClassSource]:
                         and target.value.id == "self"
                         and target.attr not in attributes
                     ):
-                        attributes[target.attr] = _char_span(lines, target)
+                        attributes[target.attr] = char_span(lines, target)
             # `self.register_parameter("w", ...)` / `register_buffer` / `add_module`
             for call in ast.walk(item):
                 if (
@@ -78,7 +78,7 @@ def top_level_classes(text: str) -> dict[str, ClassSource]:
                     and isinstance(call.args[0], ast.Constant)
                     and isinstance(call.args[0].value, str)
                 ):
-                    attributes.setdefault(call.args[0].value, _char_span(lines, call))
+                    attributes.setdefault(call.args[0].value, char_span(lines, call))
         classes[node.name] = ClassSource(
             name=node.name,
             name_span=_name_span(lines, node.lineno, "class", node.name),

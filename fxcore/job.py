@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from torch import fx
 
+from fxcore import mistraces
 from fxcore.analysis import line_nodes, mark_consequences, relocate_into_decorator, unused_members
 from fxcore.arguments import (
     call_site_values,
@@ -60,6 +61,7 @@ from fxcore.results import (
     Failure,
     FileResult,
     Frame,
+    Hint,
     InstantiatedOn,
     ModuleConfig,
     ModuleResult,
@@ -500,10 +502,37 @@ class JobRunner:
             line_nodes=line_nodes(tracer, shapes),
             module_order=tracer.module_order,
             parameter_order=tracer.parameter_order,
-            hints=unused_members(model, tracer, source, self.path),
+            hints=[*unused_members(model, tracer, source, self.path),
+                   *self.mistraces(cls, source, model, tracer, graph, concrete_args)],
             trace_seconds=seconds,
             **shape_fields,
         )
+
+    def mistraces(self, cls: type, source: ClassSource, model: torch.nn.Module,
+                  tracer: RecoveringTracer, graph: fx.Graph,
+                  concrete_args: dict[str, Any]) -> list[Hint]:
+        """FX201-FX205: where the graph traced without error but does not mean what the code
+        says (``fxcore.mistraces``)."""
+        hints = mistraces.checkpoints(
+            [line for origin in tracer.node_origins for line in origin.lines
+             if not line[0].startswith("<")], self.sources)
+        first_line = {origin.node: origin.lines[0] for origin in tracer.node_origins}
+
+        def retrace() -> fx.Graph:
+            with proxy_patches():
+                return self.make_tracer().trace(model, concrete_args=concrete_args or None)
+
+        hints += mistraces.training_difference(model, graph, retrace, first_line.get, source,
+                                               self.path, self.sources)
+        forward = mistraces.forward_node(self.sources.tree(self.path), cls.__name__)
+        if forward is not None:
+            lines = [self.sources.line(self.path, n).rstrip("\r\n")
+                     for n in range(1, (forward.end_lineno or forward.lineno) + 1)]
+            hints += mistraces.none_checks(forward, graph, lines, self.path, concrete_args)
+            hints += mistraces.unused_arguments(forward, graph, lines, self.path)
+            hints += mistraces.concrete_arguments(forward, concrete_args, source.name_span,
+                                                  lines, self.path)
+        return hints
 
     # -- shapes ------------------------------------------------------------------------------
 

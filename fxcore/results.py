@@ -33,6 +33,11 @@ CODES: dict[str, str] = {
     "crash": "FX102",
     "error": "FX199",
     "unused": "FX200",
+    "none-check": "FX201",
+    "training": "FX202",
+    "checkpoint": "FX203",
+    "unused-argument": "FX204",
+    "concrete-args": "FX205",
     "shape": "FX300",
     "unused-suppression": "FX900",
 }

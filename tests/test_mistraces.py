@@ -1,0 +1,118 @@
+"""Silent mis-traces (FX201-FX205): each on a small model that plain torch.fx traces without
+an error, into a graph that does not mean what the code says."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from torch import fx
+
+from fxcore.config import load_config
+from fxcore.engine import Engine
+from fxcore.results import TraceJob
+
+from engine_support import Workspace, line_of
+
+CASES = {
+    "FX201": ("""
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x, mask=None):
+                if mask is None:
+                    return x
+                return x * mask
+        """, "mask is None", "mask is None"),
+    "FX202": ("""
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                if self.training:
+                    x = x * 2
+                return x + 1
+        """, "x = x * 2", "x = x * 2"),
+    "FX203": ("""
+        from torch import nn
+        from torch.utils.checkpoint import checkpoint
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return checkpoint(self.block, x, use_reentrant=False)
+        """, "return checkpoint", "checkpoint(self.block, x, use_reentrant=False)"),
+    "FX204": ("""
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x, scale):
+                return x + 1
+        """, "def forward", "scale"),
+    "FX205": ("""
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x, double):
+                if double:
+                    return x * 2
+                return x
+        """, "class Net", "Net"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_each_silent_mistrace_is_a_hint(engine: Engine, workspace: Workspace,
+                                         code: str) -> None:
+    source, line_snippet, span_snippet = CASES[code]
+    path = workspace.write("net.py", source)
+    if code == "FX205":
+        (workspace.root / "pyproject.toml").write_text(
+            '[tool.fx-lsp.modules."net:Net"]\nconcrete-args = {double = true}\n')
+    namespace: dict[str, object] = {}
+    exec(textwrap.dedent(source), namespace)  # plain torch.fx traces it without an error
+    concrete = {"double": True} if code == "FX205" else None
+    fx.symbolic_trace(namespace["Net"](), concrete_args=concrete)
+
+    config = load_config(str(workspace.root))[0]
+    (module,) = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root),
+                                      config=config)).modules
+    assert module.status == "traceable"
+    (hint,) = [h for h in module.hints if h.code == code]
+    line = line_of(path, line_snippet)
+    text = Path(path).read_text().splitlines()[line - 1]
+    assert (hint.line, hint.column, hint.end_column) == (
+        line, text.index(span_snippet) + 1, text.index(span_snippet) + 1 + len(span_snippet))
+    others = {h.code for h in module.hints} - {code, "FX200"}
+    assert not others, others
+    if code == "FX205":
+        assert f"lines {line_of(path, 'if double')}" in hint.message or \
+            f"line {line_of(path, 'if double')}" in hint.message
+
+
+def test_no_hint_where_the_graph_means_what_the_code_says(engine: Engine,
+                                                          workspace: Workspace) -> None:
+    path = workspace.write("plain.py", """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout(0.1)
+
+            def forward(self, x, bias):
+                return self.drop(x) + bias
+        """)
+    (module,) = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root))).modules
+    assert module.status == "traceable" and module.hints == []
