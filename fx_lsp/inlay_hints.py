@@ -25,6 +25,8 @@ def inlay_hints(path: str, results: list[FileResult], lines: list[str], encoding
     found: dict[int, str] = {}
     for result in results:
         for module in result.modules:
+            if module.status != "traceable":
+                continue  # a recovered graph's shapes are in the hover, marked as such
             tensors = module.inputs.tensors.values() if module.inputs else []
             dtypes = {spec.split("[")[0] for spec in tensors}
             input_dtype = dtypes.pop() if len(dtypes) == 1 else None

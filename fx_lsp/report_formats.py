@@ -194,7 +194,19 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
         "shape_errors": [_failure_json(failure) for failure in module.shape_errors],
         "shapes": [{"path": display_path(path), "line": line, "shape": shape}
                    for (path, line), shape in line_shapes(module).items()],
+        "nodes": _nodes_json(module),
     }
+
+
+def _nodes_json(module: ModuleResult) -> list[dict[str, Any]]:
+    """Each graph node made by workspace code once, at the first line that made it."""
+    seen: dict[str, dict[str, Any]] = {}
+    for (path, line), nodes in module.line_nodes.items():
+        for node in nodes:
+            seen.setdefault(node.name, {"name": node.name, "op": node.op, "target": node.target,
+                                        "shape": node.shape, "path": display_path(path),
+                                        "line": line})
+    return list(seen.values())
 
 
 def _problem_json(problem: Problem) -> dict[str, Any]:

@@ -487,8 +487,12 @@ class JobRunner:
         for failure in failures:
             relocate_into_decorator(failure, cls, source, self.path)
         if failures or graph is None:
+            recovered: dict[str, Any] = {}
+            if graph is not None:
+                recovered = self.recovered_shapes(cls, source, tracer, graph)
             return self.module_result(cls, source, status="failed", failures=failures,
-                                      instantiated_on=instantiated_on, trace_seconds=seconds)
+                                      instantiated_on=instantiated_on, trace_seconds=seconds,
+                                      **recovered)
 
         graph_module = fx.GraphModule(tracer.root, graph, cls.__name__)
         shape_fields, shapes = self.propagate_shapes(cls, source, tracer, graph_module)
@@ -536,6 +540,26 @@ class JobRunner:
 
     # -- shapes ------------------------------------------------------------------------------
 
+    def recovered_shapes(self, cls: type, source: ClassSource, tracer: RecoveringTracer,
+                         graph: fx.Graph) -> dict[str, Any]:
+        """Shapes over the graph tracing recovered past its failures, marked as such; a shape
+        error there is likely an artefact of the recovery, so it is only a note."""
+        try:
+            graph_module = fx.GraphModule(tracer.root, graph, cls.__name__)
+        except Exception:
+            return {}
+        fields, shapes = self.propagate_shapes(cls, source, tracer, graph_module)
+        errors = fields.pop("shape_errors", [])
+        note = ("Shapes are of the graph recovered past the failures: after the first one "
+                "they may not be what the code computes.")
+        if errors:
+            note += f" Propagation stopped: {errors[0].message}"
+        fields["shapes_note"] = f"{note} {fields.get('shapes_note') or ''}".strip()
+        if not shapes:
+            return {"shapes_note": fields["shapes_note"]}
+        return {**fields, "line_nodes": line_nodes(tracer, shapes),
+                "node_count": len(graph.nodes)}
+
     def example_inputs(self, cls: type, graph_module: fx.GraphModule
                        ) -> tuple[ExampleInputs | None, dict[str, TensorSpec], str | None]:
         """Configured inputs, else annotated ones completed by inferred ones."""
@@ -555,6 +579,13 @@ class JobRunner:
     def propagate_shapes(self, cls: type, source: ClassSource, tracer: RecoveringTracer,
                          graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
         """The fields of a module result about shapes, and node name -> shape."""
+        started = time.perf_counter()
+        fields, shapes = self._propagate_shapes(cls, source, tracer, graph_module)
+        fields["shape_seconds"] = time.perf_counter() - started
+        return fields, shapes
+
+    def _propagate_shapes(self, cls: type, source: ClassSource, tracer: RecoveringTracer,
+                          graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
         try:
             inputs, specs, note = self.example_inputs(cls, graph_module)
             if inputs is None:

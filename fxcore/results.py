@@ -188,6 +188,8 @@ class ModuleResult(Span):
     inputs: ExampleInputs | None = None
     output_shape: str | None = None
     shapes_note: str | None = None
+    #: Choosing example inputs and propagating shapes took this long (besides the trace).
+    shape_seconds: float = 0.0
     #: Where shapes stopped fitting together during propagation (FX300): the class traces,
     #: but running it on such inputs would fail.
     shape_errors: list[Failure] = field(default_factory=list)

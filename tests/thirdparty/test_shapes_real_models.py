@@ -1,0 +1,41 @@
+"""Shapes of real torchvision, timm and transformers models: what fx-lsp propagated on meta
+tensors equals, node by node, what running the model on CPU with real tensors of the same
+input shapes gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+pytestmark = pytest.mark.thirdparty
+
+
+def test_propagated_shapes_equal_a_real_run(thirdparty_runs: tuple[dict, dict]) -> None:
+    _, report = thirdparty_runs
+    shaped = [m for m in report["modules"] if m["status"] == "traceable" and m["inputs"]]
+    requests = [{"module": m["qualified_name"].split(":")[0], "class": m["class"],
+                 "inputs": m["inputs"]["tensors"]} for m in shaped]
+    completed = subprocess.run([sys.executable, str(HERE / "real_shapes.py")],
+                               input=json.dumps(requests), capture_output=True, text=True,
+                               timeout=1500, cwd=HERE)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    real = json.loads(completed.stdout)
+    compared, differences = 0, []
+    for module in shaped:
+        shapes = real[module["qualified_name"]]
+        if "error" in shapes:
+            differences.append((module["class"], shapes["error"]))
+            continue
+        compared += 1
+        for node in module["nodes"]:
+            if node["shape"] is not None and shapes.get(node["name"]) != node["shape"]:
+                differences.append((module["class"], node["name"], node["shape"],
+                                    shapes.get(node["name"])))
+    assert not differences, differences
+    assert compared >= 30, f"only {compared} real models had shapes"
