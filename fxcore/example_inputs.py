@@ -26,7 +26,8 @@ BATCH, LENGTH, SPATIAL = 2, 8, 32
 
 #: (module types, the input it decides, in words): the README's table.
 INFERENCE_RULES = [
-    ("Conv1d/2d/3d, ConvTranspose1d/2d/3d", "float32[2, in_channels, 32(, 32(, 32))]"),
+    ("Conv1d/2d/3d, ConvTranspose1d/2d/3d",
+     "float32[2, in_channels, 32(, 32(, 32))]; 2d: the model's img_size/image_size if any"),
     ("Linear (not LazyLinear)", "float32[2, 8, in_features]"),
     ("Embedding, EmbeddingBag", "int64[2, 8]"),
     ("LayerNorm", "float32[2, 8, *normalized_shape]"),
@@ -68,11 +69,27 @@ def _sequence(batch_first: bool, size: int) -> tuple[int, ...]:
     return (BATCH, LENGTH, size) if batch_first else (LENGTH, BATCH, size)
 
 
-def _module_rule(module: nn.Module) -> TensorSpec | None:
+def image_size(root: nn.Module) -> tuple[int, int] | None:
+    """The image size a vision model declares (``img_size`` as in timm, ``image_size`` as in
+    torchvision and Hugging Face configs): patch embeddings accept that size only."""
+    for module in root.modules():
+        for owner in (module, getattr(module, "config", None)):
+            for name in ("img_size", "image_size"):
+                value = getattr(owner, name, None)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    return value, value
+                if isinstance(value, (tuple, list)) and len(value) == 2 \
+                        and all(isinstance(v, int) for v in value):
+                    return value[0], value[1]
+    return None
+
+
+def _module_rule(module: nn.Module, image: tuple[int, int] | None) -> TensorSpec | None:
     float32 = "float32"
     if isinstance(module, (nn.modules.conv._ConvNd)):
         dims = len(module.kernel_size)
-        return TensorSpec(float32, (BATCH, module.in_channels, *_spatial(dims)))
+        spatial = image if dims == 2 and image is not None else _spatial(dims)
+        return TensorSpec(float32, (BATCH, module.in_channels, *spatial))
     if isinstance(module, nn.Linear) and not isinstance(module, nn.LazyLinear):
         return TensorSpec(float32, (BATCH, LENGTH, module.in_features))
     if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
@@ -130,7 +147,8 @@ def _keeps_shape(graph_module: fx.GraphModule, node: fx.Node) -> bool:
     return node.op == "call_method" and node.target in _KEEPING_METHODS
 
 
-def _decide(graph_module: fx.GraphModule, placeholder: fx.Node) -> TensorSpec | None:
+def _decide(graph_module: fx.GraphModule, placeholder: fx.Node,
+            image: tuple[int, int] | None) -> TensorSpec | None:
     """The first deciding consumer of ``placeholder``, through shape-keeping operations."""
     queue, seen = [placeholder], {placeholder}
     while queue:
@@ -141,7 +159,7 @@ def _decide(graph_module: fx.GraphModule, placeholder: fx.Node) -> TensorSpec | 
             seen.add(user)
             found = None
             if user.op == "call_module" and user.args and user.args[0] is node:
-                found = _module_rule(graph_module.get_submodule(str(user.target)))
+                found = _module_rule(graph_module.get_submodule(str(user.target)), image)
             elif user.op == "call_function" and user.args and user.args[0] is node:
                 found = _function_rule(graph_module, user)
             if found is not None:
@@ -151,13 +169,16 @@ def _decide(graph_module: fx.GraphModule, placeholder: fx.Node) -> TensorSpec | 
     return None
 
 
-def inferred(graph_module: fx.GraphModule) -> tuple[dict[str, TensorSpec], str | None]:
-    """Specs of the used placeholders, or ({}, why not)."""
+def inferred(graph_module: fx.GraphModule, root: nn.Module | None = None
+             ) -> tuple[dict[str, TensorSpec], str | None]:
+    """Specs of the used placeholders, or ({}, why not). ``root`` is the traced instance,
+    which keeps attributes of the modules traced through (``img_size``)."""
+    image = image_size(root if root is not None else graph_module)
     specs = {}
     for node in graph_module.graph.nodes:
         if node.op != "placeholder" or not node.users:
             continue
-        spec = _decide(graph_module, node)
+        spec = _decide(graph_module, node, image)
         if spec is None:
             first = next(iter(node.users))
             return {}, (f"nothing decides the shape of `{node.target}`: its first use "

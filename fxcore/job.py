@@ -560,7 +560,8 @@ class JobRunner:
         return {**fields, "line_nodes": line_nodes(tracer, shapes),
                 "node_count": len(graph.nodes)}
 
-    def example_inputs(self, cls: type, graph_module: fx.GraphModule
+    def example_inputs(self, cls: type, graph_module: fx.GraphModule,
+                       tracer_root: torch.nn.Module
                        ) -> tuple[ExampleInputs | None, dict[str, TensorSpec], str | None]:
         """Configured inputs, else annotated ones completed by inferred ones."""
         configured = module_config_for(self.job.config, self.location.module_name,
@@ -569,7 +570,7 @@ class JobRunner:
             return (ExampleInputs("config", {k: str(v) for k, v in configured.items()}),
                     configured, None)
         annotated = from_annotations(cls.forward)
-        found, note = inferred(graph_module)
+        found, note = inferred(graph_module, tracer_root)
         if note is not None and not annotated:
             return None, {}, note
         specs = {**found, **annotated}
@@ -587,7 +588,7 @@ class JobRunner:
     def _propagate_shapes(self, cls: type, source: ClassSource, tracer: RecoveringTracer,
                           graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
         try:
-            inputs, specs, note = self.example_inputs(cls, graph_module)
+            inputs, specs, note = self.example_inputs(cls, graph_module, tracer.root)
             if inputs is None:
                 return {"shapes_note": f"No shapes: {note}."}, {}
             shapes, error = propagate(graph_module, specs)
