@@ -1,7 +1,8 @@
 """Shapes from a real run, for the third-party shape tests: each class given on standard input
 (``[{"module", "class", "inputs": {"x": "float32[2, 3, 32, 32]"}}]``) is built on the CPU,
 traced with plain ``torch.fx.symbolic_trace`` and run on real tensors of those shapes in eval
-mode; standard output gets ``{"module:class": {node name: shape}}`` (or ``{"error": ...}``).
+mode; standard output gets ``{"module:class": {"shapes": {node name: shape}, "error": None}}``,
+the shapes up to the node that raised when the model cannot run on those inputs.
 
 It runs the models, so it runs in a subprocess of the test, never in fx-lsp."""
 
@@ -35,9 +36,21 @@ class _Record(fx.Interpreter):
 
 
 def real_shapes(module_name: str, class_name: str, inputs: dict[str, str]) -> dict[str, object]:
-    model = getattr(importlib.import_module(module_name), class_name)()
-    graph_module = fx.symbolic_trace(model)
-    arguments = []
+    recorder: _Record | None = None
+    try:
+        model = getattr(importlib.import_module(module_name), class_name)()
+        graph_module = fx.symbolic_trace(model)
+        recorder = _Record(graph_module)
+        with torch.no_grad():
+            recorder.run(*_arguments(graph_module, inputs))
+        return {"shapes": recorder.shapes, "error": None}
+    except Exception as error:
+        return {"shapes": recorder.shapes if recorder else {},
+                "error": f"{type(error).__name__}: {error}"[:300]}
+
+
+def _arguments(graph_module: fx.GraphModule, inputs: dict[str, str]) -> list[object]:
+    arguments: list[object] = []
     for node in graph_module.graph.nodes:
         if node.op != "placeholder":
             continue
@@ -49,21 +62,15 @@ def real_shapes(module_name: str, class_name: str, inputs: dict[str, str]) -> di
         dtype = getattr(torch, spec.dtype)
         arguments.append(torch.randn(spec.shape, dtype=dtype) if dtype.is_floating_point
                          else torch.zeros(spec.shape, dtype=dtype))
-    recorder = _Record(graph_module)
-    with torch.no_grad():
-        recorder.run(*arguments)
-    return recorder.shapes
+    return arguments
 
 
 def main() -> None:
     torch.manual_seed(0)
     found: dict[str, object] = {}
     for item in json.load(sys.stdin):
-        key = f"{item['module']}:{item['class']}"
-        try:
-            found[key] = real_shapes(item["module"], item["class"], item["inputs"])
-        except Exception as error:
-            found[key] = {"error": f"{type(error).__name__}: {error}"[:300]}
+        found[f"{item['module']}:{item['class']}"] = real_shapes(item["module"], item["class"],
+                                                                 item["inputs"])
     json.dump(found, sys.stdout)
 
 

@@ -425,6 +425,35 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await screenshot("03-hover-traceable");
     }));
 
+  it("shows the tensor shape each line produces as an inlay hint at the end of the line", () =>
+    step("03b-shape-hints", async () => {
+      await openFile("traceable.py");
+      const line = (text) => activeEditor().locator(".view-line", { hasText: text }).first();
+      await waitFor(
+        async () => (await line("hidden = torch.relu").innerText()).includes("[2, 8, 16]"),
+        "the shape hint after `hidden = ...`",
+        TRACE_TIMEOUT_MS,
+      );
+      assert.match(await line("return self.fc2").innerText(), /\[2, 8, 4\]/);
+      await screenshot("03b-shape-hints");
+    }));
+
+  it("marks shapes that do not fit as an FX300 warning on the user's line", () =>
+    step("03c-shape-error", async () => {
+      await openFile("shape_error.py");
+      const squiggle = activeEditor().locator(".squiggly-warning").first();
+      await squiggle.waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await lineOf(squiggle), 13, "the squiggle is on `return self.b(h)`");
+      await showProblems();
+      const fx300 = await waitFor(
+        async () => (await problemRows()).find((label) => /FX300/.test(label)),
+        "a Problems entry with FX300",
+        UI_TIMEOUT_MS,
+      );
+      assert.match(fx300, /Shapes do not fit: `self\.b` \(Linear\) on float32\[2, 8, 16\]/, fx300);
+      await screenshot("03c-shape-error");
+    }));
+
   it("opens the generated code of the class at the cursor in a read-only python document", () =>
     step("04-generated-code", async () => {
       const { page } = run;
@@ -506,7 +535,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       const summary = page.locator(".notifications-toasts .notification-toast", { hasText: "FX: traced" });
       await summary.first().waitFor({ state: "visible", timeout: TRACE_TIMEOUT_MS });
       const text = await summary.first().innerText();
-      assert.match(text, /traced \d+ modules in 4 files; 2 not traceable\./);
+      assert.match(text, /traced \d+ modules in 5 files; 2 not traceable\./);
       await screenshot("04c-trace-workspace");
     }));
 
