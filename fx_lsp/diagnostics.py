@@ -160,13 +160,15 @@ def _also(problem: Problem | None) -> str:
     return f" (in {problem.attribution})" if problem and len(problem.classes) > 1 else ""
 
 
-def _unused_suppression(problem: Problem, lines: list[str], encoding: str) -> types.Diagnostic:
+def _unnecessary(item: Hint | Problem, lines: list[str], encoding: str,
+                 severity: types.DiagnosticSeverity) -> types.Diagnostic:
+    """A diagnostic shown as unnecessary code: a hint (FX2xx), an unused suppression."""
     return types.Diagnostic(
-        range=positions.range_to_lsp(lines, problem, encoding),
-        message=problem.message,
-        severity=types.DiagnosticSeverity.Warning,
-        code=problem.code,
-        code_description=code_link(problem.code),
+        range=positions.range_to_lsp(lines, item, encoding),
+        message=item.message,
+        severity=severity,
+        code=item.code,
+        code_description=code_link(item.code),
         source=SOURCE,
         tags=[types.DiagnosticTag.Unnecessary],
     )
@@ -291,15 +293,7 @@ def build(
                     continue
                 add(
                     Entry(
-                        types.Diagnostic(
-                            range=positions.range_to_lsp(lines, hint, encoding),
-                            message=hint.message,
-                            severity=types.DiagnosticSeverity.Hint,
-                            code=hint.code,
-                            code_description=code_link(hint.code),
-                            source=SOURCE,
-                            tags=[types.DiagnosticTag.Unnecessary],
-                        ),
+                        _unnecessary(hint, lines, encoding, types.DiagnosticSeverity.Hint),
                         module,
                         None,
                         path,
@@ -331,5 +325,6 @@ def build(
                 add(Entry(diagnostic, module, failure, result.path, problem))
     for problem in report.problems if report is not None else []:
         if problem.path == path and problem.directive is not None:
-            add(Entry(_unused_suppression(problem, lines, encoding), None, None, path, problem))
+            diagnostic = _unnecessary(problem, lines, encoding, types.DiagnosticSeverity.Warning)
+            add(Entry(diagnostic, None, None, path, problem))
     return entries

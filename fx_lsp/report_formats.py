@@ -20,7 +20,7 @@ from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
 from fxcore.codes import README_URL, documentation, help_url
 from fxcore.report import Problem, line_shapes
-from fxcore.results import Arguments, Failure, Frame, Hint, ModuleResult
+from fxcore.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, source_text, split_lines
 
@@ -127,28 +127,17 @@ def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
 # -- json ----------------------------------------------------------------------------------
 
 
+def _span_json(span: Span) -> dict[str, Any]:
+    return {**span.span(), "path": display_path(span.path)}
+
+
 def _frame_json(frame: Frame) -> dict[str, Any]:
-    return {
-        "path": display_path(frame.path),
-        "line": frame.line,
-        "column": frame.column,
-        "end_line": frame.end_line,
-        "end_column": frame.end_column,
-        "function": frame.function,
-    }
+    return {**_span_json(frame), "function": frame.function}
 
 
 def _failure_json(failure: Failure | Hint) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "code": failure.code,
-        "kind": failure.kind,
-        "message": failure.message,
-        "path": display_path(failure.path),
-        "line": failure.line,
-        "column": failure.column,
-        "end_line": failure.end_line,
-        "end_column": failure.end_column,
-    }
+    data: dict[str, Any] = {"code": failure.code, "kind": failure.kind,
+                            "message": failure.message, **_span_json(failure)}
     if isinstance(failure, Failure):
         data["frames"] = [_frame_json(frame) for frame in failure.frames]
         data["possible_consequence"] = failure.possible_consequence
@@ -171,13 +160,9 @@ def _arguments_json(arguments: Arguments | None) -> dict[str, Any] | None:
 
 def _module_json(module: ModuleResult) -> dict[str, Any]:
     return {
-        "path": display_path(module.path),
+        **_span_json(module),
         "class": module.class_name,
         "qualified_name": module.qualified_name,
-        "line": module.line,
-        "column": module.column,
-        "end_line": module.end_line,
-        "end_column": module.end_column,
         "status": module.status,
         "reason": module.reason,
         "node_count": module.node_count,
@@ -210,17 +195,8 @@ def _nodes_json(module: ModuleResult) -> list[dict[str, Any]]:
 
 
 def _problem_json(problem: Problem) -> dict[str, Any]:
-    return {
-        "code": problem.code,
-        "message": problem.message,
-        "severity": problem.severity,
-        "path": display_path(problem.path),
-        "line": problem.line,
-        "column": problem.column,
-        "end_line": problem.end_line,
-        "end_column": problem.end_column,
-        "classes": problem.classes,
-    }
+    return {"code": problem.code, "message": problem.message, "severity": problem.severity,
+            **_span_json(problem), "classes": problem.classes}
 
 
 def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:

@@ -152,15 +152,9 @@ def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
         # torch.fx.wrap patches the name in the defining module only; a caller that imported
         # the function into its own module keeps calling the original. The tracer's
         # autowrap_functions patches it wherever a traced forward's globals hold it.
-        qualified = f"{import_location(frame.path).module_name}:{function}"
-        return [
-            Fix(
-                f"Trace {function}() as one call (autowrap-functions, pyproject.toml)",
-                _pyproject(module, root_of),
-                functools.partial(fixes.add_autowrap_function, name=qualified),
-                failure.kind != "len",
-            )
-        ]
+        return [_project_list_fix(
+            f"Trace {function}() as one call (autowrap-functions, pyproject.toml)", module,
+            root_of, fixes.add_autowrap_function, frame.path, function, failure.kind != "len")]
     return [
         Fix(
             f"Decorate {function}() with @torch.fx.wrap (traced as one call)",
@@ -175,6 +169,15 @@ def _pyproject(module: ModuleResult, root_of: RootOf) -> str:
     return os.path.join(root_of(module.path), "pyproject.toml")
 
 
+def _project_list_fix(title: str, module: ModuleResult, root_of: RootOf,
+                      add: Callable[..., str], path: str, name: str,
+                      preferred: bool = False) -> Fix:
+    """Add ``module.name:name`` of the file ``path`` to a list in ``[tool.fx-lsp]``."""
+    qualified = f"{import_location(path).module_name}:{name}"
+    return Fix(title, _pyproject(module, root_of), functools.partial(add, name=qualified),
+               preferred)
+
+
 def _leaf_fix(
     failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf, run: Run
 ) -> list[Fix]:
@@ -186,14 +189,8 @@ def _leaf_fix(
         name = _enclosing_class(source, frame.line, run) if source is not None else None
         if name is None or (frame.path == module.path and name == module.class_name):
             continue
-        qualified = f"{import_location(frame.path).module_name}:{name}"
-        return [
-            Fix(
-                f"Treat {name} as a leaf module (pyproject.toml)",
-                _pyproject(module, root_of),
-                functools.partial(fixes.add_leaf_module, name=qualified),
-            )
-        ]
+        return [_project_list_fix(f"Treat {name} as a leaf module (pyproject.toml)", module,
+                                  root_of, fixes.add_leaf_module, frame.path, name)]
     return []
 
 

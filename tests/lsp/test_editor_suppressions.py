@@ -48,6 +48,15 @@ async def diagnostics(client: FxClient, uri: str, after: int = 0) -> list[types.
     return await client.diagnostics_for(uri, after=after)
 
 
+async def apply(client: FxClient, uri: str, diagnostic: types.Diagnostic,
+                title: str) -> list[types.Diagnostic]:
+    """Apply the quick fix ``title`` of ``diagnostic``; the diagnostics after the re-trace."""
+    (action,) = [a for a in await code_actions_for(client, uri, diagnostic) if a.title == title]
+    mark = len(client.published)
+    await apply_workspace_edit(client, action.edit)
+    return await diagnostics(client, uri, after=mark)
+
+
 async def test_suppressed_unused_and_shared_failures_in_the_editor(tmp_path: pathlib.Path
                                                                    ) -> None:
     workspace = new_project(tmp_path)
@@ -72,21 +81,13 @@ async def test_suppressed_unused_and_shared_failures_in_the_editor(tmp_path: pat
             position=types.Position(line=line_of(MODEL, "class Skipped"), character=8)))
         assert hover is not None and "fx-lsp: skip" in hover.contents.value
 
-        (remove,) = [a for a in await code_actions_for(client, uri, unused)
-                     if a.title == "Remove unused suppression"]
-        mark = len(client.published)
-        await apply_workspace_edit(client, remove.edit)
+        after = await apply(client, uri, unused, "Remove unused suppression")
         assert "z = x[0]\n" in path.read_text()
-        after = await diagnostics(client, uri, after=mark)
         assert not any(str(d.code) == "FX900" for d in after)
 
         control = next(d for d in after if str(d.code) == "FX001")
-        (ignore,) = [a for a in await code_actions_for(client, uri, control)
-                     if a.title == "Ignore FX001 on this line"]
-        mark = len(client.published)
-        await apply_workspace_edit(client, ignore.edit)
+        after = await apply(client, uri, control, "Ignore FX001 on this line")
         assert "if x.sum() > 0:  # fx-lsp: ignore[FX001]\n" in path.read_text()
-        after = await diagnostics(client, uri, after=mark)
         assert not any(str(d.code) == "FX001" for d in after)
 
 
