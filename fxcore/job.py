@@ -606,8 +606,10 @@ class JobRunner:
     def shape_failure(self, error: ShapeError, tracer: RecoveringTracer, inputs: ExampleInputs,
                       source: ClassSource) -> Failure:
         origin = next((o for o in tracer.node_origins if o.node is error.node), None)
+        # Frames of code torch.fx generated ("<string>") are no place of the user's.
         stack = [instruction_position(code, lasti, line)
-                 for code, lasti, line in reversed(origin.instructions)] if origin else []
+                 for code, lasti, line in reversed(origin.instructions)
+                 if not code.co_filename.startswith("<")] if origin else []
         given = ", ".join(f"{name}: {spec}" for name, spec in inputs.tensors.items())
         where = {
             "config": "configured under [tool.fx-lsp.modules]",

@@ -57,4 +57,9 @@ def test_the_hook_fails_on_a_failing_file(scratch: tuple[Path, dict[str, str]]) 
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "bad.py:6:12: FX001 [Bad]" in completed.stdout
     assert "good.py" not in completed.stdout  # only the files pre-commit passes are checked
-    assert try_repo(scratch).returncode == 1
+    # pre-commit also exits 1 on its own errors (a missing or invalid manifest), so the exit
+    # status alone does not show the hook ran: --all-files passes both Python files to fx-lsp.
+    everything = try_repo(scratch)
+    assert everything.returncode == 1, everything.stdout + everything.stderr
+    assert "bad.py:6:12: FX001 [Bad]" in everything.stdout
+    assert "Checked 2 files: 2 modules traced, 1 traceable, 1 failed" in everything.stdout
