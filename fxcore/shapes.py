@@ -5,12 +5,15 @@ worker; nothing is computed, so a 7B-parameter graph takes milliseconds."""
 from __future__ import annotations
 
 import contextlib
+import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch import fx
+from torch import fx, nn
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.nn import functional
 
 from fxcore.tensor_spec import TensorSpec
 
@@ -48,22 +51,232 @@ class ShapeError:
                 and "meta" not in text and "fake" not in text)
 
 
-class _Recorder(fx.Interpreter):
+_SAME_SHAPE = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.ReLU,
+               nn.ReLU6, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.Hardswish,
+               nn.Hardsigmoid, nn.ELU, nn.Mish, nn.Softplus)
+_BATCH_NORMS = {nn.BatchNorm1d: (2, 3), nn.BatchNorm2d: (4,), nn.BatchNorm3d: (5,)}
+_CONVOLUTIONS = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}
+
+
+def _convolution(module: nn.Module, x: torch.Tensor, dims: int) -> tuple[int, ...] | None:
+    if x.dim() != dims + 2 or not isinstance(module.padding, (tuple, str)):
+        return None
+    if x.shape[1] != module.in_channels:
+        raise RuntimeError(
+            f"Given groups={module.groups}, weight of size {list(module.weight.shape)}, expected "
+            f"input{list(x.shape)} to have {module.in_channels} channels, but got "
+            f"{x.shape[1]} channels instead")
+    if module.padding == "same":
+        return (x.shape[0], module.out_channels, *x.shape[2:])
+    padding = (0,) * dims if module.padding == "valid" else module.padding
+    spatial = [
+        (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+        for size, pad, dilation, kernel, stride in zip(
+            x.shape[2:], padding, module.dilation, module.kernel_size, module.stride,
+            strict=True)
+    ]
+    if any(size <= 0 for size in spatial):
+        return None  # the kernel says why, in its own words
+    return (x.shape[0], module.out_channels, *spatial)
+
+
+def module_output_shape(module: nn.Module, x: torch.Tensor) -> tuple[int, ...] | None:
+    """The output shape of common ``torch.nn`` layers computed from their sizes, with the
+    error torch raises when the input does not fit; None to run the layer's meta kernel.
+    (Meta kernels of convolutions and batch norm are Python: over a millisecond a call.)"""
+    kind = type(module)
+    weight = getattr(module, "weight", None)
+    if isinstance(weight, torch.Tensor) and weight.dtype != x.dtype:
+        return None
+    if kind in _SAME_SHAPE:
+        return tuple(x.shape)
+    if kind in _BATCH_NORMS:
+        if x.dim() not in _BATCH_NORMS[kind]:
+            return None
+        if x.shape[1] != module.num_features:
+            raise RuntimeError(f"running_mean should contain {x.shape[1]} elements not "
+                               f"{module.num_features}")
+        return tuple(x.shape)
+    if kind is nn.LayerNorm:
+        normalized = tuple(module.normalized_shape)
+        if tuple(x.shape[x.dim() - len(normalized):]) != normalized:
+            return None
+        return tuple(x.shape)
+    if kind is nn.Linear and x.dim() >= 1:
+        if x.shape[-1] != module.in_features:
+            rows = math.prod(x.shape[:-1])
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} "
+                               f"and {module.in_features}x{module.out_features})")
+        return (*x.shape[:-1], module.out_features)
+    if kind in _CONVOLUTIONS:
+        return _convolution(module, x, _CONVOLUTIONS[kind])
+    return None
+
+
+_BINARY = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, torch.add,
+           torch.sub, torch.mul, torch.div, torch.pow, torch.maximum, torch.minimum}
+_BINARY_METHODS = {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}
+_DIVISIONS = {operator.truediv, torch.div, "div"}
+_UNARY = {operator.neg, torch.neg, torch.relu, torch.sigmoid, torch.tanh, torch.exp, torch.rsqrt,
+          torch.sqrt, functional.relu, functional.silu, functional.gelu, torch.abs}
+_UNARY_METHODS = {"neg", "relu", "sigmoid", "tanh", "exp", "rsqrt", "sqrt", "abs", "contiguous",
+                  "clone"}
+
+
+def _meta(shape: Any, dtype: torch.dtype) -> torch.Tensor:
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def _attention(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
+    """``scaled_dot_product_attention``: the query's shape with the value's last size."""
+    if len(args) < 3 or set(kwargs) - {"attn_mask", "dropout_p", "is_causal", "scale"}:
+        return None
+    query, key, value = args[:3]
+    if not all(isinstance(t, torch.Tensor) and t.is_meta for t in (query, key, value)):
+        return None
+    if not (query.dim() == key.dim() == value.dim() >= 2 and query.shape[-1] == key.shape[-1]
+            and key.shape[-2] == value.shape[-2] and query.dtype == key.dtype == value.dtype):
+        return None
+    return _meta((*query.shape[:-1], value.shape[-1]), query.dtype)
+
+
+def _mean(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
+    """``x.mean(dim, keepdim=...)`` of a floating tensor."""
+    if len(args) != 2 or set(kwargs) - {"keepdim"} or not isinstance(args[0], torch.Tensor) \
+            or not args[0].is_meta or not args[0].is_floating_point():
+        return None
+    tensor, dims = args
+    dims = (dims,) if isinstance(dims, int) else dims
+    if not isinstance(dims, (tuple, list)) or not all(isinstance(d, int) for d in dims) \
+            or not all(-tensor.dim() <= d < tensor.dim() for d in dims):
+        return None
+    reduced = {d % tensor.dim() for d in dims}
+    keep = kwargs.get("keepdim", False)
+    shape = [1 if i in reduced else size for i, size in enumerate(tensor.shape)
+             if keep or i not in reduced]
+    return _meta(shape, tensor.dtype)
+
+
+def _cat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
+    """``torch.cat`` of same-dtype tensors that agree but on the joined dimension."""
+    if not args or len(args) > 2 or set(kwargs) - {"dim"}:
+        return None
+    tensors = args[0]
+    dim = args[1] if len(args) == 2 else kwargs.get("dim", 0)
+    if not isinstance(tensors, (tuple, list)) or not tensors or not isinstance(dim, int) \
+            or not all(isinstance(t, torch.Tensor) and t.is_meta for t in tensors):
+        return None
+    first = tensors[0]
+    if not -first.dim() <= dim < first.dim():
+        return None
+    dim %= first.dim()
+    if not all(t.dim() == first.dim() and t.dtype == first.dtype
+               and all(a == b for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True))
+                       if i != dim) for t in tensors):
+        return None
+    shape = list(first.shape)
+    shape[dim] = sum(t.shape[dim] for t in tensors)
+    return _meta(shape, first.dtype)
+
+
+def fast_result(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                ) -> torch.Tensor | None:
+    """The meta result of a common operation computed from shapes, or None to run its kernel:
+    many meta kernels are Python, a millisecond a call, ten for attention. Whenever shapes do
+    not fit, None too, so that the error is torch's own."""
+    if target is functional.scaled_dot_product_attention:
+        return _attention(args, kwargs)
+    if target in ("mean", torch.mean):
+        return _mean(args, kwargs)
+    if target is torch.cat:
+        return _cat(args, kwargs)
+    return elementwise(target, args, kwargs)
+
+
+def elementwise(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                ) -> torch.Tensor | None:
+    """The meta result of a common elementwise operation from broadcasting and type promotion;
+    None to run its kernel (whose meta implementations are Python: a millisecond a call), also
+    whenever the shapes do not broadcast, so that the error is torch's own."""
+    if kwargs or not args or not all(isinstance(a, (torch.Tensor, int, float, bool))
+                                     for a in args):
+        return None
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if not tensors or not all(t.is_meta for t in tensors):
+        return None
+    if len(args) == 1 and (target in _UNARY or target in _UNARY_METHODS):
+        if not tensors[0].is_floating_point() and target not in (operator.neg, torch.neg,
+                                                                  "neg", "contiguous", "clone",
+                                                                  torch.abs, "abs"):
+            return None
+        return torch.empty(tensors[0].shape, dtype=tensors[0].dtype, device="meta")
+    if len(args) == 2 and (target in _BINARY or target in _BINARY_METHODS):
+        try:
+            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+        except RuntimeError:
+            return None
+        dtype = torch.result_type(*args)
+        if target in _DIVISIONS and not (dtype.is_floating_point or dtype.is_complex):
+            dtype = torch.get_default_dtype()
+        return torch.empty(shape, dtype=dtype, device="meta")
+    return None
+
+
+class _Runner:
+    """Runs a graph node by node as ``fx.Interpreter`` does, without its per-node bookkeeping
+    (which costs more than a meta kernel), recording each node's shape."""
+
     def __init__(self, module: fx.GraphModule) -> None:
-        super().__init__(module)
+        self.module = module
         self.shapes: dict[str, str] = {}
         self.error: ShapeError | None = None
 
-    def run_node(self, node: fx.Node) -> Any:
-        try:
-            result = super().run_node(node)
-        except Exception as error:
-            self.error = ShapeError(node, self._message(node, error), error)
-            raise
-        shape = describe(result)
-        if shape is not None:
-            self.shapes[node.name] = shape
-        return result
+    def _attribute(self, target: str) -> Any:
+        value: Any = self.module
+        for part in target.split("."):
+            value = getattr(value, part)
+        return value
+
+    def _call_module(self, target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        module = self._attribute(target)
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) \
+                and args[0].is_meta:
+            shape = module_output_shape(module, args[0])
+            if shape is not None:
+                return torch.empty(shape, dtype=args[0].dtype, device="meta")
+        return module(*args, **kwargs)
+
+    def run(self, arguments: list[Any]) -> None:
+        env: dict[fx.Node, Any] = {}
+        inputs = iter(arguments)
+        for node in self.module.graph.nodes:
+            try:
+                if node.op == "placeholder":
+                    value = next(inputs)
+                elif node.op == "get_attr":
+                    value = self._attribute(str(node.target))
+                else:
+                    args = fx.node.map_arg(node.args, env.__getitem__)
+                    kwargs = fx.node.map_arg(node.kwargs, env.__getitem__)
+                    if node.op == "call_function":
+                        value = fast_result(node.target, args, kwargs)
+                        if value is None:
+                            value = node.target(*args, **kwargs)
+                    elif node.op == "call_method":
+                        value = fast_result(node.target, args, kwargs)
+                        if value is None:
+                            value = getattr(args[0], node.target)(*args[1:], **kwargs)
+                    elif node.op == "call_module":
+                        value = self._call_module(str(node.target), args, kwargs)
+                    else:  # output
+                        value = args[0]
+            except Exception as error:
+                self.error = ShapeError(node, self._message(node, error), error)
+                raise
+            env[node] = value
+            shape = describe(value)
+            if shape is not None:
+                self.shapes[node.name] = shape
 
     def _operation(self, node: fx.Node) -> str:
         if node.op == "call_module":
@@ -93,7 +306,7 @@ def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
     not in ``specs`` take their default; without one, nothing is propagated."""
     meta = _on_meta(module)
     mode = contextlib.nullcontext() if meta else FakeTensorMode(allow_non_fake_inputs=True)
-    recorder = _Recorder(module)
+    recorder = _Runner(module)
     with mode, torch.no_grad():
         arguments = []
         for node in module.graph.nodes:
@@ -108,7 +321,7 @@ def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
             else:
                 return {}, None
         try:
-            recorder.run(*arguments)
+            recorder.run(arguments)
         except Exception:
             if recorder.error is None:
                 raise
