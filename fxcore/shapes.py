@@ -307,7 +307,7 @@ def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
     meta = _on_meta(module)
     mode = contextlib.nullcontext() if meta else FakeTensorMode(allow_non_fake_inputs=True)
     recorder = _Runner(module)
-    with mode, torch.no_grad():
+    with mode, torch.inference_mode():
         arguments = []
         for node in module.graph.nodes:
             if node.op != "placeholder":
