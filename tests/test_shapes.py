@@ -219,3 +219,35 @@ def test_the_readme_shows_the_inference_table() -> None:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     for consumer, spec in INFERENCE_RULES:
         assert f"| {consumer} | `{spec}` |" in readme
+
+
+def test_fast_results_equal_the_meta_kernels() -> None:
+    """Results computed from shapes (``fxcore.shapes.fast_result``) against torch's own meta
+    kernels, on shapes that fit and shapes that do not (the kernel then decides)."""
+    import operator
+
+    from torch.nn import functional
+
+    from fxcore.shapes import fast_result
+
+    def meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.empty(shape, dtype=dtype, device="meta")
+
+    cases = [
+        (operator.add, (meta(2, 1, 3), meta(4, 1))),
+        (operator.mul, (meta(2, 3), 2.0)),
+        (operator.truediv, (meta(2, 3, dtype=torch.int64), meta(3, dtype=torch.int64))),
+        (operator.pow, (meta(5, dtype=torch.int64), 2)),
+        ("add", (meta(3, 1), meta(1, 4, dtype=torch.float64))),
+        (torch.rsqrt, (meta(2, 8),)),
+        ("mean", (meta(2, 8, 4), -1)),
+        (torch.cat, ([meta(2, 3), meta(2, 5)], 1)),
+        (functional.scaled_dot_product_attention, (meta(2, 4, 8, 16), meta(2, 4, 6, 16),
+                                                   meta(2, 4, 6, 32))),
+    ]
+    for target, args in cases:
+        fast = fast_result(target, args, {})
+        real = getattr(args[0], target)(*args[1:]) if isinstance(target, str) else target(*args)
+        assert fast is not None and (fast.shape, fast.dtype) == (real.shape, real.dtype), target
+    assert fast_result(operator.add, (meta(2, 3), meta(4)), {}) is None  # torch says why
+    assert fast_result(torch.cat, ([meta(2, 3), meta(3, 3)], 1), {}) is None
