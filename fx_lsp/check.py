@@ -51,12 +51,13 @@ class Summary:
             else:
                 self.not_traced += 1
 
-    def line(self) -> str:
+    def line(self, suppressed: int = 0) -> str:
         return (
             f"Checked {self.files} file{'s' if self.files != 1 else ''}: "
             f"{self.traced} modules traced, {self.traceable} traceable, {self.failed} failed, "
             f"{self.not_traced} not traced"
             + (f", {self.file_errors} files could not be imported" if self.file_errors else "")
+            + (f"; {suppressed} suppressed" if suppressed else "")
             + "."
         )
 

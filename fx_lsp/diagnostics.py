@@ -140,16 +140,13 @@ def _file_error_range(failure: Failure, path: str, lines: list[str], encoding: s
     return positions.range_to_lsp(lines, spot, encoding)
 
 
-def _reported(report: Report | None) -> Callable[[Failure | Hint], Problem | None]:
-    """The report's problem at a failure's (or hint's) place; without a report, one that
-    reports it alone."""
+def _reported(report: Report) -> Callable[[Failure | Hint], Problem | None]:
+    """The report's problem at a failure's (or hint's) place: None when it is not reported
+    (suppressed, not selected)."""
     by_place = {(p.path, p.line, p.column, p.end_line, p.end_column, p.code): p
-                for p in report.problems} if report is not None else None
+                for p in report.problems}
 
     def find(item: Failure | Hint) -> Problem | None:
-        if by_place is None:
-            return Problem(**item.span(), code=item.code, message=item.message,
-                           severity="error")
         return by_place.get((item.path, item.line, item.column, item.end_line,
                              item.end_column, item.code))
 
@@ -181,7 +178,7 @@ def build(
     lines_of: LinesOf,
     options: Options,
     encoding: str,
-    report: Report | None = None,
+    report: Report,
 ) -> list[Entry]:
     """The diagnostics of the document at ``path``: what ``report`` (of ``own`` and
     ``others``) keeps, after suppressions and the selection of codes."""
@@ -323,7 +320,7 @@ def build(
                 if problem.severity == "warning":
                     diagnostic.severity = types.DiagnosticSeverity.Warning
                 add(Entry(diagnostic, module, failure, result.path, problem))
-    for problem in report.problems if report is not None else []:
+    for problem in report.problems:
         if problem.path == path and problem.directive is not None:
             diagnostic = _unnecessary(problem, lines, encoding, types.DiagnosticSeverity.Warning)
             add(Entry(diagnostic, None, None, path, problem))

@@ -18,9 +18,13 @@ from fxcore.workspace import find_workspace_root, source_text
 MAX_FIX_ROUNDS = 4
 
 
+def text_on_disk(path: str) -> str | None:
+    """A file's text as fixes edit it: None unless UTF-8, since they write it back."""
+    return source_text(path, {}, strict=True)
+
+
 def plan_edits(problems: list[Problem], unsafe: bool) -> fix_apply.Edits:
-    return fix_apply.plan_edits(problems, lambda path: source_text(path, {}, strict=True),
-                                find_workspace_root, unsafe)
+    return fix_apply.plan_edits(problems, text_on_disk, find_workspace_root, unsafe)
 
 
 def print_diff(edits: fix_apply.Edits, stream: TextIO) -> None:

@@ -16,9 +16,11 @@ from rich.console import Console
 from rich.text import Text
 
 from fx_lsp.check import CheckRun, display_path
+from fx_lsp.fixing import text_on_disk
 from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
 from fxcore.codes import README_URL, documentation, help_url
+from fxcore.fix_apply import choose
 from fxcore.report import Problem, line_shapes
 from fxcore.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.version import VERSION
@@ -47,11 +49,7 @@ def _notes(run: CheckRun) -> list[tuple[str, str]]:
 
 
 def _tail(run: CheckRun) -> str:
-    suppressed = run.report.suppressed
-    line = run.summary.line()
-    if suppressed:
-        line = line[:-1] + f"; {suppressed} suppressed."
-    return line
+    return run.summary.line(run.report.suppressed)
 
 
 # -- concise -------------------------------------------------------------------------------
@@ -76,10 +74,9 @@ def first_fix_title(problem: Problem) -> str | None:
     """The fix the editor offers first for this problem (``help:``)."""
     if not isinstance(problem.failure, Failure):
         return None
-    text_of = lambda path: source_text(path, {}, strict=True)  # noqa: E731
-    found = fix_plan.plan(problem.failure, problem.module, text_of, find_workspace_root)
-    found.sort(key=lambda fix: not fix.preferred)
-    return found[0].title if found else None
+    found = fix_plan.plan(problem.failure, problem.module, text_on_disk, find_workspace_root)
+    first = choose(found, unsafe=True)
+    return first.title if first else None
 
 
 _STYLES = {"error": "bold red", "warning": "bold yellow", "hint": "bold cyan"}

@@ -101,13 +101,20 @@ class _Directives:
 
     def __init__(self, text_of: TextOf) -> None:
         self._text_of = text_of
+        self._texts: dict[str, str | None] = {}
         self._by_path: dict[str, dict[int, list[Directive]]] = {}
         #: (path, id of the directive, code): the directives are kept in ``_by_path``.
         self.used: set[tuple[str, int, str]] = set()
 
+    def text(self, path: str) -> str | None:
+        """The file's text, read once."""
+        if path not in self._texts:
+            self._texts[path] = self._text_of(path)
+        return self._texts[path]
+
     def of(self, path: str) -> dict[int, list[Directive]]:
         if path not in self._by_path:
-            text = self._text_of(path)
+            text = self.text(path)
             self._by_path[path] = suppressions.parse(text) if text is not None else {}
         return self._by_path[path]
 
@@ -222,13 +229,14 @@ def collect(results: list[FileResult], text_of: TextOf,
         else:
             report.unselected += 1
 
+    by_path = {r.path: r for r in results}
     complete = {r.path for r in results if not r.errors and not any(
         f.kind in ("timeout", "crash") for m in r.modules for f in m.failures)}
     for path in sorted(set(checked if checked is not None else complete) & complete):
-        result = next(r for r in results if r.path == path)
+        result = by_path[path]
         class_lines = {m.line for m in result.modules if m.reason == SKIP_REASON}
         traced = {m.class_name for m in result.modules if m.status != "not-traced"}
-        found = outline(text_of(path) or "")
+        found = outline(directives.text(path) or "")
         traced_lines = {line for name, first, last in (found.classes if found else ())
                         if name in traced for line in range(first, last + 1)}
         for problem in _unused(path, directives.of(path), directives.used, class_lines,
