@@ -9,6 +9,7 @@ elementwise arithmetic. ``INFERENCE_RULES`` is the table the README shows.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import re
@@ -73,9 +74,12 @@ def image_size(root: nn.Module) -> tuple[int, int] | None:
     """The image size a vision model declares (``img_size`` as in timm, ``image_size`` as in
     torchvision and Hugging Face configs): patch embeddings accept that size only."""
     for module in root.modules():
-        for owner in (module, getattr(module, "config", None)):
+        # A module's own plain attributes live in its ``__dict__``; ``getattr`` of a missing
+        # one goes through ``nn.Module.__getattr__`` and an exception, per module and name.
+        for owner in (vars(module), vars(module).get("config")):
             for name in ("img_size", "image_size"):
-                value = getattr(owner, name, None)
+                value = (owner.get(name) if isinstance(owner, dict)
+                         else getattr(owner, name, None))
                 if isinstance(value, int) and not isinstance(value, bool):
                     return value, value
                 if isinstance(value, (tuple, list)) and len(value) == 2 \
@@ -84,11 +88,13 @@ def image_size(root: nn.Module) -> tuple[int, int] | None:
     return None
 
 
-def _module_rule(module: nn.Module, image: tuple[int, int] | None) -> TensorSpec | None:
+def _module_rule(module: nn.Module, image: Callable[[], tuple[int, int] | None]
+                 ) -> TensorSpec | None:
     float32 = "float32"
     if isinstance(module, (nn.modules.conv._ConvNd)):
         dims = len(module.kernel_size)
-        spatial = image if dims == 2 and image is not None else _spatial(dims)
+        declared = image() if dims == 2 else None
+        spatial = declared if declared is not None else _spatial(dims)
         return TensorSpec(float32, (BATCH, module.in_channels, *spatial))
     if isinstance(module, nn.Linear) and not isinstance(module, nn.LazyLinear):
         return TensorSpec(float32, (BATCH, LENGTH, module.in_features))
@@ -148,7 +154,7 @@ def _keeps_shape(graph_module: fx.GraphModule, node: fx.Node) -> bool:
 
 
 def _decide(graph_module: fx.GraphModule, placeholder: fx.Node,
-            image: tuple[int, int] | None) -> TensorSpec | None:
+            image: Callable[[], tuple[int, int] | None]) -> TensorSpec | None:
     """The first deciding consumer of ``placeholder``, through shape-keeping operations."""
     queue, seen = [placeholder], {placeholder}
     while queue:
@@ -173,7 +179,8 @@ def inferred(graph_module: fx.GraphModule, root: nn.Module | None = None
              ) -> tuple[dict[str, TensorSpec], str | None]:
     """Specs of the used placeholders, or ({}, why not). ``root`` is the traced instance,
     which keeps attributes of the modules traced through (``img_size``)."""
-    image = image_size(root if root is not None else graph_module)
+    # Looked up only when a 2d convolution decides: it walks every module.
+    image = functools.cache(lambda: image_size(root if root is not None else graph_module))
     specs = {}
     for node in graph_module.graph.nodes:
         if node.op != "placeholder" or not node.users:

@@ -17,11 +17,18 @@ from torch.nn import functional
 
 from fxcore.tensor_spec import TensorSpec
 
+_DESCRIBED: dict[tuple[torch.dtype, torch.Size], str] = {}
+
 
 def describe(value: Any) -> str | None:
     """``float32[2, 64]``, ``(float32[2], int64[2, 3])`` for tuples; None without tensors."""
     if isinstance(value, torch.Tensor):
-        return str(TensorSpec(str(value.dtype).removeprefix("torch."), tuple(value.shape)))
+        key = (value.dtype, value.shape)
+        text = _DESCRIBED.get(key)
+        if text is None:  # a graph repeats a few shapes many times over
+            text = _DESCRIBED[key] = str(TensorSpec(str(value.dtype).removeprefix("torch."),
+                                                    tuple(value.shape)))
+        return text
     if isinstance(value, (tuple, list)) and value:
         parts = [describe(item) for item in value]
         if any(parts):
@@ -85,7 +92,7 @@ def module_output_shape(module: nn.Module, x: torch.Tensor) -> tuple[int, ...] |
     error torch raises when the input does not fit; None to run the layer's meta kernel.
     (Meta kernels of convolutions and batch norm are Python: over a millisecond a call.)"""
     kind = type(module)
-    weight = getattr(module, "weight", None)
+    weight = module._parameters.get("weight")  # no ``nn.Module.__getattr__`` call
     if isinstance(weight, torch.Tensor) and weight.dtype != x.dtype:
         return None
     if kind in _SAME_SHAPE:
@@ -249,7 +256,9 @@ class _Runner:
     def _attribute(self, target: str) -> Any:
         value: Any = self.module
         for part in target.split("."):
-            value = getattr(value, part)
+            # ``_modules`` first: ``nn.Module.__getattr__`` is a Python call per level.
+            modules = getattr(value, "_modules", None)
+            value = modules[part] if modules and part in modules else getattr(value, part)
         return value
 
     def _call_module(self, target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -311,8 +320,10 @@ class _Runner:
 
 
 def _on_meta(module: torch.nn.Module) -> bool:
-    tensors = [*module.parameters(), *module.buffers()]
-    return all(tensor.is_meta for tensor in tensors)
+    # The dictionaries directly: ``parameters()`` and ``buffers()`` walk the tree twice over.
+    return all(tensor is None or tensor.is_meta for submodule in module.modules()
+               for tensors in (submodule._parameters, submodule._buffers)
+               for tensor in tensors.values())
 
 
 def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
