@@ -1,4 +1,5 @@
-"""A code lens above each traced class, and the ``fxLsp/generatedCode`` answer behind it."""
+"""Code lenses above each traced class (its verdict, which opens the generated code, and
+"Show graph"), and the ``fxLsp/generatedCode`` answer behind the first."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from fxcore.parent_arguments import parent_description
 from fxcore.results import FileResult, ModuleResult
 
 SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"
+SHOW_GRAPH = "fxLsp.showGraph"
 
 
 def title(module: ModuleResult) -> str:
@@ -39,15 +41,16 @@ def code_lenses(
     lenses = []
     for module in result.modules if result else []:
         start = positions.to_lsp(lines, module.line, module.column, encoding)
-        lenses.append(
+        commands = [(title(module), SHOW_GENERATED_CODE)]
+        if module.graph:
+            commands.append(("Show graph", SHOW_GRAPH))
+        lenses.extend(
             types.CodeLens(
                 range=types.Range(start=start, end=start),
-                command=types.Command(
-                    title=title(module),
-                    command=SHOW_GENERATED_CODE,
-                    arguments=[uri, module.class_name],
-                ),
+                command=types.Command(title=text, command=command,
+                                      arguments=[uri, module.class_name]),
             )
+            for text, command in commands
         )
     return lenses
 

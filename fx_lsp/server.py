@@ -27,6 +27,7 @@ from fx_lsp import (
     code_actions,
     code_lens,
     diagnostics,
+    graph_view,
     hover,
     inlay_hints,
     positions,
@@ -45,6 +46,7 @@ from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, source_text, trace_jobs
 
 GENERATED_CODE = "fxLsp/generatedCode"
+GRAPH = "fxLsp/graph"
 STATUS = "fxLsp/status"
 TRACED = "fxLsp/traced"
 TRACE_WORKSPACE = "fxLsp.server.traceWorkspace"
@@ -633,6 +635,20 @@ def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | Non
         else None,
     )
     return code_lens.generated_code(document.uri, module) if module is not None else None
+
+
+@server.feature(GRAPH)
+@guarded()
+def on_graph(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
+    params = _plain(params)
+    uri = params.get("uri") if isinstance(params, dict) else None
+    document = _document(ls, uri) if isinstance(uri, str) else None
+    module = code_lens.find_module(document.result, ls.lines_of(document.path), ls.encoding,
+                                   params.get("className"), None) if document else None
+    if document is None or module is None:
+        return None
+    return {"uri": document.uri, "version": document.result_version,
+            **graph_view.graph(module, ls.lines_of, ls.encoding)}
 
 
 @server.command(TRACE_WORKSPACE)

@@ -13,7 +13,7 @@ from torch import fx
 
 from fxcore.discovery import ClassSource
 from fxcore.locate import SourceIndex
-from fxcore.results import CODES, Failure, GraphNodeInfo, Hint
+from fxcore.results import CODES, Failure, GraphNode, GraphNodeInfo, Hint
 from fxcore.tracer import RecoveringTracer
 
 
@@ -66,6 +66,31 @@ def line_nodes(tracer: RecoveringTracer, shapes: dict[str, str] | None = None
                 continue  # code torch.fx generated, such as "<string>"
             result.setdefault((os.path.abspath(path), line), []).append(info)
     return result
+
+
+def graph_nodes(tracer: RecoveringTracer, graph: fx.Graph, shapes: dict[str, str] | None = None
+                ) -> tuple[list[GraphNode], dict[str, str]]:
+    """The graph's nodes for drawing it, and the class name of each submodule of their
+    scopes (from the ``nn_module_stack`` torch.fx records on each node)."""
+    shapes = shapes or {}
+    places = {}
+    for origin in tracer.node_origins:
+        place = next(((os.path.abspath(path), line) for path, line in origin.lines
+                      if not path.startswith("<")), None)
+        if place is not None:
+            places[origin.node] = place
+    nodes, scope_types = [], {}
+    for node in graph.nodes:
+        stack = list(node.meta.get("nn_module_stack", {}).values())
+        if node.op == "call_module" and stack and stack[-1][0] == node.target:
+            stack.pop()
+        scope = [name for name, _ in stack]
+        scope_types.update((name, getattr(kind, "__name__", str(kind))) for name, kind in stack)
+        path, line = places.get(node, (None, None))
+        nodes.append(GraphNode(node.name, node.op, node_target(node),
+                               [arg.name for arg in node.all_input_nodes],
+                               shapes.get(node.name), scope, path, line))
+    return nodes, scope_types
 
 
 def node_target(node: fx.Node) -> str:

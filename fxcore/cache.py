@@ -33,6 +33,7 @@ from fxcore.results import (
     Failure,
     FileResult,
     Frame,
+    GraphNode,
     GraphNodeInfo,
     Hint,
     ModuleResult,
@@ -93,6 +94,7 @@ def _module(data: dict[str, Any]) -> ModuleResult:
         "shape_errors": [_failure(failure) for failure in data["shape_errors"]],
         "inputs": ExampleInputs(**inputs) if inputs is not None else None,
         "hints": [Hint(**hint) for hint in data["hints"]],
+        "graph": [GraphNode(**node) for node in data["graph"]],
         "line_nodes": {(path, line): [GraphNodeInfo(**node) for node in nodes]
                        for path, line, nodes in data["line_nodes"]},
     })

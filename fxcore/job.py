@@ -29,7 +29,13 @@ import torch
 from torch import fx
 
 from fxcore import mistraces
-from fxcore.analysis import line_nodes, mark_consequences, relocate_into_decorator, unused_members
+from fxcore.analysis import (
+    graph_nodes,
+    line_nodes,
+    mark_consequences,
+    relocate_into_decorator,
+    unused_members,
+)
 from fxcore.arguments import (
     call_site_values,
     candidate_calls,
@@ -490,12 +496,15 @@ class JobRunner:
             recovered: dict[str, Any] = {}
             if graph is not None:
                 recovered = self.recovered_shapes(cls, source, tracer, graph)
+                recovered["graph"], recovered["scope_types"] = graph_nodes(
+                    tracer, graph, recovered.pop("shapes", None))
             return self.module_result(cls, source, status="failed", failures=failures,
                                       instantiated_on=instantiated_on, trace_seconds=seconds,
                                       **recovered)
 
         graph_module = fx.GraphModule(tracer.root, graph, cls.__name__)
         shape_fields, shapes = self.propagate_shapes(cls, source, tracer, graph_module)
+        graph_view_nodes, scope_types = graph_nodes(tracer, graph, shapes)
         return self.module_result(
             cls,
             source,
@@ -504,6 +513,8 @@ class JobRunner:
             node_count=len(graph.nodes),
             generated_code=graph_module.code.strip() + "\n",
             line_nodes=line_nodes(tracer, shapes),
+            graph=graph_view_nodes,
+            scope_types=scope_types,
             module_order=tracer.module_order,
             parameter_order=tracer.parameter_order,
             hints=[*unused_members(model, tracer, source, self.path),
@@ -558,7 +569,7 @@ class JobRunner:
         if not shapes:
             return {"shapes_note": fields["shapes_note"]}
         return {**fields, "line_nodes": line_nodes(tracer, shapes),
-                "node_count": len(graph.nodes)}
+                "node_count": len(graph.nodes), "shapes": shapes}
 
     def example_inputs(self, cls: type, graph_module: fx.GraphModule,
                        tracer_root: torch.nn.Module

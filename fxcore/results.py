@@ -123,6 +123,25 @@ class GraphNodeInfo:
 
 
 @dataclass
+class GraphNode:
+    """One node of a traced graph, for drawing it: what it is, what it reads, and where the
+    user's code made it."""
+
+    name: str
+    op: str
+    target: str
+    #: Names of the nodes it takes as inputs, in order.
+    inputs: list[str] = field(default_factory=list)
+    shape: str | None = None
+    #: Qualified names of the submodules whose ``forward`` was running when the node was
+    #: created, outermost first (a ``call_module`` node's own submodule excluded).
+    scope: list[str] = field(default_factory=list)
+    #: The innermost workspace source line that created it, if any.
+    path: str | None = None
+    line: int | None = None
+
+
+@dataclass
 class Arguments:
     """The constructor call a verdict was traced with, so anyone can rebuild the instance.
 
@@ -178,6 +197,10 @@ class ModuleResult(Span):
     generated_code: str | None = None
     #: Source line ``(path, line)`` -> the graph nodes it produced (workspace files).
     line_nodes: dict[tuple[str, int], list[GraphNodeInfo]] = field(default_factory=dict)
+    #: The traced graph (the graph recovered past the failures for a failed class).
+    graph: list[GraphNode] = field(default_factory=list)
+    #: Submodule qualified name -> its class name, for the submodules of ``graph``'s scopes.
+    scope_types: dict[str, str] = field(default_factory=dict)
     #: Qualified names of submodules in the order their forward ran during the trace.
     module_order: list[str] = field(default_factory=list)
     #: Qualified names of parameters in the order they were first used during the trace.

@@ -58,7 +58,8 @@ async def test_workspace_trace_shows_the_parent_built_verdict(tmp_path: pathlib.
         lenses = await client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
-        (lens,) = lenses
+        (lens, graph_lens) = lenses
+        assert graph_lens.command.command == "fxLsp.showGraph"
         assert lens.command.title == "FX: traceable · 3 nodes · traced as built by ViT.blocks.0"
         hover = await client.text_document_hover_async(
             types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri),
@@ -80,4 +81,4 @@ async def test_a_document_traced_after_its_parent_shows_the_parent_built_verdict
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
         assert [lens.command.title for lens in lenses] == [
-            "FX: traceable · 3 nodes · traced as built by ViT.blocks.0"]
+            "FX: traceable · 3 nodes · traced as built by ViT.blocks.0", "Show graph"]

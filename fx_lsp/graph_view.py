@@ -1,0 +1,87 @@
+"""A class's traced graph for drawing: the ``fxLsp/graph`` answer (docs/contracts.md), which
+the VS Code graph view and ``fx-lsp graph``'s HTML file both draw with the same code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from fx_lsp import positions
+from fxcore.results import Failure, ModuleResult, Range
+
+#: What a failed class's graph is.
+RECOVERED_NOTE = ("The graph tracing recovered past the failures: nodes after the first one "
+                  "may not be what the code computes.")
+
+
+def _line_range(lines: list[str], line: int, encoding: str) -> types.Range:
+    """The text of a source line, without its indentation."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    start = len(text) - len(text.lstrip()) + 1
+    return positions.range_to_lsp(lines, Range(line, start, line, len(text.rstrip()) + 1),
+                                  encoding)
+
+
+def _location(uri: str, lsp_range: types.Range) -> dict[str, Any]:
+    return {"uri": uri, "range": {
+        "start": {"line": lsp_range.start.line, "character": lsp_range.start.character},
+        "end": {"line": lsp_range.end.line, "character": lsp_range.end.character}}}
+
+
+def _failure(failure: Failure, severity: str, lines_of: Callable[[str], list[str]],
+             encoding: str, nodes_at: dict[tuple[str, int], list[str]]) -> dict[str, Any]:
+    places = [(failure.path, failure.line), *((f.path, f.line) for f in failure.frames)]
+    nodes = list(dict.fromkeys(name for place in places for name in nodes_at.get(place, [])))
+    lsp_range = positions.range_to_lsp(lines_of(failure.path), failure, encoding)
+    return {"code": failure.code, "severity": severity, "message": failure.message,
+            "location": _location(from_fs_path(failure.path) or failure.path, lsp_range),
+            "nodes": nodes}
+
+
+def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: str
+          ) -> dict[str, Any]:
+    """The drawing data of one class: its nodes with their shapes, scopes, inputs and source
+    lines, and its failures placed on the nodes of their lines."""
+    uri_of: dict[str, str] = {}
+    nodes, nodes_at = [], {}
+    forward = module.forward
+    for node in module.graph:
+        location = None
+        if node.path is not None and node.line is not None:
+            uri = uri_of.setdefault(node.path, from_fs_path(node.path) or node.path)
+            location = _location(uri, _line_range(lines_of(node.path), node.line, encoding))
+            nodes_at.setdefault((node.path, node.line), []).append(node.name)
+        elif node.op == "placeholder" and forward is not None:
+            # An argument of forward: torch.fx made it, from the signature.
+            lines = lines_of(module.path)
+            location = _location(from_fs_path(module.path) or module.path,
+                                 positions.range_to_lsp(lines, forward, encoding))
+        nodes.append({"name": node.name, "op": node.op, "target": node.target,
+                      "inputs": node.inputs, "shape": node.shape, "scope": node.scope,
+                      "location": location})
+    failures = [
+        *(_failure(f, "error", lines_of, encoding, nodes_at) for f in module.failures),
+        *(_failure(f, "warning", lines_of, encoding, nodes_at) for f in module.shape_errors),
+    ]
+    notes = [RECOVERED_NOTE] if module.status == "failed" and nodes else []
+    if module.shapes_note:
+        notes.append(module.shapes_note)
+    if not nodes:
+        notes.append(module.reason or "No graph: tracing recorded no node of this class.")
+    return {
+        "className": module.class_name,
+        "qualifiedName": module.qualified_name,
+        "status": module.status,
+        "location": _location(from_fs_path(module.path) or module.path,
+                              positions.range_to_lsp(lines_of(module.path), module, encoding)),
+        "inputs": module.inputs.tensors if module.inputs else None,
+        "inputsFrom": module.inputs.origin if module.inputs else None,
+        "outputShape": module.output_shape,
+        "notes": notes,
+        "nodes": nodes,
+        "scopes": module.scope_types,
+        "failures": failures,
+    }
