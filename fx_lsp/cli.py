@@ -1,5 +1,6 @@
-"""``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``
-and ``fx-lsp merge``: argument parsing, then ``fx_lsp.check`` and ``fx_lsp.report_formats``."""
+"""``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``,
+``fx-lsp merge`` and ``fx-lsp graph``: argument parsing, then ``fx_lsp.check`` and
+``fx_lsp.report_formats``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
-from fx_lsp import fixing, report_formats, shards
+from fx_lsp import fixing, graph_html, report_formats, shards
 from fx_lsp.check import CheckRun, check_jobs, run_jobs
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
@@ -66,6 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true",
                        help="trace everything again instead of reusing results of unchanged "
                        "files from .fx-lsp-cache/")
+    graph = commands.add_parser(
+        "graph", help="write a class's traced graph as one self-contained HTML file")
+    graph.add_argument("target", metavar="PATH::CLASS",
+                       help="a Python file and the class in it (the class may be left out "
+                       "when the file has one traced class)")
+    graph.add_argument("-o", "--output-file", metavar="PATH", default=None,
+                       help="the HTML file to write (default: CLASS.graph.html)")
+    graph.add_argument("--timeout", type=float, default=None,
+                       help="seconds per class before its worker is stopped (default 20)")
+    graph.add_argument("--no-cache", action="store_true",
+                       help="trace again instead of reusing a result from .fx-lsp-cache/")
     explain = commands.add_parser("explain", help="show the documentation of a code")
     explain.add_argument("code", metavar="CODE", help="such as FX002")
     merge = commands.add_parser(
@@ -144,6 +156,28 @@ def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> 
     return EXIT_OK
 
 
+def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+    path, class_name = graph_html.split_target(arguments.target)
+    if not os.path.isfile(path) or not path.endswith(".py"):
+        parser.error(f"{arguments.target}: give a Python file, as PATH::CLASS")
+    if arguments.timeout is not None and not is_valid_timeout(arguments.timeout):
+        parser.error(f"--timeout must be a number of seconds between 0 and "
+                     f"{MAX_TIMEOUT_SECONDS:g}, not {arguments.timeout:g}")
+    jobs, projects = check_jobs([path], arguments.timeout)
+    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache)
+    try:
+        module = graph_html.find_class(check_run, class_name)
+    except graph_html.GraphTargetError as error:
+        print(f"fx-lsp graph: {path}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    output = arguments.output_file or f"{module.class_name}.graph.html"
+    with open(output, "w", encoding="utf-8") as stream:
+        stream.write(graph_html.page(module))
+    print(f"{output}: {module.qualified_name}, {module.status}, {len(module.graph)} nodes",
+          file=sys.stderr)
+    return EXIT_OK
+
+
 def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
     try:
         merged, failed = shards.merge(arguments.reports, arguments.output_format)
@@ -199,7 +233,8 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
-    command = {"serve": _serve, "explain": _explain, "merge": _merge, "check": _check}
+    command = {"serve": _serve, "explain": _explain, "merge": _merge, "check": _check,
+               "graph": _graph}
     return command[arguments.command](parser, arguments)
 
 

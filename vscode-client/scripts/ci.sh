@@ -62,6 +62,9 @@ else
     "$CODE_SERVER" --version
 fi
 
+step "graph view bundle: the Python package's copy is current"
+node scripts/bundle.mjs --check
+
 step "type check and unit tests"
 npm run typecheck
 npm run test:unit

@@ -1,0 +1,78 @@
+"""``fx-lsp graph PATH::Class -o graph.html``: one self-contained HTML file drawing a class's
+traced graph with the VS Code graph view's own code (``assets/graph.js``, built from
+``vscode-client/webview/``), for CI artifacts and people without VS Code. Its content
+security policy allows no network access at all."""
+
+from __future__ import annotations
+
+import html
+import json
+from importlib import resources
+from typing import Any
+
+from fx_lsp import graph_view
+from fx_lsp.check import CheckRun
+from fxcore.results import ModuleResult
+from fxcore.workspace import source_text, split_lines
+
+POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
+
+
+class GraphTargetError(Exception):
+    """The class asked for is not in the file's results, or has no graph."""
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """``path/to/file.py::Class`` -> (path, class); a bare path -> (path, None)."""
+    path, separator, class_name = target.rpartition("::")
+    return (path, class_name or None) if separator else (target, None)
+
+
+def find_class(check_run: CheckRun, class_name: str | None) -> ModuleResult:
+    modules = [module for result in check_run.results for module in result.modules]
+    if not modules:
+        errors = [error.message for result in check_run.results for error in result.errors]
+        raise GraphTargetError("no nn.Module class was traced in this file"
+                               + (f": {errors[0]}" if errors else ""))
+    names = ", ".join(module.class_name for module in modules)
+    if class_name is None:
+        with_graph = [module for module in modules if module.graph]
+        if len(with_graph) != 1:
+            raise GraphTargetError(f"name the class as PATH::Class; the file has {names}")
+        return with_graph[0]
+    found = next((module for module in modules if module.class_name == class_name), None)
+    if found is None:
+        raise GraphTargetError(f"no class {class_name} among the file's classes: {names}")
+    if not found.graph:
+        raise GraphTargetError(f"{class_name} has no graph: {found.reason or found.status}")
+    return found
+
+
+def _script_json(value: Any) -> str:
+    # "</script>" inside the data must not end the script element.
+    return json.dumps(value).replace("</", "<\\/")
+
+
+def page(module: ModuleResult) -> str:
+    def lines_of(path: str) -> list[str]:
+        return split_lines(source_text(path, {}) or "")
+
+    data = graph_view.graph(module, lines_of, "utf-16")
+    script = resources.files("fx_lsp").joinpath("assets/graph.js").read_text(encoding="utf-8")
+    script = script.replace("</script", "<\\/script")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{POLICY}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(module.qualified_name)}: torch.fx graph</title>
+<style>html, body, #fx-graph {{ height: 100%; }}</style>
+</head>
+<body>
+<div id="fx-graph"></div>
+<script>window.FX_GRAPH = {_script_json(data)};</script>
+<script>{script}</script>
+</body>
+</html>
+"""

@@ -1,0 +1,68 @@
+// The graph view's entry point in the browser. In a VS Code webview it talks to the extension
+// (graphPanel.ts) by messages; in the HTML file `fx-lsp graph` writes, the data is embedded as
+// `window.FX_GRAPH` and the page works alone, with no network.
+import { GraphData, GraphLocation } from "./graphModel";
+import { GraphView } from "./graphView";
+
+/** From the extension to the webview. */
+export type ToWebview =
+  | { type: "graph"; data: GraphData | null; message?: string }
+  | { type: "highlight"; names: string[] };
+
+/** From the webview to the extension. */
+export type FromWebview =
+  | { type: "ready" }
+  | { type: "reveal"; location: GraphLocation }
+  | { type: "copy"; text: string };
+
+interface VsCodeApi {
+  postMessage(message: FromWebview): void;
+}
+
+declare const acquireVsCodeApi: (() => VsCodeApi) | undefined;
+declare global {
+  interface Window {
+    FX_GRAPH?: GraphData | null;
+  }
+}
+
+function inVsCode(container: HTMLElement): void {
+  const vscode = acquireVsCodeApi!();
+  const view = new GraphView(
+    {
+      reveal: (location) => vscode.postMessage({ type: "reveal", location }),
+      copy: (text) => vscode.postMessage({ type: "copy", text }),
+    },
+    container,
+  );
+  window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
+    const message = event.data;
+    if (message.type === "graph") view.show(message.data, message.message);
+    else if (message.type === "highlight") view.highlightNodes(message.names);
+  });
+  vscode.postMessage({ type: "ready" });
+}
+
+function standalone(container: HTMLElement): void {
+  const status = document.createElement("div");
+  status.className = "fx-message";
+  const view = new GraphView(
+    {
+      reveal: (location) => {
+        const path = decodeURIComponent(location.uri.replace(/^file:\/\//, ""));
+        status.textContent = `Source: ${path}:${location.range.start.line + 1}`;
+      },
+      copy: (text) => {
+        void navigator.clipboard?.writeText(text);
+        status.textContent = `Copied ${text}`;
+      },
+    },
+    container,
+  );
+  view.show(window.FX_GRAPH ?? null, "This file holds no graph.");
+  container.querySelector(".fx-messages")?.prepend(status);
+}
+
+const container = document.getElementById("fx-graph") ?? document.body;
+if (typeof acquireVsCodeApi === "function") inVsCode(container);
+else standalone(container);
