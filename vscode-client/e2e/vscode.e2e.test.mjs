@@ -1,7 +1,7 @@
 // End-to-end test in a real VS Code: code-server with the freshly built fx-lsp.vsix installed,
 // driven through Debian's headless Chromium with playwright-core. It asserts what a person sees:
 // squiggles, Problems entries, hovers, a quick fix applied with Ctrl+., the generated-code view,
-// the language status item, Trace Workspace and its cancellation, restarts, live settings, and
+// the graph view, the language status item, Trace Workspace and its cancellation, restarts, live settings, and
 // Restricted Mode turning into tracing when the workspace is trusted.
 //
 // Environment (all optional):
@@ -509,6 +509,47 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       const generatedView = page.locator(".editor-group-container:not(.active) .editor-instance .monaco-editor .view-lines");
       await waitFor(async () => /mul/.test(await generatedView.innerText()), "the view to show the new mul node", TRACE_TIMEOUT_MS);
       await screenshot("04a-generated-code-refreshed");
+      await page.keyboard.press("Control+2");
+      await page.keyboard.press("Control+W");
+      await waitFor(async () => (await page.locator(".editor-group-container").count()) === 1, "the view's group to close", UI_TIMEOUT_MS);
+    }));
+
+  it("opens the graph view from the code lens, reveals a clicked node's line and follows an edit", () =>
+    step("04d-graph-view", async () => {
+      const { page } = run;
+      await openFile("traceable.py");
+      await activeEditor().locator(".codelens-decoration a", { hasText: "Show graph" }).first().click();
+      await page
+        .locator(".editor-group-container.active .tabs-container .tab.active", { hasText: "Graph: TinyMLP" })
+        .waitFor({ timeout: UI_TIMEOUT_MS });
+      // The webview's document sits in an iframe inside code-server's webview iframe.
+      const view = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+      await view.locator('.fx-item[data-name="fc2"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      assert.match(await view.locator(".fx-toolbar").innerText(), /traceable:TinyMLP[\s\S]*traceable/);
+      assert.match(await view.locator('.fx-item[data-name="fc1"]').textContent(), /fc1[\s\S]*float32\[2, 8, 16\]/);
+      await screenshot("04d-graph-view");
+
+      // A click on a node selects its source line in the editor.
+      const source = fs.readFileSync(path.join(run.workspace, "traceable.py"), "utf8").split("\n");
+      const fc2Line = source.findIndex((line) => line.includes("return self.fc2(hidden)")) + 1;
+      await view.locator('.fx-item[data-name="fc2"]').click();
+      const selection = page.locator('[id="status.editor.selection"]');
+      await waitFor(async () => new RegExp(`Ln ${fc2Line},`).test(await selection.innerText()), `the selection on line ${fc2Line}`, UI_TIMEOUT_MS);
+      await view.locator(".fx-details button", { hasText: "Copy node name" }).click();
+      await page.locator(".statusbar", { hasText: "copied node name fc2" }).waitFor({ timeout: UI_TIMEOUT_MS });
+
+      // Edit the class and save: the view follows the new trace.
+      await page.keyboard.press("Control+1");
+      await activeEditor().locator(".view-line", { hasText: "hidden = torch.relu" }).click();
+      await page.keyboard.press("End");
+      await page.keyboard.press("Enter");
+      await page.keyboard.type("hidden = hidden.sigmoid()");
+      await page.keyboard.press("Control+S");
+      await view.locator('.fx-item[data-name="sigmoid"]').waitFor({ timeout: TRACE_TIMEOUT_MS });
+      // The cursor on a line of forward highlights that line's nodes.
+      await activeEditor().locator(".view-line", { hasText: "hidden.sigmoid()" }).click();
+      await view.locator('.fx-item.highlighted[data-name="sigmoid"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      await screenshot("04d-graph-view-followed");
       await page.keyboard.press("Control+2");
       await page.keyboard.press("Control+W");
       await waitFor(async () => (await page.locator(".editor-group-container").count()) === 1, "the view's group to close", UI_TIMEOUT_MS);

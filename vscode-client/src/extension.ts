@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { LanguageClient, State } from "vscode-languageclient/node";
 import { GENERATED_CODE_SCHEME, GeneratedCodeProvider, SHOW_GENERATED_CODE_COMMAND, TracedParams } from "./generatedCode";
+import { GraphPanels, SHOW_GRAPH_COMMAND } from "./graphPanel";
 import { createLog, log } from "./log";
 import { initializePython, resolveInterpreter, serverWorkspaceFolder } from "./python";
 import { RestartQueue } from "./restartQueue";
@@ -25,7 +26,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(createLog());
   const status = new StatusItem();
   const generatedCode = new GeneratedCodeProvider(() => client);
-  context.subscriptions.push(status, generatedCode);
+  const graphs = new GraphPanels(context.extensionUri, () => client);
+  context.subscriptions.push(status, generatedCode, graphs);
 
   const restartServer = async (): Promise<void> => {
     status.showStarting();
@@ -48,7 +50,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     const starting = createClient(interpreter.command, neutralFolder, currentSettings);
     starting.onNotification("fxLsp/status", (params: ServerStatus) => status.show(params));
-    starting.onNotification("fxLsp/traced", (params: TracedParams) => generatedCode.onTraced(params));
+    starting.onNotification("fxLsp/traced", (params: TracedParams) => {
+      generatedCode.onTraced(params);
+      graphs.onTraced(params);
+    });
     starting.onDidChangeState((event) => {
       // The client's own restarts after a crash pass through here too.
       if (client !== starting) return;
@@ -85,6 +90,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(SHOW_GENERATED_CODE_COMMAND, (uri?: string | vscode.Uri, className?: string) =>
       generatedCode.show(uri, className),
     ),
+    vscode.commands.registerCommand(SHOW_GRAPH_COMMAND, (uri?: string | vscode.Uri, className?: string) => graphs.show(uri, className)),
     vscode.commands.registerCommand(TRACE_WORKSPACE_COMMAND, () => traceWorkspace(client)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       const change = classifySettingsChange((section) => event.affectsConfiguration(section));

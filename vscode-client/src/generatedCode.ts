@@ -35,7 +35,7 @@ export function generatedCodeUri(sourceUri: string, className: string): vscode.U
   return vscode.Uri.from({ scheme: GENERATED_CODE_SCHEME, path: `/${className}.fx.py`, query });
 }
 
-function parseGeneratedCodeUri(uri: vscode.Uri): { source: string; className: string } | undefined {
+export function parseGeneratedCodeUri(uri: vscode.Uri): { source: string; className: string } | undefined {
   const query = new URLSearchParams(uri.query);
   const source = query.get("source");
   const className = query.get("class");

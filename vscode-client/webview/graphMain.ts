@@ -1,19 +1,8 @@
 // The graph view's entry point in the browser. In a VS Code webview it talks to the extension
 // (graphPanel.ts) by messages; in the HTML file `fx-lsp graph` writes, the data is embedded as
 // `window.FX_GRAPH` and the page works alone, with no network.
-import { GraphData, GraphLocation } from "./graphModel";
+import { FromWebview, GraphData, ToWebview } from "./graphModel";
 import { GraphView } from "./graphView";
-
-/** From the extension to the webview. */
-export type ToWebview =
-  | { type: "graph"; data: GraphData | null; message?: string }
-  | { type: "highlight"; names: string[] };
-
-/** From the webview to the extension. */
-export type FromWebview =
-  | { type: "ready" }
-  | { type: "reveal"; location: GraphLocation }
-  | { type: "copy"; text: string };
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -38,7 +27,7 @@ function inVsCode(container: HTMLElement): void {
   window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
     const message = event.data;
     if (message.type === "graph") view.show(message.data, message.message);
-    else if (message.type === "highlight") view.highlightNodes(message.names);
+    else if (message.type === "highlightLine") view.highlightLine(message.uri, message.line);
   });
   vscode.postMessage({ type: "ready" });
 }

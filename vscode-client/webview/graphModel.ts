@@ -49,6 +49,14 @@ export interface GraphData {
   failures: GraphFailure[];
 }
 
+/** From the extension to the webview. */
+export type ToWebview =
+  | { type: "graph"; data: GraphData | null; message?: string }
+  | { type: "highlightLine"; uri: string; line: number };
+
+/** From the webview to the extension. */
+export type FromWebview = { type: "ready" } | { type: "reveal"; location: GraphLocation } | { type: "copy"; text: string };
+
 /** One box of the drawing: a node, or a collapsed submodule standing for its nodes. */
 export interface VisibleItem {
   id: string;

@@ -13,6 +13,7 @@ import {
   initialExpansion,
   itemsFor,
   keptExpansion,
+  nodesAtLine,
   revealing,
   searchNodes,
   visibleGraph,
@@ -141,7 +142,12 @@ export class GraphView {
     document.body.dataset.rendered = String(Number(document.body.dataset.rendered ?? 0) + 1);
   }
 
-  /** Mark the nodes a source line made (the cursor moved there in the editor). */
+  /** Mark the nodes made on a (0-based) line of a file: the cursor moved there in the editor. */
+  highlightLine(uri: string, line: number): void {
+    if (this.data !== null) this.highlightNodes(nodesAtLine(this.data, uri, line));
+  }
+
+  /** Mark these nodes (or the boxes of the submodules holding them) and bring them into view. */
   highlightNodes(names: string[]): void {
     this.highlighted = names;
     this.applyMarks();
