@@ -57,7 +57,11 @@ def page(module: ModuleResult) -> str:
     def lines_of(path: str) -> list[str]:
         return split_lines(source_text(path, {}) or "")
 
-    data = graph_view.graph(module, lines_of, "utf-16")
+    return html_page(graph_view.graph(module, lines_of, "utf-16"))
+
+
+def html_page(data: dict[str, Any]) -> str:
+    """The page drawing ``data``, an ``fxLsp/graph`` answer."""
     script = resources.files("fx_lsp").joinpath("assets/graph.js").read_text(encoding="utf-8")
     script = script.replace("</script", "<\\/script")
     return f"""<!DOCTYPE html>
@@ -66,7 +70,7 @@ def page(module: ModuleResult) -> str:
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{POLICY}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(module.qualified_name)}: torch.fx graph</title>
+<title>{html.escape(data["qualifiedName"])}: torch.fx graph</title>
 <style>html, body, #fx-graph {{ height: 100%; }}</style>
 </head>
 <body>

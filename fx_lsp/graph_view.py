@@ -46,13 +46,17 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
     """The drawing data of one class: its nodes with their shapes, scopes, inputs and source
     lines, and its failures placed on the nodes of their lines."""
     uri_of: dict[str, str] = {}
+    file_lines: dict[str, list[str]] = {}
     nodes, nodes_at = [], {}
     forward = module.forward
     for node in module.graph:
         location = None
         if node.path is not None and node.line is not None:
-            uri = uri_of.setdefault(node.path, from_fs_path(node.path) or node.path)
-            location = _location(uri, _line_range(lines_of(node.path), node.line, encoding))
+            if node.path not in uri_of:  # once per file: a graph has thousands of nodes
+                uri_of[node.path] = from_fs_path(node.path) or node.path
+                file_lines[node.path] = lines_of(node.path)
+            location = _location(uri_of[node.path],
+                                 _line_range(file_lines[node.path], node.line, encoding))
             nodes_at.setdefault((node.path, node.line), []).append(node.name)
         elif node.op == "placeholder" and forward is not None:
             # An argument of forward: torch.fx made it, from the signature.

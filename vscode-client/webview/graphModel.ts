@@ -89,6 +89,11 @@ export interface VisibleGraph {
 
 /** Graphs up to this many nodes open with every submodule expanded; larger ones collapsed. */
 export const EXPAND_ALL_UP_TO = 150;
+/** dagre's layout time grows about quadratically with the boxes (measured: 400 boxes take about
+ * 2 s, 2,000 over 20 s), and twice over with frames: more boxes than this are not drawn... */
+export const MAX_BOXES = 400;
+/** ...and frames around expanded submodules are drawn up to this many boxes. */
+export const FRAMES_UP_TO = 150;
 
 export const groupId = (scope: string): string => `group:${scope}`;
 export const nodeId = (name: string): string => `node:${name}`;
