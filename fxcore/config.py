@@ -278,6 +278,13 @@ def _parse_module_config(entry: Any, source: str,
             setattr(config, attribute, dict(value))
         else:
             problems.append(f"{source}: '{key}' must be a table")
+    concrete_none = entry.get("concrete-none")
+    if concrete_none is not None:
+        if isinstance(concrete_none, list) and all(isinstance(n, str) for n in concrete_none):
+            # TOML has no null: arguments traced as None (concrete_args={name: None}).
+            config.concrete_args.update(dict.fromkeys(concrete_none))
+        else:
+            problems.append(f"{source}: 'concrete-none' must be a list of argument names")
     inputs = entry.get("inputs")
     if inputs is not None:
         if not isinstance(inputs, dict):
@@ -290,7 +297,7 @@ def _parse_module_config(entry: Any, source: str,
                                                           else repr(text))
                 except ValueError as error:
                     problems.append(f"{source}: inputs.{name}: {error}")
-    known = {"factory", "call", "args", "kwargs", "concrete-args", "inputs"}
+    known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs"}
     problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
     return config, problems
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fxcore import fixes, suppressions
-from fxcore.results import Failure, Frame, ModuleResult
+from fxcore.results import Failure, Frame, Hint, ModuleResult
 from fxcore.suppressions import Directive
 from fxcore.workspace import import_location, split_lines
 
@@ -224,8 +224,19 @@ def _concrete_fixes(
     return found
 
 
+def _none_fix(hint: Hint, module: ModuleResult, root_of: RootOf) -> list[Fix]:
+    """FX201: trace the argument as None (the case the graph lacks) with ``concrete-none``."""
+    if not hint.member:
+        return []
+    return [Fix(f"Trace {module.class_name} with {hint.member} = None (concrete-none, "
+                "pyproject.toml)", _pyproject(module, root_of),
+                functools.partial(fixes.add_concrete_none, qualified_name=module.qualified_name,
+                                  argument=hint.member),
+                True, safe=False)]  # the graph then holds for the None case only
+
+
 def plan(
-    failure: Failure | None,
+    failure: Failure | Hint | None,
     module: ModuleResult | None,
     text_of: TextOf,
     root_of: RootOf,
@@ -236,6 +247,9 @@ def plan(
     if failure is None:
         return []
     found: list[Fix] = []
+    if isinstance(failure, Hint):
+        return _none_fix(failure, module, root_of) if failure.kind == "none-check" and \
+            module is not None else []
     try:
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)

@@ -304,16 +304,35 @@ def add_autowrap_function(pyproject: str, name: str) -> str:
     return _add_to_list(pyproject, "autowrap-functions", name)
 
 
-def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: Any) -> str:
-    """Set ``concrete-args = {argument = value}`` under ``[tool.fx-lsp.modules."<class>"]``."""
-    document = tomlkit.parse(pyproject)
+def _module_table(document: Any, qualified_name: str) -> Any:
+    """``[tool.fx-lsp.modules."<class>"]``, made if missing."""
     table = _fx_table(document)
     if "modules" not in table:
         table["modules"] = tomlkit.table(is_super_table=True)
     modules = table["modules"]
     if qualified_name not in modules:
         modules[qualified_name] = tomlkit.table()
-    module = modules[qualified_name]
+    return modules[qualified_name]
+
+
+def add_concrete_none(pyproject: str, qualified_name: str, argument: str) -> str:
+    """Add ``argument`` to ``concrete-none`` under ``[tool.fx-lsp.modules."<class>"]``: traced
+    as None (TOML has no null for ``concrete-args``)."""
+    document = tomlkit.parse(pyproject)
+    module = _module_table(document, qualified_name)
+    if "concrete-none" not in module:
+        module["concrete-none"] = tomlkit.array()
+    names = module["concrete-none"]
+    if argument in names:
+        return pyproject
+    names.append(argument)
+    return tomlkit.dumps(document)
+
+
+def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: Any) -> str:
+    """Set ``concrete-args = {argument = value}`` under ``[tool.fx-lsp.modules."<class>"]``."""
+    document = tomlkit.parse(pyproject)
+    module = _module_table(document, qualified_name)
     if "concrete-args" not in module:
         module["concrete-args"] = tomlkit.inline_table()
     concrete = module["concrete-args"]

@@ -54,12 +54,14 @@ def none_checks(forward: ast.FunctionDef, graph: fx.Graph, lines: list[str], pat
                 and node.comparators[0].value is None):
             continue
         name = node.left.id
-        hints.append(_hint(
+        hint = _hint(
             "none-check",
             f"`{name}` is a Proxy while tracing, never None: the graph holds only the case "
             f"where `{name}` is given, whatever is passed later. To trace the None case, "
-            f"trace with concrete_args={{'{name}': None}}.",
-            char_span(lines, node), path))
+            f"trace with concrete_args={{'{name}': None}} (`concrete-none = [\"{name}\"]`).",
+            char_span(lines, node), path)
+        hint.member = name  # the argument, for the fix
+        hints.append(hint)
     return hints
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from torch import fx
 
+from fxcore import fix_plan
 from fxcore.config import load_config
 from fxcore.engine import Engine
-from fxcore.results import TraceJob
+from fxcore.results import ModuleResult, TraceJob
 
 from engine_support import Workspace, line_of
 
@@ -116,3 +117,41 @@ def test_no_hint_where_the_graph_means_what_the_code_says(engine: Engine,
         """)
     (module,) = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root))).modules
     assert module.status == "traceable" and module.hints == []
+
+
+def test_the_fx201_fix_traces_the_none_case(engine: Engine, workspace: Workspace) -> None:
+    path = workspace.write("net.py", CASES["FX201"][0])
+    pyproject = workspace.root / "pyproject.toml"
+    pyproject.write_text("[tool.fx-lsp]\n")
+
+    def check() -> ModuleResult:
+        config, problems = load_config(str(workspace.root))
+        assert problems == []
+        (module,) = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root),
+                                          config=config)).modules
+        return module
+
+    module = check()
+    (hint,) = [h for h in module.hints if h.code == "FX201"]
+    assert "concrete-none = [\"mask\"]" in hint.message
+    (fix,) = fix_plan.plan(hint, module, lambda p: Path(p).read_text(),
+                           lambda p: str(workspace.root))
+    assert fix.title == "Trace Net with mask = None (concrete-none, pyproject.toml)"
+    assert not fix.safe and fix.path == str(pyproject)
+    old, new = fix.texts(lambda p: Path(p).read_text())
+    assert old == "[tool.fx-lsp]\n"
+    assert fix.transform(new) == new  # applying it twice changes nothing
+    pyproject.write_text(new)
+    assert 'concrete-none = ["mask"]' in new
+
+    fixed = check()
+    assert fixed.status == "traceable"
+    assert [h.code for h in fixed.hints if h.code == "FX201"] == []
+    # The graph is now the None case (x returned as it is, no multiplication), as plain
+    # torch.fx traces it with concrete_args={"mask": None}.
+    assert "mul" not in fixed.generated_code
+    namespace: dict[str, object] = {}
+    exec(textwrap.dedent(CASES["FX201"][0]), namespace)
+    plain = fx.symbolic_trace(namespace["Net"](), concrete_args={"mask": None})
+    assert fixed.node_count == len(plain.graph.nodes)
+    assert "mul" not in [str(node.target) for node in plain.graph.nodes]
