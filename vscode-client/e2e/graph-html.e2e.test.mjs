@@ -50,6 +50,13 @@ class Net(nn.Module):
         return self.head(x)
 
 
+class Flat(nn.Module):
+    def forward(self, x):
+        for _ in range(250):
+            x = x * 2 + 1
+        return x
+
+
 class Branches(nn.Module):
     def __init__(self):
         super().__init__()
@@ -141,10 +148,21 @@ describe("the HTML file of fx-lsp graph in headless Chromium", () => {
     assert.deepEqual(errors, []);
     const messages = await page.locator(".fx-messages").innerText();
     assert.match(messages, /recovered past the failures/);
-    assert.match(messages, /FX001 .*net\.py:37/);
+    assert.match(messages, /FX001 .*net\.py:44/);
     const failed = await page.locator(".fx-item.failed").evaluateAll((items) => items.map((item) => item.getAttribute("data-name")));
     assert.deepEqual(failed.sort(), ["gt", "sum_1"]);
     await page.screenshot({ path: path.join(ARTIFACTS, "graph-html-failed.png") });
+    await page.close();
+  });
+
+  it("draws the first 400 boxes of a graph with no submodules to collapse, and says so", async () => {
+    const output = path.join(run.dir, "Flat.graph.html");
+    writeGraph("net.py::Flat", output);
+    const { page, errors } = await open(output);
+    assert.deepEqual(errors, []);
+    assert.equal(await page.locator("body").getAttribute("data-nodes"), "502");
+    assert.equal(await page.locator(".fx-item").count(), 400);
+    assert.match(await page.locator(".fx-notice").innerText(), /Showing the first 400 of 502 boxes/);
     await page.close();
     assert.deepEqual(run.refused, []);
   });

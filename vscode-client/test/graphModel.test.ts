@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   EXPAND_ALL_UP_TO,
+  firstBoxes,
   GraphData,
   GraphNodeData,
   initialExpansion,
@@ -103,5 +104,16 @@ describe("expansion, search and lines", () => {
     assert.deepEqual(nodesAtLine(data, "file:///m.py", 10), ["norm", "norm_1"]);
     assert.deepEqual(nodesAtLine(data, "file:///other.py", 10), []);
     assert.deepEqual([...keptExpansion(data, new Set(["layers.1", "layers.7"]))], ["layers.1"]);
+  });
+});
+
+describe("firstBoxes", () => {
+  it("keeps the first boxes in graph order and the edges and frames among them", () => {
+    const graph = visibleGraph(decoder(), new Set(["layers.0", "layers.0.attn"]));
+    const first = firstBoxes(graph, 3);
+    assert.deepEqual(first.items.map((item) => item.id), ["node:x", "node:norm", "node:q"]);
+    assert.deepEqual(first.edges, [["node:x", "node:norm"], ["node:norm", "node:q"]]);
+    assert.deepEqual(first.clusters.map((cluster) => cluster.id), ["cluster:layers.0", "cluster:layers.0.attn"]);
+    assert.equal(firstBoxes(graph, 100), graph);
   });
 });

@@ -182,6 +182,20 @@ export function visibleGraph(data: GraphData, expanded: Set<string>): VisibleGra
   return { items: [...items.values()], edges: [...edges.values()], clusters: [...clusters.values()] };
 }
 
+/** The first `limit` boxes in graph order, for a graph too large even with every submodule
+ * collapsed (a long model without submodules): the rest is left out, and said so. */
+export function firstBoxes(graph: VisibleGraph, limit: number): VisibleGraph {
+  if (graph.items.length <= limit) return graph;
+  const items = graph.items.slice(0, limit);
+  const kept = new Set(items.map((item) => item.id));
+  const clusters = new Set(items.map((item) => item.parent));
+  return {
+    items,
+    edges: graph.edges.filter(([from, to]) => kept.has(from) && kept.has(to)),
+    clusters: graph.clusters.filter((cluster) => clusters.has(cluster.id) || graph.clusters.some((inner) => inner.parent === cluster.id && clusters.has(inner.id))),
+  };
+}
+
 /** Names of the nodes made on a (0-based) line of a file. */
 export function nodesAtLine(data: GraphData, uri: string, line: number): string[] {
   return data.nodes

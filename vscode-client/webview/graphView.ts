@@ -12,6 +12,7 @@ import {
   VisibleGraph,
   VisibleItem,
   allScopes,
+  firstBoxes,
   initialExpansion,
   itemsFor,
   keptExpansion,
@@ -236,6 +237,11 @@ export class GraphView {
       return;
     }
     this.visible = visibleGraph(this.data, this.expanded);
+    const boxes = this.visible.items.length;
+    if (boxes > MAX_BOXES) {
+      this.visible = firstBoxes(this.visible, MAX_BOXES);
+      this.notice(`Showing the first ${MAX_BOXES} of ${boxes} boxes in graph order: the class has too few submodules to collapse into fewer.`);
+    }
     if (this.visible.items.length > FRAMES_UP_TO) {
       this.visible = { ...this.visible, clusters: [], items: this.visible.items.map((item) => ({ ...item, parent: undefined })) };
     }
