@@ -41,7 +41,7 @@ from fx_lsp.settings import Settings
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
 from fxcore.report import collect
-from fxcore.results import CODES, FileResult
+from fxcore.results import CODES, FileResult, ModuleResult
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, source_text, trace_jobs
 
@@ -616,9 +616,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-@server.feature(GENERATED_CODE)
-@guarded()
-def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
+def _requested_class(ls: FxLanguageServer, params: Any) -> tuple[Document, ModuleResult] | None:
+    """The open document and the class that ``{uri, className}`` or ``{uri, position}``
+    names, from the document's latest result."""
     params = _plain(params)
     uri = params.get("uri") if isinstance(params, dict) else None
     document = _document(ls, uri) if isinstance(uri, str) else None
@@ -634,19 +634,23 @@ def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | Non
         if isinstance(position, dict)
         else None,
     )
-    return code_lens.generated_code(document.uri, module) if module is not None else None
+    return (document, module) if module is not None else None
+
+
+@server.feature(GENERATED_CODE)
+@guarded()
+def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
+    found = _requested_class(ls, params)
+    return code_lens.generated_code(found[0].uri, found[1]) if found else None
 
 
 @server.feature(GRAPH)
 @guarded()
 def on_graph(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
-    params = _plain(params)
-    uri = params.get("uri") if isinstance(params, dict) else None
-    document = _document(ls, uri) if isinstance(uri, str) else None
-    module = code_lens.find_module(document.result, ls.lines_of(document.path), ls.encoding,
-                                   params.get("className"), None) if document else None
-    if document is None or module is None:
+    found = _requested_class(ls, params)
+    if found is None:
         return None
+    document, module = found
     return {"uri": document.uri, "version": document.result_version,
             **graph_view.graph(module, ls.lines_of, ls.encoding)}
 

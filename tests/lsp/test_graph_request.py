@@ -78,13 +78,19 @@ def torch_fx_node_names(workspace: pathlib.Path) -> list[str]:
             del sys.modules[name]
 
 
-async def test_graph_of_a_traceable_class(tmp_path: pathlib.Path) -> None:
+def write_workspace(tmp_path: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """The project, and its pkg/net.py (pkg/blocks.py beside it)."""
     workspace = new_project(tmp_path)
     (workspace / "pkg").mkdir()
     (workspace / "pkg" / "__init__.py").write_text("")
     (workspace / "pkg" / "blocks.py").write_text(BLOCKS)
     net = workspace / "pkg" / "net.py"
     net.write_text(NET)
+    return workspace, net
+
+
+async def test_graph_of_a_traceable_class(tmp_path: pathlib.Path) -> None:
+    workspace, net = write_workspace(tmp_path)
     blocks_uri = from_fs_path(str(workspace / "pkg" / "blocks.py"))
     async with session(workspace) as client:
         uri = client.open(net)
@@ -125,17 +131,13 @@ async def test_graph_of_a_traceable_class(tmp_path: pathlib.Path) -> None:
 
 
 async def test_graph_of_a_failed_class_and_of_no_class(tmp_path: pathlib.Path) -> None:
-    workspace = new_project(tmp_path)
-    (workspace / "pkg").mkdir()
-    (workspace / "pkg" / "__init__.py").write_text("")
-    (workspace / "pkg" / "blocks.py").write_text(BLOCKS)
-    net = workspace / "pkg" / "net.py"
-    net.write_text(NET)
+    workspace, net = write_workspace(tmp_path)
     async with session(workspace) as client:
         uri = client.open(net)
         await client.diagnostics_for(uri, version=1)
+        line = line_of(NET, "y = y * 2")  # a position inside the class names it too
         failed = await client.protocol.send_request_async(
-            "fxLsp/graph", {"uri": uri, "className": "Branches"})
+            "fxLsp/graph", {"uri": uri, "position": {"line": line, "character": 8}})
         missing = await client.protocol.send_request_async(
             "fxLsp/graph", {"uri": uri, "className": "Nope"})
         unopened = await client.protocol.send_request_async(

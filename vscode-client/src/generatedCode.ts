@@ -64,6 +64,28 @@ export function renderGeneratedCode(className: string, sourceUri: string, result
   return `${header}\n${result.code.replace(/^\n+/, "")}`;
 }
 
+/** The class at the cursor of the active Python editor (asked of the server), or undefined
+ * after telling the user why there is none. */
+export async function classAtCursor(client: LanguageClient | undefined): Promise<{ sourceUri: string; className: string } | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  if (editor === undefined || editor.document.languageId !== "python" || editor.document.uri.scheme === GENERATED_CODE_SCHEME) {
+    void vscode.window.showInformationMessage("FX Trace: put the cursor inside an nn.Module class of a Python file.");
+    return undefined;
+  }
+  if (client === undefined || !client.isRunning()) {
+    void vscode.window.showWarningMessage("FX Trace: the server is not running (see the FX Trace log).");
+    return undefined;
+  }
+  const sourceUri = editor.document.uri.toString();
+  const position = client.code2ProtocolConverter.asPosition(editor.selection.active);
+  const result = await client.sendRequest<GeneratedCodeResult | null>(GENERATED_CODE_REQUEST, { uri: sourceUri, position });
+  if (result === null) {
+    void vscode.window.showInformationMessage("FX Trace: no traced nn.Module class at the cursor (save the file to trace it).");
+    return undefined;
+  }
+  return { sourceUri, className: result.className };
+}
+
 export class GeneratedCodeProvider implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
@@ -109,33 +131,12 @@ export class GeneratedCodeProvider implements vscode.TextDocumentContentProvider
       sourceUri = typeof uriArgument === "string" ? uriArgument : uriArgument.toString();
       className = classNameArgument;
     } else {
-      const found = await this.classAtCursor();
+      const found = await classAtCursor(this.client());
       if (found === undefined) return;
       ({ sourceUri, className } = found);
     }
     const document = await vscode.workspace.openTextDocument(generatedCodeUri(sourceUri, className));
     await vscode.window.showTextDocument(document, { preview: false, viewColumn: vscode.ViewColumn.Beside });
-  }
-
-  private async classAtCursor(): Promise<{ sourceUri: string; className: string } | undefined> {
-    const editor = vscode.window.activeTextEditor;
-    if (editor === undefined || editor.document.languageId !== "python" || editor.document.uri.scheme === GENERATED_CODE_SCHEME) {
-      void vscode.window.showInformationMessage("FX Trace: put the cursor inside an nn.Module class of a Python file.");
-      return undefined;
-    }
-    const client = this.client();
-    if (client === undefined || !client.isRunning()) {
-      void vscode.window.showWarningMessage("FX Trace: the server is not running (see the FX Trace log).");
-      return undefined;
-    }
-    const sourceUri = editor.document.uri.toString();
-    const position = client.code2ProtocolConverter.asPosition(editor.selection.active);
-    const result = await client.sendRequest<GeneratedCodeResult | null>(GENERATED_CODE_REQUEST, { uri: sourceUri, position });
-    if (result === null) {
-      void vscode.window.showInformationMessage("FX Trace: no traced nn.Module class at the cursor (save the file to trace it).");
-      return undefined;
-    }
-    return { sourceUri, className: result.className };
   }
 
   dispose(): void {

@@ -5,12 +5,11 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import type { FromWebview, GraphData, ToWebview } from "../webview/graphModel";
-import { GENERATED_CODE_SCHEME, GeneratedCodeResult, TracedParams, parseGeneratedCodeUri } from "./generatedCode";
+import { GENERATED_CODE_SCHEME, TracedParams, classAtCursor, parseGeneratedCodeUri } from "./generatedCode";
 import { log } from "./log";
 
 export const SHOW_GRAPH_COMMAND = "fxLsp.showGraph";
 const GRAPH_REQUEST = "fxLsp/graph";
-const GENERATED_CODE_REQUEST = "fxLsp/generatedCode";
 const VIEW_TYPE = "fxLsp.graph";
 
 interface Target {
@@ -145,23 +144,7 @@ export class GraphPanels implements vscode.Disposable {
     }
     const editor = vscode.window.activeTextEditor;
     if (editor?.document.uri.scheme === GENERATED_CODE_SCHEME) return this.targetOf(editor.document.uri);
-    if (editor === undefined || editor.document.languageId !== "python") {
-      void vscode.window.showInformationMessage("FX Trace: put the cursor inside an nn.Module class of a Python file.");
-      return undefined;
-    }
-    const client = this.client();
-    if (client === undefined || !client.isRunning()) {
-      void vscode.window.showWarningMessage("FX Trace: the server is not running (see the FX Trace log).");
-      return undefined;
-    }
-    const sourceUri = editor.document.uri.toString();
-    const position = client.code2ProtocolConverter.asPosition(editor.selection.active);
-    const result = await client.sendRequest<GeneratedCodeResult | null>(GENERATED_CODE_REQUEST, { uri: sourceUri, position });
-    if (result === null) {
-      void vscode.window.showInformationMessage("FX Trace: no traced nn.Module class at the cursor (save the file to trace it).");
-      return undefined;
-    }
-    return { sourceUri, className: result.className };
+    return classAtCursor(this.client());
   }
 
   dispose(): void {
