@@ -156,13 +156,17 @@ def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> 
     return EXIT_OK
 
 
+def _check_timeout(parser: argparse.ArgumentParser, timeout: float | None) -> None:
+    if timeout is not None and not is_valid_timeout(timeout):
+        parser.error(f"--timeout must be a number of seconds between 0 and "
+                     f"{MAX_TIMEOUT_SECONDS:g}, not {timeout:g}")
+
+
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
     path, class_name = graph_html.split_target(arguments.target)
     if not os.path.isfile(path) or not path.endswith(".py"):
         parser.error(f"{arguments.target}: give a Python file, as PATH::CLASS")
-    if arguments.timeout is not None and not is_valid_timeout(arguments.timeout):
-        parser.error(f"--timeout must be a number of seconds between 0 and "
-                     f"{MAX_TIMEOUT_SECONDS:g}, not {arguments.timeout:g}")
+    _check_timeout(parser, arguments.timeout)
     jobs, projects = check_jobs([path], arguments.timeout)
     check_run = run_jobs(jobs, projects, 1, not arguments.no_cache)
     try:
@@ -194,9 +198,7 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
         parser.error(f"no such file or folder: {', '.join(missing)}")
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
-    if arguments.timeout is not None and not is_valid_timeout(arguments.timeout):
-        parser.error(f"--timeout must be a number of seconds between 0 and "
-                     f"{MAX_TIMEOUT_SECONDS:g}, not {arguments.timeout:g}")
+    _check_timeout(parser, arguments.timeout)
     shard = None
     if arguments.shard is not None:
         shard = shards.parse_shard(arguments.shard)

@@ -25,6 +25,10 @@ def _line_range(lines: list[str], line: int, encoding: str) -> types.Range:
                                   encoding)
 
 
+def _uri(path: str) -> str:
+    return from_fs_path(path) or path
+
+
 def _location(uri: str, lsp_range: types.Range) -> dict[str, Any]:
     return {"uri": uri, "range": {
         "start": {"line": lsp_range.start.line, "character": lsp_range.start.character},
@@ -37,7 +41,7 @@ def _failure(failure: Failure, severity: str, lines_of: Callable[[str], list[str
     nodes = list(dict.fromkeys(name for place in places for name in nodes_at.get(place, [])))
     lsp_range = positions.range_to_lsp(lines_of(failure.path), failure, encoding)
     return {"code": failure.code, "severity": severity, "message": failure.message,
-            "location": _location(from_fs_path(failure.path) or failure.path, lsp_range),
+            "location": _location(_uri(failure.path), lsp_range),
             "nodes": nodes}
 
 
@@ -53,7 +57,7 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
         location = None
         if node.path is not None and node.line is not None:
             if node.path not in uri_of:  # once per file: a graph has thousands of nodes
-                uri_of[node.path] = from_fs_path(node.path) or node.path
+                uri_of[node.path] = _uri(node.path)
                 file_lines[node.path] = lines_of(node.path)
             location = _location(uri_of[node.path],
                                  _line_range(file_lines[node.path], node.line, encoding))
@@ -61,7 +65,7 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
         elif node.op == "placeholder" and forward is not None:
             # An argument of forward: torch.fx made it, from the signature.
             lines = lines_of(module.path)
-            location = _location(from_fs_path(module.path) or module.path,
+            location = _location(_uri(module.path),
                                  positions.range_to_lsp(lines, forward, encoding))
         nodes.append({"name": node.name, "op": node.op, "target": node.target,
                       "inputs": node.inputs, "shape": node.shape, "scope": node.scope,
@@ -79,7 +83,7 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
         "className": module.class_name,
         "qualifiedName": module.qualified_name,
         "status": module.status,
-        "location": _location(from_fs_path(module.path) or module.path,
+        "location": _location(_uri(module.path),
                               positions.range_to_lsp(lines_of(module.path), module, encoding)),
         "inputs": module.inputs.tensors if module.inputs else None,
         "inputsFrom": module.inputs.origin if module.inputs else None,

@@ -495,9 +495,8 @@ class JobRunner:
         if failures or graph is None:
             recovered: dict[str, Any] = {}
             if graph is not None:
-                recovered = self.recovered_shapes(cls, source, tracer, graph)
-                recovered["graph"], recovered["scope_types"] = graph_nodes(
-                    tracer, graph, recovered.pop("shapes", None))
+                recovered, shapes = self.recovered_shapes(cls, source, tracer, graph)
+                recovered["graph"], recovered["scope_types"] = graph_nodes(tracer, graph, shapes)
             return self.module_result(cls, source, status="failed", failures=failures,
                                       instantiated_on=instantiated_on, trace_seconds=seconds,
                                       **recovered)
@@ -552,13 +551,14 @@ class JobRunner:
     # -- shapes ------------------------------------------------------------------------------
 
     def recovered_shapes(self, cls: type, source: ClassSource, tracer: RecoveringTracer,
-                         graph: fx.Graph) -> dict[str, Any]:
-        """Shapes over the graph tracing recovered past its failures, marked as such; a shape
-        error there is likely an artefact of the recovery, so it is only a note."""
+                         graph: fx.Graph) -> tuple[dict[str, Any], dict[str, str]]:
+        """Shapes over the graph tracing recovered past its failures, marked as such (the
+        fields of a module result, and node name -> shape); a shape error there is likely an
+        artefact of the recovery, so it is only a note."""
         try:
             graph_module = fx.GraphModule(tracer.root, graph, cls.__name__)
         except Exception:
-            return {}
+            return {}, {}
         fields, shapes = self.propagate_shapes(cls, source, tracer, graph_module)
         errors = fields.pop("shape_errors", [])
         note = ("Shapes are of the graph recovered past the failures: after the first one "
@@ -567,9 +567,9 @@ class JobRunner:
             note += f" Propagation stopped: {errors[0].message}"
         fields["shapes_note"] = f"{note} {fields.get('shapes_note') or ''}".strip()
         if not shapes:
-            return {"shapes_note": fields["shapes_note"]}
+            return {"shapes_note": fields["shapes_note"]}, {}
         return {**fields, "line_nodes": line_nodes(tracer, shapes),
-                "node_count": len(graph.nodes), "shapes": shapes}
+                "node_count": len(graph.nodes)}, shapes
 
     def example_inputs(self, cls: type, graph_module: fx.GraphModule,
                        tracer_root: torch.nn.Module

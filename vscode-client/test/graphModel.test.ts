@@ -8,6 +8,7 @@ import {
   initialExpansion,
   itemsFor,
   keptExpansion,
+  locationText,
   nodesAtLine,
   revealing,
   searchNodes,
@@ -104,6 +105,7 @@ describe("expansion, search and lines", () => {
     assert.deepEqual(nodesAtLine(data, "file:///m.py", 10), ["norm", "norm_1"]);
     assert.deepEqual(nodesAtLine(data, "file:///other.py", 10), []);
     assert.deepEqual([...keptExpansion(data, new Set(["layers.1", "layers.7"]))], ["layers.1"]);
+    assert.equal(locationText({ uri: "file:///w/my%20models/m.py", range: { start: { line: 4, character: 0 }, end: { line: 4, character: 3 } } }), "/w/my models/m.py:5");
   });
 });
 

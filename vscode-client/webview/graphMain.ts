@@ -1,7 +1,7 @@
 // The graph view's entry point in the browser. In a VS Code webview it talks to the extension
 // (graphPanel.ts) by messages; in the HTML file `fx-lsp graph` writes, the data is embedded as
 // `window.FX_GRAPH` and the page works alone, with no network.
-import { FromWebview, GraphData, ToWebview } from "./graphModel";
+import { FromWebview, GraphData, ToWebview, locationText } from "./graphModel";
 import { GraphView } from "./graphView";
 
 interface VsCodeApi {
@@ -38,8 +38,7 @@ function standalone(container: HTMLElement): void {
   const view = new GraphView(
     {
       reveal: (location) => {
-        const path = decodeURIComponent(location.uri.replace(/^file:\/\//, ""));
-        status.textContent = `Source: ${path}:${location.range.start.line + 1}`;
+        status.textContent = `Source: ${locationText(location)}`;
       },
       copy: (text) => {
         void navigator.clipboard?.writeText(text);

@@ -196,6 +196,11 @@ export function firstBoxes(graph: VisibleGraph, limit: number): VisibleGraph {
   };
 }
 
+/** A location as `path:line` (1-based), the path from its file URI. */
+export function locationText(location: GraphLocation): string {
+  return `${decodeURIComponent(location.uri.replace(/^file:\/\//, ""))}:${location.range.start.line + 1}`;
+}
+
 /** Names of the nodes made on a (0-based) line of a file. */
 export function nodesAtLine(data: GraphData, uri: string, line: number): string[] {
   return data.nodes

@@ -16,6 +16,7 @@ import {
   initialExpansion,
   itemsFor,
   keptExpansion,
+  locationText,
   nodesAtLine,
   revealing,
   searchNodes,
@@ -88,9 +89,9 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<st
   return created;
 }
 
+/** `folder/file.py:12`: the end of the location's path. */
 function fileLabel(location: GraphLocation): string {
-  const path = decodeURIComponent(location.uri.replace(/^file:\/\//, ""));
-  return `${path.split("/").slice(-2).join("/")}:${location.range.start.line + 1}`;
+  return locationText(location).split("/").slice(-2).join("/");
 }
 
 export class GraphView {
