@@ -184,11 +184,12 @@ async function lineOf(locator) {
 }
 
 async function problemRows() {
-  const rows = run.page.locator(".markers-panel .monaco-list-row");
-  const labels = [];
   // The aria-label holds the message and position, the rendered text the source and code.
-  for (const row of await rows.all()) labels.push(`${(await row.getAttribute("aria-label")) ?? ""} ${await row.innerText()}`);
-  return labels;
+  // Read in one evaluation: the list re-renders as diagnostics change, and a row read one by one
+  // can vanish between the count and the read (a locator would then wait out its own timeout).
+  return run.page
+    .locator(".markers-panel .monaco-list-row")
+    .evaluateAll((rows) => rows.map((row) => `${row.getAttribute("aria-label") ?? ""} ${row.innerText}`));
 }
 
 async function showProblems() {
@@ -624,7 +625,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       const wanted = Number(await actions.nth(wrapIndex).getAttribute("data-index"));
       await waitFor(
         async () => {
-          const focused = Number(await page.locator(".action-widget .monaco-list-row.focused").getAttribute("data-index"));
+          const focused = Number(await page.locator(".action-widget .monaco-list-row.focused").getAttribute("data-index", { timeout: 1000 }));
           if (focused === wanted) return true;
           await page.keyboard.press(focused < wanted ? "ArrowDown" : "ArrowUp");
           return false;
