@@ -76,7 +76,11 @@ def image_size(root: nn.Module) -> tuple[int, int] | None:
     for module in root.modules():
         # A module's own plain attributes live in its ``__dict__``; ``getattr`` of a missing
         # one goes through ``nn.Module.__getattr__`` and an exception, per module and name.
-        for owner in (vars(module), vars(module).get("config")):
+        attributes = vars(module)
+        if not ("img_size" in attributes or "image_size" in attributes
+                or "config" in attributes):
+            continue  # most modules: three lookups rather than four ``getattr`` calls
+        for owner in (attributes, attributes.get("config")):
             for name in ("img_size", "image_size"):
                 value = (owner.get(name) if isinstance(owner, dict)
                          else getattr(owner, name, None))

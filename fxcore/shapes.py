@@ -17,13 +17,48 @@ from torch.nn import functional
 
 from fxcore.tensor_spec import TensorSpec
 
-_DESCRIBED: dict[tuple[torch.dtype, torch.Size], str] = {}
+
+class LazyMetaTensor:
+    """A meta tensor known by its dtype and shape alone: what an operation computed from shapes
+    returns. Making a real meta tensor costs more than the rest of a node's bookkeeping (about
+    5 us); one is made only when an operation without a shape rule takes this value. Has the
+    few members of ``torch.Tensor`` the shape rules read."""
+
+    __slots__ = ("_tensor", "dtype", "shape")
+    is_meta = True
+
+    def __init__(self, shape: Any, dtype: torch.dtype) -> None:
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self._tensor: torch.Tensor | None = None
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def tensor(self) -> torch.Tensor:
+        if self._tensor is None:
+            self._tensor = torch.empty(self.shape, dtype=self.dtype, device="meta")
+        return self._tensor
+
+
+def _real(value: Any) -> Any:
+    return value.tensor() if type(value) is LazyMetaTensor else value
+
+
+def _is_meta(value: Any) -> bool:
+    return type(value) is LazyMetaTensor or (isinstance(value, torch.Tensor) and value.is_meta)
+
+
+_DESCRIBED: dict[tuple[torch.dtype, tuple[int, ...]], str] = {}
 
 
 def describe(value: Any) -> str | None:
     """``float32[2, 64]``, ``(float32[2], int64[2, 3])`` for tuples; None without tensors."""
-    if isinstance(value, torch.Tensor):
-        key = (value.dtype, value.shape)
+    if isinstance(value, (torch.Tensor, LazyMetaTensor)):
+        key = (value.dtype, tuple(value.shape))
         text = _DESCRIBED.get(key)
         if text is None:  # a graph repeats a few shapes many times over
             text = _DESCRIBED[key] = str(TensorSpec(str(value.dtype).removeprefix("torch."),
@@ -63,6 +98,10 @@ _SAME_SHAPE = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d
                nn.Hardsigmoid, nn.ELU, nn.Mish, nn.Softplus)
 _BATCH_NORMS = {nn.BatchNorm1d: (2, 3), nn.BatchNorm2d: (4,), nn.BatchNorm3d: (5,)}
 _CONVOLUTIONS = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}
+_POOLS = {nn.MaxPool1d: 1, nn.MaxPool2d: 2, nn.MaxPool3d: 3, nn.AvgPool1d: 1, nn.AvgPool2d: 2,
+          nn.AvgPool3d: 3}
+_ADAPTIVE_POOLS = {nn.AdaptiveAvgPool1d: 1, nn.AdaptiveAvgPool2d: 2, nn.AdaptiveAvgPool3d: 3,
+                   nn.AdaptiveMaxPool1d: 1, nn.AdaptiveMaxPool2d: 2, nn.AdaptiveMaxPool3d: 3}
 
 
 def _convolution(module: nn.Module, x: torch.Tensor, dims: int) -> tuple[int, ...] | None:
@@ -87,10 +126,57 @@ def _convolution(module: nn.Module, x: torch.Tensor, dims: int) -> tuple[int, ..
     return (x.shape[0], module.out_channels, *spatial)
 
 
+def _per_dimension(value: Any, dims: int) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
+
+
+def _pooling(module: nn.Module, x: Any, dims: int) -> tuple[int, ...] | None:
+    """Max and average pooling: torch's ``pooling_output_shape``, for the settings every
+    kernel accepts (anything else goes to the kernel, which says why)."""
+    if x.dim() not in (dims + 1, dims + 2) or getattr(module, "return_indices", False) \
+            or not all(size > 0 for size in x.shape):
+        return None
+    kernel = _per_dimension(module.kernel_size, dims)
+    stride = _per_dimension(module.stride or module.kernel_size, dims)
+    padding = _per_dimension(module.padding, dims)
+    dilation = _per_dimension(getattr(module, "dilation", 1), dims)
+    settings = (*kernel, *stride, *padding, *dilation)
+    if not all(len(part) == dims for part in (kernel, stride, padding, dilation)) \
+            or not all(type(value) is int for value in settings) \
+            or not all(value > 0 for value in (*kernel, *stride, *dilation)) \
+            or not all(0 <= pad <= size // 2 for pad, size in zip(padding, kernel, strict=True)):
+        return None
+    sizes = []
+    for size, k, step, pad, dilate in zip(x.shape[-dims:], kernel, stride, padding, dilation,
+                                          strict=True):
+        if size < dilate * (k - 1) + 1:
+            return None  # a window larger than the input: some kernels refuse it
+        span = size + 2 * pad - dilate * (k - 1) - 1
+        out = (span + (step - 1 if module.ceil_mode else 0)) // step + 1
+        if module.ceil_mode and (out - 1) * step >= size + pad:
+            out -= 1  # the last window must start inside the input or its left padding
+        sizes.append(out)
+    return (*x.shape[:-dims], *sizes)
+
+
+def _adaptive_pooling(module: nn.Module, x: Any, dims: int) -> tuple[int, ...] | None:
+    """Adaptive pooling: the configured output size, ``None`` keeping the input's (2d and 3d
+    only)."""
+    wanted = _per_dimension(module.output_size, dims)
+    if x.dim() not in (dims + 1, dims + 2) or getattr(module, "return_indices", False) \
+            or len(wanted) != dims or not all(size > 0 for size in x.shape) \
+            or not all((size is None and dims > 1) or (type(size) is int and size > 0)
+                       for size in wanted):
+        return None
+    return (*x.shape[:-dims], *(size if out is None else out
+                                for size, out in zip(x.shape[-dims:], wanted, strict=True)))
+
+
 def module_output_shape(module: nn.Module, x: torch.Tensor) -> tuple[int, ...] | None:
     """The output shape of common ``torch.nn`` layers computed from their sizes, with the
     error torch raises when the input does not fit; None to run the layer's meta kernel.
-    (Meta kernels of convolutions and batch norm are Python: over a millisecond a call.)"""
+    (Meta kernels of convolutions, batch norm and adaptive pooling are Python: up to several
+    milliseconds a call.)"""
     kind = type(module)
     weight = module._parameters.get("weight")  # no ``nn.Module.__getattr__`` call
     if isinstance(weight, torch.Tensor) and weight.dtype != x.dtype:
@@ -117,6 +203,12 @@ def module_output_shape(module: nn.Module, x: torch.Tensor) -> tuple[int, ...] |
         return (*x.shape[:-1], module.out_features)
     if kind in _CONVOLUTIONS:
         return _convolution(module, x, _CONVOLUTIONS[kind])
+    if not x.is_floating_point():
+        return None  # pooling kernels reject integers; meta kernels do not check
+    if kind in _POOLS:
+        return _pooling(module, x, _POOLS[kind])
+    if kind in _ADAPTIVE_POOLS:
+        return _adaptive_pooling(module, x, _ADAPTIVE_POOLS[kind])
     return None
 
 
@@ -130,27 +222,39 @@ _UNARY_METHODS = {"neg", "relu", "sigmoid", "tanh", "exp", "rsqrt", "sqrt", "abs
                   "clone"}
 
 
-def _meta(shape: Any, dtype: torch.dtype) -> torch.Tensor:
-    return torch.empty(shape, dtype=dtype, device="meta")
+_RESULT_TYPES: dict[tuple[Any, ...], torch.dtype] = {}
 
 
-def _attention(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
+def _result_type(args: tuple[Any, ...]) -> torch.dtype:
+    """``torch.result_type`` of tensors and Python numbers: it depends only on the tensors'
+    dtypes and whether they have dimensions, and on the numbers' types, so it is worked out
+    once per such combination, on stand-ins."""
+    key = tuple((a.dtype, a.dim() == 0) if _is_meta(a) else type(a) for a in args)
+    dtype = _RESULT_TYPES.get(key)
+    if dtype is None:
+        stand_ins = [torch.empty(() if part[1] else (1,), dtype=part[0], device="meta")
+                     if isinstance(part, tuple) else part(1) for part in key]
+        dtype = _RESULT_TYPES[key] = torch.result_type(*stand_ins)
+    return dtype
+
+
+def _attention(args: tuple[Any, ...], kwargs: dict[str, Any]) -> LazyMetaTensor | None:
     """``scaled_dot_product_attention``: the query's shape with the value's last size."""
     if len(args) < 3 or set(kwargs) - {"attn_mask", "dropout_p", "is_causal", "scale"}:
         return None
     query, key, value = args[:3]
-    if not all(isinstance(t, torch.Tensor) and t.is_meta for t in (query, key, value)):
+    if not all(_is_meta(t) for t in (query, key, value)):
         return None
     if not (query.dim() == key.dim() == value.dim() >= 2 and query.shape[-1] == key.shape[-1]
             and key.shape[-2] == value.shape[-2] and query.dtype == key.dtype == value.dtype):
         return None
-    return _meta((*query.shape[:-1], value.shape[-1]), query.dtype)
+    return LazyMetaTensor((*query.shape[:-1], value.shape[-1]), query.dtype)
 
 
-def _mean(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
+def _mean(args: tuple[Any, ...], kwargs: dict[str, Any]) -> LazyMetaTensor | None:
     """``x.mean(dim, keepdim=...)`` of a floating tensor."""
-    if len(args) != 2 or set(kwargs) - {"keepdim"} or not isinstance(args[0], torch.Tensor) \
-            or not args[0].is_meta or not args[0].is_floating_point():
+    if len(args) != 2 or set(kwargs) - {"keepdim"} or not _is_meta(args[0]) \
+            or not args[0].is_floating_point():
         return None
     tensor, dims = args
     dims = (dims,) if isinstance(dims, int) else dims
@@ -161,17 +265,17 @@ def _mean(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
     keep = kwargs.get("keepdim", False)
     shape = [1 if i in reduced else size for i, size in enumerate(tensor.shape)
              if keep or i not in reduced]
-    return _meta(shape, tensor.dtype)
+    return LazyMetaTensor(shape, tensor.dtype)
 
 
-def _cat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
+def _cat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> LazyMetaTensor | None:
     """``torch.cat`` of same-dtype tensors that agree but on the joined dimension."""
     if not args or len(args) > 2 or set(kwargs) - {"dim"}:
         return None
     tensors = args[0]
     dim = args[1] if len(args) == 2 else kwargs.get("dim", 0)
     if not isinstance(tensors, (tuple, list)) or not tensors or not isinstance(dim, int) \
-            or not all(isinstance(t, torch.Tensor) and t.is_meta for t in tensors):
+            or not all(_is_meta(t) for t in tensors):
         return None
     first = tensors[0]
     if not -first.dim() <= dim < first.dim():
@@ -183,11 +287,11 @@ def _cat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
         return None
     shape = list(first.shape)
     shape[dim] = sum(t.shape[dim] for t in tensors)
-    return _meta(shape, first.dtype)
+    return LazyMetaTensor(shape, first.dtype)
 
 
 def fast_result(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-                ) -> torch.Tensor | None:
+                ) -> LazyMetaTensor | None:
     """The meta result of a common operation computed from shapes, or None to run its kernel:
     many meta kernels are Python, a millisecond a call, ten for attention. Whenever shapes do
     not fit, None too, so that the error is torch's own."""
@@ -217,31 +321,36 @@ def _broadcast(shapes: list[tuple[int, ...]]) -> list[int] | None:
 
 
 def elementwise(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-                ) -> torch.Tensor | None:
+                ) -> LazyMetaTensor | None:
     """The meta result of a common elementwise operation from broadcasting and type promotion;
     None to run its kernel (whose meta implementations are Python: a millisecond a call), also
     whenever the shapes do not broadcast, so that the error is torch's own."""
-    if kwargs or not args or not all(isinstance(a, (torch.Tensor, int, float, bool))
+    if kwargs or not args or not all(isinstance(a, (torch.Tensor, LazyMetaTensor, int, float))
                                      for a in args):
         return None
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if not tensors or not all(t.is_meta for t in tensors):
+    tensors = [a for a in args if not isinstance(a, (int, float))]
+    if not tensors or not all(_is_meta(t) for t in tensors):
         return None
     if len(args) == 1 and (target in _UNARY or target in _UNARY_METHODS):
         if not tensors[0].is_floating_point() and target not in (operator.neg, torch.neg,
                                                                   "neg", "contiguous", "clone",
                                                                   torch.abs, "abs"):
             return None
-        return torch.empty(tensors[0].shape, dtype=tensors[0].dtype, device="meta")
+        return LazyMetaTensor(tensors[0].shape, tensors[0].dtype)
     if len(args) == 2 and (target in _BINARY or target in _BINARY_METHODS):
         shape = _broadcast([tuple(t.shape) for t in tensors])
         if shape is None:
             return None
-        dtype = torch.result_type(*args)
+        dtype = _result_type(args)
         if target in _DIVISIONS and not (dtype.is_floating_point or dtype.is_complex):
             dtype = torch.get_default_dtype()
-        return torch.empty(shape, dtype=dtype, device="meta")
+        return LazyMetaTensor(shape, dtype)
     return None
+
+
+def _real_arguments(arguments: Any) -> Any:
+    """``arguments`` with real meta tensors, for an operation without a shape rule."""
+    return fx.node.map_aggregate(arguments, _real)
 
 
 class _Runner:
@@ -263,12 +372,11 @@ class _Runner:
 
     def _call_module(self, target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         module = self._attribute(target)
-        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) \
-                and args[0].is_meta:
+        if len(args) == 1 and not kwargs and _is_meta(args[0]):
             shape = module_output_shape(module, args[0])
             if shape is not None:
-                return torch.empty(shape, dtype=args[0].dtype, device="meta")
-        return module(*args, **kwargs)
+                return LazyMetaTensor(shape, args[0].dtype)
+        return module(*_real_arguments(args), **_real_arguments(kwargs))
 
     def run(self, arguments: list[Any]) -> None:
         env: dict[fx.Node, Any] = {}
@@ -285,11 +393,14 @@ class _Runner:
                     if node.op == "call_function":
                         value = fast_result(node.target, args, kwargs)
                         if value is None:
-                            value = node.target(*args, **kwargs)
+                            value = node.target(*_real_arguments(args),
+                                                **_real_arguments(kwargs))
                     elif node.op == "call_method":
                         value = fast_result(node.target, args, kwargs)
                         if value is None:
-                            value = getattr(args[0], node.target)(*args[1:], **kwargs)
+                            args = _real_arguments(args)
+                            value = getattr(args[0], node.target)(*args[1:],
+                                                                  **_real_arguments(kwargs))
                     elif node.op == "call_module":
                         value = self._call_module(str(node.target), args, kwargs)
                     else:  # output
@@ -320,10 +431,20 @@ class _Runner:
 
 
 def _on_meta(module: torch.nn.Module) -> bool:
-    # The dictionaries directly: ``parameters()`` and ``buffers()`` walk the tree twice over.
-    return all(tensor is None or tensor.is_meta for submodule in module.modules()
-               for tensors in (submodule._parameters, submodule._buffers)
-               for tensor in tensors.values())
+    # The dictionaries directly, in one loop: ``parameters()`` and ``buffers()`` walk the tree
+    # twice over, and generators over ``modules()`` cost three times this.
+    stack, seen = [module], {id(module)}
+    while stack:
+        current = stack.pop()
+        for tensors in (current._parameters, current._buffers):
+            for tensor in tensors.values():
+                if tensor is not None and not tensor.is_meta:
+                    return False
+        for child in current._modules.values():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return True
 
 
 def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
@@ -340,8 +461,9 @@ def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
                 continue
             spec = specs.get(str(node.target))
             if spec is not None:
-                arguments.append(torch.empty(spec.shape, dtype=getattr(torch, spec.dtype),
-                                             device="meta" if meta else None))
+                dtype = getattr(torch, spec.dtype)
+                arguments.append(LazyMetaTensor(spec.shape, dtype) if meta
+                                 else torch.empty(spec.shape, dtype=dtype))
             elif node.args:
                 arguments.append(node.args[0])
             else:

@@ -221,21 +221,34 @@ def test_the_readme_shows_the_inference_table() -> None:
         assert f"| {consumer} | `{spec}` |" in readme
 
 
-def test_fast_results_equal_the_meta_kernels() -> None:
+@pytest.mark.parametrize("lazy", [False, True], ids=["meta-tensors", "lazy-meta-tensors"])
+def test_fast_results_equal_the_meta_kernels(lazy: bool) -> None:
     """Results computed from shapes (``fxcore.shapes.fast_result``) against torch's own meta
-    kernels, on shapes that fit and shapes that do not (the kernel then decides)."""
+    kernels, on shapes that fit and shapes that do not (the kernel then decides), for inputs
+    that are meta tensors or the lazy stand-ins propagation passes between fast results."""
     import operator
 
     from torch.nn import functional
 
-    from fxcore.shapes import fast_result
+    from fxcore.shapes import LazyMetaTensor, fast_result
 
     def meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.empty(shape, dtype=dtype, device="meta")
 
+    def argument(value: object) -> object:
+        if lazy and isinstance(value, torch.Tensor):
+            return LazyMetaTensor(value.shape, value.dtype)
+        if isinstance(value, list):
+            return [argument(item) for item in value]
+        return value
+
     cases = [
         (operator.add, (meta(2, 1, 3), meta(4, 1))),
         (operator.mul, (meta(2, 3), 2.0)),
+        (operator.mul, (meta(2, 3, dtype=torch.int64), 2.0)),
+        (operator.add, (meta(2, 3, dtype=torch.int32), True)),
+        (operator.add, (meta(2, 3, dtype=torch.float16), meta(dtype=torch.float64))),
+        (operator.add, (meta(2, 3, dtype=torch.int64), meta(dtype=torch.float64))),
         (operator.truediv, (meta(2, 3, dtype=torch.int64), meta(3, dtype=torch.int64))),
         (operator.pow, (meta(5, dtype=torch.int64), 2)),
         ("add", (meta(3, 1), meta(1, 4, dtype=torch.float64))),
@@ -246,8 +259,47 @@ def test_fast_results_equal_the_meta_kernels() -> None:
                                                    meta(2, 4, 6, 32))),
     ]
     for target, args in cases:
-        fast = fast_result(target, args, {})
+        fast = fast_result(target, tuple(argument(a) for a in args), {})
         real = getattr(args[0], target)(*args[1:]) if isinstance(target, str) else target(*args)
         assert fast is not None and (fast.shape, fast.dtype) == (real.shape, real.dtype), target
-    assert fast_result(operator.add, (meta(2, 3), meta(4)), {}) is None  # torch says why
-    assert fast_result(torch.cat, ([meta(2, 3), meta(3, 3)], 1), {}) is None
+    assert fast_result(operator.add, (argument(meta(2, 3)), argument(meta(4))), {}) is None
+    assert fast_result(torch.cat, ([argument(meta(2, 3)), argument(meta(3, 3))], 1), {}) is None
+
+
+def test_pooling_shapes_equal_the_meta_kernels() -> None:
+    """Max, average and adaptive pooling computed from the layer's settings against torch's
+    meta kernels over a grid of settings and sizes; where the kernel refuses an input the rule
+    must leave it to the kernel (None), never give a shape."""
+    import itertools
+
+    from torch import nn
+
+    from fxcore.shapes import LazyMetaTensor, module_output_shape
+
+    computed = 0
+
+    def check(module: nn.Module, shape: tuple[int, ...]) -> None:
+        nonlocal computed
+        fast = module_output_shape(module, LazyMetaTensor(shape, torch.float32))
+        if fast is None:
+            return
+        computed += 1
+        real = module(torch.empty(shape, device="meta"))  # raises if the kernel refuses it
+        assert fast == tuple(real.shape), (module, shape)
+
+    for dims in (1, 2, 3):
+        for kernel, stride, padding, dilation, ceil in itertools.product(
+                (1, 2, 3), (None, 1, 2), (0, 1), (1, 2), (False, True)):
+            for size, batched in itertools.product((1, 3, 5, 8), (True, False)):
+                shape = (2, 3, *(size,) * dims) if batched else (3, *(size,) * dims)
+                check(getattr(nn, f"MaxPool{dims}d")(kernel, stride, padding, dilation,
+                                                     ceil_mode=ceil), shape)
+                if dilation == 1:
+                    check(getattr(nn, f"AvgPool{dims}d")(kernel, stride, padding,
+                                                         ceil_mode=ceil), shape)
+        for output, size, kind in itertools.product((1, 3, None), (1, 4, 7), ("Avg", "Max")):
+            check(getattr(nn, f"Adaptive{kind}Pool{dims}d")(output or (None,) * dims),
+                  (2, 3, *(size,) * dims))
+    assert computed > 1000  # the rules do answer, not only defer
+    # An integer input goes to the kernel: CPU pooling refuses it, its meta kernel does not.
+    assert module_output_shape(nn.MaxPool2d(2), LazyMetaTensor((2, 3, 8, 8), torch.int64)) is None
