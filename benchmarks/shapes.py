@@ -61,7 +61,7 @@ def propagation(runs: int) -> None:
                   f"{module.inputs.tensors if module.inputs else None} -> "
                   f"{module.output_shape}; {module.shapes_note or ''}")
             print(f"          trace {trace * 1e3:.0f} ms (median of {runs}), shapes "
-                  f"{shape * 1e3:.0f} ms: +{100 * shape / trace:.1f} % of the trace time "
+                  f"{shape * 1e3:.1f} ms: +{100 * shape / trace:.1f} % of the trace time "
                   f"(target < 10 %); job wall {statistics.median(walls) * 1e3:.0f} ms")
     finally:
         engine.close()
