@@ -44,6 +44,10 @@ class LazyMetaTensor:
         return self._tensor
 
 
+#: What the shape rules read shapes and dtypes from.
+MetaValue = torch.Tensor | LazyMetaTensor
+
+
 def _real(value: Any) -> Any:
     return value.tensor() if type(value) is LazyMetaTensor else value
 
@@ -104,7 +108,7 @@ _ADAPTIVE_POOLS = {nn.AdaptiveAvgPool1d: 1, nn.AdaptiveAvgPool2d: 2, nn.Adaptive
                    nn.AdaptiveMaxPool1d: 1, nn.AdaptiveMaxPool2d: 2, nn.AdaptiveMaxPool3d: 3}
 
 
-def _convolution(module: nn.Module, x: torch.Tensor, dims: int) -> tuple[int, ...] | None:
+def _convolution(module: nn.Module, x: MetaValue, dims: int) -> tuple[int, ...] | None:
     if x.dim() != dims + 2 or not isinstance(module.padding, (tuple, str)):
         return None
     if x.shape[1] != module.in_channels:
@@ -130,7 +134,7 @@ def _per_dimension(value: Any, dims: int) -> tuple[Any, ...]:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
 
 
-def _pooling(module: nn.Module, x: Any, dims: int) -> tuple[int, ...] | None:
+def _pooling(module: nn.Module, x: MetaValue, dims: int) -> tuple[int, ...] | None:
     """Max and average pooling: torch's ``pooling_output_shape``, for the settings every
     kernel accepts (anything else goes to the kernel, which says why)."""
     if x.dim() not in (dims + 1, dims + 2) or getattr(module, "return_indices", False) \
@@ -159,7 +163,7 @@ def _pooling(module: nn.Module, x: Any, dims: int) -> tuple[int, ...] | None:
     return (*x.shape[:-dims], *sizes)
 
 
-def _adaptive_pooling(module: nn.Module, x: Any, dims: int) -> tuple[int, ...] | None:
+def _adaptive_pooling(module: nn.Module, x: MetaValue, dims: int) -> tuple[int, ...] | None:
     """Adaptive pooling: the configured output size, ``None`` keeping the input's (2d and 3d
     only)."""
     wanted = _per_dimension(module.output_size, dims)
@@ -172,7 +176,7 @@ def _adaptive_pooling(module: nn.Module, x: Any, dims: int) -> tuple[int, ...] |
                                 for size, out in zip(x.shape[-dims:], wanted, strict=True)))
 
 
-def module_output_shape(module: nn.Module, x: torch.Tensor) -> tuple[int, ...] | None:
+def module_output_shape(module: nn.Module, x: MetaValue) -> tuple[int, ...] | None:
     """The output shape of common ``torch.nn`` layers computed from their sizes, with the
     error torch raises when the input does not fit; None to run the layer's meta kernel.
     (Meta kernels of convolutions, batch norm and adaptive pooling are Python: up to several
