@@ -61,7 +61,8 @@ async def _server(
 
 
 async def _exercise(client: FxClient, workspace: pathlib.Path) -> None:
-    """Open a file, hover it and ask for code actions: every path that could import."""
+    """Open a file, hover it, ask for code actions and for a class's graph: every path that
+    could import."""
     uri = client.open(workspace / "pkg" / "net.py")
     await wait_for(lambda: client.statuses, 20, "a status")
     await client.text_document_hover_async(
@@ -78,6 +79,10 @@ async def _exercise(client: FxClient, workspace: pathlib.Path) -> None:
             context=types.CodeActionContext(diagnostics=[]),
         )
     )
+    # The graph view draws only what the server sends; untrusted, there is nothing to send.
+    graph = await client.protocol.send_request_async(
+        "fxLsp/graph", {"uri": uri, "className": "Traceable"})
+    assert graph is None
 
 
 def _env() -> dict[str, str]:
