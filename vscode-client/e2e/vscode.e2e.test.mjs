@@ -38,6 +38,9 @@ const PYTHON =
 /** The first trace of a run imports torch in the server's fork server: allow for a cold machine. */
 const TRACE_TIMEOUT_MS = 120_000;
 const UI_TIMEOUT_MS = 30_000;
+/** For a read polled by `waitFor`: a locator otherwise waits up to 30 s for a missing element,
+ * which can spend the whole of a poll's deadline on one read of a re-rendering view. */
+const READ = { timeout: 2_000 };
 
 const run = {
   dir: "",
@@ -135,7 +138,7 @@ function dumpLogs() {
 const activeEditor = () => run.page.locator(".editor-group-container.active .editor-instance .monaco-editor").first();
 
 const editorText = () =>
-  activeEditor().locator(".view-lines").innerText().then((t) => t.replace(/\u00a0/g, " "));
+  activeEditor().locator(".view-lines").innerText(READ).then((t) => t.replace(/\u00a0/g, " "));
 
 async function openFile(name) {
   const { page } = run;
@@ -442,7 +445,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await openFile("traceable.py");
       // The editor renders the hint's spaces as no-break spaces.
       const lineText = async (text) =>
-        (await activeEditor().locator(".view-line", { hasText: text }).first().innerText()).replace(/\u00a0/g, " ");
+        (await activeEditor().locator(".view-line", { hasText: text }).first().innerText(READ)).replace(/\u00a0/g, " ");
       await waitFor(
         async () => (await lineText("hidden = torch.relu")).includes("[2, 8, 16]"),
         "the shape hint after `hidden = ...`",
@@ -519,7 +522,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await page.keyboard.type("hidden = hidden * 2");
       await page.keyboard.press("Control+S");
       const generatedView = page.locator(".editor-group-container:not(.active) .editor-instance .monaco-editor .view-lines");
-      await waitFor(async () => /mul/.test(await generatedView.innerText()), "the view to show the new mul node", TRACE_TIMEOUT_MS);
+      await waitFor(async () => /mul/.test(await generatedView.innerText(READ)), "the view to show the new mul node", TRACE_TIMEOUT_MS);
       await screenshot("04a-generated-code-refreshed");
       await page.keyboard.press("Control+2");
       await page.keyboard.press("Control+W");
@@ -546,7 +549,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       const fc2Line = source.findIndex((line) => line.includes("return self.fc2(hidden)")) + 1;
       await view.locator('.fx-item[data-name="fc2"]').click();
       const selection = page.locator('[id="status.editor.selection"]');
-      await waitFor(async () => new RegExp(`Ln ${fc2Line},`).test(await selection.innerText()), `the selection on line ${fc2Line}`, UI_TIMEOUT_MS);
+      await waitFor(async () => new RegExp(`Ln ${fc2Line},`).test(await selection.innerText(READ)), `the selection on line ${fc2Line}`, UI_TIMEOUT_MS);
       await view.locator(".fx-details button", { hasText: "Copy node name" }).click();
       await page.locator(".statusbar", { hasText: "copied node name fc2" }).waitFor({ timeout: UI_TIMEOUT_MS });
 
@@ -625,7 +628,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       const wanted = Number(await actions.nth(wrapIndex).getAttribute("data-index"));
       await waitFor(
         async () => {
-          const focused = Number(await page.locator(".action-widget .monaco-list-row.focused").getAttribute("data-index", { timeout: 1000 }));
+          const focused = Number(await page.locator(".action-widget .monaco-list-row.focused").getAttribute("data-index", READ));
           if (focused === wanted) return true;
           await page.keyboard.press(focused < wanted ? "ArrowDown" : "ArrowUp");
           return false;
