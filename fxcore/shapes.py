@@ -141,7 +141,8 @@ def _pooling(module: nn.Module, x: MetaValue, dims: int) -> tuple[int, ...] | No
             or not all(size > 0 for size in x.shape):
         return None
     kernel = _per_dimension(module.kernel_size, dims)
-    stride = _per_dimension(module.stride or module.kernel_size, dims)
+    stride = _per_dimension(module.kernel_size if module.stride is None else module.stride,
+                            dims)
     padding = _per_dimension(module.padding, dims)
     dilation = _per_dimension(getattr(module, "dilation", 1), dims)
     settings = (*kernel, *stride, *padding, *dilation)

@@ -300,6 +300,7 @@ def test_pooling_shapes_equal_the_meta_kernels() -> None:
         for output, size, kind in itertools.product((1, 3, None), (1, 4, 7), ("Avg", "Max")):
             check(getattr(nn, f"Adaptive{kind}Pool{dims}d")(output or (None,) * dims),
                   (2, 3, *(size,) * dims))
+    check(nn.MaxPool2d(2, stride=0), (2, 3, 8, 8))  # torch refuses a stride of 0
     assert computed > 1000  # the rules do answer, not only defer
     # An integer input goes to the kernel: CPU pooling refuses it, its meta kernel does not.
     assert module_output_shape(nn.MaxPool2d(2), LazyMetaTensor((2, 3, 8, 8), torch.int64)) is None
