@@ -3,6 +3,7 @@ the VS Code graph view and ``fx-lsp graph``'s HTML file both draw with the same 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -36,12 +37,13 @@ def _location(uri: str, lsp_range: types.Range) -> dict[str, Any]:
 
 
 def _failure(failure: Failure, severity: str, lines_of: Callable[[str], list[str]],
-             encoding: str, nodes_at: dict[tuple[str, int], list[str]]) -> dict[str, Any]:
+             uri_of: Callable[[str], str], encoding: str,
+             nodes_at: dict[tuple[str, int], list[str]]) -> dict[str, Any]:
     places = [(failure.path, failure.line), *((f.path, f.line) for f in failure.frames)]
     nodes = list(dict.fromkeys(name for place in places for name in nodes_at.get(place, [])))
     lsp_range = positions.range_to_lsp(lines_of(failure.path), failure, encoding)
     return {"code": failure.code, "severity": severity, "message": failure.message,
-            "location": _location(_uri(failure.path), lsp_range),
+            "location": _location(uri_of(failure.path), lsp_range),
             "nodes": nodes}
 
 
@@ -49,30 +51,27 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
           ) -> dict[str, Any]:
     """The drawing data of one class: its nodes with their shapes, scopes, inputs and source
     lines, and its failures placed on the nodes of their lines."""
-    uri_of: dict[str, str] = {}
-    file_lines: dict[str, list[str]] = {}
+    # Once per file: a graph has thousands of nodes, from a handful of files.
+    lines_of, uri_of = functools.cache(lines_of), functools.cache(_uri)
     nodes, nodes_at = [], {}
     forward = module.forward
     for node in module.graph:
         location = None
         if node.path is not None and node.line is not None:
-            if node.path not in uri_of:  # once per file: a graph has thousands of nodes
-                uri_of[node.path] = _uri(node.path)
-                file_lines[node.path] = lines_of(node.path)
-            location = _location(uri_of[node.path],
-                                 _line_range(file_lines[node.path], node.line, encoding))
+            location = _location(uri_of(node.path),
+                                 _line_range(lines_of(node.path), node.line, encoding))
             nodes_at.setdefault((node.path, node.line), []).append(node.name)
         elif node.op == "placeholder" and forward is not None:
             # An argument of forward: torch.fx made it, from the signature.
-            lines = lines_of(module.path)
-            location = _location(_uri(module.path),
-                                 positions.range_to_lsp(lines, forward, encoding))
+            location = _location(uri_of(module.path),
+                                 positions.range_to_lsp(lines_of(module.path), forward, encoding))
         nodes.append({"name": node.name, "op": node.op, "target": node.target,
                       "inputs": node.inputs, "shape": node.shape, "scope": node.scope,
                       "location": location})
     failures = [
-        *(_failure(f, "error", lines_of, encoding, nodes_at) for f in module.failures),
-        *(_failure(f, "warning", lines_of, encoding, nodes_at) for f in module.shape_errors),
+        *(_failure(f, "error", lines_of, uri_of, encoding, nodes_at) for f in module.failures),
+        *(_failure(f, "warning", lines_of, uri_of, encoding, nodes_at)
+          for f in module.shape_errors),
     ]
     notes = [RECOVERED_NOTE] if module.status == "failed" and nodes else []
     if module.shapes_note:
@@ -83,7 +82,7 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
         "className": module.class_name,
         "qualifiedName": module.qualified_name,
         "status": module.status,
-        "location": _location(_uri(module.path),
+        "location": _location(uri_of(module.path),
                               positions.range_to_lsp(lines_of(module.path), module, encoding)),
         "inputs": module.inputs.tensors if module.inputs else None,
         "inputsFrom": module.inputs.origin if module.inputs else None,

@@ -23,8 +23,8 @@ from fxcore.locate import SourceIndex
 from fxcore.results import CODES, Hint, Range
 
 
-def _hint(kind: str, message: str, where: Range, path: str) -> Hint:
-    return Hint(**where.at(path), code=CODES[kind], kind=kind, message=message)
+def _hint(kind: str, message: str, where: Range, path: str, member: str = "") -> Hint:
+    return Hint(**where.at(path), code=CODES[kind], kind=kind, message=message, member=member)
 
 
 def forward_node(tree: ast.Module | None, class_name: str) -> ast.FunctionDef | None:
@@ -54,14 +54,12 @@ def none_checks(forward: ast.FunctionDef, graph: fx.Graph, lines: list[str], pat
                 and node.comparators[0].value is None):
             continue
         name = node.left.id
-        hint = _hint(
+        hints.append(_hint(
             "none-check",
             f"`{name}` is a Proxy while tracing, never None: the graph holds only the case "
             f"where `{name}` is given, whatever is passed later. To trace the None case, "
             f"trace with concrete_args={{'{name}': None}} (`concrete-none = [\"{name}\"]`).",
-            char_span(lines, node), path)
-        hint.member = name  # the argument, for the fix
-        hints.append(hint)
+            char_span(lines, node), path, member=name))  # the argument, for the fix
     return hints
 
 
