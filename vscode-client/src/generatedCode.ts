@@ -29,17 +29,29 @@ export interface TracedParams {
   classes: string[];
 }
 
+/** A class of a source file, as the views of the extension name it. */
+export interface ClassTarget {
+  sourceUri: string;
+  className: string;
+}
+
+/** Whether a `fxLsp/traced` notification means `target` has a new result (no classes named:
+ * all of the file's). */
+export function isRetraced(params: TracedParams, target: ClassTarget): boolean {
+  return target.sourceUri === params.uri && (params.classes.length === 0 || params.classes.includes(target.className));
+}
+
 export function generatedCodeUri(sourceUri: string, className: string): vscode.Uri {
   // The `.py` ending gives the document the python language; the query says what to ask for.
   const query = new URLSearchParams({ source: sourceUri, class: className }).toString();
   return vscode.Uri.from({ scheme: GENERATED_CODE_SCHEME, path: `/${className}.fx.py`, query });
 }
 
-export function parseGeneratedCodeUri(uri: vscode.Uri): { source: string; className: string } | undefined {
+export function parseGeneratedCodeUri(uri: vscode.Uri): ClassTarget | undefined {
   const query = new URLSearchParams(uri.query);
-  const source = query.get("source");
+  const sourceUri = query.get("source");
   const className = query.get("class");
-  return source !== null && className !== null ? { source, className } : undefined;
+  return sourceUri !== null && className !== null ? { sourceUri, className } : undefined;
 }
 
 function sourceLabel(sourceUri: string): string {
@@ -66,7 +78,7 @@ export function renderGeneratedCode(className: string, sourceUri: string, result
 
 /** The class at the cursor of the active Python editor (asked of the server), or undefined
  * after telling the user why there is none. */
-export async function classAtCursor(client: LanguageClient | undefined): Promise<{ sourceUri: string; className: string } | undefined> {
+export async function classAtCursor(client: LanguageClient | undefined): Promise<ClassTarget | undefined> {
   const editor = vscode.window.activeTextEditor;
   if (editor === undefined || editor.document.languageId !== "python" || editor.document.uri.scheme === GENERATED_CODE_SCHEME) {
     void vscode.window.showInformationMessage("FX Trace: put the cursor inside an nn.Module class of a Python file.");
@@ -102,10 +114,10 @@ export class GeneratedCodeProvider implements vscode.TextDocumentContentProvider
     try {
       const result = await client.sendRequest<GeneratedCodeResult | null>(
         GENERATED_CODE_REQUEST,
-        { uri: target.source, className: target.className },
+        { uri: target.sourceUri, className: target.className },
         token,
       );
-      return renderGeneratedCode(target.className, target.source, result);
+      return renderGeneratedCode(target.className, target.sourceUri, result);
     } catch (error) {
       log().error(`${GENERATED_CODE_REQUEST} failed: ${String(error)}`);
       return `# The server could not give the generated code of ${target.className}: ${String(error)}\n`;
@@ -117,9 +129,7 @@ export class GeneratedCodeProvider implements vscode.TextDocumentContentProvider
     for (const document of vscode.workspace.textDocuments) {
       if (document.uri.scheme !== GENERATED_CODE_SCHEME) continue;
       const target = parseGeneratedCodeUri(document.uri);
-      if (target?.source === params.uri && (params.classes.length === 0 || params.classes.includes(target.className))) {
-        this.changed.fire(document.uri);
-      }
+      if (target !== undefined && isRetraced(params, target)) this.changed.fire(document.uri);
     }
   }
 

@@ -5,17 +5,12 @@
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import type { FromWebview, GraphData, ToWebview } from "../webview/graphModel";
-import { GENERATED_CODE_SCHEME, TracedParams, classAtCursor, parseGeneratedCodeUri } from "./generatedCode";
+import { ClassTarget, GENERATED_CODE_SCHEME, TracedParams, classAtCursor, isRetraced, parseGeneratedCodeUri } from "./generatedCode";
 import { log } from "./log";
 
 export const SHOW_GRAPH_COMMAND = "fxLsp.showGraph";
 const GRAPH_REQUEST = "fxLsp/graph";
 const VIEW_TYPE = "fxLsp.graph";
-
-interface Target {
-  sourceUri: string;
-  className: string;
-}
 
 function nonce(): string {
   const characters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -27,7 +22,7 @@ class GraphPanel {
   private ready = false;
 
   constructor(
-    readonly target: Target,
+    readonly target: ClassTarget,
     extensionUri: vscode.Uri,
     private readonly client: () => LanguageClient | undefined,
     onDispose: () => void,
@@ -128,17 +123,11 @@ export class GraphPanels implements vscode.Disposable {
 
   /** After the server traced a document again, redraw the graphs of its classes. */
   onTraced(params: TracedParams): void {
-    for (const panel of this.panels.values()) {
-      const { sourceUri, className } = panel.target;
-      if (sourceUri === params.uri && (params.classes.length === 0 || params.classes.includes(className))) void panel.refresh();
-    }
+    for (const panel of this.panels.values()) if (isRetraced(params, panel.target)) void panel.refresh();
   }
 
-  private async targetOf(uriArgument?: string | vscode.Uri, classNameArgument?: string): Promise<Target | undefined> {
-    if (uriArgument instanceof vscode.Uri && uriArgument.scheme === GENERATED_CODE_SCHEME) {
-      const parsed = parseGeneratedCodeUri(uriArgument);
-      return parsed === undefined ? undefined : { sourceUri: parsed.source, className: parsed.className };
-    }
+  private async targetOf(uriArgument?: string | vscode.Uri, classNameArgument?: string): Promise<ClassTarget | undefined> {
+    if (uriArgument instanceof vscode.Uri && uriArgument.scheme === GENERATED_CODE_SCHEME) return parseGeneratedCodeUri(uriArgument);
     if (uriArgument !== undefined && classNameArgument !== undefined) {
       return { sourceUri: uriArgument.toString(), className: classNameArgument };
     }

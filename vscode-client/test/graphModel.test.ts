@@ -118,4 +118,15 @@ describe("firstBoxes", () => {
     assert.deepEqual(first.clusters.map((cluster) => cluster.id), ["cluster:layers.0", "cluster:layers.0.attn"]);
     assert.equal(firstBoxes(graph, 100), graph);
   });
+
+  it("keeps every frame around a kept box, however deep it sits", () => {
+    const deep: GraphData = {
+      ...decoder(),
+      nodes: [node("x", []), node("inner", ["x"], ["a", "a.b", "a.b.c"], 5), node("after", ["inner"], [], 6)],
+      scopes: {},
+      failures: [],
+    };
+    const graph = visibleGraph(deep, new Set(["a", "a.b", "a.b.c"]));
+    assert.deepEqual(firstBoxes(graph, 2).clusters.map((cluster) => cluster.id), ["cluster:a", "cluster:a.b", "cluster:a.b.c"]);
+  });
 });

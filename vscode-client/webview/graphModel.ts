@@ -148,7 +148,7 @@ export function visibleGraph(data: GraphData, expanded: Set<string>): VisibleGra
     const parent = depth > 0 ? clusterId(node.scope[depth - 1]) : undefined;
     let item = items.get(id);
     if (item === undefined) {
-      const isGroup = id.startsWith("group:");
+      const isGroup = depth < node.scope.length; // drawn inside its collapsed scope
       const scope = isGroup ? node.scope[depth] : "";
       item = {
         id,
@@ -188,11 +188,16 @@ export function firstBoxes(graph: VisibleGraph, limit: number): VisibleGraph {
   if (graph.items.length <= limit) return graph;
   const items = graph.items.slice(0, limit);
   const kept = new Set(items.map((item) => item.id));
-  const clusters = new Set(items.map((item) => item.parent));
+  // The frames around the kept boxes, and the frames around those, out to the outermost.
+  const parentOf = new Map(graph.clusters.map((cluster) => [cluster.id, cluster.parent]));
+  const frames = new Set<string>();
+  for (const item of items) {
+    for (let frame = item.parent; frame !== undefined && !frames.has(frame); frame = parentOf.get(frame)) frames.add(frame);
+  }
   return {
     items,
     edges: graph.edges.filter(([from, to]) => kept.has(from) && kept.has(to)),
-    clusters: graph.clusters.filter((cluster) => clusters.has(cluster.id) || graph.clusters.some((inner) => inner.parent === cluster.id && clusters.has(inner.id))),
+    clusters: graph.clusters.filter((cluster) => frames.has(cluster.id)),
   };
 }
 

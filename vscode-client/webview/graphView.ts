@@ -17,6 +17,7 @@ import {
   itemsFor,
   keptExpansion,
   locationText,
+  nodeId,
   nodesAtLine,
   revealing,
   searchNodes,
@@ -351,7 +352,7 @@ export class GraphView {
     for (const [id, box] of this.boxes) {
       box.classList.toggle("highlighted", highlighted.has(id));
       box.classList.toggle("failed", failed.has(id));
-      box.classList.toggle("selected", this.selected !== null && id === `node:${this.selected}`);
+      box.classList.toggle("selected", this.selected !== null && id === nodeId(this.selected));
     }
   }
 
