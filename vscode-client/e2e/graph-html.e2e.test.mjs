@@ -71,14 +71,11 @@ class Branches(nn.Module):
 
 const run = { dir: "", browser: undefined, refused: [] };
 
-function writeGraph(target, output) {
-  execFileSync(PYTHON, ["-m", "fx_lsp", "graph", target, "-o", output, "--no-cache"], { cwd: run.dir, stdio: "pipe" });
-  const html = fs.readFileSync(output, "utf8");
-  assert.match(html, /Content-Security-Policy" content="default-src 'none'/);
-  return html;
-}
-
-async function open(file) {
+/** `fx-lsp graph net.py::<className>`, opened in the browser; it must load without errors. */
+async function openGraph(className) {
+  const file = path.join(run.dir, `${className}.graph.html`);
+  execFileSync(PYTHON, ["-m", "fx_lsp", "graph", `net.py::${className}`, "-o", file, "--no-cache"], { cwd: run.dir, stdio: "pipe" });
+  assert.match(fs.readFileSync(file, "utf8"), /Content-Security-Policy" content="default-src 'none'/);
   const page = await run.browser.newPage({ viewport: { width: 1100, height: 800 } });
   // Nothing may leave the page: every request but the file itself is refused and recorded.
   await page.route("**/*", (route) => {
@@ -90,7 +87,8 @@ async function open(file) {
   page.on("pageerror", (error) => errors.push(String(error)));
   await page.goto(`file://${file}`);
   await page.waitForSelector("body[data-rendered]", { timeout: 15_000 });
-  return { page, errors };
+  assert.deepEqual(errors, []);
+  return page;
 }
 
 describe("the HTML file of fx-lsp graph in headless Chromium", () => {
@@ -107,10 +105,7 @@ describe("the HTML file of fx-lsp graph in headless Chromium", () => {
   });
 
   it("draws a traceable class, finds a node and shows where it came from", async () => {
-    const output = path.join(run.dir, "Net.graph.html");
-    writeGraph("net.py::Net", output);
-    const { page, errors } = await open(output);
-    assert.deepEqual(errors, []);
+    const page = await openGraph("Net");
     // 15 nodes: small enough to open with every submodule expanded, each a frame.
     assert.equal(await page.locator("body").getAttribute("data-nodes"), "15");
     assert.equal(await page.locator(".fx-cluster").count(), 3);
@@ -142,10 +137,7 @@ describe("the HTML file of fx-lsp graph in headless Chromium", () => {
   });
 
   it("draws a failed class's recovered graph with the failure marked", async () => {
-    const output = path.join(run.dir, "Branches.graph.html");
-    writeGraph("net.py::Branches", output);
-    const { page, errors } = await open(output);
-    assert.deepEqual(errors, []);
+    const page = await openGraph("Branches");
     const messages = await page.locator(".fx-messages").innerText();
     assert.match(messages, /recovered past the failures/);
     assert.match(messages, /FX001 .*net\.py:44/);
@@ -156,10 +148,7 @@ describe("the HTML file of fx-lsp graph in headless Chromium", () => {
   });
 
   it("draws the first 400 boxes of a graph with no submodules to collapse, and says so", async () => {
-    const output = path.join(run.dir, "Flat.graph.html");
-    writeGraph("net.py::Flat", output);
-    const { page, errors } = await open(output);
-    assert.deepEqual(errors, []);
+    const page = await openGraph("Flat");
     assert.equal(await page.locator("body").getAttribute("data-nodes"), "502");
     assert.equal(await page.locator(".fx-item").count(), 400);
     assert.match(await page.locator(".fx-notice").innerText(), /Showing the first 400 of 502 boxes/);

@@ -140,16 +140,24 @@ const activeEditor = () => run.page.locator(".editor-group-container.active .edi
 const editorText = () =>
   activeEditor().locator(".view-lines").innerText(READ).then((t) => t.replace(/\u00a0/g, " "));
 
+/** The active tab of the active editor group, if its title holds `title`. */
+const activeTab = (title) => run.page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: title });
+
+/** Click the active editor's code lens titled `lens`, and wait for the tab `title` it opens. */
+async function openFromCodeLens(lens, title) {
+  await activeEditor().locator(".codelens-decoration a", { hasText: lens }).first().click();
+  await activeTab(title).waitFor({ timeout: UI_TIMEOUT_MS });
+}
+
 async function openFile(name) {
   const { page } = run;
-  const activeTab = page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: name });
   // A double click in the Explorer, not Quick Open: a keyboard shortcut is lost whenever the
   // workbench has moved the focus somewhere odd (a closed group, a toast), a click never is.
   await waitFor(
     async () => {
       await page.keyboard.press("Escape");
       await page.locator(".explorer-folders-view .monaco-list-row", { hasText: name }).first().dblclick({ timeout: 5000 });
-      await activeTab.waitFor({ timeout: 5000 });
+      await activeTab(name).waitFor({ timeout: 5000 });
       return true;
     },
     `${name} to open`,
@@ -479,9 +487,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await page.mouse.move(5, 5);
       await token("TinyMLP", "class TinyMLP").click();
       await runCommand("FX: Show Generated Forward Code");
-      await page
-        .locator(".editor-group-container.active .tabs-container .tab.active", { hasText: "TinyMLP.fx.py" })
-        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await activeTab("TinyMLP.fx.py").waitFor({ timeout: UI_TIMEOUT_MS });
       const shown = await waitFor(
         async () => {
           const text = await editorText();
@@ -508,10 +514,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
     step("04a-generated-code-refresh", async () => {
       const { page } = run;
       await openFile("traceable.py");
-      await activeEditor().locator(".codelens-decoration a", { hasText: "FX: traceable" }).first().click();
-      await page
-        .locator(".editor-group-container.active .tabs-container .tab.active", { hasText: "TinyMLP.fx.py" })
-        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await openFromCodeLens("FX: traceable", "TinyMLP.fx.py");
       await waitFor(async () => /def forward/.test(await editorText()), "the generated forward", UI_TIMEOUT_MS);
       assert.doesNotMatch(await editorText(), /mul/);
       // Edit the class in the first group and save: the view beside follows the new trace.
@@ -533,10 +536,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
     step("04d-graph-view", async () => {
       const { page } = run;
       await openFile("traceable.py");
-      await activeEditor().locator(".codelens-decoration a", { hasText: "Show graph" }).first().click();
-      await page
-        .locator(".editor-group-container.active .tabs-container .tab.active", { hasText: "Graph: TinyMLP" })
-        .waitFor({ timeout: UI_TIMEOUT_MS });
+      await openFromCodeLens("Show graph", "Graph: TinyMLP");
       // The webview's document sits in an iframe inside code-server's webview iframe.
       const view = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
       await view.locator('.fx-item[data-name="fc2"]').waitFor({ timeout: UI_TIMEOUT_MS });
@@ -570,9 +570,7 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await oneEditorGroup();
 
       // The generated-code view's title bar has a button that opens the graph too.
-      await activeEditor().locator(".codelens-decoration a", { hasText: "FX: traceable" }).first().click();
-      const generatedTab = page.locator(".editor-group-container.active .tabs-container .tab.active", { hasText: "TinyMLP.fx.py" });
-      await generatedTab.waitFor({ timeout: UI_TIMEOUT_MS });
+      await openFromCodeLens("FX: traceable", "TinyMLP.fx.py");
       await page.locator('.editor-group-container.active .editor-actions [aria-label="Show Graph"]').click();
       await page
         .locator(".editor-group-container .tabs-container .tab.active", { hasText: "Graph: TinyMLP" })
