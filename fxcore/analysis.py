@@ -1,4 +1,4 @@
-"""What a finished trace tells beyond its graph: failures that may follow from recovering
+"""What a finished capture tells beyond its graph: failures that may follow from recovering
 from earlier ones, failures to move onto a decorated ``forward``, the graph nodes of each
 source line, and members that ``forward`` never used (FX200)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import fx
@@ -14,7 +14,9 @@ from torch import fx
 from fxcore.discovery import ClassSource
 from fxcore.locate import SourceIndex
 from fxcore.results import CODES, Failure, GraphNode, GraphNodeInfo, Hint
-from fxcore.tracer import RecoveringTracer
+
+if TYPE_CHECKING:
+    from fxcore.worker.capture.base import CaptureRecord
 
 
 def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
@@ -49,14 +51,14 @@ def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
                 )
 
 
-def line_nodes(tracer: RecoveringTracer, shapes: dict[str, str] | None = None
+def line_nodes(captured: CaptureRecord, shapes: dict[str, str] | None = None
                ) -> dict[tuple[str, int], list[GraphNodeInfo]]:
     """Source line -> the graph nodes it produced (with their propagated shapes), for nodes
     still in the graph."""
     shapes = shapes or {}
-    live = set(tracer.graph.nodes)
+    live = set(captured.graph.nodes) if captured.graph is not None else set()
     result: dict[tuple[str, int], list[GraphNodeInfo]] = {}
-    for origin in tracer.node_origins:
+    for origin in captured.node_origins:
         if origin.node not in live:
             continue
         info = GraphNodeInfo(origin.node.name, origin.node.op, node_target(origin.node),
@@ -68,19 +70,19 @@ def line_nodes(tracer: RecoveringTracer, shapes: dict[str, str] | None = None
     return result
 
 
-def graph_nodes(tracer: RecoveringTracer, graph: fx.Graph, shapes: dict[str, str] | None = None
+def graph_nodes(captured: CaptureRecord, shapes: dict[str, str] | None = None
                 ) -> tuple[list[GraphNode], dict[str, str]]:
-    """The graph's nodes for drawing it, and the class name of each submodule of their
-    scopes (from the ``nn_module_stack`` torch.fx records on each node)."""
+    """The captured graph's nodes for drawing it, and the class name of each submodule of
+    their scopes (from the ``nn_module_stack`` torch.fx records on each node)."""
     shapes = shapes or {}
     places = {}
-    for origin in tracer.node_origins:
+    for origin in captured.node_origins:
         place = next(((os.path.abspath(path), line) for path, line in origin.lines
                       if not path.startswith("<")), None)
         if place is not None:
             places[origin.node] = place
     nodes, scope_types = [], {}
-    for node in graph.nodes:
+    for node in captured.graph.nodes if captured.graph is not None else []:
         stack = list(node.meta.get("nn_module_stack", {}).values())
         if node.op == "call_module" and stack and stack[-1][0] == node.target:
             stack.pop()
@@ -137,11 +139,11 @@ def relocate_into_decorator(failure: Failure, cls: type, source: ClassSource, pa
         + failure.message
 
 
-def unused_members(model: torch.nn.Module, tracer: RecoveringTracer, source: ClassSource,
+def unused_members(model: torch.nn.Module, captured: CaptureRecord, source: ClassSource,
                    path: str) -> list[Hint]:
     """Direct submodules and parameters that ``forward`` never used (FX200)."""
-    used = set(tracer.module_order) | set(tracer.parameter_order)
-    for node in tracer.graph.nodes:
+    used = set(captured.module_order) | set(captured.parameter_order)
+    for node in captured.graph.nodes if captured.graph is not None else []:
         if node.op in {"get_attr", "call_module"}:
             used.add(str(node.target))
 

@@ -23,40 +23,18 @@ import dis
 import sys
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import fx
 
 from fxcore.locate import (
-    RawPosition,
     SourceIndex,
     instruction_position,
     is_plumbing,
     stack_positions,
 )
-
-
-@dataclass
-class RecordedFailure:
-    """A failure as seen during the trace: kind, message and raw stack (outermost first)."""
-
-    kind: str
-    message: str
-    stack: list[RawPosition]
-
-
-@dataclass
-class NodeOrigin:
-    """The user frames (file, line) that were on the stack when a node was created."""
-
-    node: fx.Node
-    lines: list[tuple[str, int]] = field(default_factory=list)
-    #: (code, last instruction, line) of each of those frames, innermost first: where
-    #: exactly, computed only for a node a failure is reported on.
-    instructions: list[tuple[types.CodeType, int, int]] = field(default_factory=list)
-
+from fxcore.worker.capture.base import NodeOrigin, RecordedFailure
 
 MESSAGES: dict[str, str] = {
     "control-flow": (
