@@ -5,7 +5,7 @@ blocks usually show how a model is built: ``ViT(image_size=256, patch_size=32, d
 This module reads them statically, with ``ast`` only: the file holding a call is never run,
 so it is safe in the CLI and server processes. A call counts when every argument is a literal
 (``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``); the
-worker evaluates the nested calls against the class's module (``fxcore.worker.building``).
+worker evaluates the nested calls against the class's module (``fxcore.worker.building.sources``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ workspace; ``FX_LSP_NO_BYTECODE=1`` turns writing it off (for measuring).
 It opens no network connection and downloads no weights: every connection attempt fails at
 once with ``NetworkBlocked``, and Hugging Face and torch hub are told to stay offline. A
 constructor that asks for pretrained weights gets the architecture alone (see
-``fxcore.weights``).
+``fxcore.worker.building.weights``).
 """
 
 from __future__ import annotations

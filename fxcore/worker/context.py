@@ -16,18 +16,10 @@ from typing import Any
 
 import torch
 
-from fxcore.analysis import mark_consequences
 from fxcore.cache import text_hash
 from fxcore.config import module_config_for
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.import_overlay import imported_workspace_files
-from fxcore.locate import (
-    RawPosition,
-    SourceIndex,
-    innermost_workspace_frame,
-    to_frame,
-    traceback_positions,
-)
 from fxcore.results import (
     CODES,
     Failure,
@@ -40,6 +32,14 @@ from fxcore.results import (
 )
 from fxcore.suppressions import skipped_lines
 from fxcore.worker.capture.base import RecordedFailure
+from fxcore.worker.consequences import mark_consequences
+from fxcore.worker.locate import (
+    RawPosition,
+    SourceIndex,
+    innermost_workspace_frame,
+    to_frame,
+    traceback_positions,
+)
 from fxcore.workspace import import_location, is_workspace_file, source_text
 
 

@@ -27,7 +27,7 @@ from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range, TraceJob
 from fxcore.suppressions import SKIP_REASON
-from fxcore.worker.building import Built, build_class, has_own_arguments, root_arguments
+from fxcore.worker.building.sources import Built, build_class, has_own_arguments, root_arguments
 from fxcore.worker.capture.base import Capture, CaptureTarget
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.context import JobContext

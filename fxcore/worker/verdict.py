@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxcore.analysis import graph_nodes, line_nodes, unused_members
 from fxcore.results import ModuleResult
 from fxcore.worker.capture.base import Capture, CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
-from fxcore.worker.shape_facts import recovered_shape_fields, shape_fields
+from fxcore.worker.graph.facts import graph_nodes, line_nodes, unused_members
+from fxcore.worker.graph.shape_facts import recovered_shape_fields, shape_fields
 
 
 def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,

@@ -16,8 +16,8 @@ import torch
 from torch import fx
 
 from fxcore.discovery import ClassSource
-from fxcore.locate import RawPosition
 from fxcore.results import Failure, Hint, InstantiatedOn
+from fxcore.worker.locate import RawPosition
 
 if TYPE_CHECKING:
     from fxcore.worker.context import JobContext

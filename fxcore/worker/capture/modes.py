@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from fxcore.worker.capture.base import Capture
-from fxcore.worker.capture.fx import FxCapture
+from fxcore.worker.capture.fx.capture import FxCapture
 
 CAPTURES: dict[str, Capture] = {FxCapture.mode: FxCapture()}

@@ -22,9 +22,9 @@ from fxcore.arguments import (
     missing_from_type_error,
     value_source,
 )
-from fxcore.construction import build, configured_call_note, missing_parameters
 from fxcore.discovery import ClassSource
 from fxcore.results import Arguments, InstantiatedOn, ModuleConfig, ModuleResult
+from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.context import JobContext, describe_exception
 
 

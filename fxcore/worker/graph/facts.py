@@ -1,54 +1,20 @@
-"""What a finished capture tells beyond its graph: failures that may follow from recovering
-from earlier ones, failures to move onto a decorated ``forward``, the graph nodes of each
-source line, and members that ``forward`` never used (FX200)."""
+"""What a captured graph tells beyond itself: the graph nodes of each source line, the graph
+for drawing, and members that ``forward`` never used (FX200). Read from a ``CaptureRecord``,
+whatever mode captured it."""
 
 from __future__ import annotations
 
-import ast
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch import fx
 
 from fxcore.discovery import ClassSource
-from fxcore.locate import SourceIndex
-from fxcore.results import CODES, Failure, GraphNode, GraphNodeInfo, Hint
+from fxcore.results import CODES, GraphNode, GraphNodeInfo, Hint
 
 if TYPE_CHECKING:
     from fxcore.worker.capture.base import CaptureRecord
-
-
-def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
-    """Flag failures that run only because recovery took a branch or a loop body.
-
-    Recovery from a control-flow failure takes one branch; from an iteration failure it
-    runs the loop body once with a stand-in element. A later failure inside that branch or
-    body may disappear once the first is fixed, so its message says so.
-    """
-    for index, failure in enumerate(failures):
-        if failure.kind not in {"control-flow", "iteration"}:
-            continue
-        tree = sources.tree(failure.path)
-        if tree is None:
-            continue
-        body_lines: tuple[int, int] | None = None
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.If, ast.While, ast.For, ast.AsyncFor)):
-                test = node.test if isinstance(node, (ast.If, ast.While)) else node.iter
-                if test.lineno == failure.line:
-                    body_lines = (node.body[0].lineno, node.end_lineno or node.lineno)
-                    break
-        if body_lines is None:
-            continue
-        for later in failures[index + 1:]:
-            if later.path == failure.path and body_lines[0] <= later.line <= body_lines[1] \
-                    and not later.message.startswith("(May be a consequence"):
-                later.possible_consequence = True
-                later.message = (
-                    f"(May be a consequence of the {failure.kind} failure at line "
-                    f"{failure.line}, which tracing recovered from.) {later.message}"
-                )
 
 
 def line_nodes(captured: CaptureRecord, shapes: dict[str, str] | None = None
@@ -102,41 +68,6 @@ def node_target(node: fx.Node) -> str:
         return fx.node._get_qualified_name(node.target)
     except Exception:
         return repr(node.target)
-
-
-def relocate_into_decorator(failure: Failure, cls: type, source: ClassSource, path: str) -> None:
-    """Put a failure raised by a decorator's wrapper around ``forward`` (or while torch.fx
-    patches that wrapper) on the decorated ``def forward``, naming the decorator: the
-    wrapper's own lines are usually library code the user cannot change."""
-    wrappers: list[Any] = []
-    function = cls.forward
-    while hasattr(function, "__wrapped__") and hasattr(function, "__code__"):
-        wrappers.append(function)
-        function = function.__wrapped__
-    if not wrappers:
-        return
-    innermost = failure.frames[-1] if failure.frames else None
-    in_wrapper = innermost is not None and any(
-        innermost.path == os.path.abspath(wrapper.__code__.co_filename)
-        and innermost.function == wrapper.__code__.co_name
-        for wrapper in wrappers
-    )
-    if not in_wrapper and not failure.message.startswith("torch.fx cannot set up tracing"):
-        return
-    code = wrappers[0].__code__
-    # functools.wraps copies __qualname__ from forward; the code object keeps the
-    # wrapper's own name, such as "checked.<locals>.wrapper" (3.11+).
-    decorator = getattr(code, "co_qualname", code.co_name).split(".<locals>")[0]
-    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-    if source.forward is not None:
-        span = source.forward
-        failure.path = path
-    else:
-        span = source.name_span
-    failure.line, failure.column = span.line, span.column
-    failure.end_line, failure.end_column = span.end_line, span.end_column
-    failure.message = f"In the decorator `{decorator}` around forward ({where}): " \
-        + failure.message
 
 
 def unused_members(model: torch.nn.Module, captured: CaptureRecord, source: ClassSource,

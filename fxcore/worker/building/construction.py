@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from fxcore.results import InstantiatedOn, ModuleConfig
-from fxcore.weights import without_weights
+from fxcore.worker.building.weights import without_weights
 
 
 def build(cls: type,

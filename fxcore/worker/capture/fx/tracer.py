@@ -28,13 +28,13 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.locate import (
+from fxcore.worker.capture.base import NodeOrigin, RecordedFailure
+from fxcore.worker.locate import (
     SourceIndex,
     instruction_position,
     is_plumbing,
     stack_positions,
 )
-from fxcore.worker.capture.base import NodeOrigin, RecordedFailure
 
 MESSAGES: dict[str, str] = {
     "control-flow": (

@@ -1,25 +1,26 @@
 """The ``fx`` capture mode: ``torch.fx`` symbolic tracing with the recovering tracer
-(``fxcore.tracer``), which records each failure and goes on, so one pass finds them all.
+(``tracer``), which records each failure and goes on, so one pass finds them all.
 
-Its own checks of a complete graph are the mis-traces (FX201-FX205, ``fxcore.mistraces``):
-places where the graph traced without error but does not mean what the code says.
+Its own checks of a complete graph are the mis-traces (FX201-FX205, ``mistraces``): places
+where the graph traced without error but does not mean what the code says.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+import os
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from torch import fx
 
-from fxcore import mistraces
-from fxcore.analysis import relocate_into_decorator
-from fxcore.construction import resolve
-from fxcore.results import Hint
-from fxcore.tracer import RecoveringTracer, proxy_patches, recovering_tracer_class
+from fxcore.discovery import ClassSource
+from fxcore.results import Failure, Hint
+from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.base import CaptureRecord, CaptureTarget
+from fxcore.worker.capture.fx import mistraces
+from fxcore.worker.capture.fx.tracer import RecoveringTracer, proxy_patches, recovering_tracer_class
 from fxcore.worker.context import JobContext, describe_exception
 
 
@@ -83,7 +84,7 @@ class FxCapture:
     def hints(self, context: JobContext, target: CaptureTarget,
               record: CaptureRecord) -> list[Hint]:
         """FX201-FX205: where the graph traced without error but does not mean what the code
-        says (``fxcore.mistraces``)."""
+        says (``fxcore.worker.capture.fx.mistraces``)."""
         assert record.graph is not None
         model, concrete_args, source = target.model, target.concrete_args, target.source
         hints = mistraces.checkpoints(
@@ -136,3 +137,38 @@ def _raised_in_patch_function(error: BaseException) -> bool:
             return True
         tb = tb.tb_next
     return False
+
+
+def relocate_into_decorator(failure: Failure, cls: type, source: ClassSource, path: str) -> None:
+    """Put a failure raised by a decorator's wrapper around ``forward`` (or while torch.fx
+    patches that wrapper) on the decorated ``def forward``, naming the decorator: the
+    wrapper's own lines are usually library code the user cannot change."""
+    wrappers: list[Any] = []
+    function = cls.forward
+    while hasattr(function, "__wrapped__") and hasattr(function, "__code__"):
+        wrappers.append(function)
+        function = function.__wrapped__
+    if not wrappers:
+        return
+    innermost = failure.frames[-1] if failure.frames else None
+    in_wrapper = innermost is not None and any(
+        innermost.path == os.path.abspath(wrapper.__code__.co_filename)
+        and innermost.function == wrapper.__code__.co_name
+        for wrapper in wrappers
+    )
+    if not in_wrapper and not failure.message.startswith("torch.fx cannot set up tracing"):
+        return
+    code = wrappers[0].__code__
+    # functools.wraps copies __qualname__ from forward; the code object keeps the
+    # wrapper's own name, such as "checked.<locals>.wrapper" (3.11+).
+    decorator = getattr(code, "co_qualname", code.co_name).split(".<locals>")[0]
+    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    if source.forward is not None:
+        span = source.forward
+        failure.path = path
+    else:
+        span = source.name_span
+    failure.line, failure.column = span.line, span.column
+    failure.end_line, failure.end_column = span.end_line, span.end_column
+    failure.message = f"In the decorator `{decorator}` around forward ({where}): " \
+        + failure.message

@@ -1,6 +1,6 @@
 """Shapes of a captured graph: the example inputs (configured, read from ``forward``'s
 annotations, or inferred from the first layers that use them), shapes propagated on meta
-tensors through the graph (``fxcore.shapes``), and FX300 where they stop fitting together.
+tensors through the graph (``shapes``), and FX300 where they stop fitting together.
 
 Shapes are extras: a model may hold anything, so every failure here becomes a note on the
 result, never a failed verdict.
@@ -14,14 +14,14 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.analysis import line_nodes
-from fxcore.example_inputs import from_annotations, inferred
-from fxcore.locate import instruction_position
 from fxcore.results import ExampleInputs, Failure
-from fxcore.shapes import ShapeError, propagate
 from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.capture.base import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.graph.example_inputs import from_annotations, inferred
+from fxcore.worker.graph.facts import line_nodes
+from fxcore.worker.graph.shapes import ShapeError, propagate
+from fxcore.worker.locate import instruction_position
 
 #: Where the example inputs came from, as a shape failure's message says it.
 _INPUTS_ORIGIN = {
