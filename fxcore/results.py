@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from fxcore.rules import CODE_OF_KIND
+
 if TYPE_CHECKING:
     from fxcore.call_sites import CallSite
     from fxcore.tensor_spec import TensorSpec
@@ -18,29 +20,8 @@ InstantiatedOn = Literal["meta", "cpu", "factory"]
 #: Where a class's constructor arguments came from (see ``Arguments``).
 ArgumentOrigin = Literal["config", "defaults", "parent", "call-site", "config-class", "guessed"]
 
-#: Stable diagnostic codes, documented in the README (one section per code).
-CODES: dict[str, str] = {
-    "control-flow": "FX001",
-    "len": "FX002",
-    "iteration": "FX003",
-    "conversion": "FX004",
-    "mutation": "FX005",
-    "contains": "FX006",
-    "unpacking": "FX007",
-    "import": "FX100",
-    "constructor": "FX101",
-    "timeout": "FX102",
-    "crash": "FX102",
-    "error": "FX199",
-    "unused": "FX200",
-    "none-check": "FX201",
-    "training": "FX202",
-    "checkpoint": "FX203",
-    "unused-argument": "FX204",
-    "concrete-args": "FX205",
-    "shape": "FX300",
-    "unused-suppression": "FX900",
-}
+#: Failure or hint kind -> its stable diagnostic code (the registry: ``fxcore.rules``).
+CODES: dict[str, str] = CODE_OF_KIND
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def missing_or_changed(expected: Any, actual: Any, where: str = "") -> list[str]
                 for problem in (missing_or_changed(item, actual[key], f"{where}.{key}")
                                 if key in actual else [f"{where}.{key}: missing"])]
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        return [problem for index, (item, other) in enumerate(zip(expected, actual))
+        return [problem for index, (item, other) in enumerate(zip(expected, actual, strict=True))
                 for problem in missing_or_changed(item, other, f"{where}[{index}]")]
     return [] if expected == actual else [f"{where}: {expected!r} -> {actual!r}"]
 
