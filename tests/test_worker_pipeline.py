@@ -23,8 +23,8 @@ from torch import fx
 from fxcore.discovery import top_level_classes
 from fxcore.results import EngineConfig, FileResult, Hint, ModuleConfig, ModuleResult, TraceJob
 from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.base import CaptureRecord, CaptureTarget
 from fxcore.worker.capture.fx.capture import FxCapture
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.job import Job
 from fxcore.worker.verdict import module_verdict

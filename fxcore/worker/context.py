@@ -31,7 +31,7 @@ from fxcore.results import (
     TraceJob,
 )
 from fxcore.suppressions import skipped_lines
-from fxcore.worker.capture.base import RecordedFailure
+from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.consequences import mark_consequences
 from fxcore.worker.locate import (
     RawPosition,

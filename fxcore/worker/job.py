@@ -28,8 +28,9 @@ from fxcore.import_overlay import imported_third_party_packages, install_import_
 from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range, TraceJob
 from fxcore.suppressions import SKIP_REASON
 from fxcore.worker.building.sources import Built, build_class, has_own_arguments, root_arguments
-from fxcore.worker.capture.base import Capture, CaptureTarget
+from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
+from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace import source_text

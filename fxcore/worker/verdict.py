@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from fxcore.results import ModuleResult
-from fxcore.worker.capture.base import Capture, CaptureRecord, CaptureTarget
+from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.graph.facts import graph_nodes, line_nodes, unused_members
 from fxcore.worker.graph.shape_facts import recovered_shape_fields, shape_fields

@@ -14,7 +14,7 @@ from fxcore.discovery import ClassSource
 from fxcore.results import CODES, GraphNode, GraphNodeInfo, Hint
 
 if TYPE_CHECKING:
-    from fxcore.worker.capture.base import CaptureRecord
+    from fxcore.worker.capture.record import CaptureRecord
 
 
 def line_nodes(captured: CaptureRecord, shapes: dict[str, str] | None = None

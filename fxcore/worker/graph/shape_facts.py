@@ -16,7 +16,7 @@ from torch import fx
 
 from fxcore.results import ExampleInputs, Failure
 from fxcore.tensor_spec import TensorSpec
-from fxcore.worker.capture.base import CaptureRecord, CaptureTarget
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.graph.example_inputs import from_annotations, inferred
 from fxcore.worker.graph.facts import line_nodes

@@ -18,9 +18,9 @@ from torch import fx
 from fxcore.discovery import ClassSource
 from fxcore.results import Failure, Hint
 from fxcore.worker.building.construction import resolve
-from fxcore.worker.capture.base import CaptureRecord, CaptureTarget
 from fxcore.worker.capture.fx import mistraces
 from fxcore.worker.capture.fx.tracer import RecoveringTracer, proxy_patches, recovering_tracer_class
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
 
 

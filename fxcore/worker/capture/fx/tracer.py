@@ -29,7 +29,7 @@ import torch
 from torch import fx
 
 from fxcore.rules import RULES
-from fxcore.worker.capture.base import NodeOrigin, RecordedFailure
+from fxcore.worker.capture.record import NodeOrigin, RecordedFailure
 from fxcore.worker.locate import (
     SourceIndex,
     instruction_position,
