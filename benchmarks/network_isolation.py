@@ -8,9 +8,12 @@ difference of medians: the per-job cost. Then times ``network_isolation.describe
 probe behind ``fx-lsp --version`` and the server's start-up log line) against a bare
 ``python -I -S -c pass``.
 
-Run as root it measures the privileged path (a network namespace); run it as an
-unprivileged user, or as root under ``setpriv --bounding-set=-all,+setfcap --inh-caps=-all``,
-for the user + network namespace.
+It measures the mechanism in force (printed first): a user + network namespace wherever
+user namespaces are allowed. For a network namespace alone, run it where they are not:
+
+    unshare --user --map-root-user sh -c \
+        'echo 0 > /proc/sys/user/max_user_namespaces && exec python3 "$0"' \
+        benchmarks/network_isolation.py
 
     python benchmarks/network_isolation.py [--children 200] [--probes 10]
 """

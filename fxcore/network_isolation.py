@@ -3,11 +3,15 @@
 A job child calls ``isolate()`` right after the fork (it has one thread then), before it
 imports any workspace code. It tries, in order:
 
-1. ``unshare(CLONE_NEWNET)``: a new network namespace (needs ``CAP_SYS_ADMIN``: root, as on
-   most CI machines);
-2. ``unshare(CLONE_NEWUSER | CLONE_NEWNET)``: a new user namespace as well, the way
-   unprivileged users may make one, with the process's own uid and gid mapped into it so
-   that it keeps its identity and its file permissions;
+1. ``unshare(CLONE_NEWUSER | CLONE_NEWNET)``: a new network namespace owned by a new user
+   namespace. Unprivileged users may make one; the process's own uid and gid are mapped to
+   themselves, so it keeps its identity and its files. It holds capabilities only inside
+   its own namespaces: it cannot join another process's network namespace (``setns``), nor
+   lift its memory cap. Root's capabilities then reach only files root owns: other users'
+   files are open to it as far as their permission bits allow anyone;
+2. ``unshare(CLONE_NEWNET)`` alone, where user namespaces are refused but the process may
+   (``CAP_SYS_ADMIN``). Root then keeps its capabilities, with which it can join the
+   namespace of another process (the zygote's is the host's) and connect from there;
 3. neither: only the Python socket block of ``fxcore.sandbox`` stands.
 
 The new network namespace holds one interface, its own loopback, and that is down: every
@@ -56,18 +60,20 @@ def _write(path: str, text: str) -> None:
 
 
 def _enter_user_and_network_namespaces() -> str:
-    """The unprivileged way; the description, with a note when the own ids stay unmapped."""
-    uid, gid = os.geteuid(), os.getegid()
+    """The description, with a note when the own ids stay unmapped."""
+    uid, gid = os.geteuid(), os.getegid()  # inside, unmapped, they read as 65534
     _unshare(CLONE_NEWUSER | CLONE_NEWNET)
     try:
+        # Only the own ids: a process may map more only with capabilities in the parent
+        # namespace, which it no longer has once inside the new one.
         _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
-        # An unprivileged process may map its group only after giving up setgroups(2).
+        # A process may map its group only after giving up setgroups(2).
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
     except OSError as error:
-        # Mapping uid 0 needs CAP_SETFCAP (Linux 5.12+). The network is cut off all the same
-        # and file access is still checked against the real ids; only os.getuid() and
-        # os.getgid() then answer the overflow id (65534).
+        # Root without CAP_SETFCAP may not map uid 0 (Linux 5.12+). The network is cut off
+        # all the same and file access is still checked against the real ids; only
+        # os.getuid() and os.getgid() then answer the overflow id (65534).
         return f"{USER_AND_NETWORK_NAMESPACE} (own uid/gid not mapped: {error.strerror})"
     return USER_AND_NETWORK_NAMESPACE
 
@@ -78,14 +84,15 @@ def isolate() -> str:
     if not sys.platform.startswith("linux"):
         return f"{PYTHON_BLOCK_ONLY} (network namespaces are Linux only)"
     try:
-        _unshare(CLONE_NEWNET)
-        return NETWORK_NAMESPACE
-    except OSError as privileged:
+        return _enter_user_and_network_namespaces()
+    except OSError as with_user_namespace:
         try:
-            return _enter_user_and_network_namespaces()
-        except OSError as unprivileged:
-            return (f"{PYTHON_BLOCK_ONLY} (unshare(CLONE_NEWNET): {privileged.strerror}; "
-                    f"unshare(CLONE_NEWUSER|CLONE_NEWNET): {unprivileged.strerror})")
+            _unshare(CLONE_NEWNET)
+            return NETWORK_NAMESPACE
+        except OSError as alone:
+            return (f"{PYTHON_BLOCK_ONLY} (unshare(CLONE_NEWUSER|CLONE_NEWNET): "
+                    f"{with_user_namespace.strerror}; unshare(CLONE_NEWNET): "
+                    f"{alone.strerror})")
 
 
 def describe() -> str:
