@@ -38,6 +38,7 @@ from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
 from fx_lsp.protocol import FxProtocol, guarded
 from fx_lsp.settings import Settings
+from fxcore import network_isolation
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
 from fxcore.report import collect
@@ -117,6 +118,15 @@ class FxLanguageServer(LanguageServer):
                     + result.output.rstrip(),
                 )
             )
+
+    async def log_network_isolation(self) -> None:
+        """Say in the log which network isolation workers get here (the probe starts a
+        throwaway process: waited for in a thread, off the event loop)."""
+        description = await asyncio.to_thread(network_isolation.describe)
+        self.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Info,
+                                   message=f"fx-lsp: network isolation: {description}")
+        )
 
     # -- the workspace --------------------------------------------------------------------------
 
@@ -378,6 +388,7 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
                 ]
             )
         )
+    await ls.log_network_isolation()
 
 
 @server.feature(types.SHUTDOWN)
