@@ -81,6 +81,10 @@ class FxLanguageServer(LanguageServer):
         self._status: tuple[str, int, str] | None = None
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
+        #: The client sends didChangeWatchedFiles for the workspace's files (we registered).
+        self.watches_files = False
+        #: Tasks nothing else holds on to (asyncio keeps only weak references).
+        self._tasks: set[asyncio.Future[None]] = set()
         #: Quick-fix planning and edits parse whole files (seconds on a 20,000-line file): the
         #: parses run in a process of their own, which holds no GIL of ours; the requests wait
         #: for it in one thread, so that they pile up there rather than on the event loop.
@@ -202,7 +206,35 @@ class FxLanguageServer(LanguageServer):
 
     def _start_trace(self, path: str, overlays: dict[str, str]) -> TraceHandle | None:
         jobs = trace_jobs([path], self.root_of, self.settings.engine_config, overlays)
-        return self.ensure_engine().submit(jobs[0]) if jobs else None
+        if not jobs:
+            return None
+        engine = self.ensure_engine()
+        if not self.watches_files:
+            # No file events tell the call-site index what changed on disk: the job looks.
+            engine.call_sites.rescan_before_next_use()
+        return engine.submit(jobs[0])
+
+    def files_changed(self, paths: list[str]) -> None:
+        """Files changed on disk: bring the call-site index up to date (in a thread: it reads
+        them, and waits while a job builds the index), then retrace the open documents with a
+        class whose constructor calls changed."""
+        engine = self.engine
+        if engine is None or not paths:
+            return
+
+        @guarded()
+        async def update() -> None:
+            changed = await asyncio.to_thread(engine.call_sites.changed, paths)
+            for document in self.documents:
+                names = changed.get(os.path.abspath(self.root_of(document.path)), set())
+                if document.result is not None and any(
+                    module.class_name in names for module in document.result.modules
+                ):
+                    self.documents.schedule(document)
+
+        task = asyncio.ensure_future(update())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def set_trusted(self, trusted: bool) -> None:
         if trusted:
@@ -372,12 +404,17 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
                             watchers=[
                                 types.FileSystemWatcher(glob_pattern="**/*.py"),
                                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                                # Constructor calls in documentation (fxcore.call_sites).
+                                types.FileSystemWatcher(
+                                    glob_pattern="**/*.{md,markdown,rst}"
+                                ),
                             ]
                         ),
                     )
                 ]
             )
         )
+        ls.watches_files = True
 
 
 @server.feature(types.SHUTDOWN)
@@ -455,6 +492,7 @@ def did_save(ls: FxLanguageServer, params: types.DidSaveTextDocumentParams) -> N
     if _is_pyproject(path):
         _config_changed(ls, path)
         return
+    ls.files_changed([path])
     document = ls.documents.get(path)
     if document is not None:
         ls.documents.trace_with_dependents(document)
@@ -483,8 +521,9 @@ def did_close(ls: FxLanguageServer, params: types.DidCloseTextDocumentParams) ->
 def did_change_watched_files(
     ls: FxLanguageServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    for change in params.changes:
-        path = to_fs_path(change.uri) or ""
+    paths = [to_fs_path(change.uri) or "" for change in params.changes]
+    ls.files_changed([path for path in paths if path])
+    for path in paths:
         if _is_pyproject(path):
             _config_changed(ls, path)
         elif path not in ls.documents:
