@@ -36,7 +36,7 @@ from fx_lsp import (
 from fx_lsp.documents import Document, Documents
 from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
-from fx_lsp.protocol import FxProtocol, guarded
+from fx_lsp.protocol import FxProtocol, JsonText, guarded, json_text
 from fx_lsp.settings import Settings
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
@@ -676,22 +676,48 @@ def _requested_class(ls: FxLanguageServer, params: Any) -> tuple[Document, Modul
     return (document, module) if module is not None else None
 
 
+# A huge class's answers take seconds to build and encode: in a thread, so that other requests
+# are answered meanwhile (the event loop takes the GIL back every switch interval, see
+# ``serve``; ``json_text`` encodes a piece at a time so that it can).
+
+
 @server.feature(GENERATED_CODE)
 @guarded()
-def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
-    found = _requested_class(ls, params)
-    return code_lens.generated_code(found[0].uri, found[1]) if found else None
-
-
-@server.feature(GRAPH)
-@guarded()
-def on_graph(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
+async def on_generated_code(ls: FxLanguageServer, params: Any) -> JsonText | None:
     found = _requested_class(ls, params)
     if found is None:
         return None
     document, module = found
-    return {"uri": document.uri, "version": document.result_version,
-            **graph_view.graph(module, ls.lines_of, ls.encoding)}
+    return await asyncio.to_thread(
+        lambda: json_text(code_lens.generated_code(document.uri, module)))
+
+
+def _count(params: Any, key: str, default: int, largest: int) -> int:
+    """A non-negative integer parameter, ``default`` when absent or not an integer."""
+    value = params.get(key) if isinstance(params, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return default
+    return min(max(value, 0), largest)
+
+
+@server.feature(GRAPH)
+@guarded()
+async def on_graph(ls: FxLanguageServer, params: Any) -> JsonText | None:
+    found = _requested_class(ls, params)
+    if found is None:
+        return None
+    document, module = found
+    # The version of the result ``module`` comes from, before a new one can arrive.
+    version = document.result_version
+    params = _plain(params)
+    offset = _count(params, "offset", 0, len(module.graph))
+    limit = max(1, _count(params, "limit", graph_view.NODE_LIMIT, graph_view.NODE_LIMIT))
+
+    def answer() -> JsonText:
+        return json_text({"uri": document.uri, "version": version,
+                          **graph_view.graph(module, ls.lines_of, ls.encoding, offset, limit)})
+
+    return await asyncio.to_thread(answer)
 
 
 @server.command(TRACE_WORKSPACE)
