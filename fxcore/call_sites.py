@@ -14,6 +14,7 @@ import ast
 import os
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fxcore.workspace import SKIPPED_FOLDERS
@@ -153,6 +154,8 @@ class CallSiteIndex:
     def update(self, path: str) -> set[str]:
         """``path`` was created, changed or deleted (a file or a folder): bring its calls up
         to date. The names of the classes whose calls may have changed."""
+        if path == self.root or self.root.startswith(path + os.sep):
+            return self.rescan()  # the whole workspace, or a folder around it
         if os.path.isdir(path):
             inside = set(_workspace_files(path)) if self._indexed(path, folder=True) else set()
             below = {known for known in self.files if known.startswith(path + os.sep)}
@@ -250,7 +253,9 @@ class CallSiteIndexes:
         #: Set from the event loop, consumed by the next job: never waits for ``_lock``.
         self._rescan = threading.Event()
 
-    def for_root(self, root: str) -> CallSiteIndex:
+    def first_calls(self, root: str, names: Iterable[str]) -> dict[str, CallSite]:
+        """Class name -> its first call in the workspace at ``root``, for those of ``names``
+        that have one (under the lock: the server's file events update the index meanwhile)."""
         root = os.path.abspath(root)
         with self._lock:
             if self._rescan.is_set():
@@ -260,7 +265,7 @@ class CallSiteIndexes:
             index = self._indexes.get(root)
             if index is None:
                 index = self._indexes[root] = build_index(root)
-            return index
+            return {name: site for name in names if (site := index.for_class(name)) is not None}
 
     def changed(self, paths: list[str]) -> dict[str, set[str]]:
         """Files (or folders) created, changed or deleted: update every built index that holds

@@ -332,8 +332,7 @@ class Engine:
             names = top_level_classes(source_text(job.path, job.overlays) or "")
         except (SyntaxError, ValueError):
             return job
-        index = self.call_sites.for_root(job.workspace_root)
-        found = {name: site for name in names if (site := index.for_class(name)) is not None}
+        found = self.call_sites.first_calls(job.workspace_root, names)
         return dataclasses.replace(job, call_sites=found) if found else job
 
     def _run_job(self, handle: TraceHandle) -> FileResult:
