@@ -1,5 +1,6 @@
 """The server at scale, through the real server over stdio: a file event updates the call-site
-index (a constructor call added to a README reaches the open class without a restart); a huge
+index (a constructor call added to a README, or deleted, reaches the open class without a
+restart); a huge
 class's ``fxLsp/graph`` and ``fxLsp/generatedCode`` answers are bounded and paged; and a hover
 sent after such a request is answered before it (the answers are built off the event loop)."""
 
@@ -57,7 +58,9 @@ NODE_LIMIT = 5_000
 GENERATED_CODE_LIMIT = 1_000_000
 
 
-async def test_a_readme_call_added_on_disk_reaches_the_open_class(tmp_path: pathlib.Path) -> None:
+async def test_a_readme_call_added_or_deleted_reaches_the_open_class(
+    tmp_path: pathlib.Path,
+) -> None:
     workspace = new_project(tmp_path)
     model = workspace / "model.py"
     model.write_text(NEEDS_WIDTH)
@@ -74,6 +77,13 @@ async def test_a_readme_call_added_on_disk_reaches_the_open_class(tmp_path: path
         # Built with the README's arguments, the class is traced: its len() is found.
         after = await client.diagnostics_for(uri, version=1, after=published, timeout=60)
         assert any(d.code == "FX002" for d in after)
+
+        readme.unlink()
+        published = len(client.published)
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+            types.FileEvent(uri=from_fs_path(str(readme)), type=types.FileChangeType.Deleted)]))
+        gone = await client.diagnostics_for(uri, version=1, after=published, timeout=60)
+        assert not any(d.code == "FX002" for d in gone)
 
 
 async def opened_wide(client: Any, workspace: pathlib.Path) -> str:
