@@ -46,7 +46,7 @@ class FxProtocol(LanguageServerProtocol):
         return (yield from super().lsp_workspace__execute_command(params))
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        if error is not None or not isinstance(result, JsonText):
+        if error is not None or not isinstance(result, JsonText) or self.writer is None:
             super()._send_response(msg_id, result, error)
             return
         # Encoded in a thread already: pygls would walk it again with cattrs and json.dumps
