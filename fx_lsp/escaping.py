@@ -60,6 +60,12 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda match: _shown(match.group()), text)
 
 
+def label(text: str) -> str:
+    """``text`` for a code lens title: ``visible``, and with ``$(name)``, which VS Code draws
+    as an icon there, escaped as VS Code's own ``escapeIcons`` escapes it."""
+    return visible(text).replace("$(", "\\$(")
+
+
 # -- Markdown ------------------------------------------------------------------------------
 
 

@@ -80,7 +80,7 @@ def _verdict_markdown(module: ModuleResult, document: str) -> str:
         parts += [f"- {hint.code}: {message_markdown(hint.message)}" for hint in module.hints]
         return "\n\n".join(parts)
     if module.status == "not-traced":
-        return f"**{name}** was not traced: {_message_markdown(module.reason)}"
+        return f"**{name}** was not traced: {_message_markdown(module.reason or '')}"
     count = len(module.failures)
     lines = [
         f"**{name}** is not FX-traceable: {count} failure{'s' * (count != 1)}",

@@ -210,3 +210,54 @@ async def test_hover_markdown_renders_no_link_image_or_html(workspace: Path) -> 
     assert "&lt;img src=x&gt;" in rendered(hovers["raise ValueError"])
     table = rendered(hovers["return getattr"])
     assert "<table>" in table and "a`&lt;img src=x&gt;|&lt;!--&lt;script&gt;" in table
+
+
+#: A class that needs arguments, traced as the child its parent built under an odd name: the
+#: code lens and hover name that child.
+LAYERS = '''from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x)
+'''
+PARENT = '''from torch import nn
+
+from pkg.layers import Block
+
+
+class Parent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.add_module("$(alert)`<img src=x>", Block(4))
+
+    def forward(self, x):
+        return getattr(self, "$(alert)`<img src=x>")(x)
+'''
+
+
+async def test_code_lens_and_hover_name_an_odd_child_as_text(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "pkg").mkdir()
+    for name, text in {"__init__.py": "", "layers.py": LAYERS, "parent.py": PARENT}.items():
+        (tmp_path / "pkg" / name).write_text(text)
+    async with session(tmp_path) as client:
+        parent = client.open(tmp_path / "pkg" / "parent.py")
+        await client.diagnostics_for(parent, version=1, timeout=120)
+        uri = client.open(tmp_path / "pkg" / "layers.py")
+        await client.diagnostics_for(uri, version=1, timeout=120)
+        lenses = await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=3, character=7)))
+    # VS Code draws "$(name)" in a code lens title as an icon unless it is escaped.
+    assert lenses[0].command.title.endswith(
+        "traced as built by Parent.\\$(alert)`<img src=x>"), lenses[0].command.title
+    assert hover is not None
+    html = rendered(hover.contents.value)
+    assert "<code>Parent.$(alert)`&lt;img src=x&gt;</code>" in html, hover.contents.value
