@@ -261,3 +261,24 @@ async def test_code_lens_and_hover_name_an_odd_child_as_text(tmp_path: Path) -> 
     assert hover is not None
     html = rendered(hover.contents.value)
     assert "<code>Parent.$(alert)`&lt;img src=x&gt;</code>" in html, hover.contents.value
+
+
+def test_fix_and_diff_show_an_odd_folder_and_source_line_as_text(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    folder = tmp_path / "d\x1b]52;c;Zm9yZ2Vk\x07\n::error file=x::forged"
+    folder.mkdir()
+    (folder / "model.py").write_text(
+        'import torch\nfrom torch import nn  # "\x1b]52;c;Zm9yZ2Vk\x07"\n\n\n'
+        "class UsesLen(nn.Module):\n    def forward(self, x):\n        return x * len(x)\n")
+    printed = []
+    for option in ("--diff", "--fix"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "fx_lsp", "check", ".", option], cwd=tmp_path,
+            capture_output=True, text=True, encoding="utf-8", timeout=300)
+        printed += [completed.stdout, completed.stderr]
+    assert "torch.fx.wrap" in printed[0] and "Fixed 1 problem" in printed[3]
+    for output in printed:
+        assert not CONTROL.search(output), repr(output)
+        assert not [line for line in physical_lines(output) if line.lstrip().startswith("::")]
+    assert ' from torch import nn  # "␛]52;c;Zm9yZ2Vk␇"' in printed[0]
+    assert "  d␛]52;c;Zm9yZ2Vk␇␊::error file=x::forged/model.py:7:20: FX002" in printed[3]
