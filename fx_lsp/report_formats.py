@@ -279,7 +279,8 @@ _SARIF_LEVELS = {"error": "error", "warning": "warning", "hint": "note"}
 
 
 def _uri(path: str) -> str:
-    return quote(display_path(path).replace(os.sep, "/"))
+    # A file name that is not UTF-8 holds its bytes as lone surrogates: percent-encode them.
+    return quote(display_path(path).replace(os.sep, "/"), errors="surrogateescape")
 
 
 def sarif_rules() -> list[dict[str, Any]]:

@@ -282,3 +282,22 @@ def test_fix_and_diff_show_an_odd_folder_and_source_line_as_text(tmp_path: Path)
         assert not [line for line in physical_lines(output) if line.lstrip().startswith("::")]
     assert ' from torch import nn  # "␛]52;c;Zm9yZ2Vk␇"' in printed[0]
     assert "  d␛]52;c;Zm9yZ2Vk␇␊::error file=x::forged/model.py:7:20: FX002" in printed[3]
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    with open(os.path.join(os.fsencode(tmp_path), b"odd\xff.py"), "w") as handle:
+        handle.write("from torch import nn\n\n\nclass Odd(nn.Module):\n    pass\n")
+    outputs = {}
+    for output_format in ("concise", "full", "junit", "sarif", "json"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "fx_lsp", "check", ".", "--no-cache", "--output-format",
+             output_format], cwd=tmp_path, capture_output=True, text=True, encoding="utf-8",
+            timeout=300)
+        assert completed.returncode == 1, (output_format, completed.stderr)
+        outputs[output_format] = completed.stdout
+    assert outputs["concise"].startswith("odd\\udcff.py:1:1: FX100")
+    assert ET.fromstring(outputs["junit"]).find("testsuite").get("name") == "odd\\udcff.py"
+    (result,) = json.loads(outputs["sarif"])["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert location == "odd%FF.py"
