@@ -56,7 +56,7 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(text: str) -> str:
-    """``text`` with each character XML 1.0 cannot hold shown as ``terminal`` shows it."""
+    """``text`` with each character XML 1.0 cannot hold shown as ``visible`` shows it."""
     return _NOT_XML.sub(lambda match: _shown(match.group()), text)
 
 
@@ -107,7 +107,7 @@ def code_block(text: str, language: str = "") -> str:
 
 
 def message_markdown(text: str) -> str:
-    """A message that marks code with backticks (``len(x)`` in `` `x` ``) as Markdown: each
+    """A message that marks code with backticks (as fx-lsp's messages do) as Markdown: each
     backticked part a code span, the rest plain text. Backticks from workspace text may
     pair up wrongly; then a part shows as code instead of text, but nothing in it renders."""
     parts = text.split("`")
