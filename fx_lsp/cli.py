@@ -14,6 +14,7 @@ from typing import TextIO
 
 from fx_lsp import fixing, graph_html, report_formats, shards
 from fx_lsp.check import CheckRun, check_jobs, run_jobs
+from fx_lsp.escaping import terminal
 from fxcore import network_isolation
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
@@ -188,13 +189,13 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     try:
         module = graph_html.find_class(check_run, class_name)
     except graph_html.GraphTargetError as error:
-        print(f"fx-lsp graph: {path}: {error}", file=sys.stderr)
+        print(f"fx-lsp graph: {terminal(path)}: {terminal(str(error))}", file=sys.stderr)
         return EXIT_FAILED
     output = arguments.output_file or f"{module.class_name}.graph.html"
     with open(output, "w", encoding="utf-8") as stream:
         stream.write(graph_html.page(module))
-    print(f"{output}: {module.qualified_name}, {module.status}, {len(module.graph)} nodes",
-          file=sys.stderr)
+    print(f"{terminal(output)}: {terminal(module.qualified_name)}, {module.status}, "
+          f"{len(module.graph)} nodes", file=sys.stderr)
     return EXIT_OK
 
 

@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import class_extents
+from fx_lsp.escaping import label
 from fxcore.parent_arguments import parent_description
 from fxcore.results import FileResult, ModuleResult
 
@@ -20,7 +21,7 @@ def title(module: ModuleResult) -> str:
     built_by = parent_description(module)
     verdict = _verdict_title(module)
     if built_by is not None:
-        return f"{verdict} · traced as built by {built_by}"
+        return f"{verdict} · traced as built by {label(built_by)}"
     if module.arguments is not None and module.arguments.origin == "guessed":
         return f"{verdict} · guessed arguments"
     return verdict
