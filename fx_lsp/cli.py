@@ -14,6 +14,8 @@ from typing import TextIO
 
 from fx_lsp import fixing, graph_html, report_formats, shards
 from fx_lsp.check import CheckRun, check_jobs, run_jobs
+from fx_lsp.escaping import terminal
+from fxcore import network_isolation
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.version import VERSION
@@ -21,12 +23,27 @@ from fxcore.version import VERSION
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the version, then which network isolation workers get on this machine
+    (probed only when asked, since the probe starts a throwaway process)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 help: str | None = None) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"fx-lsp {VERSION}\nnetwork isolation: {network_isolation.describe()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fx-lsp",
         description="Find what stops torch.fx symbolic tracing of your nn.Modules.",
     )
-    parser.add_argument("--version", action="version", version=f"fx-lsp {VERSION}")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="show the version and the network isolation of workers, and exit")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="trace the nn.Modules of files or folders")
     check.add_argument("paths", nargs="+", metavar="PATH")
@@ -172,13 +189,13 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     try:
         module = graph_html.find_class(check_run, class_name)
     except graph_html.GraphTargetError as error:
-        print(f"fx-lsp graph: {path}: {error}", file=sys.stderr)
+        print(f"fx-lsp graph: {terminal(path)}: {terminal(str(error))}", file=sys.stderr)
         return EXIT_FAILED
     output = arguments.output_file or f"{module.class_name}.graph.html"
     with open(output, "w", encoding="utf-8") as stream:
         stream.write(graph_html.page(module))
-    print(f"{output}: {module.qualified_name}, {module.status}, {len(module.graph)} nodes",
-          file=sys.stderr)
+    print(f"{terminal(output)}: {terminal(module.qualified_name)}, {module.status}, "
+          f"{len(module.graph)} nodes", file=sys.stderr)
     return EXIT_OK
 
 

@@ -245,7 +245,8 @@ class Engine:
         self._lock = threading.Lock()
         self._zygote: _Zygote | None = None
         self._closed = False
-        self._call_sites = CallSiteIndexes()
+        #: Built once per workspace root; the server passes its file events on to it.
+        self.call_sites = CallSiteIndexes()
         self._preloaded: set[str] = set()
 
     def _live_zygote(self) -> _Zygote:
@@ -341,8 +342,7 @@ class Engine:
             names = top_level_classes(source_text(job.path, job.overlays) or "")
         except (SyntaxError, ValueError):
             return job
-        index = self._call_sites.for_root(job.workspace_root)
-        found = {name: site for name in names if (site := index.for_class(name)) is not None}
+        found = self.call_sites.first_calls(job.workspace_root, names)
         return dataclasses.replace(job, call_sites=found) if found else job
 
     def _run_job(self, handle: TraceHandle) -> FileResult:
