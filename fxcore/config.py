@@ -56,6 +56,9 @@ MAX_MEMORY_LIMIT_MB = 1 << 20
 #: A larger ``pyproject.toml`` is not read: real ones are kilobytes, and tomllib would take
 #: minutes (and the memory) of the CLI or the server on a gigabyte.
 MAX_PYPROJECT_BYTES = 4 << 20
+#: Deeper ``args``/``kwargs``/``concrete-args`` values are a mistake; a worker rebuilding
+#: one 440 levels deep ran out of stack.
+MAX_VALUE_DEPTH = 100
 #: Characters of a rejected ``call`` quoted in its message.
 _QUOTED_CALL_CHARACTERS = 80
 
@@ -290,6 +293,19 @@ def _read_call(text: str, class_name: str, source: str,
                                  for keyword in node.keywords)), None
 
 
+def _depth(value: Any) -> int:
+    """How deep arrays and tables nest in a TOML value (1 for a flat array), without
+    recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _parse_module_config(entry: Any, source: str,
                          class_name: str = "") -> tuple[ModuleConfig, list[str]]:
     config = ModuleConfig()
@@ -307,20 +323,26 @@ def _parse_module_config(entry: Any, source: str,
         config.call, problem = _parse_call(call, class_name, source)
         if problem:
             problems.append(problem)
+    too_deep = (f"is nested more than {MAX_VALUE_DEPTH} levels deep (the worker rebuilds "
+                "values by recursion); ignored")
     args = entry.get("args")
     if args is not None:
-        if isinstance(args, list):
-            config.args = args
-        else:
+        if not isinstance(args, list):
             problems.append(f"{source}: 'args' must be a list")
+        elif _depth(args) > MAX_VALUE_DEPTH:
+            problems.append(f"{source}: 'args' {too_deep}")
+        else:
+            config.args = args
     for key, attribute in (("kwargs", "kwargs"), ("concrete-args", "concrete_args")):
         value = entry.get(key)
         if value is None:
             continue
-        if isinstance(value, dict):
-            setattr(config, attribute, dict(value))
-        else:
+        if not isinstance(value, dict):
             problems.append(f"{source}: '{key}' must be a table")
+        elif _depth(value) > MAX_VALUE_DEPTH:
+            problems.append(f"{source}: '{key}' {too_deep}")
+        else:
+            setattr(config, attribute, dict(value))
     concrete_none = entry.get("concrete-none")
     if concrete_none is not None:
         if isinstance(concrete_none, list) and all(isinstance(n, str) for n in concrete_none):

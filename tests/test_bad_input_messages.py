@@ -114,6 +114,22 @@ def test_a_call_too_deep_to_read_is_a_config_problem_and_the_rest_applies(
     assert [module["status"] for module in report["modules"]] == ["failed"]
 
 
+def test_arguments_nested_hundreds_deep_are_a_config_problem(tmp_path: Path) -> None:
+    """TOML parses 440 levels; the worker rebuilding them as Python source did not (FX199
+    with a traceback of its recursion, and the class was never traced)."""
+    depth = 440
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.fx-lsp.modules."model:Net"]\nargs = ' + "[" * depth + "]" * depth + "\n")
+    (tmp_path / "model.py").write_text(MODEL)
+    completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", "model.py")
+    assert completed.returncode == 1, completed.stderr[-2000:]  # the FX002
+    report = json.loads(completed.stdout)
+    (problem,) = report["config_problems"]
+    assert "'args' is nested more than 100 levels deep" in problem
+    assert [error for file in report["files"] for error in file["errors"]] == []
+    assert [module["status"] for module in report["modules"]] == ["failed"]
+
+
 # -- fx-lsp merge --------------------------------------------------------------------------
 
 
