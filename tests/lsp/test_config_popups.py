@@ -9,7 +9,7 @@ import pathlib
 
 from lsprotocol import types
 
-from lsp_support import session, wait_for
+from lsp_support import code_actions_for, session, wait_for
 
 MODEL = ("from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
          "        return x + len(x)\n")
@@ -76,6 +76,7 @@ async def test_a_pyproject_too_deep_to_parse_leaves_tracing_and_requests_working
             (fx002,) = [d for d in diagnostics if d.code == "FX002"]
             assert fx002.severity == (types.DiagnosticSeverity.Hint if name == "call"
                                       else types.DiagnosticSeverity.Error), name
+            assert await code_actions_for(client, uri, fx002), name
         hover = await client.text_document_hover_async(types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uris["deep"]),
             position=types.Position(line=5, character=20)))
