@@ -4,7 +4,8 @@ Every shard lists the same files and splits them the same way: largest cost firs
 least loaded shard, the cost being the seconds the file took when the result cache knows it
 (else the median of the known ones). A shard's report carries the partition's fingerprint, and
 ``merge`` refuses shards that disagree (caches restored differently give different costs) or
-that are missing, so a merged report is never silently short of files.
+that are missing, so a merged report is never silently short of files. Reports come from other
+machines: each is checked against a JSON schema of every part ``merge`` reads before it is used.
 """
 
 from __future__ import annotations
