@@ -16,6 +16,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from fxcore.file_access import read_text
 from fxcore.workspace import SKIPPED_FOLDERS
 
 #: Markdown fenced code blocks that hold Python.
@@ -151,9 +152,8 @@ def build_index(root: str) -> CallSiteIndex:
     index = CallSiteIndex(root=root, signature=_signature(files))
     for path in files:
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
-        except OSError:
+            text = read_text(path)
+        except OSError:  # gone, or not a regular file of bounded size: no calls from it
             continue
         site_of = os.path.relpath(path, root)
         found = (calls_in_markdown(text, site_of)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import CallSite, is_literal_call_argument
+from fxcore.file_access import read_bytes
 from fxcore.results import EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
 
@@ -81,8 +82,7 @@ def read_project_config(workspace_root: str, text: str | None = None) -> Project
         if text is None:
             if not os.path.isfile(path):
                 return ProjectConfig()
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8")
+            text = read_bytes(path).decode("utf-8")
         document = tomllib.loads(text)
     except UnicodeDecodeError as error:
         return ProjectConfig(problems=[f"{path}: cannot read [tool.fx-lsp]: the file is not "
