@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass, field
 
 from fxcore.file_access import read_text
+from fxcore.parsing import parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
 #: Markdown fenced code blocks that hold Python.
@@ -60,8 +61,8 @@ def _called_name(call: ast.Call) -> str | None:
 def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[str, CallSite]]:
     """(class name, call site) for every literal constructor call in Python ``text``."""
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = parse_module(text)
+    except SyntaxError:
         return []
     found = []
     for node in ast.walk(tree):

@@ -6,6 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from fxcore.parsing import parse_module
 from fxcore.results import Range
 
 
@@ -40,8 +41,9 @@ def char_span(lines: list[str], node: ast.expr) -> Range:
 
 
 def top_level_classes(text: str) -> dict[str, ClassSource]:
-    """Top-level classes of a module, by name. Raises ``SyntaxError``."""
-    tree = ast.parse(text)
+    """Top-level classes of a module, by name. Raises ``SyntaxError`` (also for source too
+    complex for Python's parser: ``fxcore.parsing``)."""
+    tree = parse_module(text)
     lines = text.splitlines()
     classes: dict[str, ClassSource] = {}
     for node in tree.body:

@@ -31,6 +31,7 @@ from typing import Any
 from fxcore.cache import ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import top_level_classes
+from fxcore.parsing import parse_module
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range, TraceJob
 from fxcore.workspace import import_location, source_text
 from fxcore.zygote import receive_message, send_message
@@ -329,7 +330,7 @@ class Engine:
         """The job with the workspace's literal constructor calls of its classes."""
         try:
             names = top_level_classes(source_text(job.path, job.overlays) or "")
-        except (SyntaxError, ValueError):
+        except SyntaxError:
             return job
         index = self._call_sites.for_root(job.workspace_root)
         found = {name: site for name in names if (site := index.for_class(name)) is not None}
@@ -556,8 +557,8 @@ def _may_define_a_class(job: TraceJob) -> bool:
     if text is None:
         return True  # let the worker say why it cannot be read
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        tree = parse_module(text)
+    except SyntaxError:
         return True  # the worker reports the syntax error without importing
     return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
 

@@ -61,6 +61,7 @@ from fxcore.locate import (
     to_frame,
     traceback_positions,
 )
+from fxcore.parsing import SourceTooComplex
 from fxcore.results import (
     CODES,
     Arguments,
@@ -286,11 +287,15 @@ class JobRunner:
         end_column = error.end_offset or column + 1
         if (end_line, end_column) <= (line, column):
             end_line, end_column = line, column + 1
+        if isinstance(error, SourceTooComplex):
+            message = f"This file cannot be checked: {error.msg}."
+        else:
+            message = (f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
+                       "parses.")
         return Failure(
             code=CODES["import"],
             kind="import",
-            message=f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
-            "parses.",
+            message=message,
             **Range(line, column, end_line, end_column).at(self.path),
         )
 

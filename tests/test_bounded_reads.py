@@ -40,6 +40,11 @@ class Counting(torch.nn.Module):
         return x * len(x)
 """
 
+#: A class, then an expression Python's parser gives up on (RecursionError).
+DEEP_MODEL = ("import torch\n\n\nclass Deep(torch.nn.Module):\n    def forward(self, x):\n"
+              "        return x\n\n\nTOTAL = " + "+".join(["1"] * 100_000) + "\n")
+
+
 def _cap_address_space() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, resource.RLIM_INFINITY))
 
@@ -160,6 +165,21 @@ def test_fix_creates_no_file_through_a_dangling_pyproject_link(tmp_path: pathlib
     assert 'autowrap-functions = ["helpers:positive"]' in (root / "pyproject.toml").read_text()
 
 
+# -- parses: too deep for Python's parser is one file's problem ----------------------------
+
+
+def test_cli_reports_a_source_too_deep_to_parse_and_checks_the_others(
+        tmp_path: pathlib.Path) -> None:
+    root = project(tmp_path)
+    (root / "deep.py").write_text(DEEP_MODEL)
+    completed = run_cli(root)
+    assert completed.returncode == 1, completed.stderr
+    assert counting_reported(completed.stdout), completed.stdout
+    assert ("deep.py:1:1: FX100 This file cannot be checked: the source is too deeply nested "
+            "or too long for Python's parser (RecursionError).") in completed.stdout
+    assert "Traceback" not in completed.stderr
+
+
 # -- the server ----------------------------------------------------------------------------
 
 #: ``python -m fx_lsp serve --stdio`` with the address space capped.
@@ -198,3 +218,16 @@ async def test_server_publishes_despite_a_link_to_dev_zero(tmp_path: pathlib.Pat
         uri = client.open(root / "model.py")
         diagnostics = await client.diagnostics_for(uri, timeout=RUN_SECONDS)
         assert codes(diagnostics) == ["FX002"]
+
+
+async def test_server_publishes_for_a_source_too_deep_to_parse(tmp_path: pathlib.Path) -> None:
+    root = project(tmp_path)
+    (root / "deep.py").write_text(DEEP_MODEL)
+    async with serve(root) as client:
+        deep = client.open(root / "deep.py")
+        (problem,) = await client.diagnostics_for(deep, timeout=RUN_SECONDS)
+        assert (problem.code, problem.message) == (
+            "FX100", "This file cannot be checked: the source is too deeply nested or too "
+            "long for Python's parser (RecursionError).")
+        model = client.open(root / "model.py")  # the server goes on with other files
+        assert codes(await client.diagnostics_for(model, timeout=RUN_SECONDS)) == ["FX002"]
