@@ -180,6 +180,45 @@ def test_cli_reports_a_source_too_deep_to_parse_and_checks_the_others(
     assert "Traceback" not in completed.stderr
 
 
+# -- imports: only files with a module-level class -----------------------------------------
+
+
+def test_cli_never_imports_a_script_whose_classes_are_inside_functions(
+        tmp_path: pathlib.Path) -> None:
+    root = project(tmp_path)
+    marker = tmp_path / "script-ran"
+    (root / "train.py").write_text(script_with_nested_classes(marker))
+    library_marker = tmp_path / "library-imported"
+    # Classes inside module-level blocks are module attributes: such a file is imported.
+    (root / "fused.py").write_text(
+        f"import torch\nopen({str(library_marker)!r}, 'w').close()\n"
+        "try:\n    import apex_not_installed\nexcept ImportError:\n"
+        "    class Norm(torch.nn.Module):\n        def forward(self, x):\n            return x\n")
+    completed = run_cli(root)
+    assert completed.returncode == 1, completed.stderr
+    assert counting_reported(completed.stdout), completed.stdout
+    assert not marker.exists()
+    assert library_marker.exists()
+
+
+def script_with_nested_classes(marker: pathlib.Path) -> str:
+    """A training script: running it writes ``marker``; its classes are in a function and
+    under the main guard, neither of which is a module attribute after an import."""
+    return (
+        "import torch\n\n"
+        f"open({str(marker)!r}, 'w').close()\n\n\n"
+        "def main():\n"
+        "    class Net(torch.nn.Module):\n"
+        "        def forward(self, x):\n"
+        "            return x\n"
+        "    return Net()\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    class Script(torch.nn.Module):\n"
+        "        pass\n"
+        "    main()\n"
+    )
+
+
 # -- the server ----------------------------------------------------------------------------
 
 #: ``python -m fx_lsp serve --stdio`` with the address space capped.
@@ -231,3 +270,17 @@ async def test_server_publishes_for_a_source_too_deep_to_parse(tmp_path: pathlib
             "long for Python's parser (RecursionError).")
         model = client.open(root / "model.py")  # the server goes on with other files
         assert codes(await client.diagnostics_for(model, timeout=RUN_SECONDS)) == ["FX002"]
+
+
+async def test_server_never_imports_a_script_whose_classes_are_inside_functions(
+        tmp_path: pathlib.Path) -> None:
+    root = project(tmp_path)
+    marker = tmp_path / "script-ran"
+    (root / "train.py").write_text(script_with_nested_classes(marker))
+    async with serve(root) as client:
+        script = client.open(root / "train.py")
+        assert await client.diagnostics_for(script, timeout=RUN_SECONDS) == []
+        # Traced after the script in the same engine: its verdict means the script's job ended.
+        model = client.open(root / "model.py")
+        assert codes(await client.diagnostics_for(model, timeout=RUN_SECONDS)) == ["FX002"]
+    assert not marker.exists()
