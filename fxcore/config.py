@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import CallSite, is_literal_call_argument
+from fxcore.file_access import read_bytes
 from fxcore.results import EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
 
@@ -98,13 +99,9 @@ def read_project_config(workspace_root: str, text: str | None = None) -> Project
         if text is None:
             if not os.path.isfile(path):
                 return ProjectConfig()
-            with open(path, "rb") as handle:
-                # One byte more than allowed tells a file at the limit from a larger one.
-                data = handle.read(MAX_PYPROJECT_BYTES + 1)
-            if len(data) > MAX_PYPROJECT_BYTES:
-                return _unreadable(path, too_large)
-            text = data.decode("utf-8")
-        elif len(text) > MAX_PYPROJECT_BYTES:
+            # A regular file of at most MAX_FILE_BYTES, or UnreadableFile saying why not.
+            text = read_bytes(path).decode("utf-8")
+        elif len(text) > MAX_PYPROJECT_BYTES:  # an editor's buffer
             return _unreadable(path, too_large)
         document = tomllib.loads(text)
     except UnicodeDecodeError as error:
