@@ -11,6 +11,7 @@ from fx_lsp.check import CheckRun, display_path
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.shards import Shard
 from fxcore import fix_apply
+from fxcore.file_access import replace_text
 from fxcore.report import Problem
 from fxcore.workspace import find_workspace_root, source_text
 
@@ -53,8 +54,7 @@ def print_summary(edits: fix_apply.Edits, stream: TextIO, applied: bool) -> None
 
 def write_edits(edits: fix_apply.Edits) -> None:
     for path, (_, new) in edits.files.items():
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(new)
+        replace_text(path, new)
 
 
 def fix_until_done(check_run: CheckRun, shard: Shard | None,

@@ -100,8 +100,21 @@ class FxLanguageServer(LanguageServer):
                 self._reported.add(message)
                 self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
-    def _warn(self, messages: list[str]) -> None:
-        self.report_once(messages, types.MessageType.Warning)
+    def _warn(self, problems: list[str], where: str) -> None:
+        """One read's configuration problems: each new one in the log, and one pop-up, the
+        problem itself or, for several, how many (2,000 unknown keys made 2,000 pop-ups)."""
+        new = [problem for problem in dict.fromkeys(problems) if problem not in self._reported]
+        if not new:
+            return
+        self._reported.update(new)
+        for problem in new:
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Warning, message=problem))
+        message = new[0] if len(new) == 1 else (
+            f"fx-lsp: {len(new):,} problems in {where}, each in the fx-lsp log (VS Code: the "
+            f"FX Trace output); the first: {new[0]}")
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
     def report_untrusted(self) -> None:
         self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from fxcore.file_access import read_text
+from fxcore.parsing import parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
 #: Markdown fenced code blocks that hold Python.
@@ -60,8 +62,8 @@ def _called_name(call: ast.Call) -> str | None:
 def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[str, CallSite]]:
     """(class name, call site) for every literal constructor call in Python ``text``."""
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = parse_module(text)
+    except SyntaxError:
         return []
     found = []
     for node in ast.walk(tree):
@@ -225,9 +227,8 @@ def _workspace_files(root: str) -> list[str]:
 def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
     """The literal constructor calls written in one file, named by its path below ``root``."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except OSError:
+        text = read_text(path)
+    except OSError:  # gone, or not a regular file of bounded size: no calls from it
         return []
     site_of = os.path.relpath(path, root)
     return (calls_in_markdown(text, site_of)

@@ -9,7 +9,10 @@ FX100 = Rule(
     severity="error",
     docs="""\
 **The file cannot be imported**: a syntax error (reported where it is), or an exception raised
-while importing (reported on the import or statement that raised it).
+while importing (reported on the import or statement that raised it). Also a file fx-lsp does
+not read or cannot parse, reported on its first line: one that is not a regular file (a
+symbolic link to a device such as `/dev/zero`, a named pipe), one over 4 MiB ("too large to
+check"), or source too deeply nested or too long for Python's parser (a `RecursionError`).
 
 Fix: make `python -c "import your.module"` work from the workspace root.
 """,

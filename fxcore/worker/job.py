@@ -24,7 +24,9 @@ from typing import Any
 import torch
 
 from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.file_access import UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
+from fxcore.parsing import SourceTooComplex
 from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range, TraceJob
 from fxcore.suppressions import SKIP_REASON
 from fxcore.worker.building.sources import Built, build_class, has_own_arguments, root_arguments
@@ -157,6 +159,12 @@ class Job:
         if os.path.islink(path) and not os.path.exists(path):
             return (f"This file is a symbolic link to {os.readlink(path)}, which does "
                     "not exist.")
+        try:
+            read_bytes(path)
+        except UnreadableFile as error:
+            return f"This file is {error}."
+        except OSError as error:
+            return f"This file cannot be read: {error.strerror or error}."
         return "This file cannot be read as UTF-8 text."
 
     def unimportable_reason(self) -> str | None:
@@ -187,11 +195,15 @@ class Job:
         end_column = error.end_offset or column + 1
         if (end_line, end_column) <= (line, column):
             end_line, end_column = line, column + 1
+        if isinstance(error, SourceTooComplex):
+            message = f"This file cannot be checked: {error.msg}."
+        else:
+            message = (f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
+                       "parses.")
         return Failure(
             code=CODES["import"],
             kind="import",
-            message=f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
-            "parses.",
+            message=message,
             **Range(line, column, end_line, end_column).at(self.context.path),
         )
 
