@@ -27,6 +27,7 @@ import tempfile
 from dataclasses import asdict
 from typing import Any
 
+from fxcore.job_spec import TraceJob
 from fxcore.results import (
     Arguments,
     ExampleInputs,
@@ -38,7 +39,6 @@ from fxcore.results import (
     Hint,
     ModuleResult,
     Range,
-    TraceJob,
 )
 from fxcore.version import VERSION
 from fxcore.workspace import source_text

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fxcore.file_access import read_text
+from fxcore.job_spec import CallSite
 from fxcore.parsing import parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
@@ -26,16 +27,6 @@ _MARKDOWN_BLOCK = re.compile(r"^```(?:python|py|python3)?[ \t]*\n(.*?)^```", re.
 #: Markdown files read besides the Python ones.
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
 _DOCTEST_LINE = re.compile(r"^\s*(?:>>>|\.\.\.) ?(.*)$")
-
-
-@dataclass(frozen=True)
-class CallSite:
-    """``Class(*args, **kwargs)`` as written at ``site`` (``README.md:42``): each argument
-    as its source text, a literal or a nested literal call."""
-
-    site: str
-    args: tuple[str, ...] = ()
-    kwargs: tuple[tuple[str, str], ...] = ()
 
 
 def is_literal_call_argument(node: ast.expr) -> bool:

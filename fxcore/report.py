@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from fxcore import suppressions
 from fxcore.fix_plan import outline
-from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, ReportConfig, Span
+from fxcore.job_spec import ReportConfig
+from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
 from fxcore.rules import BY_CODE, Severity
 from fxcore.suppressions import SKIP_REASON, Directive
 

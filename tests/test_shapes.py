@@ -14,7 +14,8 @@ from torch import fx
 
 from fxcore.config import load_config, module_config_for
 from fxcore.engine import Engine
-from fxcore.results import ModuleResult, TraceJob
+from fxcore.job_spec import TraceJob
+from fxcore.results import ModuleResult
 from fxcore.tensor_spec import parse_spec
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.graph.example_inputs import INFERENCE_RULES

@@ -21,7 +21,8 @@ import torch
 from torch import fx
 
 from fxcore.discovery import top_level_classes
-from fxcore.results import EngineConfig, FileResult, Hint, ModuleConfig, ModuleResult, TraceJob
+from fxcore.job_spec import EngineConfig, ModuleConfig, TraceJob
+from fxcore.results import FileResult, Hint, ModuleResult
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget

@@ -20,16 +20,8 @@ from fxcore.cache import text_hash
 from fxcore.config import module_config_for
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.import_overlay import imported_workspace_files
-from fxcore.results import (
-    CODES,
-    Failure,
-    FileResult,
-    Frame,
-    ModuleConfig,
-    ModuleResult,
-    Range,
-    TraceJob,
-)
+from fxcore.job_spec import ModuleConfig, TraceJob
+from fxcore.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
 from fxcore.suppressions import skipped_lines
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.consequences import mark_consequences

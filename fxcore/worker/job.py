@@ -26,8 +26,9 @@ import torch
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.file_access import UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
+from fxcore.job_spec import TraceJob
 from fxcore.parsing import SourceTooComplex
-from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range, TraceJob
+from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range
 from fxcore.suppressions import SKIP_REASON
 from fxcore.worker.building.sources import Built, build_class, has_own_arguments, root_arguments
 from fxcore.worker.capture.base import Capture

@@ -10,7 +10,8 @@ from typing import Any
 
 import torch
 
-from fxcore.results import InstantiatedOn, ModuleConfig
+from fxcore.job_spec import ModuleConfig
+from fxcore.results import InstantiatedOn
 from fxcore.worker.building.weights import without_weights
 
 

@@ -23,7 +23,8 @@ from fxcore.arguments import (
     value_source,
 )
 from fxcore.discovery import ClassSource
-from fxcore.results import Arguments, InstantiatedOn, ModuleConfig, ModuleResult
+from fxcore.job_spec import ModuleConfig
+from fxcore.results import Arguments, InstantiatedOn, ModuleResult
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.context import JobContext, describe_exception
 
