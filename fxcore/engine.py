@@ -31,9 +31,11 @@ from typing import Any
 from fxcore.cache import KEY_VARIABLE, ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import top_level_classes
+from fxcore.installed_packages import preloadable
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range, TraceJob
+from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
 from fxcore.workspace import import_location, source_text
-from fxcore.zygote import receive_message, send_message
+from fxcore.zygote import receive_report, send_request
 
 #: How much of a child's output is kept (the tail).
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -105,7 +107,7 @@ class _Zygote:
     def _read(self) -> None:
         try:
             while True:
-                message, _fds = receive_message(self._socket)
+                message = receive_report(self._socket)
                 with self._state:
                     if message[0] == "ready":
                         self._ready = True
@@ -117,7 +119,7 @@ class _Zygote:
                         else:
                             self._exit_codes[message[1]] = message[2]
                     self._state.notify_all()
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # ConnectionError included: a report of another shape
             with self._state:
                 self._dead = True
                 self._state.notify_all()
@@ -132,7 +134,7 @@ class _Zygote:
             raise ZygoteError("the worker process that loads torch did not start")
         request_id = next(self._request_ids)
         with self._send_lock:
-            send_message(self._socket, ("fork", request_id, job, job.config.memory_limit_mb),
+            send_request(self._socket, ("fork", request_id, job, job.config.memory_limit_mb),
                          fds)
         if not self._wait_for(lambda: request_id in self._forked, 30.0):
             raise ZygoteError("the worker process did not fork a job")
@@ -142,14 +144,14 @@ class _Zygote:
     def kill(self, pid: int) -> None:
         try:
             with self._send_lock:
-                send_message(self._socket, ("kill", pid))
+                send_request(self._socket, ("kill", pid))
         except OSError:
             pass
 
     def preload(self, packages: list[str]) -> None:
         try:
             with self._send_lock:
-                send_message(self._socket, ("preload", packages))
+                send_request(self._socket, ("preload", packages))
         except OSError:
             pass  # a dead zygote is replaced on the next fork
 
@@ -193,6 +195,9 @@ class _Attempt:
     derived_modules: list[ModuleResult] = field(default_factory=list)
     file: FileResult | None = None
     fatal: str | None = None
+    #: Why a message from the child was refused (then the child is stopped and what it
+    #: reported is discarded: workspace code may have written it).
+    rejected: str | None = None
     #: "timeout" or "crash" when the child did not finish on its own.
     ended_by: str | None = None
     exit_description: str = ""
@@ -317,12 +322,17 @@ class Engine:
 
     def _preload(self, packages: list[str]) -> None:
         """Have the zygote import installed packages a job needed (timm, transformers,
-        einops), so later children start with them instead of importing them again."""
+        einops), so later children start with them instead of importing them again. The
+        names come from a worker (or a cache entry): only those that installed distributions
+        provide from site-packages are imported."""
         if os.environ.get("FX_LSP_NO_PRELOAD") == "1":
             return
         with self._lock:
-            new = sorted(set(packages) - self._preloaded)
-            self._preloaded.update(new)
+            wanted = set(packages) - self._preloaded
+        new = preloadable(wanted) if wanted else []
+        with self._lock:
+            # Asked for once each, allowed or not: the answer does not change in a process.
+            self._preloaded.update(wanted)
             zygote = self._zygote
         if new and zygote is not None:
             zygote.preload(new)
@@ -341,13 +351,20 @@ class Engine:
         job: TraceJob = handle.job
         started = time.perf_counter()
         result = FileResult(path=os.path.abspath(job.path))
+        #: Classes the children announced, and those that got a verdict.
+        announced: list[str] = []
         done: set[str] = set()
-        skipped: set[str] = set()
         only = list(job.only_classes)
         output = bytearray()
         while True:
             attempt = self._run_child(handle, dataclasses.replace(job, only_classes=only))
             output += attempt.output
+            announced.extend(name for name in attempt.classes or [] if name not in announced)
+            if attempt.rejected is not None:
+                result.errors.append(self._file_failure(
+                    job, "crash", f"The worker {attempt.exit_description}: nothing it "
+                    f"reported for this file is used.{_last_output(attempt.output)}"))
+                break
             result.modules.extend(attempt.modules)
             result.derived_modules.extend(attempt.derived_modules)
             done.update(module.class_name for module in attempt.modules)
@@ -362,28 +379,32 @@ class Engine:
                                                         f"The worker failed: {attempt.fatal}"))
             if attempt.ended_by is None:
                 break
-            if attempt.current_class is None and attempt.deriving is not None:
-                # Only a submodule instance of a finished root ran out of time or crashed:
-                # that is its verdict, and the file's remaining classes run in a new child.
-                result.derived_modules.append(self._ended_derived(attempt, attempt.deriving))
-                remaining = [name for name in (attempt.classes or [])
-                             if name not in done and name not in skipped]
-                if not remaining:
-                    break
-                only = remaining
-                continue
-            if attempt.current_class is None:
+            if attempt.classes is None:
                 message = (f"The worker {attempt.exit_description} while importing this file."
                            f"{_last_output(attempt.output)}")
                 result.errors.append(self._file_failure(job, attempt.ended_by, message))
                 break
-            skipped.add(attempt.current_class)
-            result.modules.append(self._ended_module(job, attempt))
-            remaining = [name for name in (attempt.classes or [])
-                         if name not in done and name not in skipped]
-            if not remaining:
+            if attempt.current_class is not None:
+                result.modules.append(self._ended_module(job, attempt.current_class, attempt))
+                done.add(attempt.current_class)
+            elif attempt.deriving is not None:
+                # Only a submodule instance of a finished root ran out of time or crashed:
+                # that is its verdict, and the file's remaining classes run in a new child.
+                result.derived_modules.append(self._ended_derived(attempt, attempt.deriving))
+            elif not attempt.modules:
+                # Stopped between classes without a verdict: the next class is the one that
+                # pays, so that each new child makes progress.
+                stalled = next((name for name in announced if name not in done), None)
+                if stalled is not None:
+                    result.modules.append(self._ended_module(job, stalled, attempt))
+                    done.add(stalled)
+            only = [name for name in announced if name not in done]
+            if not only:
                 break
-            only = remaining
+        # A class that was announced always gets a verdict, whatever its child did.
+        for name in announced:
+            if name not in done:
+                result.modules.append(self._ended_module(job, name, attempt))
         result.output = output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace")
         result.seconds = time.perf_counter() - started
         return result
@@ -403,7 +424,7 @@ class Engine:
             if not handle._attach(zygote, pid):
                 zygote.kill(pid)
                 raise CancelledError()
-            self._follow_child(handle, zygote, pid, results_reader, output_reader, attempt)
+            self._follow_child(handle, job, zygote, pid, results_reader, output_reader, attempt)
         finally:
             results_reader.close()
             os.close(output_reader)
@@ -417,12 +438,12 @@ class Engine:
             zygote.forget_exit(pid)
         return attempt
 
-    def _follow_child(self, handle: TraceHandle, zygote: _Zygote, pid: int,
+    def _follow_child(self, handle: TraceHandle, job: TraceJob, zygote: _Zygote, pid: int,
                       results_reader: Any, output_reader: int, attempt: _Attempt) -> None:
         """Read a child's messages and output until it is done, killing it when the current
         class runs out of time. Done means both pipes closed, or the child reported its
         file result or exited: a process it started may hold the pipes open for ever."""
-        timeout = handle.job.config.timeout
+        timeout = job.config.timeout
         # Importing a file that imports transformers or timm can take longer than tracing
         # one class; the import gets a larger budget, each class then its own `timeout`.
         deadline = time.monotonic() + max(3 * timeout, IMPORT_TIMEOUT_SECONDS)
@@ -441,9 +462,15 @@ class Engine:
                                                 or attempt.fatal is not None
                                                 or zygote.has_exited(pid)):
                 # Nothing left from the child itself; what still holds the output pipe is
-                # something it started, which the zygote kills.
+                # something it started, which the zygote kills. A child that reported and
+                # exited since `wait` returned left its last messages in the pipe: read them.
                 if output_reader in ready:
                     self._read_output(output_reader, attempt)
+                while results_reader in open_readers and results_reader.poll(0) \
+                        and self._read_message(results_reader, job, attempt):
+                    pass
+                if attempt.rejected is not None:
+                    self._stop_refused(zygote, pid, attempt)
                 return
             if not ready and time.monotonic() < deadline:
                 continue
@@ -461,12 +488,25 @@ class Engine:
             if output_reader in ready and not self._read_output(output_reader, attempt):
                 open_readers.remove(output_reader)
             if results_reader in ready:
-                if not self._read_message(results_reader, attempt):
+                if not self._read_message(results_reader, job, attempt):
                     open_readers.remove(results_reader)
+                    if attempt.rejected is not None and not killed:
+                        self._stop_refused(zygote, pid, attempt)
+                        killed = True
+                        deadline = time.monotonic() + 5.0
                 elif not killed:
                     # Each class and each submodule instance has its own time; any message
                     # after the import means the child is making progress.
                     deadline = time.monotonic() + timeout
+
+    @staticmethod
+    def _stop_refused(zygote: _Zygote, pid: int, attempt: _Attempt) -> None:
+        """A child that sent what no child of fx-lsp's sends is running someone else's
+        protocol: stop it, and keep nothing it reported."""
+        zygote.kill(pid)
+        attempt.ended_by = "crash"
+        attempt.exit_description = (f"sent data that is not a result of this job "
+                                    f"({attempt.rejected}) and was stopped")
 
     @staticmethod
     def _read_output(reader: int, attempt: _Attempt) -> bool:
@@ -482,10 +522,18 @@ class Engine:
         return True
 
     @staticmethod
-    def _read_message(reader: Any, attempt: _Attempt) -> bool:
+    def _read_message(reader: Any, job: TraceJob, attempt: _Attempt) -> bool:
+        """Take one message from the child; False when there are none left to read or the
+        message was refused (``attempt.rejected``)."""
         try:
-            kind, payload = reader.recv()
-        except (EOFError, OSError):
+            kind, payload = decode_message(reader.recv_bytes(MAX_MESSAGE_BYTES), job)
+        except (EOFError, ConnectionError):
+            return False
+        except OSError as error:  # recv_bytes: longer than MAX_MESSAGE_BYTES
+            attempt.rejected = f"a message too large to accept ({error})"
+            return False
+        except InvalidResultData as error:
+            attempt.rejected = str(error)[:OUTPUT_LINE_CHARACTERS]
             return False
         if kind == "classes":
             attempt.classes = payload
@@ -512,8 +560,7 @@ class Engine:
         return Failure(code=CODES[kind], kind=kind, message=message,
                        **Range(1, 1, 1, 1).at(os.path.abspath(job.path)))
 
-    def _ended_module(self, job: TraceJob, attempt: _Attempt) -> ModuleResult:
-        name = attempt.current_class or ""
+    def _ended_module(self, job: TraceJob, name: str, attempt: _Attempt) -> ModuleResult:
         path = os.path.abspath(job.path)
         try:
             source = top_level_classes(source_text(path, job.overlays) or "").get(name)
@@ -528,7 +575,8 @@ class Engine:
         )
         failure = Failure(
             code=CODES[kind], kind=kind,
-            message=f"Tracing {name} stopped: the worker {attempt.exit_description}. {advice}"
+            message=f"Tracing {name} stopped: the worker "
+            f"{attempt.exit_description or 'ended without a verdict for it'}. {advice}"
             f"{_last_output(attempt.output)}",
             **span,
         )

@@ -3,8 +3,10 @@
 The engine starts it (``python -c "import fxcore.zygote; ..." FD``, from a neutral working
 folder so that no workspace file shadows a module it imports) with one end of a socket pair. Over
 that socket the engine sends fork requests, each carrying a pickled ``TraceJob`` and two
-file descriptors (a results pipe and an output pipe); the zygote answers with the child's
-pid, later with its exit status, and kills a child's process group on request. When the
+file descriptors (a results pipe and an output pipe); the zygote answers, in JSON, with the
+child's pid, later with its exit status, and kills a child's process group on request. What
+the child reports goes straight to the engine over the results pipe, as JSON
+(``fxcore.worker_messages``). When the
 engine's end closes (the engine exited or crashed), the zygote kills its children and
 exits, so no process outlives the server.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import pickle
 import resource
@@ -29,8 +32,7 @@ from typing import Any
 _HEADER = struct.Struct("!I")
 
 
-def send_message(sock: socket.socket, message: Any, fds: list[int] | None = None) -> None:
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+def _send_frame(sock: socket.socket, payload: bytes, fds: list[int] | None = None) -> None:
     data = _HEADER.pack(len(payload)) + payload
     if fds:
         sent = socket.send_fds(sock, [data[:_HEADER.size]], fds)
@@ -49,14 +51,55 @@ def _receive_exactly(sock: socket.socket, size: int) -> bytes:
     return bytes(chunks)
 
 
-def receive_message(sock: socket.socket) -> tuple[Any, list[int]]:
+def _receive_frame(sock: socket.socket, max_bytes: int | None = None) -> tuple[bytes, list[int]]:
     header, fds, _flags, _address = socket.recv_fds(sock, _HEADER.size, maxfds=4)
     if not header:
         raise EOFError
     if len(header) < _HEADER.size:
         header += _receive_exactly(sock, _HEADER.size - len(header))
     (size,) = _HEADER.unpack(header)
-    return pickle.loads(_receive_exactly(sock, size)), list(fds)
+    if max_bytes is not None and size > max_bytes:
+        raise ConnectionError(f"a message of {size} bytes, more than {max_bytes}")
+    return _receive_exactly(sock, size), list(fds)
+
+
+def send_request(sock: socket.socket, message: tuple[Any, ...],
+                 fds: list[int] | None = None) -> None:
+    """Engine to zygote: pickled, because the zygote trusts the engine that started it and a
+    ``TraceJob`` carries configuration values of every TOML type."""
+    _send_frame(sock, pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL), fds)
+
+
+def receive_request(sock: socket.socket) -> tuple[Any, list[int]]:
+    payload, fds = _receive_frame(sock)
+    return pickle.loads(payload), fds
+
+
+#: Zygote to engine: a name and integers (``["forked", request id, pid]``).
+_REPORT_ARITY = {"ready": 0, "forked": 2, "exited": 2}
+_MAX_REPORT_BYTES = 4096
+
+
+def send_report(sock: socket.socket, *message: str | int) -> None:
+    """Zygote to engine: JSON, so the engine never unpickles anything from the process that
+    forks workspace code (and holds installed packages it preloaded)."""
+    _send_frame(sock, json.dumps(list(message)).encode("ascii"))
+
+
+def receive_report(sock: socket.socket) -> tuple[str, ...] | tuple[str, int, int]:
+    """The next report; ``ConnectionError`` for anything that is not one."""
+    payload, fds = _receive_frame(sock, _MAX_REPORT_BYTES)
+    for fd in fds:
+        os.close(fd)
+    try:
+        report = json.loads(payload)
+    except ValueError:
+        raise ConnectionError("a report that is not JSON") from None
+    if not (isinstance(report, list) and report and report[0] in _REPORT_ARITY
+            and len(report) == 1 + _REPORT_ARITY[report[0]]
+            and all(type(value) is int for value in report[1:])):
+        raise ConnectionError("a report of an unknown shape")
+    return tuple(report)
 
 
 def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) -> None:
@@ -83,16 +126,17 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
 
     from fxcore import sandbox
     from fxcore.job import run_job
+    from fxcore.worker_messages import encode_message
 
     sandbox.enter(job.path, job.workspace_root)
     results = Connection(results_fd, readable=False)
     job_pid = os.getpid()
 
-    def send_from_job_process(message: Any) -> None:
+    def send_from_job_process(message: tuple[str, Any]) -> None:
         # A copy made by `os.fork()` in user code runs on through the job: only the job's
         # own process may report, or every class would be reported once per copy.
         if os.getpid() == job_pid:
-            results.send(message)
+            results.send_bytes(encode_message(*message))
 
     run_job(job, send_from_job_process)
     sys.stdout.flush()
@@ -172,7 +216,7 @@ def serve(sock: socket.socket) -> None:
             if sock not in readable:
                 continue
             try:
-                message, fds = receive_message(sock)
+                message, fds = receive_request(sock)
             except (EOFError, ConnectionError):
                 return
             if message[0] == "fork":
@@ -195,7 +239,7 @@ def serve(sock: socket.socket) -> None:
                 for fd in fds:
                     os.close(fd)
                 children.add(pid)
-                send_message(sock, ("forked", request_id, pid))
+                send_report(sock, "forked", request_id, pid)
             elif message[0] == "preload":
                 _preload(message[1])
             elif message[0] == "kill":
@@ -210,7 +254,8 @@ def serve(sock: socket.socket) -> None:
 
 def _preload(packages: list[str]) -> None:
     """Import installed packages that jobs of this workspace needed, so that every later
-    child inherits them. Only names a child found in site-packages arrive here, and the
+    child inherits them. Only names the engine allowed arrive here (those that installed
+    distributions provide from site-packages: ``fxcore.installed_packages``), and the
     zygote's ``sys.path`` holds no workspace folder, so no workspace code runs."""
     import gc
     import importlib
@@ -242,7 +287,7 @@ def _report_exits(sock: socket.socket, children: set[int]) -> None:
             return
         if pid in children:  # else an adopted orphan, killed by kill_leftovers
             children.discard(pid)
-            send_message(sock, ("exited", pid, os.waitstatus_to_exitcode(status)))
+            send_report(sock, "exited", pid, os.waitstatus_to_exitcode(status))
 
 
 def main() -> None:
@@ -251,7 +296,7 @@ def main() -> None:
     import fxcore.preload  # noqa: F401  (torch, once, for every child)
 
     try:
-        send_message(sock, ("ready",))
+        send_report(sock, "ready")
         serve(sock)
     except (BrokenPipeError, ConnectionError):
         pass  # the engine went away: nobody is left to report to

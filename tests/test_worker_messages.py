@@ -1,0 +1,293 @@
+"""What a worker child sends back is data: JSON, checked field by field and against the job,
+never unpickled; installed packages are preloaded only from the engine's own allow-list."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fxcore import result_codec
+from fxcore.engine import Engine, _Attempt
+from fxcore.installed_packages import installed_import_names, preloadable
+from fxcore.result_codec import InvalidResultData
+from fxcore.results import (
+    Arguments,
+    Failure,
+    FileResult,
+    Frame,
+    GraphNodeInfo,
+    ModuleResult,
+    Range,
+    TraceJob,
+)
+from fxcore.worker_messages import decode_message, encode_message
+
+from engine_support import Workspace
+
+ROOT = "/ws"
+JOB = TraceJob(path="/ws/pkg/net.py", workspace_root=ROOT)
+
+
+def module_result(path: str = JOB.path, name: str = "Net") -> ModuleResult:
+    return ModuleResult(
+        **Range(3, 7, 3, 10).at(path), class_name=name, qualified_name=f"pkg.net:{name}",
+        status="failed", forward=Range(4, 5, 4, 12),
+        arguments=Arguments(origin="guessed", args=["2"]),
+        failures=[Failure(**Range(5, 9, 5, 15).at(path), code="FX002", kind="len",
+                          message="len", frames=[Frame(**Range(5, 9, 5, 15).at(path),
+                                                       function="forward")])],
+        line_nodes={(path, 5): [GraphNodeInfo("x", "placeholder", "x")]},
+    )
+
+
+def message(kind: str, payload: Any) -> bytes:
+    return encode_message(kind, payload)
+
+
+def test_every_message_a_child_sends_comes_back_equal() -> None:
+    file_result = FileResult(path=JOB.path, imported_files=[JOB.path, "/ws/pkg/layers.py"],
+                             imported_hashes={JOB.path: "a" * 64},
+                             third_party_packages=["timm"])
+    for kind, payload in [("classes", ["Net", "Block"]), ("start", "Net"),
+                          ("module", module_result()),
+                          ("deriving", module_result("/ws/pkg/layers.py", "Block")),
+                          ("derived", module_result("/ws/pkg/layers.py", "Block")),
+                          ("file", file_result), ("fatal", "Traceback ...")]:
+        assert decode_message(message(kind, payload), JOB) == (kind, payload)
+
+
+def mangled(change: Any) -> bytes:
+    data = json.loads(message("module", module_result()))
+    change(data["payload"])
+    return json.dumps(data).encode()
+
+
+@pytest.mark.parametrize("data", [
+    b"\x80\x04\x95...",  # a pickle
+    b'{"kind": "module"}',
+    b'{"kind": "exec", "payload": "print(1)"}',
+    b'{"kind": "start", "payload": "not a name"}',
+    b'{"kind": "classes", "payload": ["Net", "Net"]}',
+    b'{"kind": "fatal", "payload": NaN}',
+    b"[" * 100_000,
+    mangled(lambda payload: payload.update(line="3")),
+    mangled(lambda payload: payload.update(status="fine")),
+    mangled(lambda payload: payload.update(extra=1)),
+    mangled(lambda payload: payload.pop("failures")),
+    mangled(lambda payload: payload["failures"][0].update(frames={"a": 1})),
+    mangled(lambda payload: payload.update(line_nodes={"x": []})),
+    mangled(lambda payload: payload.update(trace_seconds=True)),
+    # a verdict for another file than the job's, or a derived one outside the workspace
+    mangled(lambda payload: payload.update(path="/ws/pkg/other.py")),
+    message("derived", module_result("/etc/net.py")),
+    message("derived", module_result("/ws/../etc/net.py")),
+    message("file", FileResult(path="/ws/pkg/other.py")),
+    message("file", FileResult(path=JOB.path, imported_files=["/usr/lib/python3/os.py"])),
+    message("file", FileResult(path=JOB.path, imported_hashes={JOB.path: "not a hash"})),
+    message("file", FileResult(path=JOB.path, third_party_packages=["os; rm -rf"])),
+    message("file", FileResult(path=JOB.path, from_cache=True)),
+])
+def test_a_message_no_child_of_fx_lsp_sends_is_refused(data: bytes) -> None:
+    with pytest.raises(InvalidResultData):
+        decode_message(data, JOB)
+
+
+def test_a_child_asked_for_some_classes_cannot_announce_others() -> None:
+    job = TraceJob(path=JOB.path, workspace_root=ROOT, only_classes=["Net"])
+    assert decode_message(message("classes", ["Net"]), job) == ("classes", ["Net"])
+    with pytest.raises(InvalidResultData):
+        decode_message(message("classes", ["Net", "Other"]), job)
+
+
+FORGED_PICKLE = '''
+import os
+import pickle
+import stat
+import struct
+
+import torch
+from torch import nn
+
+
+class Payload:
+    def __reduce__(self):
+        # Unpickling this creates the marker file in whatever process loads it.
+        return (open, ({marker!r}, "w"))
+
+
+# The results pipe is a pipe this process may write to, other than stdout and stderr.
+data = pickle.dumps(("module", Payload()))
+for fd in range(3, 256):
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            continue
+        with open(f"/proc/self/fdinfo/{{fd}}") as info:
+            flags = int(info.read().split("flags:")[1].split()[0], 8)
+        if flags & os.O_WRONLY:
+            os.write(fd, struct.pack("!i", len(data)) + data)
+    except OSError:
+        continue
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x + 1
+'''
+
+
+def test_a_pickle_written_into_the_results_pipe_is_never_loaded(
+        engine: Engine, workspace: Workspace, tmp_path: Path) -> None:
+    marker = tmp_path / "unpickled-in-the-host"
+    workspace.write("forged.py", FORGED_PICKLE.format(marker=str(marker)))
+    result = workspace.check(engine, "forged.py")
+    assert not marker.exists(), "the engine unpickled what workspace code wrote"
+    assert [error.code for error in result.errors] == ["FX102"]
+    assert "not a result of this job" in result.errors[0].message
+    # Nothing that child reported counts (it wrote before it announced any class).
+    assert result.modules == []
+
+
+FORGED_VERDICT = '''
+import os
+import stat
+
+import torch
+from torch import nn
+
+from fxcore.worker_messages import encode_message
+from fxcore.results import ModuleResult
+
+forged = encode_message("module", ModuleResult(
+    path="/etc/passwd", line=1, column=1, end_line=1, end_column=2, class_name="Net",
+    qualified_name="x:Net", status="traceable"))
+for fd in range(3, 256):
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            continue
+        with open(f"/proc/self/fdinfo/{fd}") as info:
+            flags = int(info.read().split("flags:")[1].split()[0], 8)
+        if flags & os.O_WRONLY:
+            os.write(fd, len(forged).to_bytes(4, "big") + forged)
+    except OSError:
+        continue
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return len(x)
+'''
+
+
+def test_a_well_formed_verdict_for_another_file_is_refused(
+        engine: Engine, workspace: Workspace) -> None:
+    workspace.write("forged.py", FORGED_VERDICT)
+    result = workspace.check(engine, "forged.py")
+    assert all(module.path == str(workspace.root / "forged.py") for module in result.modules)
+    assert not any(module.status == "traceable" for module in result.modules)
+    assert "not a result of this job" in result.errors[0].message
+
+
+def test_results_survive_the_codec_unchanged(engine: Engine, workspace: Workspace) -> None:
+    """A real result (graph, line nodes, shapes, failures with frames) round-trips."""
+    workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x) + len(x)
+        """)
+    result = workspace.check(engine, "net.py")
+    assert result.modules and result.modules[0].failures
+    data = result_codec.loads(result_codec.dumps(result))
+    assert result_codec.decode_file_result(data) == result
+
+
+class ScriptedEngine(Engine):
+    """An engine whose children are replaced by scripted attempts (no process)."""
+
+    def __init__(self, attempts: list[_Attempt]) -> None:
+        super().__init__(workers=1)
+        self.attempts = attempts
+        self.asked: list[list[str]] = []
+
+    def _run_child(self, handle: Any, job: TraceJob) -> _Attempt:
+        self.asked.append(list(job.only_classes))
+        return self.attempts.pop(0)
+
+
+def test_every_announced_class_gets_a_verdict_whatever_its_child_did(
+        workspace: Workspace) -> None:
+    path = workspace.write("two.py", """
+        from torch import nn
+
+        class A(nn.Module):
+            def forward(self, x):
+                return x
+
+        class B(nn.Module):
+            def forward(self, x):
+                return x
+        """)
+    done_a = module_result(str(path), "A")
+    engine = ScriptedEngine([
+        # A's verdict arrives, then the child exits (status 0) before it starts on B.
+        _Attempt(classes=["A", "B"], modules=[done_a], ended_by="crash",
+                 exit_description="exited with status 0"),
+        # The child for B exits before it starts B, again.
+        _Attempt(classes=["B"], ended_by="crash", exit_description="exited with status 0"),
+    ])
+    try:
+        result = workspace.check(engine, "two.py")
+    finally:
+        engine.close()
+    assert engine.asked == [[], ["B"]]
+    assert result.errors == []
+    verdicts = {module.class_name: module for module in result.modules}
+    assert verdicts["A"] == done_a
+    assert verdicts["B"].failures[0].code == "FX102"
+    assert "exited with status 0" in verdicts["B"].failures[0].message
+
+
+def test_only_installed_site_packages_are_preloaded() -> None:
+    # Stand-ins for what a worker (or a crafted cache entry) may ask for.
+    asked = ["timm", "os", "antigravity", "no_such_package_anywhere", "fx_lsp", "fxcore"]
+    allowed = preloadable(asked)
+    assert "timm" in allowed
+    assert not {"os", "antigravity", "no_such_package_anywhere"} & set(allowed)
+    # fx-lsp installed editable (`pip install -e .`, as the tests run it) lists its names
+    # like any distribution, but its files are a source tree, not site-packages.
+    import fxcore
+    editable = "site-packages" not in os.path.realpath(fxcore.__file__)
+    assert "fxcore" in installed_import_names()
+    assert ("fxcore" in allowed) is not editable
+
+
+def test_the_engine_asks_the_zygote_for_allowed_packages_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class RecordingZygote:
+        def __init__(self) -> None:
+            self.preloaded: list[list[str]] = []
+
+        def preload(self, packages: list[str]) -> None:
+            self.preloaded.append(packages)
+
+    monkeypatch.delenv("FX_LSP_NO_PRELOAD", raising=False)
+    engine = Engine(workers=1)
+    zygote = RecordingZygote()
+    engine._zygote = zygote  # type: ignore[assignment]
+    try:
+        engine._preload(["antigravity", "timm", "this"])
+        engine._preload(["timm", "antigravity"])
+    finally:
+        engine._zygote = None
+        engine.close()
+    assert zygote.preloaded == [["timm"]]
