@@ -10,12 +10,14 @@ where a module was looked for and not found; it is used only while all of them s
 (unsaved buffers count as the file's content). A file edited while it is traced, or one that
 rewrites itself, thus never vouches for a result under its new text.
 
-Entries are bound to this user: each file is an HMAC-SHA256 of its body, then the body (JSON).
+Entries are bound to this user: each file is an HMAC-SHA256 of its body, then the body (JSON
+of a ``CacheEntry``, by ``fxcore.result_codec``).
 The HMAC's key is ``$FX_LSP_CACHE_KEY`` when set (CI shards that share a cache share it), else
 a random key kept in the user's cache folder (``$XDG_CACHE_HOME/fx-lsp/cache-key``, else
 ``~/.cache/fx-lsp/cache-key``), never in the workspace. A committed or restored entry made
 without that key, a corrupt one, one of another shape, and anything that fails while one is
-used are misses. Bodies are JSON, rebuilt into the model's dataclasses: nothing is unpickled.
+used are misses. Bodies are decoded into the model's dataclasses with every field's type
+checked: nothing is unpickled.
 
 The cache folder, its subfolders and entries are opened without following symbolic links:
 a ``.fx-lsp-cache`` that is a link makes fx-lsp go without a cache there. Entries are read
@@ -33,29 +35,16 @@ import hashlib
 import hmac
 import importlib.machinery
 import importlib.metadata
-import json
 import logging
 import os
 import secrets
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict
-from typing import Any
+from dataclasses import asdict, dataclass
 
-from fxcore.results import (
-    Arguments,
-    ExampleInputs,
-    Failure,
-    FileResult,
-    Frame,
-    GraphNode,
-    GraphNodeInfo,
-    Hint,
-    ModuleResult,
-    Range,
-    TraceJob,
-)
+from fxcore import result_codec
+from fxcore.results import Failure, FileResult, TraceJob
 from fxcore.version import VERSION
 
 logger = logging.getLogger(__name__)
@@ -200,50 +189,16 @@ def cache_secret() -> bytes | None:
         return None
 
 
-def _failure(data: dict[str, Any]) -> Failure:
-    return Failure(**{**data, "frames": [Frame(**frame) for frame in data["frames"]]})
+@dataclass
+class CacheEntry:
+    """What an entry file's body holds, decoded field by field by ``fxcore.result_codec``."""
 
-
-def _module(data: dict[str, Any]) -> ModuleResult:
-    forward, arguments, inputs = data["forward"], data["arguments"], data["inputs"]
-    return ModuleResult(**{
-        **data,
-        "forward": Range(**forward) if forward is not None else None,
-        "arguments": Arguments(**arguments) if arguments is not None else None,
-        "failures": [_failure(failure) for failure in data["failures"]],
-        "shape_errors": [_failure(failure) for failure in data["shape_errors"]],
-        "inputs": ExampleInputs(**inputs) if inputs is not None else None,
-        "hints": [Hint(**hint) for hint in data["hints"]],
-        "graph": [GraphNode(**node) for node in data["graph"]],
-        "line_nodes": {(path, line): [GraphNodeInfo(**node) for node in nodes]
-                       for path, line, nodes in data["line_nodes"]},
-    })
-
-
-def result_to_json(result: FileResult) -> dict[str, Any]:
-    """``asdict`` of the result, with each ``line_nodes`` as ``[path, line, nodes]`` rows:
-    JSON object keys can only be strings."""
-    data = asdict(result)
-    for module in (*data["modules"], *data["derived_modules"]):
-        module["line_nodes"] = [[path, line, nodes]
-                                for (path, line), nodes in module["line_nodes"].items()]
-    return data
-
-
-def result_from_json(data: Any) -> FileResult:
-    """Rebuild a ``FileResult`` from ``result_to_json`` output; ``TypeError``/``KeyError``/
-    ``AttributeError``/``ValueError`` when the data does not have the model's shape."""
-    result = FileResult(**{
-        **data,
-        "modules": [_module(module) for module in data["modules"]],
-        "derived_modules": [_module(module) for module in data["derived_modules"]],
-        "errors": [_failure(failure) for failure in data["errors"]],
-    })
-    if not (isinstance(result.path, str) and isinstance(result.output, str)
-            and all(isinstance(module.class_name, str) and isinstance(module.line, int)
-                    for module in result.modules)):
-        raise TypeError("not a FileResult")
-    return result
+    key: str
+    #: Absolute path -> hash of the content the import compiled (``imported_hashes``).
+    dependencies: dict[str, str]
+    #: ``FileResult.missing_modules``: module name -> workspace folders it was not found in.
+    missing_modules: dict[str, list[str]]
+    result: FileResult
 
 
 def _failures(result: FileResult) -> list[Failure]:
@@ -324,9 +279,10 @@ class ResultCache:
             self._refused.add(folder)
             logger.warning("%s is a symbolic link: fx-lsp goes without a cache there.", folder)
 
-    def _entry(self, job: TraceJob, key: str) -> dict[str, Any] | None:
+    def _entry(self, job: TraceJob, key: str) -> CacheEntry | None:
         """The entry stored under ``key``, if it is a regular file that this user's key
-        signed and that names ``key``; ``None`` otherwise."""
+        signed and that names ``key``; ``None`` otherwise (``InvalidResultData`` when a
+        signed body is not of the entry's shape and types)."""
         with self._folder(job, key, create=False) as folder:
             if folder is None:
                 return None
@@ -337,10 +293,8 @@ class ResultCache:
         expected = self._mac(body)
         if expected is None or not hmac.compare_digest(mac, expected):
             return None
-        entry = json.loads(body)
-        if not isinstance(entry, dict) or entry.get("key") != key:
-            return None
-        return entry
+        entry = result_codec.decode(CacheEntry, result_codec.loads(body))
+        return entry if entry.key == key else None
 
     def seconds(self, job: TraceJob) -> float | None:
         """How long the cached trace of the job's current text took, if there is one (its
@@ -348,10 +302,9 @@ class ResultCache:
         try:
             key = self.key(job)
             entry = self._entry(job, key) if key is not None else None
-            seconds = entry["result"]["seconds"] if entry is not None else None
         except Exception:  # an entry that cannot be used is no estimate
             return None
-        return float(seconds) if isinstance(seconds, (int, float)) else None
+        return entry.result.seconds if entry is not None else None
 
     def get(self, job: TraceJob) -> FileResult | None:
         try:
@@ -371,14 +324,12 @@ class ResultCache:
         entry = self._entry(job, key) if key is not None else None
         if entry is None:
             return None
-        result = result_from_json(entry["result"])
         overlays = _absolute_overlays(job)
-        dependencies: dict[str, str] = entry["dependencies"]
-        missing: dict[str, list[str]] = entry["missing_modules"]
         current = (all(_content_hash(path, overlays) == digest
-                       for path, digest in dependencies.items())
-                   and all(_still_missing(name, folders) for name, folders in missing.items()))
-        return result if current else None
+                       for path, digest in entry.dependencies.items())
+                   and all(_still_missing(name, folders)
+                           for name, folders in entry.missing_modules.items()))
+        return entry.result if current else None
 
     def put(self, job: TraceJob, result: FileResult, key: str | None = None) -> None:
         """Store ``result`` under ``key``: ``self.key(job)`` taken before the job ran (the
@@ -391,12 +342,11 @@ class ResultCache:
         dependencies = dict(result.imported_hashes)
         if not dependencies and not result.imported_files:
             # Not imported (no class to trace): the verdict depends on this file's text only.
-            dependencies = {path: _content_hash(path, _absolute_overlays(job))}
+            content = _content_hash(path, _absolute_overlays(job))
+            dependencies = {path: content} if content is not None else {}
         if path not in dependencies or not set(result.imported_files) <= set(dependencies):
             return  # the worker could not say what it imported: nothing to vouch for it
-        body = json.dumps({"key": key, "dependencies": dependencies,
-                           "missing_modules": result.missing_modules,
-                           "result": result_to_json(result)}).encode("utf-8", "surrogatepass")
+        body = result_codec.dumps(CacheEntry(key, dependencies, result.missing_modules, result))
         mac = self._mac(body)
         if mac is None or len(body) + len(mac) + 1 > MAX_ENTRY_BYTES:
             return

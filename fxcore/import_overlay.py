@@ -23,19 +23,24 @@ class ImportRecord:
     """What the job's imports compiled from the workspace and looked for there in vain: the
     dependencies a cached result is checked against."""
 
-    #: The hash of a file compiled twice with different bytes: it vouches for nothing.
-    CHANGED = "changed while imported"
-
     def __init__(self) -> None:
-        #: Absolute path -> hash of the bytes compiled (or ``CHANGED``).
+        #: Absolute path -> hash of the bytes compiled.
         self.hashes: dict[str, str] = {}
+        #: Files compiled twice with different bytes (rewritten during the job): no hash
+        #: vouches for them.
+        self.changed: set[str] = set()
         #: Module name -> the workspace folders it was looked for in and not found.
         self.missing: dict[str, list[str]] = {}
 
     def compiled(self, path: str, digest: str) -> None:
-        known = self.hashes.setdefault(path, digest)
-        if known != digest:
-            self.hashes[path] = self.CHANGED
+        if self.hashes.setdefault(path, digest) != digest:
+            self.changed.add(path)
+
+    def compiled_files(self) -> set[str]:
+        return {*self.hashes, *self.changed}
+
+    def stable_hashes(self) -> dict[str, str]:
+        return {path: digest for path, digest in self.hashes.items() if path not in self.changed}
 
 
 class _RecordingLoader(importlib.machinery.SourceFileLoader):

@@ -291,8 +291,10 @@ class JobRunner:
         """The workspace files loaded, the hashes of the bytes the imports compiled (a file
         edited during or after its import, or by it, does not vouch for this result under
         its new text) and the modules not found in the workspace."""
-        file_result.imported_files = self.imported_workspace_files()
-        file_result.imported_hashes = dict(self.imports.hashes)
+        # Files whose module then failed count too: their text made the result.
+        file_result.imported_files = sorted({*self.imported_workspace_files(),
+                                             *self.imports.compiled_files()})
+        file_result.imported_hashes = self.imports.stable_hashes()
         file_result.missing_modules = dict(self.imports.missing)
 
     def imported_workspace_files(self) -> list[str]:
