@@ -96,8 +96,11 @@ def environment_fingerprint() -> str:
 
 def user_cache_folder() -> str:
     """fx-lsp's folder in the user's cache (``$XDG_CACHE_HOME/fx-lsp``, else
-    ``~/.cache/fx-lsp``): outside every workspace."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    ``~/.cache/fx-lsp``). A relative ``XDG_CACHE_HOME`` is ignored, as the XDG specification
+    says: it would put the key in whatever folder fx-lsp runs in, a workspace perhaps."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "fx-lsp")
 
 
