@@ -169,6 +169,16 @@ def test_a_linked_cache_folder_is_never_written_through(tmp_path: Path) -> None:
     assert codes(json.loads(completed.stdout)) == ["FX002"] and completed.returncode == 1
     assert "is a symbolic link" in completed.stderr
     assert list(outside.iterdir()) == []
+    # A real cache folder whose entry's subfolder is a link.
+    (workspace / CACHE_FOLDER).unlink()
+    check(workspace, user_cache)
+    [entry] = entries(workspace)
+    entry.unlink()
+    entry.parent.rmdir()
+    entry.parent.symlink_to(outside)
+    report = check(workspace, user_cache)
+    assert report["summary"]["cached"] == 0 and codes(report) == ["FX002"]
+    assert list(outside.iterdir()) == []
 
 
 def test_entries_that_are_links_fifos_or_devices_are_not_read(tmp_path: Path) -> None:
