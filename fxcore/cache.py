@@ -10,11 +10,11 @@ where a module was looked for and not found; it is used only while all of them s
 (unsaved buffers count as the file's content). A file edited while it is traced, or one that
 rewrites itself, thus never vouches for a result under its new text.
 
-Entries are bound to this user: each file is an HMAC-SHA256 of its body, then the body (JSON
-of a ``CacheEntry``, by ``fxcore.result_codec``).
-The HMAC's key is ``$FX_LSP_CACHE_KEY`` when set (CI shards that share a cache share it), else
-a random key kept in the user's cache folder (``$XDG_CACHE_HOME/fx-lsp/cache-key``, else
-``~/.cache/fx-lsp/cache-key``), never in the workspace. A committed or restored entry made
+Entries are bound to this user: each file is an HMAC-SHA256 of its body, then the body (a
+``CacheEntry`` as JSON, by ``fxcore.result_codec``). The HMAC's key is ``$FX_LSP_CACHE_KEY``
+when set (CI shards that share a cache share it), else a random key kept in the user's cache
+folder (``$XDG_CACHE_HOME/fx-lsp/cache-key``, else ``~/.cache/fx-lsp/cache-key``), never in
+the workspace. A committed or restored entry made
 without that key, a corrupt one, one of another shape, and anything that fails while one is
 used are misses. Bodies are decoded into the model's dataclasses with every field's type
 checked: nothing is unpickled.
@@ -232,10 +232,6 @@ class ResultCache:
         return hmac.new(secret, body, hashlib.sha256).hexdigest().encode("ascii")
 
     @staticmethod
-    def _root(job: TraceJob) -> str:
-        return os.path.abspath(job.workspace_root)
-
-    @staticmethod
     def key(job: TraceJob) -> str | None:
         """The entry's key, from the job and its file's current content (``None``:
         unreadable)."""
@@ -255,7 +251,7 @@ class ResultCache:
         """A descriptor of the entry's folder (``<root>/.fx-lsp-cache/<key[:2]>``), each
         step opened without following a symbolic link; ``None`` when it is missing, or a
         link, or not to be had."""
-        root = self._root(job)
+        root = os.path.abspath(job.workspace_root)
         opened: list[int] = []
         try:
             try:
