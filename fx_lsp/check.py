@@ -101,6 +101,11 @@ class CheckRun:
         return any(problem.severity != "hint" for problem in self.report.problems)
 
 
+class UnreadableConfig(Exception):
+    """A ``pyproject.toml`` that cannot be parsed at all: the run stops (exit status 2) rather
+    than check every file of that workspace with settings it does not have."""
+
+
 class Projects:
     """Each workspace root's configuration, read once, with the command line's time-out."""
 
@@ -112,6 +117,8 @@ class Projects:
     def __call__(self, root: str) -> ProjectConfig:
         if root not in self.found:
             project = read_project_config(root)
+            if project.unreadable is not None:
+                raise UnreadableConfig(project.unreadable)
             if self.timeout is not None:
                 project.engine.timeout = self.timeout
             self.found[root] = project

@@ -5,15 +5,17 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
+import io
 import ipaddress
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from fx_lsp import fixing, graph_html, report_formats, shards
-from fx_lsp.check import CheckRun, check_jobs, run_jobs
+from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
+from fx_lsp.escaping import terminal
+from fxcore import network_isolation
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.version import VERSION
@@ -21,12 +23,32 @@ from fxcore.version import VERSION
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the version, then which network isolation workers get on this machine
+    (probed only when asked, since the probe starts a throwaway process)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 help: str | None = None) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"fx-lsp {VERSION}\nnetwork isolation: {network_isolation.describe()}")
+        parser.exit()
+
+
+class CommandError(Exception):
+    """What the command was given cannot be used (a report it cannot write, for instance):
+    one line on stderr and exit status 2."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fx-lsp",
         description="Find what stops torch.fx symbolic tracing of your nn.Modules.",
     )
-    parser.add_argument("--version", action="version", version=f"fx-lsp {VERSION}")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="show the version and the network isolation of workers, and exit")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="trace the nn.Modules of files or folders")
     check.add_argument("paths", nargs="+", metavar="PATH")
@@ -104,13 +126,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@contextlib.contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
+def _check_output_file(path: str | None) -> None:
+    """Refuse an output file that cannot be written before the run (which can take minutes)
+    rather than after it."""
     if path is None:
-        yield sys.stdout
         return
-    with open(path, "w", encoding="utf-8") as stream:
-        yield stream
+    if os.path.isdir(path):
+        raise CommandError(f"cannot write {path}: it is a folder; give a file name")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise CommandError(f"cannot write {path}: there is no folder {folder}")
+
+
+def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
+    """What ``write`` prints, to ``path`` or else to standard output."""
+    if path is None:
+        write(sys.stdout)
+        return
+    # Written whole once made: an OSError below is the file's, not one from making the report.
+    text = io.StringIO()
+    write(text)
+    try:
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(text.getvalue())
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror or error}") from error
 
 
 def is_loopback(host: str) -> bool:
@@ -167,28 +207,25 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     if not os.path.isfile(path) or not path.endswith(".py"):
         parser.error(f"{arguments.target}: give a Python file, as PATH::CLASS")
     _check_timeout(parser, arguments.timeout)
+    _check_output_file(arguments.output_file)
     jobs, projects = check_jobs([path], arguments.timeout)
     check_run = run_jobs(jobs, projects, 1, not arguments.no_cache)
     try:
         module = graph_html.find_class(check_run, class_name)
     except graph_html.GraphTargetError as error:
-        print(f"fx-lsp graph: {path}: {error}", file=sys.stderr)
+        print(f"fx-lsp graph: {terminal(path)}: {terminal(str(error))}", file=sys.stderr)
         return EXIT_FAILED
     output = arguments.output_file or f"{module.class_name}.graph.html"
-    with open(output, "w", encoding="utf-8") as stream:
-        stream.write(graph_html.page(module))
-    print(f"{output}: {module.qualified_name}, {module.status}, {len(module.graph)} nodes",
-          file=sys.stderr)
+    _write_output(output, lambda stream: stream.write(graph_html.page(module)))
+    print(f"{terminal(output)}: {terminal(module.qualified_name)}, {module.status}, "
+          f"{len(module.graph)} nodes", file=sys.stderr)
     return EXIT_OK
 
 
 def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    try:
-        merged, failed = shards.merge(arguments.reports, arguments.output_format)
-    except shards.MergeError as error:
-        parser.error(str(error))
-    with _output(arguments.output_file) as stream:
-        shards.write(merged, stream)
+    _check_output_file(arguments.output_file)
+    merged, failed = shards.merge(arguments.reports, arguments.output_format)
+    _write_output(arguments.output_file, lambda stream: stream.write(shards.dumps(merged)))
     return EXIT_FAILED if failed and not arguments.exit_zero else EXIT_OK
 
 
@@ -199,11 +236,13 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
     _check_timeout(parser, arguments.timeout)
+    _check_output_file(arguments.output_file)
     shard = None
     if arguments.shard is not None:
         shard = shards.parse_shard(arguments.shard)
         if shard is None:
-            parser.error(f"--shard takes I/N with 1 <= I <= N, not {arguments.shard}")
+            parser.error(f"--shard takes I/N with 1 <= I <= N <= {shards.MAX_SHARDS}, "
+                         f"not {arguments.shard}")
     output_format = arguments.output_format or (
         "full" if arguments.output_file is None and sys.stdout.isatty() else "concise")
     output_format = "concise" if output_format == "text" else output_format
@@ -224,11 +263,14 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     if arguments.fix:
         check_run, selected = fixing.fix_until_done(check_run, selected, run,
                                                     arguments.unsafe_fixes, sys.stderr)
-    with _output(arguments.output_file) as stream:
+
+    def write(stream: TextIO) -> None:
         if arguments.statistics:
             report_formats.statistics(check_run, stream)
         else:
             report_formats.write(check_run, output_format, stream, selected)
+
+    _write_output(arguments.output_file, write)
     return EXIT_FAILED if check_run.failed and not arguments.exit_zero else EXIT_OK
 
 
@@ -237,7 +279,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     command = {"serve": _serve, "explain": _explain, "merge": _merge, "check": _check,
                "graph": _graph}
-    return command[arguments.command](parser, arguments)
+    try:
+        return command[arguments.command](parser, arguments)
+    except (CommandError, shards.MergeError, UnreadableConfig) as error:
+        # One line, controls shown (a message may quote a file's text or name); no usage: the
+        # arguments were fine.
+        print(f"fx-lsp {arguments.command}: {terminal(' '.join(str(error).splitlines()))}",
+              file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import class_extents
+from fx_lsp.escaping import label
 from fxcore.parent_arguments import parent_description
 from fxcore.results import FileResult, ModuleResult
 
@@ -20,7 +21,7 @@ def title(module: ModuleResult) -> str:
     built_by = parent_description(module)
     verdict = _verdict_title(module)
     if built_by is not None:
-        return f"{verdict} · traced as built by {built_by}"
+        return f"{verdict} · traced as built by {label(built_by)}"
     if module.arguments is not None and module.arguments.origin == "guessed":
         return f"{verdict} · guessed arguments"
     return verdict
@@ -77,20 +78,46 @@ def find_module(
     return None
 
 
+#: The longest generated code sent, in characters (a 200,000-node class generated 24.5 MB).
+GENERATED_CODE_LIMIT = 1_000_000
+#: The most nodes ``lineNodes`` lists in all (a loop's line makes one per iteration).
+LINE_NODES_LIMIT = 5_000
+
+
+def _capped_code(code: str | None) -> str | None:
+    """``code`` up to the last whole line within the limit, then a comment saying what was
+    left out."""
+    if code is None or len(code) <= GENERATED_CODE_LIMIT:
+        return code
+    kept = code[:code.rfind("\n", 0, GENERATED_CODE_LIMIT) + 1]
+    left_out = code[len(kept):]
+    return (f"{kept}# fx-lsp: {len(left_out.splitlines()):,} more lines "
+            f"({len(left_out):,} characters) of generated code left out.\n")
+
+
+def _line_nodes(module: ModuleResult) -> dict[str, list[dict[str, str]]]:
+    found: dict[str, list[dict[str, str]]] = {}
+    room = LINE_NODES_LIMIT
+    for (path, line), nodes in module.line_nodes.items():
+        if path != module.path or room <= 0:
+            continue
+        found[str(line)] = [{"name": n.name, "op": n.op, "target": n.target}
+                            for n in nodes[:room]]
+        room -= len(found[str(line)])
+    return found
+
+
 def generated_code(uri: str, module: ModuleResult) -> dict[str, Any]:
-    """The ``fxLsp/generatedCode`` result (docs/contracts.md): line map for this file only."""
+    """The ``fxLsp/generatedCode`` result (docs/contracts.md): line map for this file only;
+    both bounded."""
     return {
         "uri": uri,
         "className": module.class_name,
         "qualifiedName": module.qualified_name,
         "status": module.status,
-        "code": module.generated_code,
+        "code": _capped_code(module.generated_code),
         "nodeCount": module.node_count,
         "instantiatedOn": module.instantiated_on,
         "traceSeconds": module.trace_seconds,
-        "lineNodes": {
-            str(line): [{"name": n.name, "op": n.op, "target": n.target} for n in nodes]
-            for (path, line), nodes in module.line_nodes.items()
-            if path == module.path
-        },
+        "lineNodes": _line_nodes(module),
     }

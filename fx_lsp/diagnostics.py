@@ -18,6 +18,7 @@ from fx_lsp import positions
 from fx_lsp.initialization_options import Options
 from fxcore.arguments import describe
 from fxcore.codes import help_url
+from fxcore.parsing import parse_module
 from fxcore.report import Problem, Report
 from fxcore.results import Failure, FileResult, Frame, Hint, ModuleResult, Range, Span
 
@@ -54,8 +55,8 @@ class Entry:
 def class_extents(lines: list[str]) -> dict[str, tuple[int, int]]:
     """Top-level class name -> (first line, last line) of its body, from the current text."""
     try:
-        tree = ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError):
+        tree = parse_module("\n".join(lines))
+    except SyntaxError:
         return {}
     return {
         node.name: (node.lineno, node.end_lineno or node.lineno)

@@ -8,8 +8,10 @@ from collections.abc import Callable
 from typing import TextIO
 
 from fx_lsp.check import CheckRun, display_path
+from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.shards import Shard
 from fxcore import fix_apply
+from fxcore.file_access import replace_text
 from fxcore.report import Problem
 from fxcore.workspace import find_workspace_root, source_text
 
@@ -28,11 +30,15 @@ def plan_edits(problems: list[Problem], unsafe: bool) -> fix_apply.Edits:
 
 
 def print_diff(edits: fix_apply.Edits, stream: TextIO) -> None:
+    """A unified diff per file; control characters in the lines shown as ruff shows them
+    (the line ends kept), so a file cannot control the terminal through its diff."""
     for path, (old, new) in edits.files.items():
-        shown = display_path(path)
-        stream.writelines(difflib.unified_diff(
-            (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
-            fromfile=shown if old is not None else "/dev/null", tofile=shown))
+        shown = terminal(display_path(path))
+        for line in difflib.unified_diff(
+                (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+                fromfile=shown if old is not None else "/dev/null", tofile=shown):
+            body = line.rstrip("\r\n")
+            stream.write(terminal(body) + line[len(body):])
 
 
 def print_summary(edits: fix_apply.Edits, stream: TextIO, applied: bool) -> None:
@@ -41,14 +47,14 @@ def print_summary(edits: fix_apply.Edits, stream: TextIO, applied: bool) -> None
     stream.write(f"{verb} {count} problem{'s' if count != 1 else ''} in "
                  f"{len(edits.files)} file{'s' if len(edits.files) != 1 else ''}.\n")
     for problem, title in edits.fixed:
-        stream.write(f"  {display_path(problem.path)}:{problem.line}:{problem.column}: "
-                     f"{problem.code}: {title}\n")
+        where = log_line_start(terminal(display_path(problem.path)))
+        stream.write(f"  {where}:{problem.line}:{problem.column}: {problem.code}: "
+                     f"{terminal(title)}\n")
 
 
 def write_edits(edits: fix_apply.Edits) -> None:
     for path, (_, new) in edits.files.items():
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(new)
+        replace_text(path, new)
 
 
 def fix_until_done(check_run: CheckRun, shard: Shard | None,

@@ -48,9 +48,17 @@ def find_class(check_run: CheckRun, class_name: str | None) -> ModuleResult:
     return found
 
 
+#: ``<`` is the only character that can end a script element early ("</script") or make the
+#: HTML parser's script states swallow the real end ("<!--<script>"); ``>`` and ``&`` go too,
+#: as every HTML-safe JSON encoder does (Django's ``json_script``, Jinja's ``tojson``). JSON
+#: strings may hold them as ``\u`` escapes; ``json.dumps`` already writes U+2028 and U+2029
+#: (line ends to JavaScript before ES2019) as escapes, as it writes all non-ASCII.
+_HTML_UNSAFE_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def _script_json(value: Any) -> str:
-    # "</script>" inside the data must not end the script element.
-    return json.dumps(value).replace("</", "<\\/")
+    """``value`` as JSON that can stand inside a ``<script>`` element, whatever its strings."""
+    return json.dumps(value, ensure_ascii=True).translate(_HTML_UNSAFE_JSON)
 
 
 def page(module: ModuleResult) -> str:

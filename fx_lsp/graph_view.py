@@ -1,5 +1,6 @@
 """A class's traced graph for drawing: the ``fxLsp/graph`` answer (docs/contracts.md), which
-the VS Code graph view and ``fx-lsp graph``'s HTML file both draw with the same code."""
+the VS Code graph view and ``fx-lsp graph``'s HTML file both draw with the same code. The
+server sends a huge graph a page at a time (``limit``, ``offset``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from fxcore.results import Failure, ModuleResult, Range
 #: What a failed class's graph is.
 RECOVERED_NOTE = ("The graph tracing recovered past the failures: nodes after the first one "
                   "may not be what the code computes.")
+#: The most nodes one ``fxLsp/graph`` answer holds. The view draws at most 400 boxes, a
+#: collapsed submodule standing for many nodes; the largest ordinary models trace to a few
+#: thousand nodes (Llama-2-7B: 2,005), while a 200,000-node class made a 55 MB answer.
+NODE_LIMIT = 5_000
 
 
 def _line_range(lines: list[str], line: int, encoding: str) -> types.Range:
@@ -47,15 +52,18 @@ def _failure(failure: Failure, severity: str, lines_of: Callable[[str], list[str
             "nodes": nodes}
 
 
-def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: str
-          ) -> dict[str, Any]:
+def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: str,
+          offset: int = 0, limit: int | None = None) -> dict[str, Any]:
     """The drawing data of one class: its nodes with their shapes, scopes, inputs and source
-    lines, and its failures placed on the nodes of their lines."""
+    lines, and its failures placed on the nodes of their lines. With ``limit``, only the
+    nodes from ``offset`` on, at most ``limit`` of them (``truncated`` when more follow)."""
     # Once per file: a graph has thousands of nodes, from a handful of files.
     lines_of, uri_of = functools.cache(lines_of), functools.cache(_uri)
     nodes, nodes_at = [], {}
     forward = module.forward
-    for node in module.graph:
+    total = len(module.graph)
+    page = module.graph[offset:] if limit is None else module.graph[offset:offset + limit]
+    for node in page:
         location = None
         if node.path is not None and node.line is not None:
             location = _location(uri_of(node.path),
@@ -74,9 +82,15 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
           for f in module.shape_errors),
     ]
     notes = [RECOVERED_NOTE] if module.status == "failed" and nodes else []
+    truncated = offset + len(nodes) < total
+    if nodes and (truncated or offset):
+        notes.append(f"Showing nodes {offset + 1:,}-{offset + len(nodes):,} of the {total:,} "
+                     "in graph order: the others are left out of this view.")
+    elif total and not nodes:
+        notes.append(f"The graph has {total:,} nodes, none from node {offset + 1:,} on.")
     if module.shapes_note:
         notes.append(module.shapes_note)
-    if not nodes:
+    if not total:
         notes.append(module.reason or "No graph: tracing recorded no node of this class.")
     return {
         "className": module.class_name,
@@ -89,6 +103,9 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
         "outputShape": module.output_shape,
         "notes": notes,
         "nodes": nodes,
+        "total": total,
+        "offset": offset,
+        "truncated": truncated,
         "scopes": module.scope_types,
         "failures": failures,
     }

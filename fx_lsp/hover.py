@@ -1,4 +1,6 @@
-"""Hover text from the latest results: never waits for a trace."""
+"""Hover text from the latest results: never waits for a trace. Workspace text (names,
+messages, argument values, generated code, paths) goes in through ``fx_lsp.escaping``, so
+none of it renders as a link, an image or HTML."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, short_path
+from fx_lsp.escaping import code_block, code_span, markdown_text, message_markdown, table_code
 from fxcore.arguments import describe
 from fxcore.parent_arguments import parent_description
 from fxcore.results import FileResult, ModuleResult
@@ -28,9 +31,9 @@ def arguments_sentence(module: ModuleResult) -> str | None:
     """Which instance the verdict is about, when it is not the class built on its own."""
     built_by = parent_description(module)
     if built_by is not None:
-        return f"Traced as built by `{built_by}`."
+        return f"Traced as built by {code_span(built_by)}."
     found = describe(module.arguments)
-    return None if found is None else f"Traced with {found}."
+    return None if found is None else f"Traced with {markdown_text(found)}."
 
 
 def _generated_code(code: str) -> str:
@@ -38,7 +41,7 @@ def _generated_code(code: str) -> str:
     shown = "\n".join(lines[:MAX_CODE_LINES])
     more = len(lines) - MAX_CODE_LINES
     note = f"\n\n... and {more} more lines (FX: Show Generated Forward Code)" if more > 0 else ""
-    return f"```python\n{shown}\n```{note}"
+    return code_block(shown, "python") + note
 
 
 _INPUTS_FROM = {"config": "configured", "annotation": "from forward's annotations",
@@ -48,12 +51,14 @@ _INPUTS_FROM = {"config": "configured", "annotation": "from forward's annotation
 def shapes_markdown(module: ModuleResult) -> str | None:
     """The example inputs, the output shape, or why there are no shapes."""
     if module.inputs is not None:
-        given = ", ".join(f"`{name}: {spec}`" for name, spec in module.inputs.tensors.items())
+        given = ", ".join(code_span(f"{name}: {spec}")
+                          for name, spec in module.inputs.tensors.items())
         text = f"Inputs {given} ({_INPUTS_FROM[module.inputs.origin]})"
         if module.output_shape:
-            text += f" -> output `{module.output_shape}`"
-        return text + "." + (f" {module.shapes_note}" if module.shapes_note else "")
-    return module.shapes_note
+            text += f" -> output {code_span(module.output_shape)}"
+        note = f" {message_markdown(module.shapes_note)}" if module.shapes_note else ""
+        return text + "." + note
+    return message_markdown(module.shapes_note) if module.shapes_note else None
 
 
 def module_markdown(module: ModuleResult, document: str) -> str:
@@ -64,24 +69,26 @@ def module_markdown(module: ModuleResult, document: str) -> str:
 
 
 def _verdict_markdown(module: ModuleResult, document: str) -> str:
+    name = markdown_text(module.class_name)
     if module.status == "traceable":
         parts = [
-            f"**{module.class_name}** is FX-traceable: {module.node_count} nodes, "
+            f"**{name}** is FX-traceable: {module.node_count} nodes, "
             f"{_BUILT_ON.get(module.instantiated_on or '', 'built')}, "
             f"traced in {module.trace_seconds:.2f} s.",
             _generated_code(module.generated_code or ""),
         ]
-        parts += [f"- {hint.code}: {hint.message}" for hint in module.hints]
+        parts += [f"- {hint.code}: {message_markdown(hint.message)}" for hint in module.hints]
         return "\n\n".join(parts)
     if module.status == "not-traced":
-        return f"**{module.class_name}** was not traced: {module.reason}"
+        return f"**{name}** was not traced: {_message_markdown(module.reason or '')}"
     count = len(module.failures)
     lines = [
-        f"**{module.class_name}** is not FX-traceable: {count} failure{'s' * (count != 1)}",
+        f"**{name}** is not FX-traceable: {count} failure{'s' * (count != 1)}",
         "",
     ]
     lines += [
-        f"- `{failure.code}` {short_path(failure.path, document)}:{failure.line}: "
+        f"- `{failure.code}` {markdown_text(short_path(failure.path, document))}:"
+        f"{failure.line}: "
         + _message_markdown(failure.message).replace("\n", "\n  ")
         for failure in module.failures
     ]
@@ -90,7 +97,8 @@ def _verdict_markdown(module: ModuleResult, document: str) -> str:
 
 def _message_markdown(message: str) -> str:
     """A failure message as Markdown: its indented lines (a worker's last output) as a
-    fenced block, so that they keep their lines instead of running into one paragraph."""
+    fenced block, so that they keep their lines instead of running into one paragraph; the
+    other lines as ``escaping.message_markdown``."""
     out: list[str] = []
     quoted: list[str] = []
     for line in message.splitlines():
@@ -98,11 +106,11 @@ def _message_markdown(message: str) -> str:
             quoted.append(line[4:])
             continue
         if quoted:
-            out += ["```text", *quoted, "```"]
+            out.append(code_block("\n".join(quoted), "text"))
             quoted = []
-        out.append(line)
+        out.append(message_markdown(line))
     if quoted:
-        out += ["```text", *quoted, "```"]
+        out.append(code_block("\n".join(quoted), "text"))
     return "\n".join(out)
 
 
@@ -145,10 +153,11 @@ def hover(
             + _message_markdown(failure.message)
         ]
         if entry.module is not None:
-            text.append(f"Tracing `{entry.module.class_name}` stops here.")
+            text.append(f"Tracing {code_span(entry.module.class_name)} stops here.")
         titles = fix_titles(entry)
         if titles:
-            text.append("Quick fixes:\n" + "\n".join(f"- {title}" for title in titles))
+            text.append("Quick fixes:\n" + "\n".join(f"- {message_markdown(title)}"
+                                                     for title in titles))
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(text)),
             range=entry.diagnostic.range,
@@ -157,9 +166,9 @@ def hover(
     for result in [own, *others] if own else others:
         for module in result.modules:
             for node in module.line_nodes.get((path, line), []):
-                shape = f"`{node.shape}`" if node.shape else ""
-                row = (f"| {module.class_name} | `{node.name}` | {node.op} | `{node.target}` "
-                       f"| {shape} |")
+                shape = table_code(node.shape) if node.shape else ""
+                row = (f"| {markdown_text(module.class_name)} | {table_code(node.name)} "
+                       f"| {node.op} | {table_code(node.target)} | {shape} |")
                 rows[row] = None
     if not rows:
         return None

@@ -1,5 +1,6 @@
 """What fx-lsp adds to pygls's protocol: request cancellation that long commands can see, the
-client's progress token for commands, and handlers that never let an exception escape."""
+client's progress token for commands, handlers that never let an exception escape, and big
+results encoded off the event loop."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -28,6 +30,9 @@ class FxProtocol(LanguageServerProtocol):
         #: Ids of requests the client cancelled. pygls answers them as cancelled but cannot stop
         #: a command handler that already runs, so long commands check this set themselves.
         self.cancelled_requests: set[Any] = set()
+        #: Writes of results sent by ``_send_response`` still under way (asyncio keeps only
+        #: weak references to tasks).
+        self._writes: set[asyncio.Future[Any]] = set()
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self.cancelled_requests.add(msg_id)
@@ -39,6 +44,41 @@ class FxProtocol(LanguageServerProtocol):
         # in the params, so hand it over through a context variable (copied into the task).
         work_done_token.set(params.work_done_token)
         return (yield from super().lsp_workspace__execute_command(params))
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is not None or not isinstance(result, JsonText) or self.writer is None:
+            super()._send_response(msg_id, result, error)
+            return
+        # Encoded in a thread already: pygls would walk it again with cattrs and json.dumps
+        # on the event loop (a quarter of a second for a 5,000-node graph).
+        self._result_types.pop(msg_id, None)
+        body = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": {result}}}'
+        header = (f"Content-Length: {len(body.encode(self.CHARSET))}\r\n"
+                  f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n")
+        written = self.writer.write((header + body).encode(self.CHARSET))
+        if inspect.isawaitable(written):  # the TCP and WebSocket writers
+            task = asyncio.ensure_future(written)
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+
+
+class JsonText(str):
+    """A handler's result already encoded as JSON (by ``json_text``), sent as it is."""
+
+
+def json_text(value: Any) -> JsonText:
+    """``value`` as JSON, for a thread to encode a big result: encoded a piece at a time, since
+    one ``json.dumps`` of it all would hold the GIL (and stall the event loop) throughout."""
+    return JsonText(_encoded(value, depth=0))
+
+
+def _encoded(value: Any, depth: int) -> str:
+    if isinstance(value, dict) and (depth <= 1 or len(value) > 16):
+        return "{" + ",".join(f"{json.dumps(str(key))}:{_encoded(item, depth + 1)}"
+                              for key, item in value.items()) + "}"
+    if isinstance(value, list) and len(value) > 16:
+        return "[" + ",".join(_encoded(item, depth + 1) for item in value) + "]"
+    return json.dumps(value)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from fx_lsp.check import CheckRun, display_path
+from fx_lsp.escaping import log_line_start, terminal, terminal_lines, xml_text
 from fx_lsp.fixing import text_on_disk
 from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
@@ -40,10 +41,16 @@ def _location(path: str, line: int, column: int) -> str:
     return f"{display_path(path)}:{line}:{column}"
 
 
+def _terminal_location(path: str, line: int, column: int) -> str:
+    """``_location`` at the start of a terminal or CI log line."""
+    return log_line_start(terminal(_location(path, line, column)))
+
+
 def _notes(run: CheckRun) -> list[tuple[str, str]]:
-    """(location, text) of each class that was not traced."""
+    """(location, text) of each class that was not traced, for a terminal."""
     return [
-        (_location(m.path, m.line, m.column), f"{m.class_name} was not traced. {m.reason}")
+        (_terminal_location(m.path, m.line, m.column),
+         terminal(f"{m.class_name} was not traced. {m.reason}"))
         for result in run.results for m in result.modules if m.status == "not-traced"
     ]
 
@@ -56,12 +63,13 @@ def _tail(run: CheckRun) -> str:
 
 
 def concise(run: CheckRun, stream: TextIO) -> None:
-    """One line per problem, sorted by path, line and column."""
+    """One line per problem, sorted by path, line and column; workspace text in it shown by
+    ``escaping.terminal``, so that it cannot add lines or control the terminal."""
     for problem in run.summary.config_problems:
-        stream.write(f"warning: {problem}\n")
+        stream.write(f"warning: {terminal(problem)}\n")
     for problem in run.report.problems:
-        stream.write(f"{_location(problem.path, problem.line, problem.column)}: "
-                     f"{_heading(problem)}\n")
+        stream.write(f"{_terminal_location(problem.path, problem.line, problem.column)}: "
+                     f"{terminal(_heading(problem))}\n")
     for where, text in _notes(run):
         stream.write(f"{where}: note: {text}\n")
     stream.write(_tail(run) + "\n")
@@ -85,36 +93,42 @@ _STYLES = {"error": "bold red", "warning": "bold yellow", "hint": "bold cyan"}
 def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
          = first_fix_title) -> None:
     """Each problem with its source line and ``^^^`` under the range, then its fix as a
-    ``help:`` line; coloured on a terminal unless ``NO_COLOR`` is set."""
+    ``help:`` line; coloured on a terminal unless ``NO_COLOR`` is set. Workspace text goes
+    through ``escaping.terminal`` and into ``Text`` (never markup); a message's further lines
+    follow it behind a ``|``, so that none starts a log line with ``::`` or a path."""
     console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
                       markup=False)
     for problem in run.summary.config_problems:
-        console.print(Text.assemble(("warning", "bold yellow"), f": {problem}"))
+        console.print(Text.assemble(("warning", "bold yellow"), f": {terminal(problem)}"))
     lines_by_path: dict[str, list[str]] = {}
     for problem in run.report.problems:
         if problem.path not in lines_by_path:
             lines_by_path[problem.path] = split_lines(source_text(problem.path, {}) or "")
         lines = lines_by_path[problem.path]
+        first, *more = terminal_lines(problem.message)
         console.print(Text.assemble(
-            (_location(problem.path, problem.line, problem.column), "bold"), ": ",
+            (_terminal_location(problem.path, problem.line, problem.column), "bold"), ": ",
             (problem.code, _STYLES[problem.severity]),
-            f" [{problem.attribution}]" if problem.classes else "", f" {problem.message}"))
+            f" [{terminal(problem.attribution)}]" if problem.classes else "", f" {first}"))
+        for line in more:
+            console.print(Text.assemble(("  |", "blue"), f" {line}"))
         if 0 < problem.line <= len(lines):
-            text = lines[problem.line - 1].expandtabs(1)
+            raw = lines[problem.line - 1].expandtabs(1)
             number = str(problem.line)
             gutter = " " * len(number)
-            end = problem.end_column if problem.end_line == problem.line else len(text) + 1
-            start = min(problem.column - 1, len(text))
-            width = max(cell_len(text[start:max(end - 1, start + 1)]), 1)
+            end = problem.end_column if problem.end_line == problem.line else len(raw) + 1
+            start = min(problem.column - 1, len(raw))
+            # Measured on the line as shown: a control character shows as a symbol or \xNN.
+            width = max(cell_len(terminal(raw[start:max(end - 1, start + 1)])), 1)
             console.print(Text(f"{gutter} |", style="blue"))
-            console.print(Text.assemble((f"{number} |", "blue"), f" {text}"))
+            console.print(Text.assemble((f"{number} |", "blue"), f" {terminal(raw)}"))
             console.print(Text.assemble(
-                (f"{gutter} |", "blue"), " " + " " * cell_len(text[:start]),
+                (f"{gutter} |", "blue"), " " + " " * cell_len(terminal(raw[:start])),
                 ("^" * width + f" {problem.code}", _STYLES[problem.severity])))
             console.print(Text(f"{gutter} |", style="blue"))
         fix = help_of(problem)
         if fix:
-            console.print(Text.assemble(("  = help", "bold cyan"), f": {fix}"))
+            console.print(Text.assemble(("  = help", "bold cyan"), f": {terminal(fix)}"))
         console.print()
     for where, text in _notes(run):
         console.print(Text.assemble((where, "bold"), ": note: ", text))
@@ -241,8 +255,12 @@ _GITHUB_COMMANDS = {"error": "error", "warning": "warning", "hint": "notice"}
 
 
 def github(run: CheckRun, stream: TextIO) -> None:
-    """GitHub Actions workflow commands: each problem annotates the pull request's diff."""
+    """GitHub Actions workflow commands: each problem annotates the pull request's diff.
+    Escaped as ``@actions/core`` escapes them, so each is one line; the message, which the
+    pull request shows, with its control characters visible (the file name stays exact, or
+    the annotation would not find its file)."""
     for problem in run.report.problems:
+        message = "\n".join(terminal_lines(_heading(problem)))
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
             for key, value in (("file", display_path(problem.path)), ("line", problem.line),
@@ -251,7 +269,7 @@ def github(run: CheckRun, stream: TextIO) -> None:
                                ("title", f"fx-lsp ({problem.code})"))
         )
         stream.write(f"::{_GITHUB_COMMANDS[problem.severity]} {properties}::"
-                     f"{_escape_data(_heading(problem))}\n")
+                     f"{_escape_data(message)}\n")
 
 
 # -- sarif ---------------------------------------------------------------------------------
@@ -261,7 +279,8 @@ _SARIF_LEVELS = {"error": "error", "warning": "warning", "hint": "note"}
 
 
 def _uri(path: str) -> str:
-    return quote(display_path(path).replace(os.sep, "/"))
+    # A file name that is not UTF-8 holds its bytes as lone surrogates: percent-encode them.
+    return quote(display_path(path).replace(os.sep, "/"), errors="surrogateescape")
 
 
 def sarif_rules() -> list[dict[str, Any]]:
@@ -316,24 +335,27 @@ def sarif(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
 
 def junit(run: CheckRun) -> str:
     """JUnit XML: a test suite per file, a failing test case per problem (a passing one for a
-    file without problems)."""
+    file without problems). Workspace text goes through ``escaping.xml_text``: ElementTree
+    escapes markup but writes characters XML cannot hold as they are."""
     by_path: dict[str, list[Problem]] = {result.path: [] for result in run.results}
     for problem in run.report.problems:
         by_path.setdefault(problem.path, []).append(problem)
     suites = ET.Element("testsuites", name="fx-lsp", tests=str(max(len(run.report.problems), 0)),
                         failures=str(len(run.report.problems)))
     for path, problems in sorted(by_path.items()):
-        suite = ET.SubElement(suites, "testsuite", name=display_path(path),
+        shown_path = xml_text(display_path(path))
+        suite = ET.SubElement(suites, "testsuite", name=shown_path,
                               tests=str(max(len(problems), 1)), failures=str(len(problems)))
         for problem in problems:
-            case = ET.SubElement(suite, "testcase", classname=display_path(path),
+            case = ET.SubElement(suite, "testcase", classname=shown_path,
                                  name=f"{problem.code} at line {problem.line}, column "
                                  f"{problem.column}")
-            failure = ET.SubElement(case, "failure", message=_heading(problem), type=problem.code)
-            failure.text = f"{_location(problem.path, problem.line, problem.column)}: " \
-                f"{_heading(problem)}"
+            heading = xml_text(_heading(problem))
+            failure = ET.SubElement(case, "failure", message=heading, type=problem.code)
+            failure.text = f"{xml_text(_location(problem.path, problem.line, problem.column))}" \
+                f": {heading}"
         if not problems:
-            ET.SubElement(suite, "testcase", classname=display_path(path), name="fx-lsp")
+            ET.SubElement(suite, "testcase", classname=shown_path, name="fx-lsp")
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")
 

@@ -36,8 +36,9 @@ from fx_lsp import (
 from fx_lsp.documents import Document, Documents
 from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
-from fx_lsp.protocol import FxProtocol, guarded
+from fx_lsp.protocol import FxProtocol, JsonText, guarded, json_text
 from fx_lsp.settings import Settings
+from fxcore import network_isolation
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
 from fxcore.report import collect
@@ -81,6 +82,10 @@ class FxLanguageServer(LanguageServer):
         self._status: tuple[str, int, str] | None = None
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
+        #: The client sends didChangeWatchedFiles for the workspace's files (we registered).
+        self.watches_files = False
+        #: Tasks nothing else holds on to (asyncio keeps only weak references).
+        self._tasks: set[asyncio.Future[None]] = set()
         #: Quick-fix planning and edits parse whole files (seconds on a 20,000-line file): the
         #: parses run in a process of their own, which holds no GIL of ours; the requests wait
         #: for it in one thread, so that they pile up there rather than on the event loop.
@@ -95,8 +100,21 @@ class FxLanguageServer(LanguageServer):
                 self._reported.add(message)
                 self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
-    def _warn(self, messages: list[str]) -> None:
-        self.report_once(messages, types.MessageType.Warning)
+    def _warn(self, problems: list[str], where: str) -> None:
+        """One read's configuration problems: each new one in the log, and one pop-up, the
+        problem itself or, for several, how many (2,000 unknown keys made 2,000 pop-ups)."""
+        new = [problem for problem in dict.fromkeys(problems) if problem not in self._reported]
+        if not new:
+            return
+        self._reported.update(new)
+        for problem in new:
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Warning, message=problem))
+        message = new[0] if len(new) == 1 else (
+            f"fx-lsp: {len(new):,} problems in {where}, each in the fx-lsp log (VS Code: the "
+            f"FX Trace output); the first: {new[0]}")
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
     def report_untrusted(self) -> None:
         self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
@@ -117,6 +135,15 @@ class FxLanguageServer(LanguageServer):
                     + result.output.rstrip(),
                 )
             )
+
+    async def log_network_isolation(self) -> None:
+        """Say in the log which network isolation workers get here (the probe starts a
+        throwaway process: waited for in a thread, off the event loop)."""
+        description = await asyncio.to_thread(network_isolation.describe)
+        self.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Info,
+                                   message=f"fx-lsp: network isolation: {description}")
+        )
 
     # -- the workspace --------------------------------------------------------------------------
 
@@ -202,7 +229,35 @@ class FxLanguageServer(LanguageServer):
 
     def _start_trace(self, path: str, overlays: dict[str, str]) -> TraceHandle | None:
         jobs = trace_jobs([path], self.root_of, self.settings.engine_config, overlays)
-        return self.ensure_engine().submit(jobs[0]) if jobs else None
+        if not jobs:
+            return None
+        engine = self.ensure_engine()
+        if not self.watches_files:
+            # No file events tell the call-site index what changed on disk: the job looks.
+            engine.call_sites.rescan_before_next_use()
+        return engine.submit(jobs[0])
+
+    def files_changed(self, paths: list[str]) -> None:
+        """Files changed on disk: bring the call-site index up to date (in a thread: it reads
+        them, and waits while a job builds the index), then retrace the open documents with a
+        class whose constructor calls changed."""
+        engine = self.engine
+        if engine is None or not paths:
+            return
+
+        @guarded()
+        async def update() -> None:
+            changed = await asyncio.to_thread(engine.call_sites.changed, paths)
+            for document in self.documents:
+                names = changed.get(os.path.abspath(self.root_of(document.path)), set())
+                if document.result is not None and any(
+                    module.class_name in names for module in document.result.modules
+                ):
+                    self.documents.schedule(document)
+
+        task = asyncio.ensure_future(update())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def set_trusted(self, trusted: bool) -> None:
         if trusted:
@@ -372,12 +427,18 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
                             watchers=[
                                 types.FileSystemWatcher(glob_pattern="**/*.py"),
                                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                                # Constructor calls in documentation (fxcore.call_sites).
+                                types.FileSystemWatcher(
+                                    glob_pattern="**/*.{md,markdown,rst}"
+                                ),
                             ]
                         ),
                     )
                 ]
             )
         )
+        ls.watches_files = True
+    await ls.log_network_isolation()
 
 
 @server.feature(types.SHUTDOWN)
@@ -455,6 +516,7 @@ def did_save(ls: FxLanguageServer, params: types.DidSaveTextDocumentParams) -> N
     if _is_pyproject(path):
         _config_changed(ls, path)
         return
+    ls.files_changed([path])
     document = ls.documents.get(path)
     if document is not None:
         ls.documents.trace_with_dependents(document)
@@ -483,8 +545,9 @@ def did_close(ls: FxLanguageServer, params: types.DidCloseTextDocumentParams) ->
 def did_change_watched_files(
     ls: FxLanguageServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    for change in params.changes:
-        path = to_fs_path(change.uri) or ""
+    paths = [to_fs_path(change.uri) or "" for change in params.changes]
+    ls.files_changed([path for path in paths if path])
+    for path in paths:
         if _is_pyproject(path):
             _config_changed(ls, path)
         elif path not in ls.documents:
@@ -637,22 +700,48 @@ def _requested_class(ls: FxLanguageServer, params: Any) -> tuple[Document, Modul
     return (document, module) if module is not None else None
 
 
+# A huge class's answers take seconds to build and encode: in a thread, so that other requests
+# are answered meanwhile (the event loop takes the GIL back every switch interval, see
+# ``serve``; ``json_text`` encodes a piece at a time so that it can).
+
+
 @server.feature(GENERATED_CODE)
 @guarded()
-def on_generated_code(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
-    found = _requested_class(ls, params)
-    return code_lens.generated_code(found[0].uri, found[1]) if found else None
-
-
-@server.feature(GRAPH)
-@guarded()
-def on_graph(ls: FxLanguageServer, params: Any) -> dict[str, Any] | None:
+async def on_generated_code(ls: FxLanguageServer, params: Any) -> JsonText | None:
     found = _requested_class(ls, params)
     if found is None:
         return None
     document, module = found
-    return {"uri": document.uri, "version": document.result_version,
-            **graph_view.graph(module, ls.lines_of, ls.encoding)}
+    return await asyncio.to_thread(
+        lambda: json_text(code_lens.generated_code(document.uri, module)))
+
+
+def _count(params: Any, key: str, default: int, largest: int) -> int:
+    """A non-negative integer parameter, ``default`` when absent or not an integer."""
+    value = params.get(key) if isinstance(params, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return default
+    return min(max(value, 0), largest)
+
+
+@server.feature(GRAPH)
+@guarded()
+async def on_graph(ls: FxLanguageServer, params: Any) -> JsonText | None:
+    found = _requested_class(ls, params)
+    if found is None:
+        return None
+    document, module = found
+    # The version of the result ``module`` comes from, before a new one can arrive.
+    version = document.result_version
+    params = _plain(params)
+    offset = _count(params, "offset", 0, len(module.graph))
+    limit = max(1, _count(params, "limit", graph_view.NODE_LIMIT, graph_view.NODE_LIMIT))
+
+    def answer() -> JsonText:
+        return json_text({"uri": document.uri, "version": version,
+                          **graph_view.graph(module, ls.lines_of, ls.encoding, offset, limit)})
+
+    return await asyncio.to_thread(answer)
 
 
 @server.command(TRACE_WORKSPACE)

@@ -2,7 +2,8 @@
 the file's workspace folder (its open buffer when there is one), read once per change.
 
 Values are parsed by ``fx_lsp.initialization_options`` (editor keys) and ``fxcore.config``
-(engine keys); this module only merges and caches them, and reports each problem once.
+(engine keys); this module only merges and caches them, and hands each read's problems to
+``warn`` together with where they were found (the server makes one pop-up of them).
 """
 
 from __future__ import annotations
@@ -17,22 +18,27 @@ from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.report import Selection
 from fxcore.results import EngineConfig
 
+#: Where the client's own settings' problems are said to be.
+CLIENT_SETTINGS = "the editor's fx-lsp settings"
+
 
 class Settings:
     def __init__(
         self,
         open_text: Callable[[str], str | None],
         root_of: Callable[[str], str],
-        warn: Callable[[list[str]], None],
+        warn: Callable[[list[str], str], None],
     ) -> None:
         self._open_text = open_text
         self._root_of = root_of
+        #: ``warn(problems, where)``: one read's problems, and the file (or settings) read.
         self._warn = warn
         self._client: dict[str, Any] = {}
         #: The client's options (``trusted`` only ever comes from here).
         self.options = Options()
-        self._root_options: dict[str, Options] = {}
-        self._project_configs: dict[str, ProjectConfig] = {}
+        #: Per workspace root: its ``[tool.fx-lsp]`` and the options overlaid by it, read
+        #: together so that one read of the file reports all its problems at once.
+        self._roots: dict[str, tuple[ProjectConfig, Options]] = {}
 
     def apply(self, raw: Any) -> None:
         """New client settings. ``trusted`` keeps its value when they omit it: settings rebuilt
@@ -42,29 +48,28 @@ class Settings:
         if "trusted" not in self._client:
             options = replace(options, trusted=self.options.trusted)
         self.options = options
-        self._warn(errors)
-        self._root_options.clear()
-        self._project_configs.clear()
+        self._warn(errors, CLIENT_SETTINGS)
+        self._roots.clear()
+
+    def _root(self, root: str) -> tuple[ProjectConfig, Options]:
+        """``<root>/pyproject.toml``'s ``[tool.fx-lsp]``, from its buffer when it is open
+        (unsaved edits apply to every key at once), and the options it gives; read once per
+        change."""
+        if root not in self._roots:
+            path = os.path.join(root, "pyproject.toml")
+            found = read_project_config(root, self._open_text(path))
+            options, problems = parse_options(self._client, found.table, path)
+            self._warn(found.problems + problems, path)
+            self._roots[root] = (found, replace(options, trusted=self.options.trusted))
+        return self._roots[root]
 
     def project_config(self, root: str) -> ProjectConfig:
-        """``<root>/pyproject.toml``'s ``[tool.fx-lsp]``, from its buffer when it is open
-        (unsaved edits apply to every key at once), read once per change."""
-        if root not in self._project_configs:
-            found = read_project_config(root, self._open_text(os.path.join(root, "pyproject.toml")))
-            self._warn(found.problems)
-            self._project_configs[root] = found
-        return self._project_configs[root]
+        """``<root>/pyproject.toml``'s ``[tool.fx-lsp]``."""
+        return self._root(root)[0]
 
     def options_for(self, path: str) -> Options:
         """Client settings overlaid by the ``[tool.fx-lsp]`` of the file's workspace folder."""
-        root = self._root_of(path)
-        if root not in self._root_options:
-            options, problems = parse_options(
-                self._client, self.project_config(root).table, os.path.join(root, "pyproject.toml")
-            )
-            self._warn(problems)
-            self._root_options[root] = replace(options, trusted=self.options.trusted)
-        return self._root_options[root]
+        return self._root(self._root_of(path))[1]
 
     def engine_config(self, root: str) -> EngineConfig:
         """The project's engine config; its ``timeout`` if it sets a valid one, else the
@@ -81,5 +86,4 @@ class Settings:
 
     def forget(self, root: str) -> None:
         """``<root>/pyproject.toml`` changed: read it again when next needed."""
-        self._root_options.pop(root, None)
-        self._project_configs.pop(root, None)
+        self._roots.pop(root, None)

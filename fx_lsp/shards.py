@@ -4,11 +4,13 @@ Every shard lists the same files and splits them the same way: largest cost firs
 least loaded shard, the cost being the seconds the file took when the result cache knows it
 (else the median of the known ones). A shard's report carries the partition's fingerprint, and
 ``merge`` refuses shards that disagree (caches restored differently give different costs) or
-that are missing, so a merged report is never silently short of files.
+that are missing, so a merged report is never silently short of files. Reports come from other
+machines: each is checked against a JSON schema of every part ``merge`` reads before it is used.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -16,10 +18,13 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from fxcore.cache import ResultCache
 from fxcore.results import TraceJob
+
+#: More shards than this are a mistake (and a split into 10**9 shards would need gigabytes).
+MAX_SHARDS = 10_000
 
 
 class MergeError(Exception):
@@ -39,7 +44,7 @@ def parse_shard(text: str) -> tuple[int, int] | None:
     if match is None:
         return None
     index, count = int(match.group(1)), int(match.group(2))
-    return (index, count) if 1 <= index <= count else None
+    return (index, count) if 1 <= index <= count <= MAX_SHARDS else None
 
 
 def _relative(path: str) -> str:
@@ -78,62 +83,137 @@ def shard_json(shard: Shard) -> dict[str, Any]:
 
 # -- merge ---------------------------------------------------------------------------------
 
+#: Characters of a schema error quoted in the message (it may quote a whole value).
+_QUOTED_ERROR_CHARACTERS = 160
 
-def _shard_of(report: dict[str, Any], name: str) -> dict[str, Any]:
-    shard = report.get("shard")
-    if shard is None and "runs" in report:
-        runs = report.get("runs") or [{}]
-        shard = (runs[0].get("properties") or {}).get("fx-lsp", {}).get("shard")
-    if not isinstance(shard, dict):
-        raise MergeError(f"{name} is not the report of a shard (fx-lsp check --shard I/N "
-                         "--output-format json or sarif)")
+_INTEGER = {"type": "integer"}
+_TEXT = {"type": "string"}
+_SHARD_NUMBER = {"type": "integer", "minimum": 1, "maximum": MAX_SHARDS}
+_SHARD = {"type": "object", "required": ["index", "count", "partition"],
+          "properties": {"index": _SHARD_NUMBER, "count": _SHARD_NUMBER, "partition": _TEXT}}
+
+
+def _objects(**properties: Any) -> dict[str, Any]:
+    """An array of objects that have these properties, of these types."""
+    return {"type": "array", "items": {"type": "object", "required": list(properties),
+                                       "properties": properties}}
+
+
+#: What ``merge`` reads of a ``--output-format json`` shard report (the rest is copied as it
+#: is): shards come from other machines, and a wrong type must be a message, not a traceback.
+JSON_SHARD_REPORT = {
+    "type": "object",
+    "required": ["version", "shard", "diagnostics", "modules", "files", "summary",
+                 "config_problems"],
+    "properties": {
+        "version": _TEXT,
+        "shard": _SHARD,
+        "diagnostics": _objects(path=_TEXT, line=_INTEGER, column=_INTEGER, code=_TEXT,
+                                severity={"enum": ["error", "warning", "hint"]}),
+        "modules": _objects(path=_TEXT, line=_INTEGER, column=_INTEGER),
+        "files": _objects(path=_TEXT),
+        "summary": {"type": "object", "additionalProperties": _INTEGER},
+        "config_problems": {"type": "array", "items": _TEXT},
+    },
+}
+#: Likewise for ``--output-format sarif``: its one run, the shard and each result's place.
+SARIF_SHARD_REPORT = {
+    "type": "object",
+    "required": ["runs"],
+    "properties": {"runs": {"type": "array", "minItems": 1, "maxItems": 1, "items": {
+        "type": "object",
+        "required": ["results", "properties"],
+        "properties": {
+            "properties": {"type": "object", "required": ["fx-lsp"], "properties": {
+                "fx-lsp": {"type": "object", "required": ["shard"],
+                           "properties": {"shard": _SHARD}}}},
+            "results": _objects(
+                ruleId=_TEXT,
+                level={"enum": ["error", "warning", "note", "none"]},
+                locations={"type": "array", "minItems": 1, "items": {
+                    "type": "object", "required": ["physicalLocation"], "properties": {
+                        "physicalLocation": {
+                            "type": "object", "required": ["artifactLocation", "region"],
+                            "properties": {
+                                "artifactLocation": {"type": "object", "required": ["uri"],
+                                                     "properties": {"uri": _TEXT}},
+                                "region": {"type": "object",
+                                           "required": ["startLine", "startColumn"],
+                                           "properties": {"startLine": _INTEGER,
+                                                          "startColumn": _INTEGER}}}}}}}),
+        },
+    }}},
+}
+
+
+def _load(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as error:
+        raise MergeError(f"cannot read {path}: {error}") from error
+    except (RecursionError, MemoryError) as error:
+        raise MergeError(f"cannot read {path}: its JSON is nested too deeply or too large "
+                         "to read") from error
+
+
+def _kind(path: str, report: Any) -> str:
+    if not isinstance(report, dict):
+        raise MergeError(f"{path} is not a report of fx-lsp check: its JSON is not an object")
+    return "sarif" if "runs" in report else "json"
+
+
+def _validate(path: str, report: dict[str, Any], kind: str) -> dict[str, Any]:
+    """``report``'s shard, once the report has every part merge reads, of the right type."""
+    # jsonschema takes a tenth of a second to import: only merge needs it, not check or serve.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    schema = SARIF_SHARD_REPORT if kind == "sarif" else JSON_SHARD_REPORT
+    error = best_match(Draft202012Validator(schema).iter_errors(report))
+    if error is not None:
+        what = error.message
+        if len(what) > _QUOTED_ERROR_CHARACTERS:
+            what = what[:_QUOTED_ERROR_CHARACTERS] + "..."
+        raise MergeError(f"{path} is not the {kind} report of a shard (fx-lsp check --shard "
+                         f"I/N --output-format {kind}): at {error.json_path}: {what}")
+    shard: dict[str, Any] = (report["runs"][0]["properties"]["fx-lsp"]["shard"]
+                             if kind == "sarif" else report["shard"])
     return shard
 
 
-def _load(paths: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
-    loaded = []
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                loaded.append((path, json.load(handle)))
-        except (OSError, ValueError) as error:
-            raise MergeError(f"cannot read {path}: {error}") from error
-    return loaded
-
-
-def _check_shards(reports: list[tuple[str, dict[str, Any]]]) -> None:
-    shards = [(name, _shard_of(report, name)) for name, report in reports]
-    counts = {shard.get("count") for _, shard in shards}
-    partitions = {shard.get("partition") for _, shard in shards}
+def _check_shards(shards: list[dict[str, Any]]) -> None:
+    counts = {shard["count"] for shard in shards}
+    partitions = {shard["partition"] for shard in shards}
     if len(counts) != 1 or len(partitions) != 1:
         raise MergeError("the shards were split differently (their file lists or result "
                          "caches differ): give every shard the same files and the same cache")
     count = counts.pop()
-    indices = sorted(shard.get("index") for _, shard in shards)
-    if indices != list(range(1, int(count) + 1)):
+    indices = sorted(shard["index"] for shard in shards)
+    if indices != list(range(1, len(indices) + 1)) or len(indices) != count:
         raise MergeError(f"expected shards 1 to {count} once each, got {indices}")
 
 
 def _merge_json(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
-    merged: dict[str, Any] = {"version": reports[0].get("version")}
+    merged: dict[str, Any] = {"version": reports[0]["version"]}
     for key, sort_key in (("diagnostics", ("path", "line", "column", "code")),
                           ("modules", ("path", "line", "column")),
                           ("files", ("path",))):
-        items = [item for report in reports for item in report.get(key, [])]
-        merged[key] = sorted(items, key=lambda item: tuple(item.get(k) for k in sort_key))
+        items = [item for report in reports for item in report[key]]
+        merged[key] = sorted(items, key=lambda item: tuple(item[k] for k in sort_key))
     summary: dict[str, int] = {}
     for report in reports:
-        for key, value in report.get("summary", {}).items():
+        for key, value in report["summary"].items():
             summary[key] = summary.get(key, 0) + value
     merged["summary"] = summary
     merged["config_problems"] = list(dict.fromkeys(
-        problem for report in reports for problem in report.get("config_problems", [])))
-    failed = any(item.get("severity") != "hint" for item in merged["diagnostics"])
+        problem for report in reports for problem in report["config_problems"]))
+    failed = any(item["severity"] != "hint" for item in merged["diagnostics"])
     return merged, failed
 
 
 def _merge_sarif(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
-    merged = json.loads(json.dumps(reports[0]))
+    merged = copy.deepcopy(reports[0])
     run = merged["runs"][0]
     run.pop("properties", None)
 
@@ -145,22 +225,33 @@ def _merge_sarif(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
 
     run["results"] = sorted((result for report in reports for result in
                              report["runs"][0]["results"]), key=position)
-    failed = any(result.get("level") != "note" for result in run["results"])
+    failed = any(result["level"] != "note" for result in run["results"])
     return merged, failed
 
 
 def merge(paths: Sequence[str], output_format: str | None = None) -> tuple[dict[str, Any], bool]:
-    """The merged report and whether it reports any problem that is not a hint."""
-    loaded = _load(paths)
-    kinds = {"sarif" if "runs" in report else "json" for _, report in loaded}
+    """The merged report and whether it reports any problem that is not a hint. Raises
+    ``MergeError`` for reports that cannot be read, are not shard reports of fx-lsp check
+    (every part merge reads is checked against ``JSON_SHARD_REPORT`` or
+    ``SARIF_SHARD_REPORT``) or do not fit together."""
+    loaded = [(path, _load(path)) for path in paths]
+    kinds = {_kind(path, report) for path, report in loaded}
     if len(kinds) != 1 or (output_format and output_format not in kinds):
         raise MergeError("the reports must all be json, or all sarif"
                          + (f" (--output-format {output_format})" if output_format else ""))
-    _check_shards(loaded)
+    kind = kinds.pop()
+    _check_shards([_validate(path, report, kind) for path, report in loaded])
     reports = [report for _, report in loaded]
-    return _merge_sarif(reports) if kinds == {"sarif"} else _merge_json(reports)
+    try:
+        return _merge_sarif(reports) if kind == "sarif" else _merge_json(reports)
+    except RecursionError as error:
+        raise MergeError("the reports are nested too deeply to copy") from error
 
 
-def write(report: dict[str, Any], stream: TextIO) -> None:
-    json.dump(report, stream, indent=2)
-    stream.write("\n")
+def dumps(report: dict[str, Any]) -> str:
+    """The merged report as the file's text."""
+    try:
+        return json.dumps(report, indent=2) + "\n"
+    except RecursionError as error:
+        # json.load reads deeper than the indenting encoder writes.
+        raise MergeError("the merged report is nested too deeply to write") from error

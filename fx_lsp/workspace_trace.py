@@ -60,6 +60,8 @@ async def trace_workspace(ls: FxLanguageServer) -> dict[str, int]:
         return request_id in ls.protocol.cancelled_requests
 
     engine = ls.ensure_engine()
+    # Changes no file event announced are found by one walk of each workspace, not one a job.
+    engine.call_sites.rescan_before_next_use()
     handles = [engine.submit(job) for job in jobs]
     ls.workspace_handles.update(handles)
     ls.send_status()

@@ -14,8 +14,11 @@ import ast
 import os
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from fxcore.file_access import read_text
+from fxcore.parsing import parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
 #: Markdown fenced code blocks that hold Python.
@@ -59,8 +62,8 @@ def _called_name(call: ast.Call) -> str | None:
 def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[str, CallSite]]:
     """(class name, call site) for every literal constructor call in Python ``text``."""
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = parse_module(text)
+    except SyntaxError:
         return []
     found = []
     for node in ast.walk(tree):
@@ -109,72 +112,175 @@ def calls_in_markdown(text: str, site_of: str) -> list[tuple[str, CallSite]]:
 
 
 @dataclass
+class _IndexedFile:
+    """The calls of one file, read when its size and modification time were ``stamp``."""
+
+    stamp: tuple[int, int]
+    calls: list[tuple[str, CallSite]]
+
+
+@dataclass
 class CallSiteIndex:
-    """Every literal constructor call of one workspace, by class name; rebuilt when a file
-    of the workspace changes (by size and modification time)."""
+    """Every literal constructor call of one workspace, by class name. Built by one walk of
+    the workspace; then each file is read again only when it is named by ``update`` (a file
+    event) or found changed by ``rescan``."""
 
     root: str
-    calls: dict[str, list[CallSite]] = field(default_factory=dict)
-    signature: tuple[tuple[str, int, int], ...] = ()
+    files: dict[str, _IndexedFile] = field(default_factory=dict)
+    #: Class name -> its calls, by file then as found in the file; merged from ``files`` on
+    #: the first look-up after a change.
+    _calls: dict[str, list[CallSite]] | None = None
 
     def for_class(self, name: str) -> CallSite | None:
         """The first call of ``name`` (by file, then line): the one a reader meets first."""
-        sites = self.calls.get(name)
+        sites = self._merged().get(name)
         return sites[0] if sites else None
+
+    def _merged(self) -> dict[str, list[CallSite]]:
+        if self._calls is None:
+            self._calls = {}
+            for path in sorted(self.files):
+                for name, site in self.files[path].calls:
+                    self._calls.setdefault(name, []).append(site)
+        return self._calls
+
+    def rescan(self) -> set[str]:
+        """Walk the workspace: read new and changed files, forget deleted ones. The names of
+        the classes whose calls may have changed."""
+        found = _workspace_files(self.root)
+        changed = {name for path in set(self.files) - set(found) for name in self._forget(path)}
+        for path in found:
+            changed |= self._read(path, force=False)
+        return changed
+
+    def update(self, path: str) -> set[str]:
+        """``path`` was created, changed or deleted (a file or a folder): bring its calls up
+        to date. The names of the classes whose calls may have changed."""
+        if path == self.root or self.root.startswith(path + os.sep):
+            return self.rescan()  # the whole workspace, or a folder around it
+        if os.path.isdir(path):
+            inside = set(_workspace_files(path)) if self._indexed(path, folder=True) else set()
+            below = {known for known in self.files if known.startswith(path + os.sep)}
+            changed = {name for known in below - inside for name in self._forget(known)}
+            for found in inside:
+                changed |= self._read(found, force=True)
+            return changed
+        if self._indexed(path, folder=False) and os.path.isfile(path):
+            return self._read(path, force=True)
+        below = [known for known in self.files
+                 if known == path or known.startswith(path + os.sep)]
+        return {name for known in below for name in self._forget(known)}
+
+    def _indexed(self, path: str, folder: bool) -> bool:
+        """Whether the walk of the workspace reads ``path`` (or walks into the folder)."""
+        relative = os.path.relpath(path, self.root)
+        if relative == os.curdir:
+            return folder
+        parts = relative.split(os.sep)
+        if parts[0] == os.pardir:
+            return False
+        folders = parts if folder else parts[:-1]
+        if any(part.startswith(".") or part in SKIPPED_FOLDERS for part in folders):
+            return False
+        return folder or _is_indexed_name(parts[-1])
+
+    def _forget(self, path: str) -> set[str]:
+        indexed = self.files.pop(path, None)
+        if indexed is None:
+            return set()
+        self._calls = None
+        return {name for name, _site in indexed.calls}
+
+    def _read(self, path: str, force: bool) -> set[str]:
+        """Read ``path`` again unless ``force`` is off and its size and modification time
+        are those it was read at."""
+        try:
+            status = os.stat(path)
+        except OSError:
+            return self._forget(path)
+        stamp = (status.st_size, status.st_mtime_ns)
+        known = self.files.get(path)
+        if known is not None and known.stamp == stamp and not force:
+            return set()
+        calls = _file_calls(path, self.root)
+        self.files[path] = _IndexedFile(stamp, calls)
+        self._calls = None
+        before = {name for name, _site in known.calls} if known is not None else set()
+        return before | {name for name, _site in calls}
+
+
+def _is_indexed_name(name: str) -> bool:
+    return name.endswith(".py") or name.lower().endswith(_MARKDOWN_SUFFIXES)
 
 
 def _workspace_files(root: str) -> list[str]:
     """Python and Markdown files below ``root``, skipping what ``python_files`` skips, in one
-    walk (this runs for every job, to see whether the index is still current)."""
+    walk."""
     files = []
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = [name for name in subfolders
                          if not name.startswith(".") and name not in SKIPPED_FOLDERS]
-        files += [os.path.join(folder, name) for name in names
-                  if name.endswith(".py") or name.lower().endswith(_MARKDOWN_SUFFIXES)]
+        files += [os.path.join(folder, name) for name in names if _is_indexed_name(name)]
     return sorted(files)
 
 
-def _signature(files: list[str]) -> tuple[tuple[str, int, int], ...]:
-    entries = []
-    for path in files:
-        try:
-            status = os.stat(path)
-        except OSError:
-            continue
-        entries.append((path, status.st_size, status.st_mtime_ns))
-    return tuple(entries)
+def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
+    """The literal constructor calls written in one file, named by its path below ``root``."""
+    try:
+        text = read_text(path)
+    except OSError:  # gone, or not a regular file of bounded size: no calls from it
+        return []
+    site_of = os.path.relpath(path, root)
+    return (calls_in_markdown(text, site_of)
+            if path.lower().endswith(_MARKDOWN_SUFFIXES)
+            else calls_in_source(text, site_of))
 
 
 def build_index(root: str) -> CallSiteIndex:
-    files = _workspace_files(root)
-    index = CallSiteIndex(root=root, signature=_signature(files))
-    for path in files:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
-        except OSError:
-            continue
-        site_of = os.path.relpath(path, root)
-        found = (calls_in_markdown(text, site_of)
-                 if path.lower().endswith(_MARKDOWN_SUFFIXES)
-                 else calls_in_source(text, site_of))
-        for name, site in found:
-            index.calls.setdefault(name, []).append(site)
+    index = CallSiteIndex(root=root)
+    index.rescan()
     return index
 
 
 class CallSiteIndexes:
-    """One index per workspace root, shared by every job of an engine."""
+    """One index per workspace root, shared by every job of an engine. Each is built on its
+    first use and then kept current by ``changed`` (the server's file events) and by
+    ``rescan_before_next_use`` (a workspace trace, a client without file events): a job
+    never walks the workspace, so a run's cost stays linear in its files."""
 
     def __init__(self) -> None:
         self._indexes: dict[str, CallSiteIndex] = {}
         self._lock = threading.Lock()
+        #: Set from the event loop, consumed by the next job: never waits for ``_lock``.
+        self._rescan = threading.Event()
 
-    def for_root(self, root: str) -> CallSiteIndex:
+    def first_calls(self, root: str, names: Iterable[str]) -> dict[str, CallSite]:
+        """Class name -> its first call in the workspace at ``root``, for those of ``names``
+        that have one (under the lock: the server's file events update the index meanwhile)."""
         root = os.path.abspath(root)
         with self._lock:
+            if self._rescan.is_set():
+                self._rescan.clear()
+                for index in self._indexes.values():
+                    index.rescan()
             index = self._indexes.get(root)
-            if index is None or index.signature != _signature(_workspace_files(root)):
+            if index is None:
                 index = self._indexes[root] = build_index(root)
-            return index
+            return {name: site for name in names if (site := index.for_class(name)) is not None}
+
+    def changed(self, paths: list[str]) -> dict[str, set[str]]:
+        """Files (or folders) created, changed or deleted: update every built index that holds
+        them. Workspace root -> the names of the classes whose calls may have changed."""
+        found: dict[str, set[str]] = {}
+        with self._lock:
+            for path in map(os.path.abspath, paths):
+                for root, index in self._indexes.items():
+                    names = index.update(path)
+                    if names:
+                        found.setdefault(root, set()).update(names)
+        return found
+
+    def rescan_before_next_use(self) -> None:
+        """Have the next job walk each built index's workspace once for changes no event
+        announced (files changed outside the editor, with a client that sends no events)."""
+        self._rescan.set()

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import CallSite, is_literal_call_argument
+from fxcore.file_access import read_bytes
 from fxcore.results import EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
 
@@ -53,6 +54,14 @@ _CODE_PREFIX = re.compile(r"FX[0-9]{0,3}")
 MAX_TIMEOUT_SECONDS = 86400.0
 #: More than this (1 TiB) overflows the address-space limit set on each worker child.
 MAX_MEMORY_LIMIT_MB = 1 << 20
+#: A larger ``pyproject.toml`` is not read: real ones are kilobytes, and tomllib would take
+#: minutes (and the memory) of the CLI or the server on a gigabyte.
+MAX_PYPROJECT_BYTES = 4 << 20
+#: Deeper ``args``/``kwargs``/``concrete-args`` values are a mistake; a worker rebuilding
+#: one 440 levels deep ran out of stack.
+MAX_VALUE_DEPTH = 100
+#: Characters of a rejected ``call`` quoted in its message.
+_QUOTED_CALL_CHARACTERS = 80
 
 
 def is_valid_timeout(value: object) -> bool:
@@ -71,24 +80,39 @@ class ProjectConfig:
     table: dict[str, Any] = field(default_factory=dict)
     #: One message per problem (an invalid value keeps its default).
     problems: list[str] = field(default_factory=list)
+    #: Why the file could not be parsed at all (then nothing of it applies, and ``problems``
+    #: holds this message alone); None when it was parsed.
+    unreadable: str | None = None
+
+
+def _unreadable(path: str, why: str) -> ProjectConfig:
+    message = f"{path}: cannot read [tool.fx-lsp]: {why}"
+    return ProjectConfig(problems=[message], unreadable=message)
 
 
 def read_project_config(workspace_root: str, text: str | None = None) -> ProjectConfig:
     """The one reader of ``[tool.fx-lsp]``: from ``text`` (an editor's unsaved buffer of
     ``<workspace_root>/pyproject.toml``) or else from the file."""
     path = os.path.join(workspace_root, "pyproject.toml")
+    too_large = f"it is larger than {MAX_PYPROJECT_BYTES >> 20} MiB"
     try:
         if text is None:
             if not os.path.isfile(path):
                 return ProjectConfig()
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8")
+            # A regular file of at most MAX_FILE_BYTES, or UnreadableFile saying why not.
+            text = read_bytes(path).decode("utf-8")
+        elif len(text) > MAX_PYPROJECT_BYTES:  # an editor's buffer
+            return _unreadable(path, too_large)
         document = tomllib.loads(text)
     except UnicodeDecodeError as error:
-        return ProjectConfig(problems=[f"{path}: cannot read [tool.fx-lsp]: the file is not "
-                                       f"UTF-8 text ({error.reason} at byte {error.start})"])
+        return _unreadable(path, f"the file is not UTF-8 text ({error.reason} at byte "
+                                 f"{error.start})")
     except (OSError, tomllib.TOMLDecodeError) as error:
-        return ProjectConfig(problems=[f"{path}: cannot read [tool.fx-lsp]: {error}"])
+        return _unreadable(path, str(error))
+    except (RecursionError, MemoryError):
+        # tomllib parses nested arrays and inline tables by recursion: thousands of levels
+        # exhaust the stack (or memory) of whichever process reads the file.
+        return _unreadable(path, "arrays or tables are nested too deeply to parse")
     tool = document.get("tool", {})
     if not isinstance(tool, dict):
         return ProjectConfig(problems=[f"{path}: 'tool' must be a table; [tool.fx-lsp] ignored"])
@@ -226,25 +250,57 @@ def parse_report_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[Repo
     return config, problems
 
 
+def _quoted(text: str) -> str:
+    """``text`` for a message: its start only, since a pop-up or a CI log line cannot show
+    100,000 characters."""
+    if len(text) <= _QUOTED_CALL_CHARACTERS:
+        return repr(text)
+    return f"{text[:_QUOTED_CALL_CHARACTERS]!r}... ({len(text):,} characters)"
+
+
 def _parse_call(text: Any, class_name: str, source: str) -> tuple[CallSite | None, str | None]:
     """``call = "ViT(dim=64, depth=(1, 2))"``: the class called with literal arguments."""
     example = f'call = "{class_name}(dim=64, depth=(1, 2))"'
     if not isinstance(text, str):
         return None, f"{source}: 'call' must be a string such as {example}"
     try:
+        return _read_call(text, class_name, source, example)
+    except (RecursionError, MemoryError):
+        # ast parses, checks and unparses expressions by recursion: `C(1+1+...)` with
+        # 100,000 terms exhausts the stack.
+        return None, (f"{source}: 'call' is nested too deeply to read (such as a long chain "
+                      f"of operators): {_quoted(text)}")
+
+
+def _read_call(text: str, class_name: str, source: str,
+               example: str) -> tuple[CallSite | None, str | None]:
+    try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as error:
-        return None, f"{source}: 'call' is not a Python call ({error.msg}): {text!r}"
+        return None, f"{source}: 'call' is not a Python call ({error.msg}): {_quoted(text)}"
     if not isinstance(node, ast.Call) or ast.unparse(node.func).rpartition(".")[2] \
             != class_name:
         return None, f"{source}: 'call' must call {class_name}, such as {example}"
     if not is_literal_call_argument(node):
         return None, (f"{source}: 'call' may only pass literals (numbers, strings, tuples, "
-                      f"lists, dicts, None) and calls of such: {text!r}")
+                      f"lists, dicts, None) and calls of such: {_quoted(text)}")
     return CallSite(site="pyproject.toml",
                     args=tuple(ast.unparse(argument) for argument in node.args),
                     kwargs=tuple((keyword.arg or "", ast.unparse(keyword.value))
                                  for keyword in node.keywords)), None
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and tables nest in a TOML value (1 for a flat array), without
+    recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _parse_module_config(entry: Any, source: str,
@@ -264,20 +320,26 @@ def _parse_module_config(entry: Any, source: str,
         config.call, problem = _parse_call(call, class_name, source)
         if problem:
             problems.append(problem)
+    too_deep = (f"is nested more than {MAX_VALUE_DEPTH} levels deep (the worker rebuilds "
+                "values by recursion); ignored")
     args = entry.get("args")
     if args is not None:
-        if isinstance(args, list):
-            config.args = args
-        else:
+        if not isinstance(args, list):
             problems.append(f"{source}: 'args' must be a list")
+        elif _depth(args) > MAX_VALUE_DEPTH:
+            problems.append(f"{source}: 'args' {too_deep}")
+        else:
+            config.args = args
     for key, attribute in (("kwargs", "kwargs"), ("concrete-args", "concrete_args")):
         value = entry.get(key)
         if value is None:
             continue
-        if isinstance(value, dict):
-            setattr(config, attribute, dict(value))
-        else:
+        if not isinstance(value, dict):
             problems.append(f"{source}: '{key}' must be a table")
+        elif _depth(value) > MAX_VALUE_DEPTH:
+            problems.append(f"{source}: '{key}' {too_deep}")
+        else:
+            setattr(config, attribute, dict(value))
     concrete_none = entry.get("concrete-none")
     if concrete_none is not None:
         if isinstance(concrete_none, list) and all(isinstance(n, str) for n in concrete_none):

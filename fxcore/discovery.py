@@ -6,6 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from fxcore.parsing import parse_module
 from fxcore.results import Range
 
 
@@ -40,8 +41,9 @@ def char_span(lines: list[str], node: ast.expr) -> Range:
 
 
 def top_level_classes(text: str) -> dict[str, ClassSource]:
-    """Top-level classes of a module, by name. Raises ``SyntaxError``."""
-    tree = ast.parse(text)
+    """Top-level classes of a module, by name. Raises ``SyntaxError`` (also for source too
+    complex for Python's parser: ``fxcore.parsing``)."""
+    tree = parse_module(text)
     lines = text.splitlines()
     classes: dict[str, ClassSource] = {}
     for node in tree.body:
@@ -86,3 +88,37 @@ def top_level_classes(text: str) -> dict[str, ClassSource]:
             attribute_spans=attributes,
         )
     return classes
+
+
+def has_module_level_class(tree: ast.Module) -> bool:
+    """True when a ``class`` statement runs on import and binds a module attribute, the only
+    classes tracing can reach: in the module's body or the blocks of its top-level ``if``,
+    ``try``, ``with``, ``for``, ``while`` and ``match`` statements; not in a function's or a
+    class's body, nor under ``if __name__ == "__main__":`` (not run on import). A script whose
+    classes are all inside functions (``def main(): class Net(nn.Module): ...``) has none."""
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.ClassDef):
+            return True
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(statement, ast.If) and _is_main_guard(statement.test):
+            pending += statement.orelse
+            continue
+        for child in ast.iter_child_nodes(statement):
+            if isinstance(child, (ast.excepthandler, ast.match_case)):
+                pending += child.body
+            elif isinstance(child, ast.stmt):
+                pending.append(child)
+    return False
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides) and any(
+        isinstance(side, ast.Constant) and side.value == "__main__" for side in sides)

@@ -11,7 +11,6 @@ result.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dataclasses
 import itertools
@@ -30,8 +29,9 @@ from typing import Any
 
 from fxcore.cache import KEY_VARIABLE, ResultCache
 from fxcore.call_sites import CallSiteIndexes
-from fxcore.discovery import top_level_classes
+from fxcore.discovery import has_module_level_class, top_level_classes
 from fxcore.installed_packages import preloadable
+from fxcore.parsing import parse_module
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range, TraceJob
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
 from fxcore.workspace import import_location, source_text
@@ -247,7 +247,8 @@ class Engine:
         self._lock = threading.Lock()
         self._zygote: _Zygote | None = None
         self._closed = False
-        self._call_sites = CallSiteIndexes()
+        #: Built once per workspace root; the server passes its file events on to it.
+        self.call_sites = CallSiteIndexes()
         self._preloaded: set[str] = set()
 
     def _live_zygote(self) -> _Zygote:
@@ -309,8 +310,9 @@ class Engine:
             if result is None:
                 # The key from the text before the run: the text that is imported.
                 key = self.cache.key(handle.job) if self.cache else None
-                # Importing runs the file: a script with no class (train.py) is never run.
-                result = self._run_job(handle) if _may_define_a_class(handle.job) \
+                # Importing runs the file: a script with no module-level class (train.py)
+                # is never run.
+                result = self._run_job(handle) if _may_define_a_module_class(handle.job) \
                     else FileResult(path=os.path.abspath(handle.job.path))
                 self._preload(result.third_party_packages)
                 if self.cache:
@@ -341,10 +343,9 @@ class Engine:
         """The job with the workspace's literal constructor calls of its classes."""
         try:
             names = top_level_classes(source_text(job.path, job.overlays) or "")
-        except (SyntaxError, ValueError):
+        except SyntaxError:
             return job
-        index = self._call_sites.for_root(job.workspace_root)
-        found = {name: site for name in names if (site := index.for_class(name)) is not None}
+        found = self.call_sites.first_calls(job.workspace_root, names)
         return dataclasses.replace(job, call_sites=found) if found else job
 
     def _run_job(self, handle: TraceHandle) -> FileResult:
@@ -601,16 +602,17 @@ class Engine:
         return module
 
 
-def _may_define_a_class(job: TraceJob) -> bool:
-    """False only for a file that parses and whose syntax tree has no ``class``."""
+def _may_define_a_module_class(job: TraceJob) -> bool:
+    """False only for a file that parses and has no module-level ``class``
+    (``fxcore.discovery.has_module_level_class``)."""
     text = source_text(job.path, job.overlays)
     if text is None:
         return True  # let the worker say why it cannot be read
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        tree = parse_module(text)
+    except SyntaxError:
         return True  # the worker reports the syntax error without importing
-    return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
+    return has_module_level_class(tree)
 
 
 def _last_output(output: bytes, lines: int = OUTPUT_TAIL_LINES) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fxcore import fixes, suppressions
+from fxcore.parsing import parse_expression, parse_module
 from fxcore.results import Failure, Frame, Hint, ModuleResult
 from fxcore.suppressions import Directive
 from fxcore.workspace import import_location, split_lines
@@ -71,8 +72,8 @@ class Outline:
 def outline(source: str) -> Outline | None:
     """The file's top-level classes and functions; None when it does not parse."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        tree = parse_module(source)
+    except SyntaxError:
         return None
     return Outline(
         classes=tuple(
@@ -113,8 +114,8 @@ def _span_text(source: str, failure: Failure) -> str:
 
 def _names(expression: str) -> set[str]:
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except (SyntaxError, ValueError):
+        tree = parse_expression(expression.strip())
+    except SyntaxError:
         return set()
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 

@@ -46,6 +46,7 @@ from fxcore.config import module_config_for
 from fxcore.construction import build, configured_call_note, missing_parameters, resolve
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.example_inputs import from_annotations, inferred
+from fxcore.file_access import UnreadableFile, read_bytes
 from fxcore.import_overlay import (
     ImportRecord,
     imported_third_party_packages,
@@ -60,6 +61,7 @@ from fxcore.locate import (
     to_frame,
     traceback_positions,
 )
+from fxcore.parsing import SourceTooComplex
 from fxcore.results import (
     CODES,
     Arguments,
@@ -249,6 +251,12 @@ class JobRunner:
         if os.path.islink(self.path) and not os.path.exists(self.path):
             return (f"This file is a symbolic link to {os.readlink(self.path)}, which does "
                     "not exist.")
+        try:
+            read_bytes(self.path)
+        except UnreadableFile as error:
+            return f"This file is {error}."
+        except OSError as error:
+            return f"This file cannot be read: {error.strerror or error}."
         return "This file cannot be read as UTF-8 text."
 
     def unimportable_reason(self) -> str | None:
@@ -279,11 +287,15 @@ class JobRunner:
         end_column = error.end_offset or column + 1
         if (end_line, end_column) <= (line, column):
             end_line, end_column = line, column + 1
+        if isinstance(error, SourceTooComplex):
+            message = f"This file cannot be checked: {error.msg}."
+        else:
+            message = (f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
+                       "parses.")
         return Failure(
             code=CODES["import"],
             kind="import",
-            message=f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
-            "parses.",
+            message=message,
             **Range(line, column, end_line, end_column).at(self.path),
         )
 

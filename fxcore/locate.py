@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import CodeType, FrameType, TracebackType
 
+from fxcore.parsing import parse_module
 from fxcore.results import Frame
 from fxcore.workspace import is_workspace_file
 
@@ -129,8 +130,8 @@ class SourceIndex:
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
             try:
-                self._trees[path] = ast.parse("".join(self.lines(path)))
-            except (SyntaxError, ValueError):
+                self._trees[path] = parse_module("".join(self.lines(path)))
+            except SyntaxError:
                 self._trees[path] = None
         return self._trees[path]
 

@@ -8,10 +8,13 @@ working folder is the workspace root, and the module keeps its import name so
 Compiled bytecode goes to a user cache folder (``bytecode_folder``), never into the
 workspace; ``FX_LSP_NO_BYTECODE=1`` turns writing it off (for measuring).
 
-It opens no network connection and downloads no weights: every connection attempt fails at
-once with ``NetworkBlocked``, and Hugging Face and torch hub are told to stay offline. A
-constructor that asks for pretrained weights gets the architecture alone (see
-``fxcore.weights``).
+It opens no network connection and downloads no weights. Where the OS allows it the child
+first moves into a network namespace of its own (``fxcore.network_isolation``), which cuts
+off every connection whatever makes it, in the child and in every process it starts. The
+Python socket block stays on top, as the fallback where no namespace can be made and for its
+clear message: every connection attempt through the ``socket`` module fails at once with
+``NetworkBlocked``. Hugging Face and torch hub are told to stay offline. A constructor that
+asks for pretrained weights gets the architecture alone (see ``fxcore.weights``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import os
 import socket
 import sys
 from typing import Any
+
+from fxcore import network_isolation
 
 #: The message every blocked connection attempt raises with.
 NETWORK_BLOCKED_MESSAGE = (
@@ -81,7 +86,11 @@ def bytecode_folder() -> str:
 
 
 def enter(path: str, workspace_root: str) -> None:
-    """Make this child run the user's file as a plain import from the workspace would."""
+    """Make this child run the user's file as a plain import from the workspace would.
+
+    Call it in the freshly forked child, while it has one thread (a process with more cannot
+    enter a new user namespace)."""
+    network_isolation.isolate()
     sys.pycache_prefix = bytecode_folder()
     sys.dont_write_bytecode = os.environ.get("FX_LSP_NO_BYTECODE") == "1"
     sys.argv = [os.path.abspath(path)]

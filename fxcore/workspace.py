@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from fxcore.file_access import read_text
 from fxcore.results import EngineConfig, TraceJob
 
 #: Folders never searched for model files.
@@ -133,15 +134,14 @@ def split_lines(text: str) -> list[str]:
 
 def source_text(path: str, overlays: dict[str, str], strict: bool = False) -> str | None:
     """A file's text as the user sees it: its unsaved buffer if any, else the file on disk;
-    ``None`` when it cannot be read. Bytes that are not UTF-8 read as U+FFFD, or, with
-    ``strict`` (for text that an edit will be computed from and written back), make it
-    unreadable."""
+    ``None`` when it cannot be read (``fxcore.file_access.read_bytes``: only a regular file,
+    of bounded size). Bytes that are not UTF-8 read as U+FFFD, or, with ``strict`` (for text
+    that an edit will be computed from and written back), make it unreadable."""
     path = os.path.abspath(path)
     if path in overlays:
         return overlays[path]
     try:
-        with open(path, encoding="utf-8", errors="strict" if strict else "replace") as handle:
-            return handle.read()
+        return read_text(path, errors="strict" if strict else "replace")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -83,7 +83,7 @@ def test_exit_code_zero_when_everything_traces() -> None:
 def test_version_comes_from_the_package_metadata() -> None:
     version = run_cli("--version")
     assert version.returncode == 0
-    assert version.stdout.strip() == f"fx-lsp {importlib.metadata.version('fx-lsp')}"
+    assert version.stdout.splitlines()[0] == f"fx-lsp {importlib.metadata.version('fx-lsp')}"
 
 
 def test_usage_errors_exit_with_two() -> None:

@@ -32,9 +32,9 @@ def test_bad_timeout_flag_is_a_usage_error(tmp_path: Path, value: str) -> None:
     assert b"Traceback" not in completed.stderr
 
 
+# A file that cannot be parsed at all (not UTF-8, not TOML) stops the check instead:
+# tests/test_bad_input_messages.py.
 PYPROJECTS = {
-    "utf-16": ('[tool.fx-lsp]\ntimeout = 5\n'.encode("utf-16"), "not UTF-8"),
-    "latin-1": ('# caf\xe9\n[tool.fx-lsp]\ntimeout = 5\n'.encode("latin-1"), "not UTF-8"),
     "tool-string": (b'tool = "x"\n', "'tool' must be a table"),
     "fx-lsp-number": (b"[tool]\nfx-lsp = 3\n", "expected a table"),
     "timeout-inf": (b"[tool.fx-lsp]\ntimeout = inf\n", "'timeout' must be"),

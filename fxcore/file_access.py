@@ -1,0 +1,107 @@
+"""Reading and writing workspace files that may have been committed by someone else.
+
+A repository can hold a symbolic link to ``/dev/zero``, a named pipe or a huge file under an
+ordinary name (``NOTES.md``, ``model.py``, ``pyproject.toml``). Every read of a workspace file
+goes through ``read_bytes``: only a regular file (checked with ``fstat`` on the opened
+descriptor, opened without blocking, so a FIFO or a device is neither waited on nor read) of at
+most ``MAX_FILE_BYTES``. Every write goes through ``replace_text``: the new text is written to a
+new file in the same folder and renamed over the path, so a symbolic link planted there is
+replaced, never written through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import secrets
+import stat
+
+#: The most fx-lsp reads of one workspace file (a source, a Markdown file, a
+#: ``pyproject.toml``): many times any hand-written module, and quick to parse. A larger file is
+#: unreadable ("too large to check").
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+#: Opening a FIFO for reading waits for a writer unless non-blocking (no effect on files).
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+class UnreadableFile(OSError):
+    """A file fx-lsp will not read; the message says why, for the user."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "something else"
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file at ``path`` (symbolic links followed), at most ``limit``.
+
+    Raises ``UnreadableFile`` for anything else (a device, a FIFO, a folder, a larger file) and
+    ``OSError`` when it cannot be opened.
+    """
+    descriptor = os.open(path, _READ_FLAGS)
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise UnreadableFile(f"not a regular file but {_kind(status.st_mode)}")
+        if status.st_size > limit:
+            raise UnreadableFile(_too_large(limit))
+        with open(descriptor, "rb", closefd=False) as stream:
+            # One byte more than allowed tells a file that grew since fstat from one that fits.
+            data = stream.read(limit + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:
+        raise UnreadableFile(_too_large(limit))
+    return data
+
+
+def _too_large(limit: int) -> str:
+    return f"too large to check (more than the {limit:,} bytes fx-lsp reads of a file)"
+
+
+def read_text(path: str, errors: str = "replace", limit: int = MAX_FILE_BYTES) -> str:
+    """``read_bytes`` as UTF-8 text with universal newlines, as ``open(path)`` reads it.
+    Raises ``UnicodeDecodeError`` with ``errors="strict"``."""
+    with io.TextIOWrapper(io.BytesIO(read_bytes(path, limit)), encoding="utf-8",
+                          errors=errors) as stream:
+        return stream.read()
+
+
+def replace_text(path: str, text: str) -> None:
+    """Make ``text`` (UTF-8, line ends as given) the content of the file at ``path``.
+
+    Written to a new file in the same folder, then renamed over ``path``: a symbolic link
+    there is replaced by the file, never followed, and a reader sees the old text or the new,
+    never half of it. A regular file's permission bits are kept; a new file gets the umask's.
+    """
+    path = os.path.abspath(path)
+    folder, name = os.path.split(path)
+    try:
+        status = os.lstat(path)
+        kept_mode = stat.S_IMODE(status.st_mode) if stat.S_ISREG(status.st_mode) else None
+    except FileNotFoundError:
+        kept_mode = None
+    temporary = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.fx-lsp-tmp")
+    descriptor = os.open(temporary,
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                         0o666)
+    try:
+        with open(descriptor, "w", encoding="utf-8", newline="") as stream:
+            if kept_mode is not None:
+                os.fchmod(descriptor, kept_mode)
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

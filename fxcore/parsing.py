@@ -1,0 +1,43 @@
+"""Parsing workspace source with ``ast``, where every way Python's parser gives up is a
+``SyntaxError``.
+
+``ast.parse`` raises ``RecursionError`` (or ``MemoryError``) for a deeply nested or very long
+expression (``x = 1+1+...`` with 100,000 terms) and, before Python 3.12, ``ValueError`` for a
+NUL byte. Those are about one file: here they become ``SyntaxError``s (``SourceTooComplex`` for
+the first two), so every caller that handles a file that does not parse handles them too, and
+one such file never ends a CLI run or a server's publishing.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Iterator
+
+
+class SourceTooComplex(SyntaxError):
+    """Source that Python's parser gives up on although it may be valid Python."""
+
+
+@contextlib.contextmanager
+def _as_syntax_error() -> Iterator[None]:
+    try:
+        yield
+    except (RecursionError, MemoryError) as error:
+        raise SourceTooComplex(
+            "the source is too deeply nested or too long for Python's parser "
+            f"({type(error).__name__})") from None
+    except ValueError as error:  # a NUL byte, before Python 3.12
+        raise SyntaxError(str(error)) from None
+
+
+def parse_module(text: str) -> ast.Module:
+    """``ast.parse(text)``; raises ``SyntaxError`` for any text it cannot give a tree for."""
+    with _as_syntax_error():
+        return ast.parse(text)
+
+
+def parse_expression(text: str) -> ast.Expression:
+    """``ast.parse(text, mode="eval")``, raising as ``parse_module`` does."""
+    with _as_syntax_error():
+        return ast.parse(text, mode="eval")
