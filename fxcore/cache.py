@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from fxcore import result_codec
+from fxcore.file_access import read_bytes
 from fxcore.results import Failure, FileResult, TraceJob
 from fxcore.version import VERSION
 
@@ -55,8 +56,6 @@ CACHE_FOLDER = ".fx-lsp-cache"
 KEY_VARIABLE = "FX_LSP_CACHE_KEY"
 #: Larger entries are neither written nor read: a crafted or corrupt one cannot exhaust memory.
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
-#: Larger workspace files never vouch for a cached result (they are traced every time).
-MAX_DEPENDENCY_BYTES = 64 * 1024 * 1024
 _TRANSIENT_KINDS = frozenset({"timeout", "crash"})
 _KEY_FILE = "cache-key"
 _KEY_BYTES = 32
@@ -114,13 +113,13 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_regular(path: str, limit: int, dir_fd: int | None = None,
-                  follow: bool = True) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes, else
-    ``None`` (a FIFO, a device such as ``/dev/zero`` or an oversized file is never read)."""
-    flags = _READ_FLAGS if not follow else _READ_FLAGS & ~os.O_NOFOLLOW
+def _read_regular(name: str, limit: int, folder: int) -> bytes | None:
+    """The bytes of ``name`` in the folder open as ``folder`` if it is a regular file (not a
+    link to one) of at most ``limit`` bytes, else ``None``: a FIFO, a device such as
+    ``/dev/zero`` or an oversized file is never read. (``fxcore.file_access.read_bytes``
+    follows links, as workspace files may; the cache's own files never are links.)"""
     try:
-        descriptor = os.open(path, flags, dir_fd=dir_fd)
+        descriptor = os.open(name, _READ_FLAGS, dir_fd=folder)
     except OSError:
         return None
     with open(descriptor, "rb", closefd=True) as handle:
@@ -136,8 +135,10 @@ def _content_hash(path: str, overlays: dict[str, str]) -> str | None:
     cannot be read."""
     if path in overlays:
         return text_hash(overlays[path])
-    data = _read_regular(path, MAX_DEPENDENCY_BYTES)
-    return None if data is None else content_hash(data)
+    try:
+        return content_hash(read_bytes(path))
+    except OSError:
+        return None
 
 
 def _absolute_overlays(job: TraceJob) -> dict[str, str]:
@@ -155,7 +156,7 @@ def _secret_from_folder(folder: str) -> bytes:
     os.makedirs(folder, mode=0o700, exist_ok=True)
     folder_fd = os.open(folder, _FOLDER_FLAGS & ~os.O_NOFOLLOW)
     try:
-        key = _read_regular(_KEY_FILE, _KEY_BYTES, dir_fd=folder_fd, follow=False)
+        key = _read_regular(_KEY_FILE, _KEY_BYTES, folder_fd)
         if key is not None and len(key) == _KEY_BYTES:
             return key
         # Written under a private name, then linked into place: another process creating
@@ -171,7 +172,7 @@ def _secret_from_folder(folder: str) -> bytes:
                         follow_symlinks=False)
         finally:
             os.unlink(temporary, dir_fd=folder_fd)
-        key = _read_regular(_KEY_FILE, _KEY_BYTES, dir_fd=folder_fd, follow=False)
+        key = _read_regular(_KEY_FILE, _KEY_BYTES, folder_fd)
         if key is None or len(key) != _KEY_BYTES:
             raise OSError(f"{os.path.join(folder, _KEY_FILE)} is not a key fx-lsp wrote")
         return key
@@ -285,7 +286,7 @@ class ResultCache:
         with self._folder(job, key, create=False) as folder:
             if folder is None:
                 return None
-            data = _read_regular(key, MAX_ENTRY_BYTES, dir_fd=folder, follow=False)
+            data = _read_regular(key, MAX_ENTRY_BYTES, folder)
         if data is None:
             return None
         mac, _, body = data.partition(b"\n")
