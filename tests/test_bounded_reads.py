@@ -114,16 +114,6 @@ def test_a_source_over_the_size_cap_is_too_large_to_check(tmp_path: pathlib.Path
     assert "[Huge]" not in completed.stdout
 
 
-def test_an_oversized_pyproject_is_a_config_problem(tmp_path: pathlib.Path) -> None:
-    root = project(tmp_path)
-    (root / "pyproject.toml").write_text("[project]\nname = 'w'\n" + "# padding\n" * 500_000)
-    completed = run_cli(root)
-    assert completed.returncode == 1, completed.stderr
-    assert counting_reported(completed.stdout), completed.stdout
-    assert "pyproject.toml: cannot read [tool.fx-lsp]: too large to check" in \
-        completed.stdout + completed.stderr
-
-
 # -- writes: never through a symbolic link -------------------------------------------------
 
 
