@@ -42,13 +42,13 @@ from fxcore.arguments import (
     missing_from_type_error,
     value_source,
 )
-from fxcore.cache import text_hash
 from fxcore.config import module_config_for
 from fxcore.construction import build, configured_call_note, missing_parameters, resolve
 from fxcore.discovery import ClassSource, top_level_classes
 from fxcore.example_inputs import from_annotations, inferred
 from fxcore.file_access import UnreadableFile, read_bytes
 from fxcore.import_overlay import (
+    ImportRecord,
     imported_third_party_packages,
     imported_workspace_files,
     install_import_paths,
@@ -111,6 +111,8 @@ class JobRunner:
         self.skipped_lines_by_file: dict[str, set[int]] = {}
         #: This file's text as read before importing it.
         self.text: str | None = None
+        #: What the imports compiled and missed, once the import paths are installed.
+        self.imports = ImportRecord()
 
     # -- locating --------------------------------------------------------------------------
 
@@ -192,7 +194,7 @@ class JobRunner:
             return
         # Importable as users import it, with buffers in place of files.
         entries = (self.root, os.path.join(self.root, "src"), self.location.sys_path_entry)
-        install_import_paths(entries, self.overlays)
+        self.imports = install_import_paths(entries, self.overlays, self.is_workspace_path)
         try:
             module = importlib.import_module(self.location.module_name)
         except BaseException as error:  # user code may raise anything, SystemExit included
@@ -200,12 +202,11 @@ class JobRunner:
                 self.exception_failure("import", "Importing this file failed: ", error,
                                        Range(1, 1, 1, 1))
             )
-            file_result.imported_files = self.imported_workspace_files()
+            self.record_imports(file_result)
             file_result.third_party_packages = imported_third_party_packages(
                 self.preloaded_modules, self.is_workspace_path)
             self.send(("file", file_result))
             return
-        self.record_imported_hashes(file_result)
         imported_file = getattr(module, "__file__", None)
         if not (isinstance(imported_file, str) and os.path.abspath(imported_file) == self.path):
             name = self.location.module_name
@@ -214,7 +215,7 @@ class JobRunner:
                 f"{imported_file or 'a module without a file'} instead (a package or module of "
                 f"the same name comes first on the import path). Rename the file to trace it."
             ))
-            file_result.imported_files = self.imported_workspace_files()
+            self.record_imports(file_result)
             self.send(("file", file_result))
             return
 
@@ -237,10 +238,9 @@ class JobRunner:
                 # to come, must not be lost to a module tree that breaks named_modules().
                 with contextlib.suppress(Exception):
                     self.trace_built_submodules(root_result, self.built_model, derived_classes)
-        file_result.imported_files = self.imported_workspace_files()
+        self.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             self.preloaded_modules, self.is_workspace_path)
-        self.record_imported_hashes(file_result)
         self.send(("file", file_result))
 
     def file_failure(self, message: str) -> Failure:
@@ -299,15 +299,15 @@ class JobRunner:
             **Range(line, column, end_line, end_column).at(self.path),
         )
 
-    def record_imported_hashes(self, file_result: FileResult) -> None:
-        """Hash the text of each imported workspace file as soon as it is known, so a
-        file edited later (or by the import itself) does not vouch for this result."""
-        for path in self.imported_workspace_files():
-            if path not in file_result.imported_hashes:
-                # This file's text as read before its import; the others' as read now.
-                text = self.text if path == self.path else source_text(path, self.overlays)
-                if text is not None:
-                    file_result.imported_hashes[path] = text_hash(text)
+    def record_imports(self, file_result: FileResult) -> None:
+        """The workspace files loaded, the hashes of the bytes the imports compiled (a file
+        edited during or after its import, or by it, does not vouch for this result under
+        its new text) and the modules not found in the workspace."""
+        # Files whose module then failed count too: their text made the result.
+        file_result.imported_files = sorted({*self.imported_workspace_files(),
+                                             *self.imports.compiled_files()})
+        file_result.imported_hashes = self.imports.stable_hashes()
+        file_result.missing_modules = dict(self.imports.missing)
 
     def imported_workspace_files(self) -> list[str]:
         """This file and the workspace files its import loaded."""
