@@ -27,7 +27,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.cache import ResultCache
+from fxcore.cache import KEY_VARIABLE, ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import has_module_level_class, top_level_classes
 from fxcore.installed_packages import preloadable
@@ -74,6 +74,8 @@ class _Zygote:
             if os.path.isabs(entry)
         )
         environment["PYTHONSAFEPATH"] = "1"  # Python 3.11+: no script folder on sys.path
+        # Workspace code has no business with the key that signs cache entries.
+        environment.pop(KEY_VARIABLE, None)
         self._process = subprocess.Popen(
             # `-c` with a neutral working folder rather than `-m` from the caller's folder:
             # on Python 3.10 `-m` puts the current folder first on sys.path, so a
@@ -373,6 +375,7 @@ class Engine:
                 result.imported_files = attempt.file.imported_files
                 result.third_party_packages = attempt.file.third_party_packages
                 result.imported_hashes = attempt.file.imported_hashes
+                result.missing_modules = attempt.file.missing_modules
             if attempt.fatal is not None:
                 result.errors.append(self._file_failure(job, "error",
                                                         f"The worker failed: {attempt.fatal}"))

@@ -1,5 +1,6 @@
 """Importing inside a worker: the workspace's import paths, unsaved editor buffers in place of
-the files on disk, and what an import loaded."""
+the files on disk, and what an import loaded (the hashes of the workspace files' bytes it
+compiled, the modules it did not find in the workspace)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import io
 import linecache
 import os
 import sys
@@ -14,16 +16,76 @@ import sysconfig
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from fxcore.cache import content_hash, text_hash
+
+
+class ImportRecord:
+    """What the job's imports compiled from the workspace and looked for there in vain: the
+    dependencies a cached result is checked against."""
+
+    def __init__(self) -> None:
+        #: Absolute path -> hash of the bytes compiled.
+        self.hashes: dict[str, str] = {}
+        #: Files compiled twice with different bytes (rewritten during the job): no hash
+        #: vouches for them.
+        self.changed: set[str] = set()
+        #: Module name -> the workspace folders it was looked for in and not found.
+        self.missing: dict[str, list[str]] = {}
+
+    def compiled(self, path: str, digest: str) -> None:
+        if self.hashes.setdefault(path, digest) != digest:
+            self.changed.add(path)
+
+    def compiled_files(self) -> set[str]:
+        return {*self.hashes, *self.changed}
+
+    def stable_hashes(self) -> dict[str, str]:
+        return {path: digest for path, digest in self.hashes.items() if path not in self.changed}
+
+
+class _RecordingLoader(importlib.machinery.SourceFileLoader):
+    """Loads a workspace file from disk, reading its bytes once: the bytes compiled (or that
+    the bytecode cache was checked against) are the bytes whose hash is recorded."""
+
+    def __init__(self, fullname: str, path: str, record: ImportRecord) -> None:
+        super().__init__(fullname, path)
+        self._record = record
+        self._source: bytes | None = None
+        self._stats: dict[str, float | int] = {}
+
+    def _read_source(self) -> bytes:
+        if self._source is None:
+            with io.open_code(self.path) as handle:
+                source = handle.read()
+                # The stats of what was read: a bytecode cache entry is used only when it
+                # was written for a file of this time and size.
+                status = os.fstat(handle.fileno())
+            self._source = source
+            self._stats = {"mtime": status.st_mtime, "size": status.st_size}
+            self._record.compiled(self.path, content_hash(source))
+        return self._source
+
+    def get_data(self, path: str) -> bytes:
+        return self._read_source() if path == self.path else super().get_data(path)
+
+    def path_stats(self, path: str) -> dict[str, float | int]:
+        if path != self.path:
+            return super().path_stats(path)
+        self._read_source()
+        return self._stats
+
 
 class _OverlayLoader(importlib.machinery.SourceFileLoader):
     """Loads a file's unsaved editor buffer instead of its text on disk."""
 
-    def __init__(self, fullname: str, path: str, text: str) -> None:
+    def __init__(self, fullname: str, path: str, text: str, record: ImportRecord) -> None:
         super().__init__(fullname, path)
         self._text = text
+        self._record = record
 
     def get_data(self, path: str) -> bytes:
         if path == self.path:
+            self._record.compiled(self.path, text_hash(self._text))
             return self._text.encode("utf-8")
         raise OSError("no bytecode cache for unsaved buffers")
 
@@ -34,20 +96,36 @@ class _OverlayLoader(importlib.machinery.SourceFileLoader):
         """Never write bytecode for a buffer."""
 
 
-class _OverlayFinder(importlib.abc.MetaPathFinder):
-    """Makes imports see unsaved editor buffers in place of the files on disk."""
+class _WorkspaceFinder(importlib.abc.MetaPathFinder):
+    """Finds modules as ``PathFinder`` does (it runs just before it), loading workspace files
+    through loaders that record what they compiled, with unsaved buffers in place of the
+    files on disk, and recording the modules not found in workspace folders."""
 
-    def __init__(self, overlays: dict[str, str]) -> None:
+    def __init__(self, overlays: dict[str, str], is_workspace: Callable[[str], bool],
+                 record: ImportRecord) -> None:
         self._overlays = overlays
+        self._is_workspace = is_workspace
+        self._record = record
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.origin is None:
+        if spec is None:
+            searched = [os.path.abspath(entry) for entry in (sys.path if path is None else path)
+                        if isinstance(entry, str) and self._is_workspace(entry)]
+            if searched:
+                self._record.missing.setdefault(fullname, searched)
             return None
+        if spec.origin is None:
+            return spec  # a namespace package: no file of its own
         origin = os.path.abspath(spec.origin)
-        if origin not in self._overlays:
-            return None
-        loader = _OverlayLoader(fullname, origin, self._overlays[origin])
+        loader: importlib.machinery.SourceFileLoader
+        if origin in self._overlays:
+            loader = _OverlayLoader(fullname, origin, self._overlays[origin], self._record)
+        elif self._is_workspace(origin) \
+                and type(spec.loader) is importlib.machinery.SourceFileLoader:
+            loader = _RecordingLoader(fullname, origin, self._record)
+        else:
+            return spec  # installed, compiled or extension modules: nothing to record
         return importlib.util.spec_from_file_location(
             fullname,
             origin,
@@ -56,17 +134,25 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
         )
 
 
-def install_import_paths(entries: Iterable[str], overlays: dict[str, str]) -> None:
+def install_import_paths(entries: Iterable[str], overlays: dict[str, str],
+                         is_workspace: Callable[[str], bool]) -> ImportRecord:
     """Put the folders ``entries`` on ``sys.path`` and the buffers ``overlays`` (absolute
-    path -> text) in place of their files, for imports and for tracebacks."""
+    path -> text) in place of their files, for imports and for tracebacks; the record fills
+    as imports compile workspace files."""
     for entry in entries:
         if os.path.isdir(entry) and entry not in sys.path:
             sys.path.insert(0, entry)
-    if overlays:
-        sys.meta_path.insert(0, _OverlayFinder(overlays))
-        for path, text in overlays.items():
-            linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
+    record = ImportRecord()
+    finder = _WorkspaceFinder(overlays, is_workspace, record)
+    # Just before PathFinder: built-in and frozen modules still come first, as in a plain
+    # import.
+    position = next((index for index, existing in enumerate(sys.meta_path)
+                     if existing is importlib.machinery.PathFinder), 0)
+    sys.meta_path.insert(position, finder)
+    for path, text in overlays.items():
+        linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
     importlib.invalidate_caches()
+    return record
 
 
 def imported_workspace_files(preloaded: set[str], is_workspace: Callable[[str], bool]) -> set[str]:

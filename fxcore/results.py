@@ -213,9 +213,13 @@ class FileResult:
     #: Top-level installed packages (site-packages, never the workspace) that the import
     #: loaded and the worker did not have yet: the engine preloads them for later jobs.
     third_party_packages: list[str] = field(default_factory=list)
-    #: SHA-256 of the text the worker imported, per imported workspace file (buffers
-    #: included): what a cached result depends on.
+    #: SHA-256 of the bytes the worker's import compiled, per workspace file it compiled
+    #: (buffers included, and files whose module then failed): what a cached result
+    #: depends on.
     imported_hashes: dict[str, str] = field(default_factory=dict)
+    #: Modules the import looked for in workspace folders and did not find there: name ->
+    #: those folders. A file created there would change the result.
+    missing_modules: dict[str, list[str]] = field(default_factory=dict)
     #: What the user code printed while being imported and traced (tail only).
     output: str = ""
     seconds: float = 0.0

@@ -116,6 +116,9 @@ def _own_file(result: FileResult, job: TraceJob) -> FileResult:
         raise InvalidResultData("file: an imported file outside the workspace")
     if not all(_SHA256.fullmatch(digest) for digest in result.imported_hashes.values()):
         raise InvalidResultData("file: an imported file's hash is not a SHA-256")
+    if not all(_in_workspace(folder, job)
+               for folders in result.missing_modules.values() for folder in folders):
+        raise InvalidResultData("file: a module missing from a folder outside the workspace")
     for package in result.third_party_packages:
         _identifier(package, "package name")
     if result.from_cache:

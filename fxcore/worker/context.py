@@ -16,10 +16,9 @@ from typing import Any
 
 import torch
 
-from fxcore.cache import text_hash
 from fxcore.config import module_config_for
 from fxcore.discovery import ClassSource, top_level_classes
-from fxcore.import_overlay import imported_workspace_files
+from fxcore.import_overlay import ImportRecord, imported_workspace_files
 from fxcore.job_spec import ModuleConfig, TraceJob
 from fxcore.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
 from fxcore.suppressions import skipped_lines
@@ -60,6 +59,8 @@ class JobContext:
         self.preloaded_modules = set(sys.modules)
         #: This file's text as read before importing it.
         self.text: str | None = None
+        #: What the imports compiled and missed, once the import paths are installed.
+        self.imports = ImportRecord()
         self.class_sources_by_file: dict[str, dict[str, ClassSource]] = {}
         self.skipped_lines_by_file: dict[str, set[int]] = {}
 
@@ -162,15 +163,15 @@ class JobContext:
         found = imported_workspace_files(self.preloaded_modules, self.is_workspace_path)
         return sorted({*found, self.path})
 
-    def record_imported_hashes(self, file_result: FileResult) -> None:
-        """Hash the text of each imported workspace file as soon as it is known, so a
-        file edited later (or by the import itself) does not vouch for this result."""
-        for path in self.imported_workspace_files():
-            if path not in file_result.imported_hashes:
-                # This file's text as read before its import; the others' as read now.
-                text = self.text if path == self.path else source_text(path, self.overlays)
-                if text is not None:
-                    file_result.imported_hashes[path] = text_hash(text)
+    def record_imports(self, file_result: FileResult) -> None:
+        """The workspace files loaded, the hashes of the bytes the imports compiled (a file
+        edited during or after its import, or by it, does not vouch for this result under
+        its new text) and the modules not found in the workspace."""
+        # Files whose module then failed count too: their text made the result.
+        file_result.imported_files = sorted({*self.imported_workspace_files(),
+                                             *self.imports.compiled_files()})
+        file_result.imported_hashes = self.imports.stable_hashes()
+        file_result.missing_modules = dict(self.imports.missing)
 
     # -- classes ---------------------------------------------------------------------------
 

@@ -82,7 +82,8 @@ class Job:
         # Importable as users import it, with buffers in place of files.
         entries = (context.root, os.path.join(context.root, "src"),
                    context.location.sys_path_entry)
-        install_import_paths(entries, context.overlays)
+        context.imports = install_import_paths(entries, context.overlays,
+                                               context.is_workspace_path)
         try:
             module = importlib.import_module(context.location.module_name)
         except BaseException as error:  # user code may raise anything, SystemExit included
@@ -90,12 +91,11 @@ class Job:
                 context.exception_failure("import", "Importing this file failed: ", error,
                                           Range(1, 1, 1, 1))
             )
-            file_result.imported_files = context.imported_workspace_files()
+            context.record_imports(file_result)
             file_result.third_party_packages = imported_third_party_packages(
                 context.preloaded_modules, context.is_workspace_path)
             self.send(("file", file_result))
             return
-        context.record_imported_hashes(file_result)
         imported_file = getattr(module, "__file__", None)
         if not (isinstance(imported_file, str)
                 and os.path.abspath(imported_file) == context.path):
@@ -105,7 +105,7 @@ class Job:
                 f"{imported_file or 'a module without a file'} instead (a package or module of "
                 f"the same name comes first on the import path). Rename the file to trace it."
             ))
-            file_result.imported_files = context.imported_workspace_files()
+            context.record_imports(file_result)
             self.send(("file", file_result))
             return
 
@@ -131,10 +131,9 @@ class Job:
             with contextlib.suppress(Exception):
                 self.trace_built_submodules(root_result, built.model, derived_classes)
             del built  # the instance goes before the next class is built
-        file_result.imported_files = context.imported_workspace_files()
+        context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.preloaded_modules, context.is_workspace_path)
-        context.record_imported_hashes(file_result)
         self.send(("file", file_result))
 
     def built_verdict(self, context: JobContext, cls: type, source: ClassSource,
