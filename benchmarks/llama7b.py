@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from bench_util import children_of, machine_line, stat_cpu_seconds
 
 from fxcore.engine import Engine
-from fxcore.results import TraceJob
+from fxcore.job_spec import TraceJob
 
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(BENCHMARKS, "models")

@@ -79,14 +79,14 @@ def _child() -> None:
 
     from fxcore import sandbox
     from fxcore.config import load_config, module_config_for
-    from fxcore.construction import resolve
-    from fxcore.locate import (
+    from fxcore.worker.building.construction import resolve
+    from fxcore.worker.building.weights import without_weights
+    from fxcore.worker.locate import (
         SourceIndex,
         innermost_workspace_frame,
         to_frame,
         traceback_positions,
     )
-    from fxcore.weights import without_weights
     from fxcore.workspace import import_location
 
     request = json.loads(sys.stdin.read())

@@ -32,7 +32,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from fxcore.engine import Engine
-from fxcore.results import TraceJob
+from fxcore.job_spec import TraceJob
 
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCHMARKS)

@@ -13,9 +13,10 @@ from typing import TextIO
 from fxcore.cache import ResultCache
 from fxcore.config import ProjectConfig, read_project_config
 from fxcore.engine import Engine
+from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.report import Report, Selection, collect
-from fxcore.results import EngineConfig, FileResult, TraceJob
+from fxcore.results import FileResult
 from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
 
 

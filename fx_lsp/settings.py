@@ -15,8 +15,8 @@ from typing import Any
 
 from fx_lsp.initialization_options import Options, client_settings, parse_options
 from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
+from fxcore.job_spec import EngineConfig
 from fxcore.report import Selection
-from fxcore.results import EngineConfig
 
 #: Where the client's own settings' problems are said to be.
 CLIENT_SETTINGS = "the editor's fx-lsp settings"

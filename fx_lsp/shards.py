@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from fxcore.cache import ResultCache
-from fxcore.results import TraceJob
+from fxcore.job_spec import TraceJob
 
 #: More shards than this are a mistake (and a split into 10**9 shards would need gigabytes).
 MAX_SHARDS = 10_000

@@ -47,7 +47,7 @@ import re
 import sys
 from typing import Any
 
-from fxcore.call_sites import CallSite
+from fxcore.job_spec import CallSite
 from fxcore.results import Arguments
 
 #: How many argument sets are tried before giving up on a class.

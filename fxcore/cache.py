@@ -45,7 +45,8 @@ from dataclasses import asdict, dataclass
 
 from fxcore import result_codec
 from fxcore.file_access import read_bytes
-from fxcore.results import Failure, FileResult, TraceJob
+from fxcore.job_spec import TraceJob
+from fxcore.results import Failure, FileResult
 from fxcore.version import VERSION
 
 logger = logging.getLogger(__name__)
@@ -67,10 +68,13 @@ def _engine_fingerprint() -> str:
     """Changes whenever fxcore's code, torch or Python changes."""
     digest = hashlib.sha256()
     package = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(package)):
-        if name.endswith(".py"):
-            with open(os.path.join(package, name), "rb") as handle:
-                digest.update(name.encode() + handle.read())
+    for folder, subfolders, names in os.walk(package):
+        subfolders.sort()  # the worker's code is in subpackages: every one counts
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as handle:
+                    digest.update(os.path.relpath(path, package).encode() + handle.read())
     # The version from the package metadata: importing torch here would cost the CLI and
     # the server, which never run torch themselves, more than a second.
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):

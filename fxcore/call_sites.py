@@ -5,7 +5,7 @@ blocks usually show how a model is built: ``ViT(image_size=256, patch_size=32, d
 This module reads them statically, with ``ast`` only: the file holding a call is never run,
 so it is safe in the CLI and server processes. A call counts when every argument is a literal
 (``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``); the
-worker evaluates the nested calls against the class's module (``fxcore.job``).
+worker evaluates the nested calls against the class's module (``fxcore.worker.building.sources``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fxcore.file_access import read_text
+from fxcore.job_spec import CallSite
 from fxcore.parsing import parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
@@ -26,16 +27,6 @@ _MARKDOWN_BLOCK = re.compile(r"^```(?:python|py|python3)?[ \t]*\n(.*?)^```", re.
 #: Markdown files read besides the Python ones.
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
 _DOCTEST_LINE = re.compile(r"^\s*(?:>>>|\.\.\.) ?(.*)$")
-
-
-@dataclass(frozen=True)
-class CallSite:
-    """``Class(*args, **kwargs)`` as written at ``site`` (``README.md:42``): each argument
-    as its source text, a literal or a nested literal call."""
-
-    site: str
-    args: tuple[str, ...] = ()
-    kwargs: tuple[tuple[str, str], ...] = ()
 
 
 def is_literal_call_argument(node: ast.expr) -> bool:

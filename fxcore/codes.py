@@ -1,15 +1,24 @@
-"""The diagnostic codes' documentation, from ``codes.md`` shipped in this package: what
-``fx-lsp explain`` prints, what SARIF rules carry, and what the README's "Diagnostic codes"
-section copies."""
+"""The diagnostic codes' documentation, from the registry (``fxcore.rules``): what
+``fx-lsp explain`` prints, what SARIF rules carry, and the Markdown of ``docs/codes.md`` and
+the README's "Diagnostic codes", which ``python -m fxcore.codes --write`` regenerates."""
 
 from __future__ import annotations
 
+import argparse
 import functools
-import re
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
+
+from fxcore.rules import RULES
 
 README_URL = "https://github.com/fx-lsp/fx-lsp"
+#: What precedes the codes in the README's section.
+README_SECTION = ("## Diagnostic codes\n\nEvery code has a plain message saying what happened "
+                  "and the usual fix.\n\n")
+CODES_MARKDOWN_HEADER = (
+    "<!-- Generated from fxcore/rules by `python -m fxcore.codes --write`: edit the rules,\n"
+    "     not this file. `fx-lsp explain`, SARIF rules and the README's \"Diagnostic codes\"\n"
+    "     show the same text. -->\n\n")
 
 
 @dataclass(frozen=True)
@@ -28,13 +37,41 @@ def help_url(code: str) -> str:
 
 @functools.cache
 def documentation() -> dict[str, CodeDoc]:
-    text = resources.files("fxcore").joinpath("codes.md").read_text(encoding="utf-8")
-    docs = {}
-    for section in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
-        code, _, body = section.partition("\n")
-        body = body.strip()
-        bold = re.match(r"\*\*((?:`[^`]*`|[^`*])+)\*\*", body)
-        title = " ".join((bold.group(1) if bold else body.split("\n\n")[0]).split())
-        title = title.rstrip(":.") + "."
-        docs[code.strip()] = CodeDoc(code.strip(), title, body + "\n")
-    return docs
+    return {rule.code: CodeDoc(rule.code, rule.title, rule.docs)
+            for rule in sorted(RULES, key=lambda rule: rule.code)}
+
+
+def codes_markdown() -> str:
+    """Every code's section (``### FX001`` and its documentation), in the order of codes."""
+    return "\n".join(f"### {doc.code}\n\n{doc.text}" for doc in documentation().values())
+
+
+def with_readme_section(readme: str) -> str:
+    """The README with its "Diagnostic codes" section replaced by the registry's."""
+    start = readme.index(README_SECTION)
+    end = readme.find("\n## ", start + len(README_SECTION))
+    rest = "" if end < 0 else "\n" + readme[end + 1:]
+    return readme[:start] + README_SECTION + codes_markdown() + rest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Write docs/codes.md and the README's "
+                                     "'Diagnostic codes' from the registry of codes.")
+    parser.add_argument("--write", action="store_true", help="write them (else: check them)")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    arguments = parser.parse_args()
+    expected = {arguments.root / "docs" / "codes.md": CODES_MARKDOWN_HEADER + codes_markdown(),
+                arguments.root / "README.md": with_readme_section(
+                    (arguments.root / "README.md").read_text(encoding="utf-8"))}
+    stale = [path for path, text in expected.items()
+             if not path.exists() or path.read_text(encoding="utf-8") != text]
+    if arguments.write:
+        for path in stale:
+            path.write_text(expected[path], encoding="utf-8")
+    elif stale:
+        raise SystemExit(f"out of date: {', '.join(map(str, stale))} "
+                         "(python -m fxcore.codes --write)")
+
+
+if __name__ == "__main__":
+    main()

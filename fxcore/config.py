@@ -33,9 +33,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.call_sites import CallSite, is_literal_call_argument
+from fxcore.call_sites import is_literal_call_argument
 from fxcore.file_access import read_bytes
-from fxcore.results import EngineConfig, ModuleConfig, ReportConfig
+from fxcore.job_spec import CallSite, EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
 
 if sys.version_info >= (3, 11):

@@ -31,8 +31,9 @@ from fxcore.cache import KEY_VARIABLE, ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import has_module_level_class, top_level_classes
 from fxcore.installed_packages import preloadable
+from fxcore.job_spec import TraceJob
 from fxcore.parsing import parse_module
-from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range, TraceJob
+from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
 from fxcore.workspace import import_location, source_text
 from fxcore.zygote import receive_report, send_request

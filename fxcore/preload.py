@@ -23,7 +23,7 @@ import torch.fx
 import torch.fx.experimental.symbolic_shapes
 import torch.overrides
 
-import fxcore.job  # noqa: F401
+import fxcore.worker.job  # noqa: F401
 
 torch.overrides.get_overridable_functions()
 

@@ -12,14 +12,14 @@ import fnmatch
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from fxcore import suppressions
 from fxcore.fix_plan import outline
-from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, ReportConfig, Span
+from fxcore.job_spec import ReportConfig
+from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
+from fxcore.rules import BY_CODE, Severity
 from fxcore.suppressions import SKIP_REASON, Directive
 
-Severity = Literal["error", "warning", "hint"]
 TextOf = Callable[[str], "str | None"]
 
 @dataclass
@@ -130,14 +130,12 @@ class _Directives:
 
 
 def _severity(item: Failure | Hint, module: ModuleResult | None) -> Severity:
-    if isinstance(item, Hint):
-        return "hint"
     if item.code == CODES["shape"]:
         # Shapes from guessed inputs may be a false alarm; configured ones make it an error.
         configured = module is not None and module.inputs is not None \
             and module.inputs.origin == "config"
         return "error" if configured else "warning"
-    return "error"
+    return BY_CODE[item.code].severity
 
 
 def line_shapes(module: ModuleResult) -> dict[tuple[str, int], str]:
@@ -185,7 +183,9 @@ def _unused(path: str, directives: dict[int, list[Directive]], used: set[tuple[s
                     message = (f"Unused suppression of {', '.join(sorted(codes - used_codes))}:"
                                " not reported here.")
             found.append(Problem(**directive.range.at(path), code=CODES["unused-suppression"],
-                                 message=message, severity="warning", directive=directive,
+                                 message=message,
+                                 severity=BY_CODE[CODES["unused-suppression"]].severity,
+                                 directive=directive,
                                  unused=unused))
     return found
 

@@ -7,40 +7,17 @@ end exclusive. Adapters convert them to their own encoding (the language server 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from fxcore.call_sites import CallSite
-    from fxcore.tensor_spec import TensorSpec
+from fxcore.rules import CODE_OF_KIND
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
 #: Where a class's constructor arguments came from (see ``Arguments``).
 ArgumentOrigin = Literal["config", "defaults", "parent", "call-site", "config-class", "guessed"]
 
-#: Stable diagnostic codes, documented in the README (one section per code).
-CODES: dict[str, str] = {
-    "control-flow": "FX001",
-    "len": "FX002",
-    "iteration": "FX003",
-    "conversion": "FX004",
-    "mutation": "FX005",
-    "contains": "FX006",
-    "unpacking": "FX007",
-    "import": "FX100",
-    "constructor": "FX101",
-    "timeout": "FX102",
-    "crash": "FX102",
-    "error": "FX199",
-    "unused": "FX200",
-    "none-check": "FX201",
-    "training": "FX202",
-    "checkpoint": "FX203",
-    "unused-argument": "FX204",
-    "concrete-args": "FX205",
-    "shape": "FX300",
-    "unused-suppression": "FX900",
-}
+#: Failure or hint kind -> its stable diagnostic code (the registry: ``fxcore.rules``).
+CODES: dict[str, str] = CODE_OF_KIND
 
 
 @dataclass(frozen=True)
@@ -247,61 +224,3 @@ class FileResult:
     output: str = ""
     seconds: float = 0.0
     from_cache: bool = False
-
-
-@dataclass
-class ModuleConfig:
-    """Per-class configuration: ``[tool.fx-lsp.modules."pkg.net:Net"]``."""
-
-    factory: str | None = None
-    args: list[Any] = field(default_factory=list)
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    concrete_args: dict[str, Any] = field(default_factory=dict)
-    #: ``call = "ViT(image_size=256, depth=(1, 2, 3))"``: a pasted constructor call with
-    #: literal arguments (tuples and ``None``, which TOML lacks), parsed by ``fxcore.config``.
-    call: CallSite | None = None
-    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation.
-    inputs: dict[str, TensorSpec] = field(default_factory=dict)
-
-
-@dataclass
-class EngineConfig:
-    """The ``[tool.fx-lsp]`` table of a workspace's ``pyproject.toml``, typed."""
-
-    leaf_modules: list[str] = field(default_factory=list)
-    autowrap_functions: list[str] = field(default_factory=list)
-    autowrap_modules: list[str] = field(default_factory=list)
-    tracer: str | None = None
-    modules: dict[str, ModuleConfig] = field(default_factory=dict)
-    timeout: float = 20.0
-    memory_limit_mb: int = 8192
-    exclude: list[str] = field(default_factory=list)
-    #: Synthesize constructor arguments for classes nobody configured (``fxcore.arguments``).
-    guess_arguments: bool = True
-
-
-@dataclass
-class ReportConfig:
-    """Which codes are reported (``select``, ``ignore``, ``per-file-ignores`` as ruff spells
-    them): code prefixes such as ``FX0`` or ``FX002``; the longest matching prefix decides."""
-
-    select: list[str] = field(default_factory=lambda: ["FX"])
-    ignore: list[str] = field(default_factory=list)
-    #: Glob, relative to the workspace root (or a file name) -> prefixes ignored there.
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass
-class TraceJob:
-    """One file to import and trace, with the workspace it belongs to."""
-
-    path: str
-    workspace_root: str
-    config: EngineConfig = field(default_factory=EngineConfig)
-    #: Unsaved editor buffers: absolute path -> text. They replace the files on disk in imports.
-    overlays: dict[str, str] = field(default_factory=dict)
-    #: Only trace these classes (all when empty).
-    only_classes: list[str] = field(default_factory=list)
-    #: Class name -> a literal constructor call found in the workspace (``fxcore.call_sites``);
-    #: filled by the engine for the classes of this file.
-    call_sites: dict[str, CallSite] = field(default_factory=dict)

@@ -14,7 +14,8 @@ off every connection whatever makes it, in the child and in every process it sta
 Python socket block stays on top, as the fallback where no namespace can be made and for its
 clear message: every connection attempt through the ``socket`` module fails at once with
 ``NetworkBlocked``. Hugging Face and torch hub are told to stay offline. A constructor that
-asks for pretrained weights gets the architecture alone (see ``fxcore.weights``).
+asks for pretrained weights gets the architecture alone (see
+``fxcore.worker.building.weights``).
 """
 
 from __future__ import annotations

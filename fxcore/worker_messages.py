@@ -28,10 +28,11 @@ import os
 import re
 from typing import Any
 
+from fxcore.job_spec import TraceJob
 from fxcore.result_codec import InvalidResultData, decode_file_result, decode_module_result
 from fxcore.result_codec import dumps as encode_result
 from fxcore.result_codec import loads as parse_json
-from fxcore.results import FileResult, ModuleResult, TraceJob
+from fxcore.results import FileResult, ModuleResult
 from fxcore.workspace import is_workspace_file
 
 #: The largest message the engine reads (a 200,000-node class's verdict is about 60 MB).

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fxcore.file_access import read_text
-from fxcore.results import EngineConfig, TraceJob
+from fxcore.job_spec import EngineConfig, TraceJob
 
 #: Folders never searched for model files.
 SKIPPED_FOLDERS = frozenset(

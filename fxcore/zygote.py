@@ -125,7 +125,7 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
         pass  # no /proc or not allowed: run uncapped rather than not at all
 
     from fxcore import sandbox
-    from fxcore.job import run_job
+    from fxcore.worker.job import run_job
     from fxcore.worker_messages import encode_message
 
     sandbox.enter(job.path, job.workspace_root)

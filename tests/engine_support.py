@@ -10,7 +10,8 @@ import textwrap
 from pathlib import Path
 
 from fxcore.engine import Engine
-from fxcore.results import EngineConfig, FileResult, TraceJob
+from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.results import FileResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fxcore.cache import CACHE_FOLDER, ResultCache
 from fxcore.engine import Engine
-from fxcore.results import EngineConfig, TraceJob
+from fxcore.job_spec import EngineConfig, TraceJob
 
 from engine_support import Workspace
 

@@ -45,7 +45,7 @@ def run_check(workspace: Path, user_cache: Path, *extra: str,
 
 def cache_key(workspace: Path, path: Path, user_cache: Path) -> str:
     """The key the CLI computes for ``path``: anyone can, from the workspace alone."""
-    program = ("import sys; from fxcore.cache import ResultCache; from fxcore.results import "
+    program = ("import sys; from fxcore.cache import ResultCache; from fxcore.job_spec import "
                "TraceJob; print(ResultCache.key(TraceJob(path=sys.argv[1], "
                "workspace_root=sys.argv[2])))")
     return subprocess.run([sys.executable, "-c", program, str(path), str(workspace)],

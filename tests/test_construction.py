@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from fxcore.engine import Engine
-from fxcore.results import EngineConfig, ModuleConfig
+from fxcore.job_spec import EngineConfig, ModuleConfig
 
 from engine_support import Workspace
 

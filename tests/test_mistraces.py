@@ -12,7 +12,8 @@ from torch import fx
 from fxcore import fix_plan
 from fxcore.config import load_config
 from fxcore.engine import Engine
-from fxcore.results import ModuleResult, TraceJob
+from fxcore.job_spec import TraceJob
+from fxcore.results import ModuleResult
 
 from engine_support import Workspace, line_of
 

@@ -13,10 +13,16 @@ import torch
 from torch import fx
 
 from fxcore.config import load_config, module_config_for
-from fxcore.construction import resolve
 from fxcore.engine import Engine
-from fxcore.locate import SourceIndex, innermost_workspace_frame, to_frame, traceback_positions
-from fxcore.results import Arguments, TraceJob
+from fxcore.job_spec import TraceJob
+from fxcore.results import Arguments
+from fxcore.worker.building.construction import resolve
+from fxcore.worker.locate import (
+    SourceIndex,
+    innermost_workspace_frame,
+    to_frame,
+    traceback_positions,
+)
 from fxcore.workspace import import_location
 
 from engine_support import CASES, EXAMPLES, Workspace

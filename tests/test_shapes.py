@@ -13,12 +13,13 @@ import torch
 from torch import fx
 
 from fxcore.config import load_config, module_config_for
-from fxcore.construction import resolve
 from fxcore.engine import Engine
-from fxcore.example_inputs import INFERENCE_RULES
-from fxcore.results import ModuleResult, TraceJob
-from fxcore.shapes import describe
+from fxcore.job_spec import TraceJob
+from fxcore.results import ModuleResult
 from fxcore.tensor_spec import parse_spec
+from fxcore.worker.building.construction import resolve
+from fxcore.worker.graph.example_inputs import INFERENCE_RULES
+from fxcore.worker.graph.shapes import describe
 from fxcore.workspace import import_location
 
 from engine_support import EXAMPLES, REPO_ROOT, Workspace, line_of
@@ -223,14 +224,15 @@ def test_the_readme_shows_the_inference_table() -> None:
 
 @pytest.mark.parametrize("lazy", [False, True], ids=["meta-tensors", "lazy-meta-tensors"])
 def test_fast_results_equal_the_meta_kernels(lazy: bool) -> None:
-    """Results computed from shapes (``fxcore.shapes.fast_result``) against torch's own meta
-    kernels, on shapes that fit and shapes that do not (the kernel then decides), for inputs
-    that are meta tensors or the lazy stand-ins propagation passes between fast results."""
+    """Results computed from shapes (``fxcore.worker.graph.shapes.fast_result``) against
+    torch's own meta kernels, on shapes that fit and shapes that do not (the kernel then
+    decides), for inputs that are meta tensors or the lazy stand-ins propagation passes
+    between fast results."""
     import operator
 
     from torch.nn import functional
 
-    from fxcore.shapes import LazyMetaTensor, fast_result
+    from fxcore.worker.graph.shapes import LazyMetaTensor, fast_result
 
     def meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.empty(shape, dtype=dtype, device="meta")
@@ -274,7 +276,7 @@ def test_pooling_shapes_equal_the_meta_kernels() -> None:
 
     from torch import nn
 
-    from fxcore.shapes import LazyMetaTensor, module_output_shape
+    from fxcore.worker.graph.shapes import LazyMetaTensor, module_output_shape
 
     computed = 0
 

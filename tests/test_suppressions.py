@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 
 from fxcore import suppressions
+from fxcore.job_spec import ReportConfig
 from fxcore.report import Selection
-from fxcore.results import ReportConfig
 
 from engine_support import line_of
 

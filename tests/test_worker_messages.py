@@ -13,17 +13,9 @@ import pytest
 from fxcore import result_codec
 from fxcore.engine import Engine, _Attempt
 from fxcore.installed_packages import installed_import_names, preloadable
+from fxcore.job_spec import TraceJob
 from fxcore.result_codec import InvalidResultData
-from fxcore.results import (
-    Arguments,
-    Failure,
-    FileResult,
-    Frame,
-    GraphNodeInfo,
-    ModuleResult,
-    Range,
-    TraceJob,
-)
+from fxcore.results import Arguments, Failure, FileResult, Frame, GraphNodeInfo, ModuleResult, Range
 from fxcore.worker_messages import decode_message, encode_message
 
 from engine_support import Workspace

@@ -20,8 +20,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "workspace"))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from fxcore.shapes import describe  # noqa: E402
 from fxcore.tensor_spec import parse_spec  # noqa: E402
+from fxcore.worker.graph.shapes import describe  # noqa: E402
 
 
 class _Record(fx.Interpreter):

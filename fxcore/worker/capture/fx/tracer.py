@@ -23,79 +23,23 @@ import dis
 import sys
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import fx
 
-from fxcore.locate import (
-    RawPosition,
+from fxcore.rules import RULES
+from fxcore.worker.capture.record import NodeOrigin, RecordedFailure
+from fxcore.worker.locate import (
     SourceIndex,
     instruction_position,
     is_plumbing,
     stack_positions,
 )
 
-
-@dataclass
-class RecordedFailure:
-    """A failure as seen during the trace: kind, message and raw stack (outermost first)."""
-
-    kind: str
-    message: str
-    stack: list[RawPosition]
-
-
-@dataclass
-class NodeOrigin:
-    """The user frames (file, line) that were on the stack when a node was created."""
-
-    node: fx.Node
-    lines: list[tuple[str, int]] = field(default_factory=list)
-    #: (code, last instruction, line) of each of those frames, innermost first: where
-    #: exactly, computed only for a node a failure is reported on.
-    instructions: list[tuple[types.CodeType, int, int]] = field(default_factory=list)
-
-
-MESSAGES: dict[str, str] = {
-    "control-flow": (
-        "Control flow depends on a traced value: {detail}. FX records operations, not "
-        "Python branches, so it cannot know which branch to take. Move the branch into a "
-        "function marked with torch.fx.wrap, make the value a constant with concrete_args, "
-        "or express it with tensor operations such as torch.where."
-    ),
-    "len": (
-        "len() is called on a traced value. FX cannot know the length while tracing. "
-        "Use x.size(0) or x.shape[0] for a tensor, or call torch.fx.wrap('len') at module "
-        "scope to record len() as a graph node."
-    ),
-    "iteration": (
-        "A traced value is iterated over{detail}. FX cannot know how many elements it has. "
-        "Index it with a fixed range, use tensor operations (torch.unbind, torch.split) or "
-        "move the loop into a function marked with torch.fx.wrap."
-    ),
-    "conversion": (
-        "{detail} is applied to a traced value, which needs a concrete number during "
-        "tracing. Keep the value a tensor (tensor methods, torch.* functions), or move the "
-        "computation into a function marked with torch.fx.wrap."
-    ),
-    "mutation": (
-        "Item assignment into a traced value ({detail}). FX Proxies do not support in-place "
-        "item assignment. Build a new tensor instead (torch.where, torch.cat, "
-        "index_put / masked_fill), or move it into a function marked with torch.fx.wrap."
-    ),
-    "contains": (
-        "The `in` operator is used on a traced value. FX cannot test membership of a value "
-        "it does not know. Check membership before tracing, pass the container through "
-        "concrete_args, or move the test into a function marked with torch.fx.wrap."
-    ),
-    "unpacking": (
-        "A traced value is unpacked with {detail}. FX cannot know how many elements it "
-        "holds. Pass the elements explicitly, index them, or fix the arguments with "
-        "concrete_args."
-    ),
-}
+#: The message of each failure kind the tracer records, ``{detail}`` to fill (the registry).
+MESSAGES: dict[str, str] = {kind: rule.message for rule in RULES for kind in rule.kinds
+                            if rule.message is not None}
 
 #: Bytecode instructions that iterate an object as part of ``*``/``**`` unpacking.
 _UNPACKING_OPCODES = frozenset(

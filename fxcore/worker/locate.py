@@ -22,7 +22,8 @@ from fxcore.parsing import parse_module
 from fxcore.results import Frame
 from fxcore.workspace import is_workspace_file
 
-_FXCORE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: fx-lsp's own package: its frames are plumbing, never the user's.
+_FXCORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STDLIB_DIRS = tuple(
     os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")
 )

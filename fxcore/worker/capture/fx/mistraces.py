@@ -19,8 +19,8 @@ import torch
 from torch import fx
 
 from fxcore.discovery import ClassSource, char_span
-from fxcore.locate import SourceIndex
 from fxcore.results import CODES, Hint, Range
+from fxcore.worker.locate import SourceIndex
 
 
 def _hint(kind: str, message: str, where: Range, path: str, member: str = "") -> Hint:

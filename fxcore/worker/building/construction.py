@@ -10,8 +10,9 @@ from typing import Any
 
 import torch
 
-from fxcore.results import InstantiatedOn, ModuleConfig
-from fxcore.weights import without_weights
+from fxcore.job_spec import ModuleConfig
+from fxcore.results import InstantiatedOn
+from fxcore.worker.building.weights import without_weights
 
 
 def build(cls: type,

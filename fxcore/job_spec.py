@@ -1,0 +1,81 @@
+"""What goes into the engine: a ``TraceJob`` (one file of a workspace, with its unsaved
+buffers), the configuration it carries (``EngineConfig``, ``ModuleConfig`` per class), the
+report's selection of codes (``ReportConfig``), and the literal constructor calls found for
+its classes (``CallSite``). Plain dataclasses, as read from ``[tool.fx-lsp]``
+(``fxcore.config``) and built by ``fxcore.workspace.trace_jobs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxcore.tensor_spec import TensorSpec
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """``Class(*args, **kwargs)`` as written at ``site`` (``README.md:42``): each argument
+    as its source text, a literal or a nested literal call."""
+
+    site: str
+    args: tuple[str, ...] = ()
+    kwargs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class ModuleConfig:
+    """Per-class configuration: ``[tool.fx-lsp.modules."pkg.net:Net"]``."""
+
+    factory: str | None = None
+    args: list[Any] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    concrete_args: dict[str, Any] = field(default_factory=dict)
+    #: ``call = "ViT(image_size=256, depth=(1, 2, 3))"``: a pasted constructor call with
+    #: literal arguments (tuples and ``None``, which TOML lacks), parsed by ``fxcore.config``.
+    call: CallSite | None = None
+    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation.
+    inputs: dict[str, TensorSpec] = field(default_factory=dict)
+
+
+@dataclass
+class EngineConfig:
+    """The ``[tool.fx-lsp]`` table of a workspace's ``pyproject.toml``, typed."""
+
+    leaf_modules: list[str] = field(default_factory=list)
+    autowrap_functions: list[str] = field(default_factory=list)
+    autowrap_modules: list[str] = field(default_factory=list)
+    tracer: str | None = None
+    modules: dict[str, ModuleConfig] = field(default_factory=dict)
+    timeout: float = 20.0
+    memory_limit_mb: int = 8192
+    exclude: list[str] = field(default_factory=list)
+    #: Synthesize constructor arguments for classes nobody configured (``fxcore.arguments``).
+    guess_arguments: bool = True
+
+
+@dataclass
+class ReportConfig:
+    """Which codes are reported (``select``, ``ignore``, ``per-file-ignores`` as ruff spells
+    them): code prefixes such as ``FX0`` or ``FX002``; the longest matching prefix decides."""
+
+    select: list[str] = field(default_factory=lambda: ["FX"])
+    ignore: list[str] = field(default_factory=list)
+    #: Glob, relative to the workspace root (or a file name) -> prefixes ignored there.
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class TraceJob:
+    """One file to import and trace, with the workspace it belongs to."""
+
+    path: str
+    workspace_root: str
+    config: EngineConfig = field(default_factory=EngineConfig)
+    #: Unsaved editor buffers: absolute path -> text. They replace the files on disk in imports.
+    overlays: dict[str, str] = field(default_factory=dict)
+    #: Only trace these classes (all when empty).
+    only_classes: list[str] = field(default_factory=list)
+    #: Class name -> a literal constructor call found in the workspace (``fxcore.call_sites``);
+    #: filled by the engine for the classes of this file.
+    call_sites: dict[str, CallSite] = field(default_factory=dict)

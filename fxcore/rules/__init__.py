@@ -1,0 +1,22 @@
+"""The one registry of diagnostic codes.
+
+Each family module declares its codes as ``Rule``s: the failure kinds a code reports, its
+severity, the capture mode it belongs to, its message and its documentation. Everything else
+reads them from here: the codes of results (``fxcore.results.CODES``), the report's
+severities, ``fx-lsp explain``, SARIF rules, and ``docs/codes.md`` and the README's
+"Diagnostic codes", which ``python -m fxcore.rules.docs --write`` generates (a test keeps
+them equal). Adding a code: a ``Rule`` in its family here, and the module that detects it.
+"""
+
+from __future__ import annotations
+
+from fxcore.rules import files, hints, shapes, suppressions, tracing
+from fxcore.rules.rule import Rule, Severity
+
+RULES: tuple[Rule, ...] = (*tracing.RULES, *files.RULES, *hints.RULES, *shapes.RULES,
+                           *suppressions.RULES)
+BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+#: Failure or hint kind -> its code.
+CODE_OF_KIND: dict[str, str] = {kind: rule.code for rule in RULES for kind in rule.kinds}
+
+__all__ = ["BY_CODE", "CODE_OF_KIND", "RULES", "Rule", "Severity"]

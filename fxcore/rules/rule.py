@@ -1,0 +1,34 @@
+"""What the registry says of one diagnostic code."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "hint"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A diagnostic code, declared once: everything that reports, documents or selects it
+    reads this."""
+
+    code: str
+    #: The ``kind`` of the failures and hints it reports (``Failure.kind``); FX102 has two.
+    kinds: tuple[str, ...]
+    #: Its severity in reports and editors (FX300 is an error when inputs are configured).
+    severity: Severity
+    #: Markdown: a bold first sentence (the title), examples, and "Fix: ...".
+    docs: str
+    #: The capture mode whose failures it reports, or "any".
+    mode: str = "any"
+    #: The message of a failure of this kind, ``{detail}`` filled by the detector.
+    message: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The first sentence, such as "Control flow on a traced value."."""
+        bold = re.match(r"\*\*((?:`[^`]*`|[^`*])+)\*\*", self.docs)
+        title = " ".join((bold.group(1) if bold else self.docs.split("\n\n")[0]).split())
+        return title.rstrip(":.") + "."

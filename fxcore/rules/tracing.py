@@ -1,0 +1,185 @@
+"""Failures of tracing itself: where a traced value met Python that needs a real one
+(FX001-FX007, fx mode), and any other error that ended the capture (FX199)."""
+
+from fxcore.rules.rule import Rule
+
+FX001 = Rule(
+    code="FX001",
+    kinds=("control-flow",),
+    severity="error",
+    mode="fx",
+    message=(
+        'Control flow depends on a traced value: {detail}. FX records operations, not Python '
+        'branches, so it cannot know which branch to take. Move the branch into a function '
+        'marked with torch.fx.wrap, make the value a constant with concrete_args, or express '
+        'it with tensor operations such as torch.where.'
+    ),
+    docs="""\
+**Control flow on a traced value.**
+
+```python
+if x.sum() > 0:        # FX001 on `x.sum() > 0`
+    x = x + 1
+y = max(x.sum(), 1)    # FX001 on `max(x.sum(), 1)`
+```
+
+Fix: express it with tensor operations (`torch.where(cond, a, b)`, `clamp`), move the branch into
+a function marked with `torch.fx.wrap`, or, if the condition is a plain flag argument, make it
+constant with `concrete-args`.
+""",
+)
+
+
+FX002 = Rule(
+    code="FX002",
+    kinds=("len",),
+    severity="error",
+    mode="fx",
+    message=(
+        'len() is called on a traced value. FX cannot know the length while tracing. Use '
+        "x.size(0) or x.shape[0] for a tensor, or call torch.fx.wrap('len') at module scope "
+        'to record len() as a graph node.'
+    ),
+    docs="""\
+**`len()` on a traced value.**
+
+```python
+n = len(x)             # FX002 on `len(x)`
+```
+
+Fix: `x.size(0)` or `x.shape[0]` for a tensor. Or call `torch.fx.wrap("len")` at module scope,
+which records `len` as a graph node.
+""",
+)
+
+
+FX003 = Rule(
+    code="FX003",
+    kinds=("iteration",),
+    severity="error",
+    mode="fx",
+    message=(
+        'A traced value is iterated over{detail}. FX cannot know how many elements it has. '
+        'Index it with a fixed range, use tensor operations (torch.unbind, torch.split) or '
+        'move the loop into a function marked with torch.fx.wrap.'
+    ),
+    docs="""\
+**Iteration over a traced value.**
+
+```python
+for row in x:          # FX003 on `x`
+    ...
+```
+
+Fix: use tensor operations (`torch.unbind`, `torch.split`, batched math), index with a fixed
+range, or wrap the loop in a `torch.fx.wrap` function.
+""",
+)
+
+
+FX004 = Rule(
+    code="FX004",
+    kinds=("conversion",),
+    severity="error",
+    mode="fx",
+    message=(
+        '{detail} is applied to a traced value, which needs a concrete number during tracing.'
+        ' Keep the value a tensor (tensor methods, torch.* functions), or move the '
+        'computation into a function marked with torch.fx.wrap.'
+    ),
+    docs="""\
+**A traced value converted to a Python number:** `int()`, `float()`, `range()`, a `math`
+function imported in another module, or list indexing.
+
+```python
+steps = int(x.shape[1] / 2)   # FX004 on `int(x.shape[1] / 2)`
+```
+
+Fix: keep it a tensor or use `//` on the size, or move the computation into a wrapped function.
+""",
+)
+
+
+FX005 = Rule(
+    code="FX005",
+    kinds=("mutation",),
+    severity="error",
+    mode="fx",
+    message=(
+        'Item assignment into a traced value ({detail}). FX Proxies do not support in-place '
+        'item assignment. Build a new tensor instead (torch.where, torch.cat, index_put / '
+        'masked_fill), or move it into a function marked with torch.fx.wrap.'
+    ),
+    docs="""\
+**Item assignment into a traced value.**
+
+```python
+x[0] = 1               # FX005 on `x[0]`
+```
+
+Fix: build a new tensor: `torch.where`, `masked_fill`, `index_put`, `torch.cat`.
+""",
+)
+
+
+FX006 = Rule(
+    code="FX006",
+    kinds=("contains",),
+    severity="error",
+    mode="fx",
+    message=(
+        'The `in` operator is used on a traced value. FX cannot test membership of a value it'
+        ' does not know. Check membership before tracing, pass the container through '
+        'concrete_args, or move the test into a function marked with torch.fx.wrap.'
+    ),
+    docs="""\
+**`in` on a traced value.**
+
+```python
+if 3 in x: ...         # FX006 on `3 in x`
+```
+
+Fix: test membership before tracing, pass the container through `concrete-args`, or wrap the
+test.
+""",
+)
+
+
+FX007 = Rule(
+    code="FX007",
+    kinds=("unpacking",),
+    severity="error",
+    mode="fx",
+    message=(
+        'A traced value is unpacked with {detail}. FX cannot know how many elements it holds.'
+        ' Pass the elements explicitly, index them, or fix the arguments with concrete_args.'
+    ),
+    docs="""\
+**`*` / `**` unpacking of a traced value.**
+
+```python
+torch.cat(*parts)      # FX007 on the call
+```
+
+Fix: pass the elements explicitly or index them. Use `concrete-args` for `**kwargs` that are
+really constants.
+""",
+)
+
+
+FX199 = Rule(
+    code="FX199",
+    kinds=("error",),
+    severity="error",
+    docs="""\
+**Any other error ended the trace.** The exception is reported at the place it was raised, for
+example an operation torch.fx does not support, or an error in your code that only shows up
+on symbolic values.
+
+Fix: read the message. If the code is correct but untraceable, mark the function with
+`torch.fx.wrap` or the submodule as a leaf module.
+""",
+)
+
+
+RULES = (FX001, FX002, FX003, FX004, FX005, FX006, FX007, FX199)

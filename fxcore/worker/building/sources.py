@@ -1,0 +1,156 @@
+"""Building the instance a class is captured as, from its arguments' sources in order of
+trust: the configured call (``call``, ``factory``, ``args``/``kwargs``), the constructor's own
+defaults, a literal call site in the workspace, configuration classes, guessed arguments.
+
+``build_class`` gives a ``Built`` instance, or the class's verdict when no instance could be
+built (the constructor raised: FX101; arguments are needed and none fit: not traced). Which
+capture mode then takes the instance is no concern of this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from fxcore.arguments import (
+    call_site_values,
+    candidate_calls,
+    missing_from_type_error,
+    value_source,
+)
+from fxcore.discovery import ClassSource
+from fxcore.job_spec import ModuleConfig
+from fxcore.results import Arguments, InstantiatedOn, ModuleResult
+from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
+from fxcore.worker.context import JobContext, describe_exception
+
+
+@dataclass
+class Built:
+    """An instance ready to capture, and how it was made."""
+
+    model: torch.nn.Module
+    instantiated_on: InstantiatedOn
+    #: Building tried to load pretrained weights and was given none.
+    weights_skipped: bool
+    arguments: Arguments
+    #: ``concrete-args`` configured for the class.
+    concrete_args: dict[str, Any]
+
+
+def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | ModuleResult:
+    """The class built from the most trusted source of arguments that works, or its verdict
+    when none does."""
+    module_config = context.module_config(cls.__name__)
+    if module_config.call is not None:
+        try:
+            args, kwargs = call_site_values(module_config.call,
+                                            vars(sys.modules[cls.__module__]))
+        except Exception as error:
+            failure = context.exception_failure(
+                "constructor", "The configured call could not be evaluated: ", error,
+                source.name_span)
+            return context.module_result(cls, source, status="failed", failures=[failure])
+        module_config = dataclasses.replace(module_config, args=args, kwargs=kwargs)
+    configured = bool(module_config.factory or module_config.args or module_config.kwargs
+                      or module_config.call)
+    missing = [] if module_config.factory else missing_parameters(cls, module_config.args,
+                                                                   module_config.kwargs)
+    if not missing:
+        arguments = Arguments(
+            origin="config" if configured else "defaults",
+            args=[value_source(value) for value in module_config.args],
+            kwargs={name: value_source(value) for name, value in module_config.kwargs.items()},
+        )
+        try:
+            model, instantiated_on, weights = build(cls, module_config)
+        except BaseException as error:
+            # A constructor that forwards **kwargs to a base class needing arguments.
+            missing = [] if configured else missing_from_type_error(error)
+            if not missing:
+                failure = context.exception_failure(
+                    "constructor", f"Building {cls.__name__} failed: ", error,
+                    source.name_span)
+                if configured:
+                    failure.message += configured_call_note(cls.__name__, module_config)
+                return context.module_result(cls, source, status="failed",
+                                             failures=[failure], arguments=arguments)
+        else:
+            return Built(model, instantiated_on, weights, arguments,
+                         module_config.concrete_args)
+    return _build_with_found_arguments(context, cls, source, module_config, missing)
+
+
+def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSource,
+                                module_config: ModuleConfig,
+                                missing: list[str]) -> Built | ModuleResult:
+    """Build with arguments from a literal call site, configuration classes or the name
+    table (see ``fxcore.arguments``), keeping the first set the constructor accepts."""
+    rejected: BaseException | None = None
+    site = context.job.call_sites.get(cls.__name__)
+    if site is not None:
+        try:
+            args, kwargs = call_site_values(site, vars(sys.modules[cls.__module__]))
+            call = dataclasses.replace(module_config, args=[*module_config.args, *args],
+                                       kwargs={**module_config.kwargs, **kwargs})
+            model, instantiated_on, weights = build(cls, call)
+        except Exception as error:
+            rejected = error
+        else:
+            arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
+                                  kwargs=dict(site.kwargs))
+            return Built(model, instantiated_on, weights, arguments,
+                         module_config.concrete_args)
+    if context.job.config.guess_arguments:
+        for candidate in candidate_calls(cls, missing):
+            call = dataclasses.replace(module_config,
+                                       kwargs={**module_config.kwargs, **candidate.kwargs})
+            try:
+                model, instantiated_on, weights = build(cls, call)
+            except Exception as error:
+                rejected = error
+                continue
+            arguments = Arguments(
+                origin="guessed" if candidate.guessed else "config-class",
+                args=[value_source(value) for value in call.args],
+                kwargs={name: value_source(value) for name, value in call.kwargs.items()},
+            )
+            return Built(model, instantiated_on, weights, arguments,
+                         module_config.concrete_args)
+    key = f"{context.location.module_name}:{cls.__name__}"
+    names = ", ".join(missing)
+    example = ", ".join(f"{name} = ..." for name in missing)
+    tried = ("" if rejected is None else
+             f" Guessed arguments were rejected ({describe_exception(rejected)}).")
+    return context.module_result(
+        cls,
+        source,
+        status="not-traced",
+        reason=(
+            f"The constructor needs arguments: {names}.{tried} Give them in "
+            f'pyproject.toml: [tool.fx-lsp.modules."{key}"] kwargs = {{{example}}}, '
+            f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
+        ),
+    )
+
+
+def root_arguments(context: JobContext, class_name: str) -> Arguments:
+    """How a root was built, from its configuration (for results that do not say)."""
+    module_config = context.module_config(class_name)
+    if module_config.factory or module_config.args or module_config.kwargs:
+        return Arguments(origin="config", args=[repr(a) for a in module_config.args],
+                         kwargs={k: repr(v) for k, v in module_config.kwargs.items()})
+    return Arguments(origin="defaults")
+
+
+def has_own_arguments(context: JobContext, cls: type, file: str) -> bool:
+    """True when the class is configured or can be built without arguments."""
+    module_config = context.in_file(file).module_config(cls.__name__)
+    if module_config.factory or module_config.args or module_config.kwargs \
+            or module_config.call:
+        return True
+    return not missing_parameters(cls, [], {})

@@ -1,0 +1,30 @@
+"""The protocol of a capture mode: a built instance in (``CaptureTarget``), a
+``CaptureRecord`` out (``record``). A capture mode (``fx`` today) turns an ``nn.Module``
+instance into a graph, or into located failures saying where and why it cannot; a new mode is
+a new module in this package that implements ``Capture``, named in ``modes``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Protocol
+
+from fxcore.results import Hint
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+
+
+class Capture(Protocol):
+    """One way of capturing a model: ``mode`` names it in results and configuration."""
+
+    mode: ClassVar[str]
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        """Capture ``target``; failures are located with ``context``. Exceptions of user code
+        become failures; an exception that escapes is a fault of the mode itself."""
+        ...
+
+    def hints(self, context: JobContext, target: CaptureTarget,
+              record: CaptureRecord) -> list[Hint]:
+        """Checks of a complete capture that only this mode can make (for FX: where the graph
+        does not mean what the code says), after the graph's own facts."""
+        ...

@@ -1,0 +1,174 @@
+"""The ``fx`` capture mode: ``torch.fx`` symbolic tracing with the recovering tracer
+(``tracer``), which records each failure and goes on, so one pass finds them all.
+
+Its own checks of a complete graph are the mis-traces (FX201-FX205, ``mistraces``): places
+where the graph traced without error but does not mean what the code says.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import time
+from typing import Any, ClassVar
+
+from torch import fx
+
+from fxcore.discovery import ClassSource
+from fxcore.results import Failure, Hint
+from fxcore.worker.building.construction import resolve
+from fxcore.worker.capture.fx import mistraces
+from fxcore.worker.capture.fx.tracer import RecoveringTracer, proxy_patches, recovering_tracer_class
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext, describe_exception
+
+
+class FxCapture:
+    """``torch.fx`` symbolic tracing, configured by ``[tool.fx-lsp]`` (``tracer``,
+    ``leaf-modules``, ``autowrap-functions``, ``autowrap-modules``)."""
+
+    mode: ClassVar[str] = "fx"
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        started = time.perf_counter()
+        try:
+            tracer = make_tracer(context)
+        except BaseException as error:
+            failure = context.exception_failure("error", "The tracer configuration failed: ",
+                                                error, target.source.name_span)
+            return CaptureRecord(self.mode, failures=[failure])
+        ending_error: BaseException | None = None
+        graph = None
+        with proxy_patches():
+            try:
+                graph = tracer.trace(target.model,
+                                     concrete_args=target.concrete_args or None)
+            except BaseException as error:
+                ending_error = error
+        seconds = time.perf_counter() - started
+        failures = context.located_failures(tracer.recorded_failures, target.source)
+        if ending_error is not None:
+            failure = context.exception_failure("error", "Tracing stopped: ", ending_error,
+                                                target.source.name_span)
+            failure.possible_consequence = bool(failures)
+            if failure.possible_consequence:
+                failure.message = ("(May be a consequence of recovering from the failures "
+                                   "above.) " + failure.message)
+            if _raised_in_patch_function(ending_error):
+                failure.message = (
+                    f"torch.fx cannot set up tracing of a forward wrapped by a decorator that "
+                    f"takes *args/**kwargs ({describe_exception(ending_error)}, raised by "
+                    "torch.fx's "
+                    "_patch_function, which rewrites the wrapper's code object). "
+                    "Give the wrapper the forward's explicit arguments, or trace the "
+                    "undecorated module."
+                )
+            failures.append(failure)
+        for failure in failures:
+            relocate_into_decorator(failure, target.cls, target.source, context.path)
+        complete = not failures and graph is not None
+        return CaptureRecord(
+            self.mode,
+            failures=failures,
+            graph=graph,
+            root=tracer.root if graph is not None else None,
+            graph_module=(fx.GraphModule(tracer.root, graph, target.cls.__name__)
+                          if complete else None),
+            node_origins=tracer.node_origins,
+            module_order=tracer.module_order,
+            parameter_order=tracer.parameter_order,
+            seconds=seconds,
+        )
+
+    def hints(self, context: JobContext, target: CaptureTarget,
+              record: CaptureRecord) -> list[Hint]:
+        """FX201-FX205: where the graph traced without error but does not mean what the code
+        says (``fxcore.worker.capture.fx.mistraces``)."""
+        assert record.graph is not None
+        model, concrete_args, source = target.model, target.concrete_args, target.source
+        hints = mistraces.checkpoints(
+            [line for origin in record.node_origins for line in origin.lines
+             if not line[0].startswith("<")], context.sources)
+        first_line = {origin.node: origin.lines[0] for origin in record.node_origins}
+
+        def retrace() -> fx.Graph:
+            with proxy_patches():
+                return make_tracer(context).trace(model, concrete_args=concrete_args or None)
+
+        hints += mistraces.training_difference(model, record.graph, retrace, first_line.get,
+                                               source, context.path, context.sources)
+        forward = mistraces.forward_node(context.sources.tree(context.path),
+                                         target.cls.__name__)
+        if forward is not None:
+            lines = [context.sources.line(context.path, n).rstrip("\r\n")
+                     for n in range(1, (forward.end_lineno or forward.lineno) + 1)]
+            hints += mistraces.none_checks(forward, record.graph, lines, context.path,
+                                           concrete_args)
+            hints += mistraces.unused_arguments(forward, record.graph, lines, context.path)
+            hints += mistraces.concrete_arguments(forward, concrete_args, source.name_span,
+                                                  lines, context.path)
+        return hints
+
+
+def make_tracer(context: JobContext) -> RecoveringTracer:
+    """The configured ``Tracer`` class, made recovering, with the configured leaves and
+    wrapped functions."""
+    config = context.job.config
+    base: type[fx.Tracer] = resolve(config.tracer) if config.tracer else fx.Tracer
+    tracer_class = recovering_tracer_class(base)
+    autowrap_modules = (math, *(importlib.import_module(m) for m in config.autowrap_modules))
+    autowrap_functions = tuple(resolve(name) for name in config.autowrap_functions)
+    try:
+        tracer = tracer_class(autowrap_modules=autowrap_modules,
+                              autowrap_functions=autowrap_functions)
+    except TypeError:  # a custom tracer with its own constructor signature
+        tracer = tracer_class()
+    tracer.extra_leaf_modules = frozenset(config.leaf_modules)
+    tracer.set_workspace_filter(context.is_workspace_path)
+    return tracer
+
+
+def _raised_in_patch_function(error: BaseException) -> bool:
+    """True for torch.fx's failure to rewrite a ``*args``/``**kwargs`` wrapper's code."""
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_patch_function":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def relocate_into_decorator(failure: Failure, cls: type, source: ClassSource, path: str) -> None:
+    """Put a failure raised by a decorator's wrapper around ``forward`` (or while torch.fx
+    patches that wrapper) on the decorated ``def forward``, naming the decorator: the
+    wrapper's own lines are usually library code the user cannot change."""
+    wrappers: list[Any] = []
+    function = cls.forward
+    while hasattr(function, "__wrapped__") and hasattr(function, "__code__"):
+        wrappers.append(function)
+        function = function.__wrapped__
+    if not wrappers:
+        return
+    innermost = failure.frames[-1] if failure.frames else None
+    in_wrapper = innermost is not None and any(
+        innermost.path == os.path.abspath(wrapper.__code__.co_filename)
+        and innermost.function == wrapper.__code__.co_name
+        for wrapper in wrappers
+    )
+    if not in_wrapper and not failure.message.startswith("torch.fx cannot set up tracing"):
+        return
+    code = wrappers[0].__code__
+    # functools.wraps copies __qualname__ from forward; the code object keeps the
+    # wrapper's own name, such as "checked.<locals>.wrapper" (3.11+).
+    decorator = getattr(code, "co_qualname", code.co_name).split(".<locals>")[0]
+    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    if source.forward is not None:
+        span = source.forward
+        failure.path = path
+    else:
+        span = source.name_span
+    failure.line, failure.column = span.line, span.column
+    failure.end_line, failure.end_column = span.end_line, span.end_column
+    failure.message = f"In the decorator `{decorator}` around forward ({where}): " \
+        + failure.message

@@ -1,0 +1,8 @@
+"""The capture modes by name: what ``Job`` captures each class with."""
+
+from __future__ import annotations
+
+from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.fx.capture import FxCapture
+
+CAPTURES: dict[str, Capture] = {FxCapture.mode: FxCapture()}

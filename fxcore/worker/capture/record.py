@@ -1,0 +1,78 @@
+"""What a capture takes and gives: a ``CaptureTarget`` (a built instance) in, a
+``CaptureRecord`` out, with the raw pieces a capture records on the way (``RecordedFailure``,
+``NodeOrigin``). Everything after the capture (the graph's facts, shapes, the module result)
+reads only the record, never a mode's own objects (a tracer, an exported program).
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import fx
+
+from fxcore.discovery import ClassSource
+from fxcore.results import Failure, InstantiatedOn
+from fxcore.worker.locate import RawPosition
+
+
+@dataclass
+class RecordedFailure:
+    """A failure as seen during a capture: kind, message and raw stack (outermost first),
+    before it is located (``JobContext.located_failures``)."""
+
+    kind: str
+    message: str
+    stack: list[RawPosition]
+
+
+@dataclass
+class NodeOrigin:
+    """The user frames (file, line) that were on the stack when a node was created."""
+
+    node: fx.Node
+    lines: list[tuple[str, int]] = field(default_factory=list)
+    #: (code, last instruction, line) of each of those frames, innermost first: where
+    #: exactly, computed only for a node a failure is reported on.
+    instructions: list[tuple[types.CodeType, int, int]] = field(default_factory=list)
+
+
+@dataclass
+class CaptureTarget:
+    """A built instance of a workspace class, ready to capture."""
+
+    cls: type
+    source: ClassSource
+    model: torch.nn.Module
+    instantiated_on: InstantiatedOn
+    #: Arguments of ``forward`` fixed to constants (``concrete-args``).
+    concrete_args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CaptureRecord:
+    """What one capture produced."""
+
+    mode: str
+    #: Located failures, in the order they were met.
+    failures: list[Failure] = field(default_factory=list)
+    #: The graph captured, or the one recovered past the failures (None when there is none).
+    graph: fx.Graph | None = None
+    #: The module the graph's ``get_attr``/``call_module`` nodes refer to.
+    root: torch.nn.Module | None = None
+    #: The complete capture, as a runnable module: set only when there are no failures.
+    graph_module: fx.GraphModule | None = None
+    #: The user source lines that were on the stack when each node was made.
+    node_origins: list[NodeOrigin] = field(default_factory=list)
+    #: Qualified names of submodules in the order their forward ran, and of parameters in
+    #: the order they were first used.
+    module_order: list[str] = field(default_factory=list)
+    parameter_order: list[str] = field(default_factory=list)
+    #: How long the capture itself took.
+    seconds: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return not self.failures and self.graph_module is not None

@@ -1,0 +1,40 @@
+"""Failures that may only follow from how a capture recovered from an earlier one."""
+
+from __future__ import annotations
+
+import ast
+
+from fxcore.results import Failure
+from fxcore.worker.locate import SourceIndex
+
+
+def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
+    """Flag failures that run only because recovery took a branch or a loop body.
+
+    Recovery from a control-flow failure takes one branch; from an iteration failure it
+    runs the loop body once with a stand-in element. A later failure inside that branch or
+    body may disappear once the first is fixed, so its message says so.
+    """
+    for index, failure in enumerate(failures):
+        if failure.kind not in {"control-flow", "iteration"}:
+            continue
+        tree = sources.tree(failure.path)
+        if tree is None:
+            continue
+        body_lines: tuple[int, int] | None = None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.If, ast.While, ast.For, ast.AsyncFor)):
+                test = node.test if isinstance(node, (ast.If, ast.While)) else node.iter
+                if test.lineno == failure.line:
+                    body_lines = (node.body[0].lineno, node.end_lineno or node.lineno)
+                    break
+        if body_lines is None:
+            continue
+        for later in failures[index + 1:]:
+            if later.path == failure.path and body_lines[0] <= later.line <= body_lines[1] \
+                    and not later.message.startswith("(May be a consequence"):
+                later.possible_consequence = True
+                later.message = (
+                    f"(May be a consequence of the {failure.kind} failure at line "
+                    f"{failure.line}, which tracing recovered from.) {later.message}"
+                )

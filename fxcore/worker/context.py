@@ -1,0 +1,201 @@
+"""What the stages of a job share inside a worker: the job's paths and sources, the classes'
+source ranges, and the builders of located failures and module results.
+
+One ``JobContext`` per job. A verdict about a class in another workspace file (a submodule
+that a root built) is made with ``in_file``, a context that locates and names results in
+that file while sharing the job's caches.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import sys
+from typing import Any
+
+import torch
+
+from fxcore.config import module_config_for
+from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.import_overlay import ImportRecord, imported_workspace_files
+from fxcore.job_spec import ModuleConfig, TraceJob
+from fxcore.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
+from fxcore.suppressions import skipped_lines
+from fxcore.worker.capture.record import RecordedFailure
+from fxcore.worker.consequences import mark_consequences
+from fxcore.worker.locate import (
+    RawPosition,
+    SourceIndex,
+    innermost_workspace_frame,
+    to_frame,
+    traceback_positions,
+)
+from fxcore.workspace import import_location, is_workspace_file, source_text
+
+
+def describe_exception(error: BaseException) -> str:
+    """``Type: message``, even when the exception's own ``__str__`` raises."""
+    name = type(error).__name__
+    try:
+        detail = str(error).strip()
+        return f"{name}: {detail}" if detail else name
+    except BaseException as formatting_error:  # user __str__ may raise anything
+        return (f"{name} (its message could not be shown: its __str__ raised "
+                f"{type(formatting_error).__name__})")
+
+
+class JobContext:
+    """One job's paths, sources and result builders, shared by its stages."""
+
+    def __init__(self, job: TraceJob) -> None:
+        self.job = job
+        self.path = os.path.abspath(job.path)
+        self.root = os.path.abspath(job.workspace_root)
+        self.overlays = {os.path.abspath(p): text for p, text in job.overlays.items()}
+        self.sources = SourceIndex(self.overlays)
+        self.location = import_location(self.path)
+        # Modules loaded before the job (torch and the like) are never workspace files.
+        self.preloaded_modules = set(sys.modules)
+        #: This file's text as read before importing it.
+        self.text: str | None = None
+        #: What the imports compiled and missed, once the import paths are installed.
+        self.imports = ImportRecord()
+        self.class_sources_by_file: dict[str, dict[str, ClassSource]] = {}
+        self.skipped_lines_by_file: dict[str, set[int]] = {}
+
+    def in_file(self, file: str) -> JobContext:
+        """This job's context, locating and naming results in the workspace file ``file``."""
+        other = copy.copy(self)
+        other.path = file
+        other.location = import_location(file)
+        return other
+
+    def module_config(self, class_name: str) -> ModuleConfig:
+        """``[tool.fx-lsp.modules."<this file's module>:<class_name>"]``."""
+        return module_config_for(self.job.config, self.location.module_name, class_name)
+
+    # -- locating --------------------------------------------------------------------------
+
+    def is_workspace_path(self, filename: str) -> bool:
+        return is_workspace_file(filename, self.root)
+
+    def failure(
+        self,
+        kind: str,
+        message: str,
+        stack: list[RawPosition],
+        fallback: Range,
+        possible_consequence: bool = False,
+    ) -> Failure:
+        """A failure located on its innermost workspace frame, with the call chain."""
+        frames = [to_frame(position, self.sources) for position in stack]
+        here = innermost_workspace_frame(frames, self.root)
+        layer = self.third_party_layer(frames)
+        if layer is not None:
+            message += (
+                f" This happens inside the third-party layer `{layer}`, whose forward FX "
+                "cannot trace through; mark it as a leaf module so the graph calls it as one "
+                f'node: leaf-modules = ["{layer}"] under [tool.fx-lsp] (a quick fix does it).'
+            )
+        if here is None:
+            here = Frame(**fallback.at(self.path), function="")
+        return Failure(
+            **here.span(),
+            code=CODES[kind],
+            kind=kind,
+            message=message,
+            frames=frames,
+            possible_consequence=possible_consequence,
+        )
+
+    def third_party_layer(self, frames: list[Frame]) -> str | None:
+        """``package.module:Class`` of the innermost library ``nn.Module`` whose ``forward``
+        the failure happened in (an einops ``Rearrange``), found from the call chain."""
+        for frame in reversed(frames):
+            if frame.function != "forward" or self.is_workspace_path(frame.path):
+                continue
+            tree = self.sources.tree(frame.path)
+            if tree is None:
+                return None
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and \
+                        node.lineno <= frame.line <= (node.end_lineno or node.lineno):
+                    return f"{import_location(frame.path).module_name}:{node.name}"
+            return None
+        return None
+
+    def exception_failure(self, kind: str, prefix: str, error: BaseException,
+                          fallback: Range) -> Failure:
+        detail = describe_exception(error)
+        return self.failure(kind, f"{prefix}{detail}", traceback_positions(error.__traceback__),
+                            fallback)
+
+    def located_failures(self, recorded: list[RecordedFailure],
+                         source: ClassSource) -> list[Failure]:
+        """Recorded failures located, one per (kind, place): a loop that fails on every
+        pass is one problem."""
+        failures: list[Failure] = []
+        seen: set[tuple[str, str, int, int]] = set()
+        for item in recorded:
+            failure = self.failure(item.kind, item.message, item.stack, source.name_span)
+            key = (failure.kind, failure.path, failure.line, failure.column)
+            if key in seen:
+                continue
+            seen.add(key)
+            failures.append(failure)
+        mark_consequences(failures, self.sources)
+        return failures
+
+    # -- results ---------------------------------------------------------------------------
+
+    def module_result(self, cls: type, source: ClassSource, **fields: Any) -> ModuleResult:
+        return ModuleResult(
+            **source.name_span.at(self.path),
+            class_name=cls.__name__,
+            qualified_name=f"{self.location.module_name}:{cls.__name__}",
+            forward=source.forward,
+            **fields,
+        )
+
+    def imported_workspace_files(self) -> list[str]:
+        """This file and the workspace files its import loaded."""
+        found = imported_workspace_files(self.preloaded_modules, self.is_workspace_path)
+        return sorted({*found, self.path})
+
+    def record_imports(self, file_result: FileResult) -> None:
+        """The workspace files loaded, the hashes of the bytes the imports compiled (a file
+        edited during or after its import, or by it, does not vouch for this result under
+        its new text) and the modules not found in the workspace."""
+        # Files whose module then failed count too: their text made the result.
+        file_result.imported_files = sorted({*self.imported_workspace_files(),
+                                             *self.imports.compiled_files()})
+        file_result.imported_hashes = self.imports.stable_hashes()
+        file_result.missing_modules = dict(self.imports.missing)
+
+    # -- classes ---------------------------------------------------------------------------
+
+    def is_skipped(self, file: str, source: ClassSource) -> bool:
+        """The class line has ``# fx-lsp: skip``."""
+        if file not in self.skipped_lines_by_file:
+            text = self.text if file == self.path else source_text(file, self.overlays)
+            self.skipped_lines_by_file[file] = skipped_lines(text or "")
+        return source.name_span.line in self.skipped_lines_by_file[file]
+
+    def workspace_class_source(self, cls: type) -> tuple[str, ClassSource] | None:
+        """The file and source ranges of a top-level ``nn.Module`` class with its own
+        ``forward`` defined in a workspace file; None for torch's and libraries' classes."""
+        if cls.forward is torch.nn.Module.forward or "." in cls.__qualname__:
+            return None
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if not file or not self.is_workspace_path(file):
+            return None
+        file = os.path.abspath(file)
+        if file not in self.class_sources_by_file:
+            try:
+                self.class_sources_by_file[file] = top_level_classes(
+                    source_text(file, self.overlays) or "")
+            except SyntaxError:
+                self.class_sources_by_file[file] = {}
+        source = self.class_sources_by_file[file].get(cls.__name__)
+        return None if source is None else (file, source)

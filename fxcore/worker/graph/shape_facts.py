@@ -1,0 +1,113 @@
+"""Shapes of a captured graph: the example inputs (configured, read from ``forward``'s
+annotations, or inferred from the first layers that use them), shapes propagated on meta
+tensors through the graph (``shapes``), and FX300 where they stop fitting together.
+
+Shapes are extras: a model may hold anything, so every failure here becomes a note on the
+result, never a failed verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+from torch import fx
+
+from fxcore.results import ExampleInputs, Failure
+from fxcore.tensor_spec import TensorSpec
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.graph.example_inputs import from_annotations, inferred
+from fxcore.worker.graph.facts import line_nodes
+from fxcore.worker.graph.shapes import ShapeError, propagate
+from fxcore.worker.locate import instruction_position
+
+#: Where the example inputs came from, as a shape failure's message says it.
+_INPUTS_ORIGIN = {
+    "config": "configured under [tool.fx-lsp.modules]",
+    "annotation": "read from forward's annotations",
+    "inferred": "inferred from the first layers that use them: if the real inputs "
+                "differ this is a false alarm; give them under [tool.fx-lsp.modules] "
+                "inputs",
+}
+
+
+def example_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule,
+                   root: torch.nn.Module
+                   ) -> tuple[ExampleInputs | None, dict[str, TensorSpec], str | None]:
+    """Configured inputs, else annotated ones completed by inferred ones."""
+    configured = context.module_config(cls.__name__).inputs
+    if configured:
+        return (ExampleInputs("config", {k: str(v) for k, v in configured.items()}),
+                configured, None)
+    annotated = from_annotations(cls.forward)
+    found, note = inferred(graph_module, root)
+    if note is not None and not annotated:
+        return None, {}, note
+    specs = {**found, **annotated}
+    origin = "annotation" if annotated else "inferred"
+    return ExampleInputs(origin, {k: str(v) for k, v in specs.items()}), specs, None
+
+
+def shape_fields(context: JobContext, target: CaptureTarget, record: CaptureRecord,
+                 graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
+    """The fields of a module result about shapes, and node name -> shape."""
+    started = time.perf_counter()
+    fields, shapes = _propagated(context, target, record, graph_module)
+    fields["shape_seconds"] = time.perf_counter() - started
+    return fields, shapes
+
+
+def recovered_shape_fields(context: JobContext, target: CaptureTarget, record: CaptureRecord
+                           ) -> tuple[dict[str, Any], dict[str, str]]:
+    """Shapes over the graph a capture recovered past its failures, marked as such (the
+    fields of a module result, and node name -> shape); a shape error there is likely an
+    artefact of the recovery, so it is only a note."""
+    try:
+        graph_module = fx.GraphModule(record.root, record.graph, target.cls.__name__)
+    except Exception:
+        return {}, {}
+    fields, shapes = shape_fields(context, target, record, graph_module)
+    errors = fields.pop("shape_errors", [])
+    note = ("Shapes are of the graph recovered past the failures: after the first one "
+            "they may not be what the code computes.")
+    if errors:
+        note += f" Propagation stopped: {errors[0].message}"
+    fields["shapes_note"] = f"{note} {fields.get('shapes_note') or ''}".strip()
+    if not shapes:
+        return {"shapes_note": fields["shapes_note"]}, {}
+    return {**fields, "line_nodes": line_nodes(record, shapes),
+            "node_count": len(record.graph.nodes)}, shapes
+
+
+def _propagated(context: JobContext, target: CaptureTarget, record: CaptureRecord,
+                graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
+    try:
+        inputs, specs, note = example_inputs(context, target.cls, graph_module, record.root)
+        if inputs is None:
+            return {"shapes_note": f"No shapes: {note}."}, {}
+        shapes, error = propagate(graph_module, specs)
+    except Exception as error:  # a model may hold anything: shapes are extras
+        return {"shapes_note": f"No shapes: {describe_exception(error)}."}, {}
+    output = next(node for node in graph_module.graph.nodes if node.op == "output")
+    fields: dict[str, Any] = {"inputs": inputs, "output_shape": shapes.get(output.name)}
+    if error is not None and error.is_mismatch:
+        fields["shape_errors"] = [_shape_failure(context, error, record, inputs, target)]
+    elif error is not None:
+        fields["shapes_note"] = (f"Shapes stop at `{error.node.name}`, which cannot run "
+                                 f"on meta tensors: {error.message}")
+    return fields, shapes
+
+
+def _shape_failure(context: JobContext, error: ShapeError, record: CaptureRecord,
+                   inputs: ExampleInputs, target: CaptureTarget) -> Failure:
+    origin = next((o for o in record.node_origins if o.node is error.node), None)
+    # Frames of code torch.fx generated ("<string>") are no place of the user's.
+    stack = [instruction_position(code, lasti, line)
+             for code, lasti, line in reversed(origin.instructions)
+             if not code.co_filename.startswith("<")] if origin else []
+    given = ", ".join(f"{name}: {spec}" for name, spec in inputs.tensors.items())
+    return context.failure("shape", f"{error.message}. With inputs {given} "
+                           f"({_INPUTS_ORIGIN[inputs.origin]}).", stack,
+                           target.source.name_span)

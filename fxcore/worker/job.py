@@ -1,0 +1,285 @@
+"""What a worker child does with one ``TraceJob``: import the file, then for each
+``nn.Module`` class build an instance (``building``), capture it (``capture``) and send its
+verdict (``verdict``); then the workspace classes that the built roots hold as submodules,
+as the very instances the roots built.
+
+This module runs user code; it is only ever called inside a forked child (see
+``fxcore.engine``). Results are sent one class at a time so that a class that hangs or
+crashes the child costs only its own result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import keyword
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.file_access import UnreadableFile, read_bytes
+from fxcore.import_overlay import imported_third_party_packages, install_import_paths
+from fxcore.job_spec import TraceJob
+from fxcore.parsing import SourceTooComplex
+from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range
+from fxcore.suppressions import SKIP_REASON
+from fxcore.worker.building.sources import Built, build_class, has_own_arguments, root_arguments
+from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.modes import CAPTURES
+from fxcore.worker.capture.record import CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.worker.verdict import module_verdict
+from fxcore.workspace import source_text
+
+#: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
+#: | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
+#: | ("file", FileResult without modules) | ("fatal", traceback): see
+#: ``fxcore.worker_messages``.
+Send = Callable[[tuple[str, Any]], None]
+
+#: At most this many distinct workspace classes are traced from one root's submodules, so a
+#: huge model does not spend the whole scan on its parts (each still has the class time-out).
+MAX_SUBMODULE_CLASSES_PER_ROOT = 24
+
+
+class Job:
+    """Imports one file and sends the verdict of each of its classes, inside a worker."""
+
+    def __init__(self, job: TraceJob, send: Send, capture: Capture) -> None:
+        self.job = job
+        self.send = send
+        self.capture = capture
+        self.context = JobContext(job)
+
+    def run(self) -> None:
+        context = self.context
+        file_result = FileResult(path=context.path)
+        text = source_text(context.path, context.overlays)
+        context.text = text
+        if text is None:
+            file_result.errors.append(self.file_failure(self.unreadable_reason()))
+            self.send(("file", file_result))
+            return
+        try:
+            class_sources = top_level_classes(text)
+        except SyntaxError as error:
+            file_result.errors.append(self.syntax_failure(error))
+            self.send(("file", file_result))
+            return
+
+        unimportable = self.unimportable_reason()
+        if unimportable is not None:
+            file_result.errors.append(self.file_failure(unimportable))
+            self.send(("file", file_result))
+            return
+        # Importable as users import it, with buffers in place of files.
+        entries = (context.root, os.path.join(context.root, "src"),
+                   context.location.sys_path_entry)
+        context.imports = install_import_paths(entries, context.overlays,
+                                               context.is_workspace_path)
+        try:
+            module = importlib.import_module(context.location.module_name)
+        except BaseException as error:  # user code may raise anything, SystemExit included
+            file_result.errors.append(
+                context.exception_failure("import", "Importing this file failed: ", error,
+                                          Range(1, 1, 1, 1))
+            )
+            context.record_imports(file_result)
+            file_result.third_party_packages = imported_third_party_packages(
+                context.preloaded_modules, context.is_workspace_path)
+            self.send(("file", file_result))
+            return
+        imported_file = getattr(module, "__file__", None)
+        if not (isinstance(imported_file, str)
+                and os.path.abspath(imported_file) == context.path):
+            name = context.location.module_name
+            file_result.errors.append(self.file_failure(
+                f"This file cannot be imported under its own name: `import {name}` loads "
+                f"{imported_file or 'a module without a file'} instead (a package or module of "
+                f"the same name comes first on the import path). Rename the file to trace it."
+            ))
+            context.record_imports(file_result)
+            self.send(("file", file_result))
+            return
+
+        classes = self.module_classes(module, class_sources)
+        self.send(("classes", [cls.__name__ for cls in classes]))
+        derived_classes: set[type] = set()
+        for cls in classes:
+            self.send(("start", cls.__name__))
+            source = class_sources[cls.__name__]
+            if context.is_skipped(context.path, source):
+                derived_classes.add(cls)
+                self.send(("module", context.module_result(cls, source, status="not-traced",
+                                                           reason=SKIP_REASON)))
+                continue
+            built = build_class(context, cls, source)
+            if isinstance(built, ModuleResult):
+                self.send(("module", built))
+                continue
+            root_result = self.built_verdict(context, cls, source, built)
+            self.send(("module", root_result))
+            # Verdicts of submodule instances are extras: the file's own classes, still to
+            # come, must not be lost to a module tree that breaks named_modules().
+            with contextlib.suppress(Exception):
+                self.trace_built_submodules(root_result, built.model, derived_classes)
+            del built  # the instance goes before the next class is built
+        context.record_imports(file_result)
+        file_result.third_party_packages = imported_third_party_packages(
+            context.preloaded_modules, context.is_workspace_path)
+        self.send(("file", file_result))
+
+    def built_verdict(self, context: JobContext, cls: type, source: ClassSource,
+                      built: Built) -> ModuleResult:
+        """Capture a built instance and make its verdict."""
+        target = CaptureTarget(cls, source, built.model, built.instantiated_on,
+                               built.concrete_args)
+        result = module_verdict(context, self.capture, target,
+                                self.capture.capture(context, target))
+        result.arguments = built.arguments
+        if built.weights_skipped:
+            result.weights = "skipped"
+        return result
+
+    # -- the file --------------------------------------------------------------------------
+
+    def file_failure(self, message: str) -> Failure:
+        return Failure(code=CODES["import"], kind="import", message=message,
+                       **Range(1, 1, 1, 2).at(self.context.path))
+
+    def unreadable_reason(self) -> str:
+        path = self.context.path
+        if os.path.islink(path) and not os.path.exists(path):
+            return (f"This file is a symbolic link to {os.readlink(path)}, which does "
+                    "not exist.")
+        try:
+            read_bytes(path)
+        except UnreadableFile as error:
+            return f"This file is {error}."
+        except OSError as error:
+            return f"This file cannot be read: {error.strerror or error}."
+        return "This file cannot be read as UTF-8 text."
+
+    def unimportable_reason(self) -> str | None:
+        """Why the file cannot be imported under its own module name, if it cannot."""
+        name = self.context.location.module_name
+        filename = os.path.basename(self.context.path)
+        stem = os.path.splitext(filename)[0]
+        if not all(part.isidentifier() and not keyword.iskeyword(part)
+                   for part in [stem, *name.split(".")]):
+            return (f"The file name {filename!r} is not an importable module name (module "
+                    f"{name!r}): Python module names are identifiers, without dots, dashes "
+                    "or keywords. Rename the file to trace it.")
+        if name == "__main__" or name.endswith(".__main__"):
+            return ("A __main__.py file runs as a script, not as an importable module: move "
+                    "its nn.Modules into a module to trace them.")
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            origin = getattr(loaded, "__file__", None) or "built in"
+            return (f"This file cannot be imported under its own name: a module named "
+                    f"{name!r} ({origin}) is already loaded by Python or torch in the worker, "
+                    "so `import` would return that one. Rename the file to trace it.")
+        return None
+
+    def syntax_failure(self, error: SyntaxError) -> Failure:
+        line = error.lineno or 1
+        column = error.offset or 1
+        end_line = error.end_lineno or line
+        end_column = error.end_offset or column + 1
+        if (end_line, end_column) <= (line, column):
+            end_line, end_column = line, column + 1
+        if isinstance(error, SourceTooComplex):
+            message = f"This file cannot be checked: {error.msg}."
+        else:
+            message = (f"SyntaxError: {error.msg}. Nothing in this file can be traced until it "
+                       "parses.")
+        return Failure(
+            code=CODES["import"],
+            kind="import",
+            message=message,
+            **Range(line, column, end_line, end_column).at(self.context.path),
+        )
+
+    def module_classes(self, module: ModuleType, sources: dict[str, ClassSource]) -> list[type]:
+        """``nn.Module`` subclasses defined in this file that have a ``forward``."""
+        found = []
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, torch.nn.Module)
+                and value.__module__ == module.__name__
+                and name in sources
+                and value.forward is not torch.nn.Module.forward
+                and (not self.job.only_classes or name in self.job.only_classes)
+            ):
+                found.append(value)
+        return sorted(found, key=lambda cls: sources[cls.__name__].name_span.line)
+
+    # -- classes built by a traced root ----------------------------------------------------
+
+    def trace_built_submodules(self, root: ModuleResult, model: torch.nn.Module,
+                               done: set[type]) -> None:
+        """Trace each workspace class that ``model`` (the built root) holds as a submodule,
+        as the very instance the root built, and send its verdict as ("derived", ...).
+
+        Classes in ``done``, configured classes, and classes whose constructor needs no
+        arguments are skipped: their own verdict takes precedence over a parent's."""
+        context = self.context
+        parent_arguments = root.arguments or root_arguments(context, root.class_name)
+        started = time.monotonic()
+        traced = 0
+        for path, submodule in model.named_modules():
+            cls = type(submodule)
+            if not path or cls in done:
+                continue
+            located = context.workspace_class_source(cls)
+            if located is None or has_own_arguments(context, cls, located[0]) \
+                    or context.is_skipped(*located):
+                done.add(cls)
+                continue
+            if traced >= MAX_SUBMODULE_CLASSES_PER_ROOT \
+                    or time.monotonic() - started > self.job.config.timeout:
+                return  # the classes left may still come from the file's next root
+            done.add(cls)
+            traced += 1
+            self.send(("derived", self.trace_submodule(root, parent_arguments, path,
+                                                       submodule, *located)))
+
+    def trace_submodule(self, root: ModuleResult, parent_arguments: Arguments, path: str,
+                        submodule: torch.nn.Module, file: str,
+                        source: ClassSource) -> ModuleResult:
+        """One submodule's verdict, located and named in its class's own file."""
+        in_file = self.context.in_file(file)
+        cls = type(submodule)
+        arguments = Arguments(
+            origin="parent",
+            args=parent_arguments.args,
+            kwargs=parent_arguments.kwargs,
+            parent=root.qualified_name,
+            path=path,
+            parent_origin=parent_arguments.origin,
+        )
+        # The engine turns this into a time-out (or crash) verdict if tracing never returns.
+        self.send(("deriving", in_file.module_result(cls, source, status="failed",
+                                                     arguments=arguments)))
+        target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
+                               in_file.module_config(cls.__name__).concrete_args)
+        result = module_verdict(in_file, self.capture, target,
+                                self.capture.capture(in_file, target))
+        result.arguments = arguments
+        return result
+
+
+def run_job(job: TraceJob, send: Send) -> None:
+    """Entry point inside a worker child."""
+    try:
+        Job(job, send, CAPTURES["fx"]).run()
+    except BaseException as error:  # never let the child die silently
+        send(("fatal", "".join(traceback.format_exception(error))))

@@ -1,0 +1,51 @@
+"""A class's ``ModuleResult`` from what its capture recorded: the verdict, the graph's
+facts (nodes per source line, the graph for drawing, members ``forward`` never used), shapes,
+and the capture mode's own checks of a complete graph.
+
+It reads only the ``CaptureRecord``, so it serves every capture mode alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fxcore.results import ModuleResult
+from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.worker.graph.facts import graph_nodes, line_nodes, unused_members
+from fxcore.worker.graph.shape_facts import recovered_shape_fields, shape_fields
+
+
+def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
+                   record: CaptureRecord) -> ModuleResult:
+    """The result of capturing ``target`` as ``record`` says."""
+    cls, source = target.cls, target.source
+    if not record.complete:
+        recovered: dict[str, Any] = {}
+        if record.graph is not None:
+            recovered, shapes = recovered_shape_fields(context, target, record)
+            recovered["graph"], recovered["scope_types"] = graph_nodes(record, shapes)
+        return context.module_result(cls, source, status="failed", failures=record.failures,
+                                     instantiated_on=target.instantiated_on,
+                                     trace_seconds=record.seconds, **recovered)
+    assert record.graph is not None and record.graph_module is not None
+    fields, shapes = shape_fields(context, target, record, record.graph_module)
+    drawn, scope_types = graph_nodes(record, shapes)
+    return context.module_result(
+        cls,
+        source,
+        status="traceable",
+        instantiated_on=target.instantiated_on,
+        node_count=len(record.graph.nodes),
+        generated_code=record.graph_module.code.strip() + "\n",
+        line_nodes=line_nodes(record, shapes),
+        graph=drawn,
+        scope_types=scope_types,
+        module_order=record.module_order,
+        parameter_order=record.parameter_order,
+        hints=[*unused_members(target.model, record, source, context.path),
+               *capture.hints(context, target, record)],
+        trace_seconds=record.seconds,
+        **fields,
+    )

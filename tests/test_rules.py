@@ -1,0 +1,56 @@
+"""The registry of codes (``fxcore.rules``) is the one source: each code declared once, and
+every place that shows codes (results, report severities, explain, the docs) reads it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+
+from fxcore.codes import documentation
+from fxcore.results import CODES, Failure, Hint
+from fxcore.rules import BY_CODE, RULES
+from fxcore.worker.capture.fx.tracer import MESSAGES
+
+from engine_support import REPO_ROOT
+
+
+def test_each_code_and_kind_is_declared_once() -> None:
+    assert [code for code, count in Counter(r.code for r in RULES).items() if count > 1] == []
+    kinds = [kind for rule in RULES for kind in rule.kinds]
+    assert [kind for kind, count in Counter(kinds).items() if count > 1] == []
+    assert all(re.fullmatch(r"FX\d{3}", rule.code) for rule in RULES)
+
+
+def test_each_rule_is_documented_with_a_title_and_a_fix() -> None:
+    for rule in RULES:
+        assert rule.docs.startswith("**") and rule.title.endswith("."), rule.code
+        assert "\nFix: " in rule.docs, rule.code
+        assert rule.severity in ("error", "warning", "hint"), rule.code
+
+
+def test_results_explain_and_the_tracer_read_the_registry() -> None:
+    assert {kind: rule.code for rule in RULES for kind in rule.kinds} == CODES
+    assert {code: doc.text for code, doc in documentation().items()} == \
+        {rule.code: rule.docs for rule in RULES}
+    assert {kind: rule.message for rule in RULES for kind in rule.kinds
+                        if rule.message is not None} == MESSAGES
+
+
+def test_report_severities_come_from_the_registry() -> None:
+    from fxcore.report import _severity
+    place = {"path": "/a.py", "line": 1, "column": 1, "end_line": 1, "end_column": 2}
+    for rule in RULES:
+        kind = rule.kinds[0]
+        item = Hint(**place, code=rule.code, kind=kind, message="") \
+            if rule.severity == "hint" else \
+            Failure(**place, code=rule.code, kind=kind, message="")
+        assert _severity(item, None) == BY_CODE[rule.code].severity, rule.code
+
+
+def test_the_generated_docs_are_current() -> None:
+    """docs/codes.md and the README's "Diagnostic codes" are what the registry generates."""
+    run = subprocess.run([sys.executable, "-m", "fxcore.codes", "--root", str(REPO_ROOT)],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
