@@ -95,11 +95,35 @@ def test_a_child_asked_for_some_classes_cannot_announce_others() -> None:
         decode_message(message("classes", ["Net", "Other"]), job)
 
 
-FORGED_PICKLE = '''
+#: Model-file code that writes ``data``, framed as the results pipe frames it, into every pipe
+#: the worker may write to besides stdout and stderr: the results pipe among them.
+WRITE_INTO_EVERY_PIPE = """
 import os
-import pickle
 import stat
-import struct
+
+
+def write_into_every_pipe(data):
+    for fd in range(3, 256):
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                continue
+            with open(f"/proc/self/fdinfo/{fd}") as info:
+                flags = int(info.read().split("flags:")[1].split()[0], 8)
+            if flags & os.O_WRONLY:
+                os.write(fd, len(data).to_bytes(4, "big") + data)
+        except OSError:
+            continue
+"""
+
+NET = """
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x + 1
+"""
+
+FORGED_PICKLE = WRITE_INTO_EVERY_PIPE + """
+import pickle
 
 import torch
 from torch import nn
@@ -108,33 +132,17 @@ from torch import nn
 class Payload:
     def __reduce__(self):
         # Unpickling this creates the marker file in whatever process loads it.
-        return (open, ({marker!r}, "w"))
+        return (open, (MARKER, "w"))
 
 
-# The results pipe is a pipe this process may write to, other than stdout and stderr.
-data = pickle.dumps(("module", Payload()))
-for fd in range(3, 256):
-    try:
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            continue
-        with open(f"/proc/self/fdinfo/{{fd}}") as info:
-            flags = int(info.read().split("flags:")[1].split()[0], 8)
-        if flags & os.O_WRONLY:
-            os.write(fd, struct.pack("!i", len(data)) + data)
-    except OSError:
-        continue
-
-
-class Net(nn.Module):
-    def forward(self, x):
-        return x + 1
-'''
+write_into_every_pipe(pickle.dumps(("module", Payload())))
+""" + NET
 
 
 def test_a_pickle_written_into_the_results_pipe_is_never_loaded(
         engine: Engine, workspace: Workspace, tmp_path: Path) -> None:
     marker = tmp_path / "unpickled-in-the-host"
-    workspace.write("forged.py", FORGED_PICKLE.format(marker=str(marker)))
+    workspace.write("forged.py", FORGED_PICKLE.replace("MARKER", repr(str(marker))))
     result = workspace.check(engine, "forged.py")
     assert not marker.exists(), "the engine unpickled what workspace code wrote"
     assert [error.code for error in result.errors] == ["FX102"]
@@ -143,35 +151,17 @@ def test_a_pickle_written_into_the_results_pipe_is_never_loaded(
     assert result.modules == []
 
 
-FORGED_VERDICT = '''
-import os
-import stat
-
+FORGED_VERDICT = WRITE_INTO_EVERY_PIPE + """
 import torch
 from torch import nn
 
-from fxcore.worker_messages import encode_message
 from fxcore.results import ModuleResult
+from fxcore.worker_messages import encode_message
 
-forged = encode_message("module", ModuleResult(
+write_into_every_pipe(encode_message("module", ModuleResult(
     path="/etc/passwd", line=1, column=1, end_line=1, end_column=2, class_name="Net",
-    qualified_name="x:Net", status="traceable"))
-for fd in range(3, 256):
-    try:
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            continue
-        with open(f"/proc/self/fdinfo/{fd}") as info:
-            flags = int(info.read().split("flags:")[1].split()[0], 8)
-        if flags & os.O_WRONLY:
-            os.write(fd, len(forged).to_bytes(4, "big") + forged)
-    except OSError:
-        continue
-
-
-class Net(nn.Module):
-    def forward(self, x):
-        return len(x)
-'''
+    qualified_name="x:Net", status="traceable")))
+""" + NET
 
 
 def test_a_well_formed_verdict_for_another_file_is_refused(
