@@ -9,6 +9,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import io
+import keyword
 import linecache
 import os
 import sys
@@ -169,12 +170,14 @@ def imported_workspace_files(preloaded: set[str], is_workspace: Callable[[str], 
 def imported_third_party_packages(
     preloaded: set[str], is_workspace: Callable[[str], bool]
 ) -> list[str]:
-    """Top-level packages loaded since ``preloaded`` from the installed environment."""
+    """Top-level packages loaded since ``preloaded`` from the installed environment, by
+    their import names (modules such as ``_sysconfigdata__linux_x86_64-linux-gnu`` or
+    mypyc's ``81d2...__mypyc`` are loaded by file, not imported by name: they are left out)."""
     installed = tuple(os.path.join(os.path.abspath(folder), "") for folder in
                       {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     packages = set()
     for name, module in list(sys.modules.items()):
-        if name in preloaded or "." in name:
+        if name in preloaded or not name.isidentifier() or keyword.iskeyword(name):
             continue
         file = getattr(module, "__file__", None)
         if isinstance(file, str) and os.path.abspath(file).startswith(installed) \

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import sysconfig
+import types
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import pytest
 
 from fxcore import result_codec
 from fxcore.engine import Engine, _Attempt
+from fxcore.import_overlay import imported_third_party_packages
 from fxcore.installed_packages import installed_import_names, preloadable
 from fxcore.job_spec import TraceJob
 from fxcore.result_codec import InvalidResultData
@@ -273,3 +277,20 @@ def test_the_engine_asks_the_zygote_for_allowed_packages_only(
         engine._zygote = None
         engine.close()
     assert zygote.preloaded == [["timm"]]
+
+
+def test_an_honest_workers_package_names_pass_the_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed modules loaded by file under names that are no import names (sysconfig's
+    ``_sysconfigdata__linux_x86_64-linux-gnu``, mypyc's ``81d2...__mypyc``) are not reported:
+    the engine refuses a file result naming them, and nothing could preload them anyway."""
+    purelib = sysconfig.get_paths()["purelib"]
+    preloaded = set(sys.modules)
+    for name in ("_sysconfigdata__linux_x86_64-linux-gnu", "81d243bd2c585b0f4821__mypyc",
+                 "fx_lsp_test_installed_package"):
+        module = types.ModuleType(name)
+        module.__file__ = os.path.join(purelib, f"{name}.py")
+        monkeypatch.setitem(sys.modules, name, module)
+    packages = imported_third_party_packages(preloaded, lambda _path: False)
+    assert packages == ["fx_lsp_test_installed_package"]
+    result = FileResult(path=JOB.path, third_party_packages=packages)
+    assert decode_message(message("file", result), JOB) == ("file", result)
