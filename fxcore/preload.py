@@ -24,12 +24,8 @@ import torch.fx.experimental.symbolic_shapes
 import torch.overrides
 
 import fxcore.worker.job  # noqa: F401
-from fxcore.results import FileResult
-from fxcore.worker_messages import encode_message
 
 torch.overrides.get_overridable_functions()
-# The result encoders are built from the dataclasses' type hints on first use: once here.
-encode_message("file", FileResult(path=""))
 
 
 def _warm_meta_kernels() -> None:
