@@ -38,7 +38,6 @@ import importlib.metadata
 import logging
 import os
 import secrets
-import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -60,7 +59,6 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 _TRANSIENT_KINDS = frozenset({"timeout", "crash"})
 _KEY_FILE = "cache-key"
 _KEY_BYTES = 32
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -120,18 +118,12 @@ def content_hash(data: bytes) -> str:
 def _read_regular(name: str, limit: int, folder: int) -> bytes | None:
     """The bytes of ``name`` in the folder open as ``folder`` if it is a regular file (not a
     link to one) of at most ``limit`` bytes, else ``None``: a FIFO, a device such as
-    ``/dev/zero`` or an oversized file is never read. (``fxcore.file_access.read_bytes``
-    follows links, as workspace files may; the cache's own files never are links.)"""
+    ``/dev/zero`` or an oversized file is never read. (Workspace files may be links; the
+    cache's own files never are.)"""
     try:
-        descriptor = os.open(name, _READ_FLAGS, dir_fd=folder)
+        return read_bytes(name, limit, dir_fd=folder, follow_symlinks=False)
     except OSError:
         return None
-    with open(descriptor, "rb", closefd=True) as handle:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
-            return None
-        data = handle.read(limit + 1)
-    return data if len(data) <= limit else None
 
 
 def _content_hash(path: str, overlays: dict[str, str]) -> str | None:

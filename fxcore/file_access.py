@@ -42,13 +42,16 @@ def _kind(mode: int) -> str:
     return "something else"
 
 
-def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of the regular file at ``path`` (symbolic links followed), at most ``limit``.
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES, *, dir_fd: int | None = None,
+               follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file at ``path`` (relative to the folder open as ``dir_fd``
+    if given; symbolic links followed unless ``follow_symlinks`` is false), at most ``limit``.
 
     Raises ``UnreadableFile`` for anything else (a device, a FIFO, a folder, a larger file) and
-    ``OSError`` when it cannot be opened.
+    ``OSError`` when it cannot be opened (a link, without ``follow_symlinks``).
     """
-    descriptor = os.open(path, _READ_FLAGS)
+    flags = _READ_FLAGS if follow_symlinks else _READ_FLAGS | os.O_NOFOLLOW
+    descriptor = os.open(path, flags | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
