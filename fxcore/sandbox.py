@@ -27,6 +27,7 @@ import sys
 from typing import Any
 
 from fxcore import network_isolation
+from fxcore.cache import user_cache_folder
 
 #: The message every blocked connection attempt raises with.
 NETWORK_BLOCKED_MESSAGE = (
@@ -82,8 +83,7 @@ def bytecode_folder() -> str:
     """Where workers keep compiled bytecode: a user cache folder, never the workspace (no
     ``__pycache__`` appears in the user's tree), shared by every child so a large package is
     compiled once rather than in each job."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "fx-lsp", "pycache")
+    return os.path.join(user_cache_folder(), "pycache")
 
 
 def enter(path: str, workspace_root: str) -> None:
