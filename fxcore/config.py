@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import is_literal_call_argument
-from fxcore.file_access import read_bytes
+from fxcore.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.job_spec import CallSite, EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
 
@@ -56,7 +56,6 @@ MAX_TIMEOUT_SECONDS = 86400.0
 MAX_MEMORY_LIMIT_MB = 1 << 20
 #: A larger ``pyproject.toml`` is not read: real ones are kilobytes, and tomllib would take
 #: minutes (and the memory) of the CLI or the server on a gigabyte.
-MAX_PYPROJECT_BYTES = 4 << 20
 #: Deeper ``args``/``kwargs``/``concrete-args`` values are a mistake; a worker rebuilding
 #: one 440 levels deep ran out of stack.
 MAX_VALUE_DEPTH = 100
@@ -94,15 +93,14 @@ def read_project_config(workspace_root: str, text: str | None = None) -> Project
     """The one reader of ``[tool.fx-lsp]``: from ``text`` (an editor's unsaved buffer of
     ``<workspace_root>/pyproject.toml``) or else from the file."""
     path = os.path.join(workspace_root, "pyproject.toml")
-    too_large = f"it is larger than {MAX_PYPROJECT_BYTES >> 20} MiB"
     try:
         if text is None:
             if not os.path.isfile(path):
                 return ProjectConfig()
             # A regular file of at most MAX_FILE_BYTES, or UnreadableFile saying why not.
             text = read_bytes(path).decode("utf-8")
-        elif len(text) > MAX_PYPROJECT_BYTES:  # an editor's buffer
-            return _unreadable(path, too_large)
+        elif len(text) > MAX_FILE_BYTES:  # an editor's buffer, held to the file's bound
+            return _unreadable(path, too_large_reason(MAX_FILE_BYTES))
         document = tomllib.loads(text)
     except UnicodeDecodeError as error:
         return _unreadable(path, f"the file is not UTF-8 text ({error.reason} at byte "

@@ -57,18 +57,19 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES, *, dir_fd: int | None = N
         if not stat.S_ISREG(status.st_mode):
             raise UnreadableFile(f"not a regular file but {_kind(status.st_mode)}")
         if status.st_size > limit:
-            raise UnreadableFile(_too_large(limit))
+            raise UnreadableFile(too_large_reason(limit))
         with open(descriptor, "rb", closefd=False) as stream:
             # One byte more than allowed tells a file that grew since fstat from one that fits.
             data = stream.read(limit + 1)
     finally:
         os.close(descriptor)
     if len(data) > limit:
-        raise UnreadableFile(_too_large(limit))
+        raise UnreadableFile(too_large_reason(limit))
     return data
 
 
-def _too_large(limit: int) -> str:
+def too_large_reason(limit: int) -> str:
+    """Why a file over ``limit`` bytes is not read."""
     return f"too large to check (more than the {limit:,} bytes fx-lsp reads of a file)"
 
 
