@@ -1,26 +1,28 @@
-"""fxcore results -> LSP diagnostics for one document.
+"""The report's problems -> LSP diagnostics for one document.
 
-A document's diagnostics come from its own trace and, for failures located in it, from the
-traces of other open files that import it (a submodule defined here, used by a model there).
-Each diagnostic remembers the failure it shows so code actions and hovers can find it again.
+``fxcore.report.collect`` decides what is shown (suppressions, select/ignore, one problem per
+place and code); this module converts each problem to a diagnostic, in one walk. A document's
+diagnostics come from its own trace and, for failures located in it, from the traces of other
+open files that import it (a submodule defined here, used by a model there). Each diagnostic
+remembers the problem and failure it shows so code actions and hovers can find them again.
 """
 
 from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types
 
 from fx_lsp import positions
-from fx_lsp.initialization_options import Options
-from fxcore.arguments import describe
+from fx_lsp.initialization_options import SEVERITIES, Options
 from fxcore.codes import help_url
 from fxcore.parsing import parse_module
-from fxcore.report import Problem, Report
-from fxcore.results import Failure, FileResult, Frame, Hint, ModuleResult, Range, Span
+from fxcore.report import Problem, Reach, Report
+from fxcore.results import Failure, Frame, Hint, ModuleResult, Range, Span
+from fxcore.rules import BY_CODE
 
 SOURCE = "fx-lsp"
 
@@ -48,7 +50,7 @@ class Entry:
     failure: Failure | None
     #: The file whose trace produced it.
     traced_path: str
-    #: What the report says of it (classes that reached it; for FX900, the suppression).
+    #: The report's problem it shows (None for a class's summary of its failures).
     problem: Problem | None = None
 
 
@@ -92,20 +94,6 @@ def related_information(
     return related
 
 
-def _failure_diagnostic(
-    failure: Failure, lines_of: LinesOf, options: Options, encoding: str, suffix: str = ""
-) -> types.Diagnostic:
-    return types.Diagnostic(
-        range=_range(lines_of, failure, encoding),
-        message=failure.message + suffix,
-        severity=options.severity,
-        code=failure.code,
-        code_description=code_link(failure.code),
-        source=SOURCE,
-        related_information=related_information(failure, lines_of, encoding) or None,
-    )
-
-
 def _name_range(module: ModuleResult, lines: list[str], encoding: str) -> types.Range:
     return positions.range_to_lsp(lines, module, encoding)
 
@@ -141,188 +129,136 @@ def _file_error_range(failure: Failure, path: str, lines: list[str], encoding: s
     return positions.range_to_lsp(lines, spot, encoding)
 
 
-def _reported(report: Report) -> Callable[[Failure | Hint], Problem | None]:
-    """The report's problem at a failure's (or hint's) place: None when it is not reported
-    (suppressed, not selected)."""
-    by_place = {(p.path, p.line, p.column, p.end_line, p.end_column, p.code): p
-                for p in report.problems}
-
-    def find(item: Failure | Hint) -> Problem | None:
-        return by_place.get((item.path, item.line, item.column, item.end_line,
-                             item.end_column, item.code))
-
-    return find
+def _lsp_severity(problem: Problem, options: Options) -> types.DiagnosticSeverity:
+    """Failures take the user's ``severity``; information codes (FX103, FX104) show as
+    Information; the rest as the report's severity says (FX300 from guessed inputs: Warning)."""
+    if BY_CODE[problem.code].information:
+        return types.DiagnosticSeverity.Information
+    if problem.severity == "error":
+        return options.severity
+    return SEVERITIES[problem.severity]
 
 
-def _also(problem: Problem | None) -> str:
-    return f" (in {problem.attribution})" if problem and len(problem.classes) > 1 else ""
+def _shown_from(problem: Problem, path: str) -> Reach | None:
+    """The trace whose finding the document at ``path`` shows of ``problem``: its own trace's
+    first, else another's that imports it; None when the document does not show it. A file
+    error shows in the file traced only (at its frame there); hints and class notes only from
+    the document's own trace; failures located here from whichever trace reached them."""
+    own = [reach for reach in problem.reached if reach.traced_path == path]
+    if problem.reached and problem.module is None:
+        return own[0] if own else None
+    if problem.path != path:
+        return None
+    if own:
+        return own[0]
+    return problem.reached[0] if isinstance(problem.failure, Failure) else None
 
 
-def _unnecessary(item: Hint | Problem, lines: list[str], encoding: str,
-                 severity: types.DiagnosticSeverity) -> types.Diagnostic:
-    """A diagnostic shown as unnecessary code: a hint (FX2xx), an unused suppression."""
-    return types.Diagnostic(
-        range=positions.range_to_lsp(lines, item, encoding),
-        message=item.message,
-        severity=severity,
-        code=item.code,
-        code_description=code_link(item.code),
-        source=SOURCE,
-        tags=[types.DiagnosticTag.Unnecessary],
-    )
+def _suffix(problem: Problem, reach: Reach, path: str) -> str:
+    """What the message adds about the classes that reached a failure shown at ``path``."""
+    if reach.module is None or not isinstance(reach.item, Failure):
+        return ""
+    if reach.traced_path != path:
+        traced = f"tracing {reach.module.class_name} in {short_path(reach.traced_path, path)}"
+        if len(problem.classes) > 1:
+            traced = f"in {problem.attribution}; {traced}"
+        return f" ({traced})"
+    return f" (in {problem.attribution})" if len(problem.classes) > 1 else ""
 
 
-def build(
-    path: str,
-    own: FileResult | None,
-    others: Iterable[FileResult],
-    lines_of: LinesOf,
-    options: Options,
-    encoding: str,
-    report: Report,
-) -> list[Entry]:
-    """The diagnostics of the document at ``path``: what ``report`` (of ``own`` and
-    ``others``) keeps, after suppressions and the selection of codes."""
+def _problem_entry(problem: Problem, path: str, lines_of: LinesOf, options: Options,
+                   encoding: str) -> Entry | None:
+    """The diagnostic the document at ``path`` shows of ``problem``, if it shows one."""
     lines = lines_of(path)
-    others = list(others)
+    if problem.directive is not None:
+        if problem.path != path:
+            return None
+        reach = None
+        failure = None
+        where = positions.range_to_lsp(lines, problem, encoding)
+    else:
+        reach = _shown_from(problem, path)
+        if reach is None:
+            return None
+        failure = reach.item if isinstance(reach.item, Failure) else None
+        if reach.module is None and failure is not None:
+            where = _file_error_range(failure, path, lines, encoding)
+        else:
+            where = _range(lines_of, problem, encoding)
+    severity = _lsp_severity(problem, options)
+    # Hints (FX2xx) and unused suppressions are shown as code that could go.
+    unnecessary = problem.directive is not None or (
+        severity == types.DiagnosticSeverity.Hint and isinstance(problem.failure, Hint))
+    diagnostic = types.Diagnostic(
+        range=where,
+        message=problem.message + (_suffix(problem, reach, path) if reach else ""),
+        severity=severity,
+        code=problem.code,
+        code_description=code_link(problem.code),
+        source=SOURCE,
+        related_information=related_information(failure, lines_of, encoding) or None
+        if failure is not None else None,
+        tags=[types.DiagnosticTag.Unnecessary] if unnecessary else None,
+    )
+    return Entry(diagnostic, reach.module if reach else None, failure,
+                 reach.traced_path if reach else path, problem)
+
+
+def _summaries(path: str, report: Report, lines_of: LinesOf, options: Options,
+               encoding: str) -> list[Entry]:
+    """On the name of each class traced here whose reported failures are not all in its body
+    (another function, another file): how many, and where, as related information."""
+    shown: dict[int, tuple[ModuleResult, list[Failure]]] = {}
+    for problem in report.problems:
+        for reach in problem.reached:
+            module, item = reach.module, reach.item
+            if reach.traced_path == path and module is not None \
+                    and any(item is failure for failure in module.failures):
+                shown.setdefault(id(module), (module, []))[1].append(item)
+    lines = lines_of(path)
+    extents = class_extents(lines)
+    entries = []
+    for module, failures in sorted(shown.values(), key=lambda pair: pair[0].line):
+        failures.sort(key=lambda f: next(i for i, g in enumerate(module.failures) if g is f))
+        if not any(_elsewhere(failure, module, extents) for failure in failures):
+            continue
+        first = failures[0]
+        diagnostic = types.Diagnostic(
+            range=_name_range(module, lines, encoding),
+            message=summary_message(module, path),
+            severity=options.severity,
+            code=first.code,
+            code_description=code_link(first.code),
+            source=SOURCE,
+            related_information=[
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=path_to_uri(f.path),
+                                            range=_range(lines_of, f, encoding)),
+                    message=f"{f.code}: {f.message}",
+                )
+                for f in failures
+            ],
+        )
+        entries.append(Entry(diagnostic, module, first, path))
+    return entries
+
+
+def build(path: str, report: Report, lines_of: LinesOf, options: Options, encoding: str
+          ) -> list[Entry]:
+    """The diagnostics of the document at ``path``: one per problem of ``report`` (of its own
+    result and of the files traced with it) that shows here, then a summary on the name of
+    each class whose failures are elsewhere."""
     entries: list[Entry] = []
     seen: set[tuple[int, int, int, int, str]] = set()
-    reported = _reported(report)
-
-    def add(entry: Entry) -> None:
+    found = [_problem_entry(problem, path, lines_of, options, encoding)
+             for problem in report.problems]
+    for entry in [*(e for e in found if e is not None),
+                  *_summaries(path, report, lines_of, options, encoding)]:
         # One failing expression can be reached from several classes: show it once.
         r = entry.diagnostic.range
-        key = (
-            r.start.line,
-            r.start.character,
-            r.end.line,
-            r.end.character,
-            str(entry.diagnostic.code),
-        )
+        key = (r.start.line, r.start.character, r.end.line, r.end.character,
+               str(entry.diagnostic.code))
         if key not in seen:
             seen.add(key)
             entries.append(entry)
-
-    if own is not None:
-        extents = class_extents(lines)
-        for error in own.errors:
-            if reported(error) is None:
-                continue
-            diagnostic = _failure_diagnostic(error, lines_of, options, encoding)
-            diagnostic.range = _file_error_range(error, path, lines, encoding)
-            add(Entry(diagnostic, None, error, path))
-        for module in own.modules:
-            shown = [f for f in module.failures if reported(f) is not None]
-            for failure in shown:
-                if failure.path == path:
-                    problem = reported(failure)
-                    add(
-                        Entry(
-                            _failure_diagnostic(failure, lines_of, options, encoding,
-                                                _also(problem)),
-                            module,
-                            failure,
-                            path,
-                            problem,
-                        )
-                    )
-            if shown and any(_elsewhere(f, module, extents) for f in shown):
-                first = shown[0]
-                add(
-                    Entry(
-                        types.Diagnostic(
-                            range=_name_range(module, lines, encoding),
-                            message=summary_message(module, path),
-                            severity=options.severity,
-                            code=first.code,
-                            code_description=code_link(first.code),
-                            source=SOURCE,
-                            related_information=[
-                                types.DiagnosticRelatedInformation(
-                                    location=types.Location(
-                                        uri=path_to_uri(f.path), range=_range(lines_of, f, encoding)
-                                    ),
-                                    message=f"{f.code}: {f.message}",
-                                )
-                                for f in shown
-                            ],
-                        ),
-                        module,
-                        first,
-                        path,
-                    )
-                )
-            if module.status == "not-traced" and options.show_not_traced:
-                add(
-                    Entry(
-                        types.Diagnostic(
-                            range=_name_range(module, lines, encoding),
-                            message=f"{module.class_name} was not traced: {module.reason}",
-                            severity=types.DiagnosticSeverity.Information,
-                            code="not-traced",
-                            source=SOURCE,
-                        ),
-                        module,
-                        None,
-                        path,
-                    )
-                )
-            guessed = describe(module.arguments) if module.arguments is not None \
-                and module.arguments.origin == "guessed" else None
-            if guessed is not None and module.path == path:
-                add(
-                    Entry(
-                        types.Diagnostic(
-                            range=_name_range(module, lines, encoding),
-                            message=f"{module.class_name} was traced with {guessed}. Its "
-                            "verdict holds for those; configure the real ones in "
-                            "[tool.fx-lsp.modules] if they differ.",
-                            severity=types.DiagnosticSeverity.Information,
-                            code="guessed-arguments",
-                            source=SOURCE,
-                        ),
-                        module,
-                        None,
-                        path,
-                    )
-                )
-            for hint in module.hints:
-                if hint.path != path or reported(hint) is None:
-                    continue
-                add(
-                    Entry(
-                        _unnecessary(hint, lines, encoding, types.DiagnosticSeverity.Hint),
-                        module,
-                        None,
-                        path,
-                    )
-                )
-
-    for other in others:
-        for module in other.modules:
-            for failure in module.failures:
-                problem = reported(failure)
-                if failure.path != path or problem is None:
-                    continue
-                traced = f"tracing {module.class_name} in {short_path(other.path, path)}"
-                if len(problem.classes) > 1:
-                    traced = f"in {problem.attribution}; {traced}"
-                diagnostic = _failure_diagnostic(failure, lines_of, options, encoding,
-                                                 f" ({traced})")
-                add(Entry(diagnostic, module, failure, other.path, problem))
-    for result in (own, *others) if own is not None else others:
-        for module in result.modules:
-            for failure in module.shape_errors:
-                problem = reported(failure)
-                if failure.path != path or problem is None:
-                    continue
-                diagnostic = _failure_diagnostic(failure, lines_of, options, encoding,
-                                                 _also(problem))
-                if problem.severity == "warning":
-                    diagnostic.severity = types.DiagnosticSeverity.Warning
-                add(Entry(diagnostic, module, failure, result.path, problem))
-    for problem in report.problems:
-        if problem.path == path and problem.directive is not None:
-            diagnostic = _unnecessary(problem, lines, encoding, types.DiagnosticSeverity.Warning)
-            add(Entry(diagnostic, None, None, path, problem))
     return entries

@@ -330,13 +330,7 @@ class FxLanguageServer(LanguageServer):
             checked=[document.path] if document.result is not None else [],
         )
         document.entries = diagnostics.build(
-            document.path,
-            document.result,
-            others,
-            self.lines_of,
-            self.options_for(document.path),
-            self.encoding,
-            report,
+            document.path, report, self.lines_of, self.options_for(document.path), self.encoding
         )
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
@@ -350,7 +344,7 @@ class FxLanguageServer(LanguageServer):
         """The diagnostics of a file that is not open (from a workspace trace)."""
         report = collect([result], self.text_of, self.settings.selection)
         entries = diagnostics.build(
-            path, result, [], self.lines_of, self.options_for(path), self.encoding, report
+            path, report, self.lines_of, self.options_for(path), self.encoding
         )
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(

@@ -17,7 +17,12 @@ from fx_lsp.initialization_options import Options, client_settings, parse_option
 from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.job_spec import EngineConfig
 from fxcore.report import Selection
+from fxcore.results import CODES
+from fxcore.rules import RULES
 
+#: The information codes an editor shows as it shows any other code (FX104; FX103 too with
+#: ``showNotTraced``), where ``fx-lsp check`` needs them named in ``select``.
+INFORMATION = frozenset(rule.code for rule in RULES if rule.information)
 #: Where the client's own settings' problems are said to be.
 CLIENT_SETTINGS = "the editor's fx-lsp settings"
 
@@ -80,9 +85,12 @@ class Settings:
         return replace(project.engine, timeout=self.options_for(root).timeout)
 
     def selection(self, path: str) -> Selection:
-        """Which codes are reported for ``path`` (its project's select/ignore)."""
+        """Which codes are shown for ``path``: its project's select/ignore, and the
+        information codes, FX103 only with ``showNotTraced``."""
         root = self._root_of(path)
-        return Selection(self.project_config(root).report, root)
+        shown = INFORMATION if self.options_for(path).show_not_traced \
+            else INFORMATION - {CODES["not-traced"]}
+        return Selection(self.project_config(root).report, root, shown)
 
     def forget(self, root: str) -> None:
         """``<root>/pyproject.toml`` changed: read it again when next needed."""

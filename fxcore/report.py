@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from fxcore import suppressions
+from fxcore import class_notes, suppressions
 from fxcore.fix_plan import outline
 from fxcore.job_spec import ReportConfig
 from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
@@ -28,11 +28,19 @@ class Selection:
 
     config: ReportConfig = field(default_factory=ReportConfig)
     root: str = ""
+    #: Information codes (``Rule.information``: FX103, FX104) selected like any other code;
+    #: the others are reported only when ``select`` names them in full. The command line
+    #: gives none (its output is about problems), the editor FX104, and FX103 with
+    #: ``showNotTraced``.
+    shown_information: frozenset[str] = frozenset()
 
     def reports(self, code: str, path: str) -> bool:
         """``select``/``ignore``: the longest matching prefix decides (ignoring, between
         equal ones); then ``per-file-ignores`` removes codes whatever was selected."""
-        rules = [(len(p), False, True) for p in self.config.select if code.startswith(p)]
+        rule = BY_CODE.get(code)
+        opt_in = rule is not None and rule.information and code not in self.shown_information
+        rules = [(len(p), False, True) for p in self.config.select
+                 if code == p or (code.startswith(p) and not opt_in)]
         rules += [(len(p), True, False) for p in self.config.ignore if code.startswith(p)]
         if not rules or not max(rules)[2]:
             return False
@@ -46,21 +54,45 @@ class Selection:
         )
 
 
+@dataclass(frozen=True)
+class Reach:
+    """One trace that reached a problem's place: a class's, or a file's import (``module``
+    None). Where the editor shows a problem and what it says of it come from these."""
+
+    #: The file whose trace found it.
+    traced_path: str
+    module: ModuleResult | None
+    item: Failure | Hint
+
+
 @dataclass
 class Problem(Span):
     code: str
     message: str
     severity: Severity
-    #: The classes whose trace reached this place: the one it is in first, when known.
-    classes: list[str] = field(default_factory=list)
-    #: The first failure (or hint) of the group and the class result it came from: what
-    #: fixes are planned from. None for suppression reports (FX900).
-    failure: Failure | Hint | None = None
-    module: ModuleResult | None = None
+    #: The traces that reached this place, the one of the class it is in first, when known;
+    #: empty for suppression reports (FX900).
+    reached: list[Reach] = field(default_factory=list)
     #: For FX900: the suppression comment, and its codes that silenced nothing (None: it
     #: silenced nothing at all).
     directive: Directive | None = None
     unused: frozenset[str] | None = None
+
+    @property
+    def failure(self) -> Failure | Hint | None:
+        """The first failure (or hint) of the group: what fixes are planned from."""
+        return self.reached[0].item if self.reached else None
+
+    @property
+    def module(self) -> ModuleResult | None:
+        """The class result the first failure came from."""
+        return self.reached[0].module if self.reached else None
+
+    @property
+    def classes(self) -> list[str]:
+        """The classes whose trace reached this place, the one it is in first."""
+        return list(dict.fromkeys(reach.module.class_name for reach in self.reached
+                                  if reach.module is not None))
 
     @property
     def attribution(self) -> str:
@@ -82,18 +114,15 @@ class Report:
     unselected: int = 0
 
 
-Reached = list[tuple["ModuleResult | None", "Failure | Hint"]]
-
-
-def _enclosing_first(reached: Reached, span: Span) -> Reached:
+def _enclosing_first(reached: list[Reach], span: Span) -> list[Reach]:
     """The classes that reached ``span``, the one declared last before it in its file first:
     its own trace says best what happens there."""
-    before = [pair for pair in reached if pair[0] is not None
-              and pair[0].path == span.path and pair[0].line <= span.line]
+    before = [reach for reach in reached if reach.module is not None
+              and reach.module.path == span.path and reach.module.line <= span.line]
     if not before:
         return reached
-    first = max(before, key=lambda pair: pair[0].line if pair[0] else 0)
-    return [first, *(pair for pair in reached if pair is not first)]
+    first = max(before, key=lambda reach: reach.module.line if reach.module else 0)
+    return [first, *(reach for reach in reached if reach is not first)]
 
 
 class _Directives:
@@ -199,13 +228,15 @@ def collect(results: list[FileResult], text_of: TextOf,
     bodies of the classes traced there: a helper function elsewhere may be reached from
     classes this report does not include."""
     report = Report()
-    groups: dict[tuple[str, int, int, int, int, str], Reached] = {}
+    groups: dict[tuple[str, int, int, int, int, str], list[Reach]] = {}
     directives = _Directives(text_of)
     suppressed: set[tuple[str, int, int, int, int, str]] = set()
-    items = [(None, error) for result in results for error in result.errors]
-    items += [(module, item) for result in results for module in result.modules
-              for item in (*module.failures, *module.shape_errors, *module.hints)]
-    for module, item in items:
+    items = [Reach(result.path, None, error) for result in results for error in result.errors]
+    items += [Reach(result.path, module, item) for result in results for module in result.modules
+              for item in (*module.failures, *module.shape_errors, *module.hints,
+                           *class_notes.notes(module))]
+    for reach in items:
+        item = reach.item
         key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code)
         # Each class's own call chain decides: a comment on one caller's line silences the
         # failure as reached through that call only.
@@ -213,17 +244,18 @@ def collect(results: list[FileResult], text_of: TextOf,
             suppressed.add(key)
             continue
         reached = groups.setdefault(key, [])
-        if module is None or not any(m is module for m, _ in reached):
-            reached.append((module, item))
-    report.suppressed = len(suppressed - groups.keys())
+        if reach.module is None or not any(r.module is reach.module for r in reached):
+            reached.append(reach)
+    # Counted as silenced only where they would be reported: an information code the
+    # selection leaves out (FX104 on the command line) is not a silenced problem.
+    report.suppressed = sum(1 for key in suppressed - groups.keys()
+                            if selection_of(key[0]).reports(key[5], key[0]))
 
     for reached in groups.values():
-        ordered = _enclosing_first(reached, reached[0][1])
-        module, item = ordered[0]
-        classes = list(dict.fromkeys(m.class_name for m, _ in ordered if m is not None))
-        problem = Problem(**item.span(), code=item.code, message=item.message,
-                          severity=_severity(item, module), classes=classes, failure=item,
-                          module=module)
+        ordered = _enclosing_first(reached, reached[0].item)
+        first = ordered[0]
+        problem = Problem(**first.item.span(), code=first.item.code, message=first.item.message,
+                          severity=_severity(first.item, first.module), reached=ordered)
         if selection_of(problem.path).reports(problem.code, problem.path):
             report.problems.append(problem)
         else:

@@ -1,5 +1,7 @@
 """Problems before or around a capture: the file cannot be imported (FX100), the constructor
-raised (FX101), the worker ran out of time or crashed (FX102)."""
+raised (FX101), the worker ran out of time or crashed (FX102); and what building a class
+leaves worth knowing: it was not traced (FX103), or was traced with guessed arguments (FX104),
+which ``fxcore.class_notes`` finds in its verdict."""
 
 from fxcore.rules.rule import Rule
 
@@ -45,4 +47,39 @@ in plain Python to see why.
 )
 
 
-RULES = (FX100, FX101, FX102)
+FX103 = Rule(
+    code="FX103",
+    kinds=("not-traced",),
+    severity="hint",
+    information=True,
+    docs="""\
+**Information: a class that was not traced**, on its name: fx-lsp found no constructor
+arguments it could build it with (the message says which error the last guess met), or its
+line says `# fx-lsp: skip`. The editor shows it when `showNotTraced` (`show-not-traced`) is
+on; `fx-lsp check` lists such classes as notes, and reports the code only when `select` names
+it in full (`select = ["FX", "FX103"]`).
+
+Fix: give the arguments or a factory under `[tool.fx-lsp.modules."pkg.mod:Net"]`, or let a
+traced model that builds the class give it its verdict.
+""",
+)
+
+
+FX104 = Rule(
+    code="FX104",
+    kinds=("guessed-arguments",),
+    severity="hint",
+    information=True,
+    docs="""\
+**Information: a class traced with guessed constructor arguments**, on its name, with the
+arguments used: its verdict holds for those, which may not be the real ones. The editor shows
+it; `fx-lsp check` reports it only when `select` names it in full (`select = ["FX",
+"FX104"]`). Like any code, `ignore`, `per-file-ignores` and `# fx-lsp: ignore[FX104]` on the
+class line silence it.
+
+Fix: configure the real arguments under `[tool.fx-lsp.modules."pkg.mod:Net"]` if they differ.
+""",
+)
+
+
+RULES = (FX100, FX101, FX102, FX103, FX104)

@@ -25,6 +25,10 @@ class Rule:
     mode: str = "any"
     #: The message of a failure of this kind, ``{detail}`` filled by the detector.
     message: str | None = None
+    #: Information about a class rather than a problem in its code (FX103, FX104): an editor
+    #: shows it with the Information severity; a report leaves it out unless ``select`` names
+    #: the code in full, or its caller shows it by default (``fxcore.report.Selection``).
+    information: bool = False
 
     @property
     def title(self) -> str:

@@ -73,7 +73,7 @@ async def test_open_publishes_located_diagnostics(workspace: pathlib.Path) -> No
 
         # NeedsArgs is traced with guessed arguments: one Information note says so.
         (guessed,) = [d for d in diagnostics if "NeedsArgs" in d.message]
-        assert (guessed.code, guessed.severity) == ("guessed-arguments",
+        assert (guessed.code, guessed.severity) == ("FX104",
                                                     types.DiagnosticSeverity.Information)
         assert guessed.message.startswith(
             "NeedsArgs was traced with guessed arguments: width=16.")
