@@ -5,11 +5,10 @@ the README's "Diagnostic codes", which ``python -m fxcore.codes --write`` regene
 from __future__ import annotations
 
 import argparse
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxcore.rules import RULES
+from fxcore import rules
 
 README_URL = "https://github.com/fx-lsp/fx-lsp"
 #: What precedes the codes in the README's section.
@@ -35,10 +34,11 @@ def help_url(code: str) -> str:
     return f"{README_URL}#{code.lower()}"
 
 
-@functools.cache
 def documentation() -> dict[str, CodeDoc]:
+    """Each registered code's documentation, in the order of codes; read from the registry
+    at each call, so that a code registered later (a test's) is documented too."""
     return {rule.code: CodeDoc(rule.code, rule.title, rule.docs)
-            for rule in sorted(RULES, key=lambda rule: rule.code)}
+            for rule in sorted(rules.RULES, key=lambda rule: rule.code)}
 
 
 def codes_markdown() -> str:
