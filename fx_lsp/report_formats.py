@@ -23,7 +23,7 @@ from fxcore import fix_plan
 from fxcore.codes import README_URL, documentation, help_url
 from fxcore.fix_apply import choose
 from fxcore.report import Problem, line_shapes
-from fxcore.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
+from fxcore.results import CODES, Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, source_text, split_lines
 
@@ -47,11 +47,14 @@ def _terminal_location(path: str, line: int, column: int) -> str:
 
 
 def _notes(run: CheckRun) -> list[tuple[str, str]]:
-    """(location, text) of each class that was not traced, for a terminal."""
+    """(location, text) of each class that was not traced, for a terminal; none for a class
+    whose FX103 is reported (selected in full) instead."""
+    reported = {(p.path, p.line) for p in run.report.problems if p.code == CODES["not-traced"]}
     return [
         (_terminal_location(m.path, m.line, m.column),
          terminal(f"{m.class_name} was not traced. {m.reason}"))
-        for result in run.results for m in result.modules if m.status == "not-traced"
+        for result in run.results for m in result.modules
+        if m.status == "not-traced" and (m.path, m.line) not in reported
     ]
 
 

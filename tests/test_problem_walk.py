@@ -6,12 +6,14 @@ comments like any other code."""
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 
 from lsprotocol import types
 
-from fx_lsp import diagnostics
+from fx_lsp import diagnostics, report_formats
+from fx_lsp.check import CheckRun, Summary
 from fx_lsp.initialization_options import Options
 from fx_lsp.settings import Settings
 from fxcore.job_spec import ReportConfig
@@ -238,3 +240,16 @@ def test_suppression_comments_govern_information_codes(tmp_path: Path) -> None:
     found = report(results, lambda p: Selection(ReportConfig(), str(tmp_path)))
     assert found.suppressed == 0
     assert [p.line for p in found.problems if p.code == "FX900"] == [unused.line]
+
+
+def test_the_terminal_mentions_a_class_not_traced_once(tmp_path: Path) -> None:
+    """As a note by default; as FX103 instead when ``select`` names it."""
+    _, results = workspace(tmp_path)
+    for select, expected in ((["FX"], ": note: Unbuilt was not traced."),
+                             (["FX", "FX103"], ": FX103 [Unbuilt] Unbuilt was not traced:")):
+        selection = Selection(ReportConfig(select=select), str(tmp_path))
+        found = report(results, lambda p, s=selection: s)
+        stream = io.StringIO()
+        report_formats.concise(CheckRun(results, Summary(), found, {}), stream)
+        (line,) = [line for line in stream.getvalue().splitlines() if "Unbuilt" in line]
+        assert expected in line, select
