@@ -50,8 +50,7 @@ in plain Python to see why.
 FX103 = Rule(
     code="FX103",
     kinds=("not-traced",),
-    severity="hint",
-    information=True,
+    severity="hint", information=True,
     docs="""\
 **Information: a class that was not traced**, on its name: fx-lsp found no constructor
 arguments it could build it with (the message says which error the last guess met), or its
@@ -68,8 +67,7 @@ traced model that builds the class give it its verdict.
 FX104 = Rule(
     code="FX104",
     kinds=("guessed-arguments",),
-    severity="hint",
-    information=True,
+    severity="hint", information=True,
     docs="""\
 **Information: a class traced with guessed constructor arguments**, on its name, with the
 arguments used: its verdict holds for those, which may not be the real ones. The editor shows
