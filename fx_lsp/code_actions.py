@@ -4,41 +4,27 @@ Which fixes fit a failure is planned by ``fxcore.fix_plan`` (no editor types the
 module turns them into code actions and their new text into the smallest edit. Planning is
 cheap but for one ``ast`` parse per text; computing an edit parses with libcst, which takes
 seconds on a 20,000-line file, so clients that resolve code actions get the list without
-edits and ask for one edit on ``codeAction/resolve``. Both parses go through ``run``: the
-server runs them in a process of its own (``fx_lsp.parse_process``), cached per text.
+edits and ask for one edit on ``codeAction/resolve``. Both parses go through ``Files.run``:
+the server runs them in a process of its own (``fx_lsp.parse_process``), cached per text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, path_to_uri
-from fxcore.fix_plan import (
-    Fix,
-    RootOf,
-    Run,
-    TextOf,
-    ignore_fix,
-    plan,
-    run_here,
-    unused_suppression_fix,
-)
-
-#: Version of an open document, None for a file that is not open.
-VersionOf = Callable[[str], "int | None"]
+from fx_lsp.snapshot import DocumentSnapshot, Files
+from fxcore.fix_plan import Fix, ignore_fix, plan, unused_suppression_fix
 
 
-def fix_edit(
-    fix: Fix, text_of: TextOf, version_of: VersionOf, encoding: str, run: Run = run_here
-) -> types.WorkspaceEdit | None:
+def fix_edit(fix: Fix, files: Files, encoding: str) -> types.WorkspaceEdit | None:
     """The fix's edit, or None when it would change nothing (it is already applied) or its
     transform fails (libcst rejects some sources Python accepts)."""
     try:
-        old, new = fix.texts(text_of, run)
+        old, new = fix.texts(files.text_of, files.run)
     except Exception:
         return None
     if new == old:
@@ -52,7 +38,7 @@ def fix_edit(
     changes.append(
         types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(
-                uri=uri, version=version_of(fix.path)
+                uri=uri, version=files.version_of(fix.path)
             ),
             edits=[minimal_edit(old or "", new, encoding)],
         )
@@ -94,8 +80,7 @@ def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:
     )
 
 
-def entry_fixes(entry: Entry, text_of: TextOf, root_of: RootOf, run: Run = run_here
-                ) -> list[Fix]:
+def entry_fixes(entry: Entry, files: Files) -> list[Fix]:
     """The quick fixes of a diagnostic: the planner's for its failure and "Ignore ... on this
     line"; for an unused suppression (FX900), its removal."""
     problem = entry.problem
@@ -104,7 +89,7 @@ def entry_fixes(entry: Entry, text_of: TextOf, root_of: RootOf, run: Run = run_h
     if entry.failure is None:
         return []
     failure = entry.failure
-    return [*plan(failure, entry.module, text_of, root_of, run),
+    return [*plan(failure, entry.module, files.text_of, files.root_of, files.run),
             ignore_fix(failure.code, failure.path, failure.line)]
 
 
@@ -126,22 +111,20 @@ def _same(a: types.Diagnostic, b: types.Diagnostic) -> bool:
 
 
 def code_actions(
-    entries: list[Entry],
+    snapshot: DocumentSnapshot,
     context: types.CodeActionContext,
     requested: types.Range,
-    text_of: TextOf,
-    version_of: VersionOf,
-    root_of: RootOf,
-    encoding: str,
-    resolve_data: Any = None,
-    run: Run = run_here,
+    resolves: bool = False,
 ) -> list[types.CodeAction]:
-    """Quick fixes for the fx-lsp diagnostics the client sent, or that touch the range.
+    """Quick fixes for the fx-lsp diagnostics the client sent, or that touch the range; none
+    when the buffer changed since the request (the client asks again for the new text).
 
-    With ``resolve_data`` (the client resolves code actions) the actions carry it instead of
-    an edit; ``resolve`` computes the edit. Without, every edit is computed here and fixes that
-    would change nothing are left out.
+    When the client ``resolves`` code actions, the actions carry the document's URI instead
+    of an edit; ``resolve`` computes the edit. Otherwise every edit is computed here and
+    fixes that would change nothing are left out.
     """
+    if snapshot.outdated():
+        return []
     wanted = [d for d in context.diagnostics if d.source == "fx-lsp"]
 
     def matches(entry: Entry) -> bool:
@@ -161,35 +144,27 @@ def code_actions(
     ):
         return []
     actions = []
-    for entry in entries:
+    for entry in snapshot.entries:
         if not matches(entry):
             continue
-        for fix in entry_fixes(entry, text_of, root_of, run):
-            if resolve_data is not None:
-                actions.append(_to_code_action(fix, entry.diagnostic, None, resolve_data))
+        for fix in entry_fixes(entry, snapshot.files):
+            if resolves:
+                actions.append(_to_code_action(fix, entry.diagnostic, None, {"uri": snapshot.uri}))
                 continue
-            edit = fix_edit(fix, text_of, version_of, encoding, run)
+            edit = fix_edit(fix, snapshot.files, snapshot.encoding)
             if edit is not None:
                 actions.append(_to_code_action(fix, entry.diagnostic, edit, None))
     return actions
 
 
-def resolve(
-    action: types.CodeAction,
-    entries: list[Entry],
-    text_of: TextOf,
-    version_of: VersionOf,
-    root_of: RootOf,
-    encoding: str,
-    run: Run = run_here,
-) -> types.CodeAction:
+def resolve(snapshot: DocumentSnapshot, action: types.CodeAction) -> types.CodeAction:
     """``action`` with its edit, computed from the current texts. An action whose diagnostic
     is gone, or whose fix is already applied, comes back without an edit (it does nothing)."""
-    for entry in entries:
+    for entry in snapshot.entries:
         if not any(_same(d, entry.diagnostic) for d in action.diagnostics or []):
             continue
-        for fix in entry_fixes(entry, text_of, root_of, run):
+        for fix in entry_fixes(entry, snapshot.files):
             if fix.title == action.title:
-                action.edit = fix_edit(fix, text_of, version_of, encoding, run)
+                action.edit = fix_edit(fix, snapshot.files, snapshot.encoding)
                 return action
     return action

@@ -10,8 +10,9 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.diagnostics import class_extents
 from fx_lsp.escaping import label
+from fx_lsp.snapshot import DocumentSnapshot
 from fxcore.parent_arguments import parent_description
-from fxcore.results import FileResult, ModuleResult
+from fxcore.results import ModuleResult
 
 SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"
 SHOW_GRAPH = "fxLsp.showGraph"
@@ -36,12 +37,11 @@ def _verdict_title(module: ModuleResult) -> str:
     return f"FX: {count} failure{'s' * (count != 1)}"
 
 
-def code_lenses(
-    uri: str, result: FileResult | None, lines: list[str], encoding: str
-) -> list[types.CodeLens]:
+def code_lenses(snapshot: DocumentSnapshot) -> list[types.CodeLens]:
+    uri, result = snapshot.uri, snapshot.result
     lenses = []
     for module in result.modules if result else []:
-        start = positions.to_lsp(lines, module.line, module.column, encoding)
+        start = positions.to_lsp(snapshot.lines, module.line, module.column, snapshot.encoding)
         commands = [(title(module), SHOW_GENERATED_CODE)]
         if module.graph:
             commands.append(("Show graph", SHOW_GRAPH))
@@ -57,20 +57,16 @@ def code_lenses(
 
 
 def find_module(
-    result: FileResult | None,
-    lines: list[str],
-    encoding: str,
-    class_name: str | None,
-    position: types.Position | None,
+    snapshot: DocumentSnapshot, class_name: str | None, position: types.Position | None
 ) -> ModuleResult | None:
     """The class named, else the class whose body holds the position."""
-    modules = result.modules if result else []
+    modules = snapshot.result.modules if snapshot.result else []
     if class_name is not None:
         return next((m for m in modules if m.class_name == class_name), None)
     if position is None:
         return None
-    line, _ = positions.from_lsp(lines, position, encoding)
-    extents = class_extents(lines)
+    line, _ = positions.from_lsp(snapshot.lines, position, snapshot.encoding)
+    extents = class_extents(snapshot.lines)
     for module in modules:
         first, last = extents.get(module.class_name, (module.line, module.line))
         if first <= line <= last:

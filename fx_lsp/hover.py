@@ -4,16 +4,16 @@ none of it renders as a link, an image or HTML."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-
 from lsprotocol import types
 
 from fx_lsp import positions
-from fx_lsp.diagnostics import Entry, short_path
+from fx_lsp.code_actions import entry_fixes
+from fx_lsp.diagnostics import short_path
 from fx_lsp.escaping import code_block, code_span, markdown_text, message_markdown, table_code
+from fx_lsp.snapshot import DocumentSnapshot
 from fxcore.arguments import describe
 from fxcore.parent_arguments import parent_description
-from fxcore.results import FileResult, ModuleResult
+from fxcore.results import ModuleResult
 
 #: A hover shows at most this many graph nodes of a line and lines of generated code: a line
 #: that produced 50,000 nodes would otherwise send megabytes no one reads.
@@ -125,18 +125,18 @@ def contains(r: types.Range, position: types.Position) -> bool:
     return start <= (position.line, position.character) <= end
 
 
-def hover(
-    path: str,
-    position: types.Position,
-    lines: list[str],
-    encoding: str,
-    own: FileResult | None,
-    others: Iterable[FileResult],
-    entries: list[Entry],
-    fix_titles: Callable[[Entry], list[str]],
-) -> types.Hover | None:
-    """``fix_titles`` gives the titles of the quick fixes for a diagnostic's entry."""
-    line, column = positions.from_lsp(lines, position, encoding)
+def lists_fixes(snapshot: DocumentSnapshot, position: types.Position) -> bool:
+    """The hover at ``position`` is a diagnostic's, with its quick fixes: planning them parses
+    the file (seconds for a big one; cached per text)."""
+    return any(entry.failure is not None and contains(entry.diagnostic.range, position)
+               for entry in snapshot.entries)
+
+
+def hover(snapshot: DocumentSnapshot, position: types.Position) -> types.Hover | None:
+    """The class on whose name or ``forward`` the position is, else the diagnostic there and
+    its quick fixes, else the graph nodes of the line."""
+    path, own, others, entries = snapshot.path, snapshot.result, snapshot.others, snapshot.entries
+    line, column = positions.from_lsp(snapshot.lines, position, snapshot.encoding)
     for module in own.modules if own else []:
         if _on_name_or_forward(module, line, column):
             return types.Hover(
@@ -154,7 +154,7 @@ def hover(
         ]
         if entry.module is not None:
             text.append(f"Tracing {code_span(entry.module.class_name)} stops here.")
-        titles = fix_titles(entry)
+        titles = [fix.title for fix in entry_fixes(entry, snapshot.files)]
         if titles:
             text.append("Quick fixes:\n" + "\n".join(f"- {message_markdown(title)}"
                                                      for title in titles))

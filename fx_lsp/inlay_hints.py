@@ -7,8 +7,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from fx_lsp import positions
+from fx_lsp.snapshot import DocumentSnapshot
 from fxcore.report import line_shapes
-from fxcore.results import FileResult
 
 
 def _shown(shape: str, input_dtype: str | None) -> str:
@@ -18,12 +18,15 @@ def _shown(shape: str, input_dtype: str | None) -> str:
     return shape
 
 
-def inlay_hints(path: str, results: list[FileResult], lines: list[str], encoding: str,
-                requested: types.Range) -> list[types.InlayHint]:
-    """One hint per line of ``path`` within ``requested``; the first class that gives a line a
-    shape wins (the document's own classes come first in ``results``)."""
+def inlay_hints(snapshot: DocumentSnapshot, requested: types.Range) -> list[types.InlayHint]:
+    """One hint per line of the document within ``requested``, when its settings ask for
+    them; the first class that gives a line a shape wins (the document's own classes first).
+    None from a result of an older text: its shapes would sit on the wrong lines."""
+    if not snapshot.options.shape_hints or snapshot.result is None or not snapshot.current:
+        return []
+    path, lines = snapshot.path, snapshot.lines
     found: dict[int, str] = {}
-    for result in results:
+    for result in (snapshot.result, *snapshot.traced_with):
         for module in result.modules:
             if module.status != "traceable":
                 continue  # a recovered graph's shapes are in the hover, marked as such
@@ -37,7 +40,7 @@ def inlay_hints(path: str, results: list[FileResult], lines: list[str], encoding
     for line, label in sorted(found.items()):
         if line > len(lines):
             continue
-        end = positions.to_lsp(lines, line, len(lines[line - 1]) + 1, encoding)
+        end = positions.to_lsp(lines, line, len(lines[line - 1]) + 1, snapshot.encoding)
         hints.append(types.InlayHint(position=end, label=label, kind=types.InlayHintKind.Type,
                                      padding_left=True))
     return hints

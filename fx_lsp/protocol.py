@@ -1,6 +1,6 @@
 """What fx-lsp adds to pygls's protocol: request cancellation that long commands can see, the
-client's progress token for commands, handlers that never let an exception escape, and big
-results encoded off the event loop."""
+progress of a command (the client's token, or one created), handlers that never let an
+exception escape, and big results encoded off the event loop."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import functools
 import inspect
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -60,6 +61,52 @@ class FxProtocol(LanguageServerProtocol):
             task = asyncio.ensure_future(written)
             self._writes.add(task)
             task.add_done_callback(self._writes.discard)
+
+
+class CommandProgress:
+    """The progress bar of the command being handled, when the client shows one, and whether
+    the client cancelled the command (from that bar, or by cancelling the request)."""
+
+    def __init__(self, protocol: FxProtocol, token: types.ProgressToken | None) -> None:
+        self._protocol = protocol
+        self._token = token
+        self._request_id = protocol.msg_id
+
+    @classmethod
+    async def start(cls, protocol: FxProtocol) -> CommandProgress:
+        """With the client's token for the command, else one we create when the client
+        supports that."""
+        token = work_done_token.get()
+        window = protocol.client_capabilities.window
+        if token is None and window and window.work_done_progress:
+            token = str(uuid.uuid4())
+            try:
+                await protocol.progress.create_async(token)
+            except Exception:
+                token = None
+        return cls(protocol, token)
+
+    def begin(self, title: str, message: str) -> None:
+        if self._token is not None:
+            self._protocol.progress.begin(self._token, types.WorkDoneProgressBegin(
+                title=title, cancellable=True, message=message, percentage=0))
+
+    def report(self, message: str, percentage: int) -> None:
+        if self._token is not None:
+            self._protocol.progress.report(
+                self._token, types.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    def cancelled(self) -> bool:
+        # pygls cancels the token's future when the client cancels the progress.
+        bar = self._protocol.progress.tokens.get(self._token) if self._token is not None else None
+        if bar is not None and bar.cancelled():
+            return True
+        return self._request_id in self._protocol.cancelled_requests
+
+    def end(self, message: str) -> None:
+        if self._token is not None:
+            self._protocol.cancelled_requests.discard(self._request_id)
+            self._protocol.progress.end(self._token, types.WorkDoneProgressEnd(message=message))
 
 
 class JsonText(str):

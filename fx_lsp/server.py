@@ -2,8 +2,9 @@
 
 Which trace runs and which result is current is decided by ``fx_lsp.documents``; settings are
 merged by ``fx_lsp.settings``; the workspace trace is ``fx_lsp.workspace_trace``; results become
-LSP types in ``diagnostics``, ``hover``, ``code_actions`` and ``code_lens``. Requests answer from
-the latest accepted results and never wait for a trace.
+LSP types in ``diagnostics``, ``hover``, ``code_actions``, ``code_lens`` and ``inlay_hints``,
+each given a ``fx_lsp.snapshot.DocumentSnapshot`` of the document a request is about. Requests
+answer from the latest accepted results and never wait for a trace.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -36,15 +37,17 @@ from fx_lsp import (
 from fx_lsp.documents import Document, Documents
 from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
-from fx_lsp.protocol import FxProtocol, JsonText, guarded, json_text
+from fx_lsp.protocol import CommandProgress, FxProtocol, JsonText, guarded, json_text
 from fx_lsp.settings import Settings
+from fx_lsp.snapshot import DocumentSnapshot, Files
 from fxcore import network_isolation
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
+from fxcore.job_spec import TraceJob
 from fxcore.report import collect
 from fxcore.results import CODES, FileResult, ModuleResult
 from fxcore.version import VERSION
-from fxcore.workspace import find_workspace_root, source_text, trace_jobs
+from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
 
 GENERATED_CODE = "fxLsp/generatedCode"
 GRAPH = "fxLsp/graph"
@@ -91,6 +94,8 @@ class FxLanguageServer(LanguageServer):
         #: for it in one thread, so that they pile up there rather than on the event loop.
         self.fix_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fx-lsp-fixes")
         self.parse_process = ParseProcess()
+        self.files = Files(self.text_of, self.lines_of, self.documents.version_of, self.root_of,
+                           self.parse_process.run)
 
     # -- messages -------------------------------------------------------------------------------
 
@@ -188,6 +193,28 @@ class FxLanguageServer(LanguageServer):
             self._disk_lines[path] = cached
         return cached[1]
 
+    def snapshot(self, uri: str) -> DocumentSnapshot | None:
+        """The open document at ``uri`` as a request about it sees it, or None if it is not
+        open."""
+        document = self.documents.get(to_fs_path(uri) or "")
+        if document is None:
+            return None
+        return DocumentSnapshot(
+            uri=document.uri,
+            path=document.path,
+            version=document.version,
+            text=self.workspace.get_text_document(document.uri).source,
+            encoding=self.encoding,
+            options=self.options_for(document.path),
+            result=document.result,
+            result_version=document.result_version,
+            current=self.documents.is_current(document),
+            entries=tuple(document.entries),
+            others=tuple(self.documents.other_results(document)),
+            traced_with=tuple(self.documents.results_traced_with(document)),
+            files=self.files,
+        )
+
     async def off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(
             self.fix_executor, functools.partial(function, *args)
@@ -273,6 +300,49 @@ class FxLanguageServer(LanguageServer):
                 types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE)
             )
         self.send_status()
+
+    # -- the workspace trace (fx_lsp.workspace_trace.Host) -------------------------------------
+
+    def workspace_jobs(self) -> tuple[list[TraceJob], dict[str, int]]:
+        texts, versions = self.documents.overlays()
+        jobs = trace_jobs(python_files(self.workspace_folders() or []), self.root_of,
+                          self.settings.engine_config, texts)
+        return jobs, versions
+
+    def submit_workspace(self, jobs: list[TraceJob]) -> list[TraceHandle] | None:
+        if not self.settings.options.trusted:
+            self.report_untrusted()
+            return None
+        engine = self.ensure_engine()
+        # Changes no file event announced are found by one walk of each workspace, not one a job.
+        engine.call_sites.rescan_before_next_use()
+        handles = [engine.submit(job) for job in jobs]
+        self.workspace_handles.update(handles)
+        self.send_status()
+        return handles
+
+    def workspace_jobs_ended(self, handles: Iterable[TraceHandle]) -> None:
+        self.workspace_handles.difference_update(handles)
+        self.send_status()
+
+    def publish_traced(self, path: str, result: FileResult, versions: dict[str, int]) -> None:
+        self.log_worker_output(result)
+        self._publish_traced(path, result, versions)
+
+    def publish_parent_verdicts(self, traced: list[tuple[str, FileResult]],
+                                versions: dict[str, int]) -> None:
+        for path, result in traced:
+            if self.documents.with_parent_verdicts(result) is not result:
+                self._publish_traced(path, result, versions)
+
+    def _publish_traced(self, path: str, result: FileResult, versions: dict[str, int]) -> None:
+        """Published for a closed file; adopted by an open document if its text is unchanged
+        since ``versions``."""
+        document = self.documents.get(path)
+        if document is None:
+            self.publish_closed(path, self.documents.with_parent_verdicts(result))
+        elif self.documents.adopt(document, result, versions):
+            self.publish(document)
 
     # -- what the document model decided (fx_lsp.documents.Listener) ---------------------------
 
@@ -551,39 +621,17 @@ def did_change_watched_files(
 # -- requests -----------------------------------------------------------------------------------
 
 
-def _document(ls: FxLanguageServer, uri: str) -> Document | None:
-    return ls.documents.get(to_fs_path(uri) or "")
-
-
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 @guarded()
 async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    document = _document(ls, params.text_document.uri)
-    if document is None:
+    snapshot = ls.snapshot(params.text_document.uri)
+    if snapshot is None:
         return None
-    arguments = (
-        document.path,
-        params.position,
-        ls.lines_of(document.path),
-        ls.encoding,
-        document.result,
-        ls.documents.other_results(document),
-        list(document.entries),
-        lambda entry: [
-            fix.title
-            for fix in code_actions.entry_fixes(
-                entry, ls.text_of, ls.root_of, ls.parse_process.run
-            )
-        ],
-    )
-    if any(
-        e.failure is not None and hover.contains(e.diagnostic.range, params.position)
-        for e in document.entries
-    ):
-        # On a diagnostic the hover lists its quick fixes, which parses the file (cached per
-        # text): in a thread, on a snapshot of the state, so a big file stalls no request.
-        return await asyncio.to_thread(hover.hover, *arguments)
-    return hover.hover(*arguments)
+    if hover.lists_fixes(snapshot, params.position):
+        # Planning the quick fixes parses the file (cached per text): in a thread, so that a
+        # big file stalls no request.
+        return await asyncio.to_thread(hover.hover, snapshot, params.position)
+    return hover.hover(snapshot, params.position)
 
 
 @server.feature(
@@ -596,27 +644,11 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
 async def on_code_action(
     ls: FxLanguageServer, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    document = _document(ls, params.text_document.uri)
-    if document is None:
+    snapshot = ls.snapshot(params.text_document.uri)
+    if snapshot is None:
         return []
-    version = document.version
-
-    def actions() -> list[types.CodeAction]:
-        if document.version != version:
-            return []  # typed over while queued: the client asks again for the new text
-        return code_actions.code_actions(
-            list(document.entries),
-            params.context,
-            params.range,
-            ls.text_of,
-            ls.documents.version_of,
-            ls.root_of,
-            ls.encoding,
-            resolve_data={"uri": document.uri} if ls.resolves_code_actions else None,
-            run=ls.parse_process.run,
-        )
-
-    return await ls.off_loop(actions)
+    return await ls.off_loop(code_actions.code_actions, snapshot, params.context, params.range,
+                             ls.resolves_code_actions)
 
 
 @server.feature(types.CODE_ACTION_RESOLVE)
@@ -626,44 +658,24 @@ async def on_code_action_resolve(
 ) -> types.CodeAction:
     data = action.data
     uri = data.get("uri") if isinstance(data, dict) else getattr(data, "uri", None)
-    document = _document(ls, uri) if isinstance(uri, str) else None
-    if document is None:
+    snapshot = ls.snapshot(uri) if isinstance(uri, str) else None
+    if snapshot is None:
         return action
-    return await ls.off_loop(
-        code_actions.resolve,
-        action,
-        list(document.entries),
-        ls.text_of,
-        ls.documents.version_of,
-        ls.root_of,
-        ls.encoding,
-        ls.parse_process.run,
-    )
+    return await ls.off_loop(code_actions.resolve, snapshot, action)
 
 
 @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
 @guarded(default=[])
 def on_inlay_hint(ls: FxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-    document = _document(ls, params.text_document.uri)
-    if document is None or not ls.options_for(document.path).shape_hints:
-        return []
-    if document.result is None or not ls.documents.is_current(document):
-        return []  # shapes of an older text would sit on the wrong lines
-    results = [document.result, *ls.documents.results_traced_with(document)]
-    return inlay_hints.inlay_hints(
-        document.path, results, ls.lines_of(document.path), ls.encoding, params.range
-    )
+    snapshot = ls.snapshot(params.text_document.uri)
+    return inlay_hints.inlay_hints(snapshot, params.range) if snapshot is not None else []
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 @guarded(default=[])
 def on_code_lens(ls: FxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    document = _document(ls, params.text_document.uri)
-    if document is None:
-        return []
-    return code_lens.code_lenses(
-        document.uri, document.result, ls.lines_of(document.path), ls.encoding
-    )
+    snapshot = ls.snapshot(params.text_document.uri)
+    return code_lens.code_lenses(snapshot) if snapshot is not None else []
 
 
 def _plain(value: Any) -> Any:
@@ -673,41 +685,41 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _requested_class(ls: FxLanguageServer, params: Any) -> tuple[Document, ModuleResult] | None:
-    """The open document and the class that ``{uri, className}`` or ``{uri, position}``
-    names, from the document's latest result."""
+#: An answer about one class of a document, from the request's params.
+ClassAnswer = Callable[[DocumentSnapshot, ModuleResult, dict[str, Any]], dict[str, Any]]
+
+
+async def _answer_about_class(
+    ls: FxLanguageServer, params: Any, answer: ClassAnswer
+) -> JsonText | None:
+    """``answer`` about the class that ``{uri, className}`` or ``{uri, position}`` names, from
+    the document's latest result. A huge class's answer takes seconds to build and encode: in
+    a thread, so that other requests are answered meanwhile (the event loop takes the GIL
+    back every switch interval, see ``serve``; ``json_text`` encodes a piece at a time so that
+    it can)."""
     params = _plain(params)
     uri = params.get("uri") if isinstance(params, dict) else None
-    document = _document(ls, uri) if isinstance(uri, str) else None
-    if document is None:
+    snapshot = ls.snapshot(uri) if isinstance(uri, str) else None
+    if snapshot is None:
         return None
     position = params.get("position")
     module = code_lens.find_module(
-        document.result,
-        ls.lines_of(document.path),
-        ls.encoding,
+        snapshot,
         params.get("className"),
         types.Position(line=position["line"], character=position["character"])
         if isinstance(position, dict)
         else None,
     )
-    return (document, module) if module is not None else None
-
-
-# A huge class's answers take seconds to build and encode: in a thread, so that other requests
-# are answered meanwhile (the event loop takes the GIL back every switch interval, see
-# ``serve``; ``json_text`` encodes a piece at a time so that it can).
+    if module is None:
+        return None
+    return await asyncio.to_thread(lambda: json_text(answer(snapshot, module, params)))
 
 
 @server.feature(GENERATED_CODE)
 @guarded()
 async def on_generated_code(ls: FxLanguageServer, params: Any) -> JsonText | None:
-    found = _requested_class(ls, params)
-    if found is None:
-        return None
-    document, module = found
-    return await asyncio.to_thread(
-        lambda: json_text(code_lens.generated_code(document.uri, module)))
+    return await _answer_about_class(
+        ls, params, lambda snapshot, module, _: code_lens.generated_code(snapshot.uri, module))
 
 
 def _count(params: Any, key: str, default: int, largest: int) -> int:
@@ -718,30 +730,27 @@ def _count(params: Any, key: str, default: int, largest: int) -> int:
     return min(max(value, 0), largest)
 
 
+def _graph_page(
+    snapshot: DocumentSnapshot, module: ModuleResult, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``fxLsp/graph`` answer: the nodes from ``offset``, at most ``limit`` of them, and
+    the version of the result ``module`` comes from."""
+    offset = _count(params, "offset", 0, len(module.graph))
+    limit = max(1, _count(params, "limit", graph_view.NODE_LIMIT, graph_view.NODE_LIMIT))
+    return {"uri": snapshot.uri, "version": snapshot.result_version,
+            **graph_view.graph(module, snapshot.files.lines_of, snapshot.encoding, offset, limit)}
+
+
 @server.feature(GRAPH)
 @guarded()
 async def on_graph(ls: FxLanguageServer, params: Any) -> JsonText | None:
-    found = _requested_class(ls, params)
-    if found is None:
-        return None
-    document, module = found
-    # The version of the result ``module`` comes from, before a new one can arrive.
-    version = document.result_version
-    params = _plain(params)
-    offset = _count(params, "offset", 0, len(module.graph))
-    limit = max(1, _count(params, "limit", graph_view.NODE_LIMIT, graph_view.NODE_LIMIT))
-
-    def answer() -> JsonText:
-        return json_text({"uri": document.uri, "version": version,
-                          **graph_view.graph(module, ls.lines_of, ls.encoding, offset, limit)})
-
-    return await asyncio.to_thread(answer)
+    return await _answer_about_class(ls, params, _graph_page)
 
 
 @server.command(TRACE_WORKSPACE)
 @guarded(default={"files": 0, "modules": 0, "failed": 0})
 async def trace_workspace(ls: FxLanguageServer, *args: Any) -> dict[str, int]:
-    return await workspace_trace.trace_workspace(ls)
+    return await workspace_trace.trace_workspace(ls, await CommandProgress.start(ls.protocol))
 
 
 def serve(tcp: tuple[str, int] | None = None) -> None:
