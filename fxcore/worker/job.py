@@ -35,6 +35,7 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.worker.inputs import decide_before_capture
 from fxcore.worker.verdict import module_verdict
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
@@ -138,6 +139,7 @@ class Job:
         """Capture a built instance and make its verdict."""
         target = CaptureTarget(cls, source, built.model, built.instantiated_on,
                                built.concrete_args)
+        decide_before_capture(context, self.capture, target)
         result = module_verdict(context, self.capture, target,
                                 self.capture.capture(context, target))
         result.arguments = built.arguments
@@ -268,6 +270,7 @@ class Job:
                                                      arguments=arguments)))
         target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
                                in_file.module_config(cls.__name__).concrete_args)
+        decide_before_capture(in_file, self.capture, target)
         result = module_verdict(in_file, self.capture, target,
                                 self.capture.capture(in_file, target))
         result.arguments = arguments
