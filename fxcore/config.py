@@ -153,12 +153,9 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         if value is not None:
             setattr(config, attribute, value)
 
-    tracer = table.get("tracer")
+    tracer = _import_path(table, "tracer", "pkg.mod:Tracer", source, problems)
     if tracer is not None:
-        if isinstance(tracer, str) and tracer:
-            config.tracer = tracer
-        else:
-            problems.append(f"{source}: 'tracer' must be an import path such as 'pkg.mod:Tracer'")
+        config.tracer = tracer
 
     timeout = table.get("timeout")
     if timeout is not None:
@@ -301,18 +298,26 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _import_path(table: dict[str, Any], key: str, example: str, source: str,
+                 problems: list[str]) -> str | None:
+    """``table[key]`` if it is given as an import path (a non-empty string such as
+    ``example``); anything else given is a problem."""
+    value = table.get(key)
+    if value is None or (isinstance(value, str) and value):
+        return value
+    problems.append(f"{source}: '{key}' must be an import path such as '{example}'")
+    return None
+
+
 def _parse_module_config(entry: Any, source: str,
                          class_name: str = "") -> tuple[ModuleConfig, list[str]]:
     config = ModuleConfig()
     problems: list[str] = []
     if not isinstance(entry, dict):
         return config, [f"{source}: expected a table"]
-    factory = entry.get("factory")
+    factory = _import_path(entry, "factory", "pkg.mod:make", source, problems)
     if factory is not None:
-        if isinstance(factory, str) and factory:
-            config.factory = factory
-        else:
-            problems.append(f"{source}: 'factory' must be an import path such as 'pkg.mod:make'")
+        config.factory = factory
     call = entry.get("call")
     if call is not None:
         config.call, problem = _parse_call(call, class_name, source)

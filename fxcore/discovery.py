@@ -1,13 +1,16 @@
-"""Where classes are in a source file, found with ``ast`` (runs no user code)."""
+"""Where classes are in a source file, found with ``ast`` (runs no user code); a file's text
+and parse, read and parsed once per job (``ParsedFile``)."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
 from fxcore.parsing import parse_module
 from fxcore.results import Range
+from fxcore.workspace import source_text
 
 
 @dataclass
@@ -43,7 +46,10 @@ def char_span(lines: list[str], node: ast.expr) -> Range:
 def top_level_classes(text: str) -> dict[str, ClassSource]:
     """Top-level classes of a module, by name. Raises ``SyntaxError`` (also for source too
     complex for Python's parser: ``fxcore.parsing``)."""
-    tree = parse_module(text)
+    return _classes(parse_module(text), text)
+
+
+def _classes(tree: ast.Module, text: str) -> dict[str, ClassSource]:
     lines = text.splitlines()
     classes: dict[str, ClassSource] = {}
     for node in tree.body:
@@ -88,6 +94,36 @@ def top_level_classes(text: str) -> dict[str, ClassSource]:
             attribute_spans=attributes,
         )
     return classes
+
+
+class ParsedFile:
+    """One file's text (its unsaved buffer if any, else the file read through
+    ``fxcore.file_access``) and its parse: what a job reads and parses of it, once."""
+
+    def __init__(self, path: str, text: str | None) -> None:
+        self.path = path
+        #: None when the file cannot be read (``fxcore.workspace.source_text``).
+        self.text = text
+        #: Why the text does not parse (None when it parses or was not read).
+        self.syntax_error: SyntaxError | None = None
+        self.tree: ast.Module | None = None
+        if text is not None:
+            try:
+                self.tree = parse_module(text)
+            except SyntaxError as error:
+                self.syntax_error = error
+
+    @functools.cached_property
+    def classes(self) -> dict[str, ClassSource]:
+        """``top_level_classes`` of the text; empty when it does not parse."""
+        if self.tree is None or self.text is None:
+            return {}
+        return _classes(self.tree, self.text)
+
+
+def parsed_file(path: str, overlays: dict[str, str]) -> ParsedFile:
+    """The file at ``path`` (absolute), read and parsed."""
+    return ParsedFile(path, source_text(path, overlays))
 
 
 def has_module_level_class(tree: ast.Module) -> bool:

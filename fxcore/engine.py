@@ -29,13 +29,12 @@ from typing import Any
 
 from fxcore.cache import KEY_VARIABLE, ResultCache
 from fxcore.call_sites import CallSiteIndexes
-from fxcore.discovery import has_module_level_class, top_level_classes
+from fxcore.discovery import ParsedFile, has_module_level_class, parsed_file
 from fxcore.installed_packages import preloadable
 from fxcore.job_spec import TraceJob
-from fxcore.parsing import parse_module
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
-from fxcore.workspace import import_location, source_text
+from fxcore.workspace import import_location
 from fxcore.zygote import receive_report, send_request
 
 #: How much of a child's output is kept (the tail).
@@ -306,14 +305,16 @@ class Engine:
         if not handle.future.set_running_or_notify_cancel():
             return
         try:
-            handle.job = self._with_call_sites(handle.job)
+            # The host reads and parses the file once per job, for all its uses here.
+            parsed = parsed_file(handle.job.path, handle.job.overlays)
+            handle.job = self._with_call_sites(handle.job, parsed)
             result = self.cache.get(handle.job) if self.cache else None
             if result is None:
                 # The key from the text before the run: the text that is imported.
                 key = self.cache.key(handle.job) if self.cache else None
                 # Importing runs the file: a script with no module-level class (train.py)
                 # is never run.
-                result = self._run_job(handle) if _may_define_a_module_class(handle.job) \
+                result = self._run_job(handle, parsed) if _may_define_a_module_class(parsed) \
                     else FileResult(path=os.path.abspath(handle.job.path))
                 self._preload(result.third_party_packages)
                 if self.cache:
@@ -340,16 +341,14 @@ class Engine:
         if new and zygote is not None:
             zygote.preload(new)
 
-    def _with_call_sites(self, job: TraceJob) -> TraceJob:
+    def _with_call_sites(self, job: TraceJob, parsed: ParsedFile) -> TraceJob:
         """The job with the workspace's literal constructor calls of its classes."""
-        try:
-            names = top_level_classes(source_text(job.path, job.overlays) or "")
-        except SyntaxError:
+        if not parsed.classes:
             return job
-        found = self.call_sites.first_calls(job.workspace_root, names)
+        found = self.call_sites.first_calls(job.workspace_root, parsed.classes)
         return dataclasses.replace(job, call_sites=found) if found else job
 
-    def _run_job(self, handle: TraceHandle) -> FileResult:
+    def _run_job(self, handle: TraceHandle, parsed: ParsedFile) -> FileResult:
         job: TraceJob = handle.job
         started = time.perf_counter()
         result = FileResult(path=os.path.abspath(job.path))
@@ -387,7 +386,8 @@ class Engine:
                 result.errors.append(self._file_failure(job, attempt.ended_by, message))
                 break
             if attempt.current_class is not None:
-                result.modules.append(self._ended_module(job, attempt.current_class, attempt))
+                result.modules.append(self._ended_module(job, parsed, attempt.current_class,
+                                                         attempt))
                 done.add(attempt.current_class)
             elif attempt.deriving is not None:
                 # Only a submodule instance of a finished root ran out of time or crashed:
@@ -398,7 +398,7 @@ class Engine:
                 # pays, so that each new child makes progress.
                 stalled = next((name for name in announced if name not in done), None)
                 if stalled is not None:
-                    result.modules.append(self._ended_module(job, stalled, attempt))
+                    result.modules.append(self._ended_module(job, parsed, stalled, attempt))
                     done.add(stalled)
             only = [name for name in announced if name not in done]
             if not only:
@@ -406,7 +406,7 @@ class Engine:
         # A class that was announced always gets a verdict, whatever its child did.
         for name in announced:
             if name not in done:
-                result.modules.append(self._ended_module(job, name, attempt))
+                result.modules.append(self._ended_module(job, parsed, name, attempt))
         result.output = output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace")
         result.seconds = time.perf_counter() - started
         return result
@@ -562,12 +562,10 @@ class Engine:
         return Failure(code=CODES[kind], kind=kind, message=message,
                        **Range(1, 1, 1, 1).at(os.path.abspath(job.path)))
 
-    def _ended_module(self, job: TraceJob, name: str, attempt: _Attempt) -> ModuleResult:
+    def _ended_module(self, job: TraceJob, parsed: ParsedFile, name: str,
+                      attempt: _Attempt) -> ModuleResult:
         path = os.path.abspath(job.path)
-        try:
-            source = top_level_classes(source_text(path, job.overlays) or "").get(name)
-        except SyntaxError:
-            source = None
+        source = parsed.classes.get(name)
         span = (source.name_span if source else Range(1, 1, 1, 1)).at(path)
         kind = attempt.ended_by or "crash"
         advice = (
@@ -603,17 +601,11 @@ class Engine:
         return module
 
 
-def _may_define_a_module_class(job: TraceJob) -> bool:
+def _may_define_a_module_class(parsed: ParsedFile) -> bool:
     """False only for a file that parses and has no module-level ``class``
     (``fxcore.discovery.has_module_level_class``)."""
-    text = source_text(job.path, job.overlays)
-    if text is None:
-        return True  # let the worker say why it cannot be read
-    try:
-        tree = parse_module(text)
-    except SyntaxError:
-        return True  # the worker reports the syntax error without importing
-    return has_module_level_class(tree)
+    # An unreadable file or a syntax error: the worker says why, without importing.
+    return parsed.tree is None or has_module_level_class(parsed.tree)
 
 
 def _last_output(output: bytes, lines: int = OUTPUT_TAIL_LINES) -> str:

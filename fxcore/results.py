@@ -13,6 +13,7 @@ from fxcore.rules import CODE_OF_KIND
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
+InputsOrigin = Literal["config", "annotation", "inferred"]
 #: Where a class's constructor arguments came from (see ``Arguments``).
 ArgumentOrigin = Literal["config", "defaults", "parent", "call-site", "config-class", "guessed"]
 
@@ -147,7 +148,7 @@ class ExampleInputs:
     """The inputs shapes were propagated with: ``tensors`` maps each ``forward`` argument to
     a spec such as ``float32[2, 3, 224, 224]``."""
 
-    origin: Literal["config", "annotation", "inferred"]
+    origin: InputsOrigin
     tensors: dict[str, str] = field(default_factory=dict)
 
 

@@ -2,7 +2,7 @@
 where the graph traced without error but does not mean what the code says (FX201-FX205, fx
 mode)."""
 
-from fxcore.rules.rule import Rule
+from fxcore.rules.rule import Rule, fx_rule
 
 FX200 = Rule(
     code="FX200",
@@ -17,12 +17,7 @@ Fix: delete it, or use it. Unused parameters also trouble DDP and FSDP.
 )
 
 
-FX201 = Rule(
-    code="FX201",
-    kinds=("none-check",),
-    severity="hint",
-    mode="fx",
-    docs="""\
+FX201 = fx_rule("FX201", "none-check", "hint", docs="""\
 **Hint: `x is None` on a `forward` argument.** While tracing, the argument is a Proxy, never
 `None`, so the graph holds only the case where it is given, whatever is passed later. Plain
 torch.fx raises nothing.
@@ -30,65 +25,40 @@ torch.fx raises nothing.
 Fix: trace the `None` case with `concrete_args={"x": None}`: `concrete-none = ["x"]` for the
 class in `pyproject.toml` (the quick fix, unsafe: the graph then holds for `None` only), or
 give the argument a tensor default and test something traceable.
-""",
-)
+""")
 
 
-FX202 = Rule(
-    code="FX202",
-    kinds=("training",),
-    severity="hint",
-    mode="fx",
-    docs="""\
+FX202 = fx_rule("FX202", "training", "hint", docs="""\
 **Hint: `self.training` changed the graph.** Traced in the other mode (`train()` or `eval()`),
 the graph differs from the reported line on, as torchvision's feature extraction warns.
 
 Fix: trace the module in the mode it will run in (`model.eval()` before tracing for inference).
-""",
-)
+""")
 
 
-FX203 = Rule(
-    code="FX203",
-    kinds=("checkpoint",),
-    severity="hint",
-    mode="fx",
-    docs="""\
+FX203 = fx_rule("FX203", "checkpoint", "hint", docs="""\
 **Hint: activation checkpointing is gone.** `torch.utils.checkpoint.checkpoint` runs the
 function inline while tracing, so the graph keeps every activation the checkpoint was there to
 drop.
 
 Fix: re-apply checkpointing to the graph module, or mark the checkpointed submodule as a leaf.
-""",
-)
+""")
 
 
-FX204 = Rule(
-    code="FX204",
-    kinds=("unused-argument",),
-    severity="hint",
-    mode="fx",
-    docs="""\
+FX204 = fx_rule("FX204", "unused-argument", "hint", docs="""\
 **Hint: a `forward` argument the graph never uses.** Callers pass it for nothing, or the code
 that used it was not traced.
 
 Fix: remove the argument, or check why the code that used it is not in the graph.
-""",
-)
+""")
 
 
-FX205 = Rule(
-    code="FX205",
-    kinds=("concrete-args",),
-    severity="hint",
-    mode="fx",
-    docs="""\
+FX205 = fx_rule("FX205", "concrete-args", "hint", docs="""\
 **Hint: `concrete-args` specialise the graph.** It holds for those values only; the message
 lists the branches they fixed.
 
 Fix: nothing, if those are the values the graph will run with.
-""",
-)
+""")
 
 
 RULES = (FX200, FX201, FX202, FX203, FX204, FX205)

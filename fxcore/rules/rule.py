@@ -36,3 +36,10 @@ class Rule:
         bold = re.match(r"\*\*((?:`[^`]*`|[^`*])+)\*\*", self.docs)
         title = " ".join((bold.group(1) if bold else self.docs.split("\n\n")[0]).split())
         return title.rstrip(":.") + "."
+
+
+def fx_rule(code: str, kind: str, severity: Severity, docs: str,
+            message: str | None = None) -> Rule:
+    """A code of the fx mode that reports one kind (most of them)."""
+    return Rule(code=code, kinds=(kind,), severity=severity, docs=docs, mode="fx",
+                message=message)

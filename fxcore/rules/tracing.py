@@ -1,20 +1,9 @@
 """Failures of tracing itself: where a traced value met Python that needs a real one
 (FX001-FX007, fx mode), and any other error that ended the capture (FX199)."""
 
-from fxcore.rules.rule import Rule
+from fxcore.rules.rule import Rule, fx_rule
 
-FX001 = Rule(
-    code="FX001",
-    kinds=("control-flow",),
-    severity="error",
-    mode="fx",
-    message=(
-        'Control flow depends on a traced value: {detail}. FX records operations, not Python '
-        'branches, so it cannot know which branch to take. Move the branch into a function '
-        'marked with torch.fx.wrap, make the value a constant with concrete_args, or express '
-        'it with tensor operations such as torch.where.'
-    ),
-    docs="""\
+FX001 = fx_rule("FX001", "control-flow", "error", docs="""\
 **Control flow on a traced value.**
 
 ```python
@@ -26,21 +15,15 @@ y = max(x.sum(), 1)    # FX001 on `max(x.sum(), 1)`
 Fix: express it with tensor operations (`torch.where(cond, a, b)`, `clamp`), move the branch into
 a function marked with `torch.fx.wrap`, or, if the condition is a plain flag argument, make it
 constant with `concrete-args`.
-""",
-)
+""", message=(
+    'Control flow depends on a traced value: {detail}. FX records operations, not Python '
+    'branches, so it cannot know which branch to take. Move the branch into a function '
+    'marked with torch.fx.wrap, make the value a constant with concrete_args, or express '
+    'it with tensor operations such as torch.where.'
+))
 
 
-FX002 = Rule(
-    code="FX002",
-    kinds=("len",),
-    severity="error",
-    mode="fx",
-    message=(
-        'len() is called on a traced value. FX cannot know the length while tracing. Use '
-        "x.size(0) or x.shape[0] for a tensor, or call torch.fx.wrap('len') at module scope "
-        'to record len() as a graph node.'
-    ),
-    docs="""\
+FX002 = fx_rule("FX002", "len", "error", docs="""\
 **`len()` on a traced value.**
 
 ```python
@@ -49,21 +32,14 @@ n = len(x)             # FX002 on `len(x)`
 
 Fix: `x.size(0)` or `x.shape[0]` for a tensor. Or call `torch.fx.wrap("len")` at module scope,
 which records `len` as a graph node.
-""",
-)
+""", message=(
+    'len() is called on a traced value. FX cannot know the length while tracing. Use '
+    "x.size(0) or x.shape[0] for a tensor, or call torch.fx.wrap('len') at module scope "
+    'to record len() as a graph node.'
+))
 
 
-FX003 = Rule(
-    code="FX003",
-    kinds=("iteration",),
-    severity="error",
-    mode="fx",
-    message=(
-        'A traced value is iterated over{detail}. FX cannot know how many elements it has. '
-        'Index it with a fixed range, use tensor operations (torch.unbind, torch.split) or '
-        'move the loop into a function marked with torch.fx.wrap.'
-    ),
-    docs="""\
+FX003 = fx_rule("FX003", "iteration", "error", docs="""\
 **Iteration over a traced value.**
 
 ```python
@@ -73,21 +49,14 @@ for row in x:          # FX003 on `x`
 
 Fix: use tensor operations (`torch.unbind`, `torch.split`, batched math), index with a fixed
 range, or wrap the loop in a `torch.fx.wrap` function.
-""",
-)
+""", message=(
+    'A traced value is iterated over{detail}. FX cannot know how many elements it has. '
+    'Index it with a fixed range, use tensor operations (torch.unbind, torch.split) or '
+    'move the loop into a function marked with torch.fx.wrap.'
+))
 
 
-FX004 = Rule(
-    code="FX004",
-    kinds=("conversion",),
-    severity="error",
-    mode="fx",
-    message=(
-        '{detail} is applied to a traced value, which needs a concrete number during tracing.'
-        ' Keep the value a tensor (tensor methods, torch.* functions), or move the '
-        'computation into a function marked with torch.fx.wrap.'
-    ),
-    docs="""\
+FX004 = fx_rule("FX004", "conversion", "error", docs="""\
 **A traced value converted to a Python number:** `int()`, `float()`, `range()`, a `math`
 function imported in another module, or list indexing.
 
@@ -96,21 +65,14 @@ steps = int(x.shape[1] / 2)   # FX004 on `int(x.shape[1] / 2)`
 ```
 
 Fix: keep it a tensor or use `//` on the size, or move the computation into a wrapped function.
-""",
-)
+""", message=(
+    '{detail} is applied to a traced value, which needs a concrete number during tracing.'
+    ' Keep the value a tensor (tensor methods, torch.* functions), or move the '
+    'computation into a function marked with torch.fx.wrap.'
+))
 
 
-FX005 = Rule(
-    code="FX005",
-    kinds=("mutation",),
-    severity="error",
-    mode="fx",
-    message=(
-        'Item assignment into a traced value ({detail}). FX Proxies do not support in-place '
-        'item assignment. Build a new tensor instead (torch.where, torch.cat, index_put / '
-        'masked_fill), or move it into a function marked with torch.fx.wrap.'
-    ),
-    docs="""\
+FX005 = fx_rule("FX005", "mutation", "error", docs="""\
 **Item assignment into a traced value.**
 
 ```python
@@ -118,21 +80,14 @@ x[0] = 1               # FX005 on `x[0]`
 ```
 
 Fix: build a new tensor: `torch.where`, `masked_fill`, `index_put`, `torch.cat`.
-""",
-)
+""", message=(
+    'Item assignment into a traced value ({detail}). FX Proxies do not support in-place '
+    'item assignment. Build a new tensor instead (torch.where, torch.cat, index_put / '
+    'masked_fill), or move it into a function marked with torch.fx.wrap.'
+))
 
 
-FX006 = Rule(
-    code="FX006",
-    kinds=("contains",),
-    severity="error",
-    mode="fx",
-    message=(
-        'The `in` operator is used on a traced value. FX cannot test membership of a value it'
-        ' does not know. Check membership before tracing, pass the container through '
-        'concrete_args, or move the test into a function marked with torch.fx.wrap.'
-    ),
-    docs="""\
+FX006 = fx_rule("FX006", "contains", "error", docs="""\
 **`in` on a traced value.**
 
 ```python
@@ -141,20 +96,14 @@ if 3 in x: ...         # FX006 on `3 in x`
 
 Fix: test membership before tracing, pass the container through `concrete-args`, or wrap the
 test.
-""",
-)
+""", message=(
+    'The `in` operator is used on a traced value. FX cannot test membership of a value it'
+    ' does not know. Check membership before tracing, pass the container through '
+    'concrete_args, or move the test into a function marked with torch.fx.wrap.'
+))
 
 
-FX007 = Rule(
-    code="FX007",
-    kinds=("unpacking",),
-    severity="error",
-    mode="fx",
-    message=(
-        'A traced value is unpacked with {detail}. FX cannot know how many elements it holds.'
-        ' Pass the elements explicitly, index them, or fix the arguments with concrete_args.'
-    ),
-    docs="""\
+FX007 = fx_rule("FX007", "unpacking", "error", docs="""\
 **`*` / `**` unpacking of a traced value.**
 
 ```python
@@ -163,8 +112,10 @@ torch.cat(*parts)      # FX007 on the call
 
 Fix: pass the elements explicitly or index them. Use `concrete-args` for `**kwargs` that are
 really constants.
-""",
-)
+""", message=(
+    'A traced value is unpacked with {detail}. FX cannot know how many elements it holds.'
+    ' Pass the elements explicitly, index them, or fix the arguments with concrete_args.'
+))
 
 
 FX199 = Rule(

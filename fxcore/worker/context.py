@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from fxcore.config import module_config_for
-from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.discovery import ClassSource, ParsedFile, parsed_file
 from fxcore.import_overlay import ImportRecord, imported_workspace_files
 from fxcore.job_spec import ModuleConfig, TraceJob
 from fxcore.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
@@ -31,7 +31,7 @@ from fxcore.worker.locate import (
     to_frame,
     traceback_positions,
 )
-from fxcore.workspace import import_location, is_workspace_file, source_text
+from fxcore.workspace import import_location, is_workspace_file
 
 
 def describe_exception(error: BaseException) -> str:
@@ -57,11 +57,10 @@ class JobContext:
         self.location = import_location(self.path)
         # Modules loaded before the job (torch and the like) are never workspace files.
         self.preloaded_modules = set(sys.modules)
-        #: This file's text as read before importing it.
-        self.text: str | None = None
         #: What the imports compiled and missed, once the import paths are installed.
         self.imports = ImportRecord()
-        self.class_sources_by_file: dict[str, dict[str, ClassSource]] = {}
+        #: Workspace files as read (this file before importing it) and parsed, once each.
+        self.parsed_files: dict[str, ParsedFile] = {}
         self.skipped_lines_by_file: dict[str, set[int]] = {}
 
     def in_file(self, file: str) -> JobContext:
@@ -70,6 +69,15 @@ class JobContext:
         other.path = file
         other.location = import_location(file)
         return other
+
+    def parsed(self, file: str) -> ParsedFile:
+        """The workspace file ``file``, read and parsed once per job; failures located in it
+        use the same text and tree (``sources``)."""
+        if file not in self.parsed_files:
+            parsed = self.parsed_files[file] = parsed_file(file, self.overlays)
+            if parsed.text is not None:
+                self.sources.add(file, parsed.text, parsed.tree)
+        return self.parsed_files[file]
 
     def module_config(self, class_name: str) -> ModuleConfig:
         """``[tool.fx-lsp.modules."<this file's module>:<class_name>"]``."""
@@ -178,8 +186,7 @@ class JobContext:
     def is_skipped(self, file: str, source: ClassSource) -> bool:
         """The class line has ``# fx-lsp: skip``."""
         if file not in self.skipped_lines_by_file:
-            text = self.text if file == self.path else source_text(file, self.overlays)
-            self.skipped_lines_by_file[file] = skipped_lines(text or "")
+            self.skipped_lines_by_file[file] = skipped_lines(self.parsed(file).text or "")
         return source.name_span.line in self.skipped_lines_by_file[file]
 
     def workspace_class_source(self, cls: type) -> tuple[str, ClassSource] | None:
@@ -191,11 +198,5 @@ class JobContext:
         if not file or not self.is_workspace_path(file):
             return None
         file = os.path.abspath(file)
-        if file not in self.class_sources_by_file:
-            try:
-                self.class_sources_by_file[file] = top_level_classes(
-                    source_text(file, self.overlays) or "")
-            except SyntaxError:
-                self.class_sources_by_file[file] = {}
-        source = self.class_sources_by_file[file].get(cls.__name__)
+        source = self.parsed(file).classes.get(cls.__name__)
         return None if source is None else (file, source)

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from fxcore.discovery import ClassSource, top_level_classes
+from fxcore.discovery import ClassSource
 from fxcore.file_access import UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.job_spec import TraceJob
@@ -35,8 +35,8 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.worker.inputs import decide_before_capture
 from fxcore.worker.verdict import module_verdict
-from fxcore.workspace import source_text
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
 #: | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
@@ -61,18 +61,16 @@ class Job:
     def run(self) -> None:
         context = self.context
         file_result = FileResult(path=context.path)
-        text = source_text(context.path, context.overlays)
-        context.text = text
-        if text is None:
+        parsed = context.parsed(context.path)  # read before importing it
+        if parsed.text is None:
             file_result.errors.append(self.file_failure(self.unreadable_reason()))
             self.send(("file", file_result))
             return
-        try:
-            class_sources = top_level_classes(text)
-        except SyntaxError as error:
-            file_result.errors.append(self.syntax_failure(error))
+        if parsed.syntax_error is not None:
+            file_result.errors.append(self.syntax_failure(parsed.syntax_error))
             self.send(("file", file_result))
             return
+        class_sources = parsed.classes
 
         unimportable = self.unimportable_reason()
         if unimportable is not None:
@@ -141,6 +139,7 @@ class Job:
         """Capture a built instance and make its verdict."""
         target = CaptureTarget(cls, source, built.model, built.instantiated_on,
                                built.concrete_args)
+        decide_before_capture(context, self.capture, target)
         result = module_verdict(context, self.capture, target,
                                 self.capture.capture(context, target))
         result.arguments = built.arguments
@@ -271,6 +270,7 @@ class Job:
                                                      arguments=arguments)))
         target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
                                in_file.module_config(cls.__name__).concrete_args)
+        decide_before_capture(in_file, self.capture, target)
         result = module_verdict(in_file, self.capture, target,
                                 self.capture.capture(in_file, target))
         result.arguments = arguments

@@ -10,6 +10,7 @@ comprehension); the AST narrows those to the expression a user would fix.
 from __future__ import annotations
 
 import ast
+import io
 import linecache
 import os
 import sys
@@ -123,6 +124,14 @@ class SourceIndex:
             else:
                 self._lines[path] = linecache.getlines(path)
         return self._lines[path]
+
+    def add(self, path: str, text: str, tree: ast.Module | None) -> None:
+        """A file already read and parsed (``fxcore.discovery.ParsedFile``): its lines and
+        tree are those, not read or parsed again."""
+        if path not in self._overlays:
+            # Split as a text file's lines are (linecache's): at line ends only.
+            self._lines[path] = io.StringIO(text).readlines()
+        self._trees[path] = tree
 
     def line(self, path: str, number: int) -> str:
         lines = self.lines(path)

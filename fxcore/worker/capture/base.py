@@ -14,7 +14,11 @@ from fxcore.worker.context import JobContext
 
 
 class Capture(Protocol):
-    """One way of capturing a model: ``mode`` names it in results and configuration."""
+    """One way of capturing a model: ``mode`` names it in results and configuration.
+
+    A mode that must run the model to capture it (torch.export, torch.compile) sets the class
+    attribute ``needs_inputs = True``: its targets then come with ``example_inputs`` decided
+    before capture (``fxcore.worker.inputs``). A mode without it (fx) captures without."""
 
     mode: ClassVar[str]
 

@@ -14,7 +14,8 @@ import torch
 from torch import fx
 
 from fxcore.discovery import ClassSource
-from fxcore.results import Failure, InstantiatedOn
+from fxcore.results import Failure, InputsOrigin, InstantiatedOn
+from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.locate import RawPosition
 
 
@@ -49,6 +50,11 @@ class CaptureTarget:
     instantiated_on: InstantiatedOn
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)
+    #: Example inputs by ``forward`` argument, decided before capture for a mode that needs
+    #: them (``fxcore.worker.inputs``); None when not decided.
+    example_inputs: dict[str, TensorSpec] | None = None
+    #: Where ``example_inputs`` came from.
+    inputs_origin: InputsOrigin | None = None
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""Shapes of a captured graph: the example inputs (configured, read from ``forward``'s
-annotations, or inferred from the first layers that use them), shapes propagated on meta
-tensors through the graph (``shapes``), and FX300 where they stop fitting together.
+"""Shapes of a captured graph: the example inputs (decided before capture for a mode that
+needs them, else from the captured graph: ``fxcore.worker.inputs``), shapes propagated on
+meta tensors through the graph (``shapes``), and FX300 where they stop fitting together.
 
 Shapes are extras: a model may hold anything, so every failure here becomes a note on the
 result, never a failed verdict.
@@ -11,16 +11,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import torch
 from torch import fx
 
 from fxcore.results import ExampleInputs, Failure
-from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
-from fxcore.worker.graph.example_inputs import from_annotations, inferred
 from fxcore.worker.graph.facts import line_nodes
 from fxcore.worker.graph.shapes import ShapeError, propagate
+from fxcore.worker.inputs import decided_inputs, target_inputs
 from fxcore.worker.locate import instruction_position
 
 #: Where the example inputs came from, as a shape failure's message says it.
@@ -31,23 +29,6 @@ _INPUTS_ORIGIN = {
                 "differ this is a false alarm; give them under [tool.fx-lsp.modules] "
                 "inputs",
 }
-
-
-def example_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule,
-                   root: torch.nn.Module
-                   ) -> tuple[ExampleInputs | None, dict[str, TensorSpec], str | None]:
-    """Configured inputs, else annotated ones completed by inferred ones."""
-    configured = context.module_config(cls.__name__).inputs
-    if configured:
-        return (ExampleInputs("config", {k: str(v) for k, v in configured.items()}),
-                configured, None)
-    annotated = from_annotations(cls.forward)
-    found, note = inferred(graph_module, root)
-    if note is not None and not annotated:
-        return None, {}, note
-    specs = {**found, **annotated}
-    origin = "annotation" if annotated else "inferred"
-    return ExampleInputs(origin, {k: str(v) for k, v in specs.items()}), specs, None
 
 
 def shape_fields(context: JobContext, target: CaptureTarget, record: CaptureRecord,
@@ -84,10 +65,12 @@ def recovered_shape_fields(context: JobContext, target: CaptureTarget, record: C
 def _propagated(context: JobContext, target: CaptureTarget, record: CaptureRecord,
                 graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
     try:
-        inputs, specs, note = example_inputs(context, target.cls, graph_module, record.root)
+        decided = (target_inputs(target)
+                   or decided_inputs(context, target.cls, graph_module, record.root))
+        inputs = decided.inputs
         if inputs is None:
-            return {"shapes_note": f"No shapes: {note}."}, {}
-        shapes, error = propagate(graph_module, specs)
+            return {"shapes_note": f"No shapes: {decided.note}."}, {}
+        shapes, error = propagate(graph_module, decided.specs)
     except Exception as error:  # a model may hold anything: shapes are extras
         return {"shapes_note": f"No shapes: {describe_exception(error)}."}, {}
     output = next(node for node in graph_module.graph.nodes if node.op == "output")

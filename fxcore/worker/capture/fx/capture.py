@@ -98,7 +98,7 @@ class FxCapture:
 
         hints += mistraces.training_difference(model, record.graph, retrace, first_line.get,
                                                source, context.path, context.sources)
-        forward = mistraces.forward_node(context.sources.tree(context.path),
+        forward = mistraces.forward_node(context.parsed(context.path).tree,
                                          target.cls.__name__)
         if forward is not None:
             lines = [context.sources.line(context.path, n).rstrip("\r\n")

@@ -1,0 +1,95 @@
+"""The inputs stage, between building and capturing: a class's example inputs, decided from
+its configuration (``[tool.fx-lsp.modules] inputs``), then ``forward``'s jaxtyping-style
+annotations, then inference from the first layers that use each argument
+(``graph.example_inputs``).
+
+Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
+capture mode that needs inputs to run at all (``needs_inputs``: torch.export, torch.compile)
+gets them before it captures, inferred from a pre-trace with the fx capture, whose recovery
+gives a graph up to and past the places torch.fx cannot trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import fx
+
+from fxcore.results import ExampleInputs
+from fxcore.tensor_spec import TensorSpec
+from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.fx.capture import FxCapture
+from fxcore.worker.capture.record import CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.worker.graph.example_inputs import from_annotations, inferred
+
+
+@dataclass
+class DecidedInputs:
+    """Example inputs and where they came from, or why there are none."""
+
+    inputs: ExampleInputs | None
+    specs: dict[str, TensorSpec]
+    note: str | None = None
+
+
+def decided_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule | None,
+                   root: torch.nn.Module | None) -> DecidedInputs:
+    """Configured inputs, else annotated ones completed by those inferred from
+    ``graph_module`` (``root`` is the instance it was traced from)."""
+    configured = context.module_config(cls.__name__).inputs
+    if configured:
+        return DecidedInputs(ExampleInputs("config", _spelled(configured)), configured)
+    annotated = from_annotations(cls.forward)
+    found, note = (inferred(graph_module, root) if graph_module is not None
+                   else ({}, "no graph to infer them from"))
+    if note is not None and not annotated:
+        return DecidedInputs(None, {}, note)
+    specs = {**found, **annotated}
+    origin = "annotation" if annotated else "inferred"
+    return DecidedInputs(ExampleInputs(origin, _spelled(specs)), specs)
+
+
+def target_inputs(target: CaptureTarget) -> DecidedInputs | None:
+    """The inputs decided before ``target`` was captured, if they were."""
+    if target.example_inputs is None or target.inputs_origin is None:
+        return None
+    return DecidedInputs(ExampleInputs(target.inputs_origin, _spelled(target.example_inputs)),
+                         target.example_inputs)
+
+
+def decide_before_capture(context: JobContext, capture: Capture,
+                          target: CaptureTarget) -> None:
+    """Set ``target.example_inputs`` (and their origin) for a mode that needs them, once per
+    target: modes that capture it later reuse them. Left None when none can be decided; the
+    mode then says why it could not run."""
+    # A mode that does not declare it captures without inputs, as fx does.
+    if not getattr(capture, "needs_inputs", False) or target.example_inputs is not None:
+        return
+    configured = bool(context.module_config(target.cls.__name__).inputs)
+    # Unless configured, inference decides or completes the annotated arguments.
+    decided = decided_inputs(context, target.cls,
+                             *((None, None) if configured else _pre_trace(context, target)))
+    if decided.inputs is not None:
+        target.example_inputs = decided.specs
+        target.inputs_origin = decided.inputs.origin
+
+
+def _pre_trace(context: JobContext, target: CaptureTarget
+               ) -> tuple[fx.GraphModule | None, torch.nn.Module | None]:
+    """The fx capture's graph of ``target`` (complete, or recovered past its failures) as a
+    module to infer inputs from, and the instance it was traced from."""
+    record = FxCapture().capture(context, target)
+    if record.graph_module is not None:
+        return record.graph_module, record.root
+    if record.graph is None or record.root is None:
+        return None, None
+    try:
+        return fx.GraphModule(record.root, record.graph, target.cls.__name__), record.root
+    except Exception:  # a recovered graph may not make a module: nothing to infer from
+        return None, None
+
+
+def _spelled(specs: dict[str, TensorSpec]) -> dict[str, str]:
+    return {name: str(spec) for name, spec in specs.items()}

@@ -1,0 +1,157 @@
+"""Example inputs are decided before capture for a capture mode that needs them
+(``needs_inputs = True``): configured first, then ``forward``'s annotations, then inferred from
+the first layers that use each argument, without the capture they feed. A capture mode of this
+test's own records what its targets carried when it was called.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from fxcore.job_spec import EngineConfig, ModuleConfig, TraceJob
+from fxcore.results import Hint, ModuleResult
+from fxcore.tensor_spec import TensorSpec
+from fxcore.worker.capture.fx.capture import FxCapture
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.worker.job import Job
+
+MODELS = '''
+from typing import Annotated
+
+import torch
+from torch import nn
+
+
+class Configured(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Annotated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.embed = nn.Embedding(10, 6)
+
+    def forward(self, x: "Float[Tensor, 'batch 3 h w']", tokens):
+        return self.conv(x).sum() + self.embed(tokens).sum()
+
+
+class Inferred(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(5, 7, 3)
+
+    def forward(self, image):
+        return self.conv(image.relu())
+
+
+class Untraceable(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 3)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.sum() > 0:
+            return y
+        return -y
+
+
+class Undecided(nn.Module):
+    def forward(self, x):
+        return x.sum()
+'''
+
+
+class RecordsInputs:
+    """A capture mode that needs inputs and records those its targets carry."""
+
+    mode: ClassVar[str] = "records-inputs"
+    needs_inputs: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[str | None, dict[str, str] | None]] = {}
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        inputs = target.example_inputs
+        self.seen[target.cls.__name__] = (
+            target.inputs_origin,
+            None if inputs is None else {name: str(spec) for name, spec in inputs.items()})
+        return CaptureRecord(self.mode)
+
+    def hints(self, context: JobContext, target: CaptureTarget,
+              record: CaptureRecord) -> list[Hint]:
+        return []
+
+
+class RecordsWithoutNeeding(RecordsInputs):
+    needs_inputs: ClassVar[bool] = False
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Iterator[TraceJob]:
+    path = tmp_path / "inputs_before_capture_models.py"
+    path.write_text(textwrap.dedent(MODELS).lstrip("\n"), encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    configured = ModuleConfig(inputs={"x": TensorSpec("float32", (3, 4))})
+    yield TraceJob(path=str(path), workspace_root=str(tmp_path), config=EngineConfig(
+        modules={"inputs_before_capture_models:Configured": configured}))
+    sys.path.remove(str(tmp_path))
+    sys.modules.pop("inputs_before_capture_models", None)
+
+
+def test_a_mode_that_needs_inputs_gets_them_before_it_captures(job: TraceJob) -> None:
+    capture = RecordsInputs()
+    Job(job, lambda message: None, capture).run()
+    assert capture.seen == {
+        "Configured": ("config", {"x": "float32[3, 4]"}),
+        # Annotated arguments (over what inference says), completed by inference.
+        "Annotated": ("annotation", {"x": "float32[2, 3, 8, 8]", "tokens": "int64[2, 8]"}),
+        "Inferred": ("inferred", {"image": "float32[2, 5, 32, 32]"}),
+        # Inferred from the graph torch.fx recovered past the data-dependent `if`.
+        "Untraceable": ("inferred", {"x": "float32[2, 8, 12]"}),
+        # Nothing decides `x`: the mode is told so by getting none.
+        "Undecided": (None, None),
+    }
+
+
+def test_a_mode_that_does_not_need_inputs_gets_none(job: TraceJob) -> None:
+    capture = RecordsWithoutNeeding()
+    Job(job, lambda message: None, capture).run()
+    assert set(capture.seen) == {"Configured", "Annotated", "Inferred", "Untraceable",
+                                 "Undecided"}
+    assert all(seen == (None, None) for seen in capture.seen.values())
+
+
+def test_the_inputs_a_mode_gets_are_those_the_fx_shapes_use(job: TraceJob) -> None:
+    """The fx capture decides its inputs from its own graph after capture, as before; a mode
+    that needs them before gets the same ones."""
+    needing = RecordsInputs()
+    Job(job, lambda message: None, needing).run()
+    sys.modules.pop("inputs_before_capture_models")  # a second job imports it afresh
+    sent: list[tuple[str, object]] = []
+    Job(job, sent.append, FxCapture()).run()
+    fx_inputs = {payload.class_name: payload.inputs for kind, payload in sent
+                 if kind == "module" and isinstance(payload, ModuleResult)}
+    assert set(fx_inputs) == set(needing.seen)
+    for name, (origin, tensors) in needing.seen.items():
+        shapes_inputs = fx_inputs[name]
+        if origin is None:
+            assert shapes_inputs is None
+        elif name != "Untraceable":  # fx shapes of a failed capture are a recovered note
+            assert shapes_inputs is not None
+            assert (shapes_inputs.origin, shapes_inputs.tensors) == (origin, tensors)
