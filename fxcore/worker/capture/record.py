@@ -15,6 +15,7 @@ from torch import fx
 
 from fxcore.discovery import ClassSource
 from fxcore.results import Failure, InstantiatedOn
+from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.locate import RawPosition
 
 
@@ -49,6 +50,9 @@ class CaptureTarget:
     instantiated_on: InstantiatedOn
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)
+    #: ``forward``'s tensor inputs (name -> dtype and shape), decided before the capture;
+    #: None when there are none (a mode that runs ``forward`` on inputs cannot check then).
+    example_inputs: dict[str, TensorSpec] | None = None
 
 
 @dataclass
@@ -72,6 +76,15 @@ class CaptureRecord:
     parameter_order: list[str] = field(default_factory=list)
     #: How long the capture itself took.
     seconds: float = 0.0
+    #: Why the mode could not check the class at all (no inputs, an operator that needs real
+    #: data): not a verdict. None when it could.
+    not_checked: str | None = None
+    #: Node name -> shape, when the capture itself knows them (export's fake values); None
+    #: when shapes are propagated after the capture (fx).
+    shapes: dict[str, str] | None = None
+    #: What the verdict should say about how far to trust the capture (a private torch hook
+    #: missing, so only the first failure is found).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
