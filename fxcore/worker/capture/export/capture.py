@@ -1,0 +1,112 @@
+"""The ``export`` capture mode: non-strict ``torch.export.export`` of a built instance
+(usually on the meta device) on fake CPU tensors made from the class's example inputs, its
+weights faked alike (``fake``).
+
+Non-strict export runs the user's Python live, as torch.fx does, so a failure is located at
+the innermost workspace frame of its traceback. The data-dependent guards export would stop
+at are answered with guesses (``guesses``) so that one pass finds them all; where this torch
+lacks that hook, the mode finds the first failure only and the record says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import ClassVar
+
+import torch
+
+from fxcore.results import Failure, Hint
+from fxcore.worker.capture.export import fake, graph
+from fxcore.worker.capture.export.failures import (
+    ending_kind,
+    ending_prefix,
+    guess_failure,
+    mark_after_guesses,
+)
+from fxcore.worker.capture.export.guesses import DataDependentGuesser, missing_hook
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+
+#: The reason of a class without example inputs: export runs forward, which needs them.
+NO_INPUTS = ("not checkable under torch.export: no example inputs (give them under "
+             '[tool.fx-lsp.modules."module:Class"] inputs, or annotate forward\'s arguments)')
+
+
+class ExportCapture:
+    """Non-strict ``torch.export.export(model, (), inputs, strict=False)`` on fake inputs."""
+
+    mode: ClassVar[str] = "export"
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        if target.example_inputs is None:
+            return CaptureRecord(self.mode, not_checked=NO_INPUTS)
+        started = time.perf_counter()
+        mode = fake.new_mode()
+        inputs = fake.fake_inputs(mode, target.example_inputs)
+        guesser = DataDependentGuesser(context.is_workspace_path)
+        missing = missing_hook()
+        notes = [] if missing is None else [
+            f"Only the first failure is found: this torch cannot be resumed after a "
+            f"data-dependent guard ({missing})."]
+        program: torch.export.ExportedProgram | None = None
+        ending_error: BaseException | None = None
+        with quiet_torch(), fake.faked_weights(target.model, mode), \
+                (guesser.installed() if missing is None else nullcontext()):
+            try:
+                program = torch.export.export(target.model, (), inputs, strict=False)
+            except Exception as error:  # user code and torch.export may raise anything
+                ending_error = error
+        seconds = time.perf_counter() - started
+        failures = context.located_failures(
+            [guess_failure(guess, guesser.guesses[:index])
+             for index, guess in enumerate(guesser.guesses)], target.source)
+        if ending_error is not None:
+            failures.append(self._ending_failure(context, target, ending_error, guesser))
+        if program is None:
+            return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes)
+        exported = program.graph_module
+        return CaptureRecord(
+            self.mode,
+            failures=failures,
+            graph=exported.graph,
+            root=exported,
+            graph_module=exported if not failures else None,
+            node_origins=graph.node_origins(exported.graph, context.is_workspace_path),
+            module_order=graph.module_order(exported.graph),
+            parameter_order=graph.parameter_order(program),
+            seconds=seconds,
+            shapes=graph.shapes(exported.graph),
+            notes=notes,
+        )
+
+    @staticmethod
+    def _ending_failure(context: JobContext, target: CaptureTarget, error: BaseException,
+                        guesser: DataDependentGuesser) -> Failure:
+        kind = ending_kind(error)
+        failure = context.exception_failure(kind, ending_prefix(kind), error,
+                                            target.source.name_span)
+        mark_after_guesses(failure, guesser.guesses)
+        return failure
+
+    def hints(self, context: JobContext, target: CaptureTarget,
+              record: CaptureRecord) -> list[Hint]:
+        """None of its own: the exported graph's facts are the verdict's."""
+        return []
+
+
+@contextmanager
+def quiet_torch() -> Iterator[None]:
+    """torch.export logs partial graphs and warnings as it fails; none of it is the user's
+    to read in a terminal."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(previous)
