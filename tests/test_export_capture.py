@@ -1,0 +1,161 @@
+"""The export capture mode in this process (no fork), against real torch.export.
+
+Each class of the corpus (tests/corpus/export) is built as a worker builds it (on meta) and
+captured by ``ExportCapture``; its verdict, first line and set of data-dependent sites must
+equal what real ``torch.export`` found on CPU with real weights and inputs
+(tests/corpus/export/expected.json, written by scripts/export_ground_truth.py), with nothing
+extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fxcore.discovery import top_level_classes
+from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.tensor_spec import parse_spec
+from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.worker.verdict import module_verdict
+
+CORPUS = Path(__file__).parent / "corpus" / "export"
+EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
+DATA_DEPENDENT_KINDS = {"export-data-dependent", "export-python-data"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def corpus_on_path() -> Iterator[None]:
+    sys.path.insert(0, str(CORPUS))
+    yield
+    sys.path.remove(str(CORPUS))
+
+
+def captured(key: str, with_inputs: bool = True) -> tuple[CaptureTarget, JobContext,
+                                                          CaptureRecord]:
+    file, name = key.split(":")
+    path = CORPUS / file
+    context = JobContext(TraceJob(path=str(path), workspace_root=str(CORPUS),
+                                  config=EngineConfig()))
+    module = importlib.import_module(path.stem)
+    cls = getattr(module, name)
+    source = top_level_classes(path.read_text(encoding="utf-8"))[name]
+    built = build_class(context, cls, source)
+    assert isinstance(built, Built), built
+    inputs = {arg: parse_spec(text) for arg, text in module.EXAMPLE_INPUTS[name].items()}
+    target = CaptureTarget(cls, source, built.model, built.instantiated_on,
+                           built.concrete_args,
+                           example_inputs=inputs if with_inputs else None)
+    return target, context, ExportCapture().capture(context, target)
+
+
+def data_dependent_sites(record: CaptureRecord) -> set[int]:
+    """Lines of the sites recovered from; an error that ended the export is the last
+    failure when there is no graph, and is no such site."""
+    recovered = record.failures if record.graph is not None else record.failures[:-1]
+    return {f.line for f in recovered if f.kind in DATA_DEPENDENT_KINDS}
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_capture_on_meta_matches_real_export(key: str) -> None:
+    expected = EXPECTED[key]
+    target, _, record = captured(key)
+    assert target.instantiated_on == "meta"
+    assert record.not_checked is None
+    assert record.notes == []
+    if expected["verdict"] == "ok":
+        assert record.failures == [] and record.complete
+        assert record.graph_module is not None and record.shapes
+        return
+    assert record.failures, "real export failed; the capture found nothing"
+    assert record.failures[0].line == expected["first_line"]
+    assert record.failures[0].path == str(CORPUS / key.split(":")[0])
+    assert data_dependent_sites(record) == set(expected["data_dependent_lines"] or [])
+
+
+def test_every_site_is_one_failure_with_the_guesses_before_it() -> None:
+    _, _, record = captured("export_python_data.py:EverySite")
+    lines = [(f.line, f.code) for f in record.failures]
+    assert lines == [(40, "FX401"), (42, "FX402"), (44, "FX401"), (46, "FX401")]
+    assert "`Eq(" in record.failures[0].message
+    assert "after guesses" not in record.failures[0].message
+    assert "Checked after guesses at lines 40, 42, 44." in record.failures[3].message
+    # One pass went on to the end: the graph of the guessed path is there to draw.
+    assert record.graph is not None and record.graph_module is None
+
+
+def test_data_dependent_while_finishes_as_one_site() -> None:
+    _, _, record = captured("export_data_dependent.py:HalveWhileLarge")
+    assert [(f.line, f.code) for f in record.failures] == [(39, "FX401")]
+    assert "assumed it True" in record.failures[0].message
+
+
+def test_error_after_a_guess_is_a_possible_consequence() -> None:
+    _, _, record = captured("export_failing.py:BrokenBranch")
+    first, ending = record.failures
+    assert (first.line, first.code, first.possible_consequence) == (38, "FX401", False)
+    assert (ending.line, ending.code, ending.possible_consequence) == (39, "FX499", True)
+    assert ending.message.startswith("(May be a consequence of the values fx-lsp assumed at "
+                                     "line(s) 38")
+
+
+def test_numpy_ends_the_export_as_python_data() -> None:
+    _, _, record = captured("export_python_data.py:ThroughNumpy")
+    assert [(f.line, f.code) for f in record.failures] == [(34, "FX402")]
+
+
+def test_without_inputs_the_class_is_not_checked_at_its_name() -> None:
+    target, context, record = captured("export_traceable.py:Mlp", with_inputs=False)
+    assert record.not_checked == NO_INPUTS and record.failures == []
+    result = module_verdict(context, ExportCapture(), target, record)
+    assert (result.status, result.reason) == ("not-traced", NO_INPUTS)
+    assert result.line == target.source.name_span.line
+
+
+def test_traceable_verdict_carries_the_exported_graph() -> None:
+    target, context, record = captured("export_traceable.py:PositionalEmbedding")
+    result = module_verdict(context, ExportCapture(), target, record)
+    assert result.status == "traceable"
+    assert result.generated_code is not None and "aten.embedding" in result.generated_code
+    path = CORPUS / "export_traceable.py"
+    line = next(number for number, text in
+                enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                if "torch.arange(tokens.shape[1])" in text)
+    assert [node.target for node in result.line_nodes[(str(path), line)]] == \
+        ["torch.ops.aten.arange.default"]
+    assert {"tokens", "positions"} <= set(result.scope_types)
+    assert result.parameter_order == ["tokens.weight", "positions.weight"]
+    output = next(node for node in result.graph if node.op == "call_function"
+                  and node.target == "torch.ops.aten.add.Tensor")
+    assert output.shape == "float32[2, 6, 16]"
+    # The built instance keeps its own (meta) weights for the other modes.
+    assert all(p.is_meta for p in target.model.parameters())
+
+
+def test_torch_output_does_not_reach_the_terminal(capfd: pytest.CaptureFixture[str]) -> None:
+    captured("export_python_data.py:EverySite")
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")
+
+
+def test_missing_hook_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fxcore.worker.capture.export import guesses
+    assert guesses.missing_hook() is None
+    monkeypatch.setattr(guesses, "ShapeEnv", type("ShapeEnv", (), {}))
+    assert guesses.missing_hook() == "ShapeEnv.evaluate_expr is missing"
+
+
+def test_missing_hook_degrades_to_the_first_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fxcore.worker.capture.export.capture.missing_hook",
+                        lambda: "ShapeEnv.evaluate_expr is missing")
+    _, _, record = captured("export_python_data.py:EverySite")
+    assert [(f.line, f.code) for f in record.failures] == [(40, "FX401")]
+    assert record.notes == ["Only the first failure is found: this torch cannot be resumed "
+                            "after a data-dependent guard (ShapeEnv.evaluate_expr is missing)."]
