@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,10 +141,29 @@ def test_traceable_verdict_carries_the_exported_graph() -> None:
     assert all(p.is_meta for p in target.model.parameters())
 
 
-def test_torch_output_does_not_reach_the_terminal(capfd: pytest.CaptureFixture[str]) -> None:
-    captured("export_python_data.py:EverySite")
-    out, err = capfd.readouterr()
-    assert (out, err) == ("", "")
+#: Captures in a fresh process, recovery off for the second so that export raises: torch
+#: then logs warnings and errors through its own handlers and prints the partial graph.
+_QUIET_SCRIPT = """
+import sys
+sys.path[:0] = [{tests!r}, {corpus!r}]
+import test_export_capture as test
+test.captured("export_python_data.py:EverySite")
+import fxcore.worker.capture.export.capture as capture
+capture.missing_hook = lambda: "off"
+test.captured("export_python_data.py:EverySite")
+test.captured("export_failing.py:WrongProjection")
+"""
+
+
+def test_torch_output_does_not_reach_the_terminal_nor_files(tmp_path: Path) -> None:
+    script = _QUIET_SCRIPT.format(tests=str(Path(__file__).parent), corpus=str(CORPUS))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "TMPDIR": str(temp)})
+    assert run.returncode == 0, run.stderr
+    assert (run.stdout, run.stderr) == ("", "")
+    assert list(temp.iterdir()) == []
 
 
 def test_missing_hook_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,3 +180,11 @@ def test_missing_hook_degrades_to_the_first_failure(monkeypatch: pytest.MonkeyPa
     assert [(f.line, f.code) for f in record.failures] == [(40, "FX401")]
     assert record.notes == ["Only the first failure is found: this torch cannot be resumed "
                             "after a data-dependent guard (ShapeEnv.evaluate_expr is missing)."]
+
+
+def test_without_fake_tensors_the_class_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fxcore.worker.capture.export.fake.FakeTensorMode", None)
+    _, _, record = captured("export_traceable.py:Mlp")
+    assert record.not_checked == (
+        "not checkable under torch.export in this torch: torch._subclasses.fake_tensor."
+        "FakeTensorMode or torch.fx.experimental.symbolic_shapes.ShapeEnv is missing")

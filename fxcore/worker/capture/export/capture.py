@@ -10,11 +10,12 @@ lacks that hook, the mode finds the first failure only and the record says so.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
 from typing import ClassVar
 
 import torch
@@ -44,6 +45,9 @@ class ExportCapture:
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if target.example_inputs is None:
             return CaptureRecord(self.mode, not_checked=NO_INPUTS)
+        if fake.missing() is not None:
+            return CaptureRecord(self.mode, not_checked=f"not checkable under torch.export "
+                                                        f"in this torch: {fake.missing()}")
         started = time.perf_counter()
         mode = fake.new_mode()
         inputs = fake.fake_inputs(mode, target.example_inputs)
@@ -55,7 +59,7 @@ class ExportCapture:
         program: torch.export.ExportedProgram | None = None
         ending_error: BaseException | None = None
         with quiet_torch(), fake.faked_weights(target.model, mode), \
-                (guesser.installed() if missing is None else nullcontext()):
+                (guesser.installed() if missing is None else contextlib.nullcontext()):
             try:
                 program = torch.export.export(target.model, (), inputs, strict=False)
             except Exception as error:  # user code and torch.export may raise anything
@@ -98,14 +102,15 @@ class ExportCapture:
         return []
 
 
-@contextmanager
+@contextlib.contextmanager
 def quiet_torch() -> Iterator[None]:
-    """torch.export logs partial graphs and warnings as it fails; none of it is the user's
-    to read in a terminal."""
+    """torch.export logs warnings as it fails and prints the partial graph of a failed
+    export to ``sys.stderr``; none of it is the user's to read in a terminal (the failures
+    say where and why), so it is dropped."""
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")
             yield
     finally:

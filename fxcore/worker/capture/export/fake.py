@@ -14,10 +14,22 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from fxcore.tensor_spec import TensorSpec
+
+try:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+except ImportError:  # private to torch: a release may move them
+    FakeTensorMode = None  # type: ignore[assignment,misc]
+
+
+def missing() -> str | None:
+    """Why this torch cannot make fake CPU tensors here, or None when it can."""
+    if FakeTensorMode is None:
+        return ("torch._subclasses.fake_tensor.FakeTensorMode or "
+                "torch.fx.experimental.symbolic_shapes.ShapeEnv is missing")
+    return None
 
 
 def fake_inputs(mode: FakeTensorMode, specs: dict[str, TensorSpec]) -> dict[str, torch.Tensor]:
