@@ -58,6 +58,11 @@ def captured(key: str, with_inputs: bool = True) -> tuple[CaptureTarget, JobCont
     return target, context, ExportCapture().capture(context, target)
 
 
+def line_of(file: str, snippet: str) -> int:
+    lines = (CORPUS / file).read_text(encoding="utf-8").splitlines()
+    return next(number for number, text in enumerate(lines, 1) if snippet in text)
+
+
 def data_dependent_sites(record: CaptureRecord) -> set[int]:
     """Lines of the sites recovered from; an error that ended the export is the last
     failure when there is no graph, and is no such site."""
@@ -95,7 +100,8 @@ def test_every_site_is_one_failure_with_the_guesses_before_it() -> None:
 
 def test_data_dependent_while_finishes_as_one_site() -> None:
     _, _, record = captured("export_data_dependent.py:HalveWhileLarge")
-    assert [(f.line, f.code) for f in record.failures] == [(39, "FX401")]
+    line = line_of("export_data_dependent.py", "while x.abs().max() > 1:")
+    assert [(f.line, f.code) for f in record.failures] == [(line, "FX401")]
     assert "assumed it True" in record.failures[0].message
 
 
@@ -106,6 +112,24 @@ def test_error_after_a_guess_is_a_possible_consequence() -> None:
     assert (ending.line, ending.code, ending.possible_consequence) == (39, "FX499", True)
     assert ending.message.startswith("(May be a consequence of the values fx-lsp assumed at "
                                      "line(s) 38")
+
+
+def test_a_condition_inside_a_guessed_branch_is_a_possible_consequence() -> None:
+    _, _, record = captured("export_data_dependent.py:NestedConditions")
+    outer, inner = record.failures
+    assert (outer.possible_consequence, inner.possible_consequence) == (False, True)
+    assert inner.message.startswith(f"(May be a consequence of the data-dependent condition at "
+                                    f"line {outer.line}, which tracing recovered from.)")
+
+
+def test_two_guards_of_one_condition_are_one_failure() -> None:
+    _, _, record = captured("export_data_dependent.py:TwoGuardsOnALine")
+    line = line_of("export_data_dependent.py", "if x.sum() > 0 and x.max() > 2:")
+    assert [(f.line, f.code) for f in record.failures] == [(line, "FX401")]
+    # Each guard is its own call site, so both were first decisions, guessed True: the
+    # branch ran (a per-line guess would have answered the second False).
+    assert record.graph is not None
+    assert "aten.add.Tensor" in {str(node.target) for node in record.graph.nodes}
 
 
 def test_numpy_ends_the_export_as_python_data() -> None:
@@ -127,9 +151,7 @@ def test_traceable_verdict_carries_the_exported_graph() -> None:
     assert result.status == "traceable"
     assert result.generated_code is not None and "aten.embedding" in result.generated_code
     path = CORPUS / "export_traceable.py"
-    line = next(number for number, text in
-                enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                if "torch.arange(tokens.shape[1])" in text)
+    line = line_of(path.name, "torch.arange(tokens.shape[1])")
     assert [node.target for node in result.line_nodes[(str(path), line)]] == \
         ["torch.ops.aten.arange.default"]
     assert {"tokens", "positions"} <= set(result.scope_types)

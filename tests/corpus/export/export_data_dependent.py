@@ -10,6 +10,8 @@ EXAMPLE_INPUTS = {
     "GateInHelper": {"x": "float32[2, 8]"},
     "GatedChild": {"x": "float32[2, 8]"},
     "ManyDetections": {"x": "float32[2, 8]"},
+    "NestedConditions": {"x": "float32[2, 8]"},
+    "TwoGuardsOnALine": {"x": "float32[2, 8]"},
 }
 
 
@@ -74,4 +76,20 @@ class ManyDetections(nn.Module):
         found = torch.nonzero(x > 0.5)
         if found.shape[0] > 3:
             return x * 2
+        return x
+
+
+class NestedConditions(nn.Module):
+    def forward(self, x):
+        if x.abs().sum() > 0:
+            x = x * 2
+            if x.max() > 100:
+                return x / 100
+        return x
+
+
+class TwoGuardsOnALine(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0 and x.max() > 2:
+            return x + 1
         return x

@@ -65,9 +65,9 @@ class ExportCapture:
             except Exception as error:  # user code and torch.export may raise anything
                 ending_error = error
         seconds = time.perf_counter() - started
-        failures = context.located_failures(
+        failures = one_per_line(context.located_failures(
             [guess_failure(guess, guesser.guesses[:index])
-             for index, guess in enumerate(guesser.guesses)], target.source)
+             for index, guess in enumerate(guesser.guesses)], target.source))
         if ending_error is not None:
             failures.append(self._ending_failure(context, target, ending_error, guesser))
         if program is None:
@@ -100,6 +100,19 @@ class ExportCapture:
               record: CaptureRecord) -> list[Hint]:
         """None of its own: the exported graph's facts are the verdict's."""
         return []
+
+
+def one_per_line(failures: list[Failure]) -> list[Failure]:
+    """The first failure of each code on a line: two guards of one condition
+    (``a.sum() > 0 and a.max() > 2``) are one problem to fix."""
+    seen: set[tuple[str, int, str]] = set()
+    kept = []
+    for failure in failures:
+        key = (failure.path, failure.line, failure.code)
+        if key not in seen:
+            seen.add(key)
+            kept.append(failure)
+    return kept
 
 
 @contextlib.contextmanager

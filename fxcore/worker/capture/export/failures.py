@@ -25,7 +25,7 @@ def guess_failure(guess: Guess, earlier: list[Guess]) -> RecordedFailure:
                    f"which torch.export cannot know without real data. Keep it a tensor, "
                    f"or use it as a size with torch._check_is_size. fx-lsp assumed "
                    f"{guess.assumed} to check the rest.")
-    lines = sorted({other.site[1] for other in earlier if other.site != guess.site})
+    lines = sorted({other.site[1] for other in earlier if other.site[1] != guess.site[1]})
     if lines:
         message += f" Checked after guesses at line{'s' if len(lines) > 1 else ''} " \
             f"{', '.join(map(str, lines))}."

@@ -4,9 +4,10 @@ environment raises ``GuardOnDataDependentSymNode`` from ``ShapeEnv.evaluate_expr
 ``DataDependentGuesser`` intercepts it, records the site (the live stack) and returns a
 guess, so one export finds every such site.
 
-A guess per call site: the first decision at a site is True, later ones False, so a
-data-dependent ``while`` ends after one pass. A Python number taken from a tensor is guessed
-as 1. Both are private torch hooks: ``available`` says whether this torch has them.
+A guess per call site (an instruction of the user's code): the first decision at a site is
+True, later ones False, so a data-dependent ``while`` ends after one pass. A Python number
+taken from a tensor is guessed as 1. The hook is private to torch: ``missing_hook`` says
+whether this torch has it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class Guess:
     is_condition: bool
     assumed: bool | int | float
     stack: list[RawPosition]
-    site: tuple[str, int]
+    #: File, line and column of the innermost workspace frame's instruction.
+    site: tuple[str, int, int | None]
 
 
 class DataDependentGuesser:
@@ -57,7 +59,7 @@ class DataDependentGuesser:
     def __init__(self, is_workspace_path: Callable[[str], bool]) -> None:
         self._is_workspace_path = is_workspace_path
         self.guesses: list[Guess] = []
-        self._decisions: dict[tuple[str, int], int] = {}
+        self._decisions: dict[tuple[str, int, int | None], int] = {}
 
     @contextmanager
     def installed(self) -> Iterator[None]:
@@ -84,7 +86,8 @@ class DataDependentGuesser:
         """The value assumed for ``expression`` at the current user line, recorded; None
         when no workspace code is on the stack (then it is not the user's to fix)."""
         stack = stack_positions(sys._getframe(2))
-        site = next(((p.filename, p.line) for p in reversed(stack)
+        # The instruction, not only the line: `if a.sum() > 0 and a.max() > 2` asks twice.
+        site = next(((p.filename, p.line, p.column) for p in reversed(stack)
                      if self._is_workspace_path(p.filename)), None)
         if site is None:
             return None
