@@ -9,6 +9,7 @@ extra.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from fxcore import result_codec
 from fxcore.discovery import top_level_classes
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.tensor_spec import parse_spec
@@ -26,6 +28,7 @@ from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.worker.job import Job
 from fxcore.worker.verdict import module_verdict
 
 CORPUS = Path(__file__).parent / "corpus" / "export"
@@ -210,3 +213,28 @@ def test_without_fake_tensors_the_class_is_not_checked(monkeypatch: pytest.Monke
     assert record.not_checked == (
         "not checkable under torch.export in this torch: torch._subclasses.fake_tensor."
         "FakeTensorMode or torch.fx.experimental.symbolic_shapes.ShapeEnv is missing")
+
+
+def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Through the worker's ``Job`` (in this process) and the worker-message codec: a
+    class is not checked without inputs, and what the mode adds survives the codec."""
+    sent: list[tuple[str, object]] = []
+    # A name of its own: the other tests imported the corpus file already.
+    path = tmp_path / "export_job_model.py"
+    path.write_text((CORPUS / "export_traceable.py").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    job = TraceJob(path=str(path), workspace_root=str(tmp_path), config=EngineConfig(),
+                   only_classes=["Mlp"])
+    Job(job, sent.append, ExportCapture()).run()
+    modules = [payload for kind, payload in sent if kind == "module"]
+    assert len(modules) == 1
+    module = result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
+        modules[0])))
+    assert (module.class_name, module.status, module.reason) == ("Mlp", "not-traced",
+                                                                 NO_INPUTS)
+    noted = dataclasses.replace(module, capture_notes=["Only the first failure is found."])
+    assert result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
+        noted))).capture_notes == ["Only the first failure is found."]
