@@ -238,3 +238,29 @@ def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
     noted = dataclasses.replace(module, capture_notes=["Only the first failure is found."])
     assert result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
         noted))).capture_notes == ["Only the first failure is found."]
+
+
+def test_a_meta_tensor_fx_lsp_cannot_fake_makes_the_class_not_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real export on CPU succeeds here; on meta the listed tensor stays meta beside fake
+    CPU ones, which is no verdict about the code."""
+    path = tmp_path / "export_held_tables.py"
+    path.write_text("import torch\nfrom torch import nn\n\n\n"
+                    "class HeldInAList(nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.tables = [torch.ones(8)]\n\n"
+                    "    def forward(self, x):\n"
+                    "        return x + self.tables[0]\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    context = JobContext(TraceJob(path=str(path), workspace_root=str(tmp_path),
+                                  config=EngineConfig()))
+    cls = importlib.import_module(path.stem).HeldInAList
+    source = top_level_classes(path.read_text(encoding="utf-8"))["HeldInAList"]
+    built = build_class(context, cls, source)
+    assert isinstance(built, Built) and built.instantiated_on == "meta"
+    record = ExportCapture().capture(context, CaptureTarget(
+        cls, source, built.model, "meta", example_inputs={"x": parse_spec("float32[2, 8]")}))
+    assert record.failures == []
+    assert record.not_checked is not None
+    assert record.not_checked.startswith("not checkable under torch.export on meta: line 11 ")

@@ -27,6 +27,7 @@ from fxcore.worker.capture.export.failures import (
     ending_prefix,
     guess_failure,
     mark_after_guesses,
+    meets_unfaked_meta_tensor,
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser, missing_hook
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
@@ -68,6 +69,14 @@ class ExportCapture:
         failures = one_per_line(context.located_failures(
             [guess_failure(guess, guesser.guesses[:index])
              for index, guess in enumerate(guesser.guesses)], target.source))
+        if ending_error is not None and meets_unfaked_meta_tensor(ending_error):
+            ending = self._ending_failure(context, target, ending_error, guesser)
+            return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes,
+                                 not_checked=(
+                    f"not checkable under torch.export on meta: line {ending.line} uses a "
+                    f"tensor built on the meta device that fx-lsp could not fake as a CPU "
+                    f"tensor (one held outside parameters, buffers and tensor attributes): "
+                    f"{ending.message}"))
         if ending_error is not None:
             failures.append(self._ending_failure(context, target, ending_error, guesser))
         if program is None:
