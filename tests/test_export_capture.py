@@ -201,10 +201,12 @@ def test_missing_hook_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_missing_hook_degrades_to_the_first_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("fxcore.worker.capture.export.capture.missing_hook",
                         lambda: "ShapeEnv.evaluate_expr is missing")
-    _, _, record = captured("export_python_data.py:EverySite")
+    target, context, record = captured("export_python_data.py:EverySite")
     assert [(f.line, f.code) for f in record.failures] == [(40, "FX401")]
     assert record.notes == ["Only the first failure is found: this torch cannot be resumed "
                             "after a data-dependent guard (ShapeEnv.evaluate_expr is missing)."]
+    result = module_verdict(context, ExportCapture(), target, record)
+    assert (result.status, result.capture_notes) == ("failed", record.notes)
 
 
 def test_without_fake_tensors_the_class_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
