@@ -63,22 +63,18 @@ class ExportCapture:
                 (guesser.installed() if missing is None else contextlib.nullcontext()):
             try:
                 program = torch.export.export(target.model, (), inputs, strict=False)
-            except Exception as error:  # user code and torch.export may raise anything
+            except BaseException as error:  # user code may raise anything, SystemExit too
                 ending_error = error
         seconds = time.perf_counter() - started
         failures = one_per_line(context.located_failures(
             [guess_failure(guess, guesser.guesses[:index])
              for index, guess in enumerate(guesser.guesses)], target.source))
-        if ending_error is not None and meets_unfaked_meta_tensor(ending_error):
-            ending = self._ending_failure(context, target, ending_error, guesser)
-            return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes,
-                                 not_checked=(
-                    f"not checkable under torch.export on meta: line {ending.line} uses a "
-                    f"tensor built on the meta device that fx-lsp could not fake as a CPU "
-                    f"tensor (one held outside parameters, buffers and tensor attributes): "
-                    f"{ending.message}"))
         if ending_error is not None:
-            failures.append(self._ending_failure(context, target, ending_error, guesser))
+            ending = self._ending_failure(context, target, ending_error, guesser)
+            if meets_unfaked_meta_tensor(ending_error):
+                return CaptureRecord(self.mode, failures=failures, seconds=seconds,
+                                     notes=notes, not_checked=unfaked_meta_reason(ending))
+            failures.append(ending)
         if program is None:
             return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes)
         exported = program.graph_module
@@ -109,6 +105,12 @@ class ExportCapture:
               record: CaptureRecord) -> list[Hint]:
         """None of its own: the exported graph's facts are the verdict's."""
         return []
+
+
+def unfaked_meta_reason(ending: Failure) -> str:
+    return (f"not checkable under torch.export on meta: line {ending.line} uses a tensor "
+            f"built on the meta device that fx-lsp could not fake as a CPU tensor (one held "
+            f"outside parameters, buffers and tensor attributes): {ending.message}")
 
 
 def one_per_line(failures: list[Failure]) -> list[Failure]:
