@@ -34,12 +34,12 @@ def guess_failure(guess: Guess, earlier: list[Guess]) -> RecordedFailure:
 
 def ending_kind(error: BaseException) -> str:
     """The kind of the error that ended an export."""
+    text = describe_exception(error)  # a user exception's own __str__ may raise
     if GuardOnDataDependentSymNode is not None and \
             isinstance(error, GuardOnDataDependentSymNode):
-        text = describe_exception(error)
         return "export-python-data" if "specialized integer" in text \
             else "export-data-dependent"
-    if isinstance(error, RuntimeError) and ".numpy() is not supported" in str(error):
+    if isinstance(error, RuntimeError) and ".numpy() is not supported" in text:
         return "export-python-data"
     return "export-error"
 
@@ -48,7 +48,7 @@ def meets_unfaked_meta_tensor(error: BaseException) -> bool:
     """The export met a meta tensor the capture could not fake (one held in a list, say)
     beside the fake CPU ones: an artefact of building on meta, which real tensors never
     meet."""
-    text = str(error)
+    text = describe_exception(error)
     return isinstance(error, RuntimeError) and "same device" in text and "meta" in text
 
 
