@@ -194,6 +194,9 @@ class ModuleResult(Span):
     #: Where shapes stopped fitting together during propagation (FX300): the class traces,
     #: but running it on such inputs would fail.
     shape_errors: list[Failure] = field(default_factory=list)
+    #: What the capture mode says about how far its result goes (export: only the first
+    #: failure, because a private torch hook it needs is missing in this torch).
+    capture_notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -7,16 +7,26 @@ import ast
 from fxcore.results import Failure
 from fxcore.worker.locate import SourceIndex
 
+#: Failure kind -> how the message names it. Captures recover from these by taking a branch
+#: (torch.fx's control flow; torch.export's data-dependent conditions, guessed True first)
+#: or running a loop body once.
+RECOVERED_KINDS = {
+    "control-flow": "control-flow failure",
+    "iteration": "iteration failure",
+    "export-data-dependent": "data-dependent condition",
+}
+
 
 def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
     """Flag failures that run only because recovery took a branch or a loop body.
 
-    Recovery from a control-flow failure takes one branch; from an iteration failure it
-    runs the loop body once with a stand-in element. A later failure inside that branch or
-    body may disappear once the first is fixed, so its message says so.
+    Recovery from a control-flow failure (or a data-dependent condition under export) takes
+    one branch; from an iteration failure it runs the loop body once with a stand-in
+    element. A later failure inside that branch or body may disappear once the first is
+    fixed, so its message says so.
     """
     for index, failure in enumerate(failures):
-        if failure.kind not in {"control-flow", "iteration"}:
+        if failure.kind not in RECOVERED_KINDS:
             continue
         tree = sources.tree(failure.path)
         if tree is None:
@@ -35,6 +45,6 @@ def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
                     and not later.message.startswith("(May be a consequence"):
                 later.possible_consequence = True
                 later.message = (
-                    f"(May be a consequence of the {failure.kind} failure at line "
+                    f"(May be a consequence of the {RECOVERED_KINDS[failure.kind]} at line "
                     f"{failure.line}, which tracing recovered from.) {later.message}"
                 )

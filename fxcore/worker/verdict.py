@@ -2,7 +2,9 @@
 facts (nodes per source line, the graph for drawing, members ``forward`` never used), shapes,
 and the capture mode's own checks of a complete graph.
 
-It reads only the ``CaptureRecord``, so it serves every capture mode alike.
+It reads only the ``CaptureRecord``, so it serves every capture mode alike: a mode that
+knows its graph's shapes (export) gives them in the record instead of shape propagation, and
+a mode that could not check a class at all says why (``not_checked``: not a verdict).
 """
 
 from __future__ import annotations
@@ -21,16 +23,29 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                    record: CaptureRecord) -> ModuleResult:
     """The result of capturing ``target`` as ``record`` says."""
     cls, source = target.cls, target.source
+    if record.not_checked is not None:
+        return context.module_result(cls, source, status="not-traced", reason=record.not_checked,
+                                     failures=record.failures,
+                                     instantiated_on=target.instantiated_on,
+                                     trace_seconds=record.seconds, capture_notes=record.notes)
     if not record.complete:
         recovered: dict[str, Any] = {}
         if record.graph is not None:
-            recovered, shapes = recovered_shape_fields(context, target, record)
+            if record.shapes is not None:
+                shapes = record.shapes
+            else:
+                recovered, shapes = recovered_shape_fields(context, target, record)
             recovered["graph"], recovered["scope_types"] = graph_nodes(record, shapes)
         return context.module_result(cls, source, status="failed", failures=record.failures,
                                      instantiated_on=target.instantiated_on,
-                                     trace_seconds=record.seconds, **recovered)
+                                     trace_seconds=record.seconds,
+                                     capture_notes=record.notes, **recovered)
     assert record.graph is not None and record.graph_module is not None
-    fields, shapes = shape_fields(context, target, record, record.graph_module)
+    if record.shapes is not None:
+        fields: dict[str, Any] = {}
+        shapes = record.shapes
+    else:
+        fields, shapes = shape_fields(context, target, record, record.graph_module)
     drawn, scope_types = graph_nodes(record, shapes)
     return context.module_result(
         cls,
@@ -47,5 +62,6 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         hints=[*unused_members(target.model, record, source, context.path),
                *capture.hints(context, target, record)],
         trace_seconds=record.seconds,
+        capture_notes=record.notes,
         **fields,
     )

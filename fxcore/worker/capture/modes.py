@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.export.capture import ExportCapture
 from fxcore.worker.capture.fx.capture import FxCapture
 
-CAPTURES: dict[str, Capture] = {FxCapture.mode: FxCapture()}
+CAPTURES: dict[str, Capture] = {FxCapture.mode: FxCapture(), ExportCapture.mode: ExportCapture()}

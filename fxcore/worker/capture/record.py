@@ -78,6 +78,15 @@ class CaptureRecord:
     parameter_order: list[str] = field(default_factory=list)
     #: How long the capture itself took.
     seconds: float = 0.0
+    #: Why the mode could not check the class at all (no inputs, an operator that needs real
+    #: data): not a verdict. None when it could.
+    not_checked: str | None = None
+    #: Node name -> shape, when the capture itself knows them (export's fake values); None
+    #: when shapes are propagated after the capture (fx).
+    shapes: dict[str, str] | None = None
+    #: What the verdict should say about how far to trust the capture (a private torch hook
+    #: missing, so only the first failure is found).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:

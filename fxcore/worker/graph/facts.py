@@ -52,8 +52,12 @@ def graph_nodes(captured: CaptureRecord, shapes: dict[str, str] | None = None
         stack = list(node.meta.get("nn_module_stack", {}).values())
         if node.op == "call_module" and stack and stack[-1][0] == node.target:
             stack.pop()
+        # torch.export's stacks start with the root module itself, under the name "", and
+        # name each class by its qualified name as a string.
+        stack = [(name, kind) for name, kind in stack if name]
         scope = [name for name, _ in stack]
-        scope_types.update((name, getattr(kind, "__name__", str(kind))) for name, kind in stack)
+        scope_types.update((name, getattr(kind, "__name__", str(kind).rsplit(".", 1)[-1]))
+                           for name, kind in stack)
         path, line = places.get(node, (None, None))
         nodes.append(GraphNode(node.name, node.op, node_target(node),
                                [arg.name for arg in node.all_input_nodes],

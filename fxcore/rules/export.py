@@ -1,0 +1,73 @@
+"""Failures of torch.export (export mode, FX401-FX499): where non-strict
+``torch.export.export`` on fake inputs needs real data (a data-dependent guard, a tensor
+turned into Python data), and any other error that ended the export."""
+
+from fxcore.rules.rule import Rule
+
+FX401 = Rule(
+    code="FX401",
+    kinds=("export-data-dependent",),
+    severity="error",
+    mode="export",
+    docs="""\
+**Control flow on tensor data under torch.export.** A condition that depends on the values of
+a tensor (a data-dependent guard) cannot be decided while exporting: torch.export raises
+`GuardOnDataDependentSymNode` and stops. The message names the expression torch could not
+decide (`Eq(u0, 1)` is "this boolean tensor is True"; `u0 > 3` compares a data-dependent size).
+
+```python
+if x.sum() > 0:                    # FX401 on `x.sum() > 0`
+    x = x + 1
+while x.max() > 1:                 # FX401 on `x.max() > 1`
+    x = x / 2
+```
+
+fx-lsp assumes the condition True the first time it meets a line and False after that (so a
+`while` ends), and goes on, so one check finds every such place; a later finding says which
+assumptions came before it.
+
+Fix: `torch.cond(pred, true_fn, false_fn, (x,))` for a real branch, `torch.where` for a
+choice between values, or `torch._check(...)` to tell torch what holds.
+""",
+)
+
+
+FX402 = Rule(
+    code="FX402",
+    kinds=("export-python-data",),
+    severity="error",
+    mode="export",
+    docs="""\
+**A tensor turned into Python data under torch.export.** `int(t)`, `float(t)`, `t.item()`
+used as a Python number, or `t.numpy()`: the value is known only with real data.
+
+```python
+n = int(x.sum().item())            # FX402 on `int(x.sum().item())`
+a = x.numpy()                      # FX402 (ends the export)
+```
+
+fx-lsp assumes the number is 1 to check the rest of `forward`.
+
+Fix: keep the value a tensor; when it is a size, `torch._check_is_size(n)` (and
+`torch._check` of its bounds) lets torch.export keep it symbolic.
+""",
+)
+
+
+FX499 = Rule(
+    code="FX499",
+    kinds=("export-error",),
+    severity="error",
+    mode="export",
+    docs="""\
+**Any other error ended torch.export.** The exception is reported at the innermost line of
+your code it was raised from, for example an operation torch.export does not support, or an
+error in your code that shows up only on symbolic shapes.
+
+Fix: read the message; torch.export's troubleshooting guide
+(https://pytorch.org/docs/stable/export.html) lists the common causes.
+""",
+)
+
+
+RULES = (FX401, FX402, FX499)

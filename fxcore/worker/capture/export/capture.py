@@ -1,0 +1,143 @@
+"""The ``export`` capture mode: non-strict ``torch.export.export`` of a built instance
+(usually on the meta device) on fake CPU tensors made from the class's example inputs, its
+weights faked alike (``fake``).
+
+Non-strict export runs the user's Python live, as torch.fx does, so a failure is located at
+the innermost workspace frame of its traceback. The data-dependent guards export would stop
+at are answered with guesses (``guesses``) so that one pass finds them all; where this torch
+lacks that hook, the mode finds the first failure only and the record says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import time
+import warnings
+from collections.abc import Iterator
+from typing import ClassVar
+
+import torch
+
+from fxcore.results import Failure, Hint
+from fxcore.worker.capture.export import fake, graph
+from fxcore.worker.capture.export.failures import (
+    ending_kind,
+    ending_prefix,
+    guess_failure,
+    mark_after_guesses,
+    meets_unfaked_meta_tensor,
+)
+from fxcore.worker.capture.export.guesses import DataDependentGuesser, missing_hook
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+
+#: The reason of a class without example inputs: export runs forward, which needs them.
+NO_INPUTS = ("not checkable under torch.export: no example inputs (give them under "
+             '[tool.fx-lsp.modules."module:Class"] inputs, or annotate forward\'s arguments)')
+
+
+class ExportCapture:
+    """Non-strict ``torch.export.export(model, (), inputs, strict=False)`` on fake inputs."""
+
+    mode: ClassVar[str] = "export"
+    #: Export runs ``forward``: its targets come with example inputs decided before capture.
+    needs_inputs: ClassVar[bool] = True
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        if target.example_inputs is None:
+            return CaptureRecord(self.mode, not_checked=NO_INPUTS)
+        if fake.missing() is not None:
+            return CaptureRecord(self.mode, not_checked=f"not checkable under torch.export "
+                                                        f"in this torch: {fake.missing()}")
+        started = time.perf_counter()
+        mode = fake.new_mode()
+        inputs = fake.fake_inputs(mode, target.example_inputs)
+        guesser = DataDependentGuesser(context.is_workspace_path)
+        missing = missing_hook()
+        notes = [] if missing is None else [
+            f"Only the first failure is found: this torch cannot be resumed after a "
+            f"data-dependent guard ({missing})."]
+        program: torch.export.ExportedProgram | None = None
+        ending_error: BaseException | None = None
+        with quiet_torch(), fake.faked_weights(target.model, mode), \
+                (guesser.installed() if missing is None else contextlib.nullcontext()):
+            try:
+                program = torch.export.export(target.model, (), inputs, strict=False)
+            except BaseException as error:  # user code may raise anything, SystemExit too
+                ending_error = error
+        seconds = time.perf_counter() - started
+        failures = one_per_line(context.located_failures(
+            [guess_failure(guess, guesser.guesses[:index])
+             for index, guess in enumerate(guesser.guesses)], target.source))
+        if ending_error is not None:
+            ending = self._ending_failure(context, target, ending_error, guesser)
+            if meets_unfaked_meta_tensor(ending_error):
+                return CaptureRecord(self.mode, failures=failures, seconds=seconds,
+                                     notes=notes, not_checked=unfaked_meta_reason(ending))
+            failures.append(ending)
+        if program is None:
+            return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes)
+        exported = program.graph_module
+        return CaptureRecord(
+            self.mode,
+            failures=failures,
+            graph=exported.graph,
+            root=exported,
+            graph_module=exported if not failures else None,
+            node_origins=graph.node_origins(exported.graph, context.is_workspace_path),
+            module_order=graph.module_order(exported.graph),
+            parameter_order=graph.parameter_order(program),
+            seconds=seconds,
+            shapes=graph.shapes(exported.graph),
+            notes=notes,
+        )
+
+    @staticmethod
+    def _ending_failure(context: JobContext, target: CaptureTarget, error: BaseException,
+                        guesser: DataDependentGuesser) -> Failure:
+        kind = ending_kind(error)
+        failure = context.exception_failure(kind, ending_prefix(kind), error,
+                                            target.source.name_span)
+        mark_after_guesses(failure, guesser.guesses)
+        return failure
+
+    def hints(self, context: JobContext, target: CaptureTarget,
+              record: CaptureRecord) -> list[Hint]:
+        """None of its own: the exported graph's facts are the verdict's."""
+        return []
+
+
+def unfaked_meta_reason(ending: Failure) -> str:
+    return (f"not checkable under torch.export on meta: line {ending.line} uses a tensor "
+            f"built on the meta device that fx-lsp could not fake as a CPU tensor (one held "
+            f"outside parameters, buffers and tensor attributes): {ending.message}")
+
+
+def one_per_line(failures: list[Failure]) -> list[Failure]:
+    """The first failure of each code on a line: two guards of one condition
+    (``a.sum() > 0 and a.max() > 2``) are one problem to fix."""
+    seen: set[tuple[str, int, str]] = set()
+    kept = []
+    for failure in failures:
+        key = (failure.path, failure.line, failure.code)
+        if key not in seen:
+            seen.add(key)
+            kept.append(failure)
+    return kept
+
+
+@contextlib.contextmanager
+def quiet_torch() -> Iterator[None]:
+    """torch.export logs warnings as it fails and prints the partial graph of a failed
+    export to ``sys.stderr``; none of it is the user's to read in a terminal (the failures
+    say where and why), so it is dropped."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(previous)

@@ -1,0 +1,75 @@
+"""Fake CPU tensors for export: the built model's parameters, buffers and tensor attributes
+and its example inputs, as tensors with a dtype, a shape and the device ``cpu`` but no data.
+
+Not meta tensors: a model built on meta mixes them with the CPU tensors its own code makes
+(``torch.arange(n)``, ``torch.tensor([...])``), and torch.export then fails on a device
+mismatch that real CPU inputs never meet. Faking the weights as CPU tensors keeps the run as
+the user's, at the cost of no memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+from fxcore.tensor_spec import TensorSpec
+
+try:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+except ImportError:  # private to torch: a release may move them
+    FakeTensorMode = None  # type: ignore[assignment,misc]
+
+
+def missing() -> str | None:
+    """Why this torch cannot make fake CPU tensors here, or None when it can."""
+    if FakeTensorMode is None:
+        return ("torch._subclasses.fake_tensor.FakeTensorMode or "
+                "torch.fx.experimental.symbolic_shapes.ShapeEnv is missing")
+    return None
+
+
+def fake_inputs(mode: FakeTensorMode, specs: dict[str, TensorSpec]) -> dict[str, torch.Tensor]:
+    """A fake CPU tensor per input spec."""
+    with mode:
+        return {name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype))
+                for name, spec in specs.items()}
+
+
+def new_mode() -> FakeTensorMode:
+    """A fake mode with a shape environment, as torch.export makes its own."""
+    return FakeTensorMode(shape_env=ShapeEnv())
+
+
+@contextmanager
+def faked_weights(model: torch.nn.Module, mode: FakeTensorMode) -> Iterator[None]:
+    """``model``'s parameters, buffers and tensor attributes replaced by fake CPU tensors of
+    the same dtype and shape, and put back after (other modes capture the same instance)."""
+    saved: list[tuple[dict[str, Any], str, Any]] = []
+
+    def fake(value: torch.Tensor) -> torch.Tensor:
+        with mode:
+            return torch.empty(value.shape, dtype=value.dtype)
+
+    try:
+        for module in model.modules():
+            for table in (module._parameters, module._buffers):
+                for name, value in list(table.items()):
+                    if value is None:
+                        continue
+                    saved.append((table, name, value))
+                    faked = fake(value)
+                    table[name] = torch.nn.Parameter(faked, value.requires_grad) \
+                        if isinstance(value, torch.nn.Parameter) else faked
+            attributes = vars(module)
+            for name, value in list(attributes.items()):
+                if isinstance(value, torch.Tensor) and value.is_meta:
+                    saved.append((attributes, name, value))
+                    attributes[name] = fake(value)
+        yield
+    finally:
+        for table, name, value in reversed(saved):
+            table[name] = value

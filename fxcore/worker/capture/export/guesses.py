@@ -1,0 +1,106 @@
+"""Recovery from data-dependent guards: torch.export stops at the first place where Python
+needs a value that only real data has (``if x.sum() > 0``, ``int(t.item())``). The shape
+environment raises ``GuardOnDataDependentSymNode`` from ``ShapeEnv.evaluate_expr`` there;
+``DataDependentGuesser`` intercepts it, records the site (the live stack) and returns a
+guess, so one export finds every such site.
+
+A guess per call site (an instruction of the user's code): the first decision at a site is
+True, later ones False, so a data-dependent ``while`` ends after one pass. A Python number
+taken from a tensor is guessed as 1. The hook is private to torch: ``missing_hook`` says
+whether this torch has it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from fxcore.worker.locate import RawPosition, stack_positions
+
+try:
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
+except ImportError:  # a torch without the symbolic shapes of torch.export
+    GuardOnDataDependentSymNode = None  # type: ignore[assignment,misc]
+    ShapeEnv = None  # type: ignore[assignment,misc]
+
+
+def missing_hook() -> str | None:
+    """Why this torch cannot recover from data-dependent guards, or None when it can."""
+    if GuardOnDataDependentSymNode is None or ShapeEnv is None:
+        return ("torch.fx.experimental.symbolic_shapes has no ShapeEnv or "
+                "GuardOnDataDependentSymNode")
+    if not callable(getattr(ShapeEnv, "evaluate_expr", None)):
+        return "ShapeEnv.evaluate_expr is missing"
+    return None
+
+
+@dataclass
+class Guess:
+    """One data-dependent site as met: the expression torch could not decide, whether it is
+    a condition (else a Python number taken from a tensor), the value assumed, and the live
+    stack, outermost first."""
+
+    expression: str
+    is_condition: bool
+    assumed: bool | int | float
+    stack: list[RawPosition]
+    #: File, line and column of the innermost workspace frame's instruction.
+    site: tuple[str, int, int | None]
+
+
+class DataDependentGuesser:
+    """Records each data-dependent guard in user code and answers it with a guess."""
+
+    def __init__(self, is_workspace_path: Callable[[str], bool]) -> None:
+        self._is_workspace_path = is_workspace_path
+        self.guesses: list[Guess] = []
+        self._decisions: dict[tuple[str, int, int | None], int] = {}
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        """``ShapeEnv.evaluate_expr`` answers data-dependent guards with guesses."""
+        original = ShapeEnv.evaluate_expr
+        guesser = self
+
+        def evaluate_expr(shape_env: Any, orig_expr: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(shape_env, orig_expr, *args, **kwargs)
+            except GuardOnDataDependentSymNode:
+                guess = guesser.guess(orig_expr)
+                if guess is None:
+                    raise
+                return guess
+
+        ShapeEnv.evaluate_expr = evaluate_expr  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            ShapeEnv.evaluate_expr = original  # type: ignore[method-assign]
+
+    def guess(self, expression: sympy.Basic) -> sympy.Basic | None:
+        """The value assumed for ``expression`` at the current user line, recorded; None
+        when no workspace code is on the stack (then it is not the user's to fix)."""
+        stack = stack_positions(sys._getframe(2))
+        # The instruction, not only the line: `if a.sum() > 0 and a.max() > 2` asks twice.
+        site = next(((p.filename, p.line, p.column) for p in reversed(stack)
+                     if self._is_workspace_path(p.filename)), None)
+        if site is None:
+            return None
+        decisions = self._decisions.get(site, 0)
+        self._decisions[site] = decisions + 1
+        is_condition = isinstance(expression, sympy.logic.boolalg.Boolean)
+        assumed: bool | int | float
+        if is_condition:
+            assumed = decisions == 0
+            answer: sympy.Basic = sympy.true if assumed else sympy.false
+        elif expression.is_integer:
+            assumed, answer = 1, sympy.Integer(1)
+        else:
+            assumed, answer = 1.0, sympy.Float(1.0)
+        self.guesses.append(Guess(str(expression), is_condition, assumed, stack, site))
+        return answer

@@ -1,0 +1,121 @@
+"""Ground truth of the export corpus (tests/corpus/export): what REAL torch.export does on CPU
+with real weights and real inputs, written to tests/corpus/export/expected.json.
+
+For each class named in a corpus file's ``EXAMPLE_INPUTS``: the verdict and first line of
+``torch.export.export(model, (), inputs, strict=False)``, and the lines of every
+data-dependent error that ``torch.export.draft_export`` (which runs on the real values and
+goes on past them) reports in that file.
+
+    python3 scripts/export_ground_truth.py            # writes expected.json
+    python3 scripts/export_ground_truth.py --check    # exits 1 if it differs from the file
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import torch
+from torch._logging import structured
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "export"
+EXPECTED = CORPUS / "expected.json"
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"export_corpus_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def real_inputs(specs: dict[str, str]) -> dict[str, torch.Tensor]:
+    from fxcore.tensor_spec import parse_spec
+    inputs = {}
+    for name, text in specs.items():
+        spec = parse_spec(text)
+        dtype = getattr(torch, spec.dtype)
+        inputs[name] = (torch.randn(spec.shape, dtype=dtype) if dtype.is_floating_point
+                        else torch.randint(0, 10, spec.shape, dtype=dtype))
+    return inputs
+
+
+def first_line(error: BaseException, path: str) -> int | None:
+    """The innermost line of ``path`` in the error's traceback."""
+    lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+             if os.path.abspath(frame.filename) == path]
+    return lines[-1] if lines else None
+
+
+def draft_sites(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
+                path: str) -> list[int] | None:
+    """Lines of ``path`` where draft_export met a data-dependent error (the innermost frame
+    in ``path``); None when draft_export itself fails (an error that is not about data)."""
+    try:
+        program = torch.export.draft_export(model, (), inputs)
+    except Exception:
+        return None
+    files = {index: name for name, index in structured.INTERN_TABLE.items()}
+    sites = set()
+    for failure in program._report.failures:
+        if failure.failure_type.name != "DATA_DEPENDENT_ERROR":
+            continue
+        for frame in reversed(failure.data["user_stack"]):  # innermost first
+            if os.path.abspath(files.get(frame["filename"], "")) == path:
+                sites.add(frame["line"])
+                break
+    return sorted(sites)
+
+
+def ground_truth() -> dict[str, dict[str, object]]:
+    expected: dict[str, dict[str, object]] = {}
+    for path in sorted(CORPUS.glob("*.py")):
+        module = load(path)
+        for name, specs in module.EXAMPLE_INPUTS.items():
+            torch.manual_seed(0)
+            model = getattr(module, name)()
+            inputs = real_inputs(specs)
+            try:
+                torch.export.export(model, (), inputs, strict=False)
+                verdict, line, error_type = "ok", None, None
+            except Exception as error:
+                verdict = "failed"
+                line, error_type = first_line(error, str(path)), type(error).__name__
+            torch.manual_seed(0)
+            sites = draft_sites(model, real_inputs(specs), str(path))
+            expected[f"{path.name}:{name}"] = {
+                "verdict": verdict, "first_line": line, "error": error_type,
+                "data_dependent_lines": sites,
+            }
+    return expected
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="compare with expected.json instead of writing it")
+    options = parser.parse_args()
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+    text = json.dumps(ground_truth(), indent=2, sort_keys=True) + "\n"
+    if options.check:
+        same = EXPECTED.read_text(encoding="utf-8") == text
+        print("expected.json is current" if same else "expected.json differs")
+        return 0 if same else 1
+    EXPECTED.write_text(text, encoding="utf-8")
+    print(f"wrote {EXPECTED}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(CORPUS.parent.parent.parent))
+    sys.exit(main())

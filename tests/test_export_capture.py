@@ -1,0 +1,268 @@
+"""The export capture mode in this process (no fork), against real torch.export.
+
+Each class of the corpus (tests/corpus/export) is built as a worker builds it (on meta) and
+captured by ``ExportCapture``; its verdict, first line and set of data-dependent sites must
+equal what real ``torch.export`` found on CPU with real weights and inputs
+(tests/corpus/export/expected.json, written by scripts/export_ground_truth.py), with nothing
+extra.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fxcore import result_codec
+from fxcore.discovery import top_level_classes
+from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.tensor_spec import parse_spec
+from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.worker.job import Job
+from fxcore.worker.verdict import module_verdict
+
+CORPUS = Path(__file__).parent / "corpus" / "export"
+EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
+DATA_DEPENDENT_KINDS = {"export-data-dependent", "export-python-data"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def corpus_on_path() -> Iterator[None]:
+    sys.path.insert(0, str(CORPUS))
+    yield
+    sys.path.remove(str(CORPUS))
+
+
+def captured(key: str, with_inputs: bool = True) -> tuple[CaptureTarget, JobContext,
+                                                          CaptureRecord]:
+    file, name = key.split(":")
+    path = CORPUS / file
+    context = JobContext(TraceJob(path=str(path), workspace_root=str(CORPUS),
+                                  config=EngineConfig()))
+    module = importlib.import_module(path.stem)
+    cls = getattr(module, name)
+    source = top_level_classes(path.read_text(encoding="utf-8"))[name]
+    built = build_class(context, cls, source)
+    assert isinstance(built, Built), built
+    inputs = {arg: parse_spec(text) for arg, text in module.EXAMPLE_INPUTS[name].items()}
+    target = CaptureTarget(cls, source, built.model, built.instantiated_on,
+                           built.concrete_args,
+                           example_inputs=inputs if with_inputs else None)
+    return target, context, ExportCapture().capture(context, target)
+
+
+def line_of(file: str, snippet: str) -> int:
+    lines = (CORPUS / file).read_text(encoding="utf-8").splitlines()
+    return next(number for number, text in enumerate(lines, 1) if snippet in text)
+
+
+def data_dependent_sites(record: CaptureRecord) -> set[int]:
+    """Lines of the sites recovered from; an error that ended the export is the last
+    failure when there is no graph, and is no such site."""
+    recovered = record.failures if record.graph is not None else record.failures[:-1]
+    return {f.line for f in recovered if f.kind in DATA_DEPENDENT_KINDS}
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_capture_on_meta_matches_real_export(key: str) -> None:
+    expected = EXPECTED[key]
+    target, _, record = captured(key)
+    assert target.instantiated_on == "meta"
+    assert record.not_checked is None
+    assert record.notes == []
+    if expected["verdict"] == "ok":
+        assert record.failures == [] and record.complete
+        assert record.graph_module is not None and record.shapes
+        return
+    assert record.failures, "real export failed; the capture found nothing"
+    assert record.failures[0].line == expected["first_line"]
+    assert record.failures[0].path == str(CORPUS / key.split(":")[0])
+    assert data_dependent_sites(record) == set(expected["data_dependent_lines"] or [])
+
+
+def test_every_site_is_one_failure_with_the_guesses_before_it() -> None:
+    _, _, record = captured("export_python_data.py:EverySite")
+    lines = [(f.line, f.code) for f in record.failures]
+    assert lines == [(40, "FX401"), (42, "FX402"), (44, "FX401"), (46, "FX401")]
+    assert "`Eq(" in record.failures[0].message
+    assert "after guesses" not in record.failures[0].message
+    assert "Checked after guesses at lines 40, 42, 44." in record.failures[3].message
+    # One pass went on to the end: the graph of the guessed path is there to draw.
+    assert record.graph is not None and record.graph_module is None
+
+
+def test_data_dependent_while_finishes_as_one_site() -> None:
+    _, _, record = captured("export_data_dependent.py:HalveWhileLarge")
+    line = line_of("export_data_dependent.py", "while x.abs().max() > 1:")
+    assert [(f.line, f.code) for f in record.failures] == [(line, "FX401")]
+    assert "assumed it True" in record.failures[0].message
+
+
+def test_error_after_a_guess_is_a_possible_consequence() -> None:
+    _, _, record = captured("export_failing.py:BrokenBranch")
+    first, ending = record.failures
+    assert (first.line, first.code, first.possible_consequence) == (38, "FX401", False)
+    assert (ending.line, ending.code, ending.possible_consequence) == (39, "FX499", True)
+    assert ending.message.startswith("(May be a consequence of the values fx-lsp assumed at "
+                                     "line(s) 38")
+
+
+def test_a_condition_inside_a_guessed_branch_is_a_possible_consequence() -> None:
+    _, _, record = captured("export_data_dependent.py:NestedConditions")
+    outer, inner = record.failures
+    assert (outer.possible_consequence, inner.possible_consequence) == (False, True)
+    assert inner.message.startswith(f"(May be a consequence of the data-dependent condition at "
+                                    f"line {outer.line}, which tracing recovered from.)")
+
+
+def test_two_guards_of_one_condition_are_one_failure() -> None:
+    _, _, record = captured("export_data_dependent.py:TwoGuardsOnALine")
+    line = line_of("export_data_dependent.py", "if x.sum() > 0 and x.max() > 2:")
+    assert [(f.line, f.code) for f in record.failures] == [(line, "FX401")]
+    # Each guard is its own call site, so both were first decisions, guessed True: the
+    # branch ran (a per-line guess would have answered the second False).
+    assert record.graph is not None
+    assert "aten.add.Tensor" in {str(node.target) for node in record.graph.nodes}
+
+
+def test_numpy_ends_the_export_as_python_data() -> None:
+    _, _, record = captured("export_python_data.py:ThroughNumpy")
+    assert [(f.line, f.code) for f in record.failures] == [(34, "FX402")]
+
+
+def test_without_inputs_the_class_is_not_checked_at_its_name() -> None:
+    target, context, record = captured("export_traceable.py:Mlp", with_inputs=False)
+    assert record.not_checked == NO_INPUTS and record.failures == []
+    result = module_verdict(context, ExportCapture(), target, record)
+    assert (result.status, result.reason) == ("not-traced", NO_INPUTS)
+    assert result.line == target.source.name_span.line
+
+
+def test_traceable_verdict_carries_the_exported_graph() -> None:
+    target, context, record = captured("export_traceable.py:PositionalEmbedding")
+    result = module_verdict(context, ExportCapture(), target, record)
+    assert result.status == "traceable"
+    assert result.generated_code is not None and "aten.embedding" in result.generated_code
+    path = CORPUS / "export_traceable.py"
+    line = line_of(path.name, "torch.arange(tokens.shape[1])")
+    assert [node.target for node in result.line_nodes[(str(path), line)]] == \
+        ["torch.ops.aten.arange.default"]
+    assert {"tokens", "positions"} <= set(result.scope_types)
+    assert result.parameter_order == ["tokens.weight", "positions.weight"]
+    output = next(node for node in result.graph if node.op == "call_function"
+                  and node.target == "torch.ops.aten.add.Tensor")
+    assert output.shape == "float32[2, 6, 16]"
+    # The built instance keeps its own (meta) weights for the other modes.
+    assert all(p.is_meta for p in target.model.parameters())
+
+
+#: Captures in a fresh process, recovery off for the second so that export raises: torch
+#: then logs warnings and errors through its own handlers and prints the partial graph.
+_QUIET_SCRIPT = """
+import sys
+sys.path[:0] = [{tests!r}, {corpus!r}]
+import test_export_capture as test
+test.captured("export_python_data.py:EverySite")
+import fxcore.worker.capture.export.capture as capture
+capture.missing_hook = lambda: "off"
+test.captured("export_python_data.py:EverySite")
+test.captured("export_failing.py:WrongProjection")
+"""
+
+
+def test_torch_output_does_not_reach_the_terminal_nor_files(tmp_path: Path) -> None:
+    script = _QUIET_SCRIPT.format(tests=str(Path(__file__).parent), corpus=str(CORPUS))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "TMPDIR": str(temp)})
+    assert run.returncode == 0, run.stderr
+    assert (run.stdout, run.stderr) == ("", "")
+    assert list(temp.iterdir()) == []
+
+
+def test_missing_hook_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fxcore.worker.capture.export import guesses
+    assert guesses.missing_hook() is None
+    monkeypatch.setattr(guesses, "ShapeEnv", type("ShapeEnv", (), {}))
+    assert guesses.missing_hook() == "ShapeEnv.evaluate_expr is missing"
+
+
+def test_missing_hook_degrades_to_the_first_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fxcore.worker.capture.export.capture.missing_hook",
+                        lambda: "ShapeEnv.evaluate_expr is missing")
+    target, context, record = captured("export_python_data.py:EverySite")
+    assert [(f.line, f.code) for f in record.failures] == [(40, "FX401")]
+    assert record.notes == ["Only the first failure is found: this torch cannot be resumed "
+                            "after a data-dependent guard (ShapeEnv.evaluate_expr is missing)."]
+    result = module_verdict(context, ExportCapture(), target, record)
+    assert (result.status, result.capture_notes) == ("failed", record.notes)
+
+
+def test_without_fake_tensors_the_class_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fxcore.worker.capture.export.fake.FakeTensorMode", None)
+    _, _, record = captured("export_traceable.py:Mlp")
+    assert record.not_checked == (
+        "not checkable under torch.export in this torch: torch._subclasses.fake_tensor."
+        "FakeTensorMode or torch.fx.experimental.symbolic_shapes.ShapeEnv is missing")
+
+
+def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Through the worker's ``Job`` (in this process) and the worker-message codec: a
+    class is not checked without inputs, and what the mode adds survives the codec."""
+    sent: list[tuple[str, object]] = []
+    # A name of its own: the other tests imported the corpus file already.
+    path = tmp_path / "export_job_model.py"
+    path.write_text((CORPUS / "export_traceable.py").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    job = TraceJob(path=str(path), workspace_root=str(tmp_path), config=EngineConfig(),
+                   only_classes=["Mlp"])
+    Job(job, sent.append, ExportCapture()).run()
+    modules = [payload for kind, payload in sent if kind == "module"]
+    assert len(modules) == 1
+    module = result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
+        modules[0])))
+    assert (module.class_name, module.status, module.reason) == ("Mlp", "not-traced",
+                                                                 NO_INPUTS)
+    noted = dataclasses.replace(module, capture_notes=["Only the first failure is found."])
+    assert result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
+        noted))).capture_notes == ["Only the first failure is found."]
+
+
+def test_a_meta_tensor_fx_lsp_cannot_fake_makes_the_class_not_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real export on CPU succeeds here; on meta the listed tensor stays meta beside fake
+    CPU ones, which is no verdict about the code."""
+    path = tmp_path / "export_held_tables.py"
+    path.write_text("import torch\nfrom torch import nn\n\n\n"
+                    "class HeldInAList(nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.tables = [torch.ones(8)]\n\n"
+                    "    def forward(self, x):\n"
+                    "        return x + self.tables[0]\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    context = JobContext(TraceJob(path=str(path), workspace_root=str(tmp_path),
+                                  config=EngineConfig()))
+    cls = importlib.import_module(path.stem).HeldInAList
+    source = top_level_classes(path.read_text(encoding="utf-8"))["HeldInAList"]
+    built = build_class(context, cls, source)
+    assert isinstance(built, Built) and built.instantiated_on == "meta"
+    record = ExportCapture().capture(context, CaptureTarget(
+        cls, source, built.model, "meta", example_inputs={"x": parse_spec("float32[2, 8]")}))
+    assert record.failures == []
+    assert record.not_checked is not None
+    assert record.not_checked.startswith("not checkable under torch.export on meta: line 11 ")
