@@ -220,8 +220,8 @@ def test_without_fake_tensors_the_class_is_not_checked(monkeypatch: pytest.Monke
 def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
-    """Through the worker's ``Job`` (in this process) and the worker-message codec: a
-    class is not checked without inputs, and what the mode adds survives the codec."""
+    """Through the worker's ``Job`` (in this process) and the worker-message codec: the
+    class gets inputs decided before capture, and what the mode adds survives the codec."""
     sent: list[tuple[str, object]] = []
     # A name of its own: the other tests imported the corpus file already.
     path = tmp_path / "export_job_model.py"
@@ -235,8 +235,9 @@ def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
     assert len(modules) == 1
     module = result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
         modules[0])))
-    assert (module.class_name, module.status, module.reason) == ("Mlp", "not-traced",
-                                                                 NO_INPUTS)
+    # The job decided its inputs before the capture (inferred from the first Linear).
+    assert (module.class_name, module.status, module.reason) == ("Mlp", "traceable", None)
+    assert module.inputs is not None and module.inputs.origin == "inferred"
     noted = dataclasses.replace(module, capture_notes=["Only the first failure is found."])
     assert result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
         noted))).capture_notes == ["Only the first failure is found."]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxcore.results import ModuleResult
+from fxcore.results import ExampleInputs, ModuleResult
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
@@ -32,7 +32,7 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         recovered: dict[str, Any] = {}
         if record.graph is not None:
             if record.shapes is not None:
-                shapes = record.shapes
+                recovered, shapes = _captured_inputs(target), record.shapes
             else:
                 recovered, shapes = recovered_shape_fields(context, target, record)
             recovered["graph"], recovered["scope_types"] = graph_nodes(record, shapes)
@@ -42,8 +42,7 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                                      capture_notes=record.notes, **recovered)
     assert record.graph is not None and record.graph_module is not None
     if record.shapes is not None:
-        fields: dict[str, Any] = {}
-        shapes = record.shapes
+        fields, shapes = _captured_inputs(target), record.shapes
     else:
         fields, shapes = shape_fields(context, target, record, record.graph_module)
     drawn, scope_types = graph_nodes(record, shapes)
@@ -65,3 +64,12 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         capture_notes=record.notes,
         **fields,
     )
+
+
+def _captured_inputs(target: CaptureTarget) -> dict[str, Any]:
+    """The ``inputs`` field of a capture that ran ``forward`` on the target's example inputs
+    (its shapes are its own, not propagated afterwards)."""
+    if target.example_inputs is None or target.inputs_origin is None:
+        return {}
+    return {"inputs": ExampleInputs(origin=target.inputs_origin, tensors={
+        name: str(spec) for name, spec in target.example_inputs.items()})}
