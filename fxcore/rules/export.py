@@ -4,12 +4,16 @@ turned into Python data), and any other error that ended the export."""
 
 from fxcore.rules.rule import Rule
 
-FX401 = Rule(
-    code="FX401",
-    kinds=("export-data-dependent",),
-    severity="error",
-    mode="export",
-    docs="""\
+
+def _export_error(code: str, kind: str, docs: str) -> Rule:
+    """An export failure: an error of one kind (all of this family's codes)."""
+    return Rule(code=code, kinds=(kind,), severity="error", mode="export", docs=docs)
+
+
+FX401 = _export_error(
+    "FX401",
+    "export-data-dependent",
+    """\
 **Control flow on tensor data under torch.export.** A condition that depends on the values of
 a tensor (a data-dependent guard) cannot be decided while exporting: torch.export raises
 `GuardOnDataDependentSymNode` and stops. The message names the expression torch could not
@@ -32,12 +36,10 @@ choice between values, or `torch._check(...)` to tell torch what holds.
 )
 
 
-FX402 = Rule(
-    code="FX402",
-    kinds=("export-python-data",),
-    severity="error",
-    mode="export",
-    docs="""\
+FX402 = _export_error(
+    "FX402",
+    "export-python-data",
+    """\
 **A tensor turned into Python data under torch.export.** `int(t)`, `float(t)`, `t.item()`
 used as a Python number, or `t.numpy()`: the value is known only with real data.
 
@@ -54,12 +56,10 @@ Fix: keep the value a tensor; when it is a size, `torch._check_is_size(n)` (and
 )
 
 
-FX499 = Rule(
-    code="FX499",
-    kinds=("export-error",),
-    severity="error",
-    mode="export",
-    docs="""\
+FX499 = _export_error(
+    "FX499",
+    "export-error",
+    """\
 **Any other error ended torch.export.** The exception is reported at the innermost line of
 your code it was raised from, for example an operation torch.export does not support, or an
 error in your code that shows up only on symbolic shapes.
