@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fxcore.rules import RULES
+from fxcore.rules.compile import GRAPH_BREAK_FAMILY_DOCS, GRAPH_BREAK_RULES
 
 README_URL = "https://github.com/fx-lsp/fx-lsp"
 #: What precedes the codes in the README's section.
@@ -42,8 +43,13 @@ def documentation() -> dict[str, CodeDoc]:
 
 
 def codes_markdown() -> str:
-    """Every code's section (``### FX001`` and its documentation), in the order of codes."""
-    return "\n".join(f"### {doc.code}\n\n{doc.text}" for doc in documentation().values())
+    """Every code's section (``### FX001`` and its documentation), in the order of codes;
+    the graph breaks generated from torch's registry as one ``### GBnnnn`` section pointing
+    to it (hundreds of entries, and they follow the installed torch)."""
+    generated = {rule.code for rule in GRAPH_BREAK_RULES}
+    own = "\n".join(f"### {doc.code}\n\n{doc.text}" for doc in documentation().values()
+                    if doc.code not in generated)
+    return f"{own}\n### GBnnnn\n\n{GRAPH_BREAK_FAMILY_DOCS}"
 
 
 def with_readme_section(readme: str) -> str:

@@ -25,6 +25,9 @@ class Rule:
     mode: str = "any"
     #: The message of a failure of this kind, ``{detail}`` filled by the detector.
     message: str | None = None
+    #: The page documenting it elsewhere (PyTorch's graph-break site for ``GBnnnn``), for
+    #: editors' links; None when this project's own documentation is the page.
+    url: str | None = None
 
     @property
     def title(self) -> str:
