@@ -21,6 +21,15 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                    record: CaptureRecord) -> ModuleResult:
     """The result of capturing ``target`` as ``record`` says."""
     cls, source = target.cls, target.source
+    if record.not_checked is not None:
+        return context.module_result(cls, source, status="not-traced", reason=record.not_checked,
+                                     instantiated_on=target.instantiated_on)
+    if record.graph_count is not None:
+        # A mode of several graphs (compile): its failures are graph breaks between them.
+        return context.module_result(
+            cls, source, status="failed" if record.failures else "traceable",
+            failures=record.failures, instantiated_on=target.instantiated_on,
+            trace_seconds=record.seconds)
     if not record.complete:
         recovered: dict[str, Any] = {}
         if record.graph is not None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.compile.capture import CompileCapture
 from fxcore.worker.capture.fx.capture import FxCapture
 
-CAPTURES: dict[str, Capture] = {FxCapture.mode: FxCapture()}
+CAPTURES: dict[str, Capture] = {FxCapture.mode: FxCapture(),
+                                CompileCapture.mode: CompileCapture()}

@@ -15,6 +15,7 @@ from torch import fx
 
 from fxcore.discovery import ClassSource
 from fxcore.results import Failure, InstantiatedOn
+from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.locate import RawPosition
 
 
@@ -49,6 +50,9 @@ class CaptureTarget:
     instantiated_on: InstantiatedOn
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)
+    #: The inputs of ``forward`` by argument name, decided before the capture; None when
+    #: there are none.
+    example_inputs: dict[str, TensorSpec] | None = None
 
 
 @dataclass
@@ -70,6 +74,11 @@ class CaptureRecord:
     #: the order they were first used.
     module_order: list[str] = field(default_factory=list)
     parameter_order: list[str] = field(default_factory=list)
+    #: How many graphs the capture produced (``torch.compile`` makes one per region between
+    #: graph breaks); None for a mode that makes one graph.
+    graph_count: int | None = None
+    #: Why the mode could not check the class at all (such as no example inputs), or None.
+    not_checked: str | None = None
     #: How long the capture itself took.
     seconds: float = 0.0
 
