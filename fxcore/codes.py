@@ -9,7 +9,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxcore.rules import RULES
+from fxcore.rules import BY_CODE, RULES
 from fxcore.rules.compile import GRAPH_BREAK_FAMILY_DOCS, GRAPH_BREAK_RULES
 
 README_URL = "https://github.com/fx-lsp/fx-lsp"
@@ -32,8 +32,10 @@ class CodeDoc:
 
 
 def help_url(code: str) -> str:
-    """The README section documenting ``code`` (anchors like ``#fx002``)."""
-    return f"{README_URL}#{code.lower()}"
+    """The page documenting ``code``: its own (PyTorch's page of a graph break), else the
+    README section (anchors like ``#fx002``)."""
+    rule = BY_CODE.get(code)
+    return rule.url if rule is not None and rule.url else f"{README_URL}#{code.lower()}"
 
 
 @functools.cache

@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 import torch
 
+from fxcore.codes import help_url
 from fxcore.discovery import top_level_classes
 from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.results import CODES
 from fxcore.rules import BY_CODE
 from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.compile.capture import NO_INPUTS, CompileCapture
+from fxcore.worker.capture.compile import capture as compile_capture
+from fxcore.worker.capture.compile.capture import NO_INPUTS, CompileCapture, _break_failure
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
@@ -132,3 +135,24 @@ def test_the_capture_leaves_torch_as_it_found_it() -> None:
 
 def test_registered_as_the_compile_mode() -> None:
     assert isinstance(CAPTURES["compile"], CompileCapture)
+
+
+def test_editors_and_sarif_link_a_break_to_pytorchs_page() -> None:
+    assert help_url("GB0170") == BY_CODE["GB0170"].url
+    assert help_url("FX501") == "https://github.com/fx-lsp/fx-lsp#fx501"
+
+
+def test_a_break_type_the_registry_does_not_know_is_fx501_with_its_type() -> None:
+    error = torch._dynamo.exc.Unsupported("it cannot", gb_type="A break from the future")
+    recorded = _break_failure(error, "it cannot")
+    assert recorded.kind == "graph-break-unknown" and CODES[recorded.kind] == "FX501"
+    assert "A break from the future: it cannot" in recorded.message
+
+
+def test_without_dynamos_break_hook_only_the_first_break_is_found_and_said(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compile_capture, "_graph_break_hook", lambda: None)
+    _, _, record = capture("breaks_python.py", "TwoBreaks")
+    (failure,) = record.failures
+    assert (failure.line, failure.code) == (93, "GB0059")
+    assert "only the first graph break" in failure.message

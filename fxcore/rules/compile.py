@@ -57,10 +57,9 @@ def _graph_break_rule(code: str, entries: list[dict[str, object]]) -> Rule:
     explanation = str(entry.get("Explanation", "")).strip()
     hints = [str(hint).strip() for hint in entry.get("Hints") or () if str(hint).strip()]
     url = f"{GRAPH_BREAK_SITE}gb{code.removeprefix('GB')}.html"
-    hint_text = "".join(f"\n- {hint}" for hint in hints)
-    docs = (f"**Graph break: {gb_type}.**\n\n{explanation}\n"
-            + (f"\nHints:{hint_text}\n" if hints else "")
-            + f"\nPyTorch's page: {url}\n")
+    fix = (" ".join(hints) if hints else
+           "keep this code out of the compiled region (`torch.compiler.disable`).")
+    docs = f"**Graph break: {gb_type}.**\n\n{explanation}\n\nFix: {fix}\n\nPyTorch's page: {url}\n"
     message = ("torch.compile graph break (" + gb_type.replace("{", "{{").replace("}", "}}")
                + "): {detail}" + (" " + " ".join(hints).replace("{", "{{").replace("}", "}}")
                                   if hints else ""))
@@ -100,7 +99,10 @@ FX502 = Rule(
     kinds=("compile-error",),
     severity="error",
     mode="compile",
-    message="torch.compile failed where a graph break was expected: {detail}",
+    message=(
+        "torch.compile raised where it would have broken the graph: {detail}. The model may run "
+        "eagerly, but compiling it fails here."
+    ),
     docs="""\
 **`torch.compile` raised an error that is not a graph break**: the model may run eagerly,
 but compiling it fails (for example a `try`/`except` around an operation that fails while
