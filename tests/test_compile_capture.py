@@ -156,3 +156,12 @@ def test_without_dynamos_break_hook_only_the_first_break_is_found_and_said(
     (failure,) = record.failures
     assert (failure.line, failure.code) == (93, "GB0059")
     assert "only the first graph break" in failure.message
+
+
+def test_the_result_maps_lines_to_the_nodes_of_every_graph() -> None:
+    context, target, record = capture("breaks_python.py", "Printing")
+    assert record.graph_count == 2
+    result = module_verdict(context, CompileCapture(), target, record)
+    path = str(CORPUS / "breaks_python.py")
+    lines = {line for (file, line) in result.line_nodes if file == path}
+    assert {30, 32} <= lines  # `y = x * 2` before the break, `y + 1` after it
