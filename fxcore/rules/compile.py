@@ -67,14 +67,15 @@ def _graph_break_rule(code: str, entries: list[dict[str, object]]) -> Rule:
                 docs=docs, mode="compile", message=message, url=url)
 
 
+_REGISTRY = _registry()
 #: One rule per ``GBnnnn`` in torch's registry (none without it).
 GRAPH_BREAK_RULES: tuple[Rule, ...] = tuple(
-    _graph_break_rule(code, entries) for code, entries in sorted(_registry().items())
+    _graph_break_rule(code, entries) for code, entries in sorted(_REGISTRY.items())
     if code.startswith("GB") and isinstance(entries, list) and entries
 )
 #: The registry's break types (current and past wordings) -> their code.
 CODE_OF_GRAPH_BREAK_TYPE: dict[str, str] = {
-    str(entry.get("Gb_type")): code for code, entries in sorted(_registry().items())
+    str(entry.get("Gb_type")): code for code, entries in sorted(_REGISTRY.items())
     if isinstance(entries, list) for entry in entries if isinstance(entry, dict)
 }
 
