@@ -82,8 +82,7 @@ CODE_OF_GRAPH_BREAK_TYPE: dict[str, str] = {
 FX501 = Rule(
     code="FX501",
     kinds=("graph-break-unknown",),
-    severity="warning",
-    mode="compile",
+    severity="warning", mode="compile",
     message="torch.compile graph break ({detail})",
     docs="""\
 **A graph break of a type PyTorch's graph-break registry does not list.** `torch.compile`
@@ -98,8 +97,7 @@ by keeping that call outside the compiled region (`torch.compiler.disable`).
 FX502 = Rule(
     code="FX502",
     kinds=("compile-error",),
-    severity="error",
-    mode="compile",
+    severity="error", mode="compile",
     message=(
         "torch.compile raised where it would have broken the graph: {detail}. The model may run "
         "eagerly, but compiling it fails here."
