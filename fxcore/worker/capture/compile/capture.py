@@ -109,9 +109,10 @@ def _quiet() -> Iterator[None]:
 
 
 def example_tensors(target: CaptureTarget) -> dict[str, torch.Tensor]:
-    """The example inputs as empty tensors on the device the model was built on."""
+    """The example inputs on the device the model was built on; ones, as the meta stand-ins
+    answer, so that a model built on CPU takes the same branches."""
     device = "meta" if target.instantiated_on == "meta" else "cpu"
-    return {name: torch.zeros(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
+    return {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
             for name, spec in (target.example_inputs or {}).items()}
 
 

@@ -11,6 +11,7 @@ count them as breaks of their own.
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -55,12 +56,10 @@ def meta_values() -> Iterator[list[str]]:
     own = {name: torch.Tensor.__dict__[name] for name in _METHODS
            if name in torch.Tensor.__dict__}
     with contextlib.ExitStack() as stack:
-        config = getattr(getattr(torch.fx.experimental, "_config", None), "patch", None)
         try:
-            if config is None:
-                raise AttributeError("torch.fx.experimental._config.patch")
-            stack.enter_context(config(meta_nonzero_assume_all_nonzero=True))
-        except (AttributeError, TypeError) as error:
+            config = importlib.import_module("torch.fx.experimental._config")
+            stack.enter_context(config.patch(meta_nonzero_assume_all_nonzero=True))
+        except (ImportError, AttributeError, TypeError) as error:
             missing.append(f"nonzero on meta tensors is not assumed nonzero ({error})")
         try:
             for name, original in originals.items():
