@@ -61,8 +61,7 @@ def _graph_break_rule(code: str, entries: list[dict[str, object]]) -> Rule:
            "keep this code out of the compiled region (`torch.compiler.disable`).")
     docs = f"**Graph break: {gb_type}.**\n\n{explanation}\n\nFix: {fix}\n\nPyTorch's page: {url}\n"
     message = ("torch.compile graph break (" + gb_type.replace("{", "{{").replace("}", "}}")
-               + "): {detail}" + (" " + " ".join(hints).replace("{", "{{").replace("}", "}}")
-                                  if hints else ""))
+               + "): {detail}")
     return Rule(code=code, kinds=(graph_break_kind(code),), severity="warning",
                 docs=docs, mode="compile", message=message, url=url)
 

@@ -68,13 +68,29 @@ def _break_failure(error: BaseException, reason: str) -> RecordedFailure:
     gb_type = getattr(error, "gb_type", None) or ""
     code = CODE_OF_GRAPH_BREAK_TYPE.get(gb_type)
     kind = graph_break_kind(code) if code in BY_CODE else "graph-break-unknown"
-    detail = (getattr(error, "msg", None) or reason or describe_exception(error)).strip()
-    detail = detail.split("\n  Hint:")[0].strip()
+    text = str(getattr(error, "msg", None) or reason or describe_exception(error))
+    first, explanation, hints = _summary(text)
+    # The rule names the type; the explanation and hints are those dynamo formatted with
+    # this break's context.
+    detail = " ".join(part if part.endswith((".", "?", "!")) else part + "."
+                      for part in [explanation or first, *hints])
     if kind == "graph-break-unknown":
-        detail = f"{gb_type or type(error).__name__}: {detail}"
+        detail = f"{gb_type or type(error).__name__}: {first}" + (
+            f". {explanation}" if explanation else "")
     message = (BY_CODE[CODE_OF_KIND[kind]].message or "{detail}").format(detail=detail)
     stack = getattr(error, "real_stack", None) or traceback.extract_tb(error.__traceback__)
     return RecordedFailure(kind, message, _positions(stack))
+
+
+def _summary(text: str) -> tuple[str, str, list[str]]:
+    """The first line of dynamo's message of a break or error, its "Explanation:" line
+    (empty if none) and its "Hint:" lines, formatted for this break (the registry's are
+    templates), without the debug context and stack it also carries."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    explanation = next((line.removeprefix("Explanation:").strip() for line in lines
+                        if line.startswith("Explanation:")), "")
+    hints = [line.removeprefix("Hint:").strip() for line in lines if line.startswith("Hint:")]
+    return (lines[0] if lines else ""), explanation, hints
 
 
 @contextlib.contextmanager
@@ -172,9 +188,11 @@ class CompileCapture:
             if isinstance(error, unsupported):
                 recorded = _break_failure(error, str(error))
                 return context.located_failures([recorded], target.source)[0]
+        first, explanation, _ = _summary(describe_exception(error))
+        detail = first + (f" ({explanation})" if explanation else "")
         return context.failure(
             "compile-error", BY_CODE["FX502"].message.format(  # type: ignore[union-attr]
-                detail=describe_exception(error)),
+                detail=detail),
             _error_positions(error), target.source.name_span)
 
     def hints(self, context: JobContext, target: CaptureTarget,
