@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fxcore import rules
+from fxcore.rules.compile import GRAPH_BREAK_FAMILY_DOCS, GRAPH_BREAK_RULES
 
 README_URL = "https://github.com/fx-lsp/fx-lsp"
 #: What precedes the codes in the README's section.
@@ -30,8 +31,10 @@ class CodeDoc:
 
 
 def help_url(code: str) -> str:
-    """The README section documenting ``code`` (anchors like ``#fx002``)."""
-    return f"{README_URL}#{code.lower()}"
+    """The page documenting ``code``: its own (PyTorch's page of a graph break), else the
+    README section (anchors like ``#fx002``)."""
+    rule = rules.BY_CODE.get(code)
+    return rule.url if rule is not None and rule.url else f"{README_URL}#{code.lower()}"
 
 
 def documentation() -> dict[str, CodeDoc]:
@@ -42,8 +45,13 @@ def documentation() -> dict[str, CodeDoc]:
 
 
 def codes_markdown() -> str:
-    """Every code's section (``### FX001`` and its documentation), in the order of codes."""
-    return "\n".join(f"### {doc.code}\n\n{doc.text}" for doc in documentation().values())
+    """Every code's section (``### FX001`` and its documentation), in the order of codes;
+    the graph breaks generated from torch's registry as one ``### GBnnnn`` section pointing
+    to it (hundreds of entries, and they follow the installed torch)."""
+    generated = {rule.code for rule in GRAPH_BREAK_RULES}
+    own = "\n".join(f"### {doc.code}\n\n{doc.text}" for doc in documentation().values()
+                    if doc.code not in generated)
+    return f"{own}\n### GBnnnn\n\n{GRAPH_BREAK_FAMILY_DOCS}"
 
 
 def with_readme_section(readme: str) -> str:

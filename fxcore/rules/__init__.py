@@ -10,11 +10,11 @@ them equal). Adding a code: a ``Rule`` in its family here, and the module that d
 
 from __future__ import annotations
 
-from fxcore.rules import export, files, hints, shapes, suppressions, tracing
+from fxcore.rules import compile, export, files, hints, shapes, suppressions, tracing
 from fxcore.rules.rule import Rule, Severity
 
 RULES: tuple[Rule, ...] = (*tracing.RULES, *files.RULES, *hints.RULES, *shapes.RULES,
-                           *suppressions.RULES, *export.RULES)
+                           *suppressions.RULES, *export.RULES, *compile.RULES)
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 #: Failure or hint kind -> its code.
 CODE_OF_KIND: dict[str, str] = {kind: rule.code for rule in RULES for kind in rule.kinds}

@@ -29,6 +29,9 @@ class Rule:
     #: shows it with the Information severity; a report leaves it out unless ``select`` names
     #: the code in full, or its caller shows it by default (``fxcore.report.Selection``).
     information: bool = False
+    #: The page documenting it elsewhere (PyTorch's graph-break site for ``GBnnnn``), for
+    #: editors' links; None when this project's own documentation is the page.
+    url: str | None = None
 
     @property
     def title(self) -> str:

@@ -28,6 +28,12 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                                      failures=record.failures,
                                      instantiated_on=target.instantiated_on,
                                      trace_seconds=record.seconds, capture_notes=record.notes)
+    if record.graph_count is not None:
+        # A mode of several graphs (compile): its failures are graph breaks between them.
+        return context.module_result(
+            cls, source, status="failed" if record.failures else "traceable",
+            failures=record.failures, instantiated_on=target.instantiated_on,
+            line_nodes=line_nodes(record), trace_seconds=record.seconds)
     if not record.complete:
         recovered: dict[str, Any] = {}
         if record.graph is not None:

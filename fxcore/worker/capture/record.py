@@ -76,6 +76,9 @@ class CaptureRecord:
     #: the order they were first used.
     module_order: list[str] = field(default_factory=list)
     parameter_order: list[str] = field(default_factory=list)
+    #: How many graphs the capture produced (``torch.compile`` makes one per region between
+    #: graph breaks); None for a mode that makes one graph.
+    graph_count: int | None = None
     #: How long the capture itself took.
     seconds: float = 0.0
     #: Why the mode could not check the class at all (no inputs, an operator that needs real

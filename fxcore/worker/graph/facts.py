@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 def line_nodes(captured: CaptureRecord, shapes: dict[str, str] | None = None
                ) -> dict[tuple[str, int], list[GraphNodeInfo]]:
     """Source line -> the graph nodes it produced (with their propagated shapes), for nodes
-    still in the graph."""
+    still in the graph (all recorded nodes of a capture of several graphs, which has no one
+    ``graph``)."""
     shapes = shapes or {}
     live = set(captured.graph.nodes) if captured.graph is not None else set()
     result: dict[tuple[str, int], list[GraphNodeInfo]] = {}
     for origin in captured.node_origins:
-        if origin.node not in live:
+        if captured.graph is not None and origin.node not in live:
             continue
         info = GraphNodeInfo(origin.node.name, origin.node.op, node_target(origin.node),
                              shapes.get(origin.node.name))

@@ -1,0 +1,1 @@
+"""The ``compile`` capture mode: torch.compile graph breaks (``capture``)."""

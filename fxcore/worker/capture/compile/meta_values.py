@@ -1,0 +1,73 @@
+"""Values for meta tensors where eager Python needs one: at a graph break ``torch.compile``
+runs the breaking instruction eagerly (``if x.sum() > 0``, ``x.item()``), which a meta tensor
+cannot answer. While a capture runs, ``Tensor.__bool__``/``item``/``tolist``/``numpy`` give a
+stand-in for meta tensors (true, one, a list or array of ones of its shape) and behave as
+before for any other tensor; torch's ``nonzero`` on meta assumes every element is nonzero.
+
+The stand-ins are ``torch._dynamo.disable``d: dynamo must neither trace them as user code nor
+count them as breaks of their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy
+import torch
+
+_METHODS = ("__bool__", "item", "tolist", "numpy")
+
+
+def _ones(tensor: torch.Tensor) -> Any:
+    """One of ``tensor``'s dtype as a Python scalar (a bool tensor's is True)."""
+    if tensor.dtype == torch.bool:
+        return True
+    return 1.0 if tensor.dtype.is_floating_point or tensor.dtype.is_complex else 1
+
+
+def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    def value(tensor: torch.Tensor) -> Any:
+        if name == "__bool__":
+            return True
+        if name == "item":
+            return _ones(tensor)
+        if name == "tolist":
+            return numpy.full(tuple(tensor.shape), _ones(tensor)).tolist()
+        return numpy.full(tuple(tensor.shape), _ones(tensor))
+
+    def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not self.is_meta:
+            return original(self, *args, **kwargs)
+        return value(self)
+
+    method.__name__ = name
+    return torch._dynamo.disable(method)
+
+
+@contextlib.contextmanager
+def meta_values() -> Iterator[list[str]]:
+    """The stand-ins installed; yields what could not be set up (each with its reason)."""
+    missing: list[str] = []
+    originals = {name: getattr(torch.Tensor, name) for name in _METHODS}
+    # Some are torch.Tensor's own, others inherited from torch._C.TensorBase.
+    own = {name: torch.Tensor.__dict__[name] for name in _METHODS
+           if name in torch.Tensor.__dict__}
+    with contextlib.ExitStack() as stack:
+        try:
+            config = importlib.import_module("torch.fx.experimental._config")
+            stack.enter_context(config.patch(meta_nonzero_assume_all_nonzero=True))
+        except (ImportError, AttributeError, TypeError) as error:
+            missing.append(f"nonzero on meta tensors is not assumed nonzero ({error})")
+        try:
+            for name, original in originals.items():
+                setattr(torch.Tensor, name, _stand_in(name, original))
+            yield missing
+        finally:
+            for name in _METHODS:
+                if name in own:
+                    setattr(torch.Tensor, name, own[name])
+                else:
+                    delattr(torch.Tensor, name)

@@ -1,0 +1,107 @@
+"""Ground truth of the compile-mode fidelity corpus (tests/corpus/compile/*.py): each class
+compiled with a recording backend on CPU with REAL tensors (float32[2, 8] from
+``torch.rand``, seed 0), its graph breaks as the set of (line, GB code) in the corpus file
+and the number of graphs, written to tests/corpus/compile/expected.json.
+
+A class whose compiled call raises gets the code "error". fx-lsp's compile capture runs the
+same classes on meta tensors; tests/test_compile_capture.py compares the two.
+
+    python3 scripts/compile_ground_truth.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import inspect
+import io
+import json
+import logging
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch._dynamo.exc import _load_gb_type_to_gb_id_map
+from torch._dynamo.symbolic_convert import InstructionTranslatorBase
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "compile"
+INPUT_SHAPE = (2, 8)
+
+
+def corpus_classes(path: Path) -> dict[str, type[nn.Module]]:
+    """The ``nn.Module`` classes the corpus file defines, by name, in source order."""
+    spec = importlib.util.spec_from_file_location(f"compile_corpus_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    classes = [value for value in vars(module).values()
+               if inspect.isclass(value) and issubclass(value, nn.Module)
+               and value.__module__ == module.__name__]
+    classes.sort(key=lambda cls: cls.forward.__code__.co_firstlineno)
+    return {cls.__name__: cls for cls in classes}
+
+
+def compile_on_cpu(cls: type[nn.Module], path: Path) -> dict[str, Any]:
+    """The breaks (line in ``path``, code) and graph count of one real-tensor run."""
+    torch.manual_seed(0)
+    model = cls().eval()
+    graphs: list[torch.fx.GraphModule] = []
+    breaks: set[tuple[int, str]] = set()
+    codes = _load_gb_type_to_gb_id_map()
+    original = InstructionTranslatorBase.log_graph_break
+
+    def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> None:
+        if not exc.logged:
+            lines = [frame.lineno for frame in exc.real_stack
+                     if os.path.abspath(frame.filename) == str(path)]
+            breaks.add((lines[-1] if lines else 0, codes.get(exc.gb_type, "FX501")))
+        return original(self, code_options, reason, exc)
+
+    def backend(graph_module: torch.fx.GraphModule, _inputs: Any) -> Any:
+        graphs.append(graph_module)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    InstructionTranslatorBase.log_graph_break = log_graph_break
+    try:
+        with torch.no_grad():
+            torch.compile(model, backend=backend, fullgraph=False)(torch.rand(INPUT_SHAPE))
+    except Exception as error:  # a compile error where eager may run: its own finding
+        lines = [frame.lineno for frame in getattr(error, "real_stack", None) or ()
+                 if os.path.abspath(frame.filename) == str(path)]
+        breaks.add((lines[-1] if lines else 0, "error"))
+    finally:
+        InstructionTranslatorBase.log_graph_break = original
+    return {"breaks": sorted([line, code] for line, code in breaks), "graphs": len(graphs)}
+
+
+def ground_truth() -> dict[str, dict[str, Any]]:
+    truth: dict[str, dict[str, Any]] = {}
+    for path in sorted(CORPUS.glob("*.py")):
+        for name, cls in corpus_classes(path).items():
+            truth[f"{path.name}:{name}"] = compile_on_cpu(cls, path)
+    return truth
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    arguments = parser.parse_args()
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+    with contextlib.redirect_stdout(io.StringIO()):  # the corpus prints, on purpose
+        truth = json.dumps(ground_truth(), indent=1) + "\n"
+    expected = CORPUS / "expected.json"
+    if arguments.check:
+        if expected.read_text(encoding="utf-8") != truth:
+            raise SystemExit(f"{expected} is out of date")
+        return
+    expected.write_text(truth, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

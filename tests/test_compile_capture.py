@@ -1,0 +1,167 @@
+"""The compile capture mode in this process (no fork, as tests/test_worker_pipeline.py): each
+class of the fidelity corpus (tests/corpus/compile) built on meta and captured with
+``torch.compile`` on meta inputs gives exactly the graph breaks, (line, GB code), and the graph
+count that compiling it on CPU with real tensors gave (tests/corpus/compile/expected.json,
+written by scripts/compile_ground_truth.py); nothing extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from fxcore.codes import help_url
+from fxcore.discovery import top_level_classes
+from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.results import CODES
+from fxcore.rules import BY_CODE
+from fxcore.tensor_spec import TensorSpec
+from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.capture.compile import capture as compile_capture
+from fxcore.worker.capture.compile.capture import NO_INPUTS, CompileCapture, _break_failure
+from fxcore.worker.capture.modes import CAPTURES
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.worker.verdict import module_verdict
+
+CORPUS = Path(__file__).parent / "corpus" / "compile"
+EXPECTED: dict[str, dict[str, object]] = json.loads(
+    (CORPUS / "expected.json").read_text(encoding="utf-8"))
+INPUTS = {"x": TensorSpec("float32", (2, 8))}
+
+
+def corpus_target(file: str, name: str, inputs: dict[str, TensorSpec] | None = INPUTS
+                  ) -> tuple[JobContext, CaptureTarget]:
+    """The corpus class ``name`` of ``file`` built as a worker builds it (on meta)."""
+    path = CORPUS / file
+    module_name = f"compile_corpus_{path.stem}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    cls = getattr(sys.modules[module_name], name)
+    context = JobContext(TraceJob(path=str(path), workspace_root=str(CORPUS),
+                                  config=EngineConfig()))
+    source = top_level_classes(path.read_text(encoding="utf-8"))[name]
+    built = build_class(context, cls, source)
+    assert isinstance(built, Built), built
+    return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
+                                  built.concrete_args, example_inputs=inputs)
+
+
+def capture(file: str, name: str) -> tuple[JobContext, CaptureTarget, CaptureRecord]:
+    context, target = corpus_target(file, name)
+    with contextlib.redirect_stdout(io.StringIO()):  # the corpus prints, on purpose
+        record = CompileCapture().capture(context, target)
+    return context, target, record
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_breaks_on_meta_are_those_of_real_tensors(key: str) -> None:
+    file, name = key.split(":")
+    _, target, record = capture(file, name)
+    assert target.instantiated_on == "meta"
+    found = sorted([failure.line, "error" if failure.code == "FX502" else failure.code]
+                   for failure in record.failures
+                   if failure.path == str(CORPUS / file))
+    assert len(found) == len(record.failures), record.failures  # each at a corpus line
+    assert found == EXPECTED[key]["breaks"]
+    assert record.graph_count == EXPECTED[key]["graphs"]
+
+
+def test_the_corpus_covers_many_break_types() -> None:
+    codes = {code for truth in EXPECTED.values() for _, code in truth["breaks"]}  # type: ignore[attr-defined]
+    assert len(EXPECTED) >= 15 and len(codes) >= 10
+    assert sum(not truth["breaks"] for truth in EXPECTED.values()) >= 4
+
+
+def test_a_break_carries_pytorchs_registry_text_and_page() -> None:
+    _, _, record = capture("breaks_python.py", "Branch")
+    (failure,) = record.failures
+    rule = BY_CODE[failure.code]
+    assert failure.code == "GB0170" and rule.mode == "compile" and rule.severity == "warning"
+    assert "Data-dependent branching" in failure.message and "torch.cond" in failure.message
+    assert rule.url == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
+    assert failure.frames[-1].function == "forward"
+
+
+def test_a_break_repeated_in_a_loop_or_a_helper_is_reported_once() -> None:
+    _, _, record = capture("breaks_python.py", "HelperBreak")
+    assert [(f.line, f.code) for f in record.failures] == [(81, "GB0059")]
+    assert [f.function for f in record.failures[0].frames][-2:] == ["forward", "noisy_helper"]
+
+
+def test_a_compile_error_that_is_not_a_break_is_fx502() -> None:
+    _, _, record = capture("breaks_calls.py", "TryExcept")
+    (failure,) = record.failures
+    assert failure.code == "FX502" and failure.kind == "compile-error"
+    assert failure.line == 63
+
+
+def test_without_example_inputs_the_class_is_not_checked() -> None:
+    context, target = corpus_target("breaks_python.py", "Branch", inputs=None)
+    record = CompileCapture().capture(context, target)
+    result = module_verdict(context, CompileCapture(), target, record)
+    assert result.status == "not-traced" and result.reason == NO_INPUTS
+    assert not result.failures
+
+
+def test_the_verdict_of_a_compile_record() -> None:
+    context, target, record = capture("breaks_python.py", "TwoBreaks")
+    result = module_verdict(context, CompileCapture(), target, record)
+    assert result.status == "failed"
+    assert [failure.code for failure in result.failures] == ["GB0059", "GB0124"]
+    context, target, record = capture("breaks_python.py", "Clean")
+    assert module_verdict(context, CompileCapture(), target, record).status == "traceable"
+
+
+def test_the_capture_leaves_torch_as_it_found_it() -> None:
+    capture("breaks_python.py", "Item")
+    meta = torch.ones(2, device="meta")
+    with pytest.raises(RuntimeError):
+        meta.item()  # the meta stand-ins are gone
+    assert torch.ones(2).tolist() == [1.0, 1.0]
+    assert not torch.fx.experimental._config.meta_nonzero_assume_all_nonzero
+
+
+def test_registered_as_the_compile_mode() -> None:
+    assert isinstance(CAPTURES["compile"], CompileCapture)
+
+
+def test_editors_and_sarif_link_a_break_to_pytorchs_page() -> None:
+    assert help_url("GB0170") == BY_CODE["GB0170"].url
+    assert help_url("FX501") == "https://github.com/fx-lsp/fx-lsp#fx501"
+
+
+def test_a_break_type_the_registry_does_not_know_is_fx501_with_its_type() -> None:
+    error = torch._dynamo.exc.Unsupported("it cannot", gb_type="A break from the future")
+    recorded = _break_failure(error, "it cannot")
+    assert recorded.kind == "graph-break-unknown" and CODES[recorded.kind] == "FX501"
+    assert "A break from the future: it cannot" in recorded.message
+
+
+def test_without_dynamos_break_hook_only_the_first_break_is_found_and_said(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compile_capture, "_graph_break_hook", lambda: None)
+    _, _, record = capture("breaks_python.py", "TwoBreaks")
+    (failure,) = record.failures
+    assert (failure.line, failure.code) == (93, "GB0059")
+    assert "only the first graph break" in failure.message
+
+
+def test_the_result_maps_lines_to_the_nodes_of_every_graph() -> None:
+    context, target, record = capture("breaks_python.py", "Printing")
+    assert record.graph_count == 2
+    result = module_verdict(context, CompileCapture(), target, record)
+    path = str(CORPUS / "breaks_python.py")
+    lines = {line for (file, line) in result.line_nodes if file == path}
+    assert {30, 32} <= lines  # `y = x * 2` before the break, `y + 1` after it
