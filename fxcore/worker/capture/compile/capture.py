@@ -136,6 +136,8 @@ class CompileCapture:
     """``torch.compile`` with a recording backend: every graph break of one run."""
 
     mode: ClassVar[str] = "compile"
+    #: Compiling runs ``forward``: its targets come with example inputs decided before capture.
+    needs_inputs: ClassVar[bool] = True
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if not target.example_inputs:
