@@ -24,6 +24,7 @@ from fxcore.codes import README_URL, documentation, help_url
 from fxcore.fix_apply import choose
 from fxcore.report import Problem, line_shapes
 from fxcore.results import CODES, Arguments, Failure, Frame, Hint, ModuleResult, Span
+from fxcore.rules.compile import GRAPH_BREAK_RULES
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, source_text, split_lines
 
@@ -286,7 +287,10 @@ def _uri(path: str) -> str:
     return quote(display_path(path).replace(os.sep, "/"), errors="surrogateescape")
 
 
-def sarif_rules() -> list[dict[str, Any]]:
+def sarif_rules(occurring: set[str]) -> list[dict[str, Any]]:
+    """A rule per code of this project, and per graph break (PyTorch's ~500 GBnnnn) only
+    when it occurs, as ruff lists only the rules it reports."""
+    graph_breaks = {rule.code for rule in GRAPH_BREAK_RULES}
     return [
         {
             "id": doc.code,
@@ -296,12 +300,13 @@ def sarif_rules() -> list[dict[str, Any]]:
             "helpUri": help_url(doc.code),
         }
         for doc in documentation().values()
+        if doc.code not in graph_breaks or doc.code in occurring
     ]
 
 
 def sarif(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
     """SARIF 2.1.0: one run, a rule per code, a result per problem."""
-    rules = sarif_rules()
+    rules = sarif_rules({problem.code for problem in run.report.problems})
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     results = []
     for problem in run.report.problems:
