@@ -104,7 +104,8 @@ def test_sarif_validates_against_the_official_schema(where: str, tmp_path: Path)
     results = run["results"]
     assert results and all(r["ruleId"].startswith("FX") for r in results)
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
-    assert set(rules) == set(documentation())
+    # Every code of this project; PyTorch's graph breaks only when one occurs (none here).
+    assert set(rules) == set(documentation()) - {rule.code for rule in GRAPH_BREAK_RULES}
     assert rules["FX002"]["helpUri"].endswith("#fx002")
     assert "size(0)" in rules["FX002"]["help"]["text"]
     for result in results:
