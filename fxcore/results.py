@@ -193,6 +193,9 @@ class ModuleResult(Span):
     #: Where shapes stopped fitting together during propagation (FX300): the class traces,
     #: but running it on such inputs would fail.
     shape_errors: list[Failure] = field(default_factory=list)
+    #: The capture mode that made this verdict (``fxcore.capture_modes``): a class has one
+    #: verdict per configured mode.
+    mode: str = "fx"
 
 
 @dataclass

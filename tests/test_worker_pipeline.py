@@ -200,7 +200,7 @@ class PlainSymbolicTrace:
 def test_a_capture_mode_of_its_own_runs_through_the_whole_job(loaded) -> None:
     file = loaded(MODELS, EngineConfig(guess_arguments=False))
     sent: list[tuple[str, object]] = []
-    Job(file.job, sent.append, PlainSymbolicTrace()).run()
+    Job(file.job, sent.append, [PlainSymbolicTrace()]).run()
     kinds = [kind for kind, _ in sent]
     assert kinds[0] == "classes" and kinds[-1] == "file"
     verdicts = {payload.class_name: payload for kind, payload in sent if kind == "module"}
