@@ -17,12 +17,19 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.initialization_options import Options
 from fxcore.arguments import describe
+from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.codes import help_url
 from fxcore.parsing import parse_module
 from fxcore.report import Problem, Report
 from fxcore.results import Failure, FileResult, Frame, Hint, ModuleResult, Range, Span
 
 SOURCE = "fx-lsp"
+
+
+def source_of(mode: str) -> str:
+    """A diagnostic's ``source``: ``fx-lsp``, or ``fx-lsp (export)`` for another capture
+    mode's verdict."""
+    return SOURCE if mode == DEFAULT_MODE else f"{SOURCE} ({mode})"
 
 #: Text of a file by absolute path, as its lines (the open buffer, else the file on disk).
 LinesOf = Callable[[str], list[str]]
@@ -141,15 +148,15 @@ def _file_error_range(failure: Failure, path: str, lines: list[str], encoding: s
     return positions.range_to_lsp(lines, spot, encoding)
 
 
-def _reported(report: Report) -> Callable[[Failure | Hint], Problem | None]:
-    """The report's problem at a failure's (or hint's) place: None when it is not reported
-    (suppressed, not selected)."""
-    by_place = {(p.path, p.line, p.column, p.end_line, p.end_column, p.code): p
+def _reported(report: Report) -> Callable[[Failure | Hint, str], Problem | None]:
+    """The report's problem at a failure's (or hint's) place, of a capture mode: None when
+    it is not reported (suppressed, not selected)."""
+    by_place = {(p.path, p.line, p.column, p.end_line, p.end_column, p.code, p.mode): p
                 for p in report.problems}
 
-    def find(item: Failure | Hint) -> Problem | None:
+    def find(item: Failure | Hint, mode: str = DEFAULT_MODE) -> Problem | None:
         return by_place.get((item.path, item.line, item.column, item.end_line,
-                             item.end_column, item.code))
+                             item.end_column, item.code, mode))
 
     return find
 
@@ -186,11 +193,14 @@ def build(
     lines = lines_of(path)
     others = list(others)
     entries: list[Entry] = []
-    seen: set[tuple[int, int, int, int, str]] = set()
+    seen: set[tuple[int, int, int, int, str, str]] = set()
     reported = _reported(report)
 
     def add(entry: Entry) -> None:
-        # One failing expression can be reached from several classes: show it once.
+        # One failing expression can be reached from several classes: show it once per
+        # capture mode (what is not a failure, as a hint, once for all modes).
+        mode = entry.module.mode if entry.module is not None else DEFAULT_MODE
+        entry.diagnostic.source = source_of(mode)
         r = entry.diagnostic.range
         key = (
             r.start.line,
@@ -198,6 +208,7 @@ def build(
             r.end.line,
             r.end.character,
             str(entry.diagnostic.code),
+            mode if entry.failure is not None else DEFAULT_MODE,
         )
         if key not in seen:
             seen.add(key)
@@ -212,10 +223,10 @@ def build(
             diagnostic.range = _file_error_range(error, path, lines, encoding)
             add(Entry(diagnostic, None, error, path))
         for module in own.modules:
-            shown = [f for f in module.failures if reported(f) is not None]
+            shown = [f for f in module.failures if reported(f, module.mode) is not None]
             for failure in shown:
                 if failure.path == path:
-                    problem = reported(failure)
+                    problem = reported(failure, module.mode)
                     add(
                         Entry(
                             _failure_diagnostic(failure, lines_of, options, encoding,
@@ -287,7 +298,7 @@ def build(
                     )
                 )
             for hint in module.hints:
-                if hint.path != path or reported(hint) is None:
+                if hint.path != path or reported(hint, module.mode) is None:
                     continue
                 add(
                     Entry(
@@ -301,7 +312,7 @@ def build(
     for other in others:
         for module in other.modules:
             for failure in module.failures:
-                problem = reported(failure)
+                problem = reported(failure, module.mode)
                 if failure.path != path or problem is None:
                     continue
                 traced = f"tracing {module.class_name} in {short_path(other.path, path)}"
@@ -313,7 +324,7 @@ def build(
     for result in (own, *others) if own is not None else others:
         for module in result.modules:
             for failure in module.shape_errors:
-                problem = reported(failure)
+                problem = reported(failure, module.mode)
                 if failure.path != path or problem is None:
                     continue
                 diagnostic = _failure_diagnostic(failure, lines_of, options, encoding,

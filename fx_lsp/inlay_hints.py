@@ -7,6 +7,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from fx_lsp import positions
+from fx_lsp.verdicts_by_mode import first_verdicts
 from fxcore.report import line_shapes
 from fxcore.results import FileResult
 
@@ -24,7 +25,7 @@ def inlay_hints(path: str, results: list[FileResult], lines: list[str], encoding
     shape wins (the document's own classes come first in ``results``)."""
     found: dict[int, str] = {}
     for result in results:
-        for module in result.modules:
+        for module in first_verdicts(result.modules):
             if module.status != "traceable":
                 continue  # a recovered graph's shapes are in the hover, marked as such
             tensors = module.inputs.tensors.values() if module.inputs else []

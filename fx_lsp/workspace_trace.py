@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from fx_lsp.protocol import work_done_token
+from fx_lsp.verdicts_by_mode import first_verdicts, verdicts_of
 from fxcore.results import FileResult
 from fxcore.workspace import python_files, trace_jobs
 
@@ -83,8 +84,11 @@ async def trace_workspace(ls: FxLanguageServer) -> dict[str, int]:
                 if future.cancelled() or future.exception() is not None:
                     continue
                 result = future.result()
-                summary["modules"] += len(result.modules)
-                summary["failed"] += sum(m.status == "failed" for m in result.modules)
+                classes = first_verdicts(result.modules)
+                summary["modules"] += len(classes)
+                summary["failed"] += sum(any(m.status == "failed"
+                                             for m in verdicts_of(result.modules, first))
+                                         for first in classes)
                 ls.log_worker_output(result)
                 publish_workspace_result(ls, handle.job.path, result, versions)
                 finished_results.append((handle.job.path, result))

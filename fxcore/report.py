@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from fxcore import suppressions
+from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.fix_plan import outline
 from fxcore.job_spec import ReportConfig
 from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
@@ -61,6 +62,8 @@ class Problem(Span):
     #: silenced nothing at all).
     directive: Directive | None = None
     unused: frozenset[str] | None = None
+    #: The capture mode whose verdict found it (``fx`` for file-level problems and FX900).
+    mode: str = DEFAULT_MODE
 
     @property
     def attribution(self) -> str:
@@ -199,14 +202,16 @@ def collect(results: list[FileResult], text_of: TextOf,
     bodies of the classes traced there: a helper function elsewhere may be reached from
     classes this report does not include."""
     report = Report()
-    groups: dict[tuple[str, int, int, int, int, str], Reached] = {}
+    #: One group per place, code and capture mode: two modes' failures stay apart.
+    groups: dict[tuple[str, int, int, int, int, str, str], Reached] = {}
     directives = _Directives(text_of)
-    suppressed: set[tuple[str, int, int, int, int, str]] = set()
+    suppressed: set[tuple[str, int, int, int, int, str, str]] = set()
     items = [(None, error) for result in results for error in result.errors]
     items += [(module, item) for result in results for module in result.modules
               for item in (*module.failures, *module.shape_errors, *module.hints)]
     for module, item in items:
-        key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code)
+        key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code,
+               module.mode if module is not None else DEFAULT_MODE)
         # Each class's own call chain decides: a comment on one caller's line silences the
         # failure as reached through that call only.
         if directives.silence(item.code, _places(item)):
@@ -223,7 +228,7 @@ def collect(results: list[FileResult], text_of: TextOf,
         classes = list(dict.fromkeys(m.class_name for m, _ in ordered if m is not None))
         problem = Problem(**item.span(), code=item.code, message=item.message,
                           severity=_severity(item, module), classes=classes, failure=item,
-                          module=module)
+                          module=module, mode=module.mode if module else DEFAULT_MODE)
         if selection_of(problem.path).reports(problem.code, problem.path):
             report.problems.append(problem)
         else:
