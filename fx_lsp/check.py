@@ -108,10 +108,13 @@ class UnreadableConfig(Exception):
 
 
 class Projects:
-    """Each workspace root's configuration, read once, with the command line's time-out."""
+    """Each workspace root's configuration, read once, with the command line's time-out and
+    capture modes."""
 
-    def __init__(self, timeout: float | None, summary: Summary) -> None:
+    def __init__(self, timeout: float | None, summary: Summary,
+                 modes: tuple[str, ...] | None = None) -> None:
         self.timeout = timeout
+        self.modes = modes
         self.summary = summary
         self.found: dict[str, ProjectConfig] = {}
 
@@ -122,6 +125,8 @@ class Projects:
                 raise UnreadableConfig(project.unreadable)
             if self.timeout is not None:
                 project.engine.timeout = self.timeout
+            if self.modes is not None:
+                project.engine.modes = self.modes
             self.found[root] = project
             self.summary.config_problems.extend(project.problems)
         return self.found[root]
@@ -134,9 +139,10 @@ class Projects:
         return Selection(self(root).report, root)
 
 
-def check_jobs(paths: Sequence[str], timeout: float | None) -> tuple[list[TraceJob], Projects]:
+def check_jobs(paths: Sequence[str], timeout: float | None,
+               modes: tuple[str, ...] | None = None) -> tuple[list[TraceJob], Projects]:
     summary = Summary()
-    projects = Projects(timeout, summary)
+    projects = Projects(timeout, summary, modes)
     return trace_jobs(python_files(paths), find_workspace_root, projects.engine), projects
 
 
@@ -164,7 +170,7 @@ def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
 
 
 def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
-               use_cache: bool = True) -> CheckRun:
+               use_cache: bool = True, modes: tuple[str, ...] | None = None) -> CheckRun:
     """Trace every Python file under ``paths``, each with its own workspace's config."""
-    jobs, projects = check_jobs(paths, timeout)
+    jobs, projects = check_jobs(paths, timeout, modes)
     return run_jobs(jobs, projects, workers, use_cache)

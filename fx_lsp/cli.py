@@ -16,6 +16,7 @@ from fx_lsp import fixing, graph_html, report_formats, shards
 from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
 from fx_lsp.escaping import terminal
 from fxcore import network_isolation
+from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.version import VERSION
@@ -89,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true",
                        help="trace everything again instead of reusing results of unchanged "
                        "files from .fx-lsp-cache/")
+    check.add_argument("--mode", metavar="MODES", default=None,
+                       help="capture modes, comma-separated, each giving its own verdict per "
+                       "class (such as fx,export; default: `modes` of [tool.fx-lsp], else fx)")
     graph = commands.add_parser(
         "graph", help="write a class's traced graph as one self-contained HTML file")
     graph.add_argument("target", metavar="PATH::CLASS",
@@ -100,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds per class before its worker is stopped (default 20)")
     graph.add_argument("--no-cache", action="store_true",
                        help="trace again instead of reusing a result from .fx-lsp-cache/")
+    graph.add_argument("--mode", metavar="MODE", default=None,
+                       help="the capture mode whose graph is drawn (default: the first "
+                       "configured, fx)")
     explain = commands.add_parser("explain", help="show the documentation of a code")
     explain.add_argument("code", metavar="CODE", help="such as FX002")
     merge = commands.add_parser(
@@ -202,13 +209,27 @@ def _check_timeout(parser: argparse.ArgumentParser, timeout: float | None) -> No
                      f"{MAX_TIMEOUT_SECONDS:g}, not {timeout:g}")
 
 
+def _modes(option: str | None) -> tuple[str, ...] | None:
+    """``--mode fx,export`` as capture mode names; an unknown one stops the command."""
+    if option is None:
+        return None
+    modes = [mode.strip() for mode in option.split(",") if mode.strip()]
+    problem = modes_problem(modes)
+    if problem is not None:
+        raise CommandError(f"--mode {option}: {problem}")
+    return ordered_modes(modes)
+
+
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
     path, class_name = graph_html.split_target(arguments.target)
     if not os.path.isfile(path) or not path.endswith(".py"):
         parser.error(f"{arguments.target}: give a Python file, as PATH::CLASS")
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
-    jobs, projects = check_jobs([path], arguments.timeout)
+    modes = _modes(arguments.mode)
+    if modes is not None and len(modes) > 1:
+        raise CommandError(f"--mode {arguments.mode}: the graph is drawn for one mode")
+    jobs, projects = check_jobs([path], arguments.timeout, modes)
     check_run = run_jobs(jobs, projects, 1, not arguments.no_cache)
     try:
         module = graph_html.find_class(check_run, class_name)
@@ -237,6 +258,7 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
         parser.error("--workers must be at least 1")
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
+    modes = _modes(arguments.mode)
     shard = None
     if arguments.shard is not None:
         shard = shards.parse_shard(arguments.shard)
@@ -248,7 +270,7 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     output_format = "concise" if output_format == "text" else output_format
 
     def run() -> tuple[CheckRun, shards.Shard | None]:
-        jobs, projects = check_jobs(arguments.paths, arguments.timeout)
+        jobs, projects = check_jobs(arguments.paths, arguments.timeout, modes)
         selected = None
         if shard is not None:
             jobs, selected = shards.select(jobs, *shard)

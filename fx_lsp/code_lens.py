@@ -11,6 +11,7 @@ from fx_lsp import positions
 from fx_lsp.diagnostics import class_extents
 from fx_lsp.escaping import label
 from fx_lsp.snapshot import DocumentSnapshot
+from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
 from fxcore.parent_arguments import parent_description
 from fxcore.results import ModuleResult
 
@@ -40,9 +41,12 @@ def _verdict_title(module: ModuleResult) -> str:
 def code_lenses(snapshot: DocumentSnapshot) -> list[types.CodeLens]:
     uri, result = snapshot.uri, snapshot.result
     lenses = []
-    for module in result.modules if result else []:
+    modules = result.modules if result else []
+    for module in first_verdicts(modules):
         start = positions.to_lsp(snapshot.lines, module.line, module.column, snapshot.encoding)
-        commands = [(title(module), SHOW_GENERATED_CODE)]
+        verdicts = verdicts_of(modules, module)
+        commands = [(title(module) if len(verdicts) == 1 else label(modes_line(verdicts)),
+                     SHOW_GENERATED_CODE)]
         if module.graph:
             commands.append(("Show graph", SHOW_GRAPH))
         lenses.extend(

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.initialization_options import SEVERITIES, Options
+from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.codes import help_url
 from fxcore.parsing import parse_module
 from fxcore.report import Problem, Reach, Report
@@ -25,6 +26,13 @@ from fxcore.results import Failure, Frame, Hint, ModuleResult, Range, Span
 from fxcore.rules import BY_CODE
 
 SOURCE = "fx-lsp"
+
+
+def source_of(mode: str) -> str:
+    """A diagnostic's ``source``: ``fx-lsp``, or ``fx-lsp (export)`` for another capture
+    mode's verdict."""
+    return SOURCE if mode == DEFAULT_MODE else f"{SOURCE} ({mode})"
+
 
 #: Text of a file by absolute path, as its lines (the open buffer, else the file on disk).
 LinesOf = Callable[[str], list[str]]
@@ -195,7 +203,7 @@ def _problem_entry(problem: Problem, path: str, lines_of: LinesOf, options: Opti
         severity=severity,
         code=problem.code,
         code_description=code_link(problem.code),
-        source=SOURCE,
+        source=source_of(problem.mode),
         related_information=related_information(failure, lines_of, encoding) or None
         if failure is not None else None,
         tags=[types.DiagnosticTag.Unnecessary] if unnecessary else None,
@@ -229,7 +237,7 @@ def _summaries(path: str, report: Report, lines_of: LinesOf, options: Options,
             severity=options.severity,
             code=first.code,
             code_description=code_link(first.code),
-            source=SOURCE,
+            source=source_of(module.mode),
             related_information=[
                 types.DiagnosticRelatedInformation(
                     location=types.Location(uri=path_to_uri(f.path),
@@ -249,15 +257,16 @@ def build(path: str, report: Report, lines_of: LinesOf, options: Options, encodi
     result and of the files traced with it) that shows here, then a summary on the name of
     each class whose failures are elsewhere."""
     entries: list[Entry] = []
-    seen: set[tuple[int, int, int, int, str]] = set()
+    seen: set[tuple[int, int, int, int, str, str]] = set()
     found = [_problem_entry(problem, path, lines_of, options, encoding)
              for problem in report.problems]
     for entry in [*(e for e in found if e is not None),
                   *_summaries(path, report, lines_of, options, encoding)]:
-        # One failing expression can be reached from several classes: show it once.
+        # One failing expression can be reached from several classes: show it once per
+        # capture mode.
         r = entry.diagnostic.range
         key = (r.start.line, r.start.character, r.end.line, r.end.character,
-               str(entry.diagnostic.code))
+               str(entry.diagnostic.code), str(entry.diagnostic.source))
         if key not in seen:
             seen.add(key)
             entries.append(entry)

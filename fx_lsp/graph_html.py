@@ -12,6 +12,7 @@ from typing import Any
 
 from fx_lsp import graph_view
 from fx_lsp.check import CheckRun
+from fx_lsp.verdicts_by_mode import first_verdicts
 from fxcore.results import ModuleResult
 from fxcore.workspace import source_text, split_lines
 
@@ -29,7 +30,8 @@ def split_target(target: str) -> tuple[str, str | None]:
 
 
 def find_class(check_run: CheckRun, class_name: str | None) -> ModuleResult:
-    modules = [module for result in check_run.results for module in result.modules]
+    modules = [module for result in check_run.results
+               for module in first_verdicts(result.modules)]
     if not modules:
         errors = [error.message for result in check_run.results for error in result.errors]
         raise GraphTargetError("no nn.Module class was traced in this file"

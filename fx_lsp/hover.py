@@ -11,6 +11,7 @@ from fx_lsp.code_actions import entry_fixes
 from fx_lsp.diagnostics import short_path
 from fx_lsp.escaping import code_block, code_span, markdown_text, message_markdown, table_code
 from fx_lsp.snapshot import DocumentSnapshot
+from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
 from fxcore.arguments import describe
 from fxcore.parent_arguments import parent_description
 from fxcore.results import ModuleResult
@@ -139,10 +140,12 @@ def hover(snapshot: DocumentSnapshot, position: types.Position) -> types.Hover |
     line, column = positions.from_lsp(snapshot.lines, position, snapshot.encoding)
     for module in own.modules if own else []:
         if _on_name_or_forward(module, line, column):
+            verdicts = verdicts_of(own.modules, module) if own else [module]
+            text = module_markdown(module, path)
+            if len(verdicts) > 1:
+                text = f"{markdown_text(modes_line(verdicts))}\n\n{text}"
             return types.Hover(
-                contents=types.MarkupContent(
-                    kind=types.MarkupKind.Markdown, value=module_markdown(module, path)
-                )
+                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )
     for entry in entries:
         failure = entry.failure
@@ -164,7 +167,7 @@ def hover(snapshot: DocumentSnapshot, position: types.Position) -> types.Hover |
         )
     rows: dict[str, None] = {}
     for result in [own, *others] if own else others:
-        for module in result.modules:
+        for module in first_verdicts(result.modules):
             for node in module.line_nodes.get((path, line), []):
                 shape = table_code(node.shape) if node.shape else ""
                 row = (f"| {markdown_text(module.class_name)} | {table_code(node.name)} "

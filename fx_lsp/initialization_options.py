@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from lsprotocol import types
 
+from fxcore.capture_modes import known_modes, modes_problem, ordered_modes
 from fxcore.config import EDITOR_KEYS
 
 RunMode = Literal["onSave", "onType"]
@@ -42,6 +43,8 @@ class Options:
     debounce_ms: int = 500
     #: Inlay hints with the shape each line of ``forward`` produces.
     shape_hints: bool = True
+    #: Capture modes, each giving its own verdict per class (``[tool.fx-lsp] modes`` wins).
+    modes: tuple[str, ...] = ("fx",)
     #: False: import and run no user code at all.
     trusted: bool = True
 
@@ -63,6 +66,10 @@ def _bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def _modes(value: Any) -> tuple[str, ...] | None:
+    return ordered_modes(value) if modes_problem(value) is None else None
+
+
 def _debounce(value: Any) -> int | None:
     ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 60_000
     return value if ok else None
@@ -77,6 +84,8 @@ _SPEC: dict[str, tuple[str, str | None, Callable[[Any], Any], str]] = {
     "show_not_traced": ("showNotTraced", "show-not-traced", _bool, "true or false"),
     "debounce_ms": ("debounceMs", "debounce-ms", _debounce, "milliseconds from 0 to 60000"),
     "shape_hints": ("shapeHints", "shape-hints", _bool, "true or false"),
+    # The engine's config owns the project's `modes` (fxcore.config), as `timeout`.
+    "modes": ("modes", None, _modes, f"a list of capture modes ({', '.join(known_modes())})"),
     "trusted": ("trusted", None, _bool, "true or false"),
 }
 assert set(_SPEC) == {f.name for f in fields(Options)}

@@ -8,6 +8,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.snapshot import DocumentSnapshot
+from fx_lsp.verdicts_by_mode import first_verdicts
 from fxcore.report import line_shapes
 
 
@@ -27,7 +28,7 @@ def inlay_hints(snapshot: DocumentSnapshot, requested: types.Range) -> list[type
     path, lines = snapshot.path, snapshot.lines
     found: dict[int, str] = {}
     for result in (snapshot.result, *snapshot.traced_with):
-        for module in result.modules:
+        for module in first_verdicts(result.modules):
             if module.status != "traceable":
                 continue  # a recovered graph's shapes are in the hover, marked as such
             tensors = module.inputs.tensors.values() if module.inputs else []

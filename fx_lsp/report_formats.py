@@ -20,6 +20,7 @@ from fx_lsp.escaping import log_line_start, terminal, terminal_lines, xml_text
 from fx_lsp.fixing import text_on_disk
 from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
+from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.codes import README_URL, documentation, help_url
 from fxcore.fix_apply import choose
 from fxcore.report import Problem, line_shapes
@@ -35,7 +36,12 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 def _heading(problem: Problem) -> str:
     """``FX002 [MeanPool] len() is called ...``: the code, the classes and the message."""
     classes = f" [{problem.attribution}]" if problem.classes else ""
-    return f"{problem.code}{classes} {problem.message}"
+    return f"{problem.code}{classes}{_mode_tag(problem)} {problem.message}"
+
+
+def _mode_tag(problem: Problem) -> str:
+    """`` (export)`` for a problem of a capture mode other than ``fx``, else nothing."""
+    return f" ({problem.mode})" if problem.mode != DEFAULT_MODE else ""
 
 
 def _location(path: str, line: int, column: int) -> str:
@@ -113,7 +119,8 @@ def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
         console.print(Text.assemble(
             (_terminal_location(problem.path, problem.line, problem.column), "bold"), ": ",
             (problem.code, _STYLES[problem.severity]),
-            f" [{terminal(problem.attribution)}]" if problem.classes else "", f" {first}"))
+            f" [{terminal(problem.attribution)}]" if problem.classes else "",
+            terminal(_mode_tag(problem)), f" {first}"))
         for line in more:
             console.print(Text.assemble(("  |", "blue"), f" {line}"))
         if 0 < problem.line <= len(lines):
@@ -195,6 +202,7 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
         "shapes": [{"path": display_path(path), "line": line, "shape": shape}
                    for (path, line), shape in line_shapes(module).items()],
         "nodes": _nodes_json(module),
+        "mode": module.mode,
     }
 
 
@@ -211,7 +219,7 @@ def _nodes_json(module: ModuleResult) -> list[dict[str, Any]]:
 
 def _problem_json(problem: Problem) -> dict[str, Any]:
     return {"code": problem.code, "message": problem.message, "severity": problem.severity,
-            **_span_json(problem), "classes": problem.classes}
+            **_span_json(problem), "classes": problem.classes, "mode": problem.mode}
 
 
 def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:

@@ -355,7 +355,7 @@ class FxLanguageServer(LanguageServer):
             {
                 "uri": document.uri,
                 "version": document.result_version,
-                "classes": [m.class_name for m in document.result.modules],
+                "classes": list(dict.fromkeys(m.class_name for m in document.result.modules)),
             },
         )
         for other in touched:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from fx_lsp.initialization_options import Options, client_settings, parse_options
+from fxcore.capture_modes import modes_problem
 from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
 from fxcore.job_spec import EngineConfig
 from fxcore.report import Selection
@@ -77,12 +78,15 @@ class Settings:
         return self._root(self._root_of(path))[1]
 
     def engine_config(self, root: str) -> EngineConfig:
-        """The project's engine config; its ``timeout`` if it sets a valid one, else the
-        client's."""
+        """The project's engine config; its ``timeout`` and ``modes`` if it sets valid ones,
+        else the client's."""
         project = self.project_config(root)
-        if is_valid_timeout(project.table.get("timeout")):
-            return project.engine
-        return replace(project.engine, timeout=self.options_for(root).timeout)
+        engine = project.engine
+        if not is_valid_timeout(project.table.get("timeout")):
+            engine = replace(engine, timeout=self.options_for(root).timeout)
+        if "modes" not in project.table or modes_problem(project.table["modes"]) is not None:
+            engine = replace(engine, modes=self.options_for(root).modes)
+        return engine
 
     def selection(self, path: str) -> Selection:
         """Which codes are shown for ``path``: its project's select/ignore, and the

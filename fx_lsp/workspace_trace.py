@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from fx_lsp.protocol import CommandProgress
+from fx_lsp.verdicts_by_mode import first_verdicts, verdicts_of
 from fxcore.engine import TraceHandle
 from fxcore.job_spec import TraceJob
 from fxcore.results import FileResult
@@ -66,8 +67,11 @@ async def trace_workspace(host: Host, progress: CommandProgress) -> dict[str, in
                 if future.cancelled() or future.exception() is not None:
                     continue
                 result = future.result()
-                summary["modules"] += len(result.modules)
-                summary["failed"] += sum(m.status == "failed" for m in result.modules)
+                classes = first_verdicts(result.modules)
+                summary["modules"] += len(classes)
+                summary["failed"] += sum(any(m.status == "failed"
+                                             for m in verdicts_of(result.modules, first))
+                                         for first in classes)
                 host.publish_traced(handle.job.path, result, versions)
                 traced.append((handle.job.path, result))
             if finished:

@@ -11,6 +11,7 @@ Example::
     memory-limit-mb = 8192
     exclude = ["*_test.py"]
     guess-arguments = true   # synthesize constructor arguments nobody configured
+    modes = ["fx"]           # capture modes, each giving its own verdict per class
     select = ["FX"]          # which codes are reported (prefixes), as in ruff
     ignore = ["FX200"]
     per-file-ignores = {"tests/*" = ["FX1"]}
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.call_sites import is_literal_call_argument
+from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.job_spec import CallSite, EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
@@ -181,6 +183,14 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         else:
             problems.append(f"{source}: 'guess-arguments' must be true or false")
 
+    modes = table.get("modes")
+    if modes is not None:
+        problem = modes_problem(modes)
+        if problem is None:
+            config.modes = ordered_modes(modes)
+        else:
+            problems.append(f"{source}: 'modes' {problem}; ignored")
+
     modules = table.get("modules", {})
     if not isinstance(modules, dict):
         problems.append(f"{source}: 'modules' must be a table of tables")
@@ -200,6 +210,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "timeout",
         "memory-limit-mb",
         "guess-arguments",
+        "modes",
         "modules",
         *EDITOR_KEYS,
         *REPORT_KEYS,

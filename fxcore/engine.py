@@ -352,9 +352,11 @@ class Engine:
         job: TraceJob = handle.job
         started = time.perf_counter()
         result = FileResult(path=os.path.abspath(job.path))
-        #: Classes the children announced, and those that got a verdict.
+        #: Classes the children announced, and the (class, mode) pairs that got a verdict:
+        #: each class gets one verdict per configured mode.
         announced: list[str] = []
-        done: set[str] = set()
+        done: set[tuple[str, str]] = set()
+        modes = job.config.modes
         only = list(job.only_classes)
         output = bytearray()
         while True:
@@ -366,9 +368,11 @@ class Engine:
                     job, "crash", f"The worker {attempt.exit_description}: nothing it "
                     f"reported for this file is used.{_last_output(attempt.output)}"))
                 break
-            result.modules.extend(attempt.modules)
+            for module in attempt.modules:
+                if (module.class_name, module.mode) not in done:
+                    result.modules.append(module)
+                    done.add((module.class_name, module.mode))
             result.derived_modules.extend(attempt.derived_modules)
-            done.update(module.class_name for module in attempt.modules)
             if attempt.file is not None:
                 result.errors.extend(attempt.file.errors)
                 result.imported_files = attempt.file.imported_files
@@ -386,9 +390,7 @@ class Engine:
                 result.errors.append(self._file_failure(job, attempt.ended_by, message))
                 break
             if attempt.current_class is not None:
-                result.modules.append(self._ended_module(job, parsed, attempt.current_class,
-                                                         attempt))
-                done.add(attempt.current_class)
+                self._end_class(job, parsed, attempt.current_class, attempt, result, done)
             elif attempt.deriving is not None:
                 # Only a submodule instance of a finished root ran out of time or crashed:
                 # that is its verdict, and the file's remaining classes run in a new child.
@@ -396,17 +398,17 @@ class Engine:
             elif not attempt.modules:
                 # Stopped between classes without a verdict: the next class is the one that
                 # pays, so that each new child makes progress.
-                stalled = next((name for name in announced if name not in done), None)
+                stalled = next((name for name in announced
+                                if any((name, mode) not in done for mode in modes)), None)
                 if stalled is not None:
-                    result.modules.append(self._ended_module(job, parsed, stalled, attempt))
-                    done.add(stalled)
-            only = [name for name in announced if name not in done]
+                    self._end_class(job, parsed, stalled, attempt, result, done)
+            only = [name for name in announced
+                    if any((name, mode) not in done for mode in modes)]
             if not only:
                 break
-        # A class that was announced always gets a verdict, whatever its child did.
+        # A class that was announced always gets a verdict per mode, whatever its child did.
         for name in announced:
-            if name not in done:
-                result.modules.append(self._ended_module(job, parsed, name, attempt))
+            self._end_class(job, parsed, name, attempt, result, done)
         result.output = output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace")
         result.seconds = time.perf_counter() - started
         return result
@@ -549,7 +551,10 @@ class Engine:
             attempt.deriving = None
         elif kind == "module":
             attempt.modules.append(payload)
-            attempt.current_class = None
+            reported = {module.mode for module in attempt.modules
+                        if module.class_name == payload.class_name}
+            if reported >= set(job.config.modes):
+                attempt.current_class = None
         elif kind == "file":
             attempt.file = payload
         elif kind == "fatal":
@@ -562,7 +567,15 @@ class Engine:
         return Failure(code=CODES[kind], kind=kind, message=message,
                        **Range(1, 1, 1, 1).at(os.path.abspath(job.path)))
 
-    def _ended_module(self, job: TraceJob, parsed: ParsedFile, name: str,
+    def _end_class(self, job: TraceJob, parsed: ParsedFile, name: str, attempt: _Attempt,
+                   result: FileResult, done: set[tuple[str, str]]) -> None:
+        """Give ``name`` the verdict of a child that ended, in each mode it has none of."""
+        for mode in job.config.modes:
+            if (name, mode) not in done:
+                result.modules.append(self._ended_module(job, parsed, name, mode, attempt))
+                done.add((name, mode))
+
+    def _ended_module(self, job: TraceJob, parsed: ParsedFile, name: str, mode: str,
                       attempt: _Attempt) -> ModuleResult:
         path = os.path.abspath(job.path)
         source = parsed.classes.get(name)
@@ -584,8 +597,8 @@ class Engine:
             **span, class_name=name,
             qualified_name=f"{import_location(path).module_name}:{name}",
             status="failed", forward=source.forward if source else None, failures=[failure],
+            mode=mode,
         )
-
 
     @staticmethod
     def _ended_derived(attempt: _Attempt, module: ModuleResult) -> ModuleResult:

@@ -52,6 +52,9 @@ class EngineConfig:
     exclude: list[str] = field(default_factory=list)
     #: Synthesize constructor arguments for classes nobody configured (``fxcore.arguments``).
     guess_arguments: bool = True
+    #: The capture modes each class is captured with, in order (``fxcore.capture_modes``):
+    #: one verdict per mode.
+    modes: tuple[str, ...] = ("fx",)
 
 
 @dataclass

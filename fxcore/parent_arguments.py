@@ -42,15 +42,16 @@ def _parent_preference(module: ModuleResult) -> tuple[bool, int, str, str]:
             arguments.parent or "", arguments.path or "")
 
 
-def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str], ModuleResult]:
-    """Per (file, class name), the derived verdict to use: one that finished tracing, from
-    the parent built from the best argument source, then the first by name and path."""
-    best: dict[tuple[str, str], ModuleResult] = {}
+def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str, str], ModuleResult]:
+    """Per (file, class name, capture mode), the derived verdict to use: one that finished
+    tracing, from the parent built from the best argument source, then the first by name and
+    path."""
+    best: dict[tuple[str, str, str], ModuleResult] = {}
     for result in results:
         for derived in result.derived_modules:
             if derived.arguments is None:
                 continue
-            key = (derived.path, derived.class_name)
+            key = (derived.path, derived.class_name, derived.mode)
             if key not in best or _parent_preference(derived) < _parent_preference(best[key]):
                 best[key] = derived
     return best
@@ -69,7 +70,7 @@ def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
     for result in results:
         modules = []
         for module in result.modules:
-            derived = candidates.get((module.path, module.class_name))
+            derived = candidates.get((module.path, module.class_name, module.mode))
             if derived is not None and needs_parent(module) and not (
                     _stopped(derived) and module.status != "not-traced"):
                 module = dataclasses.replace(derived, qualified_name=module.qualified_name)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from fxcore import class_notes, suppressions
+from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.fix_plan import outline
 from fxcore.job_spec import ReportConfig
 from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
@@ -77,6 +78,8 @@ class Problem(Span):
     #: silenced nothing at all).
     directive: Directive | None = None
     unused: frozenset[str] | None = None
+    #: The capture mode whose verdict found it (``fx`` for file-level problems and FX900).
+    mode: str = DEFAULT_MODE
 
     @property
     def failure(self) -> Failure | Hint | None:
@@ -228,16 +231,22 @@ def collect(results: list[FileResult], text_of: TextOf,
     bodies of the classes traced there: a helper function elsewhere may be reached from
     classes this report does not include."""
     report = Report()
-    groups: dict[tuple[str, int, int, int, int, str], list[Reach]] = {}
+    #: One group per place, code and capture mode: two modes' failures stay apart.
+    groups: dict[tuple[str, int, int, int, int, str, str], list[Reach]] = {}
     directives = _Directives(text_of)
-    suppressed: set[tuple[str, int, int, int, int, str]] = set()
+    suppressed: set[tuple[str, int, int, int, int, str, str]] = set()
     items = [Reach(result.path, None, error) for result in results for error in result.errors]
     items += [Reach(result.path, module, item) for result in results for module in result.modules
               for item in (*module.failures, *module.shape_errors, *module.hints,
                            *class_notes.notes(module))]
     for reach in items:
         item = reach.item
-        key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code)
+        # A note about the class as a whole (FX103, FX104) is one whatever the modes: every
+        # mode of a skipped or unbuilt class says the same, and its arguments are shared.
+        mode = reach.module.mode if reach.module is not None \
+            and item.kind not in class_notes.KINDS else DEFAULT_MODE
+        key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code,
+               mode)
         # Each class's own call chain decides: a comment on one caller's line silences the
         # failure as reached through that call only.
         if directives.silence(item.code, _places(item)):
@@ -255,7 +264,8 @@ def collect(results: list[FileResult], text_of: TextOf,
         ordered = _enclosing_first(reached, reached[0].item)
         first = ordered[0]
         problem = Problem(**first.item.span(), code=first.item.code, message=first.item.message,
-                          severity=_severity(first.item, first.module), reached=ordered)
+                          severity=_severity(first.item, first.module), reached=ordered,
+                          mode=first.module.mode if first.module else DEFAULT_MODE)
         if selection_of(problem.path).reports(problem.code, problem.path):
             report.problems.append(problem)
         else:

@@ -197,6 +197,9 @@ class ModuleResult(Span):
     #: What the capture mode says about how far its result goes (export: only the first
     #: failure, because a private torch hook it needs is missing in this torch).
     capture_notes: list[str] = field(default_factory=list)
+    #: The capture mode that made this verdict (``fxcore.capture_modes``): a class has one
+    #: verdict per configured mode.
+    mode: str = "fx"
 
 
 @dataclass

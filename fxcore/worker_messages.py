@@ -15,8 +15,8 @@ The messages, in the order a child sends them:
 - ``start``: the class it starts on (its time-out starts now);
 - ``deriving``: a submodule instance of a finished root it starts on (its verdict-less
   result, which the engine completes if the child never returns);
-- ``derived``: that submodule instance's verdict;
-- ``module``: the started class's verdict;
+- ``derived``: that submodule instance's verdict (``deriving``, ``derived`` per mode);
+- ``module``: the started class's verdict, one per configured capture mode (``mode``);
 - ``file``: the file's own result (errors, imported files): the job is done;
 - ``fatal``: the job itself failed (a traceback of fx-lsp's code).
 """
@@ -90,8 +90,14 @@ def _class_names(value: Any, job: TraceJob) -> list[str]:
     return names
 
 
+def _configured_mode(module: ModuleResult, job: TraceJob) -> None:
+    if module.mode not in job.config.modes:
+        raise InvalidResultData("module: a verdict of a capture mode the job did not ask for")
+
+
 def _own_module(module: ModuleResult, job: TraceJob) -> ModuleResult:
     _identifier(module.class_name, "class name")
+    _configured_mode(module, job)
     if module.path != job.path:
         raise InvalidResultData("module: a verdict for another file than the job's")
     return module
@@ -99,6 +105,7 @@ def _own_module(module: ModuleResult, job: TraceJob) -> ModuleResult:
 
 def _workspace_module(module: ModuleResult, job: TraceJob) -> ModuleResult:
     _identifier(module.class_name, "class name")
+    _configured_mode(module, job)
     if not _in_workspace(module.path, job):
         raise InvalidResultData("derived module: a verdict for a file outside the workspace")
     return module

@@ -14,18 +14,17 @@ import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import ClassVar
 
 import pytest
 import torch
-from torch import fx
+from plain_capture import PlainSymbolicTrace
 
 from fxcore.discovery import top_level_classes
 from fxcore.job_spec import EngineConfig, ModuleConfig, TraceJob
-from fxcore.results import FileResult, Hint, ModuleResult
+from fxcore.results import FileResult, ModuleResult
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.job import Job
 from fxcore.worker.verdict import module_verdict
@@ -176,31 +175,10 @@ def test_the_verdict_reads_only_the_record(loaded) -> None:
     assert (str(file.path), line_of("self.fc(x).relu()")) in result.line_nodes
 
 
-class PlainSymbolicTrace:
-    """A toy capture mode: ``torch.fx.symbolic_trace`` with no recovery, so it reports at
-    most one failure, unlocated, on the class."""
-
-    mode: ClassVar[str] = "plain"
-
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
-        try:
-            graph_module = fx.symbolic_trace(target.model)
-        except Exception as error:
-            failure = context.exception_failure("error", "symbolic_trace failed: ", error,
-                                                target.source.name_span)
-            return CaptureRecord(self.mode, failures=[failure])
-        return CaptureRecord(self.mode, graph=graph_module.graph, root=graph_module,
-                             graph_module=graph_module)
-
-    def hints(self, context: JobContext, target: CaptureTarget,
-              record: CaptureRecord) -> list[Hint]:
-        return []
-
-
 def test_a_capture_mode_of_its_own_runs_through_the_whole_job(loaded) -> None:
     file = loaded(MODELS, EngineConfig(guess_arguments=False))
     sent: list[tuple[str, object]] = []
-    Job(file.job, sent.append, PlainSymbolicTrace()).run()
+    Job(file.job, sent.append, [PlainSymbolicTrace()]).run()
     kinds = [kind for kind, _ in sent]
     assert kinds[0] == "classes" and kinds[-1] == "file"
     verdicts = {payload.class_name: payload for kind, payload in sent if kind == "module"}

@@ -1,7 +1,8 @@
 """What a worker child does with one ``TraceJob``: import the file, then for each
-``nn.Module`` class build an instance (``building``), capture it (``capture``) and send its
-verdict (``verdict``); then the workspace classes that the built roots hold as submodules,
-as the very instances the roots built.
+``nn.Module`` class build an instance once (``building``), capture it with each configured
+mode (``capture``, ``EngineConfig.modes`` looked up in ``CAPTURES``) and send one verdict per
+mode (``verdict``); then the workspace classes that the built roots hold as submodules, as
+the very instances the roots built, likewise per mode.
 
 This module runs user code; it is only ever called inside a forked child (see
 ``fxcore.engine``). Results are sent one class at a time so that a class that hangs or
@@ -11,6 +12,7 @@ crashes the child costs only its own result.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import keyword
 import os
@@ -39,7 +41,7 @@ from fxcore.worker.inputs import decide_before_capture
 from fxcore.worker.verdict import module_verdict
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
-#: | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
+#: per mode | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
 #: | ("file", FileResult without modules) | ("fatal", traceback): see
 #: ``fxcore.worker_messages``.
 Send = Callable[[tuple[str, Any]], None]
@@ -52,10 +54,10 @@ MAX_SUBMODULE_CLASSES_PER_ROOT = 24
 class Job:
     """Imports one file and sends the verdict of each of its classes, inside a worker."""
 
-    def __init__(self, job: TraceJob, send: Send, capture: Capture) -> None:
+    def __init__(self, job: TraceJob, send: Send, captures: list[Capture]) -> None:
         self.job = job
         self.send = send
-        self.capture = capture
+        self.captures = captures
         self.context = JobContext(job)
 
     def run(self) -> None:
@@ -115,33 +117,47 @@ class Job:
             source = class_sources[cls.__name__]
             if context.is_skipped(context.path, source):
                 derived_classes.add(cls)
-                self.send(("module", context.module_result(cls, source, status="not-traced",
-                                                           reason=SKIP_REASON)))
+                self.send_per_mode(context.module_result(cls, source, status="not-traced",
+                                                         reason=SKIP_REASON))
                 continue
             built = build_class(context, cls, source)
             if isinstance(built, ModuleResult):
-                self.send(("module", built))
+                self.send_per_mode(built)
                 continue
-            root_result = self.built_verdict(context, cls, source, built)
-            self.send(("module", root_result))
+            # One target for every mode: inputs decided for one mode serve the next.
+            target = CaptureTarget(cls, source, built.model, built.instantiated_on,
+                                   built.concrete_args)
+            root_results = []
+            for capture in self.captures:
+                root_results.append(self.built_verdict(context, capture, target, built))
+                self.send(("module", root_results[-1]))
             # Verdicts of submodule instances are extras: the file's own classes, still to
             # come, must not be lost to a module tree that breaks named_modules().
             with contextlib.suppress(Exception):
-                self.trace_built_submodules(root_result, built.model, derived_classes)
+                self.trace_built_submodules(root_results[0], built.model, derived_classes)
             del built  # the instance goes before the next class is built
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.preloaded_modules, context.is_workspace_path)
         self.send(("file", file_result))
 
-    def built_verdict(self, context: JobContext, cls: type, source: ClassSource,
+    def send_per_mode(self, result: ModuleResult) -> None:
+        """Send a verdict made before any capture (not built, skipped) as each mode's."""
+        for capture in self.captures:
+            self.send(("module", dataclasses.replace(result, mode=capture.mode)))
+
+    @staticmethod
+    def verdict(context: JobContext, capture: Capture, target: CaptureTarget) -> ModuleResult:
+        """Capture ``target`` with ``capture`` and make that mode's verdict."""
+        decide_before_capture(context, capture, target)
+        result = module_verdict(context, capture, target, capture.capture(context, target))
+        result.mode = capture.mode
+        return result
+
+    def built_verdict(self, context: JobContext, capture: Capture, target: CaptureTarget,
                       built: Built) -> ModuleResult:
-        """Capture a built instance and make its verdict."""
-        target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                               built.concrete_args)
-        decide_before_capture(context, self.capture, target)
-        result = module_verdict(context, self.capture, target,
-                                self.capture.capture(context, target))
+        """Capture a built instance with one mode and make its verdict."""
+        result = self.verdict(context, capture, target)
         result.arguments = built.arguments
         if built.weights_skipped:
             result.weights = "skipped"
@@ -248,13 +264,14 @@ class Job:
                 return  # the classes left may still come from the file's next root
             done.add(cls)
             traced += 1
-            self.send(("derived", self.trace_submodule(root, parent_arguments, path,
-                                                       submodule, *located)))
+            for capture in self.captures:
+                self.send(("derived", self.trace_submodule(capture, root, parent_arguments,
+                                                           path, submodule, *located)))
 
-    def trace_submodule(self, root: ModuleResult, parent_arguments: Arguments, path: str,
-                        submodule: torch.nn.Module, file: str,
-                        source: ClassSource) -> ModuleResult:
-        """One submodule's verdict, located and named in its class's own file."""
+    def trace_submodule(self, capture: Capture, root: ModuleResult,
+                        parent_arguments: Arguments, path: str, submodule: torch.nn.Module,
+                        file: str, source: ClassSource) -> ModuleResult:
+        """One submodule's verdict of one mode, located and named in its class's own file."""
         in_file = self.context.in_file(file)
         cls = type(submodule)
         arguments = Arguments(
@@ -267,12 +284,10 @@ class Job:
         )
         # The engine turns this into a time-out (or crash) verdict if tracing never returns.
         self.send(("deriving", in_file.module_result(cls, source, status="failed",
-                                                     arguments=arguments)))
+                                                     arguments=arguments, mode=capture.mode)))
         target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
                                in_file.module_config(cls.__name__).concrete_args)
-        decide_before_capture(in_file, self.capture, target)
-        result = module_verdict(in_file, self.capture, target,
-                                self.capture.capture(in_file, target))
+        result = self.verdict(in_file, capture, target)
         result.arguments = arguments
         return result
 
@@ -280,6 +295,6 @@ class Job:
 def run_job(job: TraceJob, send: Send) -> None:
     """Entry point inside a worker child."""
     try:
-        Job(job, send, CAPTURES["fx"]).run()
+        Job(job, send, [CAPTURES[mode] for mode in job.config.modes]).run()
     except BaseException as error:  # never let the child die silently
         send(("fatal", "".join(traceback.format_exception(error))))

@@ -19,6 +19,8 @@ export interface ServerSettings {
   showNotTraced: boolean;
   /** Inlay hints with the shape each line of `forward` produces. */
   shapeHints: boolean;
+  /** Capture modes, each giving its own verdict per class (the server checks the names). */
+  modes: string[];
   /** False in a Restricted Mode window: the server then imports no user code. */
   trusted: boolean;
 }
@@ -29,6 +31,7 @@ export const DEFAULT_SERVER_SETTINGS: Omit<ServerSettings, "trusted"> = {
   severity: "error",
   showNotTraced: false,
   shapeHints: true,
+  modes: ["fx"],
 };
 
 /** The part of `vscode.WorkspaceConfiguration` this module reads (structurally compatible). */
@@ -81,6 +84,16 @@ export function resolveServerSettings(config: ConfigurationReader, trusted: bool
   const showNotTraced = flag(config, "showNotTraced", defaults.showNotTraced, problems);
   const shapeHints = flag(config, "shapeHints", defaults.shapeHints, problems);
 
+  let modes = defaults.modes;
+  const rawModes = config.get<unknown>("modes");
+  if (rawModes !== undefined) {
+    if (Array.isArray(rawModes) && rawModes.length > 0 && rawModes.every((mode) => typeof mode === "string" && mode !== "")) {
+      modes = rawModes as string[];
+    } else {
+      problems.push(`${CONFIG_SECTION}.modes: ${JSON.stringify(rawModes)} is not a list of capture modes such as ["fx", "export"]; using ${JSON.stringify(defaults.modes)}.`);
+    }
+  }
+
   return {
     value: {
       run: oneOf("run", config.get<unknown>("run"), RUN_MODES, defaults.run, problems),
@@ -88,6 +101,7 @@ export function resolveServerSettings(config: ConfigurationReader, trusted: bool
       severity: oneOf("severity", config.get<unknown>("severity"), SEVERITIES, defaults.severity, problems),
       showNotTraced,
       shapeHints,
+      modes,
       trusted,
     },
     problems,

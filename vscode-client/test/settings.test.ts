@@ -36,6 +36,7 @@ describe("resolveServerSettings", () => {
       severity: "warning",
       showNotTraced: true,
       shapeHints: false,
+      modes: ["fx"],
       trusted: false,
     });
     assert.deepEqual(problems, []);

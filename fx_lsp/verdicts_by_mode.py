@@ -1,0 +1,38 @@
+"""A class's verdicts, one per capture mode: which one a view shows when it shows one (the
+first configured mode's, ``fx`` when configured), and the one line that names them all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fxcore.results import ModuleResult
+
+
+def first_verdicts(modules: Iterable[ModuleResult]) -> list[ModuleResult]:
+    """Each class's first verdict, in order: the graph, inlay hints and generated code show
+    it (the engine sends ``fx``'s first when it is configured)."""
+    first: dict[tuple[str, str], ModuleResult] = {}
+    for module in modules:
+        first.setdefault((module.path, module.class_name), module)
+    return list(first.values())
+
+
+def verdicts_of(modules: Iterable[ModuleResult], module: ModuleResult) -> list[ModuleResult]:
+    """Every verdict of ``module``'s class, one per mode."""
+    return [other for other in modules
+            if (other.path, other.class_name) == (module.path, module.class_name)]
+
+
+def verdict_word(module: ModuleResult) -> str:
+    """``traceable``, ``not traced`` or ``2 failures``."""
+    if module.status == "traceable":
+        return "traceable"
+    if module.status == "not-traced":
+        return "not traced"
+    count = len(module.failures)
+    return f"{count} failure{'s' * (count != 1)}"
+
+
+def modes_line(verdicts: list[ModuleResult]) -> str:
+    """``fx: traceable · export: 2 failures``."""
+    return " · ".join(f"{module.mode}: {verdict_word(module)}" for module in verdicts)

@@ -1,0 +1,52 @@
+"""The names of the capture modes as the host knows them, without importing torch or worker
+code: the built-in modes, and those ``FX_LSP_EXTRA_CAPTURES`` adds.
+
+``FX_LSP_EXTRA_CAPTURES="plain=pkg.mod:PlainCapture,other=pkg.other:Other"`` registers more
+capture modes (a test and extension seam): the host learns their names from it, and workers
+(``fxcore.worker.capture.modes``) import each class from an installed module, before any
+workspace folder is importable.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: The modes ``fxcore.worker.capture.modes.CAPTURES`` registers itself, in their order.
+BUILTIN_MODES: tuple[str, ...] = ("fx", "export", "compile")
+#: The mode of a class's verdict where only one is shown (graph, inlay hints, code).
+DEFAULT_MODE = "fx"
+EXTRA_CAPTURES_VARIABLE = "FX_LSP_EXTRA_CAPTURES"
+
+
+def extra_captures() -> dict[str, str]:
+    """Mode name -> ``module:Class`` of each capture mode ``FX_LSP_EXTRA_CAPTURES`` adds."""
+    found: dict[str, str] = {}
+    for entry in os.environ.get(EXTRA_CAPTURES_VARIABLE, "").split(","):
+        name, _, import_path = entry.strip().partition("=")
+        if name and import_path:
+            found[name.strip()] = import_path.strip()
+    return found
+
+
+def known_modes() -> tuple[str, ...]:
+    """Every capture mode a worker can run, in registration order."""
+    return (*BUILTIN_MODES, *(name for name in extra_captures() if name not in BUILTIN_MODES))
+
+
+def modes_problem(modes: object) -> str | None:
+    """Why ``modes`` is not a non-empty list of known capture mode names, if it is not."""
+    known = known_modes()
+    if not (isinstance(modes, (list, tuple)) and modes
+            and all(isinstance(mode, str) for mode in modes)):
+        return f"must be a non-empty list of capture modes ({', '.join(known)})"
+    unknown = [mode for mode in modes if mode not in known]
+    if unknown:
+        return (f"unknown capture mode{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(mode) for mode in unknown)} (known: {', '.join(known)})")
+    return None
+
+
+def ordered_modes(modes: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """``modes`` without repeats, ``fx`` first (its verdict comes first, as without modes)."""
+    unique = tuple(dict.fromkeys(modes))
+    return tuple(sorted(unique, key=lambda mode: mode != DEFAULT_MODE))

@@ -1,0 +1,47 @@
+"""Toy capture modes for the tests, importable by workers through ``FX_LSP_EXTRA_CAPTURES``
+(``plain=plain_capture:PlainSymbolicTrace``) with this folder on ``PYTHONPATH``: a mode that
+is not fx-lsp's own runs through the engine, the report, the CLI and the server unchanged."""
+
+from __future__ import annotations
+
+import os
+from typing import ClassVar
+
+from torch import fx
+
+from fxcore.results import Hint
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.context import JobContext
+
+
+class PlainSymbolicTrace:
+    """A toy capture mode: ``torch.fx.symbolic_trace`` with no recovery, so it reports at
+    most one failure, unlocated, on the class."""
+
+    mode: ClassVar[str] = "plain"
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        try:
+            graph_module = fx.symbolic_trace(target.model)
+        except Exception as error:
+            failure = context.exception_failure("error", "symbolic_trace failed: ", error,
+                                                target.source.name_span)
+            return CaptureRecord(self.mode, failures=[failure])
+        return CaptureRecord(self.mode, graph=graph_module.graph, root=graph_module,
+                             graph_module=graph_module)
+
+    def hints(self, context: JobContext, target: CaptureTarget,
+              record: CaptureRecord) -> list[Hint]:
+        return []
+
+
+class ExitsOnCrash(PlainSymbolicTrace):
+    """A capture mode whose worker dies on a class named ``Crash``, as a segfaulting
+    extension would: the engine must still give that class this mode's verdict."""
+
+    mode: ClassVar[str] = "exits"
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        if target.cls.__name__ == "Crash":
+            os._exit(3)
+        return super().capture(context, target)
