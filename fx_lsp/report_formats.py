@@ -41,7 +41,11 @@ def _heading(problem: Problem) -> str:
 
 def _mode_tag(problem: Problem) -> str:
     """`` (export)`` for a problem of a capture mode other than ``fx``, else nothing."""
-    return f" ({problem.mode})" if problem.mode != DEFAULT_MODE else ""
+    return _mode_label(problem.mode)
+
+
+def _mode_label(mode: str) -> str:
+    return f" ({mode})" if mode != DEFAULT_MODE else ""
 
 
 def _location(path: str, line: int, column: int) -> str:
@@ -57,12 +61,15 @@ def _notes(run: CheckRun) -> list[tuple[str, str]]:
     """(location, text) of each class that was not traced, for a terminal; none for a class
     whose FX103 is reported (selected in full) instead."""
     reported = {(p.path, p.line) for p in run.report.problems if p.code == CODES["not-traced"]}
-    return [
-        (_terminal_location(m.path, m.line, m.column),
-         terminal(f"{m.class_name} was not traced. {m.reason}"))
-        for result in run.results for m in result.modules
-        if m.status == "not-traced" and (m.path, m.line) not in reported
-    ]
+    # One per class and reason: a skipped class is so in every mode.
+    notes: dict[tuple[str, int, str | None], tuple[str, str]] = {}
+    for result in run.results:
+        for m in result.modules:
+            if m.status == "not-traced" and (m.path, m.line) not in reported:
+                notes.setdefault((m.path, m.line, m.reason), (
+                    _terminal_location(m.path, m.line, m.column),
+                    terminal(f"{m.class_name}{_mode_label(m.mode)} was not traced. {m.reason}")))
+    return list(notes.values())
 
 
 def _tail(run: CheckRun) -> str:

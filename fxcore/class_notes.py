@@ -8,9 +8,6 @@ from __future__ import annotations
 from fxcore.arguments import describe
 from fxcore.results import CODES, Hint, ModuleResult
 
-#: The kinds of the notes.
-KINDS = frozenset({"not-traced", "guessed-arguments"})
-
 
 def _note(module: ModuleResult, kind: str, message: str) -> Hint:
     return Hint(**module.span(), code=CODES[kind], kind=kind, message=message)

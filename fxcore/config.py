@@ -12,7 +12,7 @@ Example::
     exclude = ["*_test.py"]
     guess-arguments = true   # synthesize constructor arguments nobody configured
     modes = ["fx"]           # capture modes, each giving its own verdict per class
-    select = ["FX"]          # which codes are reported (prefixes), as in ruff
+    select = ["FX", "GB"]    # which codes are reported (prefixes), as in ruff
     ignore = ["FX200"]
     per-file-ignores = {"tests/*" = ["FX1"]}
 
@@ -51,7 +51,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints")
 #: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
 REPORT_KEYS = ("select", "ignore", "per-file-ignores")
-_CODE_PREFIX = re.compile(r"FX[0-9]{0,3}")
+#: A code or a prefix of one: ``FX``, ``FX0``, ``FX002``; ``GB``, ``GB0170`` (graph breaks).
+_CODE_PREFIX = re.compile(r"FX[0-9]{0,3}|GB[0-9]{0,4}")
 #: Longer time-outs are a mistake (and `inf` cannot be waited on): a day.
 MAX_TIMEOUT_SECONDS = 86400.0
 #: More than this (1 TiB) overflows the address-space limit set on each worker child.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxcore.rules import CODE_PREFIXES
 from fxcore.tensor_spec import TensorSpec
 
 
@@ -62,7 +63,7 @@ class ReportConfig:
     """Which codes are reported (``select``, ``ignore``, ``per-file-ignores`` as ruff spells
     them): code prefixes such as ``FX0`` or ``FX002``; the longest matching prefix decides."""
 
-    select: list[str] = field(default_factory=lambda: ["FX"])
+    select: list[str] = field(default_factory=lambda: list(CODE_PREFIXES))
     ignore: list[str] = field(default_factory=list)
     #: Glob, relative to the workspace root (or a file name) -> prefixes ignored there.
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)

@@ -241,10 +241,11 @@ def collect(results: list[FileResult], text_of: TextOf,
                            *class_notes.notes(module))]
     for reach in items:
         item = reach.item
-        # A note about the class as a whole (FX103, FX104) is one whatever the modes: every
-        # mode of a skipped or unbuilt class says the same, and its arguments are shared.
+        # A hint is one whatever the modes that found it: an unused submodule (FX200) is so
+        # in every mode, and so are a class's notes (FX103, FX104: every mode of a skipped or
+        # unbuilt class says the same, and its arguments are shared).
         mode = reach.module.mode if reach.module is not None \
-            and item.kind not in class_notes.KINDS else DEFAULT_MODE
+            and not isinstance(item, Hint) else DEFAULT_MODE
         key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code,
                mode)
         # Each class's own call chain decides: a comment on one caller's line silences the

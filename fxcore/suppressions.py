@@ -18,13 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fxcore.results import Range
+from fxcore.rules import CODE_PREFIXES
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*fx-lsp:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
 _SKIP = re.compile(r"#\s*fx-lsp:\s*skip\b")
 _CODE = re.compile(r"[A-Z]+[0-9]+")
-#: The codes fx-lsp reports start with this.
-PREFIX = "FX"
 #: Why a class marked ``# fx-lsp: skip`` has no verdict (``ModuleResult.reason``).
 SKIP_REASON = "Skipped: `# fx-lsp: skip` on its class line."
 
@@ -47,7 +46,7 @@ class Directive:
         """The codes that make it unused when they silence nothing; None: report it whole
         (``# fx-lsp: ignore`` and ``skip``); empty: never report (a bare or foreign noqa)."""
         if self.kind == "noqa":
-            return frozenset(c for c in self.codes or () if c.startswith(PREFIX))
+            return frozenset(c for c in self.codes or () if c.startswith(CODE_PREFIXES))
         return self.codes
 
 

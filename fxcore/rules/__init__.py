@@ -16,7 +16,9 @@ from fxcore.rules.rule import Rule, Severity
 RULES: tuple[Rule, ...] = (*tracing.RULES, *files.RULES, *hints.RULES, *shapes.RULES,
                            *suppressions.RULES, *export.RULES, *compile.RULES)
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+#: How the codes start: this project's own, and PyTorch's graph breaks (compile mode).
+CODE_PREFIXES: tuple[str, ...] = ("FX", "GB")
 #: Failure or hint kind -> its code.
 CODE_OF_KIND: dict[str, str] = {kind: rule.code for rule in RULES for kind in rule.kinds}
 
-__all__ = ["BY_CODE", "CODE_OF_KIND", "RULES", "Rule", "Severity"]
+__all__ = ["BY_CODE", "CODE_OF_KIND", "CODE_PREFIXES", "RULES", "Rule", "Severity"]

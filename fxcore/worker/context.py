@@ -21,6 +21,7 @@ from fxcore.discovery import ClassSource, ParsedFile, parsed_file
 from fxcore.import_overlay import ImportRecord, imported_workspace_files
 from fxcore.job_spec import ModuleConfig, TraceJob
 from fxcore.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
+from fxcore.rules import BY_CODE
 from fxcore.suppressions import skipped_lines
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.consequences import mark_consequences
@@ -99,7 +100,9 @@ class JobContext:
         """A failure located on its innermost workspace frame, with the call chain."""
         frames = [to_frame(position, self.sources) for position in stack]
         here = innermost_workspace_frame(frames, self.root)
-        layer = self.third_party_layer(frames)
+        # The leaf-module advice is torch.fx's: export and compile go through library code.
+        layer = self.third_party_layer(frames) \
+            if BY_CODE[CODES[kind]].mode in ("fx", "any") else None
         if layer is not None:
             message += (
                 f" This happens inside the third-party layer `{layer}`, whose forward FX "

@@ -13,6 +13,7 @@ Without that private hook the mode degrades to the first break only
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import re
@@ -127,7 +128,11 @@ def _quiet() -> Iterator[None]:
 def example_tensors(target: CaptureTarget) -> dict[str, torch.Tensor]:
     """The example inputs on the device the model was built on; ones, as the meta stand-ins
     answer, so that a model built on CPU takes the same branches."""
-    device = "meta" if target.instantiated_on == "meta" else "cpu"
+    # Where its weights are: a factory builds on meta too, and only a constructor that needs
+    # real tensors builds on CPU.
+    weights = itertools.chain(target.model.parameters(), target.model.buffers())
+    device = next((tensor.device for tensor in weights),
+                  torch.device("cpu" if target.instantiated_on == "cpu" else "meta"))
     return {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
             for name, spec in (target.example_inputs or {}).items()}
 
