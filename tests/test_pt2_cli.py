@@ -1,0 +1,140 @@
+"""The export and compile modes through the CLI and forked workers: what each reports by
+default, where, and in which output formats (issue 20)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine_support import REPO_ROOT
+
+MODELS = """\
+import torch
+from torch import nn
+
+
+class Gated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        if y.abs().mean() > 1.0:
+            y = y / 2
+        return y
+
+
+class Built(nn.Module):
+    def __init__(self, width: int):
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+        self.spare = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.proj(x).relu()
+
+
+def build_built() -> Built:
+    return Built(width=8)
+"""
+
+PYPROJECT = """\
+[tool.fx-lsp]
+modes = ["fx", "export", "compile"]
+
+[tool.fx-lsp.modules."models:Built"]
+factory = "models:build_built"
+"""
+
+
+def fx_lsp(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
+                          env=environment, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pt2")
+    (root / "models.py").write_text(MODELS, encoding="utf-8")
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def checked(workspace: Path) -> dict[str, Any]:
+    completed = fx_lsp(workspace, "check", "--no-cache", "--output-format", "json", ".")
+    assert completed.returncode == 1, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def _problems(checked: dict[str, Any]) -> set[tuple[str, int, str]]:
+    return {(d["code"], d["line"], d["mode"]) for d in checked["diagnostics"]}
+
+
+def test_each_mode_reports_the_data_dependent_branch_by_default(
+        checked: dict[str, Any]) -> None:
+    """FX001 (fx), FX401 (export) and PyTorch's GB0170 (compile) on the same `if`: graph
+    breaks are selected by default, as the FX codes are."""
+    line = MODELS.splitlines().index("        if y.abs().mean() > 1.0:") + 1
+    assert {("FX001", line, "fx"), ("FX401", line, "export"),
+            ("GB0170", line, "compile")} <= _problems(checked)
+
+
+def test_an_unused_submodule_is_one_problem_whatever_the_modes(checked: dict[str, Any]) -> None:
+    unused = [d for d in checked["diagnostics"] if d["code"] == "FX200"]
+    assert len(unused) == 1, unused
+
+
+def test_a_factory_built_class_compiles_on_meta(checked: dict[str, Any]) -> None:
+    """A factory builds on meta too: the compile inputs must be meta tensors, not CPU ones
+    beside meta weights (a false FX502 'device mismatch')."""
+    built = {m["mode"]: m for m in checked["modules"] if m["class"] == "Built"}
+    assert set(built) == {"fx", "export", "compile"}
+    assert all(m["status"] == "traceable" for m in built.values()), built
+
+
+def test_pt2_failures_carry_no_fx_leaf_module_advice(checked: dict[str, Any]) -> None:
+    for diagnostic in checked["diagnostics"]:
+        if diagnostic["mode"] != "fx":
+            assert "leaf module" not in diagnostic["message"], diagnostic
+
+
+def test_sarif_lists_a_graph_break_rule_with_pytorchs_page(workspace: Path) -> None:
+    completed = fx_lsp(workspace, "check", "--no-cache", "--output-format", "sarif", ".")
+    run = json.loads(completed.stdout)["runs"][0]
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    assert "GB0170" in rules and "FX401" in rules
+    assert rules["GB0170"]["helpUri"].startswith("https://")
+    assert "fx-lsp" not in rules["GB0170"]["helpUri"]
+    # Only the graph breaks that occur: not PyTorch's whole registry.
+    assert sorted(code for code in rules if code.startswith("GB")) == ["GB0170"]
+
+
+def test_a_graph_break_is_silenced_by_noqa_and_ignored_by_prefix(tmp_path: Path) -> None:
+    text = MODELS.replace("        if y.abs().mean() > 1.0:",
+                          "        if y.abs().mean() > 1.0:  # noqa: GB0170")
+    (tmp_path / "models.py").write_text(text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [tool.fx-lsp]
+        modes = ["compile"]
+        """), encoding="utf-8")
+    completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
+    assert completed.returncode == 0, completed.stdout
+    assert json.loads(completed.stdout)["diagnostics"] == []
+    (tmp_path / "models.py").write_text(MODELS, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [tool.fx-lsp]
+        modes = ["compile"]
+        ignore = ["GB"]
+        """), encoding="utf-8")
+    completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
+    assert json.loads(completed.stdout)["diagnostics"] == [], completed.stdout
