@@ -90,9 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true",
                        help="trace everything again instead of reusing results of unchanged "
                        "files from .fx-lsp-cache/")
-    check.add_argument("--mode", metavar="MODES", default=None,
-                       help="capture modes, comma-separated, each giving its own verdict per "
-                       "class (such as fx,export; default: `modes` of [tool.fx-lsp], else fx)")
+    check.add_argument(
+        "--mode",
+        metavar="MODES",
+        default=None,
+        help="capture modes, comma-separated, each giving its own verdict per class (fx, "
+        "export, compile; default: `modes` of [tool.fx-lsp], else fx)",
+    )
     graph = commands.add_parser(
         "graph", help="write a class's traced graph as one self-contained HTML file")
     graph.add_argument("target", metavar="PATH::CLASS",
