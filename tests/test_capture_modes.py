@@ -83,7 +83,7 @@ def test_the_hosts_mode_names_are_the_workers_captures() -> None:
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                                env=_environment(FX_LSP_EXTRA_CAPTURES=TOY_CAPTURES), timeout=300)
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert completed.stdout.strip() == "True ['fx', 'plain', 'exits']"
+    assert completed.stdout.strip() == "True ['fx', 'export', 'compile', 'plain', 'exits']"
 
 
 def test_each_class_gets_one_verdict_per_mode_in_the_cli_json(tmp_path: Path) -> None:
