@@ -37,7 +37,7 @@ from typing import Any
 from fxcore.call_sites import is_literal_call_argument
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
-from fxcore.job_spec import CallSite, EngineConfig, ModuleConfig, ReportConfig
+from fxcore.job_spec import CallSite, DynamicDim, EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
 
 if sys.version_info >= (3, 11):
@@ -374,9 +374,71 @@ def _parse_module_config(entry: Any, source: str,
                                                           else repr(text))
                 except ValueError as error:
                     problems.append(f"{source}: inputs.{name}: {error}")
-    known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs"}
+    dynamic = entry.get("dynamic")
+    if dynamic is not None:
+        config.dynamic = _parse_dynamic(dynamic, f"{source}: dynamic", problems)
+    known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs",
+             "dynamic"}
     problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
     return config, problems
+
+
+_DYNAMIC_EXAMPLE = ('{x = {0 = "batch"}} or {x = {0 = {name = "batch", min = 2, '
+                    'max = 64}}}')
+
+
+def _parse_dynamic(table: Any, where: str,
+                   problems: list[str]) -> dict[str, dict[int, DynamicDim]]:
+    """``dynamic = {argument = {dimension index = name or {name, min, max}}}``, each wrong
+    entry left out with a problem that says why; one name has one range everywhere."""
+    if not isinstance(table, dict):
+        problems.append(f"{where} must be a table such as {_DYNAMIC_EXAMPLE}")
+        return {}
+    parsed: dict[str, dict[int, DynamicDim]] = {}
+    by_name: dict[str, DynamicDim] = {}
+    for argument, dims in table.items():
+        if not isinstance(dims, dict):
+            problems.append(f"{where}.{argument} must be a table of dimension index -> "
+                            f"name, such as {{0 = \"batch\"}}")
+            continue
+        for index, value in dims.items():
+            place = f"{where}.{argument}.{index}"
+            if not (isinstance(index, str) and index.isdigit()):
+                problems.append(f"{place}: the key must be a dimension index (0, 1, ...)")
+                continue
+            dim, problem = _parse_dynamic_dim(value, place)
+            if dim is None:
+                problems.append(problem)
+                continue
+            if by_name.setdefault(dim.name, dim) != dim:
+                problems.append(f"{place}: '{dim.name}' is given another range elsewhere "
+                                f"(one name is one dimension)")
+                continue
+            parsed.setdefault(str(argument), {})[int(index)] = dim
+    return parsed
+
+
+def _parse_dynamic_dim(value: Any, place: str) -> tuple[DynamicDim | None, str]:
+    """One dimension's ``"name"`` or ``{name, min, max}``, or None and why not."""
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict):
+        return None, f"{place}: expected a name or {{name = ..., min = ..., max = ...}}"
+    unknown = sorted(set(value) - {"name", "min", "max"})
+    if unknown:
+        return None, f"{place}: unknown key(s) {', '.join(unknown)} (name, min, max)"
+    name = value.get("name")
+    if not (isinstance(name, str) and name.isidentifier()):
+        return None, f"{place}: 'name' must be a Python identifier such as \"batch\""
+    bounds = {key: value.get(key) for key in ("min", "max")}
+    for key, bound in bounds.items():
+        if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool)
+                                  or bound < 0):
+            return None, f"{place}: '{key}' must be a non-negative integer"
+    low, high = bounds["min"], bounds["max"]
+    if low is not None and high is not None and low > high:
+        return None, f"{place}: 'min' ({low}) is greater than 'max' ({high})"
+    return DynamicDim(name, low, high), ""
 
 
 def module_config_for(config: EngineConfig, module_name: str, class_name: str) -> ModuleConfig:

@@ -24,6 +24,16 @@ class CallSite:
     kwargs: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class DynamicDim:
+    """One dimension of a ``forward`` argument that torch.export keeps symbolic: a
+    ``torch.export.Dim(name, min=..., max=...)``; dimensions sharing a name are equal."""
+
+    name: str
+    min: int | None = None
+    max: int | None = None
+
+
 @dataclass
 class ModuleConfig:
     """Per-class configuration: ``[tool.fx-lsp.modules."pkg.net:Net"]``."""
@@ -37,6 +47,9 @@ class ModuleConfig:
     call: CallSite | None = None
     #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation.
     inputs: dict[str, TensorSpec] = field(default_factory=dict)
+    #: ``dynamic = {x = {0 = "batch"}}`` (or ``{0 = {name = "batch", min = 2, max = 64}}``):
+    #: argument -> dimension index -> the dimension torch.export keeps dynamic.
+    dynamic: dict[str, dict[int, DynamicDim]] = field(default_factory=dict)
 
 
 @dataclass

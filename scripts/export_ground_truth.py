@@ -4,7 +4,10 @@ with real weights and real inputs, written to tests/corpus/export/expected.json.
 For each class named in a corpus file's ``EXAMPLE_INPUTS``: the verdict and first line of
 ``torch.export.export(model, (), inputs, strict=False)``, and the lines of every
 data-dependent error that ``torch.export.draft_export`` (which runs on the real values and
-goes on past them) reports in that file.
+goes on past them) reports in that file. For a class also named in the file's
+``DYNAMIC_SHAPES`` (spelled as the ``dynamic`` option of ``[tool.fx-lsp.modules]``), under
+``dynamic``: the verdict of the same export with those ``dynamic_shapes``, the dimensions
+torch says the code violated and the fixes it suggests.
 
     python3 scripts/export_ground_truth.py            # writes expected.json
     python3 scripts/export_ground_truth.py --check    # exits 1 if it differs from the file
@@ -76,6 +79,26 @@ def draft_sites(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
     return sorted(sites)
 
 
+def dynamic_truth(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
+                  spelled: dict[str, object]) -> dict[str, object]:
+    """Real export with the configured dynamic dimensions: verdict, violated names, fixes."""
+    from fxcore.config import parse_config
+    from fxcore.worker.capture.export.dynamic import dynamic_shapes, violated_names
+    config, problems = parse_config({"modules": {"Class": {"dynamic": spelled}}})
+    assert not problems, problems
+    dims = config.modules["Class"].dynamic
+    try:
+        torch.export.export(model, (), inputs, strict=False,
+                            dynamic_shapes=dynamic_shapes(dims, list(inputs)))
+        return {"verdict": "ok", "violated": [], "suggested_fixes": []}
+    except Exception as error:
+        text = str(error)
+        fixes = text.split("Suggested fixes:\n", 1)[1].split("\n\n", 1)[0] \
+            if "Suggested fixes:\n" in text else ""
+        return {"verdict": "failed", "violated": violated_names(error),
+                "suggested_fixes": [line.strip() for line in fixes.splitlines()]}
+
+
 def ground_truth() -> dict[str, dict[str, object]]:
     expected: dict[str, dict[str, object]] = {}
     for path in sorted(CORPUS.glob("*.py")):
@@ -96,6 +119,11 @@ def ground_truth() -> dict[str, dict[str, object]]:
                 "verdict": verdict, "first_line": line, "error": error_type,
                 "data_dependent_lines": sites,
             }
+            spelled = getattr(module, "DYNAMIC_SHAPES", {}).get(name)
+            if spelled is not None:
+                torch.manual_seed(0)
+                expected[f"{path.name}:{name}"]["dynamic"] = dynamic_truth(
+                    model, real_inputs(specs), spelled)
     return expected
 
 

@@ -1,6 +1,7 @@
 """Failures of torch.export (export mode, FX401-FX499): where non-strict
 ``torch.export.export`` on fake inputs needs real data (a data-dependent guard, a tensor
-turned into Python data), and any other error that ended the export."""
+turned into Python data), a configured dynamic dimension the code specialises, and
+any other error that ended the export."""
 
 from fxcore.rules.rule import Rule
 
@@ -56,6 +57,29 @@ Fix: keep the value a tensor; when it is a size, `torch._check_is_size(n)` (and
 )
 
 
+FX403 = _export_error(
+    "FX403",
+    "export-dynamic-constraint",
+    """\
+**A dynamic dimension the code does not keep dynamic.** With `dynamic` dimensions configured
+for the class (`[tool.fx-lsp.modules."pkg.mod:Net"] dynamic = {x = {0 = "batch"}}`, or with
+bounds `{x = {0 = {name = "batch", min = 2, max = 64}}}`), fx-lsp exports with
+`dynamic_shapes` of `torch.export.Dim`s, and torch.export refuses a dimension that the code
+specialises to a constant or allows only in a narrower range. Reported at the line whose
+guard did it, with the fix torch suggests.
+
+```python
+if x.shape[0] == 4:                # FX403: batch specialised to 4
+    ...
+assert x.shape[0] <= 16            # FX403: torch suggests Dim('batch', max=16)
+```
+
+Fix: make the code work for every size in the range, or narrow the range (or make the
+dimension static) as torch suggests.
+""",
+)
+
+
 FX499 = _export_error(
     "FX499",
     "export-error",
@@ -70,4 +94,4 @@ Fix: read the message; torch.export's troubleshooting guide
 )
 
 
-RULES = (FX401, FX402, FX499)
+RULES = (FX401, FX402, FX403, FX499)

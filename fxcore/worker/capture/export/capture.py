@@ -21,7 +21,7 @@ from typing import ClassVar
 import torch
 
 from fxcore.results import Failure, Hint
-from fxcore.worker.capture.export import fake, graph
+from fxcore.worker.capture.export import dynamic, fake, graph
 from fxcore.worker.capture.export.failures import (
     ending_kind,
     ending_prefix,
@@ -30,7 +30,7 @@ from fxcore.worker.capture.export.failures import (
     meets_unfaked_meta_tensor,
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser, missing_hook
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.context import JobContext
 
 #: The reason of a class without example inputs: export runs forward, which needs them.
@@ -59,19 +59,35 @@ class ExportCapture:
         notes = [] if missing is None else [
             f"Only the first failure is found: this torch cannot be resumed after a "
             f"data-dependent guard ({missing})."]
+        dims = context.module_config(target.cls.__name__).dynamic
+        recorder = dynamic.GuardRecorder(context.is_workspace_path)
+        unrecorded = dynamic.missing_hook() if dims else None
+        if unrecorded is not None:
+            notes.append(f"A dynamic dimension this code specialises is reported at the "
+                         f"class: this torch cannot say which line added a guard "
+                         f"({unrecorded}).")
         program: torch.export.ExportedProgram | None = None
         ending_error: BaseException | None = None
         with quiet_torch(), fake.faked_weights(target.model, mode), \
-                (guesser.installed() if missing is None else contextlib.nullcontext()):
+                (guesser.installed() if missing is None else contextlib.nullcontext()), \
+                (recorder.installed() if dims and unrecorded is None
+                 else contextlib.nullcontext()):
             try:
-                program = torch.export.export(target.model, (), inputs, strict=False)
+                program = torch.export.export(
+                    target.model, (), inputs, strict=False,
+                    dynamic_shapes=dynamic.dynamic_shapes(dims, list(inputs)) if dims
+                    else None)
             except BaseException as error:  # user code may raise anything, SystemExit too
                 ending_error = error
         seconds = time.perf_counter() - started
         failures = one_per_line(context.located_failures(
             [guess_failure(guess, guesser.guesses[:index])
              for index, guess in enumerate(guesser.guesses)], target.source))
-        if ending_error is not None:
+        violated = dynamic.violations(ending_error, dims, recorder) \
+            if ending_error is not None else []
+        if violated:
+            failures.extend(self._violation_failures(context, target, violated))
+        elif ending_error is not None:
             ending = self._ending_failure(context, target, ending_error, guesser)
             if meets_unfaked_meta_tensor(ending_error):
                 return CaptureRecord(self.mode, failures=failures, seconds=seconds,
@@ -102,6 +118,18 @@ class ExportCapture:
                                             target.source.name_span)
         mark_after_guesses(failure, guesser.guesses)
         return failure
+
+    @staticmethod
+    def _violation_failures(context: JobContext, target: CaptureTarget,
+                            violated: list[tuple[str, RecordedFailure | None]]
+                            ) -> list[Failure]:
+        """FX403 at the line that added each violated dimension's guard, or at the class
+        when no guard about it was seen."""
+        located = context.located_failures(
+            [recorded for _, recorded in violated if recorded is not None], target.source)
+        unlocated = [context.failure(dynamic.KIND, message, [], target.source.name_span)
+                     for message, recorded in violated if recorded is None]
+        return located + unlocated
 
     def hints(self, context: JobContext, target: CaptureTarget,
               record: CaptureRecord) -> list[Hint]:
