@@ -230,7 +230,7 @@ def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))
     job = TraceJob(path=str(path), workspace_root=str(tmp_path), config=EngineConfig(),
                    only_classes=["Mlp"])
-    Job(job, sent.append, ExportCapture()).run()
+    Job(job, sent.append, [ExportCapture()]).run()
     modules = [payload for kind, payload in sent if kind == "module"]
     assert len(modules) == 1
     module = result_codec.decode_module_result(result_codec.loads(result_codec.dumps(

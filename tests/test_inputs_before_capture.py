@@ -116,7 +116,7 @@ def job(tmp_path: Path) -> Iterator[TraceJob]:
 
 def test_a_mode_that_needs_inputs_gets_them_before_it_captures(job: TraceJob) -> None:
     capture = RecordsInputs()
-    Job(job, lambda message: None, capture).run()
+    Job(job, lambda message: None, [capture]).run()
     assert capture.seen == {
         "Configured": ("config", {"x": "float32[3, 4]"}),
         # Annotated arguments (over what inference says), completed by inference.
@@ -131,7 +131,7 @@ def test_a_mode_that_needs_inputs_gets_them_before_it_captures(job: TraceJob) ->
 
 def test_a_mode_that_does_not_need_inputs_gets_none(job: TraceJob) -> None:
     capture = RecordsWithoutNeeding()
-    Job(job, lambda message: None, capture).run()
+    Job(job, lambda message: None, [capture]).run()
     assert set(capture.seen) == {"Configured", "Annotated", "Inferred", "Untraceable",
                                  "Undecided"}
     assert all(seen == (None, None) for seen in capture.seen.values())
@@ -141,10 +141,10 @@ def test_the_inputs_a_mode_gets_are_those_the_fx_shapes_use(job: TraceJob) -> No
     """The fx capture decides its inputs from its own graph after capture, as before; a mode
     that needs them before gets the same ones."""
     needing = RecordsInputs()
-    Job(job, lambda message: None, needing).run()
+    Job(job, lambda message: None, [needing]).run()
     sys.modules.pop("inputs_before_capture_models")  # a second job imports it afresh
     sent: list[tuple[str, object]] = []
-    Job(job, sent.append, FxCapture()).run()
+    Job(job, sent.append, [FxCapture()]).run()
     fx_inputs = {payload.class_name: payload.inputs for kind, payload in sent
                  if kind == "module" and isinstance(payload, ModuleResult)}
     assert set(fx_inputs) == set(needing.seen)

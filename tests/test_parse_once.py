@@ -133,7 +133,7 @@ def test_the_worker_reads_and_parses_a_job_file_once(importable: Path,
     job = TraceJob(path=str(path), workspace_root=str(importable), config=EngineConfig())
     counts = _counting(monkeypatch, path)
     sent: list[tuple[str, object]] = []
-    Job(job, sent.append, FxCapture()).run()
+    Job(job, sent.append, [FxCapture()]).run()
     verdicts = {payload.class_name: payload for kind, payload in sent
                 if kind in ("module", "derived") and isinstance(payload, ModuleResult)}
     assert verdicts["Net"].status == "traceable"

@@ -101,7 +101,7 @@ def traced(path: Path) -> FileResult:
     """The file's result from the worker's pipeline, in this process."""
     sent: list[tuple[str, object]] = []
     Job(TraceJob(path=str(path), workspace_root=str(path.parent)), sent.append,
-        FindsReturnedInputs()).run()
+        [FindsReturnedInputs()]).run()
     modules = [payload for kind, payload in sent if kind == "module"]
     assert all(isinstance(module, ModuleResult) for module in modules)
     return FileResult(path=str(path), modules=modules)  # type: ignore[arg-type]
