@@ -29,10 +29,13 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                                      instantiated_on=target.instantiated_on,
                                      trace_seconds=record.seconds, capture_notes=record.notes)
     if not record.complete:
-        recovered: dict[str, Any] = {}
+        # A mode that runs forward says which inputs it failed on, graph or not: a failure
+        # may come from the inputs themselves (an image too small for the kernels).
+        recovered: dict[str, Any] = _captured_inputs(target) \
+            if getattr(capture, "needs_inputs", False) else {}
         if record.graph is not None:
             if record.shapes is not None:
-                recovered, shapes = _captured_inputs(target), record.shapes
+                shapes = record.shapes
             else:
                 recovered, shapes = recovered_shape_fields(context, target, record)
             recovered["graph"], recovered["scope_types"] = graph_nodes(record, shapes)
