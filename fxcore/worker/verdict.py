@@ -23,16 +23,17 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                    record: CaptureRecord) -> ModuleResult:
     """The result of capturing ``target`` as ``record`` says."""
     cls, source = target.cls, target.source
+    # A mode that runs forward says which inputs it ran on, whatever came of it: a failure
+    # may come from the inputs themselves (an image too small for the kernels).
+    ran_on = _captured_inputs(target) if getattr(capture, "needs_inputs", False) else {}
     if record.not_checked is not None:
         return context.module_result(cls, source, status="not-traced", reason=record.not_checked,
                                      failures=record.failures,
                                      instantiated_on=target.instantiated_on,
-                                     trace_seconds=record.seconds, capture_notes=record.notes)
+                                     trace_seconds=record.seconds, capture_notes=record.notes,
+                                     **ran_on)
     if not record.complete:
-        # A mode that runs forward says which inputs it failed on, graph or not: a failure
-        # may come from the inputs themselves (an image too small for the kernels).
-        recovered: dict[str, Any] = _captured_inputs(target) \
-            if getattr(capture, "needs_inputs", False) else {}
+        recovered: dict[str, Any] = dict(ran_on)
         if record.graph is not None:
             if record.shapes is not None:
                 shapes = record.shapes
