@@ -17,6 +17,7 @@ import json
 import multiprocessing
 import os
 import sys
+import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,14 @@ def _run_in_child(job: TraceJob, results: Connection) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # this process's stdout is the JSON report
     os.dup2(devnull, 2)
-    Job(job, lambda message: results.send_bytes(encode_message(*message)),
-        ExportCapture()).run()
+
+    def send(message: tuple[str, Any]) -> None:
+        results.send_bytes(encode_message(*message))
+
+    try:
+        Job(job, send, ExportCapture()).run()
+    except BaseException as error:  # as the worker's run_job: say why, do not just vanish
+        send(("fatal", "".join(traceback.format_exception(error))))
 
 
 def check_file(path: Path, workspace: Path, config: EngineConfig,

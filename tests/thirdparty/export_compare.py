@@ -27,8 +27,9 @@ RUN_TIMEOUT = float(os.environ.get("FX_LSP_THIRDPARTY_TIMEOUT", "1500"))
 
 def fx_lsp_export_command(classes: list[str]) -> list[str]:
     """The command that prints fx-lsp's export report of the workspace as JSON. Once the CLI
-    has modes, it is ``[*fx_lsp_command(), "check", "--mode", "export", "--format", "json",
-    "--no-cache", str(WORKSPACE)]`` (with ``--select`` of the classes as the CLI allows)."""
+    has modes, this is the one line to change: ``[*fx_lsp_command(), "check", "--mode",
+    "export", "--format", "json", "--no-cache", str(WORKSPACE)]`` (``fx_lsp_command`` from
+    ``conftest``; the CLI checks whole files, so a sample then costs its files' classes)."""
     return [sys.executable, str(HERE / "export_check.py"), str(WORKSPACE),
             *(["--only", *classes] if classes else [])]
 
