@@ -23,22 +23,26 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                    record: CaptureRecord) -> ModuleResult:
     """The result of capturing ``target`` as ``record`` says."""
     cls, source = target.cls, target.source
+    # A mode that runs forward says which inputs it ran on, whatever came of it: a failure
+    # may come from the inputs themselves (an image too small for the kernels).
+    ran_on = _captured_inputs(target) if getattr(capture, "needs_inputs", False) else {}
     if record.not_checked is not None:
         return context.module_result(cls, source, status="not-traced", reason=record.not_checked,
                                      failures=record.failures,
                                      instantiated_on=target.instantiated_on,
-                                     trace_seconds=record.seconds, capture_notes=record.notes)
+                                     trace_seconds=record.seconds, capture_notes=record.notes,
+                                     **ran_on)
     if record.graph_count is not None:
         # A mode of several graphs (compile): its failures are graph breaks between them.
         return context.module_result(
             cls, source, status="failed" if record.failures else "traceable",
             failures=record.failures, instantiated_on=target.instantiated_on,
-            line_nodes=line_nodes(record), trace_seconds=record.seconds)
+            line_nodes=line_nodes(record), trace_seconds=record.seconds, **ran_on)
     if not record.complete:
-        recovered: dict[str, Any] = {}
+        recovered: dict[str, Any] = dict(ran_on)
         if record.graph is not None:
             if record.shapes is not None:
-                recovered, shapes = _captured_inputs(target), record.shapes
+                shapes = record.shapes
             else:
                 recovered, shapes = recovered_shape_fields(context, target, record)
             recovered["graph"], recovered["scope_types"] = graph_nodes(record, shapes)

@@ -27,6 +27,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "thirdparty: fidelity tests on real torchvision/timm/transformers models "
         "(need scripts/install-thirdparty.sh; deselect with -m 'not thirdparty')",
     )
+    config.addinivalue_line(
+        "markers",
+        "export_sweep: an export fidelity class outside the sample, run with "
+        "FX_LSP_EXPORT_SWEEP=1 (benchmarks/export_fidelity.py prints the whole sweep)",
+    )
 
 
 def missing_libraries() -> list[str]:
