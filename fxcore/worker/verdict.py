@@ -33,7 +33,8 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         return context.module_result(
             cls, source, status="failed" if record.failures else "traceable",
             failures=record.failures, instantiated_on=target.instantiated_on,
-            line_nodes=line_nodes(record), trace_seconds=record.seconds)
+            line_nodes=line_nodes(record), trace_seconds=record.seconds,
+            **_captured_inputs(target))
     if not record.complete:
         recovered: dict[str, Any] = {}
         if record.graph is not None:
