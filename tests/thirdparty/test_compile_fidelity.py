@@ -28,9 +28,9 @@ RUN_TIMEOUT = 900
 
 pytestmark = pytest.mark.thirdparty
 
-#: Files of the sample: a torchvision family, timm with and without breaks, transformers.
-SAMPLE = ("tpmodels/tv_segmentation.py", "tpmodels/timm_same_padding.py",
-          "tpmodels/hf_wrapped.py")
+#: Files of the sample: a torchvision family compiled whole, transformers wrappers (one of
+#: them a compile error on the inputs fx-lsp inferred) and a decorated forward.
+SAMPLE = ("tpmodels/tv_segmentation.py", "tpmodels/hf_wrapped.py", "tpmodels/decorated.py")
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +57,11 @@ def sample_rows(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_sample_has_both_verdicts(sample_rows) -> None:
-    """The sample holds classes that break and classes compiled whole, so agreement means
-    something."""
+    """The sample holds classes compiled whole and a compile error, so agreement means
+    something (no wrapper of the workspace breaks the graph in a real run on the CPU)."""
     verdicts = {row.real_verdict for row in sample_rows}
-    assert {"breaks", "whole"} <= verdicts, verdicts
+    assert {"whole", "error"} <= verdicts, verdicts
+    assert len(sample_rows) >= 8
 
 
 def test_compile_verdict_and_first_break_agree(sample_rows) -> None:
