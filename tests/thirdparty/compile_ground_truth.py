@@ -106,17 +106,19 @@ def example_tensors(specs: dict[str, str]) -> dict[str, Any]:
     return tensors
 
 
-def compile_once(model: Any, inputs: dict[str, Any], log: _BreakLog) -> dict[str, Any]:
+def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     """One real ``torch.compile`` run: its breaks, graph count and error."""
     import torch
 
+    logger = _break_logger()
+    log = _BreakLog()
+    logger.addHandler(log)
     graphs: list[Any] = []
 
     def recording_backend(graph_module: Any, _inputs: Any) -> Any:
         graphs.append(graph_module)
         return graph_module.forward
 
-    log.messages.clear()
     torch._dynamo.reset()
     error = None
     try:
@@ -125,6 +127,8 @@ def compile_once(model: Any, inputs: dict[str, Any], log: _BreakLog) -> dict[str
     except Exception as exc:  # a compile error is a finding (FX502)
         error = {"exception": type(exc).__name__,
                  "message": (str(exc).strip().splitlines() or [""])[0][:300]}
+    finally:
+        logger.removeHandler(log)
     torch._dynamo.reset()
     breaks, seen = [], set()
     for message in log.messages:
@@ -151,9 +155,6 @@ def collect(report: dict, only: list[str] | None = None) -> list[dict]:
     importlib.import_module(PACKAGE)  # the shim and the offline variables first
     import torch
 
-    logger = _break_logger()
-    log = _BreakLog()
-    logger.addHandler(log)
     rows = []
     for module in targets(report, only):
         path = display_path(module["path"] if os.path.isabs(module["path"])
@@ -170,11 +171,10 @@ def collect(report: dict, only: list[str] | None = None) -> list[dict]:
                        error={"exception": type(exc).__name__, "message": str(exc)[:300]})
             rows.append(row)
             continue
-        row.update(compile_once(model, example_tensors(row["inputs"]), log))
+        row.update(compile_once(model, example_tensors(row["inputs"])))
         row["seconds"] = round(time.perf_counter() - started, 2)
         rows.append(row)
         del model
-    logger.removeHandler(log)
     return rows
 
 
