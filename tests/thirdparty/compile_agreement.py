@@ -1,0 +1,99 @@
+"""Whether fx-lsp's compile mode agrees with a real ``torch.compile`` run, per wrapper class.
+
+The real side is a row of ``compile_ground_truth.py``; fx-lsp's side is the class's module of
+``fx-lsp check --mode compile --output-format json`` run in the workspace folder. A graph
+break on either side is ``(path, line, code)`` of its innermost frame (fx-lsp's FX501, a type
+outside PyTorch's registry, has code ``None`` as on the real side).
+
+- ``verdict``: both say ``breaks``, both ``whole`` or both ``error``;
+- ``first``: the first break (or the error's first line) is the same;
+- ``exact``: the same set of breaks.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from compile_ground_truth import WORKSPACE, display_path
+
+Break = tuple[str, int, "str | None"]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One class's real and fx-lsp verdicts and breaks, and whether they agree."""
+
+    key: str
+    real_verdict: str
+    lsp_verdict: str
+    real: list[Break]
+    lsp: list[Break]
+    first: bool
+    real_error: str = ""
+    lsp_error: str = ""
+
+    @property
+    def verdict(self) -> bool:
+        return self.real_verdict == self.lsp_verdict
+
+    @property
+    def agrees(self) -> bool:
+        """The issue's criterion: the same verdict and the same first line."""
+        return self.verdict and self.first
+
+    @property
+    def exact(self) -> bool:
+        return self.verdict and set(self.real) == set(self.lsp)
+
+
+def class_key(path: str, cls: str) -> str:
+    return f"{Path(path).name}:{cls}"
+
+
+def _abs(path: str) -> str:
+    return path if os.path.isabs(path) else str(WORKSPACE / path)
+
+
+def lsp_side(module: dict) -> tuple[str, list[Break], str]:
+    """fx-lsp's verdict, breaks (in its order) and FX502 message of one JSON module."""
+    breaks: list[Break] = []
+    error = ""
+    for failure in module.get("failures", []):
+        code = failure["code"]
+        if code == "FX502":
+            error = failure["message"]
+            continue
+        if not (code.startswith("GB") or code == "FX501"):
+            continue
+        frame = failure["frames"][-1] if failure.get("frames") else failure
+        path = frame["path"]
+        if not path.startswith("<site-packages>"):
+            path = display_path(_abs(path))
+        breaks.append((path, frame["line"], None if code == "FX501" else code))
+    if module.get("status") == "not-traced" and not breaks and not error:
+        return "not-checked", [], ""
+    return ("error" if error else "breaks" if breaks else "whole"), breaks, error
+
+
+def compare(truth: dict, module: dict | None) -> Agreement:
+    """One class: the real row against fx-lsp's module (None: fx-lsp has no such class)."""
+    real = [(b["path"], b["line"], b["code"]) for b in truth["breaks"]]
+    real_error = (truth.get("error") or {}).get("message", "")
+    key = class_key(truth["path"], truth["class"])
+    if module is None:
+        return Agreement(key, truth["verdict"], "missing", real, [], False, real_error)
+    verdict, lsp, lsp_error = lsp_side(module)
+    if truth["verdict"] == "error":
+        first = bool(real_error) and real_error.split(":")[0] in lsp_error
+    else:
+        first = (real[:1] == lsp[:1])
+    return Agreement(key, truth["verdict"], verdict, real, lsp, first, real_error, lsp_error)
+
+
+def agreements(truth: dict, report: dict) -> list[Agreement]:
+    by_key = {class_key(m["path"], m["class"]): m for m in report["modules"]
+              if m.get("mode", "compile") == "compile"}
+    return [compare(row, by_key.get(class_key(row["path"], row["class"])))
+            for row in truth["modules"]]

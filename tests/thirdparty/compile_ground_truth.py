@@ -1,0 +1,200 @@
+"""Ground truth of the compile-mode fidelity tests: a real ``torch.compile`` run on the CPU.
+
+For every wrapper class that ``fx-lsp check --mode compile --output-format json`` gave example
+inputs, build it on the CPU (random init, offline), make real tensors of exactly those input
+specs (``torch.ones``, as fx-lsp's capture does, so both runs take the same data-dependent
+branches), call ``torch.compile(model, backend=<recording backend>, fullgraph=False)`` after
+``torch._dynamo.reset()`` and record:
+
+- ``breaks``: each graph break as ``{"path", "line", "code"}``, read from PyTorch's own
+  ``graph_breaks`` logging artefact (``TORCH_LOGS=graph_breaks``), not from fx-lsp's hook:
+  "Graph break in user code at FILE:LINE" is the innermost frame of the break and the page it
+  links (``.../gb/gb0124.html``) is its ``GBnnnn`` code (``None`` for a type outside PyTorch's
+  registry, fx-lsp's FX501). One entry per (path, line, code), as fx-lsp reports them.
+- ``graph_count``: the graphs the recording backend received;
+- ``error``: type and first line of an exception the compiled call raised (fx-lsp's FX502);
+- ``verdict``: ``breaks``, ``whole`` (no break, no error), ``error`` or ``build-error``.
+
+Paths are the workspace-relative path (``tpmodels/x.py``) or ``<site-packages>/...``, the
+way fx-lsp's JSON prints them when it runs in the workspace folder.
+
+Usage: ``python tests/thirdparty/compile_ground_truth.py --report FX_LSP_JSON [--out FILE]
+[--only CLASS...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import re
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+WORKSPACE = HERE / "workspace"
+PACKAGE = "tpmodels"
+#: ``float32[2, 3, 224, 224]``: a tensor spec as fx-lsp's JSON prints it.
+_SPEC = re.compile(r"^(\w+)\[([\d,\s]*)\]$")
+_WHERE = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.MULTILINE)
+_PAGE = re.compile(r"/gb/gb(\d+)\.html")
+SITE_PACKAGES = "site-packages" + os.sep
+
+
+def display_path(path: str, workspace: Path = WORKSPACE) -> str:
+    """``tpmodels/x.py`` for a workspace file, ``<site-packages>/...`` for an installed one."""
+    real = os.path.realpath(path)
+    root = os.path.realpath(workspace) + os.sep
+    if real.startswith(root):
+        return real[len(root):]
+    if SITE_PACKAGES in real:
+        return "<site-packages>/" + real.split(SITE_PACKAGES, 1)[1]
+    return real
+
+
+def parse_break(message: str) -> dict[str, Any] | None:
+    """One ``graph_breaks`` log record as ``{"path", "line", "code", "reason"}``."""
+    where = _WHERE.search(message)
+    if where is None:
+        return None
+    page = _PAGE.search(message)
+    reason = message.split("\n\n", 2)[1].strip().splitlines()[0] if "\n\n" in message else ""
+    return {
+        "path": display_path(where.group(1)),
+        "line": int(where.group(2)),
+        "code": f"GB{page.group(1)}" if page else None,
+        "reason": reason[:200],
+    }
+
+
+class _BreakLog(logging.Handler):
+    """Collects the messages of PyTorch's ``graph_breaks`` artefact logger."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _break_logger() -> logging.Logger:
+    """The ``graph_breaks`` artefact logger, enabled, kept off the terminal."""
+    import torch
+
+    torch._logging.set_logs(graph_breaks=True)
+    logger = torch._logging.getArtifactLogger("torch._dynamo.symbolic_convert", "graph_breaks")
+    logger.propagate = False
+    return logger
+
+
+def example_tensors(specs: dict[str, str]) -> dict[str, Any]:
+    import torch
+
+    tensors = {}
+    for name, spec in specs.items():
+        match = _SPEC.match(spec.replace(" ", ""))
+        if match is None:
+            raise ValueError(f"unreadable tensor spec {name}: {spec!r}")
+        shape = [int(d) for d in match.group(2).split(",") if d]
+        tensors[name] = torch.ones(shape, dtype=getattr(torch, match.group(1)))
+    return tensors
+
+
+def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """One real ``torch.compile`` run: its breaks, graph count and error."""
+    import torch
+
+    logger = _break_logger()
+    log = _BreakLog()
+    logger.addHandler(log)
+    graphs: list[Any] = []
+
+    def recording_backend(graph_module: Any, _inputs: Any) -> Any:
+        graphs.append(graph_module)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    error = None
+    try:
+        with torch.no_grad():
+            torch.compile(model, backend=recording_backend, fullgraph=False)(**inputs)
+    except Exception as exc:  # a compile error is a finding (FX502)
+        error = {"exception": type(exc).__name__,
+                 "message": (str(exc).strip().splitlines() or [""])[0][:300]}
+    finally:
+        logger.removeHandler(log)
+    torch._dynamo.reset()
+    breaks, seen = [], set()
+    for message in log.messages:
+        parsed = parse_break(message)
+        if parsed is None:
+            continue
+        key = (parsed["path"], parsed["line"], parsed["code"])
+        if key not in seen:
+            seen.add(key)
+            breaks.append(parsed)
+    verdict = "error" if error else ("breaks" if breaks else "whole")
+    return {"verdict": verdict, "breaks": breaks, "graph_count": len(graphs), "error": error}
+
+
+def targets(report: dict, only: list[str] | None = None) -> list[dict]:
+    """The compile-mode modules of fx-lsp's JSON that have example inputs."""
+    return [m for m in report["modules"]
+            if m.get("mode", "compile") == "compile" and (m.get("inputs") or {}).get("tensors")
+            and (not only or m["class"] in only)]
+
+
+def collect(report: dict, only: list[str] | None = None) -> list[dict]:
+    sys.path.insert(0, str(WORKSPACE))
+    importlib.import_module(PACKAGE)  # the shim and the offline variables first
+    import torch
+
+    rows = []
+    for module in targets(report, only):
+        path = display_path(module["path"] if os.path.isabs(module["path"])
+                            else str(WORKSPACE / module["path"]))
+        row: dict[str, Any] = {"path": path, "class": module["class"],
+                               "inputs": module["inputs"]["tensors"]}
+        cls = getattr(importlib.import_module(f"{PACKAGE}.{Path(path).stem}"), module["class"])
+        torch.manual_seed(0)
+        started = time.perf_counter()
+        try:
+            model = cls().eval()
+        except Exception as exc:
+            row.update(verdict="build-error", breaks=[], graph_count=0,
+                       error={"exception": type(exc).__name__, "message": str(exc)[:300]})
+            rows.append(row)
+            continue
+        row.update(compile_once(model, example_tensors(row["inputs"])))
+        row["seconds"] = round(time.perf_counter() - started, 2)
+        rows.append(row)
+        del model
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--report", required=True,
+                        help="fx-lsp check --mode compile --output-format json of the workspace")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--only", nargs="*", help="class names (default: all)")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    started = time.perf_counter()
+    rows = collect(json.loads(Path(args.report).read_text()), args.only)
+    import torch
+
+    doc = {"torch": torch.__version__, "seconds": round(time.perf_counter() - started, 1),
+           "modules": rows}
+    Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

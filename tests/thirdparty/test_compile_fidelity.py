@@ -1,0 +1,71 @@
+"""fx-lsp's compile mode agrees with real ``torch.compile`` runs on the CPU (issue 20), on a
+sample of the third-party workspace that runs in a few minutes; the full sweep is
+``benchmarks/compile_fidelity.py``.
+
+For each sampled class: fx-lsp's verdict (graph breaks, none, or a compile error) and its first
+break's (file, line, GB code) equal those of ``torch.compile(fullgraph=False)`` on the CPU
+instance with real tensors of the inputs fx-lsp decided, read from PyTorch's own
+``graph_breaks`` log.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from compile_agreement import agreements
+from compile_ground_truth import WORKSPACE
+
+HERE = Path(__file__).resolve().parent
+OFFLINE = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+#: Generous: on the shared 2-core machine each run takes about a minute.
+RUN_TIMEOUT = 900
+
+pytestmark = pytest.mark.thirdparty
+
+#: Files of the sample: a torchvision family compiled whole, transformers wrappers (one of
+#: them a compile error on the inputs fx-lsp inferred) and a decorated forward.
+SAMPLE = ("tpmodels/tv_segmentation.py", "tpmodels/hf_wrapped.py", "tpmodels/decorated.py")
+
+
+@pytest.fixture(scope="module")
+def sample_rows(tmp_path_factory: pytest.TempPathFactory):
+    missing = [name for name in ("torchvision", "timm", "transformers")
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)} (run scripts/install-thirdparty.sh)")
+    folder = tmp_path_factory.mktemp("compile-fidelity")
+    lsp = subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode",
+                          "compile", "--output-format", "json", *SAMPLE],
+                         cwd=WORKSPACE, env=OFFLINE, capture_output=True, text=True,
+                         timeout=RUN_TIMEOUT, check=False)
+    assert lsp.returncode in (0, 1), f"fx-lsp check exited {lsp.returncode}:\n{lsp.stderr[-3000:]}"
+    report = folder / "fx-lsp.json"
+    report.write_text(lsp.stdout)
+    truth = folder / "ground-truth.json"
+    real = subprocess.run([sys.executable, str(HERE / "compile_ground_truth.py"),
+                           "--report", str(report), "--out", str(truth)],
+                          env=OFFLINE, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                          check=False)
+    assert real.returncode == 0, f"compile_ground_truth.py failed:\n{real.stderr[-3000:]}"
+    return agreements(json.loads(truth.read_text()), json.loads(lsp.stdout))
+
+
+def test_sample_has_both_verdicts(sample_rows) -> None:
+    """The sample holds classes compiled whole and a compile error, so agreement means
+    something (no wrapper of the workspace breaks the graph in a real run on the CPU)."""
+    verdicts = {row.real_verdict for row in sample_rows}
+    assert {"whole", "error"} <= verdicts, verdicts
+    assert len(sample_rows) >= 8
+
+
+def test_compile_verdict_and_first_break_agree(sample_rows) -> None:
+    wrong = [f"{row.key}: real {row.real_verdict} {row.real[:1]} {row.real_error[:80]}, "
+             f"fx-lsp {row.lsp_verdict} {row.lsp[:1]} {row.lsp_error[:80]}"
+             for row in sample_rows if not row.agrees]
+    assert not wrong, "\n".join(wrong)

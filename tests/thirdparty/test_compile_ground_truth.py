@@ -1,0 +1,38 @@
+"""The compile ground truth reads every graph break of a real run from PyTorch's own
+``graph_breaks`` log: file, line and GB code (needs torch only)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+from pathlib import Path
+
+import torch
+from compile_ground_truth import compile_once
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "compile"
+
+
+def corpus_class(name: str) -> type:
+    spec = importlib.util.spec_from_file_location("compile_truth_corpus",
+                                                  CORPUS / "breaks_python.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def test_each_break_of_a_real_run_with_its_line_and_code() -> None:
+    with contextlib.redirect_stdout(io.StringIO()):  # the class prints, on purpose
+        row = compile_once(corpus_class("TwoBreaks")(), {"x": torch.ones(2, 8)})
+    path = str((CORPUS / "breaks_python.py").resolve())
+    assert row["verdict"] == "breaks"
+    assert [(b["path"], b["line"], b["code"]) for b in row["breaks"]] == [
+        (path, 93, "GB0059"), (path, 95, "GB0124")]
+    assert row["graph_count"] >= 1 and row["error"] is None
+
+
+def test_a_class_without_breaks_is_one_graph() -> None:
+    row = compile_once(corpus_class("Clean")(), {"x": torch.ones(2, 8)})
+    assert row == {"verdict": "whole", "breaks": [], "graph_count": 1, "error": None}
