@@ -1,0 +1,54 @@
+"""The editor's graph view per capture mode: ``fxLsp/graph`` with a ``mode`` param draws that
+mode's graph of the class (its own failures), without one the first verdict's, through a real
+server with a toy mode registered (``FX_LSP_EXTRA_CAPTURES``, see ``tests/plain_capture.py``)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+from lsp_support import new_project, session
+
+TESTS = pathlib.Path(__file__).parent.parent
+REPO_ROOT = TESTS.parent
+
+MODELS = """\
+from torch import nn
+
+
+class Lengthy(nn.Module):
+    def forward(self, x):
+        return x * len(x)
+"""
+
+
+@pytest.fixture
+def toy_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server (and the workers it forks) can import the toy mode."""
+    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "plain=plain_capture:PlainSymbolicTrace")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS)]))
+
+
+async def test_graph_request_draws_the_chosen_modes_graph(
+    tmp_path: pathlib.Path, toy_mode: None
+) -> None:
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx", "plain"]}) as client:
+        uri = client.open(models)
+        await client.diagnostics_for(uri, version=1)
+
+        async def graph(**params: object) -> dict:
+            return await client.protocol.send_request_async(
+                "fxLsp/graph", {"uri": uri, "className": "Lengthy", **params})
+
+        first, plain, fx, unknown = (await graph(), await graph(mode="plain"),
+                                     await graph(mode="fx"), await graph(mode="nope"))
+    codes = {answer["mode"]: [f["code"] for f in answer["failures"]]
+             for answer in (first, plain)}
+    assert codes == {"fx": ["FX002"], "plain": ["FX199"]}
+    assert fx["mode"] == unknown["mode"] == "fx"
+    assert fx["failures"] == first["failures"]
