@@ -8,6 +8,7 @@ import os
 import pathlib
 
 import pytest
+from lsprotocol import types
 
 from lsp_support import new_project, session
 
@@ -52,3 +53,36 @@ async def test_graph_request_draws_the_chosen_modes_graph(
     assert codes == {"fx": ["FX002"], "plain": ["FX199"]}
     assert fx["mode"] == unknown["mode"] == "fx"
     assert fx["failures"] == first["failures"]
+
+
+NET = """\
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x).relu()
+"""
+
+
+async def test_hover_shows_the_exported_programs_graph_code(tmp_path: pathlib.Path) -> None:
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(NET)
+    async with session(workspace, options={"modes": ["fx", "export"]}) as client:
+        uri = client.open(models)
+        await client.diagnostics_for(uri, version=1)
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=NET.splitlines().index("class Net(nn.Module):"),
+                                    character=7)))
+    assert hover is not None
+    text = hover.contents.value
+    assert text.startswith("fx: traceable · export: traceable\n\n"), text
+    fx_code, export_code = text.split("export graph:")
+    assert "relu = proj.relu()" in fx_code and "aten" not in fx_code
+    assert "torch.ops.aten.relu.default" in export_code, export_code
