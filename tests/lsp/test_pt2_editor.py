@@ -86,3 +86,22 @@ async def test_hover_shows_the_exported_programs_graph_code(tmp_path: pathlib.Pa
     fx_code, export_code = text.split("export graph:")
     assert "relu = proj.relu()" in fx_code and "aten" not in fx_code
     assert "torch.ops.aten.relu.default" in export_code, export_code
+
+
+async def test_changed_modes_setting_rechecks_open_documents(
+    tmp_path: pathlib.Path, toy_mode: None
+) -> None:
+    """What the status item's mode pick does: a didChangeConfiguration of ``fxLsp.modes``
+    re-checks the open document with the new modes (their diagnostics and verdicts)."""
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx"]}) as client:
+        uri = client.open(models)
+        before = await client.diagnostics_for(uri, version=1)
+        after_index = len(client.published)
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings={"fxLsp": {"trusted": True, "modes": ["fx", "plain"]}}))
+        after = await client.diagnostics_for(uri, after=after_index)
+    assert {d.source for d in before} == {"fx-lsp"}
+    assert "fx-lsp (plain)" in {d.source for d in after}
