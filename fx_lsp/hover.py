@@ -45,6 +45,14 @@ def _generated_code(code: str) -> str:
     return code_block(shown, "python") + note
 
 
+def _other_modes_code(shown: ModuleResult, verdicts: list[ModuleResult]) -> list[str]:
+    """The graph code each other mode captured (an exported program's ATen graph, say): the
+    hover's verdict shows only its own mode's."""
+    return [f"{markdown_text(other.mode)} graph:\n\n{_generated_code(other.generated_code)}"
+            for other in verdicts
+            if other is not shown and other.status == "traceable" and other.generated_code]
+
+
 _INPUTS_FROM = {"config": "configured", "annotation": "from forward's annotations",
                 "inferred": "inferred from the first layers that use them"}
 
@@ -143,7 +151,8 @@ def hover(snapshot: DocumentSnapshot, position: types.Position) -> types.Hover |
             verdicts = verdicts_of(own.modules, module) if own else [module]
             text = module_markdown(module, path)
             if len(verdicts) > 1:
-                text = f"{markdown_text(modes_line(verdicts))}\n\n{text}"
+                text = "\n\n".join([markdown_text(modes_line(verdicts)), text,
+                                     *_other_modes_code(module, verdicts)])
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )

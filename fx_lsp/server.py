@@ -40,6 +40,7 @@ from fx_lsp.parse_process import ParseProcess
 from fx_lsp.protocol import CommandProgress, FxProtocol, JsonText, guarded, json_text
 from fx_lsp.settings import Settings
 from fx_lsp.snapshot import DocumentSnapshot, Files
+from fx_lsp.verdicts_by_mode import verdicts_of
 from fxcore import network_isolation
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
@@ -734,10 +735,15 @@ def _graph_page(
     snapshot: DocumentSnapshot, module: ModuleResult, params: dict[str, Any]
 ) -> dict[str, Any]:
     """The ``fxLsp/graph`` answer: the nodes from ``offset``, at most ``limit`` of them, and
-    the version of the result ``module`` comes from."""
+    the version of the result ``module`` comes from. With a ``mode`` param, that mode's graph
+    of the class (the first verdict's when the class has no verdict of that mode)."""
+    mode = params.get("mode")
+    if isinstance(mode, str) and snapshot.result is not None:
+        module = next((other for other in verdicts_of(snapshot.result.modules, module)
+                       if other.mode == mode), module)
     offset = _count(params, "offset", 0, len(module.graph))
     limit = max(1, _count(params, "limit", graph_view.NODE_LIMIT, graph_view.NODE_LIMIT))
-    return {"uri": snapshot.uri, "version": snapshot.result_version,
+    return {"uri": snapshot.uri, "version": snapshot.result_version, "mode": module.mode,
             **graph_view.graph(module, snapshot.files.lines_of, snapshot.encoding, offset, limit)}
 
 

@@ -5,6 +5,7 @@ import { GENERATED_CODE_SCHEME, GeneratedCodeProvider, SHOW_GENERATED_CODE_COMMA
 import { GraphPanels, SHOW_GRAPH_COMMAND } from "./graphPanel";
 import { createLog, log } from "./log";
 import { initializePython, resolveInterpreter, serverWorkspaceFolder } from "./python";
+import { ModesStatusItem, SELECT_MODES_COMMAND, selectModes } from "./modesStatus";
 import { RestartQueue } from "./restartQueue";
 import { checkServerInstalled, createClient, reportInstallProblem, sendSettings, stopClient } from "./server";
 import { CONFIG_SECTION, ServerSettings, classifySettingsChange, resolveServerSettings } from "./settings";
@@ -27,7 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = new StatusItem();
   const generatedCode = new GeneratedCodeProvider(() => client);
   const graphs = new GraphPanels(context.extensionUri, () => client);
-  context.subscriptions.push(status, generatedCode, graphs);
+  context.subscriptions.push(status, new ModesStatusItem(), generatedCode, graphs);
 
   const restartServer = async (): Promise<void> => {
     status.showStarting();
@@ -87,6 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(GENERATED_CODE_SCHEME, generatedCode),
     vscode.commands.registerCommand("fxLsp.restart", () => requestRestart("FX: Restart Server")),
     vscode.commands.registerCommand("fxLsp.showLog", () => log().show()),
+    vscode.commands.registerCommand(SELECT_MODES_COMMAND, selectModes),
     vscode.commands.registerCommand(SHOW_GENERATED_CODE_COMMAND, (uri?: string | vscode.Uri, className?: string) =>
       generatedCode.show(uri, className),
     ),

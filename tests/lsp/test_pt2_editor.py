@@ -1,0 +1,107 @@
+"""The editor's graph view per capture mode: ``fxLsp/graph`` with a ``mode`` param draws that
+mode's graph of the class (its own failures), without one the first verdict's, through a real
+server with a toy mode registered (``FX_LSP_EXTRA_CAPTURES``, see ``tests/plain_capture.py``)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+from lsprotocol import types
+
+from lsp_support import new_project, session
+
+TESTS = pathlib.Path(__file__).parent.parent
+REPO_ROOT = TESTS.parent
+
+MODELS = """\
+from torch import nn
+
+
+class Lengthy(nn.Module):
+    def forward(self, x):
+        return x * len(x)
+"""
+
+
+@pytest.fixture
+def toy_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server (and the workers it forks) can import the toy mode."""
+    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "plain=plain_capture:PlainSymbolicTrace")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS)]))
+
+
+async def test_graph_request_draws_the_chosen_modes_graph(
+    tmp_path: pathlib.Path, toy_mode: None
+) -> None:
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx", "plain"]}) as client:
+        uri = client.open(models)
+        await client.diagnostics_for(uri, version=1)
+
+        async def graph(**params: object) -> dict:
+            return await client.protocol.send_request_async(
+                "fxLsp/graph", {"uri": uri, "className": "Lengthy", **params})
+
+        first, plain, fx, unknown = (await graph(), await graph(mode="plain"),
+                                     await graph(mode="fx"), await graph(mode="nope"))
+    codes = {answer["mode"]: [f["code"] for f in answer["failures"]]
+             for answer in (first, plain)}
+    assert codes == {"fx": ["FX002"], "plain": ["FX199"]}
+    assert fx["mode"] == unknown["mode"] == "fx"
+    assert fx["failures"] == first["failures"]
+
+
+NET = """\
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x).relu()
+"""
+
+
+async def test_hover_shows_the_exported_programs_graph_code(tmp_path: pathlib.Path) -> None:
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(NET)
+    async with session(workspace, options={"modes": ["fx", "export"]}) as client:
+        uri = client.open(models)
+        await client.diagnostics_for(uri, version=1)
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=NET.splitlines().index("class Net(nn.Module):"),
+                                    character=7)))
+    assert hover is not None
+    text = hover.contents.value
+    assert text.startswith("fx: traceable · export: traceable\n\n"), text
+    fx_code, export_code = text.split("export graph:")
+    assert "relu = proj.relu()" in fx_code and "aten" not in fx_code
+    assert "torch.ops.aten.relu.default" in export_code, export_code
+
+
+async def test_changed_modes_setting_rechecks_open_documents(
+    tmp_path: pathlib.Path, toy_mode: None
+) -> None:
+    """What the status item's mode pick does: a didChangeConfiguration of ``fxLsp.modes``
+    re-checks the open document with the new modes (their diagnostics and verdicts)."""
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx"]}) as client:
+        uri = client.open(models)
+        before = await client.diagnostics_for(uri, version=1)
+        after_index = len(client.published)
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings={"fxLsp": {"trusted": True, "modes": ["fx", "plain"]}}))
+        after = await client.diagnostics_for(uri, after=after_index)
+    assert {d.source for d in before} == {"fx-lsp"}
+    assert "fx-lsp (plain)" in {d.source for d in after}

@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { modeItems, modesText, pickedModes } from "../src/captureModes";
+
+describe("capture modes pick", () => {
+  it("shows the active modes in the status text", () => {
+    assert.equal(modesText(["fx", "export"]), "FX: fx+export");
+    assert.equal(modesText(["fx"]), "FX: fx");
+  });
+
+  it("picks the current setting's modes among the built-in ones and keeps extra ones", () => {
+    const items = modeItems(["export", "plain"]);
+    assert.deepEqual(items.map((item) => [item.label, item.picked]), [
+      ["fx", false], ["export", true], ["compile", false], ["plain", true],
+    ]);
+  });
+
+  it("writes the picked modes in the items' order, and nothing when none is picked", () => {
+    const items = modeItems(["fx"]);
+    assert.deepEqual(pickedModes([{ label: "compile" }, { label: "fx" }], items), ["fx", "compile"]);
+    assert.equal(pickedModes([], items), undefined);
+  });
+});
