@@ -43,12 +43,13 @@ def corpus_on_path() -> Iterator[None]:
     sys.path.remove(str(CORPUS))
 
 
-def captured(key: str, with_inputs: bool = True) -> tuple[CaptureTarget, JobContext,
-                                                          CaptureRecord]:
+def captured(key: str, with_inputs: bool = True, config: EngineConfig | None = None
+             ) -> tuple[CaptureTarget, JobContext, CaptureRecord]:
+    """``file.py:Class`` of the corpus built and captured on its example inputs."""
     file, name = key.split(":")
     path = CORPUS / file
     context = JobContext(TraceJob(path=str(path), workspace_root=str(CORPUS),
-                                  config=EngineConfig()))
+                                  config=config or EngineConfig()))
     module = importlib.import_module(path.stem)
     cls = getattr(module, name)
     source = top_level_classes(path.read_text(encoding="utf-8"))[name]

@@ -21,16 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_export_capture import captured as corpus_capture
 
 from fxcore.config import parse_config
 from fxcore.discovery import top_level_classes
-from fxcore.job_spec import DynamicDim, TraceJob
-from fxcore.tensor_spec import parse_spec
-from fxcore.worker.building.sources import Built, build_class
+from fxcore.job_spec import DynamicDim
 from fxcore.worker.capture.export import dynamic
-from fxcore.worker.capture.export.capture import ExportCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.capture.record import CaptureRecord
 
 from engine_support import REPO_ROOT
 
@@ -52,16 +49,7 @@ def captured(name: str, with_dynamic: bool = True) -> CaptureRecord:
     entry = {"dynamic": module.DYNAMIC_SHAPES[name]} if with_dynamic else {}
     config, problems = parse_config({"modules": {name: entry}})
     assert problems == []
-    path = CORPUS / FILE
-    context = JobContext(TraceJob(path=str(path), workspace_root=str(CORPUS), config=config))
-    cls = getattr(module, name)
-    source = top_level_classes(path.read_text(encoding="utf-8"))[name]
-    built = build_class(context, cls, source)
-    assert isinstance(built, Built), built
-    inputs = {arg: parse_spec(text) for arg, text in module.EXAMPLE_INPUTS[name].items()}
-    target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                           built.concrete_args, example_inputs=inputs)
-    return ExportCapture().capture(context, target)
+    return corpus_capture(f"{FILE}:{name}", config=config)[2]
 
 
 def marked_lines() -> set[int]:

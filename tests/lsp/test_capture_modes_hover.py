@@ -5,16 +5,11 @@ diagnostic whose source says the mode."""
 
 from __future__ import annotations
 
-import os
 import pathlib
 
-import pytest
 from lsprotocol import types
 
 from lsp_support import new_project, session
-
-TESTS = pathlib.Path(__file__).parent.parent
-REPO_ROOT = TESTS.parent
 
 MODELS = """\
 from torch import nn
@@ -29,13 +24,6 @@ class Lengthy(nn.Module):
     def forward(self, x):
         return x * len(x)
 """
-
-
-@pytest.fixture
-def toy_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server (and the workers it forks) can import the toy mode."""
-    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "plain=plain_capture:PlainSymbolicTrace")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS)]))
 
 
 async def _hover(client, uri: str, line: int, character: int) -> str:

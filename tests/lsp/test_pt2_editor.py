@@ -4,16 +4,11 @@ server with a toy mode registered (``FX_LSP_EXTRA_CAPTURES``, see ``tests/plain_
 
 from __future__ import annotations
 
-import os
 import pathlib
 
-import pytest
 from lsprotocol import types
 
 from lsp_support import new_project, session
-
-TESTS = pathlib.Path(__file__).parent.parent
-REPO_ROOT = TESTS.parent
 
 MODELS = """\
 from torch import nn
@@ -23,13 +18,6 @@ class Lengthy(nn.Module):
     def forward(self, x):
         return x * len(x)
 """
-
-
-@pytest.fixture
-def toy_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server (and the workers it forks) can import the toy mode."""
-    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "plain=plain_capture:PlainSymbolicTrace")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS)]))
 
 
 async def test_graph_request_draws_the_chosen_modes_graph(
