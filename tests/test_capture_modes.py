@@ -178,7 +178,7 @@ def test_graph_draws_the_verdict_of_the_mode_asked_for(tmp_path: Path) -> None:
 def test_unknown_modes_in_pyproject_are_a_config_problem() -> None:
     config, problems = parse_config({"modes": ["fx", "bogus"]})
     assert config.modes == ("fx",)
-    assert problems == ["[tool.fx-lsp]: 'modes' unknown capture mode 'bogus' (known: fx, export, compile); "
-                        "ignored"]
+    assert problems == ["[tool.fx-lsp]: 'modes' unknown capture mode 'bogus' (known: fx, "
+                        "export, compile); ignored"]
     config, problems = parse_config({"modes": []})
     assert problems and config.modes == ("fx",)
