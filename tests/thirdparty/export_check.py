@@ -13,6 +13,7 @@ test suite's own.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -49,7 +50,7 @@ def _run_in_child(job: TraceJob, results: Connection) -> None:
         results.send_bytes(encode_message(*message))
 
     try:
-        Job(job, send, ExportCapture()).run()
+        Job(job, send, [ExportCapture()]).run()
     except BaseException as error:  # as the worker's run_job: say why, do not just vanish
         send(("fatal", "".join(traceback.format_exception(error))))
 
@@ -57,8 +58,8 @@ def _run_in_child(job: TraceJob, results: Connection) -> None:
 def check_file(path: Path, workspace: Path, config: EngineConfig,
                only: list[str]) -> tuple[list[Any], list[Any]]:
     """(module verdicts, file errors) of one file, its job run in a forked child."""
-    job = TraceJob(path=str(path), workspace_root=str(workspace), config=config,
-                   only_classes=only)
+    job = TraceJob(path=str(path), workspace_root=str(workspace),
+                   config=dataclasses.replace(config, modes=("export",)), only_classes=only)
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_run_in_child, args=(job, send))
