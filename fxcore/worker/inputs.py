@@ -18,7 +18,7 @@ from torch import fx
 
 from fxcore.results import ExampleInputs
 from fxcore.tensor_spec import TensorSpec
-from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
@@ -65,7 +65,7 @@ def decide_before_capture(context: JobContext, capture: Capture,
     target: modes that capture it later reuse them. Left None when none can be decided; the
     mode then says why it could not run."""
     # A mode that does not declare it captures without inputs, as fx does.
-    if not getattr(capture, "needs_inputs", False) or target.example_inputs is not None:
+    if not needs_inputs(capture) or target.example_inputs is not None:
         return
     configured = bool(context.module_config(target.cls.__name__).inputs)
     # Unless configured, inference decides or completes the annotated arguments.

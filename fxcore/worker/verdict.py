@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fxcore.results import ExampleInputs, ModuleResult
-from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.graph.facts import graph_nodes, line_nodes, unused_members
@@ -25,7 +25,7 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
     cls, source = target.cls, target.source
     # A mode that runs forward says which inputs it ran on, whatever came of it: a failure
     # may come from the inputs themselves (an image too small for the kernels).
-    ran_on = _captured_inputs(target) if getattr(capture, "needs_inputs", False) else {}
+    ran_on = _captured_inputs(target) if needs_inputs(capture) else {}
     if record.not_checked is not None:
         return context.module_result(cls, source, status="not-traced", reason=record.not_checked,
                                      failures=record.failures,

@@ -32,3 +32,9 @@ class Capture(Protocol):
         """Checks of a complete capture that only this mode can make (for FX: where the graph
         does not mean what the code says), after the graph's own facts."""
         ...
+
+
+def needs_inputs(capture: Capture) -> bool:
+    """Whether ``capture`` runs ``forward`` and so needs example inputs decided before it
+    (a mode that does not declare ``needs_inputs``, such as fx or a test's, does not)."""
+    return bool(getattr(capture, "needs_inputs", False))
