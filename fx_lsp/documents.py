@@ -6,6 +6,10 @@ into notifications (``Listener``); tests drive it with a fake engine. Every job 
 of all open buffers as overlays, so unsaved edits are what gets imported. A trace is outdated
 as soon as its document changes or a file it imported changes: it is cancelled (its worker
 killed) and its result, should it still arrive, dropped.
+
+A trace runs in phases (``fxcore.mode_phases``): the ``fx`` verdicts are accepted, and
+published, before the other capture modes' job starts; its result, from the same texts, is
+merged with them. An edit outdates both.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from fxcore.engine import TraceHandle
+from fxcore.mode_phases import merge_phases
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.results import FileResult
 
@@ -44,6 +49,9 @@ class Document:
     result: FileResult | None = None
     result_version: int | None = None
     overlay_versions: dict[str, int] = field(default_factory=dict)
+    #: The engine's own result of the first phase of the current trace (before the parent
+    #: verdicts are applied): the later phase's result is merged with it.
+    first_phase: FileResult | None = None
     #: The diagnostics last published for it.
     entries: list[Entry] = field(default_factory=list)
 
@@ -53,9 +61,9 @@ class Document:
         return self.handle is not None or self.timer is not None
 
 
-#: Starts tracing ``path`` with the open buffers' texts as overlays; None when the project
-#: excludes the file.
-StartTrace = Callable[[str, dict[str, str]], TraceHandle | None]
+#: Starts phase ``phase`` of tracing ``path`` with the open buffers' texts as overlays; None
+#: when the project excludes the file, or when it has no such phase.
+StartTrace = Callable[[str, dict[str, str], int], TraceHandle | None]
 
 
 class Listener(Protocol):
@@ -189,18 +197,26 @@ class Documents:
             document.result = None
 
     def _submit(self, document: Document, generation: int) -> None:
+        document.timer = None
+        if self._documents.get(document.path) is not document or (
+            generation != document.generation
+        ):
+            return
+        texts, versions = self.overlays()
+        self._start_phase(document, generation, 0, texts, versions)
+
+    def _start_phase(
+        self, document: Document, generation: int, phase: int, texts: dict[str, str],
+        versions: dict[str, int],
+    ) -> None:
+        """Start phase ``phase`` of the trace of ``document`` from the buffers' ``texts``."""
         try:
-            document.timer = None
-            if self._documents.get(document.path) is not document or (
-                generation != document.generation
-            ):
-                return
-            texts, versions = self.overlays()
-            handle = self._start(document.path, texts)
+            handle = self._start(document.path, texts, phase)
             if handle is None:
-                # Excluded by its project's `exclude`: as in `fx-lsp check`, no verdict.
-                document.result = None
-                self._listener.excluded(document)
+                if phase == 0:
+                    # Excluded by its project's `exclude`: as in `fx-lsp check`, no verdict.
+                    document.result = None
+                    self._listener.excluded(document)
                 self._listener.status()
                 return
             document.handle = handle
@@ -208,7 +224,8 @@ class Documents:
             version = document.version
             handle.future.add_done_callback(
                 lambda future: loop.call_soon_threadsafe(
-                    self._finished, document, generation, version, versions, handle, future
+                    self._finished, document, generation, version, texts, versions, phase,
+                    handle, future,
                 )
             )
             self._listener.status()
@@ -221,7 +238,9 @@ class Documents:
         document: Document,
         generation: int,
         version: int,
+        texts: dict[str, str],
         versions: dict[str, int],
+        phase: int,
         handle: TraceHandle,
         future: Future[FileResult],
     ) -> None:
@@ -239,8 +258,13 @@ class Documents:
         if error is not None:
             self._listener.status(f"tracing {os.path.basename(document.path)} failed: {error}")
             return
+        result = future.result()
+        if phase == 0:
+            document.first_phase = result
+        elif document.first_phase is not None:
+            result = merge_phases(document.first_phase, result)
         previous = document.result
-        self._accept(document, self.with_parent_verdicts(future.result()), version, versions)
+        self._accept(document, self.with_parent_verdicts(result), version, versions)
         # Failures this trace located in other open files (or no longer does) show there.
         touched = {
             f.path for r in (previous, document.result) if r for m in r.modules for f in m.failures
@@ -250,7 +274,8 @@ class Documents:
             self._listener.accepted(document, others)
         except Exception:
             logger.exception("fx-lsp: cannot publish the trace of %s", document.path)
-        self._listener.status()
+        # The next phase traces the same texts: its result merges with this one's.
+        self._start_phase(document, generation, phase + 1, texts, versions)
 
     def _accept(
         self, document: Document, result: FileResult, version: int, versions: dict[str, int]

@@ -45,6 +45,7 @@ from fxcore import network_isolation
 from fxcore.cache import ResultCache
 from fxcore.engine import Engine, TraceHandle
 from fxcore.job_spec import TraceJob
+from fxcore.mode_phases import phase_job
 from fxcore.report import collect
 from fxcore.results import CODES, FileResult, ModuleResult
 from fxcore.version import VERSION
@@ -255,15 +256,16 @@ class FxLanguageServer(LanguageServer):
         else:
             threading.Thread(target=engine.close, name="fx-lsp-close", daemon=True).start()
 
-    def _start_trace(self, path: str, overlays: dict[str, str]) -> TraceHandle | None:
+    def _start_trace(self, path: str, overlays: dict[str, str], phase: int) -> TraceHandle | None:
         jobs = trace_jobs([path], self.root_of, self.settings.engine_config, overlays)
-        if not jobs:
+        job = phase_job(jobs[0], phase) if jobs else None
+        if job is None:
             return None
         engine = self.ensure_engine()
         if not self.watches_files:
             # No file events tell the call-site index what changed on disk: the job looks.
             engine.call_sites.rescan_before_next_use()
-        return engine.submit(jobs[0])
+        return engine.submit(job)
 
     def files_changed(self, paths: list[str]) -> None:
         """Files changed on disk: bring the call-site index up to date (in a thread: it reads

@@ -5,6 +5,7 @@ is not fx-lsp's own runs through the engine, the report, the CLI and the server 
 from __future__ import annotations
 
 import os
+import time
 from typing import ClassVar
 
 from torch import fx
@@ -44,4 +45,17 @@ class ExitsOnCrash(PlainSymbolicTrace):
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if target.cls.__name__ == "Crash":
             os._exit(3)
+        return super().capture(context, target)
+
+
+class WaitsForRelease(PlainSymbolicTrace):
+    """A slow capture mode: each capture waits until the file ``FX_LSP_TEST_RELEASE`` names
+    exists, so a test decides when this mode's verdicts arrive."""
+
+    mode: ClassVar[str] = "slow"
+
+    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        release = os.environ["FX_LSP_TEST_RELEASE"]
+        while not os.path.exists(release):
+            time.sleep(0.02)
         return super().capture(context, target)

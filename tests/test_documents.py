@@ -15,8 +15,9 @@ class FakeHandle:
     """A submitted trace whose result the test decides; ``cancel`` is only recorded, so a
     result can still arrive after it, as one from a worker that finished first does."""
 
-    def __init__(self, path: str, overlays: dict[str, str]) -> None:
+    def __init__(self, path: str, overlays: dict[str, str], phase: int = 0) -> None:
         self.job = TraceJob(path=path, workspace_root="/project", overlays=overlays)
+        self.phase = phase
         self.future: Future[FileResult] = Future()
         self.cancelled = False
 
@@ -31,6 +32,8 @@ class FakeServer:
         self.texts: dict[str, str] = {}
         self.trusted = True
         self.excluded_paths: set[str] = set()
+        #: How many phases each trace has (two: fx, then the other capture modes).
+        self.phases = 1
         self.handles: list[FakeHandle] = []
         self.accepted_calls: list[tuple[str, list[str]]] = []
         self.excluded_calls: list[str] = []
@@ -39,10 +42,10 @@ class FakeServer:
             self.start, lambda document: self.texts[document.path], lambda: self.trusted, self
         )
 
-    def start(self, path: str, overlays: dict[str, str]) -> FakeHandle | None:
-        if path in self.excluded_paths:
+    def start(self, path: str, overlays: dict[str, str], phase: int) -> FakeHandle | None:
+        if path in self.excluded_paths or phase >= self.phases:
             return None
-        handle = FakeHandle(path, overlays)
+        handle = FakeHandle(path, overlays, phase)
         self.handles.append(handle)
         return handle
 
@@ -220,7 +223,7 @@ async def test_nothing_is_traced_while_untrusted_and_stop_all_forgets_results() 
 async def test_a_failed_start_is_reported_not_raised() -> None:
     fake = FakeServer()
 
-    def broken(path: str, overlays: dict[str, str]) -> None:
+    def broken(path: str, overlays: dict[str, str], phase: int) -> None:
         raise OSError("no worker")
 
     fake.documents._start = broken
@@ -239,3 +242,50 @@ async def test_closing_a_document_cancels_its_trace_and_drops_its_result() -> No
     handle.future.set_result(result("/project/a.py"))
     await settle()
     assert fake.accepted_calls == [] and "/project/a.py" not in fake.documents
+
+
+def module(path: str, class_name: str, mode: str) -> ModuleResult:
+    return ModuleResult(path=path, class_name=class_name, qualified_name=f"m:{class_name}",
+                        line=1, column=1, end_line=1, end_column=4, status="traceable",
+                        mode=mode)
+
+
+async def test_the_later_phase_starts_after_the_first_is_published_and_merges_with_it() -> None:
+    fake = FakeServer()
+    fake.phases = 2
+    document = fake.open("/project/a.py", "class Net: ...\n")
+    await settle()
+    [first] = fake.started("/project/a.py")
+    assert first.phase == 0
+    first.future.set_result(FileResult(path="/project/a.py",
+                                       modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    # fx is published before the later phase runs, which traces the same texts.
+    assert len(fake.accepted_calls) == 1
+    assert document.result is not None and [m.mode for m in document.result.modules] == ["fx"]
+    [_, later] = fake.started("/project/a.py")
+    assert later.phase == 1 and later.job.overlays == first.job.overlays and document.busy
+    later.future.set_result(FileResult(path="/project/a.py",
+                                       modules=[module("/project/a.py", "Net", "export")]))
+    await settle()
+    assert len(fake.accepted_calls) == 2 and not document.busy
+    assert [m.mode for m in document.result.modules] == ["fx", "export"]
+    assert len(fake.handles) == 2  # no third phase
+
+
+async def test_an_edit_during_the_later_phase_drops_its_result() -> None:
+    fake = FakeServer()
+    fake.phases = 2
+    document = fake.open("/project/a.py")
+    await settle()
+    fake.started("/project/a.py")[0].future.set_result(
+        FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    later = fake.started("/project/a.py")[1]
+    fake.documents.changed(document, 2)
+    assert later.cancelled
+    later.future.set_result(  # the worker finished anyway
+        FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "export")]))
+    await settle()
+    assert len(fake.accepted_calls) == 1
+    assert not fake.documents.is_current(document)  # the fx result is of version 1

@@ -47,6 +47,9 @@ class FxClient(LanguageClient):
         self.statuses: list[dict[str, Any]] = []
         self.traced: list[dict[str, Any]] = []
         self.versions: dict[str, int] = {}
+        #: ``len(self.published)`` each time the server said it was idle: what had been
+        #: published when every trace, all its capture modes' phases included, had ended.
+        self.idle_marks: list[int] = []
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -103,6 +106,25 @@ class FxClient(LanguageClient):
         params = await wait_for(found, timeout, f"diagnostics for {uri} v{version}")
         return list(params.diagnostics)
 
+    async def settled_diagnostics(
+        self, uri: str, version: int | None = None, timeout: float = 60.0, after: int = 0
+    ) -> list[types.Diagnostic]:
+        """The diagnostics of ``uri`` once every capture mode has reported (fx's are published
+        first, the other modes' with them after): its last publish after index ``after``
+        before the server next said it was idle."""
+
+        def found() -> types.PublishDiagnosticsParams | None:
+            for end in reversed(self.idle_marks):
+                if end <= after:
+                    return None
+                for params in reversed(self.published[after:end]):
+                    if params.uri == uri and (version is None or params.version == version):
+                        return params
+            return None
+
+        params = await wait_for(found, timeout, f"settled diagnostics for {uri} v{version}")
+        return list(params.diagnostics)
+
 
 def make_client() -> FxClient:
     client = FxClient()
@@ -116,6 +138,8 @@ def make_client() -> FxClient:
 
     def status(client: FxClient, params: Any) -> None:
         client.statuses.append(params._asdict())
+        if params.state == "idle":
+            client.idle_marks.append(len(client.published))
 
     def traced(client: FxClient, params: Any) -> None:
         client.traced.append(params._asdict())

@@ -41,7 +41,7 @@ async def test_hover_shows_each_modes_verdict(tmp_path: pathlib.Path, toy_mode: 
     lines = MODELS.splitlines()
     async with session(workspace, options={"modes": ["fx", "plain"]}) as client:
         uri = client.open(models)
-        published = await client.diagnostics_for(uri, version=1)
+        published = await client.settled_diagnostics(uri, version=1)
 
         net = lines.index("class Net(nn.Module):")
         on_net = await _hover(client, uri, net, 7)
@@ -69,7 +69,7 @@ async def test_only_fx_hovers_as_before(tmp_path: pathlib.Path, toy_mode: None) 
     models.write_text(MODELS)
     async with session(workspace) as client:
         uri = client.open(models)
-        published = await client.diagnostics_for(uri, version=1)
+        published = await client.settled_diagnostics(uri, version=1)
         on_net = await _hover(client, uri, MODELS.splitlines().index("class Net(nn.Module):"), 7)
         assert on_net.startswith("**Net** is FX-traceable"), on_net
         assert {d.source for d in published} == {"fx-lsp"}

@@ -23,17 +23,17 @@ async def test_checking_twice_gives_the_same_diagnostics(tmp_path: pathlib.Path)
     net.write_text(MODEL)
     async with session(tmp_path, options={"modes": MODES}) as client:
         uri = client.open(net)
-        first = _seen(await client.diagnostics_for(uri, version=1))
+        first = _seen(await client.settled_diagnostics(uri, version=1))
         assert {"FX001", "FX401", "GB0170"} <= {row[0] for row in first}
         rounds = []
         for _ in range(2):
             mark = len(client.published)
             client.save(uri)
-            rounds.append(_seen(await client.diagnostics_for(uri, after=mark)))
+            rounds.append(_seen(await client.settled_diagnostics(uri, after=mark)))
         for _ in range(2):
             mark = len(client.published)
             await client.workspace_execute_command_async(types.ExecuteCommandParams(
                 command="fxLsp.server.traceWorkspace", arguments=[]))
-            rounds.append(_seen(await client.diagnostics_for(uri, after=mark)))
+            rounds.append(_seen(await client.settled_diagnostics(uri, after=mark)))
         assert rounds == [first] * 4
         await wait_for(lambda: client.statuses[-1]["state"] == "idle", 10, "idle")

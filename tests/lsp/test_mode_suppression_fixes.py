@@ -32,14 +32,14 @@ async def test_ignore_quick_fix_for_a_mode_code(tmp_path: pathlib.Path, code: st
     net.write_text(MODEL)
     async with session(tmp_path, options={"modes": MODES}) as client:
         uri = client.open(net)
-        before = await client.diagnostics_for(uri, version=1)
+        before = await client.settled_diagnostics(uri, version=1)
         assert {"FX001", "FX401", "GB0170"} <= {str(d.code) for d in before}
         (target,) = [d for d in before if str(d.code) == code]
         (action,) = [a for a in await code_actions_for(client, uri, target)
                      if a.title == f"Ignore {code} on this line"]
         mark = len(client.published)
         await apply_workspace_edit(client, action.edit)
-        after = await client.diagnostics_for(uri, after=mark)
+        after = await client.settled_diagnostics(uri, after=mark)
         line = net.read_text().splitlines()[target.range.start.line]
         assert code in line.split("#", 1)[1]
         assert code not in {str(d.code) for d in after}

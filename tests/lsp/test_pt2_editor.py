@@ -28,7 +28,7 @@ async def test_graph_request_draws_the_chosen_modes_graph(
     models.write_text(MODELS)
     async with session(workspace, options={"modes": ["fx", "plain"]}) as client:
         uri = client.open(models)
-        await client.diagnostics_for(uri, version=1)
+        await client.settled_diagnostics(uri, version=1)
 
         async def graph(**params: object) -> dict:
             return await client.protocol.send_request_async(
@@ -63,7 +63,7 @@ async def test_hover_shows_the_exported_programs_graph_code(tmp_path: pathlib.Pa
     models.write_text(NET)
     async with session(workspace, options={"modes": ["fx", "export"]}) as client:
         uri = client.open(models)
-        await client.diagnostics_for(uri, version=1)
+        await client.settled_diagnostics(uri, version=1)
         hover = await client.text_document_hover_async(types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             position=types.Position(line=NET.splitlines().index("class Net(nn.Module):"),
@@ -86,10 +86,10 @@ async def test_changed_modes_setting_rechecks_open_documents(
     models.write_text(MODELS)
     async with session(workspace, options={"modes": ["fx"]}) as client:
         uri = client.open(models)
-        before = await client.diagnostics_for(uri, version=1)
+        before = await client.settled_diagnostics(uri, version=1)
         after_index = len(client.published)
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
             settings={"fxLsp": {"trusted": True, "modes": ["fx", "plain"]}}))
-        after = await client.diagnostics_for(uri, after=after_index)
+        after = await client.settled_diagnostics(uri, after=after_index)
     assert {d.source for d in before} == {"fx-lsp"}
     assert "fx-lsp (plain)" in {d.source for d in after}

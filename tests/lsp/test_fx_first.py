@@ -1,0 +1,78 @@
+"""With several capture modes, a real server publishes a document's fx diagnostics as soon as
+fx has its verdicts, before a slower mode has reported, then fx and that mode together; an
+edit while the slow mode runs drops that mode's result of the old text.
+
+The slow mode (``tests/plain_capture.py``'s ``WaitsForRelease``) waits until the test creates
+a release file, so the order is decided by the test, not by timing."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from lsp_support import new_project, session, wait_for
+
+MODELS = """\
+from torch import nn
+
+
+class Lengthy(nn.Module):
+    def forward(self, x):
+        return x * len(x)
+"""
+
+
+@pytest.fixture
+def release(tmp_path: pathlib.Path, toy_mode: None, monkeypatch: pytest.MonkeyPatch
+            ) -> pathlib.Path:
+    """The slow mode's release file (not created yet)."""
+    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "slow=plain_capture:WaitsForRelease")
+    path = tmp_path / "release"
+    monkeypatch.setenv("FX_LSP_TEST_RELEASE", str(path))
+    return path
+
+
+def _sources_and_lines(diagnostics: list) -> set[tuple[str, str, int]]:
+    return {(d.source, str(d.code), d.range.start.line) for d in diagnostics}
+
+
+async def test_fx_diagnostics_come_before_the_slow_modes(
+    tmp_path: pathlib.Path, release: pathlib.Path
+) -> None:
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx", "slow"]}) as client:
+        uri = client.open(models)
+        first = await client.diagnostics_for(uri, version=1)
+        # Published while the slow mode still waits: fx's alone.
+        assert _sources_and_lines(first) == {("fx-lsp", "FX002", 5)}
+        mark = len(client.published)
+        release.touch()
+        both = await client.settled_diagnostics(uri, version=1, after=mark)
+    assert _sources_and_lines(both) == {("fx-lsp", "FX002", 5),
+                                        ("fx-lsp (slow)", "FX199", 5)}
+
+
+async def test_an_edit_while_the_slow_mode_runs_never_shows_its_old_result(
+    tmp_path: pathlib.Path, release: pathlib.Path
+) -> None:
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx", "slow"]}) as client:
+        uri = client.open(models)
+        await client.diagnostics_for(uri, version=1)
+        # Two lines above everything: the failures move down by two.
+        version = client.replace_text(uri, "# a\n# b\n" + MODELS)
+        release.touch()
+        client.save(uri)
+        settled = await client.settled_diagnostics(uri, version=version)
+        await wait_for(lambda: client.statuses[-1]["state"] == "idle", 10, "idle")
+    assert _sources_and_lines(settled) == {("fx-lsp", "FX002", 7),
+                                           ("fx-lsp (slow)", "FX199", 7)}
+    slow_of_version_1 = [params for params in client.published
+                         if params.version == 1 and any(d.source == "fx-lsp (slow)"
+                                                        for d in params.diagnostics)]
+    assert slow_of_version_1 == []
