@@ -27,14 +27,52 @@ def display_path(path: str) -> str:
 
 
 @dataclass
-class Summary:
-    files: int = 0
+class ModeCounts:
+    """One capture mode's verdicts."""
+
     traceable: int = 0
     failed: int = 0
     not_traced: int = 0
+
+    @property
+    def traced(self) -> int:
+        return self.traceable + self.failed
+
+    def add(self, status: str) -> None:
+        if status == "traceable":
+            self.traceable += 1
+        elif status == "failed":
+            self.failed += 1
+        else:
+            self.not_traced += 1
+
+    def words(self) -> str:
+        return (f"{self.traced} traced, {self.traceable} traceable, {self.failed} failed, "
+                f"{self.not_traced} not traced")
+
+
+@dataclass
+class Summary:
+    files: int = 0
     file_errors: int = 0
     cached: int = 0
     config_problems: list[str] = field(default_factory=list)
+    #: Verdicts per capture mode, in the order the modes first gave one.
+    by_mode: dict[str, ModeCounts] = field(default_factory=dict)
+    #: The classes with a verdict, whatever their number of modes.
+    classes: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def traceable(self) -> int:
+        return sum(counts.traceable for counts in self.by_mode.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(counts.failed for counts in self.by_mode.values())
+
+    @property
+    def not_traced(self) -> int:
+        return sum(counts.not_traced for counts in self.by_mode.values())
 
     @property
     def traced(self) -> int:
@@ -45,18 +83,20 @@ class Summary:
         self.file_errors += len(result.errors)
         self.cached += result.from_cache
         for module in result.modules:
-            if module.status == "traceable":
-                self.traceable += 1
-            elif module.status == "failed":
-                self.failed += 1
-            else:
-                self.not_traced += 1
+            self.by_mode.setdefault(module.mode, ModeCounts()).add(module.status)
+            self.classes.add((module.path, module.class_name))
 
     def line(self, suppressed: int = 0) -> str:
+        if len(self.by_mode) > 1:
+            # Several verdicts per class: count classes, and each mode's verdicts apart.
+            counts = f"{len(self.classes)} classes; " + "; ".join(
+                f"{mode}: {counts.words()}" for mode, counts in self.by_mode.items())
+        else:
+            counts = (f"{self.traced} modules traced, {self.traceable} traceable, "
+                      f"{self.failed} failed, {self.not_traced} not traced")
         return (
             f"Checked {self.files} file{'s' if self.files != 1 else ''}: "
-            f"{self.traced} modules traced, {self.traceable} traceable, {self.failed} failed, "
-            f"{self.not_traced} not traced"
+            + counts
             + (f", {self.file_errors} files could not be imported" if self.file_errors else "")
             + (f"; {suppressed} suppressed" if suppressed else "")
             + "."

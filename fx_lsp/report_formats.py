@@ -254,6 +254,10 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "file_errors": summary.file_errors,
             "cached": summary.cached,
             "suppressed": run.report.suppressed,
+            "classes": len(summary.classes),
+            "modes": {mode: {"traced": counts.traced, "traceable": counts.traceable,
+                             "failed": counts.failed, "not_traced": counts.not_traced}
+                      for mode, counts in summary.by_mode.items()},
         },
         "config_problems": summary.config_problems,
     }

@@ -70,7 +70,9 @@ def test_json_output_shape() -> None:
     assert [f["function"] for f in helper["frames"]] == ["forward", "clamp_norm"]
     assert report["summary"] == {"files": 3, "traced": 4, "traceable": 2, "failed": 2,
                                  "not_traced": 0, "file_errors": 0, "cached": 0,
-                                 "suppressed": 0}
+                                 "suppressed": 0, "classes": 4,
+                                 "modes": {"fx": {"traced": 4, "traceable": 2, "failed": 2,
+                                                  "not_traced": 0}}}
 
 
 def test_exit_code_zero_when_everything_traces() -> None:

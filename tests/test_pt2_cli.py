@@ -102,6 +102,18 @@ def test_a_factory_built_class_compiles_on_meta(checked: dict[str, Any]) -> None
     assert all(m["status"] == "traceable" for m in built.values()), built
 
 
+def test_the_summary_counts_classes_and_each_modes_verdicts(
+        workspace: Path, checked: dict[str, Any]) -> None:
+    """Two classes, three verdicts each: the summary says 2 classes, not 6 modules."""
+    counts = {"traced": 2, "traceable": 1, "failed": 1, "not_traced": 0}
+    assert checked["summary"]["classes"] == 2
+    assert checked["summary"]["modes"] == {mode: counts for mode in ("fx", "export", "compile")}
+    line = fx_lsp(workspace, "check", "--output-format", "concise", ".").stdout.splitlines()[-1]
+    each = "2 traced, 1 traceable, 1 failed, 0 not traced"
+    assert line == (f"Checked 1 file: 2 classes; fx: {each}; export: {each}; "
+                    f"compile: {each}."), line
+
+
 def test_pt2_failures_carry_no_fx_leaf_module_advice(checked: dict[str, Any]) -> None:
     for diagnostic in checked["diagnostics"]:
         if diagnostic["mode"] != "fx":
