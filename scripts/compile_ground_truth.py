@@ -48,7 +48,7 @@ def corpus_classes(path: Path) -> dict[str, type[nn.Module]]:
 def compile_on_cpu(cls: type[nn.Module], path: Path) -> dict[str, Any]:
     """The breaks (line in ``path``, code) and graph count of one real-tensor run."""
     torch.manual_seed(0)
-    model = cls().eval()
+    model = cls()  # as fx-lsp builds it: in training mode
     graphs: list[torch.fx.GraphModule] = []
     breaks: set[tuple[int, str]] = set()
     codes = _load_gb_type_to_gb_id_map()

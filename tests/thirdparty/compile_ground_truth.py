@@ -165,7 +165,7 @@ def collect(report: dict, only: list[str] | None = None) -> list[dict]:
         torch.manual_seed(0)
         started = time.perf_counter()
         try:
-            model = cls().eval()
+            model = cls()  # as fx-lsp builds it: in training mode
         except Exception as exc:
             row.update(verdict="build-error", breaks=[], graph_count=0,
                        error={"exception": type(exc).__name__, "message": str(exc)[:300]})

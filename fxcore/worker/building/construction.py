@@ -25,12 +25,22 @@ def build(cls: type,
         if module_config.factory:
             factory = resolve(module_config.factory)
             with torch.device("meta"):
-                return factory(*args, **kwargs), "factory", weights.skipped
+                return all_on_meta(factory(*args, **kwargs)), "factory", weights.skipped
         try:
             with torch.device("meta"):
-                return cls(*args, **kwargs), "meta", weights.skipped
+                return all_on_meta(cls(*args, **kwargs)), "meta", weights.skipped
         except Exception:
             return cls(*args, **kwargs), "cpu", weights.skipped
+
+
+def all_on_meta(model: Any) -> Any:
+    """``model`` with every weight on meta: a legacy constructor (``torch.Tensor(n)``, as
+    in transformers' Wav2Vec2) ignores the meta default device and leaves its tensor on the
+    CPU, where running the model would meet meta tensors."""
+    if isinstance(model, torch.nn.Module) and any(
+            not tensor.is_meta for tensor in (*model.parameters(), *model.buffers())):
+        model.to("meta")
+    return model
 
 
 def missing_parameters(cls: type, args: list[Any], kwargs: dict[str, Any]) -> list[str]:

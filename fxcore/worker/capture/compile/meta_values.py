@@ -6,6 +6,12 @@ before for any other tensor; torch's ``nonzero`` on meta assumes every element i
 
 The stand-ins are ``torch._dynamo.disable``d: dynamo must neither trace them as user code nor
 count them as breaks of their own.
+
+A tensor made from Python data on meta (``torch.tensor([], device=x.device)``, as a
+transformers ``DynamicCache`` starts its layers) never reaches a dispatch mode, so dynamo's
+fake run of that node gives a plain meta tensor, which the next operation on fake tensors
+refuses. While a capture runs, such a value of a fake run is made fake, as it is for every
+other device.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from typing import Any
 
 import numpy
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
+from torch.utils._pytree import tree_map_only
 
 _METHODS = ("__bool__", "item", "tolist", "numpy")
 
@@ -47,6 +55,41 @@ def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     return torch._dynamo.disable(method)
 
 
+def _fake_meta_constants(run_node: Callable[..., Any]) -> Callable[..., Any]:
+    """``run_node`` whose plain meta tensors, in a fake run, are fake ones."""
+    fake_tensor = importlib.import_module("torch._subclasses.fake_tensor")
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        value = run_node(*args, **kwargs)
+        mode = _get_current_dispatch_mode()
+        if not isinstance(mode, fake_tensor.FakeTensorMode):
+            return value
+        return tree_map_only(
+            torch.Tensor,
+            lambda tensor: (mode.from_tensor(tensor)
+                            if tensor.is_meta and not isinstance(tensor, fake_tensor.FakeTensor)
+                            else tensor),
+            value)
+
+    return run
+
+
+@contextlib.contextmanager
+def _fake_runs_of_meta_data() -> Iterator[str | None]:
+    """Dynamo's fake runs make meta tensors of Python data fake; yields why not, if not."""
+    utils = importlib.import_module("torch._dynamo.utils")
+    run_node = getattr(utils, "run_node", None)
+    if not callable(run_node):
+        yield "dynamo's utils.run_node is missing: a meta tensor made from Python data " \
+              "may stop the compile"
+        return
+    utils.run_node = _fake_meta_constants(run_node)
+    try:
+        yield None
+    finally:
+        utils.run_node = run_node
+
+
 @contextlib.contextmanager
 def meta_values() -> Iterator[list[str]]:
     """The stand-ins installed; yields what could not be set up (each with its reason)."""
@@ -61,6 +104,9 @@ def meta_values() -> Iterator[list[str]]:
             stack.enter_context(config.patch(meta_nonzero_assume_all_nonzero=True))
         except (ImportError, AttributeError, TypeError) as error:
             missing.append(f"nonzero on meta tensors is not assumed nonzero ({error})")
+        not_faked = stack.enter_context(_fake_runs_of_meta_data())
+        if not_faked is not None:
+            missing.append(not_faked)
         try:
             for name, original in originals.items():
                 setattr(torch.Tensor, name, _stand_in(name, original))
