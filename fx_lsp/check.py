@@ -89,7 +89,8 @@ class Summary:
     def line(self, suppressed: int = 0) -> str:
         if len(self.by_mode) > 1:
             # Several verdicts per class: count classes, and each mode's verdicts apart.
-            counts = f"{len(self.classes)} classes; " + "; ".join(
+            classes = len(self.classes)
+            counts = f"{classes} class{'es' * (classes != 1)}; " + "; ".join(
                 f"{mode}: {counts.words()}" for mode, counts in self.by_mode.items())
         else:
             counts = (f"{self.traced} modules traced, {self.traceable} traceable, "

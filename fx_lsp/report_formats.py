@@ -210,6 +210,7 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
                    for (path, line), shape in line_shapes(module).items()],
         "nodes": _nodes_json(module),
         "mode": module.mode,
+        "graph_count": module.graph_count,
     }
 
 

@@ -738,14 +738,16 @@ def _graph_page(
 ) -> dict[str, Any]:
     """The ``fxLsp/graph`` answer: the nodes from ``offset``, at most ``limit`` of them, and
     the version of the result ``module`` comes from. With a ``mode`` param, that mode's graph
-    of the class (the first verdict's when the class has no verdict of that mode)."""
+    of the class (the first verdict's when the class has no verdict of that mode); ``modes``
+    lists the modes the class has a verdict of, for the view's mode switch."""
+    verdicts = verdicts_of(snapshot.result.modules, module) if snapshot.result else [module]
     mode = params.get("mode")
-    if isinstance(mode, str) and snapshot.result is not None:
-        module = next((other for other in verdicts_of(snapshot.result.modules, module)
-                       if other.mode == mode), module)
+    if isinstance(mode, str):
+        module = next((other for other in verdicts if other.mode == mode), module)
     offset = _count(params, "offset", 0, len(module.graph))
     limit = max(1, _count(params, "limit", graph_view.NODE_LIMIT, graph_view.NODE_LIMIT))
     return {"uri": snapshot.uri, "version": snapshot.result_version, "mode": module.mode,
+            "modes": [verdict.mode for verdict in verdicts],
             **graph_view.graph(module, snapshot.files.lines_of, snapshot.encoding, offset, limit)}
 
 

@@ -23,14 +23,24 @@ def verdicts_of(modules: Iterable[ModuleResult], module: ModuleResult) -> list[M
             if (other.path, other.class_name) == (module.path, module.class_name)]
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' * (number != 1)}"
+
+
 def verdict_word(module: ModuleResult) -> str:
-    """``traceable``, ``not traced`` or ``2 failures``."""
-    if module.status == "traceable":
-        return "traceable"
+    """``traceable``, ``not traced``, ``2 failures``, or for a mode of several graphs
+    (compile) ``2 graph breaks, 3 graphs``."""
     if module.status == "not-traced":
         return "not traced"
-    count = len(module.failures)
-    return f"{count} failure{'s' * (count != 1)}"
+    if module.graph_count is not None:
+        breaks = sum(failure.code.startswith("GB") for failure in module.failures)
+        errors = len(module.failures) - breaks
+        words = [_count(breaks, "graph break")] if breaks or not errors else []
+        words += [_count(errors, "error")] if errors else []
+        return ", ".join([*words, _count(module.graph_count, "graph")])
+    if module.status == "traceable":
+        return "traceable"
+    return _count(len(module.failures), "failure")
 
 
 def modes_line(verdicts: list[ModuleResult]) -> str:

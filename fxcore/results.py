@@ -200,6 +200,9 @@ class ModuleResult(Span):
     #: The capture mode that made this verdict (``fxcore.capture_modes``): a class has one
     #: verdict per configured mode.
     mode: str = "fx"
+    #: How many graphs a mode that goes on past a graph break made (compile); None for one
+    #: graph or none.
+    graph_count: int | None = None
 
 
 @dataclass

@@ -40,6 +40,7 @@ async def test_graph_request_draws_the_chosen_modes_graph(
              for answer in (first, plain)}
     assert codes == {"fx": ["FX002"], "plain": ["FX199"]}
     assert fx["mode"] == unknown["mode"] == "fx"
+    assert first["modes"] == plain["modes"] == ["fx", "plain"]  # the view's mode switch
     assert fx["failures"] == first["failures"]
 
 

@@ -8,6 +8,11 @@ export const CAPTURE_MODES: readonly { mode: string; description: string }[] = [
   { mode: "compile", description: "torch.compile graph breaks" },
 ];
 
+/** A graph view's title: the class, and the capture mode when it is not plain fx. */
+export function graphTitle(className: string, mode: string | undefined): string {
+  return mode === undefined || mode === "fx" ? `Graph: ${className}` : `Graph: ${className} (${mode})`;
+}
+
 /** The modes status item's text: `FX: fx+export`. */
 export function modesText(modes: readonly string[]): string {
   return `FX: ${modes.join("+")}`;

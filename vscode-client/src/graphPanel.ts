@@ -1,11 +1,12 @@
 // `FX: Show Graph`: a webview beside the editor drawing a class's traced graph from the server's
 // `fxLsp/graph` answer (webview/ holds the drawing code, bundled as dist/graph.js). It follows
-// re-traces (`fxLsp/traced`) and the cursor in the source, reveals a clicked node's line, and
-// copies node names. The webview runs only that bundled script, on what the server sent.
+// re-traces (`fxLsp/traced`) and the cursor in the source, reveals a clicked node's line,
+// copies node names, and switches between the class's capture modes (fx, export, ...). The webview runs only that bundled script, on what the server sent.
 import * as vscode from "vscode";
 import { LanguageClient } from "vscode-languageclient/node";
 import type { FromWebview, GraphData, ToWebview } from "../webview/graphModel";
 import { ClassTarget, GENERATED_CODE_SCHEME, TracedParams, classAtCursor, isRetraced, parseGeneratedCodeUri } from "./generatedCode";
+import { graphTitle } from "./captureModes";
 import { log } from "./log";
 
 export const SHOW_GRAPH_COMMAND = "fxLsp.showGraph";
@@ -20,6 +21,8 @@ function nonce(): string {
 class GraphPanel {
   readonly panel: vscode.WebviewPanel;
   private ready = false;
+  /** The capture mode picked in the view; the class's first verdict's until one is. */
+  private mode: string | undefined;
 
   constructor(
     readonly target: ClassTarget,
@@ -58,6 +61,9 @@ class GraphPanel {
     } else if (message.type === "copy") {
       await vscode.env.clipboard.writeText(message.text);
       void vscode.window.setStatusBarMessage(`FX: copied node name ${message.text}`, 3000);
+    } else if (message.type === "mode") {
+      this.mode = message.mode;
+      await this.refresh();
     }
   }
 
@@ -74,7 +80,9 @@ class GraphPanel {
       return;
     }
     try {
-      const data = await client.sendRequest<GraphData | null>(GRAPH_REQUEST, { uri: this.target.sourceUri, className: this.target.className });
+      const params = { uri: this.target.sourceUri, className: this.target.className, ...(this.mode === undefined ? {} : { mode: this.mode }) };
+      const data = await client.sendRequest<GraphData | null>(GRAPH_REQUEST, params);
+      this.panel.title = graphTitle(this.target.className, data?.mode);
       const why = vscode.workspace.isTrusted
         ? `No trace of ${this.target.className} yet: open or save its file to trace it.`
         : `No trace of ${this.target.className}: in Restricted Mode the server runs no code of the workspace.`;

@@ -1,8 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { modeItems, modesText, pickedModes } from "../src/captureModes";
+import { graphTitle, modeItems, modesText, pickedModes } from "../src/captureModes";
 
 describe("capture modes pick", () => {
+  it("names a graph view's mode in its title unless it is plain fx", () => {
+    assert.equal(graphTitle("Net", "export"), "Graph: Net (export)");
+    assert.equal(graphTitle("Net", "fx"), "Graph: Net");
+    assert.equal(graphTitle("Net", undefined), "Graph: Net");
+  });
+
   it("shows the active modes in the status text", () => {
     assert.equal(modesText(["fx", "export"]), "FX: fx+export");
     assert.equal(modesText(["fx"]), "FX: fx");

@@ -21,6 +21,7 @@ function inVsCode(container: HTMLElement): void {
     {
       reveal: (location) => vscode.postMessage({ type: "reveal", location }),
       copy: (text) => vscode.postMessage({ type: "copy", text }),
+      selectMode: (mode) => vscode.postMessage({ type: "mode", mode }),
     },
     container,
   );

@@ -47,6 +47,10 @@ export interface GraphData {
   /** Submodule qualified name -> class name. */
   scopes: Record<string, string>;
   failures: GraphFailure[];
+  /** The capture mode this graph is of (`fx`, `export`, ...), and every mode the class has a
+   * verdict of: the view offers a switch between them. */
+  mode?: string;
+  modes?: string[];
 }
 
 /** From the extension to the webview. */
@@ -55,7 +59,11 @@ export type ToWebview =
   | { type: "highlightLine"; uri: string; line: number };
 
 /** From the webview to the extension. */
-export type FromWebview = { type: "ready" } | { type: "reveal"; location: GraphLocation } | { type: "copy"; text: string };
+export type FromWebview =
+  | { type: "ready" }
+  | { type: "reveal"; location: GraphLocation }
+  | { type: "copy"; text: string }
+  | { type: "mode"; mode: string };
 
 /** One box of the drawing: a node, or a collapsed submodule standing for its nodes. */
 export interface VisibleItem {

@@ -29,6 +29,8 @@ export interface GraphHost {
   reveal(location: GraphLocation): void;
   /** Put a node name on the clipboard. */
   copy(text: string): void;
+  /** Draw the class's graph of another capture mode (absent where the page cannot ask). */
+  selectMode?(mode: string): void;
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -169,6 +171,7 @@ export class GraphView {
       return;
     }
     this.toolbar.append(element("span", "fx-title", data.qualifiedName));
+    this.renderModeSwitch(data);
     const facts = [data.status === "failed" ? "failed (recovered graph)" : data.status, `${data.nodes.length} nodes`];
     if (data.inputs !== null) facts.push(`inputs ${Object.entries(data.inputs).map(([name, spec]) => `${name}: ${spec}`).join(", ")} (${data.inputsFrom})`);
     if (data.outputShape !== null) facts.push(`→ ${data.outputShape}`);
@@ -180,6 +183,27 @@ export class GraphView {
     const fit = element("button", "", "Fit");
     fit.addEventListener("click", () => this.fit());
     this.toolbar.append(expand, collapse, fit);
+  }
+
+  /** Which capture mode's graph this is: a pick between the class's modes when the host can
+   * draw another, else the mode's name (when it is not plain fx). */
+  private renderModeSwitch(data: GraphData): void {
+    const modes = data.modes ?? [];
+    const selectMode = this.host.selectMode?.bind(this.host);
+    if (modes.length > 1 && selectMode !== undefined) {
+      const pick = element("select", "fx-mode");
+      pick.setAttribute("aria-label", "Capture mode");
+      for (const mode of modes) {
+        const option = element("option", "", mode);
+        option.value = mode;
+        option.selected = mode === data.mode;
+        pick.append(option);
+      }
+      pick.addEventListener("change", () => selectMode(pick.value));
+      this.toolbar.append(pick);
+    } else if (data.mode !== undefined && data.mode !== "fx") {
+      this.toolbar.append(element("span", "fx-mode", data.mode));
+    }
   }
 
   private renderMessages(): void {
