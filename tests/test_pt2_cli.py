@@ -114,6 +114,15 @@ def test_the_summary_counts_classes_and_each_modes_verdicts(
                     f"compile: {each}."), line
 
 
+def test_pt2_call_chains_hold_the_users_frames_not_torchs(checked: dict[str, Any]) -> None:
+    """The chain a diagnostic lists (related information in the editor) is the user's calls:
+    none of torch.export's or dynamo's own frames between the export call and forward."""
+    for module in checked["modules"]:
+        for failure in module["failures"]:
+            paths = {frame["path"] for frame in failure["frames"]}
+            assert paths == {"models.py"}, (module["mode"], failure["code"], paths)
+
+
 def test_pt2_failures_carry_no_fx_leaf_module_advice(checked: dict[str, Any]) -> None:
     for diagnostic in checked["diagnostics"]:
         if diagnostic["mode"] != "fx":

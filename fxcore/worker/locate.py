@@ -37,11 +37,15 @@ def _torch_plumbing_paths() -> tuple[str, ...]:
     except ImportError:  # pragma: no cover - torch is a dependency
         return ()
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    # torch.export's and torch.compile's machinery too: the frames between the export or
+    # compile call and the user's forward, and under it (fake tensors, guards).
+    packages = ("fx", "export", "_export", "_dynamo", "_functorch", "_subclasses",
+                "_higher_order_ops")
+    files = ("nn/modules/module.py", "overrides.py", "_tensor.py", "_compile.py",
+             "_utils_internal.py", "_guards.py", "_ops.py")
     return (
-        os.path.join(torch_dir, "fx") + os.sep,
-        os.path.join(torch_dir, "nn", "modules", "module.py"),
-        os.path.join(torch_dir, "overrides.py"),
-        os.path.join(torch_dir, "_tensor.py"),
+        *(os.path.join(torch_dir, package) + os.sep for package in packages),
+        *(os.path.join(torch_dir, *file.split("/")) for file in files),
     )
 
 
