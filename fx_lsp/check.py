@@ -16,7 +16,8 @@ from fxcore.engine import Engine
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.report import Report, Selection, collect
-from fxcore.results import FileResult
+from fxcore.results import FileResult, ModuleResult
+from fxcore.rules.compile import is_graph_break
 from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
 
 
@@ -33,22 +34,35 @@ class ModeCounts:
     traceable: int = 0
     failed: int = 0
     not_traced: int = 0
+    #: Of ``failed``, the verdicts whose only problems are graph breaks (compile): the class
+    #: still compiles, in several graphs, so the summary does not call it failed.
+    broken: int = 0
 
     @property
     def traced(self) -> int:
         return self.traceable + self.failed
 
-    def add(self, status: str) -> None:
-        if status == "traceable":
+    def add(self, module: ModuleResult) -> None:
+        if module.status == "traceable":
             self.traceable += 1
-        elif status == "failed":
+        elif module.status == "failed":
             self.failed += 1
+            self.broken += only_graph_breaks(module)
         else:
             self.not_traced += 1
 
     def words(self) -> str:
+        if self.broken:
+            return (f"{self.traced} traced, {self.traceable} whole, {self.broken} with graph "
+                    f"breaks, {self.failed - self.broken} failed, {self.not_traced} not traced")
         return (f"{self.traced} traced, {self.traceable} traceable, {self.failed} failed, "
                 f"{self.not_traced} not traced")
+
+
+def only_graph_breaks(module: ModuleResult) -> bool:
+    """A compile verdict whose failures are all graph breaks."""
+    return module.graph_count is not None and bool(module.failures) and all(
+        is_graph_break(failure.code) for failure in module.failures)
 
 
 @dataclass
@@ -83,7 +97,7 @@ class Summary:
         self.file_errors += len(result.errors)
         self.cached += result.from_cache
         for module in result.modules:
-            self.by_mode.setdefault(module.mode, ModeCounts()).add(module.status)
+            self.by_mode.setdefault(module.mode, ModeCounts()).add(module)
             self.classes.add((module.path, module.class_name))
 
     def line(self, suppressed: int = 0) -> str:

@@ -257,7 +257,8 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "suppressed": run.report.suppressed,
             "classes": len(summary.classes),
             "modes": {mode: {"traced": counts.traced, "traceable": counts.traceable,
-                             "failed": counts.failed, "not_traced": counts.not_traced}
+                             "failed": counts.failed, "not_traced": counts.not_traced,
+                             "with_graph_breaks": counts.broken}
                       for mode, counts in summary.by_mode.items()},
         },
         "config_problems": summary.config_problems,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fxcore.results import ModuleResult
+from fxcore.rules.compile import is_graph_break
 
 
 def first_verdicts(modules: Iterable[ModuleResult]) -> list[ModuleResult]:
@@ -33,7 +34,7 @@ def verdict_word(module: ModuleResult) -> str:
     if module.status == "not-traced":
         return "not traced"
     if module.graph_count is not None:
-        breaks = sum(failure.code.startswith("GB") for failure in module.failures)
+        breaks = sum(is_graph_break(failure.code) for failure in module.failures)
         errors = len(module.failures) - breaks
         words = [_count(breaks, "graph break")] if breaks or not errors else []
         words += [_count(errors, "error")] if errors else []

@@ -72,7 +72,7 @@ def test_json_output_shape() -> None:
                                  "not_traced": 0, "file_errors": 0, "cached": 0,
                                  "suppressed": 0, "classes": 4,
                                  "modes": {"fx": {"traced": 4, "traceable": 2, "failed": 2,
-                                                  "not_traced": 0}}}
+                                                  "not_traced": 0, "with_graph_breaks": 0}}}
 
 
 def test_exit_code_zero_when_everything_traces() -> None:

@@ -104,14 +104,17 @@ def test_a_factory_built_class_compiles_on_meta(checked: dict[str, Any]) -> None
 
 def test_the_summary_counts_classes_and_each_modes_verdicts(
         workspace: Path, checked: dict[str, Any]) -> None:
-    """Two classes, three verdicts each: the summary says 2 classes, not 6 modules."""
-    counts = {"traced": 2, "traceable": 1, "failed": 1, "not_traced": 0}
+    """Two classes, three verdicts each: the summary says 2 classes, not 6 modules, and a
+    class that compiles in two graphs is one with graph breaks, not a failed one."""
+    counts = {"traced": 2, "traceable": 1, "failed": 1, "not_traced": 0, "with_graph_breaks": 0}
     assert checked["summary"]["classes"] == 2
-    assert checked["summary"]["modes"] == {mode: counts for mode in ("fx", "export", "compile")}
+    assert checked["summary"]["modes"] == {"fx": counts, "export": counts,
+                                           "compile": {**counts, "with_graph_breaks": 1}}
     line = fx_lsp(workspace, "check", "--output-format", "concise", ".").stdout.splitlines()[-1]
     each = "2 traced, 1 traceable, 1 failed, 0 not traced"
+    compiled = "2 traced, 1 whole, 1 with graph breaks, 0 failed, 0 not traced"
     assert line == (f"Checked 1 file: 2 classes; fx: {each}; export: {each}; "
-                    f"compile: {each}."), line
+                    f"compile: {compiled}."), line
 
 
 def test_pt2_call_chains_hold_the_users_frames_not_torchs(checked: dict[str, Any]) -> None:
@@ -159,3 +162,77 @@ def test_a_graph_break_is_silenced_by_noqa_and_ignored_by_prefix(tmp_path: Path)
         """), encoding="utf-8")
     completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
     assert json.loads(completed.stdout)["diagnostics"] == [], completed.stdout
+
+
+SHARED_HELPER = """\
+import torch
+from torch import nn
+
+
+def halve_if_large(y):
+    if y.abs().mean() > 1.0:
+        y = y / 2
+    return y
+
+
+class First(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return halve_if_large(self.proj(x))
+
+
+class Second(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return halve_if_large(self.proj(x)).relu()
+"""
+
+
+@pytest.fixture(scope="module")
+def shared_helper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("shared")
+    (root / "shared.py").write_text(SHARED_HELPER, encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        '[tool.fx-lsp]\nmodes = ["export", "compile"]\n', encoding="utf-8")
+    return root
+
+
+def test_a_helper_two_classes_reach_is_one_problem_per_mode_in_every_format(
+        shared_helper: Path) -> None:
+    """Export's FX401 and compile's GB0170 in a helper both classes call: one problem each,
+    naming both classes, in json, concise, github and junit alike."""
+    completed = fx_lsp(shared_helper, "check", "--no-cache", "--output-format", "json", ".")
+    diagnostics = json.loads(completed.stdout)["diagnostics"]
+    assert sorted((d["code"], d["line"], d["mode"], tuple(d["classes"])) for d in diagnostics) \
+        == [("FX401", 6, "export", ("First", "Second")),
+            ("GB0170", 6, "compile", ("First", "Second"))]
+    concise = fx_lsp(shared_helper, "check", "--output-format", "concise", ".").stdout
+    assert "shared.py:6:8: FX401 [First; also reached from Second] (export) " in concise
+    assert "shared.py:6:5: GB0170 [First; also reached from Second] (compile) " in concise
+    github = fx_lsp(shared_helper, "check", "--output-format", "github", ".").stdout.splitlines()
+    assert [line.split("::")[1] for line in github] == [
+        "warning file=shared.py,line=6,col=5,endLine=6,endColumn=29,title=fx-lsp (GB0170)",
+        "error file=shared.py,line=6,col=8,endLine=6,endColumn=28,title=fx-lsp (FX401)"]
+    junit = fx_lsp(shared_helper, "check", "--output-format", "junit", ".").stdout
+    assert 'tests="2" failures="2"' in junit
+    assert 'type="GB0170"' in junit and 'type="FX401"' in junit
+
+
+def test_per_file_ignores_remove_export_and_compile_codes(tmp_path: Path) -> None:
+    (tmp_path / "shared.py").write_text(SHARED_HELPER, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [tool.fx-lsp]
+        modes = ["export", "compile"]
+
+        [tool.fx-lsp.per-file-ignores]
+        "shared.py" = ["GB", "FX4"]
+        """), encoding="utf-8")
+    completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
+    assert completed.returncode == 0, completed.stdout
+    assert json.loads(completed.stdout)["diagnostics"] == []

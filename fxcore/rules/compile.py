@@ -111,6 +111,12 @@ Fix: as the error says; move the code in question out of the compiled region
 """,
 )
 
+def is_graph_break(code: str) -> bool:
+    """A graph break, known to PyTorch's registry (``GBnnnn``) or not (FX501): the class still
+    compiles, in several graphs."""
+    return code.startswith("GB") or code == FX501.code
+
+
 #: How ``docs/codes.md`` documents the generated family: one section, not hundreds.
 GRAPH_BREAK_FAMILY_DOCS = """\
 **A `torch.compile` graph break, under PyTorch's own code** (compile mode). `torch.compile`
