@@ -30,37 +30,42 @@ _STDLIB_DIRS = tuple(
 )
 
 
-def _torch_plumbing_paths() -> tuple[str, ...]:
-    """Files of torch whose frames are tracing machinery, not user-visible calls."""
+def _torch_dir() -> str | None:
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is a dependency
-        return ()
-    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
-    # torch.export's and torch.compile's machinery too: the frames between the export or
-    # compile call and the user's forward, and under it (fake tensors, guards).
-    packages = ("fx", "export", "_export", "_dynamo", "_functorch", "_subclasses",
-                "_higher_order_ops")
-    files = ("nn/modules/module.py", "overrides.py", "_tensor.py", "_compile.py",
-             "_utils_internal.py", "_guards.py", "_ops.py")
-    return (
-        *(os.path.join(torch_dir, package) + os.sep for package in packages),
-        *(os.path.join(torch_dir, *file.split("/")) for file in files),
-    )
+        return None
+    return os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
-_PLUMBING = _torch_plumbing_paths()
+_TORCH_DIR = _torch_dir()
+#: Public parts of torch that are tracing machinery, not calls a user makes: torch.fx and
+#: torch.export (the frames between the capture call and the user's forward) and
+#: ``nn.Module.__call__``'s and ``__torch_function__``'s plumbing.
+_TORCH_MACHINERY = ("fx/", "export/", "nn/modules/module.py", "overrides.py")
+
+
+def _is_torch_plumbing(path: str) -> bool:
+    """torch's machinery, and every private module of torch (a path part that starts with
+    ``_``: dynamo, fake tensors, decompositions, meta kernels, ``torch/__init__.py``'s
+    ``_check``...). What stays is torch's public API the user's code called, such as
+    ``nn.Linear.forward`` or ``torch.functional``."""
+    if _TORCH_DIR is None or not path.startswith(_TORCH_DIR):
+        return False
+    relative = path[len(_TORCH_DIR):].replace(os.sep, "/")
+    return relative.startswith(_TORCH_MACHINERY) or any(
+        part.startswith("_") for part in relative.split("/"))
 
 
 def is_plumbing(filename: str) -> bool:
-    """Frames hidden from the call chain: torch.fx, ``nn.Module.__call__``, the stdlib and
-    fxcore itself. Third-party libraries (site-packages) stay visible."""
+    """Frames hidden from the call chain: torch's machinery and private modules, the stdlib
+    and fxcore itself. Third-party libraries (site-packages) stay visible."""
     if filename.startswith("<"):
         return True
     path = os.path.abspath(filename)
     if path.startswith(_FXCORE_DIR + os.sep):
         return True
-    if any(path.startswith(prefix) for prefix in _PLUMBING):
+    if _is_torch_plumbing(path):
         return True
     return path.startswith(_STDLIB_DIRS) and "site-packages" not in path
 
