@@ -107,6 +107,16 @@ def test_a_compile_error_that_is_not_a_break_is_fx502() -> None:
     assert failure.line == 63
 
 
+def test_an_error_eager_code_raises_too_is_fx502_with_the_operations_own_message() -> None:
+    """A shape mismatch: dynamo wraps it as 'RuntimeError when making fake tensor call' with
+    the fake tensors' reprs; the message is the operation's own error, as eager prints it."""
+    _, _, record = capture("breaks_calls.py", "ShapeMismatch")
+    (failure,) = record.failures
+    assert failure.code == "FX502" and failure.line == 95
+    assert failure.message == ("torch.compile failed: RuntimeError: a and b must have same "
+                               "reduction dim, but got [2, 16] X [8, 4].")
+
+
 def test_without_example_inputs_the_class_is_not_checked() -> None:
     context, target = corpus_target("breaks_python.py", "Branch", inputs=None)
     record = CompileCapture().capture(context, target)

@@ -97,17 +97,15 @@ FX502 = Rule(
     code="FX502",
     kinds=("compile-error",),
     severity="error", mode="compile",
-    message=(
-        "torch.compile raised where it would have broken the graph: {detail}. The model may run "
-        "eagerly, but compiling it fails here."
-    ),
+    message="torch.compile failed: {detail}",
     docs="""\
-**`torch.compile` raised an error that is not a graph break**: the model may run eagerly,
-but compiling it fails (for example a `try`/`except` around an operation that fails while
-tracing makes dynamo raise instead of running the `except` branch).
+**`torch.compile` raised an error that is not a graph break.** Either the code fails on these
+inputs whatever runs it (a shape mismatch: eager code raises the same error), or only
+compiling fails: for example a `try`/`except` around an operation that fails while tracing
+makes dynamo raise instead of running the `except` branch.
 
-Fix: as the error says; move the code in question out of the compiled region
-(`torch.compiler.disable`) or remove the construct dynamo rejects.
+Fix: as the error says; for an error only compiling raises, move the code in question out of
+the compiled region (`torch.compiler.disable`) or remove the construct dynamo rejects.
 """,
 )
 

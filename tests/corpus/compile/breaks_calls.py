@@ -81,3 +81,15 @@ class Checksum(nn.Module):
 class ProcessId(nn.Module):
     def forward(self, x):
         return x * (os.getpid() % 3)
+
+
+class ShapeMismatch(nn.Module):
+    """An error eager code raises too: compiling reports the operation's own message."""
+
+    def __init__(self):
+        super().__init__()
+        self.wide = nn.Linear(8, 16)
+        self.narrow = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.narrow(self.wide(x))

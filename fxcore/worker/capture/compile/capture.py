@@ -94,6 +94,22 @@ def _summary(text: str) -> tuple[str, str, list[str]]:
     return (lines[0] if lines else ""), explanation, hints
 
 
+#: The error of an operation dynamo ran on fake tensors, inside its wrapping
+#: ``TorchRuntimeError: ... Dynamo failed to run FX node with fake tensors: call_function
+#: <op>(*(FakeTensor(...), ...)): got RuntimeError('a and b must have same reduction dim')``.
+_FAKE_RUN_ERROR = re.compile(
+    r"Dynamo failed to run FX node with fake tensors: .*: got "
+    r"(?P<type>\w+)\((?P<quote>['\"])(?P<message>.*)(?P=quote)\)\)?$", re.MULTILINE)
+
+
+def _fake_run_error(text: str) -> str | None:
+    """``RuntimeError: a and b must have same reduction dim ...`` out of dynamo's wrapping of
+    an operation that failed on fake tensors (the user's own error, such as a shape mismatch:
+    eager code raises it too), or None for any other message."""
+    match = _FAKE_RUN_ERROR.search(text)
+    return f"{match['type']}: {match['message']}" if match else None
+
+
 @contextlib.contextmanager
 def _recording_breaks(hook: Any, breaks: list[RecordedFailure]) -> Iterator[None]:
     original: Callable[..., Any] = hook.log_graph_break
@@ -195,8 +211,9 @@ class CompileCapture:
             if isinstance(error, unsupported):
                 recorded = _break_failure(error, str(error))
                 return context.located_failures([recorded], target.source)[0]
-        first, explanation, _ = _summary(describe_exception(error))
-        detail = first + (f" ({explanation})" if explanation else "")
+        text = describe_exception(error)
+        first, explanation, _ = _summary(text)
+        detail = _fake_run_error(text) or first + (f" ({explanation})" if explanation else "")
         return context.failure(
             "compile-error", BY_CODE["FX502"].message.format(  # type: ignore[union-attr]
                 detail=detail),
