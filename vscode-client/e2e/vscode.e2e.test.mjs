@@ -42,6 +42,33 @@ const UI_TIMEOUT_MS = 30_000;
  * which can spend the whole of a poll's deadline on one read of a re-rendering view. */
 const READ = { timeout: 2_000 };
 
+/** The model of the capture-modes step: a data-dependent branch, and a clean head. */
+const PT2_MODEL = `import torch
+from torch import nn
+
+
+class Gated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        if y.abs().mean() > 1.0:
+            y = y / 2
+        return y
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.nn.functional.gelu(self.fc1(x)))
+`;
+
 const run = {
   dir: "",
   workspace: "",
@@ -669,6 +696,54 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       const log = fs.readFileSync(findLog("FX Trace.log"), "utf8");
       assert.equal(log.match(/Starting: /g).length, startsBefore, "no restart for a server option");
       assert.match(log, /Sending settings: \{"run":"onSave","timeout":20,"severity":"warning"/);
+    }));
+
+  it("checks export and compile too: a graph break with its GB link, the per-mode code lens, the exported graph", () =>
+    step("07-pt2-modes", async () => {
+      const { page } = run;
+      const settingsFile = path.join(run.workspace, ".vscode", "settings.json");
+      const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
+      const modelFile = path.join(run.workspace, "pt2_model.py");
+      fs.writeFileSync(modelFile, PT2_MODEL);
+      fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, "fxLsp.modes": ["fx", "export", "compile"] }, null, 2));
+      await openFile("pt2_model.py");
+      // One code lens per class names every mode's verdict; compile's says its breaks and graphs.
+      const gatedLens = activeEditor().locator(".codelens-decoration a", { hasText: "compile: 1 graph break, 2 graphs" });
+      await gatedLens.first().waitFor({ timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await gatedLens.first().innerText(), "fx: 1 failure · export: 1 failure · compile: 1 graph break, 2 graphs");
+      const headLens = activeEditor().locator(".codelens-decoration a", { hasText: "export: traceable" });
+      await headLens.first().waitFor({ timeout: TRACE_TIMEOUT_MS });
+      // The data-dependent `if`: FX001 (fx), FX401 (export) and PyTorch's GB0170 (compile), whose
+      // code links to PyTorch's page for that graph break.
+      const text = await hoverText(token("1.0", "if y.abs()"), /GB0170/, UI_TIMEOUT_MS);
+      assert.match(text, /FX001/);
+      assert.match(text, /FX401/);
+      const link = page.locator(".monaco-hover:not(.hidden) a", { hasText: "GB0170" }).first();
+      assert.match(await link.getAttribute("data-href") ?? await link.getAttribute("href") ?? "", /gb0170\.html/);
+      await screenshot("readme-pt2-graph-break");
+
+      // The graph view draws the fx graph first, and the exported program's after a pick.
+      await page.mouse.move(5, 5);
+      await page.keyboard.press("Escape");
+      await activeEditor().locator(".codelens-decoration a", { hasText: "Show graph" }).nth(1).click();
+      await activeTab("Graph: Head").waitFor({ timeout: UI_TIMEOUT_MS });
+      const view = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+      await view.locator('.fx-item[data-name="fc1"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      await view.locator("select.fx-mode").selectOption("export");
+      // The exported program lifts the weights to inputs (p_fc1_weight) and groups its ATen
+      // calls under the submodule that made them; expanded, fc1's call is the node `linear`.
+      await view.locator('.fx-item[data-name="p_fc1_weight"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      await activeTab("Graph: Head (export)").waitFor({ timeout: UI_TIMEOUT_MS });
+      await view.locator("button", { hasText: "Expand all" }).click();
+      await view.locator("button", { hasText: "Fit" }).click();
+      await view.locator('.fx-item[data-name="linear"]').waitFor({ timeout: UI_TIMEOUT_MS });
+      assert.match(await view.locator('.fx-item[data-name="gelu"]').textContent(), /gelu/);
+      await screenshot("readme-pt2-exported-graph");
+      await closeTab("Graph: Head (export)");
+      await oneEditorGroup();
+      fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+      await closeTab("pt2_model.py");
+      fs.rmSync(modelFile);
     }));
 
   it("restarts the server with FX: Restart Server, one restart at a time", () =>
