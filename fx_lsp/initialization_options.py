@@ -45,6 +45,9 @@ class Options:
     shape_hints: bool = True
     #: Capture modes, each giving its own verdict per class (``[tool.fx-lsp] modes`` wins).
     modes: tuple[str, ...] = ("fx",)
+    #: The export mode also exports with ``strict=True`` (FX405; ``[tool.fx-lsp]
+    #: export-strict`` wins).
+    export_strict: bool = False
     #: False: import and run no user code at all.
     trusted: bool = True
 
@@ -84,8 +87,10 @@ _SPEC: dict[str, tuple[str, str | None, Callable[[Any], Any], str]] = {
     "show_not_traced": ("showNotTraced", "show-not-traced", _bool, "true or false"),
     "debounce_ms": ("debounceMs", "debounce-ms", _debounce, "milliseconds from 0 to 60000"),
     "shape_hints": ("shapeHints", "shape-hints", _bool, "true or false"),
-    # The engine's config owns the project's `modes` (fxcore.config), as `timeout`.
+    # The engine's config owns the project's `modes` and `export-strict` (fxcore.config), as
+    # `timeout`.
     "modes": ("modes", None, _modes, f"a list of capture modes ({', '.join(known_modes())})"),
+    "export_strict": ("exportStrict", None, _bool, "true or false"),
     "trusted": ("trusted", None, _bool, "true or false"),
 }
 assert set(_SPEC) == {f.name for f in fields(Options)}

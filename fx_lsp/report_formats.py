@@ -211,6 +211,7 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
         "nodes": _nodes_json(module),
         "mode": module.mode,
         "graph_count": module.graph_count,
+        "capture_notes": module.capture_notes,
     }
 
 

@@ -78,14 +78,16 @@ class Settings:
         return self._root(self._root_of(path))[1]
 
     def engine_config(self, root: str) -> EngineConfig:
-        """The project's engine config; its ``timeout`` and ``modes`` if it sets valid ones,
-        else the client's."""
+        """The project's engine config; its ``timeout``, ``modes`` and ``export-strict`` if it
+        sets valid ones, else the client's."""
         project = self.project_config(root)
         engine = project.engine
         if not is_valid_timeout(project.table.get("timeout")):
             engine = replace(engine, timeout=self.options_for(root).timeout)
         if "modes" not in project.table or modes_problem(project.table["modes"]) is not None:
             engine = replace(engine, modes=self.options_for(root).modes)
+        if not isinstance(project.table.get("export-strict"), bool):
+            engine = replace(engine, export_strict=self.options_for(root).export_strict)
         return engine
 
     def selection(self, path: str) -> Selection:

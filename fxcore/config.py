@@ -12,6 +12,7 @@ Example::
     exclude = ["*_test.py"]
     guess-arguments = true   # synthesize constructor arguments nobody configured
     modes = ["fx"]           # capture modes, each giving its own verdict per class
+    export-strict = false    # export mode: also export with strict=True (FX405)
     select = ["FX", "GB"]    # which codes are reported (prefixes), as in ruff
     ignore = ["FX200"]
     per-file-ignores = {"tests/*" = ["FX1"]}
@@ -184,6 +185,13 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         else:
             problems.append(f"{source}: 'guess-arguments' must be true or false")
 
+    export_strict = table.get("export-strict")
+    if export_strict is not None:
+        if isinstance(export_strict, bool):
+            config.export_strict = export_strict
+        else:
+            problems.append(f"{source}: 'export-strict' must be true or false; ignored")
+
     modes = table.get("modes")
     if modes is not None:
         problem = modes_problem(modes)
@@ -212,6 +220,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "memory-limit-mb",
         "guess-arguments",
         "modes",
+        "export-strict",
         "modules",
         *EDITOR_KEYS,
         *REPORT_KEYS,

@@ -69,6 +69,9 @@ class EngineConfig:
     #: The capture modes each class is captured with, in order (``fxcore.capture_modes``):
     #: one verdict per mode.
     modes: tuple[str, ...] = ("fx",)
+    #: The export mode also exports each class with ``strict=True`` (dynamo), reporting what
+    #: fails only there (FX405): off by default, as it costs a second export per class.
+    export_strict: bool = False
 
 
 @dataclass

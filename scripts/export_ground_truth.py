@@ -7,7 +7,9 @@ data-dependent error that ``torch.export.draft_export`` (which runs on the real 
 goes on past them) reports in that file. For a class also named in the file's
 ``DYNAMIC_SHAPES`` (spelled as the ``dynamic`` option of ``[tool.fx-lsp.modules]``), under
 ``dynamic``: the verdict of the same export with those ``dynamic_shapes``, the dimensions
-torch says the code violated and the fixes it suggests.
+torch says the code violated and the fixes it suggests. Under ``strict``: the verdict, first
+line and error of the same export with ``strict=True`` (dynamo; its errors carry the user's
+stack as ``real_stack``, their traceback holds only dynamo's frames).
 
     python3 scripts/export_ground_truth.py            # writes expected.json
     python3 scripts/export_ground_truth.py --check    # exits 1 if it differs from the file
@@ -37,6 +39,9 @@ def load(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"export_corpus_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered as an import registers it: strict export (dynamo) looks the module of
+    # ``forward`` up by name.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -53,10 +58,22 @@ def real_inputs(specs: dict[str, str]) -> dict[str, torch.Tensor]:
 
 
 def first_line(error: BaseException, path: str) -> int | None:
-    """The innermost line of ``path`` in the error's traceback."""
-    lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
-             if os.path.abspath(frame.filename) == path]
+    """The innermost line of ``path`` in the error's user stack (dynamo's ``real_stack``),
+    else its traceback."""
+    stack = getattr(error, "real_stack", None) or traceback.extract_tb(error.__traceback__)
+    lines = [frame.lineno for frame in stack if os.path.abspath(frame.filename) == path]
     return lines[-1] if lines else None
+
+
+def export_truth(model: torch.nn.Module, inputs: dict[str, torch.Tensor], path: str,
+                 strict: bool) -> dict[str, object]:
+    """Verdict, first line of ``path`` and error type of a real export."""
+    try:
+        torch.export.export(model, (), inputs, strict=strict)
+        return {"verdict": "ok", "first_line": None, "error": None}
+    except Exception as error:
+        return {"verdict": "failed", "first_line": first_line(error, path),
+                "error": type(error).__name__}
 
 
 def draft_sites(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
@@ -106,18 +123,13 @@ def ground_truth() -> dict[str, dict[str, object]]:
         for name, specs in module.EXAMPLE_INPUTS.items():
             torch.manual_seed(0)
             model = getattr(module, name)()
-            inputs = real_inputs(specs)
-            try:
-                torch.export.export(model, (), inputs, strict=False)
-                verdict, line, error_type = "ok", None, None
-            except Exception as error:
-                verdict = "failed"
-                line, error_type = first_line(error, str(path)), type(error).__name__
+            truth = export_truth(model, real_inputs(specs), str(path), strict=False)
             torch.manual_seed(0)
             sites = draft_sites(model, real_inputs(specs), str(path))
+            torch.manual_seed(0)
+            strict = export_truth(model, real_inputs(specs), str(path), strict=True)
             expected[f"{path.name}:{name}"] = {
-                "verdict": verdict, "first_line": line, "error": error_type,
-                "data_dependent_lines": sites,
+                **truth, "data_dependent_lines": sites, "strict": strict,
             }
             spelled = getattr(module, "DYNAMIC_SHAPES", {}).get(name)
             if spelled is not None:

@@ -41,6 +41,8 @@ PYPROJECTS = {
     "timeout-nan": (b"[tool.fx-lsp]\ntimeout = nan\n", "'timeout' must be"),
     "memory-huge": (b"[tool.fx-lsp]\nmemory-limit-mb = 9223372036854775807\n",
                     "'memory-limit-mb' must be"),
+    "export-strict-string": (b'[tool.fx-lsp]\nexport-strict = "yes"\n',
+                             "'export-strict' must be true or false; ignored"),
 }
 
 

@@ -4,7 +4,8 @@ Each class of the corpus (tests/corpus/export) is built as a worker builds it (o
 captured by ``ExportCapture``; its verdict, first line and set of data-dependent sites must
 equal what real ``torch.export`` found on CPU with real weights and inputs
 (tests/corpus/export/expected.json, written by scripts/export_ground_truth.py), with nothing
-extra.
+extra. With ``export-strict``, its FX405 must be where real strict export first fails, unless
+non-strict export fails there too.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fxcore.discovery import top_level_classes
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.tensor_spec import parse_spec
 from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.capture.export import strict
 from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
@@ -89,6 +91,98 @@ def test_capture_on_meta_matches_real_export(key: str) -> None:
     assert record.failures[0].line == expected["first_line"]
     assert record.failures[0].path == str(CORPUS / key.split(":")[0])
     assert data_dependent_sites(record) == set(expected["data_dependent_lines"] or [])
+
+
+STRICT = EngineConfig(export_strict=True)
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_strict_pass_on_meta_matches_real_strict_export(key: str) -> None:
+    """FX405 at the line where real strict export on CPU fails, when non-strict export does
+    not fail there; non-strict export's own failures as without the strict pass."""
+    expected = EXPECTED[key]["strict"]
+    _, _, record = captured(key, config=STRICT)
+    non_strict = [(f.line, f.code) for f in record.failures if f.code != "FX405"]
+    strict_only = [f.line for f in record.failures if f.code == "FX405"]
+    assert non_strict == [(f.line, f.code) for f in captured(key)[2].failures]
+    if expected["verdict"] == "ok":
+        assert strict_only == [] and not any("Strict" in note for note in record.notes)
+        return
+    assert expected["first_line"] is not None, "a corpus class fails outside its file"
+    if expected["first_line"] in {line for line, _ in non_strict}:
+        assert strict_only == []
+        assert f"Strict export stops at line {expected['first_line']}, where non-strict " \
+            f"export fails too" in " ".join(record.notes)
+    else:
+        assert strict_only == [expected["first_line"]]
+        assert record.graph_module is None  # the class fails, whatever non-strict says
+
+
+def test_a_strict_only_failure_says_what_dynamo_cannot_trace() -> None:
+    target, context, record = captured("export_strict_only.py:TimedForward", config=STRICT)
+    (failure,) = record.failures
+    assert (failure.code, failure.line) == ("FX405", line_of(
+        "export_strict_only.py", "started = time.perf_counter()"))
+    assert failure.message.startswith("Fails only under strict export: ")
+    assert "`time.perf_counter.`" in failure.message and "(GB0007)" in failure.message
+    assert [frame.path for frame in failure.frames] == [str(CORPUS / "export_strict_only.py")]
+    result = module_verdict(context, ExportCapture(), target, record)
+    # Failed, with the graph non-strict export made still there to draw.
+    assert result.status == "failed" and result.graph
+    assert all(p.is_meta for p in target.model.parameters())
+
+
+def test_a_strict_failure_in_a_helper_is_at_the_helpers_line() -> None:
+    _, _, record = captured("export_strict_only.py:SaltInHelper", config=STRICT)
+    assert [(f.line, f.code) for f in record.failures] == [
+        (line_of("export_strict_only.py", "zlib.crc32("), "FX405")]
+    assert [frame.function for frame in record.failures[0].frames] == ["forward", "salted"]
+
+
+def test_without_the_key_there_is_no_strict_pass() -> None:
+    for name in ("TimedForward", "LockedScale", "ParsedConfig", "SaltInHelper"):
+        _, _, record = captured(f"export_strict_only.py:{name}")
+        assert record.failures == [] and record.complete and record.notes == []
+
+
+def test_without_dynamo_the_strict_pass_is_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(strict, "missing", lambda: "torch._dynamo does not support this Python")
+    _, _, record = captured("export_strict_only.py:TimedForward", config=STRICT)
+    assert record.failures == [] and record.complete
+    assert record.notes == ["Strict export (export-strict) is not checked: torch._dynamo does "
+                            "not support this Python."]
+
+
+@pytest.fixture
+def without_user_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strict export's real error, as a torch that attaches no ``real_stack`` raises it."""
+    original = strict.strict_export_error
+
+    def strict_export_error(*args: object) -> BaseException | None:
+        error = original(*args)  # type: ignore[arg-type]
+        if error is not None and hasattr(error, "real_stack"):
+            del error.real_stack
+        return error
+
+    monkeypatch.setattr(strict, "strict_export_error", strict_export_error)
+
+
+def test_an_unlocated_strict_failure_is_at_the_class(without_user_stack: None) -> None:
+    target, _, record = captured("export_strict_only.py:TimedForward", config=STRICT)
+    assert [(f.line, f.code) for f in record.failures] == [
+        (target.source.name_span.line, "FX405")]
+    assert record.notes == ["Strict export fails at no line of this workspace (dynamo attached "
+                            "no user stack to the error, `real_stack`): FX405 is placed at the "
+                            "class."]
+
+
+def test_an_unlocated_strict_failure_beside_non_strict_ones_is_a_note(
+        without_user_stack: None) -> None:
+    _, _, record = captured("export_strict_only.py:TimedGate", config=STRICT)
+    assert [f.code for f in record.failures] == ["FX401"]
+    assert record.notes == ["Strict export fails too, at no line of this workspace (dynamo "
+                            "attached no user stack to the error, `real_stack`): not reported "
+                            "apart from non-strict export's failures."]
 
 
 def test_every_site_is_one_failure_with_the_guesses_before_it() -> None:
@@ -168,12 +262,14 @@ def test_traceable_verdict_carries_the_exported_graph() -> None:
 
 
 #: Captures in a fresh process, recovery off for the second so that export raises: torch
-#: then logs warnings and errors through its own handlers and prints the partial graph.
+#: then logs warnings and errors through its own handlers and prints the partial graph
+#: (strict export, dynamo, prints it for a data-dependent branch).
 _QUIET_SCRIPT = """
 import sys
 sys.path[:0] = [{tests!r}, {corpus!r}]
 import test_export_capture as test
 test.captured("export_python_data.py:EverySite")
+test.captured("export_strict_only.py:TimedGate", config=test.STRICT)
 import fxcore.worker.capture.export.capture as capture
 capture.missing_hook = lambda: "off"
 test.captured("export_python_data.py:EverySite")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from lsprotocol import types
@@ -11,6 +12,7 @@ from fx_lsp import positions
 from fx_lsp.code_actions import minimal_edit
 from fx_lsp.hover import module_markdown
 from fx_lsp.initialization_options import Options, client_settings, parse_options
+from fx_lsp.settings import Settings
 from fxcore.results import Failure, ModuleResult, Range
 
 UTF16, UTF8, UTF32 = (
@@ -50,6 +52,24 @@ def test_options_fail_closed_on_trust_and_keep_defaults_otherwise() -> None:
     assert project.run == "onSave" and project.trusted is True and errors == []
     assert client_settings({"fxLsp": {"run": "onType"}}) == {"run": "onType"}
     assert client_settings("nonsense") == {}
+
+
+@pytest.mark.parametrize(("client", "pyproject", "expected"), [
+    ({}, "", False),
+    ({"exportStrict": True}, "", True),
+    ({"exportStrict": True}, "export-strict = false\n", False),  # the project's wins
+    ({}, "export-strict = true\n", True),
+    ({"exportStrict": True}, 'export-strict = "no"\n', True),  # invalid: the client's
+])
+def test_export_strict_reaches_the_engine_config_as_modes_does(
+        tmp_path: Path, client: dict[str, object], pyproject: str, expected: bool) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.fx-lsp]\n{pyproject}", encoding="utf-8")
+    problems: list[str] = []
+    settings = Settings(lambda path: None, lambda path: str(tmp_path),
+                        lambda found, where: problems.extend(found))
+    settings.apply({"fxLsp": {"trusted": True, **client}})
+    assert settings.engine_config(str(tmp_path)).export_strict is expected
+    assert bool(problems) == ("no" in pyproject)
 
 
 def test_minimal_edit_rebuilds_the_new_text() -> None:

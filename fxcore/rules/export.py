@@ -1,7 +1,8 @@
 """Failures of torch.export (export mode, FX401-FX499): where non-strict
 ``torch.export.export`` on fake inputs needs real data (a data-dependent guard, a tensor
-turned into Python data), a configured dynamic dimension the code specialises, and
-any other error that ended the export."""
+turned into Python data), a configured dynamic dimension the code specialises, what fails
+only under strict export (with ``export-strict = true``), and any other error that ended the
+export."""
 
 from fxcore.rules.rule import Rule
 
@@ -80,6 +81,40 @@ dimension static) as torch suggests.
 )
 
 
+FX405 = Rule(
+    code="FX405",
+    kinds=("export-strict-only",),
+    severity="error",
+    mode="export",
+    message="Fails only under strict export: torch.export.export(..., strict=True) traces "
+            "forward with dynamo, which cannot follow this line, while non-strict export runs "
+            "it as Python. {detail}",
+    docs="""\
+**Fails only under strict export.** With `export-strict = true` under `[tool.fx-lsp]` (or the
+editor setting `fxLsp.exportStrict`), the export mode also exports each class with
+`torch.export.export(model, (), inputs, strict=True)`, as ExecuTorch and older export flows
+do. Strict export does not run `forward` as Python: dynamo traces its bytecode, and stops at
+what it cannot follow (a C function or builtin it does not know, a context manager, some
+third-party calls), where non-strict export goes through. FX405 is the first such line, with
+dynamo's explanation and, for a graph break, PyTorch's code (`fx-lsp explain GB0007`).
+
+```python
+started = time.perf_counter()      # FX405: dynamo cannot trace the builtin
+with self.lock:                    # FX405: a context manager dynamo does not support
+    ...
+```
+
+Strict export stops at its first failure; a line that non-strict export already reports
+(FX401, FX499, ...) is not reported again, and what fails only under strict export after it
+shows once that line is fixed.
+
+Fix: keep such code out of `forward` (compute it in `__init__`, or outside the model), use
+torch operations instead, wrap a third-party call into a custom operator
+(`torch.library.custom_op`), or export with `strict=False` (torch.export's default).
+""",
+)
+
+
 FX499 = _export_error(
     "FX499",
     "export-error",
@@ -94,4 +129,4 @@ Fix: read the message; torch.export's troubleshooting guide
 )
 
 
-RULES = (FX401, FX402, FX403, FX499)
+RULES = (FX401, FX402, FX403, FX405, FX499)

@@ -21,6 +21,8 @@ export interface ServerSettings {
   shapeHints: boolean;
   /** Capture modes, each giving its own verdict per class (the server checks the names). */
   modes: string[];
+  /** The export mode also exports with `strict=True` (FX405). */
+  exportStrict: boolean;
   /** False in a Restricted Mode window: the server then imports no user code. */
   trusted: boolean;
 }
@@ -32,6 +34,7 @@ export const DEFAULT_SERVER_SETTINGS: Omit<ServerSettings, "trusted"> = {
   showNotTraced: false,
   shapeHints: true,
   modes: ["fx"],
+  exportStrict: false,
 };
 
 /** The part of `vscode.WorkspaceConfiguration` this module reads (structurally compatible). */
@@ -83,6 +86,7 @@ export function resolveServerSettings(config: ConfigurationReader, trusted: bool
 
   const showNotTraced = flag(config, "showNotTraced", defaults.showNotTraced, problems);
   const shapeHints = flag(config, "shapeHints", defaults.shapeHints, problems);
+  const exportStrict = flag(config, "exportStrict", defaults.exportStrict, problems);
 
   let modes = defaults.modes;
   const rawModes = config.get<unknown>("modes");
@@ -102,6 +106,7 @@ export function resolveServerSettings(config: ConfigurationReader, trusted: bool
       showNotTraced,
       shapeHints,
       modes,
+      exportStrict,
       trusted,
     },
     problems,

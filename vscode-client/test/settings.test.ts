@@ -27,7 +27,7 @@ describe("resolveServerSettings", () => {
 
   it("passes valid values through and carries the trust state", () => {
     const { value, problems } = resolveServerSettings(
-      configOf({ run: "onType", timeout: 5.5, severity: "warning", showNotTraced: true, shapeHints: false }),
+      configOf({ run: "onType", timeout: 5.5, severity: "warning", showNotTraced: true, shapeHints: false, exportStrict: true }),
       false,
     );
     assert.deepEqual(value, {
@@ -37,6 +37,7 @@ describe("resolveServerSettings", () => {
       showNotTraced: true,
       shapeHints: false,
       modes: ["fx"],
+      exportStrict: true,
       trusted: false,
     });
     assert.deepEqual(problems, []);
@@ -44,12 +45,13 @@ describe("resolveServerSettings", () => {
 
   it("replaces each invalid value by its default and reports it once", () => {
     const { value, problems } = resolveServerSettings(
-      configOf({ run: "always", timeout: -1, severity: "fatal", showNotTraced: "yes", shapeHints: 1 }),
+      configOf({ run: "always", timeout: -1, severity: "fatal", showNotTraced: "yes", shapeHints: 1, exportStrict: "on" }),
       true,
     );
     assert.deepEqual(value, { ...DEFAULT_SERVER_SETTINGS, trusted: true });
-    assert.equal(problems.length, 5);
+    assert.equal(problems.length, 6);
     assert.match(problems.join("\n"), /fxLsp\.shapeHints: 1/);
+    assert.match(problems.join("\n"), /fxLsp\.exportStrict: "on"/);
     assert.match(problems.join("\n"), /fxLsp\.run: "always"/);
     assert.match(problems.join("\n"), /fxLsp\.timeout: -1/);
     assert.match(problems.join("\n"), /fxLsp\.severity: "fatal"/);
@@ -112,7 +114,7 @@ describe("classifySettingsChange", () => {
   it("restarts for the interpreter, notifies for the server options, ignores the rest", () => {
     assert.equal(classifySettingsChange(affecting("fxLsp.interpreter")), "restart");
     assert.equal(classifySettingsChange(affecting("fxLsp.interpreter", "fxLsp.run")), "restart");
-    for (const key of ["fxLsp.run", "fxLsp.timeout", "fxLsp.severity", "fxLsp.showNotTraced", "fxLsp.shapeHints"]) {
+    for (const key of ["fxLsp.run", "fxLsp.timeout", "fxLsp.severity", "fxLsp.showNotTraced", "fxLsp.shapeHints", "fxLsp.exportStrict"]) {
       assert.equal(classifySettingsChange(affecting(key)), "notify", key);
     }
     assert.equal(classifySettingsChange(affecting("fxLsp.trace.server")), "none");

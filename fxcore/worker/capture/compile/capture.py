@@ -28,8 +28,16 @@ from torch import fx
 
 from fxcore.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
-from fxcore.rules.compile import CODE_OF_GRAPH_BREAK_TYPE, graph_break_kind
+from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture.compile.meta_values import meta_values
+from fxcore.worker.capture.dynamo_errors import (
+    error_positions,
+    fake_run_error,
+    graph_break_code,
+    sentences,
+    stack_summary_positions,
+    summary,
+)
 from fxcore.worker.capture.record import (
     CaptureRecord,
     CaptureTarget,
@@ -37,7 +45,6 @@ from fxcore.worker.capture.record import (
     RecordedFailure,
 )
 from fxcore.worker.context import JobContext, describe_exception
-from fxcore.worker.locate import RawPosition, traceback_positions
 
 NO_INPUTS = "not checkable: no example inputs"
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
@@ -57,57 +64,21 @@ def _graph_break_hook() -> Any | None:
         getattr(InstructionTranslatorBase, "log_graph_break", None)) else None
 
 
-def _positions(stack: Any) -> list[RawPosition]:
-    """A ``traceback.StackSummary`` (outermost first) as raw positions."""
-    return [RawPosition(frame.filename, frame.name, frame.lineno or 0,
-                        getattr(frame, "end_lineno", None), getattr(frame, "colno", None),
-                        getattr(frame, "end_colno", None))
-            for frame in stack or ()]
-
-
 def _break_failure(error: BaseException, reason: str) -> RecordedFailure:
     gb_type = getattr(error, "gb_type", None) or ""
-    code = CODE_OF_GRAPH_BREAK_TYPE.get(gb_type)
-    kind = graph_break_kind(code) if code in BY_CODE else "graph-break-unknown"
+    code = graph_break_code(error)
+    kind = graph_break_kind(code) if code is not None else "graph-break-unknown"
     text = str(getattr(error, "msg", None) or reason or describe_exception(error))
-    first, explanation, hints = _summary(text)
+    first, explanation, hints = summary(text)
     # The rule names the type; the explanation and hints are those dynamo formatted with
     # this break's context.
-    detail = " ".join(part if part.endswith((".", "?", "!")) else part + "."
-                      for part in [explanation or first, *hints])
+    detail = sentences([explanation or first, *hints])
     if kind == "graph-break-unknown":
         detail = f"{gb_type or type(error).__name__}: {first}" + (
             f". {explanation}" if explanation else "")
     message = (BY_CODE[CODE_OF_KIND[kind]].message or "{detail}").format(detail=detail)
     stack = getattr(error, "real_stack", None) or traceback.extract_tb(error.__traceback__)
-    return RecordedFailure(kind, message, _positions(stack))
-
-
-def _summary(text: str) -> tuple[str, str, list[str]]:
-    """The first line of dynamo's message of a break or error, its "Explanation:" line
-    (empty if none) and its "Hint:" lines, formatted for this break (the registry's are
-    templates), without the debug context and stack it also carries."""
-    lines = [line.strip() for line in text.strip().splitlines()]
-    explanation = next((line.removeprefix("Explanation:").strip() for line in lines
-                        if line.startswith("Explanation:")), "")
-    hints = [line.removeprefix("Hint:").strip() for line in lines if line.startswith("Hint:")]
-    return (lines[0] if lines else ""), explanation, hints
-
-
-#: The error of an operation dynamo ran on fake tensors, inside its wrapping
-#: ``TorchRuntimeError: ... Dynamo failed to run FX node with fake tensors: call_function
-#: <op>(*(FakeTensor(...), ...)): got RuntimeError('a and b must have same reduction dim')``.
-_FAKE_RUN_ERROR = re.compile(
-    r"Dynamo failed to run FX node with fake tensors: .*: got "
-    r"(?P<type>\w+)\((?P<quote>['\"])(?P<message>.*)(?P=quote)\)\)?$", re.MULTILINE)
-
-
-def _fake_run_error(text: str) -> str | None:
-    """``RuntimeError: a and b must have same reduction dim ...`` out of dynamo's wrapping of
-    an operation that failed on fake tensors (the user's own error, such as a shape mismatch:
-    eager code raises it too), or None for any other message."""
-    match = _FAKE_RUN_ERROR.search(text)
-    return f"{match['type']}: {match['message']}" if match else None
+    return RecordedFailure(kind, message, stack_summary_positions(stack))
 
 
 @contextlib.contextmanager
@@ -212,25 +183,17 @@ class CompileCapture:
                 recorded = _break_failure(error, str(error))
                 return context.located_failures([recorded], target.source)[0]
         text = describe_exception(error)
-        first, explanation, _ = _summary(text)
-        detail = _fake_run_error(text) or first + (f" ({explanation})" if explanation else "")
+        first, explanation, _ = summary(text)
+        detail = fake_run_error(text) or first + (f" ({explanation})" if explanation else "")
         return context.failure(
             "compile-error", BY_CODE["FX502"].message.format(  # type: ignore[union-attr]
                 detail=detail),
-            _error_positions(error), target.source.name_span)
+            error_positions(error), target.source.name_span)
 
     def hints(self, context: JobContext, target: CaptureTarget,
               record: CaptureRecord) -> list[Hint]:
         """No checks of its own beyond the breaks."""
         return []
-
-
-def _error_positions(error: BaseException) -> list[RawPosition]:
-    """The user stack dynamo attached to a compile error, else its traceback."""
-    stack = getattr(error, "real_stack", None)
-    if stack:
-        return _positions(stack)
-    return traceback_positions(error.__traceback__)
 
 
 def _node_origins(graphs: list[fx.GraphModule], context: JobContext) -> list[NodeOrigin]:

@@ -1,6 +1,7 @@
 """The ``export`` capture mode: non-strict ``torch.export.export`` of a built instance
 (usually on the meta device) on fake CPU tensors made from the class's example inputs, its
-weights faked alike (``fake``).
+weights faked alike (``fake``); with ``export-strict = true``, strict export too
+(``strict``: what fails only there, FX405).
 
 Non-strict export runs the user's Python live, as torch.fx does, so a failure is located at
 the innermost workspace frame of its traceback. The data-dependent guards export would stop
@@ -20,8 +21,9 @@ from typing import ClassVar
 
 import torch
 
+from fxcore.job_spec import DynamicDim
 from fxcore.results import Failure, Hint
-from fxcore.worker.capture.export import dynamic, fake, graph
+from fxcore.worker.capture.export import dynamic, fake, graph, strict
 from fxcore.worker.capture.export.failures import (
     ending_kind,
     ending_prefix,
@@ -79,7 +81,6 @@ class ExportCapture:
                     else None)
             except BaseException as error:  # user code may raise anything, SystemExit too
                 ending_error = error
-        seconds = time.perf_counter() - started
         failures = one_per_line(context.located_failures(
             [guess_failure(guess, guesser.guesses[:index])
              for index, guess in enumerate(guesser.guesses)], target.source))
@@ -90,9 +91,15 @@ class ExportCapture:
         elif ending_error is not None:
             ending = self._ending_failure(context, target, ending_error, guesser)
             if meets_unfaked_meta_tensor(ending_error):
-                return CaptureRecord(self.mode, failures=failures, seconds=seconds,
+                return CaptureRecord(self.mode, failures=failures,
+                                     seconds=time.perf_counter() - started,
                                      notes=notes, not_checked=unfaked_meta_reason(ending))
             failures.append(ending)
+        if context.job.config.export_strict:
+            strict_failures, strict_notes = self._strict_pass(context, target, dims, failures)
+            failures.extend(strict_failures)
+            notes.extend(strict_notes)
+        seconds = time.perf_counter() - started
         if program is None:
             return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes)
         exported = program.graph_module
@@ -109,6 +116,21 @@ class ExportCapture:
             shapes=graph.shapes(exported.graph),
             notes=notes,
         )
+
+    @staticmethod
+    def _strict_pass(context: JobContext, target: CaptureTarget,
+                     dims: dict[str, dict[int, DynamicDim]],
+                     non_strict: list[Failure]) -> tuple[list[Failure], list[str]]:
+        """The failure only strict export has (FX405) and the notes about it."""
+        assert target.example_inputs is not None
+        unsupported = strict.missing()
+        if unsupported is not None:
+            return [], [f"Strict export (export-strict) is not checked: {unsupported}."]
+        with quiet_torch():
+            error = strict.strict_export_error(target.model, target.example_inputs, dims)
+        if error is None:
+            return [], []
+        return strict.strict_only_failures(context, target, error, non_strict)
 
     @staticmethod
     def _ending_failure(context: JobContext, target: CaptureTarget, error: BaseException,
