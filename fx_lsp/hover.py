@@ -123,6 +123,14 @@ def _message_markdown(message: str) -> str:
     return "\n".join(out)
 
 
+def capture_notes_markdown(verdicts: list[ModuleResult]) -> str | None:
+    """What a mode could not do on this torch (a private hook it lacks, say), per mode: the
+    verdict may then be incomplete."""
+    notes = [f"- {markdown_text(verdict.mode)}: {message_markdown(note)}"
+             for verdict in verdicts for note in verdict.capture_notes]
+    return "Capture notes:\n" + "\n".join(notes) if notes else None
+
+
 def _on_name_or_forward(module: ModuleResult, line: int, column: int) -> bool:
     if module.line == line and module.column <= column <= module.end_column:
         return True
@@ -153,6 +161,9 @@ def hover(snapshot: DocumentSnapshot, position: types.Position) -> types.Hover |
             if len(verdicts) > 1:
                 text = "\n\n".join([markdown_text(modes_line(verdicts)), text,
                                      *_other_modes_code(module, verdicts)])
+            notes = capture_notes_markdown(verdicts)
+            if notes:
+                text += "\n\n" + notes
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
             )

@@ -101,6 +101,18 @@ def test_hover_on_the_class_name_gives_its_verdict(model: Path) -> None:
     assert "UsesLen" in text and "not FX-traceable" in text and "FX002" in text
 
 
+def test_hover_on_the_class_name_says_what_a_mode_could_not_do(model: Path) -> None:
+    """A mode that lacks a torch hook says so in the hover (and the JSON's capture_notes)."""
+    result, entry = _failed(model)
+    noted = dataclasses.replace(
+        result.modules[0], mode="export",
+        capture_notes=["Only the first failure is found: this torch lacks a hook."])
+    snapshot = _snapshot(model, FileResult(str(model), modules=[result.modules[0], noted]),
+                         entries=(entry,))
+    text = _markdown(hover.hover(snapshot, types.Position(line=4, character=9)))
+    assert "Capture notes:\n- export: Only the first failure is found" in text
+
+
 def test_hover_on_a_diagnostic_lists_its_quick_fixes(model: Path) -> None:
     result, entry = _failed(model)
     snapshot = _snapshot(model, result, entries=(entry,))
