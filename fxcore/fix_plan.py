@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -323,6 +324,64 @@ def _alone_on_its_lines(statement: ast.stmt, lines: list[str]) -> bool:
     return not first[:statement.col_offset].strip() and (not after or after.startswith(b"#"))
 
 
+#: An FX403 message as the export capture words it (``constraint_message``): the dimension,
+#: then the fixes torch suggests, "; "-separated, before the guard's place.
+_DYNAMIC_SUGGESTION = re.compile(
+    r"^The dynamic dimension '(?P<name>\w+)' .* torch suggests: (?P<fixes>.+?)\.(?: \(|$)",
+    re.DOTALL)
+
+
+def _suggested_bounds(name: str, fixes_text: str
+                      ) -> tuple[bool, tuple[int | None, int | None] | None]:
+    """(found, bounds) of torch's fix for ``name``: ``name = 4`` makes it static (bounds
+    None), ``name = Dim('name', min=2, max=16)`` gives its range. Derived dimensions
+    (``name = 2*_name``) are not fixed here."""
+    for suggestion in fixes_text.split("; "):
+        target, _, value = suggestion.partition(" = ")
+        if target != name:
+            continue
+        try:
+            tree = parse_expression(value).body
+        except SyntaxError:
+            return False, None
+        if isinstance(tree, ast.Constant) and isinstance(tree.value, int):
+            return True, None
+        if (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name)
+                and tree.func.id == "Dim" and len(tree.args) == 1
+                and isinstance(tree.args[0], ast.Constant) and tree.args[0].value == name):
+            bounds = {keyword.arg: keyword.value for keyword in tree.keywords}
+            if set(bounds) <= {"min", "max"} and all(
+                    isinstance(v, ast.Constant) and type(v.value) is int
+                    for v in bounds.values()):
+                low, high = (bounds.get(key) for key in ("min", "max"))
+                return True, (low.value if isinstance(low, ast.Constant) else None,
+                              high.value if isinstance(high, ast.Constant) else None)
+    return False, None
+
+
+def _dynamic_fix(failure: Failure, module: ModuleResult, root_of: RootOf) -> list[Fix]:
+    """FX403: torch.export's own suggestion, made in the class's ``dynamic`` option."""
+    match = _DYNAMIC_SUGGESTION.match(failure.message)
+    if match is None:
+        return []
+    name = match.group("name")
+    found, bounds = _suggested_bounds(name, match.group("fixes"))
+    if not found:
+        return []
+    if bounds is None:
+        title = f"Make '{name}' static, as torch suggests (dynamic, pyproject.toml)"
+    else:
+        shown = ", ".join(f"{key}={bound}" for key, bound in zip(("min", "max"), bounds,
+                                                                 strict=True)
+                          if bound is not None)
+        title = f"Give '{name}' the bounds torch suggests: {shown} (dynamic, pyproject.toml)"
+    return [Fix(title, _pyproject(module, root_of),
+                functools.partial(fixes.apply_dynamic_suggestion,
+                                  qualified_name=module.qualified_name,
+                                  class_name=module.class_name, name=name, bounds=bounds),
+                True, safe=False)]  # the export is then checked for that range only
+
+
 def _pt2_fixes(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
     """The fixes of an export or compile failure: a rewrite of the construct it is on."""
     source = text_of(failure.path)
@@ -377,6 +436,8 @@ def plan(
         if rule is not None and rule.mode in ("export", "compile"):
             # torch.fx's fixes (torch.fx.wrap, leaf modules, concrete arguments) change
             # nothing that torch.export or torch.compile does.
+            if failure.kind == "export-dynamic-constraint":
+                return _dynamic_fix(failure, module, root_of) if module is not None else []
             return _pt2_fixes(failure, text_of, run)
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)

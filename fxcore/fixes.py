@@ -334,6 +334,49 @@ def add_concrete_none(pyproject: str, qualified_name: str, argument: str) -> str
     return tomlkit.dumps(document)
 
 
+def _dim_name(value: Any) -> Any:
+    """The name of one ``dynamic`` dimension: ``"batch"`` or ``{name = "batch", ...}``."""
+    return value.get("name") if isinstance(value, dict) else value
+
+
+def apply_dynamic_suggestion(pyproject: str, qualified_name: str, class_name: str, name: str,
+                             bounds: tuple[int | None, int | None] | None) -> str:
+    """torch.export's suggested fix of the dynamic dimension ``name`` in ``dynamic`` under
+    ``[tool.fx-lsp.modules."<class>"]`` (or the bare class name's table, as the
+    configuration reads it): with ``bounds`` (min, max) the bounds torch gives replace the
+    configured ones (a bound it does not give stays); with None the dimension is made static
+    (removed, and the argument's table and ``dynamic`` with it when empty)."""
+    document = tomlkit.parse(pyproject)
+    modules = document.get("tool", {}).get("fx-lsp", {}).get("modules", {})
+    module = modules.get(qualified_name, modules.get(class_name))
+    dynamic = module.get("dynamic") if isinstance(module, dict) else None
+    if not isinstance(dynamic, dict):
+        return pyproject
+    given = {} if bounds is None else {
+        key: bound for key, bound in zip(("min", "max"), bounds, strict=True)
+        if bound is not None}
+    for argument in list(dynamic):
+        dims = dynamic[argument]
+        if not isinstance(dims, dict):
+            continue
+        for index in list(dims):
+            if _dim_name(dims[index]) != name:
+                continue
+            if bounds is None:
+                del dims[index]
+                continue
+            if not isinstance(dims[index], dict):
+                dims[index] = tomlkit.inline_table()
+                dims[index]["name"] = name
+            dims[index].update(given)
+        if not dims:
+            del dynamic[argument]
+    if not dynamic:
+        del module["dynamic"]
+    fixed = tomlkit.dumps(document)
+    return fixed if tomlkit.parse(fixed) != tomlkit.parse(pyproject) else pyproject
+
+
 def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: Any) -> str:
     """Set ``concrete-args = {argument = value}`` under ``[tool.fx-lsp.modules."<class>"]``."""
     document = tomlkit.parse(pyproject)

@@ -80,7 +80,8 @@ assert x.shape[0] <= 16            # FX403: torch suggests Dim('batch', max=16)
 ```
 
 Fix: make the code work for every size in the range, or narrow the range (or make the
-dimension static) as torch suggests.
+dimension static) as torch suggests; a quick fix makes torch's suggestion in `dynamic`
+(unsafe: the export is then checked for that range, or that size, only).
 """,
 )
 
