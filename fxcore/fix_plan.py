@@ -290,10 +290,9 @@ def pt2_sites(source: str) -> tuple[Site, ...] | None:
               and not node.keywords and _is_item_call(node.args[0])):
             kind: Literal["int", "float"] = "int" if node.func.id == "int" else "float"
             found.append(Site(kind, range_of(node), f"{node.func.id}()"))
-        elif isinstance(node, ast.Expr) and _alone_on_its_lines(node, lines):
-            label = _logging_label(node.value)
-            if label is not None:
-                found.append(Site("logging", range_of(node), label))
+        elif isinstance(node, ast.Expr) and (label := _logging_label(node.value)) is not None \
+                and _alone_on_its_lines(node, lines):
+            found.append(Site("logging", range_of(node), label))
     return tuple(found)
 
 
@@ -309,9 +308,18 @@ def _logging_label(node: ast.expr) -> str | None:
     if isinstance(node.func, ast.Name) and node.func.id == "print":
         return "print()"
     if isinstance(node.func, ast.Attribute) and node.func.attr in fixes.LOGGING_METHODS:
-        receiver = node.func.value
-        shown = receiver.id if isinstance(receiver, ast.Name) else "..."
-        return f"{shown}.{node.func.attr}()"
+        receiver = _dotted_name(node.func.value)
+        return f"{receiver}.{node.func.attr}()" if receiver else f"{node.func.attr}()"
+    return None
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    """``self.logger`` for a Name/Attribute chain, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
     return None
 
 

@@ -123,6 +123,8 @@ def test_sites_are_located_in_characters() -> None:
     assert ("float", 17, 27, 48, "float()") in where
     assert not {site for site in sites if site.range.line == 17 and site.kind == "int"}
     assert pt2_sites("def broken(:\n") is None
+    labels = pt2_sites("self.logger.info('a')\nlogging.getLogger().warning('b')\nx.sum()\n") or ()
+    assert [site.label for site in labels] == ["self.logger.info()", "warning()"]
 
 
 def _plan(failure: Failure, path: str, texts: dict[str, str]) -> list:
