@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "them (exit status 1 when there are any)")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="also apply fixes that can change what the code or the graph "
-                       "means (len(x) -> x.size(0), concrete-args, concrete-none)")
+                       "means (len(x) -> x.size(0), concrete-args, concrete-none, assert -> "
+                       "torch._assert_async, dynamic bounds, print only outside "
+                       "torch.compile)")
     check.add_argument("--shard", metavar="I/N", default=None,
                        help="check only the I-th of N parts of the files (1 <= I <= N), split "
                        "the same way on every machine; combine the reports with fx-lsp merge")

@@ -15,7 +15,7 @@ from typing import Any
 from lsprotocol import types
 
 from fx_lsp import positions
-from fx_lsp.diagnostics import Entry, path_to_uri
+from fx_lsp.diagnostics import Entry, is_own_source, path_to_uri
 from fx_lsp.snapshot import DocumentSnapshot, Files
 from fxcore.fix_plan import Fix, ignore_fix, plan, unused_suppression_fix
 
@@ -125,7 +125,8 @@ def code_actions(
     """
     if snapshot.outdated():
         return []
-    wanted = [d for d in context.diagnostics if d.source == "fx-lsp"]
+    # The client's diagnostics of every capture mode (``fx-lsp (export)``) are ours.
+    wanted = [d for d in context.diagnostics if is_own_source(d.source)]
 
     def matches(entry: Entry) -> bool:
         d = entry.diagnostic

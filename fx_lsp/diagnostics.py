@@ -34,6 +34,11 @@ def source_of(mode: str) -> str:
     return SOURCE if mode == DEFAULT_MODE else f"{SOURCE} ({mode})"
 
 
+def is_own_source(source: str | None) -> bool:
+    """A diagnostic ``source`` of fx-lsp's, whatever its capture mode."""
+    return source == SOURCE or (source or "").startswith(f"{SOURCE} (")
+
+
 #: Text of a file by absolute path, as its lines (the open buffer, else the file on disk).
 LinesOf = Callable[[str], list[str]]
 

@@ -3,11 +3,13 @@
 For each reported failure the planner (``fxcore.fix_plan``, the editor's) lists its fixes; the
 first preferred one that is allowed is chosen (safe ones only, unless unsafe fixes are asked
 for). The fixes of one file are applied in one pass: those located by position from the end of
-the file backwards, then those located by name, which may move lines.
+the file backwards, then those located by name, which may move lines, then the imports the
+edits need.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fxcore.fix_plan import Fix, RootOf, Run, TextOf, plan, run_here
@@ -45,12 +47,18 @@ def plan_edits(problems: list[Problem], text_of: TextOf, root_of: RootOf, unsafe
         by_position = sorted((item for item in planned if item[1].position is not None),
                              key=lambda item: item[1].position or (0, 0), reverse=True)
         by_name = [item for item in planned if item[1].position is None]
+        import_edits: list[Callable[[str], str]] = []
         for problem, fix in [*by_position, *by_name]:
             try:
-                text = run(fix.transform, text)
+                fixed = run(fix.transform, text)
             except Exception:
                 continue  # libcst rejects the source: the problem stays
+            if fix.import_edit is not None and fixed != text:
+                import_edits.append(fix.import_edit)
+            text = fixed
             edits.fixed.append((problem, fix.title))
+        for import_edit in import_edits:  # by name, idempotent: the first one adds it
+            text = run(import_edit, text)
         if text != (old or ""):
             edits.files[path] = (old, text)
     return edits

@@ -12,13 +12,16 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fxcore import fixes, suppressions
 from fxcore.parsing import parse_expression, parse_module
-from fxcore.results import Failure, Frame, Hint, ModuleResult
+from fxcore.results import Failure, Frame, Hint, ModuleResult, Range
+from fxcore.rules import BY_CODE
+from fxcore.rules.compile import GRAPH_BREAK_PREFIX
 from fxcore.suppressions import Directive
 from fxcore.workspace import import_location, split_lines
 
@@ -47,17 +50,23 @@ class Fix:
     transform: Callable[[str], str]
     preferred: bool = False
     #: Safe fixes change neither what the code does when run nor what a traced graph computes:
-    #: a leaf module, ``torch.fx.wrap``. ``fx-lsp check --fix`` applies only these unless
-    #: given ``--unsafe-fixes``.
+    #: a leaf module, ``torch.fx.wrap``, ``torch.sym_int``. ``fx-lsp check --fix`` applies
+    #: only these unless given ``--unsafe-fixes``.
     safe: bool = True
     #: (line, column) the edit is made at, for edits located by position (which must be
     #: applied before edits that move lines); None for edits located by name.
     position: tuple[int, int] | None = None
+    #: An import the edit's new code needs, added by name once the edit is made: after
+    #: every edit located by position, when several are made in one pass.
+    import_edit: Callable[[str], str] | None = None
 
     def texts(self, text_of: TextOf, run: Run = run_here) -> tuple[str | None, str]:
         """(current text or None, fixed text): the expensive part, done on resolve."""
         old = text_of(self.path)
-        return old, run(self.transform, old or "")
+        new = run(self.transform, old or "")
+        if self.import_edit is not None and new != (old or ""):
+            new = run(self.import_edit, new)
+        return old, new
 
 
 @dataclass(frozen=True)
@@ -236,6 +245,185 @@ def _none_fix(hint: Hint, module: ModuleResult, root_of: RootOf) -> list[Fix]:
                 True, safe=False)]  # the graph then holds for the None case only
 
 
+# ---------------------------------------------------------------------------------------------
+# torch.export and torch.compile
+
+
+@dataclass(frozen=True)
+class Site:
+    """A construct a fix of the export and compile modes rewrites: what it is, where
+    (1-based lines, character columns, end exclusive) and how a title names it."""
+
+    kind: Literal["assert", "int", "float", "logging"]
+    #: The assert's condition, the int()/float() call, the logging call's statement.
+    range: Range
+    label: str
+
+
+def pt2_sites(source: str) -> tuple[Site, ...] | None:
+    """The constructs the export and compile fixes rewrite, from one ``ast`` parse (None
+    when the file does not parse): asserts with no message or a plain string one,
+    ``int(x.item())`` and ``float(x.item())``, and print/logging call statements alone on
+    their lines."""
+    try:
+        tree = parse_module(source)
+    except SyntaxError:
+        return None
+    lines = split_lines(source)
+
+    def column(line: int, offset: int) -> int:
+        # ast's columns count UTF-8 bytes; fx-lsp's count characters, from 1.
+        return len(lines[line - 1].encode()[:offset].decode(errors="replace")) + 1
+
+    def range_of(node: ast.expr | ast.stmt) -> Range:
+        end_line = node.end_lineno or node.lineno
+        return Range(node.lineno, column(node.lineno, node.col_offset), end_line,
+                     column(end_line, node.end_col_offset or 0))
+
+    found: list[Site] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and (node.msg is None or (
+                isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str))):
+            found.append(Site("assert", range_of(node.test), "assert"))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in fixes.SYMBOLIC_CASTS and len(node.args) == 1
+              and not node.keywords and _is_item_call(node.args[0])):
+            kind: Literal["int", "float"] = "int" if node.func.id == "int" else "float"
+            found.append(Site(kind, range_of(node), f"{node.func.id}()"))
+        elif isinstance(node, ast.Expr) and (label := _logging_label(node.value)) is not None \
+                and _alone_on_its_lines(node, lines):
+            found.append(Site("logging", range_of(node), label))
+    return tuple(found)
+
+
+def _is_item_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and not node.args and not node.keywords and \
+        isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+
+
+def _logging_label(node: ast.expr) -> str | None:
+    """``print()`` or ``log.warning()`` for a call of ``fixes.is_logging_call``'s kind."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Name) and node.func.id == "print":
+        return "print()"
+    if isinstance(node.func, ast.Attribute) and node.func.attr in fixes.LOGGING_METHODS:
+        receiver = _dotted_name(node.func.value)
+        return f"{receiver}.{node.func.attr}()" if receiver else f"{node.func.attr}()"
+    return None
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    """``self.logger`` for a Name/Attribute chain, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _alone_on_its_lines(statement: ast.stmt, lines: list[str]) -> bool:
+    """No other statement (``a; print(a)``) nor a block's header (``if v: print(v)``) shares
+    the statement's lines: it can be put in a block of its own."""
+    first = lines[statement.lineno - 1].encode()
+    last = lines[(statement.end_lineno or statement.lineno) - 1].encode()
+    after = last[statement.end_col_offset or 0:].strip()
+    return not first[:statement.col_offset].strip() and (not after or after.startswith(b"#"))
+
+
+#: An FX403 message as the export capture words it (``constraint_message``): the dimension,
+#: then the fixes torch suggests, "; "-separated, before the guard's place.
+_DYNAMIC_SUGGESTION = re.compile(
+    r"^The dynamic dimension '(?P<name>\w+)' .* torch suggests: (?P<fixes>.+?)\.(?: \(|$)",
+    re.DOTALL)
+
+
+def _suggested_bounds(name: str, fixes_text: str
+                      ) -> tuple[bool, tuple[int | None, int | None] | None]:
+    """(found, bounds) of torch's fix for ``name``: ``name = 4`` makes it static (bounds
+    None), ``name = Dim('name', min=2, max=16)`` gives its range. Derived dimensions
+    (``name = 2*_name``) are not fixed here."""
+    for suggestion in fixes_text.split("; "):
+        target, _, value = suggestion.partition(" = ")
+        if target != name:
+            continue
+        try:
+            tree = parse_expression(value).body
+        except SyntaxError:
+            return False, None
+        if isinstance(tree, ast.Constant) and isinstance(tree.value, int):
+            return True, None
+        if (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name)
+                and tree.func.id == "Dim" and len(tree.args) == 1
+                and isinstance(tree.args[0], ast.Constant) and tree.args[0].value == name):
+            bounds = {keyword.arg: keyword.value for keyword in tree.keywords}
+            if set(bounds) <= {"min", "max"} and all(
+                    isinstance(v, ast.Constant) and type(v.value) is int
+                    for v in bounds.values()):
+                low, high = (bounds.get(key) for key in ("min", "max"))
+                return True, (low.value if isinstance(low, ast.Constant) else None,
+                              high.value if isinstance(high, ast.Constant) else None)
+    return False, None
+
+
+def _dynamic_fix(failure: Failure, module: ModuleResult, root_of: RootOf) -> list[Fix]:
+    """FX403: torch.export's own suggestion, made in the class's ``dynamic`` option."""
+    match = _DYNAMIC_SUGGESTION.match(failure.message)
+    if match is None:
+        return []
+    name = match.group("name")
+    found, bounds = _suggested_bounds(name, match.group("fixes"))
+    if not found:
+        return []
+    if bounds is None:
+        title = f"Make '{name}' static, as torch suggests (dynamic, pyproject.toml)"
+    else:
+        shown = ", ".join(f"{key}={bound}" for key, bound in zip(("min", "max"), bounds,
+                                                                 strict=True)
+                          if bound is not None)
+        title = f"Give '{name}' the bounds torch suggests: {shown} (dynamic, pyproject.toml)"
+    return [Fix(title, _pyproject(module, root_of),
+                functools.partial(fixes.apply_dynamic_suggestion,
+                                  qualified_name=module.qualified_name,
+                                  class_name=module.class_name, name=name, bounds=bounds),
+                True, safe=False)]  # the export is then checked for that range only
+
+
+def _pt2_fixes(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
+    """The fixes of an export or compile failure: a rewrite of the construct it is on."""
+    source = text_of(failure.path)
+    sites = run(pt2_sites, source) if source is not None else None
+    where = failure.range
+    for site in sites or ():
+        start = (site.range.line, site.range.column)
+        if failure.kind == "export-data-dependent" and site.kind == "assert" \
+                and site.range == where:
+            return [Fix("Replace assert with torch._assert_async (a check torch.export keeps)",
+                        failure.path, functools.partial(fixes.assert_to_assert_async,
+                                                        line=start[0], column=start[1]),
+                        True, safe=False,  # AssertionError -> RuntimeError, kept under -O
+                        position=start, import_edit=fixes.ensure_torch_import)]
+        if failure.kind == "export-python-data" and site.kind in ("int", "float") \
+                and site.range == where:
+            symbolic = fixes.SYMBOLIC_CASTS[site.kind]
+            return [Fix(f"Replace {site.label} with torch.{symbolic}() (symbolic under "
+                        "torch.export)", failure.path,
+                        functools.partial(fixes.cast_to_symbolic, line=start[0],
+                                          column=start[1]),
+                        True, position=start, import_edit=fixes.ensure_torch_import)]
+        if failure.kind.startswith(GRAPH_BREAK_PREFIX) and site.kind == "logging" \
+                and start <= (where.line, where.column) < (site.range.end_line,
+                                                           site.range.end_column):
+            return [Fix(f"Run {site.label} only outside torch.compile (if not "
+                        "torch.compiler.is_compiling())", failure.path,
+                        functools.partial(fixes.skip_when_compiling, line=start[0],
+                                          column=start[1]),
+                        True, safe=False,  # compiled, it no longer prints or logs
+                        position=start, import_edit=fixes.ensure_torch_import)]
+    return []
+
+
 def plan(
     failure: Failure | Hint | None,
     module: ModuleResult | None,
@@ -252,6 +440,13 @@ def plan(
         return _none_fix(failure, module, root_of) if failure.kind == "none-check" and \
             module is not None else []
     try:
+        rule = BY_CODE.get(failure.code)
+        if rule is not None and rule.mode in ("export", "compile"):
+            # torch.fx's fixes (torch.fx.wrap, leaf modules, concrete arguments) change
+            # nothing that torch.export or torch.compile does.
+            if failure.kind == "export-dynamic-constraint":
+                return _dynamic_fix(failure, module, root_of) if module is not None else []
+            return _pt2_fixes(failure, text_of, run)
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)
         found += _helper_fix(failure, module, text_of, root_of, run)

@@ -230,6 +230,14 @@ def test_two_guards_of_one_condition_are_one_failure() -> None:
     assert "aten.add.Tensor" in {str(node.target) for node in record.graph.nodes}
 
 
+def test_int_and_float_of_an_item_are_python_data() -> None:
+    # The int .item() is the bare symbol u0, which sympy counts as a Boolean: it is a number.
+    _, _, record = captured("export_number_casts.py:CountAndScale")
+    assert [(f.line, f.code) for f in record.failures] == [(13, "FX402"), (14, "FX402")]
+    assert "(`u0`)" in record.failures[0].message and "assumed 1 " in record.failures[0].message
+    assert "assumed 1.0 " in record.failures[1].message
+
+
 def test_numpy_ends_the_export_as_python_data() -> None:
     _, _, record = captured("export_python_data.py:ThroughNumpy")
     assert [(f.line, f.code) for f in record.failures] == [(34, "FX402")]

@@ -164,3 +164,110 @@ def test_add_concrete_arg() -> None:
     both = fixes.add_concrete_arg(edited, "pkg.net:Net", "mode", "fast")
     parsed = tomlkit.parse(both)["tool"]["fx-lsp"]["modules"]["pkg.net:Net"]
     assert parsed["concrete-args"] == {"flag": False, "mode": "fast"}
+
+
+# torch.export and torch.compile
+
+PT2_MODEL = _src(
+    '''
+    import logging
+
+    import torch as th
+    from torch import nn
+
+    log = logging.getLogger(__name__)
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            # the input must be positive
+            assert (x > 0).all(), "positive"  # checked
+            n = int((x > 0).sum().item())
+            log.warning("n = %s", n)  # noisy
+            return x[:, :n] * float(x.max().item())
+    '''
+)
+
+
+def test_assert_becomes_assert_async_with_its_message_and_comments() -> None:
+    fixed = fixes.assert_to_assert_async(PT2_MODEL, 12, 16)
+    assert "        # the input must be positive\n" \
+           '        th._assert_async((x > 0).all(), "positive")  # checked\n' in fixed
+    assert fixes.assert_to_assert_async(fixed, 12, 16) == fixed
+    assert fixes.assert_to_assert_async(PT2_MODEL, 12, 17) == PT2_MODEL  # not the condition
+    compile(fixed, "net.py", "exec")
+
+
+def test_assert_with_a_computed_message_is_left_alone() -> None:
+    # torch._assert_async evaluates its message on every call; assert only on failure.
+    for message in ('f"bad {x}"', "describe(x)", 'b"bytes"'):
+        source = f"import torch\nassert x.any(), {message}\n"
+        assert fixes.assert_to_assert_async(source, 2, 8) == source
+    kept = fixes.assert_to_assert_async('assert x.any(), "a" "b"; y = 1\n', 1, 8)
+    assert kept == 'torch._assert_async(x.any(), "a" "b"); y = 1\n'
+
+
+def test_int_and_float_of_an_item_become_symbolic_casts() -> None:
+    fixed = fixes.cast_to_symbolic(PT2_MODEL, 13, 13)
+    assert "n = th.sym_int((x > 0).sum().item())" in fixed
+    fixed = fixes.cast_to_symbolic(fixed, 15, 27)
+    assert "x[:, :n] * th.sym_float(x.max().item())" in fixed
+    assert fixes.cast_to_symbolic(fixed, 15, 27) == fixed
+    for other in ("int(x)", "int(x.item(), 2)", "round(x.item())", "int(x.item)"):
+        source = f"y = {other}\n"
+        assert fixes.cast_to_symbolic(source, 1, 5) == source
+
+
+def test_logging_call_runs_only_outside_compile() -> None:
+    fixed = fixes.skip_when_compiling(PT2_MODEL, 14, 20)  # inside the call
+    assert "            return x" not in fixed
+    assert "        if not th.compiler.is_compiling():\n" \
+           '            log.warning("n = %s", n)  # noisy\n' in fixed
+    assert fixes.skip_when_compiling(fixed, 14, 20) == fixed
+    compile(fixed, "net.py", "exec")
+    for shared in ("y = 1; print(y)\n", "if y: print(y)\n", "y = print(1)\n",
+                   "compute(y)\n"):
+        assert fixes.skip_when_compiling(shared, 1, 1) == shared
+
+
+def test_torch_import_added_only_when_no_import_binds_it() -> None:
+    bare = '"""Doc."""\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    pass\n'
+    assert fixes.ensure_torch_import(bare) == \
+        '"""Doc."""\nfrom torch import nn\nimport torch\n\n\nclass Net(nn.Module):\n    pass\n'
+    for bound in ("import torch\n", "import torch.nn.functional\n", "import torch as th\n"):
+        assert fixes.ensure_torch_import(bound) == bound
+    # `import torch.nn as nn` binds nn, not torch.
+    assert "import torch\n" in fixes.ensure_torch_import("import torch.nn as nn\n")
+    assert "th.sym_int" in fixes.cast_to_symbolic("import torch as th\nn = int(t.item())\n",
+                                                   2, 5)
+
+
+DYNAMIC = _src(
+    '''
+    [tool.fx-lsp.modules."net:Net"]
+    inputs = {x = "float32[4, 8]", y = "float32[4, 8]"}
+    dynamic = {x = {0 = {name = "batch", min = 2, max = 64}}, y = {0 = "batch", 1 = "width"}}
+    '''
+)
+
+
+def test_dynamic_suggestion_sets_the_bounds_torch_gives_and_keeps_the_others() -> None:
+    fixed = fixes.apply_dynamic_suggestion(DYNAMIC, "net:Net", "Net", "batch", (None, 16))
+    table = tomlkit.parse(fixed)["tool"]["fx-lsp"]["modules"]["net:Net"]["dynamic"]
+    assert table == {"x": {"0": {"name": "batch", "min": 2, "max": 16}},
+                     "y": {"0": {"name": "batch", "max": 16}, "1": "width"}}
+    assert fixes.apply_dynamic_suggestion(fixed, "net:Net", "Net", "batch", (None, 16)) == fixed
+
+
+def test_dynamic_suggestion_of_a_size_makes_the_dimension_static() -> None:
+    fixed = fixes.apply_dynamic_suggestion(DYNAMIC, "net:Net", "Net", "batch", None)
+    table = tomlkit.parse(fixed)["tool"]["fx-lsp"]["modules"]["net:Net"]
+    assert table["dynamic"] == {"y": {"1": "width"}}
+    fixed = fixes.apply_dynamic_suggestion(fixed, "net:Net", "Net", "width", None)
+    assert "dynamic" not in tomlkit.parse(fixed)["tool"]["fx-lsp"]["modules"]["net:Net"]
+    bare = DYNAMIC.replace('"net:Net"', "Net")  # the bare class name's table, as read
+    assert "dynamic" not in fixes.apply_dynamic_suggestion(
+        fixes.apply_dynamic_suggestion(bare, "net:Net", "Net", "batch", None),
+        "net:Net", "Net", "width", None)
+    assert fixes.apply_dynamic_suggestion(DYNAMIC, "net:Other", "Other", "batch", None) == \
+        DYNAMIC

@@ -33,7 +33,10 @@ fx-lsp assumes the condition True the first time it meets a line and False after
 assumptions came before it.
 
 Fix: `torch.cond(pred, true_fn, false_fn, (x,))` for a real branch, `torch.where` for a
-choice between values, or `torch._check(...)` to tell torch what holds.
+choice between values, or `torch._check(...)` to tell torch what holds. An `assert` on a
+tensor becomes `torch._assert_async(cond, "message")`, a check the exported program keeps
+(a quick fix, unsafe: it raises `RuntimeError` instead of `AssertionError`, and `python -O`
+keeps it).
 """,
 )
 
@@ -52,8 +55,10 @@ a = x.numpy()                      # FX402 (ends the export)
 
 fx-lsp assumes the number is 1 to check the rest of `forward`.
 
-Fix: keep the value a tensor; when it is a size, `torch._check_is_size(n)` (and
-`torch._check` of its bounds) lets torch.export keep it symbolic.
+Fix: keep the value a tensor, or take the number with `torch.sym_int(t.item())` or
+`torch.sym_float(t.item())` instead of `int()` or `float()`: the same number when run, a
+symbol torch.export can keep (a quick fix does it); `torch._check(n >= 0)` and the like
+tell torch the bounds it needs.
 """,
 )
 
@@ -76,7 +81,8 @@ assert x.shape[0] <= 16            # FX403: torch suggests Dim('batch', max=16)
 ```
 
 Fix: make the code work for every size in the range, or narrow the range (or make the
-dimension static) as torch suggests.
+dimension static) as torch suggests; a quick fix makes torch's suggestion in `dynamic`
+(unsafe: the export is then checked for that range, or that size, only).
 """,
 )
 

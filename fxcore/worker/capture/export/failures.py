@@ -23,8 +23,9 @@ def guess_failure(guess: Guess, earlier: list[Guess]) -> RecordedFailure:
         kind = "export-python-data"
         message = (f"A tensor's value is turned into a Python number (`{guess.expression}`), "
                    f"which torch.export cannot know without real data. Keep it a tensor, "
-                   f"or use it as a size with torch._check_is_size. fx-lsp assumed "
-                   f"{guess.assumed} to check the rest.")
+                   f"or take it with torch.sym_int/torch.sym_float instead of int()/float() "
+                   f"so that it stays symbolic. fx-lsp assumed {guess.assumed} to check the "
+                   f"rest.")
     lines = sorted({other.site[1] for other in earlier if other.site[1] != guess.site[1]})
     if lines:
         message += f" Checked after guesses at line{'s' if len(lines) > 1 else ''} " \

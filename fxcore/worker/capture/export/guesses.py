@@ -93,7 +93,10 @@ class DataDependentGuesser:
             return None
         decisions = self._decisions.get(site, 0)
         self._decisions[site] = decisions + 1
-        is_condition = isinstance(expression, sympy.logic.boolalg.Boolean)
+        # sympy's Symbol is a Boolean too; a bare unbacked symbol (``u0`` of an int
+        # ``.item()``, ``zuf0`` of a float one) is a number that int() or float() asks for.
+        is_condition = isinstance(expression, sympy.logic.boolalg.Boolean) and \
+            not isinstance(expression, sympy.Symbol)
         assumed: bool | int | float
         if is_condition:
             assumed = decisions == 0
