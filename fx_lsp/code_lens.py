@@ -12,6 +12,7 @@ from fx_lsp.diagnostics import class_extents
 from fx_lsp.escaping import label
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
+from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.parent_arguments import parent_description
 from fxcore.results import ModuleResult
 
@@ -33,7 +34,10 @@ def _verdict_title(module: ModuleResult) -> str:
     if module.status == "traceable":
         return f"FX: traceable · {module.node_count} nodes"
     if module.status == "not-traced":
-        return "FX: not traced (needs arguments)"
+        # Another mode's reason is its own (no example inputs, an operator the meta device
+        # cannot run: FX404), not the constructor's arguments.
+        return "FX: not traced (needs arguments)" if module.mode == DEFAULT_MODE \
+            else f"FX: not traced ({module.mode})"
     count = len(module.failures)
     return f"FX: {count} failure{'s' * (count != 1)}"
 

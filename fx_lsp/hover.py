@@ -53,6 +53,15 @@ def _other_modes_code(shown: ModuleResult, verdicts: list[ModuleResult]) -> list
             if other is not shown and other.status == "traceable" and other.generated_code]
 
 
+def _other_modes_not_traced(shown: ModuleResult, verdicts: list[ModuleResult]) -> list[str]:
+    """Why each other mode did not check the class (an operator the meta device cannot run,
+    no example inputs): the hover's verdict says only its own mode's."""
+    return [f"{markdown_text(other.mode)}: **{markdown_text(other.class_name)}** was not "
+            f"traced: {_message_markdown(other.reason)}"
+            for other in verdicts
+            if other is not shown and other.status == "not-traced" and other.reason]
+
+
 _INPUTS_FROM = {"config": "configured", "annotation": "from forward's annotations",
                 "inferred": "inferred from the first layers that use them"}
 
@@ -160,6 +169,7 @@ def hover(snapshot: DocumentSnapshot, position: types.Position) -> types.Hover |
             text = module_markdown(module, path)
             if len(verdicts) > 1:
                 text = "\n\n".join([markdown_text(modes_line(verdicts)), text,
+                                     *_other_modes_not_traced(module, verdicts),
                                      *_other_modes_code(module, verdicts)])
             notes = capture_notes_markdown(verdicts)
             if notes:

@@ -6,6 +6,7 @@ them all under the one name ``conftest``.)
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -52,6 +53,18 @@ def line_of(path: Path, snippet: str) -> int:
         if snippet in text:
             return number
     raise AssertionError(f"{snippet!r} not in {path}")
+
+
+def marked_line(path: Path, class_name: str, marker: str) -> int | None:
+    """The line of top-level class ``class_name`` that ends with the comment ``marker``
+    (``# FX404``), None when none does."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    node = next(node for node in ast.parse("\n".join(lines)).body
+                if isinstance(node, ast.ClassDef) and node.name == class_name)
+    marked = [number for number in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+              if lines[number - 1].endswith(marker)]
+    assert len(marked) <= 1, (class_name, marked)
+    return marked[0] if marked else None
 
 
 def failure_span(failure) -> tuple[int, int, int, int]:

@@ -31,6 +31,8 @@ from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.verdict import module_verdict
 
+from engine_support import marked_line
+
 CORPUS = Path(__file__).parent / "corpus" / "compile"
 EXPECTED: dict[str, dict[str, object]] = json.loads(
     (CORPUS / "expected.json").read_text(encoding="utf-8"))
@@ -67,15 +69,28 @@ def capture(file: str, name: str) -> tuple[JobContext, CaptureTarget, CaptureRec
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
 def test_breaks_on_meta_are_those_of_real_tensors(key: str) -> None:
+    """A class that real torch compiles but that fx-lsp cannot check past a line on meta (the
+    line marked ``# FX503`` in the corpus) is not checked, with one FX503 there and real
+    torch's breaks up to that line; every other class has real torch's breaks and graphs."""
     file, name = key.split(":")
     _, target, record = capture(file, name)
     assert target.instantiated_on == "meta"
+    stopped = [(f.path, f.line) for f in record.failures if f.code == "FX503"]
+    breaks = [f for f in record.failures if f.code != "FX503"]
     found = sorted([failure.line, "error" if failure.code == "FX502" else failure.code]
-                   for failure in record.failures
-                   if failure.path == str(CORPUS / file))
-    assert len(found) == len(record.failures), record.failures  # each at a corpus line
-    assert found == EXPECTED[key]["breaks"]
-    assert record.graph_count == EXPECTED[key]["graphs"]
+                   for failure in breaks if failure.path == str(CORPUS / file))
+    assert len(found) == len(breaks), record.failures  # each at a corpus line
+    stop = marked_line(CORPUS / file, name, "# FX503")
+    if stop is None:
+        assert (stopped, record.not_checked) == ([], None)
+        assert found == EXPECTED[key]["breaks"]
+        assert record.graph_count == EXPECTED[key]["graphs"]
+        return
+    assert "error" not in {code for _, code in EXPECTED[key]["breaks"]}  # real torch runs it
+    assert stopped == [(str(CORPUS / file), stop)]
+    assert found == [[line, code] for line, code in EXPECTED[key]["breaks"] if line <= stop]
+    assert record.not_checked is not None and record.not_checked.startswith(
+        f"not checkable under torch.compile on meta: line {stop} ")
 
 
 def test_the_corpus_covers_many_break_types() -> None:
@@ -115,6 +130,42 @@ def test_an_error_eager_code_raises_too_is_fx502_with_the_operations_own_message
     assert failure.code == "FX502" and failure.line == 95
     assert failure.message == ("torch.compile failed: RuntimeError: a and b must have same "
                                "reduction dim, but got [2, 16] X [8, 4].")
+
+
+def test_a_break_only_meta_makes_is_fx503_instead() -> None:
+    """torch.geqrf has no meta kernel: dynamo's fake run on meta fails and breaks the graph,
+    where on the CPU fake tensors run its CPU kernel and nothing breaks."""
+    context, target, record = capture("needs_real_data.py", "QrFactors")
+    (stopped,) = record.failures
+    line = marked_line(CORPUS / "needs_real_data.py", "QrFactors", "# FX503")
+    assert (stopped.code, stopped.kind, stopped.line) == ("FX503", "compile-not-checkable", line)
+    assert stopped.message.startswith(
+        "Not checkable under torch.compile without real data: this line runs `aten::geqrf`, "
+        "which has no meta kernel.")
+    assert stopped.frames[-1].function == "forward"
+    result = module_verdict(context, CompileCapture(), target, record)
+    assert (result.status, result.reason, result.failures) == (
+        "not-traced", record.not_checked, [stopped])
+
+
+def test_breaks_before_the_line_stay_in_the_not_checked_verdict() -> None:
+    context, target, record = capture("needs_real_data.py", "PrintThenCounts")
+    assert [f.code for f in record.failures] == ["GB0059", "GB0036", "FX503"]
+    assert record.not_checked is not None and "runs `aten::bincount`" in record.not_checked
+    result = module_verdict(context, CompileCapture(), target, record)
+    assert result.status == "not-traced" and len(result.failures) == 3
+
+
+def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_fx502_and_says_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fxcore.worker.capture.meta_limits._kernel_lookup", lambda: None)
+    _, _, record = capture("needs_real_data.py", "QrFactors")
+    assert record.not_checked is None
+    assert [f.code for f in record.failures] == ["GB0087", "FX502"]
+    assert record.failures[1].message.endswith(
+        "(fx-lsp: `aten::geqrf` has no meta kernel, and this torch cannot say whether it runs "
+        "on the CPU (torch._C._dispatch_has_kernel_for_dispatch_key is missing): reported as "
+        "a failure)")
 
 
 def test_without_example_inputs_the_class_is_not_checked() -> None:

@@ -33,6 +33,8 @@ from fxcore.worker.context import JobContext
 from fxcore.worker.job import Job
 from fxcore.worker.verdict import module_verdict
 
+from engine_support import marked_line
+
 CORPUS = Path(__file__).parent / "corpus" / "export"
 EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 DATA_DEPENDENT_KINDS = {"export-data-dependent", "export-python-data"}
@@ -78,11 +80,23 @@ def data_dependent_sites(record: CaptureRecord) -> set[int]:
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
 def test_capture_on_meta_matches_real_export(key: str) -> None:
+    """A class that real export exports but that fx-lsp cannot check past a line on meta (the
+    line marked ``# FX404`` in the corpus) is not checked, with one FX404 there: no verdict;
+    every other class gets real export's."""
     expected = EXPECTED[key]
     target, _, record = captured(key)
     assert target.instantiated_on == "meta"
-    assert record.not_checked is None
     assert record.notes == []
+    file, name = key.split(":")
+    stop = marked_line(CORPUS / file, name, "# FX404")
+    if stop is not None:
+        assert expected["verdict"] == "ok", "FX404 where real export fails too"
+        assert [(f.code, f.path, f.line) for f in record.failures] == \
+            [("FX404", str(CORPUS / file), stop)]
+        assert record.not_checked is not None and record.not_checked.startswith(
+            f"not checkable under torch.export on meta: line {stop} ")
+        return
+    assert record.not_checked is None
     if expected["verdict"] == "ok":
         assert record.failures == [] and record.complete
         assert record.graph_module is not None and record.shapes
@@ -348,27 +362,52 @@ def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
         noted))).capture_notes == ["Only the first failure is found."]
 
 
-def test_a_meta_tensor_fx_lsp_cannot_fake_makes_the_class_not_checked(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_meta_tensor_fx_lsp_cannot_fake_is_fx404_at_its_line_and_no_verdict() -> None:
     """Real export on CPU succeeds here; on meta the listed tensor stays meta beside fake
-    CPU ones, which is no verdict about the code."""
-    path = tmp_path / "export_held_tables.py"
-    path.write_text("import torch\nfrom torch import nn\n\n\n"
-                    "class HeldInAList(nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__()\n"
-                    "        self.tables = [torch.ones(8)]\n\n"
-                    "    def forward(self, x):\n"
-                    "        return x + self.tables[0]\n", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    context = JobContext(TraceJob(path=str(path), workspace_root=str(tmp_path),
-                                  config=EngineConfig()))
-    cls = importlib.import_module(path.stem).HeldInAList
-    source = top_level_classes(path.read_text(encoding="utf-8"))["HeldInAList"]
-    built = build_class(context, cls, source)
-    assert isinstance(built, Built) and built.instantiated_on == "meta"
-    record = ExportCapture().capture(context, CaptureTarget(
-        cls, source, built.model, "meta", example_inputs={"x": parse_spec("float32[2, 8]")}))
-    assert record.failures == []
-    assert record.not_checked is not None
-    assert record.not_checked.startswith("not checkable under torch.export on meta: line 11 ")
+    CPU ones, which is no verdict about the code: FX404 at the line, the class not checked."""
+    target, context, record = captured("export_needs_real_data.py:HeldTable")
+    line = line_of("export_needs_real_data.py", "return x + self.tables[0]  # FX404")
+    (stopped,) = record.failures
+    assert (stopped.code, stopped.kind, stopped.line) == ("FX404", "export-not-checkable", line)
+    assert stopped.message.startswith("Not checkable under torch.export without real data: "
+                                      "this line uses a tensor on the meta device beside CPU")
+    assert "cpu and meta" in stopped.message
+    assert record.not_checked is not None and record.graph is None
+    result = module_verdict(context, ExportCapture(), target, record)
+    assert (result.status, result.reason) == ("not-traced", record.not_checked)
+    assert result.failures == [stopped]
+    decoded = result_codec.decode_module_result(result_codec.loads(result_codec.dumps(result)))
+    assert decoded.failures == [stopped]
+
+
+def test_an_operator_without_a_meta_kernel_is_fx404_where_it_runs() -> None:
+    _, _, record = captured("export_needs_real_data.py:HeldQr")
+    line = line_of("export_needs_real_data.py", "torch.geqrf(self.tables[0])")
+    assert [(f.code, f.line) for f in record.failures] == [("FX404", line)]
+    assert "this line runs `aten::geqrf`, which has no meta kernel." in \
+        record.failures[0].message
+    assert record.not_checked == (
+        f"not checkable under torch.export on meta: line {line} runs `aten::geqrf`, which has "
+        f"no meta kernel (FX404; torch: aten::geqrf: attempted to run this operator with Meta "
+        f"tensors, but there was no fake impl or Meta kernel registered.)")
+
+
+def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_fx499_and_says_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fxcore.worker.capture.meta_limits._kernel_lookup", lambda: None)
+    _, _, record = captured("export_needs_real_data.py:HeldQr")
+    assert record.not_checked is None
+    assert [f.code for f in record.failures] == ["FX499"]
+    assert record.notes == [
+        "`aten::geqrf` has no meta kernel, and this torch cannot say whether it runs on the "
+        "CPU (torch._C._dispatch_has_kernel_for_dispatch_key is missing): reported as a "
+        "failure"]
+
+
+def test_a_class_built_on_the_cpu_gets_a_verdict_for_its_own_meta_tensors() -> None:
+    """Only a class built on meta meets meta tensors that real torch would not: one built on
+    the CPU that makes a meta tensor itself fails as real export does."""
+    target, context, _ = captured("export_needs_real_data.py:HeldTable")
+    target.instantiated_on = "cpu"
+    record = ExportCapture().capture(context, target)
+    assert record.not_checked is None and [f.code for f in record.failures] == ["FX499"]

@@ -236,3 +236,78 @@ def test_per_file_ignores_remove_export_and_compile_codes(tmp_path: Path) -> Non
     completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
     assert completed.returncode == 0, completed.stdout
     assert json.loads(completed.stdout)["diagnostics"] == []
+
+
+#: Real torch exports and compiles it on the CPU; on meta the listed tensor stays meta and
+#: `torch.geqrf` has no meta kernel.
+HELD_QR = """\
+import torch
+from torch import nn
+
+
+class HeldQr(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.tables = [torch.eye(4)]
+
+    def forward(self, x):
+        y = self.proj(x)
+        return y + torch.geqrf(self.tables[0])[0].sum()
+"""
+
+
+def _held_qr_workspace(root: Path, select: str = "") -> Path:
+    (root / "models.py").write_text(HELD_QR, encoding="utf-8")
+    (root / "pyproject.toml").write_text(textwrap.dedent(f"""\
+        [tool.fx-lsp]
+        modes = ["export", "compile"]
+        {select}
+
+        [tool.fx-lsp.modules."models:HeldQr"]
+        inputs = {{x = "float32[2, 8]"}}
+        """), encoding="utf-8")
+    return root
+
+
+def test_an_operator_meta_cannot_run_is_not_checked_with_its_line(tmp_path: Path) -> None:
+    """No verdict, so the run passes; the JSON gives each mode's class `not-traced` with the
+    line in its reason and the located FX404/FX503 in its failures; the terminal notes name
+    the line. FX404/FX503 are information: reported only when selected in full."""
+    root = _held_qr_workspace(tmp_path)
+    line = HELD_QR.splitlines().index("        return y + torch.geqrf(self.tables[0])[0].sum()") + 1
+    completed = fx_lsp(root, "check", "--no-cache", "--output-format", "json", ".")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = json.loads(completed.stdout)
+    assert report["diagnostics"] == []
+    assert report["summary"]["modes"] == {
+        mode: {"traced": 0, "traceable": 0, "failed": 0, "not_traced": 1,
+               "with_graph_breaks": 0}
+        for mode in ("export", "compile")}
+    modules = {module["mode"]: module for module in report["modules"]}
+    for mode, code, capture in (("export", "FX404", "torch.export"),
+                                ("compile", "FX503", "torch.compile")):
+        module = modules[mode]
+        assert module["status"] == "not-traced"
+        assert module["reason"].startswith(
+            f"not checkable under {capture} on meta: line {line} runs `aten::geqrf`, which has "
+            f"no meta kernel ({code}; ")
+        (stopped,) = module["failures"]
+        assert (stopped["code"], stopped["path"], stopped["line"]) == (code, "models.py", line)
+        assert stopped["message"].startswith(
+            f"Not checkable under {capture} without real data: this line runs `aten::geqrf`")
+    notes = fx_lsp(root, "check", "--output-format", "concise", ".").stdout.splitlines()
+    assert notes[0].startswith(
+        f"models.py:5:7: note: HeldQr (export) was not traced. not checkable under torch.export "
+        f"on meta: line {line} runs `aten::geqrf`")
+    assert notes[1].startswith("models.py:5:7: note: HeldQr (compile) was not traced.")
+
+
+def test_selected_in_full_fx404_and_fx503_are_reported_at_the_line(tmp_path: Path) -> None:
+    root = _held_qr_workspace(tmp_path, select='select = ["FX", "GB", "FX404", "FX503"]')
+    line = HELD_QR.splitlines().index("        return y + torch.geqrf(self.tables[0])[0].sum()") + 1
+    completed = fx_lsp(root, "check", "--no-cache", "--output-format", "json", ".")
+    assert completed.returncode == 0, completed.stdout + completed.stderr  # information
+    found = {(d["code"], d["line"], d["mode"], d["severity"])
+             for d in json.loads(completed.stdout)["diagnostics"]}
+    assert found == {("FX404", line, "export", "hint"), ("FX503", line, "compile", "hint")}

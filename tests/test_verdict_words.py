@@ -4,6 +4,7 @@ of several graphs (compile) says its graph breaks and graphs, as the issue's
 
 from __future__ import annotations
 
+from fx_lsp.code_lens import title
 from fx_lsp.verdicts_by_mode import modes_line
 from fxcore.results import Failure, ModuleResult
 
@@ -31,3 +32,11 @@ def test_a_whole_compile_and_a_compile_error() -> None:
     assert modes_line([verdict("compile", "failed", ["GB0170", "FX502"], graph_count=1)]) == (
         "compile: 1 graph break, 1 error, 1 graph")
     assert modes_line([verdict("compile", "not-traced", [])]) == "compile: not traced"
+
+
+def test_a_lone_modes_lens_does_not_blame_the_constructor_for_an_unchecked_class() -> None:
+    """With one mode the lens gives that verdict's title: the constructor's arguments are
+    fx's reason for not tracing; export's and compile's are their own (FX404, no inputs)."""
+    assert title(verdict("fx", "not-traced", [])) == "FX: not traced (needs arguments)"
+    unchecked = verdict("export", "not-traced", ["FX404"])
+    assert title(unchecked) == "FX: not traced (export)"

@@ -115,6 +115,35 @@ def is_graph_break(code: str) -> bool:
     return code.startswith("GB") or code == FX501.code
 
 
+FX503 = Rule(
+    code="FX503",
+    kinds=("compile-not-checkable",),
+    severity="hint", information=True, mode="compile",
+    message="Not checkable under torch.compile without real data: {detail}",
+    docs="""\
+**Information: not checkable without real data (compile).** fx-lsp builds the class on the
+meta device, without weights, and compiles it on tensors without data; at a graph break the
+instruction runs eagerly on those meta tensors. At this line torch needs what only real
+tensors have, where `torch.compile` on the CPU with real tensors goes on: an operator without
+a meta kernel (`torch.bincount`, `torch.unique`, `torch.masked_select`, `torch.geqrf` after
+the graph break real torch makes there too), a meta tensor's value (`int(t)`, `t.cpu()`,
+`torch.repeat_interleave(x, counts)`), or a meta tensor beside CPU ones (`torch.arange(4.0)`
+against a meta input). This is no verdict: the class is "not checked" under compile; the
+graph breaks found before this line are reported, nothing after it was checked. Shown as FX404
+is under export: information in the editor, a note on the class from `fx-lsp check`, and
+reported there only when `select` names it in full.
+
+```python
+counts = torch.bincount(x.long().flatten())   # GB0036, then FX503: no meta kernel
+```
+
+An error that real torch raises too stays FX502: a `torch.library.custom_op` without
+`register_fake`, for example.
+
+Fix: nothing is wrong with the code; run `torch.compile` on real inputs to check the rest.
+""",
+)
+
 #: How ``docs/codes.md`` documents the generated family: one section, not hundreds.
 GRAPH_BREAK_FAMILY_DOCS = """\
 **A `torch.compile` graph break, under PyTorch's own code** (compile mode). `torch.compile`
@@ -128,4 +157,4 @@ runs, only slower. The codes are those of the installed torch; a break of a type
 does not know is FX501.
 """
 
-RULES = (*GRAPH_BREAK_RULES, FX501, FX502)
+RULES = (*GRAPH_BREAK_RULES, FX501, FX502, FX503)

@@ -2,7 +2,8 @@
 ``torch.export.export`` on fake inputs needs real data (a data-dependent guard, a tensor
 turned into Python data), a configured dynamic dimension the code specialises, what fails
 only under strict export (with ``export-strict = true``), and any other error that ended the
-export."""
+export; and where fx-lsp's export on the meta device could not go on although real torch
+would (FX404, information: no verdict)."""
 
 from fxcore.rules.rule import Rule
 
@@ -121,6 +122,41 @@ torch operations instead, wrap a third-party call into a custom operator
 )
 
 
+FX404 = Rule(
+    code="FX404",
+    kinds=("export-not-checkable",),
+    severity="hint", information=True, mode="export",
+    message="Not checkable under torch.export without real data: {detail}",
+    docs="""\
+**Information: not checkable without real data (export).** fx-lsp builds the class on the
+meta device, without weights, and exports it on tensors without data. At this line torch
+needs what only real tensors have, where torch.export on the CPU with real weights and inputs
+goes on: an operator without a meta kernel (`torch.geqrf`, `torch.histogram`, `to_sparse` on
+a tensor fx-lsp could not fake), a meta tensor's value (`int(t)`, `t.cpu()`), or a meta
+tensor beside CPU ones (one held in a list rather than as a parameter, buffer or tensor
+attribute). This is no verdict: the class is "not checked" under export, and nothing after
+this line was checked. The editor shows FX404 at this line as information, and the class's
+verdict (hover, code lens) says why; `fx-lsp check` notes the class as not traced, naming this
+line (in JSON: the class's `status`, `reason` and `failures`), and reports FX404 itself only
+when `select` names it in full (`select = ["FX", "FX404"]`): it never fails a run.
+
+```python
+self.tables = [torch.eye(4)]            # in __init__: a list, so it stays on meta
+q = torch.geqrf(self.tables[0])[0]      # FX404: aten::geqrf has no meta kernel
+```
+
+An operator that real torch.export rejects too stays FX499: a `torch.library.custom_op`
+without `register_fake`, or one whose output shape or value depends on the data
+(`torch.equal`, `torch.linalg.lstsq`).
+
+Fix: nothing is wrong with the code. A tensor held as a buffer
+(`self.register_buffer("table", t, persistent=False)`) rather than in a list or dict is one
+fx-lsp fakes, which lets it check on; otherwise run torch.export on real inputs to check the
+rest.
+""",
+)
+
+
 FX499 = _export_error(
     "FX499",
     "export-error",
@@ -135,4 +171,4 @@ Fix: read the message; torch.export's troubleshooting guide
 )
 
 
-RULES = (FX401, FX402, FX403, FX405, FX499)
+RULES = (FX401, FX402, FX403, FX404, FX405, FX499)

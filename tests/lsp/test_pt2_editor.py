@@ -94,3 +94,60 @@ async def test_changed_modes_setting_rechecks_open_documents(
         after = await client.settled_diagnostics(uri, after=after_index)
     assert {d.source for d in before} == {"fx-lsp"}
     assert "fx-lsp (plain)" in {d.source for d in after}
+
+
+#: Real torch exports and compiles it on the CPU; on meta the listed tensor stays meta and
+#: `torch.geqrf` has no meta kernel (FX404 under export, FX503 under compile).
+HELD_QR = """\
+import torch
+from torch import nn
+
+
+class HeldQr(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.tables = [torch.eye(4)]
+
+    def forward(self, x):
+        y = self.proj(x)
+        return y + torch.geqrf(self.tables[0])[0].sum()
+"""
+
+
+async def test_an_operator_meta_cannot_run_shows_where_and_that_the_class_is_not_checked(
+        tmp_path: pathlib.Path) -> None:
+    workspace = new_project(tmp_path)
+    (workspace / "pyproject.toml").write_text(
+        '[tool.fx-lsp.modules."models:HeldQr"]\ninputs = {x = "float32[2, 8]"}\n')
+    models = workspace / "models.py"
+    models.write_text(HELD_QR)
+    lines = HELD_QR.splitlines()
+    line = lines.index("        return y + torch.geqrf(self.tables[0])[0].sum()")
+    name = lines.index("class HeldQr(nn.Module):")
+    async with session(workspace, options={"modes": ["export", "compile"]}) as client:
+        uri = client.open(models)
+        published = await client.settled_diagnostics(uri, version=1)
+        on_class = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=name, character=7)))
+        on_line = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=lines[line].index("geqrf"))))
+        lenses = await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    found = {(str(d.code), d.source, d.range.start.line, d.severity) for d in published}
+    information = types.DiagnosticSeverity.Information
+    assert found == {("FX404", "fx-lsp (export)", line, information),
+                     ("FX503", "fx-lsp (compile)", line, information)}
+    assert on_class is not None and on_line is not None
+    text = on_class.contents.value
+    assert text.startswith("export: not traced · compile: not traced\n\n"), text
+    assert f"not checkable under torch.export on meta: line {line + 1} runs" in text
+    assert f"compile: **HeldQr** was not traced: not checkable under torch.compile on meta: " \
+           f"line {line + 1} runs" in text
+    assert on_line.contents.value.split("**")[1] in {"FX404", "FX503"}, on_line.contents.value
+    assert "Not checkable under torch." in on_line.contents.value
+    titles = [lens.command.title for lens in lenses
+              if lens.command.command == "fxLsp.showGeneratedCode"]
+    assert titles == ["export: not traced · compile: not traced"]

@@ -8,6 +8,12 @@ or written.
 
 Without that private hook the mode degrades to the first break only
 (``fullgraph=True``) and says so in the failure's message.
+
+On meta, what only real data answers (an operator without a meta kernel, a meta tensor's
+value: ``meta_limits``) ends the run where real torch on the CPU goes on: a graph break whose
+cause is such an error (dynamo's fake run of an operator without a meta kernel, which a fake
+CPU tensor runs) or the error of the eager run after a break. That line is FX503 and the class
+is not checked; the breaks before it stay.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from torch import fx
 from fxcore.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
+from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile.meta_values import meta_values
 from fxcore.worker.capture.dynamo_errors import (
     error_positions,
@@ -45,8 +52,11 @@ from fxcore.worker.capture.record import (
     RecordedFailure,
 )
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.locate import RawPosition
 
 NO_INPUTS = "not checkable: no example inputs"
+#: The kind of FX503: a line that needs real data on meta.
+NOT_CHECKABLE = "compile-not-checkable"
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
 _TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _LOGGERS = ("torch._dynamo", "torch._inductor", "torch.fx", "torch._subclasses",
@@ -81,13 +91,29 @@ def _break_failure(error: BaseException, reason: str) -> RecordedFailure:
     return RecordedFailure(kind, message, stack_summary_positions(stack))
 
 
+def _stop(limit: meta_limits.MetaLimit, stack: list[RawPosition]) -> RecordedFailure:
+    """FX503 at the line that needs real data."""
+    message = BY_CODE[CODE_OF_KIND[NOT_CHECKABLE]].message or "{detail}"
+    return RecordedFailure(NOT_CHECKABLE, message.format(detail=limit.detail()), stack)
+
+
 @contextlib.contextmanager
-def _recording_breaks(hook: Any, breaks: list[RecordedFailure]) -> Iterator[None]:
+def _recording_breaks(hook: Any, breaks: list[RecordedFailure],
+                      stops: list[tuple[RecordedFailure, meta_limits.MetaLimit]] | None
+                      ) -> Iterator[None]:
+    """Each break recorded; with ``stops`` (a class built on meta), a break that only the
+    meta device causes is recorded there instead."""
     original: Callable[..., Any] = hook.log_graph_break
 
     def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> Any:
         if not getattr(exc, "logged", False):
-            breaks.append(_break_failure(exc, reason))
+            limit = meta_limits.needs_real_data(exc) if stops is not None else None
+            if limit is None:
+                breaks.append(_break_failure(exc, reason))
+            else:
+                stack = getattr(exc, "real_stack", None) or \
+                    traceback.extract_tb(exc.__traceback__)
+                stops.append((_stop(limit, stack_summary_positions(stack)), limit))
         return original(self, code_options, reason, exc)
 
     hook.log_graph_break = log_graph_break
@@ -142,6 +168,8 @@ class CompileCapture:
 
         hook = _graph_break_hook()
         breaks: list[RecordedFailure] = []
+        on_meta = meta_limits.built_on_meta(target)
+        stops: list[tuple[RecordedFailure, meta_limits.MetaLimit]] = []
         ending_error: BaseException | None = None
         degraded: list[str] = []
         started = time.perf_counter()
@@ -150,7 +178,8 @@ class CompileCapture:
             stack.enter_context(_quiet())
             degraded += stack.enter_context(meta_values())
             if hook is not None:
-                stack.enter_context(_recording_breaks(hook, breaks))
+                stack.enter_context(_recording_breaks(hook, breaks,
+                                                      stops if on_meta else None))
             else:
                 degraded.append("dynamo's InstructionTranslatorBase.log_graph_break is "
                                 "missing: only the first graph break (fullgraph=True)")
@@ -167,13 +196,33 @@ class CompileCapture:
         # again alone after the break in its caller, is one problem.
         failures = context.located_failures(breaks, target.source)
         if ending_error is not None:
-            failures.append(self._ending_failure(context, target, ending_error, hook is None))
+            limit = meta_limits.needs_real_data(ending_error) if on_meta else None
+            if limit is not None:
+                stops.append((_stop(limit, error_positions(ending_error)), limit))
+            else:
+                undecided = meta_limits.undecided(ending_error)
+                if undecided is not None:
+                    degraded.append(undecided)
+                failures.append(self._ending_failure(context, target, ending_error,
+                                                     hook is None))
+        not_checked = None
+        if stops:
+            # The first is where the run left real torch's path; a break there is followed by
+            # the eager run's error at the same operator, whose traceback places it exactly.
+            located = [(context.located_failures([recorded], target.source)[0], limit)
+                       for recorded, limit in stops]
+            first = located[0][0]
+            stopped, limit = [(failure, limit) for failure, limit in located
+                              if (failure.path, failure.line) == (first.path, first.line)][-1]
+            failures.append(stopped)
+            not_checked = limit.reason("torch.compile", stopped)
         if degraded:
             note = " (fx-lsp: " + "; ".join(degraded) + ")"
             for failure in failures:
                 failure.message += note
         return CaptureRecord(self.mode, failures=failures, graph_count=len(graphs),
-                             node_origins=_node_origins(graphs, context), seconds=seconds)
+                             node_origins=_node_origins(graphs, context), seconds=seconds,
+                             not_checked=not_checked)
 
     def _ending_failure(self, context: JobContext, target: CaptureTarget,
                         error: BaseException, first_break_only: bool) -> Failure:

@@ -4,9 +4,13 @@ weights faked alike (``fake``); with ``export-strict = true``, strict export too
 (``strict``: what fails only there, FX405).
 
 Non-strict export runs the user's Python live, as torch.fx does, so a failure is located at
-the innermost workspace frame of its traceback. The data-dependent guards export would stop
-at are answered with guesses (``guesses``) so that one pass finds them all; where this torch
-lacks that hook, the mode finds the first failure only and the record says so.
+the innermost workspace frame of its traceback. An error that only the meta device causes (an
+operator without a meta kernel on a tensor fx-lsp could not fake, say: ``meta_limits``) is
+FX404 there, and the class is not checked rather than failed.
+
+The data-dependent guards export would stop at are answered with guesses (``guesses``) so that
+one pass finds them all; where this torch lacks that hook, the mode finds the first failure
+only and the record says so.
 """
 
 from __future__ import annotations
@@ -23,18 +27,22 @@ import torch
 
 from fxcore.job_spec import DynamicDim
 from fxcore.results import Failure, Hint
+from fxcore.rules import BY_CODE, CODE_OF_KIND
+from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.export import dynamic, fake, graph, strict
 from fxcore.worker.capture.export.failures import (
     ending_kind,
     ending_prefix,
     guess_failure,
     mark_after_guesses,
-    meets_unfaked_meta_tensor,
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser, missing_hook
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.context import JobContext
+from fxcore.worker.locate import traceback_positions
 
+#: The kind of FX404: a line that needs real data on meta.
+NOT_CHECKABLE = "export-not-checkable"
 #: The reason of a class without example inputs: export runs forward, which needs them.
 NO_INPUTS = ("not checkable under torch.export: no example inputs (give them under "
              '[tool.fx-lsp.modules."module:Class"] inputs, or annotate forward\'s arguments)')
@@ -89,12 +97,18 @@ class ExportCapture:
         if violated:
             failures.extend(self._violation_failures(context, target, violated))
         elif ending_error is not None:
-            ending = self._ending_failure(context, target, ending_error, guesser)
-            if meets_unfaked_meta_tensor(ending_error):
-                return CaptureRecord(self.mode, failures=failures,
-                                     seconds=time.perf_counter() - started,
-                                     notes=notes, not_checked=unfaked_meta_reason(ending))
-            failures.append(ending)
+            limit = meta_limits.needs_real_data(ending_error) \
+                if meta_limits.built_on_meta(target) else None
+            if limit is not None:
+                stopped = self._not_checkable_failure(context, target, ending_error, limit,
+                                                      guesser)
+                return CaptureRecord(self.mode, failures=[*failures, stopped],
+                                     seconds=time.perf_counter() - started, notes=notes,
+                                     not_checked=limit.reason("torch.export", stopped))
+            undecided = meta_limits.undecided(ending_error)
+            if undecided is not None:
+                notes.append(undecided)
+            failures.append(self._ending_failure(context, target, ending_error, guesser))
         if context.job.config.export_strict:
             strict_failures, strict_notes = self._strict_pass(context, target, dims, failures)
             failures.extend(strict_failures)
@@ -142,6 +156,18 @@ class ExportCapture:
         return failure
 
     @staticmethod
+    def _not_checkable_failure(context: JobContext, target: CaptureTarget,
+                               error: BaseException, limit: meta_limits.MetaLimit,
+                               guesser: DataDependentGuesser) -> Failure:
+        """FX404 at the line that needs real data."""
+        message = BY_CODE[CODE_OF_KIND[NOT_CHECKABLE]].message or "{detail}"
+        failure = context.failure(NOT_CHECKABLE, message.format(detail=limit.detail()),
+                                  traceback_positions(error.__traceback__),
+                                  target.source.name_span)
+        mark_after_guesses(failure, guesser.guesses)
+        return failure
+
+    @staticmethod
     def _violation_failures(context: JobContext, target: CaptureTarget,
                             violated: list[tuple[str, RecordedFailure | None]]
                             ) -> list[Failure]:
@@ -157,12 +183,6 @@ class ExportCapture:
               record: CaptureRecord) -> list[Hint]:
         """None of its own: the exported graph's facts are the verdict's."""
         return []
-
-
-def unfaked_meta_reason(ending: Failure) -> str:
-    return (f"not checkable under torch.export on meta: line {ending.line} uses a tensor "
-            f"built on the meta device that fx-lsp could not fake as a CPU tensor (one held "
-            f"outside parameters, buffers and tensor attributes): {ending.message}")
 
 
 def one_per_line(failures: list[Failure]) -> list[Failure]:

@@ -45,14 +45,6 @@ def ending_kind(error: BaseException) -> str:
     return "export-error"
 
 
-def meets_unfaked_meta_tensor(error: BaseException) -> bool:
-    """The export met a meta tensor the capture could not fake (one held in a list, say)
-    beside the fake CPU ones: an artefact of building on meta, which real tensors never
-    meet."""
-    text = describe_exception(error)
-    return isinstance(error, RuntimeError) and "same device" in text and "meta" in text
-
-
 _PREFIX = {
     "export-data-dependent": "torch.export stopped at a data-dependent guard: ",
     "export-python-data": "torch.export stopped where a tensor becomes Python data: ",
