@@ -158,3 +158,29 @@ def test_exclude_means_the_same_in_the_cli_and_the_server(tmp_path: Path) -> Non
         lambda root: load_config(root)[0],
     )
     assert [job.path for job in jobs] == [str(tmp_path / "new.py")]
+
+
+def test_problems_with_different_messages_at_one_place_are_not_merged(tmp_path: Path) -> None:
+    """Two classes reach one line of a helper with the same code but different messages:
+    two problems, each with its own class's message, never one that hides the other's."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\nversion = '0'\n")
+    (tmp_path / "net.py").write_text(
+        "from torch import nn\n\n\n"
+        "def check_width(x, width):\n"
+        "    raise ValueError(f'width {width} is not supported')\n\n\n"
+        "class Narrow(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return check_width(x, 4)\n\n\n"
+        "class Wide(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return check_width(x, 64)\n"
+        "\n\nclass Same(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return check_width(x, 64)\n")
+    completed = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    found = sorted((d["line"], d["code"], d["classes"], d["message"])
+                   for d in json.loads(completed.stdout)["diagnostics"])
+    assert found == [
+        (5, "FX199", ["Narrow"], "Tracing stopped: ValueError: width 4 is not supported"),
+        (5, "FX199", ["Wide", "Same"], "Tracing stopped: ValueError: width 64 is not supported"),
+    ]
