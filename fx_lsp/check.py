@@ -16,7 +16,7 @@ from fxcore.engine import Engine
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.report import Report, Selection, collect
-from fxcore.results import FileResult, ModuleResult
+from fxcore.results import CODES, FileResult, ModuleResult
 from fxcore.rules.compile import is_graph_break
 from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
 
@@ -37,6 +37,9 @@ class ModeCounts:
     #: Of ``failed``, the verdicts whose only problems are graph breaks (compile): the class
     #: still compiles, in several graphs, so the summary does not call it failed.
     broken: int = 0
+    #: The verdicts of classes whose constructor raised (FX101 only): nothing was captured,
+    #: so they are neither traced nor failed.
+    not_built: int = 0
 
     @property
     def traced(self) -> int:
@@ -45,6 +48,8 @@ class ModeCounts:
     def add(self, module: ModuleResult) -> None:
         if module.status == "traceable":
             self.traceable += 1
+        elif only_constructor_failures(module):
+            self.not_built += 1
         elif module.status == "failed":
             self.failed += 1
             self.broken += only_graph_breaks(module)
@@ -52,11 +57,19 @@ class ModeCounts:
             self.not_traced += 1
 
     def words(self) -> str:
+        not_built = f", {self.not_built} could not be built" if self.not_built else ""
         if self.broken:
             return (f"{self.traced} traced, {self.traceable} whole, {self.broken} with graph "
-                    f"breaks, {self.failed - self.broken} failed, {self.not_traced} not traced")
-        return (f"{self.traced} traced, {self.traceable} traceable, {self.failed} failed, "
-                f"{self.not_traced} not traced")
+                    f"breaks, {self.failed - self.broken} failed{not_built}, "
+                    f"{self.not_traced} not traced")
+        return (f"{self.traced} traced, {self.traceable} traceable, {self.failed} failed"
+                f"{not_built}, {self.not_traced} not traced")
+
+
+def only_constructor_failures(module: ModuleResult) -> bool:
+    """A verdict whose failures all say the constructor raised (FX101): no capture ran."""
+    return module.status == "failed" and bool(module.failures) and all(
+        failure.code == CODES["constructor"] for failure in module.failures)
 
 
 def only_graph_breaks(module: ModuleResult) -> bool:
@@ -89,6 +102,10 @@ class Summary:
         return sum(counts.not_traced for counts in self.by_mode.values())
 
     @property
+    def not_built(self) -> int:
+        return sum(counts.not_built for counts in self.by_mode.values())
+
+    @property
     def traced(self) -> int:
         return self.traceable + self.failed
 
@@ -107,8 +124,9 @@ class Summary:
             counts = f"{classes} class{'es' * (classes != 1)}; " + "; ".join(
                 f"{mode}: {counts.words()}" for mode, counts in self.by_mode.items())
         else:
+            not_built = f", {self.not_built} could not be built" if self.not_built else ""
             counts = (f"{self.traced} modules traced, {self.traceable} traceable, "
-                      f"{self.failed} failed, {self.not_traced} not traced")
+                      f"{self.failed} failed{not_built}, {self.not_traced} not traced")
         return (
             f"Checked {self.files} file{'s' if self.files != 1 else ''}: "
             + counts

@@ -261,18 +261,19 @@ def build(path: str, report: Report, lines_of: LinesOf, options: Options, encodi
     """The diagnostics of the document at ``path``: one per problem of ``report`` (of its own
     result and of the files traced with it) that shows here, then a summary on the name of
     each class whose failures are elsewhere."""
-    entries: list[Entry] = []
-    seen: set[tuple[int, int, int, int, str, str]] = set()
-    found = [_problem_entry(problem, path, lines_of, options, encoding)
-             for problem in report.problems]
-    for entry in [*(e for e in found if e is not None),
-                  *_summaries(path, report, lines_of, options, encoding)]:
-        # One failing expression can be reached from several classes: show it once per
-        # capture mode.
-        r = entry.diagnostic.range
-        key = (r.start.line, r.start.character, r.end.line, r.end.character,
-               str(entry.diagnostic.code), str(entry.diagnostic.source))
-        if key not in seen:
-            seen.add(key)
-            entries.append(entry)
+    # The report has one problem per place, code, mode and message, whatever number of
+    # classes reached it: each is shown.
+    entries = [entry for entry in (_problem_entry(problem, path, lines_of, options, encoding)
+                                   for problem in report.problems) if entry is not None]
+    shown = {_place(entry) for entry in entries}
+    # A class's summary on its name gives way to a problem of the same code shown there.
+    entries += [entry for entry in _summaries(path, report, lines_of, options, encoding)
+                if _place(entry) not in shown]
     return entries
+
+
+def _place(entry: Entry) -> tuple[int, int, int, int, str, str]:
+    """Where a diagnostic is, its code and its source (which names the capture mode)."""
+    r = entry.diagnostic.range
+    return (r.start.line, r.start.character, r.end.line, r.end.character,
+            str(entry.diagnostic.code), str(entry.diagnostic.source))

@@ -22,6 +22,9 @@ class ClassSource:
     name_span: Range
     forward: Range | None
     attribute_spans: dict[str, Range]
+    #: Its ``forward`` only raises ``NotImplementedError`` (after a docstring, if any): a
+    #: base whose subclasses implement it, with nothing to trace.
+    forward_not_implemented: bool = False
 
 
 def _name_span(lines: list[str], line: int, keyword: str, name: str) -> Range:
@@ -56,12 +59,14 @@ def _classes(tree: ast.Module, text: str) -> dict[str, ClassSource]:
         if not isinstance(node, ast.ClassDef):
             continue
         forward = None
+        not_implemented = False
         attributes: dict[str, Range] = {}
         for item in node.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             if item.name == "forward":
                 forward = _name_span(lines, item.lineno, "def", "forward")
+                not_implemented = _only_raises_not_implemented(item.body)
             for statement in ast.walk(item):
                 targets: list[ast.expr] = []
                 if isinstance(statement, ast.Assign):
@@ -92,8 +97,23 @@ def _classes(tree: ast.Module, text: str) -> dict[str, ClassSource]:
             name_span=_name_span(lines, node.lineno, "class", node.name),
             forward=forward,
             attribute_spans=attributes,
+            forward_not_implemented=not_implemented,
         )
     return classes
+
+
+def _only_raises_not_implemented(body: list[ast.stmt]) -> bool:
+    """``raise NotImplementedError`` or ``raise NotImplementedError(...)``, after a docstring
+    if any, is the whole body."""
+    if len(body) > 1 and isinstance(body[0], ast.Expr) \
+            and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise):
+        return False
+    raised = body[0].exc
+    if isinstance(raised, ast.Call):
+        raised = raised.func
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
 class ParsedFile:

@@ -23,7 +23,7 @@ from fxcore.results import Failure, Frame, Hint, ModuleResult, Range
 from fxcore.rules import BY_CODE
 from fxcore.rules.compile import GRAPH_BREAK_PREFIX
 from fxcore.suppressions import Directive
-from fxcore.workspace import import_location, split_lines
+from fxcore.workspace import import_location, leaf_module_frames, split_lines
 
 T = TypeVar("T")
 
@@ -192,9 +192,7 @@ def _leaf_fix(
     failure: Failure, module: ModuleResult, text_of: TextOf, root_of: RootOf, run: Run
 ) -> list[Fix]:
     """A failure inside the forward of a submodule's class: make that class a leaf."""
-    for frame in reversed(failure.frames[1:]):
-        if frame.function != "forward":
-            continue
+    for frame in leaf_module_frames(failure.frames[1:]):
         source = text_of(frame.path)
         name = _enclosing_class(source, frame.line, run) if source is not None else None
         if name is None or (frame.path == module.path and name == module.class_name):

@@ -1,6 +1,7 @@
-"""What gets reported from a set of results: one problem per place and code, whatever number
-of classes reached it, minus what suppression comments and ``select``/``ignore``/
-``per-file-ignores`` silence, plus the suppressions that silenced nothing (FX900).
+"""What gets reported from a set of results: one problem per place, code, capture mode and
+message, whatever number of classes reached it, minus what suppression comments and
+``select``/``ignore``/``per-file-ignores`` silence, plus the suppressions that silenced nothing
+(FX900).
 
 The command line prints these problems and the language server publishes them; both get the
 same answer from the same results.
@@ -231,10 +232,12 @@ def collect(results: list[FileResult], text_of: TextOf,
     bodies of the classes traced there: a helper function elsewhere may be reached from
     classes this report does not include."""
     report = Report()
-    #: One group per place, code and capture mode: two modes' failures stay apart.
-    groups: dict[tuple[str, int, int, int, int, str, str], list[Reach]] = {}
+    #: One group per place, code, capture mode and message: two modes' failures stay apart,
+    #: and so do two classes' that say different things there (a helper that raises with
+    #: each caller's value).
+    groups: dict[tuple[str, int, int, int, int, str, str, str], list[Reach]] = {}
     directives = _Directives(text_of)
-    suppressed: set[tuple[str, int, int, int, int, str, str]] = set()
+    suppressed: set[tuple[str, int, int, int, int, str, str, str]] = set()
     items = [Reach(result.path, None, error) for result in results for error in result.errors]
     items += [Reach(result.path, module, item) for result in results for module in result.modules
               for item in (*module.failures, *module.shape_errors, *module.hints,
@@ -247,7 +250,7 @@ def collect(results: list[FileResult], text_of: TextOf,
         mode = reach.module.mode if reach.module is not None \
             and not isinstance(item, Hint) else DEFAULT_MODE
         key = (item.path, item.line, item.column, item.end_line, item.end_column, item.code,
-               mode)
+               mode, item.message)
         # Each class's own call chain decides: a comment on one caller's line silences the
         # failure as reached through that call only.
         if directives.silence(item.code, _places(item)):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from fxcore.file_access import read_text
 from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.results import Frame
 
 #: Folders never searched for model files.
 SKIPPED_FOLDERS = frozenset(
@@ -102,6 +103,17 @@ def import_location(path: str) -> ImportLocation:
         parts = [os.path.basename(os.path.dirname(path))]
         folder = os.path.dirname(os.path.dirname(path))
     return ImportLocation(sys_path_entry=folder, module_name=".".join(parts))
+
+
+def leaf_module_frames(frames: Iterable[Frame]) -> Iterator[Frame]:
+    """The ``forward`` frames of a failure's call chain, innermost first, whose class a
+    leaf module would make opaque: torch's own are left out, since torch.fx calls its layers
+    as leaves already and traces its containers (``Sequential``) only to run their children;
+    marking every ``Sequential`` a leaf would make whole models opaque."""
+    for frame in reversed(list(frames)):
+        if frame.function == "forward" \
+                and import_location(frame.path).module_name.split(".")[0] != "torch":
+            yield frame
 
 
 def is_workspace_file(path: str, workspace_root: str) -> bool:

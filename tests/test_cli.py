@@ -69,10 +69,11 @@ def test_json_output_shape() -> None:
     assert helper["path"] == "examples/models/ops.py"
     assert [f["function"] for f in helper["frames"]] == ["forward", "clamp_norm"]
     assert report["summary"] == {"files": 3, "traced": 4, "traceable": 2, "failed": 2,
-                                 "not_traced": 0, "file_errors": 0, "cached": 0,
-                                 "suppressed": 0, "classes": 4,
+                                 "not_traced": 0, "not_built": 0, "file_errors": 0,
+                                 "cached": 0, "suppressed": 0, "classes": 4,
                                  "modes": {"fx": {"traced": 4, "traceable": 2, "failed": 2,
-                                                  "not_traced": 0, "with_graph_breaks": 0}}}
+                                                  "not_traced": 0, "not_built": 0,
+                                                  "with_graph_breaks": 0}}}
 
 
 def test_exit_code_zero_when_everything_traces() -> None:
@@ -158,3 +159,58 @@ def test_exclude_means_the_same_in_the_cli_and_the_server(tmp_path: Path) -> Non
         lambda root: load_config(root)[0],
     )
     assert [job.path for job in jobs] == [str(tmp_path / "new.py")]
+
+
+def test_problems_with_different_messages_at_one_place_are_not_merged(tmp_path: Path) -> None:
+    """Two classes reach one line of a helper with the same code but different messages:
+    two problems, each with its own class's message, never one that hides the other's."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\nversion = '0'\n")
+    (tmp_path / "net.py").write_text(
+        "from torch import nn\n\n\n"
+        "def check_width(x, width):\n"
+        "    raise ValueError(f'width {width} is not supported')\n\n\n"
+        "class Narrow(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return check_width(x, 4)\n\n\n"
+        "class Wide(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return check_width(x, 64)\n"
+        "\n\nclass Same(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return check_width(x, 64)\n")
+    completed = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    found = sorted((d["line"], d["code"], d["classes"], d["message"])
+                   for d in json.loads(completed.stdout)["diagnostics"])
+    assert found == [
+        (5, "FX199", ["Narrow"], "Tracing stopped: ValueError: width 4 is not supported"),
+        (5, "FX199", ["Wide", "Same"], "Tracing stopped: ValueError: width 64 is not supported"),
+    ]
+
+
+def test_a_class_whose_constructor_raised_could_not_be_built_it_did_not_fail(
+        tmp_path: Path) -> None:
+    """FX101 is reported (exit status 1) but counted apart: nothing was traced, so the
+    summary says 'could not be built', not 'failed', in the terminal and in the JSON."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\nversion = '0'\n")
+    (tmp_path / "net.py").write_text(
+        "from torch import nn\n\n\n"
+        "class Broken(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        raise ValueError('no weights here')\n\n"
+        "    def forward(self, x):\n"
+        "        return x\n\n\n"
+        "class Fine(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x + 1\n")
+    completed = run_cli("check", ".", cwd=tmp_path)
+    assert completed.returncode == 1
+    assert "net.py:7:9: FX101 [Broken] Building Broken failed: ValueError" in completed.stdout
+    assert completed.stdout.splitlines()[-1] == (
+        "Checked 1 file: 1 modules traced, 1 traceable, 0 failed, 1 could not be built, "
+        "0 not traced.")
+    summary = json.loads(run_cli("check", "--output-format", "json", ".",
+                                 cwd=tmp_path).stdout)["summary"]
+    counts = {"traced": 1, "traceable": 1, "failed": 0, "not_traced": 0, "not_built": 1}
+    assert {key: summary[key] for key in counts} == counts
+    assert summary["modes"] == {"fx": {**counts, "with_graph_breaks": 0}}

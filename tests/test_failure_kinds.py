@@ -149,3 +149,61 @@ def test_length_hint_after_iteration_is_not_a_second_failure(
         """)
     (module,) = workspace.check(engine, "net.py").modules
     assert [f.kind for f in module.failures] == [kind]
+
+
+@pytest.mark.parametrize("container", ["[nn.Linear(4, 4), nn.Linear(4, 4)]",
+                                       "nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])",
+                                       "nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))"])
+def test_a_traced_index_is_the_same_conversion_whatever_the_container(
+        engine: Engine, workspace: Workspace, container: str) -> None:
+    """Python converts the index of a list itself, ModuleList and Sequential with
+    ``operator.index`` in torch's code: the same error, so the same code (FX004), on the
+    user's subscript."""
+    path = workspace.write("net.py", f"""
+        from torch import nn
+
+
+        class Pick(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = {container}
+
+            def forward(self, x):
+                return self.layers[x.argmax()](x)
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    first = module.failures[0]
+    assert (first.code, first.kind) == ("FX004", "conversion"), first.message
+    line = line_of(path, "self.layers[x.argmax()]")
+    assert failure_span(first) == span_of(path, line, "self.layers[x.argmax()]")
+
+
+def test_an_error_after_recovering_names_the_lines_it_may_follow_from(
+        engine: Engine, workspace: Workspace) -> None:
+    """The error that ended the trace is reported above the failures it may follow from
+    (in a helper declared before the class): its note names their lines."""
+    path = workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+
+        def checked(x):
+            if not isinstance(x, torch.Tensor):
+                raise TypeError("checked() takes a tensor")
+            return x
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                n = len(x)
+                if x.sum() > 0:
+                    x = x + n
+                return checked(x)
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    length, control_flow, ending = module.failures
+    assert ending.line == line_of(path, "raise TypeError") < length.line
+    assert ending.possible_consequence
+    assert ending.message.startswith(
+        f"(May be a consequence of recovering from the failures at lines {length.line}, "
+        f"{control_flow.line}.) Tracing stopped: TypeError: checked() takes a tensor")

@@ -42,6 +42,72 @@ def test_only_own_modules_with_a_forward_are_found(engine: Engine, workspace: Wo
     assert result.modules[1].forward is None
 
 
+def test_abstract_bases_and_forwards_that_only_raise_are_skipped_with_a_reason(
+        engine: Engine, workspace: Workspace) -> None:
+    """Bases left for subclasses are not traced (an instance of them would be an artefact
+    fx-lsp made up); their subclasses are, and a raise that is not the whole body is traced."""
+    workspace.write("bases.py", """
+        import abc
+
+        from torch import nn
+
+
+        class Transform(nn.Module, abc.ABC):
+            def __init__(self, width: int = 4):
+                super().__init__()
+                self.width = width
+
+            @abc.abstractmethod
+            def transform(self, x): ...
+
+            def forward(self, x):
+                return self.transform(x)
+
+
+        class Head(nn.Module):
+            def __init__(self, width: int):
+                super().__init__()
+                self.linear = nn.Linear(width, width)
+
+            def forward(self, x):
+                \"\"\"Subclasses implement this.\"\"\"
+                raise NotImplementedError(f"{type(self).__name__} has no forward")
+
+
+        class SameHead(Head):
+            pass
+
+
+        class Doubled(Transform):
+            def transform(self, x):
+                return x * 2
+
+
+        class LinearHead(Head):
+            def forward(self, x):
+                return self.linear(x)
+
+
+        class Guarded(nn.Module):
+            def forward(self, x):
+                if x is None:
+                    raise NotImplementedError
+                return x
+        """)
+    modules = {m.class_name: m for m in workspace.check(engine, "bases.py").modules}
+    assert {name: m.status for name, m in modules.items()} == {
+        "Transform": "not-traced", "Head": "not-traced", "SameHead": "not-traced",
+        "Doubled": "traceable", "LinearHead": "traceable", "Guarded": "traceable"}
+    assert modules["Transform"].reason == ("Skipped: an abstract class (abstract methods: "
+                                           "transform); its concrete subclasses are traced.")
+    assert modules["Head"].reason == ("Skipped: its forward only raises NotImplementedError; "
+                                      "the subclasses that implement it are traced.")
+    assert modules["SameHead"].reason == ("Skipped: Head's forward only raises "
+                                          "NotImplementedError; the subclasses that implement "
+                                          "it are traced.")
+    assert all(not m.failures for m in modules.values())
+
+
 @pytest.mark.parametrize("layout", ["src", "script-folder", "nested-package"])
 def test_import_names_follow_the_layout(engine: Engine, workspace: Workspace,
                                         layout: str) -> None:

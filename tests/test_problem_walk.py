@@ -253,3 +253,19 @@ def test_the_terminal_mentions_a_class_not_traced_once(tmp_path: Path) -> None:
         report_formats.concise(CheckRun(results, Summary(), found, {}), stream)
         (line,) = [line for line in stream.getvalue().splitlines() if "Unbuilt" in line]
         assert expected in line, select
+
+
+def test_two_classes_saying_different_things_at_one_place_get_a_diagnostic_each(
+        tmp_path: Path) -> None:
+    """Outer reaches helper's ``len(x)`` with a message of its own: the editor shows both
+    messages there, each naming its class, rather than one that hides the other."""
+    path, (net, other) = workspace(tmp_path)
+    (outer,) = other.modules
+    outer.failures[0].message = "len() is called on a traced value (Outer's words)."
+    found = report([net, other], editor(tmp_path).selection)
+    at_len = [entry.diagnostic.message
+              for entry in diagnostics.build(str(path), found, lines_of, Options(), "utf-16")
+              if entry.diagnostic.code == "FX002"]
+    assert at_len == ["len() is called on a traced value.",
+                      "len() is called on a traced value (Outer's words). "
+                      "(tracing Outer in other.py)"]

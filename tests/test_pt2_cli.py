@@ -106,7 +106,8 @@ def test_the_summary_counts_classes_and_each_modes_verdicts(
         workspace: Path, checked: dict[str, Any]) -> None:
     """Two classes, three verdicts each: the summary says 2 classes, not 6 modules, and a
     class that compiles in two graphs is one with graph breaks, not a failed one."""
-    counts = {"traced": 2, "traceable": 1, "failed": 1, "not_traced": 0, "with_graph_breaks": 0}
+    counts = {"traced": 2, "traceable": 1, "failed": 1, "not_traced": 0, "not_built": 0,
+              "with_graph_breaks": 0}
     assert checked["summary"]["classes"] == 2
     assert checked["summary"]["modes"] == {"fx": counts, "export": counts,
                                            "compile": {**counts, "with_graph_breaks": 1}}

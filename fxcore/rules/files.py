@@ -53,10 +53,11 @@ FX103 = Rule(
     severity="hint", information=True,
     docs="""\
 **Information: a class that was not traced**, on its name: fx-lsp found no constructor
-arguments it could build it with (the message says which error the last guess met), or its
-line says `# fx-lsp: skip`. The editor shows it when `showNotTraced` (`show-not-traced`) is
-on; `fx-lsp check` lists such classes as notes, and reports the code only when `select` names
-it in full (`select = ["FX", "FX103"]`).
+arguments it could build it with (the message says which error the last guess met), its
+line says `# fx-lsp: skip`, or it is a base left for subclasses (abstract methods, or a
+`forward` that only raises `NotImplementedError`), whose subclasses are traced. The editor
+shows it when `showNotTraced` (`show-not-traced`) is on; `fx-lsp check` lists such classes as
+notes, and reports the code only when `select` names it in full (`select = ["FX", "FX103"]`).
 
 Fix: give the arguments or a factory under `[tool.fx-lsp.modules."pkg.mod:Net"]`, or let a
 traced model that builds the class give it its verdict.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 
 from fxcore.results import Failure
 from fxcore.worker.locate import SourceIndex
@@ -48,3 +49,13 @@ def mark_consequences(failures: list[Failure], sources: SourceIndex) -> None:
                     f"(May be a consequence of the {RECOVERED_KINDS[failure.kind]} at line "
                     f"{failure.line}, which tracing recovered from.) {later.message}"
                 )
+
+
+def places_of(failures: list[Failure], path: str) -> str:
+    """``the failure at line 12`` or ``the failures at lines 12, 30, ops.py:7``: where
+    ``failures`` are, their file named when it is not ``path``."""
+    places = list(dict.fromkeys(
+        str(failure.line) if failure.path == path
+        else f"{os.path.basename(failure.path)}:{failure.line}" for failure in failures))
+    noun = "failure" if len(failures) == 1 else "failures"
+    return f"the {noun} at line{'s' * (len(places) > 1)} {', '.join(places)}"

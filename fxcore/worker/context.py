@@ -32,7 +32,7 @@ from fxcore.worker.locate import (
     to_frame,
     traceback_positions,
 )
-from fxcore.workspace import import_location, is_workspace_file
+from fxcore.workspace import import_location, is_workspace_file, leaf_module_frames
 
 
 def describe_exception(error: BaseException) -> str:
@@ -121,11 +121,12 @@ class JobContext:
         )
 
     def third_party_layer(self, frames: list[Frame]) -> str | None:
-        """``package.module:Class`` of the innermost library ``nn.Module`` whose ``forward``
-        the failure happened in (an einops ``Rearrange``), found from the call chain."""
-        for frame in reversed(frames):
-            if frame.function != "forward" or self.is_workspace_path(frame.path):
-                continue
+        """``package.module:Class`` of the library ``nn.Module`` (an einops ``Rearrange``)
+        when it is the innermost module the failure happened in that a leaf could make
+        opaque; None when that is the workspace's own class, which the quick fix offers."""
+        for frame in leaf_module_frames(frames):
+            if self.is_workspace_path(frame.path):
+                return None
             tree = self.sources.tree(frame.path)
             if tree is None:
                 return None

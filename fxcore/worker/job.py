@@ -32,7 +32,13 @@ from fxcore.job_spec import TraceJob
 from fxcore.parsing import SourceTooComplex
 from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range
 from fxcore.suppressions import SKIP_REASON
-from fxcore.worker.building.sources import Built, build_class, has_own_arguments, root_arguments
+from fxcore.worker.building.sources import (
+    Built,
+    build_class,
+    has_own_arguments,
+    not_a_model_reason,
+    root_arguments,
+)
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
@@ -119,6 +125,12 @@ class Job:
                 derived_classes.add(cls)
                 self.send_per_mode(context.module_result(cls, source, status="not-traced",
                                                          reason=SKIP_REASON))
+                continue
+            not_a_model = not_a_model_reason(context, cls, source)
+            if not_a_model is not None:
+                derived_classes.add(cls)
+                self.send_per_mode(context.module_result(cls, source, status="not-traced",
+                                                         reason=not_a_model))
                 continue
             built = build_class(context, cls, source)
             if isinstance(built, ModuleResult):
@@ -256,7 +268,8 @@ class Job:
                 continue
             located = context.workspace_class_source(cls)
             if located is None or has_own_arguments(context, cls, located[0]) \
-                    or context.is_skipped(*located):
+                    or context.is_skipped(*located) \
+                    or not_a_model_reason(context.in_file(located[0]), cls, located[1]):
                 done.add(cls)
                 continue
             if traced >= MAX_SUBMODULE_CLASSES_PER_ROOT \

@@ -10,6 +10,7 @@ capture mode then takes the instance is no concern of this module.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -154,3 +155,20 @@ def has_own_arguments(context: JobContext, cls: type, file: str) -> bool:
             or module_config.call:
         return True
     return not missing_parameters(cls, [], {})
+
+
+def not_a_model_reason(context: JobContext, cls: type, source: ClassSource) -> str | None:
+    """Why a class is skipped before building it: it is abstract (``abc`` abstract methods
+    left), or the ``forward`` it has only raises ``NotImplementedError``. Either is a base
+    for subclasses, which are traced; an instance fx-lsp made of it would be an artefact."""
+    if inspect.isabstract(cls):
+        methods = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        return (f"Skipped: an abstract class (abstract methods: {methods}); its "
+                "concrete subclasses are traced.")
+    owner = next(k for k in cls.__mro__ if "forward" in vars(k))
+    located = (context.path, source) if owner is cls else context.workspace_class_source(owner)
+    if located is not None and located[1].forward_not_implemented:
+        whose = "its" if owner is cls else f"{owner.__name__}'s"
+        return (f"Skipped: {whose} forward only raises NotImplementedError; the subclasses "
+                "that implement it are traced.")
+    return None

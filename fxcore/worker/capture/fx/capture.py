@@ -21,6 +21,7 @@ from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.fx import mistraces
 from fxcore.worker.capture.fx.tracer import RecoveringTracer, proxy_patches, recovering_tracer_class
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
 
 
@@ -53,8 +54,9 @@ class FxCapture:
                                                 target.source.name_span)
             failure.possible_consequence = bool(failures)
             if failure.possible_consequence:
-                failure.message = ("(May be a consequence of recovering from the failures "
-                                   "above.) " + failure.message)
+                # Named by line: the error is often above them (in a helper declared first).
+                failure.message = (f"(May be a consequence of recovering from "
+                                   f"{places_of(failures, failure.path)}.) {failure.message}")
             if _raised_in_patch_function(ending_error):
                 failure.message = (
                     f"torch.fx cannot set up tracing of a forward wrapped by a decorator that "

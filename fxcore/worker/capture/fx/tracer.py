@@ -113,8 +113,8 @@ class RecoveringTracer(fx.Tracer):
 
     def is_python_conversion(self) -> bool:
         """True when Python itself converts a Proxy to a number at the current instruction:
-        a call of a builtin or ``math`` function (``int(x)``, ``range(n)``,
-        ``math.sqrt(x)``) or a list subscript.
+        a call of a builtin, ``math`` or ``operator`` function (``int(x)``, ``range(n)``,
+        ``math.sqrt(x)``, ``operator.index(i)``) or a list subscript.
 
         torch's own argument parser also tries ``__index__``/``__int__``/``__float__`` on a
         Proxy, and when that fails it dispatches to ``__torch_function__``, recording a
@@ -265,8 +265,10 @@ def _describe_condition(frame: Any) -> str:
     return "the condition is a traced value"
 
 
-#: Modules whose callables convert their arguments to Python numbers.
-_NUMBER_MODULES = frozenset({"builtins", "math", "cmath", "operator"})
+#: Modules whose callables convert their arguments to Python numbers. ``operator.index``
+#: is ``_operator``'s: ``ModuleList`` and ``Sequential`` convert an index with it, as a list
+#: subscript does in C, so a traced index is the same conversion (FX004) in either.
+_NUMBER_MODULES = frozenset({"builtins", "math", "cmath", "operator", "_operator"})
 
 
 def _resolve_callee(expression: ast.expr, frame: Any) -> Any:
