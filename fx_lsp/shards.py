@@ -112,7 +112,11 @@ JSON_SHARD_REPORT = {
                                 severity={"enum": ["error", "warning", "hint"]}),
         "modules": _objects(path=_TEXT, line=_INTEGER, column=_INTEGER),
         "files": _objects(path=_TEXT),
-        "summary": {"type": "object", "additionalProperties": _INTEGER},
+        "summary": {"type": "object", "additionalProperties": _INTEGER, "properties": {
+            # Each capture mode's counts.
+            "modes": {"type": "object", "additionalProperties": {
+                "type": "object", "additionalProperties": _INTEGER}},
+        }},
         "config_problems": {"type": "array", "items": _TEXT},
     },
 }
@@ -194,6 +198,19 @@ def _check_shards(shards: list[dict[str, Any]]) -> None:
         raise MergeError(f"expected shards 1 to {count} once each, got {indices}")
 
 
+def _sum_counts(counts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' counts added up, key by key; a nested table (a mode's counts) likewise.
+    Shards split the files, and a class lives in one file, so every count adds up."""
+    total: dict[str, Any] = {}
+    for count in counts:
+        for key, value in count.items():
+            if isinstance(value, dict):
+                total[key] = _sum_counts([total.get(key, {}), value])
+            else:
+                total[key] = total.get(key, 0) + value
+    return total
+
+
 def _merge_json(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
     merged: dict[str, Any] = {"version": reports[0]["version"]}
     for key, sort_key in (("diagnostics", ("path", "line", "column", "code")),
@@ -201,11 +218,7 @@ def _merge_json(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
                           ("files", ("path",))):
         items = [item for report in reports for item in report[key]]
         merged[key] = sorted(items, key=lambda item: tuple(item[k] for k in sort_key))
-    summary: dict[str, int] = {}
-    for report in reports:
-        for key, value in report["summary"].items():
-            summary[key] = summary.get(key, 0) + value
-    merged["summary"] = summary
+    merged["summary"] = _sum_counts([report["summary"] for report in reports])
     merged["config_problems"] = list(dict.fromkeys(
         problem for report in reports for problem in report["config_problems"]))
     failed = any(item["severity"] != "hint" for item in merged["diagnostics"])

@@ -282,7 +282,7 @@ def test_an_operator_meta_cannot_run_is_not_checked_with_its_line(tmp_path: Path
     report = json.loads(completed.stdout)
     assert report["diagnostics"] == []
     assert report["summary"]["modes"] == {
-        mode: {"traced": 0, "traceable": 0, "failed": 0, "not_traced": 1,
+        mode: {"traced": 0, "traceable": 0, "failed": 0, "not_traced": 1, "not_built": 0,
                "with_graph_breaks": 0}
         for mode in ("export", "compile")}
     modules = {module["mode"]: module for module in report["modules"]}
