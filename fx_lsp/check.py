@@ -13,12 +13,17 @@ from typing import TextIO
 from fxcore.cache import ResultCache
 from fxcore.config import ProjectConfig, read_project_config
 from fxcore.engine import Engine
+from fxcore.instance_trust import on_guessed_arguments
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.report import Report, Selection, collect
 from fxcore.results import CODES, FileResult, ModuleResult
 from fxcore.rules.compile import is_graph_break
 from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
+
+#: The editor's key for showing the classes that were not traced (FX103 on each); the
+#: command line reads it for the same: its ``full`` format then lists them.
+SHOW_NOT_TRACED = "show-not-traced"
 
 
 def display_path(path: str) -> str:
@@ -40,6 +45,13 @@ class ModeCounts:
     #: The verdicts of classes whose constructor raised (FX101 only): nothing was captured,
     #: so they are neither traced nor failed.
     not_built: int = 0
+    #: Of ``traced``, the verdicts on an instance built from guessed arguments, its own or a
+    #: parent's (``fxcore.instance_trust``); the others are on real instances.
+    guessed: int = 0
+
+    @property
+    def real(self) -> int:
+        return self.traced - self.guessed
 
     @property
     def traced(self) -> int:
@@ -55,15 +67,29 @@ class ModeCounts:
             self.broken += only_graph_breaks(module)
         else:
             self.not_traced += 1
+        if is_traced(module):
+            self.guessed += on_guessed_arguments(module.arguments)
 
     def words(self) -> str:
         not_built = f", {self.not_built} could not be built" if self.not_built else ""
         if self.broken:
             return (f"{self.traced} traced, {self.traceable} whole, {self.broken} with graph "
                     f"breaks, {self.failed - self.broken} failed{not_built}, "
-                    f"{self.not_traced} not traced")
+                    f"{self.not_traced} not traced{guessed_words(self.guessed, ', ')}")
         return (f"{self.traced} traced, {self.traceable} traceable, {self.failed} failed"
-                f"{not_built}, {self.not_traced} not traced")
+                f"{not_built}, {self.not_traced} not traced{guessed_words(self.guessed, ', ')}")
+
+
+def guessed_words(guessed: int, separator: str) -> str:
+    """``; 12 on guessed arguments``: said only when some verdict is on a guessed instance,
+    so that a summary without guesses reads as it always did."""
+    return f"{separator}{guessed} on guessed arguments" if guessed else ""
+
+
+def is_traced(module: ModuleResult) -> bool:
+    """A verdict that captured something: traceable, or failed past the constructor."""
+    return module.status == "traceable" or (module.status == "failed"
+                                            and not only_constructor_failures(module))
 
 
 def only_constructor_failures(module: ModuleResult) -> bool:
@@ -106,8 +132,16 @@ class Summary:
         return sum(counts.not_built for counts in self.by_mode.values())
 
     @property
+    def guessed(self) -> int:
+        return sum(counts.guessed for counts in self.by_mode.values())
+
+    @property
     def traced(self) -> int:
         return self.traceable + self.failed
+
+    @property
+    def real(self) -> int:
+        return self.traced - self.guessed
 
     def add(self, result: FileResult) -> None:
         self.files += 1
@@ -131,6 +165,7 @@ class Summary:
             f"Checked {self.files} file{'s' if self.files != 1 else ''}: "
             + counts
             + (f", {self.file_errors} files could not be imported" if self.file_errors else "")
+            + ("" if len(self.by_mode) > 1 else guessed_words(self.guessed, "; "))
             + (f"; {suppressed} suppressed" if suppressed else "")
             + "."
         )
@@ -174,6 +209,12 @@ class CheckRun:
         """Anything reported that is not a hint: the run's exit status is 1."""
         return any(problem.severity != "hint" for problem in self.report.problems)
 
+    def shows_not_traced(self, path: str) -> bool:
+        """True when the workspace of ``path`` sets ``show-not-traced = true``: the terminal
+        lists its classes not traced rather than counting them."""
+        project = self.projects.get(find_workspace_root(path))
+        return project is not None and project.table.get(SHOW_NOT_TRACED) is True
+
 
 class UnreadableConfig(Exception):
     """A ``pyproject.toml`` that cannot be parsed at all: the run stops (exit status 2) rather
@@ -202,6 +243,12 @@ class Projects:
                 project.engine.modes = self.modes
             self.found[root] = project
             self.summary.config_problems.extend(project.problems)
+            shown = project.table.get(SHOW_NOT_TRACED, False)
+            if not isinstance(shown, bool):
+                # The editor says the same of its key; the engine's config does not read it.
+                self.summary.config_problems.append(
+                    f"{os.path.join(root, 'pyproject.toml')} [tool.fx-lsp]: "
+                    f"'{SHOW_NOT_TRACED}' must be true or false; ignored")
         return self.found[root]
 
     def engine(self, root: str) -> EngineConfig:

@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--output-file", metavar="PATH", default=None,
                        help="write the report to this file instead of standard output")
+    check.add_argument("--show-not-traced", action=argparse.BooleanOptionalAction,
+                       default=None,
+                       help="full format: list each class that was not traced, and why, "
+                       "instead of counting them (default: show-not-traced of [tool.fx-lsp])")
     check.add_argument("--statistics", action="store_true",
                        help="print the number of problems per code instead of the problems")
     check.add_argument("--exit-zero", action="store_true",
@@ -296,7 +300,8 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
         if arguments.statistics:
             report_formats.statistics(check_run, stream)
         else:
-            report_formats.write(check_run, output_format, stream, selected)
+            report_formats.write(check_run, output_format, stream, selected,
+                                 arguments.show_not_traced)
 
     _write_output(arguments.output_file, write)
     return EXIT_FAILED if check_run.failed and not arguments.exit_zero else EXIT_OK

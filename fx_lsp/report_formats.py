@@ -23,6 +23,7 @@ from fxcore import fix_plan
 from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.codes import README_URL, documentation, help_url
 from fxcore.fix_apply import choose
+from fxcore.instance_trust import guessed_instance
 from fxcore.report import Problem, line_shapes
 from fxcore.results import CODES, Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.rules.compile import GRAPH_BREAK_RULES
@@ -57,19 +58,45 @@ def _terminal_location(path: str, line: int, column: int) -> str:
     return log_line_start(terminal(_location(path, line, column)))
 
 
-def _notes(run: CheckRun) -> list[tuple[str, str]]:
-    """(location, text) of each class that was not traced, for a terminal; none for a class
-    whose FX103 is reported (selected in full) instead."""
+def _not_traced(run: CheckRun) -> list[ModuleResult]:
+    """Each class that was not traced, once per reason (a skipped class is so in every mode);
+    none for a class whose FX103 is reported (selected in full) instead."""
     reported = {(p.path, p.line) for p in run.report.problems if p.code == CODES["not-traced"]}
-    # One per class and reason: a skipped class is so in every mode.
-    notes: dict[tuple[str, int, str | None], tuple[str, str]] = {}
+    found: dict[tuple[str, int, str | None], ModuleResult] = {}
     for result in run.results:
         for m in result.modules:
             if m.status == "not-traced" and (m.path, m.line) not in reported:
-                notes.setdefault((m.path, m.line, m.reason), (
-                    _terminal_location(m.path, m.line, m.column),
-                    terminal(f"{m.class_name}{_mode_label(m.mode)} was not traced. {m.reason}")))
-    return list(notes.values())
+                found.setdefault((m.path, m.line, m.reason), m)
+    return list(found.values())
+
+
+def _notes(modules: list[ModuleResult]) -> list[tuple[str, str]]:
+    """(location, text) of each of these classes not traced, for a terminal."""
+    return [(_terminal_location(m.path, m.line, m.column),
+             terminal(f"{m.class_name}{_mode_label(m.mode)} was not traced. {m.reason}"))
+            for m in modules]
+
+
+def _folded_notes(count: int) -> str:
+    """``7 classes not traced (--show-not-traced lists them)``."""
+    them = "them" if count != 1 else "it"
+    return (f"{count} class{'es' * (count != 1)} not traced (--show-not-traced lists "
+            f"{them})")
+
+
+def _instance_notes(problem: Problem) -> list[str]:
+    """What the problem was found on when that instance was built from guessed arguments:
+    one note per class that reached it so, naming the instance."""
+    notes = []
+    for module in (reach.module for reach in problem.reached if reach.module is not None):
+        instance = guessed_instance(module.class_name, module.arguments)
+        if instance is None:
+            continue
+        assert module.arguments is not None
+        notes.append(f"traced with guessed arguments {instance}"
+                     if module.arguments.origin != "parent" else
+                     f"traced as {instance}, built with guessed arguments")
+    return list(dict.fromkeys(notes))
 
 
 def _tail(run: CheckRun) -> str:
@@ -87,7 +114,7 @@ def concise(run: CheckRun, stream: TextIO) -> None:
     for problem in run.report.problems:
         stream.write(f"{_terminal_location(problem.path, problem.line, problem.column)}: "
                      f"{terminal(_heading(problem))}\n")
-    for where, text in _notes(run):
+    for where, text in _notes(_not_traced(run)):
         stream.write(f"{where}: note: {text}\n")
     stream.write(_tail(run) + "\n")
 
@@ -108,11 +135,14 @@ _STYLES = {"error": "bold red", "warning": "bold yellow", "hint": "bold cyan"}
 
 
 def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
-         = first_fix_title) -> None:
-    """Each problem with its source line and ``^^^`` under the range, then its fix as a
-    ``help:`` line; coloured on a terminal unless ``NO_COLOR`` is set. Workspace text goes
-    through ``escaping.terminal`` and into ``Text`` (never markup); a message's further lines
-    follow it behind a ``|``, so that none starts a log line with ``::`` or a path."""
+         = first_fix_title, show_not_traced: bool | None = None) -> None:
+    """Each problem with its source line and ``^^^`` under the range, the guessed instance
+    it was found on as a ``note:`` line, then its fix as a ``help:`` line; coloured on a
+    terminal unless ``NO_COLOR`` is set. The classes not traced are counted on one line, or
+    listed with ``show_not_traced`` (None: as each workspace's ``show-not-traced`` says).
+    Workspace text goes through ``escaping.terminal`` and into ``Text`` (never markup); a
+    message's further lines follow it behind a ``|``, so that none starts a log line with
+    ``::`` or a path."""
     console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False,
                       markup=False)
     for problem in run.summary.config_problems:
@@ -144,12 +174,25 @@ def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
                 (f"{gutter} |", "blue"), " " + " " * cell_len(terminal(raw[:start])),
                 ("^" * width + f" {problem.code}", _STYLES[problem.severity])))
             console.print(Text(f"{gutter} |", style="blue"))
+        for note in _instance_notes(problem):
+            console.print(Text.assemble(("  = note", "bold"), f": {terminal(note)}"))
         fix = help_of(problem)
         if fix:
             console.print(Text.assemble(("  = help", "bold cyan"), f": {terminal(fix)}"))
         console.print()
-    for where, text in _notes(run):
+    listed: list[ModuleResult] = []
+    folded: set[tuple[str, int]] = set()
+    for module in _not_traced(run):
+        listing = run.shows_not_traced(module.path) if show_not_traced is None \
+            else show_not_traced
+        if listing:
+            listed.append(module)
+        else:
+            folded.add((module.path, module.line))
+    for where, text in _notes(listed):
         console.print(Text.assemble((where, "bold"), ": note: ", text))
+    if folded:
+        console.print(Text.assemble(("note", "bold"), f": {_folded_notes(len(folded))}"))
     console.print(_tail(run))
 
 
@@ -254,6 +297,8 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "failed": summary.failed,
             "not_traced": summary.not_traced,
             "not_built": summary.not_built,
+            "on_real_instances": summary.real,
+            "on_guessed_arguments": summary.guessed,
             "file_errors": summary.file_errors,
             "cached": summary.cached,
             "suppressed": run.report.suppressed,
@@ -261,7 +306,9 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "modes": {mode: {"traced": counts.traced, "traceable": counts.traceable,
                              "failed": counts.failed, "not_traced": counts.not_traced,
                              "not_built": counts.not_built,
-                             "with_graph_breaks": counts.broken}
+                             "with_graph_breaks": counts.broken,
+                             "on_real_instances": counts.real,
+                             "on_guessed_arguments": counts.guessed}
                       for mode, counts in summary.by_mode.items()},
         },
         "config_problems": summary.config_problems,
@@ -404,9 +451,10 @@ def statistics(run: CheckRun, stream: TextIO) -> None:
         stream.write(f"{count:>5}\t{code}\t{title}\n")
 
 
-def write(run: CheckRun, output_format: str, stream: TextIO, shard: Shard | None = None) -> None:
+def write(run: CheckRun, output_format: str, stream: TextIO, shard: Shard | None = None,
+          show_not_traced: bool | None = None) -> None:
     if output_format == "full":
-        full(run, stream)
+        full(run, stream, show_not_traced=show_not_traced)
     elif output_format == "concise":
         concise(run, stream)
     elif output_format == "github":

@@ -47,8 +47,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 
-#: Keys of ``[tool.fx-lsp]`` that only the editor uses (``fx_lsp.initialization_options``
-#: validates them; the engine only knows they are not unknown).
+#: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.initialization_options``
+#: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads
+#: ``show-not-traced`` too (``fx_lsp.check``).
 EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints")
 #: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
 REPORT_KEYS = ("select", "ignore", "per-file-ignores")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from fxcore import class_notes, suppressions
 from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.fix_plan import outline
+from fxcore.instance_trust import on_guessed_arguments
 from fxcore.job_spec import ReportConfig
 from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
 from fxcore.rules import BY_CODE, Severity
@@ -162,13 +163,30 @@ class _Directives:
         return silenced
 
 
-def _severity(item: Failure | Hint, module: ModuleResult | None) -> Severity:
-    if item.code == CODES["shape"]:
-        # Shapes from guessed inputs may be a false alarm; configured ones make it an error.
-        configured = module is not None and module.inputs is not None \
-            and module.inputs.origin == "config"
-        return "error" if configured else "warning"
-    return BY_CODE[item.code].severity
+#: Severities, least first.
+_SEVERITY_ORDER: tuple[Severity, ...] = ("hint", "warning", "error")
+
+
+def severity(item: Failure | Hint, module: ModuleResult | None) -> Severity:
+    """The severity of a problem as one class's trace found it: its rule's, or the rule's
+    own for a guessed instance (a problem the guess may have made) or for configured example
+    inputs (``Rule.severity_on_guessed_instance``, ``severity_with_configured_inputs``)."""
+    rule = BY_CODE[item.code]
+    if module is not None:
+        if rule.severity_on_guessed_instance is not None \
+                and on_guessed_arguments(module.arguments):
+            return rule.severity_on_guessed_instance
+        if rule.severity_with_configured_inputs is not None and module.inputs is not None \
+                and module.inputs.origin == "config":
+            return rule.severity_with_configured_inputs
+    return rule.severity
+
+
+def _highest_severity(reached: list[Reach]) -> Severity:
+    """A problem's severity: the highest of the traces that reached it (one on a real
+    instance is not lowered by another on a guessed one)."""
+    return max((severity(reach.item, reach.module) for reach in reached),
+               key=_SEVERITY_ORDER.index)
 
 
 def line_shapes(module: ModuleResult) -> dict[tuple[str, int], str]:
@@ -268,7 +286,7 @@ def collect(results: list[FileResult], text_of: TextOf,
         ordered = _enclosing_first(reached, reached[0].item)
         first = ordered[0]
         problem = Problem(**first.item.span(), code=first.item.code, message=first.item.message,
-                          severity=_severity(first.item, first.module), reached=ordered,
+                          severity=_highest_severity(ordered), reached=ordered,
                           mode=first.module.mode if first.module else DEFAULT_MODE)
         if selection_of(problem.path).reports(problem.code, problem.path):
             report.problems.append(problem)

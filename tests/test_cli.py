@@ -36,8 +36,9 @@ def test_text_output_over_the_examples() -> None:
     assert lines[:-1] == sorted(lines[:-1], key=lambda line: (line.split(":")[0],
                                                               int(line.split(":")[1])))
     assert "examples/models/heads.py:11:9: FX200 [MultiTaskHead]" in completed.stdout
+    # Projection is traced with guessed arguments: the summary says so.
     assert lines[-1] == ("Checked 10 files: 9 modules traced, 4 traceable, 5 failed, "
-                         "0 not traced.")
+                         "0 not traced; 1 on guessed arguments.")
     assert completed.stderr == ""  # no progress bar when stderr is not a terminal
 
 
@@ -68,12 +69,13 @@ def test_json_output_shape() -> None:
     helper = modules["NormalizedEmbedding"]["failures"][0]
     assert helper["path"] == "examples/models/ops.py"
     assert [f["function"] for f in helper["frames"]] == ["forward", "clamp_norm"]
+    trust = {"on_real_instances": 3, "on_guessed_arguments": 1}  # Projection's are guessed
     assert report["summary"] == {"files": 3, "traced": 4, "traceable": 2, "failed": 2,
-                                 "not_traced": 0, "not_built": 0, "file_errors": 0,
+                                 "not_traced": 0, "not_built": 0, **trust, "file_errors": 0,
                                  "cached": 0, "suppressed": 0, "classes": 4,
                                  "modes": {"fx": {"traced": 4, "traceable": 2, "failed": 2,
                                                   "not_traced": 0, "not_built": 0,
-                                                  "with_graph_breaks": 0}}}
+                                                  "with_graph_breaks": 0, **trust}}}
 
 
 def test_exit_code_zero_when_everything_traces() -> None:
@@ -213,4 +215,5 @@ def test_a_class_whose_constructor_raised_could_not_be_built_it_did_not_fail(
                                  cwd=tmp_path).stdout)["summary"]
     counts = {"traced": 1, "traceable": 1, "failed": 0, "not_traced": 0, "not_built": 1}
     assert {key: summary[key] for key in counts} == counts
-    assert summary["modes"] == {"fx": {**counts, "with_graph_breaks": 0}}
+    assert summary["modes"] == {"fx": {**counts, "with_graph_breaks": 0,
+                                       "on_real_instances": 1, "on_guessed_arguments": 0}}

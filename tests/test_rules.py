@@ -42,14 +42,14 @@ def test_results_explain_and_the_tracer_read_the_registry() -> None:
 
 
 def test_report_severities_come_from_the_registry() -> None:
-    from fxcore.report import _severity
+    from fxcore.report import severity
     place = {"path": "/a.py", "line": 1, "column": 1, "end_line": 1, "end_column": 2}
     for rule in RULES:
         kind = rule.kinds[0]
         item = Hint(**place, code=rule.code, kind=kind, message="") \
             if rule.severity == "hint" else \
             Failure(**place, code=rule.code, kind=kind, message="")
-        assert _severity(item, None) == BY_CODE[rule.code].severity, rule.code
+        assert severity(item, None) == BY_CODE[rule.code].severity, rule.code
 
 
 def test_the_generated_docs_are_current() -> None:

@@ -17,7 +17,8 @@ class Rule:
     code: str
     #: The ``kind`` of the failures and hints it reports (``Failure.kind``); FX102 has two.
     kinds: tuple[str, ...]
-    #: Its severity in reports and editors (FX300 is an error when inputs are configured).
+    #: Its severity in reports and editors, unless one of the two below applies to a
+    #: problem (``fxcore.report.severity``).
     severity: Severity
     #: Markdown: a bold first sentence (the title), examples, and "Fix: ...".
     docs: str
@@ -32,6 +33,11 @@ class Rule:
     #: The page documenting it elsewhere (PyTorch's graph-break site for ``GBnnnn``), for
     #: editors' links; None when this project's own documentation is the page.
     url: str | None = None
+    #: Its severity on an instance built from guessed arguments (``fxcore.instance_trust``),
+    #: for a code whose problems may be the guess's rather than the code's (FX300: sizes).
+    severity_on_guessed_instance: Severity | None = None
+    #: Its severity when the example inputs were configured rather than inferred (FX300).
+    severity_with_configured_inputs: Severity | None = None
 
     @property
     def title(self) -> str:

@@ -6,12 +6,16 @@ FX300 = Rule(
     code="FX300",
     kinds=("shape",),
     severity="warning",
+    severity_with_configured_inputs="error",
+    severity_on_guessed_instance="hint",
     docs="""\
 **Shapes do not fit together**: propagating example inputs through the traced graph (on meta
 tensors, nothing is computed) fails at an operation, such as a `Linear(8, 4)` given
 `float32[2, 16]`. The message names the operation, the shapes that met, torch's words, and the
 inputs used. With inputs inferred from the first layers (or read from annotations) it is a
 warning, since a wrong guess makes it a false alarm; with configured inputs it is an error.
+On an instance built from guessed constructor arguments (its own, or a parent's) it is a
+hint whatever the inputs, and the message names that instance: the sizes may be the guess's.
 
 Fix: make the shapes agree, or give the real inputs under `[tool.fx-lsp.modules."pkg.mod:Net"]`
 `inputs = {x = "float32[2, 3, 224, 224]"}`.

@@ -138,7 +138,7 @@ class Job:
                 continue
             # One target for every mode: inputs decided for one mode serve the next.
             target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                   built.concrete_args)
+                                   built.concrete_args, arguments=built.arguments)
             root_results = []
             for capture in self.captures:
                 root_results.append(self.built_verdict(context, capture, target, built))
@@ -299,7 +299,8 @@ class Job:
         self.send(("deriving", in_file.module_result(cls, source, status="failed",
                                                      arguments=arguments, mode=capture.mode)))
         target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
-                               in_file.module_config(cls.__name__).concrete_args)
+                               in_file.module_config(cls.__name__).concrete_args,
+                               arguments=arguments)
         result = self.verdict(in_file, capture, target)
         result.arguments = arguments
         return result

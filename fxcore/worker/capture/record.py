@@ -14,7 +14,7 @@ import torch
 from torch import fx
 
 from fxcore.discovery import ClassSource
-from fxcore.results import Failure, InputsOrigin, InstantiatedOn
+from fxcore.results import Arguments, Failure, InputsOrigin, InstantiatedOn
 from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.locate import RawPosition
 
@@ -55,6 +55,9 @@ class CaptureTarget:
     example_inputs: dict[str, TensorSpec] | None = None
     #: Where ``example_inputs`` came from.
     inputs_origin: InputsOrigin | None = None
+    #: The constructor call that built the instance (a parent's for a submodule): a shape
+    #: problem on a guessed instance says so.
+    arguments: Arguments | None = None
 
 
 @dataclass

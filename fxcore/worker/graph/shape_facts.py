@@ -13,6 +13,7 @@ from typing import Any
 
 from torch import fx
 
+from fxcore.instance_trust import guessed_instance
 from fxcore.results import ExampleInputs, Failure
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
@@ -91,6 +92,11 @@ def _shape_failure(context: JobContext, error: ShapeError, record: CaptureRecord
              for code, lasti, line in reversed(origin.instructions)
              if not code.co_filename.startswith("<")] if origin else []
     given = ", ".join(f"{name}: {spec}" for name, spec in inputs.tensors.items())
+    instance = guessed_instance(target.cls.__name__, target.arguments)
+    guessed = "" if instance is None else (
+        f" The instance, {instance}, was built with guessed arguments: the sizes may be the "
+        "guess's, and the model built with its real arguments may well accept these inputs; "
+        "configure them under [tool.fx-lsp.modules].")
     return context.failure("shape", f"{error.message}. With inputs {given} "
-                           f"({_INPUTS_ORIGIN[inputs.origin]}).", stack,
+                           f"({_INPUTS_ORIGIN[inputs.origin]}).{guessed}", stack,
                            target.source.name_span)
