@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from fxcore import fixes, suppressions
+from fxcore import fixes, suppressions, traced_libraries
 from fxcore.parsing import parse_expression, parse_module
 from fxcore.results import Failure, Frame, Hint, ModuleResult, Range
 from fxcore.rules import BY_CODE
@@ -144,6 +144,30 @@ def _len_fixes(failure: Failure, text_of: TextOf) -> list[Fix]:
             position=(line, column),
         ),
     ]
+
+
+def _library_fixes(failure: Failure, module: ModuleResult | None, text_of: TextOf,
+                   root_of: RootOf, run: Run) -> list[Fix]:
+    """FX008 on a call of an einops function that takes and gives one tensor: record it as
+    one graph node. By name (``from einops import rearrange``): ``torch.fx.wrap`` in the
+    calling file, which patches that file's global wherever it is called from. As an
+    attribute (``einops.rearrange``): the tracer's ``autowrap_modules``, which patches the
+    library module itself. The layers get the leaf-module fix (``_leaf_fix``)."""
+    source = text_of(failure.path)
+    if source is None:
+        return []
+    call = traced_libraries.call_at(run(traced_libraries.library_calls, source), failure.range)
+    if call is None or not call.has_fix:
+        return []
+    if call.imported_name is not None:
+        name = call.imported_name
+        return [Fix(f'Trace {name}() as one call: torch.fx.wrap("{name}")', failure.path,
+                    functools.partial(fixes.wrap_global, name=name), True)]
+    if module is None:
+        return []
+    return [Fix(f"Trace {call.library}'s functions as calls (autowrap-modules, pyproject.toml)",
+                _pyproject(module, root_of),
+                functools.partial(fixes.add_autowrap_module, name=call.library), True)]
 
 
 def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
@@ -447,6 +471,8 @@ def plan(
             return _pt2_fixes(failure, text_of, run)
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)
+        if failure.kind == "einops":
+            found += _library_fixes(failure, module, text_of, root_of, run)
         found += _helper_fix(failure, module, text_of, root_of, run)
         if module is not None:
             found += _leaf_fix(failure, module, text_of, root_of, run)

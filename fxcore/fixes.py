@@ -115,40 +115,51 @@ def _ensure_wrap(module: cst.Module) -> tuple[cst.Module, str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# FX002: torch.fx.wrap("len") at module scope
+# FX002 and FX008: torch.fx.wrap("len"), torch.fx.wrap("rearrange") at module scope
 
 
-def _wraps_len(statement: cst.BaseStatement) -> bool:
+def _wrapped_names(statement: cst.BaseStatement) -> set[str]:
+    """The names a module-level line marks with ``torch.fx.wrap("<name>")``."""
     if not isinstance(statement, cst.SimpleStatementLine):
-        return False
+        return set()
+    found = set()
     for small in statement.body:
         value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
         if not isinstance(value, cst.Call) or not value.args:
             continue
-        name = _dotted(value.func)
+        called = _dotted(value.func)
         first = value.args[0].value
-        if (
-            name is not None
-            and name.split(".")[-1] == "wrap"
-            and isinstance(first, cst.SimpleString)
-            and first.evaluated_value == "len"
-        ):
-            return True
-    return False
+        if called is not None and called.split(".")[-1] == "wrap" \
+                and isinstance(first, cst.SimpleString):
+            found.add(str(first.evaluated_value))
+    return found
 
 
-def wrap_len(source: str) -> str:
-    """Add ``torch.fx.wrap("len")`` after the module's imports (spelled as the file imports fx)."""
+def wrap_global(source: str, name: str) -> str:
+    """Add ``torch.fx.wrap("<name>")`` after the module's imports (spelled as the file imports
+    fx): while tracing, the module-level function or builtin ``name`` is recorded as one
+    call node wherever this module calls it."""
     module = _parse(source)
-    if any(_wraps_len(statement) for statement in module.body):
+    if any(name in _wrapped_names(statement) for statement in module.body):
         return source
     module, spelling = _ensure_wrap(module)
     body = list(module.body)
-    call = cst.parse_statement(f'{spelling}("len")\n')
-    # A blank line keeps the call visually apart from the import block.
-    call = call.with_changes(leading_lines=[cst.EmptyLine()])
-    body.insert(_header_end(body), call)
+    call = cst.parse_statement(f'{spelling}("{name}")\n')  # an identifier: no escaping
+    at = _header_end(body)
+    if at < len(body) and _wrapped_names(body[at]):
+        # After the wrap calls already there, as one block.
+        while at < len(body) and _wrapped_names(body[at]):
+            at += 1
+    else:
+        # A blank line keeps the call visually apart from the import block.
+        call = call.with_changes(leading_lines=[cst.EmptyLine()])
+    body.insert(at, call)
     return module.with_changes(body=body).code
+
+
+def wrap_len(source: str) -> str:
+    """Add ``torch.fx.wrap("len")`` after the module's imports."""
+    return wrap_global(source, "len")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,6 +318,11 @@ def add_leaf_module(pyproject: str, name: str) -> str:
 def add_autowrap_function(pyproject: str, name: str) -> str:
     """Add ``name`` (``pkg.mod:function``) to ``autowrap-functions`` under ``[tool.fx-lsp]``."""
     return _add_to_list(pyproject, "autowrap-functions", name)
+
+
+def add_autowrap_module(pyproject: str, name: str) -> str:
+    """Add the module ``name`` (``einops``) to ``autowrap-modules`` under ``[tool.fx-lsp]``."""
+    return _add_to_list(pyproject, "autowrap-modules", name)
 
 
 def _module_table(document: Any, qualified_name: str) -> Any:

@@ -1,5 +1,6 @@
 """Failures of tracing itself: where a traced value met Python that needs a real one
-(FX001-FX007, fx mode), and any other error that ended the capture (FX199)."""
+(FX001-FX007, fx mode), a library that cannot run on one (FX008: einops, einx), and any other
+error that ended the capture (FX199)."""
 
 from fxcore.rules.rule import Rule, fx_rule
 
@@ -118,6 +119,34 @@ really constants.
 ))
 
 
+FX008 = fx_rule("FX008", "einops", "error", docs="""\
+**einops (or einx) on a traced value.** einops looks at a tensor's type and shape in Python,
+which a traced value does not have: plain torch.fx stops with `Tensor type unknown to einops`
+for a function and with a `KeyError` inside a layer. Reported at your line that calls it,
+whatever error einops raised.
+
+```python
+x = rearrange(x, "b c h w -> b (h w) c")         # FX008 on the call
+x = einops.rearrange(x, "b c h w -> b (h w) c")  # FX008 on the call
+x = self.to_tokens(x)   # FX008: to_tokens = Rearrange("b c h w -> b (h w) c")
+```
+
+Fix: record the einops call as one graph node; it still runs as before on real tensors.
+- `rearrange`, `reduce`, `repeat` or `einsum` imported by name (`from einops import
+  rearrange`): `torch.fx.wrap("rearrange")` at module scope of the file that calls it.
+- called as `einops.rearrange(...)`: `autowrap-modules = ["einops"]` under `[tool.fx-lsp]`;
+  a tracer of your own needs the same, `torch.fx.Tracer(autowrap_modules=(math, einops))`.
+- the layers `Rearrange` and `Reduce` of `einops.layers.torch` (also inside an `EinMix`):
+  make the layer a leaf module, `leaf-modules = ["einops.layers.torch:Rearrange"]`.
+
+Quick fixes make each of these changes (they are safe). einx is recognised the same way, but
+offered no quick fix: its functions were not checked with torch.fx.
+""", message=(
+    "{detail}. It looks at the tensor's type and shape in Python, which a traced value does "
+    "not have, so torch.fx cannot trace into it: record the call as one graph node instead."
+))
+
+
 FX199 = Rule(
     code="FX199",
     kinds=("error",),
@@ -133,4 +162,4 @@ Fix: read the message. If the code is correct but untraceable, mark the function
 )
 
 
-RULES = (FX001, FX002, FX003, FX004, FX005, FX006, FX007, FX199)
+RULES = (FX001, FX002, FX003, FX004, FX005, FX006, FX007, FX008, FX199)

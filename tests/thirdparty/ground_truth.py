@@ -7,9 +7,10 @@ plain ``torch.fx.symbolic_trace`` on it and record:
 - ``verdict``: ``traceable`` or ``failed`` (``build-error`` when the constructor raises);
 - ``exception`` (type name) and ``message`` (first line);
 - ``kind``: what fx-lsp should call the failure (control-flow, len, iteration, conversion,
-  mutation, contains, unpacking, error), derived from the exception and, for iteration errors,
-  from the expression at the failing position (``x in proxy`` is ``contains``, ``f(*proxy)`` is
-  ``unpacking``);
+  mutation, contains, unpacking, einops, error), derived from the exception and, for iteration
+  errors, from the expression at the failing position (``x in proxy`` is ``contains``,
+  ``f(*proxy)`` is ``unpacking``); ``einops`` whatever the exception when a frame below the
+  workspace's innermost one is in the einops or einx package;
 - ``third_party_frame``: the innermost frame of the traceback that lies in a third-party
   library: not torch (its ``torch.fx`` and ``nn.Module.__call__`` plumbing), not the standard
   library, not the workspace itself. ``None`` when there is none (for instance
@@ -75,6 +76,22 @@ def frame_category(filename: str, workspace: Path = WORKSPACE) -> str:
     if any(path.startswith(s) for s in stdlib) or filename.startswith("<"):
         return "stdlib"
     return "other"
+
+
+#: Packages whose frames below the workspace's make a failure fx-lsp's ``einops`` (FX008).
+TRACED_LIBRARIES = frozenset({"einops", "einx"})
+
+
+def in_traced_library(frames: list[traceback.FrameSummary], categories: list[str]) -> bool:
+    """A frame after the innermost workspace frame lies in an einops or einx package."""
+    below = max((i for i, c in enumerate(categories) if c == "workspace"), default=-1)
+    for frame, category in zip(frames[below + 1:], categories[below + 1:], strict=True):
+        path = _real(frame.filename)
+        if category == "third-party" and any(
+                path.startswith(site) and path[len(site):].split(os.sep)[0] in TRACED_LIBRARIES
+                for site in _site_paths()):
+            return True
+    return False
 
 
 def _node_at(filename: str, frame: traceback.FrameSummary) -> ast.AST | None:
@@ -166,7 +183,7 @@ def analyse_exception(exc: BaseException, workspace: Path = WORKSPACE) -> dict:
     return {
         "exception": type(exc).__name__,
         "message": (str(exc).strip().splitlines() or [""])[0][:300],
-        "kind": classify(exc, innermost),
+        "kind": "einops" if in_traced_library(list(frames), cats) else classify(exc, innermost),
         "third_party_frame": _frame_dict(third[-1]) if third else None,
         "workspace_frame": _frame_dict(ws[-1]) if ws else None,
         "innermost_frame": _frame_dict(innermost) if innermost else None,

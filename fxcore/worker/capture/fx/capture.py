@@ -19,10 +19,12 @@ from fxcore.discovery import ClassSource
 from fxcore.results import Failure, Hint
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.fx import mistraces
+from fxcore.worker.capture.fx.libraries import on_library, recorded_cause
 from fxcore.worker.capture.fx.tracer import RecoveringTracer, proxy_patches, recovering_tracer_class
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
+from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.locate import traceback_positions
 
 
 class FxCapture:
@@ -48,10 +50,18 @@ class FxCapture:
             except BaseException as error:
                 ending_error = error
         seconds = time.perf_counter() - started
-        failures = context.located_failures(tracer.recorded_failures, target.source)
+        # Any failure inside einops is FX008, whatever the recovering tracer or the library
+        # made of it.
+        recorded = [on_library(item, context, recorded_cause(item))
+                    for item in tracer.recorded_failures]
+        failures = context.located_failures(recorded, target.source)
         if ending_error is not None:
-            failure = context.exception_failure("error", "Tracing stopped: ", ending_error,
-                                                target.source.name_span)
+            ending = on_library(
+                RecordedFailure("error", f"Tracing stopped: {describe_exception(ending_error)}",
+                                traceback_positions(ending_error.__traceback__)),
+                context, describe_exception(ending_error))
+            failure = context.failure(ending.kind, ending.message, ending.stack,
+                                      target.source.name_span)
             failure.possible_consequence = bool(failures)
             if failure.possible_consequence:
                 # Named by line: the error is often above them (in a helper declared first).
