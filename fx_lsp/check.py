@@ -115,25 +115,29 @@ class Summary:
     #: The classes with a verdict, whatever their number of modes.
     classes: set[tuple[str, str]] = field(default_factory=set)
 
+    def _total(self, count: str) -> int:
+        """One count added up over the modes."""
+        return sum(getattr(counts, count) for counts in self.by_mode.values())
+
     @property
     def traceable(self) -> int:
-        return sum(counts.traceable for counts in self.by_mode.values())
+        return self._total("traceable")
 
     @property
     def failed(self) -> int:
-        return sum(counts.failed for counts in self.by_mode.values())
+        return self._total("failed")
 
     @property
     def not_traced(self) -> int:
-        return sum(counts.not_traced for counts in self.by_mode.values())
+        return self._total("not_traced")
 
     @property
     def not_built(self) -> int:
-        return sum(counts.not_built for counts in self.by_mode.values())
+        return self._total("not_built")
 
     @property
     def guessed(self) -> int:
-        return sum(counts.guessed for counts in self.by_mode.values())
+        return self._total("guessed")
 
     @property
     def traced(self) -> int:

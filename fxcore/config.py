@@ -132,6 +132,16 @@ def load_config(workspace_root: str, text: str | None = None) -> tuple[EngineCon
     return found.engine, found.problems
 
 
+
+def _flag(table: dict[str, Any], key: str, source: str, problems: list[str]) -> bool | None:
+    """A true/false key: its value, or None when absent or not a boolean (a problem)."""
+    value = table.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    problems.append(f"{source}: '{key}' must be true or false; ignored")
+    return None
+
+
 def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfig, list[str]]:
     """Type-check a ``[tool.fx-lsp]`` table."""
     config = EngineConfig()
@@ -179,19 +189,12 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
             problems.append(f"{source}: 'memory-limit-mb' must be a whole number from 1 to "
                             f"{MAX_MEMORY_LIMIT_MB}; ignored")
 
-    guess = table.get("guess-arguments")
+    guess = _flag(table, "guess-arguments", source, problems)
     if guess is not None:
-        if isinstance(guess, bool):
-            config.guess_arguments = guess
-        else:
-            problems.append(f"{source}: 'guess-arguments' must be true or false")
-
-    export_strict = table.get("export-strict")
+        config.guess_arguments = guess
+    export_strict = _flag(table, "export-strict", source, problems)
     if export_strict is not None:
-        if isinstance(export_strict, bool):
-            config.export_strict = export_strict
-        else:
-            problems.append(f"{source}: 'export-strict' must be true or false; ignored")
+        config.export_strict = export_strict
 
     modes = table.get("modes")
     if modes is not None:
