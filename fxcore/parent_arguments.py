@@ -22,6 +22,12 @@ _PARENT_ORIGIN_RANK: dict[str | None, int] = {
 }
 
 
+def parent_rank(origin: str | None) -> int:
+    """How much an instance a root built is trusted, by where the root's own arguments came
+    from: lower is more trusted (configuration and defaults first, guesses last)."""
+    return _PARENT_ORIGIN_RANK.get(origin, len(_PARENT_ORIGIN_RANK))
+
+
 def needs_parent(module: ModuleResult) -> bool:
     """True when the class's own verdict had no configured or default arguments: it was
     not traced for want of arguments, or was traced with found or guessed ones."""
@@ -38,7 +44,7 @@ def _stopped(module: ModuleResult) -> bool:
 def _parent_preference(module: ModuleResult) -> tuple[bool, int, str, str]:
     arguments = module.arguments
     assert arguments is not None
-    return (_stopped(module), _PARENT_ORIGIN_RANK.get(arguments.parent_origin, 4),
+    return (_stopped(module), parent_rank(arguments.parent_origin),
             arguments.parent or "", arguments.path or "")
 
 
