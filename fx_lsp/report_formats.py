@@ -20,9 +20,11 @@ from fx_lsp.escaping import log_line_start, terminal, terminal_lines, xml_text
 from fx_lsp.fixing import text_on_disk
 from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
+from fxcore.arguments import describe
 from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.codes import README_URL, documentation, help_url
 from fxcore.fix_apply import choose
+from fxcore.parent_arguments import parent_description
 from fxcore.report import Problem, line_shapes
 from fxcore.results import CODES, Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.rules.compile import GRAPH_BREAK_RULES
@@ -70,6 +72,19 @@ def _notes(run: CheckRun) -> list[tuple[str, str]]:
                     _terminal_location(m.path, m.line, m.column),
                     terminal(f"{m.class_name}{_mode_label(m.mode)} was not traced. {m.reason}")))
     return list(notes.values())
+
+
+def _instance_note(module: ModuleResult | None) -> str | None:
+    """Which instance a problem was found on, when it is not the class as configured or
+    built with its defaults: built by a traced parent, by a builder function, or with found
+    or guessed arguments (the verdict holds for that instance)."""
+    if module is None:
+        return None
+    built_by = parent_description(module)
+    if built_by is not None:
+        return f"{module.class_name} was traced as built by {built_by}"
+    found = describe(module.arguments)
+    return None if found is None else f"{module.class_name} was traced with {found}"
 
 
 def _tail(run: CheckRun) -> str:
@@ -144,6 +159,9 @@ def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
                 (f"{gutter} |", "blue"), " " + " " * cell_len(terminal(raw[:start])),
                 ("^" * width + f" {problem.code}", _STYLES[problem.severity])))
             console.print(Text(f"{gutter} |", style="blue"))
+        instance = _instance_note(problem.module)
+        if instance:
+            console.print(Text.assemble(("  = note", "bold"), f": {terminal(instance)}"))
         fix = help_of(problem)
         if fix:
             console.print(Text.assemble(("  = help", "bold cyan"), f": {terminal(fix)}"))
@@ -181,7 +199,8 @@ def _arguments_json(arguments: Arguments | None) -> dict[str, Any] | None:
     data: dict[str, Any] = {"from": arguments.origin, "args": arguments.args,
                             "kwargs": arguments.kwargs}
     for key, value in (("parent", arguments.parent), ("path", arguments.path),
-                       ("parent_from", arguments.parent_origin), ("site", arguments.site)):
+                       ("parent_from", arguments.parent_origin), ("builder", arguments.builder),
+                       ("site", arguments.site)):
         if value is not None:
             data[key] = value
     return data

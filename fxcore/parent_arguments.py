@@ -18,7 +18,7 @@ REPLACEABLE_ORIGINS: frozenset[ArgumentOrigin] = frozenset(
 )
 #: Parents whose own arguments came from earlier sources are preferred.
 _PARENT_ORIGIN_RANK: dict[str | None, int] = {
-    "config": 0, "defaults": 0, "call-site": 1, "config-class": 2, "guessed": 3,
+    "config": 0, "defaults": 0, "builder": 1, "call-site": 2, "config-class": 3, "guessed": 4,
 }
 
 

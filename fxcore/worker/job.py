@@ -290,6 +290,7 @@ class Job:
             parent=root.qualified_name,
             path=path,
             parent_origin=parent_arguments.origin,
+            builder=parent_arguments.builder,
         )
         # The engine turns this into a time-out (or crash) verdict if tracing never returns.
         self.send(("deriving", in_file.module_result(cls, source, status="failed",
