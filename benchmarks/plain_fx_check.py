@@ -1,7 +1,8 @@
 """Check fx-lsp's verdicts against plain ``torch.fx.symbolic_trace`` on the same instances.
 
 Each class of a ``fx-lsp check --format json`` report is rebuilt from its ``"arguments"``
-(for ``"from": "parent"``: the parent class, built from the parent's arguments, then
+(for ``"from": "builder"``: the named builder function called with them; for ``"from":
+"parent"``: the parent class, built from the parent's arguments, then
 ``get_submodule(path)``), traced with plain ``torch.fx.symbolic_trace``, and the outcome
 compared: same status, and for failures the same first failure line (the innermost frame
 inside the workspace). User code runs only in a child process started for the purpose.
@@ -110,7 +111,8 @@ def _child() -> None:
             args, kwargs = module_config.args, module_config.kwargs
         else:
             namespace = vars(sys.modules[cls.__module__])
-            factory = cls
+            # "builder": the builder function named, called with the arguments given.
+            factory = resolve(arguments["builder"]) if origin == "builder" else cls
             args = [eval(text, namespace) for text in arguments["args"]]
             kwargs = {key: eval(text, namespace) for key, text in arguments["kwargs"].items()}
         with without_weights():

@@ -20,10 +20,12 @@ from fx_lsp.escaping import log_line_start, terminal, terminal_lines, xml_text
 from fx_lsp.fixing import text_on_disk
 from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
+from fxcore.arguments import describe
 from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.codes import README_URL, documentation, help_url
 from fxcore.fix_apply import choose
 from fxcore.instance_trust import guessed_instance
+from fxcore.parent_arguments import parent_description
 from fxcore.report import Problem, line_shapes
 from fxcore.results import CODES, Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.rules.compile import GRAPH_BREAK_RULES
@@ -85,18 +87,35 @@ def _folded_notes(count: int) -> str:
 
 
 def _instance_notes(problem: Problem) -> list[str]:
-    """What the problem was found on when that instance was built from guessed arguments:
-    one note per class that reached it so, naming the instance."""
+    """What the problem was found on, one note per class that reached it: the guessed
+    instance, named, or the instance a builder, a parent, a call site or configuration
+    classes built; none for a class as configured or built with its defaults."""
     notes = []
     for module in (reach.module for reach in problem.reached if reach.module is not None):
         instance = guessed_instance(module.class_name, module.arguments)
         if instance is None:
+            found = _instance_note(module)
+            if found is not None:
+                notes.append(found)
             continue
         assert module.arguments is not None
         notes.append(f"traced with guessed arguments {instance}"
                      if module.arguments.origin != "parent" else
                      f"traced as {instance}, built with guessed arguments")
     return list(dict.fromkeys(notes))
+
+
+def _instance_note(module: ModuleResult | None) -> str | None:
+    """Which instance a problem was found on, when it is not the class as configured or
+    built with its defaults: built by a traced parent, by a builder function, or with found
+    or guessed arguments (the verdict holds for that instance)."""
+    if module is None:
+        return None
+    built_by = parent_description(module)
+    if built_by is not None:
+        return f"{module.class_name} was traced as built by {built_by}"
+    found = describe(module.arguments)
+    return None if found is None else f"{module.class_name} was traced with {found}"
 
 
 def _tail(run: CheckRun) -> str:
@@ -224,7 +243,8 @@ def _arguments_json(arguments: Arguments | None) -> dict[str, Any] | None:
     data: dict[str, Any] = {"from": arguments.origin, "args": arguments.args,
                             "kwargs": arguments.kwargs}
     for key, value in (("parent", arguments.parent), ("path", arguments.path),
-                       ("parent_from", arguments.parent_origin), ("site", arguments.site)):
+                       ("parent_from", arguments.parent_origin), ("builder", arguments.builder),
+                       ("site", arguments.site)):
         if value is not None:
             data[key] = value
     return data

@@ -262,7 +262,8 @@ def call_site_values(site: CallSite,
 
 def describe(arguments: Arguments | None) -> str | None:
     """In words, where a verdict's arguments came from when nobody configured them:
-    ``guessed arguments: dim=64, heads=4``; ``None`` for configuration and defaults (and for
+    ``guessed arguments: dim=64, heads=4``, ``the instance its builder function
+    pkg.resnet:resnet50() returns``; ``None`` for configuration and defaults (and for
     parents: ``fxcore.parent_arguments.parent_description`` says those)."""
     if arguments is None:
         return None
@@ -274,6 +275,8 @@ def describe(arguments: Arguments | None) -> str | None:
         return f"arguments built from configuration classes: {call}"
     if arguments.origin == "call-site":
         return f"the call at {arguments.site}: {call}"
+    if arguments.origin == "builder" and arguments.builder:
+        return f"the instance its builder function {arguments.builder}({call}) returns"
     return None
 
 

@@ -27,6 +27,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxcore.builders import builder_functions
 from fxcore.cache import KEY_VARIABLE, ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import ParsedFile, has_module_level_class, parsed_file
@@ -308,6 +309,7 @@ class Engine:
             # The host reads and parses the file once per job, for all its uses here.
             parsed = parsed_file(handle.job.path, handle.job.overlays)
             handle.job = self._with_call_sites(handle.job, parsed)
+            handle.job = _with_builders(handle.job, parsed)
             result = self.cache.get(handle.job) if self.cache else None
             if result is None:
                 # The key from the text before the run: the text that is imported.
@@ -612,6 +614,15 @@ class Engine:
             **module.span(),
         )]
         return module
+
+
+def _with_builders(job: TraceJob, parsed: ParsedFile) -> TraceJob:
+    """The job with the builder functions of its classes (``fxcore.builders``). They come
+    from the file's own text, which the cache key already holds."""
+    if parsed.tree is None or not parsed.classes:
+        return job
+    found = builder_functions(parsed.tree, parsed.classes)
+    return dataclasses.replace(job, builders=found) if found else job
 
 
 def _may_define_a_module_class(parsed: ParsedFile) -> bool:

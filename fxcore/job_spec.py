@@ -1,8 +1,9 @@
 """What goes into the engine: a ``TraceJob`` (one file of a workspace, with its unsaved
 buffers), the configuration it carries (``EngineConfig``, ``ModuleConfig`` per class), the
-report's selection of codes (``ReportConfig``), and the literal constructor calls found for
-its classes (``CallSite``). Plain dataclasses, as read from ``[tool.fx-lsp]``
-(``fxcore.config``) and built by ``fxcore.workspace.trace_jobs``.
+report's selection of codes (``ReportConfig``), and the literal constructor calls
+(``CallSite``) and builder functions (``Builder``) found for its classes. Plain dataclasses,
+as read from ``[tool.fx-lsp]`` (``fxcore.config``) and built by
+``fxcore.workspace.trace_jobs``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,19 @@ class CallSite:
     site: str
     args: tuple[str, ...] = ()
     kwargs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Builder:
+    """A module-level function of a class's own module that builds an instance of it and
+    needs no arguments (``def resnet50(**kwargs): return get_resnet(blocks=50, **kwargs)``),
+    found with ``ast`` by ``fxcore.builders``."""
+
+    function: str
+    #: The line of its ``def``.
+    line: int
+    #: It has a ``pretrained`` parameter: it is called with ``pretrained=False``.
+    passes_pretrained: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,3 +113,6 @@ class TraceJob:
     #: Class name -> a literal constructor call found in the workspace (``fxcore.call_sites``);
     #: filled by the engine for the classes of this file.
     call_sites: dict[str, CallSite] = field(default_factory=dict)
+    #: Class name -> its builder functions in this file, in file order
+    #: (``fxcore.builders``); filled by the engine.
+    builders: dict[str, tuple[Builder, ...]] = field(default_factory=dict)

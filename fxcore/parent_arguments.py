@@ -18,8 +18,14 @@ REPLACEABLE_ORIGINS: frozenset[ArgumentOrigin] = frozenset(
 )
 #: Parents whose own arguments came from earlier sources are preferred.
 _PARENT_ORIGIN_RANK: dict[str | None, int] = {
-    "config": 0, "defaults": 0, "call-site": 1, "config-class": 2, "guessed": 3,
+    "config": 0, "defaults": 0, "builder": 1, "call-site": 2, "config-class": 3, "guessed": 4,
 }
+
+
+def parent_rank(origin: str | None) -> int:
+    """How much an instance a root built is trusted, by where the root's own arguments came
+    from: lower is more trusted (configuration and defaults first, guesses last)."""
+    return _PARENT_ORIGIN_RANK.get(origin, len(_PARENT_ORIGIN_RANK))
 
 
 def needs_parent(module: ModuleResult) -> bool:
@@ -38,7 +44,7 @@ def _stopped(module: ModuleResult) -> bool:
 def _parent_preference(module: ModuleResult) -> tuple[bool, int, str, str]:
     arguments = module.arguments
     assert arguments is not None
-    return (_stopped(module), _PARENT_ORIGIN_RANK.get(arguments.parent_origin, 4),
+    return (_stopped(module), parent_rank(arguments.parent_origin),
             arguments.parent or "", arguments.path or "")
 
 

@@ -15,7 +15,8 @@ ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
 InputsOrigin = Literal["config", "annotation", "inferred"]
 #: Where a class's constructor arguments came from (see ``Arguments``).
-ArgumentOrigin = Literal["config", "defaults", "parent", "call-site", "config-class", "guessed"]
+ArgumentOrigin = Literal["config", "defaults", "builder", "parent", "call-site", "config-class",
+                         "guessed"]
 
 #: Failure or hint kind -> its stable diagnostic code (the registry: ``fxcore.rules``).
 CODES: dict[str, str] = CODE_OF_KIND
@@ -138,6 +139,9 @@ class Arguments:
     path: str | None = None
     #: Where the parent's own arguments came from (origin "parent").
     parent_origin: ArgumentOrigin | None = None
+    #: ``pkg.models.resnet:resnet50``: the builder function that built the instance (origin
+    #: "builder", or "parent" when the parent was built by it), called with ``kwargs``.
+    builder: str | None = None
     #: ``README.md:42``: the call site the arguments were read from (origin "call-site",
     #: relative to the workspace root).
     site: str | None = None

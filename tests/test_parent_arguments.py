@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +272,59 @@ def test_a_submodule_instance_that_hangs_times_out_alone(tmp_path: Path) -> None
     assert "as built by pkg.models:Holder -> unused" in failure["message"]
     assert "took longer than 2 s" in failure["message"]
     assert data["files"][0]["errors"] == []
+
+
+BOTTLENECK = """
+    class ResBottleneck(nn.Module):
+        def __init__(self, in_channels, out_channels):
+            super().__init__()
+            self.conv = nn.Conv2d(in_channels, out_channels, 1)
+
+        def forward(self, x):
+            return self.conv(x)
+    """
+
+#: Its arguments are guessed: in file order it is the first root to build a ResBottleneck.
+GUESSED_UNIT = """
+    class ResUnit(nn.Module):
+        def __init__(self, in_channels, out_channels):
+            super().__init__()
+            self.body = ResBottleneck(in_channels, out_channels)
+
+        def forward(self, x):
+            return self.body(x).relu()
+    """
+
+#: Configured in pyproject.toml.
+CONFIGURED_NET = """
+    class ResNet(nn.Module):
+        def __init__(self, channels):
+            super().__init__()
+            self.units = nn.Sequential(*[ResUnit(a, b) for a, b in zip(channels, channels[1:])])
+
+        def forward(self, x):
+            return self.units(x)
+    """
+
+
+@pytest.mark.parametrize("order", [(BOTTLENECK, GUESSED_UNIT, CONFIGURED_NET),
+                                   (BOTTLENECK, CONFIGURED_NET, GUESSED_UNIT)],
+                         ids=["guessed-root-first", "configured-root-first"])
+def test_a_configured_root_wins_over_a_guessed_root_whatever_the_file_order(
+        tmp_path: Path, order: tuple[str, ...]) -> None:
+    workspace = Workspace(tmp_path)
+    workspace.write("pkg/__init__.py", "")
+    workspace.write("pkg/resnet.py", "from torch import nn\n" + "\n".join(
+        textwrap.dedent(part) for part in order))
+    with (workspace.root / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('[tool.fx-lsp.modules."pkg.resnet:ResNet"]\n'
+                        'kwargs = {channels = [3, 8, 4]}\n')
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
+        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    modules = modules_by_class(json.loads(completed.stdout))
+    assert modules["ResUnit"]["arguments"]["parent"] == "pkg.resnet:ResNet"
+    bottleneck = modules["ResBottleneck"]["arguments"]
+    assert (bottleneck["from"], bottleneck["parent"], bottleneck["path"],
+            bottleneck["parent_from"]) == ("parent", "pkg.resnet:ResNet", "units.0.body",
+                                           "config")

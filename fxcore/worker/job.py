@@ -29,6 +29,7 @@ from fxcore.discovery import ClassSource
 from fxcore.file_access import UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.job_spec import TraceJob
+from fxcore.parent_arguments import parent_rank
 from fxcore.parsing import SourceTooComplex
 from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range
 from fxcore.suppressions import SKIP_REASON
@@ -117,18 +118,22 @@ class Job:
 
         classes = self.module_classes(module, class_sources)
         self.send(("classes", [cls.__name__ for cls in classes]))
-        derived_classes: set[type] = set()
+        # Classes never traced as a root's submodule (skipped, or with arguments of their own);
+        # and, per class traced as one, the rank (``parent_rank``) of the root that built it:
+        # a more trusted root later in the file traces its own instance of the class again.
+        not_derived: set[type] = set()
+        derived_ranks: dict[type, int] = {}
         for cls in classes:
             self.send(("start", cls.__name__))
             source = class_sources[cls.__name__]
             if context.is_skipped(context.path, source):
-                derived_classes.add(cls)
+                not_derived.add(cls)
                 self.send_per_mode(context.module_result(cls, source, status="not-traced",
                                                          reason=SKIP_REASON))
                 continue
             not_a_model = not_a_model_reason(context, cls, source)
             if not_a_model is not None:
-                derived_classes.add(cls)
+                not_derived.add(cls)
                 self.send_per_mode(context.module_result(cls, source, status="not-traced",
                                                          reason=not_a_model))
                 continue
@@ -146,7 +151,8 @@ class Job:
             # Verdicts of submodule instances are extras: the file's own classes, still to
             # come, must not be lost to a module tree that breaks named_modules().
             with contextlib.suppress(Exception):
-                self.trace_built_submodules(root_results[0], built.model, derived_classes)
+                self.trace_built_submodules(root_results[0], built.model, not_derived,
+                                            derived_ranks)
             del built  # the instance goes before the next class is built
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
@@ -252,30 +258,33 @@ class Job:
     # -- classes built by a traced root ----------------------------------------------------
 
     def trace_built_submodules(self, root: ModuleResult, model: torch.nn.Module,
-                               done: set[type]) -> None:
+                               not_derived: set[type], derived_ranks: dict[type, int]) -> None:
         """Trace each workspace class that ``model`` (the built root) holds as a submodule,
         as the very instance the root built, and send its verdict as ("derived", ...).
 
-        Classes in ``done``, configured classes, and classes whose constructor needs no
-        arguments are skipped: their own verdict takes precedence over a parent's."""
+        Classes in ``not_derived``, configured classes, and classes whose constructor needs
+        no arguments are skipped: their own verdict takes precedence over a parent's. So is a
+        class an earlier root of the file built, unless this root is more trusted (its own
+        arguments came from an earlier source: ``parent_rank``), whatever the file order."""
         context = self.context
         parent_arguments = root.arguments or root_arguments(context, root.class_name)
+        rank = parent_rank(parent_arguments.origin)
         started = time.monotonic()
         traced = 0
         for path, submodule in model.named_modules():
             cls = type(submodule)
-            if not path or cls in done:
+            if not path or cls in not_derived or derived_ranks.get(cls, rank + 1) <= rank:
                 continue
             located = context.workspace_class_source(cls)
             if located is None or has_own_arguments(context, cls, located[0]) \
                     or context.is_skipped(*located) \
                     or not_a_model_reason(context.in_file(located[0]), cls, located[1]):
-                done.add(cls)
+                not_derived.add(cls)
                 continue
             if traced >= MAX_SUBMODULE_CLASSES_PER_ROOT \
                     or time.monotonic() - started > self.job.config.timeout:
                 return  # the classes left may still come from the file's next root
-            done.add(cls)
+            derived_ranks[cls] = rank
             traced += 1
             for capture in self.captures:
                 self.send(("derived", self.trace_submodule(capture, root, parent_arguments,
@@ -294,6 +303,7 @@ class Job:
             parent=root.qualified_name,
             path=path,
             parent_origin=parent_arguments.origin,
+            builder=parent_arguments.builder,
         )
         # The engine turns this into a time-out (or crash) verdict if tracing never returns.
         self.send(("deriving", in_file.module_result(cls, source, status="failed",

@@ -1,6 +1,8 @@
 """Building the instance a class is captured as, from its arguments' sources in order of
 trust: the configured call (``call``, ``factory``, ``args``/``kwargs``), the constructor's own
-defaults, a literal call site in the workspace, configuration classes, guessed arguments.
+defaults, a builder function of its module (``fxcore.builders``), a literal call site in the
+workspace, configuration classes, guessed arguments. (Instances a traced root built come
+between builders and call sites: the host decides those, ``fxcore.parent_arguments``.)
 
 ``build_class`` gives a ``Built`` instance, or the class's verdict when no instance could be
 built (the constructor raised: FX101; arguments are needed and none fit: not traced). Which
@@ -73,6 +75,11 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
             # A constructor that forwards **kwargs to a base class needing arguments.
             missing = [] if configured else missing_from_type_error(error)
             if not missing:
+                # The defaults do not make a working instance: the module's builder may.
+                by_builder = None if configured else _build_with_builder(context, cls,
+                                                                         module_config)
+                if isinstance(by_builder, Built):
+                    return by_builder
                 failure = context.exception_failure(
                     "constructor", f"Building {cls.__name__} failed: ", error,
                     source.name_span)
@@ -90,7 +97,13 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
                                 module_config: ModuleConfig,
                                 missing: list[str]) -> Built | ModuleResult:
     """Build with arguments from a literal call site, configuration classes or the name
-    table (see ``fxcore.arguments``), keeping the first set the constructor accepts."""
+    table (see ``fxcore.arguments``), keeping the first set the constructor accepts; a builder
+    function of the class's module comes first."""
+    by_builder = _build_with_builder(context, cls, module_config)
+    if isinstance(by_builder, Built):
+        return by_builder
+    builder_failure = "" if by_builder is None else (
+        f" Building it with its module's builder functions failed ({by_builder}).")
     rejected: BaseException | None = None
     site = context.job.call_sites.get(cls.__name__)
     if site is not None:
@@ -132,11 +145,35 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
         source,
         status="not-traced",
         reason=(
-            f"The constructor needs arguments: {names}.{tried} Give them in "
+            f"The constructor needs arguments: {names}.{builder_failure}{tried} Give them in "
             f'pyproject.toml: [tool.fx-lsp.modules."{key}"] kwargs = {{{example}}}, '
             f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
         ),
     )
+
+
+def _build_with_builder(context: JobContext, cls: type,
+                        module_config: ModuleConfig) -> Built | str | None:
+    """The class built by the first of its module's builder functions (``fxcore.builders``,
+    in file order) that builds one, each called with no arguments but ``pretrained=False``
+    where it has that parameter; why they failed when none does; None without builders."""
+    failures = []
+    for builder in context.job.builders.get(cls.__name__, ()):
+        name = f"{cls.__module__}:{builder.function}"
+        kwargs: dict[str, Any] = {"pretrained": False} if builder.passes_pretrained else {}
+        try:
+            model, _, weights = build(cls, ModuleConfig(factory=name, kwargs=kwargs))
+        except Exception as error:
+            failures.append(f"{builder.function}(): {describe_exception(error)}")
+            continue
+        if type(model) is not cls:
+            failures.append(f"{builder.function}() returned a {type(model).__qualname__}")
+            continue
+        arguments = Arguments(origin="builder", builder=name,
+                              kwargs={key: value_source(value) for key, value in kwargs.items()})
+        # ``build`` ran the builder on the meta device and moved what it left elsewhere there.
+        return Built(model, "meta", weights, arguments, module_config.concrete_args)
+    return "; ".join(failures) or None
 
 
 def root_arguments(context: JobContext, class_name: str) -> Arguments:
