@@ -55,6 +55,8 @@ class CaptureTarget:
     example_inputs: dict[str, TensorSpec] | None = None
     #: Where ``example_inputs`` came from.
     inputs_origin: InputsOrigin | None = None
+    #: How their inferred sizes were chosen (``ExampleInputs.note``).
+    inputs_note: str | None = None
 
 
 @dataclass
