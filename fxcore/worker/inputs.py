@@ -52,12 +52,15 @@ def decided_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule 
     if note is not None and not annotated:
         return DecidedInputs(None, {}, note)
     origin = "annotation" if annotated else "inferred"
+    # In the order of the graph's arguments, annotated ones as they are.
+    names = [*templates, *(name for name in annotated if name not in templates)]
     templates = {name: t for name, t in templates.items() if name not in annotated}
     if graph_module is None or not templates:
         return DecidedInputs(ExampleInputs(origin, _spelled(annotated)), annotated)
     chosen = choose(graph_module, templates, annotated, root)
-    return DecidedInputs(ExampleInputs(origin, _spelled(chosen.specs), chosen.note),
-                         chosen.specs, propagated=chosen.propagated)
+    specs = {name: chosen.specs[name] for name in names}
+    return DecidedInputs(ExampleInputs(origin, _spelled(specs), chosen.note), specs,
+                         propagated=chosen.propagated)
 
 
 def target_inputs(target: CaptureTarget) -> DecidedInputs | None:
