@@ -71,7 +71,8 @@ def shapes_markdown(module: ModuleResult) -> str | None:
     if module.inputs is not None:
         given = ", ".join(code_span(f"{name}: {spec}")
                           for name, spec in module.inputs.tensors.items())
-        text = f"Inputs {given} ({_INPUTS_FROM[module.inputs.origin]})"
+        chosen = f"; {message_markdown(module.inputs.note)}" if module.inputs.note else ""
+        text = f"Inputs {given} ({_INPUTS_FROM[module.inputs.origin]}{chosen})"
         if module.output_shape:
             text += f" -> output {code_span(module.output_shape)}"
         note = f" {message_markdown(module.shapes_note)}" if module.shapes_note else ""

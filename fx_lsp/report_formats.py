@@ -264,8 +264,8 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
         "trace_seconds": round(module.trace_seconds, 4),
         "failures": [_failure_json(failure) for failure in module.failures],
         "hints": [_failure_json(hint) for hint in module.hints],
-        "inputs": {"from": module.inputs.origin, "tensors": module.inputs.tensors}
-        if module.inputs else None,
+        "inputs": {"from": module.inputs.origin, "tensors": module.inputs.tensors,
+                   "note": module.inputs.note} if module.inputs else None,
         "output_shape": module.output_shape,
         "shapes_note": module.shapes_note,
         "shape_errors": [_failure_json(failure) for failure in module.shape_errors],

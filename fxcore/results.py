@@ -154,6 +154,9 @@ class ExampleInputs:
 
     origin: InputsOrigin
     tensors: dict[str, str] = field(default_factory=dict)
+    #: How inferred sizes were chosen: declared by the model, solved from its constraints
+    #: (the first size tried that it accepts), or that none tried fits; None for defaults.
+    note: str | None = None
 
 
 @dataclass

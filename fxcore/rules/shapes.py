@@ -12,8 +12,11 @@ FX300 = Rule(
 **Shapes do not fit together**: propagating example inputs through the traced graph (on meta
 tensors, nothing is computed) fails at an operation, such as a `Linear(8, 4)` given
 `float32[2, 16]`. The message names the operation, the shapes that met, torch's words, and the
-inputs used. With inputs inferred from the first layers (or read from annotations) it is a
-warning, since a wrong guess makes it a false alarm; with configured inputs it is an error.
+inputs used. Inferred inputs take the image size the model declares, and sizes the model
+leaves free are tried among a few candidates (image sizes 32 to 512, sequence lengths from the
+model's own sizes): on inferred inputs FX300 means that no size tried fits, and the message
+lists them. With inferred inputs (or ones read from annotations) it is a warning, since the
+real inputs may differ in other ways; with configured inputs it is an error.
 On an instance built from guessed constructor arguments (its own, or a parent's) it is a
 hint whatever the inputs, and the message names that instance: the sizes may be the guess's.
 

@@ -1,7 +1,8 @@
 """The inputs stage, between building and capturing: a class's example inputs, decided from
 its configuration (``[tool.fx-lsp.modules] inputs``), then ``forward``'s jaxtyping-style
 annotations, then inference from the first layers that use each argument
-(``graph.example_inputs``).
+(``graph.example_inputs``), with the sizes those leave free chosen so that the model accepts
+them where some size tried does (``graph.input_sizes``).
 
 Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
 capture mode that needs inputs to run at all (``needs_inputs``: torch.export, torch.compile)
@@ -23,6 +24,7 @@ from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.graph.example_inputs import from_annotations, inferred
+from fxcore.worker.graph.input_sizes import Propagated, choose
 
 
 @dataclass
@@ -32,6 +34,9 @@ class DecidedInputs:
     inputs: ExampleInputs | None
     specs: dict[str, TensorSpec]
     note: str | None = None
+    #: Shapes propagated on ``specs`` over the graph they were decided from, when choosing
+    #: their sizes did (``graph.input_sizes.ChosenInputs.propagated``).
+    propagated: Propagated | None = None
 
 
 def decided_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule | None,
@@ -42,21 +47,28 @@ def decided_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule 
     if configured:
         return DecidedInputs(ExampleInputs("config", _spelled(configured)), configured)
     annotated = from_annotations(cls.forward)
-    found, note = (inferred(graph_module, root) if graph_module is not None
-                   else ({}, "no graph to infer them from"))
+    templates, note = (inferred(graph_module) if graph_module is not None
+                       else ({}, "no graph to infer them from"))
     if note is not None and not annotated:
         return DecidedInputs(None, {}, note)
-    specs = {**found, **annotated}
     origin = "annotation" if annotated else "inferred"
-    return DecidedInputs(ExampleInputs(origin, _spelled(specs)), specs)
+    # In the order of the graph's arguments, annotated ones as they are.
+    names = [*templates, *(name for name in annotated if name not in templates)]
+    templates = {name: t for name, t in templates.items() if name not in annotated}
+    if graph_module is None or not templates:
+        return DecidedInputs(ExampleInputs(origin, _spelled(annotated)), annotated)
+    chosen = choose(graph_module, templates, annotated, root)
+    specs = {name: chosen.specs[name] for name in names}
+    return DecidedInputs(ExampleInputs(origin, _spelled(specs), chosen.note), specs,
+                         propagated=chosen.propagated)
 
 
 def target_inputs(target: CaptureTarget) -> DecidedInputs | None:
     """The inputs decided before ``target`` was captured, if they were."""
     if target.example_inputs is None or target.inputs_origin is None:
         return None
-    return DecidedInputs(ExampleInputs(target.inputs_origin, _spelled(target.example_inputs)),
-                         target.example_inputs)
+    return DecidedInputs(ExampleInputs(target.inputs_origin, _spelled(target.example_inputs),
+                                       target.inputs_note), target.example_inputs)
 
 
 def decide_before_capture(context: JobContext, capture: Capture,
@@ -74,6 +86,7 @@ def decide_before_capture(context: JobContext, capture: Capture,
     if decided.inputs is not None:
         target.example_inputs = decided.specs
         target.inputs_origin = decided.inputs.origin
+        target.inputs_note = decided.inputs.note
 
 
 def _pre_trace(context: JobContext, target: CaptureTarget

@@ -83,4 +83,5 @@ def _captured_inputs(target: CaptureTarget) -> dict[str, Any]:
     if target.example_inputs is None or target.inputs_origin is None:
         return {}
     return {"inputs": ExampleInputs(origin=target.inputs_origin, tensors={
-        name: str(spec) for name, spec in target.example_inputs.items()})}
+        name: str(spec) for name, spec in target.example_inputs.items()},
+        note=target.inputs_note)}

@@ -58,6 +58,8 @@ class CaptureTarget:
     #: The constructor call that built the instance (a parent's for a submodule): a shape
     #: problem on a guessed instance says so.
     arguments: Arguments | None = None
+    #: How their inferred sizes were chosen (``ExampleInputs.note``).
+    inputs_note: str | None = None
 
 
 @dataclass

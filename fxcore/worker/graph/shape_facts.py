@@ -26,9 +26,7 @@ from fxcore.worker.locate import instruction_position
 _INPUTS_ORIGIN = {
     "config": "configured under [tool.fx-lsp.modules]",
     "annotation": "read from forward's annotations",
-    "inferred": "inferred from the first layers that use them: if the real inputs "
-                "differ this is a false alarm; give them under [tool.fx-lsp.modules] "
-                "inputs",
+    "inferred": "inferred from the first layers that use them",
 }
 
 
@@ -71,7 +69,8 @@ def _propagated(context: JobContext, target: CaptureTarget, record: CaptureRecor
         inputs = decided.inputs
         if inputs is None:
             return {"shapes_note": f"No shapes: {decided.note}."}, {}
-        shapes, error = propagate(graph_module, decided.specs)
+        # Choosing inferred sizes propagated them over this graph already.
+        shapes, error = decided.propagated or propagate(graph_module, decided.specs)
     except Exception as error:  # a model may hold anything: shapes are extras
         return {"shapes_note": f"No shapes: {describe_exception(error)}."}, {}
     output = next(node for node in graph_module.graph.nodes if node.op == "output")
@@ -93,10 +92,13 @@ def _shape_failure(context: JobContext, error: ShapeError, record: CaptureRecord
              if not code.co_filename.startswith("<")] if origin else []
     given = ", ".join(f"{name}: {spec}" for name, spec in inputs.tensors.items())
     instance = guessed_instance(target.cls.__name__, target.arguments)
-    guessed = "" if instance is None else (
-        f" The instance, {instance}, was built with guessed arguments: the sizes may be the "
-        "guess's, and the model built with its real arguments may well accept these inputs; "
-        "configure them under [tool.fx-lsp.modules].")
-    return context.failure("shape", f"{error.message}. With inputs {given} "
-                           f"({_INPUTS_ORIGIN[inputs.origin]}).{guessed}", stack,
-                           target.source.name_span)
+    origin = _INPUTS_ORIGIN[inputs.origin] + (f"; {inputs.note}" if inputs.note else "")
+    if instance is not None:
+        advice = (f" The instance, {instance}, was built with guessed arguments: the sizes may "
+                  "be the guess's, and the model built with its real arguments may well accept "
+                  "these inputs; configure them under [tool.fx-lsp.modules].")
+    else:
+        advice = (" If the real inputs differ, give them under [tool.fx-lsp.modules] inputs."
+                  if inputs.origin != "config" else "")
+    return context.failure("shape", f"{error.message}. With inputs {given} ({origin}).{advice}",
+                           stack, target.source.name_span)
