@@ -36,3 +36,14 @@ def test_each_break_of_a_real_run_with_its_line_and_code() -> None:
 def test_a_class_without_breaks_is_one_graph() -> None:
     row = compile_once(corpus_class("Clean")(), {"x": torch.ones(2, 8)})
     assert row == {"verdict": "whole", "breaks": [], "graph_count": 1, "error": None}
+
+
+def test_a_break_in_a_loop_is_the_loop_break_gb7000() -> None:
+    """dynamo logs a break raised while it handled another (GB7000, "graph break in loop")
+    with the earlier break's message and page first: the code is the last page's, as the
+    exception's ``gb_type`` and the corpus ground truth (scripts/compile_ground_truth.py)
+    say."""
+    row = compile_once(corpus_class("LoopBranch")(), {"x": torch.ones(2, 8)})
+    path = str((CORPUS / "breaks_python.py").resolve())
+    assert [(b["path"], b["line"], b["code"], b["reason"]) for b in row["breaks"]] == [
+        (path, 75, "GB7000", "graph break in loop")]
