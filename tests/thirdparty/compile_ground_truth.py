@@ -14,7 +14,9 @@ branches), call ``torch.compile(model, backend=<recording backend>, fullgraph=Fa
   "graph break in loop", GB7000) prints the earlier one's message and page first, then its
   own. One entry per (path, line, code), as fx-lsp reports them.
 - ``graph_count``: the graphs the recording backend received;
-- ``error``: type and first line of an exception the compiled call raised (fx-lsp's FX502);
+- ``error``: type, first line and innermost user frame (``path``, ``line``: dynamo's
+  ``real_stack``, when it attached one) of an exception the compiled call raised (fx-lsp's
+  FX502);
 - ``verdict``: ``breaks``, ``whole`` (no break, no error), ``error`` or ``build-error``.
 
 Paths are the workspace-relative path (``tpmodels/x.py``) or ``<site-packages>/...``, the
@@ -134,6 +136,10 @@ def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # a compile error is a finding (FX502)
         error = {"exception": type(exc).__name__,
                  "message": (str(exc).strip().splitlines() or [""])[0][:300]}
+        # The user stack dynamo attaches to the error (fx-lsp's FX502 frames are the same).
+        stack = getattr(exc, "real_stack", None)
+        if stack:
+            error.update(path=display_path(stack[-1].filename), line=stack[-1].lineno)
     finally:
         logger.removeHandler(log)
     torch._dynamo.reset()

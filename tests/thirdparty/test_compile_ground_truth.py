@@ -14,9 +14,8 @@ from compile_ground_truth import compile_once
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "compile"
 
 
-def corpus_class(name: str) -> type:
-    spec = importlib.util.spec_from_file_location("compile_truth_corpus",
-                                                  CORPUS / "breaks_python.py")
+def corpus_class(name: str, file: str = "breaks_python.py") -> type:
+    spec = importlib.util.spec_from_file_location("compile_truth_corpus", CORPUS / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -47,3 +46,12 @@ def test_a_break_in_a_loop_is_the_loop_break_gb7000() -> None:
     path = str((CORPUS / "breaks_python.py").resolve())
     assert [(b["path"], b["line"], b["code"], b["reason"]) for b in row["breaks"]] == [
         (path, 75, "GB7000", "graph break in loop")]
+
+
+def test_a_compile_error_with_the_line_that_raised_it() -> None:
+    """fx-lsp's FX502 is compared by its first line and innermost user frame."""
+    row = compile_once(corpus_class("TryExcept", "breaks_calls.py")(), {"x": torch.ones(2, 8)})
+    assert row["verdict"] == "error" and row["breaks"] == []
+    assert row["error"] == {"exception": "TorchRuntimeError",
+                            "message": "RuntimeError when making fake tensor call",
+                            "path": str((CORPUS / "breaks_calls.py").resolve()), "line": 63}
