@@ -226,3 +226,47 @@ def test_the_result_maps_lines_to_the_nodes_of_every_graph() -> None:
     path = str(CORPUS / "breaks_python.py")
     lines = {line for (file, line) in result.line_nodes if file == path}
     assert {30, 32} <= lines  # `y = x * 2` before the break, `y + 1` after it
+
+
+def test_two_library_lines_breaking_under_one_workspace_line_are_two_breaks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Breaks at two library lines under one workspace line are two breaks, as real torch
+    logs them (a transformers model used as it is puts all its breaks on the class line); the
+    first, met again when dynamo compiles the library function alone, stays one."""
+    library, workspace = tmp_path / "site", tmp_path / "workspace"
+    library.mkdir()
+    workspace.mkdir()
+    (library / "branching_library.py").write_text(
+        "def two_branches(x):\n"
+        "    if x.sum() > 0:\n"
+        "        x = x + 1\n"
+        "    if x.mean() > 0:\n"
+        "        x = x * 2\n"
+        "    return x\n", encoding="utf-8")
+    model = workspace / "model.py"
+    model.write_text(
+        "from torch import nn\n"
+        "from branching_library import two_branches\n"
+        "\n"
+        "\n"
+        "class CallsLibrary(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return two_branches(x) + 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(library))
+    spec = importlib.util.spec_from_file_location("calls_library_model", model)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    context = JobContext(TraceJob(path=str(model), workspace_root=str(workspace),
+                                  config=EngineConfig()))
+    source = top_level_classes(model.read_text(encoding="utf-8"))["CallsLibrary"]
+    built = build_class(context, module.CallsLibrary, source)
+    assert isinstance(built, Built), built
+    record = CompileCapture().capture(context, CaptureTarget(
+        module.CallsLibrary, source, built.model, built.instantiated_on, built.concrete_args,
+        example_inputs=INPUTS))
+    lines = [(f.line, f.code, f.frames[-1].path, f.frames[-1].line) for f in record.failures]
+    helper = str(library / "branching_library.py")
+    # The second break happens in the library function dynamo compiled alone after the
+    # first, whose stack has no workspace frame: it is located on the class (line 5).
+    assert lines == [(7, "GB0170", helper, 2), (5, "GB0170", helper, 4)]

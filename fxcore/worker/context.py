@@ -143,15 +143,29 @@ class JobContext:
         return self.failure(kind, f"{prefix}{detail}", traceback_positions(error.__traceback__),
                             fallback)
 
-    def located_failures(self, recorded: list[RecordedFailure],
-                         source: ClassSource) -> list[Failure]:
+    def located_failures(self, recorded: list[RecordedFailure], source: ClassSource,
+                         apart_by_origin: bool = False) -> list[Failure]:
         """Recorded failures located, one per (kind, place): a loop that fails on every
-        pass is one problem."""
+        pass is one problem.
+
+        ``apart_by_origin`` (graph breaks) keeps apart those whose innermost frame differs:
+        two library lines reached from one workspace line are two problems. A failure with
+        no workspace frame in its stack (located on the class) whose kind and innermost
+        frame were already seen is the same problem met again: dynamo compiles a library
+        function alone after a break in it, without the caller's frames."""
         failures: list[Failure] = []
-        seen: set[tuple[str, str, int, int]] = set()
+        seen: set[tuple[object, ...]] = set()
+        origins: set[tuple[str, str, int]] = set()
         for item in recorded:
             failure = self.failure(item.kind, item.message, item.stack, source.name_span)
-            key = (failure.kind, failure.path, failure.line, failure.column)
+            key: tuple[object, ...] = (failure.kind, failure.path, failure.line, failure.column)
+            if apart_by_origin and failure.frames:
+                origin = (failure.kind, failure.frames[-1].path, failure.frames[-1].line)
+                key += origin
+                if origin in origins and not any(self.is_workspace_path(frame.path)
+                                                 for frame in failure.frames):
+                    continue
+                origins.add(origin)
             if key in seen:
                 continue
             seen.add(key)

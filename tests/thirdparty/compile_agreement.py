@@ -6,7 +6,8 @@ break on either side is ``(path, line, code)`` of its innermost frame (fx-lsp's 
 outside PyTorch's registry, has code ``None`` as on the real side).
 
 - ``verdict``: both say ``breaks``, both ``whole`` or both ``error``;
-- ``first``: the first break (or the error's first line) is the same;
+- ``first``: the first break is the same, or for a compile error the error's first line
+  and its innermost user frame;
 - ``exact``: the same set of breaks.
 """
 
@@ -33,6 +34,9 @@ class Agreement:
     first: bool
     real_error: str = ""
     lsp_error: str = ""
+    #: Graphs each run compiled (informational: the verdict is the breaks').
+    real_graphs: int = 0
+    lsp_graphs: int | None = None
 
     @property
     def verdict(self) -> bool:
@@ -56,25 +60,31 @@ def _abs(path: str) -> str:
     return path if os.path.isabs(path) else str(WORKSPACE / path)
 
 
-def lsp_side(module: dict) -> tuple[str, list[Break], str]:
-    """fx-lsp's verdict, breaks (in its order) and FX502 message of one JSON module."""
+def _innermost(failure: dict) -> tuple[str, int]:
+    """(display path, line) of a JSON failure's innermost frame."""
+    frame = failure["frames"][-1] if failure.get("frames") else failure
+    path = frame["path"]
+    if not path.startswith("<site-packages>"):
+        path = display_path(_abs(path))
+    return path, frame["line"]
+
+
+def lsp_side(module: dict) -> tuple[str, list[Break], str, tuple[str, int] | None]:
+    """fx-lsp's verdict, breaks (in its order), FX502 message and FX502 innermost frame of
+    one JSON module."""
     breaks: list[Break] = []
-    error = ""
+    error, error_frame = "", None
     for failure in module.get("failures", []):
         code = failure["code"]
         if code == "FX502":
-            error = failure["message"]
+            error, error_frame = failure["message"], _innermost(failure)
             continue
         if not (code.startswith("GB") or code == "FX501"):
             continue
-        frame = failure["frames"][-1] if failure.get("frames") else failure
-        path = frame["path"]
-        if not path.startswith("<site-packages>"):
-            path = display_path(_abs(path))
-        breaks.append((path, frame["line"], None if code == "FX501" else code))
+        breaks.append((*_innermost(failure), None if code == "FX501" else code))
     if module.get("status") == "not-traced" and not breaks and not error:
-        return "not-checked", [], ""
-    return ("error" if error else "breaks" if breaks else "whole"), breaks, error
+        return "not-checked", [], "", None
+    return ("error" if error else "breaks" if breaks else "whole"), breaks, error, error_frame
 
 
 def compare(truth: dict, module: dict | None) -> Agreement:
@@ -82,14 +92,21 @@ def compare(truth: dict, module: dict | None) -> Agreement:
     real = [(b["path"], b["line"], b["code"]) for b in truth["breaks"]]
     real_error = (truth.get("error") or {}).get("message", "")
     key = class_key(truth["path"], truth["class"])
+    real_graphs = truth.get("graph_count", 0)
     if module is None:
-        return Agreement(key, truth["verdict"], "missing", real, [], False, real_error)
-    verdict, lsp, lsp_error = lsp_side(module)
+        return Agreement(key, truth["verdict"], "missing", real, [], False, real_error,
+                         real_graphs=real_graphs)
+    verdict, lsp, lsp_error, lsp_error_frame = lsp_side(module)
     if truth["verdict"] == "error":
-        first = bool(real_error) and real_error.split(":")[0] in lsp_error
+        # The same error (its first line) raised at the same line, when the real run says
+        # where.
+        error = truth["error"]
+        first = bool(real_error) and real_error.split(":")[0] in lsp_error and (
+            "line" not in error or lsp_error_frame == (error["path"], error["line"]))
     else:
         first = (real[:1] == lsp[:1])
-    return Agreement(key, truth["verdict"], verdict, real, lsp, first, real_error, lsp_error)
+    return Agreement(key, truth["verdict"], verdict, real, lsp, first, real_error, lsp_error,
+                     real_graphs, module.get("graph_count"))
 
 
 def agreements(truth: dict, report: dict) -> list[Agreement]:

@@ -8,11 +8,15 @@ branches), call ``torch.compile(model, backend=<recording backend>, fullgraph=Fa
 
 - ``breaks``: each graph break as ``{"path", "line", "code"}``, read from PyTorch's own
   ``graph_breaks`` logging artefact (``TORCH_LOGS=graph_breaks``), not from fx-lsp's hook:
-  "Graph break in user code at FILE:LINE" is the innermost frame of the break and the page it
-  links (``.../gb/gb0124.html``) is its ``GBnnnn`` code (``None`` for a type outside PyTorch's
-  registry, fx-lsp's FX501). One entry per (path, line, code), as fx-lsp reports them.
+  "Graph break in user code at FILE:LINE" is the innermost frame of the break and the last page
+  it links (``.../gb/gb0124.html``) is its ``GBnnnn`` code (``None`` for a type outside
+  PyTorch's registry, fx-lsp's FX501): a break raised while dynamo handled an earlier one (a
+  "graph break in loop", GB7000) prints the earlier one's message and page first, then its
+  own. One entry per (path, line, code), as fx-lsp reports them.
 - ``graph_count``: the graphs the recording backend received;
-- ``error``: type and first line of an exception the compiled call raised (fx-lsp's FX502);
+- ``error``: type, first line and innermost user frame (``path``, ``line``: dynamo's
+  ``real_stack``, when it attached one) of an exception the compiled call raised (fx-lsp's
+  FX502);
 - ``verdict``: ``breaks``, ``whole`` (no break, no error), ``error`` or ``build-error``.
 
 Paths are the workspace-relative path (``tpmodels/x.py``) or ``<site-packages>/...``, the
@@ -43,6 +47,8 @@ PACKAGE = "tpmodels"
 _SPEC = re.compile(r"^(\w+)\[([\d,\s]*)\]$")
 _WHERE = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.MULTILINE)
 _PAGE = re.compile(r"/gb/gb(\d+)\.html")
+#: Between a break and the one raised while dynamo handled it, in a break's message.
+_CHAINED = "*** While handling this graph break, another graph break occurred: ***"
 SITE_PACKAGES = "site-packages" + os.sep
 
 
@@ -62,12 +68,15 @@ def parse_break(message: str) -> dict[str, Any] | None:
     where = _WHERE.search(message)
     if where is None:
         return None
-    page = _PAGE.search(message)
-    reason = message.split("\n\n", 2)[1].strip().splitlines()[0] if "\n\n" in message else ""
+    # The break logged is the last of the chain the message prints (GB7000 "graph break in
+    # loop" after the break in the loop that caused it), as its exception's ``gb_type`` says.
+    pages = _PAGE.findall(message)
+    last = message.rsplit(_CHAINED, 1)[1] if _CHAINED in message else message
+    reason = last.split("\n\n", 2)[1].strip().splitlines()[0] if "\n\n" in last else ""
     return {
         "path": display_path(where.group(1)),
         "line": int(where.group(2)),
-        "code": f"GB{page.group(1)}" if page else None,
+        "code": f"GB{pages[-1]}" if pages else None,
         "reason": reason[:200],
     }
 
@@ -127,6 +136,10 @@ def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # a compile error is a finding (FX502)
         error = {"exception": type(exc).__name__,
                  "message": (str(exc).strip().splitlines() or [""])[0][:300]}
+        # The user stack dynamo attaches to the error (fx-lsp's FX502 frames are the same).
+        stack = getattr(exc, "real_stack", None)
+        if stack:
+            error.update(path=display_path(stack[-1].filename), line=stack[-1].lineno)
     finally:
         logger.removeHandler(log)
     torch._dynamo.reset()

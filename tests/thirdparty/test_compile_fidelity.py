@@ -2,10 +2,11 @@
 sample of the third-party workspace that runs in a few minutes; the full sweep is
 ``benchmarks/compile_fidelity.py``.
 
-For each sampled class: fx-lsp's verdict (graph breaks, none, or a compile error) and its first
-break's (file, line, GB code) equal those of ``torch.compile(fullgraph=False)`` on the CPU
-instance with real tensors of the inputs fx-lsp decided, read from PyTorch's own
-``graph_breaks`` log.
+For each sampled class: fx-lsp's verdict (graph breaks, none, or a compile error), its first
+break's (file, line, GB code) and its whole set of breaks equal those of
+``torch.compile(fullgraph=False)`` on the CPU instance with real tensors of the inputs fx-lsp
+decided, read from PyTorch's own ``graph_breaks`` log; a compile error is the same error at
+the same line.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ RUN_TIMEOUT = 900
 
 pytestmark = pytest.mark.thirdparty
 
-#: Files of the sample: a torchvision family compiled whole, transformers wrappers (one of
-#: them a compile error on the inputs fx-lsp inferred) and a decorated forward.
+#: Files of the sample: a torchvision family compiled whole, transformers wrappers (GPT-2,
+#: Llama, OPT, BART compiled whole, Wav2Vec2 breaking five times, ConvNext a compile error
+#: with the tiny config) and a decorated forward.
 SAMPLE = ("tpmodels/tv_segmentation.py", "tpmodels/hf_wrapped.py", "tpmodels/decorated.py")
 
 
@@ -56,11 +58,11 @@ def sample_rows(tmp_path_factory: pytest.TempPathFactory):
     return agreements(json.loads(truth.read_text()), json.loads(lsp.stdout))
 
 
-def test_sample_has_both_verdicts(sample_rows) -> None:
-    """The sample holds classes compiled whole and a compile error, so agreement means
-    something (no wrapper of the workspace breaks the graph in a real run on the CPU)."""
+def test_sample_has_every_verdict(sample_rows) -> None:
+    """The sample holds classes compiled whole, one that breaks and a compile error, so
+    agreement means something."""
     verdicts = {row.real_verdict for row in sample_rows}
-    assert {"whole", "error"} <= verdicts, verdicts
+    assert {"whole", "breaks", "error"} <= verdicts, verdicts
     assert len(sample_rows) >= 8
 
 
@@ -73,4 +75,12 @@ def test_compile_verdict_and_first_break_agree(sample_rows) -> None:
              f"{row.real_error[:80]}, fx-lsp {row.lsp_verdict} {row.lsp[:1]} "
              f"{row.lsp_error[:80]}"
              for row in sample_rows if not row.agrees]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_same_set_of_breaks(sample_rows) -> None:
+    """Wav2Vec2's five breaks include one in a loop: GB7000, which torch logs after the
+    message of the break that caused it."""
+    wrong = [f"{row.key}: real {row.real}, fx-lsp {row.lsp}" for row in sample_rows
+             if not row.exact]
     assert not wrong, "\n".join(wrong)

@@ -14,9 +14,8 @@ from compile_ground_truth import compile_once
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "compile"
 
 
-def corpus_class(name: str) -> type:
-    spec = importlib.util.spec_from_file_location("compile_truth_corpus",
-                                                  CORPUS / "breaks_python.py")
+def corpus_class(name: str, file: str = "breaks_python.py") -> type:
+    spec = importlib.util.spec_from_file_location("compile_truth_corpus", CORPUS / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -36,3 +35,23 @@ def test_each_break_of_a_real_run_with_its_line_and_code() -> None:
 def test_a_class_without_breaks_is_one_graph() -> None:
     row = compile_once(corpus_class("Clean")(), {"x": torch.ones(2, 8)})
     assert row == {"verdict": "whole", "breaks": [], "graph_count": 1, "error": None}
+
+
+def test_a_break_in_a_loop_is_the_loop_break_gb7000() -> None:
+    """dynamo logs a break raised while it handled another (GB7000, "graph break in loop")
+    with the earlier break's message and page first: the code is the last page's, as the
+    exception's ``gb_type`` and the corpus ground truth (scripts/compile_ground_truth.py)
+    say."""
+    row = compile_once(corpus_class("LoopBranch")(), {"x": torch.ones(2, 8)})
+    path = str((CORPUS / "breaks_python.py").resolve())
+    assert [(b["path"], b["line"], b["code"], b["reason"]) for b in row["breaks"]] == [
+        (path, 75, "GB7000", "graph break in loop")]
+
+
+def test_a_compile_error_with_the_line_that_raised_it() -> None:
+    """fx-lsp's FX502 is compared by its first line and innermost user frame."""
+    row = compile_once(corpus_class("TryExcept", "breaks_calls.py")(), {"x": torch.ones(2, 8)})
+    assert row["verdict"] == "error" and row["breaks"] == []
+    assert row["error"] == {"exception": "TorchRuntimeError",
+                            "message": "RuntimeError when making fake tensor call",
+                            "path": str((CORPUS / "breaks_calls.py").resolve()), "line": 63}

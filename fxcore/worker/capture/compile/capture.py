@@ -192,9 +192,11 @@ class CompileCapture:
                 ending_error = error
         torch._dynamo.reset()
         seconds = time.perf_counter() - started
-        # One per (kind, place): a break in a loop, or in a helper that dynamo compiles
-        # again alone after the break in its caller, is one problem.
-        failures = context.located_failures(breaks, target.source)
+        # One per (kind, place, innermost frame): a break in a loop, or in a helper that
+        # dynamo compiles again alone after the break in its caller, is one problem; two
+        # library lines that break under one workspace line (a model class whose forward is
+        # the library's) are two, as torch logs them.
+        failures = context.located_failures(breaks, target.source, apart_by_origin=True)
         if ending_error is not None:
             limit = meta_limits.needs_real_data(ending_error) if on_meta else None
             if limit is not None:
