@@ -87,6 +87,17 @@ def lsp_side(module: dict) -> tuple[str, list[Break], str, tuple[str, int] | Non
     return ("error" if error else "breaks" if breaks else "whole"), breaks, error, error_frame
 
 
+def _same_error(error: dict, lsp_error: str) -> bool:
+    """fx-lsp's FX502 names the real error: its first line, or, where dynamo wrapped an
+    operation's own error, that error's words, which the real error's text quotes."""
+    first_line = error.get("message", "")
+    if first_line and first_line.split(":")[0] in lsp_error:
+        return True
+    detail = lsp_error.removeprefix("torch.compile failed: ").split(" (fx-lsp: ")[0]
+    words = detail.split(": ", 1)[-1]
+    return bool(words) and words in error.get("text", "")
+
+
 def compare(truth: dict, module: dict | None) -> Agreement:
     """One class: the real row against fx-lsp's module (None: fx-lsp has no such class)."""
     real = [(b["path"], b["line"], b["code"]) for b in truth["breaks"]]
@@ -101,7 +112,7 @@ def compare(truth: dict, module: dict | None) -> Agreement:
         # The same error (its first line) raised at the same line, when the real run says
         # where.
         error = truth["error"]
-        first = bool(real_error) and real_error.split(":")[0] in lsp_error and (
+        first = _same_error(error, lsp_error) and (
             "line" not in error or lsp_error_frame == (error["path"], error["line"]))
     else:
         first = (real[:1] == lsp[:1])

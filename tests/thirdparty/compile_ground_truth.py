@@ -134,8 +134,11 @@ def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
         with torch.no_grad():
             torch.compile(model, backend=recording_backend, fullgraph=False)(**inputs)
     except Exception as exc:  # a compile error is a finding (FX502)
+        # The first line, and the whole text: dynamo wraps an operation's own error (a shape
+        # mismatch) in "RuntimeError when making fake tensor call", quoting it further on.
         error = {"exception": type(exc).__name__,
-                 "message": (str(exc).strip().splitlines() or [""])[0][:300]}
+                 "message": (str(exc).strip().splitlines() or [""])[0][:300],
+                 "text": str(exc)[:4000]}
         # The user stack dynamo attaches to the error (fx-lsp's FX502 frames are the same).
         stack = getattr(exc, "real_stack", None)
         if stack:

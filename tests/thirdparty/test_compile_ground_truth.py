@@ -9,6 +9,7 @@ import io
 from pathlib import Path
 
 import torch
+from compile_agreement import compare
 from compile_ground_truth import compile_once
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "compile"
@@ -52,6 +53,27 @@ def test_a_compile_error_with_the_line_that_raised_it() -> None:
     """fx-lsp's FX502 is compared by its first line and innermost user frame."""
     row = compile_once(corpus_class("TryExcept", "breaks_calls.py")(), {"x": torch.ones(2, 8)})
     assert row["verdict"] == "error" and row["breaks"] == []
+    text = row["error"].pop("text")
     assert row["error"] == {"exception": "TorchRuntimeError",
                             "message": "RuntimeError when making fake tensor call",
                             "path": str((CORPUS / "breaks_calls.py").resolve()), "line": 63}
+    assert "view" in text
+
+
+def test_an_operations_own_error_agrees_with_fx_lsps_fx502() -> None:
+    """A shape mismatch: the real error's first line is dynamo's wrapping; fx-lsp's FX502
+    names the operation's own error, which the real error's text quotes."""
+    row = compile_once(corpus_class("ShapeMismatch", "breaks_calls.py")(),
+                       {"x": torch.ones(2, 8)})
+    path = str((CORPUS / "breaks_calls.py").resolve())
+    truth = {**row, "path": path, "class": "ShapeMismatch"}
+    message = ("torch.compile failed: RuntimeError: a and b must have same reduction dim, "
+               "but got [2, 16] X [8, 4].")
+    linear = str(Path(torch.nn.modules.linear.__file__).resolve())
+    module = {"status": "failed", "failures": [
+        {"code": "FX502", "message": message, "path": path, "line": 95,
+         "frames": [{"path": path, "line": 95}, {"path": linear, "line": 134}]}]}
+    assert compare(truth, module).first
+    other = {**module, "failures": [{**module["failures"][0],
+                                     "message": "torch.compile failed: RuntimeError: other"}]}
+    assert not compare(truth, other).first
