@@ -330,6 +330,11 @@ class TracedIndex(nn.Module):
         return self.layers[x.shape[0]](x)
 
 
+class TorchGivenTracedValue(nn.Module):
+    def forward(self, x):
+        return torch.ones(x.size(0), 3, 4, 5, "x")  # torch's argument parser rejects it
+
+
 class TracedKey(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -343,7 +348,7 @@ class TracedKey(nn.Module):
     (CallsNone, False), (EmptyCat, False), (AttributeOfNone, False), (UnsetSubmodule, False),
     (RaisesOnConfig, False),
     (HelperGivenTracedValue, True), (NumpyOnTracedValue, True), (NotASubmodule, True),
-    (TracedIndex, True), (TracedKey, True),
+    (TracedIndex, True), (TracedKey, True), (TorchGivenTracedValue, True),
 ], ids=lambda value: getattr(value, "__name__", str(value)))
 def test_whether_a_traced_value_is_involved(cls: type[nn.Module], involved: bool) -> None:
     with pytest.raises(Exception) as raised:

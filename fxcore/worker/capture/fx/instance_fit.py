@@ -14,10 +14,12 @@ Decided from the exception and its traceback after the fact, without running use
   level into lists, tuples and dicts): it was given one;
 - else the user's line raised it itself. An explicit ``raise`` involves a traced value when
   its frame holds one; a call of a non-callable is about the callee, which the message names;
-  a torch function never runs on a traced value (torch hands any Proxy among its arguments to
-  ``Proxy.__torch_function__``, which records a node), so one that raised ran on real values;
-  any other operation involves a traced value when a local variable its expression names
-  holds one.
+  any other operation (a call, an attribute, a subscript, an operator) involves a traced value
+  when a local variable its operands name holds one (one level into containers). Its operands'
+  values are gone with the frame's stack, so the names stand for them: those inside a
+  comprehension or lambda are left out, as only the comprehension's result reaches the
+  operation (``torch.cat([block(x) for block in self.blocks])`` over no blocks is given an
+  empty list, not ``x``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.worker.capture.fx.tracer import resolve_callee
 from fxcore.worker.context import describe_exception
 from fxcore.worker.locate import instruction_position
 
@@ -80,13 +81,10 @@ def _operation_involves_proxy(error: BaseException, frame: FrameType, lasti: int
     if isinstance(node, ast.Call):
         if isinstance(error, TypeError) and "object is not callable" in str(error):
             return False  # about the callee, whose type the message names: not a Proxy
-        callee = resolve_callee(node.func, frame)
-        if _is_torch_function(callee):
-            return False
         operands: list[ast.AST] = [*node.args, *node.keywords]
     else:
         operands = [node]
-    return _holds_proxy(frame.f_locals[name] for name in _names(operands)
+    return _holds_proxy(frame.f_locals[name] for name in _operand_names(operands)
                         if name in frame.f_locals)
 
 
@@ -104,15 +102,20 @@ def _failing_node(frame: FrameType, lasti: int, tree_of: TreeOf) -> ast.AST | No
     return None
 
 
-def _names(nodes: Iterable[ast.AST]) -> set[str]:
-    return {found.id for node in nodes for found in ast.walk(node)
-            if isinstance(found, ast.Name)}
-
-
-def _is_torch_function(callee: Any) -> bool:
-    module = getattr(callee, "__module__", None)
-    return callable(callee) and not isinstance(callee, type) and isinstance(module, str) \
-        and (module == "torch" or module.startswith("torch."))
+def _operand_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names the expressions read in their own scope: inside a comprehension only its
+    first iterable, none inside a lambda."""
+    names: set[str] = set()
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            pending.append(node.generators[0].iter)
+        elif not isinstance(node, ast.Lambda):
+            pending.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _holds_proxy(values: Iterable[Any]) -> bool:

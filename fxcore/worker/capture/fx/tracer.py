@@ -138,7 +138,7 @@ class RecoveringTracer(fx.Tracer):
             ):
                 if isinstance(node, ast.Subscript):
                     return True
-                return _is_python_number_function(resolve_callee(node.func, frame))
+                return _is_python_number_function(_resolve_callee(node.func, frame))
         return False
 
     def is_length_hint_after_iteration(self) -> bool:
@@ -271,7 +271,7 @@ def _describe_condition(frame: Any) -> str:
 _NUMBER_MODULES = frozenset({"builtins", "math", "cmath", "operator", "_operator"})
 
 
-def resolve_callee(expression: ast.expr, frame: Any) -> Any:
+def _resolve_callee(expression: ast.expr, frame: Any) -> Any:
     """The object a call's callee names, found without running anything: a name in the
     frame's scopes, or attributes of a module (``math.floor``)."""
     if isinstance(expression, ast.Name):
@@ -280,7 +280,7 @@ def resolve_callee(expression: ast.expr, frame: Any) -> Any:
                 return scope[expression.id]
         return None
     if isinstance(expression, ast.Attribute):
-        base = resolve_callee(expression.value, frame)
+        base = _resolve_callee(expression.value, frame)
         if isinstance(base, types.ModuleType):
             return getattr(base, expression.attr, None)
     return None
