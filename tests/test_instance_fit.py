@@ -18,6 +18,8 @@ import pytest
 import torch
 from torch import fx, nn
 
+from fxcore.parent_arguments import apply_parent_arguments
+from fxcore.results import Arguments, Failure, FileResult, ModuleResult
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 
 from engine_support import REPO_ROOT, Workspace, line_of
@@ -356,3 +358,32 @@ def test_whether_a_traced_value_is_involved(cls: type[nn.Module], involved: bool
     tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
     assert involves_traced_value(raised.value, lambda path: path == __file__,
                                  lambda path: tree if path == __file__ else None) is involved
+
+
+# -- a parent's instance that does not fit ------------------------------------------------------
+
+
+def verdict(status: str, arguments: Arguments, *codes: str) -> ModuleResult:
+    failures = [Failure(path="/ws/blocks.py", line=9, column=1, end_line=9, end_column=2,
+                        code=code, kind={"FX105": "does-not-fit"}.get(code, "error"),
+                        message="") for code in codes]
+    return ModuleResult(path="/ws/blocks.py", line=3, column=7, end_line=3, end_column=12,
+                        class_name="Block", qualified_name="blocks:Block", status=status,
+                        arguments=arguments, failures=failures)
+
+
+def test_a_parent_s_instance_that_does_not_fit_replaces_only_a_class_without_instance() -> None:
+    """A class traced with its own guessed arguments keeps that verdict over a parent-built
+    instance that does not fit; one that had no instance takes it (it says why)."""
+    derived = verdict("not-traced", Arguments(origin="parent", parent="net:Net", path="block",
+                                              parent_origin="defaults"), "FX105")
+    guessed = verdict("traceable", Arguments(origin="guessed", kwargs={"dim": "64"}))
+    needs_arguments = ModuleResult(path="/ws/blocks.py", line=3, column=7, end_line=3,
+                                   end_column=12, class_name="Block",
+                                   qualified_name="blocks:Block", status="not-traced",
+                                   reason="The constructor needs arguments: dim.")
+    for own, expected in ((guessed, guessed), (needs_arguments, derived)):
+        (merged,) = apply_parent_arguments([FileResult(path="/ws/blocks.py", modules=[own],
+                                                       derived_modules=[derived])])
+        assert merged.modules[0].status == expected.status
+        assert merged.modules[0].arguments == expected.arguments
