@@ -173,16 +173,18 @@ def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Bu
     """The instances to trace, in order of trust, when ``first`` does not fit the class
     (FX105: an error that involves no traced value): after the class's defaults, its
     module's builder function and its literal call site; after the defaults or a guess, the
-    table's guesses (``fxcore.arguments``), now also for the parameters whose default builds
-    nothing (``n_blocks=0``), then the guesses that come after ``first``'s. Each is built
-    only when asked for; one built from the same arguments as ``first`` is left out."""
+    table's guesses (``fxcore.arguments``), each also with the table's values for the
+    parameters whose default builds nothing (``n_blocks=0``). Each is built only when asked
+    for; one from the same arguments as ``first`` is left out."""
     module_config = context.module_config(cls.__name__)
     origin = first.arguments.origin
     if origin == "defaults":
-        for found in (_build_with_builder(context, cls, module_config),
-                      _build_with_call_site(context, cls, module_config)):
-            if isinstance(found, Built):
-                yield found
+        by_builder = _build_with_builder(context, cls, module_config)
+        if isinstance(by_builder, Built):
+            yield by_builder
+        by_call_site = _build_with_call_site(context, cls, module_config)
+        if isinstance(by_call_site, Built):
+            yield by_call_site
     if origin not in ("defaults", "guessed") or not context.job.config.guess_arguments:
         return
     overrides = default_overrides(cls, module_config.kwargs)
