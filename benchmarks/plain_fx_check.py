@@ -5,7 +5,9 @@ Each class of a ``fx-lsp check --format json`` report is rebuilt from its ``"arg
 "parent"``: the parent class, built from the parent's arguments, then
 ``get_submodule(path)``), traced with plain ``torch.fx.symbolic_trace``, and the outcome
 compared: same status, and for failures the same first failure line (the innermost frame
-inside the workspace). User code runs only in a child process started for the purpose.
+inside the workspace). A class whose instance does not fit it (FX105, ``not-traced`` with that
+failure) is traced too: plain torch.fx must stop on the same line. User code runs only in a
+child process started for the purpose.
 
     python3 benchmarks/plain_fx_check.py WORKSPACE REPORT.json   # prints disagreements
 
@@ -51,10 +53,17 @@ def plain_verdict(workspace_root: str, module_json: dict[str, Any],
     return plain_verdicts(workspace_root, [module_json], cwd)[0]
 
 
+def does_not_fit(module_json: dict[str, Any]) -> bool:
+    """A report module whose instance does not fit its class (FX105): traced, no verdict."""
+    return module_json["status"] == "not-traced" and any(
+        failure["kind"] == "does-not-fit" for failure in module_json["failures"])
+
+
 def disagreement(module_json: dict[str, Any], plain: dict[str, Any],
                  cwd: str) -> str | None:
-    """None when fx-lsp's verdict and plain torch.fx's agree, else what differs."""
-    status = module_json["status"]
+    """None when fx-lsp's verdict and plain torch.fx's agree, else what differs: an instance
+    that does not fit agrees with plain torch.fx failing on the FX105's line."""
+    status = "failed" if does_not_fit(module_json) else module_json["status"]
     if status == "not-traced" or plain["status"] == "not-traced":
         return None if status == plain["status"] else f"{status} vs plain {plain['status']}"
     first = module_json["failures"][0] if module_json["failures"] else None
@@ -124,7 +133,7 @@ def _child() -> None:
 
     outcomes = []
     for module in request["modules"]:
-        if module["status"] == "not-traced":
+        if module["status"] == "not-traced" and not does_not_fit(module):
             outcomes.append({"status": "not-traced"})
             continue
         path = os.path.normpath(os.path.join(cwd, module["path"]))
@@ -176,7 +185,8 @@ def main(argv: list[str]) -> int:
         if problem is not None:
             differing += 1
             print(f"{module['qualified_name']}: {problem}")
-    compared = sum(module["status"] != "not-traced" for module in modules)
+    compared = sum(module["status"] != "not-traced" or does_not_fit(module)
+                   for module in modules)
     print(f"{compared - differing}/{compared} verdicts agree with plain torch.fx")
     return 1 if differing else 0
 

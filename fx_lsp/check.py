@@ -13,7 +13,7 @@ from typing import TextIO
 from fxcore.cache import ResultCache
 from fxcore.config import ProjectConfig, read_project_config
 from fxcore.engine import Engine
-from fxcore.instance_trust import on_guessed_arguments
+from fxcore.instance_trust import does_not_fit, on_guessed_arguments
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.report import Report, Selection, collect
@@ -45,6 +45,10 @@ class ModeCounts:
     #: The verdicts of classes whose constructor raised (FX101 only): nothing was captured,
     #: so they are neither traced nor failed.
     not_built: int = 0
+    #: The verdicts of classes whose instance, built from defaults or guesses, does not fit
+    #: them (FX105 only): not traced, and counted apart from the classes fx-lsp could not
+    #: build or skipped.
+    not_fitting: int = 0
     #: Of ``traced``, the verdicts on an instance built from guessed arguments, its own or a
     #: parent's (``fxcore.instance_trust``); the others are on real instances.
     guessed: int = 0
@@ -65,19 +69,29 @@ class ModeCounts:
         elif module.status == "failed":
             self.failed += 1
             self.broken += only_graph_breaks(module)
+        elif does_not_fit(module):
+            self.not_fitting += 1
         else:
             self.not_traced += 1
         if is_traced(module):
             self.guessed += on_guessed_arguments(module.arguments)
 
     def words(self) -> str:
-        not_built = f", {self.not_built} could not be built" if self.not_built else ""
+        untraced = untraced_words(self.not_built, self.not_fitting, self.not_traced)
         if self.broken:
             return (f"{self.traced} traced, {self.traceable} whole, {self.broken} with graph "
-                    f"breaks, {self.failed - self.broken} failed{not_built}, "
-                    f"{self.not_traced} not traced{guessed_words(self.guessed, ', ')}")
+                    f"breaks, {self.failed - self.broken} failed{untraced}"
+                    f"{guessed_words(self.guessed, ', ')}")
         return (f"{self.traced} traced, {self.traceable} traceable, {self.failed} failed"
-                f"{not_built}, {self.not_traced} not traced{guessed_words(self.guessed, ', ')}")
+                f"{untraced}{guessed_words(self.guessed, ', ')}")
+
+
+def untraced_words(not_built: int, not_fitting: int, not_traced: int) -> str:
+    """``, 1 could not be built, 2 whose instance does not fit, 3 not traced``: the first two
+    said only when there are some, so that a summary without them reads as it always did."""
+    not_built_words = f", {not_built} could not be built" if not_built else ""
+    not_fitting_words = f", {not_fitting} whose instance does not fit" if not_fitting else ""
+    return f"{not_built_words}{not_fitting_words}, {not_traced} not traced"
 
 
 def guessed_words(guessed: int, separator: str) -> str:
@@ -136,6 +150,10 @@ class Summary:
         return self._total("not_built")
 
     @property
+    def not_fitting(self) -> int:
+        return self._total("not_fitting")
+
+    @property
     def guessed(self) -> int:
         return self._total("guessed")
 
@@ -162,9 +180,9 @@ class Summary:
             counts = f"{classes} class{'es' * (classes != 1)}; " + "; ".join(
                 f"{mode}: {counts.words()}" for mode, counts in self.by_mode.items())
         else:
-            not_built = f", {self.not_built} could not be built" if self.not_built else ""
             counts = (f"{self.traced} modules traced, {self.traceable} traceable, "
-                      f"{self.failed} failed{not_built}, {self.not_traced} not traced")
+                      f"{self.failed} failed"
+                      f"{untraced_words(self.not_built, self.not_fitting, self.not_traced)}")
         return (
             f"Checked {self.files} file{'s' if self.files != 1 else ''}: "
             + counts

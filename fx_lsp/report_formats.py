@@ -62,13 +62,17 @@ def _terminal_location(path: str, line: int, column: int) -> str:
 
 def _not_traced(run: CheckRun) -> list[ModuleResult]:
     """Each class that was not traced, once per reason (a skipped class is so in every mode);
-    none for a class whose FX103 is reported (selected in full) instead."""
-    reported = {(p.path, p.line) for p in run.report.problems if p.code == CODES["not-traced"]}
+    none for a class whose FX103 is reported (selected in full) instead, or whose instance
+    does not fit it where its FX105 is reported, which says so."""
+    reported = {(p.path, p.line, p.code) for p in run.report.problems}
     found: dict[tuple[str, int, str | None], ModuleResult] = {}
     for result in run.results:
         for m in result.modules:
-            if m.status == "not-traced" and (m.path, m.line) not in reported:
-                found.setdefault((m.path, m.line, m.reason), m)
+            if m.status != "not-traced" or (m.path, m.line, CODES["not-traced"]) in reported \
+                    or any((f.path, f.line, f.code) in reported for f in m.failures
+                           if f.code == CODES["does-not-fit"]):
+                continue
+            found.setdefault((m.path, m.line, m.reason), m)
     return list(found.values())
 
 
@@ -317,6 +321,7 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "failed": summary.failed,
             "not_traced": summary.not_traced,
             "not_built": summary.not_built,
+            "instance_does_not_fit": summary.not_fitting,
             "on_real_instances": summary.real,
             "on_guessed_arguments": summary.guessed,
             "file_errors": summary.file_errors,
@@ -326,6 +331,7 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "modes": {mode: {"traced": counts.traced, "traceable": counts.traceable,
                              "failed": counts.failed, "not_traced": counts.not_traced,
                              "not_built": counts.not_built,
+                             "instance_does_not_fit": counts.not_fitting,
                              "with_graph_breaks": counts.broken,
                              "on_real_instances": counts.real,
                              "on_guessed_arguments": counts.guessed}

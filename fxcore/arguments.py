@@ -225,6 +225,39 @@ def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
     return [CandidateCall(kwargs, guessed) for kwargs in _variants(values)]
 
 
+def _builds_nothing(value: Any) -> bool:
+    """``None``, ``0`` or an empty container: a default that leaves a part out (``act=None``,
+    ``n_blocks=0`` and an empty ``ModuleList``)."""
+    if value is None:
+        return True
+    if type(value) is int:
+        return value == 0
+    return isinstance(value, (tuple, list, dict)) and not value
+
+
+def default_overrides(cls: type, configured: dict[str, Any]) -> dict[str, Any]:
+    """The table's values for the constructor parameters whose default builds nothing, where
+    the table has one: an instance built with those defaults may not fit the class (FX105),
+    and these are the next guess. Configured parameters keep their values."""
+    namespace = dict(vars(sys.modules.get(cls.__module__, sys))) if cls.__module__ else {}
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return {}
+    overrides: dict[str, Any] = {}
+    for name, parameter in parameters.items():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) \
+                or parameter.default is inspect.Parameter.empty or name in configured \
+                or not _builds_nothing(parameter.default):
+            continue
+        value = guess_value(name, _annotation(parameter, namespace))
+        if value is inspect.Parameter.empty or _builds_nothing(value) \
+                or value == parameter.default:
+            continue
+        overrides[name] = value
+    return overrides
+
+
 def missing_from_type_error(error: BaseException) -> list[str]:
     """Parameter names a ``TypeError`` says are missing (``__init__() missing 1 required
     positional argument: 'dim'``), as raised by a base class a constructor forwarded

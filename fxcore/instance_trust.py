@@ -8,16 +8,22 @@ source), literal call sites (``call-site``), configuration classes (``config-cla
 guesses from parameter names (``guessed``). Every source but the last is code its authors or
 users wrote, so the verdict is on a *real instance*; a *guessed instance* (its own arguments
 guessed, or built by a parent whose arguments were) stands for the guess only: its problems
-may be the guess's, its shape problems above all. Pure data: no torch, no user code.
+may be the guess's, its shape problems above all. An error that involves no traced value on
+an instance built from defaults or guesses says the instance does not fit (FX105): the class
+then has no verdict of its own. Pure data: no torch, no user code.
 """
 
 from __future__ import annotations
 
-from fxcore.results import Arguments
+from fxcore.results import CODES, Arguments, ModuleResult
 
 #: Sources whose arguments fx-lsp made up. Any other source, one added later included, is
 #: the workspace's own or its user's.
 GUESSED_ORIGINS: frozenset[str] = frozenset({"guessed"})
+#: Sources of instances that may not fit the class: an error on one that involves no traced
+#: value is the instance's, not torch.fx's (FX105). Configuration, builders and call sites
+#: are the instances the code's users build: an error on those is the code's.
+MADE_UP_ORIGINS: frozenset[str] = frozenset({"defaults", "guessed"})
 
 
 def instance_source(arguments: Arguments) -> str:
@@ -39,10 +45,39 @@ def guessed_instance(class_name: str, arguments: Arguments | None) -> str | None
     ``ViT(dim=64).blocks.0`` for one a guessed parent built; None for a real instance."""
     if arguments is None or not on_guessed_arguments(arguments):
         return None
+    return instance_call(class_name, arguments)
+
+
+def instance_call(class_name: str, arguments: Arguments) -> str:
+    """The instance as Python that rebuilds it: ``Net()``, ``Net(in_dim=64)``,
+    ``ViT(dim=64).blocks.0`` for one a parent built, ``resnet50()`` for a builder's."""
     call = ", ".join([*arguments.args, *(f"{name}={value}"
                                          for name, value in arguments.kwargs.items())])
     if arguments.origin == "parent" and arguments.parent:
         parent_class = arguments.parent.rpartition(":")[2]
         path = f".{arguments.path}" if arguments.path else ""
         return f"{parent_class}({call}){path}"
+    if arguments.origin == "builder" and arguments.builder:
+        return f"{arguments.builder.rpartition(':')[2]}({call})"
     return f"{class_name}({call})"
+
+
+def may_not_fit(arguments: Arguments | None) -> bool:
+    """True when the instance was built from the class's defaults or guessed arguments (its
+    own, or its parent's): an error on it that involves no traced value is the instance's."""
+    return arguments is not None and instance_source(arguments) in MADE_UP_ORIGINS
+
+
+def made_from(arguments: Arguments) -> str:
+    """``built with its defaults``, ``built with guessed arguments``, ``built by its parent
+    with guessed arguments``: how an instance that may not fit was made, in words."""
+    source = "guessed arguments" if on_guessed_arguments(arguments) else "its defaults"
+    return f"built by its parent with {source}" if arguments.origin == "parent" \
+        else f"built with {source}"
+
+
+def does_not_fit(module: ModuleResult) -> bool:
+    """True for the verdict of a class whose instance does not fit it (FX105): no verdict on
+    the class itself."""
+    return module.status == "not-traced" and any(
+        failure.code == CODES["does-not-fit"] for failure in module.failures)

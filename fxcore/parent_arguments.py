@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from fxcore.instance_trust import does_not_fit
 from fxcore.results import ArgumentOrigin, FileResult, ModuleResult
 
 #: A class's own verdict with arguments from these sources is replaced by a parent's.
@@ -41,10 +42,10 @@ def _stopped(module: ModuleResult) -> bool:
     return any(failure.kind in {"timeout", "crash"} for failure in module.failures)
 
 
-def _parent_preference(module: ModuleResult) -> tuple[bool, int, str, str]:
+def _parent_preference(module: ModuleResult) -> tuple[bool, bool, int, str, str]:
     arguments = module.arguments
     assert arguments is not None
-    return (_stopped(module), parent_rank(arguments.parent_origin),
+    return (_stopped(module), does_not_fit(module), parent_rank(arguments.parent_origin),
             arguments.parent or "", arguments.path or "")
 
 
@@ -65,7 +66,8 @@ def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str, str], M
 
 def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
     """The results with each class that needs it given a parent-built verdict (one that
-    ran out of time replaces only "needs arguments").
+    ran out of time, or whose instance does not fit the class, replaces only "needs
+    arguments").
 
     New ``FileResult`` objects are returned for the files that change; the inputs are not
     modified (they may be cached or shared)."""
@@ -78,7 +80,8 @@ def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
         for module in result.modules:
             derived = candidates.get((module.path, module.class_name, module.mode))
             if derived is not None and needs_parent(module) and not (
-                    _stopped(derived) and module.status != "not-traced"):
+                    (_stopped(derived) or does_not_fit(derived))
+                    and module.status != "not-traced"):
                 module = dataclasses.replace(derived, qualified_name=module.qualified_name)
             modules.append(module)
         changed = any(new is not old for new, old in zip(modules, result.modules, strict=True))

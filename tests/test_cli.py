@@ -71,10 +71,12 @@ def test_json_output_shape() -> None:
     assert [f["function"] for f in helper["frames"]] == ["forward", "clamp_norm"]
     trust = {"on_real_instances": 3, "on_guessed_arguments": 1}  # Projection's are guessed
     assert report["summary"] == {"files": 3, "traced": 4, "traceable": 2, "failed": 2,
-                                 "not_traced": 0, "not_built": 0, **trust, "file_errors": 0,
+                                 "not_traced": 0, "not_built": 0,
+                                 "instance_does_not_fit": 0, **trust, "file_errors": 0,
                                  "cached": 0, "suppressed": 0, "classes": 4,
                                  "modes": {"fx": {"traced": 4, "traceable": 2, "failed": 2,
                                                   "not_traced": 0, "not_built": 0,
+                                                  "instance_does_not_fit": 0,
                                                   "with_graph_breaks": 0, **trust}}}
 
 
@@ -216,4 +218,5 @@ def test_a_class_whose_constructor_raised_could_not_be_built_it_did_not_fail(
     counts = {"traced": 1, "traceable": 1, "failed": 0, "not_traced": 0, "not_built": 1}
     assert {key: summary[key] for key in counts} == counts
     assert summary["modes"] == {"fx": {**counts, "with_graph_breaks": 0,
+                                       "instance_does_not_fit": 0,
                                        "on_real_instances": 1, "on_guessed_arguments": 0}}

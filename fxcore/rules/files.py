@@ -1,7 +1,8 @@
 """Problems before or around a capture: the file cannot be imported (FX100), the constructor
 raised (FX101), the worker ran out of time or crashed (FX102); and what building a class
 leaves worth knowing: it was not traced (FX103), or was traced with guessed arguments (FX104),
-which ``fxcore.class_notes`` finds in its verdict."""
+which ``fxcore.class_notes`` finds in its verdict, or the instance fx-lsp built does not fit
+it (FX105, ``fxcore.worker.capture.fx.instance_fit``)."""
 
 from fxcore.rules.rule import Rule
 
@@ -81,4 +82,44 @@ Fix: configure the real arguments under `[tool.fx-lsp.modules."pkg.mod:Net"]` if
 )
 
 
-RULES = (FX100, FX101, FX102, FX103, FX104)
+FX105 = Rule(
+    code="FX105",
+    kinds=("does-not-fit",),
+    severity="hint",
+    mode="fx",
+    docs="""\
+**Hint: the instance does not fit**: tracing the instance fx-lsp built from the class's
+defaults or from guessed arguments stopped with an error that involves no traced value, so
+the error comes from that instance, not from torch.fx. Reported where it was raised, with the
+arguments used; the class counts as "does not fit" in the summary, neither traceable nor
+failed, and was not traced.
+
+```python
+class Block(nn.Module):
+    def __init__(self, act=None, n_blocks=0):
+        ...
+    def forward(self, x):
+        y = self.act(x)              # FX105: TypeError: 'NoneType' object is not callable
+        return torch.cat([b(y) for b in self.blocks], 1)  # FX105 with n_blocks=0: empty list
+```
+
+Before giving up, fx-lsp traces the next instance it can build (at most three in all, within
+the class's `timeout`): a builder function, a literal call site, then the table's guesses
+also for parameters whose default builds nothing (`None`, `0`, empty: `n_blocks=2` for
+`n_blocks=0`). The first that fits gives the verdict. An error that involves a traced value
+(its message names a `Proxy`, torch.fx raised it, or a traced value is among the failing
+operation's operands) stays a failure of tracing (FX001-FX008, FX199), and so does any error on
+an instance from configuration, a builder or a call site, or one met after the tracer
+recovered from another failure.
+
+Fix: give the real arguments under `[tool.fx-lsp.modules."pkg.mod:Net"]` (`kwargs`, `call` or
+a `factory`), or let a traced model that builds the class give it its verdict.
+""",
+    message=(
+        "The instance does not fit: {detail}, where no traced value is involved: the error "
+        "comes from the instance fx-lsp built, not from torch.fx."
+    ),
+)
+
+
+RULES = (FX100, FX101, FX102, FX103, FX104, FX105)

@@ -101,8 +101,10 @@ class JobContext:
         frames = [to_frame(position, self.sources) for position in stack]
         here = innermost_workspace_frame(frames, self.root)
         # The leaf-module advice is torch.fx's: export and compile go through library code.
+        # A leaf hides a failure of tracing, not an instance that does not fit (FX105, a hint).
+        rule = BY_CODE[CODES[kind]]
         layer = self.third_party_layer(frames) \
-            if BY_CODE[CODES[kind]].mode in ("fx", "any") else None
+            if rule.mode in ("fx", "any") and rule.severity == "error" else None
         if layer is not None:
             message += (
                 f" This happens inside the third-party layer `{layer}`, whose forward FX "

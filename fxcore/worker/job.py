@@ -19,7 +19,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -28,6 +28,7 @@ import torch
 from fxcore.discovery import ClassSource
 from fxcore.file_access import UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
+from fxcore.instance_trust import does_not_fit, instance_call
 from fxcore.job_spec import TraceJob
 from fxcore.parent_arguments import parent_rank
 from fxcore.parsing import SourceTooComplex
@@ -38,6 +39,7 @@ from fxcore.worker.building.sources import (
     build_class,
     has_own_arguments,
     not_a_model_reason,
+    other_instances,
     root_arguments,
 )
 from fxcore.worker.capture.base import Capture
@@ -56,6 +58,9 @@ Send = Callable[[tuple[str, Any]], None]
 #: At most this many distinct workspace classes are traced from one root's submodules, so a
 #: huge model does not spend the whole scan on its parts (each still has the class time-out).
 MAX_SUBMODULE_CLASSES_PER_ROOT = 24
+
+#: At most this many instances of one class are traced in search of one that fits it (FX105).
+MAX_INSTANCES = 3
 
 
 class Job:
@@ -141,13 +146,7 @@ class Job:
             if isinstance(built, ModuleResult):
                 self.send_per_mode(built)
                 continue
-            # One target for every mode: inputs decided for one mode serve the next.
-            target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                   built.concrete_args, arguments=built.arguments)
-            root_results = []
-            for capture in self.captures:
-                root_results.append(self.built_verdict(context, capture, target, built))
-                self.send(("module", root_results[-1]))
+            built, root_results = self.capture_fitting_instance(context, cls, source, built)
             # Verdicts of submodule instances are extras: the file's own classes, still to
             # come, must not be lost to a module tree that breaks named_modules().
             with contextlib.suppress(Exception):
@@ -158,6 +157,50 @@ class Job:
         file_result.third_party_packages = imported_third_party_packages(
             context.preloaded_modules, context.is_workspace_path)
         self.send(("file", file_result))
+
+    def capture_fitting_instance(self, context: JobContext, cls: type, source: ClassSource,
+                                 built: Built) -> tuple[Built, list[ModuleResult]]:
+        """Capture the class with each mode and send the verdicts; the instance captured and
+        the verdicts, in the order of the modes.
+
+        When torch.fx finds that the instance does not fit the class (FX105: an error that
+        involves no traced value, on an instance built from defaults or guesses), the next
+        instance (``other_instances``) is traced instead, and the first that fits is
+        captured by every mode. At most ``MAX_INSTANCES`` are traced, and another only while
+        the time spent, and as much again as one took on average, stays within the class's
+        time-out (the worker sends nothing meanwhile); when none fits, the last instance's
+        verdict says so, naming the instances tried before it."""
+        fx_capture = next((capture for capture in self.captures if capture.mode == "fx"), None)
+        # One target for every mode: inputs decided for one mode serve the next.
+        target = CaptureTarget(cls, source, built.model, built.instantiated_on,
+                               built.concrete_args, arguments=built.arguments)
+        fx_result = None
+        if fx_capture is not None:
+            started = time.monotonic()
+            others: Iterator[Built] | None = None
+            not_fitting: list[ModuleResult] = []
+            while True:
+                fx_result = self.built_verdict(context, fx_capture, target, built)
+                traced = len(not_fitting) + 1
+                spent = time.monotonic() - started
+                if not does_not_fit(fx_result) or traced >= MAX_INSTANCES \
+                        or spent * (traced + 1) / traced > self.job.config.timeout:
+                    break
+                others = others or other_instances(context, cls, built)
+                following = next(others, None)
+                if following is None:
+                    break
+                not_fitting.append(fx_result)
+                built = following
+                target = CaptureTarget(cls, source, built.model, built.instantiated_on,
+                                       built.concrete_args, arguments=built.arguments)
+            _name_instances_tried(fx_result, not_fitting)
+        results = []
+        for capture in self.captures:
+            results.append(fx_result if capture is fx_capture and fx_result is not None
+                           else self.built_verdict(context, capture, target, built))
+            self.send(("module", results[-1]))
+        return built, results
 
     def send_per_mode(self, result: ModuleResult) -> None:
         """Send a verdict made before any capture (not built, skipped) as each mode's."""
@@ -314,6 +357,23 @@ class Job:
         result = self.verdict(in_file, capture, target)
         result.arguments = arguments
         return result
+
+
+def _name_instances_tried(result: ModuleResult, not_fitting: list[ModuleResult]) -> None:
+    """Say on ``result`` which instances were traced before its own and did not fit: in its
+    FX105 message when it does not fit either, else as a note on the verdict."""
+    if not not_fitting:
+        return
+    tried = "; ".join(earlier.reason or "" for earlier in not_fitting)
+    if does_not_fit(result):
+        result.reason = f"{result.reason} Instances tried before: {tried}"
+        for failure in result.failures:
+            if failure.code == CODES["does-not-fit"]:
+                failure.message += f" Instances tried before, which did not fit either: {tried}"
+    elif result.arguments is not None:
+        instance = instance_call(result.class_name, result.arguments)
+        result.capture_notes.append(f"{tried} This verdict is on the next instance fx-lsp "
+                                    f"could build, {instance}.")
 
 
 def run_job(job: TraceJob, send: Send) -> None:

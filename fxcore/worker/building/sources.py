@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +23,13 @@ import torch
 from fxcore.arguments import (
     call_site_values,
     candidate_calls,
+    default_overrides,
     missing_from_type_error,
     value_source,
 )
 from fxcore.discovery import ClassSource
 from fxcore.job_spec import ModuleConfig
-from fxcore.results import Arguments, InstantiatedOn, ModuleResult
+from fxcore.results import ArgumentOrigin, Arguments, InstantiatedOn, ModuleResult
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.context import JobContext, describe_exception
 
@@ -104,37 +106,17 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
         return by_builder
     builder_failure = "" if by_builder is None else (
         f" Building it with its module's builder functions failed ({by_builder}).")
-    rejected: BaseException | None = None
-    site = context.job.call_sites.get(cls.__name__)
-    if site is not None:
-        try:
-            args, kwargs = call_site_values(site, vars(sys.modules[cls.__module__]))
-            call = dataclasses.replace(module_config, args=[*module_config.args, *args],
-                                       kwargs={**module_config.kwargs, **kwargs})
-            model, instantiated_on, weights = build(cls, call)
-        except Exception as error:
-            rejected = error
-        else:
-            arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
-                                  kwargs=dict(site.kwargs))
-            return Built(model, instantiated_on, weights, arguments,
-                         module_config.concrete_args)
+    by_call_site = _build_with_call_site(context, cls, module_config)
+    if isinstance(by_call_site, Built):
+        return by_call_site
+    rejected = by_call_site
     if context.job.config.guess_arguments:
         for candidate in candidate_calls(cls, missing):
-            call = dataclasses.replace(module_config,
-                                       kwargs={**module_config.kwargs, **candidate.kwargs})
-            try:
-                model, instantiated_on, weights = build(cls, call)
-            except Exception as error:
-                rejected = error
-                continue
-            arguments = Arguments(
-                origin="guessed" if candidate.guessed else "config-class",
-                args=[value_source(value) for value in call.args],
-                kwargs={name: value_source(value) for name, value in call.kwargs.items()},
-            )
-            return Built(model, instantiated_on, weights, arguments,
-                         module_config.concrete_args)
+            built = _build_with_candidate(cls, module_config, candidate.kwargs,
+                                          "guessed" if candidate.guessed else "config-class")
+            if isinstance(built, Built):
+                return built
+            rejected = built
     key = f"{context.location.module_name}:{cls.__name__}"
     names = ", ".join(missing)
     example = ", ".join(f"{name} = ..." for name in missing)
@@ -150,6 +132,81 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
             f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
         ),
     )
+
+
+def _build_with_call_site(context: JobContext, cls: type,
+                          module_config: ModuleConfig) -> Built | BaseException | None:
+    """The class built with the arguments of its literal call site in the workspace; the
+    error when they do not build it; None without a call site."""
+    site = context.job.call_sites.get(cls.__name__)
+    if site is None:
+        return None
+    try:
+        args, kwargs = call_site_values(site, vars(sys.modules[cls.__module__]))
+        call = dataclasses.replace(module_config, args=[*module_config.args, *args],
+                                   kwargs={**module_config.kwargs, **kwargs})
+        model, instantiated_on, weights = build(cls, call)
+    except Exception as error:
+        return error
+    arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
+                          kwargs=dict(site.kwargs))
+    return Built(model, instantiated_on, weights, arguments, module_config.concrete_args)
+
+
+def _build_with_candidate(cls: type, module_config: ModuleConfig, kwargs: dict[str, Any],
+                          origin: ArgumentOrigin) -> Built | BaseException:
+    """The class built with found keyword arguments added to its configuration, or why not."""
+    call = dataclasses.replace(module_config, kwargs={**module_config.kwargs, **kwargs})
+    try:
+        model, instantiated_on, weights = build(cls, call)
+    except Exception as error:
+        return error
+    arguments = Arguments(
+        origin=origin,
+        args=[value_source(value) for value in call.args],
+        kwargs={name: value_source(value) for name, value in call.kwargs.items()},
+    )
+    return Built(model, instantiated_on, weights, arguments, module_config.concrete_args)
+
+
+def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Built]:
+    """The instances to trace, in order of trust, when ``first`` does not fit the class
+    (FX105: an error that involves no traced value): after the class's defaults, its
+    module's builder function and its literal call site; after the defaults or a guess, the
+    table's guesses (``fxcore.arguments``), each also with the table's values for the
+    parameters whose default builds nothing (``n_blocks=0``). Each is built only when asked
+    for; one from the same arguments as ``first`` is left out."""
+    module_config = context.module_config(cls.__name__)
+    origin = first.arguments.origin
+    if origin == "defaults":
+        by_builder = _build_with_builder(context, cls, module_config)
+        if isinstance(by_builder, Built):
+            yield by_builder
+        by_call_site = _build_with_call_site(context, cls, module_config)
+        if isinstance(by_call_site, Built):
+            yield by_call_site
+    if origin not in ("defaults", "guessed") or not context.job.config.guess_arguments:
+        return
+    overrides = default_overrides(cls, module_config.kwargs)
+    missing = missing_parameters(cls, module_config.args, module_config.kwargs)
+    calls = [(candidate.kwargs, candidate.guessed) for candidate in candidate_calls(cls, missing)] \
+        if missing else [({}, False)]
+    ordered: list[tuple[dict[str, Any], bool]] = []
+    for kwargs, guessed in calls:
+        ordered.append((kwargs, guessed))
+        if overrides:
+            ordered.append(({**kwargs, **overrides}, True))
+    tried = [first.arguments.kwargs]
+    for kwargs, guessed in ordered:
+        sources = {name: value_source(value)
+                   for name, value in {**module_config.kwargs, **kwargs}.items()}
+        if sources in tried:
+            continue
+        tried.append(sources)
+        found = _build_with_candidate(cls, module_config, kwargs,
+                                      "guessed" if guessed else "config-class")
+        if isinstance(found, Built):
+            yield found
 
 
 def _build_with_builder(context: JobContext, cls: type,

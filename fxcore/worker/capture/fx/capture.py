@@ -16,15 +16,25 @@ from typing import Any, ClassVar
 from torch import fx
 
 from fxcore.discovery import ClassSource
+from fxcore.instance_trust import instance_call, made_from, may_not_fit
 from fxcore.results import Failure, Hint
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.fx import mistraces
+from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 from fxcore.worker.capture.fx.libraries import on_library, recorded_cause
-from fxcore.worker.capture.fx.tracer import RecoveringTracer, proxy_patches, recovering_tracer_class
+from fxcore.worker.capture.fx.tracer import (
+    MESSAGES,
+    RecoveringTracer,
+    proxy_patches,
+    recovering_tracer_class,
+)
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.locate import traceback_positions
+
+#: The kind of FX105: the error that ended the trace is the instance's, not torch.fx's.
+DOES_NOT_FIT = "does-not-fit"
 
 
 class FxCapture:
@@ -55,11 +65,18 @@ class FxCapture:
         recorded = [on_library(item, context, recorded_cause(item))
                     for item in tracer.recorded_failures]
         failures = context.located_failures(recorded, target.source)
+        not_fitting: str | None = None
         if ending_error is not None:
             ending = on_library(
                 RecordedFailure("error", f"Tracing stopped: {describe_exception(ending_error)}",
                                 traceback_positions(ending_error.__traceback__)),
                 context, describe_exception(ending_error))
+            # After a recovered failure the values may be the tracer's stand-ins: only an
+            # error met first is known to be the instance's.
+            if ending.kind == "error" and not failures and may_not_fit(target.arguments) \
+                    and not involves_traced_value(ending_error, context.is_workspace_path,
+                                                  context.sources.tree):
+                ending, not_fitting = not_fitting_failure(context, target, ending_error)
             failure = context.failure(ending.kind, ending.message, ending.stack,
                                       target.source.name_span)
             failure.possible_consequence = bool(failures)
@@ -79,6 +96,9 @@ class FxCapture:
             failures.append(failure)
         for failure in failures:
             relocate_into_decorator(failure, target.cls, target.source, context.path)
+        if not_fitting is not None:
+            return CaptureRecord(self.mode, failures=failures, not_checked=not_fitting,
+                                 seconds=seconds)
         complete = not failures and graph is not None
         return CaptureRecord(
             self.mode,
@@ -121,6 +141,24 @@ class FxCapture:
             hints += mistraces.concrete_arguments(forward, concrete_args, source.name_span,
                                                   lines, context.path)
         return hints
+
+
+def not_fitting_failure(context: JobContext, target: CaptureTarget,
+                        error: BaseException) -> tuple[RecordedFailure, str]:
+    """FX105 for an error on the instance that involves no traced value, and the class's
+    reason for having no verdict: both name the instance's arguments and the error."""
+    assert target.arguments is not None
+    instance = instance_call(target.cls.__name__, target.arguments)
+    detail = (f"{instance} ({made_from(target.arguments)}) raised "
+              f"{describe_exception(error)}")
+    key = f"{context.location.module_name}:{target.cls.__name__}"
+    fix = (f' Give the real arguments under [tool.fx-lsp.modules."{key}"] (kwargs, call or '
+           "factory) to trace the class.")
+    message = MESSAGES[DOES_NOT_FIT].format(detail=detail)
+    reason = (f"The instance {instance} ({made_from(target.arguments)}) does not fit it: "
+              f"{describe_exception(error)}, an error that involves no traced value.")
+    return (RecordedFailure(DOES_NOT_FIT, message + fix,
+                            traceback_positions(error.__traceback__)), reason)
 
 
 def make_tracer(context: JobContext) -> RecoveringTracer:
