@@ -107,7 +107,8 @@ def test_the_summary_counts_classes_and_each_modes_verdicts(
     """Two classes, three verdicts each: the summary says 2 classes, not 6 modules, and a
     class that compiles in two graphs is one with graph breaks, not a failed one."""
     counts = {"traced": 2, "traceable": 1, "failed": 1, "not_traced": 0, "not_built": 0,
-              "with_graph_breaks": 0, "on_real_instances": 2, "on_guessed_arguments": 0}
+              "instance_does_not_fit": 0, "with_graph_breaks": 0, "on_real_instances": 2,
+              "on_guessed_arguments": 0}
     assert checked["summary"]["classes"] == 2
     assert checked["summary"]["modes"] == {"fx": counts, "export": counts,
                                            "compile": {**counts, "with_graph_breaks": 1}}
@@ -283,7 +284,8 @@ def test_an_operator_meta_cannot_run_is_not_checked_with_its_line(tmp_path: Path
     assert report["diagnostics"] == []
     assert report["summary"]["modes"] == {
         mode: {"traced": 0, "traceable": 0, "failed": 0, "not_traced": 1, "not_built": 0,
-               "with_graph_breaks": 0, "on_real_instances": 0, "on_guessed_arguments": 0}
+               "instance_does_not_fit": 0, "with_graph_breaks": 0, "on_real_instances": 0,
+               "on_guessed_arguments": 0}
         for mode in ("export", "compile")}
     modules = {module["mode"]: module for module in report["modules"]}
     for mode, code, capture in (("export", "FX404", "torch.export"),
