@@ -45,7 +45,10 @@ TreeOf = Callable[[str], "ast.Module | None"]
 def involves_traced_value(error: BaseException, is_workspace_path: Callable[[str], bool],
                           tree_of: TreeOf) -> bool:
     """True unless the error ended the trace where no traced value is involved (see the
-    module's documentation); True too when that cannot be told (no workspace frame)."""
+    module's documentation); True too when that cannot be told (no workspace frame), and
+    for running out of memory or an exit, which say how the code runs, not how it was built."""
+    if not isinstance(error, Exception) or isinstance(error, MemoryError):
+        return True
     if "Proxy" in describe_exception(error):
         return True
     frames = _traceback_frames(error.__traceback__)
