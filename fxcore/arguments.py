@@ -293,6 +293,12 @@ def call_site_values(site: CallSite,
             {name: evaluate_argument(source, namespace) for name, source in site.kwargs})
 
 
+def call_text(arguments: Arguments) -> str:
+    """The arguments as they stand inside the call's parentheses: ``64, heads=4``."""
+    return ", ".join([*arguments.args,
+                      *(f"{name}={value}" for name, value in arguments.kwargs.items())])
+
+
 def describe(arguments: Arguments | None) -> str | None:
     """In words, where a verdict's arguments came from when nobody configured them:
     ``guessed arguments: dim=64, heads=4``, ``the instance its builder function
@@ -300,8 +306,7 @@ def describe(arguments: Arguments | None) -> str | None:
     parents: ``fxcore.parent_arguments.parent_description`` says those)."""
     if arguments is None:
         return None
-    call = ", ".join([*arguments.args, *(f"{name}={value}"
-                                         for name, value in arguments.kwargs.items())])
+    call = call_text(arguments)
     if arguments.origin == "guessed":
         return f"guessed arguments: {call}"
     if arguments.origin == "config-class":

@@ -15,6 +15,7 @@ then has no verdict of its own. Pure data: no torch, no user code.
 
 from __future__ import annotations
 
+from fxcore.arguments import call_text
 from fxcore.results import CODES, Arguments, ModuleResult
 
 #: Sources whose arguments fx-lsp made up. Any other source, one added later included, is
@@ -51,8 +52,7 @@ def guessed_instance(class_name: str, arguments: Arguments | None) -> str | None
 def instance_call(class_name: str, arguments: Arguments) -> str:
     """The instance as Python that rebuilds it: ``Net()``, ``Net(in_dim=64)``,
     ``ViT(dim=64).blocks.0`` for one a parent built, ``resnet50()`` for a builder's."""
-    call = ", ".join([*arguments.args, *(f"{name}={value}"
-                                         for name, value in arguments.kwargs.items())])
+    call = call_text(arguments)
     if arguments.origin == "parent" and arguments.parent:
         parent_class = arguments.parent.rpartition(":")[2]
         path = f".{arguments.path}" if arguments.path else ""
