@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and tests the VS Code extension from a fresh machine: system packages, npm packages,
-# code-server, bundle, unit tests, fx-lsp.vsix, then the end-to-end test in a real VS Code.
+# code-server, bundle, unit tests, fx-lsp.vsix (checked as the Marketplace and Open VSX would),
+# then the end-to-end test in a real VS Code.
 # Expects the Python project installed first (pip install torch==2.13.0; pip install -e .[test]):
 # the e2e test runs the server with FX_LSP_PYTHON (default: python3's own executable).
 set -euo pipefail
@@ -69,7 +70,9 @@ step "type check and unit tests"
 npm run typecheck
 npm run test:unit
 
-step "package fx-lsp.vsix"
+# scripts/package.mjs fails on any vsce warning; scripts/check-vsix.mjs checks the vsix against
+# the Marketplace's and Open VSX's rules and its size budget.
+step "package fx-lsp.vsix and check it"
 npm run package
 ls -l fx-lsp.vsix
 
