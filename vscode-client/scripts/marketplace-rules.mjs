@@ -52,7 +52,7 @@ export function marketplaceIssues(manifest) {
     ["repository", urlOf(manifest.repository)],
     ["bugs", urlOf(manifest.bugs)],
   ]) {
-    if (typeof url !== "string" || !(url === REPOSITORY_URL || url.startsWith(`${REPOSITORY_URL}/`) || url === `${REPOSITORY_URL}.git`)) {
+    if (typeof url !== "string" || !(url === REPOSITORY_URL || url.startsWith(`${REPOSITORY_URL}/`))) {
       issues.push(`${field} must point into ${REPOSITORY_URL}: ${url}`);
     }
   }
