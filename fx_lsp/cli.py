@@ -19,7 +19,7 @@ from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
-from fxcore.torch_versions import torch_support
+from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -217,7 +217,7 @@ def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> 
 def _torch_supported() -> bool:
     """Before any worker starts: False, after one line on stderr, for a torch fx-lsp does not
     support; a newer one than tested gets one line saying so, and runs."""
-    support = torch_support()
+    support = installed_torch_support()
     if support.refusal is not None:
         print(support.refusal, file=sys.stderr)
         return False

@@ -48,7 +48,7 @@ from fxcore.job_spec import TraceJob
 from fxcore.mode_phases import phase_job
 from fxcore.report import collect
 from fxcore.results import CODES, FileResult, ModuleResult
-from fxcore.torch_versions import torch_support
+from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
 
@@ -76,7 +76,7 @@ class FxLanguageServer(LanguageServer):
         )
         self.engine: Engine | None = None
         #: The installed torch, judged once: a refused one means no worker ever starts.
-        self.torch = torch_support()
+        self.torch = installed_torch_support()
         self.settings = Settings(self._open_text, self.root_of, self._warn)
         self.documents = Documents(
             self._start_trace,

@@ -44,9 +44,8 @@ def installed_torch_version() -> str | None:
         return None
 
 
-def torch_support(found: str | None = None) -> TorchSupport:
-    """What fx-lsp makes of torch ``found`` (default: the installed one)."""
-    found = installed_torch_version() if found is None else found
+def torch_support(found: str | None) -> TorchSupport:
+    """What fx-lsp makes of torch version ``found`` (None: no torch installed)."""
     needs = f"fx-lsp needs torch >= {_dotted(MINIMUM_SERIES)}"
     if found is None:
         return TorchSupport(None, refusal=f"{needs}, and this Python has no torch: install "
@@ -63,3 +62,7 @@ def torch_support(found: str | None = None) -> TorchSupport:
             "and the torch internals its capture modes hook are feature-detected (a missing "
             "one is reported as such), but verdicts may differ from a tested release"))
     return TorchSupport(found)
+
+
+def installed_torch_support() -> TorchSupport:
+    return torch_support(installed_torch_version())
