@@ -13,14 +13,17 @@ CLI and the server never import torch (it takes over a second), only their worke
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 #: The oldest torch release series fx-lsp runs with (``torch>=2.13`` in pyproject.toml).
 MINIMUM_SERIES = (2, 13)
 #: The newest series the tests run on; newer ones run, untested.
 TESTED_SERIES = (2, 13)
 _SERIES = re.compile(r"(\d+)\.(\d+)")
+_VERSION_ASSIGNMENT = re.compile(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", re.M)
 
 
 def _dotted(series: tuple[int, int]) -> str:
@@ -38,10 +41,22 @@ class TorchSupport:
 
 
 def installed_torch_version() -> str | None:
+    """The version of the torch this Python would import, None when there is none."""
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
+        pass
+    # A torch without distribution metadata (a source tree on the path): the version its
+    # build wrote into torch/version.py, read as text (finding a package imports nothing).
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
         return None
+    version_file = Path(spec.origin).with_name("version.py")
+    try:
+        match = _VERSION_ASSIGNMENT.search(version_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return match[1] if match else None
 
 
 def torch_support(found: str | None) -> TorchSupport:

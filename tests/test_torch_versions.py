@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.torch_versions import MINIMUM_SERIES, TESTED_SERIES, torch_support
+from fxcore.torch_versions import (
+    MINIMUM_SERIES,
+    TESTED_SERIES,
+    installed_torch_version,
+    torch_support,
+)
 
 from engine_support import MARKING_MODEL, REPO_ROOT, fake_torch_metadata
 
@@ -81,3 +86,16 @@ def test_the_tested_torch_gets_no_word_about_its_version(model_workspace: Path) 
     assert completed.returncode == 1, completed.stderr
     assert "tested with torch" not in completed.stderr
     assert "needs torch" not in completed.stderr
+
+
+def test_a_torch_without_metadata_is_judged_by_its_version_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    import torch
+
+    def no_metadata(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", no_metadata)
+    assert installed_torch_version() == torch.__version__
