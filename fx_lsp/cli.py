@@ -19,6 +19,7 @@ from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
+from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -213,6 +214,18 @@ def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> 
     return EXIT_OK
 
 
+def _torch_supported() -> bool:
+    """Before any worker starts: False, after one line on stderr, for a torch fx-lsp does not
+    support; a newer one than tested gets one line saying so, and runs."""
+    support = installed_torch_support()
+    if support.refusal is not None:
+        print(support.refusal, file=sys.stderr)
+        return False
+    if support.untested is not None:
+        print(support.untested, file=sys.stderr)
+    return True
+
+
 def _check_timeout(parser: argparse.ArgumentParser, timeout: float | None) -> None:
     if timeout is not None and not is_valid_timeout(timeout):
         parser.error(f"--timeout must be a number of seconds between 0 and "
@@ -239,6 +252,8 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     modes = _modes(arguments.mode)
     if modes is not None and len(modes) > 1:
         raise CommandError(f"--mode {arguments.mode}: the graph is drawn for one mode")
+    if not _torch_supported():
+        return EXIT_USAGE
     jobs, projects = check_jobs([path], arguments.timeout, modes)
     check_run = run_jobs(jobs, projects, 1, not arguments.no_cache)
     try:
@@ -278,6 +293,8 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     output_format = arguments.output_format or (
         "full" if arguments.output_file is None and sys.stdout.isatty() else "concise")
     output_format = "concise" if output_format == "text" else output_format
+    if not _torch_supported():
+        return EXIT_USAGE
 
     def run() -> tuple[CheckRun, shards.Shard | None]:
         jobs, projects = check_jobs(arguments.paths, arguments.timeout, modes)

@@ -87,12 +87,12 @@ class Documents:
         self,
         start: StartTrace,
         buffer_text: Callable[[Document], str],
-        trusted: Callable[[], bool],
+        tracing_on: Callable[[], bool],
         listener: Listener,
     ) -> None:
         self._start = start
         self._buffer_text = buffer_text
-        self._trusted = trusted
+        self._tracing_on = tracing_on
         self._listener = listener
         self._documents: dict[str, Document] = {}
         #: Latest results, by path, whose roots built workspace classes: their derived
@@ -154,7 +154,7 @@ class Documents:
         """Trace ``document`` after ``delay`` seconds (on the running event loop), replacing
         any trace of it that is planned or running."""
         self.outdate(document)
-        if not self._trusted():
+        if not self._tracing_on():
             return
         loop = asyncio.get_running_loop()
         document.timer = loop.call_later(delay, self._submit, document, document.generation)

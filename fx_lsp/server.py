@@ -48,6 +48,7 @@ from fxcore.job_spec import TraceJob
 from fxcore.mode_phases import phase_job
 from fxcore.report import collect
 from fxcore.results import CODES, FileResult, ModuleResult
+from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
 from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
 
@@ -74,11 +75,13 @@ class FxLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.engine: Engine | None = None
+        #: The installed torch, judged once: a refused one means no worker ever starts.
+        self.torch = installed_torch_support()
         self.settings = Settings(self._open_text, self.root_of, self._warn)
         self.documents = Documents(
             self._start_trace,
             lambda document: self.workspace.get_text_document(document.uri).source,
-            lambda: self.settings.options.trusted,
+            self.tracing_on,
             self,
         )
         self._reported: set[str] = set()
@@ -122,6 +125,19 @@ class FxLanguageServer(LanguageServer):
             f"FX Trace output); the first: {new[0]}")
         self.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
+    def tracing_on(self) -> bool:
+        """Whether documents are traced: the workspace is trusted and torch is supported."""
+        return self.settings.options.trusted and self.torch.refusal is None
+
+    def report_torch(self) -> None:
+        """A refused torch: one error pop-up (no diagnostics follow); an untested one: a line
+        in the log."""
+        if self.torch.refusal is not None:
+            self.report_once([self.torch.refusal], types.MessageType.Error)
+        elif self.torch.untested is not None:
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Warning, message=self.torch.untested))
 
     def report_untrusted(self) -> None:
         self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
@@ -291,7 +307,8 @@ class FxLanguageServer(LanguageServer):
 
     def set_trusted(self, trusted: bool) -> None:
         if trusted:
-            self.ensure_engine()
+            if self.tracing_on():
+                self.ensure_engine()
             self.documents.retrace_all()
         else:
             self.documents.stop_all()
@@ -315,6 +332,9 @@ class FxLanguageServer(LanguageServer):
     def submit_workspace(self, jobs: list[TraceJob]) -> list[TraceHandle] | None:
         if not self.settings.options.trusted:
             self.report_untrusted()
+            return None
+        if not self.tracing_on():
+            self.report_torch()
             return None
         engine = self.ensure_engine()
         # Changes no file event announced are found by one walk of each workspace, not one a job.
@@ -378,6 +398,8 @@ class FxLanguageServer(LanguageServer):
         pending = self.documents.pending + len(self.workspace_handles)
         if not self.settings.options.trusted:
             state = "disabled"
+        elif self.torch.refusal is not None:
+            state, message = "error", self.torch.refusal
         elif message:
             state = "error"
         else:
@@ -473,9 +495,10 @@ def initialize(ls: FxLanguageServer, params: types.InitializeParams) -> None:
 async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> None:
     if ls.process_id is not None:
         ls.watcher = asyncio.ensure_future(ls.watch_client(ls.process_id))
-    if ls.settings.options.trusted:
+    ls.report_torch()
+    if ls.tracing_on():
         ls.ensure_engine()
-    else:
+    elif not ls.settings.options.trusted:
         ls.report_untrusted()
     ls.send_status()
     watched = ls.client_capabilities.workspace

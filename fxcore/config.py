@@ -31,7 +31,7 @@ import ast
 import math
 import os
 import re
-import sys
+import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,12 +40,6 @@ from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.job_spec import CallSite, DynamicDim, EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 
 #: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.initialization_options``
 #: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads

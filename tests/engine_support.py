@@ -7,6 +7,7 @@ them all under the one name ``conftest``.)
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 from pathlib import Path
 
@@ -96,3 +97,35 @@ def is_running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+#: A model whose import leaves a marker file: proof that a worker ran the workspace's code.
+MARKING_MODEL = """\
+import pathlib
+
+import torch
+from torch import nn
+
+pathlib.Path(__file__).with_name("imported.txt").write_text("imported")
+
+
+class Gate(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x)
+        if y.sum() > 0:
+            return y
+        return -y
+"""
+
+
+def fake_torch_metadata(folder: Path, version: str) -> str:
+    """A PYTHONPATH under which ``importlib.metadata.version("torch")`` is ``version``."""
+    info = folder / f"torch-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
+    return os.pathsep.join(filter(None, [str(folder), str(REPO_ROOT),
+                                         os.environ.get("PYTHONPATH", "")]))

@@ -21,7 +21,6 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
@@ -36,6 +35,13 @@ def _ones(tensor: torch.Tensor) -> Any:
     return 1.0 if tensor.dtype.is_floating_point or tensor.dtype.is_complex else 1
 
 
+def _nested_list(shape: tuple[int, ...], value: Any) -> Any:
+    """What ``tolist`` gives for a tensor of ``shape`` filled with ``value``."""
+    if not shape:
+        return value
+    return [_nested_list(shape[1:], value) for _ in range(shape[0])]
+
+
 def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     def value(tensor: torch.Tensor) -> Any:
         if name == "__bool__":
@@ -43,7 +49,13 @@ def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         if name == "item":
             return _ones(tensor)
         if name == "tolist":
-            return numpy.full(tuple(tensor.shape), _ones(tensor)).tolist()
+            return _nested_list(tuple(tensor.shape), _ones(tensor))
+        # numpy is no dependency of torch or fx-lsp: without it, ``Tensor.numpy`` raises as
+        # torch's own does ("Numpy is not available"), which is what the code would meet.
+        try:
+            import numpy
+        except ImportError:
+            return original(tensor)
         return numpy.full(tuple(tensor.shape), _ones(tensor))
 
     def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
