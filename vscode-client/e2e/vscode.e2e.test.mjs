@@ -913,6 +913,8 @@ describe("fx-lsp in VS Code (code-server), an interpreter without fx-lsp", () =>
   });
 
   const toast = (text) => run.page.locator(".notifications-toasts .notification-toast", { hasText: text });
+  /** A toast once its fade-in is over, for a screenshot that shows it whole. */
+  const shownToast = (text) => run.page.locator(".notifications-toasts .notification-toast.notification-fade-in-done", { hasText: text });
 
   it("says once that fx-lsp is missing from a Python without pip, and what to do", () =>
     step("08-no-pip", async () => {
@@ -923,6 +925,7 @@ describe("fx-lsp in VS Code (code-server), an interpreter without fx-lsp", () =>
       assert.ok(text.includes(`${barePython} -m ensurepip`), text);
       assert.match(text, /no pip/);
       assert.equal(await missing.first().locator(".monaco-button", { hasText: /^Install/ }).count(), 0, "no install button without pip");
+      await shownToast("is not installed in").first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
       await screenshot("08-no-pip");
       // No crash loop: nothing more is tried until something changes (no event to wait for, so a pause).
       await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -943,6 +946,7 @@ describe("fx-lsp in VS Code (code-server), an interpreter without fx-lsp", () =>
       await offer.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
       const install = offer.first().locator(".monaco-button", { hasText: `Install fx-lsp ${EXTENSION_VERSION}` });
       await install.waitFor({ timeout: UI_TIMEOUT_MS });
+      await shownToast(`not installed in ${venv.python}`).first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
       await screenshot("08-install-offer");
       // Nothing is installed before the click.
       assert.equal(fxLspIn(venv.python, run.dir), null);
@@ -952,8 +956,7 @@ describe("fx-lsp in VS Code (code-server), an interpreter without fx-lsp", () =>
         window.fxLspNotReloaded = true;
       });
       await install.click();
-      const progress = toast(`installing fx-lsp ${EXTENSION_VERSION} into ${venv.python}`);
-      await progress.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      await shownToast(`installing fx-lsp ${EXTENSION_VERSION} into ${venv.python}`).first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
       await screenshot("08-install-progress");
 
       await openFile("control_flow.py");
