@@ -1,13 +1,16 @@
 // End-to-end test in a real VS Code: code-server with the freshly built fx-lsp.vsix installed,
 // driven through Debian's headless Chromium with playwright-core. It asserts what a person sees:
 // squiggles, Problems entries, hovers, a quick fix applied with Ctrl+., the generated-code view,
-// the graph view, the language status item, Trace Workspace and its cancellation, restarts, live settings, and
-// Restricted Mode turning into tracing when the workspace is trusted.
+// the graph view, the language status item, Trace Workspace and its cancellation, restarts, live settings,
+// Restricted Mode turning into tracing when the workspace is trusted, and the extension installing
+// its own server (the wheel in the vsix) into an interpreter that lacks it.
 //
 // Environment (all optional):
 //   CODE_SERVER      code-server binary (default: the one scripts/ci.sh installs)
 //   FX_LSP_PYTHON    interpreter with fx-lsp installed (default: python3's sys.executable)
 //   FX_LSP_VSIX      the packaged extension (default: ../fx-lsp.vsix)
+//   FX_LSP_E2E_TOOLS where the venv with only torch is kept between runs (default: the folder
+//                    scripts/ci.sh installs code-server into, ~/.cache/fx-lsp-e2e)
 //   CHROMIUM         browser binary (default: /usr/bin/chromium)
 //   ARTIFACTS_DIR    where the screenshots go (default: <repo>/test-artifacts/vscode)
 //   E2E_KEEP_RUN=1   keep the scratch folder (settings, logs) after the run
@@ -31,12 +34,19 @@ const CODE_SERVER =
 const VSIX = process.env.FX_LSP_VSIX ?? path.join(clientDir, "fx-lsp.vsix");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const ARTIFACTS = process.env.ARTIFACTS_DIR ?? path.join(repoDir, "test-artifacts", "vscode");
+const TOOLS = process.env.FX_LSP_E2E_TOOLS ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "fx-lsp-e2e");
+/** The version of the extension, which is the version of the wheel it carries. */
+const EXTENSION_VERSION = JSON.parse(fs.readFileSync(path.join(clientDir, "package.json"), "utf8")).version;
+/** The torch of the venv that lacks fx-lsp: a pinned release (this machine has its file). */
+const TORCH_REQUIREMENT = "torch==2.13.0";
 const PYTHON =
   process.env.FX_LSP_PYTHON ??
   execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim();
 
 /** The first trace of a run imports torch in the server's fork server: allow for a cold machine. */
 const TRACE_TIMEOUT_MS = 120_000;
+/** pip fetches the wheel's dependencies (pygls, libcst, ...) from the package index, then a first trace. */
+const INSTALL_TIMEOUT_MS = 300_000;
 const UI_TIMEOUT_MS = 30_000;
 /** For a read polled by `waitFor`: a locator otherwise waits up to 30 s for a missing element,
  * which can spend the whole of a poll's deadline on one read of a re-rendering view. */
@@ -120,13 +130,86 @@ function codeServerArgs() {
   ];
 }
 
-function scratchEnv() {
-  return {
+/** The environment of code-server (and so of the extension and its Pythons), without `withoutEnv`. */
+function scratchEnv(withoutEnv = []) {
+  const env = {
     ...process.env,
     XDG_DATA_HOME: path.join(run.dir, "xdg", "data"),
     XDG_CACHE_HOME: path.join(run.dir, "xdg", "cache"),
     XDG_CONFIG_HOME: path.join(run.dir, "xdg", "config"),
   };
+  for (const name of withoutEnv) delete env[name];
+  return env;
+}
+
+// ----- A Python that lacks fx-lsp: a venv with only torch, kept under TOOLS, copied for each run
+
+/** For running a venv's Python from the test: no PYTHONPATH (it could lend fx_lsp), a neutral folder. */
+function isolatedPythonOptions(cwd) {
+  const env = { ...process.env, PYTHONSAFEPATH: "1" };
+  delete env.PYTHONPATH;
+  return { cwd, env, encoding: "utf8" };
+}
+
+/** What `python` has of fx-lsp: its distribution's version and where `fx_lsp` is, or null. */
+function fxLspIn(python, cwd) {
+  const script = [
+    "import importlib.metadata, importlib.util, json",
+    "spec = importlib.util.find_spec('fx_lsp')",
+    "try:",
+    "    version = importlib.metadata.version('fx-lsp')",
+    "except importlib.metadata.PackageNotFoundError:",
+    "    version = None",
+    "print(json.dumps(None if spec is None and version is None else {'version': version, 'origin': spec and spec.origin}))",
+  ].join("\n");
+  return JSON.parse(execFileSync(python, ["-c", script], isolatedPythonOptions(cwd)).trim());
+}
+
+/**
+ * A venv with torch and its dependencies and nothing else, made once (about half a minute: the
+ * torch wheel is a local file) and kept under TOOLS; it is moved into place only once complete.
+ */
+function torchVenvTemplate() {
+  const pythonVersion = execFileSync(PYTHON, ["-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], { encoding: "utf8" }).trim();
+  const template = path.join(TOOLS, `venv-${TORCH_REQUIREMENT.replace("==", "-")}-py${pythonVersion}`);
+  if (fs.existsSync(path.join(template, "bin", "python"))) return template;
+  fs.mkdirSync(TOOLS, { recursive: true });
+  const scratch = fs.mkdtempSync(path.join(TOOLS, ".venv-torch-"));
+  execFileSync(PYTHON, ["-m", "venv", scratch], { stdio: "inherit" });
+  execFileSync(path.join(scratch, "bin", "python"), ["-m", "pip", "install", "--disable-pip-version-check", TORCH_REQUIREMENT], {
+    ...isolatedPythonOptions(TOOLS),
+    stdio: "inherit",
+  });
+  assert.equal(fxLspIn(path.join(scratch, "bin", "python"), TOOLS), null, "the torch venv has no fx-lsp");
+  try {
+    fs.renameSync(scratch, template);
+  } catch (error) {
+    // Another run made it meanwhile.
+    fs.rmSync(scratch, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(template, "bin", "python"))) throw error;
+  }
+  return template;
+}
+
+/**
+ * A copy of the torch venv for one run, as hard links (a second and no space; pip replaces files
+ * by unlinking them first, so the template is never written through). Its `bin/python` finds its
+ * own pyvenv.cfg, so it is a venv of its own; `bin/pip`'s first line still names the template, so
+ * everything runs `python -m pip`.
+ */
+function freshTorchVenv() {
+  const template = torchVenvTemplate();
+  const runs = path.join(TOOLS, "venv-runs");
+  fs.mkdirSync(runs, { recursive: true });
+  const venv = path.join(fs.mkdtempSync(path.join(runs, "run-")), "venv");
+  try {
+    execFileSync("cp", ["-al", template, venv]);
+  } catch {
+    fs.rmSync(venv, { recursive: true, force: true });
+    execFileSync("cp", ["-a", template, venv]);
+  }
+  assert.equal(fxLspIn(path.join(venv, "bin", "python"), runs), null, "the venv has no fx-lsp before the step");
+  return venv;
 }
 
 /** Files under `dir` (recursively) whose name matches `pattern`. */
@@ -193,12 +276,14 @@ async function openFile(name) {
   await waitFor(async () => (await editorText()).includes("class "), `the text of ${name}`, UI_TIMEOUT_MS);
 }
 
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /** The token span of the active editor whose whole text is `text` on the line that contains `lineText`. */
 function token(text, lineText) {
   return activeEditor()
     .locator(".view-line", { hasText: lineText })
     .first()
-    .locator("span > span", { hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`) })
+    .locator("span > span", { hasText: new RegExp(`^${escapeRegExp(text)}$`) })
     .first();
 }
 
@@ -300,7 +385,7 @@ const BASE_USER_SETTINGS = {
  * Starts code-server on a copy of the fixture workspace with the vsix installed and opens it in
  * Chromium. `trust: false` runs it with Workspace Trust on, so that the folder opens restricted.
  */
-async function launchVSCode({ trust, userSettings, workspaceSettings }) {
+async function launchVSCode({ trust, userSettings, workspaceSettings, withoutEnv = [] }) {
   for (const [what, file] of [["code-server", CODE_SERVER], ["the vsix", VSIX], ["chromium", CHROMIUM], ["python", PYTHON]]) {
     assert.ok(fs.existsSync(file), `${what} not found at ${file}`);
   }
@@ -318,7 +403,7 @@ async function launchVSCode({ trust, userSettings, workspaceSettings }) {
   const port = await freePort();
   fs.writeFileSync(path.join(run.dir, "config.yaml"), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
 
-  execFileSync(CODE_SERVER, [...codeServerArgs(), "--install-extension", VSIX], { env: scratchEnv(), stdio: "inherit" });
+  execFileSync(CODE_SERVER, [...codeServerArgs(), "--install-extension", VSIX], { env: scratchEnv(withoutEnv), stdio: "inherit" });
 
   const logFd = fs.openSync(path.join(run.dir, "code-server.log"), "w");
   const server = spawn(
@@ -335,7 +420,7 @@ async function launchVSCode({ trust, userSettings, workspaceSettings }) {
       run.workspace,
     ],
     // detached: its own process group, so that its file watcher and extension host die with it.
-    { env: scratchEnv(), detached: true, stdio: ["ignore", logFd, logFd] },
+    { env: scratchEnv(withoutEnv), detached: true, stdio: ["ignore", logFd, logFd] },
   );
   run.serverPid = server.pid;
   await waitFor(
@@ -771,33 +856,6 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       await openFile("control_flow.py");
       await activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
     }));
-
-  it("restarts on an interpreter change, says once that fx-lsp is missing there, and recovers", () =>
-    step("07-interpreter-change", async () => {
-      const { page } = run;
-      const bare = path.join(run.dir, "bare-venv");
-      execFileSync(PYTHON, ["-m", "venv", "--without-pip", bare]);
-      const barePython = path.join(bare, "bin", "python");
-      const settingsFile = path.join(run.workspace, ".vscode", "settings.json");
-      const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
-      fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, "fxLsp.interpreter": barePython }, null, 2));
-      const missing = page.locator(".notifications-toasts .notification-toast", { hasText: "is not installed in" });
-      await missing.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
-      const text = await missing.first().innerText();
-      assert.ok(text.includes(`${barePython} -m pip install fx-lsp`), text);
-      assert.match(text, /Install in Terminal/);
-      await screenshot("07-not-installed");
-      // No crash loop: nothing more is tried until something changes (no event to wait for, so a pause).
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      assert.equal(await missing.count(), 1, "one notification");
-      const log = fs.readFileSync(findLog("FX Trace.log"), "utf8");
-      assert.equal(log.match(/fx_lsp is not importable by/g)?.length, 1, "one failed start in the log");
-
-      fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
-      await openFile("control_flow.py");
-      await activeEditor().locator(".squiggly-error").first().waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
-      await screenshot("07-recovered");
-    }));
 });
 
 describe("fx-lsp in VS Code (code-server), restricted workspace", () => {
@@ -831,5 +889,94 @@ describe("fx-lsp in VS Code (code-server), restricted workspace", () => {
       await squiggle.waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
       assert.equal(await lineOf(squiggle), 11);
       await screenshot("06-trusted");
+    }));
+});
+
+describe("fx-lsp in VS Code (code-server), an interpreter without fx-lsp", () => {
+  const venv = { dir: "", python: "", bare: "" };
+  before(async () => {
+    venv.dir = freshTorchVenv();
+    venv.python = path.join(venv.dir, "bin", "python");
+    venv.bare = path.join(path.dirname(venv.dir), "bare-venv");
+    execFileSync(PYTHON, ["-m", "venv", "--without-pip", venv.bare]);
+    // No PYTHONPATH: it would lend these Pythons the checkout's fx_lsp.
+    await launchVSCode({
+      trust: true,
+      userSettings: {},
+      workspaceSettings: { "fxLsp.interpreter": path.join(venv.bare, "bin", "python") },
+      withoutEnv: ["PYTHONPATH"],
+    });
+  });
+  after(async () => {
+    await shutdownVSCode();
+    if (venv.dir) fs.rmSync(path.dirname(venv.dir), { recursive: true, force: true });
+  });
+
+  const toast = (text) => run.page.locator(".notifications-toasts .notification-toast", { hasText: text });
+  /** A toast once its fade-in is over, for a screenshot that shows it whole. */
+  const shownToast = (text) => run.page.locator(".notifications-toasts .notification-toast.notification-fade-in-done", { hasText: text });
+
+  it("says once that fx-lsp is missing from a Python without pip, and what to do", () =>
+    step("08-no-pip", async () => {
+      const barePython = path.join(venv.bare, "bin", "python");
+      const missing = toast("is not installed in");
+      await missing.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      const text = await missing.first().innerText();
+      assert.ok(text.includes(`${barePython} -m ensurepip`), text);
+      assert.match(text, /no pip/);
+      assert.equal(await missing.first().locator(".monaco-button", { hasText: /^Install/ }).count(), 0, "no install button without pip");
+      await shownToast("is not installed in").first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      await screenshot("08-no-pip");
+      // No crash loop: nothing more is tried until something changes (no event to wait for, so a pause).
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      assert.equal(await missing.count(), 1, "one notification");
+      const log = fs.readFileSync(findLog("FX Trace.log"), "utf8");
+      assert.equal(log.match(/fx-lsp is not installed in /g)?.length, 1, "one failed start in the log");
+      // Escape hides the toasts (the notification stays in the notification center).
+      await run.page.keyboard.press("Escape");
+      await waitFor(async () => (await missing.count()) === 0, "the toast to hide", UI_TIMEOUT_MS);
+    }));
+
+  it("offers the bundled fx-lsp for an interpreter without it, installs it there on a click, and traces without a reload", () =>
+    step("08-install-server", async () => {
+      const { page } = run;
+      const settingsFile = path.join(run.workspace, ".vscode", "settings.json");
+      fs.writeFileSync(settingsFile, JSON.stringify({ "fxLsp.interpreter": venv.python }, null, 2));
+      const offer = toast(`the fx-lsp server is not installed in ${venv.python}`);
+      await offer.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      const install = offer.first().locator(".monaco-button", { hasText: `Install fx-lsp ${EXTENSION_VERSION}` });
+      await install.waitFor({ timeout: UI_TIMEOUT_MS });
+      await shownToast(`not installed in ${venv.python}`).first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      await screenshot("08-install-offer");
+      // Nothing is installed before the click.
+      assert.equal(fxLspIn(venv.python, run.dir), null);
+      assert.equal(await offer.count(), 1, "one notification");
+      // A page reload would drop this.
+      await page.evaluate(() => {
+        window.fxLspNotReloaded = true;
+      });
+      await install.click();
+      await shownToast(`installing fx-lsp ${EXTENSION_VERSION} into ${venv.python}`).first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      await screenshot("08-install-progress");
+
+      await openFile("control_flow.py");
+      const squiggle = activeEditor().locator(".squiggly-error").first();
+      await squiggle.waitFor({ state: "attached", timeout: INSTALL_TIMEOUT_MS });
+      assert.equal(await lineOf(squiggle), 11, "the squiggle is on `if x.sum() > 0:`");
+      await showProblems();
+      await waitFor(async () => (await problemRows()).some((label) => /FX001/.test(label)), "a Problems entry with FX001", UI_TIMEOUT_MS);
+      await screenshot("08-installed-diagnostics");
+      assert.equal(await page.evaluate(() => window.fxLspNotReloaded), true, "the window was not reloaded");
+
+      // The wheel of the vsix went into that venv, and only there.
+      const installed = fxLspIn(venv.python, run.dir);
+      assert.equal(installed?.version, EXTENSION_VERSION);
+      assert.ok(installed.origin.startsWith(venv.dir), installed.origin);
+      const log = fs.readFileSync(findLog("FX Trace.log"), "utf8");
+      const wheel = `bundled/fx_lsp-${EXTENSION_VERSION}-py3-none-any.whl`;
+      assert.match(log, new RegExp(`Installing: ${escapeRegExp(venv.python)} -m pip install .*${escapeRegExp(wheel)}`));
+      assert.match(log, new RegExp(`pip: Successfully installed .*fx-lsp-${escapeRegExp(EXTENSION_VERSION)}`));
+      assert.equal(log.match(/Installing: /g).length, 1, "one install");
+      assert.equal(await toast("is not installed in").count(), 0, "no further offer");
     }));
 });

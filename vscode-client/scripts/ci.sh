@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds and tests the VS Code extension from a fresh machine: system packages, npm packages,
-# code-server, bundle, unit tests, fx-lsp.vsix (checked as the Marketplace and Open VSX would),
-# then the end-to-end test in a real VS Code.
+# code-server, bundle, unit tests, fx-lsp.vsix (with the fx-lsp wheel it installs, checked as
+# the Marketplace and Open VSX would), then the end-to-end test in a real VS Code.
 # Expects the Python project installed first (pip install torch==2.13.0; pip install -e .[test]):
-# the e2e test runs the server with FX_LSP_PYTHON (default: python3's own executable).
+# the e2e test runs the server with FX_LSP_PYTHON (default: python3's own executable), and keeps
+# a venv with only torch under FX_LSP_E2E_TOOLS for the step that installs the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 client_dir=$(pwd)
@@ -11,7 +12,8 @@ started=$SECONDS
 step() { printf '\n== %s (%ss)\n' "$*" $((SECONDS - started)); }
 
 CODE_SERVER_VERSION=4.100.3
-code_server_prefix="${FX_LSP_E2E_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/fx-lsp-e2e}/code-server-$CODE_SERVER_VERSION"
+export FX_LSP_E2E_TOOLS="${FX_LSP_E2E_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/fx-lsp-e2e}"
+code_server_prefix="$FX_LSP_E2E_TOOLS/code-server-$CODE_SERVER_VERSION"
 export CODE_SERVER="$code_server_prefix/node_modules/.bin/code-server"
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
@@ -75,6 +77,11 @@ npm run test:unit
 step "package fx-lsp.vsix and check it"
 npm run package
 ls -l fx-lsp.vsix
+wheel="extension/bundled/fx_lsp-$(node -p 'require("./package.json").version')-py3-none-any.whl"
+if ! python3 -m zipfile -l fx-lsp.vsix | grep -q "^$wheel "; then
+    echo "ci.sh: fx-lsp.vsix does not carry $wheel" >&2
+    exit 1
+fi
 
 step "end-to-end test in code-server"
 export FX_LSP_PYTHON="${FX_LSP_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}"

@@ -7,7 +7,9 @@ import { createLog, log } from "./log";
 import { initializePython, resolveInterpreter, serverWorkspaceFolder } from "./python";
 import { ModesStatusItem, SELECT_MODES_COMMAND, selectModes } from "./modesStatus";
 import { RestartQueue } from "./restartQueue";
-import { checkServerInstalled, createClient, reportInstallProblem, sendSettings, stopClient } from "./server";
+import { bundledWheel, installWheel, reportProbeProblem, showOffer } from "./installer";
+import { createClient, safeProcessOptions, sendSettings, stopClient } from "./server";
+import { DISTRIBUTION, InstallOffers, Offer, planServerStart, probeInterpreter, serverVersionDiffers } from "./serverInstall";
 import { CONFIG_SECTION, ServerSettings, classifySettingsChange, resolveServerSettings } from "./settings";
 import { ServerStatus, StatusItem } from "./status";
 import { TRACE_WORKSPACE_COMMAND, traceWorkspace } from "./traceWorkspace";
@@ -30,6 +32,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const graphs = new GraphPanels(context.extensionUri, () => client);
   context.subscriptions.push(status, new ModesStatusItem(), generatedCode, graphs);
 
+  // The server must be the version of the extension: its wheel is in the vsix (scripts/wheel.mjs).
+  const extensionVersion = String(context.extension.packageJSON.version);
+  const offers = new InstallOffers();
+  /** The interpreter whose install offer was clicked: the next restart installs into it. */
+  let installRequest: string | undefined;
+  // Assigned below: an accepted offer requests a restart, which does the install.
+  let requestRestart: (why: string) => Promise<void>;
+
+  const offerInstall = (python: string, shownAs: string, offer: Offer, pip: boolean): void => {
+    if (!offers.shouldOffer(python)) {
+      log().info(`No new offer to install ${DISTRIBUTION} into ${python} (one was made already).`);
+      return;
+    }
+    offers.shown(python, offer);
+    const wheelBundled = bundledWheel(context.extensionPath, extensionVersion) !== undefined;
+    void showOffer(offer, shownAs, extensionVersion, { pip, wheelBundled }).then((clicked) => {
+      offers.closed(python);
+      if (!clicked) return;
+      installRequest = python;
+      void requestRestart(`install ${DISTRIBUTION} ${extensionVersion} into ${python}`);
+    });
+  };
+
   const restartServer = async (): Promise<void> => {
     status.showStarting();
     if (client !== undefined) {
@@ -42,11 +67,34 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const interpreter = await resolveInterpreter();
     // Never the workspace folder: see safeProcessOptions.
     const neutralFolder = context.extensionPath;
+    const processOptions = safeProcessOptions(neutralFolder);
     log().info(`Interpreter: ${interpreter.command} (from ${interpreter.source}); workspace trusted: ${vscode.workspace.isTrusted}`);
-    const check = await checkServerInstalled(interpreter.command, neutralFolder);
-    if (!check.ok) {
-      status.showStopped(check.detail);
-      void reportInstallProblem(interpreter.command, check);
+    if (installRequest !== undefined) {
+      const requested = installRequest;
+      installRequest = undefined;
+      const wheel = bundledWheel(context.extensionPath, extensionVersion);
+      if (requested !== interpreter.command) {
+        // Only ever into the interpreter the user was asked about, and that is still the chosen one.
+        log().warn(`Not installing into ${requested}: the interpreter is now ${interpreter.command}.`);
+      } else if (wheel !== undefined) {
+        offers.installAttempted(requested);
+        await installWheel(requested, wheel, extensionVersion, processOptions);
+      }
+    }
+    const probed = await probeInterpreter(interpreter.command, processOptions);
+    if (!probed.ok) {
+      status.showStopped(probed.detail);
+      void reportProbeProblem(interpreter.command, probed);
+      return;
+    }
+    const { probe } = probed;
+    const shownAs = probe.executable === interpreter.command ? interpreter.command : `${interpreter.command} (${probe.executable})`;
+    log().info(`${DISTRIBUTION} in ${shownAs}: ${probe.importable ? (probe.version ?? "importable, of unknown version") : "not importable"}; pip: ${probe.pip ? "yes" : "no"}`);
+    const plan = planServerStart(probe, extensionVersion);
+    if (plan.offer !== undefined) offerInstall(interpreter.command, shownAs, plan.offer, probe.pip);
+    if (!plan.start) {
+      log().error(`${DISTRIBUTION} is not installed in ${shownAs}.`);
+      status.showStopped(`${DISTRIBUTION} is not installed in ${interpreter.command}`);
       return;
     }
     const starting = createClient(interpreter.command, neutralFolder, currentSettings);
@@ -67,13 +115,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       await starting.start();
       log().info("The server is running.");
+      // The metadata can differ from what runs (a checkout on PYTHONPATH): the server has the last word.
+      const serverVersion = starting.initializeResult?.serverInfo?.version;
+      if (plan.offer === undefined && serverVersionDiffers(serverVersion, extensionVersion)) {
+        log().warn(`The server is ${DISTRIBUTION} ${serverVersion ?? "of unknown version"}, the extension ${extensionVersion}.`);
+        offerInstall(interpreter.command, shownAs, { kind: "update", installed: serverVersion ?? null }, probe.pip);
+      }
     } catch (error) {
       log().error(`The server did not start: ${String(error)}`);
       status.showStopped("the server did not start: see the log");
     }
   };
   const restarts = new RestartQueue(restartServer, (error) => log().error(`Restart failed: ${String(error)}`));
-  const requestRestart = (why: string): Promise<void> => {
+  requestRestart = (why: string): Promise<void> => {
     log().info(`Restart requested: ${why}`);
     return restarts.request();
   };
@@ -86,7 +140,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(GENERATED_CODE_SCHEME, generatedCode),
-    vscode.commands.registerCommand("fxLsp.restart", () => requestRestart("FX: Restart Server")),
+    vscode.commands.registerCommand("fxLsp.restart", () => {
+      // An explicit restart may follow a fix the extension cannot see (pip added, a venv made).
+      offers.reset();
+      return requestRestart("FX: Restart Server");
+    }),
     vscode.commands.registerCommand("fxLsp.showLog", () => log().show()),
     vscode.commands.registerCommand(SELECT_MODES_COMMAND, selectModes),
     vscode.commands.registerCommand(SHOW_GENERATED_CODE_COMMAND, (uri?: string | vscode.Uri, className?: string) =>
