@@ -3,6 +3,8 @@ runs the breaking instruction eagerly (``if x.sum() > 0``, ``x.item()``), which 
 cannot answer. While a capture runs, ``Tensor.__bool__``/``item``/``tolist``/``numpy`` give a
 stand-in for meta tensors (true, one, a list or array of ones of its shape) and behave as
 before for any other tensor; torch's ``nonzero`` on meta assumes every element is nonzero.
+numpy is imported only when a meta tensor's ``.numpy()`` runs: torch does not need it, and
+where it is not installed that call raises torch's own error, as it would on real data.
 
 The stand-ins are ``torch._dynamo.disable``d: dynamo must neither trace them as user code nor
 count them as breaks of their own.
@@ -21,7 +23,6 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
@@ -36,6 +37,13 @@ def _ones(tensor: torch.Tensor) -> Any:
     return 1.0 if tensor.dtype.is_floating_point or tensor.dtype.is_complex else 1
 
 
+def _filled(shape: tuple[int, ...], value: Any) -> Any:
+    """Nested lists of ``value`` of ``shape``, as ``tolist`` gives them (a scalar for ())."""
+    if not shape:
+        return value
+    return [_filled(shape[1:], value) for _ in range(shape[0])]
+
+
 def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     def value(tensor: torch.Tensor) -> Any:
         if name == "__bool__":
@@ -43,13 +51,19 @@ def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         if name == "item":
             return _ones(tensor)
         if name == "tolist":
-            return numpy.full(tuple(tensor.shape), _ones(tensor)).tolist()
+            return _filled(tuple(tensor.shape), _ones(tensor))
+        import numpy
+
         return numpy.full(tuple(tensor.shape), _ones(tensor))
 
     def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         if not self.is_meta:
             return original(self, *args, **kwargs)
-        return value(self)
+        try:
+            return value(self)
+        except ImportError:
+            # No numpy: torch's own "Numpy is not available" is what real data would get.
+            return original(self, *args, **kwargs)
 
     method.__name__ = name
     return torch._dynamo.disable(method)
