@@ -24,7 +24,7 @@ from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
-from fxcore.engine import ZygoteError
+from fxcore.engine import WORKER_LOG, ZygoteError
 from fxcore.version import VERSION
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -345,10 +345,11 @@ def _shows_progress(arguments: argparse.Namespace) -> bool:
 
 
 def _configure_logging(arguments: argparse.Namespace) -> None:
-    """``-v``: the workers' output (``fxcore.engine.WORKER_LOG``, INFO) on stderr; ``-q``:
-    errors only. By default fx-lsp's own warnings, and nothing the workers print."""
+    """``-v``: fx-lsp's INFO records and all the workers' output (``WORKER_LOG``) on stderr;
+    ``-q``: errors only. By default fx-lsp's own warnings, and nothing the workers print."""
     if getattr(arguments, "verbose", False):
         logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+        WORKER_LOG.setLevel(logging.DEBUG)
     elif getattr(arguments, "quiet", False):
         logging.getLogger().setLevel(logging.ERROR)
 

@@ -10,8 +10,9 @@ result.
 
 What the zygote and the children print (torch's warnings on import, a library's deprecation
 warnings, the workspace's own prints and warnings) never reaches the caller's terminal: it is
-logged to ``WORKER_LOG`` at INFO, which the CLI shows with ``--verbose`` and the server writes
-to its log.
+logged to ``WORKER_LOG``, the zygote's lines at INFO (the server writes them to its log) and
+each file's output at DEBUG (the CLI's ``--verbose`` shows both; the server logs a file's
+output only when its worker timed out or crashed, as part of the reason).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ ZYGOTE_START_SECONDS = 120.0
 #: How long a dead zygote's last output may take to arrive, to be quoted in the error.
 _LAST_OUTPUT_SECONDS = 5.0
 
-#: What workers print: each line the zygote prints, and each file's output of a job that ran.
+#: What workers print: each line the zygote prints (INFO), and each file's output of a job
+#: that ran (DEBUG).
 WORKER_LOG = logging.getLogger("fxcore.workers")
 
 
@@ -688,7 +690,7 @@ def _log_file_output(result: FileResult) -> None:
     text = result.output.rstrip()
     if text:
         lines = "\n".join(f"    {line}" for line in text.splitlines())
-        WORKER_LOG.info("fx-lsp worker: %s printed:\n%s", result.path, lines)
+        WORKER_LOG.debug("fx-lsp worker: %s printed:\n%s", result.path, lines)
 
 
 def _last_output(output: bytes, lines: int = OUTPUT_TAIL_LINES) -> str:
