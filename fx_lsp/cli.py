@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TextIO
 
-from fx_lsp import fixing, graph_html, report_formats, shards
+from fx_lsp import fixing, graph_html, launch, report_formats, shards
 from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
 from fx_lsp.escaping import terminal
 from fxcore import network_isolation
@@ -29,7 +29,7 @@ from fxcore.version import VERSION
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: 128 + the signal's number, as shells report a command that a signal stopped.
-EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class _VersionAction(argparse.Action):
@@ -399,9 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stops:
             return command[arguments.command](parser, arguments)
     except KeyboardInterrupt:
-        # One line, as ruff and pytest say it; the run cleaned up on its way here.
-        print("fx-lsp: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        # The run cleaned up on its way here.
+        return launch.interrupted()
     except Terminated:
         print("fx-lsp: terminated", file=sys.stderr)
         return EXIT_TERMINATED

@@ -311,15 +311,16 @@ def still_running(pids: set[int]) -> set[int]:
     return running
 
 
-@pytest.mark.parametrize(("command", "stop", "to_group", "at"), [
-    ("check", signal.SIGINT, False, "forward"),
-    ("check", signal.SIGINT, True, "import"),
-    ("check", signal.SIGTERM, False, "forward"),
-    ("graph", signal.SIGINT, True, "forward"),
-    ("fix", signal.SIGINT, True, "after the fix"),
+@pytest.mark.parametrize(("command", "stop", "to_group", "at", "then_again"), [
+    ("check", signal.SIGINT, False, "forward", True),
+    ("check", signal.SIGINT, True, "import", False),
+    ("check", signal.SIGTERM, False, "forward", False),
+    ("graph", signal.SIGINT, True, "forward", False),
+    ("fix", signal.SIGINT, True, "after the fix", False),
 ])
 def test_a_stopped_run_says_one_line_and_leaves_nothing_running(
-        tmp_path: Path, command: str, stop: signal.Signals, to_group: bool, at: str) -> None:
+        tmp_path: Path, command: str, stop: signal.Signals, to_group: bool, at: str,
+        then_again: bool) -> None:
     pids, release = tmp_path / "pids", tmp_path / "release"
     model = HANGING.format(
         pids=str(pids), release=str(release),
@@ -341,6 +342,8 @@ def test_a_stopped_run_says_one_line_and_leaves_nothing_running(
     assert process.returncode == 128 + stop
     assert stdout == ""
     assert still_running(started) == set()
+    if not then_again:
+        return
     # The cache holds what finished and nothing of what was stopped: the next run traces the
     # stopped class, and reads every entry.
     release.touch()
