@@ -19,7 +19,7 @@ from typing import TextIO
 
 from fx_lsp import fixing, graph_html, launch, report_formats, shards
 from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
-from fx_lsp.escaping import terminal
+from fx_lsp.escaping import terminal, terminal_lines
 from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
@@ -344,11 +344,21 @@ def _shows_progress(arguments: argparse.Namespace) -> bool:
     return not (arguments.verbose or arguments.quiet)
 
 
+class _TerminalFormatter(logging.Formatter):
+    """Each line of a record made inert for the terminal, as other workspace text is: what a
+    model prints may hold escape sequences."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(terminal_lines(super().format(record)))
+
+
 def _configure_logging(arguments: argparse.Namespace) -> None:
     """``-v``: fx-lsp's INFO records and all the workers' output (``WORKER_LOG``) on stderr;
     ``-q``: errors only. By default fx-lsp's own warnings, and nothing the workers print."""
     if getattr(arguments, "verbose", False):
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_TerminalFormatter("%(message)s"))
+        logging.basicConfig(level=logging.INFO, handlers=[handler])
         WORKER_LOG.setLevel(logging.DEBUG)
     elif getattr(arguments, "quiet", False):
         logging.getLogger().setLevel(logging.ERROR)

@@ -686,10 +686,11 @@ def _may_define_a_module_class(parsed: ParsedFile) -> bool:
 
 
 def _log_file_output(result: FileResult) -> None:
-    """What the children of a job printed, as one record: the file's prints and warnings."""
+    """What the children of a job printed, as one record: the file's prints and warnings, each
+    line behind a ``|`` (a CI log takes a line that starts with ``::`` as a command)."""
     text = result.output.rstrip()
     if text:
-        lines = "\n".join(f"    {line}" for line in text.splitlines())
+        lines = "\n".join(f"  | {line}" for line in text.splitlines())
         WORKER_LOG.debug("fx-lsp worker: %s printed:\n%s", result.path, lines)
 
 

@@ -184,8 +184,8 @@ def test_verbose_shows_what_the_workers_printed(tmp_path: Path) -> None:
     assert any(line.startswith("fx-lsp worker: ") and "UserWarning: Failed to initialize "
                "NumPy: No module named 'numpy'" in line for line in lines), verbose.stderr
     printed = lines.index(f"fx-lsp worker: {root / 'noisy.py'} printed:")
-    assert "    importing the noisy model" in lines[printed:]
-    assert "    in forward" in lines[printed:]
+    assert "  | importing the noisy model" in lines[printed:]
+    assert "  | in forward" in lines[printed:]
     assert any("UserWarning: the noisy model's own warning in forward" in line
                for line in lines[printed:])
     assert any("UserWarning: To copy construct from a tensor" in line
