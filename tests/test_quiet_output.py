@@ -9,10 +9,12 @@ NumPy" on import. Here numpy is made unimportable for every process of the run b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -354,3 +356,54 @@ def test_a_stopped_run_says_one_line_and_leaves_nothing_running(
     assert modules["Plain"]["status"] == "traceable"
     assert CODES["crash"] not in codes(modules["Slow"]), modules["Slow"]
     assert CODES["timeout"] not in codes(modules["Slow"]), modules["Slow"]
+
+
+def test_ctrl_c_on_a_terminal_leaves_one_line(tmp_path: Path) -> None:
+    """Ctrl+C typed on the terminal the run is in: its driver sends SIGINT to the foreground
+    process group, and echoes ^C."""
+    pids, release = tmp_path / "pids", tmp_path / "release"
+    model = HANGING.format(pids=str(pids), release=str(release), at_import="",
+                           in_forward="hang()")
+    root = workspace(tmp_path, {"slow.py": model, "plain.py": PLAIN})
+    environment_of_run = environment(tmp_path, numpy=False)
+    pid, terminal = pty.fork()
+    if pid == 0:  # the new session's leader, the terminal its controlling one
+        try:
+            os.chdir(root)
+            os.execve(sys.executable, [sys.executable, "-m", "fx_lsp", "check", "--no-cache",
+                                       "--output-format", "json", "--output-file",
+                                       str(tmp_path / "report.json"), "."],
+                      environment_of_run)
+        finally:
+            os._exit(127)
+    shown = bytearray()
+    deadline = time.monotonic() + 300
+    while not pids.exists():
+        ended = False
+        if select.select([terminal], [], [], 0.1)[0]:
+            try:
+                shown += os.read(terminal, 4096)
+            except OSError:  # EIO: the session ended
+                ended = True
+        if ended or time.monotonic() > deadline or os.waitpid(pid, os.WNOHANG)[0]:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            pytest.fail(f"the model never ran: {shown.decode(errors='replace')}")
+    worker, grandchild = map(int, pids.read_text().split())
+    started = descendants(pid) | {worker, grandchild}
+    os.write(terminal, b"\x03")
+    while True:
+        try:
+            data = os.read(terminal, 4096)
+        except OSError:  # EIO: the session ended
+            break
+        if not data:
+            break
+        shown += data
+    os.close(terminal)
+    _, status = os.waitpid(pid, 0)
+    text = shown.decode("utf-8", errors="replace")
+    assert PROGRESS.sub("", text).replace("^C", "") == "fx-lsp: interrupted\r\n", text
+    assert os.waitstatus_to_exitcode(status) == 130
+    assert still_there(started) == set()
