@@ -18,7 +18,7 @@ if (
 ):
     del sys.path[0]
 
-from fx_lsp.cli import main  # noqa: E402
+from fx_lsp.launch import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -194,12 +194,13 @@ class Summary:
 
 
 class Progress:
-    """A one-line progress bar on stderr, shown only when stderr is a terminal."""
+    """A one-line progress bar on stderr, shown only when stderr is a terminal (and not
+    turned off: ``-v`` and ``-q``)."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, total: int, stream: TextIO = sys.stderr, shown: bool = True) -> None:
         self.total = total
         self.stream = stream
-        self.enabled = total > 1 and stream.isatty()
+        self.enabled = shown and total > 1 and stream.isatty()
         self.done = 0
 
     def advance(self) -> None:
@@ -289,9 +290,9 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
 
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
-             use_cache: bool = True) -> CheckRun:
+             use_cache: bool = True, show_progress: bool = True) -> CheckRun:
     """Trace the jobs (unchanged files' results from the cache) and report them."""
-    progress = Progress(len(jobs))
+    progress = Progress(len(jobs), shown=show_progress)
     results: list[FileResult] = []
     engine = Engine(workers=workers, cache=ResultCache() if use_cache else None)
     try:

@@ -5,24 +5,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import ipaddress
+import logging
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import TextIO
 
-from fx_lsp import fixing, graph_html, report_formats, shards
+from fx_lsp import fixing, graph_html, launch, report_formats, shards
 from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
-from fx_lsp.escaping import terminal
+from fx_lsp.escaping import terminal, terminal_lines
 from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
+from fxcore.engine import WORKER_LOG, ZygoteError
 from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: 128 + the signal's number, as shells report a command that a signal stopped.
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class _VersionAction(argparse.Action):
@@ -44,7 +52,26 @@ class CommandError(Exception):
     one line on stderr and exit status 2."""
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: like Ctrl+C, it stops the run, which cleans up on the way out."""
+
+
+def _verbosity_options() -> argparse.ArgumentParser:
+    """``-v``/``-q``, as ruff spells them, for the commands that run workers."""
+    options = argparse.ArgumentParser(add_help=False)
+    verbosity = options.add_mutually_exclusive_group()
+    verbosity.add_argument("-v", "--verbose", action="store_true",
+                           help="also print what the workers print (warnings of torch and "
+                           "other libraries, your models' prints and warnings), without the "
+                           "progress bar")
+    verbosity.add_argument("-q", "--quiet", action="store_true",
+                           help="print the report only: no progress bar, no summary of fixes, "
+                           "no warnings of fx-lsp's own")
+    return options
+
+
 def build_parser() -> argparse.ArgumentParser:
+    verbosity = _verbosity_options()
     parser = argparse.ArgumentParser(
         prog="fx-lsp",
         description="Find what stops torch.fx symbolic tracing of your nn.Modules.",
@@ -52,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction,
                         help="show the version and the network isolation of workers, and exit")
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="trace the nn.Modules of files or folders")
+    check = commands.add_parser("check", help="trace the nn.Modules of files or folders",
+                                parents=[verbosity])
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.add_argument(
         "--output-format", "--format", dest="output_format",
@@ -105,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
         "export, compile; default: `modes` of [tool.fx-lsp], else fx)",
     )
     graph = commands.add_parser(
-        "graph", help="write a class's traced graph as one self-contained HTML file")
+        "graph", help="write a class's traced graph as one self-contained HTML file",
+        parents=[verbosity])
     graph.add_argument("target", metavar="PATH::CLASS",
                        help="a Python file and the class in it (the class may be left out "
                        "when the file has one traced class)")
@@ -255,7 +284,7 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     if not _torch_supported():
         return EXIT_USAGE
     jobs, projects = check_jobs([path], arguments.timeout, modes)
-    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache)
+    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache, _shows_progress(arguments))
     try:
         module = graph_html.find_class(check_run, class_name)
     except graph_html.GraphTargetError as error:
@@ -263,8 +292,9 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
         return EXIT_FAILED
     output = arguments.output_file or f"{module.class_name}.graph.html"
     _write_output(output, lambda stream: stream.write(graph_html.page(module)))
-    print(f"{terminal(output)}: {terminal(module.qualified_name)}, {module.status}, "
-          f"{len(module.graph)} nodes", file=sys.stderr)
+    if not arguments.quiet:
+        print(f"{terminal(output)}: {terminal(module.qualified_name)}, {module.status}, "
+              f"{len(module.graph)} nodes", file=sys.stderr)
     return EXIT_OK
 
 
@@ -301,17 +331,19 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
         selected = None
         if shard is not None:
             jobs, selected = shards.select(jobs, *shard)
-        return run_jobs(jobs, projects, arguments.workers, not arguments.no_cache), selected
+        return run_jobs(jobs, projects, arguments.workers, not arguments.no_cache,
+                        _shows_progress(arguments)), selected
 
+    summaries = io.StringIO() if arguments.quiet else sys.stderr
     check_run, selected = run()
     if arguments.diff:
         edits = fixing.plan_edits(check_run.report.problems, arguments.unsafe_fixes)
         fixing.print_diff(edits, sys.stdout)
-        fixing.print_summary(edits, sys.stderr, applied=False)
+        fixing.print_summary(edits, summaries, applied=False)
         return EXIT_FAILED if edits.files else EXIT_OK
     if arguments.fix:
         check_run, selected = fixing.fix_until_done(check_run, selected, run,
-                                                    arguments.unsafe_fixes, sys.stderr)
+                                                    arguments.unsafe_fixes, summaries)
 
     def write(stream: TextIO) -> None:
         if arguments.statistics:
@@ -324,13 +356,85 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     return EXIT_FAILED if check_run.failed and not arguments.exit_zero else EXIT_OK
 
 
+def _shows_progress(arguments: argparse.Namespace) -> bool:
+    """The progress bar, unless ``-v`` (its lines would break the bar) or ``-q``."""
+    return not (arguments.verbose or arguments.quiet)
+
+
+class _TerminalFormatter(logging.Formatter):
+    """Each line of a record made inert for the terminal, as other workspace text is: what a
+    model prints may hold escape sequences."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(terminal_lines(super().format(record)))
+
+
+def _configure_logging(arguments: argparse.Namespace) -> None:
+    """``-v``: fx-lsp's INFO records and all the workers' output (``WORKER_LOG``) on stderr;
+    ``-q``: errors only. By default fx-lsp's own warnings, and nothing the workers print."""
+    if getattr(arguments, "verbose", False):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_TerminalFormatter("%(message)s"))
+        logging.basicConfig(level=logging.INFO, handlers=[handler])
+        WORKER_LOG.setLevel(logging.DEBUG)
+    elif getattr(arguments, "quiet", False):
+        logging.getLogger().setLevel(logging.ERROR)
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run() -> Iterator[None]:
+    """Ctrl+C (SIGINT) raises KeyboardInterrupt and SIGTERM ``Terminated``, so that the run
+    stops the way an error stops it: workers killed, the zygote stopped, no cache entry for
+    what did not finish. After the first, both are ignored: a second Ctrl+C would break off
+    that clean-up (which takes a few seconds at most) and print a traceback. A signal that
+    was ignored when fx-lsp started (a background job of a shell) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    stopped = False
+
+    def stop(number: int, _frame: FrameType | None) -> None:
+        nonlocal stopped
+        stopped = True
+        for each in previous:
+            signal.signal(each, signal.SIG_IGN)
+        raise KeyboardInterrupt() if number == signal.SIGINT else Terminated()
+
+    for number, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        if not stopped:  # else the process is about to exit, and stays deaf to the signals
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
     command = {"serve": _serve, "explain": _explain, "merge": _merge, "check": _check,
                "graph": _graph}
+    _configure_logging(arguments)
+    # The server stops on its client's word; SIGTERM kills it, and its zygote then kills the
+    # workers when the server's end of their socket closes.
+    stops = _signals_stop_the_run() if arguments.command in ("check", "graph") \
+        else contextlib.nullcontext()
     try:
-        return command[arguments.command](parser, arguments)
+        with stops:
+            return command[arguments.command](parser, arguments)
+    except KeyboardInterrupt:
+        # The run cleaned up on its way here.
+        return launch.interrupted()
+    except Terminated:
+        print("fx-lsp: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
+    except ZygoteError as error:
+        hint = "" if arguments.verbose else " (--verbose shows what the workers printed)"
+        print(f"fx-lsp {arguments.command}: {terminal(str(error))}{hint}", file=sys.stderr)
+        return EXIT_USAGE
     except (CommandError, shards.MergeError, UnreadableConfig) as error:
         # One line, controls shown (a message may quote a file's text or name); no usage: the
         # arguments were fine.

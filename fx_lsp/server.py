@@ -43,7 +43,7 @@ from fx_lsp.snapshot import DocumentSnapshot, Files
 from fx_lsp.verdicts_by_mode import verdicts_of
 from fxcore import network_isolation
 from fxcore.cache import ResultCache
-from fxcore.engine import Engine, TraceHandle
+from fxcore.engine import WORKER_LOG, Engine, TraceHandle
 from fxcore.job_spec import TraceJob
 from fxcore.mode_phases import phase_job
 from fxcore.report import collect
@@ -789,6 +789,9 @@ async def trace_workspace(ls: FxLanguageServer, *args: Any) -> dict[str, int]:
 def serve(tcp: tuple[str, int] | None = None) -> None:
     """Run the server on stdio, or on ``tcp = (host, port)``; stop the engine on the way out."""
     logging.basicConfig(level=logging.WARNING)
+    # What the zygote prints (torch's import warnings) goes to the log (stderr: VS Code's
+    # output channel), never to stdout, the protocol.
+    WORKER_LOG.setLevel(logging.INFO)
     # Quick-fix requests are planned in a thread (their parses run in another process); a
     # shorter switch interval than the default 5 ms lets the event loop take the GIL back
     # sooner, so other requests wait less.

@@ -7,6 +7,12 @@ without bound: its output goes to a pipe the engine drains (keeping only the tai
 address space is capped, and it is killed when a class takes longer than the time-out. The
 classes it did not get to are traced in a new child, so one bad class costs only its own
 result.
+
+What the zygote and the children print (torch's warnings on import, a library's deprecation
+warnings, the workspace's own prints and warnings) never reaches the caller's terminal: it is
+logged to ``WORKER_LOG``, the zygote's lines at INFO (the server writes them to its log) and
+each file's output at DEBUG (the CLI's ``--verbose`` shows both; the server logs a file's
+output only when its worker timed out or crashed, as part of the reason).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import logging
 import multiprocessing.connection
 import os
 import signal
@@ -22,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -49,6 +57,12 @@ IMPORT_TIMEOUT_SECONDS = 60.0
 _EXIT_POLL_SECONDS = 0.25
 #: How long the zygote may take to import torch before the engine gives up on it.
 ZYGOTE_START_SECONDS = 120.0
+#: How long a dead zygote's last output may take to arrive, to be quoted in the error.
+_LAST_OUTPUT_SECONDS = 5.0
+
+#: What workers print: each line the zygote prints (INFO), and each file's output of a job
+#: that ran (DEBUG).
+WORKER_LOG = logging.getLogger("fxcore.workers")
 
 
 #: The zygote's working folder: nothing there is importable under a module's name.
@@ -76,6 +90,7 @@ class _Zygote:
         environment["PYTHONSAFEPATH"] = "1"  # Python 3.11+: no script folder on sys.path
         # Workspace code has no business with the key that signs cache entries.
         environment.pop(KEY_VARIABLE, None)
+        output_reader, output_writer = os.pipe()
         self._process = subprocess.Popen(
             # `-c` with a neutral working folder rather than `-m` from the caller's folder:
             # on Python 3.10 `-m` puts the current folder first on sys.path, so a
@@ -85,11 +100,20 @@ class _Zygote:
             cwd=_NEUTRAL_FOLDER,
             pass_fds=[zygote_end.fileno()],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,  # never the caller's stdout: it may be a protocol
+            # Never the caller's stdout (it may be a protocol) nor its stderr (the user's
+            # terminal, where torch's import warnings have no business): a pipe to the log.
+            stdout=output_writer,
+            stderr=output_writer,
             env=environment,
             start_new_session=True,  # a terminal's Ctrl+C goes to the caller, which cleans up
         )
         zygote_end.close()
+        os.close(output_writer)
+        #: The last lines the zygote printed: why it died, when it does.
+        self._last_lines: deque[str] = deque(maxlen=OUTPUT_TAIL_LINES)
+        self._output_logger = threading.Thread(target=self._log_output, args=(output_reader,),
+                                               name="fx-lsp-zygote-output", daemon=True)
+        self._output_logger.start()
         self._socket = engine_end
         self._send_lock = threading.Lock()
         self._state = threading.Condition()
@@ -104,6 +128,26 @@ class _Zygote:
     @property
     def alive(self) -> bool:
         return not self._dead
+
+    def _log_output(self, reader: int) -> None:
+        """Drain what the zygote prints (a zygote blocked on a full pipe would hang every
+        job) into the log, until every copy of the pipe is closed."""
+        with open(reader, "rb") as stream:
+            for raw in stream:
+                line = raw.decode("utf-8", errors="replace").rstrip()
+                if line:
+                    self._last_lines.append(line[:OUTPUT_LINE_CHARACTERS])
+                    WORKER_LOG.info("fx-lsp worker: %s", line)
+
+    def _not_started(self) -> ZygoteError:
+        """The zygote died or hung before it was ready: the error quotes its last line (an
+        import that failed, usually)."""
+        message = "the worker process that loads torch did not start"
+        if self._dead:
+            self._output_logger.join(_LAST_OUTPUT_SECONDS)
+            if self._last_lines:
+                message += f": {self._last_lines[-1]}"
+        return ZygoteError(message)
 
     def _read(self) -> None:
         try:
@@ -132,7 +176,7 @@ class _Zygote:
 
     def fork(self, job: TraceJob, fds: list[int]) -> int:
         if not self._wait_for(lambda: self._ready, ZYGOTE_START_SECONDS):
-            raise ZygoteError("the worker process that loads torch did not start")
+            raise self._not_started()
         request_id = next(self._request_ids)
         with self._send_lock:
             send_request(self._socket, ("fork", request_id, job, job.config.memory_limit_mb),
@@ -177,6 +221,12 @@ class _Zygote:
         with contextlib.suppress(OSError):  # already disconnected: the zygote is going
             self._socket.shutdown(socket.SHUT_RDWR)
         self._socket.close()
+        with self._state:
+            starting = not self._ready
+        if starting:
+            # Still importing torch, it reads no socket yet and has no child: nothing is lost
+            # by stopping it now rather than after the import (a Ctrl+C at the start).
+            self._process.kill()
         try:
             self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -296,9 +346,11 @@ class Engine:
             zygote, self._zygote = self._zygote, None
         for handle in handles:
             handle.cancel()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        # The zygote first: on its socket's end it kills every child, and a job waiting for
+        # it to start or to fork then stops waiting, so the threads below end at once.
         if zygote is not None:
             zygote.close()
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
     # -- running a job ---------------------------------------------------------------------
 
@@ -318,6 +370,7 @@ class Engine:
                 # is never run.
                 result = self._run_job(handle, parsed) if _may_define_a_module_class(parsed) \
                     else FileResult(path=os.path.abspath(handle.job.path))
+                _log_file_output(result)
                 self._preload(result.third_party_packages)
                 if self.cache:
                     self.cache.put(handle.job, result, key)
@@ -630,6 +683,15 @@ def _may_define_a_module_class(parsed: ParsedFile) -> bool:
     (``fxcore.discovery.has_module_level_class``)."""
     # An unreadable file or a syntax error: the worker says why, without importing.
     return parsed.tree is None or has_module_level_class(parsed.tree)
+
+
+def _log_file_output(result: FileResult) -> None:
+    """What the children of a job printed, as one record: the file's prints and warnings, each
+    line behind a ``|`` (a CI log takes a line that starts with ``::`` as a command)."""
+    text = result.output.rstrip()
+    if text:
+        lines = "\n".join(f"  | {line}" for line in text.splitlines())
+        WORKER_LOG.debug("fx-lsp worker: %s printed:\n%s", result.path, lines)
 
 
 def _last_output(output: bytes, lines: int = OUTPUT_TAIL_LINES) -> str:

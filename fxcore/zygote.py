@@ -27,6 +27,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from typing import Any
 
 _HEADER = struct.Struct("!I")
@@ -250,6 +251,26 @@ def serve(sock: socket.socket) -> None:
         for pid in children:
             _kill_group(pid)
         kill_leftovers(set())
+        _reap_killed()
+
+
+#: How long the zygote, on its way out, waits for what it killed to end.
+_REAP_SECONDS = 2.0
+
+
+def _reap_killed() -> None:
+    """Wait for the processes just killed (children, and orphans adopted meanwhile), so that
+    none is left a zombie for init to reap: in a container, init may never reap. Bounded: a
+    process stuck in the kernel must not keep the zygote from exiting."""
+    deadline = time.monotonic() + _REAP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left
+        if pid == 0:
+            kill_leftovers(set())  # a descendant that was not yet ours when we killed
+            time.sleep(0.01)
 
 
 def _preload(packages: list[str]) -> None:

@@ -3,6 +3,8 @@ runs the breaking instruction eagerly (``if x.sum() > 0``, ``x.item()``), which 
 cannot answer. While a capture runs, ``Tensor.__bool__``/``item``/``tolist``/``numpy`` give a
 stand-in for meta tensors (true, one, a list or array of ones of its shape) and behave as
 before for any other tensor; torch's ``nonzero`` on meta assumes every element is nonzero.
+numpy is imported only when a meta tensor's ``.numpy()`` runs: torch does not need it, and
+where it is not installed that call raises torch's own error, as it would on real data.
 
 The stand-ins are ``torch._dynamo.disable``d: dynamo must neither trace them as user code nor
 count them as breaks of their own.
@@ -61,7 +63,11 @@ def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         if not self.is_meta:
             return original(self, *args, **kwargs)
-        return value(self)
+        try:
+            return value(self)
+        except ImportError:
+            # No numpy: torch's own "Numpy is not available" is what real data would get.
+            return original(self, *args, **kwargs)
 
     method.__name__ = name
     return torch._dynamo.disable(method)
