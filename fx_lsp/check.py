@@ -285,7 +285,8 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
                modes: tuple[str, ...] | None = None) -> tuple[list[TraceJob], Projects]:
     summary = Summary()
     projects = Projects(timeout, summary, modes)
-    return trace_jobs(python_files(paths), find_workspace_root, projects.engine), projects
+    return trace_jobs(python_files(paths, notebooks=True), find_workspace_root,
+                      projects.engine), projects
 
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
