@@ -14,6 +14,7 @@ from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.notebook import (
     MAX_NOTEBOOK_BYTES,
     NOTEBOOK_SUFFIX,
+    NotebookModule,
     is_notebook,
     notebook_module_of_json,
 )
@@ -191,6 +192,13 @@ def notebook_json(path: str, overlays: dict[str, str], strict: bool = False) -> 
                          limit=MAX_NOTEBOOK_BYTES)
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def notebook_module(path: str, overlays: dict[str, str]) -> NotebookModule | None:
+    """The module of the notebook at ``path`` (its overlay, else the file); None when it
+    cannot be read as a notebook."""
+    raw = notebook_json(path, overlays)
+    return notebook_module_of_json(raw) if raw is not None else None
 
 
 def python_files(paths: Iterable[str], notebooks: bool = False) -> list[str]:
