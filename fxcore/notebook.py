@@ -195,16 +195,6 @@ class NotebookModule:
 _NAME_ERROR = re.compile(r"NameError: name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
 
 
-def explain_dropped_name(message: str, module: NotebookModule) -> str:
-    """``message`` with, when it is a ``NameError`` of a name that left-out notebook code
-    defines, the reason that name is missing appended."""
-    match = _NAME_ERROR.search(message)
-    if match is None:
-        return message
-    explanation = module.describe_dropped(match.group(1))
-    return message if explanation is None else f"{message} {explanation}"
-
-
 def split_cell_lines(text: str) -> list[str]:
     """A cell's lines as LSP counts them."""
     return _LINE_BREAK.split(text)
@@ -502,20 +492,38 @@ def _bound_names_in_text(lines: list[str]) -> tuple[str, ...]:
 
 def explain_dropped_names(result: FileResult, module: NotebookModule) -> None:
     """Make each failure of a notebook's result that is a ``NameError`` of a name only
-    left-out code defines (data loaded in a later cell, a constant computed by a call) an
-    FX100 that names the cell defining it and why it was left out: the class needs the
-    notebook to run code that checking never runs, whatever its arguments."""
+    left-out code defines (data loaded in a later cell, a constant computed by a call), or
+    an assignment that raised on import (``result.failed_assignments``), an FX100 that names
+    the cell defining it and why it is missing: the class needs the notebook to run code
+    that checking never runs, whatever its arguments."""
+    failed = {name: assignment for assignment in result.failed_assignments
+              for name in assignment.names}
+
+    def explain(name: str) -> str | None:
+        assignment = failed.get(name)
+        place = module.to_cell_position(assignment.line, 1) if assignment else None
+        if assignment is None or place is None:
+            return module.describe_dropped(name)
+        text = module.text.splitlines()[assignment.line - 1].strip()
+        return (f"`{name}` is assigned in cell {place.cell_number}, line {place.line} "
+                f"(`{text}`), which raised {assignment.error} when fx-lsp loaded the "
+                "notebook's definitions: it was skipped, as a cell that fails defines "
+                f"nothing. Define `{name}` with a value that needs no data, or pass it in.")
+
     for failure in result.errors:
-        failure.message = explain_dropped_name(failure.message, module)
+        match = _NAME_ERROR.search(failure.message)
+        explanation = explain(match.group(1)) if match else None
+        if explanation is not None:
+            failure.message = f"{failure.message} {explanation}"
     for found in [*result.modules, *result.derived_modules]:
         for failure in found.failures:
             match = _NAME_ERROR.search(failure.message)
-            explanation = module.describe_dropped(match.group(1)) if match else None
+            explanation = explain(match.group(1)) if match else None
             if match is None or explanation is None:
                 continue
             failure.code, failure.kind = CODES["import"], "import"
-            failure.message = f"{found.class_name} needs a name that only code left out of " \
-                f"the notebook's checked module defines ({match.group(0)}): {explanation}"
+            failure.message = f"{found.class_name} needs a name the notebook's checked " \
+                f"definitions lack ({match.group(0)}): {explanation}"
             if found.status == "not-traced":
                 found.status = "failed"
                 found.reason = failure.message
