@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import difflib
-import functools
+import hashlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 
 from fxcore.results import CODES, FileResult
@@ -209,15 +211,30 @@ def unreadable_notebook_reason(text: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=64)
+#: The modules of the last notebooks read, by the SHA-256 of their JSON: one text has many
+#: readers in a run (the job, the cache, the report), and a notebook's outputs can make its
+#: text large, so the texts themselves are not kept.
+_MODULES_READ: collections.OrderedDict[str, NotebookModule | None] = collections.OrderedDict()
+_MODULES_KEPT = 32
+_MODULES_LOCK = threading.Lock()
+
+
 def notebook_module_of_json(text: str) -> NotebookModule | None:
-    """The module of a notebook's JSON text (None when it is not a notebook's JSON),
-    remembered for the last notebooks read: one text has many readers in a run."""
+    """The module of a notebook's JSON text; None when it is not a notebook's JSON."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    with _MODULES_LOCK:  # the server reads from several threads
+        if digest in _MODULES_READ:
+            _MODULES_READ.move_to_end(digest)
+            return _MODULES_READ[digest]
     try:
-        cells = NotebookCells.from_json(text)
+        module: NotebookModule | None = build_notebook_module(NotebookCells.from_json(text))
     except (ValueError, RecursionError):
-        return None
-    return build_notebook_module(cells)
+        module = None
+    with _MODULES_LOCK:
+        _MODULES_READ[digest] = module
+        while len(_MODULES_READ) > _MODULES_KEPT:
+            _MODULES_READ.popitem(last=False)
+    return module
 
 
 def build_notebook_module(cells: NotebookCells) -> NotebookModule:
@@ -382,8 +399,8 @@ class _ModuleBuilder:
             return False
         root, _, _ = name.partition(".")
         last = name.rsplit(".", 1)[-1]
-        if name in _VALUE_FUNCTIONS and (root in self.defined or "." not in name):
-            return root in self.defined or root in _VALUE_BUILTINS
+        if name in _VALUE_FUNCTIONS:
+            return root in self.defined  # imported: `from functools import partial`
         if "." not in name:
             return name in self.classes or name in _VALUE_BUILTINS \
                 or (name in self.defined and _is_cap_words(name))
