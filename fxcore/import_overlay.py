@@ -3,7 +3,9 @@ the files on disk, and what an import loaded (the hashes of the workspace files'
 compiled, the modules it did not find in the workspace)."""
 
 from __future__ import annotations
+import __future__
 
+import ast
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -15,9 +17,11 @@ import os
 import sys
 import sysconfig
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
 from fxcore.cache import content_hash, text_hash
+from fxcore.results import FailedAssignment
 
 
 class ImportRecord:
@@ -32,6 +36,8 @@ class ImportRecord:
         self.changed: set[str] = set()
         #: Module name -> the workspace folders it was looked for in and not found.
         self.missing: dict[str, list[str]] = {}
+        #: A notebook's assignments that raised on import (``_NotebookLoader``).
+        self.failed_assignments: list[FailedAssignment] = []
 
     def compiled(self, path: str, digest: str) -> None:
         if self.hashes.setdefault(path, digest) != digest:
@@ -97,18 +103,67 @@ class _OverlayLoader(importlib.machinery.SourceFileLoader):
         """Never write bytecode for a buffer."""
 
 
+class _NotebookLoader(_OverlayLoader):
+    """Loads a notebook's module (``fxcore.notebook``) one top-level statement at a time, as
+    its cells run: an assignment that raises (a dataset class reading a file that is not
+    there) is skipped and recorded, its names left unbound, and the rest still loads. Each
+    statement is compiled with its own line numbers, so tracebacks and source lookups see
+    the module's lines."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        text = self.get_data(self.path).decode("utf-8")
+        # A `from __future__ import annotations` first holds for every statement after it,
+        # as it does for a module compiled whole.
+        future_flags = 0
+        for statement in ast.parse(text, self.path).body:
+            if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+                for alias in statement.names:
+                    feature = getattr(__future__, alias.name, None)
+                    future_flags |= getattr(feature, "compiler_flag", 0)
+            code = compile(ast.Module(body=[statement], type_ignores=[]), self.path, "exec",
+                           flags=future_flags, dont_inherit=True)
+            if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                exec(code, module.__dict__)
+                continue
+            try:
+                exec(code, module.__dict__)
+            except Exception as error:  # the cell's code may raise anything
+                names = sorted({node.id for target in _targets(statement)
+                                for node in ast.walk(target) if isinstance(node, ast.Name)})
+                self._record.failed_assignments.append(FailedAssignment(
+                    line=statement.lineno, names=names, error=_described(error)))
+
+
+def _targets(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+
+
+def _described(error: BaseException) -> str:
+    """``Type: message``, even when the exception's ``__str__`` raises."""
+    try:
+        detail = str(error).strip()
+    except Exception:
+        detail = ""
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+
+
 class _WorkspaceFinder(importlib.abc.MetaPathFinder):
     """Finds modules as ``PathFinder`` does (it runs just before it), loading workspace files
     through loaders that record what they compiled, with unsaved buffers in place of the
     files on disk, and recording the modules not found in workspace folders."""
 
     def __init__(self, overlays: dict[str, str], is_workspace: Callable[[str], bool],
-                 record: ImportRecord) -> None:
+                 record: ImportRecord, notebooks: dict[str, tuple[str, str]]) -> None:
         self._overlays = overlays
         self._is_workspace = is_workspace
         self._record = record
+        self._notebooks = notebooks
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname in self._notebooks:
+            origin, text = self._notebooks[fullname]
+            return importlib.util.spec_from_file_location(
+                fullname, origin, loader=_NotebookLoader(fullname, origin, text, self._record))
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None:
             searched = [os.path.abspath(entry) for entry in (sys.path if path is None else path)
@@ -136,21 +191,26 @@ class _WorkspaceFinder(importlib.abc.MetaPathFinder):
 
 
 def install_import_paths(entries: Iterable[str], overlays: dict[str, str],
-                         is_workspace: Callable[[str], bool]) -> ImportRecord:
+                         is_workspace: Callable[[str], bool],
+                         notebooks: dict[str, tuple[str, str]] | None = None) -> ImportRecord:
     """Put the folders ``entries`` on ``sys.path`` and the buffers ``overlays`` (absolute
     path -> text) in place of their files, for imports and for tracebacks; the record fills
-    as imports compile workspace files."""
+    as imports compile workspace files. ``notebooks`` (module name -> (absolute path of the
+    ``.ipynb``, the module of its cells: ``fxcore.notebook``)) import under those names."""
+    notebooks = notebooks or {}
+    overlays = {path: text for path, text in overlays.items()
+                if path not in {origin for origin, _ in notebooks.values()}}
     for entry in entries:
         if os.path.isdir(entry) and entry not in sys.path:
             sys.path.insert(0, entry)
     record = ImportRecord()
-    finder = _WorkspaceFinder(overlays, is_workspace, record)
+    finder = _WorkspaceFinder(overlays, is_workspace, record, notebooks)
     # Just before PathFinder: built-in and frozen modules still come first, as in a plain
     # import.
     position = next((index for index, existing in enumerate(sys.meta_path)
                      if existing is importlib.machinery.PathFinder), 0)
     sys.meta_path.insert(position, finder)
-    for path, text in overlays.items():
+    for path, text in [*overlays.items(), *notebooks.values()]:
         linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
     importlib.invalidate_caches()
     return record
