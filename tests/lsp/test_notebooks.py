@@ -1,0 +1,198 @@
+"""Notebooks in the editor, over the real server: a Jupyter notebook opened as an LSP 3.17
+notebook document gets its diagnostics in its cells, at the places plain ``torch.fx`` fails on
+the same classes in a ``.py`` file; edits of a cell move and clear them; the FX002 quick fix
+lands in the imports cell; hovers, code lenses and the graph answer about cells. The cell
+that trains is never run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+import sys
+import traceback
+
+import pytest
+import torch
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from lsp_support import FxClient, new_project, session, wait_for
+
+IMPORTS = "import torch\nfrom torch import nn"
+USES_LEN = """class UsesLen(nn.Module):
+    def forward(self, x):
+        return x * len(x)"""
+BRANCHES = """class Branches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        if y.sum() > 0:
+            return y
+        return -y"""
+FINE = """class Fine(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))"""
+#: The cell a notebook trains in: it would write the marker, then fail on the missing data.
+TRAINING = """import pathlib
+pathlib.Path({marker!r}).write_text("ran")
+data = open("missing.csv").read()
+model = Fine()
+for epoch in range(3):
+    model(torch.randn(2, 4))"""
+CLASSES = {"UsesLen": 2, "Branches": 3, "Fine": 4}  # class -> its cell
+
+
+def _cells(marker: pathlib.Path) -> list[tuple[str, str]]:
+    return [("markdown", "# Models written in a notebook"), ("code", IMPORTS),
+            ("code", USES_LEN), ("code", BRANCHES), ("code", FINE),
+            ("code", TRAINING.format(marker=str(marker)))]
+
+
+def _plain_fx_failures(cells: list[tuple[str, str]], folder: pathlib.Path) -> dict[str, str]:
+    """Ground truth: the classes' cells copied into a ``.py`` file, each class traced with
+    plain ``torch.fx.symbolic_trace`` here; class -> the text of the line it fails on (the
+    innermost frame in that file), for those that fail."""
+    source = folder / "same_classes.py"
+    source.write_text("\n\n\n".join(text for _, text in cells[1:5]) + "\n")
+    spec = importlib.util.spec_from_file_location("same_classes", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    lines = source.read_text().splitlines()
+    failures = {}
+    for name in CLASSES:
+        try:
+            torch.fx.symbolic_trace(getattr(module, name)())
+        except Exception as error:  # whatever plain tracing raises
+            frames = [f for f in traceback.extract_tb(error.__traceback__)
+                      if f.filename == str(source)]
+            failures[name] = lines[frames[-1].lineno - 1]
+    sys.modules.pop("same_classes", None)
+    return failures
+
+
+async def _notebook_diagnostics(client: FxClient, uris: list[str], after: int,
+                                what: str) -> dict[str, list[types.Diagnostic]]:
+    """Each code cell's diagnostics from the first publish of the notebook after ``after``
+    (the server publishes every code cell at once), when ``what`` holds of them."""
+
+    def found() -> dict[str, list[types.Diagnostic]] | None:
+        published = client.published[after:]
+        latest = {}
+        for uri in uris[1:]:
+            params = [p for p in published if p.uri == uri]
+            if not params:
+                return None
+            latest[uri] = list(params[-1].diagnostics)
+        return latest
+
+    await wait_for(found, 60, f"the notebook's diagnostics ({what})")
+    return found()  # type: ignore[return-value]
+
+
+def _errors(diagnostics: list[types.Diagnostic]) -> list[types.Diagnostic]:
+    return [d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error]
+
+
+@pytest.fixture
+def notebook_project(tmp_path: pathlib.Path) -> pathlib.Path:
+    return new_project(tmp_path)
+
+
+async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imports_cell(
+    notebook_project: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    marker = tmp_path / "training-ran"
+    cells = _cells(marker)
+    path = notebook_project / "models.ipynb"
+    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
+                                "nbformat_minor": 5}))
+    truth = _plain_fx_failures(cells, tmp_path)
+    assert set(truth) == {"UsesLen", "Branches"}, truth
+
+    async with session(notebook_project, notebooks=True) as client:
+        assert client.initialize_result is not None
+        sync = client.initialize_result.capabilities.notebook_document_sync
+        assert isinstance(sync, types.NotebookDocumentSyncOptions)
+        notebook = from_fs_path(str(path))
+        uris = client.open_notebook(path, cells)
+        shown = await _notebook_diagnostics(client, uris, 0, "first trace")
+
+        # Each failure in the cell of its class, on the line plain torch.fx fails on.
+        for name, cell in CLASSES.items():
+            errors = _errors(shown[uris[cell]])
+            lines = cells[cell][1].splitlines()
+            assert {lines[d.range.start.line] for d in errors} == (
+                {truth[name]} if name in truth else set()), (name, errors)
+        (len_error,) = _errors(shown[uris[2]])
+        assert len_error.code == "FX002"
+        assert cells[2][1].splitlines()[len_error.range.start.line][
+            len_error.range.start.character:].startswith("len(x)")
+        (branch_error,) = _errors(shown[uris[3]])
+        assert branch_error.code == "FX001"
+        assert shown[uris[1]] == [] and shown[uris[5]] == []
+        assert not marker.exists()  # the training cell was left out, never run
+
+        # A hover on the failure, a code lens on each class, about the cell.
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uris[2]),
+            position=len_error.range.start))
+        assert hover is not None and "FX002" in hover.contents.value
+        lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=uris[4])))
+        titles = [lens.command.title for lens in lenses if lens.command]
+        assert any(title.startswith("FX: traceable") for title in titles), titles
+        assert {lens.range.start.line for lens in lenses} == {0}
+        assert {lens.command.arguments[0] for lens in lenses if lens.command} == {uris[4]}
+        graph = await client.protocol.send_request_async(
+            "fxLsp/graph", {"uri": uris[4], "className": "Fine"})
+        assert graph["uri"] == uris[4]
+        located = {node["location"]["uri"] for node in graph["nodes"]
+                   if node.get("location")}
+        assert located == {uris[4]}, located
+
+        # An edit of one cell moves its diagnostic; the other cells' stay.
+        mark = len(client.published)
+        client.replace_cell_text(notebook, uris[3], "\n\n" + BRANCHES)
+        client.save_notebook(notebook)
+        moved = await _notebook_diagnostics(client, uris, mark, "after the edit")
+        (again,) = _errors(moved[uris[3]])
+        assert again.range.start.line == branch_error.range.start.line + 2
+        assert [d.code for d in _errors(moved[uris[2]])] == ["FX002"]
+
+        # Fixed in its cell: gone.
+        mark = len(client.published)
+        client.replace_cell_text(notebook, uris[3], BRANCHES.replace(
+            "        if y.sum() > 0:\n            return y\n        return -y",
+            "        return torch.where(y.sum() > 0, y, -y)"))
+        client.save_notebook(notebook)
+        cleared = await _notebook_diagnostics(client, uris, mark, "after the fix")
+        assert _errors(cleared[uris[3]]) == []
+
+        # The FX002 quick fix: torch.fx.wrap("len") in the imports cell, then no FX002.
+        (len_error,) = _errors(cleared[uris[2]])
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uris[2]), range=len_error.range,
+            context=types.CodeActionContext(diagnostics=[len_error])))
+        (wrap,) = [a for a in actions if a.title.startswith('Wrap len for tracing')]
+        assert list(wrap.diagnostics) == [len_error]
+        (change,) = wrap.edit.document_changes
+        assert change.text_document.uri == uris[1]
+        mark = len(client.published)
+        client.apply_cell_edits(notebook, wrap.edit)
+        client.save_notebook(notebook)
+        assert client.cell_text(notebook, uris[1]).splitlines() == [
+            "import torch", "from torch import nn", "import torch.fx", "",
+            'torch.fx.wrap("len")']
+        assert client.cell_text(notebook, uris[2]) == USES_LEN
+        fixed = await _notebook_diagnostics(client, uris, mark, "after the quick fix")
+        assert _errors(fixed[uris[2]]) == []
+        assert not marker.exists()
