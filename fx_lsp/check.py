@@ -3,6 +3,7 @@ report the output formats print."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -15,11 +16,18 @@ from fxcore.config import ProjectConfig, read_project_config
 from fxcore.engine import Engine
 from fxcore.instance_trust import does_not_fit, on_guessed_arguments
 from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.notebook import CellPosition, NotebookModule, is_notebook
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.report import Report, Selection, collect
 from fxcore.results import CODES, FileResult, ModuleResult
 from fxcore.rules.compile import is_graph_break
-from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
+from fxcore.workspace import (
+    find_workspace_root,
+    notebook_module,
+    python_files,
+    source_text,
+    trace_jobs,
+)
 
 #: The editor's key for showing the classes that were not traced (FX103 on each); the
 #: command line reads it for the same: its ``full`` format then lists them.
@@ -30,6 +38,40 @@ def display_path(path: str) -> str:
     """Relative to the current folder when below it, as ruff prints paths."""
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
+
+
+@functools.lru_cache(maxsize=32)
+def _notebook(path: str) -> NotebookModule | None:
+    """The module of the notebook at ``path`` as on disk, read once until
+    ``forget_notebooks``."""
+    return notebook_module(path, {})
+
+
+def forget_notebooks() -> None:
+    """Read notebooks again from disk (a fix may have edited them)."""
+    _notebook.cache_clear()
+
+
+def cell_position(path: str, line: int, column: int) -> CellPosition | None:
+    """Where a line of a notebook's module is in its cells; None for a ``.py`` file."""
+    if not is_notebook(path):
+        return None
+    module = _notebook(os.path.abspath(path))
+    return module.to_cell_position(line, column) if module is not None else None
+
+
+def cell_words(path: str, line: int, column: int) -> str:
+    """``cell 3:5:1``, as ruff names a place in a notebook ("" for a file)."""
+    place = cell_position(path, line, column)
+    return "" if place is None else f"cell {place.cell_number}:{place.line}:{place.column}"
+
+
+def shown_location(path: str, line: int, column: int) -> str:
+    """``model.py:12:5``, or ``nb.ipynb:cell 3:5:1`` in a notebook (ruff's way)."""
+    in_cell = cell_words(path, line, column)
+    if in_cell:
+        return f"{display_path(path)}:{in_cell}"
+    return f"{display_path(path)}:{line}:{column}"
 
 
 @dataclass
@@ -285,7 +327,8 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
                modes: tuple[str, ...] | None = None) -> tuple[list[TraceJob], Projects]:
     summary = Summary()
     projects = Projects(timeout, summary, modes)
-    return trace_jobs(python_files(paths), find_workspace_root, projects.engine), projects
+    return trace_jobs(python_files(paths, notebooks=True), find_workspace_root,
+                      projects.engine), projects
 
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,

@@ -288,7 +288,8 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 
     check_run, selected = run()
     if arguments.diff:
-        edits = fixing.plan_edits(check_run.report.problems, arguments.unsafe_fixes)
+        edits = fixing.notebook_edits(
+            fixing.plan_edits(check_run.report.problems, arguments.unsafe_fixes), sys.stderr)
         fixing.print_diff(edits, sys.stdout)
         fixing.print_summary(edits, sys.stderr, applied=False)
         return EXIT_FAILED if edits.files else EXIT_OK

@@ -7,13 +7,19 @@ import difflib
 from collections.abc import Callable
 from typing import TextIO
 
-from fx_lsp.check import CheckRun, display_path
+from fx_lsp.check import CheckRun, display_path, forget_notebooks, shown_location
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.shards import Shard
 from fxcore import fix_apply
 from fxcore.file_access import replace_text
+from fxcore.notebook import (
+    NotebookEditError,
+    edit_notebook_json,
+    is_notebook,
+    notebook_module_of_json,
+)
 from fxcore.report import Problem
-from fxcore.workspace import find_workspace_root, source_text
+from fxcore.workspace import find_workspace_root, notebook_json, source_text
 
 #: ``--fix`` traces again after applying fixes, as many times as fixes keep applying (a fix
 #: can let tracing reach further), at most this often.
@@ -41,18 +47,60 @@ def print_diff(edits: fix_apply.Edits, stream: TextIO) -> None:
             stream.write(terminal(body) + line[len(body):])
 
 
-def print_summary(edits: fix_apply.Edits, stream: TextIO, applied: bool) -> None:
+def print_summary(edits: fix_apply.Edits, stream: TextIO, applied: bool,
+                  lines: list[str] | None = None) -> None:
+    """How many problems were (or would be) fixed, and a line each: ``lines`` when given
+    (said before the files changed: a notebook's cell lines move with a fix), else
+    ``fixed_line``."""
     verb = "Fixed" if applied else "Would fix"
     count = len(edits.fixed)
     stream.write(f"{verb} {count} problem{'s' if count != 1 else ''} in "
                  f"{len(edits.files)} file{'s' if len(edits.files) != 1 else ''}.\n")
-    for problem, title in edits.fixed:
-        where = log_line_start(terminal(display_path(problem.path)))
-        stream.write(f"  {where}:{problem.line}:{problem.column}: {problem.code}: "
-                     f"{terminal(title)}\n")
+    for line in lines if lines is not None else [fixed_line(*item) for item in edits.fixed]:
+        stream.write(line)
+
+
+def fixed_line(problem: Problem, title: str) -> str:
+    """``  model.py:12:5: FX002: Wrap len ...`` (``nb.ipynb:cell 3:5:1`` in a notebook)."""
+    where = log_line_start(terminal(shown_location(problem.path, problem.line,
+                                                   problem.column)))
+    return f"  {where}: {problem.code}: {terminal(title)}\n"
+
+
+def written_text(path: str, old: str | None, new: str) -> str:
+    """What a fixed file's text is written as: ``new``, or for a notebook, its JSON with the
+    fixed module's lines put into their cells (``fxcore.notebook.edit_notebook_json``).
+    Raises ``NotebookEditError`` when the notebook changed since, or the edit does not fit
+    its cells."""
+    if not is_notebook(path):
+        return new
+    raw = notebook_json(path, {}, strict=True)
+    module = notebook_module_of_json(raw) if raw is not None else None
+    if raw is None or module is None or module.text != old:
+        raise NotebookEditError("the notebook changed since it was checked")
+    return edit_notebook_json(raw, new)
+
+
+def notebook_edits(edits: fix_apply.Edits, stream: TextIO) -> fix_apply.Edits:
+    """``edits`` with each notebook's new text its JSON (``written_text``); a notebook whose
+    edit cannot be put into its cells is left as it is, and said so on ``stream``."""
+    kept = fix_apply.Edits()
+    refused = set()
+    for path, (old, new) in edits.files.items():
+        try:
+            kept.files[path] = (notebook_json(path, {}, strict=True) if is_notebook(path)
+                                else old, written_text(path, old, new))
+        except NotebookEditError as error:
+            refused.add(path)
+            stream.write(f"{log_line_start(terminal(display_path(path)))}: not fixed: "
+                         f"{terminal(str(error))}\n")
+    kept.fixed = [(problem, title) for problem, title in edits.fixed
+                  if problem.path not in refused]
+    return kept
 
 
 def write_edits(edits: fix_apply.Edits) -> None:
+    """Write the fixed texts (as ``notebook_edits`` made them)."""
     for path, (_, new) in edits.files.items():
         replace_text(path, new)
 
@@ -62,14 +110,18 @@ def fix_until_done(check_run: CheckRun, shard: Shard | None,
                    stream: TextIO) -> tuple[CheckRun, Shard | None]:
     """Apply fixes and trace again until none applies; the last run is what remains."""
     done = fix_apply.Edits()
+    lines: list[str] = []
     for _ in range(MAX_FIX_ROUNDS):
-        edits = plan_edits(check_run.report.problems, unsafe)
+        edits = notebook_edits(plan_edits(check_run.report.problems, unsafe), stream)
         if not edits.files:
             break
+        forget_notebooks()  # the cells as this run found its problems in them
+        lines += [fixed_line(*item) for item in edits.fixed]
         write_edits(edits)
         done.fixed += edits.fixed
         done.files.update({path: (done.files.get(path, texts)[0], texts[1])
                            for path, texts in edits.files.items()})
         check_run, shard = run()
-    print_summary(done, stream, applied=True)
+    forget_notebooks()
+    print_summary(done, stream, applied=True, lines=lines)
     return check_run, shard

@@ -15,7 +15,14 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from fx_lsp.check import CheckRun, display_path
+from fx_lsp.check import (
+    CheckRun,
+    cell_position,
+    cell_words,
+    display_path,
+    forget_notebooks,
+    shown_location,
+)
 from fx_lsp.escaping import log_line_start, terminal, terminal_lines, xml_text
 from fx_lsp.fixing import text_on_disk
 from fx_lsp.shards import Shard, shard_json
@@ -52,7 +59,7 @@ def _mode_label(mode: str) -> str:
 
 
 def _location(path: str, line: int, column: int) -> str:
-    return f"{display_path(path)}:{line}:{column}"
+    return shown_location(path, line, column)
 
 
 def _terminal_location(path: str, line: int, column: int) -> str:
@@ -185,7 +192,9 @@ def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
             console.print(Text.assemble(("  |", "blue"), f" {line}"))
         if 0 < problem.line <= len(lines):
             raw = lines[problem.line - 1].expandtabs(1)
-            number = str(problem.line)
+            # The line's number where the user reads it: in its cell, for a notebook.
+            place = cell_position(problem.path, problem.line, problem.column)
+            number = str(place.line if place is not None else problem.line)
             gutter = " " * len(number)
             end = problem.end_column if problem.end_line == problem.line else len(raw) + 1
             start = min(problem.column - 1, len(raw))
@@ -223,7 +232,26 @@ def full(run: CheckRun, stream: TextIO, help_of: Callable[[Problem], str | None]
 
 
 def _span_json(span: Span) -> dict[str, Any]:
-    return {**span.span(), "path": display_path(span.path)}
+    """The span's place; in a notebook, in its cell: ``cell`` (1-based, all cells counted, as
+    ruff's JSON has it) and the line and columns in that cell."""
+    data: dict[str, Any] = {**span.span(), "path": display_path(span.path)}
+    start = cell_position(span.path, span.line, span.column)
+    if start is not None:
+        end = cell_position(span.path, span.end_line, span.end_column)
+        data.update(cell=start.cell_number, line=start.line, column=start.column)
+        if end is not None and end.cell == start.cell:
+            data.update(end_line=end.line, end_column=end.column)
+        else:  # a span ending past its cell: it ends at its start, in the cell
+            data.update(end_line=start.line, end_column=start.column)
+    return data
+
+
+def _line_json(path: str, line: int) -> dict[str, Any]:
+    """``path`` and ``line``; in a notebook, the line in its cell and the ``cell``."""
+    place = cell_position(path, line, 1)
+    if place is None:
+        return {"path": display_path(path), "line": line}
+    return {"path": display_path(path), "cell": place.cell_number, "line": place.line}
 
 
 def _frame_json(frame: Frame) -> dict[str, Any]:
@@ -273,7 +301,7 @@ def _module_json(module: ModuleResult) -> dict[str, Any]:
         "output_shape": module.output_shape,
         "shapes_note": module.shapes_note,
         "shape_errors": [_failure_json(failure) for failure in module.shape_errors],
-        "shapes": [{"path": display_path(path), "line": line, "shape": shape}
+        "shapes": [{**_line_json(path, line), "shape": shape}
                    for (path, line), shape in line_shapes(module).items()],
         "nodes": _nodes_json(module),
         "mode": module.mode,
@@ -288,8 +316,7 @@ def _nodes_json(module: ModuleResult) -> list[dict[str, Any]]:
     for (path, line), nodes in module.line_nodes.items():
         for node in nodes:
             seen.setdefault(node.name, {"name": node.name, "op": node.op, "target": node.target,
-                                        "shape": node.shape, "path": display_path(path),
-                                        "line": line})
+                                        "shape": node.shape, **_line_json(path, line)})
     return list(seen.values())
 
 
@@ -362,11 +389,17 @@ def github(run: CheckRun, stream: TextIO) -> None:
     the annotation would not find its file)."""
     for problem in run.report.problems:
         message = "\n".join(terminal_lines(_heading(problem)))
+        place: tuple[tuple[str, object], ...] = (
+            ("line", problem.line), ("col", problem.column), ("endLine", problem.end_line),
+            ("endColumn", problem.end_column))
+        in_cell = cell_words(problem.path, problem.line, problem.column)
+        if in_cell:
+            # Lines of a notebook's cells are not lines of its file: the annotation is on the
+            # file, and its message names the cell.
+            place, message = (), f"{in_cell}: {message}"
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
-            for key, value in (("file", display_path(problem.path)), ("line", problem.line),
-                               ("col", problem.column), ("endLine", problem.end_line),
-                               ("endColumn", problem.end_column),
+            for key, value in (("file", display_path(problem.path)), *place,
                                ("title", f"fx-lsp ({problem.code})"))
         )
         stream.write(f"::{_GITHUB_COMMANDS[problem.severity]} {properties}::"
@@ -407,17 +440,23 @@ def sarif(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     results = []
     for problem in run.report.problems:
+        physical: dict[str, Any] = {
+            "artifactLocation": {"uri": _uri(problem.path)},
+            "region": {"startLine": problem.line, "startColumn": problem.column,
+                       "endLine": problem.end_line, "endColumn": problem.end_column},
+        }
+        text = _heading(problem)
+        in_cell = cell_words(problem.path, problem.line, problem.column)
+        if in_cell:
+            # A region would count the file's JSON lines: the notebook is the location, and
+            # the message names the cell.
+            del physical["region"]
+            text = f"{in_cell}: {text}"
         result: dict[str, Any] = {
             "ruleId": problem.code,
             "level": _SARIF_LEVELS[problem.severity],
-            "message": {"text": _heading(problem)},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(problem.path)},
-                    "region": {"startLine": problem.line, "startColumn": problem.column,
-                               "endLine": problem.end_line, "endColumn": problem.end_column},
-                },
-            }],
+            "message": {"text": text},
+            "locations": [{"physicalLocation": physical}],
         }
         if problem.code in index:
             result["ruleIndex"] = index[problem.code]
@@ -452,9 +491,11 @@ def junit(run: CheckRun) -> str:
         suite = ET.SubElement(suites, "testsuite", name=shown_path,
                               tests=str(max(len(problems), 1)), failures=str(len(problems)))
         for problem in problems:
+            place = cell_position(problem.path, problem.line, problem.column)
+            where = f"line {problem.line}, column {problem.column}" if place is None else \
+                f"cell {place.cell_number}, line {place.line}, column {place.column}"
             case = ET.SubElement(suite, "testcase", classname=shown_path,
-                                 name=f"{problem.code} at line {problem.line}, column "
-                                 f"{problem.column}")
+                                 name=f"{problem.code} at {where}")
             heading = xml_text(_heading(problem))
             failure = ET.SubElement(case, "failure", message=heading, type=problem.code)
             failure.text = f"{xml_text(_location(problem.path, problem.line, problem.column))}" \
@@ -479,6 +520,7 @@ def statistics(run: CheckRun, stream: TextIO) -> None:
 
 def write(run: CheckRun, output_format: str, stream: TextIO, shard: Shard | None = None,
           show_not_traced: bool | None = None) -> None:
+    forget_notebooks()  # notebooks as they are now: a fix may have edited them
     if output_format == "full":
         full(run, stream, show_not_traced=show_not_traced)
     elif output_format == "concise":

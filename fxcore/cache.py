@@ -45,8 +45,10 @@ from dataclasses import asdict, dataclass
 from fxcore import result_codec
 from fxcore.file_access import read_bytes
 from fxcore.job_spec import TraceJob
+from fxcore.notebook import is_notebook
 from fxcore.results import Failure, FileResult
 from fxcore.version import VERSION
+from fxcore.workspace import source_text
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +130,11 @@ def _read_regular(name: str, limit: int, folder: int) -> bytes | None:
 
 def _content_hash(path: str, overlays: dict[str, str]) -> str | None:
     """The hash of a file's current content (its unsaved buffer if any); ``None`` when it
-    cannot be read."""
+    cannot be read. A notebook's is its module's (``source_text``), which is what its job
+    imports: editing a cell that is left out of it (training, plots) keeps its results."""
+    if is_notebook(path):
+        text = source_text(path, overlays)
+        return text_hash(text) if text is not None else None
     if path in overlays:
         return text_hash(overlays[path])
     try:

@@ -33,9 +33,10 @@ from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import ParsedFile, has_module_level_class, parsed_file
 from fxcore.installed_packages import preloadable
 from fxcore.job_spec import TraceJob
+from fxcore.notebook import explain_dropped_names, is_notebook, notebook_module_of_json
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
-from fxcore.workspace import import_location
+from fxcore.workspace import import_location, notebook_json
 from fxcore.zygote import receive_report, send_request
 
 #: How much of a child's output is kept (the tail).
@@ -318,6 +319,7 @@ class Engine:
                 # is never run.
                 result = self._run_job(handle, parsed) if _may_define_a_module_class(parsed) \
                     else FileResult(path=os.path.abspath(handle.job.path))
+                _explain_notebook_names(handle.job, result)
                 self._preload(result.third_party_packages)
                 if self.cache:
                     self.cache.put(handle.job, result, key)
@@ -623,6 +625,16 @@ def _with_builders(job: TraceJob, parsed: ParsedFile) -> TraceJob:
         return job
     found = builder_functions(parsed.tree, parsed.classes)
     return dataclasses.replace(job, builders=found) if found else job
+
+
+def _explain_notebook_names(job: TraceJob, result: FileResult) -> None:
+    """In a notebook's result, say which left-out cell defines a name a class missed."""
+    if not is_notebook(job.path):
+        return
+    raw = notebook_json(job.path, job.overlays)
+    module = notebook_module_of_json(raw) if raw is not None else None
+    if module is not None:
+        explain_dropped_names(result, module)
 
 
 def _may_define_a_module_class(parsed: ParsedFile) -> bool:

@@ -103,12 +103,17 @@ class _WorkspaceFinder(importlib.abc.MetaPathFinder):
     files on disk, and recording the modules not found in workspace folders."""
 
     def __init__(self, overlays: dict[str, str], is_workspace: Callable[[str], bool],
-                 record: ImportRecord) -> None:
+                 record: ImportRecord, notebooks: dict[str, tuple[str, str]]) -> None:
         self._overlays = overlays
         self._is_workspace = is_workspace
         self._record = record
+        self._notebooks = notebooks
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname in self._notebooks:
+            origin, text = self._notebooks[fullname]
+            return importlib.util.spec_from_file_location(
+                fullname, origin, loader=_OverlayLoader(fullname, origin, text, self._record))
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None:
             searched = [os.path.abspath(entry) for entry in (sys.path if path is None else path)
@@ -136,21 +141,26 @@ class _WorkspaceFinder(importlib.abc.MetaPathFinder):
 
 
 def install_import_paths(entries: Iterable[str], overlays: dict[str, str],
-                         is_workspace: Callable[[str], bool]) -> ImportRecord:
+                         is_workspace: Callable[[str], bool],
+                         notebooks: dict[str, tuple[str, str]] | None = None) -> ImportRecord:
     """Put the folders ``entries`` on ``sys.path`` and the buffers ``overlays`` (absolute
     path -> text) in place of their files, for imports and for tracebacks; the record fills
-    as imports compile workspace files."""
+    as imports compile workspace files. ``notebooks`` (module name -> (absolute path of the
+    ``.ipynb``, the module of its cells: ``fxcore.notebook``)) import under those names."""
+    notebooks = notebooks or {}
+    overlays = {path: text for path, text in overlays.items()
+                if path not in {origin for origin, _ in notebooks.values()}}
     for entry in entries:
         if os.path.isdir(entry) and entry not in sys.path:
             sys.path.insert(0, entry)
     record = ImportRecord()
-    finder = _WorkspaceFinder(overlays, is_workspace, record)
+    finder = _WorkspaceFinder(overlays, is_workspace, record, notebooks)
     # Just before PathFinder: built-in and frozen modules still come first, as in a plain
     # import.
     position = next((index for index, existing in enumerate(sys.meta_path)
                      if existing is importlib.machinery.PathFinder), 0)
     sys.meta_path.insert(position, finder)
-    for path, text in overlays.items():
+    for path, text in [*overlays.items(), *notebooks.values()]:
         linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
     importlib.invalidate_caches()
     return record

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import keyword
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -10,6 +11,13 @@ from dataclasses import dataclass
 
 from fxcore.file_access import read_text
 from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.notebook import (
+    MAX_NOTEBOOK_BYTES,
+    NOTEBOOK_SUFFIX,
+    NotebookModule,
+    is_notebook,
+    notebook_module_of_json,
+)
 from fxcore.results import Frame
 
 #: Folders never searched for model files.
@@ -95,6 +103,8 @@ def import_location(path: str) -> ImportLocation:
     path = os.path.abspath(path)
     folder, filename = os.path.split(path)
     stem = os.path.splitext(filename)[0]
+    if is_notebook(path):
+        stem = notebook_module_name(stem)
     parts = [] if stem == "__init__" else [stem]
     while os.path.isfile(os.path.join(folder, "__init__.py")):
         folder, package = os.path.split(folder)
@@ -103,6 +113,13 @@ def import_location(path: str) -> ImportLocation:
         parts = [os.path.basename(os.path.dirname(path))]
         folder = os.path.dirname(os.path.dirname(path))
     return ImportLocation(sys_path_entry=folder, module_name=".".join(parts))
+
+
+def notebook_module_name(stem: str) -> str:
+    """The module name a notebook is imported under: its file name's stem made an identifier
+    (``01-data prep.ipynb`` -> ``_01_data_prep``), as notebooks are seldom named as modules."""
+    name = re.sub(r"\W", "_", stem) or "_"
+    return f"_{name}" if name[0].isdigit() or keyword.iskeyword(name) else name
 
 
 def leaf_module_frames(frames: Iterable[Frame]) -> Iterator[Frame]:
@@ -148,8 +165,15 @@ def source_text(path: str, overlays: dict[str, str], strict: bool = False) -> st
     """A file's text as the user sees it: its unsaved buffer if any, else the file on disk;
     ``None`` when it cannot be read (``fxcore.file_access.read_bytes``: only a regular file,
     of bounded size). Bytes that are not UTF-8 read as U+FFFD, or, with ``strict`` (for text
-    that an edit will be computed from and written back), make it unreadable."""
+    that an edit will be computed from and written back), make it unreadable.
+
+    A notebook's (``.ipynb``) text is the module of its code cells (``fxcore.notebook``), built
+    from its JSON (an overlay of it is its JSON too); None when that is not a notebook's."""
     path = os.path.abspath(path)
+    if is_notebook(path):
+        raw = notebook_json(path, overlays, strict)
+        module = notebook_module_of_json(raw) if raw is not None else None
+        return module.text if module is not None else None
     if path in overlays:
         return overlays[path]
     try:
@@ -158,9 +182,30 @@ def source_text(path: str, overlays: dict[str, str], strict: bool = False) -> st
         return None
 
 
-def python_files(paths: Iterable[str]) -> list[str]:
-    """Every ``.py`` file named or found below the given paths, sorted, without duplicates.
-    (``exclude`` is applied per project by ``trace_jobs``.)"""
+def notebook_json(path: str, overlays: dict[str, str], strict: bool = False) -> str | None:
+    """A notebook's JSON text: its editor overlay if any, else the file (None: unreadable)."""
+    path = os.path.abspath(path)
+    if path in overlays:
+        return overlays[path]
+    try:
+        return read_text(path, errors="strict" if strict else "replace",
+                         limit=MAX_NOTEBOOK_BYTES)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def notebook_module(path: str, overlays: dict[str, str]) -> NotebookModule | None:
+    """The module of the notebook at ``path`` (its overlay, else the file); None when it
+    cannot be read as a notebook."""
+    raw = notebook_json(path, overlays)
+    return notebook_module_of_json(raw) if raw is not None else None
+
+
+def python_files(paths: Iterable[str], notebooks: bool = False) -> list[str]:
+    """Every ``.py`` file (and ``.ipynb`` notebook, with ``notebooks``) named or found below
+    the given paths, sorted, without duplicates. (``exclude`` is applied per project by
+    ``trace_jobs``.)"""
+    suffixes = (".py", NOTEBOOK_SUFFIX) if notebooks else (".py",)
     found: set[str] = set()
     for given in paths:
         given = os.path.abspath(given)
@@ -174,7 +219,7 @@ def python_files(paths: Iterable[str]) -> list[str]:
                 if name not in SKIPPED_FOLDERS and not name.startswith(".")
             ]
             for name in files:
-                if name.endswith(".py"):
+                if name.endswith(suffixes):
                     found.add(os.path.join(folder, name))
     return sorted(found)
 

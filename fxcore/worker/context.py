@@ -20,6 +20,7 @@ from fxcore.config import module_config_for
 from fxcore.discovery import ClassSource, ParsedFile, parsed_file
 from fxcore.import_overlay import ImportRecord, imported_workspace_files
 from fxcore.job_spec import ModuleConfig, TraceJob
+from fxcore.notebook import is_notebook
 from fxcore.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
 from fxcore.rules import BY_CODE
 from fxcore.suppressions import skipped_lines
@@ -54,7 +55,10 @@ class JobContext:
         self.path = os.path.abspath(job.path)
         self.root = os.path.abspath(job.workspace_root)
         self.overlays = {os.path.abspath(p): text for p, text in job.overlays.items()}
-        self.sources = SourceIndex(self.overlays)
+        # A notebook's overlay is its JSON: its lines are those of its module, which
+        # ``parsed`` adds.
+        self.sources = SourceIndex({path: text for path, text in self.overlays.items()
+                                    if not is_notebook(path)})
         self.location = import_location(self.path)
         # Modules loaded before the job (torch and the like) are never workspace files.
         self.preloaded_modules = set(sys.modules)

@@ -26,10 +26,11 @@ from typing import Any
 import torch
 
 from fxcore.discovery import ClassSource
-from fxcore.file_access import UnreadableFile, read_bytes
+from fxcore.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.instance_trust import does_not_fit, instance_call
 from fxcore.job_spec import TraceJob
+from fxcore.notebook import MAX_NOTEBOOK_BYTES, is_notebook, unreadable_notebook_reason
 from fxcore.parent_arguments import parent_rank
 from fxcore.parsing import SourceTooComplex
 from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range
@@ -48,6 +49,7 @@ from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.inputs import decide_before_capture
 from fxcore.worker.verdict import module_verdict
+from fxcore.workspace import notebook_json
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
 #: per mode | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
@@ -94,8 +96,11 @@ class Job:
         # Importable as users import it, with buffers in place of files.
         entries = (context.root, os.path.join(context.root, "src"),
                    context.location.sys_path_entry)
+        # A notebook imports as the module of its cells (``fxcore.notebook``), as read.
+        notebooks = {context.location.module_name: (context.path, parsed.text)} \
+            if is_notebook(context.path) else {}
         context.imports = install_import_paths(entries, context.overlays,
-                                               context.is_workspace_path)
+                                               context.is_workspace_path, notebooks)
         try:
             module = importlib.import_module(context.location.module_name)
         except BaseException as error:  # user code may raise anything, SystemExit included
@@ -236,11 +241,16 @@ class Job:
             return (f"This file is a symbolic link to {os.readlink(path)}, which does "
                     "not exist.")
         try:
-            read_bytes(path)
+            read_bytes(path, MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES)
         except UnreadableFile as error:
             return f"This file is {error}."
         except OSError as error:
             return f"This file cannot be read: {error.strerror or error}."
+        if is_notebook(path):
+            raw = notebook_json(path, self.context.overlays)
+            problem = unreadable_notebook_reason(raw) if raw is not None else None
+            if problem is not None:
+                return f"This notebook cannot be read: {problem}."
         return "This file cannot be read as UTF-8 text."
 
     def unimportable_reason(self) -> str | None:
@@ -248,8 +258,10 @@ class Job:
         name = self.context.location.module_name
         filename = os.path.basename(self.context.path)
         stem = os.path.splitext(filename)[0]
+        # A notebook's stem is made a module name (``notebook_module_name``).
         if not all(part.isidentifier() and not keyword.iskeyword(part)
-                   for part in [stem, *name.split(".")]):
+                   for part in [*([] if is_notebook(filename) else [stem]),
+                                *name.split(".")]):
             return (f"The file name {filename!r} is not an importable module name (module "
                     f"{name!r}): Python module names are identifiers, without dots, dashes "
                     "or keywords. Rename the file to trace it.")
