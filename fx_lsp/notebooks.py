@@ -22,7 +22,14 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from fx_lsp import positions
-from fxcore.notebook import NotebookCell, NotebookCells, build_notebook_module
+from fx_lsp.code_actions import minimal_edit
+from fxcore.notebook import (
+    NotebookCell,
+    NotebookCells,
+    NotebookEditError,
+    build_notebook_module,
+    edit_notebook_json,
+)
 
 #: The notebooks the server asks the client to send: Jupyter notebooks' Python cells.
 SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
@@ -118,26 +125,6 @@ class NotebookModule:
         """A location in the module as its cell's; any other as it is."""
         found = self.range_to_cell(where) if uri == self.file_uri else None
         return (uri, where) if found is None else (self.cells[found[0]].uri, found[1])
-
-    def edit_to_cell(self, edit: types.TextEdit) -> tuple[int, types.TextEdit] | None:
-        """A module edit as an edit of the one cell it falls in, None when it spans cells or
-        lines the module left out. Whole lines inserted where a cell starts go at the end of
-        the cell before (``torch.fx.wrap("len")`` after the imports: in the imports cell),
-        unless they are a decorator, which belongs to the definition that follows."""
-        start, end = edit.range.start, edit.range.end
-        before = self.place_of(start.line - 1)
-        here = self.place_of(start.line)
-        inserts_lines = start == end and start.character == 0 and edit.new_text.endswith("\n")
-        if inserts_lines and before is not None and (here is None or before[0] != here[0]) \
-                and not edit.new_text.lstrip().startswith("@"):
-            at = types.Position(line=before[1], character=self._line_end(start.line - 1))
-            # Blank lines that set it apart from the definition after it: not at a cell's end.
-            return before[0], types.TextEdit(range=types.Range(start=at, end=at),
-                                             new_text="\n" + edit.new_text.rstrip("\n"))
-        found = self.range_to_cell(edit.range)
-        if found is None or found[1].end.line - found[1].start.line != end.line - start.line:
-            return None
-        return found[0], types.TextEdit(range=found[1], new_text=edit.new_text)
 
     # -- cell -> module --------------------------------------------------------------------
 
@@ -270,10 +257,29 @@ def inlay_hints_to_cell(module: NotebookModule, cell: int, hints: list[types.Inl
     return shown
 
 
+def _applied(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+    """``text`` with ``edits`` (which do not overlap) made."""
+    lines = positions.split_lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)  # split_lines keeps no line break
+
+    def offset(position: types.Position) -> int:
+        line, column = positions.from_lsp(lines, position, encoding)
+        return min(starts[line - 1] + column - 1, len(text))
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                       reverse=True):
+        text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
 def workspace_edit_to_cells(module: NotebookModule, edit: types.WorkspaceEdit | None
                             ) -> types.WorkspaceEdit | None:
-    """A fix's edit with its module edits as edits of the cells at their versions; None when
-    one cannot be put in a cell (it would be a wrong edit)."""
+    """A fix's edit with its module edits as edits of the cells at their versions, the lines
+    put into the cells as ``fx-lsp check --fix`` puts them (``edit_notebook_json``: inserted
+    lines after the line before them, so ``torch.fx.wrap("len")`` after the imports goes in
+    the imports cell); None when it does not fit in the cells."""
     if edit is None or edit.document_changes is None:
         return edit
     changes: list[Any] = []
@@ -282,15 +288,17 @@ def workspace_edit_to_cells(module: NotebookModule, edit: types.WorkspaceEdit | 
                 or change.text_document.uri != module.file_uri:
             changes.append(change)
             continue
-        for text_edit in change.edits:
-            found = module.edit_to_cell(text_edit)  # type: ignore[arg-type]
-            if found is None:
-                return None
-            cell = module.cells[found[0]]
-            changes.append(types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                    uri=cell.uri, version=cell.version),
-                edits=[found[1]]))
+        new_text = _applied(module.text, list(change.edits), module.encoding)  # type: ignore
+        try:
+            cells = NotebookCells.from_json(edit_notebook_json(module.json, new_text)).cells
+        except NotebookEditError:
+            return None
+        for cell, new in zip(module.cells, cells, strict=True):
+            if cell.code and new.source != cell.text:
+                changes.append(types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=cell.uri, version=cell.version),
+                    edits=[minimal_edit(cell.text, new.source, module.encoding)]))
     return types.WorkspaceEdit(document_changes=changes)
 
 

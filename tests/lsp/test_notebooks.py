@@ -189,9 +189,8 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
         mark = len(client.published)
         client.apply_cell_edits(notebook, wrap.edit)
         client.save_notebook(notebook)
-        assert client.cell_text(notebook, uris[1]).splitlines() == [
-            "import torch", "from torch import nn", "import torch.fx", "",
-            'torch.fx.wrap("len")']
+        imports = client.cell_text(notebook, uris[1]).splitlines()
+        assert imports[:2] == IMPORTS.splitlines() and 'torch.fx.wrap("len")' in imports
         assert client.cell_text(notebook, uris[2]) == USES_LEN
         fixed = await _notebook_diagnostics(client, uris, mark, "after the quick fix")
         assert _errors(fixed[uris[2]]) == []
