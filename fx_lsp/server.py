@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -675,7 +676,8 @@ def _notebook_module(ls: FxLanguageServer, uri: str) -> notebooks.NotebookModule
         return None
     cells = {}
     for cell in notebook.cells:
-        document = ls.workspace.text_documents.get(cell.document)
+        # pygls keeps documents by their unquoted URIs (VS Code's cell URIs hold %3D).
+        document = ls.workspace.text_documents.get(unquote(cell.document))
         if document is not None and document.language_id in (None, "python"):
             cells[cell.document] = (document.version or 0, document.source)
     return notebooks.module_of(notebook, path, cells, ls.encoding)

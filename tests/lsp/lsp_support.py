@@ -92,7 +92,8 @@ class FxClient(LanguageClient):
         ``code`` or ``markdown``, as VS Code sends one; returns the cells' URIs (VS Code's
         scheme: the notebook's path, the cell in the fragment)."""
         uri = from_fs_path(str(path))
-        uris = [f"vscode-notebook-cell:{path}#cell{index}" for index in range(len(cells))]
+        # As VS Code makes them: quoted base64 of the cell's handle in the fragment.
+        uris = [f"vscode-notebook-cell:{path}#W{index}sZmlsZQ%3D%3D" for index in range(len(cells))]
         self.versions[uri] = 1
         self.notebook_cells[uri] = [[cell_uri, kind, text]
                                     for cell_uri, (kind, text) in zip(uris, cells, strict=True)]
