@@ -235,12 +235,17 @@ class FxLanguageServer(LanguageServer):
 
     def snapshot(self, uri: str) -> DocumentSnapshot | None:
         """The open document at ``uri`` as a request about it sees it, or None if it is not
-        open (a notebook cell's: its notebook's, the module; ``notebooks.CellRequests`` maps
-        the request and its answer)."""
+        open. A notebook cell's is its notebook's, the module (the handlers move the request
+        and the answer between the cell and the module with ``fx_lsp.notebooks``)."""
         cell = self.cell_of(uri)
         path = cell[0].path if cell is not None else to_fs_path(uri) or ""
         document = self.documents.get(path)
         if document is None:
+            return None
+        if cell is not None and not self.documents.is_current(document):
+            # Its result's module lines are of the cells as they were: through today's line
+            # map they would land in other cells. The trace of the new text publishes anew and
+            # asks the client to ask again (code lenses, inlay hints).
             return None
         return DocumentSnapshot(
             uri=document.uri,

@@ -188,10 +188,18 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
         assert change.text_document.uri == uris[1]
         mark = len(client.published)
         client.apply_cell_edits(notebook, wrap.edit)
+        # Until the new text is traced, the lenses of the old result would land in the wrong
+        # cell (the imports cell grew): none are given.
+        for uri in uris[1:3]:
+            assert not await client.text_document_code_lens_async(types.CodeLensParams(
+                text_document=types.TextDocumentIdentifier(uri=uri)))
         client.save_notebook(notebook)
         imports = client.cell_text(notebook, uris[1]).splitlines()
         assert imports[:2] == IMPORTS.splitlines() and 'torch.fx.wrap("len")' in imports
         assert client.cell_text(notebook, uris[2]) == USES_LEN
         fixed = await _notebook_diagnostics(client, uris, mark, "after the quick fix")
         assert _errors(fixed[uris[2]]) == []
+        lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=uris[2])))
+        assert any(lens.command.title.startswith("FX: traceable") for lens in lenses), lenses
         assert not marker.exists()
