@@ -159,6 +159,17 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
                    if node.get("location")}
         assert located == {uris[4]}, located
 
+        generated = await client.protocol.send_request_async(
+            "fxLsp/generatedCode", {"uri": uris[4], "className": "Fine"})
+        assert generated["uri"] == uris[4] and "relu" in generated["code"]
+        forward_line = FINE.splitlines().index("        return torch.relu(self.lin(x))")
+        assert str(forward_line + 1) in generated["lineNodes"], generated["lineNodes"]
+        hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=uris[4]),
+            range=types.Range(start=types.Position(line=0, character=0),
+                              end=types.Position(line=len(FINE.splitlines()), character=0))))
+        assert [hint.position.line for hint in hints] == [forward_line], hints
+
         # An edit of one cell moves its diagnostic; the other cells' stay.
         mark = len(client.published)
         client.replace_cell_text(notebook, uris[3], "\n\n" + BRANCHES)
