@@ -446,18 +446,22 @@ def sarif(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
                        "endLine": problem.end_line, "endColumn": problem.end_column},
         }
         text = _heading(problem)
-        in_cell = cell_words(problem.path, problem.line, problem.column)
-        if in_cell:
-            # A region would count the file's JSON lines: the notebook is the location, and
-            # the message names the cell.
-            del physical["region"]
-            text = f"{in_cell}: {text}"
+        place = cell_position(problem.path, problem.line, problem.column)
         result: dict[str, Any] = {
             "ruleId": problem.code,
             "level": _SARIF_LEVELS[problem.severity],
             "message": {"text": text},
             "locations": [{"physicalLocation": physical}],
         }
+        if place is not None:
+            # A region would count the file's JSON lines: the notebook is the location, the
+            # message names the cell, and the properties hold its place there.
+            del physical["region"]
+            result["message"]["text"] = \
+                f"cell {place.cell_number}:{place.line}:{place.column}: {text}"
+            result["properties"] = {"fx-lsp": {"cell": place.cell_number,
+                                               "startLine": place.line,
+                                               "startColumn": place.column}}
         if problem.code in index:
             result["ruleIndex"] = index[problem.code]
         results.append(result)

@@ -137,7 +137,8 @@ SARIF_SHARD_REPORT = {
                 locations={"type": "array", "minItems": 1, "items": {
                     "type": "object", "required": ["physicalLocation"], "properties": {
                         "physicalLocation": {
-                            "type": "object", "required": ["artifactLocation", "region"],
+                            # No region for a notebook's: its cell is in the message.
+                            "type": "object", "required": ["artifactLocation"],
                             "properties": {
                                 "artifactLocation": {"type": "object", "required": ["uri"],
                                                      "properties": {"uri": _TEXT}},
@@ -213,11 +214,12 @@ def _sum_counts(counts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _merge_json(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
     merged: dict[str, Any] = {"version": reports[0]["version"]}
-    for key, sort_key in (("diagnostics", ("path", "line", "column", "code")),
-                          ("modules", ("path", "line", "column")),
+    # A notebook's places have a ``cell``, and lines in it.
+    for key, sort_key in (("diagnostics", ("path", "cell", "line", "column", "code")),
+                          ("modules", ("path", "cell", "line", "column")),
                           ("files", ("path",))):
         items = [item for report in reports for item in report[key]]
-        merged[key] = sorted(items, key=lambda item: tuple(item[k] for k in sort_key))
+        merged[key] = sorted(items, key=lambda item: tuple(item.get(k, 0) for k in sort_key))
     merged["summary"] = _sum_counts([report["summary"] for report in reports])
     merged["config_problems"] = list(dict.fromkeys(
         problem for report in reports for problem in report["config_problems"]))
@@ -232,9 +234,10 @@ def _merge_sarif(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
 
     def position(result: dict[str, Any]) -> tuple[Any, ...]:
         location = result["locations"][0]["physicalLocation"]
-        region = location["region"]
-        return (location["artifactLocation"]["uri"], region["startLine"],
-                region["startColumn"], result["ruleId"])
+        # A notebook's result has its cell place in its properties instead of a region.
+        region = location.get("region") or result.get("properties", {}).get("fx-lsp", {})
+        return (location["artifactLocation"]["uri"], region.get("cell", 0),
+                region.get("startLine", 0), region.get("startColumn", 0), result["ruleId"])
 
     run["results"] = sorted((result for report in reports for result in
                              report["runs"][0]["results"]), key=position)

@@ -383,6 +383,7 @@ class Engine:
                 result.third_party_packages = attempt.file.third_party_packages
                 result.imported_hashes = attempt.file.imported_hashes
                 result.missing_modules = attempt.file.missing_modules
+                result.failed_assignments = attempt.file.failed_assignments
             if attempt.fatal is not None:
                 result.errors.append(self._file_failure(job, "error",
                                                         f"The worker failed: {attempt.fatal}"))

@@ -4,6 +4,7 @@ compiled, the modules it did not find in the workspace)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -15,9 +16,11 @@ import os
 import sys
 import sysconfig
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
 from fxcore.cache import content_hash, text_hash
+from fxcore.results import FailedAssignment
 
 
 class ImportRecord:
@@ -32,6 +35,8 @@ class ImportRecord:
         self.changed: set[str] = set()
         #: Module name -> the workspace folders it was looked for in and not found.
         self.missing: dict[str, list[str]] = {}
+        #: A notebook's assignments that raised on import (``_NotebookLoader``).
+        self.failed_assignments: list[FailedAssignment] = []
 
     def compiled(self, path: str, digest: str) -> None:
         if self.hashes.setdefault(path, digest) != digest:
@@ -97,6 +102,43 @@ class _OverlayLoader(importlib.machinery.SourceFileLoader):
         """Never write bytecode for a buffer."""
 
 
+class _NotebookLoader(_OverlayLoader):
+    """Loads a notebook's module (``fxcore.notebook``) one top-level statement at a time, as
+    its cells run: an assignment that raises (a dataset class reading a file that is not
+    there) is skipped and recorded, its names left unbound, and the rest still loads. Each
+    statement is compiled with its own line numbers, so tracebacks and source lookups see
+    the module's lines."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        text = self.get_data(self.path).decode("utf-8")
+        for statement in ast.parse(text, self.path).body:
+            code = compile(ast.Module(body=[statement], type_ignores=[]), self.path, "exec",
+                           dont_inherit=True)
+            if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                exec(code, module.__dict__)
+                continue
+            try:
+                exec(code, module.__dict__)
+            except Exception as error:  # the cell's code may raise anything
+                names = sorted({node.id for target in _targets(statement)
+                                for node in ast.walk(target) if isinstance(node, ast.Name)})
+                self._record.failed_assignments.append(FailedAssignment(
+                    line=statement.lineno, names=names, error=_described(error)))
+
+
+def _targets(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+
+
+def _described(error: BaseException) -> str:
+    """``Type: message``, even when the exception's ``__str__`` raises."""
+    try:
+        detail = str(error).strip()
+    except Exception:
+        detail = ""
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+
+
 class _WorkspaceFinder(importlib.abc.MetaPathFinder):
     """Finds modules as ``PathFinder`` does (it runs just before it), loading workspace files
     through loaders that record what they compiled, with unsaved buffers in place of the
@@ -113,7 +155,7 @@ class _WorkspaceFinder(importlib.abc.MetaPathFinder):
         if fullname in self._notebooks:
             origin, text = self._notebooks[fullname]
             return importlib.util.spec_from_file_location(
-                fullname, origin, loader=_OverlayLoader(fullname, origin, text, self._record))
+                fullname, origin, loader=_NotebookLoader(fullname, origin, text, self._record))
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None:
             searched = [os.path.abspath(entry) for entry in (sys.path if path is None else path)

@@ -65,6 +65,7 @@ def merge_phases(first: FileResult, later: FileResult) -> FileResult:
         third_party_packages=_unique([*first.third_party_packages, *later.third_party_packages]),
         imported_hashes={**first.imported_hashes, **later.imported_hashes},
         missing_modules={**first.missing_modules, **later.missing_modules},
+        failed_assignments=first.failed_assignments or later.failed_assignments,
         output="\n".join(text for text in (first.output, later.output) if text),
         seconds=first.seconds + later.seconds,
         from_cache=first.from_cache and later.from_cache,

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import difflib
-import functools
+import hashlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 
 from fxcore.results import CODES, FileResult
@@ -195,16 +197,6 @@ class NotebookModule:
 _NAME_ERROR = re.compile(r"NameError: name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
 
 
-def explain_dropped_name(message: str, module: NotebookModule) -> str:
-    """``message`` with, when it is a ``NameError`` of a name that left-out notebook code
-    defines, the reason that name is missing appended."""
-    match = _NAME_ERROR.search(message)
-    if match is None:
-        return message
-    explanation = module.describe_dropped(match.group(1))
-    return message if explanation is None else f"{message} {explanation}"
-
-
 def split_cell_lines(text: str) -> list[str]:
     """A cell's lines as LSP counts them."""
     return _LINE_BREAK.split(text)
@@ -219,15 +211,30 @@ def unreadable_notebook_reason(text: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=64)
+#: The modules of the last notebooks read, by the SHA-256 of their JSON: one text has many
+#: readers in a run (the job, the cache, the report), and a notebook's outputs can make its
+#: text large, so the texts themselves are not kept.
+_MODULES_READ: collections.OrderedDict[str, NotebookModule | None] = collections.OrderedDict()
+_MODULES_KEPT = 32
+_MODULES_LOCK = threading.Lock()
+
+
 def notebook_module_of_json(text: str) -> NotebookModule | None:
-    """The module of a notebook's JSON text (None when it is not a notebook's JSON),
-    remembered for the last notebooks read: one text has many readers in a run."""
+    """The module of a notebook's JSON text; None when it is not a notebook's JSON."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    with _MODULES_LOCK:  # the server reads from several threads
+        if digest in _MODULES_READ:
+            _MODULES_READ.move_to_end(digest)
+            return _MODULES_READ[digest]
     try:
-        cells = NotebookCells.from_json(text)
+        module: NotebookModule | None = build_notebook_module(NotebookCells.from_json(text))
     except (ValueError, RecursionError):
-        return None
-    return build_notebook_module(cells)
+        module = None
+    with _MODULES_LOCK:
+        _MODULES_READ[digest] = module
+        while len(_MODULES_READ) > _MODULES_KEPT:
+            _MODULES_READ.popitem(last=False)
+    return module
 
 
 def build_notebook_module(cells: NotebookCells) -> NotebookModule:
@@ -392,8 +399,8 @@ class _ModuleBuilder:
             return False
         root, _, _ = name.partition(".")
         last = name.rsplit(".", 1)[-1]
-        if name in _VALUE_FUNCTIONS and (root in self.defined or "." not in name):
-            return root in self.defined or root in _VALUE_BUILTINS
+        if name in _VALUE_FUNCTIONS:
+            return root in self.defined  # imported: `from functools import partial`
         if "." not in name:
             return name in self.classes or name in _VALUE_BUILTINS \
                 or (name in self.defined and _is_cap_words(name))
@@ -502,20 +509,38 @@ def _bound_names_in_text(lines: list[str]) -> tuple[str, ...]:
 
 def explain_dropped_names(result: FileResult, module: NotebookModule) -> None:
     """Make each failure of a notebook's result that is a ``NameError`` of a name only
-    left-out code defines (data loaded in a later cell, a constant computed by a call) an
-    FX100 that names the cell defining it and why it was left out: the class needs the
-    notebook to run code that checking never runs, whatever its arguments."""
+    left-out code defines (data loaded in a later cell, a constant computed by a call), or
+    an assignment that raised on import (``result.failed_assignments``), an FX100 that names
+    the cell defining it and why it is missing: the class needs the notebook to run code
+    that checking never runs, whatever its arguments."""
+    failed = {name: assignment for assignment in result.failed_assignments
+              for name in assignment.names}
+
+    def explain(name: str) -> str | None:
+        assignment = failed.get(name)
+        place = module.to_cell_position(assignment.line, 1) if assignment else None
+        if assignment is None or place is None:
+            return module.describe_dropped(name)
+        text = module.text.splitlines()[assignment.line - 1].strip()
+        return (f"`{name}` is assigned in cell {place.cell_number}, line {place.line} "
+                f"(`{text}`), which raised {assignment.error} when fx-lsp loaded the "
+                "notebook's definitions: it was skipped, as a cell that fails defines "
+                f"nothing. Define `{name}` with a value that needs no data, or pass it in.")
+
     for failure in result.errors:
-        failure.message = explain_dropped_name(failure.message, module)
+        match = _NAME_ERROR.search(failure.message)
+        explanation = explain(match.group(1)) if match else None
+        if explanation is not None:
+            failure.message = f"{failure.message} {explanation}"
     for found in [*result.modules, *result.derived_modules]:
         for failure in found.failures:
             match = _NAME_ERROR.search(failure.message)
-            explanation = module.describe_dropped(match.group(1)) if match else None
+            explanation = explain(match.group(1)) if match else None
             if match is None or explanation is None:
                 continue
             failure.code, failure.kind = CODES["import"], "import"
-            failure.message = f"{found.class_name} needs a name that only code left out of " \
-                f"the notebook's checked module defines ({match.group(0)}): {explanation}"
+            failure.message = f"{found.class_name} needs a name the notebook's checked " \
+                f"definitions lack ({match.group(0)}): {explanation}"
             if found.status == "not-traced":
                 found.status = "failed"
                 found.reason = failure.message

@@ -213,6 +213,20 @@ class ModuleResult(Span):
 
 
 @dataclass
+class FailedAssignment:
+    """A module-level assignment of a notebook's module that raised while the module was
+    imported (``x = CsvDataset("data/train.csv")`` with no such file): it is skipped, as a
+    cell that fails defines nothing, and the notebook's other definitions still load."""
+
+    #: Its first line in the notebook's module.
+    line: int
+    #: The names it would have bound.
+    names: list[str]
+    #: ``Type: message`` of what it raised.
+    error: str
+
+
+@dataclass
 class FileResult:
     """Everything the engine found in one file."""
 
@@ -237,6 +251,8 @@ class FileResult:
     #: Modules the import looked for in workspace folders and did not find there: name ->
     #: those folders. A file created there would change the result.
     missing_modules: dict[str, list[str]] = field(default_factory=dict)
+    #: A notebook's assignments that raised on import, and were skipped.
+    failed_assignments: list[FailedAssignment] = field(default_factory=list)
     #: What the user code printed while being imported and traced (tail only).
     output: str = ""
     seconds: float = 0.0

@@ -128,6 +128,9 @@ def _own_file(result: FileResult, job: TraceJob) -> FileResult:
         raise InvalidResultData("file: a module missing from a folder outside the workspace")
     for package in result.third_party_packages:
         _identifier(package, "package name")
+    for assignment in result.failed_assignments:
+        for name in assignment.names:
+            _identifier(name, "assigned name")
     if result.from_cache:
         raise InvalidResultData("file: a worker's result cannot come from the cache")
     return result

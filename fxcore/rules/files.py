@@ -17,7 +17,14 @@ not read or cannot parse, reported on its first line: one that is not a regular 
 symbolic link to a device such as `/dev/zero`, a named pipe), one over 4 MiB ("too large to
 check"), or source too deeply nested or too long for Python's parser (a `RecursionError`).
 
-Fix: make `python -c "import your.module"` work from the workspace root.
+In a notebook, also a class that needs a name only code fx-lsp leaves out of the notebook's
+checked module defines (a later cell's data loading, a constant computed by a function call),
+or that an assignment which raised on import would have defined (a dataset reading a file
+that is not there): reported where the name is used, naming the cell that defines it and why
+it is missing (see "Notebooks").
+
+Fix: make `python -c "import your.module"` work from the workspace root; in a notebook, define
+the name with a literal or a call of a class, or pass it in.
 """,
 )
 

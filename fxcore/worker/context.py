@@ -204,6 +204,7 @@ class JobContext:
                                              *self.imports.compiled_files()})
         file_result.imported_hashes = self.imports.stable_hashes()
         file_result.missing_modules = dict(self.imports.missing)
+        file_result.failed_assignments = list(self.imports.failed_assignments)
 
     # -- classes ---------------------------------------------------------------------------
 
