@@ -17,8 +17,15 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from fxcore.file_access import read_text
+from fxcore.file_access import MAX_FILE_BYTES, read_text
 from fxcore.job_spec import CallSite
+from fxcore.notebook import (
+    MAX_NOTEBOOK_BYTES,
+    NOTEBOOK_SUFFIX,
+    NotebookCells,
+    cell_python,
+    is_notebook,
+)
 from fxcore.parsing import parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
@@ -200,8 +207,24 @@ class CallSiteIndex:
         return before | {name for name, _site in calls}
 
 
+def calls_in_notebook(text: str, site_of: str) -> list[tuple[str, CallSite]]:
+    """The calls in a notebook's code cells, all of them (data loading and training cells
+    too: they are read, never run), each cell's at ``nb.ipynb:cell 12:<line>``."""
+    try:
+        cells = NotebookCells.from_json(text)
+    except (ValueError, RecursionError):
+        return []
+    found = []
+    for index, cell in enumerate(cells.cells):
+        source = cell_python(cell.source) if cell.kind == "code" and cells.python else None
+        if source is not None:
+            found += calls_in_source(source, f"{site_of}:cell {index + 1}")
+    return found
+
+
 def _is_indexed_name(name: str) -> bool:
-    return name.endswith(".py") or name.lower().endswith(_MARKDOWN_SUFFIXES)
+    return name.endswith(".py") or name.lower().endswith((*_MARKDOWN_SUFFIXES,
+                                                          NOTEBOOK_SUFFIX))
 
 
 def _workspace_files(root: str) -> list[str]:
@@ -218,10 +241,13 @@ def _workspace_files(root: str) -> list[str]:
 def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
     """The literal constructor calls written in one file, named by its path below ``root``."""
     try:
-        text = read_text(path)
+        text = read_text(path, limit=MAX_NOTEBOOK_BYTES if is_notebook(path)
+                         else MAX_FILE_BYTES)
     except OSError:  # gone, or not a regular file of bounded size: no calls from it
         return []
     site_of = os.path.relpath(path, root)
+    if is_notebook(path):
+        return calls_in_notebook(text, site_of)
     return (calls_in_markdown(text, site_of)
             if path.lower().endswith(_MARKDOWN_SUFFIXES)
             else calls_in_source(text, site_of))

@@ -266,15 +266,13 @@ class _ModuleBuilder:
             return
         tree = _parse_cell("\n".join(lines))
         if tree is None:
-            replaced = list(lines)
-            for number, line in enumerate(lines, 1):
-                if _IPYTHON_LINE.match(line):
-                    indent = line[:len(line) - len(line.lstrip())]
-                    replaced[number - 1] = f"{indent}pass"
-                    reason = "shell" if "!" in line.split("=")[-1].lstrip()[:1] else "magic"
-                    self.dropped.append(DroppedCode(CellPosition(index, number, 1), number,
-                                                    reason, _assigned_names(line), line))
-            tree = _parse_cell("\n".join(replaced)) if replaced != lines else None
+            replaced, numbers = _without_ipython(lines)
+            for number in numbers:
+                line = lines[number - 1]
+                reason = "shell" if "!" in line.split("=")[-1].lstrip()[:1] else "magic"
+                self.dropped.append(DroppedCode(CellPosition(index, number, 1), number,
+                                                reason, _assigned_names(line), line))
+            tree = _parse_cell("\n".join(replaced)) if numbers else None
             if tree is None:
                 self.dropped.append(DroppedCode(CellPosition(index, 1, 1), len(lines),
                                                 "syntax error", _bound_names_in_text(lines),
@@ -429,6 +427,31 @@ def _is_name_target(target: ast.expr) -> bool:
     if isinstance(target, (ast.Tuple, ast.List)):
         return all(_is_name_target(element) for element in target.elts)
     return False
+
+
+def _without_ipython(lines: list[str]) -> tuple[list[str], list[int]]:
+    """The lines with each IPython line (``%magic``, ``!shell``) read as ``pass`` at its
+    indentation, and the numbers of those lines."""
+    replaced = list(lines)
+    numbers = []
+    for number, line in enumerate(lines, 1):
+        if _IPYTHON_LINE.match(line):
+            replaced[number - 1] = f"{line[:len(line) - len(line.lstrip())]}pass"
+            numbers.append(number)
+    return replaced, numbers
+
+
+def cell_python(source: str) -> str | None:
+    """A code cell's text as Python, to read (never to run): its IPython lines read as
+    ``pass``, line numbers kept; None for a ``%%`` cell magic or a cell that does not parse."""
+    lines = split_cell_lines(source)
+    if lines[0].strip().startswith("%%"):
+        return None
+    if _parse_cell(source) is not None:
+        return source
+    replaced, numbers = _without_ipython(lines)
+    text = "\n".join(replaced)
+    return text if numbers and _parse_cell(text) is not None else None
 
 
 def _line_groups(statements: list[ast.stmt]) -> list[list[ast.stmt]]:

@@ -135,6 +135,10 @@ def test_verdicts_and_places_in_cells_agree_with_plain_fx(notebooks: Path, tmp_p
     assert plain["PerRow"] is not None and plain["PerRow"][-1][:2] == ("models.ipynb", 4)
     assert plain["Rows"] is not None and plain["Rows"][-1][0] == "helpers.py"
 
+    # Shapes and graph nodes are placed in cells too.
+    assert {"path": "models.ipynb", "cell": 9, "line": 7, "shape": "float32[2, 8, 8]"} \
+        in modules["Fine"]["shapes"]
+    assert {(node["cell"], node["line"]) for node in modules["Fine"]["nodes"]} == {(9, 7)}
     # The suppression comment in Suppressed's cell silences its diagnostic.
     diagnosed = {(item["path"], item.get("cell"), item["line"], item["code"])
                  for item in report["diagnostics"]}
@@ -194,6 +198,11 @@ def test_training_cells_are_never_run(notebooks: Path) -> None:
     assert centered["code"] == "FX100"
     assert "`train_rows` is assigned in cell 5, line 1" in centered["message"]
     assert "FileNotFoundError" in centered["message"]
+    # A constructor call a training cell writes (read, never run) gives Wide its arguments.
+    assert modules["Wide"]["status"] == "traceable"
+    assert modules["Wide"]["arguments"] == {"from": "call-site", "args": [],
+                                            "kwargs": {"width": "16"},
+                                            "site": "training.ipynb:cell 6:1"}
 
 
 def test_fix_changes_only_the_fixed_cell(notebooks: Path) -> None:
