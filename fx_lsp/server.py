@@ -452,7 +452,8 @@ class FxLanguageServer(LanguageServer):
             checked=[document.path] if document.result is not None else [],
         )
         document.entries = diagnostics.build(
-            document.path, report, self.lines_of, self.options_for(document.path), self.encoding
+            document.path, report, self.lines_of, self.options_for(document.path), self.encoding,
+            self.cell_words,
         )
         notebook = self.notebooks.get(document.path)
         if notebook is not None:
@@ -469,6 +470,13 @@ class FxLanguageServer(LanguageServer):
                 version=document.version,
             )
         )
+
+    def cell_words(self, path: str, line: int) -> str | None:
+        """``cell 3:5`` for line ``line`` of an open notebook's module, as ``fx-lsp check``
+        counts cells and lines (from 1)."""
+        notebook = self.notebooks.get(path)
+        place = notebook.place_of(line - 1) if notebook is not None else None
+        return None if place is None else f"cell {place[0] + 1}:{place[1] + 1}"
 
     def publish_closed(self, path: str, result: FileResult) -> None:
         """The diagnostics of a file that is not open (from a workspace trace)."""

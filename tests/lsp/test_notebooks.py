@@ -47,13 +47,23 @@ data = open("missing.csv").read()
 model = Fine()
 for epoch in range(3):
     model(torch.randn(2, 4))"""
-CLASSES = {"UsesLen": 2, "Branches": 3, "Fine": 4}  # class -> its cell
+#: A helper in one cell that a class in another calls.
+HELPER = """def positive(x):
+    if x.sum() > 0:
+        return x
+    return -x"""
+USES_HELPER = """class UsesHelper(nn.Module):
+    def forward(self, x):
+        return positive(x) + 1"""
+CLASSES = {"UsesLen": 2, "Branches": 3, "Fine": 4, "UsesHelper": 7}  # class -> its cell
+DEFINITIONS = [1, 2, 3, 4, 6, 7]  # the cells copied into the .py file
 
 
 def _cells(marker: pathlib.Path) -> list[tuple[str, str]]:
     return [("markdown", "# Models written in a notebook"), ("code", IMPORTS),
             ("code", USES_LEN), ("code", BRANCHES), ("code", FINE),
-            ("code", TRAINING.format(marker=str(marker)))]
+            ("code", TRAINING.format(marker=str(marker))), ("code", HELPER),
+            ("code", USES_HELPER)]
 
 
 def _plain_fx_failures(cells: list[tuple[str, str]], folder: pathlib.Path) -> dict[str, str]:
@@ -61,7 +71,7 @@ def _plain_fx_failures(cells: list[tuple[str, str]], folder: pathlib.Path) -> di
     plain ``torch.fx.symbolic_trace`` here; class -> the text of the line it fails on (the
     innermost frame in that file), for those that fail."""
     source = folder / "same_classes.py"
-    source.write_text("\n\n\n".join(text for _, text in cells[1:5]) + "\n")
+    source.write_text("\n\n\n".join(cells[index][1] for index in DEFINITIONS) + "\n")
     spec = importlib.util.spec_from_file_location("same_classes", source)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -116,7 +126,7 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
     path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
                                 "nbformat_minor": 5}))
     truth = _plain_fx_failures(cells, tmp_path)
-    assert set(truth) == {"UsesLen", "Branches"}, truth
+    assert set(truth) == {"UsesLen", "Branches", "UsesHelper"}, truth
 
     async with session(notebook_project, notebooks=True) as client:
         assert client.initialize_result is not None
@@ -126,12 +136,15 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
         uris = client.open_notebook(path, cells)
         shown = await _notebook_diagnostics(client, uris, 0, "first trace")
 
-        # Each failure in the cell of its class, on the line plain torch.fx fails on.
-        for name, cell in CLASSES.items():
-            errors = _errors(shown[uris[cell]])
-            lines = cells[cell][1].splitlines()
-            assert {lines[d.range.start.line] for d in errors} == (
-                {truth[name]} if name in truth else set()), (name, errors)
+        # Each failure on the line plain torch.fx fails on, in that line's cell.
+        failing_lines = {
+            (uri, cells[index][1].splitlines()[d.range.start.line])
+            for index, uri in enumerate(uris) if index in DEFINITIONS
+            for d in _errors(shown[uri]) if not d.message.startswith("UsesHelper is not")}
+        assert failing_lines == {
+            (uris[next(i for i in DEFINITIONS if line in cells[i][1].splitlines())], line)
+            for line in truth.values()}, failing_lines
+        assert _errors(shown[uris[4]]) == []
         (len_error,) = _errors(shown[uris[2]])
         assert len_error.code == "FX002"
         assert cells[2][1].splitlines()[len_error.range.start.line][
@@ -139,6 +152,13 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
         (branch_error,) = _errors(shown[uris[3]])
         assert branch_error.code == "FX001"
         assert shown[uris[1]] == [] and shown[uris[5]] == []
+        # The class whose failure is in another cell: a summary on its name naming that cell
+        # as `fx-lsp check` does, and the failure as related information there.
+        (summary,) = _errors(shown[uris[7]])
+        assert summary.range.start.line == 0
+        assert summary.message.endswith("(first: control flow at models.ipynb:cell 7:2)")
+        (related,) = summary.related_information
+        assert related.location.uri == uris[6] and related.location.range.start.line == 1
         assert not marker.exists()  # the training cell was left out, never run
 
         # A hover on the failure, a code lens on each class, about the cell.
