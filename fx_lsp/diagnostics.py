@@ -46,6 +46,16 @@ LinesOf = Callable[[str], list[str]]
 CellWords = Callable[[str, int], "str | None"]
 
 
+def no_cells(path: str, line: int) -> str | None:
+    """No notebook is open."""
+    return None
+
+
+def line_words(path: str, line: int, cell_words: CellWords) -> str:
+    """``12``, or ``cell 3:5`` in an open notebook: a line as messages name it."""
+    return cell_words(path, line) or str(line)
+
+
 def code_link(code: str) -> types.CodeDescription:
     """The README section documenting ``code`` (one per code, anchors like ``#fx002``)."""
     return types.CodeDescription(href=help_url(code))
@@ -115,12 +125,11 @@ def _name_range(module: ModuleResult, lines: list[str], encoding: str) -> types.
 
 
 def summary_message(module: ModuleResult, document: str,
-                    cell_words: CellWords | None = None) -> str:
+                    cell_words: CellWords = no_cells) -> str:
     count = len(module.failures)
     first = module.failures[0]
     noun = "failure" if count == 1 else "failures"
-    in_cell = cell_words(first.path, first.line) if cell_words is not None else None
-    where = f"{short_path(first.path, document)}:{in_cell or first.line}"
+    where = f"{short_path(first.path, document)}:{line_words(first.path, first.line, cell_words)}"
     return (
         f"{module.class_name} is not FX-traceable: {count} {noun} "
         f"(first: {first.kind.replace('-', ' ')} at {where})"
@@ -223,7 +232,7 @@ def _problem_entry(problem: Problem, path: str, lines_of: LinesOf, options: Opti
 
 
 def _summaries(path: str, report: Report, lines_of: LinesOf, options: Options,
-               encoding: str, cell_words: CellWords | None) -> list[Entry]:
+               encoding: str, cell_words: CellWords) -> list[Entry]:
     """On the name of each class traced here whose reported failures are not all in its body
     (another function, another file): how many, and where, as related information."""
     shown: dict[int, tuple[ModuleResult, list[Failure]]] = {}
@@ -262,7 +271,7 @@ def _summaries(path: str, report: Report, lines_of: LinesOf, options: Options,
 
 
 def build(path: str, report: Report, lines_of: LinesOf, options: Options, encoding: str,
-          cell_words: CellWords | None = None) -> list[Entry]:
+          cell_words: CellWords = no_cells) -> list[Entry]:
     """The diagnostics of the document at ``path``: one per problem of ``report`` (of its own
     result and of the files traced with it) that shows here, then a summary on the name of
     each class whose failures are elsewhere."""

@@ -104,7 +104,7 @@ class FxLanguageServer(LanguageServer):
         self.fix_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fx-lsp-fixes")
         self.parse_process = ParseProcess()
         self.files = Files(self.text_of, self.lines_of, self.documents.version_of, self.root_of,
-                           self.parse_process.run)
+                           self.parse_process.run, self.cell_words)
 
     # -- messages -------------------------------------------------------------------------------
 

@@ -159,6 +159,10 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
         assert summary.message.endswith("(first: control flow at models.ipynb:cell 7:2)")
         (related,) = summary.related_information
         assert related.location.uri == uris[6] and related.location.range.start.line == 1
+        on_class = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uris[7]),
+            position=summary.range.start))
+        assert on_class is not None and "models.ipynb:cell 7:2:" in on_class.contents.value
         assert not marker.exists()  # the training cell was left out, never run
 
         # A hover on the failure, a code lens on each class, about the cell.
