@@ -3,6 +3,7 @@ the files on disk, and what an import loaded (the hashes of the workspace files'
 compiled, the modules it did not find in the workspace)."""
 
 from __future__ import annotations
+import __future__
 
 import ast
 import importlib
@@ -111,9 +112,16 @@ class _NotebookLoader(_OverlayLoader):
 
     def exec_module(self, module: ModuleType) -> None:
         text = self.get_data(self.path).decode("utf-8")
+        # A `from __future__ import annotations` first holds for every statement after it,
+        # as it does for a module compiled whole.
+        future_flags = 0
         for statement in ast.parse(text, self.path).body:
+            if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+                for alias in statement.names:
+                    feature = getattr(__future__, alias.name, None)
+                    future_flags |= getattr(feature, "compiler_flag", 0)
             code = compile(ast.Module(body=[statement], type_ignores=[]), self.path, "exec",
-                           dont_inherit=True)
+                           flags=future_flags, dont_inherit=True)
             if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
                 exec(code, module.__dict__)
                 continue

@@ -19,6 +19,10 @@ import pytest
 import torch
 from torch import fx
 
+from fxcore.engine import Engine
+from fxcore.job_spec import TraceJob
+from fxcore.notebook import CellPosition, NotebookCell, NotebookCells, build_notebook_module
+
 from engine_support import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "tests" / "workspaces" / "notebooks"
@@ -267,3 +271,25 @@ def test_excluded_notebooks_are_not_checked(notebooks: Path) -> None:
     completed = run_cli(notebooks, "--output-format", "json", ".")
     paths = {item["path"] for item in json.loads(completed.stdout)["files"]}
     assert paths == {"helpers.py", "models.ipynb"}
+
+
+def test_an_editor_overlay_is_the_notebook_json(engine: Engine, tmp_path: Path) -> None:
+    """The editor's cells (``NotebookCells.to_json``) replace the notebook on disk; a
+    `from __future__ import annotations` cell holds for the cells after it, as in a module."""
+    path = tmp_path / "scratch.ipynb"
+    path.write_text(NotebookCells((NotebookCell("import torch"),)).to_json(), encoding="utf-8")
+    cells = NotebookCells((
+        NotebookCell("from __future__ import annotations\nimport torch\nfrom torch import nn"),
+        NotebookCell("# notes", "markdown"),
+        NotebookCell("class Net(nn.Module):\n    def forward(self, x: Later) -> Later:\n"
+                     "        return x.sum(0) / len(x)"),
+        NotebookCell("class Later:\n    pass"),
+    ))
+    result = engine.check(TraceJob(path=str(path), workspace_root=str(tmp_path),
+                                   overlays={str(path): cells.to_json()}))
+    assert result.errors == []
+    (net,) = result.modules
+    (failure,) = net.failures
+    module = build_notebook_module(cells)
+    assert failure.code == "FX002"
+    assert module.to_cell_position(failure.line, failure.column) == CellPosition(2, 3, 27)
