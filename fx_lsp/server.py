@@ -564,6 +564,8 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
                             watchers=[
                                 types.FileSystemWatcher(glob_pattern="**/*.py"),
                                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                                # A notebook's constructor calls are call sites too.
+                                types.FileSystemWatcher(glob_pattern="**/*.ipynb"),
                                 # Constructor calls in documentation (fxcore.call_sites).
                                 types.FileSystemWatcher(
                                     glob_pattern="**/*.{md,markdown,rst}"
@@ -731,7 +733,10 @@ def did_change_notebook(
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
 @guarded()
 def did_save_notebook(ls: FxLanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
-    document = ls.documents.get(to_fs_path(params.notebook_document.uri) or "")
+    path = to_fs_path(params.notebook_document.uri) or ""
+    # Its cells' constructor calls are call sites (fxcore.call_sites reads the saved file).
+    ls.files_changed([path])
+    document = ls.documents.get(path)
     if document is not None:
         ls.documents.trace_with_dependents(document)
 

@@ -238,3 +238,50 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
             text_document=types.TextDocumentIdentifier(uri=uris[2])))
         assert any(lens.command.title.startswith("FX: traceable") for lens in lenses), lenses
         assert not marker.exists()
+
+
+NEEDS_WIDTH = """from torch import nn
+
+
+class NeedsWidth(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        assert width == 12, "only the notebook's width builds this class"
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.proj(x) * len(x)
+"""
+
+
+def _notebook_json(cells: list[tuple[str, str]]) -> str:
+    return json.dumps({"cells": [{"cell_type": kind, "source": text, "metadata": {},
+                                  **({"outputs": [], "execution_count": None}
+                                     if kind == "code" else {})} for kind, text in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+async def test_a_saved_notebook_cell_that_builds_a_class_retraces_its_open_file(
+    notebook_project: pathlib.Path,
+) -> None:
+    """The constructor calls in a notebook's cells (a training cell's too: read, never run)
+    are call sites: saving a cell that changes one retraces the open file of its class."""
+    model = notebook_project / "model.py"
+    model.write_text(NEEDS_WIDTH)
+    path = notebook_project / "train.ipynb"
+    cells = [("code", "from model import NeedsWidth"), ("code", "net = NeedsWidth(width=11)")]
+    path.write_text(_notebook_json(cells))
+    async with session(notebook_project, notebooks=True) as client:
+        uri = client.open(model)
+        before = await client.diagnostics_for(uri, version=1, timeout=120)
+        assert not any(d.code == "FX002" for d in before)  # the notebook's width does not fit
+        notebook = from_fs_path(str(path))
+        uris = client.open_notebook(path, cells)
+
+        cells[1] = ("code", "net = NeedsWidth(width=12)")
+        client.replace_cell_text(notebook, uris[1], cells[1][1])
+        path.write_text(_notebook_json(cells))
+        published = len(client.published)
+        client.save_notebook(notebook)
+        after = await client.diagnostics_for(uri, version=1, after=published, timeout=60)
+        assert any(d.code == "FX002" for d in after)
