@@ -7,8 +7,9 @@ pygls's workspace keeps the notebooks and their cells' texts (``notebookDocument
 place in a cell of each module line, and the cells' URIs and versions. The server traces and
 answers a notebook as one document, the module; this module moves what it publishes and
 answers into the cells, and a request about a cell into the module. A cell line the module
-kept is copied into it whole, so a column is the same in both; a cell line the module left out
-(a training loop, a magic) has no place in the module.
+kept is copied into it whole (but an IPython line inside a kept ``def``, which reads ``pass``),
+so a column is the same in both; a cell line the module left out (a training loop, a magic)
+has no place in the module.
 """
 
 from __future__ import annotations
