@@ -41,6 +41,19 @@ def is_own_source(source: str | None) -> bool:
 
 #: Text of a file by absolute path, as its lines (the open buffer, else the file on disk).
 LinesOf = Callable[[str], list[str]]
+#: ``cell 3:5`` for a line of an open notebook's module (None for any other file's line), as
+#: a message names the place.
+CellWords = Callable[[str, int], "str | None"]
+
+
+def no_cells(path: str, line: int) -> str | None:
+    """No notebook is open."""
+    return None
+
+
+def line_words(path: str, line: int, cell_words: CellWords) -> str:
+    """``12``, or ``cell 3:5`` in an open notebook: a line as messages name it."""
+    return cell_words(path, line) or str(line)
 
 
 def code_link(code: str) -> types.CodeDescription:
@@ -111,11 +124,12 @@ def _name_range(module: ModuleResult, lines: list[str], encoding: str) -> types.
     return positions.range_to_lsp(lines, module, encoding)
 
 
-def summary_message(module: ModuleResult, document: str) -> str:
+def summary_message(module: ModuleResult, document: str,
+                    cell_words: CellWords = no_cells) -> str:
     count = len(module.failures)
     first = module.failures[0]
     noun = "failure" if count == 1 else "failures"
-    where = f"{short_path(first.path, document)}:{first.line}"
+    where = f"{short_path(first.path, document)}:{line_words(first.path, first.line, cell_words)}"
     return (
         f"{module.class_name} is not FX-traceable: {count} {noun} "
         f"(first: {first.kind.replace('-', ' ')} at {where})"
@@ -218,7 +232,7 @@ def _problem_entry(problem: Problem, path: str, lines_of: LinesOf, options: Opti
 
 
 def _summaries(path: str, report: Report, lines_of: LinesOf, options: Options,
-               encoding: str) -> list[Entry]:
+               encoding: str, cell_words: CellWords) -> list[Entry]:
     """On the name of each class traced here whose reported failures are not all in its body
     (another function, another file): how many, and where, as related information."""
     shown: dict[int, tuple[ModuleResult, list[Failure]]] = {}
@@ -238,7 +252,7 @@ def _summaries(path: str, report: Report, lines_of: LinesOf, options: Options,
         first = failures[0]
         diagnostic = types.Diagnostic(
             range=_name_range(module, lines, encoding),
-            message=summary_message(module, path),
+            message=summary_message(module, path, cell_words),
             severity=options.severity,
             code=first.code,
             code_description=code_link(first.code),
@@ -256,8 +270,8 @@ def _summaries(path: str, report: Report, lines_of: LinesOf, options: Options,
     return entries
 
 
-def build(path: str, report: Report, lines_of: LinesOf, options: Options, encoding: str
-          ) -> list[Entry]:
+def build(path: str, report: Report, lines_of: LinesOf, options: Options, encoding: str,
+          cell_words: CellWords = no_cells) -> list[Entry]:
     """The diagnostics of the document at ``path``: one per problem of ``report`` (of its own
     result and of the files traced with it) that shows here, then a summary on the name of
     each class whose failures are elsewhere."""
@@ -267,7 +281,8 @@ def build(path: str, report: Report, lines_of: LinesOf, options: Options, encodi
                                    for problem in report.problems) if entry is not None]
     shown = {_place(entry) for entry in entries}
     # A class's summary on its name gives way to a problem of the same code shown there.
-    entries += [entry for entry in _summaries(path, report, lines_of, options, encoding)
+    entries += [entry for entry in _summaries(path, report, lines_of, options, encoding,
+                                              cell_words)
                 if _place(entry) not in shown]
     return entries
 

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.code_actions import entry_fixes
-from fx_lsp.diagnostics import short_path
+from fx_lsp.diagnostics import CellWords, line_words, no_cells, short_path
 from fx_lsp.escaping import code_block, code_span, markdown_text, message_markdown, table_code
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
@@ -80,14 +80,15 @@ def shapes_markdown(module: ModuleResult) -> str | None:
     return message_markdown(module.shapes_note) if module.shapes_note else None
 
 
-def module_markdown(module: ModuleResult, document: str) -> str:
+def module_markdown(module: ModuleResult, document: str, cell_words: CellWords = no_cells
+                    ) -> str:
     """Everything known about one traced class."""
-    parts = [_verdict_markdown(module, document), shapes_markdown(module),
+    parts = [_verdict_markdown(module, document, cell_words), shapes_markdown(module),
              arguments_sentence(module)]
     return "\n\n".join(part for part in parts if part)
 
 
-def _verdict_markdown(module: ModuleResult, document: str) -> str:
+def _verdict_markdown(module: ModuleResult, document: str, cell_words: CellWords) -> str:
     name = markdown_text(module.class_name)
     if module.status == "traceable":
         parts = [
@@ -107,7 +108,7 @@ def _verdict_markdown(module: ModuleResult, document: str) -> str:
     ]
     lines += [
         f"- `{failure.code}` {markdown_text(short_path(failure.path, document))}:"
-        f"{failure.line}: "
+        f"{line_words(failure.path, failure.line, cell_words)}: "
         + _message_markdown(failure.message).replace("\n", "\n  ")
         for failure in module.failures
     ]
@@ -167,7 +168,7 @@ def hover(snapshot: DocumentSnapshot, position: types.Position) -> types.Hover |
     for module in own.modules if own else []:
         if _on_name_or_forward(module, line, column):
             verdicts = verdicts_of(own.modules, module) if own else [module]
-            text = module_markdown(module, path)
+            text = module_markdown(module, path, snapshot.files.cell_words)
             if len(verdicts) > 1:
                 text = "\n\n".join([markdown_text(modes_line(verdicts)), text,
                                      *_other_modes_not_traced(module, verdicts),

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -31,6 +32,7 @@ from fx_lsp import (
     graph_view,
     hover,
     inlay_hints,
+    notebooks,
     positions,
     workspace_trace,
 )
@@ -73,14 +75,19 @@ class FxLanguageServer(LanguageServer):
             VERSION,
             protocol_cls=FxProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            # Declared to clients that support notebooks only (pygls checks their capabilities).
+            notebook_document_sync=notebooks.SYNC_OPTIONS,
         )
         self.engine: Engine | None = None
         #: The installed torch, judged once: a refused one means no worker ever starts.
         self.torch = installed_torch_support()
         self.settings = Settings(self._open_text, self.root_of, self._warn)
+        #: The open notebooks' modules, by the notebook's path (``fx_lsp.notebooks``): each is
+        #: one of ``documents``, whose text is the module's.
+        self.notebooks: dict[str, notebooks.NotebookModule] = {}
         self.documents = Documents(
             self._start_trace,
-            lambda document: self.workspace.get_text_document(document.uri).source,
+            self.overlay_text,
             self.tracing_on,
             self,
         )
@@ -100,7 +107,7 @@ class FxLanguageServer(LanguageServer):
         self.fix_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fx-lsp-fixes")
         self.parse_process = ParseProcess()
         self.files = Files(self.text_of, self.lines_of, self.documents.version_of, self.root_of,
-                           self.parse_process.run)
+                           self.parse_process.run, self.cell_words)
 
     # -- messages -------------------------------------------------------------------------------
 
@@ -185,10 +192,31 @@ class FxLanguageServer(LanguageServer):
     def options_for(self, path: str) -> Options:
         return self.settings.options_for(path)
 
+    def buffer_text(self, document: Document) -> str:
+        """An open document's text: its buffer's, a notebook's module's (what its results'
+        lines are lines of)."""
+        notebook = self.notebooks.get(document.path)
+        if notebook is not None:
+            return notebook.text
+        return self.workspace.get_text_document(document.uri).source
+
+    def overlay_text(self, document: Document) -> str:
+        """What a job gets for an open document: its buffer, a notebook's JSON (the worker
+        builds its module from it as from the file: ``fxcore.workspace.source_text``)."""
+        notebook = self.notebooks.get(document.path)
+        if notebook is not None:
+            return notebook.json
+        return self.workspace.get_text_document(document.uri).source
+
     def _open_text(self, path: str) -> str | None:
         """The text of an open buffer for ``path`` (any language), else None."""
+        notebook = self.notebooks.get(path)
+        if notebook is not None:
+            return notebook.text
         for document in self.workspace.text_documents.values():
-            if document.path == path:
+            # A notebook cell's document has the notebook's path: it is not the file's text.
+            if document.path == path and self.workspace.get_notebook_document(
+                    cell_uri=document.uri) is None:
                 return document.source
         return None
 
@@ -198,9 +226,12 @@ class FxLanguageServer(LanguageServer):
         return text if text is not None else source_text(path, {}, strict=True)
 
     def lines_of(self, path: str) -> list[str]:
+        notebook = self.notebooks.get(path)
+        if notebook is not None:
+            return notebook.lines
         document = self.documents.get(path)
         if document is not None:
-            return positions.split_lines(self.workspace.get_text_document(document.uri).source)
+            return positions.split_lines(self.buffer_text(document))
         try:
             mtime = os.path.getmtime(path)
         except OSError:
@@ -211,17 +242,32 @@ class FxLanguageServer(LanguageServer):
             self._disk_lines[path] = cached
         return cached[1]
 
+    def cell_of(self, uri: str) -> tuple[notebooks.NotebookModule, int] | None:
+        """The open notebook whose code cell ``uri`` is, and the cell's index, if it is one."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        module = self.notebooks.get(to_fs_path(notebook.uri) or "") if notebook else None
+        index = module.cell_index(uri) if module is not None else None
+        return None if module is None or index is None else (module, index)
+
     def snapshot(self, uri: str) -> DocumentSnapshot | None:
         """The open document at ``uri`` as a request about it sees it, or None if it is not
-        open."""
-        document = self.documents.get(to_fs_path(uri) or "")
+        open. A notebook cell's is its notebook's, the module (the handlers move the request
+        and the answer between the cell and the module with ``fx_lsp.notebooks``)."""
+        cell = self.cell_of(uri)
+        path = cell[0].path if cell is not None else to_fs_path(uri) or ""
+        document = self.documents.get(path)
         if document is None:
+            return None
+        if cell is not None and not self.documents.is_current(document):
+            # Its result's module lines are of the cells as they were: through today's line
+            # map they would land in other cells. The trace of the new text publishes anew and
+            # asks the client to ask again (code lenses, inlay hints).
             return None
         return DocumentSnapshot(
             uri=document.uri,
             path=document.path,
             version=document.version,
-            text=self.workspace.get_text_document(document.uri).source,
+            text=self.buffer_text(document),
             encoding=self.encoding,
             options=self.options_for(document.path),
             result=document.result,
@@ -373,14 +419,17 @@ class FxLanguageServer(LanguageServer):
         assert document.result is not None
         self.log_worker_output(document.result)
         self.publish(document)
-        self.protocol.notify(
-            TRACED,
-            {
-                "uri": document.uri,
-                "version": document.result_version,
-                "classes": list(dict.fromkeys(m.class_name for m in document.result.modules)),
-            },
-        )
+        notebook = self.notebooks.get(document.path)
+        # A notebook's views (generated code, graph) are of its cells.
+        for uri in [cell.uri for cell in notebook.cells] if notebook else [document.uri]:
+            self.protocol.notify(
+                TRACED,
+                {
+                    "uri": uri,
+                    "version": document.result_version,
+                    "classes": list(dict.fromkeys(m.class_name for m in document.result.modules)),
+                },
+            )
         for other in touched:
             self.publish(other)
         self.refresh_code_lenses()
@@ -425,8 +474,17 @@ class FxLanguageServer(LanguageServer):
             checked=[document.path] if document.result is not None else [],
         )
         document.entries = diagnostics.build(
-            document.path, report, self.lines_of, self.options_for(document.path), self.encoding
+            document.path, report, self.lines_of, self.options_for(document.path), self.encoding,
+            self.cell_words,
         )
+        notebook = self.notebooks.get(document.path)
+        if notebook is not None:
+            # A notebook's diagnostics, in the module, go to the cells they are in.
+            for uri, shown in notebooks.cell_diagnostics(
+                    notebook, [entry.diagnostic for entry in document.entries]).items():
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=shown))
+            return
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=document.uri,
@@ -434,6 +492,13 @@ class FxLanguageServer(LanguageServer):
                 version=document.version,
             )
         )
+
+    def cell_words(self, path: str, line: int) -> str | None:
+        """``cell 3:5`` for line ``line`` of an open notebook's module, as ``fx-lsp check``
+        counts cells and lines (from 1)."""
+        notebook = self.notebooks.get(path)
+        place = notebook.place_of(line - 1) if notebook is not None else None
+        return None if place is None else f"cell {place[0] + 1}:{place[1] + 1}"
 
     def publish_closed(self, path: str, result: FileResult) -> None:
         """The diagnostics of a file that is not open (from a workspace trace)."""
@@ -448,6 +513,11 @@ class FxLanguageServer(LanguageServer):
         )
 
     def clear(self, uri: str) -> None:
+        notebook = self.notebooks.get(to_fs_path(uri) or "")
+        if notebook is not None and notebook.uri == uri:
+            for cell in notebook.cells:
+                self.clear(cell.uri)
+            return
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
@@ -517,6 +587,8 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
                             watchers=[
                                 types.FileSystemWatcher(glob_pattern="**/*.py"),
                                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                                # A notebook's constructor calls are call sites too.
+                                types.FileSystemWatcher(glob_pattern="**/*.ipynb"),
                                 # Constructor calls in documentation (fxcore.call_sites).
                                 types.FileSystemWatcher(
                                     glob_pattern="**/*.{md,markdown,rst}"
@@ -630,6 +702,80 @@ def did_close(ls: FxLanguageServer, params: types.DidCloseTextDocumentParams) ->
     ls.send_status()
 
 
+# -- notebooks (LSP 3.17 notebook documents; pygls's workspace keeps their cells) ------------
+
+
+def _notebook_module(ls: FxLanguageServer, uri: str) -> notebooks.NotebookModule | None:
+    """The module of the open notebook at ``uri`` from its cells' current texts (None for a
+    notebook with no file, such as an untitled one: nothing to trace it as)."""
+    notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+    path = to_fs_path(uri)
+    if notebook is None or path is None:
+        return None
+    cells = {}
+    for cell in notebook.cells:
+        # pygls keeps documents by their unquoted URIs (VS Code's cell URIs hold %3D).
+        document = ls.workspace.text_documents.get(unquote(cell.document))
+        if document is not None and document.language_id in (None, "python"):
+            cells[cell.document] = (document.version or 0, document.source)
+    return notebooks.module_of(notebook, path, cells, ls.encoding)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+@guarded()
+def did_open_notebook(ls: FxLanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    module = _notebook_module(ls, params.notebook_document.uri)
+    if module is None:
+        return
+    ls.notebooks[module.path] = module
+    ls.documents.open(module.uri, module.path, 0)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+@guarded()
+def did_change_notebook(
+    ls: FxLanguageServer, params: types.DidChangeNotebookDocumentParams
+) -> None:
+    module = _notebook_module(ls, params.notebook_document.uri)
+    document = ls.documents.get(module.path) if module is not None else None
+    if module is None or document is None:
+        return
+    before = ls.notebooks[module.path]
+    ls.notebooks[module.path] = module
+    for gone in {cell.uri for cell in before.cells} - {cell.uri for cell in module.cells}:
+        ls.clear(gone)
+    if not notebooks.same_module(before, module):
+        # Running a cell changes its outputs and execution summary, not the module: no trace.
+        ls.documents.changed(document, document.version + 1)
+        options = ls.options_for(module.path)
+        if options.run == "onType":
+            ls.documents.trace_with_dependents(document, options.debounce_ms / 1000)
+        ls.send_status()
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+@guarded()
+def did_save_notebook(ls: FxLanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    path = to_fs_path(params.notebook_document.uri) or ""
+    # Its cells' constructor calls are call sites (fxcore.call_sites reads the saved file).
+    ls.files_changed([path])
+    document = ls.documents.get(path)
+    if document is not None:
+        ls.documents.trace_with_dependents(document)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+@guarded()
+def did_close_notebook(
+    ls: FxLanguageServer, params: types.DidCloseNotebookDocumentParams
+) -> None:
+    path = to_fs_path(params.notebook_document.uri) or ""
+    if ls.documents.close(path) is not None:
+        ls.clear(params.notebook_document.uri)  # each of its cells
+    ls.notebooks.pop(path, None)
+    ls.send_status()
+
+
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 @guarded()
 def did_change_watched_files(
@@ -653,11 +799,19 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
     snapshot = ls.snapshot(params.text_document.uri)
     if snapshot is None:
         return None
-    if hover.lists_fixes(snapshot, params.position):
+    position: types.Position | None = params.position
+    cell = ls.cell_of(params.text_document.uri)
+    if cell is not None:
+        position = cell[0].position_to_module(cell[1], params.position)
+        if position is None:
+            return None  # a line the notebook's module left out
+    if hover.lists_fixes(snapshot, position):
         # Planning the quick fixes parses the file (cached per text): in a thread, so that a
         # big file stalls no request.
-        return await asyncio.to_thread(hover.hover, snapshot, params.position)
-    return hover.hover(snapshot, params.position)
+        answer = await asyncio.to_thread(hover.hover, snapshot, position)
+    else:
+        answer = hover.hover(snapshot, position)
+    return answer if cell is None else notebooks.hover_to_cell(*cell, answer)
 
 
 @server.feature(
@@ -673,8 +827,22 @@ async def on_code_action(
     snapshot = ls.snapshot(params.text_document.uri)
     if snapshot is None:
         return []
-    return await ls.off_loop(code_actions.code_actions, snapshot, params.context, params.range,
-                             ls.resolves_code_actions)
+    cell = ls.cell_of(params.text_document.uri)
+    if cell is None:
+        return await ls.off_loop(code_actions.code_actions, snapshot, params.context,
+                                 params.range, ls.resolves_code_actions)
+    notebook, index = cell
+    requested = notebook.range_to_module(index, params.range)
+    if requested is None:
+        return []
+    context = types.CodeActionContext(
+        diagnostics=[moved for d in params.context.diagnostics
+                     if (moved := notebooks.diagnostic_to_module(notebook, index, d))],
+        only=params.context.only, trigger_kind=params.context.trigger_kind)
+    actions = await ls.off_loop(code_actions.code_actions, snapshot, context, requested,
+                                ls.resolves_code_actions)
+    return [moved for action in actions
+            if (moved := notebooks.code_action_to_cell(notebook, index, action))]
 
 
 @server.feature(types.CODE_ACTION_RESOLVE)
@@ -687,21 +855,42 @@ async def on_code_action_resolve(
     snapshot = ls.snapshot(uri) if isinstance(uri, str) else None
     if snapshot is None:
         return action
-    return await ls.off_loop(code_actions.resolve, snapshot, action)
+    cell = ls.cell_of(uri) if isinstance(uri, str) else None
+    if cell is None:
+        return await ls.off_loop(code_actions.resolve, snapshot, action)
+    notebook, index = cell
+    in_module = types.CodeAction(
+        title=action.title, kind=action.kind, is_preferred=action.is_preferred, data=action.data,
+        diagnostics=[moved for d in action.diagnostics or []
+                     if (moved := notebooks.diagnostic_to_module(notebook, index, d))])
+    resolved = await ls.off_loop(code_actions.resolve, snapshot, in_module)
+    return notebooks.code_action_to_cell(notebook, index, resolved) or action
 
 
 @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
 @guarded(default=[])
 def on_inlay_hint(ls: FxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
     snapshot = ls.snapshot(params.text_document.uri)
-    return inlay_hints.inlay_hints(snapshot, params.range) if snapshot is not None else []
+    if snapshot is None:
+        return []
+    cell = ls.cell_of(params.text_document.uri)
+    if cell is None:
+        return inlay_hints.inlay_hints(snapshot, params.range)
+    requested = cell[0].range_to_module(cell[1], params.range)
+    if requested is None:
+        return []
+    return notebooks.inlay_hints_to_cell(*cell, inlay_hints.inlay_hints(snapshot, requested))
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 @guarded(default=[])
 def on_code_lens(ls: FxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     snapshot = ls.snapshot(params.text_document.uri)
-    return code_lens.code_lenses(snapshot) if snapshot is not None else []
+    if snapshot is None:
+        return []
+    cell = ls.cell_of(params.text_document.uri)
+    lenses = code_lens.code_lenses(snapshot)
+    return lenses if cell is None else notebooks.code_lenses_to_cell(*cell, lenses)
 
 
 def _plain(value: Any) -> Any:
@@ -729,16 +918,28 @@ async def _answer_about_class(
     if snapshot is None:
         return None
     position = params.get("position")
-    module = code_lens.find_module(
-        snapshot,
-        params.get("className"),
-        types.Position(line=position["line"], character=position["character"])
-        if isinstance(position, dict)
-        else None,
-    )
+    at = types.Position(line=position["line"], character=position["character"]) \
+        if isinstance(position, dict) else None
+    cell = ls.cell_of(uri) if isinstance(uri, str) else None
+    if cell is not None and at is not None:
+        at = cell[0].position_to_module(cell[1], at)
+    module = code_lens.find_module(snapshot, params.get("className"), at)
     if module is None:
         return None
-    return await asyncio.to_thread(lambda: json_text(answer(snapshot, module, params)))
+    if cell is None:
+        return await asyncio.to_thread(lambda: json_text(answer(snapshot, module, params)))
+    notebook, index = cell
+
+    def in_cells() -> JsonText:
+        # The answer as about the cell: its locations in the cells, its lines the cell's.
+        found = notebooks.locations_to_cells(notebook, answer(snapshot, module, params))
+        found["uri"] = notebook.cells[index].uri
+        if "lineNodes" in found:
+            found["lineNodes"] = notebooks.line_nodes_to_cell(notebook, index,
+                                                              found["lineNodes"])
+        return json_text(found)
+
+    return await asyncio.to_thread(in_cells)
 
 
 @server.feature(GENERATED_CODE)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fx_lsp import positions
-from fx_lsp.diagnostics import Entry, LinesOf
+from fx_lsp.diagnostics import CellWords, Entry, LinesOf, no_cells
 from fx_lsp.initialization_options import Options
 from fxcore.fix_plan import RootOf, Run, TextOf, run_here
 from fxcore.results import FileResult
@@ -32,6 +32,9 @@ class Files:
     root_of: RootOf
     #: Runs the parses of quick-fix planning and edits (the server: in its parse process).
     run: Run = run_here
+    #: ``cell 3:5`` for a line of an open notebook's module, as messages name it (None for
+    #: any other file's line).
+    cell_words: CellWords = no_cells
 
 
 @dataclass(frozen=True)

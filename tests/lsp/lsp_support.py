@@ -50,6 +50,10 @@ class FxClient(LanguageClient):
         #: ``len(self.published)`` each time the server said it was idle: what had been
         #: published when every trace, all its capture modes' phases included, had ended.
         self.idle_marks: list[int] = []
+        #: What the server answered to ``initialize``.
+        self.initialize_result: types.InitializeResult | None = None
+        #: The open notebooks' cells: notebook URI -> [[cell URI, kind, text], ...].
+        self.notebook_cells: dict[str, list[list[Any]]] = {}
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -80,6 +84,68 @@ class FxClient(LanguageClient):
             )
         )
         return self.versions[uri]
+
+    # -- notebooks (LSP 3.17) -------------------------------------------------------------------
+
+    def open_notebook(self, path: pathlib.Path, cells: list[tuple[str, str]]) -> list[str]:
+        """Open a Jupyter notebook at ``path`` whose cells are ``(kind, text)``, ``kind``
+        ``code`` or ``markdown``, as VS Code sends one; returns the cells' URIs (VS Code's
+        scheme: the notebook's path, the cell in the fragment)."""
+        uri = from_fs_path(str(path))
+        # As VS Code makes them: quoted base64 of the cell's handle in the fragment.
+        uris = [f"vscode-notebook-cell:{path}#W{index}sZmlsZQ%3D%3D" for index in range(len(cells))]
+        self.versions[uri] = 1
+        self.notebook_cells[uri] = [[cell_uri, kind, text]
+                                    for cell_uri, (kind, text) in zip(uris, cells, strict=True)]
+        for cell_uri in uris:
+            self.versions[cell_uri] = 1
+        self.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=uri, notebook_type="jupyter-notebook", version=1,
+                cells=[types.NotebookCell(
+                    kind=types.NotebookCellKind.Code if kind == "code"
+                    else types.NotebookCellKind.Markup, document=cell_uri)
+                    for cell_uri, (kind, _) in zip(uris, cells, strict=True)]),
+            cell_text_documents=[types.TextDocumentItem(
+                uri=cell_uri, language_id="python" if kind == "code" else "markdown",
+                version=1, text=text) for cell_uri, (kind, text) in zip(uris, cells, strict=True)],
+        ))
+        return uris
+
+    def cell_text(self, notebook_uri: str, cell_uri: str) -> str:
+        (text,) = [c[2] for c in self.notebook_cells[notebook_uri] if c[0] == cell_uri]
+        return text
+
+    def replace_cell_text(self, notebook_uri: str, cell_uri: str, text: str) -> None:
+        """A full-text change of one cell, as a notebookDocument/didChange."""
+        self.versions[notebook_uri] += 1
+        self.versions[cell_uri] += 1
+        for cell in self.notebook_cells[notebook_uri]:
+            if cell[0] == cell_uri:
+                cell[2] = text
+        self.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(
+                uri=notebook_uri, version=self.versions[notebook_uri]),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(text_content=[
+                    types.NotebookDocumentCellContentChanges(
+                        document=types.VersionedTextDocumentIdentifier(
+                            uri=cell_uri, version=self.versions[cell_uri]),
+                        changes=[types.TextDocumentContentChangeWholeDocument(text=text)])])),
+        ))
+
+    def save_notebook(self, notebook_uri: str) -> None:
+        self.notebook_document_did_save(types.DidSaveNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=notebook_uri)))
+
+    def apply_cell_edits(self, notebook_uri: str, edit: types.WorkspaceEdit) -> None:
+        """Apply a workspace edit of the notebook's cells as the notebook editor does."""
+        for change in edit.document_changes or []:
+            assert isinstance(change, types.TextDocumentEdit), change
+            uri = change.text_document.uri
+            assert change.text_document.version == self.versions[uri], (uri, change)
+            self.replace_cell_text(notebook_uri, uri,
+                                   _apply(self.cell_text(notebook_uri, uri), change.edits))
 
     def save(self, uri: str) -> None:
         self.text_document_did_save(
@@ -162,11 +228,15 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: st
 
 
 def capabilities(
-    encodings: list[str] | None = None, resolve_code_actions: bool = False
+    encodings: list[str] | None = None, resolve_code_actions: bool = False,
+    notebooks: bool = False,
 ) -> types.ClientCapabilities:
     """``resolve_code_actions``: ask for code actions' edits with codeAction/resolve, as VS
-    Code does."""
+    Code does; ``notebooks``: sync notebook documents (LSP 3.17), as VS Code does."""
     return types.ClientCapabilities(
+        notebook_document=types.NotebookDocumentClientCapabilities(
+            synchronization=types.NotebookDocumentSyncClientCapabilities())
+        if notebooks else None,
         general=types.GeneralClientCapabilities(position_encodings=encodings)
         if encodings
         else None,
@@ -195,14 +265,15 @@ async def session(
     process_id: int | None = None,
     folders: list[pathlib.Path] | None = None,
     resolve_code_actions: bool = False,
+    notebooks: bool = False,
 ) -> AsyncIterator[FxClient]:
     """Start ``python -m fx_lsp serve --stdio`` rooted at ``root``, initialize, yield, shut down."""
     client = make_client()
     await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio", cwd=str(root))
     try:
-        await client.initialize_session(
+        client.initialize_result = await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities(encodings, resolve_code_actions),
+                capabilities=capabilities(encodings, resolve_code_actions, notebooks),
                 process_id=process_id,
                 root_uri=from_fs_path(str(root)),
                 workspace_folders=[

@@ -1,4 +1,5 @@
-"""A second real client: Debian's headless Neovim 0.7 reads the diagnostics and a hover."""
+"""A second real client: Debian's headless Neovim 0.7 reads the diagnostics and a hover; it
+has no notebook support, and a notebook in the workspace changes nothing for it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ def test_neovim_shows_diagnostics_and_hover(
     lines = net.read_text().splitlines()
     (line,) = [i for i, text in enumerate(lines) if "return x * len(x)" in text]
     character = lines[line].index("len(x)") + 1
+    # A notebook next to the file (the server declares notebook sync only to clients that
+    # support notebooks).
+    (workspace / "pkg" / "models.ipynb").write_text(json.dumps({
+        "cells": [{"cell_type": "code", "source": "import torch\nlen(torch.ones(2))",
+                   "metadata": {}, "outputs": [], "execution_count": None}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     xdg = tmp_path / "xdg"
     env = {
         **os.environ,
@@ -47,6 +54,7 @@ def test_neovim_shows_diagnostics_and_hover(
     assert output, (completed.stdout, completed.stderr)
     result = json.loads(output[-1])
     assert result["ok"] is True
+    assert result["notebook_sync"] is False
     codes = {(d["code"], d["lnum"]) for d in result["diagnostics"]}
     assert ("FX002", line) in codes
     assert all(d["source"] == "fx-lsp" for d in result["diagnostics"])

@@ -764,6 +764,118 @@ describe("fx-lsp in VS Code (code-server), trusted workspace", () => {
       assert.match(saved, /fx\.wrap\("len"\)/);
       await screenshot("05-quick-fix-applied");
     }));
+  it("checks a notebook's cells: FX002 in a cell, its quick fix into the imports cell, gone after the edit", () =>
+    step("09-notebook", async () => {
+      const { page } = run;
+      // VS Code's built-in ipynb extension opens it in the notebook editor; no kernel is needed
+      // (fx-lsp never talks to one), and the training cell is never run.
+      const name = "len_notebook.ipynb";
+      const marker = path.join(run.dir, "notebook-training-ran");
+      const cells = [
+        ["markdown", "# A model written in a notebook"],
+        ["code", "import torch\nfrom torch import nn"],
+        ["code", "class CountsRows(nn.Module):\n    def forward(self, x):\n        return x * len(x)"],
+        ["code", `import pathlib\npathlib.Path(${JSON.stringify(marker)}).write_text("ran")\nmodel = CountsRows()\nmodel(torch.randn(2, 4))`],
+      ];
+      const notebook = {
+        cells: cells.map(([kind, text], index) => ({
+          cell_type: kind, id: `cell-${index}`, metadata: {}, source: text.split(/(?<=\n)/),
+          ...(kind === "code" ? { execution_count: null, outputs: [] } : {}),
+        })),
+        metadata: { kernelspec: { display_name: "Python 3", language: "python", name: "python3" }, language_info: { name: "python" } },
+        nbformat: 4,
+        nbformat_minor: 5,
+      };
+      const file = path.join(run.workspace, name);
+      fs.writeFileSync(file, JSON.stringify(notebook, null, 1) + "\n");
+      const cellRow = (text) => page.locator(".notebook-editor .code-cell-row", { hasText: text }).first();
+      // Written after the workbench opened, which may not list it in the Explorer yet: Quick
+      // Open searches the disk.
+      const input = page.locator(".quick-input-widget input");
+      await waitFor(
+        async () => {
+          await page.keyboard.press("Escape");
+          await page.keyboard.press("Control+P");
+          await input.waitFor({ state: "visible", timeout: 3000 });
+          await input.fill(name);
+          await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 5000 });
+          await page.keyboard.press("Enter");
+          await cellRow("class CountsRows").waitFor({ timeout: 5000 });
+          return true;
+        },
+        `${name} to open in the notebook editor`,
+        UI_TIMEOUT_MS,
+      );
+      const squiggle = cellRow("class CountsRows").locator(".squiggly-error").first();
+      await squiggle.waitFor({ state: "attached", timeout: TRACE_TIMEOUT_MS });
+      assert.equal(await cellRow("import torch").locator(".squiggly-error").count(), 0);
+      await showProblems();
+      const fx002 = await waitFor(
+        async () => (await problemRows()).find((label) => /FX002/.test(label) && /len/.test(label)),
+        "a Problems entry with FX002 for the notebook cell",
+        UI_TIMEOUT_MS,
+      );
+      assert.match(fx002, /Ln 3, Col 20/, `the entry is on the cell's line 3: ${fx002}`);
+      const lenToken = cellRow("class CountsRows")
+        .locator(".view-line", { hasText: "return x * len(x)" })
+        .locator("span > span", { hasText: /^len$/ })
+        .first();
+      await hoverText(lenToken, /FX002/, UI_TIMEOUT_MS);
+      await screenshot("09-notebook-fx002");
+
+      await lenToken.click();
+      await page.keyboard.press("Control+.");
+      const actions = page.locator(".action-widget .monaco-list-row");
+      await actions.first().waitFor({ state: "visible", timeout: UI_TIMEOUT_MS });
+      const titles = await actions.allInnerTexts();
+      const wanted = titles.findIndex((title) => /wrap/i.test(title) && /len/.test(title));
+      assert.ok(wanted >= 0, `a quick fix that wraps len among: ${JSON.stringify(titles)}`);
+      const wantedIndex = Number(await actions.nth(wanted).getAttribute("data-index"));
+      await waitFor(
+        async () => {
+          const focused = Number(await page.locator(".action-widget .monaco-list-row.focused").getAttribute("data-index", READ));
+          if (focused === wantedIndex) return true;
+          await page.keyboard.press(focused < wantedIndex ? "ArrowDown" : "ArrowUp");
+          return false;
+        },
+        "the wrap quick fix to be focused",
+        UI_TIMEOUT_MS,
+      );
+      await screenshot("09-notebook-quick-fix-menu");
+      await page.mouse.move(5, 5); // no hover over the cells while they change
+      await page.keyboard.press("Enter");
+      // The call lands after the imports, in their cell; the class's cell is unchanged.
+      const cellText = (text) => cellRow(text).locator(".view-lines").innerText(READ).then((t) => t.replace(/\u00a0/g, " "));
+      await waitFor(
+        async () => /fx\.wrap\("len"\)/.test(await cellText("from torch import nn")),
+        "the wrap inserted into the imports cell",
+        UI_TIMEOUT_MS,
+      );
+      assert.doesNotMatch(await cellText("class CountsRows"), /wrap/);
+      await page.keyboard.press("Control+S");
+      await waitFor(
+        async () => (await page.locator(".notebook-editor .squiggly-error").count()) === 0,
+        "the FX002 squiggle in the cell to disappear",
+        TRACE_TIMEOUT_MS,
+      );
+      await waitFor(
+        async () => !(await problemRows()).some((label) => /FX002/.test(label)),
+        "the notebook's FX002 Problems entry to disappear",
+        UI_TIMEOUT_MS,
+      );
+      // The class's code lens follows the new verdict, in its own cell only.
+      const lenses = (text) => cellRow(text).locator(".codelens-decoration").allInnerTexts().then((t) => t.join(" "));
+      await waitFor(async () => /FX: traceable/.test(await lenses("class CountsRows")), "the class cell's code lens to say traceable", TRACE_TIMEOUT_MS);
+      assert.equal(await lenses("from torch import nn"), "", "no code lens in the imports cell");
+      const saved = JSON.parse(fs.readFileSync(file, "utf8"));
+      const sourceOf = (cell) => (Array.isArray(cell.source) ? cell.source.join("") : cell.source);
+      assert.match(sourceOf(saved.cells[1]), /torch\.fx\.wrap\("len"\)/, "the fix is in the imports cell on disk");
+      assert.equal(sourceOf(saved.cells[2]), cells[2][1]);
+      assert.ok(!fs.existsSync(marker), "the training cell never ran");
+      await screenshot("09-notebook-quick-fix-applied");
+      await closeTab(name);
+    }));
+
   it("applies a changed fxLsp.severity live, without a restart", () =>
     step("06a-severity", async () => {
       const startsBefore = fs.readFileSync(findLog("FX Trace.log"), "utf8").match(/Starting: /g).length;

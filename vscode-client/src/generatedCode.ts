@@ -56,7 +56,13 @@ export function parseGeneratedCodeUri(uri: vscode.Uri): ClassTarget | undefined 
 
 function sourceLabel(sourceUri: string): string {
   const parsed = vscode.Uri.parse(sourceUri);
-  return parsed.scheme === "file" ? vscode.workspace.asRelativePath(parsed) : sourceUri;
+  if (parsed.scheme === "file") return vscode.workspace.asRelativePath(parsed);
+  // A notebook cell's: the notebook and the cell's number, as `fx-lsp check` names it.
+  for (const notebook of vscode.workspace.notebookDocuments) {
+    const cell = notebook.getCells().find((each) => each.document.uri.toString() === sourceUri);
+    if (cell !== undefined) return `${vscode.workspace.asRelativePath(notebook.uri)}:cell ${cell.index + 1}`;
+  }
+  return sourceUri;
 }
 
 export function renderGeneratedCode(className: string, sourceUri: string, result: GeneratedCodeResult | null): string {

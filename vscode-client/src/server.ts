@@ -43,6 +43,10 @@ export function createClient(python: string, neutralFolder: string, settings: ()
     documentSelector: [
       { scheme: "file", language: "python" },
       { scheme: "untitled", language: "python" },
+      // The Python cells of Jupyter notebooks: the client sends the notebooks themselves
+      // (notebookDocument/*, as the server declares notebookDocumentSync), not each cell as a
+      // text document, and asks for hovers, code lenses and quick fixes in the cells.
+      { notebook: "jupyter-notebook", language: "python" },
     ],
     outputChannel: log(),
     traceOutputChannel: log(),

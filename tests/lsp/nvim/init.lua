@@ -37,11 +37,13 @@ local function run()
       hover = response.result.contents.value
     end
   end
+  -- Neovim 0.7 offers no notebook support: the server declares no notebook sync to it.
+  local notebook_sync = vim.lsp.get_client_by_id(client_id).server_capabilities.notebookDocumentSync
   vim.lsp.get_client_by_id(client_id).stop()
   vim.wait(5000, function()
     return vim.lsp.get_client_by_id(client_id) == nil
   end, 100)
-  finish({ ok = ok, diagnostics = diagnostics, hover = hover })
+  finish({ ok = ok, diagnostics = diagnostics, hover = hover, notebook_sync = notebook_sync ~= nil })
 end
 
 vim.api.nvim_create_autocmd("VimEnter", {
