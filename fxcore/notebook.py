@@ -589,6 +589,7 @@ def edit_notebook_json(raw: str, new_module_text: str) -> str:
         raise NotebookEditError("the file is not a notebook's JSON")
     old_lines = module.text.splitlines()
     new_lines = new_module_text.splitlines()
+    statement_starts = _statement_starts(new_module_text)
     cell_lines = {index: split_cell_lines(cell.source)
                   for index, cell in enumerate(module.cells.cells)}
     # (cell, first cell line replaced (1-based), how many replaced, the new lines)
@@ -599,7 +600,13 @@ def edit_notebook_json(raw: str, new_module_text: str) -> str:
             continue
         inserted = new_lines[j1:j2]
         if i1 == i2:  # an insertion: after the line before it, else before the first line
-            if i1 > 0:
+            if 0 < i1 < len(old_lines) and module.line_map[i1 - 1][0] != module.line_map[i1][0] \
+                    and statement_starts.get(j2 + 1, j2 + 1) <= j1 + 1:
+                # Lines that open the statement after them (a decorator on a ``def`` that
+                # starts a cell) go into that statement's cell, before it.
+                cell, line = module.line_map[i1]
+                changes.append((cell, line, 0, inserted))
+            elif i1 > 0:
                 cell, line = module.line_map[i1 - 1]
                 changes.append((cell, line + 1, 0, inserted))
             elif module.line_map:
@@ -624,6 +631,22 @@ def edit_notebook_json(raw: str, new_module_text: str) -> str:
         cell_lines[cell][first - 1:first - 1 + count] = inserted
     changed = {cell for cell, *_ in changes}
     return _replace_sources(raw, {cell: "\n".join(cell_lines[cell]) for cell in changed})
+
+
+def _statement_starts(text: str) -> dict[int, int]:
+    """For each top-level statement of ``text``, the line of its ``def``/``class`` keyword (or
+    its first line) -> the first line of the whole statement, its decorators included; empty
+    when ``text`` does not parse."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    starts: dict[int, int] = {}
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", [])
+        starts[statement.lineno] = min([statement.lineno]
+                                       + [decorator.lineno for decorator in decorators])
+    return starts
 
 
 def _replace_sources(raw: str, sources: dict[int, str]) -> str:

@@ -168,3 +168,20 @@ def test_edits_that_do_not_fit_the_cells_are_refused() -> None:
     # One replacement over two lines that print(A) stands between in the cell.
     with pytest.raises(NotebookEditError):
         edit_notebook_json(raw, "A = 10\nB = 20\n")
+
+
+def test_a_decorator_goes_into_the_cell_of_the_def_it_decorates() -> None:
+    raw = _notebook([["import torch\n", "import torch.fx"],
+                     ["def helper(x):\n", "    return len(x)"]])
+    module = notebook_module_of_json(raw)
+    assert module is not None
+    new_text = module.text.replace("def helper", "@torch.fx.wrap\ndef helper")
+    after = json.loads(edit_notebook_json(raw, new_text))
+    assert after["cells"][0]["source"] == ["import torch\n", "import torch.fx"]
+    assert after["cells"][1]["source"] == ["@torch.fx.wrap\n", "def helper(x):\n",
+                                           "    return len(x)"]
+    # A statement of its own after the last line of a cell stays in that cell.
+    wrapped = module.text.replace("import torch.fx\n", "import torch.fx\ntorch.fx.wrap('len')\n")
+    after = json.loads(edit_notebook_json(raw, wrapped))
+    assert after["cells"][0]["source"] == ["import torch\n", "import torch.fx\n",
+                                           "torch.fx.wrap('len')"]
