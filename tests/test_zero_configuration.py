@@ -298,6 +298,35 @@ def test_literal_calls_written_in_the_workspace_are_used(tmp_path: Path) -> None
     assert not (tmp_path / "main-block-ran").exists()
 
 
+README_AFTER_A_SHELL_BLOCK = '''
+# tiny
+
+```bash
+$ pip install tiny
+```
+
+Usage:
+
+```python
+from tiny import FromReadme
+model = FromReadme(width=24, depth=3)
+```
+'''
+
+
+def test_a_readme_call_after_a_shell_block_is_used(tmp_path: Path) -> None:
+    # The closing fence of the ```bash block is not the opening of a Python block: pairing
+    # it so (as a regular expression over ``` did) made every later block prose.
+    workspace = Workspace(tmp_path)
+    workspace.write("tiny.py", CALLED)
+    workspace.write("README.md", README_AFTER_A_SHELL_BLOCK)
+    modules = {module["class"]: module for module in check(tmp_path)["modules"]}
+    assert modules["FromReadme"]["status"] == "traceable"
+    assert modules["FromReadme"]["arguments"] == {
+        "from": "call-site", "args": [], "kwargs": {"width": "24", "depth": "3"},
+        "site": "README.md:11"}
+
+
 STAGED = '''
 from torch import nn
 
