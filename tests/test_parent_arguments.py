@@ -328,3 +328,50 @@ def test_a_configured_root_wins_over_a_guessed_root_whatever_the_file_order(
     assert (bottleneck["from"], bottleneck["parent"], bottleneck["path"],
             bottleneck["parent_from"]) == ("parent", "pkg.resnet:ResNet", "units.0.body",
                                            "config")
+
+
+QUANTIZERS = """
+    from torch import nn
+
+
+    class Codebook(nn.Module):
+        def __init__(self, dim, codebook_size):
+            super().__init__()
+            self.embed = nn.Linear(dim, codebook_size)
+
+        def forward(self, x):
+            return self.embed(x)
+
+
+    class Quantizer(nn.Module):
+        def __init__(self, dim, codebook_size):
+            super().__init__()
+            self.codebook = Codebook(dim, codebook_size)
+
+        def forward(self, x):
+            return self.codebook(x)
+"""
+
+QUANTIZER_README = """
+    ```python
+    from pkg.quantizers import Codebook
+    codebook = Codebook(dim=256, codebook_size=512)
+    ```
+"""
+
+
+def test_a_call_site_wins_over_an_instance_a_guessed_root_built(tmp_path: Path) -> None:
+    # Quantizer has no call site: guessed. The instance of Codebook it builds is as guessed
+    # as it is; the README's call of Codebook is what its users write, and stays.
+    workspace = Workspace(tmp_path)
+    workspace.write("pkg/__init__.py", "")
+    workspace.write("pkg/quantizers.py", textwrap.dedent(QUANTIZERS))
+    workspace.write("README.md", textwrap.dedent(QUANTIZER_README))
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
+        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    modules = modules_by_class(json.loads(completed.stdout))
+    assert modules["Quantizer"]["arguments"]["from"] == "guessed"
+    assert modules["Codebook"]["arguments"] == {
+        "from": "call-site", "args": [], "kwargs": {"dim": "256", "codebook_size": "512"},
+        "site": "README.md:3"}
