@@ -327,6 +327,40 @@ def test_a_readme_call_after_a_shell_block_is_used(tmp_path: Path) -> None:
         "site": "README.md:11"}
 
 
+EITHER = '''
+from torch import nn
+
+
+class Either(nn.Module):
+    def __init__(self, dim=None, codebook_size=None):
+        super().__init__()
+        assert dim is not None or codebook_size is not None, "give dim or codebook_size"
+        self.proj = nn.Linear(dim or codebook_size, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+'''
+
+EITHER_README = '''
+```python
+from either import Either
+quantizer = Either(dim=16)
+```
+'''
+
+
+def test_a_call_site_is_used_when_the_defaults_raise(tmp_path: Path) -> None:
+    # Every parameter has a default, but the defaults together are refused: the README's
+    # call is how the class is built, not a constructor error (FX101).
+    workspace = Workspace(tmp_path)
+    workspace.write("either.py", EITHER)
+    workspace.write("README.md", EITHER_README)
+    (module,) = check(tmp_path)["modules"]
+    assert module["status"] == "traceable", module["failures"]
+    assert module["arguments"] == {"from": "call-site", "args": [], "kwargs": {"dim": "16"},
+                                   "site": "README.md:3"}
+
+
 STAGED = '''
 from torch import nn
 
