@@ -29,8 +29,11 @@ from fxcore.notebook import (
 from fxcore.parsing import parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
-#: Markdown fenced code blocks that hold Python.
-_MARKDOWN_BLOCK = re.compile(r"^```(?:python|py|python3)?[ \t]*\n(.*?)^```", re.M | re.S)
+#: A Markdown code fence (CommonMark): up to three spaces, three or more backticks or tildes,
+#: then the info string, whose first word is the block's language.
+_MARKDOWN_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^\n]*$")
+#: Languages of the fenced blocks read as Python; a block without one is read too.
+_PYTHON_LANGUAGES = frozenset({"", "python", "py", "python3", "pycon"})
 #: Markdown files read besides the Python ones.
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
 _DOCTEST_LINE = re.compile(r"^\s*(?:>>>|\.\.\.) ?(.*)$")
@@ -101,11 +104,34 @@ def _doctest_calls(tree: ast.AST, site_of: str, first_line: int) -> list[tuple[s
     return found
 
 
+def markdown_python_blocks(text: str) -> list[tuple[int, str]]:
+    """(line of the block's first line, its text) for each fenced block of Python. Fences are
+    paired as Markdown pairs them: a block closes only at a fence of the same character at
+    least as long, with no info string, so the closing fence of a ```bash block is never
+    taken for the opening of the next one."""
+    blocks = []
+    lines = text.splitlines()
+    opened: tuple[str, str, int] | None = None  # (fence, language, index of its first line)
+    for index, line in enumerate(lines):
+        match = _MARKDOWN_FENCE.match(line)
+        if match is None:
+            continue
+        fence, language = match.group(1), match.group(2).lower()
+        if opened is None:
+            if not (fence[0] == "`" and "`" in line[line.index(fence) + len(fence):]):
+                opened = (fence, language, index + 1)
+        elif (fence[0] == opened[0][0] and len(fence) >= len(opened[0])
+              and line.strip() == fence):
+            if opened[1] in _PYTHON_LANGUAGES:
+                blocks.append((opened[2] + 1, "\n".join(lines[opened[2]:index]) + "\n"))
+            opened = None
+    return blocks
+
+
 def calls_in_markdown(text: str, site_of: str) -> list[tuple[str, CallSite]]:
     found = []
-    for block in _MARKDOWN_BLOCK.finditer(text):
-        first_line = text.count("\n", 0, block.start(1)) + 1
-        found += calls_in_source(block.group(1), site_of, first_line)
+    for first_line, block in markdown_python_blocks(text):
+        found += calls_in_source(block, site_of, first_line)
     return found
 
 

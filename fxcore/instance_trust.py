@@ -41,6 +41,16 @@ def on_guessed_arguments(arguments: Arguments | None) -> bool:
     return arguments is not None and instance_source(arguments) in GUESSED_ORIGINS
 
 
+def inputs_made_up_for_submodule(module: ModuleResult) -> bool:
+    """True for a class traced as its parent built it, on inputs fx-lsp inferred for it alone:
+    the parent passes it inputs of its own, and the parent's own check runs this code on
+    them (a parent's graph holds its submodules' code), so a shape problem on the inferred
+    ones may be the inference's."""
+    arguments = module.arguments
+    return arguments is not None and arguments.origin == "parent" \
+        and module.inputs is not None and module.inputs.origin != "config"
+
+
 def guessed_instance(class_name: str, arguments: Arguments | None) -> str | None:
     """The guessed instance as Python that rebuilds it: ``Net(in_dim=64, out_dim=64)``, or
     ``ViT(dim=64).blocks.0`` for one a guessed parent built; None for a real instance."""

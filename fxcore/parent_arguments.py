@@ -29,11 +29,16 @@ def parent_rank(origin: str | None) -> int:
     return _PARENT_ORIGIN_RANK.get(origin, len(_PARENT_ORIGIN_RANK))
 
 
-def needs_parent(module: ModuleResult) -> bool:
-    """True when the class's own verdict had no configured or default arguments: it was
-    not traced for want of arguments, or was traced with found or guessed ones."""
+def needs_parent(module: ModuleResult, derived: ModuleResult) -> bool:
+    """True when the class's own verdict had no configured or default arguments (it was
+    not traced for want of arguments, or was traced with found or guessed ones) and the
+    parent's own arguments came from a source at least as trusted as the class's: an
+    instance a guessed root built is no better than the class's own guess, and worse than
+    its literal call site."""
     if module.arguments is not None:
-        return module.arguments.origin in REPLACEABLE_ORIGINS
+        assert derived.arguments is not None
+        return module.arguments.origin in REPLACEABLE_ORIGINS and (
+            parent_rank(derived.arguments.parent_origin) <= parent_rank(module.arguments.origin))
     return module.status == "not-traced"
 
 
@@ -79,7 +84,7 @@ def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
         modules = []
         for module in result.modules:
             derived = candidates.get((module.path, module.class_name, module.mode))
-            if derived is not None and needs_parent(module) and not (
+            if derived is not None and needs_parent(module, derived) and not (
                     (_stopped(derived) or does_not_fit(derived))
                     and module.status != "not-traced"):
                 module = dataclasses.replace(derived, qualified_name=module.qualified_name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fxcore import class_notes, suppressions
 from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.fix_plan import outline
-from fxcore.instance_trust import on_guessed_arguments
+from fxcore.instance_trust import inputs_made_up_for_submodule, on_guessed_arguments
 from fxcore.job_spec import ReportConfig
 from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
 from fxcore.rules import BY_CODE, Severity
@@ -169,12 +169,14 @@ _SEVERITY_ORDER: tuple[Severity, ...] = ("hint", "warning", "error")
 
 def severity(item: Failure | Hint, module: ModuleResult | None) -> Severity:
     """The severity of a problem as one class's trace found it: its rule's, or the rule's
-    own for a guessed instance (a problem the guess may have made) or for configured example
+    own for a guessed instance (a problem the guess may have made; also a submodule traced on
+    inputs inferred for it alone, ``inputs_made_up_for_submodule``) or for configured example
     inputs (``Rule.severity_on_guessed_instance``, ``severity_with_configured_inputs``)."""
     rule = BY_CODE[item.code]
     if module is not None:
         if rule.severity_on_guessed_instance is not None \
-                and on_guessed_arguments(module.arguments):
+                and (on_guessed_arguments(module.arguments)
+                     or inputs_made_up_for_submodule(module)):
             return rule.severity_on_guessed_instance
         if rule.severity_with_configured_inputs is not None and module.inputs is not None \
                 and module.inputs.origin == "config":

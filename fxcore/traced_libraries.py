@@ -10,12 +10,13 @@ Pure ``ast``: no workspace code runs here.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fxcore.parsing import parse_module
 from fxcore.results import Range
-from fxcore.workspace import import_location, split_lines
+from fxcore.workspace import split_lines
 
 #: Top-level packages whose frames below the user's make a failure FX008.
 LIBRARIES = frozenset({"einops", "einx"})
@@ -30,9 +31,19 @@ TENSOR_FUNCTIONS: dict[str, frozenset[str]] = {
 
 
 def library_of(path: str) -> str | None:
-    """The library of ``LIBRARIES`` whose package holds the file ``path``, or None."""
-    top = import_location(path).module_name.split(".")[0]
-    return top if top in LIBRARIES else None
+    """The library of ``LIBRARIES`` whose package holds the file ``path``, or None: the
+    nearest enclosing folder named as a library that is a regular package. Not the
+    ``__init__.py`` chain alone, which stops at a namespace subpackage (einx 0.4 keeps its
+    code in ``einx/_src/``, which has none)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        name = os.path.basename(folder)
+        if name in LIBRARIES and os.path.isfile(os.path.join(folder, "__init__.py")):
+            return name
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def traced_library(paths: Sequence[str], is_workspace: Callable[[str], bool]) -> str | None:

@@ -276,6 +276,23 @@ def test_einx_package_frames_are_fx008_with_no_fix(workspace: Workspace,
     assert path.read_text() == written
 
 
+def test_a_library_whose_code_is_in_a_namespace_subpackage_is_fx008(
+        workspace: Workspace, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # einx 0.4 keeps its code in einx/_src/, a folder without __init__.py: the failing frame's
+    # __init__ chain stops there, and the failure was FX199 with no advice.
+    libraries = tmp_path_factory.mktemp("site")
+    (libraries / "einx" / "_src" / "frontend").mkdir(parents=True)
+    (libraries / "einx" / "_src" / "frontend" / "api.py").write_text(STAND_IN_EINX.lstrip())
+    (libraries / "einx" / "__init__.py").write_text(
+        "from ._src.frontend.api import checked, rearrange  # noqa: F401\n")
+    workspace.write("einx_models.py", EINX_MODELS)
+    modules = by_class(cli(workspace.root, "--format", "json",
+                           pythonpath=str(libraries)).stdout)
+    (raised,) = modules["Raises"]["failures"]
+    assert (raised["code"], raised["line"]) == ("FX008", 8)
+    assert "einx.rearrange() was given a traced value (KeyError: 'Proxy')" in raised["message"]
+
+
 # ---------------------------------------------------------------------------------------------
 # The planner and the edits
 

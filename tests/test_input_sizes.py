@@ -104,6 +104,18 @@ class TokenMixing(nn.Module):
         return x + y
 
 
+class MatrixProduct(nn.Module):
+    """An N-BEATS block: a Linear, then `mm` with a basis, which takes 2-D inputs only."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+        self.register_buffer("basis", torch.ones(4, 5))
+
+    def forward(self, x):
+        return self.fc(x).mm(self.basis)
+
+
 class Mismatch(nn.Module):
     def __init__(self):
         super().__init__()
@@ -128,11 +140,14 @@ EXPECTED = {
     "TokenMixing": ("float32[2, 16, 32]",
                     "sequence length 16: the first size tried that the model accepts "
                     "(sequence length 8 does not fit)"),
+    "MatrixProduct": ("float32[2, 6]",
+                      "no sequence axis: the model accepts none of sequence lengths 8, 6, 4, 5, "
+                      "16, 32, 64, 128"),
 }
 #: Inputs next to the chosen ones that real torch refuses: choosing was needed.
 REFUSED = {"UndeclaredSize": "float32[2, 3, 74, 74]", "PoolingStack": "float32[2, 3, 62, 62]",
              "TokenMixing": "float32[2, 8, 32]", "FeaturesThenNorm": "float32[2, 8, 12]",
-             "NormThenFeatures": "float32[2, 12, 32]"}
+             "NormThenFeatures": "float32[2, 12, 32]", "MatrixProduct": "float32[2, 8, 6]"}
 MISMATCH_LENGTHS = (8, 16, 32, 64, 128)
 
 

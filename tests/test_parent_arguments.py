@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from fxcore.parent_arguments import apply_parent_arguments, parent_description
 from fxcore.results import Arguments, Failure, FileResult, ModuleResult
@@ -328,3 +329,99 @@ def test_a_configured_root_wins_over_a_guessed_root_whatever_the_file_order(
     assert (bottleneck["from"], bottleneck["parent"], bottleneck["path"],
             bottleneck["parent_from"]) == ("parent", "pkg.resnet:ResNet", "units.0.body",
                                            "config")
+
+
+QUANTIZERS = """
+    from torch import nn
+
+
+    class Codebook(nn.Module):
+        def __init__(self, dim, codebook_size):
+            super().__init__()
+            self.embed = nn.Linear(dim, codebook_size)
+
+        def forward(self, x):
+            return self.embed(x)
+
+
+    class Quantizer(nn.Module):
+        def __init__(self, dim, codebook_size):
+            super().__init__()
+            self.codebook = Codebook(dim, codebook_size)
+
+        def forward(self, x):
+            return self.codebook(x)
+"""
+
+QUANTIZER_README = """
+    ```python
+    from pkg.quantizers import Codebook
+    codebook = Codebook(dim=256, codebook_size=512)
+    ```
+"""
+
+
+def test_a_call_site_wins_over_an_instance_a_guessed_root_built(tmp_path: Path) -> None:
+    # Quantizer has no call site: guessed. The instance of Codebook it builds is as guessed
+    # as it is; the README's call of Codebook is what its users write, and stays.
+    workspace = Workspace(tmp_path)
+    workspace.write("pkg/__init__.py", "")
+    workspace.write("pkg/quantizers.py", textwrap.dedent(QUANTIZERS))
+    workspace.write("README.md", textwrap.dedent(QUANTIZER_README))
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
+        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    modules = modules_by_class(json.loads(completed.stdout))
+    assert modules["Quantizer"]["arguments"]["from"] == "guessed"
+    assert modules["Codebook"]["arguments"] == {
+        "from": "call-site", "args": [], "kwargs": {"dim": "256", "codebook_size": "512"},
+        "site": "README.md:3"}
+
+
+HEADS = """
+    import torch
+    from torch import nn
+
+
+    class Head(nn.Module):
+        def __init__(self, channels):
+            super().__init__()
+            self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+            self.pool = nn.AvgPool2d(2)
+            self.fc = nn.Linear(channels * 2 * 2, 10)
+
+        def forward(self, x):
+            return self.fc(self.pool(self.conv(x)).flatten(1))
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 8, 3, stride=8, padding=1)
+            self.head = Head(8)
+
+        def forward(self, x):
+            return self.head(self.stem(x))
+"""
+
+
+def test_a_shape_error_on_inputs_inferred_for_a_submodule_alone_is_a_hint(
+        tmp_path: Path) -> None:
+    # Head, after Net's stride-8 stem, is given 4x4 maps; the inputs inferred for Head alone
+    # (its first layer is a Conv2d: 32x32 and up) never fit its Linear. Net's own check runs
+    # Head's code on the maps Net passes, and finds nothing: the warning was a false alarm.
+    workspace = Workspace(tmp_path)
+    path = workspace.write("heads.py", textwrap.dedent(HEADS))
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
+        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    report = json.loads(completed.stdout)
+    modules = modules_by_class(report)
+    assert modules["Net"]["shape_errors"] == []
+    assert modules["Head"]["arguments"]["parent"] == "heads:Net"
+    (problem,) = [d for d in report["diagnostics"] if d["code"] == "FX300"]
+    assert (problem["severity"], problem["classes"]) == ("hint", ["Head"])
+    assert "inferred for this submodule alone: Net, which builds it" in problem["message"]
+    namespace: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    assert namespace["Net"]()(torch.randn(2, 3, 32, 32)).shape == (2, 10)

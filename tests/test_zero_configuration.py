@@ -298,6 +298,69 @@ def test_literal_calls_written_in_the_workspace_are_used(tmp_path: Path) -> None
     assert not (tmp_path / "main-block-ran").exists()
 
 
+README_AFTER_A_SHELL_BLOCK = '''
+# tiny
+
+```bash
+$ pip install tiny
+```
+
+Usage:
+
+```python
+from tiny import FromReadme
+model = FromReadme(width=24, depth=3)
+```
+'''
+
+
+def test_a_readme_call_after_a_shell_block_is_used(tmp_path: Path) -> None:
+    # The closing fence of the ```bash block is not the opening of a Python block: pairing
+    # it so (as a regular expression over ``` did) made every later block prose.
+    workspace = Workspace(tmp_path)
+    workspace.write("tiny.py", CALLED)
+    workspace.write("README.md", README_AFTER_A_SHELL_BLOCK)
+    modules = {module["class"]: module for module in check(tmp_path)["modules"]}
+    assert modules["FromReadme"]["status"] == "traceable"
+    assert modules["FromReadme"]["arguments"] == {
+        "from": "call-site", "args": [], "kwargs": {"width": "24", "depth": "3"},
+        "site": "README.md:11"}
+
+
+EITHER = '''
+from torch import nn
+
+
+class Either(nn.Module):
+    def __init__(self, dim=None, codebook_size=None):
+        super().__init__()
+        assert dim is not None or codebook_size is not None, "give dim or codebook_size"
+        self.proj = nn.Linear(dim or codebook_size, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+'''
+
+EITHER_README = '''
+```python
+from either import Either
+quantizer = Either(dim=16)
+```
+'''
+
+
+def test_a_call_site_is_used_when_the_defaults_raise(tmp_path: Path) -> None:
+    # Every parameter has a default, but the defaults together are refused: the README's
+    # call is how the class is built, not a constructor error (FX101).
+    workspace = Workspace(tmp_path)
+    workspace.write("either.py", EITHER)
+    workspace.write("README.md", EITHER_README)
+    (module,) = check(tmp_path)["modules"]
+    assert module["status"] == "traceable", module["failures"]
+    assert module["arguments"] == {"from": "call-site", "args": [], "kwargs": {"dim": "16"},
+                                   "site": "README.md:3"}
+
+
 STAGED = '''
 from torch import nn
 

@@ -19,6 +19,9 @@ lists them. With inferred inputs (or ones read from annotations) it is a warning
 real inputs may differ in other ways; with configured inputs it is an error.
 On an instance built from guessed constructor arguments (its own, or a parent's) it is a
 hint whatever the inputs, and the message names that instance: the sizes may be the guess's.
+So is FX300 on a submodule traced as its parent built it, on inputs inferred for it alone:
+the parent passes it inputs of its own (a block after a downsampling stage, a classifier
+after pooling), and the parent's own check runs the same code on those.
 
 Fix: make the shapes agree, or give the real inputs under `[tool.fx-lsp.modules."pkg.mod:Net"]`
 `inputs = {x = "float32[2, 3, 224, 224]"}`.

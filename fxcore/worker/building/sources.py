@@ -77,11 +77,15 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
             # A constructor that forwards **kwargs to a base class needing arguments.
             missing = [] if configured else missing_from_type_error(error)
             if not missing:
-                # The defaults do not make a working instance: the module's builder may.
-                by_builder = None if configured else _build_with_builder(context, cls,
-                                                                         module_config)
-                if isinstance(by_builder, Built):
-                    return by_builder
+                # The defaults do not make a working instance (`either dim or codebook_size
+                # must be given`): the module's builder, or a literal call, may.
+                if not configured:
+                    by_builder = _build_with_builder(context, cls, module_config)
+                    if isinstance(by_builder, Built):
+                        return by_builder
+                    by_call_site = _build_with_call_site(context, cls, module_config)
+                    if isinstance(by_call_site, Built):
+                        return by_call_site
                 failure = context.exception_failure(
                     "constructor", f"Building {cls.__name__} failed: ", error,
                     source.name_span)

@@ -16,6 +16,7 @@ from torch import fx, nn
 from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.graph.example_inputs import (
     LENGTH,
+    SEQUENCE,
     DeclaredSize,
     FreeSizes,
     InputTemplate,
@@ -79,8 +80,31 @@ def choose(graph_module: fx.GraphModule, templates: dict[str, InputTemplate],
         if not _mismatch(found):
             return ChosenInputs(candidate, _solved_note(sizes, tried, kinds, declared), found)
         tried.append(sizes)
+    flat = _without_sequence_axis(templates)
+    if flat is not None:
+        candidate = {**{name: t.spec(first) for name, t in flat.items()}, **fixed}
+        try:
+            found = propagate(graph_module, candidate)
+        except Exception:  # as above
+            found = None
+        if found is not None and not _mismatch(found):
+            return ChosenInputs(candidate, "no sequence axis: the model accepts none of "
+                                + _listed(tried, kinds, declared), found)
     return ChosenInputs(specs, "no size tried fits the model: "
                         + _listed(tried, kinds, declared), propagated)
+
+
+def _without_sequence_axis(templates: dict[str, InputTemplate]
+                           ) -> dict[str, InputTemplate] | None:
+    """The templates with their sequence axis left out (``[batch, features]`` for a Linear's
+    ``[batch, sequence, features]``), or None when none has one. A Linear takes any number of
+    leading axes, so the first layers alone cannot tell whether the model wants one: a
+    forward that goes on with 2-D operations (``mm``, ``BatchNorm1d``) accepts only none."""
+    if not any(SEQUENCE in template.dims for template in templates.values()):
+        return None
+    return {name: dataclasses.replace(template, dims=tuple(
+                dim for dim in template.dims if dim != SEQUENCE))
+            for name, template in templates.items()}
 
 
 def _mismatch(propagated: Propagated) -> bool:

@@ -97,6 +97,12 @@ def _shape_failure(context: JobContext, error: ShapeError, record: CaptureRecord
         advice = (f" The instance, {instance}, was built with guessed arguments: the sizes may "
                   "be the guess's, and the model built with its real arguments may well accept "
                   "these inputs; configure them under [tool.fx-lsp.modules].")
+    elif target.arguments is not None and target.arguments.origin == "parent" \
+            and inputs.origin != "config":
+        parent = (target.arguments.parent or "").rpartition(":")[2]
+        advice = (f" These inputs were inferred for this submodule alone: {parent}, which "
+                  "builds it, passes it inputs of its own, and its own check runs this code "
+                  "on them.")
     else:
         advice = (" If the real inputs differ, give them under [tool.fx-lsp.modules] inputs."
                   if inputs.origin != "config" else "")
