@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TextIO
 
-from fx_lsp import fixing, graph_html, launch, report_formats, shards
+from fx_lsp import fixing, graph_html, report_formats, shards
 from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
 from fx_lsp.escaping import terminal, terminal_lines
+from fx_lsp.interruption import interrupted
 from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
@@ -428,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return command[arguments.command](parser, arguments)
     except KeyboardInterrupt:
         # The run cleaned up on its way here.
-        return launch.interrupted()
+        return interrupted()
     except Terminated:
         print("fx-lsp: terminated", file=sys.stderr)
         return EXIT_TERMINATED
