@@ -9,6 +9,7 @@ not the other way round.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -17,6 +18,8 @@ from fx_lsp.verdicts_by_mode import first_verdicts, verdicts_of
 from fxcore.engine import TraceHandle
 from fxcore.job_spec import TraceJob
 from fxcore.results import FileResult
+
+logger = logging.getLogger(__name__)
 
 
 class Host(Protocol):
@@ -65,6 +68,10 @@ async def trace_workspace(host: Host, progress: CommandProgress) -> dict[str, in
                 handle = pending[future]
                 done += 1
                 if future.cancelled() or future.exception() is not None:
+                    # Counted as done without a verdict: say why, or a file missing from the
+                    # summary has no trace anywhere.
+                    logger.warning("Trace Workspace: %s gave no result: %r", handle.job.path,
+                                   None if future.cancelled() else future.exception())
                     continue
                 result = future.result()
                 classes = first_verdicts(result.modules)
