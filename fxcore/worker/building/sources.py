@@ -80,12 +80,8 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                 # The defaults do not make a working instance (`either dim or codebook_size
                 # must be given`): the module's builder, or a literal call, may.
                 if not configured:
-                    by_builder = _build_with_builder(context, cls, module_config)
-                    if isinstance(by_builder, Built):
-                        return by_builder
-                    by_call_site = _build_with_call_site(context, cls, module_config)
-                    if isinstance(by_call_site, Built):
-                        return by_call_site
+                    for built in _instances_after_defaults(context, cls, module_config):
+                        return built
                 failure = context.exception_failure(
                     "constructor", f"Building {cls.__name__} failed: ", error,
                     source.name_span)
@@ -183,12 +179,7 @@ def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Bu
     module_config = context.module_config(cls.__name__)
     origin = first.arguments.origin
     if origin == "defaults":
-        by_builder = _build_with_builder(context, cls, module_config)
-        if isinstance(by_builder, Built):
-            yield by_builder
-        by_call_site = _build_with_call_site(context, cls, module_config)
-        if isinstance(by_call_site, Built):
-            yield by_call_site
+        yield from _instances_after_defaults(context, cls, module_config)
     if origin not in ("defaults", "guessed") or not context.job.config.guess_arguments:
         return
     overrides = default_overrides(cls, module_config.kwargs)
@@ -211,6 +202,18 @@ def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Bu
                                       "guessed" if guessed else "config-class")
         if isinstance(found, Built):
             yield found
+
+
+def _instances_after_defaults(context: JobContext, cls: type,
+                              module_config: ModuleConfig) -> Iterator[Built]:
+    """The real instances to try when the class's defaults build none, or none that fits: its
+    module's builder function, then its literal call site, each built only when asked for."""
+    by_builder = _build_with_builder(context, cls, module_config)
+    if isinstance(by_builder, Built):
+        yield by_builder
+    by_call_site = _build_with_call_site(context, cls, module_config)
+    if isinstance(by_call_site, Built):
+        yield by_call_site
 
 
 def _build_with_builder(context: JobContext, cls: type,
