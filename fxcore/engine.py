@@ -41,10 +41,10 @@ from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import ParsedFile, has_module_level_class, parsed_file
 from fxcore.installed_packages import preloadable
 from fxcore.job_spec import TraceJob
-from fxcore.notebook import explain_dropped_names, is_notebook, notebook_module_of_json
+from fxcore.notebook import explain_dropped_names, is_notebook
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
-from fxcore.workspace import import_location, notebook_json
+from fxcore.workspace import import_location, notebook_module
 from fxcore.zygote import receive_report, send_request
 
 #: How much of a child's output is kept (the tail).
@@ -685,8 +685,7 @@ def _explain_notebook_names(job: TraceJob, result: FileResult) -> None:
     """In a notebook's result, say which left-out cell defines a name a class missed."""
     if not is_notebook(job.path):
         return
-    raw = notebook_json(job.path, job.overlays)
-    module = notebook_module_of_json(raw) if raw is not None else None
+    module = notebook_module(job.path, job.overlays)
     if module is not None:
         explain_dropped_names(result, module)
 
