@@ -105,6 +105,18 @@ BLOCKS = """
             return x
 
 
+    class BranchThenNone(nn.Module):
+        def __init__(self, dim=8, act=None):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+            self.act = act
+
+        def forward(self, x):
+            if x.sum() > 0:  # branch first
+                x = self.proj(x)
+            return self.act(x)  # None after the branch
+
+
     class NumpyAbs(nn.Module):
         def forward(self, x):
             return torch.softmax(-np.abs(x), dim=-1)
@@ -134,7 +146,8 @@ def check(root: Path, output_format: str) -> subprocess.CompletedProcess[str]:
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", output_format, "."],
         cwd=root, capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 1, completed.stderr  # Branchy, NumpyAbs, Configured fail
+    # Branchy, BranchThenNone, NumpyAbs, Configured fail
+    assert completed.returncode == 1, completed.stderr
     return completed
 
 
@@ -217,6 +230,26 @@ def test_errors_that_involve_a_traced_value_are_still_failures_of_tracing(checke
     assert (modules["Branchy"]["status"], modules["NumpyAbs"]["status"]) == ("failed", "failed")
 
 
+def test_an_error_of_the_instance_after_a_recovered_failure_is_a_hint(checked) -> None:
+    """The real FX001 decides the verdict; the defaults' act=None, called after the tracer
+    recovered from it, is the instance's (FX105, a hint) and never an FX199."""
+    root, report = checked
+    module = by_class(report)["BranchThenNone"]
+    assert module["status"] == "failed"
+    assert codes_and_lines(module) == [
+        ("FX001", line_of(root / "blocks.py", "# branch first")),
+        ("FX105", line_of(root / "blocks.py", "# None after the branch"))]
+    message = module["failures"][1]["message"]
+    assert message.startswith(
+        "(May be a consequence of recovering from the failure at line "
+        f"{line_of(root / 'blocks.py', '# branch first')}.) The instance does not fit: "
+        "BranchThenNone() (built with its defaults) raised TypeError: 'NoneType' object is "
+        "not callable"), message
+    severities = {d["code"]: d["severity"] for d in report["diagnostics"]
+                  if d["classes"] == ["BranchThenNone"]}
+    assert severities == {"FX001": "error", "FX105": "hint"}
+
+
 def test_a_configured_instance_is_the_code_s_own_and_its_error_a_failure(checked) -> None:
     root, report = checked
     module = by_class(report)["Configured"]
@@ -229,11 +262,11 @@ def test_the_summary_counts_instances_that_do_not_fit_apart(checked) -> None:
     summary = report["summary"]
     # ActBlock, Branches, Projected, Needy; Stack and Zoo found an instance that fits.
     assert (summary["instance_does_not_fit"], summary["not_traced"]) == (4, 0)
-    assert (summary["traced"], summary["traceable"], summary["failed"]) == (5, 2, 3)
+    assert (summary["traced"], summary["traceable"], summary["failed"]) == (6, 2, 4)
     assert summary["modes"]["fx"]["instance_does_not_fit"] == 4
     concise = check(root, "concise").stdout
     assert concise.splitlines()[-1].startswith(
-        "Checked 1 file: 5 modules traced, 2 traceable, 3 failed, 4 whose instance does not "
+        "Checked 1 file: 6 modules traced, 2 traceable, 4 failed, 4 whose instance does not "
         "fit, 0 not traced; 1 on guessed arguments")
     # Each says so once, on its line: no "was not traced" note repeats it.
     assert "was not traced" not in concise

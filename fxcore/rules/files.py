@@ -116,8 +116,9 @@ also for parameters whose default builds nothing (`None`, `0`, empty: `n_blocks=
 `n_blocks=0`). The first that fits gives the verdict. An error that involves a traced value
 (its message names a `Proxy`, torch.fx raised it, or a traced value is among the failing
 operation's operands) stays a failure of tracing (FX001-FX008, FX199), and so does any error on
-an instance from configuration, a builder or a call site, or one met after the tracer
-recovered from another failure.
+an instance from configuration, a builder or a call site. An error of the instance met after
+the tracer recovered from a failure of tracing is an FX105 too, after that failure: the class
+keeps the verdict of the failure met first.
 
 Fix: give the real arguments under `[tool.fx-lsp.modules."pkg.mod:Net"]` (`kwargs`, `call` or
 a `factory`), or let a traced model that builds the class give it its verdict.

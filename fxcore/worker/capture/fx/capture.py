@@ -71,12 +71,15 @@ class FxCapture:
                 RecordedFailure("error", f"Tracing stopped: {describe_exception(ending_error)}",
                                 traceback_positions(ending_error.__traceback__)),
                 context, describe_exception(ending_error))
-            # After a recovered failure the values may be the tracer's stand-ins: only an
-            # error met first is known to be the instance's.
-            if ending.kind == "error" and not failures and may_not_fit(target.arguments) \
+            if ending.kind == "error" and may_not_fit(target.arguments) \
                     and not involves_traced_value(ending_error, context.is_workspace_path,
                                                   context.sources.tree):
-                ending, not_fitting = not_fitting_failure(context, target, ending_error)
+                ending, reason = not_fitting_failure(context, target, ending_error)
+                # After a recovered failure the values may be the tracer's stand-ins, so the
+                # error may be a consequence of the recovery: the class keeps the verdict of
+                # the failure met first, and this one is a hint (FX105), never a failure of
+                # tracing on an instance fx-lsp made up.
+                not_fitting = None if failures else reason
             failure = context.failure(ending.kind, ending.message, ending.stack,
                                       target.source.name_span)
             failure.possible_consequence = bool(failures)
