@@ -67,8 +67,9 @@ def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[
     except SyntaxError:
         return []
     found = []
+    unfinished = _filled_afterwards(tree)
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or id(node) in unfinished:
             continue
         name = _called_name(node)
         if name is None or not (node.args or node.keywords):
@@ -83,6 +84,38 @@ def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[
         )))
     found += _doctest_calls(tree, site_of, first_line)
     return found
+
+
+#: Methods that add to a container after it was built (``nn.Sequential``, ``nn.ModuleList``,
+#: ``nn.ModuleDict`` and their subclasses).
+_FILLING_METHODS = frozenset({"add_module", "register_module", "append", "extend", "insert",
+                              "update"})
+
+
+def _filled_afterwards(tree: ast.AST) -> set[int]:
+    """The ids of calls whose result is assigned and then filled in the same function (or
+    module): ``self.branches = Concurrent(axis=1)`` followed by ``self.branches.add_module(...)``
+    or ``self.branches["a"] = ...``. Such a call builds an unfinished container, so it does not
+    show how the class is built."""
+    unfinished = set()
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = [node for statement in scope.body for node in ast.walk(statement)]
+        filled: list[tuple[str, int]] = []  # (the container's expression, line)
+        for node in nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in _FILLING_METHODS:
+                filled.append((ast.unparse(node.func.value), node.lineno))
+            elif isinstance(node, ast.Assign):
+                filled += [(ast.unparse(target.value), node.lineno) for target in node.targets
+                           if isinstance(target, ast.Subscript)]
+        for node in nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and any(
+                    container == ast.unparse(target) and line > node.lineno
+                    for target in node.targets for container, line in filled):
+                unfinished.add(id(node.value))
+    return unfinished
 
 
 def _doctest_calls(tree: ast.AST, site_of: str, first_line: int) -> list[tuple[str, CallSite]]:

@@ -30,11 +30,13 @@ def parent_rank(origin: str | None) -> int:
 
 
 def needs_parent(module: ModuleResult, derived: ModuleResult) -> bool:
-    """True when the class's own verdict had no configured or default arguments (it was
-    not traced for want of arguments, or was traced with found or guessed ones) and the
-    parent's own arguments came from a source at least as trusted as the class's: an
-    instance a guessed root built is no better than the class's own guess, and worse than
-    its literal call site."""
+    """True when the class's own instance does not fit it (FX105) and the parent's does, or
+    its own verdict had no configured or default arguments (it was not traced for want of
+    arguments, or was traced with found or guessed ones) and the parent's own arguments came
+    from a source at least as trusted as the class's: an instance a guessed root built is no
+    better than the class's own guess, and worse than its literal call site."""
+    if does_not_fit(module):
+        return not (does_not_fit(derived) or _stopped(derived))
     if module.arguments is not None:
         assert derived.arguments is not None
         return module.arguments.origin in REPLACEABLE_ORIGINS and (

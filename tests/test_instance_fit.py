@@ -117,6 +117,26 @@ BLOCKS = """
             return self.act(x)  # None after the branch
 
 
+    class Concurrent(nn.Sequential):
+        def __init__(self, axis=1):
+            super().__init__()
+            self.axis = axis
+
+        def forward(self, x):
+            return torch.cat([m(x) for m in self._modules.values()], dim=self.axis)  # filled
+
+
+    class Fork(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.branches = Concurrent(axis=-1)
+            for index in range(2):
+                self.branches.add_module(f"branch{index}", nn.Linear(dim, dim))
+
+        def forward(self, x):
+            return self.branches(x)
+
+
     class NumpyAbs(nn.Module):
         def forward(self, x):
             return torch.softmax(-np.abs(x), dim=-1)
@@ -250,6 +270,16 @@ def test_an_error_of_the_instance_after_a_recovered_failure_is_a_hint(checked) -
     assert severities == {"FX001": "error", "FX105": "hint"}
 
 
+def test_a_container_its_parent_fills_is_traced_as_the_parent_filled_it(checked) -> None:
+    """Concurrent() is empty (FX105 on its defaults), and so is the instance its call site in
+    Fork builds before add_module fills it: the verdict is on the instance Fork filled."""
+    module = by_class(checked[1])["Concurrent"]
+    assert (module["status"], module["failures"]) == ("traceable", [])
+    assert module["arguments"] == {"from": "parent", "args": [], "kwargs": {},
+                                   "parent": "blocks:Fork", "path": "branches",
+                                   "parent_from": "defaults"}
+
+
 def test_a_configured_instance_is_the_code_s_own_and_its_error_a_failure(checked) -> None:
     root, report = checked
     module = by_class(report)["Configured"]
@@ -260,13 +290,14 @@ def test_a_configured_instance_is_the_code_s_own_and_its_error_a_failure(checked
 def test_the_summary_counts_instances_that_do_not_fit_apart(checked) -> None:
     root, report = checked
     summary = report["summary"]
-    # ActBlock, Branches, Projected, Needy; Stack and Zoo found an instance that fits.
+    # ActBlock, Branches, Projected, Needy; Stack, Zoo and Concurrent found an instance that
+    # fits.
     assert (summary["instance_does_not_fit"], summary["not_traced"]) == (4, 0)
-    assert (summary["traced"], summary["traceable"], summary["failed"]) == (6, 2, 4)
+    assert (summary["traced"], summary["traceable"], summary["failed"]) == (8, 4, 4)
     assert summary["modes"]["fx"]["instance_does_not_fit"] == 4
     concise = check(root, "concise").stdout
     assert concise.splitlines()[-1].startswith(
-        "Checked 1 file: 6 modules traced, 2 traceable, 4 failed, 4 whose instance does not "
+        "Checked 1 file: 8 modules traced, 4 traceable, 4 failed, 4 whose instance does not "
         "fit, 0 not traced; 1 on guessed arguments")
     # Each says so once, on its line: no "was not traced" note repeats it.
     assert "was not traced" not in concise
@@ -415,6 +446,14 @@ def test_a_parent_s_instance_that_does_not_fit_replaces_only_a_class_without_ins
                                    end_column=12, class_name="Block",
                                    qualified_name="blocks:Block", status="not-traced",
                                    reason="The constructor needs arguments: dim.")
+    fitting = verdict("traceable", Arguments(origin="parent", parent="net:Net", path="block",
+                                             parent_origin="builder"))
+    own_does_not_fit = verdict("not-traced", Arguments(origin="defaults"), "FX105")
+    for own, parents, expected in ((own_does_not_fit, [derived], own_does_not_fit),
+                                   (own_does_not_fit, [fitting], fitting)):
+        (merged,) = apply_parent_arguments([FileResult(path="/ws/blocks.py", modules=[own],
+                                                       derived_modules=parents)])
+        assert merged.modules[0].arguments == expected.arguments
     for own, expected in ((guessed, guessed), (needs_arguments, derived)):
         (merged,) = apply_parent_arguments([FileResult(path="/ws/blocks.py", modules=[own],
                                                        derived_modules=[derived])])

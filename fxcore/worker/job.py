@@ -331,7 +331,7 @@ class Job:
             if not path or cls in not_derived or derived_ranks.get(cls, rank + 1) <= rank:
                 continue
             located = context.workspace_class_source(cls)
-            if located is None or has_own_arguments(context, cls, located[0]) \
+            if located is None or has_own_arguments(context, cls, located[0], submodule) \
                     or context.is_skipped(*located) \
                     or not_a_model_reason(context.in_file(located[0]), cls, located[1]):
                 not_derived.add(cls)

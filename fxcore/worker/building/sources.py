@@ -249,12 +249,21 @@ def root_arguments(context: JobContext, class_name: str) -> Arguments:
     return Arguments(origin="defaults")
 
 
-def has_own_arguments(context: JobContext, cls: type, file: str) -> bool:
-    """True when the class is configured or can be built without arguments."""
+#: Containers that code fills after building them (``add_module``, ``append``, ``[key] =``).
+_CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
+
+
+def has_own_arguments(context: JobContext, cls: type, file: str,
+                      built: torch.nn.Module | None = None) -> bool:
+    """True when the class is configured or can be built without arguments, unless ``built``
+    (an instance its parent built) is a container the parent filled: built from its defaults
+    alone such a container is empty, so the parent's instance is the real one."""
     module_config = context.in_file(file).module_config(cls.__name__)
     if module_config.factory or module_config.args or module_config.kwargs \
             or module_config.call:
         return True
+    if isinstance(built, _CONTAINERS) and len(built) > 0:
+        return False
     return not missing_parameters(cls, [], {})
 
 
