@@ -8,7 +8,9 @@ cloned it and ran `fx-lsp check <folder>` would. The script prints, per library:
 - classes, and verdicts by where their constructor arguments came from (`arguments.from`);
 - coverage: classes with a tracing verdict (traceable, or failed with a failure raised while
   tracing: FX001-FX008, FX199) / all classes. Constructor errors (FX101), import errors
-  (FX100) and time-outs or crashes (FX102) do not count;
+  (FX100) and time-outs or crashes (FX102) do not count. Printed twice: of all classes, and
+  of the classes that are not bases (abstract classes and classes whose forward only raises
+  NotImplementedError, which fx-lsp skips by design: no instance of them is a model);
 - agreement: for every class with a verdict, the same instance rebuilt from the JSON
   `arguments` and traced with plain `torch.fx.symbolic_trace` (benchmarks/plain_fx_check.py,
   in a child process) gives the same status and first failure line;
@@ -139,6 +141,14 @@ def has_tracing_verdict(module: dict[str, Any]) -> bool:
         failure["code"] in TRACING_CODES for failure in module["failures"])
 
 
+def is_base(module: dict[str, Any]) -> bool:
+    """An abstract class, or one whose forward only raises NotImplementedError: skipped by
+    design (fxcore/worker/building/sources.py, not_a_model_reason)."""
+    reason = module["reason"] or ""
+    return module["status"] == "not-traced" and reason.startswith("Skipped: ") and (
+        "abstract class" in reason or "NotImplementedError" in reason)
+
+
 def on_real_instance(module: dict[str, Any]) -> bool:
     """The verdict's instance was not built from guessed arguments (fxcore/instance_trust.py:
     a parent-built instance is as real as its parent's own)."""
@@ -220,6 +230,7 @@ def run_library(library: Library, corpus_dir: str, workers: int,
                                   if not has_tracing_verdict(module))
     return {"library": library.name, "version": library.version,
             "files": report["summary"]["files"], "classes": len(modules),
+            "bases": sum(map(is_base, modules)),
             "with_verdict": len(with_verdict), "real": real, "origins": dict(origins),
             "listed": listed_problems(modules, root),
             "agree": len(with_verdict) - len(disagreements), "disagreements": disagreements,
@@ -240,22 +251,27 @@ def main() -> int:
     print(f"fx-lsp {engine_version()}, workers={options.workers}")
     rows = [run_library(library, options.corpus_dir, options.workers, options.save_reports)
             for library in LIBRARIES if not options.library or library.name in options.library]
-    print(f"\n{'library':<28}{'files':>6}{'classes':>9}{'verdicts':>10}{'coverage':>10}"
-          f"{'real':>8}{'agree':>12}{'seconds':>9}  by argument source")
+    print(f"\n{'library':<28}{'files':>6}{'classes':>9}{'bases':>7}{'verdicts':>10}"
+          f"{'coverage':>10}{'no bases':>10}{'real':>8}{'agree':>12}{'seconds':>9}"
+          "  by argument source")
     for row in rows:
         coverage = 100 * row["with_verdict"] / max(row["classes"], 1)
+        not_bases = 100 * row["with_verdict"] / max(row["classes"] - row["bases"], 1)
         real = 100 * row["real"] / max(row["with_verdict"], 1)
         origins = ", ".join(f"{key} {value}" for key, value in sorted(row["origins"].items()))
         print(f"{row['library'] + ' ' + row['version']:<28}{row['files']:>6}{row['classes']:>9}"
-              f"{row['with_verdict']:>10}{coverage:>9.1f}%{real:>7.1f}%"
-              f"{row['agree']:>6}/{row['with_verdict']:<5}{row['seconds']:>9.0f}  {origins}")
+              f"{row['bases']:>7}{row['with_verdict']:>10}{coverage:>9.1f}%{not_bases:>9.1f}%"
+              f"{real:>7.1f}%{row['agree']:>6}/{row['with_verdict']:<5}{row['seconds']:>9.0f}"
+              f"  {origins}")
     classes = sum(row["classes"] for row in rows)
+    bases = sum(row["bases"] for row in rows)
     verdicts = sum(row["with_verdict"] for row in rows)
     real = sum(row["real"] for row in rows)
     agree = sum(row["agree"] for row in rows)
-    print(f"{'total':<28}{'':>6}{classes:>9}{verdicts:>10}"
-          f"{100 * verdicts / max(classes, 1):>9.1f}%{100 * real / max(verdicts, 1):>7.1f}%"
-          f"{agree:>6}/{verdicts:<5}")
+    print(f"{'total':<28}{'':>6}{classes:>9}{bases:>7}{verdicts:>10}"
+          f"{100 * verdicts / max(classes, 1):>9.1f}%"
+          f"{100 * verdicts / max(classes - bases, 1):>9.1f}%"
+          f"{100 * real / max(verdicts, 1):>7.1f}%{agree:>6}/{verdicts:<5}")
     for row in rows:
         print(f"\n{row['library']}: why classes got no tracing verdict")
         for reason, count in row["reasons"]:
