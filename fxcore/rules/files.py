@@ -115,7 +115,9 @@ the class's `timeout`): a builder function, a literal call site, then the table'
 also for parameters whose default builds nothing (`None`, `0`, empty: `n_blocks=2` for
 `n_blocks=0`). The first that fits gives the verdict. An error that involves a traced value
 (its message names a `Proxy`, torch.fx raised it, or a traced value is among the failing
-operation's operands) stays a failure of tracing (FX001-FX008, FX199), and so does any error on
+operation's operands) stays a failure of tracing (FX001-FX008, FX199), and so does an error of
+an operation on globals and constants alone (`-np.abs`, the ufunc itself: raised whatever the
+instance, the code's own), and any error on
 an instance from configuration, a builder or a call site. An error of the instance met after
 the tracer recovered from a failure of tracing is an FX105 too, after that failure: the class
 keeps the verdict of the failure met first.

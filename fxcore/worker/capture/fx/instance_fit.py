@@ -15,7 +15,9 @@ Decided from the exception and its traceback after the fact, without running use
 - else the user's line raised it itself. An explicit ``raise`` involves a traced value when
   its frame holds one; a call of a non-callable is about the callee, which the message names;
   any other operation (a call, an attribute, a subscript, an operator) involves a traced value
-  when a local variable its operands name holds one (one level into containers). Its operands'
+  when a local variable its operands name holds one (one level into containers), and an
+  operation other than a call that names no local at all (``-np.abs``: globals and constants
+  alone) is the code's own error, raised whatever the instance. Its operands'
   values are gone with the frame's stack, so the names stand for them: those inside a
   comprehension or lambda are left out, as only the comprehension's result reaches the
   operation (``torch.cat([block(x) for block in self.blocks])`` over no blocks is given an
@@ -87,8 +89,12 @@ def _operation_involves_proxy(error: BaseException, frame: FrameType, lasti: int
         operands: list[ast.AST] = [*node.args, *node.keywords]
     else:
         operands = [node]
-    return _holds_proxy(frame.f_locals[name] for name in _operand_names(operands)
-                        if name in frame.f_locals)
+    names = [name for name in _operand_names(operands) if name in frame.f_locals]
+    if not names and not isinstance(node, ast.Call):
+        # An operation on globals and constants alone (``-np.abs``, the ufunc itself) raises
+        # for every instance and every input: the code's own error, not the instance's.
+        return True
+    return _holds_proxy(frame.f_locals[name] for name in names)
 
 
 def _failing_node(frame: FrameType, lasti: int, tree_of: TreeOf) -> ast.AST | None:
