@@ -134,7 +134,11 @@ def leaf_module_frames(frames: Iterable[Frame]) -> Iterator[Frame]:
 
 
 def is_workspace_file(path: str, workspace_root: str) -> bool:
-    """True for the user's own files: under the root, not in an installed environment."""
+    """True for the user's own files: under the root, not in an installed environment. A
+    relative path is not one: it is what a compiled extension names as its source
+    (``numpy/random/mtrand.pyx``), never a file of the workspace."""
+    if not os.path.isabs(path):
+        return False
     path = os.path.abspath(path)
     root = os.path.abspath(workspace_root)
     if not (path == root or path.startswith(root + os.sep)):

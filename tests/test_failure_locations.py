@@ -196,3 +196,27 @@ def test_failures_in_a_decorator_around_forward_land_on_the_forward(
     assert failure_span(patch_error) == span_of(path, kwargs_line, "forward")
     assert "`passthrough`" in patch_error.message
     assert "co_varnames is too small" in patch_error.message
+
+
+def test_a_compiled_extension_s_relative_source_name_is_not_a_workspace_file(
+        engine: Engine, workspace: Workspace) -> None:
+    """numpy's Cython code names its source ``numpy/random/mtrand.pyx``: joined to the working
+    folder, that named a file of the workspace that does not exist (pytorchcv's
+    CIFARFractalNet showed ``models/numpy/random/mtrand.pyx:3509``)."""
+    net = workspace.write("models/net.py", """
+        import numpy as np
+        from torch import nn
+
+
+        class Dropper(nn.Module):
+            def forward(self, x):
+                keep = np.random.binomial(n=1, p=0.5, size=x.shape[0])  # numpy on a Proxy
+                return x * float(keep[0])
+        """)
+    (module,) = workspace.check(engine, "models/net.py").modules
+    line = line_of(net, "# numpy on a Proxy")
+    # FX003 where the traced size reaches numpy, then numpy's own error, on the same line.
+    assert [(failure.code, failure.path, failure.line) for failure in module.failures] == [
+        ("FX003", str(net), line), ("FX199", str(net), line)]
+    assert [(frame.path, frame.line) for frame in module.failures[1].frames] == [
+        (str(net), line), ("numpy/random/mtrand.pyx", module.failures[1].frames[1].line)]

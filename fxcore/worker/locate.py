@@ -187,8 +187,11 @@ def _narrow(tree: ast.Module, position: RawPosition) -> tuple[int, int, int, int
 
 def to_frame(position: RawPosition, sources: SourceIndex) -> Frame:
     """A user-facing frame: character columns, 1-based, end exclusive; the whole line when
-    Python gives no columns (3.10)."""
-    path = os.path.abspath(position.filename)
+    Python gives no columns (3.10). A relative file name is a compiled extension's source as
+    it names it (``numpy/random/mtrand.pyx``), kept as it is: joined to the working folder it
+    would name a file of the workspace that does not exist."""
+    path = position.filename if not os.path.isabs(position.filename) \
+        else os.path.abspath(position.filename)
     if position.column is None or position.end_line is None or position.end_column is None:
         text = sources.line(path, position.line)
         stripped = text.rstrip("\r\n")
