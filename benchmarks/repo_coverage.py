@@ -21,6 +21,11 @@ cloned it and ran `fx-lsp check <folder>` would. The script prints, per library:
 - every FX300 and FX199, with the instance it was found on (``--list-codes``).
 
     python3 benchmarks/repo_coverage.py [--library NAME] [--workers N] [--corpus-dir DIR]
+                                        [--checkout NAME=DIR]
+
+``--checkout NAME=DIR`` measures a clone of the library's repository instead of its release
+(DIR is the clone's root, at the commit it names): a release's sdist may leave out the tests
+and examples that a user who clones the repository has, and whose calls fx-lsp reads.
 
 The libraries' own import-time dependencies are installed by scripts/install-corpus.sh.
 """
@@ -192,8 +197,8 @@ def no_verdict_reason(module: dict[str, Any]) -> str:
 
 
 def run_library(library: Library, corpus_dir: str, workers: int,
-                save_reports: str | None) -> dict[str, Any]:
-    root = unpacked_root(library, corpus_dir)
+                save_reports: str | None, checkout: str | None = None) -> dict[str, Any]:
+    root = os.path.abspath(checkout) if checkout else unpacked_root(library, corpus_dir)
     started = time.perf_counter()
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--format", "json", "--no-cache",
@@ -228,7 +233,8 @@ def run_library(library: Library, corpus_dir: str, workers: int,
                                   for module in with_verdict)
     reasons = collections.Counter(no_verdict_reason(module) for module in modules
                                   if not has_tracing_verdict(module))
-    return {"library": library.name, "version": library.version,
+    version = f"@{os.path.basename(root)}" if checkout else library.version
+    return {"library": library.name, "version": version,
             "files": report["summary"]["files"], "classes": len(modules),
             "bases": sum(map(is_base, modules)),
             "with_verdict": len(with_verdict), "real": real, "origins": dict(origins),
@@ -247,9 +253,13 @@ def main() -> int:
                         help=f"list every {' and '.join(LISTED_CODES)} for a hand check")
     parser.add_argument("--save-reports", metavar="DIR",
                         help="keep each library's JSON report there")
+    parser.add_argument("--checkout", action="append", default=[], metavar="NAME=DIR",
+                        help="measure the library's repository cloned at DIR, not its release")
     options = parser.parse_args()
+    checkouts = dict(item.split("=", 1) for item in options.checkout)
     print(f"fx-lsp {engine_version()}, workers={options.workers}")
-    rows = [run_library(library, options.corpus_dir, options.workers, options.save_reports)
+    rows = [run_library(library, options.corpus_dir, options.workers, options.save_reports,
+                        checkouts.get(library.name))
             for library in LIBRARIES if not options.library or library.name in options.library]
     print(f"\n{'library':<28}{'files':>6}{'classes':>9}{'bases':>7}{'verdicts':>10}"
           f"{'coverage':>10}{'no bases':>10}{'real':>8}{'agree':>12}{'seconds':>9}"
