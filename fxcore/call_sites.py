@@ -309,7 +309,7 @@ class CallSiteIndexes:
     def calls(self, root: str, names: Iterable[str],
               most: int) -> dict[str, tuple[CallSite, ...]]:
         """Class name -> its first ``most`` calls in the workspace at ``root`` (by file, then
-        line), for those of ``names`` that have one."""
+        line) with different arguments, for those of ``names`` that have one."""
         root = os.path.abspath(root)
         with self._lock:
             if self._rescan.is_set():
@@ -319,8 +319,15 @@ class CallSiteIndexes:
             index = self._indexes.get(root)
             if index is None:
                 index = self._indexes[root] = build_index(root)
-            return {name: tuple(sites[:most]) for name in names
-                    if (sites := index.for_class_all(name))}
+            found = {}
+            for name in names:
+                # A call repeated with the same arguments builds the same instance again.
+                distinct: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], CallSite] = {}
+                for site in index.for_class_all(name):
+                    distinct.setdefault((site.args, site.kwargs), site)
+                if distinct:
+                    found[name] = tuple(distinct.values())[:most]
+            return found
 
     def changed(self, paths: list[str]) -> dict[str, set[str]]:
         """Files (or folders) created, changed or deleted: update every built index that holds

@@ -455,6 +455,10 @@ DECODERS = """
 DECODER_README = """\
     ```python
     plain = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
     with_alibi = Decoder(dim=16, heads=4, alibi_pos_bias=True)
     ```
 """
@@ -463,7 +467,8 @@ DECODER_README = """\
 def test_a_class_only_a_later_call_site_builds_gets_that_parent_built_instance(
         tmp_path: Path) -> None:
     # Decoder's verdict rests on its first call; AlibiBias is built only by the second, which
-    # makes a real instance of it rather than one from guessed arguments.
+    # makes a real instance of it rather than one from guessed arguments. The repeated calls
+    # build nothing new and do not count among the later calls a class's job carries.
     workspace = Workspace(tmp_path)
     workspace.write("pkg/__init__.py", "")
     workspace.write("pkg/decoders.py", textwrap.dedent(DECODERS))
@@ -481,7 +486,7 @@ def test_a_class_only_a_later_call_site_builds_gets_that_parent_built_instance(
         "from": "parent", "args": [],
         "kwargs": {"dim": "16", "heads": "4", "alibi_pos_bias": "True"},
         "parent": "pkg.decoders:Decoder", "path": "bias", "parent_from": "call-site",
-        "site": "README.md:3"}
+        "site": "README.md:7"}
     outcomes = plain_verdicts(str(workspace.root), data["modules"])
     assert [outcome["status"] for outcome in outcomes] == ["traceable", "traceable"]
     problems = [disagreement(module, plain, str(workspace.root))
