@@ -27,7 +27,7 @@ class CallSite:
 
 #: Other literal calls of a class a job carries (``TraceJob.other_call_sites``): each costs
 #: a build and the tracing of the submodule classes only it holds.
-MAX_OTHER_CALL_SITES = 4
+MAX_OTHER_CALL_SITES = 16
 
 
 @dataclass(frozen=True)
