@@ -160,6 +160,10 @@ class CallSiteIndex:
         sites = self._merged().get(name)
         return sites[0] if sites else None
 
+    def for_class_all(self, name: str) -> list[CallSite]:
+        """Every call of ``name``, by file then line."""
+        return self._merged().get(name, [])
+
     def _merged(self) -> dict[str, list[CallSite]]:
         if self._calls is None:
             self._calls = {}
@@ -300,6 +304,12 @@ class CallSiteIndexes:
     def first_calls(self, root: str, names: Iterable[str]) -> dict[str, CallSite]:
         """Class name -> its first call in the workspace at ``root``, for those of ``names``
         that have one (under the lock: the server's file events update the index meanwhile)."""
+        return {name: sites[0] for name, sites in self.calls(root, names, 1).items()}
+
+    def calls(self, root: str, names: Iterable[str],
+              most: int) -> dict[str, tuple[CallSite, ...]]:
+        """Class name -> its first ``most`` calls in the workspace at ``root`` (by file, then
+        line) with different arguments, for those of ``names`` that have one."""
         root = os.path.abspath(root)
         with self._lock:
             if self._rescan.is_set():
@@ -309,7 +319,15 @@ class CallSiteIndexes:
             index = self._indexes.get(root)
             if index is None:
                 index = self._indexes[root] = build_index(root)
-            return {name: site for name in names if (site := index.for_class(name)) is not None}
+            found = {}
+            for name in names:
+                # A call repeated with the same arguments builds the same instance again.
+                distinct: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], CallSite] = {}
+                for site in index.for_class_all(name):
+                    distinct.setdefault((site.args, site.kwargs), site)
+                if distinct:
+                    found[name] = tuple(distinct.values())[:most]
+            return found
 
     def changed(self, paths: list[str]) -> dict[str, set[str]]:
         """Files (or folders) created, changed or deleted: update every built index that holds
