@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from fxcore.arguments import call_site_values
+from fxcore.arguments import call_site_values, class_namespace
 from fxcore.discovery import ClassSource
 from fxcore.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
@@ -357,11 +357,11 @@ class Job:
         the workspace classes that instance holds and no root traced so far: their
         parent-built instances, at the rank of a call site. The root's own verdict stays on
         the instance it was captured as."""
-        module = sys.modules[cls.__module__]
+        namespace = class_namespace(cls)
         module_config = self.context.module_config(cls.__name__)
         for site in self.job.other_call_sites.get(cls.__name__, ()):
             try:
-                args, kwargs = call_site_values(site, vars(module))
+                args, kwargs = call_site_values(site, namespace)
                 with without_weights(), torch.device("meta"):
                     model = all_on_meta(cls(*module_config.args, *args,
                                             **{**module_config.kwargs, **kwargs}))
