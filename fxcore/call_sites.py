@@ -4,8 +4,10 @@ READMEs, docs, docstrings, doctests, tests, examples and ``if __name__ == "__mai
 blocks usually show how a model is built: ``ViT(image_size=256, patch_size=32, dim=1024)``.
 This module reads them statically, with ``ast`` only: the file holding a call is never run,
 so it is safe in the CLI and server processes. A call counts when every argument is a literal
-(``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``); the
-worker evaluates the nested calls against the class's module (``fxcore.worker.building.sources``).
+(``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``), or a bare
+name last bound in the same scope to one of those (``model = GPT(...).cuda()`` then
+``Wrapper(model)``: ``_bound_names``); the worker evaluates the nested calls with the names of
+the class's module and packages (``fxcore.arguments.class_namespace``).
 """
 
 from __future__ import annotations
