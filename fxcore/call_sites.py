@@ -18,6 +18,7 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fxcore.file_access import MAX_FILE_BYTES, read_text
 from fxcore.job_spec import CallSite
@@ -84,8 +85,9 @@ def _calls_in_tree(tree: ast.Module, site_of: str,
         name = _called_name(node)
         if name is None or not (node.args or node.keywords):
             continue
-        call, size = _substituted(node, bound_at)
-        if call is not node and size > MAX_SUBSTITUTED_NODES:
+        substituted = _substituted(node, bound_at)
+        call = substituted.expression
+        if call is not node and not substituted.within_bounds():
             continue
         if not is_literal_call_argument(call):
             continue
@@ -103,18 +105,32 @@ def _calls_in_tree(tree: ast.Module, site_of: str,
 #: ``model`` to the ``Net`` call.
 _SELF_RETURNING_METHODS = frozenset({"cuda", "cpu", "eval", "train", "to", "float", "half",
                                      "double", "bfloat16", "requires_grad_"})
-#: The most nodes a call may have once its bare names are replaced by what they are bound to:
-#: each replacement copies a whole expression, so a chain of bindings that each use the one
-#: before twice would otherwise double the text at every step.
+#: The most nodes, and the deepest nesting of calls, a call may have once its bare names are
+#: replaced by what they are bound to: each replacement copies a whole expression, so a chain
+#: of bindings that each use the one before twice would otherwise double the text at every
+#: step, and a long chain (``a1 = Net(a0)``, ``a2 = Net(a1)``, ...) would nest deeper than
+#: ``ast.unparse`` and the worker's evaluation recurse.
 MAX_SUBSTITUTED_NODES = 2000
+MAX_SUBSTITUTED_DEPTH = 16
 #: Statements that open a scope of their own: their bodies bind apart from the code around.
 _SCOPE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Expressions whose names are their own (comprehension variables, lambda parameters).
 _SCOPE_EXPRESSIONS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
-#: The expression a name is bound to, with its size in nodes, by ``id`` of each ``ast.Name``
-#: that reads it.
-_Bindings = dict[int, tuple[ast.expr, int]]
+class _Substituted(NamedTuple):
+    """An expression with its bare names replaced (``_substituted``)."""
+
+    expression: ast.expr
+    nodes: int
+    #: How deeply calls nest in it: 0 for a literal, 1 for a call of literals.
+    depth: int
+
+    def within_bounds(self) -> bool:
+        return self.nodes <= MAX_SUBSTITUTED_NODES and self.depth <= MAX_SUBSTITUTED_DEPTH
+
+
+#: The expression a name is bound to, by ``id`` of each ``ast.Name`` that reads it.
+_Bindings = dict[int, _Substituted]
 
 
 def _bound_names(tree: ast.Module) -> _Bindings:
@@ -198,11 +214,11 @@ def _bind_statement(statement: ast.stmt, bound: dict[str, tuple[ast.expr, int]],
         targets, value = [statement.target], statement.value
     if value is not None and targets and all(isinstance(target, ast.Name)
                                              for target in targets):
-        expression, size = _substituted(_without_self_returning_calls(value), bound_at)
-        if size <= MAX_SUBSTITUTED_NODES and is_literal_call_argument(expression):
+        substituted = _substituted(_without_self_returning_calls(value), bound_at)
+        if substituted.within_bounds() and is_literal_call_argument(substituted.expression):
             for target in targets:
                 assert isinstance(target, ast.Name)
-                bound[target.id] = (expression, size)
+                bound[target.id] = substituted
             return
     _forget_stored(statement, bound)
 
@@ -216,26 +232,27 @@ def _without_self_returning_calls(value: ast.expr) -> ast.expr:
     return inner if isinstance(inner, ast.Call) and _called_name(inner) else value
 
 
-def _substituted(node: ast.expr, bound_at: _Bindings) -> tuple[ast.expr, int]:
+def _substituted(node: ast.expr, bound_at: _Bindings) -> _Substituted:
     """``node`` with each bare name given as an argument of a call (at any depth of nested
-    calls) replaced by the expression it is bound to, and the result's size in nodes; ``node``
-    itself when nothing is replaced."""
+    calls) replaced by the expression it is bound to, with its size; ``node`` itself when
+    nothing is replaced."""
     if isinstance(node, ast.Name) and id(node) in bound_at:
         return bound_at[id(node)]
     if not isinstance(node, ast.Call):
-        return node, sum(1 for _ in ast.walk(node))
+        return _Substituted(node, sum(1 for _ in ast.walk(node)), 0)
     args = [_substituted(argument, bound_at) for argument in node.args]
     values = [_substituted(keyword.value, bound_at) for keyword in node.keywords]
-    size = (1 + sum(1 for _ in ast.walk(node.func)) + sum(part for _, part in args)
-            + sum(1 + part for _, part in values))
-    if all(new is old for (new, _), old in zip(args, node.args, strict=True)) and all(
-            new is keyword.value for (new, _), keyword in zip(values, node.keywords,
-                                                                strict=True)):
-        return node, size
-    call = ast.Call(func=node.func, args=[new for new, _ in args],
-                    keywords=[ast.keyword(arg=keyword.arg, value=new)
-                              for (new, _), keyword in zip(values, node.keywords, strict=True)])
-    return ast.copy_location(call, node), size
+    nodes = (1 + sum(1 for _ in ast.walk(node.func)) + sum(part.nodes for part in args)
+             + sum(1 + part.nodes for part in values))
+    depth = 1 + max((part.depth for part in [*args, *values]), default=0)
+    if all(new.expression is old for new, old in zip(args, node.args, strict=True)) and all(
+            new.expression is keyword.value
+            for new, keyword in zip(values, node.keywords, strict=True)):
+        return _Substituted(node, nodes, depth)
+    call = ast.Call(func=node.func, args=[new.expression for new in args],
+                    keywords=[ast.keyword(arg=keyword.arg, value=new.expression)
+                              for new, keyword in zip(values, node.keywords, strict=True)])
+    return _Substituted(ast.copy_location(call, node), nodes, depth)
 
 
 def _doctest_calls(tree: ast.AST, site_of: str, first_line: int) -> list[tuple[str, CallSite]]:

@@ -11,7 +11,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from fxcore.call_sites import calls_in_markdown, calls_in_source, most_varied
+from fxcore.call_sites import (
+    MAX_SUBSTITUTED_DEPTH,
+    MAX_SUBSTITUTED_NODES,
+    calls_in_markdown,
+    calls_in_source,
+    most_varied,
+)
 from fxcore.job_spec import MAX_OTHER_CALL_SITES, CallSite
 
 from engine_support import REPO_ROOT, Workspace
@@ -77,6 +83,18 @@ def test_a_binding_holds_only_in_its_scope_until_the_name_is_bound_otherwise() -
              if name == "Wrap"]
     assert wraps == [("a.py:3", ("Net(dim=8)",)), ("a.py:8", ("Net(dim=2)", "2")),
                      ("a.py:23", ("Net(dim=4)", "6"))]
+
+
+def test_chains_of_bindings_stop_before_the_text_grows_without_bound() -> None:
+    # Each call nests the one before (twice in the second chain): read whole, the text would
+    # nest past what ast.unparse and the worker's evaluation recurse through, or double at
+    # every line.
+    deep = "a0 = Net(1)\n" + "".join(f"a{i} = Net(a{i - 1})\n" for i in range(1, 1500))
+    wide = "b0 = Net(1)\n" + "".join(f"b{i} = Net(b{i - 1}, b{i - 1})\n" for i in range(1, 60))
+    for source in (deep, wide):
+        found = calls_in_source(source, "a.py")
+        assert 0 < len(found) <= MAX_SUBSTITUTED_DEPTH
+        assert max(len(site.args[0]) for _name, site in found) < 20 * MAX_SUBSTITUTED_NODES
 
 
 def test_later_calls_are_chosen_by_the_variants_they_add() -> None:
