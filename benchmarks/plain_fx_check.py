@@ -97,6 +97,7 @@ def _child() -> None:
     from torch import fx
 
     from fxcore import sandbox
+    from fxcore.arguments import class_namespace
     from fxcore.config import load_config, module_config_for
     from fxcore.worker.building.construction import resolve
     from fxcore.worker.building.weights import without_weights
@@ -128,7 +129,9 @@ def _child() -> None:
             factory = resolve(module_config.factory) if module_config.factory else cls
             args, kwargs = module_config.args, module_config.kwargs
         else:
-            namespace = vars(sys.modules[cls.__module__])
+            # The names fx-lsp evaluates a call site with: the class's module, then its
+            # packages (fxcore.arguments.class_namespace).
+            namespace = dict(class_namespace(cls))
             # "builder": the builder function named, called with the arguments given.
             factory = resolve(arguments["builder"]) if origin == "builder" else cls
             args = [eval(text, namespace) for text in arguments["args"]]

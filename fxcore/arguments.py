@@ -45,6 +45,8 @@ import dataclasses
 import inspect
 import re
 import sys
+from collections import ChainMap
+from collections.abc import Mapping
 from typing import Any
 
 from fxcore.job_spec import CallSite
@@ -270,7 +272,7 @@ def missing_from_type_error(error: BaseException) -> list[str]:
     return re.findall(r"'(\w+)'", message.split(":", 1)[-1])
 
 
-def evaluate_argument(source: str, namespace: dict[str, Any]) -> Any:
+def evaluate_argument(source: str, namespace: Mapping[str, Any]) -> Any:
     """A call site's argument: a literal, or a call of a class the module's namespace names
     whose arguments are themselves such (``GPTConfig(n_layer=2)``)."""
     node = ast.parse(source, mode="eval").body
@@ -286,8 +288,19 @@ def evaluate_argument(source: str, namespace: dict[str, Any]) -> Any:
                      for k in node.keywords if k.arg})
 
 
+def class_namespace(cls: type) -> Mapping[str, Any]:
+    """The names a call site of ``cls`` is evaluated with: the globals of the class's module,
+    then those of its packages already imported with it (``pkg.models``, then ``pkg``). A
+    README imports from the package (``from pkg import Net, Wrapper``) and nests one call in
+    another (``Wrapper(Net(dim=8))``) although ``Wrapper``'s own module need not import
+    ``Net``; nothing new is imported."""
+    parts = cls.__module__.split(".")
+    modules = [sys.modules.get(".".join(parts[:length])) for length in range(len(parts), 0, -1)]
+    return ChainMap(*(vars(module) for module in modules if module is not None))
+
+
 def call_site_values(site: CallSite,
-                     namespace: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+                     namespace: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """The positional and keyword values of a call site, evaluated in ``namespace``."""
     return ([evaluate_argument(source, namespace) for source in site.args],
             {name: evaluate_argument(source, namespace) for name, source in site.kwargs})

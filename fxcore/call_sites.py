@@ -4,8 +4,10 @@ READMEs, docs, docstrings, doctests, tests, examples and ``if __name__ == "__mai
 blocks usually show how a model is built: ``ViT(image_size=256, patch_size=32, dim=1024)``.
 This module reads them statically, with ``ast`` only: the file holding a call is never run,
 so it is safe in the CLI and server processes. A call counts when every argument is a literal
-(``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``); the
-worker evaluates the nested calls against the class's module (``fxcore.worker.building.sources``).
+(``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``), or a bare
+name last bound in the same scope to one of those (``model = GPT(...).cuda()`` then
+``Wrapper(model)``: ``_bound_names``); the worker evaluates the nested calls with the names of
+the class's module and packages (``fxcore.arguments.class_namespace``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fxcore.file_access import MAX_FILE_BYTES, read_text
 from fxcore.job_spec import CallSite
@@ -26,7 +29,7 @@ from fxcore.notebook import (
     cell_python,
     is_notebook,
 )
-from fxcore.parsing import parse_module
+from fxcore.parsing import parse_expression, parse_module
 from fxcore.workspace import SKIPPED_FOLDERS
 
 #: A Markdown code fence (CommonMark): up to three spaces, three or more backticks or tildes,
@@ -36,7 +39,7 @@ _MARKDOWN_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^\n]*$")
 _PYTHON_LANGUAGES = frozenset({"", "python", "py", "python3", "pycon"})
 #: Markdown files read besides the Python ones.
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
-_DOCTEST_LINE = re.compile(r"^\s*(?:>>>|\.\.\.) ?(.*)$")
+_DOCTEST_LINE = re.compile(r"^\s*(>>>|\.\.\.) ?(.*)$")
 
 
 def is_literal_call_argument(node: ast.expr) -> bool:
@@ -66,6 +69,15 @@ def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[
         tree = parse_module(text)
     except SyntaxError:
         return []
+    found = _calls_in_tree(tree, site_of, first_line) + _doctest_calls(tree, site_of, first_line)
+    return sorted(found, key=lambda call: int(call[1].site.rsplit(":", 1)[1]))
+
+
+def _calls_in_tree(tree: ast.Module, site_of: str,
+                   first_line: int) -> list[tuple[str, CallSite]]:
+    """The literal constructor calls of ``tree``, a bare name argument read as what it was
+    last bound to (``_bound_names``)."""
+    bound_at = _bound_names(tree)
     found = []
     unfinished = _filled_afterwards(tree)
     for node in ast.walk(tree):
@@ -74,15 +86,19 @@ def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[
         name = _called_name(node)
         if name is None or not (node.args or node.keywords):
             continue
-        if not is_literal_call_argument(node):
+        substituted = _substituted(node, bound_at)
+        call = substituted.expression
+        if call is not node and not substituted.within_bounds():
             continue
+        if not is_literal_call_argument(call):
+            continue
+        assert isinstance(call, ast.Call)
         found.append((name, CallSite(
             site=f"{site_of}:{first_line + node.lineno - 1}",
-            args=tuple(ast.unparse(argument) for argument in node.args),
+            args=tuple(ast.unparse(argument) for argument in call.args),
             kwargs=tuple((keyword.arg or "", ast.unparse(keyword.value))
-                         for keyword in node.keywords),
+                         for keyword in call.keywords),
         )))
-    found += _doctest_calls(tree, site_of, first_line)
     return found
 
 
@@ -118,8 +134,165 @@ def _filled_afterwards(tree: ast.AST) -> set[int]:
     return unfinished
 
 
+#: Methods of ``nn.Module`` that return the module itself: ``model = Net(...).cuda()`` binds
+#: ``model`` to the ``Net`` call.
+_SELF_RETURNING_METHODS = frozenset({"cuda", "cpu", "eval", "train", "to", "float", "half",
+                                     "double", "bfloat16", "requires_grad_"})
+#: The most nodes, and the deepest nesting of calls, a call may have once its bare names are
+#: replaced by what they are bound to: each replacement copies a whole expression, so a chain
+#: of bindings that each use the one before twice would otherwise double the text at every
+#: step, and a long chain (``a1 = Net(a0)``, ``a2 = Net(a1)``, ...) would nest deeper than
+#: ``ast.unparse`` and the worker's evaluation recurse.
+MAX_SUBSTITUTED_NODES = 2000
+MAX_SUBSTITUTED_DEPTH = 16
+#: Statements that open a scope of their own: their bodies bind apart from the code around.
+_SCOPE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: Expressions whose names are their own (comprehension variables, lambda parameters).
+_SCOPE_EXPRESSIONS = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class _Substituted(NamedTuple):
+    """An expression with its bare names replaced (``_substituted``)."""
+
+    expression: ast.expr
+    nodes: int
+    #: How deeply calls nest in it: 0 for a literal, 1 for a call of literals.
+    depth: int
+
+    def within_bounds(self) -> bool:
+        return self.nodes <= MAX_SUBSTITUTED_NODES and self.depth <= MAX_SUBSTITUTED_DEPTH
+
+
+#: The expression a name is bound to, by ``id`` of each ``ast.Name`` that reads it.
+_Bindings = dict[int, _Substituted]
+
+
+def _bound_names(tree: ast.Module) -> _Bindings:
+    """For each bare name read in ``tree`` (a module, a README block, a docstring's examples)
+    whose latest plain assignment earlier in the same scope (module, function or class body)
+    gave it a literal or a literal call: that expression, its own bare names replaced the same
+    way (``model = TransformerWrapper(...)`` then ``AutoregressiveWrapper(model)``). Any other
+    binding of the name (``for``, ``with``, augmented, tuple targets, ``del``) forgets it."""
+    bound_at: _Bindings = {}
+    _bind_in_block(tree.body, {}, bound_at)
+    return bound_at
+
+
+def _bind_in_block(statements: list[ast.stmt], bound: dict[str, tuple[ast.expr, int]],
+                   bound_at: _Bindings) -> None:
+    for statement in statements:
+        if isinstance(statement, _SCOPE_STATEMENTS):
+            _bind_in_block(statement.body, {}, bound_at)
+            bound.pop(statement.name, None)
+            continue
+        # A compound statement's header (an ``if`` test, ``for`` target, ``with`` item,
+        # ``except`` clause, ``case`` pattern) binds before its blocks run, in order.
+        blocks: list[tuple[str | None, list[ast.stmt]]] = []  # (the name it binds, block)
+        headers: list[ast.AST] = []
+        for _field, value in ast.iter_fields(statement):
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, ast.stmt):
+                    if not blocks or blocks[-1][1] is not value:
+                        blocks.append((None, value))
+                elif isinstance(item, ast.ExceptHandler):
+                    headers += [part for part in (item.type,) if part is not None]
+                    blocks.append((item.name, item.body))
+                elif isinstance(item, ast.match_case):
+                    headers += [part for part in (item.pattern, item.guard) if part is not None]
+                    blocks.append((None, item.body))
+                elif isinstance(item, ast.AST):
+                    headers.append(item)
+        for header in headers:
+            _note_reads(header, bound, bound_at)
+        if blocks:
+            for header in headers:
+                _forget_stored(header, bound)
+            for name, block in blocks:
+                bound.pop(name or "", None)
+                _bind_in_block(block, bound, bound_at)
+        else:
+            _bind_statement(statement, bound, bound_at)
+
+
+def _note_reads(node: ast.AST, bound: dict[str, tuple[ast.expr, int]],
+                bound_at: _Bindings) -> None:
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, _SCOPE_EXPRESSIONS):
+            continue
+        if (isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load)
+                and current.id in bound):
+            bound_at[id(current)] = bound[current.id]
+        else:
+            pending.extend(ast.iter_child_nodes(current))
+
+
+def _forget_stored(node: ast.AST, bound: dict[str, tuple[ast.expr, int]]) -> None:
+    """Forget every name ``node`` binds (targets, ``as`` names, match captures)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+            bound.pop(inner.id, None)
+        for captured in (getattr(inner, "name", None), getattr(inner, "rest", None)):
+            if isinstance(captured, str):
+                bound.pop(captured, None)
+
+
+def _bind_statement(statement: ast.stmt, bound: dict[str, tuple[ast.expr, int]],
+                    bound_at: _Bindings) -> None:
+    targets: list[ast.expr] = []
+    value: ast.expr | None = None
+    if isinstance(statement, ast.Assign):
+        targets, value = statement.targets, statement.value
+    elif isinstance(statement, ast.AnnAssign) and statement.simple:
+        targets, value = [statement.target], statement.value
+    if value is not None and targets and all(isinstance(target, ast.Name)
+                                             for target in targets):
+        substituted = _substituted(_without_self_returning_calls(value), bound_at)
+        if substituted.within_bounds() and is_literal_call_argument(substituted.expression):
+            for target in targets:
+                assert isinstance(target, ast.Name)
+                bound[target.id] = substituted
+            return
+    _forget_stored(statement, bound)
+
+
+def _without_self_returning_calls(value: ast.expr) -> ast.expr:
+    """``Net(...)`` for ``Net(...).cuda().eval()``: the module those methods return."""
+    inner = value
+    while (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+           and inner.func.attr in _SELF_RETURNING_METHODS):
+        inner = inner.func.value
+    return inner if isinstance(inner, ast.Call) and _called_name(inner) else value
+
+
+def _substituted(node: ast.expr, bound_at: _Bindings) -> _Substituted:
+    """``node`` with each bare name given as an argument of a call (at any depth of nested
+    calls) replaced by the expression it is bound to, with its size; ``node`` itself when
+    nothing is replaced."""
+    if isinstance(node, ast.Name) and id(node) in bound_at:
+        return bound_at[id(node)]
+    if not isinstance(node, ast.Call):
+        return _Substituted(node, sum(1 for _ in ast.walk(node)), 0)
+    args = [_substituted(argument, bound_at) for argument in node.args]
+    values = [_substituted(keyword.value, bound_at) for keyword in node.keywords]
+    nodes = (1 + sum(1 for _ in ast.walk(node.func)) + sum(part.nodes for part in args)
+             + sum(1 + part.nodes for part in values))
+    depth = 1 + max((part.depth for part in [*args, *values]), default=0)
+    if all(new.expression is old for new, old in zip(args, node.args, strict=True)) and all(
+            new.expression is keyword.value
+            for new, keyword in zip(values, node.keywords, strict=True)):
+        return _Substituted(node, nodes, depth)
+    call = ast.Call(func=node.func, args=[new.expression for new in args],
+                    keywords=[ast.keyword(arg=keyword.arg, value=new.expression)
+                              for new, keyword in zip(values, node.keywords, strict=True)])
+    return _Substituted(ast.copy_location(call, node), nodes, depth)
+
+
 def _doctest_calls(tree: ast.AST, site_of: str, first_line: int) -> list[tuple[str, CallSite]]:
-    """Calls in the ``>>>`` examples of docstrings."""
+    """Calls in the ``>>>`` examples of docstrings; the examples of one docstring are read as
+    one block (a name bound in one is read in the next), each parsed alone so that one that
+    does not parse loses only itself."""
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
@@ -129,12 +302,33 @@ def _doctest_calls(tree: ast.AST, site_of: str, first_line: int) -> list[tuple[s
         if not docstring or ">>>" not in docstring:
             continue
         start = node.body[0].lineno if node.body else 1
-        for offset, line in enumerate(docstring.splitlines()):
-            match = _DOCTEST_LINE.match(line)
-            if match:
-                found += calls_in_source(match.group(1), site_of, first_line + start - 1
-                                         + offset)
+        statements: list[ast.stmt] = []
+        for offset, source in _doctest_examples(docstring):
+            try:
+                example = parse_module(source)
+            except SyntaxError:
+                continue
+            statements += ast.increment_lineno(example, offset).body
+        found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_of,
+                                first_line + start - 1)
     return found
+
+
+def _doctest_examples(docstring: str) -> list[tuple[int, str]]:
+    """(line offset in the docstring, source) of each ``>>>`` example with its ``...``
+    continuation lines."""
+    examples: list[tuple[int, list[str]]] = []
+    continues = False
+    for offset, line in enumerate(docstring.splitlines()):
+        match = _DOCTEST_LINE.match(line)
+        if match is None:
+            continues = False
+        elif match.group(1) == ">>>" or not continues:
+            examples.append((offset, [match.group(2)]))
+            continues = True
+        else:
+            examples[-1][1].append(match.group(2))
+    return [(offset, "\n".join(lines) + "\n") for offset, lines in examples]
 
 
 def markdown_python_blocks(text: str) -> list[tuple[int, str]]:
@@ -192,6 +386,10 @@ class CallSiteIndex:
         """The first call of ``name`` (by file, then line): the one a reader meets first."""
         sites = self._merged().get(name)
         return sites[0] if sites else None
+
+    def for_class_all(self, name: str) -> list[CallSite]:
+        """Every call of ``name``, by file then line."""
+        return self._merged().get(name, [])
 
     def _merged(self) -> dict[str, list[CallSite]]:
         if self._calls is None:
@@ -318,6 +516,61 @@ def build_index(root: str) -> CallSiteIndex:
     return index
 
 
+def most_varied(sites: list[CallSite], most: int) -> tuple[CallSite, ...]:
+    """The first of ``sites`` (the call a reader meets first), then up to ``most - 1`` others,
+    each the one that adds most not yet seen among those chosen: first keywords and nested
+    classes (``alibi_pos_bias``, ``attn_layers=Decoder``: the variants that build other
+    submodules), then literal values; ties go to the earlier call. Later calls are built only
+    for the submodule classes they hold, so calls that differ in what they turn on cover more
+    of a library than the first few written."""
+    if not sites or most < 1:
+        return ()
+    chosen = [sites[0]]
+    seen_variants, seen_values = _call_features(sites[0])
+    remaining = [(site, *_call_features(site)) for site in sites[1:]]
+    while remaining and len(chosen) < most:
+        best = max(range(len(remaining)), key=lambda position: (
+            len(remaining[position][1] - seen_variants),
+            len(remaining[position][2] - seen_values), -position))
+        site, variants, values = remaining.pop(best)
+        chosen.append(site)
+        seen_variants |= variants
+        seen_values |= values
+    return tuple(chosen)
+
+
+def _call_features(site: CallSite) -> tuple[set[str], set[str]]:
+    """What a call turns on: (its keywords and the classes of its nested calls, each by its
+    place: ``attn_layers.rel_pos_bias``, ``attn_layers=Decoder``; its literal values by place:
+    ``heads=8``)."""
+    variants: set[str] = set()
+    values: set[str] = set()
+    arguments = [(f"[{position}]", source) for position, source in enumerate(site.args)]
+    arguments += [(name, source) for name, source in site.kwargs]
+    for place, source in arguments:
+        if not place.startswith("["):
+            variants.add(place)
+        try:
+            node = parse_expression(source).body
+        except SyntaxError:
+            continue
+        _argument_features(place, node, variants, values)
+    return variants, values
+
+
+def _argument_features(place: str, node: ast.expr, variants: set[str],
+                       values: set[str]) -> None:
+    if not isinstance(node, ast.Call):
+        values.add(f"{place}={ast.unparse(node)}")
+        return
+    variants.add(f"{place}={_called_name(node)}")
+    for position, argument in enumerate(node.args):
+        _argument_features(f"{place}[{position}]", argument, variants, values)
+    for keyword in node.keywords:
+        variants.add(f"{place}.{keyword.arg}")
+        _argument_features(f"{place}.{keyword.arg}", keyword.value, variants, values)
+
+
 class CallSiteIndexes:
     """One index per workspace root, shared by every job of an engine. Each is built on its
     first use and then kept current by ``changed`` (the server's file events) and by
@@ -333,6 +586,13 @@ class CallSiteIndexes:
     def first_calls(self, root: str, names: Iterable[str]) -> dict[str, CallSite]:
         """Class name -> its first call in the workspace at ``root``, for those of ``names``
         that have one (under the lock: the server's file events update the index meanwhile)."""
+        return {name: sites[0] for name, sites in self.calls(root, names, 1).items()}
+
+    def calls(self, root: str, names: Iterable[str],
+              most: int) -> dict[str, tuple[CallSite, ...]]:
+        """Class name -> up to ``most`` of its calls in the workspace at ``root`` with different
+        arguments (its first by file, then line; then the most varied: ``most_varied``), for
+        those of ``names`` that have one."""
         root = os.path.abspath(root)
         with self._lock:
             if self._rescan.is_set():
@@ -342,7 +602,15 @@ class CallSiteIndexes:
             index = self._indexes.get(root)
             if index is None:
                 index = self._indexes[root] = build_index(root)
-            return {name: site for name in names if (site := index.for_class(name)) is not None}
+            found = {}
+            for name in names:
+                # A call repeated with the same arguments builds the same instance again.
+                distinct: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], CallSite] = {}
+                for site in index.for_class_all(name):
+                    distinct.setdefault((site.args, site.kwargs), site)
+                if distinct:
+                    found[name] = most_varied(list(distinct.values()), most)
+            return found
 
     def changed(self, paths: list[str]) -> dict[str, set[str]]:
         """Files (or folders) created, changed or deleted: update every built index that holds

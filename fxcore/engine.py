@@ -40,7 +40,7 @@ from fxcore.cache import KEY_VARIABLE, ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import ParsedFile, has_module_level_class, parsed_file
 from fxcore.installed_packages import preloadable
-from fxcore.job_spec import TraceJob
+from fxcore.job_spec import MAX_OTHER_CALL_SITES, TraceJob
 from fxcore.notebook import explain_dropped_names, is_notebook
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
@@ -402,8 +402,14 @@ class Engine:
         """The job with the workspace's literal constructor calls of its classes."""
         if not parsed.classes:
             return job
-        found = self.call_sites.first_calls(job.workspace_root, parsed.classes)
-        return dataclasses.replace(job, call_sites=found) if found else job
+        found = self.call_sites.calls(job.workspace_root, parsed.classes,
+                                      1 + MAX_OTHER_CALL_SITES)
+        if not found:
+            return job
+        return dataclasses.replace(
+            job, call_sites={name: sites[0] for name, sites in found.items()},
+            other_call_sites={name: sites[1:] for name, sites in found.items()
+                              if len(sites) > 1})
 
     def _run_job(self, handle: TraceHandle, parsed: ParsedFile) -> FileResult:
         job: TraceJob = handle.job

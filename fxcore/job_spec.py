@@ -25,6 +25,11 @@ class CallSite:
     kwargs: tuple[tuple[str, str], ...] = ()
 
 
+#: Other literal calls of a class a job carries (``TraceJob.other_call_sites``): each costs
+#: a build and the tracing of the submodule classes only it holds.
+MAX_OTHER_CALL_SITES = 16
+
+
 @dataclass(frozen=True)
 class Builder:
     """A module-level function of a class's own module that builds an instance of it and
@@ -113,6 +118,10 @@ class TraceJob:
     #: Class name -> a literal constructor call found in the workspace (``fxcore.call_sites``);
     #: filled by the engine for the classes of this file.
     call_sites: dict[str, CallSite] = field(default_factory=dict)
+    #: Class name -> its next literal calls (at most ``MAX_OTHER_CALL_SITES``): the worker
+    #: builds each on the meta device only for the workspace classes it holds (their
+    #: parent-built instances), never for the class's own verdict.
+    other_call_sites: dict[str, tuple[CallSite, ...]] = field(default_factory=dict)
     #: Class name -> its builder functions in this file, in file order
     #: (``fxcore.builders``); filled by the engine.
     builders: dict[str, tuple[Builder, ...]] = field(default_factory=dict)

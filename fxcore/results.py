@@ -143,7 +143,7 @@ class Arguments:
     #: "builder", or "parent" when the parent was built by it), called with ``kwargs``.
     builder: str | None = None
     #: ``README.md:42``: the call site the arguments were read from (origin "call-site",
-    #: relative to the workspace root).
+    #: or "parent" when the parent was built from it), relative to the workspace root.
     site: str | None = None
 
 

@@ -425,3 +425,70 @@ def test_a_shape_error_on_inputs_inferred_for_a_submodule_alone_is_a_hint(
     namespace: dict[str, Any] = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     assert namespace["Net"]()(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+
+
+DECODERS = """
+    import torch
+    from torch import nn
+
+
+    class AlibiBias(nn.Module):
+        def __init__(self, heads, slope_scale):
+            super().__init__()
+            self.slopes = nn.Parameter(torch.arange(heads, dtype=torch.float) * slope_scale)
+
+        def forward(self, x):
+            return x + self.slopes.sum()
+
+
+    class Decoder(nn.Module):
+        def __init__(self, dim, heads, alibi_pos_bias=False):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+            self.bias = AlibiBias(heads, 0.5) if alibi_pos_bias else None
+
+        def forward(self, x):
+            x = self.proj(x)
+            return x if self.bias is None else self.bias(x)
+"""
+
+DECODER_README = """\
+    ```python
+    plain = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
+    again = Decoder(dim=16, heads=4)
+    with_alibi = Decoder(dim=16, heads=4, alibi_pos_bias=True)
+    ```
+"""
+
+
+def test_a_class_only_a_later_call_site_builds_gets_that_parent_built_instance(
+        tmp_path: Path) -> None:
+    # Decoder's verdict rests on its first call; AlibiBias is built only by the second, which
+    # makes a real instance of it rather than one from guessed arguments. The repeated calls
+    # build nothing new and do not count among the later calls a class's job carries.
+    workspace = Workspace(tmp_path)
+    workspace.write("pkg/__init__.py", "")
+    workspace.write("pkg/decoders.py", textwrap.dedent(DECODERS))
+    workspace.write("README.md", textwrap.dedent(DECODER_README))
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
+        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    data = json.loads(completed.stdout)
+    modules = modules_by_class(data)
+    assert modules["Decoder"]["arguments"] == {
+        "from": "call-site", "args": [], "kwargs": {"dim": "16", "heads": "4"},
+        "site": "README.md:2"}
+    assert modules["AlibiBias"]["status"] == "traceable"
+    assert modules["AlibiBias"]["arguments"] == {
+        "from": "parent", "args": [],
+        "kwargs": {"dim": "16", "heads": "4", "alibi_pos_bias": "True"},
+        "parent": "pkg.decoders:Decoder", "path": "bias", "parent_from": "call-site",
+        "site": "README.md:7"}
+    outcomes = plain_verdicts(str(workspace.root), data["modules"])
+    assert [outcome["status"] for outcome in outcomes] == ["traceable", "traceable"]
+    problems = [disagreement(module, plain, str(workspace.root))
+                for module, plain in zip(data["modules"], outcomes, strict=True)]
+    assert problems == [None, None]

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from fxcore.arguments import call_site_values, class_namespace
 from fxcore.discovery import ClassSource
 from fxcore.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
@@ -35,6 +36,7 @@ from fxcore.parent_arguments import parent_rank
 from fxcore.parsing import SourceTooComplex
 from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range
 from fxcore.suppressions import SKIP_REASON
+from fxcore.worker.building.construction import all_on_meta
 from fxcore.worker.building.sources import (
     Built,
     build_class,
@@ -43,6 +45,7 @@ from fxcore.worker.building.sources import (
     other_instances,
     root_arguments,
 )
+from fxcore.worker.building.weights import without_weights
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
@@ -158,6 +161,8 @@ class Job:
                 self.trace_built_submodules(root_results[0], built.model, not_derived,
                                             derived_ranks)
             del built  # the instance goes before the next class is built
+            with contextlib.suppress(Exception):
+                self.trace_other_call_sites(cls, root_results[0], not_derived, derived_ranks)
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.preloaded_modules, context.is_workspace_path)
@@ -345,6 +350,30 @@ class Job:
                 self.send(("derived", self.trace_submodule(capture, root, parent_arguments,
                                                            path, submodule, *located)))
 
+    def trace_other_call_sites(self, cls: type, root: ModuleResult, not_derived: set[type],
+                               derived_ranks: dict[type, int]) -> None:
+        """Build the root from each of its other literal call sites (``Decoder(...,
+        alibi_pos_bias=True)`` after ``Decoder(...)``), on the meta device only, and trace
+        the workspace classes that instance holds and no root traced so far: their
+        parent-built instances, at the rank of a call site. The root's own verdict stays on
+        the instance it was captured as."""
+        namespace = class_namespace(cls)
+        module_config = self.context.module_config(cls.__name__)
+        for site in self.job.other_call_sites.get(cls.__name__, ()):
+            try:
+                args, kwargs = call_site_values(site, namespace)
+                with without_weights(), torch.device("meta"):
+                    model = all_on_meta(cls(*module_config.args, *args,
+                                            **{**module_config.kwargs, **kwargs}))
+            except Exception:
+                continue  # a call site this version of the class does not accept
+            arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
+                                  kwargs=dict(site.kwargs))
+            self.trace_built_submodules(
+                dataclasses.replace(root, arguments=arguments, instantiated_on="meta"),
+                model, not_derived, derived_ranks)
+            del model
+
     def trace_submodule(self, capture: Capture, root: ModuleResult,
                         parent_arguments: Arguments, path: str, submodule: torch.nn.Module,
                         file: str, source: ClassSource) -> ModuleResult:
@@ -359,6 +388,7 @@ class Job:
             path=path,
             parent_origin=parent_arguments.origin,
             builder=parent_arguments.builder,
+            site=parent_arguments.site,
         )
         # The engine turns this into a time-out (or crash) verdict if tracing never returns.
         self.send(("deriving", in_file.module_result(cls, source, status="failed",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ import torch
 from fxcore.arguments import (
     call_site_values,
     candidate_calls,
+    class_namespace,
     default_overrides,
     missing_from_type_error,
     value_source,
@@ -53,8 +53,7 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
     module_config = context.module_config(cls.__name__)
     if module_config.call is not None:
         try:
-            args, kwargs = call_site_values(module_config.call,
-                                            vars(sys.modules[cls.__module__]))
+            args, kwargs = call_site_values(module_config.call, class_namespace(cls))
         except Exception as error:
             failure = context.exception_failure(
                 "constructor", "The configured call could not be evaluated: ", error,
@@ -142,7 +141,7 @@ def _build_with_call_site(context: JobContext, cls: type,
     if site is None:
         return None
     try:
-        args, kwargs = call_site_values(site, vars(sys.modules[cls.__module__]))
+        args, kwargs = call_site_values(site, class_namespace(cls))
         call = dataclasses.replace(module_config, args=[*module_config.args, *args],
                                    kwargs={**module_config.kwargs, **kwargs})
         model, instantiated_on, weights = build(cls, call)
