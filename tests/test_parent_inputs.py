@@ -29,6 +29,15 @@ class Scaler(nn.Module):
         return x * factor
 
 
+class Bias(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(8))
+
+    def forward(self, scale: float = 1.0) -> torch.Tensor:
+        return self.bias * scale
+
+
 class Root(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -36,12 +45,13 @@ class Root(nn.Module):
         self.attn = Attention()
         self.scale = Scaler()
         self.unused = Attention()
+        self.bias = Bias()
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         h = self.embed(tokens)
         h = self.attn(h.transpose(0, 1), mask=None, heads=2)
         self.attn(h[:1])  # only the first call counts
-        return self.scale(h, 0.5)
+        return self.scale(h, 0.5) + self.bias()
 
 
 INPUTS = ExampleInputs("inferred", {"tokens": "int64[2, 5]"})
@@ -52,12 +62,13 @@ def test_each_submodule_gets_the_tensors_of_its_first_call_by_forward_argument()
         with torch.device(device):
             root = Root()
         passed = passed_inputs(root, INPUTS, {}, "meta" if device == "meta" else "cpu",
-                               [root.attn, root.scale, root.unused], seconds=30)
+                               [root.attn, root.scale, root.unused, root.bias], seconds=30)
         assert passed.failed is None
         assert passed.inputs == {id(root.attn): {"x": TensorSpec("float32", (5, 2, 8))}}
         assert passed.reason(root.scale) == ("its argument factor is given a float, which "
                                              "example inputs cannot give")
         assert passed.reason(root.unused) == "it was not called"
+        assert passed.reason(root.bias) == "it is called without tensors"
         # The hooks are gone: the next call records nothing.
         assert not root.attn._forward_pre_hooks
 

@@ -140,7 +140,7 @@ def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...],
         elif not _is_default(value, parameter.default):
             return (f"its argument {name} is given a {type(value).__name__}, which example "
                     "inputs cannot give")
-    return inputs
+    return inputs or "it is called without tensors"
 
 
 def _is_default(value: Any, default: Any) -> bool:
