@@ -48,7 +48,7 @@ def inputs_made_up_for_submodule(module: ModuleResult) -> bool:
     ones may be the inference's."""
     arguments = module.arguments
     return arguments is not None and arguments.origin == "parent" \
-        and module.inputs is not None and module.inputs.origin != "config"
+        and module.inputs is not None and module.inputs.origin not in ("config", "parent")
 
 
 def guessed_instance(class_name: str, arguments: Arguments | None) -> str | None:

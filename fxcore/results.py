@@ -13,7 +13,8 @@ from fxcore.rules import CODE_OF_KIND
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
-InputsOrigin = Literal["config", "annotation", "inferred"]
+#: "parent": the inputs the parent passes a submodule traced as it built it.
+InputsOrigin = Literal["config", "annotation", "inferred", "parent"]
 #: Where a class's constructor arguments came from (see ``Arguments``).
 ArgumentOrigin = Literal["config", "defaults", "builder", "parent", "call-site", "config-class",
                          "guessed"]

@@ -405,26 +405,55 @@ HEADS = """
 """
 
 
-def test_a_shape_error_on_inputs_inferred_for_a_submodule_alone_is_a_hint(
-        tmp_path: Path) -> None:
-    # Head, after Net's stride-8 stem, is given 4x4 maps; the inputs inferred for Head alone
-    # (its first layer is a Conv2d: 32x32 and up) never fit its Linear. Net's own check runs
-    # Head's code on the maps Net passes, and finds nothing: the warning was a false alarm.
+def check_json(workspace: Workspace, *options: str) -> dict[str, Any]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", *options, "--format", "json",
+         "."], cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    return json.loads(completed.stdout)
+
+
+def test_a_submodule_is_traced_on_the_inputs_its_parent_passes(tmp_path: Path) -> None:
+    # Head, after Net's stride-8 stem, is given 4x4 maps. Inputs inferred for Head alone (its
+    # first layer is a Conv2d: 32x32 and up) never fit its Linear: a false FX300, and export
+    # and compile failing on them. Run on Net's own inputs, Net passes Head float32[2, 8, 4, 4].
     workspace = Workspace(tmp_path)
     path = workspace.write("heads.py", textwrap.dedent(HEADS))
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
-        cwd=workspace.root, capture_output=True, text=True, timeout=300)
-    report = json.loads(completed.stdout)
-    modules = modules_by_class(report)
-    assert modules["Net"]["shape_errors"] == []
-    assert modules["Head"]["arguments"]["parent"] == "heads:Net"
-    (problem,) = [d for d in report["diagnostics"] if d["code"] == "FX300"]
-    assert (problem["severity"], problem["classes"]) == ("hint", ["Head"])
-    assert "inferred for this submodule alone: Net, which builds it" in problem["message"]
+    report = check_json(workspace, "--mode", "fx,export,compile")
+    assert report["diagnostics"] == []
+    heads = [module for module in report["modules"] if module["class"] == "Head"]
+    assert sorted(module["mode"] for module in heads) == ["compile", "export", "fx"]
+    for head in heads:
+        assert (head["status"], head["arguments"]["parent"]) == ("traceable", "heads:Net")
+        assert (head["inputs"]["from"], head["inputs"]["tensors"]) == \
+            ("parent", {"x": "float32[2, 8, 4, 4]"})
+        assert head["inputs"]["note"] == ("as Net passes them to head when run on its own "
+                                          "example inputs x: float32[2, 3, 32, 32], inferred")
     namespace: dict[str, Any] = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     assert namespace["Net"]()(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+    assert namespace["Head"](8)(torch.randn(2, 8, 4, 4)).shape == (2, 10)
+
+
+def test_a_parent_that_cannot_run_on_meta_leaves_its_submodule_inputs_inferred_for_it_alone(
+        tmp_path: Path) -> None:
+    # Scaled traces (``.item()`` is a node), but running it on meta tensors stops at
+    # ``.item()``: Head keeps inputs inferred for it alone, and FX300 on them is a hint that
+    # says why the inputs Scaled passes are unknown.
+    workspace = Workspace(tmp_path)
+    workspace.write("heads.py", textwrap.dedent(HEADS).replace(
+        "return self.head(self.stem(x))",
+        "scale = x.abs().amax().item()\n        return self.head(self.stem(x)) * scale"))
+    report = check_json(workspace)
+    modules = modules_by_class(report)
+    assert modules["Net"]["shape_errors"] == []
+    assert (modules["Head"]["arguments"]["parent"], modules["Head"]["inputs"]["from"]) == \
+        ("heads:Net", "inferred")
+    (problem,) = [d for d in report["diagnostics"] if d["code"] == "FX300"]
+    assert (problem["severity"], problem["classes"]) == ("hint", ["Head"])
+    assert ("inferred for this submodule alone: Net, which builds it, passes it inputs of its "
+            "own (the inputs it passes were not recorded: running the parent on its example "
+            "inputs raised RuntimeError: Tensor.item() cannot be called on meta tensors)"
+            ) in problem["message"]
 
 
 DECODERS = """

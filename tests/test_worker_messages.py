@@ -3,6 +3,7 @@ never unpickled; installed packages are preloaded only from the engine's own all
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -19,7 +20,16 @@ from fxcore.import_overlay import imported_third_party_packages
 from fxcore.installed_packages import installed_import_names, preloadable
 from fxcore.job_spec import TraceJob
 from fxcore.result_codec import InvalidResultData
-from fxcore.results import Arguments, Failure, FileResult, Frame, GraphNodeInfo, ModuleResult, Range
+from fxcore.results import (
+    Arguments,
+    ExampleInputs,
+    Failure,
+    FileResult,
+    Frame,
+    GraphNodeInfo,
+    ModuleResult,
+    Range,
+)
 from fxcore.worker_messages import decode_message, encode_message
 
 from engine_support import Workspace
@@ -52,6 +62,11 @@ def test_every_message_a_child_sends_comes_back_equal() -> None:
                           ("module", module_result()),
                           ("deriving", module_result("/ws/pkg/layers.py", "Block")),
                           ("derived", module_result("/ws/pkg/layers.py", "Block")),
+                          # on the inputs its parent passes it
+                          ("derived", dataclasses.replace(
+                              module_result("/ws/pkg/layers.py", "Block"),
+                              inputs=ExampleInputs("parent", {"x": "float32[2, 8, 4, 4]"},
+                                                   "as Net passes them to blocks.0"))),
                           ("file", file_result), ("fatal", "Traceback ...")]:
         assert decode_message(message(kind, payload), JOB) == (kind, payload)
 

@@ -19,9 +19,11 @@ lists them. With inferred inputs (or ones read from annotations) it is a warning
 real inputs may differ in other ways; with configured inputs it is an error.
 On an instance built from guessed constructor arguments (its own, or a parent's) it is a
 hint whatever the inputs, and the message names that instance: the sizes may be the guess's.
-So is FX300 on a submodule traced as its parent built it, on inputs inferred for it alone:
-the parent passes it inputs of its own (a block after a downsampling stage, a classifier
-after pooling), and the parent's own check runs the same code on those.
+A submodule traced as its parent built it is given the inputs the parent passes it (a block
+after a downsampling stage gets the stage's maps, a classifier the pooled features), recorded
+by running the parent once on its own example inputs on meta tensors; the verdict says so.
+Where that run fails, the submodule's inputs are inferred for it alone and FX300 on them is a
+hint, which says why: the parent's own check runs the same code on the real ones.
 
 Fix: make the shapes agree, or give the real inputs under `[tool.fx-lsp.modules."pkg.mod:Net"]`
 `inputs = {x = "float32[2, 3, 224, 224]"}`.

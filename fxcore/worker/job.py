@@ -34,7 +34,15 @@ from fxcore.job_spec import TraceJob
 from fxcore.notebook import MAX_NOTEBOOK_BYTES, is_notebook, unreadable_notebook_reason
 from fxcore.parent_arguments import parent_rank
 from fxcore.parsing import SourceTooComplex
-from fxcore.results import CODES, Arguments, Failure, FileResult, ModuleResult, Range
+from fxcore.results import (
+    CODES,
+    Arguments,
+    ExampleInputs,
+    Failure,
+    FileResult,
+    ModuleResult,
+    Range,
+)
 from fxcore.suppressions import SKIP_REASON
 from fxcore.worker.building.construction import all_on_meta
 from fxcore.worker.building.sources import (
@@ -51,6 +59,7 @@ from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.inputs import decide_before_capture
+from fxcore.worker.parent_inputs import PassedInputs, passed_inputs, passed_note
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace import notebook_json
 
@@ -158,8 +167,7 @@ class Job:
             # Verdicts of submodule instances are extras: the file's own classes, still to
             # come, must not be lost to a module tree that breaks named_modules().
             with contextlib.suppress(Exception):
-                self.trace_built_submodules(root_results[0], built.model, not_derived,
-                                            derived_ranks)
+                self.trace_built_submodules(root_results, built, not_derived, derived_ranks)
             del built  # the instance goes before the next class is built
             with contextlib.suppress(Exception):
                 self.trace_other_call_sites(cls, root_results[0], not_derived, derived_ranks)
@@ -317,23 +325,54 @@ class Job:
 
     # -- classes built by a traced root ----------------------------------------------------
 
-    def trace_built_submodules(self, root: ModuleResult, model: torch.nn.Module,
+    def trace_built_submodules(self, root_results: list[ModuleResult], built: Built,
                                not_derived: set[type], derived_ranks: dict[type, int]) -> None:
-        """Trace each workspace class that ``model`` (the built root) holds as a submodule,
-        as the very instance the root built, and send its verdict as ("derived", ...).
+        """Trace each workspace class that the built root holds as a submodule, as the very
+        instance the root built, and send its verdict as ("derived", ...).
 
         Classes in ``not_derived``, configured classes, and classes whose constructor needs
         no arguments are skipped: their own verdict takes precedence over a parent's. So is a
         class an earlier root of the file built, unless this root is more trusted (its own
-        arguments came from an earlier source: ``parent_rank``), whatever the file order."""
+        arguments came from an earlier source: ``parent_rank``), whatever the file order.
+
+        Each is traced on the inputs the root passes it, recorded by running the root once on
+        its own example inputs (``parent_inputs``); where that fails, on inputs inferred for
+        it alone."""
         context = self.context
+        root = root_results[0]
         parent_arguments = root.arguments or root_arguments(context, root.class_name)
         rank = parent_rank(parent_arguments.origin)
         started = time.monotonic()
-        traced = 0
+        chosen = self.submodules_to_trace(built.model, not_derived, derived_ranks, rank)
+        if not chosen:
+            return
+        root_inputs = next((result.inputs for result in root_results if result.inputs), None)
+        # Half the class's time: the engine stops a child silent for the whole of it.
+        passed = passed_inputs(built.model, root_inputs, built.concrete_args,
+                               built.instantiated_on, [item[1] for item in chosen],
+                               self.job.config.timeout / 2)
+        for path, submodule, located in chosen:
+            if time.monotonic() - started > self.job.config.timeout:
+                return  # the classes left may still come from the file's next root
+            derived_ranks[type(submodule)] = rank
+            for capture in self.captures:
+                self.send(("derived", self.trace_submodule(
+                    capture, root, parent_arguments, path, submodule, *located,
+                    passed=passed, root_inputs=root_inputs)))
+
+    def submodules_to_trace(self, model: torch.nn.Module, not_derived: set[type],
+                            derived_ranks: dict[type, int], rank: int
+                            ) -> list[tuple[str, torch.nn.Module, tuple[str, ClassSource]]]:
+        """(path, instance, (file, source)) of the first instance of each workspace class
+        ``model`` holds that this root traces (see ``trace_built_submodules``), at most
+        ``MAX_SUBMODULE_CLASSES_PER_ROOT``."""
+        context = self.context
+        chosen: list[tuple[str, torch.nn.Module, tuple[str, ClassSource]]] = []
+        seen: set[type] = set()
         for path, submodule in model.named_modules():
             cls = type(submodule)
-            if not path or cls in not_derived or derived_ranks.get(cls, rank + 1) <= rank:
+            if not path or cls in seen or cls in not_derived \
+                    or derived_ranks.get(cls, rank + 1) <= rank:
                 continue
             located = context.workspace_class_source(cls)
             if located is None or has_own_arguments(context, cls, located[0], submodule) \
@@ -341,14 +380,11 @@ class Job:
                     or not_a_model_reason(context.in_file(located[0]), cls, located[1]):
                 not_derived.add(cls)
                 continue
-            if traced >= MAX_SUBMODULE_CLASSES_PER_ROOT \
-                    or time.monotonic() - started > self.job.config.timeout:
-                return  # the classes left may still come from the file's next root
-            derived_ranks[cls] = rank
-            traced += 1
-            for capture in self.captures:
-                self.send(("derived", self.trace_submodule(capture, root, parent_arguments,
-                                                           path, submodule, *located)))
+            if len(chosen) >= MAX_SUBMODULE_CLASSES_PER_ROOT:
+                break  # the classes left may still come from the file's next root
+            seen.add(cls)
+            chosen.append((path, submodule, located))
+        return chosen
 
     def trace_other_call_sites(self, cls: type, root: ModuleResult, not_derived: set[type],
                                derived_ranks: dict[type, int]) -> None:
@@ -376,8 +412,10 @@ class Job:
 
     def trace_submodule(self, capture: Capture, root: ModuleResult,
                         parent_arguments: Arguments, path: str, submodule: torch.nn.Module,
-                        file: str, source: ClassSource) -> ModuleResult:
-        """One submodule's verdict of one mode, located and named in its class's own file."""
+                        file: str, source: ClassSource, passed: PassedInputs,
+                        root_inputs: ExampleInputs | None) -> ModuleResult:
+        """One submodule's verdict of one mode, located and named in its class's own file,
+        on the inputs the root passes it when they were recorded."""
         in_file = self.context.in_file(file)
         cls = type(submodule)
         arguments = Arguments(
@@ -393,9 +431,17 @@ class Job:
         # The engine turns this into a time-out (or crash) verdict if tracing never returns.
         self.send(("deriving", in_file.module_result(cls, source, status="failed",
                                                      arguments=arguments, mode=capture.mode)))
+        module_config = in_file.module_config(cls.__name__)
         target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
-                               in_file.module_config(cls.__name__).concrete_args,
-                               arguments=arguments)
+                               module_config.concrete_args, arguments=arguments)
+        recorded = passed.inputs.get(id(submodule))
+        # Its own configured inputs come first, decided as for any class.
+        if not module_config.inputs and recorded is not None and root_inputs is not None:
+            target.example_inputs = recorded
+            target.inputs_origin = "parent"
+            target.inputs_note = passed_note(root.class_name, path, root_inputs)
+        elif not module_config.inputs:
+            target.parent_inputs_missing = passed.reason(submodule)
         result = self.verdict(in_file, capture, target)
         result.arguments = arguments
         return result

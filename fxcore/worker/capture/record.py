@@ -60,6 +60,9 @@ class CaptureTarget:
     arguments: Arguments | None = None
     #: How their inferred sizes were chosen (``ExampleInputs.note``).
     inputs_note: str | None = None
+    #: For a submodule traced as its parent built it, on inputs inferred for it alone: why
+    #: the inputs the parent passes it were not recorded (``fxcore.worker.parent_inputs``).
+    parent_inputs_missing: str | None = None
 
 
 @dataclass

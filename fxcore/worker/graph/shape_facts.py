@@ -27,6 +27,7 @@ _INPUTS_ORIGIN = {
     "config": "configured under [tool.fx-lsp.modules]",
     "annotation": "read from forward's annotations",
     "inferred": "inferred from the first layers that use them",
+    "parent": "the ones its parent passes it",
 }
 
 
@@ -98,11 +99,18 @@ def _shape_failure(context: JobContext, error: ShapeError, record: CaptureRecord
                   "be the guess's, and the model built with its real arguments may well accept "
                   "these inputs; configure them under [tool.fx-lsp.modules].")
     elif target.arguments is not None and target.arguments.origin == "parent" \
-            and inputs.origin != "config":
+            and inputs.origin not in ("config", "parent"):
         parent = (target.arguments.parent or "").rpartition(":")[2]
+        unrecorded = (f" (the inputs it passes were not recorded: "
+                      f"{target.parent_inputs_missing})" if target.parent_inputs_missing
+                      else "")
         advice = (f" These inputs were inferred for this submodule alone: {parent}, which "
-                  "builds it, passes it inputs of its own, and its own check runs this code "
-                  "on them.")
+                  f"builds it, passes it inputs of its own{unrecorded}, and its own check "
+                  "runs this code on them.")
+    elif inputs.origin == "parent":
+        parent = (target.arguments.parent if target.arguments else None) or "the parent"
+        advice = (f" If the real inputs of {parent.rpartition(':')[2]} differ, give them under "
+                  f'[tool.fx-lsp.modules."{parent}"] inputs.')
     else:
         advice = (" If the real inputs differ, give them under [tool.fx-lsp.modules] inputs."
                   if inputs.origin != "config" else "")

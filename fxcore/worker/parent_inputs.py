@@ -1,0 +1,187 @@
+"""The inputs a built root passes its submodules: the root is run once on its own example
+inputs (on meta tensors, or fake ones for a root built on CPU: nothing is computed) with a
+forward pre-hook on each submodule to be traced, which records the first call's arguments.
+
+A submodule traced as its parent built it then gets those as its example inputs instead of
+inputs inferred for it alone: a block after a downsampling stage is given the maps the stage
+gives, a classifier the pooled features. Only arguments that example inputs can spell are
+kept (tensors of a dtype a ``TensorSpec`` names, by ``forward`` argument; anything else must
+be the argument's default); a submodule called otherwise, or never, has none recorded and
+keeps the inputs inferred for it alone, with the reason.
+
+This runs user code (the root's ``forward``); it is only ever called inside a worker child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from fxcore.results import ExampleInputs, InstantiatedOn
+from fxcore.tensor_spec import DTYPES, TensorSpec, parse_spec
+from fxcore.worker.context import describe_exception
+
+
+@dataclass
+class PassedInputs:
+    """What one run of the root recorded: submodule id -> its inputs by ``forward``
+    argument, or why a submodule has none."""
+
+    #: ``id(submodule)`` -> the tensors of its first call, by ``forward`` argument.
+    inputs: dict[int, dict[str, TensorSpec]] = field(default_factory=dict)
+    #: ``id(submodule)`` -> why its inputs were not recorded (called with a value example
+    #: inputs cannot spell, or never called).
+    missing: dict[int, str] = field(default_factory=dict)
+    #: Why nothing was recorded (the root has no example inputs, or running it failed).
+    failed: str | None = None
+
+    def reason(self, submodule: torch.nn.Module) -> str | None:
+        """Why ``submodule`` has no recorded inputs; None when it has them."""
+        if id(submodule) in self.inputs:
+            return None
+        return self.failed or self.missing.get(id(submodule), "it was not called")
+
+
+#: How a root's own example inputs were decided, as a submodule's inputs note says it.
+_ROOT_INPUTS_FROM = {"config": "configured", "annotation": "from its forward's annotations",
+                     "inferred": "inferred", "parent": "as its own parent passes them"}
+
+
+def passed_note(parent: str, path: str, parent_inputs: ExampleInputs) -> str:
+    """How the inputs a parent passes a submodule were found (``ExampleInputs.note``)."""
+    given = ", ".join(f"{name}: {spec}" for name, spec in parent_inputs.tensors.items())
+    return (f"as {parent} passes them to {path} when run on its own example inputs {given}, "
+            f"{_ROOT_INPUTS_FROM[parent_inputs.origin]}")
+
+
+class _OutOfTime(BaseException):
+    """Raised in the root's ``forward`` when its run takes too long. A BaseException, so
+    that user code's ``except Exception`` does not swallow it."""
+
+
+def passed_inputs(root: torch.nn.Module, root_inputs: ExampleInputs | None,
+                  concrete_args: dict[str, Any], instantiated_on: InstantiatedOn,
+                  submodules: list[torch.nn.Module], seconds: float) -> PassedInputs:
+    """Run ``root`` once on ``root_inputs`` (its ``concrete_args`` as keywords) and record
+    the first call of each of ``submodules``, within ``seconds`` where the worker can set a
+    timer."""
+    if root_inputs is None:
+        return PassedInputs(failed="the parent has no example inputs to run it on")
+    try:
+        specs = {name: parse_spec(text) for name, text in root_inputs.tensors.items()}
+    except ValueError as error:
+        return PassedInputs(failed=f"the parent's example inputs do not read: {error}")
+    passed = PassedInputs()
+    # Only the first call counts: a block used twice is traced on its first inputs.
+    hooks = [submodule.register_forward_pre_hook(_recorder(submodule, passed), with_kwargs=True)
+             for submodule in submodules]
+    try:
+        with _time_limit(seconds), _tensor_mode(root, instantiated_on) as device, \
+                torch.no_grad():
+            tensors = {name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype),
+                                         device=device) for name, spec in specs.items()}
+            root(**tensors, **concrete_args)
+    except _OutOfTime:
+        return PassedInputs(failed=f"running the parent on its example inputs took longer "
+                                   f"than {seconds:g} s")
+    except BaseException as error:  # user code may raise anything
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        return PassedInputs(failed=f"running the parent on its example inputs raised "
+                                   f"{describe_exception(error)}")
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return passed
+
+
+def _recorder(submodule: torch.nn.Module, passed: PassedInputs) -> Any:
+    def record(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> None:
+        key = id(submodule)
+        if key in passed.inputs or key in passed.missing:
+            return
+        inputs = _spelled_arguments(submodule, args, kwargs)
+        if isinstance(inputs, str):
+            passed.missing[key] = inputs
+        else:
+            passed.inputs[key] = inputs
+    return record
+
+
+def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> dict[str, TensorSpec] | str:
+    """The call's tensors by ``forward`` argument, or why example inputs cannot give it."""
+    try:
+        signature = inspect.signature(submodule.forward)
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        return f"its call does not bind to its forward: {describe_exception(error)}"
+    inputs: dict[str, TensorSpec] = {}
+    for name, value in bound.arguments.items():
+        parameter = signature.parameters[name]
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            if value:
+                return f"it is called with *{name}, which example inputs cannot give"
+            continue
+        if isinstance(value, torch.Tensor):
+            dtype = str(value.dtype).removeprefix("torch.")
+            if dtype not in DTYPES:
+                return f"its argument {name} is a {dtype} tensor"
+            inputs[name] = TensorSpec(dtype, tuple(int(size) for size in value.shape))
+        elif not _is_default(value, parameter.default):
+            return (f"its argument {name} is given a {type(value).__name__}, which example "
+                    "inputs cannot give")
+    return inputs or "it is called without tensors"
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """``value`` is what ``forward`` takes when the argument is left out."""
+    if value is default:
+        return True
+    scalars = (bool, int, float, str)
+    return type(value) is type(default) and isinstance(value, scalars) and value == default
+
+
+@contextlib.contextmanager
+def _tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
+                 ) -> Iterator[torch.device]:
+    """The device to make inputs on: meta for a root with meta weights; for one with real
+    weights, CPU under a fake tensor mode, so that nothing is computed."""
+    weights = [*root.parameters(), *root.buffers()]
+    on_meta = weights[0].is_meta if weights else instantiated_on != "cpu"
+    if on_meta:
+        yield torch.device("meta")
+        return
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        yield torch.device("cpu")
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise ``_OutOfTime`` in the main thread after ``seconds``, when no other timer is
+    set; without one, the engine's time-out of the job is the only limit."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0) \
+            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
+        yield
+        return
+
+    def out_of_time(_signum: int, _frame: Any) -> None:
+        raise _OutOfTime
+
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)

@@ -1,0 +1,105 @@
+"""``fxcore.worker.parent_inputs``: the inputs a root passes its submodules, recorded by
+running it once on its example inputs, on real torch modules."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import torch
+from torch import nn
+
+from fxcore.results import ExampleInputs
+from fxcore.tensor_spec import TensorSpec
+from fxcore.worker.parent_inputs import passed_inputs
+
+
+class Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                heads: int = 2) -> torch.Tensor:
+        return self.proj(x)
+
+
+class Scaler(nn.Module):
+    def forward(self, x: torch.Tensor, factor: float) -> torch.Tensor:
+        return x * factor
+
+
+class Bias(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(8))
+
+    def forward(self, scale: float = 1.0) -> torch.Tensor:
+        return self.bias * scale
+
+
+class Root(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(100, 8)
+        self.attn = Attention()
+        self.scale = Scaler()
+        self.unused = Attention()
+        self.bias = Bias()
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        h = self.embed(tokens)
+        h = self.attn(h.transpose(0, 1), mask=None, heads=2)
+        self.attn(h[:1])  # only the first call counts
+        return self.scale(h, 0.5) + self.bias()
+
+
+INPUTS = ExampleInputs("inferred", {"tokens": "int64[2, 5]"})
+
+
+def test_each_submodule_gets_the_tensors_of_its_first_call_by_forward_argument() -> None:
+    for device in ("meta", "cpu"):
+        with torch.device(device):
+            root = Root()
+        passed = passed_inputs(root, INPUTS, {}, "meta" if device == "meta" else "cpu",
+                               [root.attn, root.scale, root.unused, root.bias], seconds=30)
+        assert passed.failed is None
+        assert passed.inputs == {id(root.attn): {"x": TensorSpec("float32", (5, 2, 8))}}
+        assert passed.reason(root.scale) == ("its argument factor is given a float, which "
+                                             "example inputs cannot give")
+        assert passed.reason(root.unused) == "it was not called"
+        assert passed.reason(root.bias) == "it is called without tensors"
+        # The hooks are gone: the next call records nothing.
+        assert not root.attn._forward_pre_hooks
+
+
+def test_a_root_that_raises_or_has_no_inputs_records_nothing() -> None:
+    with torch.device("meta"):
+        root = Root()
+    raised = passed_inputs(root, ExampleInputs("inferred", {"tokens": "float32[2, 5]"}), {},
+                           "meta", [root.attn], seconds=30)
+    assert raised.inputs == {} and raised.failed is not None
+    assert raised.failed.startswith("running the parent on its example inputs raised ")
+    assert raised.reason(root.attn) == raised.failed
+    assert passed_inputs(root, None, {}, "meta", [root.attn], seconds=30).failed == \
+        "the parent has no example inputs to run it on"
+
+
+class Sleeps(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = Attention()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        time.sleep(60)
+        return self.attn(x)
+
+
+def test_a_root_that_runs_too_long_is_stopped() -> None:
+    with torch.device("meta"):
+        root = Sleeps()
+    passed = passed_inputs(root, ExampleInputs("inferred", {"x": "float32[2, 8]"}), {}, "meta",
+                           [root.attn], seconds=0.5)
+    assert passed.failed == "running the parent on its example inputs took longer than 0.5 s"
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
