@@ -170,7 +170,7 @@ class Job:
                 self.trace_built_submodules(root_results, built, not_derived, derived_ranks)
             del built  # the instance goes before the next class is built
             with contextlib.suppress(Exception):
-                self.trace_other_call_sites(cls, root_results[0], not_derived, derived_ranks)
+                self.trace_other_call_sites(cls, root_results, not_derived, derived_ranks)
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.preloaded_modules, context.is_workspace_path)
@@ -386,8 +386,8 @@ class Job:
             chosen.append((path, submodule, located))
         return chosen
 
-    def trace_other_call_sites(self, cls: type, root: ModuleResult, not_derived: set[type],
-                               derived_ranks: dict[type, int]) -> None:
+    def trace_other_call_sites(self, cls: type, root_results: list[ModuleResult],
+                               not_derived: set[type], derived_ranks: dict[type, int]) -> None:
         """Build the root from each of its other literal call sites (``Decoder(...,
         alibi_pos_bias=True)`` after ``Decoder(...)``), on the meta device only, and trace
         the workspace classes that instance holds and no root traced so far: their
@@ -406,8 +406,10 @@ class Job:
             arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
                                   kwargs=dict(site.kwargs))
             self.trace_built_submodules(
-                dataclasses.replace(root, arguments=arguments, instantiated_on="meta"),
-                model, not_derived, derived_ranks)
+                [dataclasses.replace(result, arguments=arguments, instantiated_on="meta")
+                 for result in root_results],
+                Built(model, "meta", False, arguments, module_config.concrete_args),
+                not_derived, derived_ranks)
             del model
 
     def trace_submodule(self, capture: Capture, root: ModuleResult,
