@@ -6,8 +6,10 @@ This module reads them statically, with ``ast`` only: the file holding a call is
 so it is safe in the CLI and server processes. A call counts when every argument is a literal
 (``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``), or a bare
 name last bound in the same scope to one of those (``model = GPT(...).cuda()`` then
-``Wrapper(model)``: ``_bound_names``); the worker evaluates the nested calls with the names of
-the class's module and packages (``fxcore.arguments.class_namespace``).
+``Wrapper(model)``: ``_bound_names``), or a parameter of a test that pytest parametrizes with
+literal values, read as each of them (``_parametrized_bindings``). A README's code blocks, and
+a notebook's code cells, are read in order as one scope. The worker evaluates the nested calls
+with the names of the class's module and packages (``fxcore.arguments.class_namespace``).
 """
 
 from __future__ import annotations
@@ -620,7 +622,8 @@ class CallSiteIndex:
 
 def calls_in_notebook(text: str, site_of: str) -> list[tuple[str, CallSite]]:
     """The calls in a notebook's code cells, all of them (data loading and training cells
-    too: they are read, never run), each cell's at ``nb.ipynb:cell 12:<line>``."""
+    too: they are read, never run), read in order as one scope, each cell's at
+    ``nb.ipynb:cell 12:<line>``."""
     try:
         cells = NotebookCells.from_json(text)
     except (ValueError, RecursionError):
