@@ -6,17 +6,21 @@ This module reads them statically, with ``ast`` only: the file holding a call is
 so it is safe in the CLI and server processes. A call counts when every argument is a literal
 (``ast.literal_eval``) or a call of the same kind (``GPT(GPTConfig(n_layer=2))``), or a bare
 name last bound in the same scope to one of those (``model = GPT(...).cuda()`` then
-``Wrapper(model)``: ``_bound_names``); the worker evaluates the nested calls with the names of
-the class's module and packages (``fxcore.arguments.class_namespace``).
+``Wrapper(model)``: ``_bound_names``), or a parameter of a test that pytest parametrizes with
+literal values, read as each of them (``_parametrized_bindings``). A README's code blocks, and
+a notebook's code cells, are read in order as one scope. The worker evaluates the nested calls
+with the names of the class's module and packages (``fxcore.arguments.class_namespace``).
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -65,19 +69,35 @@ def _called_name(call: ast.Call) -> str | None:
 
 def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[str, CallSite]]:
     """(class name, call site) for every literal constructor call in Python ``text``."""
-    try:
-        tree = parse_module(text)
-    except SyntaxError:
-        return []
-    found = _calls_in_tree(tree, site_of, first_line) + _doctest_calls(tree, site_of, first_line)
-    return sorted(found, key=lambda call: int(call[1].site.rsplit(":", 1)[1]))
+    return calls_in_blocks([(first_line, text)], lambda line: f"{site_of}:{line}")
 
 
-def _calls_in_tree(tree: ast.Module, site_of: str,
-                   first_line: int) -> list[tuple[str, CallSite]]:
-    """The literal constructor calls of ``tree``, a bare name argument read as what it was
-    last bound to (``_bound_names``)."""
+def calls_in_blocks(blocks: list[tuple[int, str]],
+                    site_at: Callable[[int], str]) -> list[tuple[str, CallSite]]:
+    """The literal constructor calls of Python ``blocks`` ((line of the first line, text)),
+    read in order as one scope, as a reader reads a README's code blocks or a notebook's
+    cells: a name bound in one block is read in the next. Each block is parsed alone, so one
+    that does not parse loses only itself. ``site_at`` names the site of a line."""
+    statements: list[ast.stmt] = []
+    found: list[tuple[int, str, CallSite]] = []
+    for first_line, text in blocks:
+        try:
+            block = ast.increment_lineno(parse_module(text), first_line - 1)
+        except SyntaxError:
+            continue
+        statements += block.body
+        found += _doctest_calls(block, site_at)
+    found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_at)
+    return [(name, site) for _line, name, site in sorted(found, key=lambda call: call[0])]
+
+
+def _calls_in_tree(tree: ast.Module,
+                   site_at: Callable[[int], str]) -> list[tuple[int, str, CallSite]]:
+    """(line, class name, call site) of the literal constructor calls of ``tree``, a bare name
+    argument read as what it was last bound to (``_bound_names``), a parameter of a
+    parametrized test as each of its values (``_parametrized_bindings``)."""
     bound_at = _bound_names(tree)
+    parametrized = _parametrized_bindings(tree)
     found = []
     unfinished = _filled_afterwards(tree)
     for node in ast.walk(tree):
@@ -86,19 +106,22 @@ def _calls_in_tree(tree: ast.Module, site_of: str,
         name = _called_name(node)
         if name is None or not (node.args or node.keywords):
             continue
-        substituted = _substituted(node, bound_at)
-        call = substituted.expression
-        if call is not node and not substituted.within_bounds():
-            continue
-        if not is_literal_call_argument(call):
-            continue
-        assert isinstance(call, ast.Call)
-        found.append((name, CallSite(
-            site=f"{site_of}:{first_line + node.lineno - 1}",
-            args=tuple(ast.unparse(argument) for argument in call.args),
-            kwargs=tuple((keyword.arg or "", ast.unparse(keyword.value))
-                         for keyword in call.keywords),
-        )))
+        seen: set[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
+        for bindings in parametrized.get(id(node), [bound_at]):
+            substituted = _substituted(node, bindings)
+            call = substituted.expression
+            if call is not node and not substituted.within_bounds():
+                continue
+            if not is_literal_call_argument(call):
+                continue
+            assert isinstance(call, ast.Call)
+            arguments = (tuple(ast.unparse(argument) for argument in call.args),
+                         tuple((keyword.arg or "", ast.unparse(keyword.value))
+                               for keyword in call.keywords))
+            if arguments in seen:  # a combination of parameters the call does not read
+                continue
+            seen.add(arguments)
+            found.append((node.lineno, name, CallSite(site_at(node.lineno), *arguments)))
     return found
 
 
@@ -178,7 +201,7 @@ def _bound_names(tree: ast.Module) -> _Bindings:
     return bound_at
 
 
-def _bind_in_block(statements: list[ast.stmt], bound: dict[str, tuple[ast.expr, int]],
+def _bind_in_block(statements: list[ast.stmt], bound: dict[str, _Substituted],
                    bound_at: _Bindings) -> None:
     for statement in statements:
         if isinstance(statement, _SCOPE_STATEMENTS):
@@ -214,7 +237,7 @@ def _bind_in_block(statements: list[ast.stmt], bound: dict[str, tuple[ast.expr, 
             _bind_statement(statement, bound, bound_at)
 
 
-def _note_reads(node: ast.AST, bound: dict[str, tuple[ast.expr, int]],
+def _note_reads(node: ast.AST, bound: dict[str, _Substituted],
                 bound_at: _Bindings) -> None:
     pending = [node]
     while pending:
@@ -228,7 +251,7 @@ def _note_reads(node: ast.AST, bound: dict[str, tuple[ast.expr, int]],
             pending.extend(ast.iter_child_nodes(current))
 
 
-def _forget_stored(node: ast.AST, bound: dict[str, tuple[ast.expr, int]]) -> None:
+def _forget_stored(node: ast.AST, bound: dict[str, _Substituted]) -> None:
     """Forget every name ``node`` binds (targets, ``as`` names, match captures)."""
     for inner in ast.walk(node):
         if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
@@ -238,7 +261,7 @@ def _forget_stored(node: ast.AST, bound: dict[str, tuple[ast.expr, int]]) -> Non
                 bound.pop(captured, None)
 
 
-def _bind_statement(statement: ast.stmt, bound: dict[str, tuple[ast.expr, int]],
+def _bind_statement(statement: ast.stmt, bound: dict[str, _Substituted],
                     bound_at: _Bindings) -> None:
     targets: list[ast.expr] = []
     value: ast.expr | None = None
@@ -289,7 +312,143 @@ def _substituted(node: ast.expr, bound_at: _Bindings) -> _Substituted:
     return _Substituted(ast.copy_location(call, node), nodes, depth)
 
 
-def _doctest_calls(tree: ast.AST, site_of: str, first_line: int) -> list[tuple[str, CallSite]]:
+#: The most combinations of its parameters' values a call in a parametrized test is read
+#: with: one call site each.
+MAX_PARAMETER_COMBINATIONS = 8
+#: The most combinations of several ``parametrize`` decorators' values looked at to choose them.
+_MAX_COMBINATIONS_LOOKED_AT = 4096
+#: Marks of a ``pytest.param`` entry that say the combination does not work.
+_FAILING_MARKS = re.compile(r"\b(skip|skipif|xfail)\b")
+
+
+def _parametrized_bindings(tree: ast.Module) -> dict[int, list[_Bindings]]:
+    """For each call in the body of a test function that pytest parametrizes
+    (``@pytest.mark.parametrize("depth", (4, 5))``, or through a module-level alias
+    ``param = pytest.mark.parametrize``): its names' bindings for each chosen combination of
+    the parameters' literal values (``_parameter_combinations``), a parameter bound to its
+    value as an assignment at the top of the body would bind it. A parameter that is a
+    fixture, or whose value is not literal, stays unbound."""
+    aliases = {target.id for statement in tree.body if isinstance(statement, ast.Assign)
+               and _names_parametrize(statement.value, set())
+               for target in statement.targets if isinstance(target, ast.Name)}
+    found: dict[int, list[_Bindings]] = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        combinations = _parameter_combinations(function, aliases)
+        if not combinations:
+            continue
+        calls = [id(node) for node in _own_scope_nodes(function.body)
+                 if isinstance(node, ast.Call)]
+        for combination in combinations:
+            bound_at: _Bindings = {}
+            _bind_in_block(function.body, dict(combination), bound_at)
+            for call in calls:
+                found.setdefault(call, []).append(bound_at)
+    return found
+
+
+def _own_scope_nodes(statements: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of ``statements`` outside the functions and classes they define."""
+    nodes: list[ast.AST] = []
+    pending: list[ast.AST] = list(statements)
+    while pending:
+        node = pending.pop()
+        nodes.append(node)
+        if not isinstance(node, _SCOPE_STATEMENTS):
+            pending.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _names_parametrize(function: ast.expr, aliases: set[str]) -> bool:
+    """Whether ``function`` is ``parametrize`` as pytest spells it: an attribute chain ending
+    in ``parametrize`` (``pytest.mark.parametrize``, ``mark.parametrize``) or an alias."""
+    return (isinstance(function, ast.Attribute) and function.attr == "parametrize") or (
+        isinstance(function, ast.Name) and function.id in aliases)
+
+
+def _parameter_combinations(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                            aliases: set[str]) -> list[dict[str, _Substituted]]:
+    """Up to ``MAX_PARAMETER_COMBINATIONS`` combinations of the values ``function``'s
+    ``parametrize`` decorators give its parameters, as pytest combines them (the product of
+    the decorators, in their order). Each chosen combination is the one that adds most values
+    not yet chosen, ties to the earlier: every value of each decorator is read before any is
+    read twice, so ``(False, True)`` gives its ``True`` whatever the other decorators hold."""
+    parameters = {argument.arg for argument in (*function.args.posonlyargs,
+                                                *function.args.args,
+                                                *function.args.kwonlyargs)}
+    decorators = [entries for decorator in function.decorator_list
+                  if (entries := _parametrize_entries(decorator, aliases, parameters))]
+    if not decorators:
+        return []
+    remaining = list(itertools.islice(
+        itertools.product(*(range(len(entries)) for entries in decorators)),
+        _MAX_COMBINATIONS_LOOKED_AT))
+    chosen: list[tuple[int, ...]] = []
+    seen: set[tuple[int, int]] = set()  # (decorator, entry)
+    while remaining and len(chosen) < MAX_PARAMETER_COMBINATIONS:
+        best = max(range(len(remaining)), key=lambda position: (
+            len(set(enumerate(remaining[position])) - seen), -position))
+        combination = remaining.pop(best)
+        chosen.append(combination)
+        seen |= set(enumerate(combination))
+    return [{name: value for decorator, entry in enumerate(combination)
+             for name, value in decorators[decorator][entry].items()}
+            for combination in chosen]
+
+
+def _parametrize_entries(decorator: ast.expr, aliases: set[str],
+                         parameters: set[str]) -> list[dict[str, _Substituted]]:
+    """The entries of a ``parametrize(argnames, argvalues)`` decorator, each as its literal
+    values by parameter name; none for another decorator, an ``indirect`` one (its values go
+    to fixtures) or one whose names or values are not written out. ``pytest.param(...)``
+    entries are unwrapped, those marked ``skip``, ``skipif`` or ``xfail`` left out."""
+    if not (isinstance(decorator, ast.Call) and _names_parametrize(decorator.func, aliases)):
+        return []
+    arguments = dict(zip(("argnames", "argvalues"), decorator.args, strict=False))
+    arguments.update({keyword.arg: keyword.value for keyword in decorator.keywords
+                      if keyword.arg is not None})
+    names = _literal_or_none(arguments.get("argnames"))
+    if isinstance(names, str):
+        names = [name.strip() for name in names.split(",") if name.strip()]
+    indirect = _literal_or_none(arguments.get("indirect", ast.Constant(False)))
+    values = arguments.get("argvalues")
+    if not (isinstance(names, (list, tuple)) and names
+            and all(isinstance(name, str) for name in names)
+            and isinstance(values, (ast.List, ast.Tuple)) and indirect is not True
+            and isinstance(indirect, (bool, list, tuple))):
+        return []
+    direct = parameters - (set(indirect) if isinstance(indirect, (list, tuple)) else set())
+    entries = []
+    for entry in values.elts:
+        if isinstance(entry, ast.Call) and isinstance(entry.func, ast.Attribute) \
+                and entry.func.attr == "param":
+            if any(keyword.arg == "marks" and _FAILING_MARKS.search(ast.unparse(keyword.value))
+                   for keyword in entry.keywords):
+                continue
+            written = list(entry.args)
+        elif len(names) == 1:
+            written = [entry]
+        else:
+            written = list(entry.elts) if isinstance(entry, (ast.List, ast.Tuple)) else []
+        if len(written) != len(names):
+            continue
+        entries.append({name: _substituted(value, {}) for name, value in zip(
+            names, written, strict=True) if name in direct and is_literal_call_argument(value)})
+    return entries
+
+
+def _literal_or_none(node: ast.expr | None) -> object:
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _doctest_calls(tree: ast.AST,
+                   site_at: Callable[[int], str]) -> list[tuple[int, str, CallSite]]:
     """Calls in the ``>>>`` examples of docstrings; the examples of one docstring are read as
     one block (a name bound in one is read in the next), each parsed alone so that one that
     does not parse loses only itself."""
@@ -308,9 +467,8 @@ def _doctest_calls(tree: ast.AST, site_of: str, first_line: int) -> list[tuple[s
                 example = parse_module(source)
             except SyntaxError:
                 continue
-            statements += ast.increment_lineno(example, offset).body
-        found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_of,
-                                first_line + start - 1)
+            statements += ast.increment_lineno(example, start - 1 + offset).body
+        found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_at)
     return found
 
 
@@ -356,10 +514,8 @@ def markdown_python_blocks(text: str) -> list[tuple[int, str]]:
 
 
 def calls_in_markdown(text: str, site_of: str) -> list[tuple[str, CallSite]]:
-    found = []
-    for first_line, block in markdown_python_blocks(text):
-        found += calls_in_source(block, site_of, first_line)
-    return found
+    """The calls in a Markdown file's Python blocks, read in order as one scope."""
+    return calls_in_blocks(markdown_python_blocks(text), lambda line: f"{site_of}:{line}")
 
 
 @dataclass
@@ -466,17 +622,28 @@ class CallSiteIndex:
 
 def calls_in_notebook(text: str, site_of: str) -> list[tuple[str, CallSite]]:
     """The calls in a notebook's code cells, all of them (data loading and training cells
-    too: they are read, never run), each cell's at ``nb.ipynb:cell 12:<line>``."""
+    too: they are read, never run), read in order as one scope, each cell's at
+    ``nb.ipynb:cell 12:<line>``."""
     try:
         cells = NotebookCells.from_json(text)
     except (ValueError, RecursionError):
         return []
-    found = []
+    blocks: list[tuple[int, str]] = []
+    cell_numbers: list[int] = []
+    next_line = 1
     for index, cell in enumerate(cells.cells):
         source = cell_python(cell.source) if cell.kind == "code" and cells.python else None
         if source is not None:
-            found += calls_in_source(source, f"{site_of}:cell {index + 1}")
-    return found
+            blocks.append((next_line, source))
+            cell_numbers.append(index + 1)
+            next_line += len(source.splitlines()) + 1
+
+    def site_at(line: int) -> str:
+        # The cells are read one after another, each from the line after the one before.
+        position = bisect.bisect_right([first for first, _source in blocks], line) - 1
+        return f"{site_of}:cell {cell_numbers[position]}:{line - blocks[position][0] + 1}"
+
+    return calls_in_blocks(blocks, site_at)
 
 
 def _is_indexed_name(name: str) -> bool:

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from fxcore.call_sites import (
+    MAX_PARAMETER_COMBINATIONS,
     MAX_SUBSTITUTED_DEPTH,
     MAX_SUBSTITUTED_NODES,
     calls_in_markdown,
+    calls_in_notebook,
     calls_in_source,
     most_varied,
 )
@@ -181,6 +183,119 @@ def test_a_wrapper_of_a_bound_model_and_a_late_variant_get_real_instances(
         "site": "README.md:4"}
     assert modules["AlibiBias"]["arguments"]["from"] == "parent"
     assert modules["AlibiBias"]["arguments"]["site"] == f"README.md:{6 + MAX_OTHER_CALL_SITES}"
+    outcomes = plain_verdicts(str(workspace.root), data["modules"])
+    problems = [disagreement(module, plain, str(workspace.root))
+                for module, plain in zip(data["modules"], outcomes, strict=True)]
+    assert problems == [None] * len(data["modules"])
+
+
+PARAMETRIZED_TEST = '''\
+    import pytest
+    param = pytest.mark.parametrize
+
+    @param('depth', (4, 5))
+    @pytest.mark.parametrize('rotary, alibi', [
+        (True, False), pytest.param(False, True, id="alibi"),
+        pytest.param(True, True, marks=pytest.mark.xfail)])
+    def test_unet_skip(depth, rotary, alibi, tmp_path):
+        model = TransformerWrapper(num_tokens=20000, attn_layers=Encoder(
+            dim=128, depth=depth, rotary_pos_emb=rotary, alibi_pos_bias=alibi))
+        Wrapper(model)
+        Saved(path=tmp_path)  # a fixture: no value to read
+
+    @pytest.mark.parametrize("dim", [8], indirect=True)
+    def test_indirect(dim):
+        Net(dim)  # the value goes to the fixture "dim", not to the parameter
+
+    @pytest.mark.parametrize(["a", "b"], [(1, 2), (3, 4)])
+    @pytest.mark.parametrize("c", range(3))  # not written out: not read
+    def test_written(a, b, c):
+        Pair(a, b, c)
+        Pair(a, b)
+'''
+
+
+def test_a_parametrized_test_parameter_is_read_as_each_of_its_values() -> None:
+    found = calls_in_source(textwrap.dedent(PARAMETRIZED_TEST), "test_x.py")
+    encoders = [(site.site, dict(site.kwargs)) for name, site in found if name == "Encoder"]
+    # Every value of each decorator is read before a combination repeats one; the xfail entry
+    # is left out; the site stays the call's line.
+    assert [(site, kwargs["depth"], kwargs["rotary_pos_emb"], kwargs["alibi_pos_bias"])
+            for site, kwargs in encoders] == [
+        ("test_x.py:9", "4", "True", "False"), ("test_x.py:9", "5", "False", "True"),
+        ("test_x.py:9", "4", "False", "True"), ("test_x.py:9", "5", "True", "False")]
+    wrapped = [site.args[0] for name, site in found if name == "Wrapper"]
+    assert wrapped[1] == ("TransformerWrapper(num_tokens=20000, attn_layers=Encoder(dim=128, "
+                          "depth=5, rotary_pos_emb=False, alibi_pos_bias=True))")
+    assert len(wrapped) == 4
+    assert [(name, site.args) for name, site in found
+            if name in ("Saved", "Net", "Pair")] == [("Pair", ("1", "2")), ("Pair", ("3", "4"))]
+
+
+def test_the_combinations_of_a_call_are_bounded() -> None:
+    source = textwrap.dedent('''\
+        @pytest.mark.parametrize("a", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        @pytest.mark.parametrize("b", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        @pytest.mark.parametrize("c", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        def test_many(a, b, c):
+            Net(a, b, c)
+        ''')
+    found = [site.args for _name, site in calls_in_source(source, "test_x.py")]
+    assert len(found) == MAX_PARAMETER_COMBINATIONS
+    assert found[:2] == [("0", "0", "0"), ("1", "1", "1")]
+
+
+def test_markdown_blocks_and_notebook_cells_are_read_in_order_as_one_scope() -> None:
+    readme = ("```python\nmodel_xl = TransformerWrapper(max_mem_len=2048)\n```\n"
+              "Some text.\n```python\nthis block does not parse(\n```\n"
+              "```python\nxl_wrapper = XLAutoregressiveWrapper(model_xl)\n```\n")
+    assert [(name, site.site, site.args) for name, site in calls_in_markdown(
+        readme, "README.md")] == [
+        ("TransformerWrapper", "README.md:2", ()),
+        ("XLAutoregressiveWrapper", "README.md:9", ("TransformerWrapper(max_mem_len=2048)",))]
+    notebook = {"nbformat": 4, "nbformat_minor": 5,
+                "metadata": {"kernelspec": {"language": "python"}}, "cells": [
+                    {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": "import torch\nnet = Net(dim=2)\n"},
+                    {"cell_type": "markdown", "metadata": {}, "source": "Wrap it:"},
+                    {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": "x = 1\n\nWrap(net)\n"}]}
+    assert [(name, site.site, site.args) for name, site in calls_in_notebook(
+        json.dumps(notebook), "nb.ipynb")] == [
+        ("Net", "nb.ipynb:cell 1:2", ()), ("Wrap", "nb.ipynb:cell 3:3", ("Net(dim=2)",))]
+
+
+def test_a_parametrized_variant_and_a_later_readme_block_get_real_instances(
+        tmp_path: Path) -> None:
+    # Net's only call that builds AlibiBias reads a parameter of a parametrized test; Wrapper's
+    # only call reads a name bound in the README's block before.
+    workspace = Workspace(tmp_path)
+    workspace.write("pkg/__init__.py",
+                    "from pkg.nets import Net\nfrom pkg.wrappers import Wrapper\n")
+    workspace.write("pkg/nets.py", textwrap.dedent(NETS))
+    workspace.write("pkg/wrappers.py", textwrap.dedent(WRAPPERS))
+    workspace.write("README.md", "```python\nfrom pkg import Net, Wrapper\n"
+                    "net = Net(dim=16, heads=4)\n```\n\nWrap it:\n\n"
+                    "```python\nwrapped = Wrapper(net, scale=2.0)\n```\n")
+    workspace.write("tests/test_nets.py", textwrap.dedent('''\
+        import pytest
+        from pkg import Net
+
+        @pytest.mark.parametrize("alibi", (False, True))
+        def test_net(alibi, tmp_path):
+            assert Net(dim=16, heads=2, alibi_pos_bias=alibi) is not None
+        '''))
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
+        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    data: dict[str, Any] = json.loads(completed.stdout)
+    modules = {module["class"]: module for module in data["modules"]}
+    assert modules["Wrapper"]["status"] == "traceable"
+    assert modules["Wrapper"]["arguments"] == {
+        "from": "call-site", "args": ["Net(dim=16, heads=4)"], "kwargs": {"scale": "2.0"},
+        "site": "README.md:9"}
+    assert modules["AlibiBias"]["arguments"]["from"] == "parent"
+    assert modules["AlibiBias"]["arguments"]["site"] == "tests/test_nets.py:6"
     outcomes = plain_verdicts(str(workspace.root), data["modules"])
     problems = [disagreement(module, plain, str(workspace.root))
                 for module, plain in zip(data["modules"], outcomes, strict=True)]
