@@ -99,6 +99,25 @@ class Forwarding(Base):
         super().__init__(**kwargs)
 
 
+class Quantizer(nn.Module):
+    def __init__(self, dim, *, num_quantizers, codebook_size):
+        super().__init__()
+        self.codebooks = nn.Parameter(torch.zeros(num_quantizers, codebook_size, dim))
+
+    def forward(self, x):
+        return x @ self.codebooks[0].t()
+
+
+class GroupedQuantizer(nn.Module):
+    def __init__(self, *, dim, groups=2, **kwargs):
+        super().__init__()
+        self.part = dim // groups
+        self.quantizers = nn.ModuleList(Quantizer(self.part, **kwargs) for _ in range(groups))
+
+    def forward(self, x):
+        return sum(quantizer(x[..., :self.part]) for quantizer in self.quantizers)
+
+
 class Pretrained(nn.Module):
     def __init__(self, pretrained=True):
         super().__init__()
@@ -182,6 +201,16 @@ def test_kwargs_forwarded_to_a_base_that_needs_arguments(report) -> None:
     _, modules = report
     assert modules["Forwarding"]["status"] == "traceable"
     assert modules["Forwarding"]["arguments"]["kwargs"] == {"dim": "64"}
+
+
+def test_kwargs_passed_on_to_a_class_that_needs_more_are_guessed_too(report) -> None:
+    """GroupedQuantizer(dim=...) raises: the Quantizers its **kwargs build need
+    num_quantizers and codebook_size, which the error names and the table guesses."""
+    _, modules = report
+    module = modules["GroupedQuantizer"]
+    assert module["status"] == "traceable", module
+    assert module["arguments"] == {"from": "guessed", "args": [], "kwargs": {
+        "dim": "64", "num_quantizers": "2", "codebook_size": "64"}}
 
 
 def test_pretrained_weights_are_skipped(report) -> None:

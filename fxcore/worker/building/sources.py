@@ -24,6 +24,7 @@ from fxcore.arguments import (
     candidate_calls,
     class_namespace,
     default_overrides,
+    guess_value,
     missing_from_type_error,
     value_source,
 )
@@ -113,6 +114,12 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
         for candidate in candidate_calls(cls, missing):
             built = _build_with_candidate(cls, module_config, candidate.kwargs,
                                           "guessed" if candidate.guessed else "config-class")
+            forwarded = _forwarded_guesses(built, candidate.kwargs)
+            if forwarded:
+                # ``**kwargs`` passed on to a class that needs more (``GroupedResidualLFQ(dim,
+                # **kwargs)`` building ``ResidualLFQ(num_quantizers=..., ...)``).
+                built = _build_with_candidate(cls, module_config,
+                                              {**candidate.kwargs, **forwarded}, "guessed")
             if isinstance(built, Built):
                 return built
             rejected = built
@@ -131,6 +138,20 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
             f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
         ),
     )
+
+
+def _forwarded_guesses(rejected: Built | BaseException,
+                       kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The table's values for the arguments a rejected constructor's ``TypeError`` says are
+    missing although it was given ``kwargs``: what it passed on through ``**kwargs`` needs
+    them. Empty when the error is another, or one of them has no value in the table."""
+    if isinstance(rejected, Built):
+        return {}
+    names = [name for name in missing_from_type_error(rejected) if name not in kwargs]
+    values = {name: guess_value(name, None) for name in names}
+    if any(value is inspect.Parameter.empty for value in values.values()):
+        return {}
+    return values
 
 
 def _build_with_call_site(context: JobContext, cls: type,
