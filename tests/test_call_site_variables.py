@@ -155,16 +155,22 @@ WRAPPERS = """
 """
 
 
-def test_a_wrapper_of_a_bound_model_and_a_late_variant_get_real_instances(
-        tmp_path: Path) -> None:
-    # Wrapper's module does not import Net: the README imports both from the package. Net's
-    # only call that builds AlibiBias comes after more calls than a job carries that change
-    # values only.
+def package_of_nets_and_wrappers(tmp_path: Path) -> Workspace:
+    """``pkg.nets`` (NETS) and ``pkg.wrappers`` (WRAPPERS), both imported by the package."""
     workspace = Workspace(tmp_path)
     workspace.write("pkg/__init__.py",
                     "from pkg.nets import Net\nfrom pkg.wrappers import Wrapper\n")
     workspace.write("pkg/nets.py", textwrap.dedent(NETS))
     workspace.write("pkg/wrappers.py", textwrap.dedent(WRAPPERS))
+    return workspace
+
+
+def test_a_wrapper_of_a_bound_model_and_a_late_variant_get_real_instances(
+        tmp_path: Path) -> None:
+    # Wrapper's module does not import Net: the README imports both from the package. Net's
+    # only call that builds AlibiBias comes after more calls than a job carries that change
+    # values only.
+    workspace = package_of_nets_and_wrappers(tmp_path)
     variants = "".join(f"variant = Net(dim=16, heads={heads})\n"
                        for heads in range(2, 3 + MAX_OTHER_CALL_SITES))
     workspace.write("README.md", "```python\nfrom pkg import Net, Wrapper\n"
@@ -269,11 +275,7 @@ def test_a_parametrized_variant_and_a_later_readme_block_get_real_instances(
         tmp_path: Path) -> None:
     # Net's only call that builds AlibiBias reads a parameter of a parametrized test; Wrapper's
     # only call reads a name bound in the README's block before.
-    workspace = Workspace(tmp_path)
-    workspace.write("pkg/__init__.py",
-                    "from pkg.nets import Net\nfrom pkg.wrappers import Wrapper\n")
-    workspace.write("pkg/nets.py", textwrap.dedent(NETS))
-    workspace.write("pkg/wrappers.py", textwrap.dedent(WRAPPERS))
+    workspace = package_of_nets_and_wrappers(tmp_path)
     workspace.write("README.md", "```python\nfrom pkg import Net, Wrapper\n"
                     "net = Net(dim=16, heads=4)\n```\n\nWrap it:\n\n"
                     "```python\nwrapped = Wrapper(net, scale=2.0)\n```\n")
