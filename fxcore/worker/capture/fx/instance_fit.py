@@ -61,8 +61,11 @@ def involves_traced_value(error: BaseException, is_workspace_path: Callable[[str
     below = frames[user[-1] + 1:]
     if below:
         deepest = os.path.abspath(below[-1][0].f_code.co_filename)
+        # torch.fx's own wrappers in between (its ``__getattr__`` of modules) keep caches of
+        # traced values that are no operand of the failing call: only the callees' count.
         return deepest.startswith(_TORCH_FX_DIR) or any(
-            _holds_proxy(frame.f_locals.values()) for frame, _ in below)
+            _holds_proxy(frame.f_locals.values()) for frame, _ in below
+            if not os.path.abspath(frame.f_code.co_filename).startswith(_TORCH_FX_DIR))
     frame, lasti = frames[user[-1]]
     return _operation_involves_proxy(error, frame, lasti, tree_of)
 
