@@ -26,6 +26,7 @@ from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.engine import WORKER_LOG, ZygoteError
+from fxcore.file_access import UnsafeWrite, check_output_path, write_output_text
 from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
 
@@ -179,11 +180,15 @@ def _check_output_file(path: str | None) -> None:
     rather than after it."""
     if path is None:
         return
-    if os.path.isdir(path):
+    if os.path.isdir(path) and not os.path.islink(path):
         raise CommandError(f"cannot write {path}: it is a folder; give a file name")
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
         raise CommandError(f"cannot write {path}: there is no folder {folder}")
+    try:
+        check_output_path(path)
+    except UnsafeWrite as error:
+        raise CommandError(f"cannot write {error}") from error
 
 
 def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
@@ -195,8 +200,9 @@ def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
     text = io.StringIO()
     write(text)
     try:
-        with open(path, "w", encoding="utf-8") as stream:
-            stream.write(text.getvalue())
+        write_output_text(path, text.getvalue())
+    except UnsafeWrite as error:
+        raise CommandError(f"cannot write {error}") from error
     except OSError as error:
         raise CommandError(f"cannot write {path}: {error.strerror or error}") from error
 

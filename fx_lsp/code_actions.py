@@ -17,7 +17,7 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, is_own_source, path_to_uri
 from fx_lsp.snapshot import DocumentSnapshot, Files
-from fxcore.fix_plan import Fix, ignore_fix, plan, unused_suppression_fix
+from fxcore.fix_plan import Fix, ignore_fix, in_workspace, plan, unused_suppression_fix
 
 
 def fix_edit(fix: Fix, files: Files, encoding: str) -> types.WorkspaceEdit | None:
@@ -89,8 +89,9 @@ def entry_fixes(entry: Entry, files: Files) -> list[Fix]:
     if entry.failure is None:
         return []
     failure = entry.failure
-    return [*plan(failure, entry.module, files.text_of, files.root_of, files.run),
-            ignore_fix(failure.code, failure.path, failure.line)]
+    fixes, _ = in_workspace(plan(failure, entry.module, files.text_of, files.root_of,
+                                 files.run), files.root_of)
+    return [*fixes, ignore_fix(failure.code, failure.path, failure.line)]
 
 
 def _to_code_action(

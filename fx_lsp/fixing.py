@@ -11,7 +11,7 @@ from fx_lsp.check import CheckRun, display_path, forget_notebooks, shown_locatio
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.shards import Shard
 from fxcore import fix_apply
-from fxcore.file_access import replace_text
+from fxcore.file_access import replace_workspace_text
 from fxcore.notebook import (
     NotebookEditError,
     edit_notebook_json,
@@ -83,9 +83,13 @@ def written_text(path: str, old: str | None, new: str) -> str:
 
 def notebook_edits(edits: fix_apply.Edits, stream: TextIO) -> fix_apply.Edits:
     """``edits`` with each notebook's new text its JSON (``written_text``); a notebook whose
-    edit cannot be put into its cells is left as it is, and said so on ``stream``."""
+    edit cannot be put into its cells is left as it is, and said so on ``stream``, as are the
+    fixes not made (``Edits.refused``: a link leading out of the workspace)."""
     kept = fix_apply.Edits()
     refused = set()
+    for problem, reason in edits.refused:
+        stream.write(f"{log_line_start(terminal(display_path(problem.path)))}: not fixed: "
+                     f"{terminal(reason)}\n")
     for path, (old, new) in edits.files.items():
         try:
             kept.files[path] = (notebook_json(path, {}, strict=True) if is_notebook(path)
@@ -102,7 +106,7 @@ def notebook_edits(edits: fix_apply.Edits, stream: TextIO) -> fix_apply.Edits:
 def write_edits(edits: fix_apply.Edits) -> None:
     """Write the fixed texts (as ``notebook_edits`` made them)."""
     for path, (_, new) in edits.files.items():
-        replace_text(path, new)
+        replace_workspace_text(path, new, find_workspace_root(path))
 
 
 def fix_until_done(check_run: CheckRun, shard: Shard | None,

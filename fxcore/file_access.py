@@ -4,9 +4,14 @@ A repository can hold a symbolic link to ``/dev/zero``, a named pipe or a huge f
 ordinary name (``NOTES.md``, ``model.py``, ``pyproject.toml``). Every read of a workspace file
 goes through ``read_bytes``: only a regular file (checked with ``fstat`` on the opened
 descriptor, opened without blocking, so a FIFO or a device is neither waited on nor read) of at
-most ``MAX_FILE_BYTES``. Every write goes through ``replace_text``: the new text is written to a
-new file in the same folder and renamed over the path, so a symbolic link planted there is
-replaced, never written through.
+most ``MAX_FILE_BYTES``.
+
+Every write goes through ``replace_text``: the new text is written to a new file in the same
+folder and renamed over the path, so a symbolic link planted there is replaced, never written
+through. Before that, a file fx-lsp edits in place (a fix, ``pyproject.toml``) must lie inside
+its workspace once every link is followed (``inside_workspace``), and a file the user named
+(a report, a graph page) may not be reached through a link (``check_output_path``): either way
+a link in the way is an ``UnsafeWrite``, whose message says so, and nothing is written.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY
 
 class UnreadableFile(OSError):
     """A file fx-lsp will not read; the message says why, for the user."""
+
+
+class UnsafeWrite(OSError):
+    """A file fx-lsp will not write, because a symbolic link would take the write elsewhere;
+    the message says so, for the user."""
 
 
 def _kind(mode: int) -> str:
@@ -109,3 +119,51 @@ def replace_text(path: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _within(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
+
+
+def inside_workspace(path: str, root: str) -> str:
+    """The real path of ``path``, a workspace file fx-lsp edits in place, when it lies inside
+    the real path of its workspace ``root``: a link inside the workspace is followed to its
+    target, so the link stays a link. Raises ``UnsafeWrite`` when a link in ``path`` (the file
+    or a folder above it) leads out of the workspace, where a committed link could point a fix
+    at any file its user can write."""
+    real = os.path.realpath(path)
+    if not _within(real, os.path.realpath(root)):
+        raise UnsafeWrite(f"{path} is a symbolic link, or lies in a linked folder, that leads "
+                          f"out of the workspace {root}: fx-lsp does not write there")
+    return real
+
+
+def replace_workspace_text(path: str, text: str, root: str) -> None:
+    """``replace_text`` for a file of workspace ``root``, refused (``UnsafeWrite``) when a
+    link takes it out of the workspace (``inside_workspace``)."""
+    replace_text(inside_workspace(path, root), text)
+
+
+def check_output_path(path: str) -> None:
+    """Raise ``UnsafeWrite`` when writing the file the user named at ``path`` (a report, a graph
+    page) would go through a symbolic link: the file itself being one, or, for a relative path,
+    any folder of it below the current folder (a link committed to the repository being
+    checked). Links the user's own absolute path goes through (``/tmp`` on some systems) are
+    theirs to choose."""
+    names = os.path.normpath(path).split(os.sep)
+    if os.path.isabs(path):
+        checked = [path]
+    else:
+        checked = [os.path.join(*names[:end]) for end in range(1, len(names) + 1)
+                   if names[end - 1] not in ("", ".", "..")]
+    for candidate in checked:
+        if os.path.islink(candidate):
+            raise UnsafeWrite(f"{path}: {candidate} is a symbolic link, and fx-lsp does not "
+                              "write through links; remove it or name another file")
+
+
+def write_output_text(path: str, text: str) -> None:
+    """Write ``text`` to the file the user named at ``path``, never through a link
+    (``check_output_path``), by rename (``replace_text``)."""
+    check_output_path(path)
+    replace_text(path, text)

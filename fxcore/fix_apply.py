@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fxcore.fix_plan import Fix, RootOf, Run, TextOf, plan, run_here
+from fxcore.fix_plan import Fix, RootOf, Run, TextOf, in_workspace, plan, run_here
 from fxcore.report import Problem
 from fxcore.results import Failure
 
@@ -23,6 +23,8 @@ class Edits:
     files: dict[str, tuple[str | None, str]] = field(default_factory=dict)
     #: Each problem a fix was applied for, with the fix's title.
     fixed: list[tuple[Problem, str]] = field(default_factory=list)
+    #: Each problem whose fix was not made, with why (a link leading out of the workspace).
+    refused: list[tuple[Problem, str]] = field(default_factory=list)
 
 
 def choose(fixes: list[Fix], unsafe: bool) -> Fix | None:
@@ -34,13 +36,16 @@ def choose(fixes: list[Fix], unsafe: bool) -> Fix | None:
 def plan_edits(problems: list[Problem], text_of: TextOf, root_of: RootOf, unsafe: bool = False,
                run: Run = run_here) -> Edits:
     chosen: dict[str, list[tuple[Problem, Fix]]] = {}
+    edits = Edits()
     for problem in problems:
         if not isinstance(problem.failure, Failure):
             continue
-        fix = choose(plan(problem.failure, problem.module, text_of, root_of, run), unsafe)
+        fixes, refusals = in_workspace(
+            plan(problem.failure, problem.module, text_of, root_of, run), root_of)
+        fix = choose(fixes, unsafe)
+        edits.refused += [(problem, reason) for reason in refusals if fix is None]
         if fix is not None:
             chosen.setdefault(fix.path, []).append((problem, fix))
-    edits = Edits()
     for path, planned in sorted(chosen.items()):
         old = text_of(path)
         text = old or ""

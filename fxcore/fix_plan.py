@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from fxcore import fixes, suppressions, traced_libraries
+from fxcore.file_access import UnsafeWrite, inside_workspace
 from fxcore.parsing import parse_expression, parse_module
 from fxcore.results import Failure, Frame, Hint, ModuleResult, Range
 from fxcore.rules import BY_CODE
@@ -457,6 +458,26 @@ def plan(
     (cheap but for one parse per text, which ``run`` does)."""
     if failure is None:
         return []
+    return _fixes(failure, module, text_of, root_of, run)
+
+
+def in_workspace(fixes: list[Fix], root_of: RootOf) -> tuple[list[Fix], list[str]]:
+    """The fixes whose file lies in its workspace once links are followed, and why each other
+    one is not made: a link committed to a repository (``pyproject.toml -> ~/.bashrc``) must
+    not point a fix elsewhere. The editor and ``--fix`` both offer only the first."""
+    kept, refused = [], []
+    for fix in fixes:
+        try:
+            inside_workspace(fix.path, root_of(fix.path))
+        except UnsafeWrite as error:
+            refused.append(str(error))
+        else:
+            kept.append(fix)
+    return kept, refused
+
+
+def _fixes(failure: Failure | Hint, module: ModuleResult | None, text_of: TextOf,
+           root_of: RootOf, run: Run) -> list[Fix]:
     found: list[Fix] = []
     if isinstance(failure, Hint):
         return _none_fix(failure, module, root_of) if failure.kind == "none-check" and \
