@@ -100,16 +100,23 @@ def read_project_config(workspace_root: str, text: str | None = None) -> Project
             text = read_bytes(path).decode("utf-8")
         elif len(text) > MAX_FILE_BYTES:  # an editor's buffer, held to the file's bound
             return _unreadable(path, too_large_reason(MAX_FILE_BYTES))
-        document = tomllib.loads(text)
     except UnicodeDecodeError as error:
         return _unreadable(path, f"the file is not UTF-8 text ({error.reason} at byte "
                                  f"{error.start})")
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except OSError as error:
         return _unreadable(path, str(error))
-    except (RecursionError, MemoryError):
-        # tomllib parses nested arrays and inline tables by recursion: thousands of levels
-        # exhaust the stack (or memory) of whichever process reads the file.
-        return _unreadable(path, "arrays or tables are nested too deeply to parse")
+    document, why = _parsed_toml(text)
+    skipped: list[str] = []
+    if document is None:
+        # Only fx-lsp's own table matters: another tool's that tomllib cannot read (a
+        # 5,000-deep array under [tool.other]) is skipped, and fx-lsp's read alone.
+        own, mentioned_elsewhere = _fx_lsp_sections(text)
+        document, own_why = _parsed_toml(own)
+        if document is None or mentioned_elsewhere:
+            # fx-lsp's own table is what cannot be read (a broken header is not found as
+            # one): nothing of it applies, as when the whole file cannot be parsed.
+            return _unreadable(path, own_why or why or "")
+        skipped = [f"{path}: only [tool.fx-lsp] was read; the rest cannot be parsed ({why})"]
     tool = document.get("tool", {})
     if not isinstance(tool, dict):
         return ProjectConfig(problems=[f"{path}: 'tool' must be a table; [tool.fx-lsp] ignored"])
@@ -117,7 +124,48 @@ def read_project_config(workspace_root: str, text: str | None = None) -> Project
     engine, problems = parse_config(table, source=f"{path} [tool.fx-lsp]")
     report, report_problems = parse_report_config(table, source=f"{path} [tool.fx-lsp]")
     return ProjectConfig(engine, report, table if isinstance(table, dict) else {},
-                         problems + report_problems)
+                         skipped + problems + report_problems)
+
+
+def _parsed_toml(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``text`` parsed as TOML, or None and why it cannot be."""
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as error:
+        return None, str(error)
+    except (RecursionError, MemoryError):
+        # tomllib parses nested arrays and inline tables by recursion: thousands of levels
+        # exhaust the stack (or memory) of whichever process reads the file.
+        return None, "arrays or tables are nested too deeply to parse"
+
+
+#: A table header line, ``[tool.fx-lsp]`` or ``[[tool.other.list]]`` (with a comment): dotted
+#: keys, bare or quoted (``[tool.fx-lsp.modules."model:Net"]``).
+_KEY = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+_TABLE_HEADER = re.compile(
+    rf"^[ \t]*\[\[?[ \t]*({_KEY}(?:[ \t]*\.[ \t]*{_KEY})*)[ \t]*\]\]?[ \t]*(#.*)?$")
+#: What starts like a header but is not one (``[tool.other`` without its bracket).
+_BROKEN_HEADER = re.compile(r"""^[ \t]*\[\[?[ \t]*[A-Za-z0-9_"'-]""")
+_OWN_TABLE = re.compile(r"""tool[ \t]*\.[ \t]*(fx-lsp|"fx-lsp"|'fx-lsp')([ \t]*\.|$)""")
+
+
+def _fx_lsp_sections(text: str) -> tuple[str, bool]:
+    """The lines of ``text``'s ``[tool.fx-lsp]`` table and its sub-tables, each from its
+    header to the next header (what is read of a file whose other tables cannot be parsed),
+    and whether ``fx-lsp`` is named outside them (its own table, in a form not found)."""
+    kept: list[str] = []
+    own = mentioned_elsewhere = False
+    for line in text.splitlines():
+        header = _TABLE_HEADER.match(line)
+        if header is not None:
+            own = _OWN_TABLE.match(header[1]) is not None
+        elif _BROKEN_HEADER.match(line):
+            own = False  # another table's header that cannot be read ends fx-lsp's
+        if own:
+            kept.append(line)
+        elif "fx-lsp" in line.partition("#")[0]:
+            mentioned_elsewhere = True
+    return "\n".join(kept), mentioned_elsewhere
 
 
 def load_config(workspace_root: str, text: str | None = None) -> tuple[EngineConfig, list[str]]:

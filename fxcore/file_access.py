@@ -144,26 +144,42 @@ def replace_workspace_text(path: str, text: str, root: str) -> None:
     replace_text(inside_workspace(path, root), text)
 
 
-def check_output_path(path: str) -> None:
+def check_output_path(path: str) -> bool:
     """Raise ``UnsafeWrite`` when writing the file the user named at ``path`` (a report, a graph
-    page) would go through a symbolic link: the file itself being one, or, for a relative path,
-    any folder of it below the current folder (a link committed to the repository being
-    checked). Links the user's own absolute path goes through (``/tmp`` on some systems) are
-    theirs to choose."""
+    page) would go through a symbolic link to a file: the file itself being one, or, for a
+    relative path, any folder of it below the current folder (a link committed to the
+    repository being checked). Links the user's own absolute path goes through (``/tmp`` on
+    some systems) are theirs to choose. Returns whether ``path`` is a link that may be
+    followed: one to a device or a pipe (``/dev/stdout``), which no write can harm."""
     names = os.path.normpath(path).split(os.sep)
     if os.path.isabs(path):
-        checked = [path]
+        folders = []
     else:
-        checked = [os.path.join(*names[:end]) for end in range(1, len(names) + 1)
+        folders = [os.path.join(*names[:end]) for end in range(1, len(names))
                    if names[end - 1] not in ("", ".", "..")]
-    for candidate in checked:
-        if os.path.islink(candidate):
-            raise UnsafeWrite(f"{path}: {candidate} is a symbolic link, and fx-lsp does not "
+    for folder in folders:
+        if os.path.islink(folder):
+            raise UnsafeWrite(f"{path}: {folder} is a symbolic link, and fx-lsp does not "
                               "write through links; remove it or name another file")
+    if not os.path.islink(path):
+        return False
+    try:
+        target = os.stat(path)
+    except OSError:
+        target = None
+    if target is not None and not stat.S_ISREG(target.st_mode) \
+            and not stat.S_ISDIR(target.st_mode):
+        return True
+    raise UnsafeWrite(f"{path} is a symbolic link, and fx-lsp does not write through links; "
+                      "remove it or name another file")
 
 
 def write_output_text(path: str, text: str) -> None:
-    """Write ``text`` to the file the user named at ``path``, never through a link
-    (``check_output_path``), by rename (``replace_text``)."""
-    check_output_path(path)
-    replace_text(path, text)
+    """Write ``text`` to the file the user named at ``path``, never through a link to a file
+    (``check_output_path``). Opened in place rather than replaced by rename: the path may name
+    a device or a pipe (``/dev/stdout``), which a rename would replace."""
+    follow = check_output_path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    descriptor = os.open(path, flags if follow else flags | os.O_NOFOLLOW, 0o666)
+    with open(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(text)

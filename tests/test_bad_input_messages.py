@@ -86,6 +86,31 @@ def test_a_pyproject_that_cannot_be_parsed_stops_the_check_with_one_line(
     assert completed.stdout == ""
 
 
+OTHER_TOOLS_UNREADABLE = {
+    "array-5000-deep": b"[tool.other]\na = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+    "inline-tables-5000-deep": b"[tool.other]\na = " + b"{a = " * 5000 + b"1" + b"}" * 5000,
+    "not-toml": b"[tool.other\na = 1\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_TOOLS_UNREADABLE))
+def test_another_tools_table_that_cannot_be_parsed_is_skipped_with_a_warning(
+        tmp_path: Path, case: str) -> None:
+    """Only [tool.fx-lsp] matters: it is read alone, and applies (here its ignore), while the
+    rest of the file is skipped with one warning, as the server does."""
+    (tmp_path / "pyproject.toml").write_bytes(
+        b"[project]\nname = 'x'\n\n[tool.fx-lsp]\nignore = ['FX002']\n\n"
+        + OTHER_TOOLS_UNREADABLE[case] + b"\n\n[tool.fx-lsp.modules.'model:Net']\nargs = []\n")
+    (tmp_path / "model.py").write_text(MODEL)
+    completed = fx_lsp(tmp_path, "check", "--no-cache", "model.py")
+    assert completed.returncode == 0, completed.stdout + completed.stderr[-2000:]
+    assert "Traceback" not in completed.stderr
+    assert completed.stderr == ""
+    warnings = [line for line in completed.stdout.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "only [tool.fx-lsp] was read" in warnings[0], warnings
+    assert "FX002" not in completed.stdout and "1 failed" in completed.stdout
+
+
 def test_graph_stops_likewise_on_a_pyproject_that_cannot_be_parsed(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_bytes(_deep_array(5000))
     (tmp_path / "model.py").write_text(MODEL)
