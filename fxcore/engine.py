@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +42,7 @@ from fxcore.discovery import ParsedFile, has_module_level_class, parsed_file
 from fxcore.installed_packages import preloadable
 from fxcore.job_spec import MAX_OTHER_CALL_SITES, TraceJob
 from fxcore.notebook import explain_dropped_names, is_notebook
+from fxcore.result_codec import MAX_TEXT_CHARACTERS
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
 from fxcore.workspace import import_location, notebook_module
@@ -134,8 +135,10 @@ class _Zygote:
         """Drain what the zygote prints (a zygote blocked on a full pipe would hang every
         job) into the log, until every copy of the pipe is closed."""
         with open(reader, "rb") as stream:
-            for raw in stream:
+            for raw, cut in _bounded_lines(stream, MAX_TEXT_CHARACTERS):
                 line = raw.decode("utf-8", errors="replace").rstrip()
+                if cut:
+                    line += f"… [{cut:,} more bytes cut by fx-lsp]"
                 if line:
                     self._last_lines.append(line[:OUTPUT_LINE_CHARACTERS])
                     WORKER_LOG.info("fx-lsp worker: %s", line)
@@ -254,6 +257,8 @@ class _Attempt:
     ended_by: str | None = None
     exit_description: str = ""
     output: bytearray = field(default_factory=bytearray)
+    #: Bytes of output dropped from the front of ``output`` (only its tail is kept).
+    output_cut: int = 0
 
 
 class TraceHandle:
@@ -422,9 +427,11 @@ class Engine:
         modes = job.config.modes
         only = list(job.only_classes)
         output = bytearray()
+        output_cut = 0
         while True:
             attempt = self._run_child(handle, dataclasses.replace(job, only_classes=only))
             output += attempt.output
+            output_cut += attempt.output_cut
             announced.extend(name for name in attempt.classes or [] if name not in announced)
             if attempt.rejected is not None:
                 result.errors.append(self._file_failure(
@@ -473,7 +480,10 @@ class Engine:
         # A class that was announced always gets a verdict per mode, whatever its child did.
         for name in announced:
             self._end_class(job, parsed, name, attempt, result, done)
-        result.output = output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace")
+        output_cut += max(0, len(output) - OUTPUT_TAIL_BYTES)
+        result.output = (f"… [{output_cut:,} earlier bytes of output cut by fx-lsp]\n"
+                         if output_cut else "") + \
+            output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace")
         result.seconds = time.perf_counter() - started
         return result
 
@@ -586,6 +596,7 @@ class Engine:
             return False
         attempt.output += data
         if len(attempt.output) > 2 * OUTPUT_TAIL_BYTES:
+            attempt.output_cut += len(attempt.output) - OUTPUT_TAIL_BYTES
             del attempt.output[:-OUTPUT_TAIL_BYTES]
         return True
 
@@ -701,6 +712,18 @@ def _may_define_a_module_class(parsed: ParsedFile) -> bool:
     (``fxcore.discovery.has_module_level_class``)."""
     # An unreadable file or a syntax error: the worker says why, without importing.
     return parsed.tree is None or has_module_level_class(parsed.tree)
+
+
+def _bounded_lines(stream: Any, limit: int) -> Iterator[tuple[bytes, int]]:
+    """The lines of ``stream``, each cut to ``limit`` bytes, with how many bytes were cut: a
+    line of workspace code's 30 MB print is neither held whole nor logged whole."""
+    while raw := stream.readline(limit):
+        cut = 0
+        if len(raw) == limit and not raw.endswith(b"\n"):
+            while (rest := stream.readline(1 << 16)) and not rest.endswith(b"\n"):
+                cut += len(rest)
+            cut += len(rest)
+        yield raw, cut
 
 
 def _log_file_output(result: FileResult) -> None:

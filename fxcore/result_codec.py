@@ -10,6 +10,13 @@ missing field) is refused with ``InvalidResultData`` instead of surfacing later 
 Encoding is ``dataclasses.asdict``, except for fields of dictionaries with tuple keys
 (``ModuleResult.line_nodes``), which JSON cannot key: they become ``[[*key, value], ...]``
 rows.
+
+Text is bounded both ways: every string (a message, a traceback, the repr of an argument, a
+printed line, a dictionary key) is cut to ``MAX_TEXT_CHARACTERS``, or to the bound its field
+declares (``field(metadata={TEXT_BOUND: ...})``: generated code), with a marker saying how
+much was cut (``bounded_text``). A worker cuts what it sends; the engine cuts what it decodes,
+which is the bound that holds, whatever a child sends: a ``RuntimeError("A" * 30_000_000)``
+reaches no report, cache entry or editor whole.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import dataclasses
 import functools
 import json
 import math
+import re
 import types
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -29,6 +37,30 @@ T = TypeVar("T")
 
 class InvalidResultData(ValueError):
     """The data does not have the shape and types of the dataclass it should be."""
+
+
+#: The most characters of one string of a result: far more than any message, traceback or
+#: repr a user reads in an editor, far less than what workspace code can raise.
+MAX_TEXT_CHARACTERS = 16 * 1024
+#: The key of a dataclass field's metadata giving its own bound (a larger one).
+TEXT_BOUND = "max_characters"
+
+
+_CUT_MARKER = re.compile(r"… \[([0-9,]+) more characters cut by fx-lsp\]$")
+
+
+def bounded_text(text: str, limit: int = MAX_TEXT_CHARACTERS) -> str:
+    """``text``, or its first ``limit`` characters and a marker saying how many were cut. A
+    text cut before (a message the worker cut, quoted in a longer one) keeps its marker, with
+    the counts added."""
+    if len(text) <= limit:
+        return text
+    already = _CUT_MARKER.search(text)
+    cut_before = int(already[1].replace(",", "")) if already else 0
+    body = text[:already.start()] if already else text
+    if len(body) <= limit:
+        return text
+    return f"{body[:limit]}… [{len(body) - limit + cut_before:,} more characters cut by fx-lsp]"
 
 
 def encode(value: Any) -> Any:
@@ -55,10 +87,14 @@ def _encoder_for(annotation: Any) -> Converter:
     hundreds of thousands of graph nodes, and looking types up per value would dominate."""
     origin = get_origin(annotation)
     if dataclasses.is_dataclass(annotation):
-        fields = [(name, _encoder_for(field_type))
+        bounds = _field_bounds(annotation)
+        fields = [(name, _encoder_for(field_type) if name not in bounds
+                   else functools.partial(_bounded_or_none, limit=bounds[name]))
                   for name, field_type in _field_types(annotation).items()]
         return lambda value: {name: encode_field(getattr(value, name))
                               for name, encode_field in fields}
+    if annotation is str:
+        return bounded_text
     if origin in (Union, types.UnionType):
         choices = [choice for choice in get_args(annotation) if choice is not type(None)]
         if len(choices) == 1:
@@ -75,7 +111,8 @@ def _encoder_for(annotation: Any) -> Converter:
         inner = _encoder_for(value_type)
         if get_origin(key_type) is tuple:
             return lambda value: [[*key, inner(element)] for key, element in value.items()]
-        return lambda value: {key: inner(element) for key, element in value.items()}
+        return lambda value: {bounded_text(key): inner(element)
+                              for key, element in value.items()}
     if annotation is Any:
         return encode
     return _identity
@@ -134,6 +171,17 @@ class _Mismatch(Exception):
 
 
 @functools.cache
+def _field_bounds(kind: type) -> dict[str, int]:
+    """The fields of ``kind`` (``str`` or ``str | None``) that declare their own text bound."""
+    return {field.name: field.metadata[TEXT_BOUND] for field in dataclasses.fields(kind)
+            if TEXT_BOUND in field.metadata}
+
+
+def _bounded_or_none(value: Any, limit: int) -> Any:
+    return bounded_text(value, limit) if isinstance(value, str) else value
+
+
+@functools.cache
 def _field_types(kind: type) -> dict[str, Any]:
     hints = get_type_hints(kind)
     return {field.name: hints[field.name] for field in dataclasses.fields(kind) if field.init}
@@ -152,7 +200,7 @@ _SCALARS: dict[Any, Converter] = {
     type(None): _scalar(lambda data: data is None, "expected null"),
     bool: _scalar(lambda data: type(data) is bool, "expected a boolean"),
     int: _scalar(lambda data: type(data) is int, "expected an integer"),
-    str: _scalar(lambda data: type(data) is str, "expected a string"),
+    str: _scalar(lambda data: type(data) is str, "expected a string", bounded_text),
     float: _scalar(lambda data: type(data) in (int, float) and math.isfinite(data),
                    "expected a finite number", float),
 }
@@ -227,7 +275,7 @@ def _dict_decoder(value: Converter) -> Converter:
         decoded = {}
         for key, element in data.items():
             try:
-                decoded[key] = value(element)
+                decoded[bounded_text(key)] = value(element)
             except _Mismatch as mismatch:
                 raise mismatch.at(f".{key}") from None
         return decoded
@@ -266,7 +314,9 @@ def _dataclass_decoder(kind: type) -> Converter:
             unknown = sorted(map(str, data.keys() - names))
             raise _Mismatch(f"missing fields {missing}, unknown fields {unknown}")
         if not decoders:  # built on first use: a field may have this very type
-            decoders.extend((name, _decoder_for(annotation))
+            bounds = _field_bounds(kind)
+            decoders.extend((name, _decoder_for(annotation) if name not in bounds
+                             else _bounded_field_decoder(annotation, bounds[name]))
                             for name, annotation in field_types.items())
         values = {}
         for name, decode_field in decoders:
@@ -276,3 +326,12 @@ def _dataclass_decoder(kind: type) -> Converter:
                 raise mismatch.at(f".{name}") from None
         return kind(**values)
     return decode_dataclass
+
+
+def _bounded_field_decoder(annotation: Any, limit: int) -> Converter:
+    """The decoder of a ``str``/``str | None`` field with a bound of its own."""
+    def decode_bounded(data: Any) -> Any:
+        if type(data) is str:
+            return bounded_text(data, limit)
+        return _decoder_for(annotation)(data)
+    return decode_bounded

@@ -180,7 +180,8 @@ class ModuleResult(Span):
     failures: list[Failure] = field(default_factory=list)
     hints: list[Hint] = field(default_factory=list)
     #: ``GraphModule.code``: the forward that torch.fx generates (traceable modules only).
-    generated_code: str | None = None
+    #: A larger text bound than a message's (``fxcore.result_codec``): a whole forward.
+    generated_code: str | None = field(default=None, metadata={"max_characters": 1 << 20})
     #: Source line ``(path, line)`` -> the graph nodes it produced (workspace files).
     line_nodes: dict[tuple[str, int], list[GraphNodeInfo]] = field(default_factory=dict)
     #: The traced graph (the graph recovered past the failures for a failed class).
