@@ -40,6 +40,7 @@ from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.job_spec import CallSite, DynamicDim, EngineConfig, ModuleConfig, ReportConfig
 from fxcore.tensor_spec import parse_spec
+from fxcore.worker_environment import PASS_ENV_ENTRY
 
 #: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.initialization_options``
 #: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads
@@ -210,6 +211,16 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         if value is not None:
             setattr(config, attribute, value)
 
+    pass_env = string_list("pass-env")
+    if pass_env is not None:
+        bad = [entry for entry in pass_env if not PASS_ENV_ENTRY.fullmatch(entry)]
+        if bad:
+            problems.append(f"{source}: 'pass-env' takes variable names, or prefixes ending "
+                            f"in '*' (such as \"WANDB_*\"): {_quoted(bad[0])} is neither; "
+                            "ignored")
+        else:
+            config.pass_env = pass_env
+
     tracer = _import_path(table, "tracer", "pkg.mod:Tracer", source, problems)
     if tracer is not None:
         config.tracer = tracer
@@ -257,6 +268,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         config.modules[key] = module_config
 
     known = {
+        "pass-env",
         "leaf-modules",
         "autowrap-functions",
         "autowrap-modules",

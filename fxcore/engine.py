@@ -44,6 +44,7 @@ from fxcore.job_spec import MAX_OTHER_CALL_SITES, TraceJob
 from fxcore.notebook import explain_dropped_names, is_notebook
 from fxcore.result_codec import MAX_TEXT_CHARACTERS
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
+from fxcore.worker_environment import passed_variables, zygote_environment
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
 from fxcore.workspace import import_location, notebook_module
 from fxcore.zygote import receive_report, send_request
@@ -81,7 +82,8 @@ class _Zygote:
     def __init__(self) -> None:
         engine_end, zygote_end = socket.socketpair()
         package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        environment = dict(os.environ)
+        # Not the caller's whole environment: workspace code runs in the zygote's children.
+        environment = zygote_environment(os.environ)
         # Only absolute PYTHONPATH entries: a relative or empty one would mean the caller's
         # current folder, whose files must never shadow a module the zygote imports.
         environment["PYTHONPATH"] = os.pathsep.join(
@@ -417,7 +419,9 @@ class Engine:
                               if len(sites) > 1})
 
     def _run_job(self, handle: TraceHandle, parsed: ParsedFile) -> FileResult:
-        job: TraceJob = handle.job
+        # Read when the job runs, and kept out of its cache key: values may be secrets.
+        job: TraceJob = dataclasses.replace(
+            handle.job, environment=passed_variables(handle.job.config.pass_env, os.environ))
         started = time.perf_counter()
         result = FileResult(path=os.path.abspath(job.path))
         #: Classes the children announced, and the (class, mode) pairs that got a verdict:

@@ -91,6 +91,9 @@ class EngineConfig:
     #: The export mode also exports each class with ``strict=True`` (dynamo), reporting what
     #: fails only there (FX405): off by default, as it costs a second export per class.
     export_strict: bool = False
+    #: Environment variables passed to workspace code besides the allowlisted ones
+    #: (``fxcore.worker_environment``): names, or prefixes ending in ``*``.
+    pass_env: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -122,6 +125,9 @@ class TraceJob:
     #: builds each on the meta device only for the workspace classes it holds (their
     #: parent-built instances), never for the class's own verdict.
     other_call_sites: dict[str, tuple[CallSite, ...]] = field(default_factory=dict)
+    #: The variables ``config.pass_env`` names, with their values in the caller's environment
+    #: (``fxcore.worker_environment``): set in the child before it imports the file.
+    environment: dict[str, str] = field(default_factory=dict)
     #: Class name -> its builder functions in this file, in file order
     #: (``fxcore.builders``); filled by the engine.
     builders: dict[str, tuple[Builder, ...]] = field(default_factory=dict)

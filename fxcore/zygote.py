@@ -129,7 +129,7 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
     from fxcore.worker.job import run_job
     from fxcore.worker_messages import encode_message
 
-    sandbox.enter(job.path, job.workspace_root)
+    sandbox.enter(job.path, job.workspace_root, job.environment)
     results = Connection(results_fd, readable=False)
     job_pid = os.getpid()
 
