@@ -64,10 +64,14 @@ def _script_json(value: Any) -> str:
 
 
 def page(module: ModuleResult) -> str:
+    """The page of ``module``'s graph: its first ``graph_view.NODE_LIMIT`` nodes, as the
+    editor's first page shows them, with a note saying how many were left out. A 100,000-node
+    graph drawn whole made a 28 MB page for a browser to lay out."""
     def lines_of(path: str) -> list[str]:
         return split_lines(source_text(path, {}) or "")
 
-    return html_page(graph_view.graph(module, lines_of, "utf-16"))
+    return html_page(graph_view.graph(module, lines_of, "utf-16",
+                                      limit=graph_view.NODE_LIMIT))
 
 
 def html_page(data: dict[str, Any]) -> str:

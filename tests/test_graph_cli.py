@@ -15,6 +15,7 @@ import torch.fx
 from torch import nn
 
 from fx_lsp.graph_html import POLICY
+from fx_lsp.graph_view import NODE_LIMIT
 
 MODEL = '''import torch
 from torch import nn
@@ -98,3 +99,28 @@ def test_says_why_there_is_no_graph(tmp_path: Path) -> None:
     # The only class with a graph needs no name; the default file is named after it.
     assert graph(tmp_path, "net.py").returncode == 0
     assert [path.name for path in tmp_path.glob("*.html")] == ["Net.graph.html"]
+
+
+UNROLLED = """\
+import torch
+from torch import nn
+
+
+class Unrolled(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(7_000):
+            x = x + 1
+        return x
+"""
+
+
+def test_a_huge_graph_is_drawn_up_to_the_cap_with_a_note(tmp_path: Path) -> None:
+    """The page holds the first NODE_LIMIT nodes, as the editor's first page does, and says
+    how many were left out: a 100,000-node class made a 28 MB page drawn whole."""
+    (tmp_path / "unrolled.py").write_text(UNROLLED)
+    completed = graph(tmp_path, "unrolled.py::Unrolled", "-o", "out.html")
+    assert completed.returncode == 0, completed.stderr
+    assert "7,002 nodes" in completed.stderr or "7002 nodes" in completed.stderr
+    data = embedded_data((tmp_path / "out.html").read_text())
+    assert len(data["nodes"]) == NODE_LIMIT and data["total"] == 7_002 and data["truncated"]
+    assert f"Showing nodes 1-{NODE_LIMIT:,} of the 7,002" in " ".join(data["notes"])
