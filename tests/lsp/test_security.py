@@ -17,7 +17,15 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from lsp_support import FxClient, capabilities, make_client, session, wait_for
+from lsp_support import (
+    FxClient,
+    capabilities,
+    children_of,
+    make_client,
+    new_project,
+    session,
+    wait_for,
+)
 
 #: Modules the server imports after ``python -m fx_lsp`` starts running, and the package itself.
 SHADOWS = ["tomlkit.py", "json.py", "pygls/__init__.py", "fx_lsp/__init__.py"]
@@ -217,3 +225,31 @@ def test_tcp_refuses_other_hosts(tmp_path: pathlib.Path) -> None:
             raise AssertionError(f"--tcp {host}:0 started a server") from None
         assert finished.returncode == 2, (host, finished)
         assert "loopback" in finished.stderr
+
+
+async def test_trust_revoked_while_a_trace_runs_stops_it_and_runs_nothing_more(
+        tmp_path: pathlib.Path) -> None:
+    """A trusted workspace whose class is still being traced when the user revokes trust: the
+    worker is stopped (with every process it started), its verdict is never published, and no
+    later save imports the file again."""
+    workspace = new_project(tmp_path)
+    imports = workspace / "imports.txt"
+    net = workspace / "slow.py"
+    net.write_text(
+        "import pathlib, time\nimport torch\nfrom torch import nn\n\n"
+        f"with open({str(imports)!r}, 'a') as log:\n    log.write('imported\\n')\n\n\n"
+        "class Slow(nn.Module):\n    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        time.sleep(30)\n        return x * len(x)\n")
+    async with session(workspace) as client:
+        uri = client.open(net)
+        await wait_for(imports.exists, 60, "the file imported by a worker")
+        workers = children_of(client._server.pid)
+        assert workers
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"fxLsp": {"trusted": False}}))
+        await wait_for(lambda: client.statuses[-1]["state"] == "disabled", 10, "disabled")
+        await wait_for(lambda: not children_of(client._server.pid), 30, "no worker left")
+        client.save(uri)
+        await asyncio.sleep(3)
+        assert not [p for p in client.published if p.uri == uri and p.diagnostics]
+    assert imports.read_text() == "imported\n"
