@@ -67,6 +67,24 @@ class Branches(nn.Module):
         if y.sum() > 0:
             y = y * 2
         return y.relu()
+
+
+HOSTILE = '</script><img src=x onerror="pwned=1"><b>bold</b>'
+
+
+class Hostile(nn.Module):
+    """Names and texts a workspace controls: a submodule name, a shape-free string target, a
+    failure message; each must show as text, never as markup or script."""
+
+    def __init__(self):
+        super().__init__()
+        self.add_module(HOSTILE, nn.Linear(16, 16))
+
+    def forward(self, x):
+        y = getattr(self, HOSTILE)(x)
+        if y.sum() > 0:
+            raise RuntimeError(HOSTILE)
+        return y
 `;
 
 const run = { dir: "", browser: undefined, refused: [] };
@@ -144,6 +162,23 @@ describe("the HTML file of fx-lsp graph in headless Chromium", () => {
     const failed = await page.locator(".fx-item.failed").evaluateAll((items) => items.map((item) => item.getAttribute("data-name")));
     assert.deepEqual(failed.sort(), ["gt", "sum_1"]);
     await page.screenshot({ path: path.join(ARTIFACTS, "graph-html-failed.png") });
+    await page.close();
+  });
+
+  it("shows hostile submodule names and messages as text: no element, no script", async () => {
+    const page = await openGraph("Hostile");
+    const dialogs = [];
+    page.on("dialog", (dialog) => { dialogs.push(dialog.message()); dialog.dismiss(); });
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+    assert.equal(await page.locator("img").count(), 0);
+    assert.equal(await page.locator(".fx-graph b, .fx-messages b, .fx-toolbar b").count(), 0);
+    const shown = await page.locator("body").innerText();
+    assert.ok(shown.includes('<img src=x onerror="pwned=1">'), shown.slice(0, 2000));
+    await page.locator(".fx-toolbar button", { hasText: "Expand all" }).click();
+    await page.locator(".fx-item").first().click();
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+    assert.deepEqual(dialogs, []);
+    await page.screenshot({ path: path.join(ARTIFACTS, "graph-html-hostile.png") });
     await page.close();
   });
 
