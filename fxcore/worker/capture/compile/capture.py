@@ -19,6 +19,7 @@ is not checked; the breaks before it stay.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -26,7 +27,7 @@ import re
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import torch
@@ -37,6 +38,7 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile.meta_values import meta_values
+from fxcore.worker.capture.compile.torch_hooks import graph_break_hook, recording_breaks
 from fxcore.worker.capture.dynamo_errors import (
     error_positions,
     fake_run_error,
@@ -63,17 +65,6 @@ _LOGGERS = ("torch._dynamo", "torch._inductor", "torch.fx", "torch._subclasses",
             "torch.fx.experimental.symbolic_shapes")
 
 
-def _graph_break_hook() -> Any | None:
-    """dynamo's class whose ``log_graph_break`` sees every break, or None in a torch
-    without it."""
-    try:
-        from torch._dynamo.symbolic_convert import InstructionTranslatorBase
-    except ImportError:
-        return None
-    return InstructionTranslatorBase if callable(
-        getattr(InstructionTranslatorBase, "log_graph_break", None)) else None
-
-
 def _break_failure(error: BaseException, reason: str) -> RecordedFailure:
     gb_type = getattr(error, "gb_type", None) or ""
     code = graph_break_code(error)
@@ -91,36 +82,25 @@ def _break_failure(error: BaseException, reason: str) -> RecordedFailure:
     return RecordedFailure(kind, message, stack_summary_positions(stack))
 
 
+def _record_break(breaks: list[RecordedFailure],
+                  stops: list[tuple[RecordedFailure, meta_limits.MetaLimit]] | None,
+                  exc: BaseException, reason: str) -> None:
+    """Each break recorded; with ``stops`` (a class built on meta), a break that only the
+    meta device causes is recorded there instead."""
+    if getattr(exc, "logged", False):
+        return
+    limit = meta_limits.needs_real_data(exc) if stops is not None else None
+    if limit is None:
+        breaks.append(_break_failure(exc, reason))
+    else:
+        stack = getattr(exc, "real_stack", None) or traceback.extract_tb(exc.__traceback__)
+        stops.append((_stop(limit, stack_summary_positions(stack)), limit))
+
+
 def _stop(limit: meta_limits.MetaLimit, stack: list[RawPosition]) -> RecordedFailure:
     """FX503 at the line that needs real data."""
     message = BY_CODE[CODE_OF_KIND[NOT_CHECKABLE]].message or "{detail}"
     return RecordedFailure(NOT_CHECKABLE, message.format(detail=limit.detail()), stack)
-
-
-@contextlib.contextmanager
-def _recording_breaks(hook: Any, breaks: list[RecordedFailure],
-                      stops: list[tuple[RecordedFailure, meta_limits.MetaLimit]] | None
-                      ) -> Iterator[None]:
-    """Each break recorded; with ``stops`` (a class built on meta), a break that only the
-    meta device causes is recorded there instead."""
-    original: Callable[..., Any] = hook.log_graph_break
-
-    def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> Any:
-        if not getattr(exc, "logged", False):
-            limit = meta_limits.needs_real_data(exc) if stops is not None else None
-            if limit is None:
-                breaks.append(_break_failure(exc, reason))
-            else:
-                stack = getattr(exc, "real_stack", None) or \
-                    traceback.extract_tb(exc.__traceback__)
-                stops.append((_stop(limit, stack_summary_positions(stack)), limit))
-        return original(self, code_options, reason, exc)
-
-    hook.log_graph_break = log_graph_break
-    try:
-        yield
-    finally:
-        hook.log_graph_break = original
 
 
 @contextlib.contextmanager
@@ -166,7 +146,7 @@ class CompileCapture:
             graphs.append(graph_module)
             return graph_module.forward
 
-        hook = _graph_break_hook()
+        hook = graph_break_hook()
         breaks: list[RecordedFailure] = []
         on_meta = meta_limits.built_on_meta(target)
         stops: list[tuple[RecordedFailure, meta_limits.MetaLimit]] = []
@@ -178,8 +158,9 @@ class CompileCapture:
             stack.enter_context(_quiet())
             degraded += stack.enter_context(meta_values())
             if hook is not None:
-                stack.enter_context(_recording_breaks(hook, breaks,
-                                                      stops if on_meta else None))
+                stack.enter_context(recording_breaks(
+                    hook, functools.partial(_record_break, breaks,
+                                            stops if on_meta else None)))
             else:
                 degraded.append("dynamo's InstructionTranslatorBase.log_graph_break is "
                                 "missing: only the first graph break (fullgraph=True)")

@@ -1,0 +1,98 @@
+"""The compile mode's one door into dynamo's private internals, and the one place that knows how
+they differ between torch releases.
+
+Every graph break passes ``InstructionTranslatorBase.log_graph_break``; the mode wraps it to
+record each break. Its signature is torch's own business and has changed:
+
+- torch 2.11 and later: ``log_graph_break(self, code_options, reason, exc)``, the break's
+  exception (``gb_type``, ``real_stack``) passed in;
+- torch 2.10: ``log_graph_break(self, code_options, reason="", user_stack=None)``: called inside
+  the ``except`` of the break's exception for most breaks (``sys.exc_info()`` holds it), and
+  for a data-dependent jump with the formatted message alone, which ``BreakFromMessage``
+  stands in for. Its exceptions carry no ``gb_type``: the break's type is the first line of
+  their message, as ``torch._dynamo.exc.format_graph_break_message`` writes it.
+
+Which form this torch has is read from the hook's signature, not from torch's version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+#: ``record(exc, reason)``: one graph break, as the mode records it.
+RecordBreak = Callable[[BaseException, str], None]
+
+
+class BreakFromMessage(Exception):
+    """A break dynamo logged with its message alone (torch 2.10's data-dependent jump): what
+    the mode reads of a break's exception, taken from the message."""
+
+    def __init__(self, reason: str, user_stack: Any) -> None:
+        super().__init__(reason)
+        self.msg = reason
+        self.gb_type = _first_line(reason)
+        self.real_stack = user_stack
+
+
+def graph_break_hook() -> Any | None:
+    """dynamo's class whose ``log_graph_break`` sees every break, or None in a torch without
+    it (the mode then stops at the first break, and says so)."""
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslatorBase
+    except ImportError:
+        return None
+    return InstructionTranslatorBase if callable(
+        getattr(InstructionTranslatorBase, "log_graph_break", None)) else None
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0].strip() if text.strip() else ""
+
+
+def _with_type(error: BaseException) -> BaseException:
+    """``error`` with its ``gb_type``: torch 2.10's carries it only as its message's first
+    line."""
+    if not getattr(error, "gb_type", None):
+        with contextlib.suppress(AttributeError):
+            error.gb_type = _first_line(str(error))  # type: ignore[attr-defined]
+    return error
+
+
+def _exception_of(arguments: dict[str, Any], reason: str) -> BaseException:
+    """The break's exception from ``log_graph_break``'s bound arguments, in either form."""
+    passed = arguments.get("exc")
+    if isinstance(passed, BaseException):
+        return passed
+    in_flight = sys.exc_info()[1]
+    if in_flight is not None and str(in_flight) and str(in_flight) in reason:
+        return _with_type(in_flight)
+    user_stack = arguments.get("user_stack")
+    if user_stack is None:
+        import torch._guards
+
+        user_stack = torch._guards.TracingContext.extract_stack()
+    return BreakFromMessage(reason, user_stack)
+
+
+@contextlib.contextmanager
+def recording_breaks(hook: Any, record: RecordBreak) -> Iterator[None]:
+    """``record`` called with each graph break dynamo logs while the block runs."""
+    original: Callable[..., Any] = hook.log_graph_break
+    signature = inspect.signature(original)
+
+    def log_graph_break(self: Any, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        reason = str(bound.arguments.get("reason") or "")
+        record(_exception_of(bound.arguments, reason), reason)
+        return original(self, *args, **kwargs)
+
+    hook.log_graph_break = log_graph_break
+    try:
+        yield
+    finally:
+        hook.log_graph_break = original
