@@ -86,7 +86,7 @@ def bytecode_folder() -> str:
     return os.path.join(user_cache_folder(), "pycache")
 
 
-def enter(path: str, workspace_root: str, environment: dict[str, str]) -> None:
+def enter(path: str, workspace_root: str, environment: dict[str, str] | None = None) -> None:
     """Make this child run the user's file as a plain import from the workspace would, with
     ``environment`` (the variables its workspace's ``pass-env`` names) added to the zygote's.
 
@@ -98,6 +98,6 @@ def enter(path: str, workspace_root: str, environment: dict[str, str]) -> None:
     sys.argv = [os.path.abspath(path)]
     with contextlib.suppress(OSError):  # a vanished root: stay where we are
         os.chdir(workspace_root)
-    os.environ.update(environment)
+    os.environ.update(environment or {})
     os.environ.update(OFFLINE_ENVIRONMENT)
     _block_network()
