@@ -3,9 +3,10 @@ tested, and what the CLI and the server say at start-up about the installed one.
 
 The capture modes hook torch internals (dynamo's graph-break registry, export's
 specialization reports...) that change between releases: each hook is feature-detected in
-the worker, but only the series below is tested. An older torch lacks hooks the verdicts
-depend on, so it is refused before any worker starts rather than giving wrong verdicts; a
-newer one runs, with one line saying it is untested.
+the worker (``fxcore/worker/capture/<mode>/``), and every series from ``MINIMUM_SERIES`` to
+``TESTED_SERIES`` is tested (scripts/test-torch-matrix.sh). An older torch lacks hooks the
+verdicts depend on, so it is refused before any worker starts rather than giving wrong
+verdicts; a newer one runs, with one line saying it is untested.
 
 The version comes from the installed distribution's metadata, not from ``import torch``: the
 CLI and the server never import torch (it takes over a second), only their workers do."""
@@ -74,7 +75,8 @@ def torch_support(found: str | None) -> TorchSupport:
             f"older releases; upgrade with `pip install 'torch>={_dotted(MINIMUM_SERIES)}'`"))
     if series is None or series > TESTED_SERIES:
         return TorchSupport(found, untested=(
-            f"fx-lsp is tested with torch {_dotted(TESTED_SERIES)}, not {found}: it runs, "
+            f"fx-lsp is tested with torch {_dotted(MINIMUM_SERIES)} to "
+            f"{_dotted(TESTED_SERIES)}, not {found}: it runs, "
             "and the torch internals its capture modes hook are feature-detected (a missing "
             "one is reported as such), but verdicts may differ from a tested release"))
     return TorchSupport(found)

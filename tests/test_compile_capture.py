@@ -212,7 +212,7 @@ def test_a_break_type_the_registry_does_not_know_is_fx501_with_its_type() -> Non
 
 def test_without_dynamos_break_hook_only_the_first_break_is_found_and_said(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compile_capture, "_graph_break_hook", lambda: None)
+    monkeypatch.setattr(compile_capture, "graph_break_hook", lambda: None)
     _, _, record = capture("breaks_python.py", "TwoBreaks")
     (failure,) = record.failures
     assert (failure.line, failure.code) == (93, "GB0059")

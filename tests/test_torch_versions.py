@@ -39,13 +39,17 @@ def model_workspace(tmp_path: Path) -> Path:
 
 def test_versions_are_judged_by_release_series() -> None:
     assert MINIMUM_SERIES <= TESTED_SERIES
-    tested = f"{TESTED_SERIES[0]}.{TESTED_SERIES[1]}"
-    for supported in (f"{tested}.0", f"{tested}.0+cpu", f"{tested}.1+cu128"):
-        judged = torch_support(supported)
-        assert (judged.refusal, judged.untested) == (None, None), supported
+    assert (MINIMUM_SERIES, TESTED_SERIES) == ((2, 10), (2, 15))
+    for minor in range(MINIMUM_SERIES[1], TESTED_SERIES[1] + 1):
+        for supported in (f"2.{minor}.0", f"2.{minor}.0+cpu", f"2.{minor}.1+cu128"):
+            judged = torch_support(supported)
+            assert (judged.refusal, judged.untested) == (None, None), supported
+    source_build = torch_support("2.16.0a0+git1234abc")
+    assert source_build.refusal is None and "not 2.16.0a0+git1234abc" in source_build.untested
+    assert "\n" not in source_build.untested
     old = torch_support("2.5.1")
     assert old.refusal is not None and old.untested is None
-    assert old.refusal.startswith("fx-lsp needs torch >= 2.13 (found 2.5.1)")
+    assert old.refusal.startswith("fx-lsp needs torch >= 2.10 (found 2.5.1)")
     for newer in (f"{TESTED_SERIES[0]}.{TESTED_SERIES[1] + 1}.0",
                   f"{TESTED_SERIES[0]}.{TESTED_SERIES[1] + 1}.0.dev20261101+cpu",
                   f"{TESTED_SERIES[0] + 1}.0.0", "nightly"):
@@ -64,21 +68,21 @@ def test_an_older_torch_is_refused_before_any_worker_starts(
     assert completed.returncode == 2
     assert completed.stdout == ""
     (line,) = completed.stderr.splitlines()
-    assert line.startswith("fx-lsp needs torch >= 2.13 (found 2.5.1): ")
+    assert line.startswith("fx-lsp needs torch >= 2.10 (found 2.5.1): ")
     assert not (model_workspace / "imported.txt").exists()  # no worker imported the model
     assert not (model_workspace / "Gate.graph.html").exists()
 
 
 def test_a_newer_torch_runs_with_one_line_saying_it_is_untested(
         model_workspace: Path, tmp_path: Path) -> None:
-    completed = run_fx_lsp(model_workspace, fake_torch_metadata(tmp_path / "fake", "2.14.0"),
+    completed = run_fx_lsp(model_workspace, fake_torch_metadata(tmp_path / "fake", "2.16.0"),
                            "check", "--no-cache", "model.py")
     assert completed.returncode == 1, completed.stderr
     assert "model.py:16:12: FX001 [Gate] " in completed.stdout
     lines = completed.stderr.splitlines()
     untested = [line for line in lines if "untested" in line or "tested with torch" in line]
-    assert untested == [torch_support("2.14.0").untested], completed.stderr
-    assert untested[0].startswith("fx-lsp is tested with torch 2.13, not 2.14.0: it runs")
+    assert untested == [torch_support("2.16.0").untested], completed.stderr
+    assert untested[0].startswith("fx-lsp is tested with torch 2.10 to 2.15, not 2.16.0: it runs")
 
 
 def test_the_tested_torch_gets_no_word_about_its_version(model_workspace: Path) -> None:

@@ -29,7 +29,7 @@ async def test_an_older_torch_shows_one_error_and_starts_no_worker(
             lambda: [m.message for m in client.messages if m.type == types.MessageType.Error],
             30, "the error pop-up")
         assert len(errors) == 1
-        assert errors[0].startswith("fx-lsp needs torch >= 2.13 (found 2.5.1): ")
+        assert errors[0].startswith("fx-lsp needs torch >= 2.10 (found 2.5.1): ")
         await wait_for(lambda: client.statuses, 30, "a status")
         assert client.statuses[-1] == {"state": "error", "pending": 0, "message": errors[0]}
         # Room for a trace to start, had the document been scheduled (as the untrusted test).
@@ -41,7 +41,7 @@ async def test_an_older_torch_shows_one_error_and_starts_no_worker(
 
 async def test_a_newer_torch_is_logged_as_untested_and_traced(
         tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", fake_torch_metadata(tmp_path / "fake", "2.14.0"))
+    monkeypatch.setenv("PYTHONPATH", fake_torch_metadata(tmp_path / "fake", "2.16.0"))
     workspace = new_project(tmp_path)
     (workspace / "model.py").write_text(MARKING_MODEL)
     async with session(workspace) as client:
@@ -49,8 +49,8 @@ async def test_a_newer_torch_is_logged_as_untested_and_traced(
         diagnostics = await client.diagnostics_for(uri, version=1, timeout=PUBLISH_SECONDS)
         assert [d.code for d in diagnostics] == ["FX001"]
         untested = [m.message for m in client.log_messages if "tested with torch" in m.message]
-        assert untested == ["fx-lsp is tested with torch 2.13, not 2.14.0: it runs, and the "
-                            "torch internals its capture modes hook are feature-detected (a "
+        assert untested == ["fx-lsp is tested with torch 2.10 to 2.15, not 2.16.0: it runs, and "
+                            "the torch internals its capture modes hook are feature-detected (a "
                             "missing one is reported as such), but verdicts may differ from a "
                             "tested release"]
         assert not [m for m in client.messages if m.type == types.MessageType.Error]
