@@ -1,5 +1,7 @@
 """Ground truth of the export corpus (tests/corpus/export): what REAL torch.export does on CPU
-with real weights and real inputs, written to tests/corpus/export/expected.json.
+with real weights and real inputs, printed as JSON (tests/test_export_capture.py and
+tests/test_export_dynamic.py compute it in the same run on the installed torch, through
+tests/real_torch_answers.py, never from a record).
 
 For each class named in a corpus file's ``EXAMPLE_INPUTS``: the verdict and first line of
 ``torch.export.export(model, (), inputs, strict=False)``, and the lines of every
@@ -11,8 +13,7 @@ torch says the code violated and the fixes it suggests. Under ``strict``: the ve
 line and error of the same export with ``strict=True`` (dynamo; its errors carry the user's
 stack as ``real_stack``, their traceback holds only dynamo's frames).
 
-    python3 scripts/export_ground_truth.py            # writes expected.json
-    python3 scripts/export_ground_truth.py --check    # exits 1 if it differs from the file
+    python3 scripts/export_ground_truth.py
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import torch
 from torch._logging import structured
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "export"
-EXPECTED = CORPUS / "expected.json"
 
 
 def load(path: Path) -> ModuleType:
@@ -140,19 +140,10 @@ def ground_truth() -> dict[str, dict[str, object]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="compare with expected.json instead of writing it")
-    options = parser.parse_args()
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     logging.disable(logging.CRITICAL)
     warnings.simplefilter("ignore")
-    text = json.dumps(ground_truth(), indent=2, sort_keys=True) + "\n"
-    if options.check:
-        same = EXPECTED.read_text(encoding="utf-8") == text
-        print("expected.json is current" if same else "expected.json differs")
-        return 0 if same else 1
-    EXPECTED.write_text(text, encoding="utf-8")
-    print(f"wrote {EXPECTED}")
+    print(json.dumps(ground_truth(), indent=2, sort_keys=True))
     return 0
 
 

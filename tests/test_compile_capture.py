@@ -1,8 +1,8 @@
 """The compile capture mode in this process (no fork, as tests/test_worker_pipeline.py): each
 class of the fidelity corpus (tests/corpus/compile) built on meta and captured with
 ``torch.compile`` on meta inputs gives exactly the graph breaks, (line, GB code), and the graph
-count that compiling it on CPU with real tensors gave (tests/corpus/compile/expected.json,
-written by scripts/compile_ground_truth.py); nothing extra.
+count that compiling it on CPU with real tensors gives (computed in this run by
+scripts/compile_ground_truth.py, tests/real_torch_answers.py); nothing extra.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
-import json
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from real_torch_answers import compile_answers
 
 from fxcore.codes import help_url
 from fxcore.discovery import top_level_classes
@@ -34,8 +34,8 @@ from fxcore.worker.verdict import module_verdict
 from engine_support import marked_line
 
 CORPUS = Path(__file__).parent / "corpus" / "compile"
-EXPECTED: dict[str, dict[str, object]] = json.loads(
-    (CORPUS / "expected.json").read_text(encoding="utf-8"))
+#: Real torch's answers, computed in this run on the installed torch.
+EXPECTED = compile_answers()
 INPUTS = {"x": TensorSpec("float32", (2, 8))}
 
 

@@ -3,7 +3,7 @@
 Each class of the corpus (tests/corpus/export) is built as a worker builds it (on meta) and
 captured by ``ExportCapture``; its verdict, first line and set of data-dependent sites must
 equal what real ``torch.export`` found on CPU with real weights and inputs
-(tests/corpus/export/expected.json, written by scripts/export_ground_truth.py), with nothing
+(computed in this run by scripts/export_ground_truth.py), with nothing
 extra. With ``export-strict``, its FX405 must be where real strict export first fails, unless
 non-strict export fails there too.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import os
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_torch_answers import export_answers
 
 from fxcore import result_codec
 from fxcore.discovery import top_level_classes
@@ -36,7 +36,8 @@ from fxcore.worker.verdict import module_verdict
 from engine_support import marked_line
 
 CORPUS = Path(__file__).parent / "corpus" / "export"
-EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
+#: Real torch's answers, computed in this run on the installed torch.
+EXPECTED = export_answers()
 DATA_DEPENDENT_KINDS = {"export-data-dependent", "export-python-data"}
 
 

@@ -6,7 +6,7 @@ In this process (no fork) as tests/test_export_capture.py: each class of
 tests/corpus/export/export_dynamic.py is built on meta and captured with its
 ``DYNAMIC_SHAPES``; the violated dimensions and torch's suggested fixes must equal what real
 torch.export found on CPU with real tensors and the same ``dynamic_shapes``
-(tests/corpus/export/expected.json, ``dynamic``), at the lines marked ``# FX403``. One test
+(computed in this run by scripts/export_ground_truth.py, ``dynamic``), at the lines marked ``# FX403``. One test
 goes through the CLI and its forked workers.
 """
 
@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_torch_answers import dynamic_export_keys, export_answers
 from test_export_capture import captured as corpus_capture
 
 from fxcore.config import parse_config
@@ -33,8 +34,9 @@ from engine_support import REPO_ROOT
 
 CORPUS = Path(__file__).parent / "corpus" / "export"
 FILE = "export_dynamic.py"
-EXPECTED: dict[str, dict] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
-DYNAMIC_KEYS = sorted(key for key, value in EXPECTED.items() if "dynamic" in value)
+#: Real torch's answers, computed in this run on the installed torch.
+EXPECTED = export_answers()
+DYNAMIC_KEYS = sorted(dynamic_export_keys())
 
 
 @pytest.fixture(scope="module", autouse=True)

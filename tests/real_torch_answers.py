@@ -1,0 +1,78 @@
+"""Real torch's answers for the export and compile corpora (tests/corpus/{export,compile}),
+computed in this test run on the installed torch, never recorded from one release: the
+scripts that compute them (scripts/{export,compile}_ground_truth.py) are called here, once per
+run, the first time a test needs an answer. The keys (``file.py:Class``) are read without
+computing anything, so tests can be parametrized over them."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import io
+import logging
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+@functools.cache
+def _script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Answers(Mapping[str, dict[str, Any]]):
+    """``file.py:Class`` -> real torch's answer, computed on first use."""
+
+    def __init__(self, keys: list[str], compute: Callable[[], dict[str, dict[str, Any]]]):
+        self._keys = keys
+        self._compute = functools.cache(compute)
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return self._compute()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _quietly(compute: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")  # the corpora print and warn, on purpose
+            return compute()
+    finally:
+        logging.disable(previous)
+
+
+def compile_answers() -> Answers:
+    script = _script("compile_ground_truth")
+    keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
+            for name in script.corpus_classes(path)]
+    return Answers(keys, lambda: _quietly(script.ground_truth))
+
+
+def export_answers() -> Answers:
+    script = _script("export_ground_truth")
+    keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
+            for name in script.load(path).EXAMPLE_INPUTS]
+    return Answers(keys, lambda: _quietly(script.ground_truth))
+
+
+def dynamic_export_keys() -> list[str]:
+    """The export corpus's classes spelled with ``dynamic`` shapes (its ``DYNAMIC_SHAPES``)."""
+    script = _script("export_ground_truth")
+    return [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
+            for name in getattr(script.load(path), "DYNAMIC_SHAPES", {})]
