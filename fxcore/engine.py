@@ -484,10 +484,7 @@ class Engine:
         # A class that was announced always gets a verdict per mode, whatever its child did.
         for name in announced:
             self._end_class(job, parsed, name, attempt, result, done)
-        output_cut += max(0, len(output) - OUTPUT_TAIL_BYTES)
-        result.output = (f"… [{output_cut:,} earlier bytes of output cut by fx-lsp]\n"
-                         if output_cut else "") + \
-            output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace")
+        result.output = _output_tail(output, output_cut)
         result.seconds = time.perf_counter() - started
         return result
 
@@ -728,6 +725,17 @@ def _bounded_lines(stream: Any, limit: int) -> Iterator[tuple[bytes, int]]:
                 cut += len(rest)
             cut += len(rest)
         yield raw, cut
+
+
+def _output_tail(output: bytearray, cut_before: int) -> str:
+    """The last ``OUTPUT_TAIL_BYTES`` of what a job's children printed, behind a line saying
+    how much was cut before them when anything was."""
+    if not cut_before and len(output) <= OUTPUT_TAIL_BYTES:
+        return output.decode("utf-8", errors="replace")
+    marker = "… [{:,} earlier bytes of output cut by fx-lsp]\n"
+    kept = OUTPUT_TAIL_BYTES - len(marker.format(cut_before + len(output)).encode())
+    cut = cut_before + max(0, len(output) - kept)
+    return marker.format(cut) + output[-kept:].decode("utf-8", errors="replace")
 
 
 def _log_file_output(result: FileResult) -> None:
