@@ -18,15 +18,14 @@ import importlib.util
 import inspect
 import io
 import json
-import logging
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
-from torch._dynamo.exc import _load_gb_type_to_gb_id_map
 from torch._dynamo.symbolic_convert import InstructionTranslatorBase
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "compile"
@@ -46,21 +45,63 @@ def corpus_classes(path: Path) -> dict[str, type[nn.Module]]:
     return {cls.__name__: cls for cls in classes}
 
 
+#: torch's graph-break registry (type -> GBnnnn), read from the file torch ships.
+_REGISTRY_FILE = Path(torch.__file__).parent / "_dynamo" / "graph_break_registry.json"
+
+
+def _registry_codes() -> dict[str, str]:
+    try:
+        registry = json.loads(_REGISTRY_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(entry.get("Gb_type")): code for code, entries in registry.items()
+            for entry in entries if isinstance(entry, dict)}
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0].strip() if text.strip() else ""
+
+
+def _logged_break(arguments: dict[str, Any]) -> tuple[Any, str, Any] | None:
+    """(exception or None, break type, user stack) of one ``log_graph_break`` call, whichever
+    signature this torch's has: ``(code_options, reason, exc)`` from 2.11 on;
+    ``(code_options, reason, user_stack)`` in 2.10, called in the ``except`` of the break
+    (whose type is its message's first line) or, for a data-dependent jump, with the message
+    alone. None for a break already logged."""
+    reason = str(arguments.get("reason") or "")
+    exc = arguments.get("exc")
+    if exc is None:
+        in_flight = sys.exc_info()[1]
+        if in_flight is not None and str(in_flight) and str(in_flight) in reason:
+            exc = in_flight
+    if exc is not None:
+        if getattr(exc, "logged", False):
+            return None
+        return exc, getattr(exc, "gb_type", None) or _first_line(str(exc)), exc.real_stack
+    # Where torch itself takes the stack from when it is given none.
+    stack = arguments.get("user_stack") or torch._guards.TracingContext.extract_stack()
+    return None, _first_line(reason), stack
+
+
 def compile_on_cpu(cls: type[nn.Module], path: Path) -> dict[str, Any]:
     """The breaks (line in ``path``, code) and graph count of one real-tensor run."""
     torch.manual_seed(0)
     model = cls()  # as fx-lsp builds it: in training mode
     graphs: list[torch.fx.GraphModule] = []
     breaks: set[tuple[int, str]] = set()
-    codes = _load_gb_type_to_gb_id_map()
+    codes = _registry_codes()
     original = InstructionTranslatorBase.log_graph_break
+    signature = inspect.signature(original)
 
-    def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> None:
-        if not exc.logged:
-            lines = [frame.lineno for frame in exc.real_stack
+    def log_graph_break(self: Any, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(self, *args, **kwargs)
+        logged = _logged_break(bound.arguments)
+        if logged is not None:
+            _, gb_type, stack = logged
+            lines = [frame.lineno for frame in stack
                      if os.path.abspath(frame.filename) == str(path)]
-            breaks.add((lines[-1] if lines else 0, codes.get(exc.gb_type, "FX501")))
-        return original(self, code_options, reason, exc)
+            breaks.add((lines[-1] if lines else 0, codes.get(gb_type, "FX501")))
+        return original(self, *args, **kwargs)
 
     def backend(graph_module: torch.fx.GraphModule, _inputs: Any) -> Any:
         graphs.append(graph_module)
@@ -90,7 +131,6 @@ def ground_truth() -> dict[str, dict[str, Any]]:
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
-    logging.disable(logging.CRITICAL)
     warnings.simplefilter("ignore")
     with contextlib.redirect_stdout(io.StringIO()):  # the corpus prints, on purpose
         truth = ground_truth()

@@ -10,7 +10,6 @@ import contextlib
 import functools
 import importlib.util
 import io
-import logging
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -47,14 +46,11 @@ class Answers(Mapping[str, dict[str, Any]]):
 
 
 def _quietly(compute: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    previous = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")  # the corpora print and warn, on purpose
-            return compute()
-    finally:
-        logging.disable(previous)
+    # Not logging.disable: the compile answers are read from dynamo's graph_breaks log.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")  # the corpora print and warn, on purpose
+        return compute()
 
 
 def compile_answers() -> Answers:

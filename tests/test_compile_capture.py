@@ -33,6 +33,9 @@ from fxcore.worker.verdict import module_verdict
 
 from engine_support import marked_line
 
+#: Compared with real torch on the installed torch: run under every torch series too.
+pytestmark = pytest.mark.matrix
+
 CORPUS = Path(__file__).parent / "corpus" / "compile"
 #: Real torch's answers, computed in this run on the installed torch.
 EXPECTED = compile_answers()
@@ -204,7 +207,8 @@ def test_editors_and_sarif_link_a_break_to_pytorchs_page() -> None:
 
 
 def test_a_break_type_the_registry_does_not_know_is_fx501_with_its_type() -> None:
-    error = torch._dynamo.exc.Unsupported("it cannot", gb_type="A break from the future")
+    error = torch._dynamo.exc.Unsupported("it cannot")  # gb_type= is no argument in 2.10
+    error.gb_type = "A break from the future"
     recorded = _break_failure(error, "it cannot")
     assert recorded.kind == "graph-break-unknown" and CODES[recorded.kind] == "FX501"
     assert "A break from the future: it cannot" in recorded.message

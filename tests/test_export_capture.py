@@ -38,6 +38,8 @@ from engine_support import marked_line
 CORPUS = Path(__file__).parent / "corpus" / "export"
 #: Real torch's answers, computed in this run on the installed torch.
 EXPECTED = export_answers()
+#: Compared with real torch on the installed torch: run under every torch series too.
+pytestmark = pytest.mark.matrix
 DATA_DEPENDENT_KINDS = {"export-data-dependent", "export-python-data"}
 
 

@@ -6,8 +6,8 @@ In this process (no fork) as tests/test_export_capture.py: each class of
 tests/corpus/export/export_dynamic.py is built on meta and captured with its
 ``DYNAMIC_SHAPES``; the violated dimensions and torch's suggested fixes must equal what real
 torch.export found on CPU with real tensors and the same ``dynamic_shapes``
-(computed in this run by scripts/export_ground_truth.py, ``dynamic``), at the lines marked ``# FX403``. One test
-goes through the CLI and its forked workers.
+(computed in this run by scripts/export_ground_truth.py, ``dynamic``), at the lines marked
+``# FX403``. One test goes through the CLI and its forked workers.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from fxcore.worker.capture.export import dynamic
 from fxcore.worker.capture.record import CaptureRecord
 
 from engine_support import REPO_ROOT
+
+#: Compared with real torch on the installed torch: run under every torch series too.
+pytestmark = pytest.mark.matrix
 
 CORPUS = Path(__file__).parent / "corpus" / "export"
 FILE = "export_dynamic.py"

@@ -27,6 +27,9 @@ from fxcore.workspace import import_location
 
 from engine_support import CASES, EXAMPLES, Workspace
 
+#: Compared with real torch on the installed torch: run under every torch series too.
+pytestmark = pytest.mark.matrix
+
 #: Argument sources whose values fx-lsp found rather than read from configuration.
 FOUND_ORIGINS = {"call-site", "config-class", "guessed"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import pathlib
 
+import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
@@ -26,6 +27,7 @@ def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+@pytest.mark.matrix
 async def test_open_publishes_located_diagnostics(workspace: pathlib.Path) -> None:
     net = workspace / "pkg" / "net.py"
     async with session(workspace) as client:

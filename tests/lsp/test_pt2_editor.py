@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
 from lsprotocol import types
 
 from lsp_support import new_project, session
@@ -20,6 +21,7 @@ class Lengthy(nn.Module):
 """
 
 
+@pytest.mark.matrix
 async def test_graph_request_draws_the_chosen_modes_graph(
     tmp_path: pathlib.Path, toy_mode: None
 ) -> None:

@@ -37,10 +37,17 @@ def error_positions(error: BaseException) -> list[RawPosition]:
     return traceback_positions(error.__traceback__)
 
 
+def graph_break_type(error: BaseException) -> str:
+    """The graph-break type of ``error``: its ``gb_type`` (torch 2.11 on), else the first
+    line of its message, where torch 2.10's ``format_graph_break_message`` puts it."""
+    text = str(error).strip()
+    return getattr(error, "gb_type", None) or (text.splitlines()[0].strip() if text else "")
+
+
 def graph_break_code(error: BaseException) -> str | None:
     """PyTorch's ``GBnnnn`` of the graph break ``error`` is, when this torch's registry
     knows its type; None for another error."""
-    code = CODE_OF_GRAPH_BREAK_TYPE.get(getattr(error, "gb_type", None) or "")
+    code = CODE_OF_GRAPH_BREAK_TYPE.get(graph_break_type(error))
     return code if code in BY_CODE else None
 
 

@@ -43,6 +43,7 @@ from fxcore.worker.capture.dynamo_errors import (
     error_positions,
     fake_run_error,
     graph_break_code,
+    graph_break_type,
     sentences,
     stack_summary_positions,
     summary,
@@ -66,7 +67,7 @@ _LOGGERS = ("torch._dynamo", "torch._inductor", "torch.fx", "torch._subclasses",
 
 
 def _break_failure(error: BaseException, reason: str) -> RecordedFailure:
-    gb_type = getattr(error, "gb_type", None) or ""
+    gb_type = graph_break_type(error)
     code = graph_break_code(error)
     kind = graph_break_kind(code) if code is not None else "graph-break-unknown"
     text = str(getattr(error, "msg", None) or reason or describe_exception(error))

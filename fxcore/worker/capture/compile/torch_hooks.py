@@ -10,7 +10,7 @@ record each break. Its signature is torch's own business and has changed:
   the ``except`` of the break's exception for most breaks (``sys.exc_info()`` holds it), and
   for a data-dependent jump with the formatted message alone, which ``BreakFromMessage``
   stands in for. Its exceptions carry no ``gb_type``: the break's type is the first line of
-  their message, as ``torch._dynamo.exc.format_graph_break_message`` writes it.
+  their message (``fxcore.worker.capture.dynamo_errors.graph_break_type``).
 
 Which form this torch has is read from the hook's signature, not from torch's version.
 """
@@ -53,15 +53,6 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0].strip() if text.strip() else ""
 
 
-def _with_type(error: BaseException) -> BaseException:
-    """``error`` with its ``gb_type``: torch 2.10's carries it only as its message's first
-    line."""
-    if not getattr(error, "gb_type", None):
-        with contextlib.suppress(AttributeError):
-            error.gb_type = _first_line(str(error))  # type: ignore[attr-defined]
-    return error
-
-
 def _exception_of(arguments: dict[str, Any], reason: str) -> BaseException:
     """The break's exception from ``log_graph_break``'s bound arguments, in either form."""
     passed = arguments.get("exc")
@@ -69,7 +60,7 @@ def _exception_of(arguments: dict[str, Any], reason: str) -> BaseException:
         return passed
     in_flight = sys.exc_info()[1]
     if in_flight is not None and str(in_flight) and str(in_flight) in reason:
-        return _with_type(in_flight)
+        return in_flight
     user_stack = arguments.get("user_stack")
     if user_stack is None:
         import torch._guards

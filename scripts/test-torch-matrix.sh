@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The torch matrix: fx-lsp's version-sensitive tests (pytest -m matrix: FX against plain
+# torch.fx, export and compile against real torch on CPU, the server over stdio) under each
+# supported torch series, each in a virtual environment of its own.
+#
+#   scripts/test-torch-matrix.sh [SERIES...]     e.g. 2.10 2.15; default: every supported
+#                                                series but the one python3 has
+#
+# PyPI's torch builds other than the local 2.13.0 CPU file are CUDA builds (~3 GB with their
+# nvidia packages; they run on the CPU): uv installs them from one cache, hard-linked into
+# each venv rather than copied. Venvs and cache live in $FX_LSP_MATRIX_DIR (default
+# ~/.cache/fx-lsp-matrix) and are reused while their torch is the newest patch of the series.
+# Each series: install, check that `fx-lsp check examples/` starts with neither a refusal nor
+# an "untested" line, run the tests; one line of figures per series, then a summary line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+SUPPORTED=(2.10 2.11 2.12 2.13 2.14 2.15)
+matrix_dir="${FX_LSP_MATRIX_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fx-lsp-matrix}"
+export UV_CACHE_DIR="$matrix_dir/uv-cache"
+export UV_LINK_MODE=hardlink
+mkdir -p "$matrix_dir/venvs"
+
+python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+uv() { python3 -m uv "$@"; }
+
+if [ $# -gt 0 ]; then
+    series=("$@")
+else
+    main_series=$(python3 -c 'import importlib.metadata as m, re; print(re.match(r"\d+\.\d+", m.version("torch"))[0])' 2>/dev/null)
+    series=()
+    for s in "${SUPPORTED[@]}"; do [ "$s" = "$main_series" ] || series+=("$s"); done
+fi
+
+# The newest patch release of each series on the package index, e.g. 2.12 -> 2.12.1.
+available=$(python3 -m pip index versions torch 2>/dev/null | sed -n 's/^Available versions: //p' | tr -d ',')
+newest_patch() {
+    local s=$1 v
+    for v in $available; do
+        case "$v" in "$s".*) [[ "$v" == *+* ]] || { echo "$v"; return; } ;; esac
+    done
+    echo "$s.0"
+}
+
+passed=0
+failed=0
+started=$SECONDS
+for s in "${series[@]}"; do
+    t0=$SECONDS
+    version=$(newest_patch "$s")
+    venv="$matrix_dir/venvs/$s"
+    python="$venv/bin/python"
+    if ! "$python" -c "import importlib.metadata as m, sys; sys.exit(m.version('torch').split('+')[0] != '$version')" 2>/dev/null; then
+        rm -rf "$venv"
+        uv venv --quiet --python "$(command -v python3)" "$venv" || { echo "torch $s: cannot make $venv"; failed=$((failed + 1)); continue; }
+        uv pip install --quiet --python "$python" "torch==$version" \
+            || { echo "torch $s: cannot install torch==$version"; failed=$((failed + 1)); continue; }
+    fi
+    # fx-lsp and its test extras beside that torch, which the constraint keeps as it is.
+    uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") -e "$repo[test]" numpy \
+        || { echo "torch $s: cannot install fx-lsp beside torch $version"; failed=$((failed + 1)); continue; }
+    t_install=$((SECONDS - t0))
+
+    start_lines=$(cd "$repo" && "$python" -m fx_lsp check --no-cache --output-format concise examples/ 2>&1 >/dev/null)
+    if grep -qE "fx-lsp needs torch|is tested with torch" <<<"$start_lines"; then
+        echo "torch $s ($version): fx-lsp refused it or called it untested: $start_lines"
+        failed=$((failed + 1))
+        continue
+    fi
+
+    log="$matrix_dir/pytest-$s.log"
+    (cd "$repo" && "$python" -m pytest -m matrix -n 2 -q -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
+    status=$?
+    summary=$(tail -n 1 "$log")
+    echo "torch $s ($version): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
+    if [ $status -eq 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        grep -E "^(FAILED|ERROR) " "$log" | head -n 20
+    fi
+done
+echo "torch matrix: $((SECONDS - started))s for ${#series[@]} series"
+echo "matrix: $passed passed, $failed failed"
+[ $failed -eq 0 ]
