@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs on a fresh machine, then runs all of it:
-# the Python suite (engine, CLI, language server, third-party fidelity) and the VS Code
-# extension's unit and end-to-end tests. `.ci/run` calls this same script.
+# Installs everything the test suite needs on a fresh machine, then runs every tier: the fast
+# tier (plain `pytest`), the slow, end-to-end (Neovim) and third-party tiers, the torch matrix
+# (the version-sensitive tests under every supported torch series) and the VS Code extension's
+# unit and end-to-end tests. `.ci/run` calls this same script. Each tier's time is printed,
+# and pytest's slowest tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+failed=()
+tiers=0
+tier() {  # tier NAME COMMAND...: run one tier, say its time, remember a failure
+    local name=$1 t0=$SECONDS status=0
+    shift
+    tiers=$((tiers + 1))
+    printf '\n== tier %s\n' "$name"
+    "$@" || status=$?
+    # pytest exits 5 when a tier selects no test (a filtered run): that is no failure.
+    [ "$status" -eq 5 ] && status=0
+    printf '== tier %s: %ss, exit %s\n' "$name" $((SECONDS - t0)) "$status"
+    [ "$status" -eq 0 ] || failed+=("$name")
+}
 
 # torch first, pinned to the CPU wheel these machines keep locally: a bare `torch`
 # requirement on a machine without it would pull gigabytes of CUDA packages.
@@ -14,14 +30,23 @@ if ! command -v nvim >/dev/null; then
 fi
 
 python3 -m pip install --quiet torch==2.13.0
-python3 -m pip install --quiet -e '.[test]'
+python3 -m pip install --quiet -e '.[test]' uv
 if [ -f scripts/install-thirdparty.sh ]; then
     bash scripts/install-thirdparty.sh
 fi
+printf '== installs: %ss\n' $((SECONDS - started))
 
 python3 -m ruff check .
-python3 -m pytest -q -p no:cacheprovider "$@"
 
+tier fast python3 -m pytest -q -p no:cacheprovider --durations=15 "$@"
+tier slow-e2e-thirdparty python3 -m pytest -q -p no:cacheprovider --durations=15 \
+    --timeout 1800 -m "slow or e2e or thirdparty" "$@"
+tier torch-matrix bash scripts/test-torch-matrix.sh
 if [ -f vscode-client/scripts/ci.sh ]; then
-    bash vscode-client/scripts/ci.sh
+    tier vscode bash vscode-client/scripts/ci.sh
 fi
+
+printf '\n== all tiers: %ss\n' $((SECONDS - started))
+[ ${#failed[@]} -eq 0 ] || echo "failed tiers: ${failed[*]}"
+echo "tiers: $((tiers - ${#failed[@]})) passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]

@@ -12,6 +12,24 @@ from fxcore.engine import Engine
 
 from engine_support import Workspace
 
+#: Test modules that need more than the fast tier gives (pyproject.toml's ``addopts`` leaves
+#: them out of a plain ``pytest``; scripts/test.sh runs them as their own tier): each says why.
+SLOW_MODULES = {
+    "test_installed_wheel.py": "builds the wheel and a virtual environment to install it in",
+    "test_pre_commit.py": "installs pre-commit's hook environments",
+    "test_recall.py": "one pass over the whole recall corpus against plain torch.fx",
+}
+E2E_MODULES = {"test_neovim.py": "drives a real Neovim"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        if name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        if name in E2E_MODULES:
+            item.add_marker(pytest.mark.e2e)
+
 
 @pytest.fixture(scope="session")
 def engine() -> Iterator[Engine]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 from real_torch_answers import export_answers
 
 from fxcore import result_codec
@@ -107,7 +108,13 @@ def test_capture_on_meta_matches_real_export(key: str) -> None:
     assert record.failures, "real export failed; the capture found nothing"
     assert record.failures[0].line == expected["first_line"]
     assert record.failures[0].path == str(CORPUS / key.split(":")[0])
-    assert data_dependent_sites(record) == set(expected["data_dependent_lines"] or [])
+    sites = expected["data_dependent_lines"]
+    if sites is None and "DataDependent" in expected["error"]:
+        pytest.skip(f"real torch.export.draft_export itself fails on {key} with torch "
+                    f"{torch.__version__} (2.11 and 2.12: a runtime assertion of its "
+                    "real-tensor propagation): no data-dependent sites to compare with")
+    # draft_export fails on an error that is not about data: there is no site.
+    assert data_dependent_sites(record) == set(sites or [])
 
 
 STRICT = EngineConfig(export_strict=True)
@@ -374,7 +381,9 @@ def test_a_meta_tensor_fx_lsp_cannot_fake_is_fx404_at_its_line_and_no_verdict() 
     assert (stopped.code, stopped.kind, stopped.line) == ("FX404", "export-not-checkable", line)
     assert stopped.message.startswith("Not checkable under torch.export without real data: "
                                       "this line uses a tensor on the meta device beside CPU")
-    assert "cpu and meta" in stopped.message
+    # torch's own words differ by release ("cpu and meta"; 2.11: "devices cpu, meta").
+    assert "cpu" in stopped.message.rpartition("(torch: ")[2]
+    assert "meta" in stopped.message.rpartition("(torch: ")[2]
     assert record.not_checked is not None and record.graph is None
     result = module_verdict(context, ExportCapture(), target, record)
     assert (result.status, result.reason) == ("not-traced", record.not_checked)
