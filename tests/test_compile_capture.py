@@ -274,3 +274,14 @@ def test_two_library_lines_breaking_under_one_workspace_line_are_two_breaks(
     # The second break happens in the library function dynamo compiled alone after the
     # first, whose stack has no workspace frame: it is located on the class (line 5).
     assert lines == [(7, "GB0170", helper, 2), (5, "GB0170", helper, 4)]
+
+
+def test_a_loop_on_tensor_data_ends_on_meta_and_says_what_was_assumed() -> None:
+    """`while x.abs().max() > 1` never ends on meta values that stand for data (it raised a
+    RecursionError, FX502): the condition is taken as true once, then false, and the break
+    says so; its place and code are real torch's (test_breaks_on_meta_are_those_of_real_tensors)."""
+    _, _, record = capture("breaks_python.py", "HalveUntilSmall")
+    (failure,) = record.failures
+    assert failure.code == "GB0170"
+    assert ("the condition on tensor data at line 104 was assumed true the first time and "
+            "false after, so a loop on it runs once") in failure.message

@@ -94,3 +94,22 @@ class TwoBreaks(nn.Module):
         x = x + 1
         n = x.sum().item()
         return x * n
+
+
+class HalveUntilSmall(nn.Module):
+    """A loop on tensor data: real data ends it; on meta it must end too (issue 33)."""
+
+    def forward(self, x):
+        x = x * 4  # real data (torch.rand) enters the loop
+        while x.abs().max() > 1.0:
+            x = x / 2
+        return x
+
+
+class RepeatItemTimes(nn.Module):
+    """A loop bound taken from .item()."""
+
+    def forward(self, x):
+        for _ in range(int(x.sum().item())):
+            x = x * 0.9
+        return x

@@ -157,7 +157,9 @@ class CompileCapture:
         torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
         with contextlib.ExitStack() as stack:
             stack.enter_context(_quiet())
-            degraded += stack.enter_context(meta_values())
+            # What could not be set up, then what was assumed for meta values (a loop run
+            # once): filled while the capture runs.
+            meta_notes = stack.enter_context(meta_values())
             if hook is not None:
                 stack.enter_context(recording_breaks(
                     hook, functools.partial(_record_break, breaks,
@@ -173,6 +175,7 @@ class CompileCapture:
             except BaseException as error:
                 ending_error = error
         torch._dynamo.reset()
+        degraded = [*meta_notes, *degraded]
         seconds = time.perf_counter() - started
         # One per (kind, place, innermost frame): a break in a loop, or in a helper that
         # dynamo compiles again alone after the break in its caller, is one problem; two

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,6 +30,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
 
 _METHODS = ("__bool__", "item", "tolist", "numpy")
+_TORCH_FOLDER = os.path.dirname(torch.__file__)
 
 
 def _ones(tensor: torch.Tensor) -> Any:
@@ -44,10 +47,32 @@ def _nested_list(shape: tuple[int, ...], value: Any) -> Any:
     return [_nested_list(shape[1:], value) for _ in range(shape[0])]
 
 
-def _stand_in(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+def _asking_line() -> tuple[str, int]:
+    """The file and line of the code that asks a meta tensor for its truth: the innermost
+    frame outside torch and this module."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_TORCH_FOLDER)
+                                        or frame.f_code.co_filename == __file__):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+def _stand_in(name: str, original: Callable[..., Any],
+              asked: dict[tuple[str, int], int], notes: list[str]) -> Callable[..., Any]:
+    def truth() -> bool:
+        # True the first time a line asks, false after: a loop on tensor data (`while
+        # x.abs().max() > 1`), which real data ends, runs once here instead of forever.
+        place = _asking_line()
+        asked[place] = asked.get(place, 0) + 1
+        if asked[place] == 2:
+            notes.append(f"On meta, the condition on tensor data at line {place[1]} was "
+                         "assumed true the first time and false after, so a loop on it runs "
+                         "once.")
+        return asked[place] == 1
+
     def value(tensor: torch.Tensor) -> Any:
         if name == "__bool__":
-            return True
+            return truth()
         if name == "item":
             return _ones(tensor)
         if name == "tolist":
@@ -110,7 +135,8 @@ def _fake_runs_of_meta_data() -> Iterator[str | None]:
 
 @contextlib.contextmanager
 def meta_values() -> Iterator[list[str]]:
-    """The stand-ins installed; yields what could not be set up (each with its reason)."""
+    """The stand-ins installed; yields what could not be set up (each with its reason), and
+    later what was assumed (a loop on tensor data run once)."""
     missing: list[str] = []
     originals = {name: getattr(torch.Tensor, name) for name in _METHODS}
     # Some are torch.Tensor's own, others inherited from torch._C.TensorBase.
@@ -125,9 +151,10 @@ def meta_values() -> Iterator[list[str]]:
         not_faked = stack.enter_context(_fake_runs_of_meta_data())
         if not_faked is not None:
             missing.append(not_faked)
+        asked: dict[tuple[str, int], int] = {}
         try:
             for name, original in originals.items():
-                setattr(torch.Tensor, name, _stand_in(name, original))
+                setattr(torch.Tensor, name, _stand_in(name, original, asked, missing))
             yield missing
         finally:
             for name in _METHODS:
