@@ -70,7 +70,7 @@ for s in "${series[@]}"; do
     fi
 
     log="$matrix_dir/pytest-$s.log"
-    (cd "$repo" && "$python" -m pytest -m matrix -n 2 -q -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
+    (cd "$repo" && "$python" -m pytest -m matrix -n 2 -q -rs -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
     status=$?
     summary=$(tail -n 1 "$log")
     echo "torch $s ($version): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"

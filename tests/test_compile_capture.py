@@ -119,6 +119,10 @@ def test_a_break_repeated_in_a_loop_or_a_helper_is_reported_once() -> None:
 
 
 def test_a_compile_error_that_is_not_a_break_is_fx502() -> None:
+    if EXPECTED["breaks_calls.py:TryExcept"]["breaks"] != [[63, "error"]]:
+        pytest.skip(f"real torch.compile of torch {torch.__version__} compiles TryExcept's "
+                    "try/except fallback (2.14 on): no compile error to report; "
+                    "test_breaks_on_meta_are_those_of_real_tensors checks it agrees")
     _, _, record = capture("breaks_calls.py", "TryExcept")
     (failure,) = record.failures
     assert failure.code == "FX502" and failure.kind == "compile-error"
