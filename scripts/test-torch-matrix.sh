@@ -58,7 +58,7 @@ for s in "${series[@]}"; do
             || { echo "torch $s: cannot install torch==$version"; failed=$((failed + 1)); continue; }
     fi
     # fx-lsp and its test extras beside that torch, which the constraint keeps as it is.
-    uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") -e "$repo[test]" numpy \
+    uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") -e "$repo[test]" numpy einops \
         || { echo "torch $s: cannot install fx-lsp beside torch $version"; failed=$((failed + 1)); continue; }
     t_install=$((SECONDS - t0))
 
