@@ -27,6 +27,8 @@ from pathlib import Path
 
 from bench_util import machine_line
 
+from fx_lsp.json_report import parse_report
+
 THIRDPARTY = Path(__file__).resolve().parent.parent / "tests" / "thirdparty"
 sys.path.insert(0, str(THIRDPARTY))
 
@@ -124,10 +126,10 @@ def main() -> None:
         lsp_seconds = run_fx_lsp(report)
         real_seconds = run_ground_truth(report, truth, args.only)
         print(f"fx-lsp {lsp_seconds:.0f} s, real torch.compile {real_seconds:.0f} s")
-    rows = agreements(json.loads(truth.read_text()), json.loads(report.read_text()))
+    rows = agreements(json.loads(truth.read_text()), parse_report(report.read_text()))
     print_table(rows)
     print(f"\n{len(rows)} classes with example inputs; JSON in {folder}")
-    print_summary(rows, json.loads(report.read_text()))
+    print_summary(rows, parse_report(report.read_text()))
 
 
 if __name__ == "__main__":

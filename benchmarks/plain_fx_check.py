@@ -22,6 +22,8 @@ import subprocess
 import sys
 from typing import Any
 
+from fx_lsp.json_report import parse_report, parse_report_file
+
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -44,7 +46,7 @@ def plain_verdicts(workspace_root: str, modules_json: list[dict[str, Any]],
     )
     if completed.returncode != 0:
         raise RuntimeError(f"the plain torch.fx child failed:\n{completed.stderr}")
-    return json.loads(completed.stdout.splitlines()[-1])
+    return parse_report(completed.stdout.splitlines()[-1])
 
 
 def plain_verdict(workspace_root: str, module_json: dict[str, Any],
@@ -109,7 +111,7 @@ def _child() -> None:
     )
     from fxcore.workspace import import_location
 
-    request = json.loads(sys.stdin.read())
+    request = parse_report(sys.stdin.read())
     root, cwd = request["root"], request["cwd"]
     # The same rules as fx-lsp's workers: no network, no weights downloaded.
     sandbox.enter(os.path.join(root, "plain_fx_check"), root)
@@ -188,7 +190,7 @@ def main(argv: list[str]) -> int:
         return 2
     workspace, report_path = argv
     with open(report_path) as handle:
-        modules = json.load(handle)["modules"]
+        modules = parse_report_file(handle)["modules"]
     cwd = os.getcwd()
     outcomes = plain_verdicts(workspace, modules, cwd=cwd)
     differing = 0

@@ -22,6 +22,8 @@ import os
 import sys
 from pathlib import Path
 
+from fx_lsp.json_report import parse_report
+
 THIRDPARTY = Path(__file__).resolve().parent.parent / "tests" / "thirdparty"
 sys.path.insert(0, str(THIRDPARTY))
 
@@ -77,10 +79,10 @@ def _compile_cell(module: dict, row: Agreement | None) -> tuple[str, str]:
 
 
 def table(export_dir: Path, compile_dir: Path) -> str:
-    export_report = json.loads((export_dir / "fx-lsp-export.json").read_text())
+    export_report = parse_report((export_dir / "fx-lsp-export.json").read_text())
     export_rows = {row.key: row for row in rows(
         export_report, json.loads((export_dir / "real-export.json").read_text()))}
-    compile_report = json.loads((compile_dir / "fx-lsp.json").read_text())
+    compile_report = parse_report((compile_dir / "fx-lsp.json").read_text())
     compile_rows = {row.key: row for row in agreements(
         json.loads((compile_dir / "ground-truth.json").read_text()), compile_report)}
     compile_modules = {class_key(m["path"], m["class"]): m for m in compile_report["modules"]

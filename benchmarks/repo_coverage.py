@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import shutil
 import subprocess
@@ -45,6 +44,8 @@ import time
 import zipfile
 from dataclasses import dataclass
 from typing import Any
+
+from fx_lsp.json_report import parse_report
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -207,7 +208,7 @@ def run_library(library: Library, corpus_dir: str, workers: int,
     seconds = time.perf_counter() - started
     if completed.returncode not in (0, 1):
         raise RuntimeError(f"fx-lsp check failed on {library.name}:\n{completed.stderr}")
-    report = json.loads(completed.stdout)
+    report = parse_report(completed.stdout)
     if save_reports:
         os.makedirs(save_reports, exist_ok=True)
         with open(os.path.join(save_reports, f"{library.name}.json"), "w") as handle:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.util
-import json
 import os
 import py_compile
 import re
@@ -57,6 +56,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_util import engine_version, machine_line
+
+from fx_lsp.json_report import parse_report
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIM = os.path.join(REPOSITORY, "tests", "thirdparty", "workspace", "tpmodels", "_shim.py")
@@ -239,7 +240,7 @@ def run_check(workspace: str, files: list[str], label: str, workers: int,
     idle_after, total_after = machine_idle_ticks()
     idle = (idle_after - idle_before) / max(1, total_after - total_before)
     return ScanRun(label, seconds, children_cpu_seconds() - cpu_before, sampler.peak_rss,
-                   sampler.peak_pss, sampler.peak_processes, idle, json.loads(text))
+                   sampler.peak_pss, sampler.peak_processes, idle, parse_report(text))
 
 
 def verdicts(run: ScanRun) -> dict[str, int]:

@@ -51,6 +51,10 @@ def test_a_30_mb_error_gives_a_bounded_report_and_cache(tmp_path: Path) -> None:
     assert problem["message"].endswith("more characters cut by fx-lsp]")
     cut = int(problem["message"].rsplit("[", 1)[1].split()[0].replace(",", ""))
     assert problem["message"].count("A") + cut == 30_000_000
+    # The failure's text appears once: the class's entry points at the diagnostic.
+    assert done.stdout.count("more characters cut by fx-lsp]") == 1
+    (failure,) = report["modules"][0]["failures"]
+    assert failure["reported"] is True and "message" not in failure
     # What the worker printed is logged (-v), cut likewise.
     assert len(done.stderr) < 100_000 and "earlier bytes of output cut by fx-lsp" in done.stderr
     cache = tmp_path / ".fx-lsp-cache"

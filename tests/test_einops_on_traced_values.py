@@ -6,7 +6,6 @@ trace, and plain torch.fx, given the same, agrees and computes what eager code d
 from __future__ import annotations
 
 import importlib
-import json
 import math
 import os
 import subprocess
@@ -20,6 +19,7 @@ import torch
 from test_plain_fx_agreement import assert_agrees
 from torch import fx
 
+from fx_lsp.json_report import parse_report
 from fxcore import fix_plan, fixes, traced_libraries
 from fxcore.config import load_config
 from fxcore.engine import Engine
@@ -92,7 +92,7 @@ def cli(root: Path, *arguments: str, pythonpath: str = "") -> subprocess.Complet
 
 
 def by_class(output: str) -> dict[str, dict]:
-    return {module["class"]: module for module in json.loads(output)["modules"]}
+    return {module["class"]: module for module in parse_report(output)["modules"]}
 
 
 @pytest.fixture
@@ -183,7 +183,7 @@ def test_fix_makes_each_form_trace_as_plain_torch_fx_does(engine: Engine,
     completed = cli(models.root, "--fix", "--format", "json")
     assert completed.returncode == 0, completed.stderr
     assert {module["class"]: (module["status"], module["failures"])
-            for module in json.loads(completed.stdout)["modules"]} == {
+            for module in parse_report(completed.stdout)["modules"]} == {
         name: ("traceable", []) for name in ("ByName", "AsAttribute", "Layers", "InHelper")}
     text = (models.root / "einops_models.py").read_text()
     assert 'torch.fx.wrap("rearrange")\ntorch.fx.wrap("reduce")\n' in text

@@ -3,12 +3,13 @@ exception messages cannot be formatted, the CLI says so clearly (real CLI, real 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from fx_lsp.json_report import parse_report
 
 from engine_support import REPO_ROOT
 
@@ -22,7 +23,7 @@ def check_json(cwd: Path) -> dict[str, Any]:
                                 "--format", "json", "."], cwd=cwd, env=environment,
                                capture_output=True, text=True, timeout=300)
     assert "Traceback" not in completed.stdout + completed.stderr
-    return json.loads(completed.stdout)
+    return parse_report(completed.stdout)
 
 
 def file_errors(report: dict[str, Any], name: str) -> list[str]:

@@ -7,7 +7,6 @@ from the JSON ``arguments``; the decision itself on plain torch.fx's own excepti
 from __future__ import annotations
 
 import ast
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 import torch
 from torch import fx, nn
 
+from fx_lsp.json_report import parse_report
 from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.results import Arguments, Failure, FileResult, ModuleResult
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
@@ -197,7 +197,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
     workspace = Workspace(tmp_path_factory.mktemp("fit"))
     workspace.write("pyproject.toml", PYPROJECT)
     workspace.write("blocks.py", BLOCKS)
-    return workspace.root, json.loads(check(workspace.root, "json").stdout)
+    return workspace.root, parse_report(check(workspace.root, "json").stdout)
 
 
 def by_class(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

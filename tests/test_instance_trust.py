@@ -5,7 +5,6 @@ says so, and the classes not traced folded into one line of the ``full`` format.
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import pytest
 
 from fx_lsp import report_formats
 from fx_lsp.check import CheckRun, Projects, Summary
+from fx_lsp.json_report import parse_report
 from fxcore.config import ProjectConfig
 from fxcore.instance_trust import guessed_instance, on_guessed_arguments
 from fxcore.job_spec import ReportConfig
@@ -290,7 +290,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(workspace: Path) -> dict[str, Any]:
-    return cast(dict[str, Any], json.loads(
+    return cast(dict[str, Any], parse_report(
         check(workspace, "--no-cache", "--output-format", "json").stdout))
 
 

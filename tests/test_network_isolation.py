@@ -12,7 +12,6 @@ Python-only fallback, and the tests that need a namespace skip with its reason.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import shutil
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fx_lsp.json_report import parse_report
 
 from engine_support import REPO_ROOT, Workspace
 
@@ -193,7 +194,7 @@ def attempts(request: pytest.FixtureRequest,
         completed = run_fx_lsp(wrapper, "check", "--no-cache", "--format", "json", ".",
                                cwd=root, cache=root / "cache")
         assert completed.returncode == 0, completed.stdout + completed.stderr
-        report = json.loads(completed.stdout)
+        report = parse_report(completed.stdout)
         # A connection the kernel completed waits in the listener's queue: readable now.
         reached = {name: bool(select.select([listener], [], [], 0)[0])
                    for name, listener in listeners.items()}
@@ -301,7 +302,7 @@ def test_workers_still_trace_with_the_python_block_when_namespaces_are_refused(
     """)
     completed = run_fx_lsp(NAMESPACES_REFUSED, "check", "--no-cache", "--format", "json", ".",
                            cwd=tmp_path, cache=tmp_path / "cache")
-    report = json.loads(completed.stdout)
+    report = parse_report(completed.stdout)
     modules = {m["class"]: m for m in report["modules"]}
     assert modules["Plain"]["status"] == "traceable"
     (failure,) = modules["Downloader"]["failures"]

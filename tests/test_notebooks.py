@@ -19,6 +19,7 @@ import pytest
 import torch
 from torch import fx
 
+from fx_lsp.json_report import parse_report
 from fxcore.engine import Engine
 from fxcore.job_spec import TraceJob
 from fxcore.notebook import CellPosition, NotebookCell, NotebookCells, build_notebook_module
@@ -50,7 +51,7 @@ def code_cells_as_module(notebook: Path, folder: Path) -> tuple[Path, dict[int, 
     """The notebook's code cells before its training ones, copied into ``<folder>/copied.py``
     without their IPython lines (``%``, ``!``): the same classes as a plain file. Returns the
     file and its map from line to (cell number, line in the cell)."""
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    cells = parse_report(notebook.read_text(encoding="utf-8"))["cells"]
     lines: list[str] = []
     where: dict[int, tuple[int, int]] = {}
     for index, cell in enumerate(cells):
@@ -114,7 +115,7 @@ def test_verdicts_and_places_in_cells_agree_with_plain_fx(notebooks: Path, tmp_p
                                          if name != "Fine"), plain
 
     completed = run_cli(notebooks, "--output-format", "json", "models.ipynb")
-    report = json.loads(completed.stdout)
+    report = parse_report(completed.stdout)
     modules = {module["class"]: module for module in report["modules"]}
     assert set(modules) == set(MODEL_CLASSES)
     for name, frames in plain.items():
@@ -174,7 +175,7 @@ def test_terminal_places_name_cells_as_ruff_does(notebooks: Path) -> None:
     assert "::error file=models.ipynb,title=fx-lsp (FX002)::cell 6:3:27: FX002 [MeanPool]" \
         in github
 
-    sarif = json.loads(run_cli(notebooks, "--output-format", "sarif", "models.ipynb").stdout)
+    sarif = parse_report(run_cli(notebooks, "--output-format", "sarif", "models.ipynb").stdout)
     (result,) = [item for item in sarif["runs"][0]["results"]
                  if "[MeanPool]" in item["message"]["text"]]
     assert result["message"]["text"].startswith("cell 6:3:27: FX002")
@@ -189,7 +190,7 @@ def test_terminal_places_name_cells_as_ruff_does(notebooks: Path) -> None:
 def test_training_cells_are_never_run(notebooks: Path) -> None:
     completed = run_cli(notebooks, "--output-format", "json", "training.ipynb")
     assert [marker for marker in MARKERS if (notebooks / marker).exists()] == []
-    report = json.loads(completed.stdout)
+    report = parse_report(completed.stdout)
     assert report["files"][0]["errors"] == []
     modules = {module["class"]: module for module in report["modules"]}
     assert modules["TinyNet"]["status"] == "traceable"
@@ -216,7 +217,7 @@ def test_fix_changes_only_the_fixed_cell(notebooks: Path) -> None:
     assert "models.ipynb:cell 6:3:27: FX002: Wrap len for tracing" in completed.stderr
     after_text = notebook.read_text(encoding="utf-8")
     nbformat.validate(nbformat.reads(after_text, as_version=4))
-    before, after = json.loads(before_text), json.loads(after_text)
+    before, after = parse_report(before_text), parse_report(after_text)
     assert len(after["cells"]) == len(before["cells"])
     changed = [index for index, (old, new)
                in enumerate(zip(before["cells"], after["cells"], strict=True)) if old != new]
@@ -232,32 +233,32 @@ def test_fix_changes_only_the_fixed_cell(notebooks: Path) -> None:
     assert after_text == json.dumps(after, indent=1, ensure_ascii=False) + "\n"
     assert before_text == json.dumps(before, indent=1, ensure_ascii=False) + "\n"
     # The fixed notebook traces MeanPool.
-    report = json.loads(run_cli(notebooks, "--output-format", "json", "models.ipynb").stdout)
+    report = parse_report(run_cli(notebooks, "--output-format", "json", "models.ipynb").stdout)
     statuses = {module["class"]: module["status"] for module in report["modules"]}
     assert statuses["MeanPool"] == "traceable"
 
 
 def test_cached_until_a_checked_cell_changes(notebooks: Path) -> None:
-    first = json.loads(run_cli(notebooks, "--output-format", "json", "models.ipynb",
+    first = parse_report(run_cli(notebooks, "--output-format", "json", "models.ipynb",
                                cache=True).stdout)
     assert first["summary"]["cached"] == 0
-    again = json.loads(run_cli(notebooks, "--output-format", "json", "models.ipynb",
+    again = parse_report(run_cli(notebooks, "--output-format", "json", "models.ipynb",
                                cache=True).stdout)
     assert again["summary"]["cached"] == 1
     assert again["diagnostics"] == first["diagnostics"]
     notebook = notebooks / "models.ipynb"
-    data = json.loads(notebook.read_text(encoding="utf-8"))
+    data = parse_report(notebook.read_text(encoding="utf-8"))
     # A training cell (left out of the checked module) changes: still cached.
     data["cells"][-1]["source"] = ["for epoch in range(5):\n", "    pass"]
     notebook.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    edited_training = json.loads(run_cli(notebooks, "--output-format", "json",
+    edited_training = parse_report(run_cli(notebooks, "--output-format", "json",
                                          "models.ipynb", cache=True).stdout)
     assert edited_training["summary"]["cached"] == 1
     # MeanPool's cell changes: traced again, and the fix shows.
     data["cells"][5]["source"] = ["class MeanPool(nn.Module):\n", "    def forward(self, x):\n",
                                   "        return x.sum(0) / x.size(0)"]
     notebook.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    edited_model = json.loads(run_cli(notebooks, "--output-format", "json", "models.ipynb",
+    edited_model = parse_report(run_cli(notebooks, "--output-format", "json", "models.ipynb",
                                       cache=True).stdout)
     assert edited_model["summary"]["cached"] == 0
     statuses = {module["class"]: module["status"] for module in edited_model["modules"]}
@@ -269,7 +270,7 @@ def test_excluded_notebooks_are_not_checked(notebooks: Path) -> None:
         '[project]\nname = "x"\nversion = "0"\n\n[tool.fx-lsp]\nexclude = ["training.ipynb"]\n',
         encoding="utf-8")
     completed = run_cli(notebooks, "--output-format", "json", ".")
-    paths = {item["path"] for item in json.loads(completed.stdout)["files"]}
+    paths = {item["path"] for item in parse_report(completed.stdout)["files"]}
     assert paths == {"helpers.py", "models.ipynb"}
 
 

@@ -3,7 +3,6 @@ built (``"arguments": {"from": "parent", ...}``), through the real CLI."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 
+from fx_lsp.json_report import parse_report
 from fxcore.parent_arguments import apply_parent_arguments, parent_description
 from fxcore.results import Arguments, Failure, FileResult, ModuleResult
 
@@ -112,7 +112,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
         cwd=workspace.root, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 1, completed.stderr  # Block cannot be traced
-    return workspace.root, json.loads(completed.stdout)
+    return workspace.root, parse_report(completed.stdout)
 
 
 def modules_by_class(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -262,7 +262,7 @@ def test_a_submodule_instance_that_hangs_times_out_alone(tmp_path: Path) -> None
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--timeout", "2", "--format",
          "json", "."], cwd=workspace.root, capture_output=True, text=True, timeout=300)
-    data = json.loads(completed.stdout)
+    data = parse_report(completed.stdout)
     modules = modules_by_class(data)
     assert modules["Holder"]["status"] == "traceable"
     assert modules["After"]["status"] == "traceable"
@@ -323,7 +323,7 @@ def test_a_configured_root_wins_over_a_guessed_root_whatever_the_file_order(
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
         cwd=workspace.root, capture_output=True, text=True, timeout=300)
-    modules = modules_by_class(json.loads(completed.stdout))
+    modules = modules_by_class(parse_report(completed.stdout))
     assert modules["ResUnit"]["arguments"]["parent"] == "pkg.resnet:ResNet"
     bottleneck = modules["ResBottleneck"]["arguments"]
     assert (bottleneck["from"], bottleneck["parent"], bottleneck["path"],
@@ -371,7 +371,7 @@ def test_a_call_site_wins_over_an_instance_a_guessed_root_built(tmp_path: Path) 
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
         cwd=workspace.root, capture_output=True, text=True, timeout=300)
-    modules = modules_by_class(json.loads(completed.stdout))
+    modules = modules_by_class(parse_report(completed.stdout))
     assert modules["Quantizer"]["arguments"]["from"] == "guessed"
     assert modules["Codebook"]["arguments"] == {
         "from": "call-site", "args": [], "kwargs": {"dim": "256", "codebook_size": "512"},
@@ -409,7 +409,7 @@ def check_json(workspace: Workspace, *options: str) -> dict[str, Any]:
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", *options, "--format", "json",
          "."], cwd=workspace.root, capture_output=True, text=True, timeout=300)
-    return json.loads(completed.stdout)
+    return parse_report(completed.stdout)
 
 
 def test_a_submodule_is_traced_on_the_inputs_its_parent_passes(tmp_path: Path) -> None:
@@ -505,7 +505,7 @@ def test_a_class_only_a_later_call_site_builds_gets_that_parent_built_instance(
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
         cwd=workspace.root, capture_output=True, text=True, timeout=300)
-    data = json.loads(completed.stdout)
+    data = parse_report(completed.stdout)
     modules = modules_by_class(data)
     assert modules["Decoder"]["arguments"] == {
         "from": "call-site", "args": [], "kwargs": {"dim": "16", "heads": "4"},

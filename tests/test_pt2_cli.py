@@ -3,7 +3,6 @@ default, where, and in which output formats (issue 20)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fx_lsp.json_report import parse_report
 
 from engine_support import REPO_ROOT
 
@@ -73,7 +74,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def checked(workspace: Path) -> dict[str, Any]:
     completed = fx_lsp(workspace, "check", "--no-cache", "--output-format", "json", ".")
     assert completed.returncode == 1, completed.stderr
-    return json.loads(completed.stdout)
+    return parse_report(completed.stdout)
 
 
 def _problems(checked: dict[str, Any]) -> set[tuple[str, int, str]]:
@@ -136,7 +137,7 @@ def test_pt2_failures_carry_no_fx_leaf_module_advice(checked: dict[str, Any]) ->
 
 def test_sarif_lists_a_graph_break_rule_with_pytorchs_page(workspace: Path) -> None:
     completed = fx_lsp(workspace, "check", "--no-cache", "--output-format", "sarif", ".")
-    run = json.loads(completed.stdout)["runs"][0]
+    run = parse_report(completed.stdout)["runs"][0]
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
     assert "GB0170" in rules and "FX401" in rules
     assert rules["GB0170"]["helpUri"].startswith("https://")
@@ -155,7 +156,7 @@ def test_a_graph_break_is_silenced_by_noqa_and_ignored_by_prefix(tmp_path: Path)
         """), encoding="utf-8")
     completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
     assert completed.returncode == 0, completed.stdout
-    assert json.loads(completed.stdout)["diagnostics"] == []
+    assert parse_report(completed.stdout)["diagnostics"] == []
     (tmp_path / "models.py").write_text(MODELS, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
         [tool.fx-lsp]
@@ -163,7 +164,7 @@ def test_a_graph_break_is_silenced_by_noqa_and_ignored_by_prefix(tmp_path: Path)
         ignore = ["GB"]
         """), encoding="utf-8")
     completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
-    assert json.loads(completed.stdout)["diagnostics"] == [], completed.stdout
+    assert parse_report(completed.stdout)["diagnostics"] == [], completed.stdout
 
 
 SHARED_HELPER = """\
@@ -210,7 +211,7 @@ def test_a_helper_two_classes_reach_is_one_problem_per_mode_in_every_format(
     """Export's FX401 and compile's GB0170 in a helper both classes call: one problem each,
     naming both classes, in json, concise, github and junit alike."""
     completed = fx_lsp(shared_helper, "check", "--no-cache", "--output-format", "json", ".")
-    diagnostics = json.loads(completed.stdout)["diagnostics"]
+    diagnostics = parse_report(completed.stdout)["diagnostics"]
     assert sorted((d["code"], d["line"], d["mode"], tuple(d["classes"])) for d in diagnostics) \
         == [("FX401", 6, "export", ("First", "Second")),
             ("GB0170", 6, "compile", ("First", "Second"))]
@@ -237,7 +238,7 @@ def test_per_file_ignores_remove_export_and_compile_codes(tmp_path: Path) -> Non
         """), encoding="utf-8")
     completed = fx_lsp(tmp_path, "check", "--no-cache", "--output-format", "json", ".")
     assert completed.returncode == 0, completed.stdout
-    assert json.loads(completed.stdout)["diagnostics"] == []
+    assert parse_report(completed.stdout)["diagnostics"] == []
 
 
 #: Real torch exports and compiles it on the CPU; on meta the listed tensor stays meta and
@@ -280,7 +281,7 @@ def test_an_operator_meta_cannot_run_is_not_checked_with_its_line(tmp_path: Path
     line = HELD_QR.splitlines().index("        return y + torch.geqrf(self.tables[0])[0].sum()") + 1
     completed = fx_lsp(root, "check", "--no-cache", "--output-format", "json", ".")
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    report = json.loads(completed.stdout)
+    report = parse_report(completed.stdout)
     assert report["diagnostics"] == []
     assert report["summary"]["modes"] == {
         mode: {"traced": 0, "traceable": 0, "failed": 0, "not_traced": 1, "not_built": 0,
@@ -312,5 +313,5 @@ def test_selected_in_full_fx404_and_fx503_are_reported_at_the_line(tmp_path: Pat
     completed = fx_lsp(root, "check", "--no-cache", "--output-format", "json", ".")
     assert completed.returncode == 0, completed.stdout + completed.stderr  # information
     found = {(d["code"], d["line"], d["mode"], d["severity"])
-             for d in json.loads(completed.stdout)["diagnostics"]}
+             for d in parse_report(completed.stdout)["diagnostics"]}
     assert found == {("FX404", line, "export", "hint"), ("FX503", line, "compile", "hint")}

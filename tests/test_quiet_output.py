@@ -10,7 +10,6 @@ NumPy" on import. Here numpy is made unimportable for every process of the run b
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import pty
 import re
@@ -25,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from fx_lsp.json_report import parse_report
 from fxcore.results import CODES
 
 from engine_support import REPO_ROOT, is_running
@@ -216,9 +216,9 @@ def test_the_compile_mode_runs_without_numpy(tmp_path: Path) -> None:
     arguments = ("check", "--no-cache", "--mode", "compile", "--output-format", "json", ".")
     without = cli(root, environment(tmp_path, numpy=False), *arguments)
     assert without.stderr == "", without.stderr
-    verdicts = {module["class"]: module for module in json.loads(without.stdout)["modules"]}
+    verdicts = {module["class"]: module for module in parse_report(without.stdout)["modules"]}
     with_numpy = cli(root, environment(tmp_path), *arguments)
-    expected = {module["class"]: module for module in json.loads(with_numpy.stdout)["modules"]}
+    expected = {module["class"]: module for module in parse_report(with_numpy.stdout)["modules"]}
     # After the break, tolist() runs eagerly on a meta tensor, which gets its stand-in with or
     # without numpy; numpy() breaks the graph for want of numpy, as dynamo says on real data.
     assert verdicts["ToList"]["status"] == "failed"
@@ -352,7 +352,7 @@ def test_a_stopped_run_says_one_line_and_leaves_nothing_running(
     release.touch()
     again = cli(root, environment(tmp_path), "check", "--output-format", "json", ".")
     assert again.stderr == "", again.stderr
-    modules = {module["class"]: module for module in json.loads(again.stdout)["modules"]}
+    modules = {module["class"]: module for module in parse_report(again.stdout)["modules"]}
     assert modules["Plain"]["status"] == "traceable"
     assert CODES["crash"] not in codes(modules["Slow"]), modules["Slow"]
     assert CODES["timeout"] not in codes(modules["Slow"]), modules["Slow"]

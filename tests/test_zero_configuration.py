@@ -7,7 +7,6 @@ written by workspace code prove what ran.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fx_lsp.json_report import parse_report
 
 from engine_support import Workspace
 
@@ -156,7 +157,7 @@ def check(root: Path, *extra: str) -> dict[str, Any]:
         capture_output=True, text=True, timeout=300, cwd=root.parent,
     )
     assert completed.returncode in (0, 1), completed.stderr
-    return json.loads(completed.stdout)
+    return parse_report(completed.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +229,7 @@ def test_network_connections_are_blocked(report) -> None:
 
 def test_files_run_as_python_would_run_them(report) -> None:
     root, _ = report
-    probe = json.loads((root / "import-probe.json").read_text())
+    probe = parse_report((root / "import-probe.json").read_text())
     assert probe["argv"] == [str(root / "models" / "vit.py")]
     assert probe["cwd"] == str(root)
     assert probe["name"] == "models.vit"

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from fx_lsp.json_report import parse_report
+
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE / "workspace"
 LIBRARIES = ("torchvision", "timm", "transformers")
@@ -85,7 +87,7 @@ def thirdparty_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dic
     assert truth.returncode == 0, f"ground_truth.py failed:\n{truth.stderr[-4000:]}"
     assert lsp.returncode in (0, 1), f"fx-lsp check exited {lsp.returncode}:\n{lsp.stderr[-4000:]}"
     try:
-        report = json.loads(lsp.stdout)
+        report = parse_report(lsp.stdout)
     except json.JSONDecodeError as exc:
         pytest.fail(f"fx-lsp check --format json printed no JSON ({exc}): {lsp.stdout[:2000]!r}")
-    return json.loads(out.read_text()), report
+    return parse_report(out.read_text()), report

@@ -11,13 +11,14 @@ A class fx-lsp found no example inputs for is not tried: neither side can run it
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from fx_lsp.json_report import parse_report
 
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE / "workspace"
@@ -51,9 +52,9 @@ def run_both(report_path: Path, classes: list[str]) -> tuple[dict, dict]:
     one after the other: on two cores, at once slows both."""
     # fx-lsp check exits 1 when a class fails: a report all the same.
     report_path.write_text(_run(fx_lsp_export_command(classes), ok=(0, 1)), encoding="utf-8")
-    truth = json.loads(_run([sys.executable, str(HERE / "export_ground_truth.py"),
+    truth = parse_report(_run([sys.executable, str(HERE / "export_ground_truth.py"),
                              str(report_path)]))
-    return json.loads(report_path.read_text(encoding="utf-8")), truth
+    return parse_report(report_path.read_text(encoding="utf-8")), truth
 
 
 def _real(path: str) -> str:

@@ -22,6 +22,8 @@ import pytest
 from compile_agreement import agreements
 from compile_ground_truth import WORKSPACE
 
+from fx_lsp.json_report import parse_report
+
 HERE = Path(__file__).resolve().parent
 OFFLINE = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 #: Generous: on the shared 2-core machine each run takes about a minute.
@@ -55,7 +57,7 @@ def sample_rows(tmp_path_factory: pytest.TempPathFactory):
                           env=OFFLINE, capture_output=True, text=True, timeout=RUN_TIMEOUT,
                           check=False)
     assert real.returncode == 0, f"compile_ground_truth.py failed:\n{real.stderr[-3000:]}"
-    return agreements(json.loads(truth.read_text()), json.loads(lsp.stdout))
+    return agreements(json.loads(truth.read_text()), parse_report(lsp.stdout))
 
 
 def test_sample_has_every_verdict(sample_rows) -> None:

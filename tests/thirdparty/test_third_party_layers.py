@@ -3,12 +3,13 @@ leaf-module configuration that fixes it."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from fx_lsp.json_report import parse_report
 
 from engine_support import Workspace
 
@@ -33,7 +34,7 @@ def check(root: Path) -> dict:
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", str(root)],
         capture_output=True, text=True, timeout=300)
-    return json.loads(completed.stdout)
+    return parse_report(completed.stdout)
 
 
 def test_failure_inside_a_library_layer_names_it_and_the_leaf_fix(tmp_path: Path) -> None:
