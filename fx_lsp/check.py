@@ -13,7 +13,7 @@ from typing import TextIO
 
 from fxcore.cache import ResultCache
 from fxcore.config import ProjectConfig, read_project_config
-from fxcore.engine import Engine
+from fxcore.engine import Engine, TraceHandle, WorkspaceKnowledge
 from fxcore.instance_trust import does_not_fit, on_guessed_arguments
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.notebook import CellPosition, NotebookModule, is_notebook
@@ -239,10 +239,10 @@ class Progress:
     """A one-line progress bar on stderr, shown only when stderr is a terminal (and not
     turned off: ``-v`` and ``-q``)."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr, shown: bool = True) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, shown: bool = True) -> None:
         self.total = total
-        self.stream = stream
-        self.enabled = shown and total > 1 and stream.isatty()
+        self.stream = stream or sys.stderr
+        self.enabled = shown and total > 1 and self.stream.isatty()
         self.done = 0
 
     def advance(self) -> None:
@@ -333,19 +333,30 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
 
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
-             use_cache: bool = True, show_progress: bool = True) -> CheckRun:
-    """Trace the jobs (unchanged files' results from the cache) and report them."""
+             use_cache: bool = True, show_progress: bool = True,
+             engine: Engine | None = None) -> CheckRun:
+    """Trace the jobs (unchanged files' results from the cache) and report them, on
+    ``engine`` if given (a caller's warm one, left running) or else on one of ``workers``
+    children of the run's own. The run's cache and call-site index are its own either way."""
+    forget_notebooks()  # cells as this run reads them (an earlier run in this process may
+    # have read another text)
     progress = Progress(len(jobs), shown=show_progress)
     results: list[FileResult] = []
-    engine = Engine(workers=workers, cache=ResultCache() if use_cache else None)
+    knowledge = WorkspaceKnowledge(ResultCache() if use_cache else None)
+    runs_on = engine or Engine(workers=workers)
+    handles: list[TraceHandle] = []
     try:
-        handles = [engine.submit(job) for job in jobs]
+        handles = [runs_on.submit(job, knowledge) for job in jobs]
         for future in as_completed(handle.future for handle in handles):
             results.append(future.result())
             progress.advance()
     finally:
         progress.finish()
-        engine.close()
+        if engine is None:
+            runs_on.close()
+        else:  # a job of this run that is still going (an error or Ctrl+C) stops
+            for handle in handles:
+                handle.cancel()
     results.sort(key=lambda result: result.path)
     results = apply_parent_arguments(results)
     summary = projects.summary
@@ -353,10 +364,3 @@ def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
         summary.add(result)
     report = collect(results, lambda path: source_text(path, {}), projects.selection)
     return CheckRun(results, summary, report, projects.found)
-
-
-def run_checks(paths: Sequence[str], workers: int | None, timeout: float | None,
-               use_cache: bool = True, modes: tuple[str, ...] | None = None) -> CheckRun:
-    """Trace every Python file under ``paths``, each with its own workspace's config."""
-    jobs, projects = check_jobs(paths, timeout, modes)
-    return run_jobs(jobs, projects, workers, use_cache)

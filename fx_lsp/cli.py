@@ -25,7 +25,7 @@ from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
-from fxcore.engine import WORKER_LOG, ZygoteError
+from fxcore.engine import WORKER_LOG, Engine, ZygoteError
 from fxcore.file_access import UnsafeWrite, check_output_path, write_output_text
 from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
@@ -279,7 +279,8 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
     return ordered_modes(modes)
 
 
-def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
+           engine: Engine | None) -> int:
     path, class_name = graph_html.split_target(arguments.target)
     if not os.path.isfile(path) or not path.endswith(".py"):
         parser.error(f"{arguments.target}: give a Python file, as PATH::CLASS")
@@ -291,7 +292,8 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     if not _torch_supported():
         return EXIT_USAGE
     jobs, projects = check_jobs([path], arguments.timeout, modes)
-    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache, _shows_progress(arguments))
+    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache, _shows_progress(arguments),
+                         engine)
     try:
         module = graph_html.find_class(check_run, class_name)
     except graph_html.GraphTargetError as error:
@@ -312,7 +314,8 @@ def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
     return EXIT_FAILED if failed and not arguments.exit_zero else EXIT_OK
 
 
-def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
+           engine: Engine | None) -> int:
     missing = [path for path in arguments.paths if not os.path.exists(path)]
     if missing:
         parser.error(f"no such file or folder: {', '.join(missing)}")
@@ -339,7 +342,7 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
         if shard is not None:
             jobs, selected = shards.select(jobs, *shard)
         return run_jobs(jobs, projects, arguments.workers, not arguments.no_cache,
-                        _shows_progress(arguments)), selected
+                        _shows_progress(arguments), engine), selected
 
     summaries = io.StringIO() if arguments.quiet else sys.stderr
     check_run, selected = run()
@@ -377,16 +380,29 @@ class _TerminalFormatter(logging.Formatter):
         return "\n".join(terminal_lines(super().format(record)))
 
 
-def _configure_logging(arguments: argparse.Namespace) -> None:
+@contextlib.contextmanager
+def _logging_for(arguments: argparse.Namespace) -> Iterator[None]:
     """``-v``: fx-lsp's INFO records and all the workers' output (``WORKER_LOG``) on stderr;
-    ``-q``: errors only. By default fx-lsp's own warnings, and nothing the workers print."""
+    ``-q``: errors only. By default fx-lsp's own warnings, and nothing the workers print.
+    Undone at the end, for a caller that runs several commands in one process."""
+    root = logging.getLogger()
+    levels = root.level, WORKER_LOG.level
+    handler: logging.Handler | None = None
     if getattr(arguments, "verbose", False):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_TerminalFormatter("%(message)s"))
-        logging.basicConfig(level=logging.INFO, handlers=[handler])
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
         WORKER_LOG.setLevel(logging.DEBUG)
     elif getattr(arguments, "quiet", False):
-        logging.getLogger().setLevel(logging.ERROR)
+        root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        if handler is not None:
+            root.removeHandler(handler)
+        root.setLevel(levels[0])
+        WORKER_LOG.setLevel(levels[1])
 
 
 @contextlib.contextmanager
@@ -420,18 +436,21 @@ def _signals_stop_the_run() -> Iterator[None]:
                 signal.signal(number, handler)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
+    """Run the command line ``argv``; ``check`` and ``graph`` trace on ``engine`` if given
+    (a caller's warm one, which they leave running), else on one of their own."""
     parser = build_parser()
     arguments = parser.parse_args(argv)
-    command = {"serve": _serve, "explain": _explain, "merge": _merge, "check": _check,
-               "graph": _graph}
-    _configure_logging(arguments)
+    command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
+        "serve": _serve, "explain": _explain, "merge": _merge,
+        "check": lambda parser, arguments: _check(parser, arguments, engine),
+        "graph": lambda parser, arguments: _graph(parser, arguments, engine)}
     # The server stops on its client's word; SIGTERM kills it, and its zygote then kills the
     # workers when the server's end of their socket closes.
     stops = _signals_stop_the_run() if arguments.command in ("check", "graph") \
         else contextlib.nullcontext()
     try:
-        with stops:
+        with _logging_for(arguments), stops:
             return command[arguments.command](parser, arguments)
     except KeyboardInterrupt:
         # The run cleaned up on its way here.

@@ -263,11 +263,22 @@ class _Attempt:
     output_cut: int = 0
 
 
+@dataclass
+class WorkspaceKnowledge:
+    """What jobs are looked up in before and after they run: the results cache (``None``:
+    none) and the index of each workspace's constructor calls. The server keeps one for its
+    life; each ``fx-lsp check`` run has its own, so that one engine can serve several runs."""
+
+    cache: ResultCache | None = None
+    call_sites: CallSiteIndexes = field(default_factory=CallSiteIndexes)
+
+
 class TraceHandle:
     """A submitted job: its future result, and a way to stop it."""
 
-    def __init__(self, job: TraceJob) -> None:
+    def __init__(self, job: TraceJob, knowledge: WorkspaceKnowledge) -> None:
         self.job = job
+        self.knowledge = knowledge
         self.future: Future[FileResult] = Future()
         self._lock = threading.Lock()
         self._cancelled = False
@@ -298,16 +309,15 @@ class Engine:
 
     def __init__(self, workers: int | None = None, cache: ResultCache | None = None) -> None:
         self.workers = workers or os.cpu_count() or 1
-        #: Results of unchanged files are taken from here, without starting a child.
-        self.cache = cache
+        #: What a job submitted without its own ``WorkspaceKnowledge`` is looked up in:
+        #: results of unchanged files are taken from its cache, without starting a child.
+        self.knowledge = WorkspaceKnowledge(cache)
         self._executor = ThreadPoolExecutor(max_workers=self.workers,
                                             thread_name_prefix="fx-lsp-job")
         self._handles: set[TraceHandle] = set()
         self._lock = threading.Lock()
         self._zygote: _Zygote | None = None
         self._closed = False
-        #: Built once per workspace root; the server passes its file events on to it.
-        self.call_sites = CallSiteIndexes()
         self._preloaded: set[str] = set()
 
     def _live_zygote(self) -> _Zygote:
@@ -318,11 +328,17 @@ class Engine:
                 self._zygote = _Zygote()
             return self._zygote
 
+    @property
+    def call_sites(self) -> CallSiteIndexes:
+        """The default knowledge's call-site indexes, built once per workspace root; the
+        server passes its file events on to them."""
+        return self.knowledge.call_sites
+
     def warm_up(self) -> None:
         """Start the zygote (and its torch import) now rather than on the first job."""
         self._live_zygote()
 
-    def submit(self, job: TraceJob) -> TraceHandle:
+    def submit(self, job: TraceJob, knowledge: WorkspaceKnowledge | None = None) -> TraceHandle:
         if self._closed:
             raise RuntimeError("the engine is closed")
         # The child runs in another working folder: it must get absolute paths.
@@ -331,7 +347,7 @@ class Engine:
             workspace_root=os.path.abspath(job.workspace_root),
             overlays={os.path.abspath(path): text for path, text in job.overlays.items()},
         )
-        handle = TraceHandle(job)
+        handle = TraceHandle(job, knowledge or self.knowledge)
         with self._lock:
             self._handles.add(handle)
 
@@ -368,12 +384,13 @@ class Engine:
         try:
             # The host reads and parses the file once per job, for all its uses here.
             parsed = parsed_file(handle.job.path, handle.job.overlays)
-            handle.job = self._with_call_sites(handle.job, parsed)
+            cache = handle.knowledge.cache
+            handle.job = _with_call_sites(handle.job, parsed, handle.knowledge.call_sites)
             handle.job = _with_builders(handle.job, parsed)
-            result = self.cache.get(handle.job) if self.cache else None
+            result = cache.get(handle.job) if cache else None
             if result is None:
                 # The key from the text before the run: the text that is imported.
-                key = self.cache.key(handle.job) if self.cache else None
+                key = cache.key(handle.job) if cache else None
                 # Importing runs the file: a script with no module-level class (train.py)
                 # is never run.
                 result = self._run_job(handle, parsed) if _may_define_a_module_class(parsed) \
@@ -381,8 +398,8 @@ class Engine:
                 _explain_notebook_names(handle.job, result)
                 _log_file_output(result)
                 self._preload(result.third_party_packages)
-                if self.cache:
-                    self.cache.put(handle.job, result, key)
+                if cache:
+                    cache.put(handle.job, result, key)
         except BaseException as error:  # the engine must always answer, cancelled or not
             handle.future.set_exception(error)
         else:
@@ -404,19 +421,6 @@ class Engine:
             zygote = self._zygote
         if new and zygote is not None:
             zygote.preload(new)
-
-    def _with_call_sites(self, job: TraceJob, parsed: ParsedFile) -> TraceJob:
-        """The job with the workspace's literal constructor calls of its classes."""
-        if not parsed.classes:
-            return job
-        found = self.call_sites.calls(job.workspace_root, parsed.classes,
-                                      1 + MAX_OTHER_CALL_SITES)
-        if not found:
-            return job
-        return dataclasses.replace(
-            job, call_sites={name: sites[0] for name, sites in found.items()},
-            other_call_sites={name: sites[1:] for name, sites in found.items()
-                              if len(sites) > 1})
 
     def _run_job(self, handle: TraceHandle, parsed: ParsedFile) -> FileResult:
         # Read when the job runs, and kept out of its cache key: values may be secrets.
@@ -688,6 +692,20 @@ class Engine:
             **module.span(),
         )]
         return module
+
+
+def _with_call_sites(job: TraceJob, parsed: ParsedFile,
+                     call_sites: CallSiteIndexes) -> TraceJob:
+    """The job with the workspace's literal constructor calls of its classes."""
+    if not parsed.classes:
+        return job
+    found = call_sites.calls(job.workspace_root, parsed.classes, 1 + MAX_OTHER_CALL_SITES)
+    if not found:
+        return job
+    return dataclasses.replace(
+        job, call_sites={name: sites[0] for name, sites in found.items()},
+        other_call_sites={name: sites[1:] for name, sites in found.items()
+                          if len(sites) > 1})
 
 
 def _with_builders(job: TraceJob, parsed: ParsedFile) -> TraceJob:

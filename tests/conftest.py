@@ -3,13 +3,13 @@ whole session, and workspaces written to temporary folders."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fxcore.engine import Engine
 
+from cli_support import close_shared_engine, shared_engine
 from engine_support import Workspace
 
 #: Test modules that need more than the fast tier gives (pyproject.toml's ``addopts`` leaves
@@ -31,11 +31,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
+def pytest_sessionfinish() -> None:
+    close_shared_engine()
+
+
 @pytest.fixture(scope="session")
-def engine() -> Iterator[Engine]:
-    engine = Engine(workers=2)
-    yield engine
-    engine.close()
+def engine() -> Engine:
+    """The test process's warm engine, which the in-process CLI (``cli_support``) uses too."""
+    return shared_engine()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import cli_support
 from engine_support import REPO_ROOT
 
 MODEL = ("from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
@@ -33,6 +34,9 @@ def _limit_memory() -> None:
 
 def fx_lsp(cwd: Path, *arguments: str,
            preexec_fn: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
+    if preexec_fn is None:
+        return cli_support.fx_lsp(*arguments, cwd=cwd)
+    # A limit set before the program starts needs a process of its own.
     environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
                           env=environment, capture_output=True, text=True, timeout=300,

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,8 @@ from fxcore.result_codec import (
 )
 from fxcore.results import Failure, ModuleResult
 
+from cli_support import fx_lsp
+
 LOUD = """\
 import torch
 from torch import nn
@@ -32,11 +32,6 @@ class Loud(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         raise RuntimeError("A" * 30_000_000)
 """
-
-
-def fx_lsp(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
-                          capture_output=True, text=True, timeout=240)
 
 
 def test_a_30_mb_error_gives_a_bounded_report_and_cache(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from fx_lsp.hover import arguments_sentence
 from fxcore.builders import builder_functions
 from fxcore.results import Arguments, ModuleResult
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -169,9 +170,7 @@ MOBILENET = """
 
 
 def check(root: Path, output_format: str) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", output_format, "."],
-        cwd=root, capture_output=True, text=True, timeout=300)
+    completed = fx_lsp("check", "--no-cache", "--format", output_format, ".", cwd=root)
     assert completed.returncode == 1, completed.stderr  # MobileNet has a branch on a tensor
     return completed
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from fxcore.cache import CACHE_FOLDER, ResultCache
 from fxcore.engine import Engine
 from fxcore.job_spec import EngineConfig, TraceJob
 
+from cli_support import fx_lsp
 from engine_support import Workspace
 
 
@@ -75,9 +74,8 @@ def test_cli_second_run_comes_from_the_cache(workspace: Workspace) -> None:
     write_package(workspace)
 
     def check(*extra: str) -> dict:
-        completed = subprocess.run(
-            [sys.executable, "-m", "fx_lsp", "check", "--format", "json", *extra, "pkg"],
-            cwd=workspace.root, capture_output=True, text=True, timeout=300, check=True)
+        completed = fx_lsp("check", "--format", "json", *extra, "pkg", cwd=workspace.root)
+        assert completed.returncode == 0, completed.stderr
         return json.loads(completed.stdout)
 
     first = check()

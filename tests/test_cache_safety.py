@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from fxcore.cache import CACHE_FOLDER
 
-from engine_support import REPO_ROOT
+from cli_support import fx_lsp
 
 TRACEABLE = "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n" \
             "        return x + 1\n"
@@ -22,10 +20,7 @@ UNTRACEABLE = "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(
 
 
 def check(cwd: Path) -> dict[str, Any]:
-    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    completed = subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--format", "json",
-                                "model.py"], cwd=cwd, env=environment, capture_output=True,
-                               text=True, timeout=300)
+    completed = fx_lsp("check", "--format", "json", "model.py", cwd=cwd)
     assert "Traceback" not in completed.stderr, completed.stderr
     return json.loads(completed.stdout)
 

@@ -5,7 +5,6 @@ are chosen by what they add, not by where they are written; through the real CLI
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -22,6 +21,7 @@ from fxcore.call_sites import (
 )
 from fxcore.job_spec import MAX_OTHER_CALL_SITES, CallSite
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -178,9 +178,7 @@ def test_a_wrapper_of_a_bound_model_and_a_late_variant_get_real_instances(
                     "wrapped = Wrapper(net, scale=2.0)\n"
                     f"{variants}"
                     "with_alibi = Net(dim=16, heads=4, alibi_pos_bias=True)\n```\n")
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
-        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    completed = fx_lsp("check", "--no-cache", "--format", "json", ".", cwd=workspace.root)
     data: dict[str, Any] = json.loads(completed.stdout)
     modules = {module["class"]: module for module in data["modules"]}
     assert modules["Wrapper"]["status"] == "traceable"
@@ -287,9 +285,7 @@ def test_a_parametrized_variant_and_a_later_readme_block_get_real_instances(
         def test_net(alibi, tmp_path):
             assert Net(dim=16, heads=2, alibi_pos_bias=alibi) is not None
         '''))
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", "."],
-        cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    completed = fx_lsp("check", "--no-cache", "--format", "json", ".", cwd=workspace.root)
     data: dict[str, Any] = json.loads(completed.stdout)
     modules = {module["class"]: module for module in data["modules"]}
     assert modules["Wrapper"]["status"] == "traceable"

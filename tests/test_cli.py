@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT
 
 
@@ -17,8 +18,7 @@ def run_cli(*arguments: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProce
     """The CLI without its cache, so each test traces for real (the cache has its own test)."""
     if arguments and arguments[0] == "check":
         arguments = ("check", "--no-cache", *arguments[1:])
-    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    return fx_lsp(*arguments, cwd=cwd)
 
 
 def test_text_output_over_the_examples() -> None:

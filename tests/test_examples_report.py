@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
 
+from cli_support import fx_lsp
 from engine_support import EXAMPLES
 
 GOLDEN = Path(__file__).parent / "golden" / "examples-check.json"
@@ -49,10 +48,8 @@ def missing_or_changed(expected: Any, actual: Any, where: str = "") -> list[str]
 
 
 def test_the_examples_report_is_what_it_was() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", ".", "--no-cache", "--output-format",
-         "json"], cwd=EXAMPLES, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "NO_COLOR": "1"})
+    run = fx_lsp("check", ".", "--no-cache", "--output-format", "json", cwd=EXAMPLES,
+                 env={**os.environ, "NO_COLOR": "1"})
     assert run.returncode == 1, run.stderr  # the examples have failures on purpose
     report = normalized(json.loads(run.stdout))
     if os.environ.get("FX_LSP_RECORD_GOLDEN") == "1":

@@ -5,15 +5,12 @@ nothing of it without the key (issue 20)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine_support import REPO_ROOT
+from cli_support import fx_lsp
 
 MODELS = """\
 import time
@@ -75,10 +72,7 @@ def checked(root: Path, strict: str) -> tuple[int, dict[str, Any]]:
     root.mkdir()
     (root / "models.py").write_text(MODELS, encoding="utf-8")
     (root / "pyproject.toml").write_text(PYPROJECT.format(strict=strict), encoding="utf-8")
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--output-format", "json", "."],
-        cwd=root, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), capture_output=True,
-        text=True, timeout=600)
+    completed = fx_lsp("check", "--no-cache", "--output-format", "json", ".", cwd=root)
     assert completed.stderr == "", completed.stderr
     return completed.returncode, json.loads(completed.stdout)
 

@@ -8,21 +8,20 @@ import io
 import json
 import shutil
 import subprocess
-import sys
 import tokenize
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from cli_support import fx_lsp
 from engine_support import EXAMPLES, REPO_ROOT
 
 RECALL_MODELS = REPO_ROOT / "tests" / "recall" / "models"
 
 
 def cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", "check", *arguments, "."], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+    return fx_lsp("check", *arguments, ".", cwd=cwd)
 
 
 def copy_of(corpus: str, tmp_path: Path) -> Path:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import torch.fx
@@ -16,6 +15,8 @@ from torch import nn
 
 from fx_lsp.graph_html import POLICY
 from fx_lsp.graph_view import NODE_LIMIT
+
+from cli_support import fx_lsp
 
 MODEL = '''import torch
 from torch import nn
@@ -52,8 +53,7 @@ class Net(nn.Module):  # the same forward, for plain torch.fx's node names
 
 
 def graph(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", "graph", *arguments, "--no-cache"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return fx_lsp("graph", *arguments, "--no-cache", cwd=tmp_path)
 
 
 def embedded_data(page: str) -> dict:

@@ -4,24 +4,19 @@ exception messages cannot be formatted, the CLI says so clearly (real CLI, real 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from fx_lsp.json_report import parse_report
 
-from engine_support import REPO_ROOT
+from cli_support import fx_lsp
 
 MODEL = "import torch\nfrom torch import nn\n\n\nclass {name}(nn.Module):\n" \
         "    def forward(self, x):\n        return x + 1\n"
 
 
 def check_json(cwd: Path) -> dict[str, Any]:
-    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    completed = subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--no-cache",
-                                "--format", "json", "."], cwd=cwd, env=environment,
-                               capture_output=True, text=True, timeout=300)
+    completed = fx_lsp("check", "--no-cache", "--format", "json", ".", cwd=cwd)
     assert "Traceback" not in completed.stdout + completed.stderr
     return parse_report(completed.stdout)
 

@@ -22,6 +22,7 @@ from fxcore.parent_arguments import apply_parent_arguments
 from fxcore.results import Arguments, Failure, FileResult, ModuleResult
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -184,9 +185,7 @@ PYPROJECT = """
 
 
 def check(root: Path, output_format: str) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", output_format, "."],
-        cwd=root, capture_output=True, text=True, timeout=300)
+    completed = fx_lsp("check", "--no-cache", "--format", output_format, ".", cwd=root)
     # Branchy, BranchThenNone, ScaledThenMissing, NumpyAbs, NegatedUfunc, Configured fail
     assert completed.returncode == 1, completed.stderr
     return completed

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -29,6 +28,7 @@ from fxcore.results import (
     ModuleResult,
 )
 
+from cli_support import fx_lsp
 from engine_support import line_of
 
 GUESSED = Arguments(origin="guessed", kwargs={"in_dim": "64", "out_dim": "64"})
@@ -275,9 +275,7 @@ class Picky(nn.Module):
 
 
 def check(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", "check", *arguments, "."],
-                          cwd=root, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "NO_COLOR": "1"})
+    return fx_lsp("check", *arguments, ".", cwd=root, env={**os.environ, "NO_COLOR": "1"})
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ one-line error (or a fix not made), and the file it points at is left as it was.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,8 @@ from fxcore.file_access import (
     write_output_text,
 )
 from fxcore.fix_plan import Fix, in_workspace
+
+from cli_support import fx_lsp
 
 LEN_MODEL = """\
 import torch
@@ -42,11 +42,6 @@ class Net(nn.Module):
 """
 
 PRECIOUS = "precious: not to be overwritten\n"
-
-
-def fx_lsp(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
-                          capture_output=True, text=True, timeout=240)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from fxcore.engine import Engine
 from fxcore.job_spec import TraceJob
 from fxcore.notebook import CellPosition, NotebookCell, NotebookCells, build_notebook_module
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT
 
 NOTEBOOKS = REPO_ROOT / "tests" / "workspaces" / "notebooks"
@@ -36,8 +37,7 @@ MARKERS = ["ran.marker", "trained.marker", "shell.marker", "bash.marker"]
 def run_cli(workspace: Path, *arguments: str, cache: bool = False
             ) -> subprocess.CompletedProcess[str]:
     options = ("check", *(() if cache else ("--no-cache",)), *arguments)
-    return subprocess.run([sys.executable, "-m", "fx_lsp", *options], cwd=workspace,
-                          capture_output=True, text=True, timeout=300)
+    return fx_lsp(*options, cwd=workspace)
 
 
 @pytest.fixture

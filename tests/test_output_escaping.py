@@ -19,6 +19,8 @@ import pytest
 from lsprotocol import types
 from markdown_it import MarkdownIt
 
+from cli_support import fx_lsp
+
 sys.path.insert(0, str(Path(__file__).parent / "lsp"))  # the real-server helpers of tests/lsp
 from lsp_support import session
 
@@ -86,10 +88,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def check(workspace: Path, *arguments: str, env: dict[str, str] | None = None
           ) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", ".", *arguments], cwd=workspace,
-        capture_output=True, text=True, encoding="utf-8", timeout=300,
-        env={**os.environ, **(env or {})})
+    completed = fx_lsp("check", ".", *arguments, cwd=workspace, env={**os.environ, **(env or {})})
     assert completed.returncode == 1, completed.stderr
     return completed
 

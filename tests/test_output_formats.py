@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from fxcore.codes import documentation
 from fxcore.rules.compile import GRAPH_BREAK_FAMILY_DOCS, GRAPH_BREAK_RULES
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT, line_of
 
 SARIF_SCHEMA = REPO_ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
@@ -72,9 +72,7 @@ class Wide(nn.Module):
 
 def cli(*arguments: str, cwd: Path, env: dict[str, str] | None = None
         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})})
+    return fx_lsp(*arguments, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def project(root: Path, **files: str) -> Path:

@@ -16,6 +16,7 @@ from fx_lsp.json_report import parse_report
 from fxcore.parent_arguments import apply_parent_arguments, parent_description
 from fxcore.results import Arguments, Failure, FileResult, ModuleResult
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -406,9 +407,8 @@ HEADS = """
 
 
 def check_json(workspace: Workspace, *options: str) -> dict[str, Any]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", *options, "--format", "json",
-         "."], cwd=workspace.root, capture_output=True, text=True, timeout=300)
+    completed = fx_lsp("check", "--no-cache", *options, "--format", "json", ".",
+                       cwd=workspace.root)
     return parse_report(completed.stdout)
 
 

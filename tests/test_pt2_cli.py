@@ -3,9 +3,7 @@ default, where, and in which output formats (issue 20)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,7 @@ import pytest
 
 from fx_lsp.json_report import parse_report
 
-from engine_support import REPO_ROOT
+import cli_support
 
 MODELS = """\
 import torch
@@ -57,9 +55,7 @@ factory = "models:build_built"
 
 
 def fx_lsp(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
-                          env=environment, capture_output=True, text=True, timeout=600)
+    return cli_support.fx_lsp(*arguments, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT
 
 EXPORTED = '''\
@@ -110,9 +111,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def cli(root: Path, file: str, *arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--mode", MODES[file],
-                           *arguments, file], cwd=root, capture_output=True, text=True,
-                          timeout=600)
+    return fx_lsp("check", "--mode", MODES[file], *arguments, file, cwd=root)
 
 
 def codes(root: Path, file: str) -> list[tuple[int, str]]:

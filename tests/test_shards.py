@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fx_lsp.shards import parse_shard, split
 
+from cli_support import fx_lsp
+
 SHARDS = 3
 
 
 def cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd,
-                          capture_output=True, text=True, timeout=900)
+    return fx_lsp(*arguments, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ pure parts, and ``fx-lsp check`` over a real workspace."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -13,6 +11,7 @@ from fxcore import suppressions
 from fxcore.job_spec import ReportConfig
 from fxcore.report import Selection
 
+from cli_support import fx_lsp
 from engine_support import line_of
 
 MODEL = '''
@@ -53,9 +52,7 @@ class D(nn.Module):
 
 
 def check(root: Path, *extra: str) -> tuple[int, dict]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", *extra,
-         "."], cwd=root, capture_output=True, text=True, timeout=300)
+    completed = fx_lsp("check", "--no-cache", "--format", "json", *extra, ".", cwd=root)
     assert completed.returncode in (0, 1), completed.stderr
     return completed.returncode, json.loads(completed.stdout)
 

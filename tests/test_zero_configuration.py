@@ -17,6 +17,7 @@ import pytest
 
 from fx_lsp.json_report import parse_report
 
+from cli_support import fx_lsp
 from engine_support import Workspace
 
 VIT = '''
@@ -151,11 +152,8 @@ open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "train-ran"), "w")
 
 
 def check(root: Path, *extra: str) -> dict[str, Any]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--format", "json", *extra,
-         str(root)],
-        capture_output=True, text=True, timeout=300, cwd=root.parent,
-    )
+    completed = fx_lsp("check", "--no-cache", "--format", "json", *extra, str(root),
+                       cwd=root.parent)
     assert completed.returncode in (0, 1), completed.stderr
     return parse_report(completed.stdout)
 

@@ -1,0 +1,71 @@
+"""``fx-lsp`` command lines run in the test process, on one warm engine per test process.
+
+A real ``python -m fx_lsp`` costs a new interpreter, a torch import and a new zygote before
+it traces anything; most CLI tests only read what a command prints and returns. ``fx_lsp``
+gives them that from ``fx_lsp.cli.main`` on ``shared_engine()`` (its zygote started once),
+with the working folder, environment, stdout and stderr that the subprocess would have had.
+Tests of what only a process shows (signals, the entry point, a refused torch, a terminal)
+keep starting one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from fx_lsp.cli import main
+from fxcore.engine import Engine
+
+_engine: Engine | None = None
+
+
+def shared_engine() -> Engine:
+    """This test process's engine: one child at a time, so that pytest-xdist's two processes
+    keep two cores busy and no more."""
+    global _engine
+    if _engine is None:
+        _engine = Engine(workers=1)
+    return _engine
+
+
+def close_shared_engine() -> None:
+    global _engine
+    if _engine is not None:
+        _engine.close()
+        _engine = None
+
+
+@contextlib.contextmanager
+def _process_state(cwd: Path | str, env: Mapping[str, str] | None) -> Iterator[None]:
+    """The working folder and (if given) the whole environment of a subprocess, put back
+    afterwards."""
+    folder, environment = os.getcwd(), dict(os.environ)
+    os.chdir(cwd)
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.chdir(folder)
+        os.environ.clear()
+        os.environ.update(environment)
+
+
+def fx_lsp(*arguments: str, cwd: Path | str, env: Mapping[str, str] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    """What ``python -m fx_lsp ARGUMENTS`` run in ``cwd`` with environment ``env`` (the
+    test process's if ``None``) returns and prints, its exit status included."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with _process_state(cwd, env), contextlib.redirect_stdout(stdout), \
+            contextlib.redirect_stderr(stderr):
+        try:
+            status = main(list(arguments), engine=shared_engine())
+        except SystemExit as stop:  # argparse's usage errors, --help, --version
+            status = stop.code if isinstance(stop.code, int) else 1 if stop.code else 0
+    return subprocess.CompletedProcess(["fx-lsp", *arguments], status, stdout.getvalue(),
+                                       stderr.getvalue())
