@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -40,7 +42,22 @@ def close_shared_engine() -> None:
 
 
 @contextlib.contextmanager
-def _process_state(cwd: Path | str, env: Mapping[str, str] | None) -> Iterator[None]:
+def _no_root_handlers() -> Iterator[None]:
+    """The root logger without pytest's handlers, as in a new process: a warning with no
+    handler to take it goes to stderr (logging's last resort) unless ``-v`` adds one."""
+    root = logging.getLogger()
+    handlers = root.handlers[:]
+    for handler in handlers:
+        root.removeHandler(handler)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            root.addHandler(handler)
+
+
+@contextlib.contextmanager
+def process_state(cwd: Path | str, env: Mapping[str, str] | None) -> Iterator[None]:
     """The working folder and (if given) the whole environment of a subprocess, put back
     afterwards."""
     folder, environment = os.getcwd(), dict(os.environ)
@@ -59,9 +76,14 @@ def _process_state(cwd: Path | str, env: Mapping[str, str] | None) -> Iterator[N
 def fx_lsp(*arguments: str, cwd: Path | str, env: Mapping[str, str] | None = None
            ) -> subprocess.CompletedProcess[str]:
     """What ``python -m fx_lsp ARGUMENTS`` run in ``cwd`` with environment ``env`` (the
-    test process's if ``None``) returns and prints, its exit status included."""
+    test process's if ``None``) returns and prints, its exit status included. Another
+    ``PYTHONPATH`` takes a new interpreter (its ``sys.path`` is made at start): then it is
+    one."""
+    if env is not None and env.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
+        return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=300)
     stdout, stderr = io.StringIO(), io.StringIO()
-    with _process_state(cwd, env), contextlib.redirect_stdout(stdout), \
+    with process_state(cwd, env), _no_root_handlers(), contextlib.redirect_stdout(stdout), \
             contextlib.redirect_stderr(stderr):
         try:
             status = main(list(arguments), engine=shared_engine())

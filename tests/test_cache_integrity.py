@@ -1,7 +1,8 @@
 """The result cache cannot be made to lie, to write elsewhere or to hang: entries bound to the
 user by an HMAC, fully checked, never read or written through links, dependencies hashed as
 the import compiled them, import failures cached with the environment. Through the real CLI,
-each run with its own user cache folder (``XDG_CACHE_HOME``)."""
+each run with its own user cache folder (``XDG_CACHE_HOME``); run in the test process
+(``cli_support``) but where another ``PYTHONPATH`` installs a distribution."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from fxcore.cache import ResultCache
+from fxcore.job_spec import TraceJob
+
+from cli_support import fx_lsp, process_state
 from engine_support import REPO_ROOT
 
 CACHE_FOLDER = ".fx-lsp-cache"
@@ -30,7 +34,7 @@ UNTRACEABLE = "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(
 
 
 def cli_environment(user_cache: Path, environment: dict[str, str] | None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), XDG_CACHE_HOME=str(user_cache))
+    env = dict(os.environ, XDG_CACHE_HOME=str(user_cache))
     env.pop(KEY_VARIABLE, None)
     env.update(environment or {})
     return env
@@ -38,19 +42,14 @@ def cli_environment(user_cache: Path, environment: dict[str, str] | None) -> dic
 
 def run_check(workspace: Path, user_cache: Path, *extra: str,
               environment: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--format", "json", *extra,
-                           "."], cwd=workspace, env=cli_environment(user_cache, environment),
-                          capture_output=True, text=True, timeout=180)
+    return fx_lsp("check", "--format", "json", *extra, ".", cwd=workspace,
+                  env=cli_environment(user_cache, environment))
 
 
 def cache_key(workspace: Path, path: Path, user_cache: Path) -> str:
     """The key the CLI computes for ``path``: anyone can, from the workspace alone."""
-    program = ("import sys; from fxcore.cache import ResultCache; from fxcore.job_spec import "
-               "TraceJob; print(ResultCache.key(TraceJob(path=sys.argv[1], "
-               "workspace_root=sys.argv[2])))")
-    return subprocess.run([sys.executable, "-c", program, str(path), str(workspace)],
-                          cwd=workspace, env=cli_environment(user_cache, None), check=True,
-                          capture_output=True, text=True, timeout=180).stdout.strip()
+    with process_state(workspace, cli_environment(user_cache, None)):
+        return ResultCache.key(TraceJob(path=str(path), workspace_root=str(workspace))) or ""
 
 
 def check(workspace: Path, user_cache: Path, *extra: str,

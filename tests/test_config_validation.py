@@ -3,24 +3,19 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from engine_support import REPO_ROOT
+from cli_support import fx_lsp
 
 MODEL = "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n" \
         "        return x + 1\n"
 
 
 def run_cli(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--no-cache", *arguments,
-                           "model.py"], cwd=cwd, env=environment, capture_output=True,
-                          timeout=300)
+    return fx_lsp("check", "--no-cache", *arguments, "model.py", cwd=cwd)
 
 
 @pytest.mark.parametrize("value", ["inf", "-1", "0", "nan", "1e300"])
@@ -28,8 +23,8 @@ def test_bad_timeout_flag_is_a_usage_error(tmp_path: Path, value: str) -> None:
     (tmp_path / "model.py").write_text(MODEL)
     completed = run_cli(tmp_path, "--timeout", value)
     assert completed.returncode == 2
-    assert b"--timeout must be a number of seconds" in completed.stderr
-    assert b"Traceback" not in completed.stderr
+    assert "--timeout must be a number of seconds" in completed.stderr
+    assert "Traceback" not in completed.stderr
 
 
 # A file that cannot be parsed at all (not UTF-8, not TOML) stops the check instead:
@@ -53,7 +48,7 @@ def test_bad_pyproject_is_a_config_problem_and_the_check_still_runs(tmp_path: Pa
     (tmp_path / "pyproject.toml").write_bytes(content)
     (tmp_path / "model.py").write_text(MODEL)
     completed = run_cli(tmp_path)
-    output = completed.stdout.decode() + completed.stderr.decode()
+    output = completed.stdout + completed.stderr
     assert "Traceback" not in output
     assert message in output
     assert "1 traceable" in output, output

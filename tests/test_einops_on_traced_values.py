@@ -26,6 +26,7 @@ from fxcore.engine import Engine
 from fxcore.job_spec import TraceJob
 from fxcore.results import Failure, Frame, ModuleResult
 
+from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of, span_of
 
 einops = pytest.importorskip("einops")
@@ -83,6 +84,8 @@ def to_tokens(x):
 
 
 def cli(root: Path, *arguments: str, pythonpath: str = "") -> subprocess.CompletedProcess[str]:
+    if not pythonpath:
+        return fx_lsp("check", "--no-cache", *arguments, str(root), cwd=os.getcwd())
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(REPO_ROOT), pythonpath, environment.get("PYTHONPATH", "")]))

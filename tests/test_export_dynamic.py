@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +28,7 @@ from fxcore.job_spec import DynamicDim
 from fxcore.worker.capture.export import dynamic
 from fxcore.worker.capture.record import CaptureRecord
 
-from engine_support import REPO_ROOT
+from cli_support import fx_lsp
 
 #: Compared with real torch on the installed torch: run under every torch series too.
 pytestmark = pytest.mark.matrix
@@ -161,10 +159,8 @@ def test_cli_reports_fx403_through_forked_workers(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.fx-lsp.modules."model:Net"]\ninputs = {x = "float32[4, 8]"}\n'
         'dynamic = {x = {0 = {name = "batch", min = 2, max = 64}}}\n')
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode", "export",
-         "--output-format", "json", "model.py"], cwd=tmp_path, capture_output=True,
-        text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    completed = fx_lsp("check", "--no-cache", "--mode", "export", "--output-format", "json",
+                       "model.py", cwd=tmp_path)
     assert "Traceback" not in completed.stderr, completed.stderr[-2000:]
     report = json.loads(completed.stdout)
     assert report["config_problems"] == []
