@@ -282,8 +282,8 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
            engine: Engine | None) -> int:
     path, class_name = graph_html.split_target(arguments.target)
-    if not os.path.isfile(path) or not path.endswith(".py"):
-        parser.error(f"{arguments.target}: give a Python file, as PATH::CLASS")
+    if not os.path.isfile(path) or not path.endswith((".py", ".ipynb")):
+        parser.error(f"{arguments.target}: give a Python file or a notebook, as PATH::CLASS")
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
     modes = _modes(arguments.mode)

@@ -10,8 +10,10 @@ import json
 from importlib import resources
 from typing import Any
 
+from pygls.uris import to_fs_path
+
 from fx_lsp import graph_view
-from fx_lsp.check import CheckRun
+from fx_lsp.check import CheckRun, cell_position, display_path
 from fx_lsp.verdicts_by_mode import first_verdicts
 from fxcore.results import ModuleResult
 from fxcore.workspace import source_text, split_lines
@@ -70,8 +72,25 @@ def page(module: ModuleResult) -> str:
     def lines_of(path: str) -> list[str]:
         return split_lines(source_text(path, {}) or "")
 
-    return html_page(graph_view.graph(module, lines_of, "utf-16",
-                                      limit=graph_view.NODE_LIMIT))
+    return html_page(_cell_labels(graph_view.graph(module, lines_of, "utf-16",
+                                                   limit=graph_view.NODE_LIMIT)))
+
+
+def _cell_labels(value: Any) -> Any:
+    """The answer with each location in a notebook labelled with its cell
+    (``nb.ipynb:cell 3:4``): its URI is the notebook file's and its line the module's."""
+    if isinstance(value, list):
+        return [_cell_labels(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    labelled = {key: _cell_labels(item) for key, item in value.items()}
+    uri, where = labelled.get("uri"), labelled.get("range")
+    if isinstance(uri, str) and uri.endswith(".ipynb") and isinstance(where, dict):
+        path = to_fs_path(uri) or uri
+        place = cell_position(path, where["start"]["line"] + 1, where["start"]["character"] + 1)
+        if place is not None:
+            labelled["label"] = f"{display_path(path)}:cell {place.cell_number}:{place.line}"
+    return labelled
 
 
 def html_page(data: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ has no place in the module.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -316,6 +317,12 @@ def code_action_to_cell(module: NotebookModule, cell: int, action: types.CodeAct
                             is_preferred=action.is_preferred, edit=edit, data=data)
 
 
+def cell_label(path: str, cell: int, line: int) -> str:
+    """``nb.ipynb:cell 3:4`` for 0-based ``cell`` and ``line``: cells counted from 1, all of
+    them (as ruff and ``fx-lsp check`` name them)."""
+    return f"{os.path.basename(path)}:cell {cell + 1}:{line + 1}"
+
+
 def locations_to_cells(module: NotebookModule, value: Any) -> Any:
     """A JSON answer (the graph view's) with each ``{"uri", "range"}`` in the module moved to
     its cell."""
@@ -329,6 +336,9 @@ def locations_to_cells(module: NotebookModule, value: Any) -> Any:
             start=types.Position(**moved["range"]["start"]),
             end=types.Position(**moved["range"]["end"]))
         uri, place = module.location_to_cell(moved["uri"], where)
+        found = module.cell_index(uri)
+        if found is not None:  # a cell's URI names no file: the label names the cell
+            moved["label"] = cell_label(module.path, found, place.start.line)
         moved["uri"] = uri
         moved["range"] = {
             "start": {"line": place.start.line, "character": place.start.character},

@@ -69,25 +69,21 @@ def _terminal_location(path: str, line: int, column: int) -> str:
 
 
 def _not_traced(run: CheckRun) -> list[ModuleResult]:
-    """Each class that was not traced, once per reason (a skipped class is so in every mode);
-    none for a class whose FX103 is reported (selected in full) instead, or whose instance
-    does not fit it where its FX105 is reported, which says so."""
+    """Each class that was not traced, once per reason, whose FX103 the selection takes as a
+    note (``Report.not_traced``: not ignored, not silenced by a ``noqa``, not reported as a
+    problem); none for a class whose instance does not fit it where its FX105 is reported,
+    which says so."""
     reported = {(p.path, p.line, p.code) for p in run.report.problems}
-    found: dict[tuple[str, int, str | None], ModuleResult] = {}
-    for result in run.results:
-        for m in result.modules:
-            if m.status != "not-traced" or (m.path, m.line, CODES["not-traced"]) in reported \
-                    or any((f.path, f.line, f.code) in reported for f in m.failures
-                           if f.code == CODES["does-not-fit"]):
-                continue
-            found.setdefault((m.path, m.line, m.reason), m)
-    return list(found.values())
+    return [note.module for note in run.report.not_traced if note.module is not None
+            and not any((f.path, f.line, f.code) in reported for f in note.module.failures
+                        if f.code == CODES["does-not-fit"])]
 
 
 def _notes(modules: list[ModuleResult]) -> list[tuple[str, str]]:
     """(location, text) of each of these classes not traced, for a terminal."""
     return [(_terminal_location(m.path, m.line, m.column),
-             terminal(f"{m.class_name}{_mode_label(m.mode)} was not traced. {m.reason}"))
+             terminal(f"{CODES['not-traced']} {m.class_name}{_mode_label(m.mode)} was not "
+                      f"traced. {m.reason}"))
             for m in modules]
 
 

@@ -9,6 +9,7 @@ same answer from the same results.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections.abc import Callable, Iterable
@@ -114,6 +115,9 @@ class Problem(Span):
 @dataclass
 class Report:
     problems: list[Problem] = field(default_factory=list)
+    #: FX103 of the classes not traced where the selection reports it but as information
+    #: left to the output (the command line's notes): not silenced, ignored nor reported.
+    not_traced: list[Problem] = field(default_factory=list)
     #: How many problems suppression comments silenced, and how many the selection left out.
     suppressed: int = 0
     unselected: int = 0
@@ -290,10 +294,15 @@ def collect(results: list[FileResult], text_of: TextOf,
         problem = Problem(**first.item.span(), code=first.item.code, message=first.item.message,
                           severity=_highest_severity(ordered), reached=ordered,
                           mode=first.module.mode if first.module else DEFAULT_MODE)
-        if selection_of(problem.path).reports(problem.code, problem.path):
+        selection = selection_of(problem.path)
+        if selection.reports(problem.code, problem.path):
             report.problems.append(problem)
-        else:
-            report.unselected += 1
+            continue
+        report.unselected += 1
+        if problem.code == CODES["not-traced"] and dataclasses.replace(
+                selection, shown_information=selection.shown_information | {problem.code}
+        ).reports(problem.code, problem.path):
+            report.not_traced.append(problem)
 
     by_path = {r.path: r for r in results}
     complete = {r.path for r in results if not r.errors and not any(
@@ -310,4 +319,5 @@ def collect(results: list[FileResult], text_of: TextOf,
             if selection_of(path).reports(problem.code, path):
                 report.problems.append(problem)
     report.problems.sort(key=lambda p: p.sort_key)
+    report.not_traced.sort(key=lambda p: p.sort_key)
     return report

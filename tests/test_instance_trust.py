@@ -180,8 +180,10 @@ def test_the_full_format_folds_the_classes_not_traced_unless_asked(tmp_path: Pat
                      reason=f"{name} needs arguments.", mode=mode)
         for line, name in ((3, "One"), (9, "Two")) for mode in ("fx", "export")])]
     summary = summary_of(*results[0].modules)
-    unset = CheckRun(results, summary, Report(), {str(tmp_path): ProjectConfig()})
-    shown = CheckRun(results, summary, Report(),
+    found = collect(results, lambda path: None,
+                    lambda path: Selection(ReportConfig(), str(tmp_path)))
+    unset = CheckRun(results, summary, found, {str(tmp_path): ProjectConfig()})
+    shown = CheckRun(results, summary, found,
                      {str(tmp_path): ProjectConfig(table={"show-not-traced": True})})
     folded = "note: 2 classes not traced (--show-not-traced lists them)"
     for run, option in ((unset, None), (shown, False)):
@@ -191,8 +193,8 @@ def test_the_full_format_folds_the_classes_not_traced_unless_asked(tmp_path: Pat
         lines = full_output(run, option)
         assert folded not in lines
         assert [line.split(": note: ")[1] for line in lines if ": note: " in line] == [
-            "One was not traced. One needs arguments.",
-            "Two was not traced. Two needs arguments."]
+            "FX103 One was not traced. One needs arguments.",
+            "FX103 Two was not traced. Two needs arguments."]
 
 
 def test_a_show_not_traced_that_is_not_a_boolean_is_a_config_problem(tmp_path: Path) -> None:
@@ -352,8 +354,8 @@ def test_the_full_format_counts_the_classes_not_traced_unless_asked(
     assert "note: 2 classes not traced (--show-not-traced lists them)" in full_lines
     assert not any("was not traced" in line for line in full_lines)
     listed = check(workspace, "--output-format", "full", "--show-not-traced").stdout
-    assert f"models.py:{line_of(models, 'class Skipped')}:7: note: Skipped was not traced." \
+    assert f"models.py:{line_of(models, 'class Skipped')}:7: note: FX103 Skipped was not traced." \
         in listed
-    assert f"models.py:{line_of(models, 'class Picky')}:7: note: Picky was not traced." \
+    assert f"models.py:{line_of(models, 'class Picky')}:7: note: FX103 Picky was not traced." \
         in listed
     assert "classes not traced (--show-not-traced" not in listed

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -51,7 +52,7 @@ def code_cells_as_module(notebook: Path, folder: Path) -> tuple[Path, dict[int, 
     """The notebook's code cells before its training ones, copied into ``<folder>/copied.py``
     without their IPython lines (``%``, ``!``): the same classes as a plain file. Returns the
     file and its map from line to (cell number, line in the cell)."""
-    cells = parse_report(notebook.read_text(encoding="utf-8"))["cells"]
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     lines: list[str] = []
     where: dict[int, tuple[int, int]] = {}
     for index, cell in enumerate(cells):
@@ -294,3 +295,20 @@ def test_an_editor_overlay_is_the_notebook_json(engine: Engine, tmp_path: Path) 
     module = build_notebook_module(cells)
     assert failure.code == "FX002"
     assert module.to_cell_position(failure.line, failure.column) == CellPosition(2, 3, 27)
+
+
+def test_graph_of_a_notebook_class_names_its_cells(notebooks: Path) -> None:
+    """``fx-lsp graph nb.ipynb::Class``: the page's places name the cell and its line, as
+    ``fx-lsp check`` does, not the module line of the notebook's file."""
+    page = notebooks / "Fine.graph.html"
+    done = fx_lsp("graph", "models.ipynb::Fine", "-o", str(page), "--no-cache", cwd=notebooks)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(re.search(r"<script>window\.FX_GRAPH = (.*?);</script>",
+                                page.read_text(encoding="utf-8"), re.DOTALL)
+                      .group(1).replace("<\\/", "</"))
+    labels = {node["name"]: node["location"]["label"] for node in data["nodes"]
+              if node["location"] is not None}
+    # Cell 9: `return torch.relu(self.layer(x))` is its 7th line; `x` is forward's argument.
+    assert labels == {"x": "models.ipynb:cell 9:6", "layer": "models.ipynb:cell 9:7",
+                      "relu": "models.ipynb:cell 9:7"}
+    assert data["location"]["label"] == "models.ipynb:cell 9:1"

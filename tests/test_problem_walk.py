@@ -245,7 +245,7 @@ def test_suppression_comments_govern_information_codes(tmp_path: Path) -> None:
 def test_the_terminal_mentions_a_class_not_traced_once(tmp_path: Path) -> None:
     """As a note by default; as FX103 instead when ``select`` names it."""
     _, results = workspace(tmp_path)
-    for select, expected in ((["FX"], ": note: Unbuilt was not traced."),
+    for select, expected in ((["FX"], ": note: FX103 Unbuilt was not traced."),
                              (["FX", "FX103"], ": FX103 [Unbuilt] Unbuilt was not traced:")):
         selection = Selection(ReportConfig(select=select), str(tmp_path))
         found = report(results, lambda p, s=selection: s)
@@ -253,6 +253,25 @@ def test_the_terminal_mentions_a_class_not_traced_once(tmp_path: Path) -> None:
         report_formats.concise(CheckRun(results, Summary(), found, {}), stream)
         (line,) = [line for line in stream.getvalue().splitlines() if "Unbuilt" in line]
         assert expected in line, select
+
+
+def test_the_not_traced_note_obeys_ignore_per_file_ignores_and_noqa(tmp_path: Path) -> None:
+    """The command line's note is FX103: what leaves FX103 out leaves the note out."""
+    def notes(found: Report) -> list[str]:
+        stream = io.StringIO()
+        report_formats.concise(CheckRun(results, Summary(), found, {}), stream)
+        return [line for line in stream.getvalue().splitlines() if "note: FX103" in line]
+
+    _, results = workspace(tmp_path)
+    for config, shown in ((ReportConfig(), True), (ReportConfig(ignore=["FX103"]), False),
+                          (ReportConfig(ignore=["FX1"]), False),
+                          (ReportConfig(per_file_ignores={"net.py": ["FX103"]}), False),
+                          (ReportConfig(per_file_ignores={"other.py": ["FX103"]}), True)):
+        selection = Selection(config, str(tmp_path))
+        assert bool(notes(report(results, lambda p, s=selection: s))) is shown, config
+    _, results = workspace(tmp_path, NET.replace(
+        "class Unbuilt(nn.Module):", "class Unbuilt(nn.Module):  # noqa: FX103"))
+    assert notes(report(results, lambda p: Selection(ReportConfig(), str(tmp_path)))) == []
 
 
 def test_two_classes_saying_different_things_at_one_place_get_a_diagnostic_each(

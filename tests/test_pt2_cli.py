@@ -298,9 +298,9 @@ def test_an_operator_meta_cannot_run_is_not_checked_with_its_line(tmp_path: Path
             f"Not checkable under {capture} without real data: this line runs `aten::geqrf`")
     notes = fx_lsp(root, "check", "--output-format", "concise", ".").stdout.splitlines()
     assert notes[0].startswith(
-        f"models.py:5:7: note: HeldQr (export) was not traced. not checkable under torch.export "
-        f"on meta: line {line} runs `aten::geqrf`")
-    assert notes[1].startswith("models.py:5:7: note: HeldQr (compile) was not traced.")
+        f"models.py:5:7: note: FX103 HeldQr (export) was not traced. not checkable under "
+        f"torch.export on meta: line {line} runs `aten::geqrf`")
+    assert notes[1].startswith("models.py:5:7: note: FX103 HeldQr (compile) was not traced.")
 
 
 def test_selected_in_full_fx404_and_fx503_are_reported_at_the_line(tmp_path: Path) -> None:

@@ -182,6 +182,12 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
         located = {node["location"]["uri"] for node in graph["nodes"]
                    if node.get("location")}
         assert located == {uris[4]}, located
+        # A cell's URI names no file: each place is labelled with the cell (5th, 1-based)
+        # and its line there, which the graph view shows.
+        forward_line = FINE.splitlines().index("        return torch.relu(self.lin(x))")
+        assert {node["location"]["label"] for node in graph["nodes"]
+                if node["op"] != "placeholder" and node.get("location")} \
+            == {f"{path.name}:cell 5:{forward_line + 1}"}, graph["nodes"]
 
         generated = await client.protocol.send_request_async(
             "fxLsp/generatedCode", {"uri": uris[4], "className": "Fine"})

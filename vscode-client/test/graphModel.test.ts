@@ -106,6 +106,9 @@ describe("expansion, search and lines", () => {
     assert.deepEqual(nodesAtLine(data, "file:///other.py", 10), []);
     assert.deepEqual([...keptExpansion(data, new Set(["layers.1", "layers.7"]))], ["layers.1"]);
     assert.equal(locationText({ uri: "file:///w/my%20models/m.py", range: { start: { line: 4, character: 0 }, end: { line: 4, character: 3 } } }), "/w/my models/m.py:5");
+    // A notebook cell's URI names no file: the server's label names the cell.
+    const cell = { uri: "vscode-notebook-cell:/w/nb.ipynb#W2sZmlsZQ%3D%3D", range: { start: { line: 1, character: 4 }, end: { line: 1, character: 9 } } };
+    assert.equal(locationText({ ...cell, label: "nb.ipynb:cell 3:2" }), "nb.ipynb:cell 3:2");
   });
 });
 

@@ -10,6 +10,8 @@ export interface Position {
 export interface GraphLocation {
   uri: string;
   range: { start: Position; end: Position };
+  /** How to name the place when its URI does not (a notebook cell's: `nb.ipynb:cell 3:4`). */
+  label?: string;
 }
 
 export interface GraphNodeData {
@@ -209,8 +211,9 @@ export function firstBoxes(graph: VisibleGraph, limit: number): VisibleGraph {
   };
 }
 
-/** A location as `path:line` (1-based), the path from its file URI. */
+/** A location as `path:line` (1-based), the path from its file URI; its label if it has one. */
 export function locationText(location: GraphLocation): string {
+  if (location.label !== undefined) return location.label;
   return `${decodeURIComponent(location.uri.replace(/^file:\/\//, ""))}:${location.range.start.line + 1}`;
 }
 

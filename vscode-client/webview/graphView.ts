@@ -92,7 +92,7 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<st
   return created;
 }
 
-/** `folder/file.py:12`: the end of the location's path. */
+/** `folder/file.py:12`: the end of the location's path (`nb.ipynb:cell 3:4` for a cell). */
 function fileLabel(location: GraphLocation): string {
   return locationText(location).split("/").slice(-2).join("/");
 }
