@@ -18,6 +18,10 @@ SLOW_MODULES = {
     "test_installed_wheel.py": "builds the wheel and a virtual environment to install it in",
     "test_pre_commit.py": "installs pre-commit's hook environments",
     "test_recall.py": "one pass over the whole recall corpus against plain torch.fx",
+    "test_quiet_output.py": "fx-lsp as a process: in a venv-like environment without numpy, "
+                            "on a terminal, stopped by signals",
+    "test_trace_after_cancel.py": "one test of over 20 s: a workspace trace cancelled, then "
+                                  "another",
 }
 E2E_MODULES = {"test_neovim.py": "drives a real Neovim"}
 

@@ -28,7 +28,7 @@ from fxcore.discovery import top_level_classes
 from fxcore.job_spec import EngineConfig, TraceJob
 from fxcore.tensor_spec import parse_spec
 from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.export import strict
+from fxcore.worker.capture.export import strict, torch_hooks
 from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
@@ -174,7 +174,8 @@ def test_without_the_key_there_is_no_strict_pass() -> None:
 
 
 def test_without_dynamo_the_strict_pass_is_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strict, "missing", lambda: "torch._dynamo does not support this Python")
+    monkeypatch.setattr(torch_hooks, "missing_strict_export",
+                        lambda: "torch._dynamo does not support this Python")
     _, _, record = captured("export_strict_only.py:TimedForward", config=STRICT)
     assert record.failures == [] and record.complete
     assert record.notes == ["Strict export (export-strict) is not checked: torch._dynamo does "
@@ -325,14 +326,17 @@ def test_torch_output_does_not_reach_the_terminal_nor_files(tmp_path: Path) -> N
 
 
 def test_missing_hook_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fxcore.worker.capture.export import guesses
-    assert guesses.missing_hook() is None
-    monkeypatch.setattr(guesses, "ShapeEnv", type("ShapeEnv", (), {}))
-    assert guesses.missing_hook() == "ShapeEnv.evaluate_expr is missing"
+    assert torch_hooks.missing_guess_hook() is None
+    assert torch_hooks.missing_fake_tensors() is None
+    assert torch_hooks.missing_strict_export() is None
+    monkeypatch.setattr(torch_hooks, "ShapeEnv", type("ShapeEnv", (), {}))
+    assert torch_hooks.missing_guess_hook() == "ShapeEnv.evaluate_expr is missing"
+    monkeypatch.setattr(torch_hooks, "FakeTensorMode", None)
+    assert torch_hooks.missing_fake_tensors() is not None
 
 
 def test_missing_hook_degrades_to_the_first_failure(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fxcore.worker.capture.export.capture.missing_hook",
+    monkeypatch.setattr("fxcore.worker.capture.export.torch_hooks.missing_guess_hook",
                         lambda: "ShapeEnv.evaluate_expr is missing")
     target, context, record = captured("export_python_data.py:EverySite")
     assert [(f.line, f.code) for f in record.failures] == [(40, "FX401")]
@@ -343,7 +347,7 @@ def test_missing_hook_degrades_to_the_first_failure(monkeypatch: pytest.MonkeyPa
 
 
 def test_without_fake_tensors_the_class_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fxcore.worker.capture.export.fake.FakeTensorMode", None)
+    monkeypatch.setattr("fxcore.worker.capture.export.torch_hooks.FakeTensorMode", None)
     _, _, record = captured("export_traceable.py:Mlp")
     assert record.not_checked == (
         "not checkable under torch.export in this torch: torch._subclasses.fake_tensor."

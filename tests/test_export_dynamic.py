@@ -25,7 +25,7 @@ from test_export_capture import captured as corpus_capture
 from fxcore.config import parse_config
 from fxcore.discovery import top_level_classes
 from fxcore.job_spec import DynamicDim
-from fxcore.worker.capture.export import dynamic
+from fxcore.worker.capture.export import torch_hooks
 from fxcore.worker.capture.record import CaptureRecord
 
 from cli_support import fx_lsp
@@ -107,8 +107,10 @@ def test_without_dynamic_config_the_same_classes_export() -> None:
 
 def test_without_the_guard_hook_the_violation_is_at_the_class(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dynamic, "ShapeEnv", type("ShapeEnv", (), {}))
-    assert dynamic.missing_hook() == "ShapeEnv._log_guard is missing"
+    # A ShapeEnv that can still be resumed after a data-dependent guard, but logs no guard.
+    monkeypatch.setattr(torch_hooks, "ShapeEnv",
+                        type("ShapeEnv", (), {"evaluate_expr": lambda self: None}))
+    assert torch_hooks.missing_guard_log() == "ShapeEnv._log_guard is missing"
     record = captured("NarrowsBatch")
     (failure,) = record.failures
     source = top_level_classes((CORPUS / FILE).read_text(encoding="utf-8"))["NarrowsBatch"]

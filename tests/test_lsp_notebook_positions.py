@@ -99,7 +99,8 @@ def test_graph_locations_and_line_nodes_move_into_the_cell() -> None:
         {"name": "x", "location": None}]}
     moved = notebooks.locations_to_cells(module, answer)
     assert moved["nodes"][0]["location"] == {"uri": "cell:2", "range": {
-        "start": {"line": 2, "character": 8}, "end": {"line": 2, "character": 25}}}
+        "start": {"line": 2, "character": 8}, "end": {"line": 2, "character": 25}},
+        "label": "nb.ipynb:cell 3:3"}
     assert moved["nodes"][1]["location"] is None
     assert notebooks.line_nodes_to_cell(module, 2, {"5": ["len_1"], "1": ["other"]}) == {
         "3": ["len_1"]}

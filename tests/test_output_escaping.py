@@ -283,6 +283,7 @@ def test_fix_and_diff_show_an_odd_folder_and_source_line_as_text(tmp_path: Path)
     assert "  d␛]52;c;Zm9yZ2Vk␇␊::error file=x::forged/model.py:7:20: FX002" in printed[3]
 
 
+@pytest.mark.slow  # over 15 s: five real processes, or a flood of edits
 def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
     with open(os.path.join(os.fsencode(tmp_path), b"odd\xff.py"), "w") as handle:

@@ -11,6 +11,7 @@ import signal
 import textwrap
 import threading
 
+import pytest
 from lsprotocol import types
 
 from fx_lsp.server import FxLanguageServer
@@ -176,6 +177,7 @@ def _code_action_params(uri: str, diagnostic: types.Diagnostic) -> types.CodeAct
     )
 
 
+@pytest.mark.slow  # over 15 s
 async def test_hover_is_answered_while_a_big_file_computes_its_fixes(
     tmp_path: pathlib.Path,
 ) -> None:

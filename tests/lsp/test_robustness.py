@@ -24,6 +24,7 @@ def _rss_kb(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
+@pytest.mark.slow  # over 15 s
 async def test_flood_of_changes_leaves_no_backlog(workspace: pathlib.Path) -> None:
     net = workspace / "pkg" / "net.py"
     text = net.read_text()

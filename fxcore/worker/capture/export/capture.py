@@ -29,14 +29,14 @@ from fxcore.job_spec import DynamicDim
 from fxcore.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.capture import meta_limits
-from fxcore.worker.capture.export import dynamic, fake, graph, strict
+from fxcore.worker.capture.export import dynamic, fake, graph, strict, torch_hooks
 from fxcore.worker.capture.export.failures import (
     ending_kind,
     ending_prefix,
     guess_failure,
     mark_after_guesses,
 )
-from fxcore.worker.capture.export.guesses import DataDependentGuesser, missing_hook
+from fxcore.worker.capture.export.guesses import DataDependentGuesser
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.context import JobContext
 from fxcore.worker.locate import traceback_positions
@@ -58,20 +58,21 @@ class ExportCapture:
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if target.example_inputs is None:
             return CaptureRecord(self.mode, not_checked=NO_INPUTS)
-        if fake.missing() is not None:
+        unfakeable = torch_hooks.missing_fake_tensors()
+        if unfakeable is not None:
             return CaptureRecord(self.mode, not_checked=f"not checkable under torch.export "
-                                                        f"in this torch: {fake.missing()}")
+                                                        f"in this torch: {unfakeable}")
         started = time.perf_counter()
         mode = fake.new_mode()
         inputs = fake.fake_inputs(mode, target.example_inputs)
         guesser = DataDependentGuesser(context.is_workspace_path)
-        missing = missing_hook()
+        missing = torch_hooks.missing_guess_hook()
         notes = [] if missing is None else [
             f"Only the first failure is found: this torch cannot be resumed after a "
             f"data-dependent guard ({missing})."]
         dims = context.module_config(target.cls.__name__).dynamic
         recorder = dynamic.GuardRecorder(context.is_workspace_path)
-        unrecorded = dynamic.missing_hook() if dims else None
+        unrecorded = torch_hooks.missing_guard_log() if dims else None
         if unrecorded is not None:
             notes.append(f"A dynamic dimension this code specialises is reported at the "
                          f"class: this torch cannot say which line added a guard "
@@ -137,7 +138,7 @@ class ExportCapture:
                      non_strict: list[Failure]) -> tuple[list[Failure], list[str]]:
         """The failure only strict export has (FX405) and the notes about it."""
         assert target.example_inputs is not None
-        unsupported = strict.missing()
+        unsupported = torch_hooks.missing_strict_export()
         if unsupported is not None:
             return [], [f"Strict export (export-strict) is not checked: {unsupported}."]
         with quiet_torch():

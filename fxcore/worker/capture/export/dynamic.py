@@ -4,8 +4,8 @@ specialises or limits one, the failure is placed at the user's line that added t
 
 torch's "Constraints violated (batch)!" error carries no location, so ``GuardRecorder``
 records every guard as the shape environment logs it (``ShapeEnv._log_guard``, private to
-torch: ``missing_hook`` says whether this torch has it) with the live stack and the input
-dimensions it is about.
+torch: ``torch_hooks.missing_guard_log`` says whether this torch has it) with the live stack
+and the input dimensions it is about.
 """
 
 from __future__ import annotations
@@ -20,28 +20,13 @@ from typing import Any
 import torch
 
 from fxcore.job_spec import DynamicDim
+from fxcore.worker.capture.export.torch_hooks import ShapeEnv
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.context import describe_exception
 from fxcore.worker.locate import RawPosition, stack_positions
 
-try:
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-except ImportError:  # a torch without the symbolic shapes of torch.export
-    ShapeEnv = None  # type: ignore[assignment,misc]
-
 KIND = "export-dynamic-constraint"
 _VIOLATED = re.compile(r"Constraints violated \(([^)]*)\)!")
-
-
-def missing_hook() -> str | None:
-    """Why this torch cannot say which line added a guard, or None when it can."""
-    if ShapeEnv is None:
-        return "torch.fx.experimental.symbolic_shapes has no ShapeEnv"
-    if not callable(getattr(ShapeEnv, "_log_guard", None)):
-        return "ShapeEnv._log_guard is missing"
-    if not hasattr(ShapeEnv(), "source_to_var"):
-        return "ShapeEnv.source_to_var is missing"
-    return None
 
 
 def dynamic_shapes(dynamic: dict[str, dict[int, DynamicDim]],

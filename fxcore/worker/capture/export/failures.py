@@ -5,7 +5,8 @@ FX402 when the guesser could not go on, FX499 for anything else)."""
 from __future__ import annotations
 
 from fxcore.results import Failure
-from fxcore.worker.capture.export.guesses import GuardOnDataDependentSymNode, Guess
+from fxcore.worker.capture.export.guesses import Guess
+from fxcore.worker.capture.export.torch_hooks import GuardOnDataDependentSymNode
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.context import describe_exception
 

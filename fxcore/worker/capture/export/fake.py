@@ -16,20 +16,7 @@ from typing import Any
 import torch
 
 from fxcore.tensor_spec import TensorSpec
-
-try:
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-except ImportError:  # private to torch: a release may move them
-    FakeTensorMode = None  # type: ignore[assignment,misc]
-
-
-def missing() -> str | None:
-    """Why this torch cannot make fake CPU tensors here, or None when it can."""
-    if FakeTensorMode is None:
-        return ("torch._subclasses.fake_tensor.FakeTensorMode or "
-                "torch.fx.experimental.symbolic_shapes.ShapeEnv is missing")
-    return None
+from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
 
 
 def fake_inputs(mode: FakeTensorMode, specs: dict[str, TensorSpec]) -> dict[str, torch.Tensor]:

@@ -6,8 +6,8 @@ guess, so one export finds every such site.
 
 A guess per call site (an instruction of the user's code): the first decision at a site is
 True, later ones False, so a data-dependent ``while`` ends after one pass. A Python number
-taken from a tensor is guessed as 1. The hook is private to torch: ``missing_hook`` says
-whether this torch has it.
+taken from a tensor is guessed as 1. The hook is private to torch:
+``torch_hooks.missing_guess_hook`` says whether this torch has it.
 """
 
 from __future__ import annotations
@@ -20,23 +20,8 @@ from typing import Any
 
 import sympy
 
+from fxcore.worker.capture.export.torch_hooks import GuardOnDataDependentSymNode, ShapeEnv
 from fxcore.worker.locate import RawPosition, stack_positions
-
-try:
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
-except ImportError:  # a torch without the symbolic shapes of torch.export
-    GuardOnDataDependentSymNode = None  # type: ignore[assignment,misc]
-    ShapeEnv = None  # type: ignore[assignment,misc]
-
-
-def missing_hook() -> str | None:
-    """Why this torch cannot recover from data-dependent guards, or None when it can."""
-    if GuardOnDataDependentSymNode is None or ShapeEnv is None:
-        return ("torch.fx.experimental.symbolic_shapes has no ShapeEnv or "
-                "GuardOnDataDependentSymNode")
-    if not callable(getattr(ShapeEnv, "evaluate_expr", None)):
-        return "ShapeEnv.evaluate_expr is missing"
-    return None
 
 
 @dataclass

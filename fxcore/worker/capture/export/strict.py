@@ -32,18 +32,6 @@ from fxcore.worker.context import JobContext, describe_exception
 KIND = "export-strict-only"
 
 
-def missing() -> str | None:
-    """Why this torch and Python cannot export strictly, or None when they can."""
-    try:
-        import torch._dynamo
-    except ImportError as error:
-        return f"torch._dynamo cannot be imported ({error})"
-    supported = getattr(torch._dynamo, "is_dynamo_supported", None)
-    if callable(supported) and not supported():
-        return "torch._dynamo does not support this Python"
-    return None
-
-
 def strict_export_error(model: torch.nn.Module, specs: dict[str, TensorSpec],
                         dims: dict[str, dict[int, DynamicDim]]) -> BaseException | None:
     """What ``torch.export.export(model, (), inputs, strict=True)`` raises on fake inputs
