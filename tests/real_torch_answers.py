@@ -1,7 +1,8 @@
 """Real torch's answers for the export and compile corpora (tests/corpus/{export,compile}),
 computed in this test run on the installed torch, never recorded from one release: the
 scripts that compute them (scripts/{export,compile}_ground_truth.py) are called here, once per
-run, the first time a test needs an answer. The keys (``file.py:Class``) are read without
+run (one pytest-xdist process computes, the others read its file), the first time a test needs
+an answer. The keys (``file.py:Class``) are read without
 computing anything, so tests can be parametrized over them."""
 
 from __future__ import annotations
@@ -10,11 +11,16 @@ import contextlib
 import functools
 import importlib.util
 import io
+import json
+import os
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from filelock import FileLock
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -28,12 +34,28 @@ def _script(name: str) -> ModuleType:
     return module
 
 
+def _once_per_run(name: str, compute: Callable[[], dict[str, dict[str, Any]]]
+                  ) -> dict[str, dict[str, Any]]:
+    """``compute()`` as its JSON says it (as the script prints it), computed by the first of
+    this run's pytest-xdist processes to ask and read by the others from a file of the run
+    (``PYTEST_XDIST_TESTRUNUID`` names it); without xdist, computed here."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return json.loads(json.dumps(compute()))
+    path = Path(tempfile.gettempdir()) / f"fx-lsp-real-torch-{run}-{name}.json"
+    with FileLock(f"{path}.lock"):
+        if not path.exists():
+            path.write_text(json.dumps(compute()), encoding="utf-8")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
 class Answers(Mapping[str, dict[str, Any]]):
     """``file.py:Class`` -> real torch's answer, computed on first use."""
 
-    def __init__(self, keys: list[str], compute: Callable[[], dict[str, dict[str, Any]]]):
+    def __init__(self, name: str, keys: list[str],
+                 compute: Callable[[], dict[str, dict[str, Any]]]):
         self._keys = keys
-        self._compute = functools.cache(compute)
+        self._compute = functools.cache(lambda: _once_per_run(name, compute))
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         return self._compute()[key]
@@ -57,14 +79,14 @@ def compile_answers() -> Answers:
     script = _script("compile_ground_truth")
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.corpus_classes(path)]
-    return Answers(keys, lambda: _quietly(script.ground_truth))
+    return Answers("compile", keys, lambda: _quietly(script.ground_truth))
 
 
 def export_answers() -> Answers:
     script = _script("export_ground_truth")
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.load(path).EXAMPLE_INPUTS]
-    return Answers(keys, lambda: _quietly(script.ground_truth))
+    return Answers("export", keys, lambda: _quietly(script.ground_truth))
 
 
 def dynamic_export_keys() -> list[str]:
