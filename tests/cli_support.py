@@ -26,8 +26,8 @@ _engine: Engine | None = None
 
 
 def shared_engine() -> Engine:
-    """This test process's engine: one child at a time, so that pytest-xdist's two processes
-    keep two cores busy and no more."""
+    """This test process's engine: one child at a time (pytest-xdist runs four processes on
+    two cores, most of whose tests wait on a worker or a server)."""
     global _engine
     if _engine is None:
         _engine = Engine(workers=1)

@@ -22,6 +22,9 @@ SLOW_MODULES = {
                             "on a terminal, stopped by signals",
     "test_trace_after_cancel.py": "one test of over 20 s: a workspace trace cancelled, then "
                                   "another",
+    "test_bounded_reads.py": "fx-lsp as a process under a memory cap and a time-out",
+    "test_network_isolation.py": "fx-lsp as a process, as started and inside a user namespace",
+    "test_isolation_processes.py": "fx-lsp as a process: pid files of everything a job starts",
 }
 E2E_MODULES = {"test_neovim.py": "drives a real Neovim"}
 
