@@ -32,6 +32,7 @@ from fxcore.notebook import (
     build_notebook_module,
     edit_notebook_json,
 )
+from fxcore.workspace import notebook_module
 
 #: The notebooks the server asks the client to send: Jupyter notebooks' Python cells.
 SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
@@ -315,6 +316,28 @@ def code_action_to_cell(module: NotebookModule, cell: int, action: types.CodeAct
     data = {"uri": module.cells[cell].uri} if action.data is not None else None
     return types.CodeAction(title=action.title, kind=action.kind, diagnostics=diagnostics,
                             is_preferred=action.is_preferred, edit=edit, data=data)
+
+
+def closed_notebook_diagnostics(path: str, shown: Iterable[types.Diagnostic]
+                                ) -> list[types.Diagnostic]:
+    """The diagnostics of a notebook the editor does not have open (a workspace trace), for
+    its file's URI: a cell has a URI only while the notebook is open, so each is put at the
+    file's start with its message led by the cell place, ``cell 3:5:1:`` (the CLI's words);
+    opening the notebook replaces them by the cells' own."""
+    module = notebook_module(path, {})
+    start = types.Range(start=types.Position(line=0, character=0),
+                        end=types.Position(line=0, character=0))
+    found = []
+    for diagnostic in shown:
+        place = module.to_cell_position(diagnostic.range.start.line + 1,
+                                        diagnostic.range.start.character + 1) \
+            if module is not None else None
+        words = f"cell {place.cell_number}:{place.line}:{place.column}: " if place else ""
+        found.append(types.Diagnostic(
+            range=start, message=words + diagnostic.message, severity=diagnostic.severity,
+            code=diagnostic.code, code_description=diagnostic.code_description,
+            source=diagnostic.source, tags=diagnostic.tags, data=diagnostic.data))
+    return found
 
 
 def cell_label(path: str, cell: int, line: int) -> str:

@@ -48,6 +48,7 @@ from fxcore.cache import ResultCache
 from fxcore.engine import WORKER_LOG, Engine, TraceHandle
 from fxcore.job_spec import TraceJob
 from fxcore.mode_phases import phase_job
+from fxcore.notebook import is_notebook
 from fxcore.report import collect
 from fxcore.results import CODES, FileResult, ModuleResult
 from fxcore.torch_versions import installed_torch_support
@@ -371,8 +372,9 @@ class FxLanguageServer(LanguageServer):
 
     def workspace_jobs(self) -> tuple[list[TraceJob], dict[str, int]]:
         texts, versions = self.documents.overlays()
-        jobs = trace_jobs(python_files(self.workspace_folders() or []), self.root_of,
-                          self.settings.engine_config, texts)
+        jobs = trace_jobs(python_files(self.workspace_folders() or [],
+                                       notebooks=self.client_has_notebooks()),
+                          self.root_of, self.settings.engine_config, texts)
         return jobs, versions
 
     def submit_workspace(self, jobs: list[TraceJob]) -> list[TraceHandle] | None:
@@ -500,16 +502,22 @@ class FxLanguageServer(LanguageServer):
         place = notebook.place_of(line - 1) if notebook is not None else None
         return None if place is None else f"cell {place[0] + 1}:{place[1] + 1}"
 
+    def client_has_notebooks(self) -> bool:
+        """The client syncs notebooks (LSP 3.17): a workspace trace includes them."""
+        return self.client_capabilities.notebook_document is not None
+
     def publish_closed(self, path: str, result: FileResult) -> None:
-        """The diagnostics of a file that is not open (from a workspace trace)."""
+        """The diagnostics of a file that is not open (from a workspace trace); a notebook's
+        on its file, each naming its cell (``notebooks.closed_notebook_diagnostics``)."""
         report = collect([result], self.text_of, self.settings.selection)
         entries = diagnostics.build(
             path, report, self.lines_of, self.options_for(path), self.encoding
         )
+        shown = [e.diagnostic for e in entries]
+        if is_notebook(path):
+            shown = notebooks.closed_notebook_diagnostics(path, shown)
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=diagnostics.path_to_uri(path), diagnostics=[e.diagnostic for e in entries]
-            )
+            types.PublishDiagnosticsParams(uri=diagnostics.path_to_uri(path), diagnostics=shown)
         )
 
     def clear(self, uri: str) -> None:
@@ -728,6 +736,9 @@ def did_open_notebook(ls: FxLanguageServer, params: types.DidOpenNotebookDocumen
     if module is None:
         return
     ls.notebooks[module.path] = module
+    # A workspace trace may have published on the notebook's file: its cells take over.
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+        uri=diagnostics.path_to_uri(module.path), diagnostics=[]))
     ls.documents.open(module.uri, module.path, 0)
 
 

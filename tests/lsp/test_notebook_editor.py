@@ -291,3 +291,45 @@ async def test_a_saved_notebook_cell_that_builds_a_class_retraces_its_open_file(
         client.save_notebook(notebook)
         after = await client.diagnostics_for(uri, version=1, after=published, timeout=60)
         assert any(d.code == "FX002" for d in after)
+
+
+CLOSED_CELLS = [("markdown", "# Rows"), ("code", IMPORTS),
+                ("code", "class CountsRows(nn.Module):\n    def forward(self, x):\n"
+                         "        return x * len(x)")]
+
+
+def _write_notebook(path: pathlib.Path, cells: list[tuple[str, str]]) -> None:
+    path.write_text(json.dumps({
+        "cells": [{"cell_type": kind, "id": f"c{index}", "metadata": {},
+                   "source": text.splitlines(keepends=True),
+                   **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+                  for index, (kind, text) in enumerate(cells)],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+async def test_trace_workspace_includes_closed_notebooks(tmp_path: pathlib.Path) -> None:
+    """A closed notebook gets its diagnostics on its file, each naming its cell (a cell has a
+    URI only while the notebook is open); opening it moves them into the cells. A client
+    without notebook sync (Neovim) gets no notebook traced."""
+    project = new_project(tmp_path)
+    path = project / "closed.ipynb"
+    _write_notebook(path, CLOSED_CELLS)
+    file_uri = from_fs_path(str(path))
+    async with session(project, notebooks=True) as client:
+        result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="fxLsp.server.traceWorkspace", arguments=[]))
+        assert result["files"] == 1
+        (shown,) = await client.diagnostics_for(file_uri)
+        assert shown.code == "FX002" and shown.message.startswith("cell 3:3:20: len() "), shown
+        assert (shown.range.start.line, shown.range.start.character) == (0, 0)
+        published = len(client.published)
+        uris = client.open_notebook(path, CLOSED_CELLS)
+        await wait_for(lambda: any(p.uri == file_uri and not p.diagnostics
+                                   for p in client.published[published:]), 10,
+                       "the file's diagnostics cleared")
+        (in_cell,) = await client.diagnostics_for(uris[2], after=published, timeout=60)
+        assert in_cell.code == "FX002" and in_cell.range.start.line == 2
+    async with session(project) as client:
+        result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="fxLsp.server.traceWorkspace", arguments=[]))
+        assert result["files"] == 0
