@@ -160,6 +160,12 @@ def only_graph_breaks(module: ModuleResult) -> bool:
         is_graph_break(failure.code) for failure in module.failures)
 
 
+def _over_modes(count: str) -> property:
+    """A ``ModeCounts`` count added up over a ``Summary``'s modes."""
+    return property(lambda summary: sum(getattr(counts, count)
+                                        for counts in summary.by_mode.values()))
+
+
 @dataclass
 class Summary:
     files: int = 0
@@ -171,33 +177,12 @@ class Summary:
     #: The classes with a verdict, whatever their number of modes.
     classes: set[tuple[str, str]] = field(default_factory=set)
 
-    def _total(self, count: str) -> int:
-        """One count added up over the modes."""
-        return sum(getattr(counts, count) for counts in self.by_mode.values())
-
-    @property
-    def traceable(self) -> int:
-        return self._total("traceable")
-
-    @property
-    def failed(self) -> int:
-        return self._total("failed")
-
-    @property
-    def not_traced(self) -> int:
-        return self._total("not_traced")
-
-    @property
-    def not_built(self) -> int:
-        return self._total("not_built")
-
-    @property
-    def not_fitting(self) -> int:
-        return self._total("not_fitting")
-
-    @property
-    def guessed(self) -> int:
-        return self._total("guessed")
+    traceable = _over_modes("traceable")
+    failed = _over_modes("failed")
+    not_traced = _over_modes("not_traced")
+    not_built = _over_modes("not_built")
+    not_fitting = _over_modes("not_fitting")
+    guessed = _over_modes("guessed")
 
     @property
     def traced(self) -> int:

@@ -12,8 +12,7 @@ from fx_lsp.diagnostics import CellWords, line_words, no_cells, short_path
 from fx_lsp.escaping import code_block, code_span, markdown_text, message_markdown, table_code
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
-from fxcore.arguments import describe
-from fxcore.parent_arguments import parent_description
+from fxcore.parent_arguments import traced_instance
 from fxcore.results import ModuleResult
 
 #: A hover shows at most this many graph nodes of a line and lines of generated code: a line
@@ -30,11 +29,12 @@ _BUILT_ON = {
 
 def arguments_sentence(module: ModuleResult) -> str | None:
     """Which instance the verdict is about, when it is not the class built on its own."""
-    built_by = parent_description(module)
-    if built_by is not None:
-        return f"Traced as built by {code_span(built_by)}."
-    found = describe(module.arguments)
-    return None if found is None else f"Traced with {markdown_text(found)}."
+    found = traced_instance(module)
+    if found is None:
+        return None
+    by_parent, words = found
+    return f"Traced as built by {code_span(words)}." if by_parent \
+        else f"Traced with {markdown_text(words)}."
 
 
 def _generated_code(code: str) -> str:

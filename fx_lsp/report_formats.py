@@ -28,12 +28,11 @@ from fx_lsp.fixing import text_on_disk
 from fx_lsp.json_report import json_report
 from fx_lsp.shards import Shard, shard_json
 from fxcore import fix_plan
-from fxcore.arguments import describe
 from fxcore.capture_modes import DEFAULT_MODE
 from fxcore.codes import README_URL, documentation, help_url
 from fxcore.fix_apply import choose
 from fxcore.instance_trust import guessed_instance
-from fxcore.parent_arguments import parent_description
+from fxcore.parent_arguments import traced_instance
 from fxcore.report import Problem
 from fxcore.results import CODES, Failure, ModuleResult
 from fxcore.rules.compile import GRAPH_BREAK_RULES
@@ -117,13 +116,11 @@ def _instance_note(module: ModuleResult | None) -> str | None:
     """Which instance a problem was found on, when it is not the class as configured or
     built with its defaults: built by a traced parent, by a builder function, or with found
     or guessed arguments (the verdict holds for that instance)."""
-    if module is None:
+    found = traced_instance(module) if module is not None else None
+    if module is None or found is None:
         return None
-    built_by = parent_description(module)
-    if built_by is not None:
-        return f"{module.class_name} was traced as built by {built_by}"
-    found = describe(module.arguments)
-    return None if found is None else f"{module.class_name} was traced with {found}"
+    by_parent, words = found
+    return f"{module.class_name} was traced {'as built by' if by_parent else 'with'} {words}"
 
 
 def _tail(run: CheckRun) -> str:

@@ -896,11 +896,8 @@ def on_inlay_hint(ls: FxLanguageServer, params: types.InlayHintParams) -> list[t
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 @guarded(default=[])
 def on_code_lens(ls: FxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    snapshot = ls.snapshot(params.text_document.uri)
-    if snapshot is None:
-        return []
-    cell = ls.cell_of(params.text_document.uri)
-    lenses = code_lens.code_lenses(snapshot)
+    snapshot, cell = ls.snapshot(params.text_document.uri), ls.cell_of(params.text_document.uri)
+    lenses = code_lens.code_lenses(snapshot) if snapshot is not None else []
     return lenses if cell is None else notebooks.code_lenses_to_cell(*cell, lenses)
 
 

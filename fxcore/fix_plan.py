@@ -338,12 +338,11 @@ def _logging_label(node: ast.expr) -> str | None:
 
 def _dotted_name(node: ast.expr) -> str | None:
     """``self.logger`` for a Name/Attribute chain, else None."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted_name(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
+    attributes = []
+    while isinstance(node, ast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(attributes)]) if isinstance(node, ast.Name) else None
 
 
 def _alone_on_its_lines(statement: ast.stmt, lines: list[str]) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from fxcore.arguments import describe
 from fxcore.instance_trust import does_not_fit
 from fxcore.results import ArgumentOrigin, FileResult, ModuleResult
 
@@ -103,3 +104,14 @@ def parent_description(module: ModuleResult) -> str | None:
         return None
     parent_class = arguments.parent.rpartition(":")[2]
     return f"{parent_class}.{arguments.path}" if arguments.path else parent_class
+
+
+def traced_instance(module: ModuleResult) -> tuple[bool, str] | None:
+    """Which instance a verdict is about, when it is not the class as configured or built
+    with its defaults: (True, ``ViT.blocks.0``) when a traced parent built it, (False, the
+    arguments' words) when found or guessed arguments did; None otherwise."""
+    built_by = parent_description(module)
+    if built_by is not None:
+        return True, built_by
+    found = describe(module.arguments)
+    return None if found is None else (False, found)

@@ -29,7 +29,7 @@ sys.path[:0] = [str(HERE), str(HERE.parents[1])]  # this checkout's fx-lsp, as r
 
 from ground_truth import workspace_files  # noqa: E402
 
-from fx_lsp.report_formats import _failure_json, _module_json  # noqa: E402
+from fx_lsp.json_report import _failure_json, _module_json  # noqa: E402
 from fxcore.config import load_config  # noqa: E402
 from fxcore.discovery import top_level_classes  # noqa: E402
 from fxcore.job_spec import EngineConfig, TraceJob  # noqa: E402
@@ -94,9 +94,10 @@ def check(workspace: Path, files: list[Path], only: list[str]) -> dict[str, Any]
         if only and not set(only) & set(top_level_classes(path.read_text(encoding="utf-8"))):
             continue  # none of the classes asked for: not even imported
         modules, errors = check_file(path, workspace, config, only)
-        report["modules"] += [_module_json(module) for module in modules]
+        # No diagnostics in this report: each failure keeps its message (none "reported").
+        report["modules"] += [_module_json(module, set()) for module in modules]
         report["files"].append({"path": str(path),
-                                "errors": [_failure_json(error) for error in errors]})
+                                "errors": [_failure_json(error, set()) for error in errors]})
     return report
 
 

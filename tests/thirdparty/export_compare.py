@@ -41,9 +41,10 @@ def _run(argv: list[str], ok: tuple[int, ...] = (0,)) -> str:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     completed = subprocess.run(argv, cwd=HERE, env=env, capture_output=True, text=True,
                                timeout=RUN_TIMEOUT)
-    if completed.returncode not in ok:
-        raise RuntimeError(f"{' '.join(argv)} exited {completed.returncode}:\n"
-                           f"{completed.stderr[-4000:]}")
+    if completed.returncode not in ok or not completed.stdout.strip():
+        # No report at all is no answer either (a script that died with a traceback).
+        raise RuntimeError(f"{' '.join(argv)} exited {completed.returncode}, printing "
+                           f"{len(completed.stdout)} characters:\n{completed.stderr[-4000:]}")
     return completed.stdout
 
 

@@ -17,7 +17,8 @@ plain ``torch.fx.symbolic_trace`` on it and record:
   "co_varnames is too small", raised inside torch.fx).
 
 Usage: ``python tests/thirdparty/ground_truth.py [--out FILE] [--only NAME...]`` prints a table
-and writes JSON (default: ``tests/thirdparty/ground_truth.json``).
+and writes JSON (default: ``tests/thirdparty/ground_truth.json``, not kept in git: the tests
+compute it in their own run, tests/thirdparty/conftest.py).
 """
 
 from __future__ import annotations

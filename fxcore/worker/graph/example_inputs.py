@@ -15,7 +15,7 @@ import inspect
 import operator
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -260,20 +260,26 @@ def _keeps_shape(graph_module: fx.GraphModule, node: fx.Node) -> bool:
     return node.op == "call_method" and node.target in _KEEPING_METHODS
 
 
+def _uses(graph_module: fx.GraphModule, start: fx.Node) -> Iterator[tuple[fx.Node, fx.Node]]:
+    """(value, user) for each node that uses ``start``, or a value made from it by
+    shape-keeping operations, once each, nearest first."""
+    queue, seen = [start], {start}
+    while queue:
+        value = queue.pop(0)
+        for user in value.users:
+            if user not in seen:
+                seen.add(user)
+                yield value, user
+                if _keeps_shape(graph_module, user):
+                    queue.append(user)
+
+
 def _consuming_modules(graph_module: fx.GraphModule, node: fx.Node) -> list[nn.Module]:
     """The modules that take ``node`` (through shape-keeping operations) as their input."""
-    found, queue, seen = [], [node], {node}
-    while queue:
-        current = queue.pop(0)
-        for user in current.users:
-            if user in seen:
-                continue
-            seen.add(user)
-            if _keeps_shape(graph_module, user):
-                queue.append(user)
-            elif user.op == "call_module" and user.args and user.args[0] is current:
-                found.append(graph_module.get_submodule(str(user.target)))
-    return found
+    return [graph_module.get_submodule(str(user.target))
+            for value, user in _uses(graph_module, node)
+            if not _keeps_shape(graph_module, user) and user.op == "call_module"
+            and user.args and user.args[0] is value]
 
 
 def _features_only(graph_module: fx.GraphModule, value: fx.Node, layer: fx.Node,
@@ -301,27 +307,19 @@ def _features_only(graph_module: fx.GraphModule, value: fx.Node, layer: fx.Node,
 
 def _decide(graph_module: fx.GraphModule, placeholder: fx.Node) -> InputTemplate | None:
     """The first deciding consumer of ``placeholder``, through shape-keeping operations."""
-    queue, seen = [placeholder], {placeholder}
-    while queue:
-        node = queue.pop(0)
-        for user in node.users:
-            if user in seen:
-                continue
-            seen.add(user)
-            found = None
-            if user.op == "call_module" and user.args and user.args[0] is node:
-                module = graph_module.get_submodule(str(user.target))
-                found = _module_rule(module)
-                features = (_features_only(graph_module, node, user, module)
-                            if found is not None else None)
-                if features is not None:
-                    found = InputTemplate("float32", (BATCH, features))
-            elif user.op == "call_function" and user.args and user.args[0] is node:
-                found = _function_rule(graph_module, user)
-            if found is not None:
-                return found
-            if _keeps_shape(graph_module, user):
-                queue.append(user)
+    for node, user in _uses(graph_module, placeholder):
+        found = None
+        if user.op == "call_module" and user.args and user.args[0] is node:
+            module = graph_module.get_submodule(str(user.target))
+            found = _module_rule(module)
+            features = (_features_only(graph_module, node, user, module)
+                        if found is not None else None)
+            if features is not None:
+                found = InputTemplate("float32", (BATCH, features))
+        elif user.op == "call_function" and user.args and user.args[0] is node:
+            found = _function_rule(graph_module, user)
+        if found is not None:
+            return found
     return None
 
 
