@@ -150,3 +150,31 @@ def test_torch_argument_parsing_agrees_with_plain_tracing(engine: Engine, worksp
         f"    def forward(self, x):\n        {body}\n",
     )
     assert assert_agrees(engine, path, workspace.root) == 1
+
+
+def test_a_graph_torch_fx_cannot_write_fails_as_plain_tracing_does(
+        engine: Engine, workspace: Workspace) -> None:
+    """A submodule name with a double quote: torch.fx traces forward, then its code
+    generation writes ``getattr(self, "...")`` and fails to compile it. Plain tracing raises
+    SyntaxError; fx-lsp reports the class failed (FX199 at its name), not a crashed worker."""
+    path = workspace.write("names.py", '''
+        from torch import nn
+
+
+        class Quoted(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.add_module('say "hi"', nn.Linear(4, 4))
+
+            def forward(self, x):
+                return getattr(self, 'say "hi"')(x)
+        ''')
+    error, _ = plain_trace(path, workspace.root, "Quoted")
+    assert isinstance(error, SyntaxError)
+    result = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root)))
+    assert result.errors == []
+    (module,) = result.modules
+    (failure,) = module.failures
+    assert (module.status, failure.code, failure.line, failure.column) == ("failed", "FX199", 4, 7)
+    assert failure.message.startswith("torch.fx traced forward but cannot write the graph's "
+                                      "Python code (SyntaxError: ")

@@ -102,14 +102,23 @@ class FxCapture:
         if not_fitting is not None:
             return CaptureRecord(self.mode, failures=failures, not_checked=not_fitting,
                                  seconds=seconds)
-        complete = not failures and graph is not None
+        graph_module = None
+        if not failures and graph is not None:
+            try:
+                graph_module = fx.GraphModule(tracer.root, graph, target.cls.__name__)
+            except Exception as error:  # torch.fx's code generation; plain tracing fails too
+                failures.append(context.failure(
+                    "error", f"torch.fx traced forward but cannot write the graph's Python "
+                    f"code ({describe_exception(error)}): a name in the graph, such as a "
+                    "submodule name given to add_module with quotes in it, cannot stand in "
+                    "the source torch.fx generates. Rename it.",
+                    [], target.source.name_span))
         return CaptureRecord(
             self.mode,
             failures=failures,
             graph=graph,
             root=tracer.root if graph is not None else None,
-            graph_module=(fx.GraphModule(tracer.root, graph, target.cls.__name__)
-                          if complete else None),
+            graph_module=graph_module,
             node_origins=tracer.node_origins,
             module_order=tracer.module_order,
             parameter_order=tracer.parameter_order,
