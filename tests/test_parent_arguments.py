@@ -521,3 +521,36 @@ def test_a_class_only_a_later_call_site_builds_gets_that_parent_built_instance(
     problems = [disagreement(module, plain, str(workspace.root))
                 for module, plain in zip(data["modules"], outcomes, strict=True)]
     assert problems == [None, None]
+
+
+def test_a_module_tree_that_breaks_is_given_up_and_said(tmp_path: Path) -> None:
+    """A root whose ``named_modules()`` raises: it keeps a verdict, the file's later classes
+    theirs, and the output fx-lsp logs (``-v``) says what was given up, with the traceback."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    (tmp_path / "model.py").write_text(textwrap.dedent('''
+        from torch import nn
+
+
+        class Root(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(4, 4)
+
+            def named_modules(self, *args, **kwargs):
+                raise RuntimeError("a tree that cannot be walked")
+
+            def forward(self, x):
+                return self.head(x)
+
+
+        class Later(nn.Module):
+            def forward(self, x):
+                return x + 1
+        '''))
+    done = fx_lsp("check", "--no-cache", "-v", "--output-format", "json", ".", cwd=tmp_path)
+    statuses = {module["class"]: module["status"]
+                for module in parse_report(done.stdout)["modules"]}
+    assert set(statuses) == {"Root", "Later"} and statuses["Later"] == "traceable", \
+        done.stderr[-3000:]
+    assert "fx-lsp: gave up tracing the submodule instances of Root:" in done.stderr
+    assert "RuntimeError: a tree that cannot be walked" in done.stderr

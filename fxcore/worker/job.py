@@ -11,7 +11,6 @@ crashes the child costs only its own result.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib
 import keyword
@@ -165,12 +164,17 @@ class Job:
                 continue
             built, root_results = self.capture_fitting_instance(context, cls, source, built)
             # Verdicts of submodule instances are extras: the file's own classes, still to
-            # come, must not be lost to a module tree that breaks named_modules().
-            with contextlib.suppress(Exception):
+            # come, must not be lost to a module tree that breaks named_modules(). What is
+            # given up is said on the job's output (the server's log, `fx-lsp check -v`).
+            try:
                 self.trace_built_submodules(root_results, built, not_derived, derived_ranks)
+            except Exception as error:
+                _given_up(f"the submodule instances of {cls.__name__}", error)
             del built  # the instance goes before the next class is built
-            with contextlib.suppress(Exception):
+            try:
                 self.trace_other_call_sites(cls, root_results, not_derived, derived_ranks)
+            except Exception as error:
+                _given_up(f"the instances {cls.__name__}'s other call sites build", error)
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.preloaded_modules, context.is_workspace_path)
@@ -464,6 +468,13 @@ def _name_instances_tried(result: ModuleResult, not_fitting: list[ModuleResult])
         instance = instance_call(result.class_name, result.arguments)
         result.capture_notes.append(f"{tried} This verdict is on the next instance fx-lsp "
                                     f"could build, {instance}.")
+
+
+def _given_up(what: str, error: Exception) -> None:
+    """Say on the job's output (which the host logs) that tracing ``what`` was given up, with
+    the traceback: a break of fx-lsp's own code must not go unseen."""
+    print(f"fx-lsp: gave up tracing {what}:", file=sys.stderr)
+    traceback.print_exception(error, file=sys.stderr)
 
 
 def run_job(job: TraceJob, send: Send) -> None:
