@@ -219,7 +219,7 @@ def is_loopback(host: str) -> bool:
 
 
 def _serve(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    from fx_lsp.server import serve
+    from fx_lsp.serving import serve
 
     tcp = None
     if arguments.tcp:

@@ -17,6 +17,13 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+#: fx-lsp's own methods (docs/contracts.md).
+GENERATED_CODE = "fxLsp/generatedCode"
+GRAPH = "fxLsp/graph"
+STATUS = "fxLsp/status"
+TRACED = "fxLsp/traced"
+TRACE_WORKSPACE = "fxLsp.server.traceWorkspace"
+
 logger = logging.getLogger(__name__)
 
 #: The ``workDoneToken`` of the ``workspace/executeCommand`` request being handled.

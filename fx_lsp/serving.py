@@ -1,0 +1,39 @@
+"""``fx-lsp serve``: a new server with every handler on it, run on stdio or TCP."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from fx_lsp.handlers import document_sync, lifecycle, requests
+from fx_lsp.server import FxLanguageServer
+from fxcore.engine import WORKER_LOG
+
+
+def create_server() -> FxLanguageServer:
+    """A new server with every handler on it (``fx_lsp.handlers``)."""
+    server = FxLanguageServer()
+    for handlers in (lifecycle.handlers, document_sync.handlers, requests.handlers):
+        handlers.register(server)
+    return server
+
+
+def serve(tcp: tuple[str, int] | None = None) -> None:
+    """Run the server on stdio, or on ``tcp = (host, port)``; stop the engine on the way out."""
+    logging.basicConfig(level=logging.WARNING)
+    # What the zygote prints (torch's import warnings) goes to the log (stderr: VS Code's
+    # output channel), never to stdout, the protocol.
+    WORKER_LOG.setLevel(logging.INFO)
+    # Quick-fix requests are planned in a thread (their parses run in another process); a
+    # shorter switch interval than the default 5 ms lets the event loop take the GIL back
+    # sooner, so other requests wait less.
+    sys.setswitchinterval(0.001)
+    server = create_server()
+    try:
+        if tcp is None:
+            server.start_io()
+        else:
+            server.start_tcp(*tcp)
+    finally:
+        server.close_engine()
+        server.parse_process.close()
