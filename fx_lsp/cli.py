@@ -25,10 +25,11 @@ from fxcore import network_isolation
 from fxcore.capture_modes import modes_problem, ordered_modes
 from fxcore.codes import documentation
 from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
-from fxcore.engine import WORKER_LOG, Engine, ZygoteError
+from fxcore.engine import Engine
 from fxcore.file_access import UnsafeWrite, check_output_path, write_output_text
 from fxcore.torch_versions import installed_torch_support
 from fxcore.version import VERSION
+from fxcore.zygote_host import WORKER_LOG, ZygoteError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: 128 + the signal's number, as shells report a command that a signal stopped.

@@ -17,227 +17,40 @@ output only when its worker timed out or crashed, as part of the reason).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import itertools
-import logging
 import multiprocessing.connection
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.builders import builder_functions
-from fxcore.cache import KEY_VARIABLE, ResultCache
+from fxcore.cache import ResultCache
 from fxcore.call_sites import CallSiteIndexes
 from fxcore.discovery import ParsedFile, has_module_level_class, parsed_file
 from fxcore.installed_packages import preloadable
 from fxcore.job_spec import MAX_OTHER_CALL_SITES, TraceJob
 from fxcore.notebook import explain_dropped_names, is_notebook
-from fxcore.result_codec import MAX_TEXT_CHARACTERS
 from fxcore.results import CODES, Failure, FileResult, ModuleResult, Range
-from fxcore.worker_environment import passed_variables, zygote_environment
+from fxcore.worker_environment import passed_variables
 from fxcore.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
 from fxcore.workspace import import_location, notebook_module
-from fxcore.zygote import receive_report, send_request
+from fxcore.zygote_host import (
+    OUTPUT_LINE_CHARACTERS,
+    OUTPUT_TAIL_LINES,
+    WORKER_LOG,
+    ZygoteProcess,
+)
 
 #: How much of a child's output is kept (the tail).
 OUTPUT_TAIL_BYTES = 64 * 1024
-#: How many of its last lines (cut to how many characters) a time-out or crash message quotes.
-OUTPUT_TAIL_LINES = 5
-OUTPUT_LINE_CHARACTERS = 200
 #: The least time a child gets to import the file before its first class starts.
 IMPORT_TIMEOUT_SECONDS = 60.0
 #: How often a job waiting for its child's output checks whether the child has exited.
 _EXIT_POLL_SECONDS = 0.25
-#: How long the zygote may take to import torch before the engine gives up on it.
-ZYGOTE_START_SECONDS = 120.0
-#: How long a dead zygote's last output may take to arrive, to be quoted in the error.
-_LAST_OUTPUT_SECONDS = 5.0
-
-#: What workers print: each line the zygote prints (INFO), and each file's output of a job
-#: that ran (DEBUG).
-WORKER_LOG = logging.getLogger("fxcore.workers")
-
-
-#: The zygote's working folder: nothing there is importable under a module's name.
-_NEUTRAL_FOLDER = "/" if os.name == "posix" else os.path.abspath(os.sep)
-
-
-class ZygoteError(RuntimeError):
-    """The zygote process died or did not answer."""
-
-
-class _Zygote:
-    """The engine's side of one ``fxcore.zygote`` process."""
-
-    def __init__(self) -> None:
-        engine_end, zygote_end = socket.socketpair()
-        package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        # Not the caller's whole environment: workspace code runs in the zygote's children.
-        environment = zygote_environment(os.environ)
-        # Only absolute PYTHONPATH entries: a relative or empty one would mean the caller's
-        # current folder, whose files must never shadow a module the zygote imports.
-        environment["PYTHONPATH"] = os.pathsep.join(
-            entry for entry in [package_parent,
-                                *environment.get("PYTHONPATH", "").split(os.pathsep)]
-            if os.path.isabs(entry)
-        )
-        environment["PYTHONSAFEPATH"] = "1"  # Python 3.11+: no script folder on sys.path
-        # Workspace code has no business with the key that signs cache entries.
-        environment.pop(KEY_VARIABLE, None)
-        output_reader, output_writer = os.pipe()
-        self._process = subprocess.Popen(
-            # `-c` with a neutral working folder rather than `-m` from the caller's folder:
-            # on Python 3.10 `-m` puts the current folder first on sys.path, so a
-            # workspace's `random.py` would run inside the zygote.
-            [sys.executable, "-c", "import fxcore.zygote; fxcore.zygote.main()",
-             str(zygote_end.fileno())],
-            cwd=_NEUTRAL_FOLDER,
-            pass_fds=[zygote_end.fileno()],
-            stdin=subprocess.DEVNULL,
-            # Never the caller's stdout (it may be a protocol) nor its stderr (the user's
-            # terminal, where torch's import warnings have no business): a pipe to the log.
-            stdout=output_writer,
-            stderr=output_writer,
-            env=environment,
-            start_new_session=True,  # a terminal's Ctrl+C goes to the caller, which cleans up
-        )
-        zygote_end.close()
-        os.close(output_writer)
-        #: The last lines the zygote printed: why it died, when it does.
-        self._last_lines: deque[str] = deque(maxlen=OUTPUT_TAIL_LINES)
-        self._output_logger = threading.Thread(target=self._log_output, args=(output_reader,),
-                                               name="fx-lsp-zygote-output", daemon=True)
-        self._output_logger.start()
-        self._socket = engine_end
-        self._send_lock = threading.Lock()
-        self._state = threading.Condition()
-        self._ready = False
-        self._dead = False
-        self._forked: dict[int, int] = {}
-        self._exit_codes: dict[int, int] = {}
-        self._ignored_exits: set[int] = set()
-        self._request_ids = itertools.count()
-        threading.Thread(target=self._read, name="fx-lsp-zygote", daemon=True).start()
-
-    @property
-    def alive(self) -> bool:
-        return not self._dead
-
-    def _log_output(self, reader: int) -> None:
-        """Drain what the zygote prints (a zygote blocked on a full pipe would hang every
-        job) into the log, until every copy of the pipe is closed."""
-        with open(reader, "rb") as stream:
-            for raw, cut in _bounded_lines(stream, MAX_TEXT_CHARACTERS):
-                line = raw.decode("utf-8", errors="replace").rstrip()
-                if cut:
-                    line += f"… [{cut:,} more bytes cut by fx-lsp]"
-                if line:
-                    self._last_lines.append(line[:OUTPUT_LINE_CHARACTERS])
-                    WORKER_LOG.info("fx-lsp worker: %s", line)
-
-    def _not_started(self) -> ZygoteError:
-        """The zygote died or hung before it was ready: the error quotes its last line (an
-        import that failed, usually)."""
-        message = "the worker process that loads torch did not start"
-        if self._dead:
-            self._output_logger.join(_LAST_OUTPUT_SECONDS)
-            if self._last_lines:
-                message += f": {self._last_lines[-1]}"
-        return ZygoteError(message)
-
-    def _read(self) -> None:
-        try:
-            while True:
-                message = receive_report(self._socket)
-                with self._state:
-                    if message[0] == "ready":
-                        self._ready = True
-                    elif message[0] == "forked":
-                        self._forked[message[1]] = message[2]
-                    elif message[0] == "exited":
-                        if message[1] in self._ignored_exits:
-                            self._ignored_exits.discard(message[1])
-                        else:
-                            self._exit_codes[message[1]] = message[2]
-                    self._state.notify_all()
-        except (EOFError, OSError):  # ConnectionError included: a report of another shape
-            with self._state:
-                self._dead = True
-                self._state.notify_all()
-
-    def _wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        with self._state:
-            return self._state.wait_for(lambda: predicate() or self._dead, timeout=timeout) \
-                and predicate()
-
-    def fork(self, job: TraceJob, fds: list[int]) -> int:
-        if not self._wait_for(lambda: self._ready, ZYGOTE_START_SECONDS):
-            raise self._not_started()
-        request_id = next(self._request_ids)
-        with self._send_lock:
-            send_request(self._socket, ("fork", request_id, job, job.config.memory_limit_mb),
-                         fds)
-        if not self._wait_for(lambda: request_id in self._forked, 30.0):
-            raise ZygoteError("the worker process did not fork a job")
-        with self._state:
-            return self._forked.pop(request_id)
-
-    def kill(self, pid: int) -> None:
-        try:
-            with self._send_lock:
-                send_request(self._socket, ("kill", pid))
-        except OSError:
-            pass
-
-    def preload(self, packages: list[str]) -> None:
-        try:
-            with self._send_lock:
-                send_request(self._socket, ("preload", packages))
-        except OSError:
-            pass  # a dead zygote is replaced on the next fork
-
-    def forget_exit(self, pid: int) -> None:
-        """Drop the exit status of a child whose result is complete, now or when it comes."""
-        with self._state:
-            if self._exit_codes.pop(pid, None) is None:
-                self._ignored_exits.add(pid)
-
-    def has_exited(self, pid: int) -> bool:
-        with self._state:
-            return pid in self._exit_codes or self._dead
-
-    def exit_code(self, pid: int, timeout: float) -> int | None:
-        self._wait_for(lambda: pid in self._exit_codes, timeout)
-        with self._state:
-            return self._exit_codes.pop(pid, None)
-
-    def close(self) -> None:
-        # shutdown() sends EOF even while the reader thread is blocked in recv(); on EOF
-        # the zygote kills its children and exits.
-        with contextlib.suppress(OSError):  # already disconnected: the zygote is going
-            self._socket.shutdown(socket.SHUT_RDWR)
-        self._socket.close()
-        with self._state:
-            starting = not self._ready
-        if starting:
-            # Still importing torch, it reads no socket yet and has no child: nothing is lost
-            # by stopping it now rather than after the import (a Ctrl+C at the start).
-            self._process.kill()
-        try:
-            self._process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
 
 
 @dataclass
@@ -282,7 +95,7 @@ class TraceHandle:
         self.future: Future[FileResult] = Future()
         self._lock = threading.Lock()
         self._cancelled = False
-        self._running: tuple[_Zygote, int] | None = None
+        self._running: tuple[ZygoteProcess, int] | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -298,7 +111,7 @@ class TraceHandle:
             zygote, pid = running
             zygote.kill(pid)
 
-    def _attach(self, zygote: _Zygote, pid: int) -> bool:
+    def _attach(self, zygote: ZygoteProcess, pid: int) -> bool:
         with self._lock:
             self._running = (zygote, pid)
             return not self._cancelled
@@ -316,16 +129,16 @@ class Engine:
                                             thread_name_prefix="fx-lsp-job")
         self._handles: set[TraceHandle] = set()
         self._lock = threading.Lock()
-        self._zygote: _Zygote | None = None
+        self._zygote: ZygoteProcess | None = None
         self._closed = False
         self._preloaded: set[str] = set()
 
-    def _live_zygote(self) -> _Zygote:
+    def _live_zygote(self) -> ZygoteProcess:
         with self._lock:
             if self._closed:
                 raise CancelledError()
             if self._zygote is None or not self._zygote.alive:
-                self._zygote = _Zygote()
+                self._zygote = ZygoteProcess()
             return self._zygote
 
     @property
@@ -521,7 +334,7 @@ class Engine:
             zygote.forget_exit(pid)
         return attempt
 
-    def _follow_child(self, handle: TraceHandle, job: TraceJob, zygote: _Zygote, pid: int,
+    def _follow_child(self, handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid: int,
                       results_reader: Any, output_reader: int, attempt: _Attempt) -> None:
         """Read a child's messages and output until it is done, killing it when the current
         class runs out of time. Done means both pipes closed, or the child reported its
@@ -583,7 +396,7 @@ class Engine:
                     deadline = time.monotonic() + timeout
 
     @staticmethod
-    def _stop_refused(zygote: _Zygote, pid: int, attempt: _Attempt) -> None:
+    def _stop_refused(zygote: ZygoteProcess, pid: int, attempt: _Attempt) -> None:
         """A child that sent what no child of fx-lsp's sends is running someone else's
         protocol: stop it, and keep nothing it reported."""
         zygote.kill(pid)
@@ -731,18 +544,6 @@ def _may_define_a_module_class(parsed: ParsedFile) -> bool:
     (``fxcore.discovery.has_module_level_class``)."""
     # An unreadable file or a syntax error: the worker says why, without importing.
     return parsed.tree is None or has_module_level_class(parsed.tree)
-
-
-def _bounded_lines(stream: Any, limit: int) -> Iterator[tuple[bytes, int]]:
-    """The lines of ``stream``, each cut to ``limit`` bytes, with how many bytes were cut: a
-    line of workspace code's 30 MB print is neither held whole nor logged whole."""
-    while raw := stream.readline(limit):
-        cut = 0
-        if len(raw) == limit and not raw.endswith(b"\n"):
-            while (rest := stream.readline(1 << 16)) and not rest.endswith(b"\n"):
-                cut += len(rest)
-            cut += len(rest)
-        yield raw, cut
 
 
 def _output_tail(output: bytearray, cut_before: int) -> str:

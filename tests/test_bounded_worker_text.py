@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.engine import _bounded_lines
 from fxcore.result_codec import (
     MAX_TEXT_CHARACTERS,
     bounded_text,
@@ -18,6 +17,7 @@ from fxcore.result_codec import (
     loads,
 )
 from fxcore.results import Failure, ModuleResult
+from fxcore.zygote_host import bounded_lines
 
 from cli_support import fx_lsp
 
@@ -85,5 +85,5 @@ def test_bounded_text_keeps_what_fits(length: int) -> None:
 
 def test_the_zygotes_lines_are_cut_as_they_are_read() -> None:
     stream = io.BytesIO(b"short\n" + b"L" * 100_000 + b"\nlast")
-    assert list(_bounded_lines(stream, 1_000)) == [
+    assert list(bounded_lines(stream, 1_000)) == [
         (b"short\n", 0), (b"L" * 1_000, 99_001), (b"last", 0)]
