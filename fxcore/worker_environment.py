@@ -49,8 +49,11 @@ def zygote_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 def passed_variables(entries: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
     """The variables of ``environ`` a workspace's ``pass-env`` entries name: exact names, and
-    every name starting with an entry's prefix (``WANDB_*``)."""
+    every name starting with an entry's prefix (``WANDB_*``) that does not name a secret. A
+    secret is passed only when named in full: a committed ``pass-env = ["G*"]`` would
+    otherwise hand workspace code the CI job's ``GITHUB_TOKEN``."""
     exact = {entry for entry in entries if not entry.endswith("*")}
     prefixes = tuple(entry[:-1] for entry in entries if entry.endswith("*"))
     return {name: value for name, value in environ.items()
-            if name in exact or (prefixes and name.startswith(prefixes))}
+            if name in exact or (prefixes and name.startswith(prefixes)
+                                 and SECRET_PARTS.search(name) is None)}

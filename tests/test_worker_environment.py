@@ -50,8 +50,16 @@ def test_secrets_are_not_passed_to_workspace_code(tmp_path: Path) -> None:
 
 
 def test_pass_env_names_variables_and_prefixes(tmp_path: Path) -> None:
+    # A prefix passes no name that marks a secret: FXT_TOKEN_TOO would need naming in full.
     assert seen_by_workspace_code(tmp_path, ["GITHUB_TOKEN", "FXT_*"]) == {
-        "GITHUB_TOKEN", "FXT_PLAIN", "FXT_TOKEN_TOO", "HF_HOME"}
+        "GITHUB_TOKEN", "FXT_PLAIN", "HF_HOME"}
+
+
+def test_a_prefix_never_passes_a_secret() -> None:
+    environ = {"GITHUB_TOKEN": "t", "GIT_DIR": "d", "AWS_SECRET_ACCESS_KEY": "s", "A1": "1"}
+    assert passed_variables(["G*", "A*"], environ) == {"GIT_DIR": "d", "A1": "1"}
+    assert passed_variables(["G*", "GITHUB_TOKEN"], environ) == {"GITHUB_TOKEN": "t",
+                                                                   "GIT_DIR": "d"}
 
 
 def test_a_bad_pass_env_entry_is_a_config_problem(tmp_path: Path) -> None:
