@@ -18,6 +18,7 @@ import contextlib
 import inspect
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,21 +168,30 @@ def _tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
 
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise ``_OutOfTime`` in the main thread after ``seconds``, when no other timer is
-    set; without one, the engine's time-out of the job is the only limit."""
-    if threading.current_thread() is not threading.main_thread() \
-            or signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0) \
-            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
+    """Raise ``_OutOfTime`` in the main thread after ``seconds``. A timer already set (a
+    test runner's time-out) is put back afterwards with the time it has left, and is left
+    alone when it would fire first; off the main thread the engine's time-out of the job is
+    the only limit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer_handler = signal.getsignal(signal.SIGALRM)
+    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    if outer_delay and outer_delay <= seconds:
         yield
         return
 
     def out_of_time(_signum: int, _frame: Any) -> None:
         raise _OutOfTime
 
+    started = time.monotonic()
     signal.signal(signal.SIGALRM, out_of_time)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if outer_handler is None else outer_handler)
+        if outer_delay:
+            left = max(outer_delay - (time.monotonic() - started), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
