@@ -50,7 +50,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from fxcore.job_spec import CallSite
-from fxcore.results import Arguments
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4
@@ -304,31 +303,6 @@ def call_site_values(site: CallSite,
     """The positional and keyword values of a call site, evaluated in ``namespace``."""
     return ([evaluate_argument(source, namespace) for source in site.args],
             {name: evaluate_argument(source, namespace) for name, source in site.kwargs})
-
-
-def call_text(arguments: Arguments) -> str:
-    """The arguments as they stand inside the call's parentheses: ``64, heads=4``."""
-    return ", ".join([*arguments.args,
-                      *(f"{name}={value}" for name, value in arguments.kwargs.items())])
-
-
-def describe(arguments: Arguments | None) -> str | None:
-    """In words, where a verdict's arguments came from when nobody configured them:
-    ``guessed arguments: dim=64, heads=4``, ``the instance its builder function
-    pkg.resnet:resnet50() returns``; ``None`` for configuration and defaults (and for
-    parents: ``fxcore.parent_arguments.parent_description`` says those)."""
-    if arguments is None:
-        return None
-    call = call_text(arguments)
-    if arguments.origin == "guessed":
-        return f"guessed arguments: {call}"
-    if arguments.origin == "config-class":
-        return f"arguments built from configuration classes: {call}"
-    if arguments.origin == "call-site":
-        return f"the call at {arguments.site}: {call}"
-    if arguments.origin == "builder" and arguments.builder:
-        return f"the instance its builder function {arguments.builder}({call}) returns"
-    return None
 
 
 def value_source(value: Any) -> str:

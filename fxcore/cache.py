@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from fxcore import result_codec
-from fxcore.file_access import read_bytes
+from fxcore.file_access import content_hash, read_bytes, text_hash
 from fxcore.job_spec import TraceJob
 from fxcore.notebook import is_notebook
 from fxcore.results import Failure, FileResult
@@ -105,16 +105,6 @@ def user_cache_folder() -> str:
     if not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "fx-lsp")
-
-
-def text_hash(text: str) -> str:
-    """The hash of an unsaved buffer: of its UTF-8 bytes, as the import compiles them."""
-    return content_hash(text.encode("utf-8", errors="surrogatepass"))
-
-
-def content_hash(data: bytes) -> str:
-    """The hash by which a cache entry names the content of a file it depends on."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def _read_regular(name: str, limit: int, folder: int) -> bytes | None:

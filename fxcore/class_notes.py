@@ -5,7 +5,7 @@ not traced (FX103), or it was traced with guessed constructor arguments (FX104).
 
 from __future__ import annotations
 
-from fxcore.arguments import describe
+from fxcore.instance_trust import describe
 from fxcore.results import CODES, Hint, ModuleResult
 
 

@@ -17,6 +17,7 @@ a link in the way is an ``UnsafeWrite``, whose message says so, and nothing is w
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import secrets
@@ -183,3 +184,13 @@ def write_output_text(path: str, text: str) -> None:
     descriptor = os.open(path, flags if follow else flags | os.O_NOFOLLOW, 0o666)
     with open(descriptor, "w", encoding="utf-8") as stream:
         stream.write(text)
+
+
+def text_hash(text: str) -> str:
+    """The hash of an unsaved buffer: of its UTF-8 bytes, as the import compiles them."""
+    return content_hash(text.encode("utf-8", errors="surrogatepass"))
+
+
+def content_hash(data: bytes) -> str:
+    """The hash by which a cache entry names the content of a file it depends on."""
+    return hashlib.sha256(data).hexdigest()

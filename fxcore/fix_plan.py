@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from fxcore import fixes, suppressions, traced_libraries
 from fxcore.file_access import UnsafeWrite, inside_workspace
-from fxcore.parsing import parse_expression, parse_module
+from fxcore.parsing import outline, parse_expression, parse_module
 from fxcore.results import Failure, Frame, Hint, ModuleResult, Range
 from fxcore.rules import BY_CODE
 from fxcore.rules.compile import GRAPH_BREAK_PREFIX
@@ -68,35 +68,6 @@ class Fix:
         if self.import_edit is not None and new != (old or ""):
             new = run(self.import_edit, new)
         return old, new
-
-
-@dataclass(frozen=True)
-class Outline:
-    """What planning needs of a file's top level, from one ``ast`` parse."""
-
-    #: (name, first line, last line) of each top-level class.
-    classes: tuple[tuple[str, int, int], ...]
-    functions: frozenset[str]
-
-
-def outline(source: str) -> Outline | None:
-    """The file's top-level classes and functions; None when it does not parse."""
-    try:
-        tree = parse_module(source)
-    except SyntaxError:
-        return None
-    return Outline(
-        classes=tuple(
-            (node.name, node.lineno, node.end_lineno or node.lineno)
-            for node in tree.body
-            if isinstance(node, ast.ClassDef)
-        ),
-        functions=frozenset(
-            node.name
-            for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ),
-    )
 
 
 def _location_frame(failure: Failure) -> Frame | None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
-from fxcore.cache import content_hash, text_hash
+from fxcore.file_access import content_hash, text_hash
 from fxcore.results import FailedAssignment
 
 

@@ -15,7 +15,6 @@ then has no verdict of its own. Pure data: no torch, no user code.
 
 from __future__ import annotations
 
-from fxcore.arguments import call_text
 from fxcore.results import CODES, Arguments, ModuleResult
 
 #: Sources whose arguments fx-lsp made up. Any other source, one added later included, is
@@ -91,3 +90,40 @@ def does_not_fit(module: ModuleResult) -> bool:
     the class itself."""
     return module.status == "not-traced" and any(
         failure.code == CODES["does-not-fit"] for failure in module.failures)
+
+
+#: Parents whose own arguments came from earlier sources are preferred.
+_PARENT_ORIGIN_RANK: dict[str | None, int] = {
+    "config": 0, "defaults": 0, "builder": 1, "call-site": 2, "config-class": 3, "guessed": 4,
+}
+
+
+def parent_rank(origin: str | None) -> int:
+    """How much an instance a root built is trusted, by where the root's own arguments came
+    from: lower is more trusted (configuration and defaults first, guesses last)."""
+    return _PARENT_ORIGIN_RANK.get(origin, len(_PARENT_ORIGIN_RANK))
+
+
+def call_text(arguments: Arguments) -> str:
+    """The arguments as they stand inside the call's parentheses: ``64, heads=4``."""
+    return ", ".join([*arguments.args,
+                      *(f"{name}={value}" for name, value in arguments.kwargs.items())])
+
+
+def describe(arguments: Arguments | None) -> str | None:
+    """In words, where a verdict's arguments came from when nobody configured them:
+    ``guessed arguments: dim=64, heads=4``, ``the instance its builder function
+    pkg.resnet:resnet50() returns``; ``None`` for configuration and defaults (and for
+    parents: ``fxcore.parent_arguments.parent_description`` says those)."""
+    if arguments is None:
+        return None
+    call = call_text(arguments)
+    if arguments.origin == "guessed":
+        return f"guessed arguments: {call}"
+    if arguments.origin == "config-class":
+        return f"arguments built from configuration classes: {call}"
+    if arguments.origin == "call-site":
+        return f"the call at {arguments.site}: {call}"
+    if arguments.origin == "builder" and arguments.builder:
+        return f"the instance its builder function {arguments.builder}({call}) returns"
+    return None

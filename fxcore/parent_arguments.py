@@ -10,26 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from fxcore.arguments import describe
-from fxcore.instance_trust import does_not_fit
+from fxcore.instance_trust import describe, does_not_fit, parent_rank
 from fxcore.results import ArgumentOrigin, FileResult, ModuleResult
 
 #: A class's own verdict with arguments from these sources is replaced by a parent's.
 REPLACEABLE_ORIGINS: frozenset[ArgumentOrigin] = frozenset(
     {"call-site", "config-class", "guessed"}
 )
-#: Parents whose own arguments came from earlier sources are preferred.
-_PARENT_ORIGIN_RANK: dict[str | None, int] = {
-    "config": 0, "defaults": 0, "builder": 1, "call-site": 2, "config-class": 3, "guessed": 4,
-}
-
-
-def parent_rank(origin: str | None) -> int:
-    """How much an instance a root built is trusted, by where the root's own arguments came
-    from: lower is more trusted (configuration and defaults first, guesses last)."""
-    return _PARENT_ORIGIN_RANK.get(origin, len(_PARENT_ORIGIN_RANK))
-
-
 def needs_parent(module: ModuleResult, derived: ModuleResult) -> bool:
     """True when the class's own instance does not fit it (FX105) and the parent's does, or
     its own verdict had no configured or default arguments (it was not traced for want of

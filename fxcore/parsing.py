@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 
 class SourceTooComplex(SyntaxError):
@@ -41,3 +42,32 @@ def parse_expression(text: str) -> ast.Expression:
     """``ast.parse(text, mode="eval")``, raising as ``parse_module`` does."""
     with _as_syntax_error():
         return ast.parse(text, mode="eval")
+
+
+@dataclass(frozen=True)
+class Outline:
+    """What planning needs of a file's top level, from one ``ast`` parse."""
+
+    #: (name, first line, last line) of each top-level class.
+    classes: tuple[tuple[str, int, int], ...]
+    functions: frozenset[str]
+
+
+def outline(source: str) -> Outline | None:
+    """The file's top-level classes and functions; None when it does not parse."""
+    try:
+        tree = parse_module(source)
+    except SyntaxError:
+        return None
+    return Outline(
+        classes=tuple(
+            (node.name, node.lineno, node.end_lineno or node.lineno)
+            for node in tree.body
+            if isinstance(node, ast.ClassDef)
+        ),
+        functions=frozenset(
+            node.name
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ),
+    )

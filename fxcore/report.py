@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from fxcore import class_notes, suppressions
 from fxcore.capture_modes import DEFAULT_MODE
-from fxcore.fix_plan import outline
 from fxcore.instance_trust import inputs_made_up_for_submodule, on_guessed_arguments
 from fxcore.job_spec import ReportConfig
+from fxcore.parsing import outline
 from fxcore.results import CODES, Failure, FileResult, Hint, ModuleResult, Span
 from fxcore.rules import BY_CODE, Severity
 from fxcore.suppressions import SKIP_REASON, Directive

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fxcore.fix_plan import outline, plan
+from fxcore.fix_plan import plan
+from fxcore.parsing import outline
 from fxcore.results import Failure, Frame, ModuleResult
 
 SOURCE = """import torch

@@ -10,7 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 import pytest
 
 from fx_lsp.parse_process import ParseProcess
-from fxcore import fix_plan, fixes
+from fxcore import fixes, parsing
 from fxcore.fix_plan import run_here
 
 from engine_support import is_running
@@ -41,8 +41,8 @@ def test_runs_in_another_process_in_the_same_working_folder(parse_process: Parse
 
 
 def test_gives_what_the_function_gives_here(parse_process: ParseProcess) -> None:
-    assert parse_process.run(fix_plan.outline, SOURCE) == run_here(
-        fix_plan.outline, SOURCE
+    assert parse_process.run(parsing.outline, SOURCE) == run_here(
+        parsing.outline, SOURCE
     )
     assert parse_process.run(fixes.wrap_len, SOURCE) == fixes.wrap_len(SOURCE)
 
@@ -57,7 +57,7 @@ def test_a_killed_process_fails_one_call_and_is_replaced(parse_process: ParsePro
     os.kill(worker, signal.SIGKILL)
     with pytest.raises(BrokenProcessPool):
         parse_process.run(os.getcwd)
-    assert parse_process.run(fix_plan.outline, SOURCE).functions == {"helper"}
+    assert parse_process.run(parsing.outline, SOURCE).functions == {"helper"}
 
 
 def test_close_ends_the_process() -> None:

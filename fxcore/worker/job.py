@@ -28,10 +28,9 @@ from fxcore.arguments import call_site_values, class_namespace
 from fxcore.discovery import ClassSource
 from fxcore.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.import_overlay import imported_third_party_packages, install_import_paths
-from fxcore.instance_trust import does_not_fit, instance_call
+from fxcore.instance_trust import does_not_fit, instance_call, parent_rank
 from fxcore.job_spec import TraceJob
 from fxcore.notebook import MAX_NOTEBOOK_BYTES, is_notebook, unreadable_notebook_reason
-from fxcore.parent_arguments import parent_rank
 from fxcore.parsing import SourceTooComplex
 from fxcore.results import (
     CODES,
