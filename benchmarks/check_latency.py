@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 from bench_util import children_of, describe, machine_line, stat_cpu_seconds
 
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
-from fxcore.results import FileResult
-from fxcore.workspace import find_workspace_root, import_location
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import FileResult
+from fxcore.workspace.paths import find_workspace_root, import_location
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FILES = [

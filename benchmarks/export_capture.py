@@ -22,14 +22,14 @@ from collections.abc import Callable
 import torch
 from bench_util import machine_line
 
-from fxcore.discovery import top_level_classes
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.tensor_spec import parse_spec
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.export.capture import ExportCapture
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.workspace.discovery import top_level_classes
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 TARGET_SECONDS = 1.0

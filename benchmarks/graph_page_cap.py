@@ -20,8 +20,8 @@ from bench_util import machine_line
 
 from fx_lsp import graph_html, graph_view
 from fx_lsp.graph_html import html_page
-from fxcore.results import GraphNode, ModuleResult
-from fxcore.workspace import source_text, split_lines
+from fxcore.model.results import GraphNode, ModuleResult
+from fxcore.workspace.paths import source_text, split_lines
 
 
 def unrolled(path: str, nodes: int) -> ModuleResult:

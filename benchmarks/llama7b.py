@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from bench_util import children_of, machine_line, stat_cpu_seconds
 
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
 
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(BENCHMARKS, "models")

@@ -2,7 +2,7 @@
 
 From a process that has imported torch (as the zygote has), forks children alternately
 (so both kinds see the same machine load): a plain one that exits at once, and one that
-first calls ``fxcore.network_isolation.isolate()``, as every job child does. Prints the time
+first calls ``fxcore.host.network_isolation.isolate()``, as every job child does. Prints the time
 from fork to reaping each kind, the time of ``isolate()`` measured inside the child, and the
 difference of medians: the per-job cost. Then times ``network_isolation.describe()`` (the
 probe behind ``fx-lsp --version`` and the server's start-up log line) against a bare
@@ -30,7 +30,7 @@ import time
 
 from bench_util import describe, machine_line
 
-from fxcore import network_isolation
+from fxcore.host import network_isolation
 
 _SECONDS = struct.Struct("d")
 

@@ -98,9 +98,8 @@ def _child() -> None:
     import torch
     from torch import fx
 
-    from fxcore import sandbox
-    from fxcore.arguments import class_namespace
-    from fxcore.config import load_config, module_config_for
+    from fxcore.host import sandbox
+    from fxcore.worker.building.arguments import class_namespace
     from fxcore.worker.building.construction import resolve
     from fxcore.worker.building.weights import without_weights
     from fxcore.worker.locate import (
@@ -109,7 +108,8 @@ def _child() -> None:
         to_frame,
         traceback_positions,
     )
-    from fxcore.workspace import import_location
+    from fxcore.workspace.config import load_config, module_config_for
+    from fxcore.workspace.paths import import_location
 
     request = parse_report(sys.stdin.read())
     root, cwd = request["root"], request["cwd"]
@@ -132,7 +132,7 @@ def _child() -> None:
             args, kwargs = module_config.args, module_config.kwargs
         else:
             # The names fx-lsp evaluates a call site with: the class's module, then its
-            # packages (fxcore.arguments.class_namespace).
+            # packages (fxcore.worker.building.arguments.class_namespace).
             namespace = dict(class_namespace(cls))
             # "builder": the builder function named, called with the arguments given.
             factory = resolve(arguments["builder"]) if origin == "builder" else cls

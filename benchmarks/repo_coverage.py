@@ -16,7 +16,7 @@ cloned it and ran `fx-lsp check <folder>` would. The script prints, per library:
   in a child process) gives the same status and first failure line;
 - real instances: verdicts whose instance was not built from guessed arguments (its own or
   its parent's): configuration, defaults, builder functions, call sites, configuration
-  classes, and instances those built (``fxcore/instance_trust.py``);
+  classes, and instances those built (``fxcore/model/instance_trust.py``);
 - the most common reasons classes got no tracing verdict;
 - every FX300 and FX199, with the instance it was found on (``--list-codes``).
 
@@ -156,7 +156,7 @@ def is_base(module: dict[str, Any]) -> bool:
 
 
 def on_real_instance(module: dict[str, Any]) -> bool:
-    """The verdict's instance was not built from guessed arguments (fxcore/instance_trust.py:
+    """The verdict's instance was not built from guessed arguments (fxcore/model/instance_trust.py:
     a parent-built instance is as real as its parent's own)."""
     arguments = module.get("arguments") or {}
     source = arguments.get("parent_from") if arguments.get("from") == "parent" \

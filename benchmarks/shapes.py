@@ -31,8 +31,8 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
 
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCHMARKS)

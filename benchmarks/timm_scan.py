@@ -291,11 +291,11 @@ def time_breakdown(report: dict[str, Any]) -> None:
 
 def import_cost(workspace: str, module_name: str) -> None:
     """Time the import a job does before tracing, in a process that has preloaded what the
-    zygote preloads (``fxcore.preload``): ``-X importtime`` splits it between the
+    zygote preloads (``fxcore.host.preload``): ``-X importtime`` splits it between the
     workspace's own modules (timm, the shim) and modules from outside it (torch submodules
     the zygote did not load, torchvision, sympy, ...), which every job imports again."""
     marker = "--- preloaded ---"
-    code = ("import sys, time, fxcore.preload\n"
+    code = ("import sys, time, fxcore.host.preload\n"
             f"print({marker!r}, file=sys.stderr, flush=True)\n"
             f"sys.path.insert(0, {workspace!r})\n"
             "started = time.perf_counter()\n"
@@ -316,7 +316,7 @@ def import_cost(workspace: str, module_name: str) -> None:
         else:
             outside += microseconds
             outside_by_package[".".join(name.split(".")[:2])] += microseconds
-    print(f"  import {module_name} after fxcore.preload: {wall:.2f} s wall; self time "
+    print(f"  import {module_name} after fxcore.host.preload: {wall:.2f} s wall; self time "
           f"{inside / 1e6:.2f} s in workspace modules (timm), {outside / 1e6:.2f} s in modules "
           "from outside the workspace that the zygote does not preload:")
     print("    " + ", ".join(f"{name} {seconds / 1e6:.2f} s"

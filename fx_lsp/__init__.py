@@ -6,7 +6,7 @@ def __getattr__(name: str) -> str:
     # it drops the working folder from sys.path (fx_lsp/__main__.py), and reading the metadata
     # imports modules a workspace file could shadow until then.
     if name == "__version__":
-        from fxcore.version import VERSION  # pyproject.toml's version, from the metadata
+        from fxcore.model.version import VERSION  # pyproject.toml's version, from the metadata
 
         return VERSION
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,17 +11,17 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from fxcore.cache import ResultCache
-from fxcore.config import ProjectConfig, read_project_config
-from fxcore.engine import Engine, TraceHandle, WorkspaceKnowledge
-from fxcore.instance_trust import does_not_fit, on_guessed_arguments
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.notebook import CellPosition, NotebookModule, is_notebook
-from fxcore.parent_arguments import apply_parent_arguments
-from fxcore.report import Report, Selection, collect
-from fxcore.results import CODES, FileResult, ModuleResult
+from fxcore.host.cache import ResultCache
+from fxcore.host.engine import Engine, TraceHandle, WorkspaceKnowledge
+from fxcore.model.instance_trust import does_not_fit, on_guessed_arguments
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import CODES, FileResult, ModuleResult
+from fxcore.reporting.parent_arguments import apply_parent_arguments
+from fxcore.reporting.report import Report, Selection, collect
 from fxcore.rules.compile import is_graph_break
-from fxcore.workspace import (
+from fxcore.workspace.config import ProjectConfig, read_project_config
+from fxcore.workspace.notebook import CellPosition, NotebookModule, is_notebook
+from fxcore.workspace.paths import (
     find_workspace_root,
     notebook_module,
     python_files,
@@ -92,7 +92,7 @@ class ModeCounts:
     #: build or skipped.
     not_fitting: int = 0
     #: Of ``traced``, the verdicts on an instance built from guessed arguments, its own or a
-    #: parent's (``fxcore.instance_trust``); the others are on real instances.
+    #: parent's (``fxcore.model.instance_trust``); the others are on real instances.
     guessed: int = 0
 
     @property

@@ -21,15 +21,15 @@ from fx_lsp import fixing, graph_html, report_formats, shards
 from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
-from fxcore import network_isolation
-from fxcore.capture_modes import modes_problem, ordered_modes
-from fxcore.codes import documentation
-from fxcore.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
-from fxcore.engine import Engine
-from fxcore.file_access import UnsafeWrite, check_output_path, write_output_text
-from fxcore.torch_versions import installed_torch_support
-from fxcore.version import VERSION
-from fxcore.zygote_host import WORKER_LOG, ZygoteError
+from fxcore.host import network_isolation
+from fxcore.host.engine import Engine
+from fxcore.host.torch_versions import installed_torch_support
+from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
+from fxcore.model.capture_modes import modes_problem, ordered_modes
+from fxcore.model.version import VERSION
+from fxcore.rules.documentation import documentation
+from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
+from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: 128 + the signal's number, as shells report a command that a signal stopped.

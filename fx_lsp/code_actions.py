@@ -1,6 +1,6 @@
 """Quick fixes for fx-lsp diagnostics, as versioned ``TextDocumentEdit``s.
 
-Which fixes fit a failure is planned by ``fxcore.fix_plan`` (no editor types there); this
+Which fixes fit a failure is planned by ``fxcore.fixing.fix_plan`` (no editor types there); this
 module turns them into code actions and their new text into the smallest edit. Planning is
 cheap but for one ``ast`` parse per text; computing an edit parses with libcst, which takes
 seconds on a 20,000-line file, so clients that resolve code actions get the list without
@@ -17,7 +17,7 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.diagnostics import Entry, is_own_source, path_to_uri
 from fx_lsp.snapshot import DocumentSnapshot, Files
-from fxcore.fix_plan import Fix, ignore_fix, in_workspace, plan, unused_suppression_fix
+from fxcore.fixing.fix_plan import Fix, ignore_fix, in_workspace, plan, unused_suppression_fix
 
 
 def fix_edit(fix: Fix, files: Files, encoding: str) -> types.WorkspaceEdit | None:

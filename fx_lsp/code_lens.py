@@ -12,9 +12,9 @@ from fx_lsp.diagnostics import class_extents
 from fx_lsp.escaping import label
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
-from fxcore.capture_modes import DEFAULT_MODE
-from fxcore.parent_arguments import parent_description
-from fxcore.results import ModuleResult
+from fxcore.model.capture_modes import DEFAULT_MODE
+from fxcore.model.results import ModuleResult
+from fxcore.reporting.parent_arguments import parent_description
 
 SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"
 SHOW_GRAPH = "fxLsp.showGraph"

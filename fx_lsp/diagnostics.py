@@ -1,6 +1,7 @@
 """The report's problems -> LSP diagnostics for one document.
 
-``fxcore.report.collect`` decides what is shown (suppressions, select/ignore, one problem per
+``fxcore.reporting.report.collect`` decides what is shown (suppressions, select/ignore, one problem
+per
 place and code); this module converts each problem to a diagnostic, in one walk. A document's
 diagnostics come from its own trace and, for failures located in it, from the traces of other
 open files that import it (a submodule defined here, used by a model there). Each diagnostic
@@ -18,12 +19,12 @@ from lsprotocol import types
 
 from fx_lsp import positions
 from fx_lsp.initialization_options import SEVERITIES, Options
-from fxcore.capture_modes import DEFAULT_MODE
-from fxcore.codes import help_url
-from fxcore.parsing import parse_module
-from fxcore.report import Problem, Reach, Report
-from fxcore.results import Failure, Frame, Hint, ModuleResult, Range, Span
+from fxcore.model.capture_modes import DEFAULT_MODE
+from fxcore.model.results import Failure, Frame, Hint, ModuleResult, Range, Span
+from fxcore.reporting.report import Problem, Reach, Report
 from fxcore.rules import BY_CODE
+from fxcore.rules.documentation import help_url
+from fxcore.workspace.parsing import parse_module
 
 SOURCE = "fx-lsp"
 

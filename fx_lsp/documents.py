@@ -7,7 +7,7 @@ of all open buffers as overlays, so unsaved edits are what gets imported. A trac
 as soon as its document changes or a file it imported changes: it is cancelled (its worker
 killed) and its result, should it still arrive, dropped.
 
-A trace runs in phases (``fxcore.mode_phases``): the ``fx`` verdicts are accepted, and
+A trace runs in phases (``fxcore.reporting.mode_phases``): the ``fx`` verdicts are accepted, and
 published, before the other capture modes' job starts; its result, from the same texts, is
 merged with them. An edit outdates both.
 """
@@ -22,10 +22,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from fxcore.engine import TraceHandle
-from fxcore.mode_phases import merge_phases
-from fxcore.parent_arguments import apply_parent_arguments
-from fxcore.results import FileResult
+from fxcore.host.engine import TraceHandle
+from fxcore.model.results import FileResult
+from fxcore.reporting.mode_phases import merge_phases
+from fxcore.reporting.parent_arguments import apply_parent_arguments
 
 if TYPE_CHECKING:
     from fx_lsp.diagnostics import Entry
@@ -96,7 +96,7 @@ class Documents:
         self._listener = listener
         self._documents: dict[str, Document] = {}
         #: Latest results, by path, whose roots built workspace classes: their derived
-        #: verdicts serve the classes of other files (fxcore.parent_arguments).
+        #: verdicts serve the classes of other files (fxcore.reporting.parent_arguments).
         self._parent_results: dict[str, FileResult] = {}
 
     # -- the set of documents ----------------------------------------------------------------

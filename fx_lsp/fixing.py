@@ -1,4 +1,5 @@
-"""``fx-lsp check --fix`` and ``--diff``: the edits of ``fxcore.fix_apply`` written to the files,
+"""``fx-lsp check --fix`` and ``--diff``: the edits of ``fxcore.fixing.fix_apply`` written to the
+files,
 or printed as a diff, and what was fixed said on standard error."""
 
 from __future__ import annotations
@@ -10,16 +11,16 @@ from typing import TextIO
 from fx_lsp.check import CheckRun, display_path, forget_notebooks, shown_location
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.shards import Shard
-from fxcore import fix_apply
-from fxcore.file_access import replace_workspace_text
-from fxcore.notebook import (
+from fxcore.fixing import fix_apply
+from fxcore.reporting.report import Problem
+from fxcore.workspace.file_access import replace_workspace_text
+from fxcore.workspace.notebook import (
     NotebookEditError,
     edit_notebook_json,
     is_notebook,
     notebook_module_of_json,
 )
-from fxcore.report import Problem
-from fxcore.workspace import find_workspace_root, notebook_json, source_text
+from fxcore.workspace.paths import find_workspace_root, notebook_json, source_text
 
 #: ``--fix`` traces again after applying fixes, as many times as fixes keep applying (a fix
 #: can let tracing reach further), at most this often.
@@ -69,7 +70,7 @@ def fixed_line(problem: Problem, title: str) -> str:
 
 def written_text(path: str, old: str | None, new: str) -> str:
     """What a fixed file's text is written as: ``new``, or for a notebook, its JSON with the
-    fixed module's lines put into their cells (``fxcore.notebook.edit_notebook_json``).
+    fixed module's lines put into their cells (``fxcore.workspace.notebook.edit_notebook_json``).
     Raises ``NotebookEditError`` when the notebook changed since, or the edit does not fit
     its cells."""
     if not is_notebook(path):

@@ -15,8 +15,8 @@ from pygls.uris import to_fs_path
 from fx_lsp import graph_view
 from fx_lsp.check import CheckRun, cell_position, display_path
 from fx_lsp.verdicts_by_mode import first_verdicts
-from fxcore.results import ModuleResult
-from fxcore.workspace import source_text, split_lines
+from fxcore.model.results import ModuleResult
+from fxcore.workspace.paths import source_text, split_lines
 
 POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
 

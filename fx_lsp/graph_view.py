@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from fx_lsp import positions
-from fxcore.results import Failure, ModuleResult, Range
+from fxcore.model.results import Failure, ModuleResult, Range
 
 #: What a failed class's graph is.
 RECOVERED_NOTE = ("The graph tracing recovered past the failures: nodes after the first one "

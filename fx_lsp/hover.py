@@ -12,8 +12,8 @@ from fx_lsp.diagnostics import CellWords, line_words, no_cells, short_path
 from fx_lsp.escaping import code_block, code_span, markdown_text, message_markdown, table_code
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
-from fxcore.parent_arguments import traced_instance
-from fxcore.results import ModuleResult
+from fxcore.model.results import ModuleResult
+from fxcore.reporting.parent_arguments import traced_instance
 
 #: A hover shows at most this many graph nodes of a line and lines of generated code: a line
 #: that produced 50,000 nodes would otherwise send megabytes no one reads.

@@ -3,7 +3,8 @@
 They come from three sources, later ones winning: the client's ``initializationOptions``, its
 ``workspace/didChangeConfiguration`` (``settings.fxLsp`` or flat ``settings``), and the
 ``[tool.fx-lsp]`` table of each workspace folder's ``pyproject.toml`` (kebab-case keys there),
-which ``fxcore.config.read_project_config`` reads, buffer or file, for the engine and the editor
+which ``fxcore.workspace.config.read_project_config`` reads, buffer or file, for the engine and the
+editor
 alike.
 ``trusted`` only ever comes from the client: a workspace must not be able to trust itself.
 An invalid value gives one message and its default is used, except for ``trusted``, which
@@ -18,8 +19,8 @@ from typing import Any, Literal
 
 from lsprotocol import types
 
-from fxcore.capture_modes import known_modes, modes_problem, ordered_modes
-from fxcore.config import EDITOR_KEYS
+from fxcore.model.capture_modes import known_modes, modes_problem, ordered_modes
+from fxcore.workspace.config import EDITOR_KEYS
 
 RunMode = Literal["onSave", "onType"]
 
@@ -81,13 +82,15 @@ def _debounce(value: Any) -> int | None:
 # field name -> (client key, pyproject key or None, parser, what a valid value looks like)
 _SPEC: dict[str, tuple[str, str | None, Callable[[Any], Any], str]] = {
     "run": ("run", "run", _run, '"onSave" or "onType"'),
-    # The engine's config owns the project's `timeout` (fxcore.config): one reader, one message.
+    # The engine's config owns the project's `timeout` (fxcore.workspace.config): one reader, one
+    # message.
     "timeout": ("timeout", None, _timeout, "a positive number of seconds"),
     "severity": ("severity", "severity", _severity, '"error", "warning", "information" or "hint"'),
     "show_not_traced": ("showNotTraced", "show-not-traced", _bool, "true or false"),
     "debounce_ms": ("debounceMs", "debounce-ms", _debounce, "milliseconds from 0 to 60000"),
     "shape_hints": ("shapeHints", "shape-hints", _bool, "true or false"),
-    # The engine's config owns the project's `modes` and `export-strict` (fxcore.config), as
+    # The engine's config owns the project's `modes` and `export-strict` (fxcore.workspace.config),
+    # as
     # `timeout`.
     "modes": ("modes", None, _modes, f"a list of capture modes ({', '.join(known_modes())})"),
     "export_strict": ("exportStrict", None, _bool, "true or false"),

@@ -9,7 +9,7 @@ from lsprotocol import types
 from fx_lsp import positions
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import first_verdicts
-from fxcore.report import line_shapes
+from fxcore.reporting.report import line_shapes
 
 
 def _shown(shape: str, input_dtype: str | None) -> str:

@@ -9,9 +9,9 @@ from typing import IO, Any
 
 from fx_lsp.check import CheckRun, cell_position, display_path
 from fx_lsp.shards import Shard, shard_json
-from fxcore.report import Problem, line_shapes
-from fxcore.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
-from fxcore.version import VERSION
+from fxcore.model.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
+from fxcore.model.version import VERSION
+from fxcore.reporting.report import Problem, line_shapes
 
 
 def _span_json(span: Span) -> dict[str, Any]:

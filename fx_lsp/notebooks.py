@@ -1,5 +1,6 @@
 """Open notebooks (LSP 3.17 notebook documents): a notebook's Python code cells as the one
-module the engine traces (built by ``fxcore.notebook``), and positions between that module and
+module the engine traces (built by ``fxcore.workspace.notebook``), and positions between that
+module and
 the cells.
 
 pygls's workspace keeps the notebooks and their cells' texts (``notebookDocument/did*``); a
@@ -25,14 +26,14 @@ from pygls.uris import from_fs_path
 
 from fx_lsp import positions
 from fx_lsp.code_actions import minimal_edit
-from fxcore.notebook import (
+from fxcore.workspace.notebook import (
     NotebookCell,
     NotebookCells,
     NotebookEditError,
     build_notebook_module,
     edit_notebook_json,
 )
-from fxcore.workspace import notebook_module
+from fxcore.workspace.paths import notebook_module
 
 #: The notebooks the server asks the client to send: Jupyter notebooks' Python cells.
 SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
@@ -61,9 +62,9 @@ class NotebookModule:
 
     uri: str
     path: str
-    #: Every cell, in order (``fxcore.notebook`` counts markdown cells too).
+    #: Every cell, in order (``fxcore.workspace.notebook`` counts markdown cells too).
     cells: tuple[Cell, ...]
-    #: What a job's overlay for the notebook is (``fxcore.workspace.source_text`` builds the
+    #: What a job's overlay for the notebook is (``fxcore.workspace.paths.source_text`` builds the
     #: module from it in the worker, as from the file).
     json: str
     #: The module the engine traces, and each of its lines' (cell index, 0-based cell line).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from fxcore.results import Range, Span
-from fxcore.workspace import split_lines as split_lines  # the lines as LSP counts them
+from fxcore.model.results import Range, Span
+from fxcore.workspace.paths import split_lines as split_lines  # the lines as LSP counts them
 
 
 def _units(text: str, encoding: str) -> int:

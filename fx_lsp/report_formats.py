@@ -27,17 +27,17 @@ from fx_lsp.escaping import log_line_start, terminal, terminal_lines, xml_text
 from fx_lsp.fixing import text_on_disk
 from fx_lsp.json_report import json_report
 from fx_lsp.shards import Shard, shard_json
-from fxcore import fix_plan
-from fxcore.capture_modes import DEFAULT_MODE
-from fxcore.codes import README_URL, documentation, help_url
-from fxcore.fix_apply import choose
-from fxcore.instance_trust import guessed_instance
-from fxcore.parent_arguments import traced_instance
-from fxcore.report import Problem
-from fxcore.results import CODES, Failure, ModuleResult
+from fxcore.fixing import fix_plan
+from fxcore.fixing.fix_apply import choose
+from fxcore.model.capture_modes import DEFAULT_MODE
+from fxcore.model.instance_trust import guessed_instance
+from fxcore.model.results import CODES, Failure, ModuleResult
+from fxcore.model.version import VERSION
+from fxcore.reporting.parent_arguments import traced_instance
+from fxcore.reporting.report import Problem
 from fxcore.rules.compile import GRAPH_BREAK_RULES
-from fxcore.version import VERSION
-from fxcore.workspace import find_workspace_root, source_text, split_lines
+from fxcore.rules.documentation import README_URL, documentation, help_url
+from fxcore.workspace.paths import find_workspace_root, source_text, split_lines
 
 FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -38,17 +38,17 @@ from fx_lsp.protocol import (
 )
 from fx_lsp.settings import Settings
 from fx_lsp.snapshot import DocumentSnapshot, Files
-from fxcore import network_isolation
-from fxcore.cache import ResultCache
-from fxcore.engine import Engine, TraceHandle
-from fxcore.job_spec import TraceJob
-from fxcore.mode_phases import phase_job
-from fxcore.notebook import is_notebook
-from fxcore.report import collect
-from fxcore.results import CODES, FileResult
-from fxcore.torch_versions import installed_torch_support
-from fxcore.version import VERSION
-from fxcore.workspace import find_workspace_root, python_files, source_text, trace_jobs
+from fxcore.host import network_isolation
+from fxcore.host.cache import ResultCache
+from fxcore.host.engine import Engine, TraceHandle
+from fxcore.host.torch_versions import installed_torch_support
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import CODES, FileResult
+from fxcore.model.version import VERSION
+from fxcore.reporting.mode_phases import phase_job
+from fxcore.reporting.report import collect
+from fxcore.workspace.notebook import is_notebook
+from fxcore.workspace.paths import find_workspace_root, python_files, source_text, trace_jobs
 
 UNTRUSTED_MESSAGE = (
     "fx-lsp: tracing is off until the workspace is trusted (no code from it is imported or run)."
@@ -193,7 +193,7 @@ class FxLanguageServer(LanguageServer):
 
     def overlay_text(self, document: Document) -> str:
         """What a job gets for an open document: its buffer, a notebook's JSON (the worker
-        builds its module from it as from the file: ``fxcore.workspace.source_text``)."""
+        builds its module from it as from the file: ``fxcore.workspace.paths.source_text``)."""
         notebook = self.notebooks.get(document.path)
         if notebook is not None:
             return notebook.json

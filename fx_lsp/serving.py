@@ -7,7 +7,7 @@ import sys
 
 from fx_lsp.handlers import document_sync, lifecycle, requests
 from fx_lsp.server import FxLanguageServer
-from fxcore.zygote_host import WORKER_LOG
+from fxcore.host.zygote_host import WORKER_LOG
 
 
 def create_server() -> FxLanguageServer:

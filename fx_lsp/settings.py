@@ -1,7 +1,7 @@
 """The settings in force for each file: the client's, overlaid by the ``[tool.fx-lsp]`` table of
 the file's workspace folder (its open buffer when there is one), read once per change.
 
-Values are parsed by ``fx_lsp.initialization_options`` (editor keys) and ``fxcore.config``
+Values are parsed by ``fx_lsp.initialization_options`` (editor keys) and ``fxcore.workspace.config``
 (engine keys); this module only merges and caches them, and hands each read's problems to
 ``warn`` together with where they were found (the server makes one pop-up of them).
 """
@@ -14,12 +14,12 @@ from dataclasses import replace
 from typing import Any
 
 from fx_lsp.initialization_options import Options, client_settings, parse_options
-from fxcore.capture_modes import modes_problem
-from fxcore.config import ProjectConfig, is_valid_timeout, read_project_config
-from fxcore.job_spec import EngineConfig
-from fxcore.report import Selection
-from fxcore.results import CODES
+from fxcore.model.capture_modes import modes_problem
+from fxcore.model.job_spec import EngineConfig
+from fxcore.model.results import CODES
+from fxcore.reporting.report import Selection
 from fxcore.rules import RULES
+from fxcore.workspace.config import ProjectConfig, is_valid_timeout, read_project_config
 
 #: The information codes an editor shows as it shows any other code (FX104; FX103 too with
 #: ``showNotTraced``), where ``fx-lsp check`` needs them named in ``select``.

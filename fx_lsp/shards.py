@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fxcore.cache import ResultCache
-from fxcore.job_spec import TraceJob
+from fxcore.host.cache import ResultCache
+from fxcore.model.job_spec import TraceJob
 
 #: More shards than this are a mistake (and a split into 10**9 shards would need gigabytes).
 MAX_SHARDS = 10_000

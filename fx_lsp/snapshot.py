@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from fx_lsp import positions
 from fx_lsp.diagnostics import CellWords, Entry, LinesOf, no_cells
 from fx_lsp.initialization_options import Options
-from fxcore.fix_plan import RootOf, Run, TextOf, run_here
-from fxcore.results import FileResult
+from fxcore.fixing.fix_plan import RootOf, Run, TextOf, run_here
+from fxcore.model.results import FileResult
 
 #: Version of an open document, None for a file that is not open.
 VersionOf = Callable[[str], "int | None"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fxcore.results import ModuleResult
+from fxcore.model.results import ModuleResult
 from fxcore.rules.compile import is_graph_break
 
 

@@ -15,9 +15,9 @@ from typing import Protocol
 
 from fx_lsp.protocol import CommandProgress
 from fx_lsp.verdicts_by_mode import first_verdicts, verdicts_of
-from fxcore.engine import TraceHandle
-from fxcore.job_spec import TraceJob
-from fxcore.results import FileResult
+from fxcore.host.engine import TraceHandle
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import FileResult
 
 logger = logging.getLogger(__name__)
 

@@ -47,7 +47,7 @@ def load(path: Path) -> ModuleType:
 
 
 def real_inputs(specs: dict[str, str]) -> dict[str, torch.Tensor]:
-    from fxcore.tensor_spec import parse_spec
+    from fxcore.model.tensor_spec import parse_spec
     inputs = {}
     for name, text in specs.items():
         spec = parse_spec(text)
@@ -99,8 +99,8 @@ def draft_sites(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
 def dynamic_truth(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
                   spelled: dict[str, object]) -> dict[str, object]:
     """Real export with the configured dynamic dimensions: verdict, violated names, fixes."""
-    from fxcore.config import parse_config
     from fxcore.worker.capture.export.dynamic import dynamic_shapes, violated_names
+    from fxcore.workspace.config import parse_config
     config, problems = parse_config({"modules": {"Class": {"dynamic": spelled}}})
     assert not problems, problems
     dims = config.modules["Class"].dynamic

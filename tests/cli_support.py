@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from fx_lsp.cli import main
-from fxcore.engine import Engine
+from fxcore.host.engine import Engine
 
 _engine: Engine | None = None
 

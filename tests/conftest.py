@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.engine import Engine
+from fxcore.host.engine import Engine
 
 from cli_support import close_shared_engine, shared_engine
 from engine_support import Workspace

@@ -11,9 +11,9 @@ import os
 import textwrap
 from pathlib import Path
 
-from fxcore.engine import Engine
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.results import FileResult
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import FileResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"

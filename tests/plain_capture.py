@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from torch import fx
 
-from fxcore.results import Hint
+from fxcore.model.results import Hint
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 

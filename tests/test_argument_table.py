@@ -1,4 +1,4 @@
-"""The pure parts of ``fxcore.arguments``: the name table and reading a forwarded
+"""The pure parts of ``fxcore.worker.building.arguments``: the name table and reading a forwarded
 ``TypeError``."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from fxcore.arguments import guess_value, missing_from_type_error, value_source
+from fxcore.worker.building.arguments import guess_value, missing_from_type_error, value_source
 
 
 @pytest.mark.parametrize(

@@ -67,7 +67,7 @@ UNREADABLE_PYPROJECTS = {
     "array-5000-deep": (_deep_array(5000), "nested too deeply"),
     "inline-tables-5000-deep": (b"[tool.fx-lsp]\nmodules = " + b"{a = " * 5000 + b"1"
                                 + b"}" * 5000 + b"\n", "nested too deeply"),
-    # Read as any workspace file is (fxcore.file_access): a regular file of at most 4 MiB.
+    # Read as any workspace file is (fxcore.workspace.file_access): a regular file of at most 4 MiB.
     "larger-than-4-MiB": (b"[tool.fx-lsp]\n" + b"# padding\n" * (500 * 1024),
                           "too large to check"),
     "utf-16": ("[tool.fx-lsp]\ntimeout = 5\n".encode("utf-16"), "not UTF-8"),

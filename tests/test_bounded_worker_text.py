@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.result_codec import (
+from fxcore.host.zygote_host import bounded_lines
+from fxcore.model.results import Failure, ModuleResult
+from fxcore.protocol.result_codec import (
     MAX_TEXT_CHARACTERS,
     bounded_text,
     decode_module_result,
     dumps,
     loads,
 )
-from fxcore.results import Failure, ModuleResult
-from fxcore.zygote_host import bounded_lines
 
 from cli_support import fx_lsp
 

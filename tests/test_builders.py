@@ -20,8 +20,8 @@ import torch
 from torch import fx
 
 from fx_lsp.hover import arguments_sentence
-from fxcore.builders import builder_functions
-from fxcore.results import Arguments, ModuleResult
+from fxcore.model.results import Arguments, ModuleResult
+from fxcore.workspace.builders import builder_functions
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of

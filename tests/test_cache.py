@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fxcore.cache import CACHE_FOLDER, ResultCache
-from fxcore.engine import Engine
-from fxcore.job_spec import EngineConfig, TraceJob
+from fxcore.host.cache import CACHE_FOLDER, ResultCache
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import EngineConfig, TraceJob
 
 from cli_support import fx_lsp
 from engine_support import Workspace

@@ -16,8 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from fxcore.cache import ResultCache
-from fxcore.job_spec import TraceJob
+from fxcore.host.cache import ResultCache
+from fxcore.model.job_spec import TraceJob
 
 from cli_support import fx_lsp, process_state
 from engine_support import REPO_ROOT

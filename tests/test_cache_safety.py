@@ -9,7 +9,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from fxcore.cache import CACHE_FOLDER
+from fxcore.host.cache import CACHE_FOLDER
 
 from cli_support import fx_lsp
 

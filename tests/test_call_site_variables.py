@@ -1,4 +1,5 @@
-"""Literal calls read statically (``fxcore.call_sites``): a bare name given as an argument is
+"""Literal calls read statically (``fxcore.workspace.call_sites``): a bare name given as an
+argument is
 read as the literal call it was last bound to in the same scope, and a class's later calls
 are chosen by what they add, not by where they are written; through the real CLI."""
 
@@ -10,7 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from fxcore.call_sites import (
+from fxcore.model.job_spec import MAX_OTHER_CALL_SITES, CallSite
+from fxcore.workspace.call_sites import (
     MAX_PARAMETER_COMBINATIONS,
     MAX_SUBSTITUTED_DEPTH,
     MAX_SUBSTITUTED_NODES,
@@ -19,7 +21,6 @@ from fxcore.call_sites import (
     calls_in_source,
     most_varied,
 )
-from fxcore.job_spec import MAX_OTHER_CALL_SITES, CallSite
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace

@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fxcore.capture_modes import known_modes
-from fxcore.config import parse_config
-from fxcore.job_spec import ReportConfig
-from fxcore.report import Selection, collect
-from fxcore.results import Failure, FileResult, ModuleResult
+from fxcore.model.capture_modes import known_modes
+from fxcore.model.job_spec import ReportConfig
+from fxcore.model.results import Failure, FileResult, ModuleResult
+from fxcore.reporting.report import Selection, collect
 from fxcore.worker.capture.modes import CAPTURES
+from fxcore.workspace.config import parse_config
 
 from engine_support import REPO_ROOT
 
@@ -77,7 +77,7 @@ def verdicts(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 def test_the_hosts_mode_names_are_the_workers_captures() -> None:
     assert known_modes() == tuple(CAPTURES)
     # And with extra modes registered, in a fresh process as a worker would see them.
-    script = ("from fxcore.capture_modes import known_modes\n"
+    script = ("from fxcore.model.capture_modes import known_modes\n"
               "from fxcore.worker.capture.modes import CAPTURES\n"
               "print(list(known_modes()) == list(CAPTURES), list(CAPTURES))\n")
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

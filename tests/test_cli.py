@@ -140,8 +140,8 @@ def test_progress_bar_on_a_terminal() -> None:
 def test_exclude_means_the_same_in_the_cli_and_the_server(tmp_path: Path) -> None:
     """Each file is judged by the ``exclude`` of its own project (a nested pyproject.toml
     included), in ``fx-lsp check`` and in the jobs the server builds (``trace_jobs``)."""
-    from fxcore.config import load_config
-    from fxcore.workspace import find_workspace_root, python_files, trace_jobs
+    from fxcore.workspace.config import load_config
+    from fxcore.workspace.paths import find_workspace_root, python_files, trace_jobs
 
     (tmp_path / "pyproject.toml").write_text('[tool.fx-lsp]\nexclude = ["legacy/*"]\n')
     (tmp_path / "legacy").mkdir()

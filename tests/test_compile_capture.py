@@ -17,12 +17,11 @@ import pytest
 import torch
 from real_torch_answers import compile_answers
 
-from fxcore.codes import help_url
-from fxcore.discovery import top_level_classes
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.results import CODES
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import CODES
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.rules import BY_CODE
-from fxcore.tensor_spec import TensorSpec
+from fxcore.rules.documentation import help_url
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.compile import capture as compile_capture
 from fxcore.worker.capture.compile.capture import NO_INPUTS, CompileCapture, _break_failure
@@ -30,6 +29,7 @@ from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.verdict import module_verdict
+from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fxcore.discovery import top_level_classes
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.results import ExampleInputs
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import ExampleInputs
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.compile.capture import CompileCapture
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.verdict import module_verdict
+from fxcore.workspace.discovery import top_level_classes
 
 CORPUS = Path(__file__).parent / "corpus" / "compile"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from fxcore.engine import Engine
-from fxcore.job_spec import EngineConfig, ModuleConfig
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import EngineConfig, ModuleConfig
 
 from engine_support import Workspace
 

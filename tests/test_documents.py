@@ -7,8 +7,8 @@ import asyncio
 from concurrent.futures import Future
 
 from fx_lsp.documents import Document, Documents
-from fxcore.job_spec import TraceJob
-from fxcore.results import Failure, FileResult, ModuleResult
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import Failure, FileResult, ModuleResult
 
 
 class FakeHandle:

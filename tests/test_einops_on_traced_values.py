@@ -20,11 +20,12 @@ from test_plain_fx_agreement import assert_agrees
 from torch import fx
 
 from fx_lsp.json_report import parse_report
-from fxcore import fix_plan, fixes, traced_libraries
-from fxcore.config import load_config
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
-from fxcore.results import Failure, Frame, ModuleResult
+from fxcore.fixing import fix_plan, fixes
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import Failure, Frame, ModuleResult
+from fxcore.workspace import traced_libraries
+from fxcore.workspace.config import load_config
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of, span_of

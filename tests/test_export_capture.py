@@ -23,10 +23,9 @@ import pytest
 import torch
 from real_torch_answers import export_answers
 
-from fxcore import result_codec
-from fxcore.discovery import top_level_classes
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.tensor_spec import parse_spec
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.tensor_spec import parse_spec
+from fxcore.protocol import result_codec
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.export import strict, torch_hooks
 from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
@@ -34,6 +33,7 @@ from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.job import Job
 from fxcore.worker.verdict import module_verdict
+from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
 

@@ -22,11 +22,11 @@ import pytest
 from real_torch_answers import dynamic_export_keys, export_answers
 from test_export_capture import captured as corpus_capture
 
-from fxcore.config import parse_config
-from fxcore.discovery import top_level_classes
-from fxcore.job_spec import DynamicDim
+from fxcore.model.job_spec import DynamicDim
 from fxcore.worker.capture.export import torch_hooks
 from fxcore.worker.capture.record import CaptureRecord
+from fxcore.workspace.config import parse_config
+from fxcore.workspace.discovery import top_level_classes
 
 from cli_support import fx_lsp
 

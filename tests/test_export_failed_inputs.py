@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.discovery import top_level_classes
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.results import ModuleResult
-from fxcore.tensor_spec import parse_spec
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import ModuleResult
+from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.export.capture import ExportCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.verdict import module_verdict
+from fxcore.workspace.discovery import top_level_classes
 
 MODEL = '''import torch
 from torch import nn

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.engine import Engine
+from fxcore.host.engine import Engine
 
 from engine_support import Workspace, failure_span, line_of, span_of
 

@@ -1,12 +1,12 @@
-"""fxcore.fix_plan: which quick fixes fit a failure, planned without an editor."""
+"""fxcore.fixing.fix_plan: which quick fixes fit a failure, planned without an editor."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fxcore.fix_plan import plan
-from fxcore.parsing import outline
-from fxcore.results import Failure, Frame, ModuleResult
+from fxcore.fixing.fix_plan import plan
+from fxcore.model.results import Failure, Frame, ModuleResult
+from fxcore.workspace.parsing import outline
 
 SOURCE = """import torch
 from torch import nn
@@ -112,7 +112,7 @@ def _checked(path: str) -> ModuleResult:
 
 
 def test_sites_are_located_in_characters() -> None:
-    from fxcore.fix_plan import pt2_sites
+    from fxcore.fixing.fix_plan import pt2_sites
     sites = pt2_sites(PT2_SOURCE)
     assert sites is not None
     where = {(site.kind, site.range.line, site.range.column, site.range.end_column,
@@ -217,8 +217,8 @@ def test_dynamic_constraint_gets_torchs_suggestion_as_an_unsafe_fix(tmp_path: Pa
 def test_one_pass_makes_the_positioned_edits_then_their_import(tmp_path: Path) -> None:
     # `import torch` is added last: added by the first edit made (the last in the file), it
     # would move the lines the edits above it are located by.
-    from fxcore.fix_apply import plan_edits
-    from fxcore.report import Problem, Reach
+    from fxcore.fixing.fix_apply import plan_edits
+    from fxcore.reporting.report import Problem, Reach
     path = str(tmp_path / "model.py")
     texts = {path: PT2_SOURCE}
     failures = [_pt2(path, "FX402", "export-python-data", (12, 30, 12, 55)),

@@ -1,4 +1,4 @@
-"""fxcore.fixes: each transform does its one edit, keeps formatting and is idempotent."""
+"""fxcore.fixing.fixes: each transform does its one edit, keeps formatting and is idempotent."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import textwrap
 
 import tomlkit
 
-from fxcore import fixes
+from fxcore.fixing import fixes
 
 
 def _src(text: str) -> str:

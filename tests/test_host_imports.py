@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 HOST_MODULES = ["fx_lsp.cli", "fx_lsp.server", "fx_lsp.check", "fx_lsp.report_formats",
-                "fx_lsp.graph_html", "fx_lsp.fixing", "fx_lsp.shards", "fxcore.engine",
-                "fxcore.cache", "fxcore.report", "fxcore.fix_apply"]
+                "fx_lsp.graph_html", "fx_lsp.fixing", "fx_lsp.shards", "fxcore.host.engine",
+                "fxcore.host.cache", "fxcore.reporting.report", "fxcore.fixing.fix_apply"]
 
 
 def test_the_host_imports_no_worker_module_and_no_torch() -> None:

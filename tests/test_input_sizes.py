@@ -15,10 +15,10 @@ import torch
 from torch import nn
 
 from fx_lsp.hover import shapes_markdown
-from fxcore.engine import Engine
-from fxcore.job_spec import EngineConfig
-from fxcore.results import ModuleResult
-from fxcore.tensor_spec import parse_spec
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import EngineConfig
+from fxcore.model.results import ModuleResult
+from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.graph.example_inputs import declared_size
 
 from engine_support import Workspace, line_of

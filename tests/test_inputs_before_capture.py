@@ -15,9 +15,9 @@ from typing import ClassVar
 
 import pytest
 
-from fxcore.job_spec import EngineConfig, ModuleConfig, TraceJob
-from fxcore.results import Hint, ModuleResult
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
+from fxcore.model.results import Hint, ModuleResult
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext

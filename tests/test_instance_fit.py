@@ -18,8 +18,8 @@ import torch
 from torch import fx, nn
 
 from fx_lsp.json_report import parse_report
-from fxcore.parent_arguments import apply_parent_arguments
-from fxcore.results import Arguments, Failure, FileResult, ModuleResult
+from fxcore.model.results import Arguments, Failure, FileResult, ModuleResult
+from fxcore.reporting.parent_arguments import apply_parent_arguments
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 
 from cli_support import fx_lsp

@@ -15,11 +15,9 @@ import pytest
 from fx_lsp import report_formats
 from fx_lsp.check import CheckRun, Projects, Summary
 from fx_lsp.json_report import parse_report
-from fxcore.config import ProjectConfig
-from fxcore.instance_trust import guessed_instance, on_guessed_arguments
-from fxcore.job_spec import ReportConfig
-from fxcore.report import Report, Selection, collect, severity
-from fxcore.results import (
+from fxcore.model.instance_trust import guessed_instance, on_guessed_arguments
+from fxcore.model.job_spec import ReportConfig
+from fxcore.model.results import (
     ArgumentOrigin,
     Arguments,
     ExampleInputs,
@@ -27,6 +25,8 @@ from fxcore.results import (
     FileResult,
     ModuleResult,
 )
+from fxcore.reporting.report import Report, Selection, collect, severity
+from fxcore.workspace.config import ProjectConfig
 
 from cli_support import fx_lsp
 from engine_support import line_of

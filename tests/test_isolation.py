@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from fxcore.engine import Engine
-from fxcore.job_spec import EngineConfig
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import EngineConfig
 
 from engine_support import Workspace
 
@@ -149,7 +149,7 @@ def test_cancel_kills_the_running_child(engine: Engine, workspace: Workspace) ->
                 time.sleep(60)
                 return x
         """)
-    from fxcore.job_spec import TraceJob
+    from fxcore.model.job_spec import TraceJob
 
     handle = engine.submit(TraceJob(path=str(workspace.root / "slow.py"),
                                     workspace_root=str(workspace.root)))

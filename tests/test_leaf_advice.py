@@ -9,10 +9,10 @@ from pathlib import Path
 
 from torch.nn.modules import container
 
-from fxcore.engine import Engine
-from fxcore.fix_plan import plan
-from fxcore.results import Failure, Frame, ModuleResult
-from fxcore.workspace import source_text
+from fxcore.fixing.fix_plan import plan
+from fxcore.host.engine import Engine
+from fxcore.model.results import Failure, Frame, ModuleResult
+from fxcore.workspace.paths import source_text
 
 from engine_support import Workspace
 

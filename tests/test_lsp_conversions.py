@@ -13,7 +13,7 @@ from fx_lsp.code_actions import minimal_edit
 from fx_lsp.hover import module_markdown
 from fx_lsp.initialization_options import Options, client_settings, parse_options
 from fx_lsp.settings import Settings
-from fxcore.results import Failure, ModuleResult, Range
+from fxcore.model.results import Failure, ModuleResult, Range
 
 UTF16, UTF8, UTF32 = (
     types.PositionEncodingKind.Utf16,

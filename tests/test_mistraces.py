@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from torch import fx
 
-from fxcore import fix_plan
-from fxcore.config import load_config
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
-from fxcore.results import ModuleResult
+from fxcore.fixing import fix_plan
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import ModuleResult
+from fxcore.workspace.config import load_config
 
 from engine_support import Workspace, line_of
 

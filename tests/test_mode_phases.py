@@ -1,11 +1,11 @@
-"""The phases of an editor's trace (fxcore.mode_phases): fx alone first, the other capture
+"""The phases of an editor's trace (fxcore.reporting.mode_phases): fx alone first, the other capture
 modes after, and the merge of the two results of one file."""
 
 from __future__ import annotations
 
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.mode_phases import merge_phases, mode_phases, phase_job
-from fxcore.results import Failure, FileResult, ModuleResult
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import Failure, FileResult, ModuleResult
+from fxcore.reporting.mode_phases import merge_phases, mode_phases, phase_job
 
 
 def test_fx_is_a_phase_of_its_own_when_other_modes_follow() -> None:

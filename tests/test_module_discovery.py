@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fxcore.engine import Engine
+from fxcore.host.engine import Engine
 
 from engine_support import Workspace, line_of, span_of
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.file_access import (
+from fxcore.fixing.fix_plan import Fix, in_workspace
+from fxcore.workspace.file_access import (
     UnsafeWrite,
     check_output_path,
     inside_workspace,
     replace_workspace_text,
     write_output_text,
 )
-from fxcore.fix_plan import Fix, in_workspace
 
 from cli_support import fx_lsp
 

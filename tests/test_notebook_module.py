@@ -1,4 +1,4 @@
-"""``fxcore.notebook``: which code of a notebook's cells makes its checked module, the map
+"""``fxcore.workspace.notebook``: which code of a notebook's cells makes its checked module, the map
 between the module's lines and the cells', and edits of the module put back into the JSON."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fxcore.notebook import (
+from fxcore.workspace.notebook import (
     CellPosition,
     NotebookCell,
     NotebookCells,

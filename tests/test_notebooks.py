@@ -21,9 +21,14 @@ import torch
 from torch import fx
 
 from fx_lsp.json_report import parse_report
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
-from fxcore.notebook import CellPosition, NotebookCell, NotebookCells, build_notebook_module
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
+from fxcore.workspace.notebook import (
+    CellPosition,
+    NotebookCell,
+    NotebookCells,
+    build_notebook_module,
+)
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT

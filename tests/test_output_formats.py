@@ -13,8 +13,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from fxcore.codes import documentation
 from fxcore.rules.compile import GRAPH_BREAK_FAMILY_DOCS, GRAPH_BREAK_RULES
+from fxcore.rules.documentation import documentation
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, line_of

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from fx_lsp.json_report import parse_report
-from fxcore.parent_arguments import apply_parent_arguments, parent_description
-from fxcore.results import Arguments, Failure, FileResult, ModuleResult
+from fxcore.model.results import Arguments, Failure, FileResult, ModuleResult
+from fxcore.reporting.parent_arguments import apply_parent_arguments, parent_description
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of

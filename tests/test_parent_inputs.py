@@ -9,8 +9,8 @@ import time
 import torch
 from torch import nn
 
-from fxcore.results import ExampleInputs
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.results import ExampleInputs
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.parent_inputs import passed_inputs
 
 

@@ -1,6 +1,7 @@
 """A job reads and parses its file once in the host and once in the worker.
 
-Reads are counted at ``fxcore.file_access.read_bytes`` (every bounded read of a workspace file)
+Reads are counted at ``fxcore.workspace.file_access.read_bytes`` (every bounded read of a workspace
+file)
 and at ``tokenize.open`` (how ``linecache`` reads a file), parses at ``ast.parse``, each only
 for the job's own file. The host side runs in a real ``Engine`` (its worker is a forked child,
 whose reads are not counted here); the worker side is a ``Job`` run in this process.
@@ -20,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from fxcore import file_access
-from fxcore.engine import Engine
-from fxcore.job_spec import EngineConfig, TraceJob
-from fxcore.results import ModuleResult
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import ModuleResult
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.job import Job
+from fxcore.workspace import file_access
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, path: Path) -> Counter[str]:

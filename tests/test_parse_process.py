@@ -10,8 +10,9 @@ from concurrent.futures.process import BrokenProcessPool
 import pytest
 
 from fx_lsp.parse_process import ParseProcess
-from fxcore import fixes, parsing
-from fxcore.fix_plan import run_here
+from fxcore.fixing import fixes
+from fxcore.fixing.fix_plan import run_here
+from fxcore.workspace import parsing
 
 from engine_support import is_running
 

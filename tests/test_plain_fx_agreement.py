@@ -12,10 +12,9 @@ import pytest
 import torch
 from torch import fx
 
-from fxcore.config import load_config, module_config_for
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
-from fxcore.results import Arguments
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import Arguments
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.locate import (
     SourceIndex,
@@ -23,7 +22,8 @@ from fxcore.worker.locate import (
     to_frame,
     traceback_positions,
 )
-from fxcore.workspace import import_location
+from fxcore.workspace.config import load_config, module_config_for
+from fxcore.workspace.paths import import_location
 
 from engine_support import CASES, EXAMPLES, Workspace
 

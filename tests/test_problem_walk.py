@@ -1,5 +1,5 @@
 """The report's problems -> the editor's diagnostics, in one walk, without a worker: results
-made by hand, ``fxcore.report.collect`` with the editor's selection (``fx_lsp.settings``),
+made by hand, ``fxcore.reporting.report.collect`` with the editor's selection (``fx_lsp.settings``),
 ``fx_lsp.diagnostics.build``. One diagnostic per problem that shows in the document, and the
 information codes FX103/FX104 governed by select/ignore/per-file-ignores and suppression
 comments like any other code."""
@@ -16,9 +16,8 @@ from fx_lsp import diagnostics, report_formats
 from fx_lsp.check import CheckRun, Summary
 from fx_lsp.initialization_options import Options
 from fx_lsp.settings import Settings
-from fxcore.job_spec import ReportConfig
-from fxcore.report import Report, Selection, collect
-from fxcore.results import (
+from fxcore.model.job_spec import ReportConfig
+from fxcore.model.results import (
     CODES,
     Arguments,
     Failure,
@@ -27,7 +26,8 @@ from fxcore.results import (
     Hint,
     ModuleResult,
 )
-from fxcore.workspace import split_lines
+from fxcore.reporting.report import Report, Selection, collect
+from fxcore.workspace.paths import split_lines
 
 NET = textwrap.dedent('''
     from torch import nn

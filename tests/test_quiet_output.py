@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from fx_lsp.json_report import parse_report
-from fxcore.results import CODES
+from fxcore.model.results import CODES
 
 from engine_support import REPO_ROOT, is_running
 

@@ -19,16 +19,16 @@ from fx_lsp.check import CheckRun, Summary
 from fx_lsp.cli import main
 from fx_lsp.initialization_options import Options
 from fxcore import rules
-from fxcore.codes import codes_markdown, help_url
-from fxcore.job_spec import ReportConfig, TraceJob
-from fxcore.report import Selection, collect
-from fxcore.results import CODES, FileResult, Hint, ModuleResult
+from fxcore.model.job_spec import ReportConfig, TraceJob
+from fxcore.model.results import CODES, FileResult, Hint, ModuleResult
+from fxcore.reporting.report import Selection, collect
 from fxcore.rules import Rule
+from fxcore.rules.documentation import codes_markdown, help_url
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.job import Job
-from fxcore.workspace import split_lines
+from fxcore.workspace.paths import split_lines
 
 #: The new code, as a family module of ``fxcore.rules`` would declare it.
 RETURNS_INPUT = Rule(

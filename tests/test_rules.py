@@ -8,9 +8,9 @@ import subprocess
 import sys
 from collections import Counter
 
-from fxcore.codes import documentation
-from fxcore.results import CODES, Failure, Hint
+from fxcore.model.results import CODES, Failure, Hint
 from fxcore.rules import BY_CODE, RULES
+from fxcore.rules.documentation import documentation
 from fxcore.worker.capture.fx.tracer import MESSAGES
 
 from engine_support import REPO_ROOT
@@ -42,7 +42,7 @@ def test_results_explain_and_the_tracer_read_the_registry() -> None:
 
 
 def test_report_severities_come_from_the_registry() -> None:
-    from fxcore.report import severity
+    from fxcore.reporting.report import severity
     place = {"path": "/a.py", "line": 1, "column": 1, "end_line": 1, "end_column": 2}
     for rule in RULES:
         kind = rule.kinds[0]
@@ -54,6 +54,6 @@ def test_report_severities_come_from_the_registry() -> None:
 
 def test_the_generated_docs_are_current() -> None:
     """docs/codes.md and the README's "Diagnostic codes" are what the registry generates."""
-    run = subprocess.run([sys.executable, "-m", "fxcore.codes", "--root", str(REPO_ROOT)],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, "-m", "fxcore.rules.documentation",
+                          "--root", str(REPO_ROOT)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr

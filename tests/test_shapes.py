@@ -12,15 +12,15 @@ import pytest
 import torch
 from torch import fx
 
-from fxcore.config import load_config, module_config_for
-from fxcore.engine import Engine
-from fxcore.job_spec import TraceJob
-from fxcore.results import ModuleResult
-from fxcore.tensor_spec import parse_spec
+from fxcore.host.engine import Engine
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import ModuleResult
+from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.graph.example_inputs import INFERENCE_RULES
 from fxcore.worker.graph.shapes import describe
-from fxcore.workspace import import_location
+from fxcore.workspace.config import load_config, module_config_for
+from fxcore.workspace.paths import import_location
 
 from engine_support import EXAMPLES, REPO_ROOT, Workspace, line_of
 

@@ -14,7 +14,7 @@ from fx_lsp import code_actions, code_lens, hover, inlay_hints, positions
 from fx_lsp.diagnostics import Entry
 from fx_lsp.initialization_options import Options
 from fx_lsp.snapshot import DocumentSnapshot, Files
-from fxcore.results import (
+from fxcore.model.results import (
     ExampleInputs,
     Failure,
     FileResult,

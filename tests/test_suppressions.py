@@ -7,9 +7,9 @@ import json
 import textwrap
 from pathlib import Path
 
-from fxcore import suppressions
-from fxcore.job_spec import ReportConfig
-from fxcore.report import Selection
+from fxcore.model.job_spec import ReportConfig
+from fxcore.reporting.report import Selection
+from fxcore.workspace import suppressions
 
 from cli_support import fx_lsp
 from engine_support import line_of

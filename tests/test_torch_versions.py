@@ -1,4 +1,5 @@
-"""The torch version policy (fxcore/torch_versions.py) as users meet it: real ``fx-lsp`` processes
+"""The torch version policy (fxcore/host/torch_versions.py) as users meet it: real ``fx-lsp``
+processes
 that see another torch version. The version is faked where fx-lsp reads it, the installed
 distribution's metadata: a ``torch-X.dist-info`` folder first on PYTHONPATH shadows the real
 one for ``importlib.metadata`` (the real torch 2.13 is still what workers import)."""
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.torch_versions import (
+from fxcore.host.torch_versions import (
     MINIMUM_SERIES,
     TESTED_SERIES,
     installed_torch_version,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fxcore.engine import Engine
+from fxcore.host.engine import Engine
 
 from engine_support import Workspace, line_of
 

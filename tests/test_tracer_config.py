@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from fxcore.config import load_config
-from fxcore.engine import Engine
+from fxcore.host.engine import Engine
+from fxcore.workspace.config import load_config
 
 from engine_support import Workspace
 

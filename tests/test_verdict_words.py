@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fx_lsp.code_lens import title
 from fx_lsp.verdicts_by_mode import modes_line
-from fxcore.results import Failure, ModuleResult
+from fxcore.model.results import Failure, ModuleResult
 
 
 def verdict(mode: str, status: str, codes: list[str], graph_count: int | None = None

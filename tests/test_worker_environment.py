@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fxcore.worker_environment import passed_variables, zygote_environment
+from fxcore.host.worker_environment import passed_variables, zygote_environment
 
 SNOOP = """\
 import os

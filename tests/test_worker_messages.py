@@ -14,13 +14,10 @@ from typing import Any
 
 import pytest
 
-from fxcore import result_codec
-from fxcore.engine import Engine, _Attempt
-from fxcore.import_overlay import imported_third_party_packages
-from fxcore.installed_packages import installed_import_names, preloadable
-from fxcore.job_spec import TraceJob
-from fxcore.result_codec import InvalidResultData
-from fxcore.results import (
+from fxcore.host.engine import Engine, _Attempt
+from fxcore.host.installed_packages import installed_import_names, preloadable
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import (
     Arguments,
     ExampleInputs,
     Failure,
@@ -30,7 +27,10 @@ from fxcore.results import (
     ModuleResult,
     Range,
 )
-from fxcore.worker_messages import decode_message, encode_message
+from fxcore.protocol import result_codec
+from fxcore.protocol.result_codec import InvalidResultData
+from fxcore.protocol.worker_messages import decode_message, encode_message
+from fxcore.worker.import_overlay import imported_third_party_packages
 
 from engine_support import Workspace
 
@@ -174,8 +174,8 @@ FORGED_VERDICT = WRITE_INTO_EVERY_PIPE + """
 import torch
 from torch import nn
 
-from fxcore.results import ModuleResult
-from fxcore.worker_messages import encode_message
+from fxcore.model.results import ModuleResult
+from fxcore.protocol.worker_messages import encode_message
 
 write_into_every_pipe(encode_message("module", ModuleResult(
     path="/etc/passwd", line=1, column=1, end_line=1, end_column=2, class_name="Net",

@@ -19,15 +19,15 @@ import pytest
 import torch
 from plain_capture import PlainSymbolicTrace
 
-from fxcore.discovery import top_level_classes
-from fxcore.job_spec import EngineConfig, ModuleConfig, TraceJob
-from fxcore.results import FileResult, ModuleResult
+from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
+from fxcore.model.results import FileResult, ModuleResult
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.job import Job
 from fxcore.worker.verdict import module_verdict
+from fxcore.workspace.discovery import top_level_classes
 
 _names = itertools.count()
 

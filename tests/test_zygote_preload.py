@@ -3,7 +3,7 @@ with them (a timm or transformers workspace does not import them again in every 
 
 from __future__ import annotations
 
-from fxcore.engine import Engine
+from fxcore.host.engine import Engine
 
 from engine_support import Workspace
 

@@ -149,7 +149,8 @@ def did_change_notebook(
 @guarded()
 def did_save_notebook(ls: FxLanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
     path = to_fs_path(params.notebook_document.uri) or ""
-    # Its cells' constructor calls are call sites (fxcore.call_sites reads the saved file).
+    # Its cells' constructor calls are call sites (fxcore.workspace.call_sites reads the saved
+    # file).
     ls.files_changed([path])
     document = ls.documents.get(path)
     if document is not None:

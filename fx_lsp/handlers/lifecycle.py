@@ -52,7 +52,7 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
                                 types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
                                 # A notebook's constructor calls are call sites too.
                                 types.FileSystemWatcher(glob_pattern="**/*.ipynb"),
-                                # Constructor calls in documentation (fxcore.call_sites).
+                                # Constructor calls in documentation (fxcore.workspace.call_sites).
                                 types.FileSystemWatcher(
                                     glob_pattern="**/*.{md,markdown,rst}"
                                 ),

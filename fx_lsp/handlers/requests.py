@@ -32,7 +32,7 @@ from fx_lsp.protocol import (
 from fx_lsp.server import FxLanguageServer
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import verdicts_of
-from fxcore.results import ModuleResult
+from fxcore.model.results import ModuleResult
 
 handlers = Handlers()
 

@@ -1,7 +1,8 @@
 """Problems before or around a capture: the file cannot be imported (FX100), the constructor
 raised (FX101), the worker ran out of time or crashed (FX102); and what building a class
 leaves worth knowing: it was not traced (FX103), or was traced with guessed arguments (FX104),
-which ``fxcore.class_notes`` finds in its verdict, or the instance fx-lsp built does not fit
+which ``fxcore.reporting.class_notes`` finds in its verdict, or the instance fx-lsp built does not
+fit
 it (FX105, ``fxcore.worker.capture.fx.instance_fit``)."""
 
 from fxcore.rules.rule import Rule

@@ -18,7 +18,7 @@ class Rule:
     #: The ``kind`` of the failures and hints it reports (``Failure.kind``); FX102 has two.
     kinds: tuple[str, ...]
     #: Its severity in reports and editors, unless one of the two below applies to a
-    #: problem (``fxcore.report.severity``).
+    #: problem (``fxcore.reporting.report.severity``).
     severity: Severity
     #: Markdown: a bold first sentence (the title), examples, and "Fix: ...".
     docs: str
@@ -28,12 +28,12 @@ class Rule:
     message: str | None = None
     #: Information about a class rather than a problem in its code (FX103, FX104): an editor
     #: shows it with the Information severity; a report leaves it out unless ``select`` names
-    #: the code in full, or its caller shows it by default (``fxcore.report.Selection``).
+    #: the code in full, or its caller shows it by default (``fxcore.reporting.report.Selection``).
     information: bool = False
     #: The page documenting it elsewhere (PyTorch's graph-break site for ``GBnnnn``), for
     #: editors' links; None when this project's own documentation is the page.
     url: str | None = None
-    #: Its severity on an instance built from guessed arguments (``fxcore.instance_trust``),
+    #: Its severity on an instance built from guessed arguments (``fxcore.model.instance_trust``),
     #: for a code whose problems may be the guess's rather than the code's (FX300: sizes).
     severity_on_guessed_instance: Severity | None = None
     #: Its severity when the example inputs were configured rather than inferred (FX300).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 
-from fxcore.results import Failure
+from fxcore.model.results import Failure
 from fxcore.worker.locate import SourceIndex
 
 #: Failure kind -> how the message names it. Captures recover from these by taking a branch

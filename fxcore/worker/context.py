@@ -16,16 +16,12 @@ from typing import Any
 
 import torch
 
-from fxcore.config import module_config_for
-from fxcore.discovery import ClassSource, ParsedFile, parsed_file
-from fxcore.import_overlay import ImportRecord, imported_workspace_files
-from fxcore.job_spec import ModuleConfig, TraceJob
-from fxcore.notebook import is_notebook
-from fxcore.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
+from fxcore.model.job_spec import ModuleConfig, TraceJob
+from fxcore.model.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
 from fxcore.rules import BY_CODE
-from fxcore.suppressions import skipped_lines
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.consequences import mark_consequences
+from fxcore.worker.import_overlay import ImportRecord, imported_workspace_files
 from fxcore.worker.locate import (
     RawPosition,
     SourceIndex,
@@ -33,7 +29,11 @@ from fxcore.worker.locate import (
     to_frame,
     traceback_positions,
 )
-from fxcore.workspace import import_location, is_workspace_file, leaf_module_frames
+from fxcore.workspace.config import module_config_for
+from fxcore.workspace.discovery import ClassSource, ParsedFile, parsed_file
+from fxcore.workspace.notebook import is_notebook
+from fxcore.workspace.paths import import_location, is_workspace_file, leaf_module_frames
+from fxcore.workspace.suppressions import skipped_lines
 
 
 def describe_exception(error: BaseException) -> str:

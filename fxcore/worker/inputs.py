@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import torch
 from torch import fx
 
-from fxcore.results import ExampleInputs
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.results import ExampleInputs
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureTarget

@@ -5,7 +5,7 @@ mode (``verdict``); then the workspace classes that the built roots hold as subm
 the very instances the roots built, likewise per mode.
 
 This module runs user code; it is only ever called inside a forked child (see
-``fxcore.engine``). Results are sent one class at a time so that a class that hangs or
+``fxcore.host.engine``). Results are sent one class at a time so that a class that hangs or
 crashes the child costs only its own result.
 """
 
@@ -24,15 +24,9 @@ from typing import Any
 
 import torch
 
-from fxcore.arguments import call_site_values, class_namespace
-from fxcore.discovery import ClassSource
-from fxcore.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
-from fxcore.import_overlay import imported_third_party_packages, install_import_paths
-from fxcore.instance_trust import does_not_fit, instance_call, parent_rank
-from fxcore.job_spec import TraceJob
-from fxcore.notebook import MAX_NOTEBOOK_BYTES, is_notebook, unreadable_notebook_reason
-from fxcore.parsing import SourceTooComplex
-from fxcore.results import (
+from fxcore.model.instance_trust import does_not_fit, instance_call, parent_rank
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import (
     CODES,
     Arguments,
     ExampleInputs,
@@ -41,7 +35,7 @@ from fxcore.results import (
     ModuleResult,
     Range,
 )
-from fxcore.suppressions import SKIP_REASON
+from fxcore.worker.building.arguments import call_site_values, class_namespace
 from fxcore.worker.building.construction import all_on_meta
 from fxcore.worker.building.sources import (
     Built,
@@ -56,15 +50,21 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.inputs import decide_before_capture
 from fxcore.worker.parent_inputs import PassedInputs, passed_inputs, passed_note
 from fxcore.worker.verdict import module_verdict
-from fxcore.workspace import notebook_json
+from fxcore.workspace.discovery import ClassSource
+from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
+from fxcore.workspace.notebook import MAX_NOTEBOOK_BYTES, is_notebook, unreadable_notebook_reason
+from fxcore.workspace.parsing import SourceTooComplex
+from fxcore.workspace.paths import notebook_json
+from fxcore.workspace.suppressions import SKIP_REASON
 
 #: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
 #: per mode | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
 #: | ("file", FileResult without modules) | ("fatal", traceback): see
-#: ``fxcore.worker_messages``.
+#: ``fxcore.protocol.worker_messages``.
 Send = Callable[[tuple[str, Any]], None]
 
 #: At most this many distinct workspace classes are traced from one root's submodules, so a
@@ -106,7 +106,7 @@ class Job:
         # Importable as users import it, with buffers in place of files.
         entries = (context.root, os.path.join(context.root, "src"),
                    context.location.sys_path_entry)
-        # A notebook imports as the module of its cells (``fxcore.notebook``), as read.
+        # A notebook imports as the module of its cells (``fxcore.workspace.notebook``), as read.
         notebooks = {context.location.module_name: (context.path, parsed.text)} \
             if is_notebook(context.path) else {}
         context.imports = install_import_paths(entries, context.overlays,

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import CodeType, FrameType, TracebackType
 
-from fxcore.parsing import parse_module
-from fxcore.results import Frame
-from fxcore.workspace import is_workspace_file
+from fxcore.model.results import Frame
+from fxcore.workspace.parsing import parse_module
+from fxcore.workspace.paths import is_workspace_file
 
 #: fx-lsp's own package: its frames are plumbing, never the user's.
 _FXCORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -135,7 +135,7 @@ class SourceIndex:
         return self._lines[path]
 
     def add(self, path: str, text: str, tree: ast.Module | None) -> None:
-        """A file already read and parsed (``fxcore.discovery.ParsedFile``): its lines and
+        """A file already read and parsed (``fxcore.workspace.discovery.ParsedFile``): its lines and
         tree are those, not read or parsed again."""
         if path not in self._overlays:
             # Split as a text file's lines are (linecache's): at line ends only.

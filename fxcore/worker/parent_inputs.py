@@ -26,8 +26,8 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from fxcore.results import ExampleInputs, InstantiatedOn
-from fxcore.tensor_spec import DTYPES, TensorSpec, parse_spec
+from fxcore.model.results import ExampleInputs, InstantiatedOn
+from fxcore.model.tensor_spec import DTYPES, TensorSpec, parse_spec
 from fxcore.worker.context import describe_exception
 
 

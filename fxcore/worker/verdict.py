@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxcore.results import ExampleInputs, ModuleResult
+from fxcore.model.results import ExampleInputs, ModuleResult
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext

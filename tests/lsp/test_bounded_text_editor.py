@@ -1,11 +1,11 @@
 """The editor is sent bounded text: a forward raising a 30 MB error gives a diagnostic of at
-most the bound (fxcore.result_codec.MAX_TEXT_CHARACTERS), saying how much was cut."""
+most the bound (fxcore.protocol.result_codec.MAX_TEXT_CHARACTERS), saying how much was cut."""
 
 from __future__ import annotations
 
 import pathlib
 
-from fxcore.result_codec import MAX_TEXT_CHARACTERS
+from fxcore.protocol.result_codec import MAX_TEXT_CHARACTERS
 
 from lsp_support import new_project, session
 

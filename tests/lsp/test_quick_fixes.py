@@ -57,7 +57,7 @@ async def test_quick_fix_makes_the_trace_pass(
         assert not new_failures, new_failures
         assert _failures(after).total() < _failures(before).total()
 
-        # The fix is not offered again where it was applied (fxcore.fixes is idempotent too).
+        # The fix is not offered again where it was applied (fxcore.fixing.fixes is idempotent too).
         again = [
             action
             for d in after

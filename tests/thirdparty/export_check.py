@@ -6,7 +6,7 @@ first failures and inputs for all 128 classes (2026-11-24).
 
 Each file runs the worker's own ``Job`` with ``ExportCapture`` in a child forked from this
 process (user code never runs in the test process, and each file's imports stay in its child),
-and its messages come back as worker messages checked by ``fxcore.worker_messages``, as the
+and its messages come back as worker messages checked by ``fxcore.protocol.worker_messages``, as the
 engine receives them. The engine's sandbox and memory cap are left out: the workspace is the
 test suite's own.
 """
@@ -30,12 +30,12 @@ sys.path[:0] = [str(HERE), str(HERE.parents[1])]  # this checkout's fx-lsp, as r
 from ground_truth import workspace_files  # noqa: E402
 
 from fx_lsp.json_report import _failure_json, _module_json  # noqa: E402
-from fxcore.config import load_config  # noqa: E402
-from fxcore.discovery import top_level_classes  # noqa: E402
-from fxcore.job_spec import EngineConfig, TraceJob  # noqa: E402
+from fxcore.model.job_spec import EngineConfig, TraceJob  # noqa: E402
+from fxcore.protocol.worker_messages import decode_message, encode_message  # noqa: E402
 from fxcore.worker.capture.export.capture import ExportCapture  # noqa: E402
 from fxcore.worker.job import Job  # noqa: E402
-from fxcore.worker_messages import decode_message, encode_message  # noqa: E402
+from fxcore.workspace.config import load_config  # noqa: E402
+from fxcore.workspace.discovery import top_level_classes  # noqa: E402
 
 #: The longest wait for the child's next message (an import, or one class's build and
 #: capture): generous, as the workspace's own time-out (120 s) on a loaded 2-core machine.

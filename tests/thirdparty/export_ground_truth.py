@@ -40,7 +40,7 @@ def real_inputs(specs: dict[str, str]) -> dict[str, Any]:
     """A real tensor per spec: normal floats, small non-negative integers (valid token ids)."""
     import torch
 
-    from fxcore.tensor_spec import parse_spec
+    from fxcore.model.tensor_spec import parse_spec
 
     inputs = {}
     for name, text in specs.items():

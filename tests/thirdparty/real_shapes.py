@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "workspace"))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from fxcore.tensor_spec import parse_spec  # noqa: E402
+from fxcore.model.tensor_spec import parse_spec  # noqa: E402
 from fxcore.worker.graph.shapes import describe  # noqa: E402
 
 

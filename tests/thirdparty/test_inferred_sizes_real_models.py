@@ -48,7 +48,7 @@ class TimmLeViT(nn.Module):
 REAL_RUN = '''
 import json, sys
 import torch
-from fxcore.tensor_spec import parse_spec
+from fxcore.model.tensor_spec import parse_spec
 import sized.models as models
 
 shapes = {}

@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from fxcore.job_spec import ModuleConfig
-from fxcore.results import InstantiatedOn
+from fxcore.model.job_spec import ModuleConfig
+from fxcore.model.results import InstantiatedOn
 from fxcore.worker.building.weights import without_weights
 
 

@@ -1,8 +1,9 @@
 """Building the instance a class is captured as, from its arguments' sources in order of
 trust: the configured call (``call``, ``factory``, ``args``/``kwargs``), the constructor's own
-defaults, a builder function of its module (``fxcore.builders``), a literal call site in the
+defaults, a builder function of its module (``fxcore.workspace.builders``), a literal call site in
+the
 workspace, configuration classes, guessed arguments. (Instances a traced root built come
-between builders and call sites: the host decides those, ``fxcore.parent_arguments``.)
+between builders and call sites: the host decides those, ``fxcore.reporting.parent_arguments``.)
 
 ``build_class`` gives a ``Built`` instance, or the class's verdict when no instance could be
 built (the constructor raised: FX101; arguments are needed and none fit: not traced). Which
@@ -19,7 +20,9 @@ from typing import Any
 
 import torch
 
-from fxcore.arguments import (
+from fxcore.model.job_spec import ModuleConfig
+from fxcore.model.results import ArgumentOrigin, Arguments, InstantiatedOn, ModuleResult
+from fxcore.worker.building.arguments import (
     call_site_values,
     candidate_calls,
     class_namespace,
@@ -28,11 +31,9 @@ from fxcore.arguments import (
     missing_from_type_error,
     value_source,
 )
-from fxcore.discovery import ClassSource
-from fxcore.job_spec import ModuleConfig
-from fxcore.results import ArgumentOrigin, Arguments, InstantiatedOn, ModuleResult
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.workspace.discovery import ClassSource
 
 
 @dataclass
@@ -99,7 +100,8 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
                                 module_config: ModuleConfig,
                                 missing: list[str]) -> Built | ModuleResult:
     """Build with arguments from a literal call site, configuration classes or the name
-    table (see ``fxcore.arguments``), keeping the first set the constructor accepts; a builder
+    table (see ``fxcore.worker.building.arguments``), keeping the first set the constructor
+    accepts; a builder
     function of the class's module comes first."""
     by_builder = _build_with_builder(context, cls, module_config)
     if isinstance(by_builder, Built):
@@ -193,7 +195,8 @@ def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Bu
     """The instances to trace, in order of trust, when ``first`` does not fit the class
     (FX105: an error that involves no traced value): after the class's defaults, its
     module's builder function and its literal call site; after the defaults or a guess, the
-    table's guesses (``fxcore.arguments``), each also with the table's values for the
+    table's guesses (``fxcore.worker.building.arguments``), each also with the table's values for
+    the
     parameters whose default builds nothing (``n_blocks=0``). Each is built only when asked
     for; one from the same arguments as ``first`` is left out."""
     module_config = context.module_config(cls.__name__)
@@ -238,7 +241,8 @@ def _instances_after_defaults(context: JobContext, cls: type,
 
 def _build_with_builder(context: JobContext, cls: type,
                         module_config: ModuleConfig) -> Built | str | None:
-    """The class built by the first of its module's builder functions (``fxcore.builders``,
+    """The class built by the first of its module's builder functions
+    (``fxcore.workspace.builders``,
     in file order) that builds one, each called with no arguments but ``pretrained=False``
     where it has that parameter; why they failed when none does; None without builders."""
     failures = []

@@ -1,7 +1,7 @@
 """Building a model without its pretrained weights.
 
 Constructors such as ``resnet18(weights="DEFAULT")`` or ``Net(pretrained=True)`` download a
-checkpoint and load it. A worker opens no network connection (``fxcore.sandbox``) and builds
+checkpoint and load it. A worker opens no network connection (``fxcore.host.sandbox``) and builds
 on the meta device, where weights mean nothing, so it keeps the architecture and skips the
 weights instead of failing:
 

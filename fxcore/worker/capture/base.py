@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Protocol
 
-from fxcore.results import Hint
+from fxcore.model.results import Hint
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
 

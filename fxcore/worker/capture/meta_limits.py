@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fxcore.results import Failure
+from fxcore.model.results import Failure
 from fxcore.worker.capture.record import CaptureTarget
 
 #: torch's error when an operator has no meta kernel, naming the operator.

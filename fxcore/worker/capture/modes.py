@@ -1,6 +1,6 @@
 """The capture modes by name: what ``Job`` captures each class with.
 
-The built-in modes (``fxcore.capture_modes.BUILTIN_MODES``), then those
+The built-in modes (``fxcore.model.capture_modes.BUILTIN_MODES``), then those
 ``FX_LSP_EXTRA_CAPTURES`` names, each imported here from its installed module.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from fxcore.capture_modes import extra_captures
+from fxcore.model.capture_modes import extra_captures
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.compile.capture import CompileCapture
 from fxcore.worker.capture.export.capture import ExportCapture

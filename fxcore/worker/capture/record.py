@@ -13,10 +13,10 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.discovery import ClassSource
-from fxcore.results import Arguments, Failure, InputsOrigin, InstantiatedOn
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.results import Arguments, Failure, InputsOrigin, InstantiatedOn
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.locate import RawPosition
+from fxcore.workspace.discovery import ClassSource
 
 
 @dataclass

@@ -23,7 +23,7 @@ import torch
 from torch import fx, nn
 from torch.nn import functional
 
-from fxcore.tensor_spec import DTYPES, TensorSpec
+from fxcore.model.tensor_spec import DTYPES, TensorSpec
 
 #: The batch size, and the default size of other free dimensions (sequence length, spatial
 #: sizes): the first sizes tried, before those the model declares or its constraints need

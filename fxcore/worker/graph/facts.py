@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import torch
 from torch import fx
 
-from fxcore.discovery import ClassSource
-from fxcore.results import CODES, GraphNode, GraphNodeInfo, Hint
+from fxcore.model.results import CODES, GraphNode, GraphNodeInfo, Hint
+from fxcore.workspace.discovery import ClassSource
 
 if TYPE_CHECKING:
     from fxcore.worker.capture.record import CaptureRecord

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import fx, nn
 
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.graph.example_inputs import (
     LENGTH,
     SEQUENCE,

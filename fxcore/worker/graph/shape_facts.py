@@ -13,8 +13,8 @@ from typing import Any
 
 from torch import fx
 
-from fxcore.instance_trust import guessed_instance
-from fxcore.results import ExampleInputs, Failure
+from fxcore.model.instance_trust import guessed_instance
+from fxcore.model.results import ExampleInputs, Failure
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.graph.facts import line_nodes

@@ -15,7 +15,7 @@ from torch import fx, nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.nn import functional
 
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.tensor_spec import TensorSpec
 
 
 class LazyMetaTensor:

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import torch
 from torch import fx
 
-from fxcore.results import Failure, Hint
+from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits

@@ -25,8 +25,8 @@ from typing import ClassVar
 
 import torch
 
-from fxcore.job_spec import DynamicDim
-from fxcore.results import Failure, Hint
+from fxcore.model.job_spec import DynamicDim
+from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.export import dynamic, fake, graph, strict, torch_hooks

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from fxcore.job_spec import DynamicDim
+from fxcore.model.job_spec import DynamicDim
 from fxcore.worker.capture.export.torch_hooks import ShapeEnv
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.context import describe_exception

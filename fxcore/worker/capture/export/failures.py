@@ -4,7 +4,7 @@ FX402 when the guesser could not go on, FX499 for anything else)."""
 
 from __future__ import annotations
 
-from fxcore.results import Failure
+from fxcore.model.results import Failure
 from fxcore.worker.capture.export.guesses import Guess
 from fxcore.worker.capture.export.torch_hooks import GuardOnDataDependentSymNode
 from fxcore.worker.capture.record import RecordedFailure

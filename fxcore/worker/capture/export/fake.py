@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from fxcore.tensor_spec import TensorSpec
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
 
 

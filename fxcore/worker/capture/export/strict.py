@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import torch
 
-from fxcore.job_spec import DynamicDim
-from fxcore.results import Failure
+from fxcore.model.job_spec import DynamicDim
+from fxcore.model.results import Failure
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.rules import BY_CODE
-from fxcore.tensor_spec import TensorSpec
 from fxcore.worker.capture.dynamo_errors import (
     error_positions,
     graph_break_code,

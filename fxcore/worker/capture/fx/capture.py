@@ -15,9 +15,8 @@ from typing import Any, ClassVar
 
 from torch import fx
 
-from fxcore.discovery import ClassSource
-from fxcore.instance_trust import instance_call, made_from, may_not_fit
-from fxcore.results import Failure, Hint
+from fxcore.model.instance_trust import instance_call, made_from, may_not_fit
+from fxcore.model.results import Failure, Hint
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.fx import mistraces
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
@@ -32,6 +31,7 @@ from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedF
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.locate import traceback_positions
+from fxcore.workspace.discovery import ClassSource
 
 #: The kind of FX105: the error that ended the trace is the instance's, not torch.fx's.
 DOES_NOT_FIT = "does-not-fit"

@@ -3,18 +3,18 @@
 einops asks for the tensor's backend by its type (``Tensor type unknown to einops``) and its
 layers look up a recipe by ``input.ndim`` (a ``KeyError`` on a Proxy); any failure whose
 frames below the user's innermost one include the library is this one problem, and the
-advice depends on how the user's line calls it (``fxcore.traced_libraries``).
+advice depends on how the user's line calls it (``fxcore.workspace.traced_libraries``).
 """
 
 from __future__ import annotations
 
-from fxcore.results import CODES
+from fxcore.model.results import CODES
 from fxcore.rules import BY_CODE
-from fxcore.traced_libraries import LibraryCall, call_at, calls_in, traced_library
 from fxcore.worker.capture.fx.tracer import MESSAGES
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.context import JobContext
 from fxcore.worker.locate import to_frame
+from fxcore.workspace.traced_libraries import LibraryCall, call_at, calls_in, traced_library
 
 KIND = "einops"
 

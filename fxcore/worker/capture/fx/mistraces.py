@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import fx
 
-from fxcore.discovery import ClassSource, char_span
-from fxcore.results import CODES, Hint, Range
+from fxcore.model.results import CODES, Hint, Range
 from fxcore.worker.locate import SourceIndex
+from fxcore.workspace.discovery import ClassSource, char_span
 
 
 def _hint(kind: str, message: str, where: Range, path: str, member: str = "") -> Hint:

@@ -1,0 +1,136 @@
+"""What goes into the engine: a ``TraceJob`` (one file of a workspace, with its unsaved
+buffers), the configuration it carries (``EngineConfig``, ``ModuleConfig`` per class), the
+report's selection of codes (``ReportConfig``), and the literal constructor calls
+(``CallSite``) and builder functions (``Builder``) found for its classes. Plain dataclasses,
+as read from ``[tool.fx-lsp]`` (``fxcore.workspace.config``) and built by
+``fxcore.workspace.paths.trace_jobs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxcore.model.tensor_spec import TensorSpec
+from fxcore.rules import CODE_PREFIXES
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """``Class(*args, **kwargs)`` as written at ``site`` (``README.md:42``): each argument
+    as its source text, a literal or a nested literal call."""
+
+    site: str
+    args: tuple[str, ...] = ()
+    kwargs: tuple[tuple[str, str], ...] = ()
+
+
+#: Other literal calls of a class a job carries (``TraceJob.other_call_sites``): each costs
+#: a build and the tracing of the submodule classes only it holds.
+MAX_OTHER_CALL_SITES = 16
+
+
+@dataclass(frozen=True)
+class Builder:
+    """A module-level function of a class's own module that builds an instance of it and
+    needs no arguments (``def resnet50(**kwargs): return get_resnet(blocks=50, **kwargs)``),
+    found with ``ast`` by ``fxcore.workspace.builders``."""
+
+    function: str
+    #: The line of its ``def``.
+    line: int
+    #: It has a ``pretrained`` parameter: it is called with ``pretrained=False``.
+    passes_pretrained: bool = False
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    """One dimension of a ``forward`` argument that torch.export keeps symbolic: a
+    ``torch.export.Dim(name, min=..., max=...)``; dimensions sharing a name are equal."""
+
+    name: str
+    min: int | None = None
+    max: int | None = None
+
+
+@dataclass
+class ModuleConfig:
+    """Per-class configuration: ``[tool.fx-lsp.modules."pkg.net:Net"]``."""
+
+    factory: str | None = None
+    args: list[Any] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    concrete_args: dict[str, Any] = field(default_factory=dict)
+    #: ``call = "ViT(image_size=256, depth=(1, 2, 3))"``: a pasted constructor call with
+    #: literal arguments (tuples and ``None``, which TOML lacks), parsed by
+    #: ``fxcore.workspace.config``.
+    call: CallSite | None = None
+    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation.
+    inputs: dict[str, TensorSpec] = field(default_factory=dict)
+    #: ``dynamic = {x = {0 = "batch"}}`` (or ``{0 = {name = "batch", min = 2, max = 64}}``):
+    #: argument -> dimension index -> the dimension torch.export keeps dynamic.
+    dynamic: dict[str, dict[int, DynamicDim]] = field(default_factory=dict)
+
+
+@dataclass
+class EngineConfig:
+    """The ``[tool.fx-lsp]`` table of a workspace's ``pyproject.toml``, typed."""
+
+    leaf_modules: list[str] = field(default_factory=list)
+    autowrap_functions: list[str] = field(default_factory=list)
+    autowrap_modules: list[str] = field(default_factory=list)
+    tracer: str | None = None
+    modules: dict[str, ModuleConfig] = field(default_factory=dict)
+    timeout: float = 20.0
+    memory_limit_mb: int = 8192
+    exclude: list[str] = field(default_factory=list)
+    #: Synthesize constructor arguments for classes nobody configured
+    #: (``fxcore.worker.building.arguments``).
+    guess_arguments: bool = True
+    #: The capture modes each class is captured with, in order (``fxcore.model.capture_modes``):
+    #: one verdict per mode.
+    modes: tuple[str, ...] = ("fx",)
+    #: The export mode also exports each class with ``strict=True`` (dynamo), reporting what
+    #: fails only there (FX405): off by default, as it costs a second export per class.
+    export_strict: bool = False
+    #: Environment variables passed to workspace code besides the allowlisted ones
+    #: (``fxcore.host.worker_environment``): names, or prefixes ending in ``*``.
+    pass_env: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReportConfig:
+    """Which codes are reported (``select``, ``ignore``, ``per-file-ignores`` as ruff spells
+    them): code prefixes such as ``FX0`` or ``FX002``; the longest matching prefix decides."""
+
+    select: list[str] = field(default_factory=lambda: list(CODE_PREFIXES))
+    ignore: list[str] = field(default_factory=list)
+    #: Glob, relative to the workspace root (or a file name) -> prefixes ignored there.
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class TraceJob:
+    """One file to import and trace, with the workspace it belongs to."""
+
+    path: str
+    workspace_root: str
+    config: EngineConfig = field(default_factory=EngineConfig)
+    #: Unsaved editor buffers: absolute path -> text. They replace the files on disk in imports.
+    overlays: dict[str, str] = field(default_factory=dict)
+    #: Only trace these classes (all when empty).
+    only_classes: list[str] = field(default_factory=list)
+    #: Class name -> a literal constructor call found in the workspace
+    #: (``fxcore.workspace.call_sites``);
+    #: filled by the engine for the classes of this file.
+    call_sites: dict[str, CallSite] = field(default_factory=dict)
+    #: Class name -> its next literal calls (at most ``MAX_OTHER_CALL_SITES``): the worker
+    #: builds each on the meta device only for the workspace classes it holds (their
+    #: parent-built instances), never for the class's own verdict.
+    other_call_sites: dict[str, tuple[CallSite, ...]] = field(default_factory=dict)
+    #: The variables ``config.pass_env`` names, with their values in the caller's environment
+    #: (``fxcore.host.worker_environment``): set in the child before it imports the file.
+    environment: dict[str, str] = field(default_factory=dict)
+    #: Class name -> its builder functions in this file, in file order
+    #: (``fxcore.workspace.builders``); filled by the engine.
+    builders: dict[str, tuple[Builder, ...]] = field(default_factory=dict)

@@ -1,0 +1,2 @@
+"""What crosses between a worker and the host: the messages and the codec that validates a result
+as data (never unpickled, never executed)."""

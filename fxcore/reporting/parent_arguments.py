@@ -1,0 +1,104 @@
+"""Give a class the verdict of the instance a traced root built, when it has no better one.
+
+Workers trace, after each root, the workspace classes the root holds as submodules
+(``FileResult.derived_modules``, ``arguments.origin == "parent"``). Which verdict a class
+shows is decided here, over all the results of a run, because a class and the roots that
+build it usually live in different files. Pure data in and out: no torch, no user code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fxcore.model.instance_trust import describe, does_not_fit, parent_rank
+from fxcore.model.results import ArgumentOrigin, FileResult, ModuleResult
+
+#: A class's own verdict with arguments from these sources is replaced by a parent's.
+REPLACEABLE_ORIGINS: frozenset[ArgumentOrigin] = frozenset(
+    {"call-site", "config-class", "guessed"}
+)
+def needs_parent(module: ModuleResult, derived: ModuleResult) -> bool:
+    """True when the class's own instance does not fit it (FX105) and the parent's does, or
+    its own verdict had no configured or default arguments (it was not traced for want of
+    arguments, or was traced with found or guessed ones) and the parent's own arguments came
+    from a source at least as trusted as the class's: an instance a guessed root built is no
+    better than the class's own guess, and worse than its literal call site."""
+    if does_not_fit(module):
+        return not (does_not_fit(derived) or _stopped(derived))
+    if module.arguments is not None:
+        assert derived.arguments is not None
+        return module.arguments.origin in REPLACEABLE_ORIGINS and (
+            parent_rank(derived.arguments.parent_origin) <= parent_rank(module.arguments.origin))
+    return module.status == "not-traced"
+
+
+def _stopped(module: ModuleResult) -> bool:
+    """True when the worker was stopped (time-out, crash) while tracing the instance."""
+    return any(failure.kind in {"timeout", "crash"} for failure in module.failures)
+
+
+def _parent_preference(module: ModuleResult) -> tuple[bool, bool, int, str, str]:
+    arguments = module.arguments
+    assert arguments is not None
+    return (_stopped(module), does_not_fit(module), parent_rank(arguments.parent_origin),
+            arguments.parent or "", arguments.path or "")
+
+
+def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str, str], ModuleResult]:
+    """Per (file, class name, capture mode), the derived verdict to use: one that finished
+    tracing, from the parent built from the best argument source, then the first by name and
+    path."""
+    best: dict[tuple[str, str, str], ModuleResult] = {}
+    for result in results:
+        for derived in result.derived_modules:
+            if derived.arguments is None:
+                continue
+            key = (derived.path, derived.class_name, derived.mode)
+            if key not in best or _parent_preference(derived) < _parent_preference(best[key]):
+                best[key] = derived
+    return best
+
+
+def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
+    """The results with each class that needs it given a parent-built verdict (one that
+    ran out of time, or whose instance does not fit the class, replaces only "needs
+    arguments").
+
+    New ``FileResult`` objects are returned for the files that change; the inputs are not
+    modified (they may be cached or shared)."""
+    candidates = parent_candidates(results)
+    if not candidates:
+        return results
+    merged = []
+    for result in results:
+        modules = []
+        for module in result.modules:
+            derived = candidates.get((module.path, module.class_name, module.mode))
+            if derived is not None and needs_parent(module, derived) and not (
+                    (_stopped(derived) or does_not_fit(derived))
+                    and module.status != "not-traced"):
+                module = dataclasses.replace(derived, qualified_name=module.qualified_name)
+            modules.append(module)
+        changed = any(new is not old for new, old in zip(modules, result.modules, strict=True))
+        merged.append(dataclasses.replace(result, modules=modules) if changed else result)
+    return merged
+
+
+def parent_description(module: ModuleResult) -> str | None:
+    """``ViT.transformer.layers.0`` for a verdict traced as built by a parent, else None."""
+    arguments = module.arguments
+    if arguments is None or arguments.origin != "parent" or not arguments.parent:
+        return None
+    parent_class = arguments.parent.rpartition(":")[2]
+    return f"{parent_class}.{arguments.path}" if arguments.path else parent_class
+
+
+def traced_instance(module: ModuleResult) -> tuple[bool, str] | None:
+    """Which instance a verdict is about, when it is not the class as configured or built
+    with its defaults: (True, ``ViT.blocks.0``) when a traced parent built it, (False, the
+    arguments' words) when found or guessed arguments did; None otherwise."""
+    built_by = parent_description(module)
+    if built_by is not None:
+        return True, built_by
+    found = describe(module.arguments)
+    return None if found is None else (False, found)

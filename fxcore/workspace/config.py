@@ -1,0 +1,518 @@
+"""The ``[tool.fx-lsp]`` table of a workspace's ``pyproject.toml``, parsed into typed options.
+
+Example::
+
+    [tool.fx-lsp]
+    leaf-modules = ["models.layers:Block"]
+    autowrap-functions = ["models.ops:pad_same"]
+    autowrap-modules = ["models.ops"]
+    tracer = "models.tracing:MyTracer"
+    timeout = 20
+    memory-limit-mb = 8192
+    exclude = ["*_test.py"]
+    guess-arguments = true   # synthesize constructor arguments nobody configured
+    modes = ["fx"]           # capture modes, each giving its own verdict per class
+    export-strict = false    # export mode: also export with strict=True (FX405)
+    select = ["FX", "GB"]    # which codes are reported (prefixes), as in ruff
+    ignore = ["FX200"]
+    per-file-ignores = {"tests/*" = ["FX1"]}
+
+    [tool.fx-lsp.modules."models.net:Net"]
+    call = "Net(width=64, depths=(1, 2), norm=None)"   # a call pasted from a README, or:
+    factory = "models.net:build_net"   # optional callable; gets args/kwargs
+    args = []
+    kwargs = {width = 64}
+    concrete-args = {use_cache = false}
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxcore.model.capture_modes import modes_problem, ordered_modes
+from fxcore.model.job_spec import CallSite, DynamicDim, EngineConfig, ModuleConfig, ReportConfig
+from fxcore.model.tensor_spec import parse_spec
+from fxcore.workspace.call_sites import is_literal_call_argument
+from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
+
+#: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.initialization_options``
+#: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads
+#: ``show-not-traced`` too (``fx_lsp.check``).
+EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints")
+#: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
+REPORT_KEYS = ("select", "ignore", "per-file-ignores")
+#: A code or a prefix of one: ``FX``, ``FX0``, ``FX002``; ``GB``, ``GB0170`` (graph breaks).
+_CODE_PREFIX = re.compile(r"FX[0-9]{0,3}|GB[0-9]{0,4}")
+#: What ``pass-env`` may list: a variable's name, or a prefix of names ending in ``*``.
+_PASS_ENV_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
+#: Longer time-outs are a mistake (and `inf` cannot be waited on): a day.
+MAX_TIMEOUT_SECONDS = 86400.0
+#: More than this (1 TiB) overflows the address-space limit set on each worker child.
+MAX_MEMORY_LIMIT_MB = 1 << 20
+#: A larger ``pyproject.toml`` is not read: real ones are kilobytes, and tomllib would take
+#: minutes (and the memory) of the CLI or the server on a gigabyte.
+#: Deeper ``args``/``kwargs``/``concrete-args`` values are a mistake; a worker rebuilding
+#: one 440 levels deep ran out of stack.
+MAX_VALUE_DEPTH = 100
+#: Characters of a rejected ``call`` quoted in its message.
+_QUOTED_CALL_CHARACTERS = 80
+
+
+def is_valid_timeout(value: object) -> bool:
+    """A positive, finite number of seconds, at most ``MAX_TIMEOUT_SECONDS``."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS)
+
+
+@dataclass
+class ProjectConfig:
+    """What one ``pyproject.toml`` says to fx-lsp."""
+
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
+    #: The raw ``[tool.fx-lsp]`` table: the editor reads its own keys (``EDITOR_KEYS``) here.
+    table: dict[str, Any] = field(default_factory=dict)
+    #: One message per problem (an invalid value keeps its default).
+    problems: list[str] = field(default_factory=list)
+    #: Why the file could not be parsed at all (then nothing of it applies, and ``problems``
+    #: holds this message alone); None when it was parsed.
+    unreadable: str | None = None
+
+
+def _unreadable(path: str, why: str) -> ProjectConfig:
+    message = f"{path}: cannot read [tool.fx-lsp]: {why}"
+    return ProjectConfig(problems=[message], unreadable=message)
+
+
+def read_project_config(workspace_root: str, text: str | None = None) -> ProjectConfig:
+    """The one reader of ``[tool.fx-lsp]``: from ``text`` (an editor's unsaved buffer of
+    ``<workspace_root>/pyproject.toml``) or else from the file."""
+    path = os.path.join(workspace_root, "pyproject.toml")
+    try:
+        if text is None:
+            if not os.path.isfile(path):
+                return ProjectConfig()
+            # A regular file of at most MAX_FILE_BYTES, or UnreadableFile saying why not.
+            text = read_bytes(path).decode("utf-8")
+        elif len(text) > MAX_FILE_BYTES:  # an editor's buffer, held to the file's bound
+            return _unreadable(path, too_large_reason(MAX_FILE_BYTES))
+    except UnicodeDecodeError as error:
+        return _unreadable(path, f"the file is not UTF-8 text ({error.reason} at byte "
+                                 f"{error.start})")
+    except OSError as error:
+        return _unreadable(path, str(error))
+    document, why = _parsed_toml(text)
+    skipped: list[str] = []
+    if document is None:
+        # Only fx-lsp's own table matters: another tool's that tomllib cannot read (a
+        # 5,000-deep array under [tool.other]) is skipped, and fx-lsp's read alone.
+        own, mentioned_elsewhere = _fx_lsp_sections(text)
+        document, own_why = _parsed_toml(own)
+        if document is None or mentioned_elsewhere:
+            # fx-lsp's own table is what cannot be read (a broken header is not found as
+            # one): nothing of it applies, as when the whole file cannot be parsed.
+            return _unreadable(path, own_why or why or "")
+        skipped = [f"{path}: only [tool.fx-lsp] was read; the rest cannot be parsed ({why})"]
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        return ProjectConfig(problems=[f"{path}: 'tool' must be a table; [tool.fx-lsp] ignored"])
+    table = tool.get("fx-lsp", {})
+    engine, problems = parse_config(table, source=f"{path} [tool.fx-lsp]")
+    report, report_problems = parse_report_config(table, source=f"{path} [tool.fx-lsp]")
+    return ProjectConfig(engine, report, table if isinstance(table, dict) else {},
+                         skipped + problems + report_problems)
+
+
+def _parsed_toml(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``text`` parsed as TOML, or None and why it cannot be."""
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as error:
+        return None, str(error)
+    except (RecursionError, MemoryError):
+        # tomllib parses nested arrays and inline tables by recursion: thousands of levels
+        # exhaust the stack (or memory) of whichever process reads the file.
+        return None, "arrays or tables are nested too deeply to parse"
+
+
+#: A table header line, ``[tool.fx-lsp]`` or ``[[tool.other.list]]`` (with a comment): dotted
+#: keys, bare or quoted (``[tool.fx-lsp.modules."model:Net"]``).
+_KEY = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+_TABLE_HEADER = re.compile(
+    rf"^[ \t]*\[\[?[ \t]*({_KEY}(?:[ \t]*\.[ \t]*{_KEY})*)[ \t]*\]\]?[ \t]*(#.*)?$")
+#: What starts like a header but is not one (``[tool.other`` without its bracket).
+_BROKEN_HEADER = re.compile(r"""^[ \t]*\[\[?[ \t]*[A-Za-z0-9_"'-]""")
+_OWN_TABLE = re.compile(r"""tool[ \t]*\.[ \t]*(fx-lsp|"fx-lsp"|'fx-lsp')([ \t]*\.|$)""")
+
+
+def _fx_lsp_sections(text: str) -> tuple[str, bool]:
+    """The lines of ``text``'s ``[tool.fx-lsp]`` table and its sub-tables, each from its
+    header to the next header (what is read of a file whose other tables cannot be parsed),
+    and whether ``fx-lsp`` is named outside them (its own table, in a form not found)."""
+    kept: list[str] = []
+    own = mentioned_elsewhere = False
+    for line in text.splitlines():
+        header = _TABLE_HEADER.match(line)
+        if header is not None:
+            own = _OWN_TABLE.match(header[1]) is not None
+        elif _BROKEN_HEADER.match(line):
+            own = False  # another table's header that cannot be read ends fx-lsp's
+        if own:
+            kept.append(line)
+        elif "fx-lsp" in line.partition("#")[0]:
+            mentioned_elsewhere = True
+    return "\n".join(kept), mentioned_elsewhere
+
+
+def load_config(workspace_root: str, text: str | None = None) -> tuple[EngineConfig, list[str]]:
+    """The engine's part of ``read_project_config``: the config and one message per problem."""
+    found = read_project_config(workspace_root, text)
+    return found.engine, found.problems
+
+
+
+def _flag(table: dict[str, Any], key: str, source: str, problems: list[str]) -> bool | None:
+    """A true/false key: its value, or None when absent or not a boolean (a problem)."""
+    value = table.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    problems.append(f"{source}: '{key}' must be true or false; ignored")
+    return None
+
+
+def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfig, list[str]]:
+    """Type-check a ``[tool.fx-lsp]`` table."""
+    config = EngineConfig()
+    problems: list[str] = []
+    if not isinstance(table, dict):
+        return config, [f"{source}: expected a table"]
+
+    def string_list(key: str) -> list[str] | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        problems.append(f"{source}: '{key}' must be a list of strings; ignored")
+        return None
+
+    for key, attribute in (
+        ("leaf-modules", "leaf_modules"),
+        ("autowrap-functions", "autowrap_functions"),
+        ("autowrap-modules", "autowrap_modules"),
+        ("exclude", "exclude"),
+    ):
+        value = string_list(key)
+        if value is not None:
+            setattr(config, attribute, value)
+
+    pass_env = string_list("pass-env")
+    if pass_env is not None:
+        bad = [entry for entry in pass_env if not _PASS_ENV_ENTRY.fullmatch(entry)]
+        if bad:
+            problems.append(f"{source}: 'pass-env' takes variable names, or prefixes ending "
+                            f"in '*' (such as \"WANDB_*\"): {_quoted(bad[0])} is neither; "
+                            "ignored")
+        else:
+            config.pass_env = pass_env
+
+    tracer = _import_path(table, "tracer", "pkg.mod:Tracer", source, problems)
+    if tracer is not None:
+        config.tracer = tracer
+
+    timeout = table.get("timeout")
+    if timeout is not None:
+        if is_valid_timeout(timeout):
+            config.timeout = float(timeout)
+        else:
+            problems.append(f"{source}: 'timeout' must be a number of seconds above 0 and at "
+                            f"most {MAX_TIMEOUT_SECONDS:g}; ignored")
+
+    memory = table.get("memory-limit-mb")
+    if memory is not None:
+        if (isinstance(memory, int) and not isinstance(memory, bool)
+                and 0 < memory <= MAX_MEMORY_LIMIT_MB):
+            config.memory_limit_mb = memory
+        else:
+            problems.append(f"{source}: 'memory-limit-mb' must be a whole number from 1 to "
+                            f"{MAX_MEMORY_LIMIT_MB}; ignored")
+
+    guess = _flag(table, "guess-arguments", source, problems)
+    if guess is not None:
+        config.guess_arguments = guess
+    export_strict = _flag(table, "export-strict", source, problems)
+    if export_strict is not None:
+        config.export_strict = export_strict
+
+    modes = table.get("modes")
+    if modes is not None:
+        problem = modes_problem(modes)
+        if problem is None:
+            config.modes = ordered_modes(modes)
+        else:
+            problems.append(f"{source}: 'modes' {problem}; ignored")
+
+    modules = table.get("modules", {})
+    if not isinstance(modules, dict):
+        problems.append(f"{source}: 'modules' must be a table of tables")
+        modules = {}
+    for key, entry in modules.items():
+        module_config, module_problems = _parse_module_config(
+            entry, f"{source} modules.{key!r}", str(key).rpartition(":")[2])
+        problems.extend(module_problems)
+        config.modules[key] = module_config
+
+    known = {
+        "pass-env",
+        "leaf-modules",
+        "autowrap-functions",
+        "autowrap-modules",
+        "exclude",
+        "tracer",
+        "timeout",
+        "memory-limit-mb",
+        "guess-arguments",
+        "modes",
+        "export-strict",
+        "modules",
+        *EDITOR_KEYS,
+        *REPORT_KEYS,
+    }
+    problems.extend(f"{source}: unknown option '{key}'" for key in table if key not in known)
+    return config, problems
+
+
+def parse_report_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[ReportConfig,
+                                                                           list[str]]:
+    """``select``, ``ignore`` and ``per-file-ignores``: lists of code prefixes (``FX``,
+    ``FX0``, ``FX002``)."""
+    config = ReportConfig()
+    problems: list[str] = []
+    if not isinstance(table, dict):
+        return config, problems
+
+    def prefixes(value: Any, where: str) -> list[str] | None:
+        if not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+            problems.append(f"{source}: '{where}' must be a list of codes such as \"FX002\"; "
+                            "ignored")
+            return None
+        wrong = [item for item in value if not _CODE_PREFIX.fullmatch(item)]
+        if wrong:
+            problems.append(f"{source}: '{where}' has unknown codes {', '.join(wrong)} (codes "
+                            "look like FX002, or prefixes such as FX0); they are ignored")
+        return [item for item in value if _CODE_PREFIX.fullmatch(item)]
+
+    for key in ("select", "ignore"):
+        if key in table:
+            found = prefixes(table[key], key)
+            if found is not None:
+                setattr(config, key, found)
+    per_file = table.get("per-file-ignores")
+    if per_file is not None:
+        if not isinstance(per_file, dict):
+            problems.append(f"{source}: 'per-file-ignores' must be a table of glob = [codes]")
+        else:
+            for pattern, value in per_file.items():
+                found = prefixes(value, f"per-file-ignores.{pattern}")
+                if found is not None:
+                    config.per_file_ignores[str(pattern)] = found
+    return config, problems
+
+
+def _quoted(text: str) -> str:
+    """``text`` for a message: its start only, since a pop-up or a CI log line cannot show
+    100,000 characters."""
+    if len(text) <= _QUOTED_CALL_CHARACTERS:
+        return repr(text)
+    return f"{text[:_QUOTED_CALL_CHARACTERS]!r}... ({len(text):,} characters)"
+
+
+def _parse_call(text: Any, class_name: str, source: str) -> tuple[CallSite | None, str | None]:
+    """``call = "ViT(dim=64, depth=(1, 2))"``: the class called with literal arguments."""
+    example = f'call = "{class_name}(dim=64, depth=(1, 2))"'
+    if not isinstance(text, str):
+        return None, f"{source}: 'call' must be a string such as {example}"
+    try:
+        return _read_call(text, class_name, source, example)
+    except (RecursionError, MemoryError):
+        # ast parses, checks and unparses expressions by recursion: `C(1+1+...)` with
+        # 100,000 terms exhausts the stack.
+        return None, (f"{source}: 'call' is nested too deeply to read (such as a long chain "
+                      f"of operators): {_quoted(text)}")
+
+
+def _read_call(text: str, class_name: str, source: str,
+               example: str) -> tuple[CallSite | None, str | None]:
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as error:
+        return None, f"{source}: 'call' is not a Python call ({error.msg}): {_quoted(text)}"
+    if not isinstance(node, ast.Call) or ast.unparse(node.func).rpartition(".")[2] \
+            != class_name:
+        return None, f"{source}: 'call' must call {class_name}, such as {example}"
+    if not is_literal_call_argument(node):
+        return None, (f"{source}: 'call' may only pass literals (numbers, strings, tuples, "
+                      f"lists, dicts, None) and calls of such: {_quoted(text)}")
+    return CallSite(site="pyproject.toml",
+                    args=tuple(ast.unparse(argument) for argument in node.args),
+                    kwargs=tuple((keyword.arg or "", ast.unparse(keyword.value))
+                                 for keyword in node.keywords)), None
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and tables nest in a TOML value (1 for a flat array), without
+    recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _import_path(table: dict[str, Any], key: str, example: str, source: str,
+                 problems: list[str]) -> str | None:
+    """``table[key]`` if it is given as an import path (a non-empty string such as
+    ``example``); anything else given is a problem."""
+    value = table.get(key)
+    if value is None or (isinstance(value, str) and value):
+        return value
+    problems.append(f"{source}: '{key}' must be an import path such as '{example}'")
+    return None
+
+
+def _parse_module_config(entry: Any, source: str,
+                         class_name: str = "") -> tuple[ModuleConfig, list[str]]:
+    config = ModuleConfig()
+    problems: list[str] = []
+    if not isinstance(entry, dict):
+        return config, [f"{source}: expected a table"]
+    factory = _import_path(entry, "factory", "pkg.mod:make", source, problems)
+    if factory is not None:
+        config.factory = factory
+    call = entry.get("call")
+    if call is not None:
+        config.call, problem = _parse_call(call, class_name, source)
+        if problem:
+            problems.append(problem)
+    too_deep = (f"is nested more than {MAX_VALUE_DEPTH} levels deep (the worker rebuilds "
+                "values by recursion); ignored")
+    args = entry.get("args")
+    if args is not None:
+        if not isinstance(args, list):
+            problems.append(f"{source}: 'args' must be a list")
+        elif _depth(args) > MAX_VALUE_DEPTH:
+            problems.append(f"{source}: 'args' {too_deep}")
+        else:
+            config.args = args
+    for key, attribute in (("kwargs", "kwargs"), ("concrete-args", "concrete_args")):
+        value = entry.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"{source}: '{key}' must be a table")
+        elif _depth(value) > MAX_VALUE_DEPTH:
+            problems.append(f"{source}: '{key}' {too_deep}")
+        else:
+            setattr(config, attribute, dict(value))
+    concrete_none = entry.get("concrete-none")
+    if concrete_none is not None:
+        if isinstance(concrete_none, list) and all(isinstance(n, str) for n in concrete_none):
+            # TOML has no null: arguments traced as None (concrete_args={name: None}).
+            config.concrete_args.update(dict.fromkeys(concrete_none))
+        else:
+            problems.append(f"{source}: 'concrete-none' must be a list of argument names")
+    inputs = entry.get("inputs")
+    if inputs is not None:
+        if not isinstance(inputs, dict):
+            problems.append(f"{source}: 'inputs' must be a table such as "
+                            '{x = "float32[2, 3, 224, 224]"}')
+        else:
+            for name, text in inputs.items():
+                try:
+                    config.inputs[str(name)] = parse_spec(text if isinstance(text, str)
+                                                          else repr(text))
+                except ValueError as error:
+                    problems.append(f"{source}: inputs.{name}: {error}")
+    dynamic = entry.get("dynamic")
+    if dynamic is not None:
+        config.dynamic = _parse_dynamic(dynamic, f"{source}: dynamic", problems)
+    known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs",
+             "dynamic"}
+    problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
+    return config, problems
+
+
+_DYNAMIC_EXAMPLE = ('{x = {0 = "batch"}} or {x = {0 = {name = "batch", min = 2, '
+                    'max = 64}}}')
+
+
+def _parse_dynamic(table: Any, where: str,
+                   problems: list[str]) -> dict[str, dict[int, DynamicDim]]:
+    """``dynamic = {argument = {dimension index = name or {name, min, max}}}``, each wrong
+    entry left out with a problem that says why; one name has one range everywhere."""
+    if not isinstance(table, dict):
+        problems.append(f"{where} must be a table such as {_DYNAMIC_EXAMPLE}")
+        return {}
+    parsed: dict[str, dict[int, DynamicDim]] = {}
+    by_name: dict[str, DynamicDim] = {}
+    for argument, dims in table.items():
+        if not isinstance(dims, dict):
+            problems.append(f"{where}.{argument} must be a table of dimension index -> "
+                            f"name, such as {{0 = \"batch\"}}")
+            continue
+        for index, value in dims.items():
+            place = f"{where}.{argument}.{index}"
+            if not (isinstance(index, str) and index.isdigit()):
+                problems.append(f"{place}: the key must be a dimension index (0, 1, ...)")
+                continue
+            dim, problem = _parse_dynamic_dim(value, place)
+            if dim is None:
+                problems.append(problem)
+                continue
+            if by_name.setdefault(dim.name, dim) != dim:
+                problems.append(f"{place}: '{dim.name}' is given another range elsewhere "
+                                f"(one name is one dimension)")
+                continue
+            parsed.setdefault(str(argument), {})[int(index)] = dim
+    return parsed
+
+
+def _parse_dynamic_dim(value: Any, place: str) -> tuple[DynamicDim | None, str]:
+    """One dimension's ``"name"`` or ``{name, min, max}``, or None and why not."""
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict):
+        return None, f"{place}: expected a name or {{name = ..., min = ..., max = ...}}"
+    unknown = sorted(set(value) - {"name", "min", "max"})
+    if unknown:
+        return None, f"{place}: unknown key(s) {', '.join(unknown)} (name, min, max)"
+    name = value.get("name")
+    if not (isinstance(name, str) and name.isidentifier()):
+        return None, f"{place}: 'name' must be a Python identifier such as \"batch\""
+    bounds = {key: value.get(key) for key in ("min", "max")}
+    for key, bound in bounds.items():
+        if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool)
+                                  or bound < 0):
+            return None, f"{place}: '{key}' must be a non-negative integer"
+    low, high = bounds["min"], bounds["max"]
+    if low is not None and high is not None and low > high:
+        return None, f"{place}: 'min' ({low}) is greater than 'max' ({high})"
+    return DynamicDim(name, low, high), ""
+
+
+def module_config_for(config: EngineConfig, module_name: str, class_name: str) -> ModuleConfig:
+    """The entry for ``module_name:class_name``, else for the bare class name, else defaults."""
+    return (
+        config.modules.get(f"{module_name}:{class_name}")
+        or config.modules.get(class_name)
+        or ModuleConfig()
+    )

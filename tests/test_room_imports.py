@@ -1,0 +1,64 @@
+"""fxcore's rooms import downwards only, the order of the pipeline: the registry of codes, the
+shared data model, the workspace side, the worker <-> host protocol, the worker, the host, the
+report, the fixes; fx_lsp (the adapters) sits on top. An import that goes up or sideways is a
+design change, to be made here on purpose.
+
+Imports are read as in ``test_import_cycles``: every one, deferred and ``TYPE_CHECKING`` ones
+included. The host starts workers from the zygote, so the zygote and what it preloads are
+the host's only modules that import the worker; the CLI and the server import neither it nor
+torch (``test_host_imports``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_import_cycles import ROOT, imported_modules, module_files
+
+#: Each room and the rooms below it that it may import.
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "rules": frozenset(),
+    "model": frozenset({"rules"}),
+    "workspace": frozenset({"rules", "model"}),
+    "protocol": frozenset({"rules", "model", "workspace"}),
+    "worker": frozenset({"rules", "model", "workspace", "protocol"}),
+    "host": frozenset({"rules", "model", "workspace", "protocol"}),
+    "reporting": frozenset({"rules", "model", "workspace"}),
+    "fixing": frozenset({"rules", "model", "workspace", "reporting"}),
+    "fx_lsp": frozenset({"rules", "model", "workspace", "protocol", "host", "reporting",
+                         "fixing"}),
+}
+#: The host's modules that run in the zygote, where workers are forked: they import the worker.
+ZYGOTE_MODULES = frozenset({"fxcore.host.zygote", "fxcore.host.preload"})
+#: fxcore's top level holds rooms only.
+TOP_LEVEL = frozenset({"fxcore"})
+
+
+def room_of(module: str) -> str:
+    """``fxcore.host.engine`` -> ``host``; fx_lsp's modules are one room."""
+    parts = module.split(".")
+    if parts[0] == "fx_lsp":
+        return "fx_lsp"
+    return parts[1] if len(parts) > 1 else "fxcore"
+
+
+MODULES = module_files(ROOT)
+
+
+def test_fxcore_top_level_holds_rooms_only() -> None:
+    loose = sorted(name for name in MODULES
+                   if name.startswith("fxcore.") and name.count(".") == 1
+                   and MODULES[name].name != "__init__.py")
+    assert loose == []
+    rooms = {room_of(name) for name in MODULES} - {"fxcore"}
+    assert rooms == set(MAY_IMPORT)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_a_module_imports_its_own_room_and_the_rooms_below(module: str) -> None:
+    room = room_of(module)
+    allowed = MAY_IMPORT.get(room, frozenset()) | {room}
+    if module in ZYGOTE_MODULES:
+        allowed = allowed | {"worker"}
+    wrong = sorted(imported for imported in imported_modules(module, MODULES[module], set(MODULES))
+                   if room_of(imported) not in allowed | TOP_LEVEL)
+    assert wrong == [], f"{module} ({room}) imports {wrong}"
