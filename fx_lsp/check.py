@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from fxcore.host.cache import ResultCache
-from fxcore.host.engine import Engine, TraceHandle, WorkspaceKnowledge
+from fxcore.host.engine import Engine
+from fxcore.host.trace_handle import TraceHandle, WorkspaceKnowledge
 from fxcore.model.instance_trust import does_not_fit, on_guessed_arguments
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import CODES, FileResult, ModuleResult
@@ -20,7 +21,7 @@ from fxcore.reporting.parent_arguments import apply_parent_arguments
 from fxcore.reporting.report import Report, Selection, collect
 from fxcore.rules.compile import is_graph_break
 from fxcore.workspace.config import ProjectConfig, read_project_config
-from fxcore.workspace.notebook import CellPosition, NotebookModule, is_notebook
+from fxcore.workspace.notebook.cells import CellPosition, NotebookModule, is_notebook
 from fxcore.workspace.paths import (
     find_workspace_root,
     notebook_module,

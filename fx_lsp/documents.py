@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from fxcore.host.engine import TraceHandle
+from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.results import FileResult
 from fxcore.reporting.mode_phases import merge_phases
 from fxcore.reporting.parent_arguments import apply_parent_arguments

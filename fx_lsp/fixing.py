@@ -14,12 +14,9 @@ from fx_lsp.shards import Shard
 from fxcore.fixing import fix_apply
 from fxcore.reporting.report import Problem
 from fxcore.workspace.file_access import replace_workspace_text
-from fxcore.workspace.notebook import (
-    NotebookEditError,
-    edit_notebook_json,
-    is_notebook,
-    notebook_module_of_json,
-)
+from fxcore.workspace.notebook.cells import is_notebook
+from fxcore.workspace.notebook.json_edits import NotebookEditError, edit_notebook_json
+from fxcore.workspace.notebook.module_builder import notebook_module_of_json
 from fxcore.workspace.paths import find_workspace_root, notebook_json, source_text
 
 #: ``--fix`` traces again after applying fixes, as many times as fixes keep applying (a fix

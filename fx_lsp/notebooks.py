@@ -26,13 +26,9 @@ from pygls.uris import from_fs_path
 
 from fx_lsp import positions
 from fx_lsp.code_actions import minimal_edit
-from fxcore.workspace.notebook import (
-    NotebookCell,
-    NotebookCells,
-    NotebookEditError,
-    build_notebook_module,
-    edit_notebook_json,
-)
+from fxcore.workspace.notebook.cells import NotebookCell, NotebookCells
+from fxcore.workspace.notebook.json_edits import NotebookEditError, edit_notebook_json
+from fxcore.workspace.notebook.module_builder import build_notebook_module
 from fxcore.workspace.paths import notebook_module
 
 #: The notebooks the server asks the client to send: Jupyter notebooks' Python cells.

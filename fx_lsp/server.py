@@ -40,14 +40,15 @@ from fx_lsp.settings import Settings
 from fx_lsp.snapshot import DocumentSnapshot, Files
 from fxcore.host import network_isolation
 from fxcore.host.cache import ResultCache
-from fxcore.host.engine import Engine, TraceHandle
+from fxcore.host.engine import Engine
 from fxcore.host.torch_versions import installed_torch_support
+from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import CODES, FileResult
 from fxcore.model.version import VERSION
 from fxcore.reporting.mode_phases import phase_job
 from fxcore.reporting.report import collect
-from fxcore.workspace.notebook import is_notebook
+from fxcore.workspace.notebook.cells import is_notebook
 from fxcore.workspace.paths import find_workspace_root, python_files, source_text, trace_jobs
 
 UNTRUSTED_MESSAGE = (

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from fx_lsp.protocol import CommandProgress
 from fx_lsp.verdicts_by_mode import first_verdicts, verdicts_of
-from fxcore.host.engine import TraceHandle
+from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
 

@@ -7,15 +7,9 @@ import json
 
 import pytest
 
-from fxcore.workspace.notebook import (
-    CellPosition,
-    NotebookCell,
-    NotebookCells,
-    NotebookEditError,
-    build_notebook_module,
-    edit_notebook_json,
-    notebook_module_of_json,
-)
+from fxcore.workspace.notebook.cells import CellPosition, NotebookCell, NotebookCells
+from fxcore.workspace.notebook.json_edits import NotebookEditError, edit_notebook_json
+from fxcore.workspace.notebook.module_builder import build_notebook_module, notebook_module_of_json
 
 
 def module_of(*sources: str, kinds: tuple[str, ...] = ()) -> str:

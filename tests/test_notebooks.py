@@ -23,12 +23,8 @@ from torch import fx
 from fx_lsp.json_report import parse_report
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
-from fxcore.workspace.notebook import (
-    CellPosition,
-    NotebookCell,
-    NotebookCells,
-    build_notebook_module,
-)
+from fxcore.workspace.notebook.cells import CellPosition, NotebookCell, NotebookCells
+from fxcore.workspace.notebook.module_builder import build_notebook_module
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT

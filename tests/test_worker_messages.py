@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from fxcore.host.engine import Engine, _Attempt
+from fxcore.host.child_run import ChildAttempt
+from fxcore.host.engine import Engine
 from fxcore.host.installed_packages import installed_import_names, preloadable
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import (
@@ -215,12 +216,12 @@ def test_results_survive_the_codec_unchanged(engine: Engine, workspace: Workspac
 class ScriptedEngine(Engine):
     """An engine whose children are replaced by scripted attempts (no process)."""
 
-    def __init__(self, attempts: list[_Attempt]) -> None:
+    def __init__(self, attempts: list[ChildAttempt]) -> None:
         super().__init__(workers=1)
         self.attempts = attempts
         self.asked: list[list[str]] = []
 
-    def _run_child(self, handle: Any, job: TraceJob) -> _Attempt:
+    def _run_child(self, handle: Any, job: TraceJob) -> ChildAttempt:
         self.asked.append(list(job.only_classes))
         return self.attempts.pop(0)
 
@@ -241,10 +242,10 @@ def test_every_announced_class_gets_a_verdict_whatever_its_child_did(
     done_a = module_result(str(path), "A")
     engine = ScriptedEngine([
         # A's verdict arrives, then the child exits (status 0) before it starts on B.
-        _Attempt(classes=["A", "B"], modules=[done_a], ended_by="crash",
+        ChildAttempt(classes=["A", "B"], modules=[done_a], ended_by="crash",
                  exit_description="exited with status 0"),
         # The child for B exits before it starts B, again.
-        _Attempt(classes=["B"], ended_by="crash", exit_description="exited with status 0"),
+        ChildAttempt(classes=["B"], ended_by="crash", exit_description="exited with status 0"),
     ])
     try:
         result = workspace.check(engine, "two.py")

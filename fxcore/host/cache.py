@@ -48,7 +48,7 @@ from fxcore.model.results import Failure, FileResult
 from fxcore.model.version import VERSION
 from fxcore.protocol import result_codec
 from fxcore.workspace.file_access import content_hash, read_bytes, text_hash
-from fxcore.workspace.notebook import is_notebook
+from fxcore.workspace.notebook.cells import is_notebook
 from fxcore.workspace.paths import source_text
 
 logger = logging.getLogger(__name__)

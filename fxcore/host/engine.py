@@ -18,103 +18,34 @@ output only when its worker timed out or crashed, as part of the reason).
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing.connection
 import os
-import signal
 import threading
 import time
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
 
 from fxcore.host.cache import ResultCache
+from fxcore.host.child_run import ChildAttempt, run_child
 from fxcore.host.installed_packages import preloadable
+from fxcore.host.trace_handle import TraceHandle, WorkspaceKnowledge
+from fxcore.host.unfinished_children import (
+    end_class,
+    ended_derived,
+    file_failure,
+    last_output,
+    output_tail,
+)
 from fxcore.host.worker_environment import passed_variables
 from fxcore.host.zygote_host import (
-    OUTPUT_LINE_CHARACTERS,
-    OUTPUT_TAIL_LINES,
     WORKER_LOG,
     ZygoteProcess,
 )
 from fxcore.model.job_spec import MAX_OTHER_CALL_SITES, TraceJob
-from fxcore.model.results import CODES, Failure, FileResult, ModuleResult, Range
-from fxcore.protocol.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
+from fxcore.model.results import FileResult
 from fxcore.workspace.builders import builder_functions
 from fxcore.workspace.call_sites import CallSiteIndexes
 from fxcore.workspace.discovery import ParsedFile, has_module_level_class, parsed_file
-from fxcore.workspace.notebook import explain_dropped_names, is_notebook
-from fxcore.workspace.paths import import_location, notebook_module
-
-#: How much of a child's output is kept (the tail).
-OUTPUT_TAIL_BYTES = 64 * 1024
-#: The least time a child gets to import the file before its first class starts.
-IMPORT_TIMEOUT_SECONDS = 60.0
-#: How often a job waiting for its child's output checks whether the child has exited.
-_EXIT_POLL_SECONDS = 0.25
-
-
-@dataclass
-class _Attempt:
-    """What one child reported before it ended."""
-
-    classes: list[str] | None = None
-    current_class: str | None = None
-    modules: list[ModuleResult] = field(default_factory=list)
-    #: The submodule instance of a finished root being traced (its verdict-less result).
-    deriving: ModuleResult | None = None
-    derived_modules: list[ModuleResult] = field(default_factory=list)
-    file: FileResult | None = None
-    fatal: str | None = None
-    #: Why a message from the child was refused (then the child is stopped and what it
-    #: reported is discarded: workspace code may have written it).
-    rejected: str | None = None
-    #: "timeout" or "crash" when the child did not finish on its own.
-    ended_by: str | None = None
-    exit_description: str = ""
-    output: bytearray = field(default_factory=bytearray)
-    #: Bytes of output dropped from the front of ``output`` (only its tail is kept).
-    output_cut: int = 0
-
-
-@dataclass
-class WorkspaceKnowledge:
-    """What jobs are looked up in before and after they run: the results cache (``None``:
-    none) and the index of each workspace's constructor calls. The server keeps one for its
-    life; each ``fx-lsp check`` run has its own, so that one engine can serve several runs."""
-
-    cache: ResultCache | None = None
-    call_sites: CallSiteIndexes = field(default_factory=CallSiteIndexes)
-
-
-class TraceHandle:
-    """A submitted job: its future result, and a way to stop it."""
-
-    def __init__(self, job: TraceJob, knowledge: WorkspaceKnowledge) -> None:
-        self.job = job
-        self.knowledge = knowledge
-        self.future: Future[FileResult] = Future()
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self._running: tuple[ZygoteProcess, int] | None = None
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def cancel(self) -> None:
-        """Stop the job: kill its child if it runs. Its future then raises
-        ``CancelledError``."""
-        with self._lock:
-            self._cancelled = True
-            running = self._running
-        if not self.future.cancel() and running is not None:
-            zygote, pid = running
-            zygote.kill(pid)
-
-    def _attach(self, zygote: ZygoteProcess, pid: int) -> bool:
-        with self._lock:
-            self._running = (zygote, pid)
-            return not self._cancelled
+from fxcore.workspace.notebook.cells import explain_dropped_names, is_notebook
+from fxcore.workspace.paths import notebook_module
 
 
 class Engine:
@@ -218,6 +149,10 @@ class Engine:
         else:
             handle.future.set_result(result)
 
+    def _run_child(self, handle: TraceHandle, job: TraceJob) -> ChildAttempt:
+        """One child for ``job``: the seam where a test scripts what children do."""
+        return run_child(handle, job, self._live_zygote)
+
     def _preload(self, packages: list[str]) -> None:
         """Have the zygote import installed packages a job needed (timm, transformers,
         einops), so later children start with them instead of importing them again. The
@@ -255,9 +190,9 @@ class Engine:
             output_cut += attempt.output_cut
             announced.extend(name for name in attempt.classes or [] if name not in announced)
             if attempt.rejected is not None:
-                result.errors.append(self._file_failure(
+                result.errors.append(file_failure(
                     job, "crash", f"The worker {attempt.exit_description}: nothing it "
-                    f"reported for this file is used.{_last_output(attempt.output)}"))
+                    f"reported for this file is used.{last_output(attempt.output)}"))
                 break
             for module in attempt.modules:
                 if (module.class_name, module.mode) not in done:
@@ -272,240 +207,38 @@ class Engine:
                 result.missing_modules = attempt.file.missing_modules
                 result.failed_assignments = attempt.file.failed_assignments
             if attempt.fatal is not None:
-                result.errors.append(self._file_failure(job, "error",
+                result.errors.append(file_failure(job, "error",
                                                         f"The worker failed: {attempt.fatal}"))
             if attempt.ended_by is None:
                 break
             if attempt.classes is None:
                 message = (f"The worker {attempt.exit_description} while importing this file."
-                           f"{_last_output(attempt.output)}")
-                result.errors.append(self._file_failure(job, attempt.ended_by, message))
+                           f"{last_output(attempt.output)}")
+                result.errors.append(file_failure(job, attempt.ended_by, message))
                 break
             if attempt.current_class is not None:
-                self._end_class(job, parsed, attempt.current_class, attempt, result, done)
+                end_class(job, parsed, attempt.current_class, attempt, result, done)
             elif attempt.deriving is not None:
                 # Only a submodule instance of a finished root ran out of time or crashed:
                 # that is its verdict, and the file's remaining classes run in a new child.
-                result.derived_modules.append(self._ended_derived(attempt, attempt.deriving))
+                result.derived_modules.append(ended_derived(attempt, attempt.deriving))
             elif not attempt.modules:
                 # Stopped between classes without a verdict: the next class is the one that
                 # pays, so that each new child makes progress.
                 stalled = next((name for name in announced
                                 if any((name, mode) not in done for mode in modes)), None)
                 if stalled is not None:
-                    self._end_class(job, parsed, stalled, attempt, result, done)
+                    end_class(job, parsed, stalled, attempt, result, done)
             only = [name for name in announced
                     if any((name, mode) not in done for mode in modes)]
             if not only:
                 break
         # A class that was announced always gets a verdict per mode, whatever its child did.
         for name in announced:
-            self._end_class(job, parsed, name, attempt, result, done)
-        result.output = _output_tail(output, output_cut)
+            end_class(job, parsed, name, attempt, result, done)
+        result.output = output_tail(output, output_cut)
         result.seconds = time.perf_counter() - started
         return result
-
-    def _run_child(self, handle: TraceHandle, job: TraceJob) -> _Attempt:
-        attempt = _Attempt()
-        results_reader, results_writer = multiprocessing.connection.Pipe(duplex=False)
-        output_reader, output_writer = os.pipe()
-        try:
-            try:
-                zygote = self._live_zygote()
-                pid = zygote.fork(job, [results_writer.fileno(), output_writer])
-            finally:
-                # The child has its own copies; ours would keep the pipes from closing.
-                results_writer.close()
-                os.close(output_writer)
-            if not handle._attach(zygote, pid):
-                zygote.kill(pid)
-                raise CancelledError()
-            self._follow_child(handle, job, zygote, pid, results_reader, output_reader, attempt)
-        finally:
-            results_reader.close()
-            os.close(output_reader)
-        if handle.cancelled:
-            raise CancelledError()
-        finished = attempt.file is not None or attempt.fatal is not None
-        if attempt.ended_by is None and not finished:
-            attempt.ended_by = "crash"
-            attempt.exit_description = _describe_exit(zygote.exit_code(pid, timeout=5.0))
-        else:
-            zygote.forget_exit(pid)
-        return attempt
-
-    def _follow_child(self, handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid: int,
-                      results_reader: Any, output_reader: int, attempt: _Attempt) -> None:
-        """Read a child's messages and output until it is done, killing it when the current
-        class runs out of time. Done means both pipes closed, or the child reported its
-        file result or exited: a process it started may hold the pipes open for ever."""
-        timeout = job.config.timeout
-        # Importing a file that imports transformers or timm can take longer than tracing
-        # one class; the import gets a larger budget, each class then its own `timeout`.
-        deadline = time.monotonic() + max(3 * timeout, IMPORT_TIMEOUT_SECONDS)
-        open_readers: list[Any] = [results_reader, output_reader]
-        killed = False
-        while open_readers:
-            # Wake at least every quarter second to notice that the child has exited.
-            ready = multiprocessing.connection.wait(
-                open_readers, timeout=min(_EXIT_POLL_SECONDS,
-                                          max(0.0, deadline - time.monotonic()))
-            )
-            if handle.cancelled and not killed:
-                zygote.kill(pid)
-                killed = True
-            if results_reader not in ready and (attempt.file is not None
-                                                or attempt.fatal is not None
-                                                or zygote.has_exited(pid)):
-                # Nothing left from the child itself; what still holds the output pipe is
-                # something it started, which the zygote kills. A child that reported and
-                # exited since `wait` returned left its last messages in the pipe: read them.
-                if output_reader in ready:
-                    self._read_output(output_reader, attempt)
-                while results_reader in open_readers and results_reader.poll(0) \
-                        and self._read_message(results_reader, job, attempt):
-                    pass
-                if attempt.rejected is not None:
-                    self._stop_refused(zygote, pid, attempt)
-                return
-            if not ready and time.monotonic() < deadline:
-                continue
-            if not ready:
-                if killed:
-                    return  # killed, yet something (a grandchild) holds a pipe open
-                zygote.kill(pid)
-                killed = True
-                attempt.ended_by = "timeout"
-                busy = attempt.current_class is not None or attempt.deriving is not None
-                limit = timeout if busy else max(3 * timeout, IMPORT_TIMEOUT_SECONDS)
-                attempt.exit_description = f"took longer than {limit:g} s and was stopped"
-                deadline = time.monotonic() + 5.0
-                continue
-            if output_reader in ready and not self._read_output(output_reader, attempt):
-                open_readers.remove(output_reader)
-            if results_reader in ready:
-                if not self._read_message(results_reader, job, attempt):
-                    open_readers.remove(results_reader)
-                    if attempt.rejected is not None and not killed:
-                        self._stop_refused(zygote, pid, attempt)
-                        killed = True
-                        deadline = time.monotonic() + 5.0
-                elif not killed:
-                    # Each class and each submodule instance has its own time; any message
-                    # after the import means the child is making progress.
-                    deadline = time.monotonic() + timeout
-
-    @staticmethod
-    def _stop_refused(zygote: ZygoteProcess, pid: int, attempt: _Attempt) -> None:
-        """A child that sent what no child of fx-lsp's sends is running someone else's
-        protocol: stop it, and keep nothing it reported."""
-        zygote.kill(pid)
-        attempt.ended_by = "crash"
-        attempt.exit_description = (f"sent data that is not a result of this job "
-                                    f"({attempt.rejected}) and was stopped")
-
-    @staticmethod
-    def _read_output(reader: int, attempt: _Attempt) -> bool:
-        try:
-            data = os.read(reader, 1 << 16)
-        except OSError:
-            return False
-        if not data:
-            return False
-        attempt.output += data
-        if len(attempt.output) > 2 * OUTPUT_TAIL_BYTES:
-            attempt.output_cut += len(attempt.output) - OUTPUT_TAIL_BYTES
-            del attempt.output[:-OUTPUT_TAIL_BYTES]
-        return True
-
-    @staticmethod
-    def _read_message(reader: Any, job: TraceJob, attempt: _Attempt) -> bool:
-        """Take one message from the child; False when there are none left to read or the
-        message was refused (``attempt.rejected``)."""
-        try:
-            kind, payload = decode_message(reader.recv_bytes(MAX_MESSAGE_BYTES), job)
-        except (EOFError, ConnectionError):
-            return False
-        except OSError as error:  # recv_bytes: longer than MAX_MESSAGE_BYTES
-            attempt.rejected = f"a message too large to accept ({error})"
-            return False
-        except InvalidResultData as error:
-            attempt.rejected = str(error)[:OUTPUT_LINE_CHARACTERS]
-            return False
-        if kind == "classes":
-            attempt.classes = payload
-        elif kind == "start":
-            attempt.current_class = payload
-            attempt.deriving = None
-        elif kind == "deriving":
-            attempt.deriving = payload
-        elif kind == "derived":
-            attempt.derived_modules.append(payload)
-            attempt.deriving = None
-        elif kind == "module":
-            attempt.modules.append(payload)
-            reported = {module.mode for module in attempt.modules
-                        if module.class_name == payload.class_name}
-            if reported >= set(job.config.modes):
-                attempt.current_class = None
-        elif kind == "file":
-            attempt.file = payload
-        elif kind == "fatal":
-            attempt.fatal = payload
-        return True
-
-    # -- results for children that did not finish -------------------------------------------
-
-    def _file_failure(self, job: TraceJob, kind: str, message: str) -> Failure:
-        return Failure(code=CODES[kind], kind=kind, message=message,
-                       **Range(1, 1, 1, 1).at(os.path.abspath(job.path)))
-
-    def _end_class(self, job: TraceJob, parsed: ParsedFile, name: str, attempt: _Attempt,
-                   result: FileResult, done: set[tuple[str, str]]) -> None:
-        """Give ``name`` the verdict of a child that ended, in each mode it has none of."""
-        for mode in job.config.modes:
-            if (name, mode) not in done:
-                result.modules.append(self._ended_module(job, parsed, name, mode, attempt))
-                done.add((name, mode))
-
-    def _ended_module(self, job: TraceJob, parsed: ParsedFile, name: str, mode: str,
-                      attempt: _Attempt) -> ModuleResult:
-        path = os.path.abspath(job.path)
-        source = parsed.classes.get(name)
-        span = (source.name_span if source else Range(1, 1, 1, 1)).at(path)
-        kind = attempt.ended_by or "crash"
-        advice = (
-            "Raise the time-out with `timeout` under [tool.fx-lsp] if the model is just large."
-            if kind == "timeout"
-            else "Run its constructor and forward in a plain Python process to see why."
-        )
-        failure = Failure(
-            code=CODES[kind], kind=kind,
-            message=f"Tracing {name} stopped: the worker "
-            f"{attempt.exit_description or 'ended without a verdict for it'}. {advice}"
-            f"{_last_output(attempt.output)}",
-            **span,
-        )
-        return ModuleResult(
-            **span, class_name=name,
-            qualified_name=f"{import_location(path).module_name}:{name}",
-            status="failed", forward=source.forward if source else None, failures=[failure],
-            mode=mode,
-        )
-
-    @staticmethod
-    def _ended_derived(attempt: _Attempt, module: ModuleResult) -> ModuleResult:
-        kind = attempt.ended_by or "crash"
-        arguments = module.arguments
-        built_by = f"{arguments.parent} -> {arguments.path}" if arguments else "its parent"
-        module.failures = [Failure(
-            code=CODES[kind], kind=kind,
-            message=f"Tracing {module.class_name} as built by {built_by} stopped: the worker "
-            f"{attempt.exit_description}.{_last_output(attempt.output)}",
-            **module.span(),
-        )]
-        return module
-
 
 def _with_call_sites(job: TraceJob, parsed: ParsedFile,
                      call_sites: CallSiteIndexes) -> TraceJob:
@@ -546,17 +279,6 @@ def _may_define_a_module_class(parsed: ParsedFile) -> bool:
     return parsed.tree is None or has_module_level_class(parsed.tree)
 
 
-def _output_tail(output: bytearray, cut_before: int) -> str:
-    """The last ``OUTPUT_TAIL_BYTES`` of what a job's children printed, behind a line saying
-    how much was cut before them when anything was."""
-    if not cut_before and len(output) <= OUTPUT_TAIL_BYTES:
-        return output.decode("utf-8", errors="replace")
-    marker = "… [{:,} earlier bytes of output cut by fx-lsp]\n"
-    kept = OUTPUT_TAIL_BYTES - len(marker.format(cut_before + len(output)).encode())
-    cut = cut_before + max(0, len(output) - kept)
-    return marker.format(cut) + output[-kept:].decode("utf-8", errors="replace")
-
-
 def _log_file_output(result: FileResult) -> None:
     """What the children of a job printed, as one record: the file's prints and warnings, each
     line behind a ``|`` (a CI log takes a line that starts with ``::`` as a command)."""
@@ -566,24 +288,3 @@ def _log_file_output(result: FileResult) -> None:
         WORKER_LOG.debug("fx-lsp worker: %s printed:\n%s", result.path, lines)
 
 
-def _last_output(output: bytes, lines: int = OUTPUT_TAIL_LINES) -> str:
-    """The last lines the worker printed, as a message's last part ("" when it printed
-    nothing): often the clue to a time-out or a crash (a progress line, a warning, a C++
-    assertion)."""
-    text = output[-OUTPUT_TAIL_BYTES:].decode("utf-8", errors="replace").rstrip()
-    if not text:
-        return ""
-    tail = [line[:OUTPUT_LINE_CHARACTERS] for line in text.splitlines()[-lines:]]
-    return "\nLast output of the worker:\n" + "\n".join(f"    {line}" for line in tail)
-
-
-def _describe_exit(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "did not exit"
-    if exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = f"signal {-exitcode}"
-        return f"crashed ({name})"
-    return f"exited with status {exitcode}"

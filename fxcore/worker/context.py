@@ -31,7 +31,7 @@ from fxcore.worker.locate import (
 )
 from fxcore.workspace.config import module_config_for
 from fxcore.workspace.discovery import ClassSource, ParsedFile, parsed_file
-from fxcore.workspace.notebook import is_notebook
+from fxcore.workspace.notebook.cells import is_notebook
 from fxcore.workspace.paths import import_location, is_workspace_file, leaf_module_frames
 from fxcore.workspace.suppressions import skipped_lines
 

@@ -56,7 +56,11 @@ from fxcore.worker.parent_inputs import PassedInputs, passed_inputs, passed_note
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace.discovery import ClassSource
 from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
-from fxcore.workspace.notebook import MAX_NOTEBOOK_BYTES, is_notebook, unreadable_notebook_reason
+from fxcore.workspace.notebook.cells import (
+    MAX_NOTEBOOK_BYTES,
+    is_notebook,
+    unreadable_notebook_reason,
+)
 from fxcore.workspace.parsing import SourceTooComplex
 from fxcore.workspace.paths import notebook_json
 from fxcore.workspace.suppressions import SKIP_REASON

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import Frame
 from fxcore.workspace.file_access import read_text
-from fxcore.workspace.notebook import (
+from fxcore.workspace.notebook.cells import (
     MAX_NOTEBOOK_BYTES,
     NOTEBOOK_SUFFIX,
     NotebookModule,
     is_notebook,
-    notebook_module_of_json,
 )
+from fxcore.workspace.notebook.module_builder import notebook_module_of_json
 
 #: Folders never searched for model files.
 SKIPPED_FOLDERS = frozenset(

@@ -8,10 +8,8 @@ import re
 
 from fxcore.model.job_spec import CallSite
 from fxcore.workspace.call_sites.calls import calls_in_blocks
-from fxcore.workspace.notebook import (
-    NotebookCells,
-    cell_python,
-)
+from fxcore.workspace.notebook.cells import NotebookCells
+from fxcore.workspace.notebook.module_builder import cell_python
 
 #: A Markdown code fence (CommonMark): up to three spaces, three or more backticks or tildes,
 #: then the info string, whose first word is the block's language.

@@ -14,11 +14,7 @@ from fxcore.workspace.call_sites.calls import calls_in_source
 from fxcore.workspace.call_sites.documents import calls_in_markdown, calls_in_notebook
 from fxcore.workspace.call_sites.literals import called_class_name
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_text
-from fxcore.workspace.notebook import (
-    MAX_NOTEBOOK_BYTES,
-    NOTEBOOK_SUFFIX,
-    is_notebook,
-)
+from fxcore.workspace.notebook.cells import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from fxcore.workspace.parsing import parse_expression
 from fxcore.workspace.paths import SKIPPED_FOLDERS
 
