@@ -19,25 +19,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from fx_lsp import (
-    diagnostics,
     notebooks,
-    positions,
 )
 from fx_lsp.documents import Document, Documents
-from fx_lsp.initialization_options import Options
 from fx_lsp.parse_process import ParseProcess
 from fx_lsp.protocol import (
-    STATUS,
     TRACED,
     FxProtocol,
     guarded,
 )
+from fx_lsp.publishing import Publishing
 from fx_lsp.settings import Settings
-from fx_lsp.snapshot import DocumentSnapshot, Files
+from fx_lsp.snapshot import Files
 from fxcore.host import network_isolation
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
@@ -47,9 +42,7 @@ from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import CODES, FileResult
 from fxcore.model.version import VERSION
 from fxcore.reporting.mode_phases import phase_job
-from fxcore.reporting.report import collect
-from fxcore.workspace.notebook.cells import is_notebook
-from fxcore.workspace.paths import find_workspace_root, python_files, source_text, trace_jobs
+from fxcore.workspace.paths import python_files, trace_jobs
 
 UNTRUSTED_MESSAGE = (
     "fx-lsp: tracing is off until the workspace is trusted (no code from it is imported or run)."
@@ -58,7 +51,7 @@ UNTRUSTED_MESSAGE = (
 logger = logging.getLogger(__name__)
 
 
-class FxLanguageServer(LanguageServer):
+class FxLanguageServer(Publishing):
     protocol: FxProtocol
 
     def __init__(self) -> None:
@@ -167,126 +160,10 @@ class FxLanguageServer(LanguageServer):
                                    message=f"fx-lsp: network isolation: {description}")
         )
 
-    # -- the workspace --------------------------------------------------------------------------
-
-    def workspace_folders(self) -> list[str] | None:
-        """The folders the client opened (``workspaceFolders``, else ``rootUri``), or None
-        when it opened none (a single file)."""
-        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
-        found = [f for f in folders if f] or [self.workspace.root_path]
-        return [f for f in found if f] or None
-
-    def root_of(self, path: str) -> str:
-        """The workspace root of ``path``, never above the folder the client opened: quick fixes
-        edit its ``pyproject.toml`` and the cache lives there."""
-        return find_workspace_root(path, self.workspace_folders())
-
-    def options_for(self, path: str) -> Options:
-        return self.settings.options_for(path)
-
-    def buffer_text(self, document: Document) -> str:
-        """An open document's text: its buffer's, a notebook's module's (what its results'
-        lines are lines of)."""
-        notebook = self.notebooks.get(document.path)
-        if notebook is not None:
-            return notebook.text
-        return self.workspace.get_text_document(document.uri).source
-
-    def overlay_text(self, document: Document) -> str:
-        """What a job gets for an open document: its buffer, a notebook's JSON (the worker
-        builds its module from it as from the file: ``fxcore.workspace.paths.source_text``)."""
-        notebook = self.notebooks.get(document.path)
-        if notebook is not None:
-            return notebook.json
-        return self.workspace.get_text_document(document.uri).source
-
-    def _open_text(self, path: str) -> str | None:
-        """The text of an open buffer for ``path`` (any language), else None."""
-        notebook = self.notebooks.get(path)
-        if notebook is not None:
-            return notebook.text
-        for document in self.workspace.text_documents.values():
-            # A notebook cell's document has the notebook's path: it is not the file's text.
-            if document.path == path and self.workspace.get_notebook_document(
-                    cell_uri=document.uri) is None:
-                return document.source
-        return None
-
-    def text_of(self, path: str) -> str | None:
-        """The buffer if open, else the file on disk (None unless UTF-8: fixes write it back)."""
-        text = self._open_text(path)
-        return text if text is not None else source_text(path, {}, strict=True)
-
-    def lines_of(self, path: str) -> list[str]:
-        notebook = self.notebooks.get(path)
-        if notebook is not None:
-            return notebook.lines
-        document = self.documents.get(path)
-        if document is not None:
-            return positions.split_lines(self.buffer_text(document))
-        try:
-            mtime = os.path.getmtime(path)
-        except OSError:
-            return [""]
-        cached = self._disk_lines.get(path)
-        if cached is None or cached[0] != mtime:
-            cached = (mtime, positions.split_lines(self.text_of(path) or ""))
-            self._disk_lines[path] = cached
-        return cached[1]
-
-    def cell_of(self, uri: str) -> tuple[notebooks.NotebookModule, int] | None:
-        """The open notebook whose code cell ``uri`` is, and the cell's index, if it is one."""
-        notebook = self.workspace.get_notebook_document(cell_uri=uri)
-        module = self.notebooks.get(to_fs_path(notebook.uri) or "") if notebook else None
-        index = module.cell_index(uri) if module is not None else None
-        return None if module is None or index is None else (module, index)
-
-    def snapshot(self, uri: str) -> DocumentSnapshot | None:
-        """The open document at ``uri`` as a request about it sees it, or None if it is not
-        open. A notebook cell's is its notebook's, the module (the handlers move the request
-        and the answer between the cell and the module with ``fx_lsp.notebooks``)."""
-        cell = self.cell_of(uri)
-        path = cell[0].path if cell is not None else to_fs_path(uri) or ""
-        document = self.documents.get(path)
-        if document is None:
-            return None
-        if cell is not None and not self.documents.is_current(document):
-            # Its result's module lines are of the cells as they were: through today's line
-            # map they would land in other cells. The trace of the new text publishes anew and
-            # asks the client to ask again (code lenses, inlay hints).
-            return None
-        return DocumentSnapshot(
-            uri=document.uri,
-            path=document.path,
-            version=document.version,
-            text=self.buffer_text(document),
-            encoding=self.encoding,
-            options=self.options_for(document.path),
-            result=document.result,
-            result_version=document.result_version,
-            current=self.documents.is_current(document),
-            entries=tuple(document.entries),
-            others=tuple(self.documents.other_results(document)),
-            traced_with=tuple(self.documents.results_traced_with(document)),
-            files=self.files,
-        )
-
     async def off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(
             self.fix_executor, functools.partial(function, *args)
         )
-
-    @property
-    def resolves_code_actions(self) -> bool:
-        """The client asks for a code action's edit with ``codeAction/resolve``."""
-        document = self.client_capabilities.text_document
-        code_action = document.code_action if document else None
-        support = code_action.resolve_support if code_action else None
-        return support is not None and "edit" in support.properties
-
-    @property
-    def encoding(self) -> str:
-        return str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
 
     # -- the engine -----------------------------------------------------------------------------
 
@@ -433,103 +310,6 @@ class FxLanguageServer(LanguageServer):
 
     def status(self, message: str = "") -> None:
         self.send_status(message)
-
-    # -- notifications --------------------------------------------------------------------------
-
-    def send_status(self, message: str = "") -> None:
-        pending = self.documents.pending + len(self.workspace_handles)
-        if not self.settings.options.trusted:
-            state = "disabled"
-        elif self.torch.refusal is not None:
-            state, message = "error", self.torch.refusal
-        elif message:
-            state = "error"
-        else:
-            state = "tracing" if pending else "idle"
-        if (state, pending, message) == self._status:
-            return
-        self._status = (state, pending, message)
-        params: dict[str, Any] = {"state": state, "pending": pending}
-        if message:
-            params["message"] = message
-        self.protocol.notify(STATUS, params)
-
-    def publish(self, document: Document) -> None:
-        if not self.documents.is_current(document):
-            # The result is of an older text: the client has moved the diagnostics it shows
-            # with the edits, and a trace of this text publishes anew.
-            return
-        others = self.documents.results_traced_with(document)
-        report = collect(
-            [r for r in (document.result, *others) if r is not None],
-            self.text_of,
-            self.settings.selection,
-            checked=[document.path] if document.result is not None else [],
-        )
-        document.entries = diagnostics.build(
-            document.path, report, self.lines_of, self.options_for(document.path), self.encoding,
-            self.cell_words,
-        )
-        notebook = self.notebooks.get(document.path)
-        if notebook is not None:
-            # A notebook's diagnostics, in the module, go to the cells they are in.
-            for uri, shown in notebooks.cell_diagnostics(
-                    notebook, [entry.diagnostic for entry in document.entries]).items():
-                self.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(uri=uri, diagnostics=shown))
-            return
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=document.uri,
-                diagnostics=[entry.diagnostic for entry in document.entries],
-                version=document.version,
-            )
-        )
-
-    def cell_words(self, path: str, line: int) -> str | None:
-        """``cell 3:5`` for line ``line`` of an open notebook's module, as ``fx-lsp check``
-        counts cells and lines (from 1)."""
-        notebook = self.notebooks.get(path)
-        place = notebook.place_of(line - 1) if notebook is not None else None
-        return None if place is None else f"cell {place[0] + 1}:{place[1] + 1}"
-
-    def client_has_notebooks(self) -> bool:
-        """The client syncs notebooks (LSP 3.17): a workspace trace includes them."""
-        return self.client_capabilities.notebook_document is not None
-
-    def publish_closed(self, path: str, result: FileResult) -> None:
-        """The diagnostics of a file that is not open (from a workspace trace); a notebook's
-        on its file, each naming its cell (``notebooks.closed_notebook_diagnostics``)."""
-        report = collect([result], self.text_of, self.settings.selection)
-        entries = diagnostics.build(
-            path, report, self.lines_of, self.options_for(path), self.encoding
-        )
-        shown = [e.diagnostic for e in entries]
-        if is_notebook(path):
-            shown = notebooks.closed_notebook_diagnostics(path, shown)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=diagnostics.path_to_uri(path), diagnostics=shown)
-        )
-
-    def clear(self, uri: str) -> None:
-        notebook = self.notebooks.get(to_fs_path(uri) or "")
-        if notebook is not None and notebook.uri == uri:
-            for cell in notebook.cells:
-                self.clear(cell.uri)
-            return
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
-
-    def refresh_inlay_hints(self) -> None:
-        workspace = self.client_capabilities.workspace
-        if workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support:
-            self.workspace_inlay_hint_refresh(None)
-
-    def refresh_code_lenses(self) -> None:
-        workspace = self.client_capabilities.workspace
-        if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
-            self.workspace_code_lens_refresh(None)
 
     # -- the client's process -------------------------------------------------------------------
 
