@@ -20,7 +20,7 @@ from test_plain_fx_agreement import assert_agrees
 from torch import fx
 
 from fx_lsp.json_report import parse_report
-from fxcore.fixing import fix_plan, fixes
+from fxcore.fixing import fix_plan, fixes, pyproject_fixes
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Failure, Frame, ModuleResult
@@ -358,6 +358,6 @@ def test_wrap_global_groups_the_wrap_calls_and_is_idempotent() -> None:
     assert twice == ('import torch.fx\nfrom einops import rearrange\n\n'
                      'torch.fx.wrap("rearrange")\ntorch.fx.wrap("len")\n\n\nx = 1\n')
     assert fixes.wrap_global(twice, "rearrange") == twice
-    pyproject = fixes.add_autowrap_module("", "einops")
+    pyproject = pyproject_fixes.add_autowrap_module("", "einops")
     assert pyproject == '[tool.fx-lsp]\nautowrap-modules = ["einops"]\n'
-    assert fixes.add_autowrap_module(pyproject, "einops") == pyproject
+    assert pyproject_fixes.add_autowrap_module(pyproject, "einops") == pyproject

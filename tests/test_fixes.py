@@ -6,7 +6,7 @@ import textwrap
 
 import tomlkit
 
-from fxcore.fixing import fixes
+from fxcore.fixing import fixes, pt2_fixes, pyproject_fixes
 
 
 def _src(text: str) -> str:
@@ -135,9 +135,9 @@ def test_plain_forward_arguments() -> None:
 
 
 def test_add_leaf_module_creates_and_keeps_formatting() -> None:
-    created = fixes.add_leaf_module("", "pkg.layers:Block")
+    created = pyproject_fixes.add_leaf_module("", "pkg.layers:Block")
     assert created == '[tool.fx-lsp]\nleaf-modules = ["pkg.layers:Block"]\n'
-    assert fixes.add_leaf_module(created, "pkg.layers:Block") == created
+    assert pyproject_fixes.add_leaf_module(created, "pkg.layers:Block") == created
 
     existing = _src(
         """
@@ -148,20 +148,20 @@ def test_add_leaf_module_creates_and_keeps_formatting() -> None:
         leaf-modules = ["a:B"]
         """
     )
-    edited = fixes.add_leaf_module(existing, "pkg.layers:Block")
+    edited = pyproject_fixes.add_leaf_module(existing, "pkg.layers:Block")
     assert 'name = "demo"  # a comment' in edited
     assert tomlkit.parse(edited)["tool"]["fx-lsp"]["leaf-modules"] == ["a:B", "pkg.layers:Block"]
 
 
 def test_add_concrete_arg() -> None:
     source = '[project]\nname = "demo"\n'
-    edited = fixes.add_concrete_arg(source, "pkg.net:Net", "flag", False)
+    edited = pyproject_fixes.add_concrete_arg(source, "pkg.net:Net", "flag", False)
     assert edited == (
         '[project]\nname = "demo"\n\n'
         '[tool.fx-lsp.modules."pkg.net:Net"]\nconcrete-args = {flag = false}\n'
     )
-    assert fixes.add_concrete_arg(edited, "pkg.net:Net", "flag", False) == edited
-    both = fixes.add_concrete_arg(edited, "pkg.net:Net", "mode", "fast")
+    assert pyproject_fixes.add_concrete_arg(edited, "pkg.net:Net", "flag", False) == edited
+    both = pyproject_fixes.add_concrete_arg(edited, "pkg.net:Net", "mode", "fast")
     parsed = tomlkit.parse(both)["tool"]["fx-lsp"]["modules"]["pkg.net:Net"]
     assert parsed["concrete-args"] == {"flag": False, "mode": "fast"}
 
@@ -190,11 +190,11 @@ PT2_MODEL = _src(
 
 
 def test_assert_becomes_assert_async_with_its_message_and_comments() -> None:
-    fixed = fixes.assert_to_assert_async(PT2_MODEL, 12, 16)
+    fixed = pt2_fixes.assert_to_assert_async(PT2_MODEL, 12, 16)
     assert "        # the input must be positive\n" \
            '        th._assert_async((x > 0).all(), "positive")  # checked\n' in fixed
-    assert fixes.assert_to_assert_async(fixed, 12, 16) == fixed
-    assert fixes.assert_to_assert_async(PT2_MODEL, 12, 17) == PT2_MODEL  # not the condition
+    assert pt2_fixes.assert_to_assert_async(fixed, 12, 16) == fixed
+    assert pt2_fixes.assert_to_assert_async(PT2_MODEL, 12, 17) == PT2_MODEL  # not the condition
     compile(fixed, "net.py", "exec")
 
 
@@ -202,43 +202,43 @@ def test_assert_with_a_computed_message_is_left_alone() -> None:
     # torch._assert_async evaluates its message on every call; assert only on failure.
     for message in ('f"bad {x}"', "describe(x)", 'b"bytes"'):
         source = f"import torch\nassert x.any(), {message}\n"
-        assert fixes.assert_to_assert_async(source, 2, 8) == source
-    kept = fixes.assert_to_assert_async('assert x.any(), "a" "b"; y = 1\n', 1, 8)
+        assert pt2_fixes.assert_to_assert_async(source, 2, 8) == source
+    kept = pt2_fixes.assert_to_assert_async('assert x.any(), "a" "b"; y = 1\n', 1, 8)
     assert kept == 'torch._assert_async(x.any(), "a" "b"); y = 1\n'
 
 
 def test_int_and_float_of_an_item_become_symbolic_casts() -> None:
-    fixed = fixes.cast_to_symbolic(PT2_MODEL, 13, 13)
+    fixed = pt2_fixes.cast_to_symbolic(PT2_MODEL, 13, 13)
     assert "n = th.sym_int((x > 0).sum().item())" in fixed
-    fixed = fixes.cast_to_symbolic(fixed, 15, 27)
+    fixed = pt2_fixes.cast_to_symbolic(fixed, 15, 27)
     assert "x[:, :n] * th.sym_float(x.max().item())" in fixed
-    assert fixes.cast_to_symbolic(fixed, 15, 27) == fixed
+    assert pt2_fixes.cast_to_symbolic(fixed, 15, 27) == fixed
     for other in ("int(x)", "int(x.item(), 2)", "round(x.item())", "int(x.item)"):
         source = f"y = {other}\n"
-        assert fixes.cast_to_symbolic(source, 1, 5) == source
+        assert pt2_fixes.cast_to_symbolic(source, 1, 5) == source
 
 
 def test_logging_call_runs_only_outside_compile() -> None:
-    fixed = fixes.skip_when_compiling(PT2_MODEL, 14, 20)  # inside the call
+    fixed = pt2_fixes.skip_when_compiling(PT2_MODEL, 14, 20)  # inside the call
     assert "            return x" not in fixed
     assert "        if not th.compiler.is_compiling():\n" \
            '            log.warning("n = %s", n)  # noisy\n' in fixed
-    assert fixes.skip_when_compiling(fixed, 14, 20) == fixed
+    assert pt2_fixes.skip_when_compiling(fixed, 14, 20) == fixed
     compile(fixed, "net.py", "exec")
     for shared in ("y = 1; print(y)\n", "if y: print(y)\n", "y = print(1)\n",
                    "compute(y)\n"):
-        assert fixes.skip_when_compiling(shared, 1, 1) == shared
+        assert pt2_fixes.skip_when_compiling(shared, 1, 1) == shared
 
 
 def test_torch_import_added_only_when_no_import_binds_it() -> None:
     bare = '"""Doc."""\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    pass\n'
-    assert fixes.ensure_torch_import(bare) == \
+    assert pt2_fixes.ensure_torch_import(bare) == \
         '"""Doc."""\nfrom torch import nn\nimport torch\n\n\nclass Net(nn.Module):\n    pass\n'
     for bound in ("import torch\n", "import torch.nn.functional\n", "import torch as th\n"):
-        assert fixes.ensure_torch_import(bound) == bound
+        assert pt2_fixes.ensure_torch_import(bound) == bound
     # `import torch.nn as nn` binds nn, not torch.
-    assert "import torch\n" in fixes.ensure_torch_import("import torch.nn as nn\n")
-    assert "th.sym_int" in fixes.cast_to_symbolic("import torch as th\nn = int(t.item())\n",
+    assert "import torch\n" in pt2_fixes.ensure_torch_import("import torch.nn as nn\n")
+    assert "th.sym_int" in pt2_fixes.cast_to_symbolic("import torch as th\nn = int(t.item())\n",
                                                    2, 5)
 
 
@@ -252,22 +252,23 @@ DYNAMIC = _src(
 
 
 def test_dynamic_suggestion_sets_the_bounds_torch_gives_and_keeps_the_others() -> None:
-    fixed = fixes.apply_dynamic_suggestion(DYNAMIC, "net:Net", "Net", "batch", (None, 16))
+    fixed = pyproject_fixes.apply_dynamic_suggestion(DYNAMIC, "net:Net", "Net", "batch", (None, 16))
     table = tomlkit.parse(fixed)["tool"]["fx-lsp"]["modules"]["net:Net"]["dynamic"]
     assert table == {"x": {"0": {"name": "batch", "min": 2, "max": 16}},
                      "y": {"0": {"name": "batch", "max": 16}, "1": "width"}}
-    assert fixes.apply_dynamic_suggestion(fixed, "net:Net", "Net", "batch", (None, 16)) == fixed
+    assert pyproject_fixes.apply_dynamic_suggestion(
+        fixed, "net:Net", "Net", "batch", (None, 16)) == fixed
 
 
 def test_dynamic_suggestion_of_a_size_makes_the_dimension_static() -> None:
-    fixed = fixes.apply_dynamic_suggestion(DYNAMIC, "net:Net", "Net", "batch", None)
+    fixed = pyproject_fixes.apply_dynamic_suggestion(DYNAMIC, "net:Net", "Net", "batch", None)
     table = tomlkit.parse(fixed)["tool"]["fx-lsp"]["modules"]["net:Net"]
     assert table["dynamic"] == {"y": {"1": "width"}}
-    fixed = fixes.apply_dynamic_suggestion(fixed, "net:Net", "Net", "width", None)
+    fixed = pyproject_fixes.apply_dynamic_suggestion(fixed, "net:Net", "Net", "width", None)
     assert "dynamic" not in tomlkit.parse(fixed)["tool"]["fx-lsp"]["modules"]["net:Net"]
     bare = DYNAMIC.replace('"net:Net"', "Net")  # the bare class name's table, as read
-    assert "dynamic" not in fixes.apply_dynamic_suggestion(
-        fixes.apply_dynamic_suggestion(bare, "net:Net", "Net", "batch", None),
+    assert "dynamic" not in pyproject_fixes.apply_dynamic_suggestion(
+        pyproject_fixes.apply_dynamic_suggestion(bare, "net:Net", "Net", "batch", None),
         "net:Net", "Net", "width", None)
-    assert fixes.apply_dynamic_suggestion(DYNAMIC, "net:Other", "Other", "batch", None) == \
-        DYNAMIC
+    assert pyproject_fixes.apply_dynamic_suggestion(
+        DYNAMIC, "net:Other", "Other", "batch", None) == DYNAMIC

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from fxcore.fixing import fixes
+from fxcore.fixing import fixes, pt2_fixes, pyproject_fixes
 from fxcore.model.results import Failure, Frame, Hint, ModuleResult, Range
 from fxcore.rules import BY_CODE
 from fxcore.rules.compile import GRAPH_BREAK_PREFIX
@@ -141,7 +141,7 @@ def _library_fixes(failure: Failure, module: ModuleResult | None, text_of: TextO
         return []
     return [Fix(f"Trace {call.library}'s functions as calls (autowrap-modules, pyproject.toml)",
                 _pyproject(module, root_of),
-                functools.partial(fixes.add_autowrap_module, name=call.library), True)]
+                functools.partial(pyproject_fixes.add_autowrap_module, name=call.library), True)]
 
 
 def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
@@ -162,7 +162,8 @@ def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
         # autowrap_functions patches it wherever a traced forward's globals hold it.
         return [_project_list_fix(
             f"Trace {function}() as one call (autowrap-functions, pyproject.toml)", module,
-            root_of, fixes.add_autowrap_function, frame.path, function, failure.kind != "len")]
+            root_of, pyproject_fixes.add_autowrap_function, frame.path, function,
+            failure.kind != "len")]
     return [
         Fix(
             f"Decorate {function}() with @torch.fx.wrap (traced as one call)",
@@ -196,7 +197,7 @@ def _leaf_fix(
         if name is None or (frame.path == module.path and name == module.class_name):
             continue
         return [_project_list_fix(f"Treat {name} as a leaf module (pyproject.toml)", module,
-                                  root_of, fixes.add_leaf_module, frame.path, name)]
+                                  root_of, pyproject_fixes.add_leaf_module, frame.path, name)]
     return []
 
 
@@ -221,7 +222,8 @@ def _concrete_fixes(
                 f"Trace {module.class_name} with {name} = {shown} (concrete-args, pyproject.toml)",
                 path,
                 functools.partial(
-                    fixes.add_concrete_arg, qualified_name=qualified, argument=name, value=value
+                    pyproject_fixes.add_concrete_arg, qualified_name=qualified, argument=name,
+                    value=value,
                 ),
                 True,
                 safe=False,  # the graph then holds for this value of the argument only
@@ -236,8 +238,8 @@ def _none_fix(hint: Hint, module: ModuleResult, root_of: RootOf) -> list[Fix]:
         return []
     return [Fix(f"Trace {module.class_name} with {hint.member} = None (concrete-none, "
                 "pyproject.toml)", _pyproject(module, root_of),
-                functools.partial(fixes.add_concrete_none, qualified_name=module.qualified_name,
-                                  argument=hint.member),
+                functools.partial(pyproject_fixes.add_concrete_none,
+                                  qualified_name=module.qualified_name, argument=hint.member),
                 True, safe=False)]  # the graph then holds for the None case only
 
 
@@ -282,7 +284,7 @@ def pt2_sites(source: str) -> tuple[Site, ...] | None:
                 isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str))):
             found.append(Site("assert", range_of(node.test), "assert"))
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id in fixes.SYMBOLIC_CASTS and len(node.args) == 1
+              and node.func.id in pt2_fixes.SYMBOLIC_CASTS and len(node.args) == 1
               and not node.keywords and _is_item_call(node.args[0])):
             kind: Literal["int", "float"] = "int" if node.func.id == "int" else "float"
             found.append(Site(kind, range_of(node), f"{node.func.id}()"))
@@ -298,12 +300,12 @@ def _is_item_call(node: ast.expr) -> bool:
 
 
 def _logging_label(node: ast.expr) -> str | None:
-    """``print()`` or ``log.warning()`` for a call of ``fixes.is_logging_call``'s kind."""
+    """``print()`` or ``log.warning()`` for a call of ``pt2_fixes.is_logging_call``'s kind."""
     if not isinstance(node, ast.Call):
         return None
     if isinstance(node.func, ast.Name) and node.func.id == "print":
         return "print()"
-    if isinstance(node.func, ast.Attribute) and node.func.attr in fixes.LOGGING_METHODS:
+    if isinstance(node.func, ast.Attribute) and node.func.attr in pt2_fixes.LOGGING_METHODS:
         receiver = _dotted_name(node.func.value)
         return f"{receiver}.{node.func.attr}()" if receiver else f"{node.func.attr}()"
     return None
@@ -379,7 +381,7 @@ def _dynamic_fix(failure: Failure, module: ModuleResult, root_of: RootOf) -> lis
                           if bound is not None)
         title = f"Give '{name}' the bounds torch suggests: {shown} (dynamic, pyproject.toml)"
     return [Fix(title, _pyproject(module, root_of),
-                functools.partial(fixes.apply_dynamic_suggestion,
+                functools.partial(pyproject_fixes.apply_dynamic_suggestion,
                                   qualified_name=module.qualified_name,
                                   class_name=module.class_name, name=name, bounds=bounds),
                 True, safe=False)]  # the export is then checked for that range only
@@ -395,27 +397,27 @@ def _pt2_fixes(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
         if failure.kind == "export-data-dependent" and site.kind == "assert" \
                 and site.range == where:
             return [Fix("Replace assert with torch._assert_async (a check torch.export keeps)",
-                        failure.path, functools.partial(fixes.assert_to_assert_async,
+                        failure.path, functools.partial(pt2_fixes.assert_to_assert_async,
                                                         line=start[0], column=start[1]),
                         True, safe=False,  # AssertionError -> RuntimeError, kept under -O
-                        position=start, import_edit=fixes.ensure_torch_import)]
+                        position=start, import_edit=pt2_fixes.ensure_torch_import)]
         if failure.kind == "export-python-data" and site.kind in ("int", "float") \
                 and site.range == where:
-            symbolic = fixes.SYMBOLIC_CASTS[site.kind]
+            symbolic = pt2_fixes.SYMBOLIC_CASTS[site.kind]
             return [Fix(f"Replace {site.label} with torch.{symbolic}() (symbolic under "
                         "torch.export)", failure.path,
-                        functools.partial(fixes.cast_to_symbolic, line=start[0],
+                        functools.partial(pt2_fixes.cast_to_symbolic, line=start[0],
                                           column=start[1]),
-                        True, position=start, import_edit=fixes.ensure_torch_import)]
+                        True, position=start, import_edit=pt2_fixes.ensure_torch_import)]
         if failure.kind.startswith(GRAPH_BREAK_PREFIX) and site.kind == "logging" \
                 and start <= (where.line, where.column) < (site.range.end_line,
                                                            site.range.end_column):
             return [Fix(f"Run {site.label} only outside torch.compile (if not "
                         "torch.compiler.is_compiling())", failure.path,
-                        functools.partial(fixes.skip_when_compiling, line=start[0],
+                        functools.partial(pt2_fixes.skip_when_compiling, line=start[0],
                                           column=start[1]),
                         True, safe=False,  # compiled, it no longer prints or logs
-                        position=start, import_edit=fixes.ensure_torch_import)]
+                        position=start, import_edit=pt2_fixes.ensure_torch_import)]
     return []
 
 

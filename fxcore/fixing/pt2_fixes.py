@@ -1,0 +1,186 @@
+"""Source edits behind torch.export's and torch.compile's quick fixes: at a failure's
+position, calls into torch (``torch._check``-style asserts, symbolic casts, code skipped while
+compiling), with libcst so that formatting and comments survive; idempotent.
+
+They spell torch as the module imports it, or ``torch`` when it does not: then
+``ensure_torch_import`` (the fix's ``import_edit``) adds ``import torch``, after every edit
+located by position, so that the new line moves none of them."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from fxcore.fixing.fixes import add_import, alias_name, dotted_name, parse_source
+
+
+def torch_spelling(module: cst.Module) -> str | None:
+    """The name a module-level import binds torch to (``import torch``, ``import torch.nn``,
+    ``import torch as th``), or None."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                name = dotted_name(alias.name)
+                if name == "torch" and alias.asname is not None:
+                    return alias_name(alias)
+                if name is not None and name.split(".")[0] == "torch" and alias.asname is None:
+                    return "torch"
+    return None
+
+
+def ensure_torch_import(source: str) -> str:
+    """Add ``import torch`` after the module's imports unless a module-level import binds it."""
+    module = parse_source(source)
+    if torch_spelling(module) is not None:
+        return source
+    return add_import(module, "import torch\n").code
+
+
+def _torch(module: cst.Module, attribute: str) -> cst.BaseExpression:
+    """``torch.<attribute>`` as the module spells torch."""
+    return cst.parse_expression(f"{torch_spelling(module) or 'torch'}.{attribute}")
+
+
+class _AtPosition(cst.CSTTransformer):
+    """Replaces the one node that a subclass's ``replace`` accepts at a 1-based line and
+    character column (libcst's columns are 0-based)."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, module: cst.Module, line: int, column: int) -> None:
+        super().__init__()
+        self.module = module
+        self.line = line
+        self.column = column
+        self.changed = False
+
+    def starts_here(self, node: cst.CSTNode) -> bool:
+        where: CodeRange = self.get_metadata(PositionProvider, node)
+        return (where.start.line, where.start.column + 1) == (self.line, self.column)
+
+    def covers_here(self, node: cst.CSTNode) -> bool:
+        where: CodeRange = self.get_metadata(PositionProvider, node)
+        return (where.start.line, where.start.column + 1) <= (self.line, self.column) < (
+            where.end.line, where.end.column + 1)
+
+
+def _edit_at(source: str, transformer_type: type[_AtPosition], line: int, column: int) -> str:
+    module = parse_source(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    transformer = transformer_type(module, line, column)
+    result = wrapper.visit(transformer)
+    return result.code if transformer.changed else source
+
+
+def is_plain_string(node: cst.BaseExpression) -> bool:
+    """A string literal without formatting (``"a"``, ``"a" "b"``), not bytes."""
+    if isinstance(node, cst.SimpleString):
+        return isinstance(node.evaluated_value, str)
+    if isinstance(node, cst.ConcatenatedString):
+        return is_plain_string(node.left) and is_plain_string(node.right)
+    return False
+
+
+# FX401: assert <tensor condition>[, "message"] -> torch._assert_async(<condition>[, "message"])
+
+
+class _AssertToAssertAsync(_AtPosition):
+    def leave_Assert(self, original_node: cst.Assert,
+                     updated_node: cst.Assert) -> cst.BaseSmallStatement:
+        if self.changed or not self.starts_here(original_node.test):
+            return updated_node
+        message = updated_node.msg
+        if message is not None and not is_plain_string(message):
+            # torch._assert_async takes a str, evaluated on every call (assert's only on
+            # failure): an expression would cost each call and may break the graph.
+            return updated_node
+        self.changed = True
+        arguments = [cst.Arg(updated_node.test)]
+        if message is not None:
+            arguments.append(cst.Arg(message))
+        return cst.Expr(cst.Call(func=_torch(self.module, "_assert_async"), args=arguments),
+                        semicolon=updated_node.semicolon)
+
+
+def assert_to_assert_async(source: str, line: int, column: int) -> str:
+    """Replace the ``assert`` whose condition starts at ``line``/``column`` with
+    ``torch._assert_async(condition[, message])``: torch.export keeps it as a check of the
+    exported program (torch.compile makes the same change to such an assert itself)."""
+    return _edit_at(source, _AssertToAssertAsync, line, column)
+
+
+# FX402: int(t.item()) -> torch.sym_int(t.item()), float(t.item()) -> torch.sym_float(t.item())
+
+#: The casts of a Python number that have a symbolic counterpart in torch.
+SYMBOLIC_CASTS = {"int": "sym_int", "float": "sym_float"}
+
+
+def is_item_call(node: cst.BaseExpression) -> bool:
+    """``<expression>.item()``."""
+    return isinstance(node, cst.Call) and not node.args and \
+        isinstance(node.func, cst.Attribute) and node.func.attr.value == "item"
+
+
+class _CastToSymbolic(_AtPosition):
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if self.changed or not self.starts_here(original_node):
+            return updated_node
+        func = original_node.func
+        if not (isinstance(func, cst.Name) and func.value in SYMBOLIC_CASTS
+                and len(original_node.args) == 1 and original_node.args[0].keyword is None
+                and not original_node.args[0].star and is_item_call(original_node.args[0].value)):
+            return updated_node
+        self.changed = True
+        return updated_node.with_changes(func=_torch(self.module, SYMBOLIC_CASTS[func.value]))
+
+
+def cast_to_symbolic(source: str, line: int, column: int) -> str:
+    """Replace ``int(x.item())`` (``float(...)``) starting at ``line``/``column`` with
+    ``torch.sym_int(x.item())`` (``torch.sym_float``): the same number when run, a symbol
+    torch.export can keep."""
+    return _edit_at(source, _CastToSymbolic, line, column)
+
+
+# Graph breaks at print / logging / warnings calls: run them only outside torch.compile
+
+#: Methods of ``logging.Logger`` (and ``warnings.warn``) called for their output only.
+LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception",
+                             "critical", "fatal", "log"})
+
+
+def is_logging_call(node: cst.BaseExpression) -> bool:
+    """``print(...)``, ``<anything>.warning(...)`` and the other logging methods."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    return (isinstance(func, cst.Name) and func.value == "print") or (
+        isinstance(func, cst.Attribute) and func.attr.value in LOGGING_METHODS)
+
+
+class _SkipWhenCompiling(_AtPosition):
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine
+                                  ) -> cst.BaseStatement:
+        if self.changed or not self.covers_here(original_node) or len(updated_node.body) != 1:
+            return updated_node
+        statement = updated_node.body[0]
+        if not (isinstance(statement, cst.Expr) and is_logging_call(statement.value)):
+            return updated_node
+        self.changed = True
+        return cst.If(
+            test=cst.parse_expression(f"not {torch_spelling(self.module) or 'torch'}"
+                                      ".compiler.is_compiling()"),
+            body=cst.IndentedBlock(body=[updated_node.with_changes(leading_lines=[])]),
+            leading_lines=updated_node.leading_lines,
+        )
+
+
+def skip_when_compiling(source: str, line: int, column: int) -> str:
+    """Put the print/logging call statement at ``line``/``column`` under ``if not
+    torch.compiler.is_compiling():``: it runs as before in eager code, and torch.compile
+    leaves it out instead of breaking the graph there."""
+    return _edit_at(source, _SkipWhenCompiling, line, column)

@@ -1,0 +1,129 @@
+"""``[tool.fx-lsp]`` edits behind the quick fixes that configure instead of editing code
+(leaf modules, autowrap, concrete and dynamic arguments): ``pyproject.toml`` text in, text
+out, with tomlkit so that formatting and comments survive; idempotent, as every fix is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tomlkit
+
+
+def _fx_table(document: tomlkit.TOMLDocument) -> Any:
+    """The ``[tool.fx-lsp]`` table, created (without an empty ``[tool]`` header) when missing."""
+    if "tool" not in document:
+        document["tool"] = tomlkit.table(is_super_table=True)
+    tool = document["tool"]
+    if "fx-lsp" not in tool:
+        tool["fx-lsp"] = tomlkit.table()
+    return tool["fx-lsp"]
+
+
+def _add_to_list(pyproject: str, key: str, name: str) -> str:
+    document = tomlkit.parse(pyproject)
+    table = _fx_table(document)
+    if key not in table:
+        table[key] = tomlkit.array()
+    names = table[key]
+    if name in names:
+        return pyproject
+    names.append(name)
+    return tomlkit.dumps(document)
+
+
+def add_leaf_module(pyproject: str, name: str) -> str:
+    """Add ``name`` to ``leaf-modules`` under ``[tool.fx-lsp]``."""
+    return _add_to_list(pyproject, "leaf-modules", name)
+
+
+def add_autowrap_function(pyproject: str, name: str) -> str:
+    """Add ``name`` (``pkg.mod:function``) to ``autowrap-functions`` under ``[tool.fx-lsp]``."""
+    return _add_to_list(pyproject, "autowrap-functions", name)
+
+
+def add_autowrap_module(pyproject: str, name: str) -> str:
+    """Add the module ``name`` (``einops``) to ``autowrap-modules`` under ``[tool.fx-lsp]``."""
+    return _add_to_list(pyproject, "autowrap-modules", name)
+
+
+def _module_table(document: Any, qualified_name: str) -> Any:
+    """``[tool.fx-lsp.modules."<class>"]``, made if missing."""
+    table = _fx_table(document)
+    if "modules" not in table:
+        table["modules"] = tomlkit.table(is_super_table=True)
+    modules = table["modules"]
+    if qualified_name not in modules:
+        modules[qualified_name] = tomlkit.table()
+    return modules[qualified_name]
+
+
+def add_concrete_none(pyproject: str, qualified_name: str, argument: str) -> str:
+    """Add ``argument`` to ``concrete-none`` under ``[tool.fx-lsp.modules."<class>"]``: traced
+    as None (TOML has no null for ``concrete-args``)."""
+    document = tomlkit.parse(pyproject)
+    module = _module_table(document, qualified_name)
+    if "concrete-none" not in module:
+        module["concrete-none"] = tomlkit.array()
+    names = module["concrete-none"]
+    if argument in names:
+        return pyproject
+    names.append(argument)
+    return tomlkit.dumps(document)
+
+
+def _dim_name(value: Any) -> Any:
+    """The name of one ``dynamic`` dimension: ``"batch"`` or ``{name = "batch", ...}``."""
+    return value.get("name") if isinstance(value, dict) else value
+
+
+def apply_dynamic_suggestion(pyproject: str, qualified_name: str, class_name: str, name: str,
+                             bounds: tuple[int | None, int | None] | None) -> str:
+    """torch.export's suggested fix of the dynamic dimension ``name`` in ``dynamic`` under
+    ``[tool.fx-lsp.modules."<class>"]`` (or the bare class name's table, as the
+    configuration reads it): with ``bounds`` (min, max) the bounds torch gives replace the
+    configured ones (a bound it does not give stays); with None the dimension is made static
+    (removed, and the argument's table and ``dynamic`` with it when empty)."""
+    document = tomlkit.parse(pyproject)
+    modules = document.get("tool", {}).get("fx-lsp", {}).get("modules", {})
+    module = modules.get(qualified_name, modules.get(class_name))
+    dynamic = module.get("dynamic") if isinstance(module, dict) else None
+    if not isinstance(dynamic, dict):
+        return pyproject
+    given = {} if bounds is None else {
+        key: bound for key, bound in zip(("min", "max"), bounds, strict=True)
+        if bound is not None}
+    for argument in list(dynamic):
+        dims = dynamic[argument]
+        if not isinstance(dims, dict):
+            continue
+        for index in list(dims):
+            if _dim_name(dims[index]) != name:
+                continue
+            if bounds is None:
+                del dims[index]
+                continue
+            if not isinstance(dims[index], dict):
+                dims[index] = tomlkit.inline_table()
+                dims[index]["name"] = name
+            dims[index].update(given)
+        if not dims:
+            del dynamic[argument]
+    if not dynamic:
+        del module["dynamic"]
+    fixed = tomlkit.dumps(document)
+    return fixed if tomlkit.parse(fixed) != tomlkit.parse(pyproject) else pyproject
+
+
+def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: Any) -> str:
+    """Set ``concrete-args = {argument = value}`` under ``[tool.fx-lsp.modules."<class>"]``."""
+    document = tomlkit.parse(pyproject)
+    module = _module_table(document, qualified_name)
+    if "concrete-args" not in module:
+        module["concrete-args"] = tomlkit.inline_table()
+    concrete = module["concrete-args"]
+    if argument in concrete and concrete[argument] == value:
+        return pyproject
+    concrete[argument] = value
+    return tomlkit.dumps(document)
+
+
