@@ -29,8 +29,8 @@ from fxcore.worker.locate import (
     to_frame,
     traceback_positions,
 )
-from fxcore.workspace.config import module_config_for
 from fxcore.workspace.discovery import ClassSource, ParsedFile, parsed_file
+from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.notebook.cells import is_notebook
 from fxcore.workspace.paths import import_location, is_workspace_file, leaf_module_frames
 from fxcore.workspace.suppressions import skipped_lines
