@@ -25,6 +25,12 @@ SLOW_MODULES = {
     "test_bounded_reads.py": "fx-lsp as a process under a memory cap and a time-out",
     "test_network_isolation.py": "fx-lsp as a process, as started and inside a user namespace",
     "test_isolation_processes.py": "fx-lsp as a process: pid files of everything a job starts",
+    "test_security.py": "language servers probed as an attacker would: TCP, trust changes "
+                        "mid-trace, each test its own server",
+    "test_responsiveness.py": "servers kept busy with long traces while requests are timed",
+    "test_scale_server.py": "a server over a large workspace",
+    "test_robustness.py": "a server flooded with changes",
+    "test_torch_versions.py": "fx-lsp processes that see faked torch versions",
 }
 E2E_MODULES = {"test_neovim.py": "drives a real Neovim"}
 

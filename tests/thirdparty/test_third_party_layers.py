@@ -14,6 +14,7 @@ from fx_lsp.json_report import parse_report
 from engine_support import Workspace
 
 pytest.importorskip("einops")
+pytestmark = pytest.mark.thirdparty
 
 MODEL = """
 from einops.layers.torch import Rearrange
