@@ -13,7 +13,7 @@ import json
 import os
 from importlib.util import find_spec
 
-from fxcore.rules.rule import Rule
+from fxcore.rules.rule import Rule, not_checkable_rule
 
 #: PyTorch's page of a graph break, as ``torch._dynamo.exc.get_gbid_documentation_link``
 #: builds it (``GB0170`` -> ``.../gb/gb0170.html``).
@@ -115,12 +115,7 @@ def is_graph_break(code: str) -> bool:
     return code.startswith("GB") or code == FX501.code
 
 
-FX503 = Rule(
-    code="FX503",
-    kinds=("compile-not-checkable",),
-    severity="hint", information=True, mode="compile",
-    message="Not checkable under torch.compile without real data: {detail}",
-    docs="""\
+FX503 = not_checkable_rule("FX503", "compile", """\
 **Information: not checkable without real data (compile).** fx-lsp builds the class on the
 meta device, without weights, and compiles it on tensors without data; at a graph break the
 instruction runs eagerly on those meta tensors. At this line torch needs what only real
@@ -141,8 +136,7 @@ An error that real torch raises too stays FX502: a `torch.library.custom_op` wit
 `register_fake`, for example.
 
 Fix: nothing is wrong with the code; run `torch.compile` on real inputs to check the rest.
-""",
-)
+""")
 
 #: How ``docs/codes.md`` documents the generated family: one section, not hundreds.
 GRAPH_BREAK_FAMILY_DOCS = """\

@@ -5,7 +5,7 @@ only under strict export (with ``export-strict = true``), and any other error th
 export; and where fx-lsp's export on the meta device could not go on although real torch
 would (FX404, information: no verdict)."""
 
-from fxcore.rules.rule import Rule
+from fxcore.rules.rule import Rule, not_checkable_rule
 
 
 def _export_error(code: str, kind: str, docs: str) -> Rule:
@@ -122,12 +122,7 @@ torch operations instead, wrap a third-party call into a custom operator
 )
 
 
-FX404 = Rule(
-    code="FX404",
-    kinds=("export-not-checkable",),
-    severity="hint", information=True, mode="export",
-    message="Not checkable under torch.export without real data: {detail}",
-    docs="""\
+FX404 = not_checkable_rule("FX404", "export", """\
 **Information: not checkable without real data (export).** fx-lsp builds the class on the
 meta device, without weights, and exports it on tensors without data. At this line torch
 needs what only real tensors have, where torch.export on the CPU with real weights and inputs
@@ -153,8 +148,7 @@ Fix: nothing is wrong with the code. A tensor held as a buffer
 (`self.register_buffer("table", t, persistent=False)`) rather than in a list or dict is one
 fx-lsp fakes, which lets it check on; otherwise run torch.export on real inputs to check the
 rest.
-""",
-)
+""")
 
 
 FX499 = _export_error(

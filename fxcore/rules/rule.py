@@ -52,3 +52,11 @@ def fx_rule(code: str, kind: str, severity: Severity, docs: str,
     """A code of the fx mode that reports one kind (most of them)."""
     return Rule(code=code, kinds=(kind,), severity=severity, docs=docs, mode="fx",
                 message=message)
+
+
+def not_checkable_rule(code: str, mode: str, docs: str) -> Rule:
+    """A capture mode's information that a line needs what only real tensors have (FX404,
+    FX503): a hint, never a failure, worded the same in every mode."""
+    return Rule(code=code, kinds=(f"{mode}-not-checkable",), severity="hint", information=True,
+                mode=mode, docs=docs,
+                message=f"Not checkable under torch.{mode} without real data: {{detail}}")
