@@ -108,7 +108,8 @@ def _child() -> None:
         to_frame,
         traceback_positions,
     )
-    from fxcore.workspace.config import load_config, module_config_for
+    from fxcore.workspace.config import load_config
+    from fxcore.workspace.module_config import module_config_for
     from fxcore.workspace.paths import import_location
 
     request = parse_report(sys.stdin.read())

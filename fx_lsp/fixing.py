@@ -67,9 +67,10 @@ def fixed_line(problem: Problem, title: str) -> str:
 
 def written_text(path: str, old: str | None, new: str) -> str:
     """What a fixed file's text is written as: ``new``, or for a notebook, its JSON with the
-    fixed module's lines put into their cells (``fxcore.workspace.notebook.edit_notebook_json``).
-    Raises ``NotebookEditError`` when the notebook changed since, or the edit does not fit
-    its cells."""
+    fixed module's lines put into their cells
+    (``fxcore.workspace.notebook.json_edits.edit_notebook_json``). Raises
+    ``NotebookEditError`` when the notebook changed since, or the edit does not fit its
+    cells."""
     if not is_notebook(path):
         return new
     raw = notebook_json(path, {}, strict=True)

@@ -22,7 +22,8 @@ from fxcore.worker.locate import (
     to_frame,
     traceback_positions,
 )
-from fxcore.workspace.config import load_config, module_config_for
+from fxcore.workspace.config import load_config
+from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location
 
 from engine_support import CASES, EXAMPLES, Workspace

@@ -19,7 +19,8 @@ from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.graph.example_inputs import INFERENCE_RULES
 from fxcore.worker.graph.shapes import describe
-from fxcore.workspace.config import load_config, module_config_for
+from fxcore.workspace.config import load_config
+from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location
 
 from engine_support import EXAMPLES, REPO_ROOT, Workspace, line_of

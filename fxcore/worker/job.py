@@ -24,35 +24,28 @@ from typing import Any
 
 import torch
 
-from fxcore.model.instance_trust import does_not_fit, instance_call, parent_rank
+from fxcore.model.instance_trust import does_not_fit, instance_call
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import (
     CODES,
-    Arguments,
-    ExampleInputs,
     Failure,
     FileResult,
     ModuleResult,
     Range,
 )
-from fxcore.worker.building.arguments import call_site_values, class_namespace
-from fxcore.worker.building.construction import all_on_meta
 from fxcore.worker.building.sources import (
     Built,
     build_class,
-    has_own_arguments,
     not_a_model_reason,
     other_instances,
-    root_arguments,
 )
-from fxcore.worker.building.weights import without_weights
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.inputs import decide_before_capture
-from fxcore.worker.parent_inputs import PassedInputs, passed_inputs, passed_note
+from fxcore.worker.submodule_tracing import SubmoduleTracing
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace.discovery import ClassSource
 from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
@@ -71,15 +64,11 @@ from fxcore.workspace.suppressions import SKIP_REASON
 #: ``fxcore.protocol.worker_messages``.
 Send = Callable[[tuple[str, Any]], None]
 
-#: At most this many distinct workspace classes are traced from one root's submodules, so a
-#: huge model does not spend the whole scan on its parts (each still has the class time-out).
-MAX_SUBMODULE_CLASSES_PER_ROOT = 24
-
 #: At most this many instances of one class are traced in search of one that fits it (FX105).
 MAX_INSTANCES = 3
 
 
-class Job:
+class Job(SubmoduleTracing):
     """Imports one file and sends the verdict of each of its classes, inside a worker."""
 
     def __init__(self, job: TraceJob, send: Send, captures: list[Capture]) -> None:
@@ -329,131 +318,6 @@ class Job:
             ):
                 found.append(value)
         return sorted(found, key=lambda cls: sources[cls.__name__].name_span.line)
-
-    # -- classes built by a traced root ----------------------------------------------------
-
-    def trace_built_submodules(self, root_results: list[ModuleResult], built: Built,
-                               not_derived: set[type], derived_ranks: dict[type, int]) -> None:
-        """Trace each workspace class that the built root holds as a submodule, as the very
-        instance the root built, and send its verdict as ("derived", ...).
-
-        Classes in ``not_derived``, configured classes, and classes whose constructor needs
-        no arguments are skipped: their own verdict takes precedence over a parent's. So is a
-        class an earlier root of the file built, unless this root is more trusted (its own
-        arguments came from an earlier source: ``parent_rank``), whatever the file order.
-
-        Each is traced on the inputs the root passes it, recorded by running the root once on
-        its own example inputs (``parent_inputs``); where that fails, on inputs inferred for
-        it alone."""
-        context = self.context
-        root = root_results[0]
-        parent_arguments = root.arguments or root_arguments(context, root.class_name)
-        rank = parent_rank(parent_arguments.origin)
-        started = time.monotonic()
-        chosen = self.submodules_to_trace(built.model, not_derived, derived_ranks, rank)
-        if not chosen:
-            return
-        root_inputs = next((result.inputs for result in root_results if result.inputs), None)
-        # Half the class's time: the engine stops a child silent for the whole of it.
-        passed = passed_inputs(built.model, root_inputs, built.concrete_args,
-                               built.instantiated_on, [item[1] for item in chosen],
-                               self.job.config.timeout / 2)
-        for path, submodule, located in chosen:
-            if time.monotonic() - started > self.job.config.timeout:
-                return  # the classes left may still come from the file's next root
-            derived_ranks[type(submodule)] = rank
-            for capture in self.captures:
-                self.send(("derived", self.trace_submodule(
-                    capture, root, parent_arguments, path, submodule, *located,
-                    passed=passed, root_inputs=root_inputs)))
-
-    def submodules_to_trace(self, model: torch.nn.Module, not_derived: set[type],
-                            derived_ranks: dict[type, int], rank: int
-                            ) -> list[tuple[str, torch.nn.Module, tuple[str, ClassSource]]]:
-        """(path, instance, (file, source)) of the first instance of each workspace class
-        ``model`` holds that this root traces (see ``trace_built_submodules``), at most
-        ``MAX_SUBMODULE_CLASSES_PER_ROOT``."""
-        context = self.context
-        chosen: list[tuple[str, torch.nn.Module, tuple[str, ClassSource]]] = []
-        seen: set[type] = set()
-        for path, submodule in model.named_modules():
-            cls = type(submodule)
-            if not path or cls in seen or cls in not_derived \
-                    or derived_ranks.get(cls, rank + 1) <= rank:
-                continue
-            located = context.workspace_class_source(cls)
-            if located is None or has_own_arguments(context, cls, located[0], submodule) \
-                    or context.is_skipped(*located) \
-                    or not_a_model_reason(context.in_file(located[0]), cls, located[1]):
-                not_derived.add(cls)
-                continue
-            if len(chosen) >= MAX_SUBMODULE_CLASSES_PER_ROOT:
-                break  # the classes left may still come from the file's next root
-            seen.add(cls)
-            chosen.append((path, submodule, located))
-        return chosen
-
-    def trace_other_call_sites(self, cls: type, root_results: list[ModuleResult],
-                               not_derived: set[type], derived_ranks: dict[type, int]) -> None:
-        """Build the root from each of its other literal call sites (``Decoder(...,
-        alibi_pos_bias=True)`` after ``Decoder(...)``), on the meta device only, and trace
-        the workspace classes that instance holds and no root traced so far: their
-        parent-built instances, at the rank of a call site. The root's own verdict stays on
-        the instance it was captured as."""
-        namespace = class_namespace(cls)
-        module_config = self.context.module_config(cls.__name__)
-        for site in self.job.other_call_sites.get(cls.__name__, ()):
-            try:
-                args, kwargs = call_site_values(site, namespace)
-                with without_weights(), torch.device("meta"):
-                    model = all_on_meta(cls(*module_config.args, *args,
-                                            **{**module_config.kwargs, **kwargs}))
-            except Exception:
-                continue  # a call site this version of the class does not accept
-            arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
-                                  kwargs=dict(site.kwargs))
-            self.trace_built_submodules(
-                [dataclasses.replace(result, arguments=arguments, instantiated_on="meta")
-                 for result in root_results],
-                Built(model, "meta", False, arguments, module_config.concrete_args),
-                not_derived, derived_ranks)
-            del model
-
-    def trace_submodule(self, capture: Capture, root: ModuleResult,
-                        parent_arguments: Arguments, path: str, submodule: torch.nn.Module,
-                        file: str, source: ClassSource, passed: PassedInputs,
-                        root_inputs: ExampleInputs | None) -> ModuleResult:
-        """One submodule's verdict of one mode, located and named in its class's own file,
-        on the inputs the root passes it when they were recorded."""
-        in_file = self.context.in_file(file)
-        cls = type(submodule)
-        arguments = Arguments(
-            origin="parent",
-            args=parent_arguments.args,
-            kwargs=parent_arguments.kwargs,
-            parent=root.qualified_name,
-            path=path,
-            parent_origin=parent_arguments.origin,
-            builder=parent_arguments.builder,
-            site=parent_arguments.site,
-        )
-        # The engine turns this into a time-out (or crash) verdict if tracing never returns.
-        self.send(("deriving", in_file.module_result(cls, source, status="failed",
-                                                     arguments=arguments, mode=capture.mode)))
-        module_config = in_file.module_config(cls.__name__)
-        target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
-                               module_config.concrete_args, arguments=arguments)
-        recorded = passed.inputs.get(id(submodule))
-        # Its own configured inputs come first, decided as for any class.
-        if not module_config.inputs and recorded is not None and root_inputs is not None:
-            target.example_inputs = recorded
-            target.inputs_origin = "parent"
-            target.inputs_note = passed_note(root.class_name, path, root_inputs)
-        elif not module_config.inputs:
-            target.parent_inputs_missing = passed.reason(submodule)
-        result = self.verdict(in_file, capture, target)
-        result.arguments = arguments
-        return result
 
 
 def _name_instances_tried(result: ModuleResult, not_fitting: list[ModuleResult]) -> None:

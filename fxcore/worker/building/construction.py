@@ -15,11 +15,11 @@ from fxcore.model.results import InstantiatedOn
 from fxcore.worker.building.weights import without_weights
 
 
-def build(cls: type,
-          module_config: ModuleConfig) -> tuple[torch.nn.Module, InstantiatedOn, bool]:
+def build(cls: type, module_config: ModuleConfig,
+          meta_only: bool = False) -> tuple[torch.nn.Module, InstantiatedOn, bool]:
     """Construct on the meta device (no weights); on CPU if the constructor needs real
-    values (``.item()``, ``.tolist()``). The flag says whether pretrained weights were
-    asked for and skipped."""
+    values (``.item()``, ``.tolist()``), unless ``meta_only``. The flag says whether
+    pretrained weights were asked for and skipped."""
     args, kwargs = module_config.args, module_config.kwargs
     with without_weights() as weights:
         if module_config.factory:
@@ -30,6 +30,8 @@ def build(cls: type,
             with torch.device("meta"):
                 return all_on_meta(cls(*args, **kwargs)), "meta", weights.skipped
         except Exception:
+            if meta_only:
+                raise
             return cls(*args, **kwargs), "cpu", weights.skipped
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from fxcore.model.job_spec import ModuleConfig
+from fxcore.model.job_spec import CallSite, ModuleConfig
 from fxcore.model.results import ArgumentOrigin, Arguments, InstantiatedOn, ModuleResult
 from fxcore.worker.building.arguments import (
     call_site_values,
@@ -161,13 +161,19 @@ def _build_with_call_site(context: JobContext, cls: type,
     """The class built with the arguments of its literal call site in the workspace; the
     error when they do not build it; None without a call site."""
     site = context.job.call_sites.get(cls.__name__)
-    if site is None:
-        return None
+    return None if site is None else build_from_call_site(cls, module_config, site)
+
+
+def build_from_call_site(cls: type, module_config: ModuleConfig, site: CallSite,
+                         meta_only: bool = False) -> Built | BaseException:
+    """The class built with the arguments of a literal call site added to its
+    configuration, or the error when they do not build it; ``meta_only`` for instances
+    only their submodules are traced from (a root's other call sites)."""
     try:
         args, kwargs = call_site_values(site, class_namespace(cls))
         call = dataclasses.replace(module_config, args=[*module_config.args, *args],
                                    kwargs={**module_config.kwargs, **kwargs})
-        model, instantiated_on, weights = build(cls, call)
+        model, instantiated_on, weights = build(cls, call, meta_only)
     except Exception as error:
         return error
     arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
