@@ -7,7 +7,8 @@ them where some size tried does (``graph.input_sizes``).
 Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
 capture mode that needs inputs to run at all (``needs_inputs``: torch.export, torch.compile)
 gets them before it captures, inferred from a pre-trace with the fx capture, whose recovery
-gives a graph up to and past the places torch.fx cannot trace.
+gives a graph up to and past the places torch.fx cannot trace; where that gives none, from
+the module's own first layer (``layer_inputs``), accepted when the model runs on them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.graph.example_inputs import from_annotations, inferred
 from fxcore.worker.graph.input_sizes import Propagated, choose
+from fxcore.worker.layer_inputs import layer_inputs, runs_on
 
 
 @dataclass
@@ -83,6 +85,19 @@ def decide_before_capture(context: JobContext, capture: Capture,
     # Unless configured, inference decides or completes the annotated arguments.
     decided = decided_inputs(context, target.cls,
                              *((None, None) if configured else _pre_trace(context, target)))
+    seconds = context.job.config.timeout / 4
+    inputs = decided.inputs
+    # Inferred inputs the model does not run on would make its failure fx-lsp's own choice:
+    # then, as where no graph told them, the module's own first layer may tell (a branch on
+    # the input's shape stops torch.fx before any layer, not export or compile).
+    if inputs is None or (inputs.origin == "inferred" and runs_on(
+            target.model, target.instantiated_on, decided.specs, target.concrete_args,
+            seconds) is False):
+        found = layer_inputs(target.cls, target.model, target.instantiated_on,
+                             target.concrete_args, seconds)
+        if found is not None:
+            decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), found.note),
+                                    found.specs)
     if decided.inputs is not None:
         target.example_inputs = decided.specs
         target.inputs_origin = decided.inputs.origin

@@ -63,7 +63,7 @@ def passed_note(parent: str, path: str, parent_inputs: ExampleInputs) -> str:
             f"{_ROOT_INPUTS_FROM[parent_inputs.origin]}")
 
 
-class _OutOfTime(BaseException):
+class OutOfTime(BaseException):
     """Raised in the root's ``forward`` when its run takes too long. A BaseException, so
     that user code's ``except Exception`` does not swallow it."""
 
@@ -85,12 +85,12 @@ def passed_inputs(root: torch.nn.Module, root_inputs: ExampleInputs | None,
     hooks = [submodule.register_forward_pre_hook(_recorder(submodule, passed), with_kwargs=True)
              for submodule in submodules]
     try:
-        with _time_limit(seconds), _tensor_mode(root, instantiated_on) as device, \
+        with time_limit(seconds), tensor_mode(root, instantiated_on) as device, \
                 torch.no_grad():
             tensors = {name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype),
                                          device=device) for name, spec in specs.items()}
             root(**tensors, **concrete_args)
-    except _OutOfTime:
+    except OutOfTime:
         return PassedInputs(failed=f"running the parent on its example inputs took longer "
                                    f"than {seconds:g} s")
     except BaseException as error:  # user code may raise anything
@@ -153,7 +153,7 @@ def _is_default(value: Any, default: Any) -> bool:
 
 
 @contextlib.contextmanager
-def _tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
+def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
                  ) -> Iterator[torch.device]:
     """The device to make inputs on: meta for a root with meta weights; for one with real
     weights, CPU under a fake tensor mode, so that nothing is computed."""
@@ -167,8 +167,8 @@ def _tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise ``_OutOfTime`` in the main thread after ``seconds``. A timer already set (a
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise ``OutOfTime`` in the main thread after ``seconds``. A timer already set (a
     test runner's time-out) is put back afterwards with the time it has left, and is left
     alone when it would fire first; off the main thread the engine's time-out of the job is
     the only limit."""
@@ -182,7 +182,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
         return
 
     def out_of_time(_signum: int, _frame: Any) -> None:
-        raise _OutOfTime
+        raise OutOfTime
 
     started = time.monotonic()
     signal.signal(signal.SIGALRM, out_of_time)

@@ -198,7 +198,7 @@ def declared_size(root: nn.Module) -> DeclaredSize | None:
     return None
 
 
-def _module_rule(module: nn.Module) -> InputTemplate | None:
+def layer_template(module: nn.Module) -> InputTemplate | None:
     float32 = "float32"
     if isinstance(module, (nn.modules.conv._ConvNd)):
         return InputTemplate(float32, (BATCH, module.in_channels,
@@ -311,7 +311,7 @@ def _decide(graph_module: fx.GraphModule, placeholder: fx.Node) -> InputTemplate
         found = None
         if user.op == "call_module" and user.args and user.args[0] is node:
             module = graph_module.get_submodule(str(user.target))
-            found = _module_rule(module)
+            found = layer_template(module)
             features = (_features_only(graph_module, node, user, module)
                         if found is not None else None)
             if features is not None:
