@@ -12,6 +12,7 @@ EXAMPLE_INPUTS = {
     "ManyDetections": {"x": "float32[2, 8]"},
     "NestedConditions": {"x": "float32[2, 8]"},
     "TwoGuardsOnALine": {"x": "float32[2, 8]"},
+    "LoopTimesFromItem": {"x": "float32[2, 8]"},
 }
 
 
@@ -92,4 +93,19 @@ class TwoGuardsOnALine(nn.Module):
     def forward(self, x):
         if x.sum() > 0 and x.max() > 2:
             return x + 1
+        return x
+
+
+class LoopTimesFromItem(nn.Module):
+    """A loop bound taken from ``.item()``: export's data-dependent error at the loop's line,
+    as real export reports it (issue 33), not a time-out or an internal error."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.proj(x)
+        for _ in range(int(x.abs().sum().item()) % 3):
+            x = x * 2
         return x
