@@ -21,6 +21,31 @@ tier() {  # tier NAME COMMAND...: run one tier, say its time, remember a failure
     [ "$status" -eq 0 ] || failed+=("$name")
 }
 
+# The VS Code tier mostly waits (npm, code-server, a browser driving the editor), the torch
+# matrix mostly computes: the one runs in the background while the other runs, its output
+# kept apart and printed whole when it is waited for.
+background_tier() {  # background_tier NAME COMMAND...: start a tier, its output to a file
+    local name=$1
+    shift
+    tiers=$((tiers + 1))
+    mkdir -p "$tier_logs"
+    ( t0=$SECONDS; status=0; "$@" >"$tier_logs/$name.log" 2>&1 || status=$?
+      echo "$status $((SECONDS - t0))" >"$tier_logs/$name.status" ) &
+    background_pids+=("$!")
+}
+wait_tier() {  # wait_tier NAME: wait for a background tier, print its output and time
+    local name=$1 status seconds
+    wait "${background_pids[0]}" || true
+    background_pids=("${background_pids[@]:1}")
+    read -r status seconds <"$tier_logs/$name.status"
+    printf '\n== tier %s (in the background)\n' "$name"
+    cat "$tier_logs/$name.log"
+    printf '== tier %s: %ss, exit %s\n' "$name" "$seconds" "$status"
+    [ "$status" -eq 0 ] || failed+=("$name")
+}
+tier_logs=$(mktemp -d)
+background_pids=()
+
 # torch first, pinned to the CPU wheel these machines keep locally: a bare `torch`
 # requirement on a machine without it would pull gigabytes of CUDA packages.
 # Neovim is the second real editor the language-server tests drive.
@@ -41,9 +66,12 @@ python3 -m ruff check .
 tier fast python3 -m pytest -q -p no:cacheprovider --durations=15 "$@"
 tier slow-e2e-thirdparty python3 -m pytest -q -p no:cacheprovider --durations=15 \
     --timeout 1800 -m "slow or e2e or thirdparty" "$@"
+if [ -f vscode-client/scripts/ci.sh ]; then
+    background_tier vscode bash vscode-client/scripts/ci.sh
+fi
 tier torch-matrix bash scripts/test-torch-matrix.sh
 if [ -f vscode-client/scripts/ci.sh ]; then
-    tier vscode bash vscode-client/scripts/ci.sh
+    wait_tier vscode
 fi
 
 printf '\n== all tiers: %ss\n' $((SECONDS - started))
