@@ -1,7 +1,7 @@
 """Which quick fixes fit a failure: planned from the result and the sources, no editor types.
 
-The transforms are in ``fxcore.fixing.fixes`` (libcst / tomlkit, idempotent); a ``Fix`` pairs one
-with
+The transforms are in ``fxcore.fixing.fixes`` (torch.fx's), ``pt2_fixes`` (export's and
+compile's) and ``pyproject_fixes`` (``[tool.fx-lsp]``), all idempotent; a ``Fix`` pairs one with
 the file it edits, and its new text is computed only when asked for (``Fix.texts``). The
 language server turns fixes into code actions (``fx_lsp.code_actions``); a command line can
 apply the same ones. Whole-file parses go through ``run``, so that a server can run them in a
@@ -387,6 +387,14 @@ def _dynamic_fix(failure: Failure, module: ModuleResult, root_of: RootOf) -> lis
                 True, safe=False)]  # the export is then checked for that range only
 
 
+def _pt2_fix(title: str, path: str, edit: Callable[..., str], start: tuple[int, int],
+             safe: bool = True) -> Fix:
+    """The preferred fix that makes ``edit`` (a ``pt2_fixes`` edit) at ``start``, adding
+    ``import torch`` when the file's new code needs it."""
+    return Fix(title, path, functools.partial(edit, line=start[0], column=start[1]), True,
+               safe=safe, position=start, import_edit=pt2_fixes.ensure_torch_import)
+
+
 def _pt2_fixes(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
     """The fixes of an export or compile failure: a rewrite of the construct it is on."""
     source = text_of(failure.path)
@@ -396,28 +404,21 @@ def _pt2_fixes(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
         start = (site.range.line, site.range.column)
         if failure.kind == "export-data-dependent" and site.kind == "assert" \
                 and site.range == where:
-            return [Fix("Replace assert with torch._assert_async (a check torch.export keeps)",
-                        failure.path, functools.partial(pt2_fixes.assert_to_assert_async,
-                                                        line=start[0], column=start[1]),
-                        True, safe=False,  # AssertionError -> RuntimeError, kept under -O
-                        position=start, import_edit=pt2_fixes.ensure_torch_import)]
+            return [_pt2_fix("Replace assert with torch._assert_async (a check torch.export "
+                             "keeps)", failure.path, pt2_fixes.assert_to_assert_async, start,
+                             safe=False)]  # AssertionError -> RuntimeError, kept under -O
         if failure.kind == "export-python-data" and site.kind in ("int", "float") \
                 and site.range == where:
             symbolic = pt2_fixes.SYMBOLIC_CASTS[site.kind]
-            return [Fix(f"Replace {site.label} with torch.{symbolic}() (symbolic under "
-                        "torch.export)", failure.path,
-                        functools.partial(pt2_fixes.cast_to_symbolic, line=start[0],
-                                          column=start[1]),
-                        True, position=start, import_edit=pt2_fixes.ensure_torch_import)]
+            return [_pt2_fix(f"Replace {site.label} with torch.{symbolic}() (symbolic under "
+                             "torch.export)", failure.path, pt2_fixes.cast_to_symbolic, start)]
         if failure.kind.startswith(GRAPH_BREAK_PREFIX) and site.kind == "logging" \
                 and start <= (where.line, where.column) < (site.range.end_line,
                                                            site.range.end_column):
-            return [Fix(f"Run {site.label} only outside torch.compile (if not "
-                        "torch.compiler.is_compiling())", failure.path,
-                        functools.partial(pt2_fixes.skip_when_compiling, line=start[0],
-                                          column=start[1]),
-                        True, safe=False,  # compiled, it no longer prints or logs
-                        position=start, import_edit=pt2_fixes.ensure_torch_import)]
+            return [_pt2_fix(f"Run {site.label} only outside torch.compile (if not "
+                             "torch.compiler.is_compiling())", failure.path,
+                             pt2_fixes.skip_when_compiling, start,
+                             safe=False)]  # compiled, it no longer prints or logs
     return []
 
 

@@ -1,42 +1,30 @@
-"""Source transforms behind the quick fixes: plain text in, text out, idempotent.
+"""Source transforms behind torch.fx's quick fixes: plain text in, text out, idempotent.
 
-Python sources are edited with libcst so that formatting and comments survive; ``pyproject.toml``
-with tomlkit for the same reason. Every function returns its input unchanged when the fix is
-already there, so offering a fix twice never doubles it.
+Python sources are edited with libcst (``libcst_edits``) so that formatting and comments
+survive. Every function returns its input unchanged when the fix is already there, so offering
+a fix twice never doubles it. Export's and compile's edits are ``pt2_fixes``; the
+``[tool.fx-lsp]`` ones ``pyproject_fixes``.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from fxcore.fixing.libcst_edits import (
+    EditAtPosition,
+    add_import,
+    alias_name,
+    dotted_name,
+    edit_at,
+    header_end,
+    module_imports,
+    parse_source,
+)
 
 # ---------------------------------------------------------------------------------------------
 # How the file spells torch.fx.wrap
-
-
-#: Parses by source text. libcst trees are immutable, so the fixes offered for one version of a
-#: file (and the edits they compute) share one parse: a 20,000-line file takes seconds.
-parse_source = functools.lru_cache(maxsize=4)(cst.parse_module)
-
-
-def dotted_name(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    return None
-
-
-def alias_name(alias: cst.ImportAlias) -> str | None:
-    if alias.asname is None:
-        return None
-    name = alias.asname.name
-    return name.value if isinstance(name, cst.Name) else None
 
 
 def wrap_spelling(module: cst.Module) -> str | None:
@@ -45,64 +33,23 @@ def wrap_spelling(module: cst.Module) -> str | None:
     ``import torch`` alone does not count: it only makes ``torch.fx`` reachable as a side effect
     of torch's own imports, so the fixes add an explicit ``import torch.fx`` instead.
     """
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    if dotted_name(alias.name) == "torch.fx":
-                        return f"{alias_name(alias)}.wrap" if alias.asname else "torch.fx.wrap"
-            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module:
-                source = dotted_name(small.module)
-                if isinstance(small.names, cst.ImportStar):
-                    continue
-                for alias in small.names:
-                    name = dotted_name(alias.name)
-                    local = alias_name(alias) or name
-                    if source == "torch" and name == "fx":
-                        return f"{local}.wrap"
-                    if source == "torch.fx" and name == "wrap":
-                        return local
+    for small in module_imports(module):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                if dotted_name(alias.name) == "torch.fx":
+                    return f"{alias_name(alias)}.wrap" if alias.asname else "torch.fx.wrap"
+        elif not small.relative and small.module:
+            source = dotted_name(small.module)
+            if isinstance(small.names, cst.ImportStar):
+                continue
+            for alias in small.names:
+                name = dotted_name(alias.name)
+                local = alias_name(alias) or name
+                if source == "torch" and name == "fx":
+                    return f"{local}.wrap"
+                if source == "torch.fx" and name == "wrap":
+                    return local
     return None
-
-
-def _is_import_line(statement: cst.BaseStatement) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-    )
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
-
-
-def _header_end(body: list[cst.BaseStatement]) -> int:
-    """Index just after the leading docstring and import lines of a module body."""
-    end = 0
-    for index, statement in enumerate(body):
-        if _is_import_line(statement) or (index == 0 and _is_docstring(statement)):
-            end = index + 1
-        else:
-            break
-    return end
-
-
-def add_import(module: cst.Module, statement: str) -> cst.Module:
-    """The module with the import ``statement`` after its docstring and imports."""
-    body = list(module.body)
-    end = _header_end(body)
-    body.insert(end, cst.parse_statement(statement))
-    following = body[end + 1] if end + 1 < len(body) else None
-    if isinstance(following, (cst.FunctionDef, cst.ClassDef)) and not following.leading_lines:
-        # PEP 8's two blank lines between the new import and a definition right after it.
-        body[end + 1] = following.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-    return module.with_changes(body=body)
 
 
 def _ensure_wrap(module: cst.Module) -> tuple[cst.Module, str]:
@@ -144,7 +91,7 @@ def wrap_global(source: str, name: str) -> str:
     module, spelling = _ensure_wrap(module)
     body = list(module.body)
     call = cst.parse_statement(f'{spelling}("{name}")\n')  # an identifier: no escaping
-    at = _header_end(body)
+    at = header_end(body)
     if at < len(body) and _wrapped_names(body[at]):
         # After the wrap calls already there, as one block.
         while at < len(body) and _wrapped_names(body[at]):
@@ -165,21 +112,10 @@ def wrap_len(source: str) -> str:
 # FX002 alternative: len(x) -> x.size(0)
 
 
-class _LenToSize(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self, line: int, column: int) -> None:
-        super().__init__()
-        self.line = line
-        self.column = column
-        self.changed = False
-
+class _LenToSize(EditAtPosition):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.changed or dotted_name(original_node.func) != "len" or len(original_node.args) != 1:
-            return updated_node
-        where: CodeRange = self.get_metadata(PositionProvider, original_node)
-        # Engine columns are 1-based characters; libcst's are 0-based characters.
-        if (where.start.line, where.start.column + 1) != (self.line, self.column):
+        if self.changed or dotted_name(original_node.func) != "len" \
+                or len(original_node.args) != 1 or not self.starts_here(original_node):
             return updated_node
         argument = updated_node.args[0].value
         if not isinstance(argument, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
@@ -194,10 +130,7 @@ class _LenToSize(cst.CSTTransformer):
 
 def len_to_size(source: str, line: int, column: int) -> str:
     """Replace the ``len(x)`` call starting at 1-based ``line``/character ``column``."""
-    wrapper = MetadataWrapper(parse_source(source), unsafe_skip_copy=True)
-    transformer = _LenToSize(line, column)
-    result = wrapper.visit(transformer)
-    return result.code if transformer.changed else source
+    return edit_at(source, _LenToSize, line, column)
 
 
 # ---------------------------------------------------------------------------------------------

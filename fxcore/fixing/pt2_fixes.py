@@ -9,26 +9,30 @@ located by position, so that the new line moves none of them."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from fxcore.fixing.fixes import add_import, alias_name, dotted_name, parse_source
+from fxcore.fixing.libcst_edits import (
+    EditAtPosition,
+    add_import,
+    alias_name,
+    dotted_name,
+    edit_at,
+    module_imports,
+    parse_source,
+)
 
 
 def torch_spelling(module: cst.Module) -> str | None:
     """The name a module-level import binds torch to (``import torch``, ``import torch.nn``,
     ``import torch as th``), or None."""
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+    for small in module_imports(module):
+        if not isinstance(small, cst.Import):
             continue
-        for small in statement.body:
-            if not isinstance(small, cst.Import):
-                continue
-            for alias in small.names:
-                name = dotted_name(alias.name)
-                if name == "torch" and alias.asname is not None:
-                    return alias_name(alias)
-                if name is not None and name.split(".")[0] == "torch" and alias.asname is None:
-                    return "torch"
+        for alias in small.names:
+            name = dotted_name(alias.name)
+            if name == "torch" and alias.asname is not None:
+                return alias_name(alias)
+            if name is not None and name.split(".")[0] == "torch" and alias.asname is None:
+                return "torch"
     return None
 
 
@@ -45,37 +49,6 @@ def _torch(module: cst.Module, attribute: str) -> cst.BaseExpression:
     return cst.parse_expression(f"{torch_spelling(module) or 'torch'}.{attribute}")
 
 
-class _AtPosition(cst.CSTTransformer):
-    """Replaces the one node that a subclass's ``replace`` accepts at a 1-based line and
-    character column (libcst's columns are 0-based)."""
-
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self, module: cst.Module, line: int, column: int) -> None:
-        super().__init__()
-        self.module = module
-        self.line = line
-        self.column = column
-        self.changed = False
-
-    def starts_here(self, node: cst.CSTNode) -> bool:
-        where: CodeRange = self.get_metadata(PositionProvider, node)
-        return (where.start.line, where.start.column + 1) == (self.line, self.column)
-
-    def covers_here(self, node: cst.CSTNode) -> bool:
-        where: CodeRange = self.get_metadata(PositionProvider, node)
-        return (where.start.line, where.start.column + 1) <= (self.line, self.column) < (
-            where.end.line, where.end.column + 1)
-
-
-def _edit_at(source: str, transformer_type: type[_AtPosition], line: int, column: int) -> str:
-    module = parse_source(source)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    transformer = transformer_type(module, line, column)
-    result = wrapper.visit(transformer)
-    return result.code if transformer.changed else source
-
-
 def is_plain_string(node: cst.BaseExpression) -> bool:
     """A string literal without formatting (``"a"``, ``"a" "b"``), not bytes."""
     if isinstance(node, cst.SimpleString):
@@ -88,7 +61,7 @@ def is_plain_string(node: cst.BaseExpression) -> bool:
 # FX401: assert <tensor condition>[, "message"] -> torch._assert_async(<condition>[, "message"])
 
 
-class _AssertToAssertAsync(_AtPosition):
+class _AssertToAssertAsync(EditAtPosition):
     def leave_Assert(self, original_node: cst.Assert,
                      updated_node: cst.Assert) -> cst.BaseSmallStatement:
         if self.changed or not self.starts_here(original_node.test):
@@ -110,7 +83,7 @@ def assert_to_assert_async(source: str, line: int, column: int) -> str:
     """Replace the ``assert`` whose condition starts at ``line``/``column`` with
     ``torch._assert_async(condition[, message])``: torch.export keeps it as a check of the
     exported program (torch.compile makes the same change to such an assert itself)."""
-    return _edit_at(source, _AssertToAssertAsync, line, column)
+    return edit_at(source, _AssertToAssertAsync, line, column)
 
 
 # FX402: int(t.item()) -> torch.sym_int(t.item()), float(t.item()) -> torch.sym_float(t.item())
@@ -125,7 +98,7 @@ def is_item_call(node: cst.BaseExpression) -> bool:
         isinstance(node.func, cst.Attribute) and node.func.attr.value == "item"
 
 
-class _CastToSymbolic(_AtPosition):
+class _CastToSymbolic(EditAtPosition):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self.changed or not self.starts_here(original_node):
             return updated_node
@@ -142,7 +115,7 @@ def cast_to_symbolic(source: str, line: int, column: int) -> str:
     """Replace ``int(x.item())`` (``float(...)``) starting at ``line``/``column`` with
     ``torch.sym_int(x.item())`` (``torch.sym_float``): the same number when run, a symbol
     torch.export can keep."""
-    return _edit_at(source, _CastToSymbolic, line, column)
+    return edit_at(source, _CastToSymbolic, line, column)
 
 
 # Graph breaks at print / logging / warnings calls: run them only outside torch.compile
@@ -161,7 +134,7 @@ def is_logging_call(node: cst.BaseExpression) -> bool:
         isinstance(func, cst.Attribute) and func.attr.value in LOGGING_METHODS)
 
 
-class _SkipWhenCompiling(_AtPosition):
+class _SkipWhenCompiling(EditAtPosition):
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine
                                   ) -> cst.BaseStatement:
@@ -183,4 +156,4 @@ def skip_when_compiling(source: str, line: int, column: int) -> str:
     """Put the print/logging call statement at ``line``/``column`` under ``if not
     torch.compiler.is_compiling():``: it runs as before in eager code, and torch.compile
     leaves it out instead of breaking the graph there."""
-    return _edit_at(source, _SkipWhenCompiling, line, column)
+    return edit_at(source, _SkipWhenCompiling, line, column)

@@ -19,16 +19,21 @@ def _fx_table(document: tomlkit.TOMLDocument) -> Any:
     return tool["fx-lsp"]
 
 
-def _add_to_list(pyproject: str, key: str, name: str) -> str:
-    document = tomlkit.parse(pyproject)
-    table = _fx_table(document)
+def _append_new(table: Any, key: str, name: str) -> bool:
+    """Append ``name`` to the array ``table[key]``, made if missing; False (and the caller
+    keeps its text) when ``name`` is already there."""
     if key not in table:
         table[key] = tomlkit.array()
     names = table[key]
     if name in names:
-        return pyproject
+        return False
     names.append(name)
-    return tomlkit.dumps(document)
+    return True
+
+
+def _add_to_list(pyproject: str, key: str, name: str) -> str:
+    document = tomlkit.parse(pyproject)
+    return tomlkit.dumps(document) if _append_new(_fx_table(document), key, name) else pyproject
 
 
 def add_leaf_module(pyproject: str, name: str) -> str:
@@ -61,14 +66,8 @@ def add_concrete_none(pyproject: str, qualified_name: str, argument: str) -> str
     """Add ``argument`` to ``concrete-none`` under ``[tool.fx-lsp.modules."<class>"]``: traced
     as None (TOML has no null for ``concrete-args``)."""
     document = tomlkit.parse(pyproject)
-    module = _module_table(document, qualified_name)
-    if "concrete-none" not in module:
-        module["concrete-none"] = tomlkit.array()
-    names = module["concrete-none"]
-    if argument in names:
-        return pyproject
-    names.append(argument)
-    return tomlkit.dumps(document)
+    added = _append_new(_module_table(document, qualified_name), "concrete-none", argument)
+    return tomlkit.dumps(document) if added else pyproject
 
 
 def _dim_name(value: Any) -> Any:
