@@ -12,12 +12,12 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-import torch
 from torch import nn
 
+from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
-from fxcore.worker.parent_inputs import OutOfTime, tensor_mode, time_limit
 
 #: The free sizes tried, in order: the defaults inference uses, then larger ones (a model
 #: that pools five times needs at least 32, a patch embedding a multiple of its patch).
@@ -55,7 +55,7 @@ def first_layer(model: nn.Module) -> tuple[str, nn.Module, InputTemplate] | None
     return None
 
 
-def layer_inputs(cls: type, model: nn.Module, instantiated_on: str,
+def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                  concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
     """The inputs of a class with one required ``forward`` argument, from its first layer
     whose input size is known, as the first of ``SIZES_TRIED`` the model runs on; None when
@@ -77,16 +77,12 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: str,
     return None
 
 
-def runs_on(model: nn.Module, instantiated_on: str, specs: dict[str, TensorSpec],
+def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
             concrete_args: dict[str, object], seconds: float) -> bool | None:
     """Whether ``model`` runs eagerly on tensors of ``specs`` (on meta, or fake tensors for
     real weights); None when it takes longer than ``seconds``."""
     try:
-        with time_limit(seconds), tensor_mode(model, instantiated_on) as device, \
-                torch.no_grad():
-            model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype),
-                                       device=device) for name, spec in specs.items()},
-                  **concrete_args)
+        run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
     except OutOfTime:
         return None
     except Exception:  # user code may raise anything: these inputs do not fit

@@ -14,21 +14,16 @@ This runs user code (the root's ``forward``); it is only ever called inside a wo
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import signal
-import threading
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxcore.model.results import ExampleInputs, InstantiatedOn
 from fxcore.model.tensor_spec import DTYPES, TensorSpec, parse_spec
 from fxcore.worker.context import describe_exception
+from fxcore.worker.eager_run import OutOfTime, run_eagerly
 
 
 @dataclass
@@ -63,11 +58,6 @@ def passed_note(parent: str, path: str, parent_inputs: ExampleInputs) -> str:
             f"{_ROOT_INPUTS_FROM[parent_inputs.origin]}")
 
 
-class OutOfTime(BaseException):
-    """Raised in the root's ``forward`` when its run takes too long. A BaseException, so
-    that user code's ``except Exception`` does not swallow it."""
-
-
 def passed_inputs(root: torch.nn.Module, root_inputs: ExampleInputs | None,
                   concrete_args: dict[str, Any], instantiated_on: InstantiatedOn,
                   submodules: list[torch.nn.Module], seconds: float) -> PassedInputs:
@@ -85,11 +75,7 @@ def passed_inputs(root: torch.nn.Module, root_inputs: ExampleInputs | None,
     hooks = [submodule.register_forward_pre_hook(_recorder(submodule, passed), with_kwargs=True)
              for submodule in submodules]
     try:
-        with time_limit(seconds), tensor_mode(root, instantiated_on) as device, \
-                torch.no_grad():
-            tensors = {name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype),
-                                         device=device) for name, spec in specs.items()}
-            root(**tensors, **concrete_args)
+        run_eagerly(root, instantiated_on, specs, concrete_args, seconds)
     except OutOfTime:
         return PassedInputs(failed=f"running the parent on its example inputs took longer "
                                    f"than {seconds:g} s")
@@ -150,48 +136,3 @@ def _is_default(value: Any, default: Any) -> bool:
         return True
     scalars = (bool, int, float, str)
     return type(value) is type(default) and isinstance(value, scalars) and value == default
-
-
-@contextlib.contextmanager
-def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
-                 ) -> Iterator[torch.device]:
-    """The device to make inputs on: meta for a root with meta weights; for one with real
-    weights, CPU under a fake tensor mode, so that nothing is computed."""
-    weights = [*root.parameters(), *root.buffers()]
-    on_meta = weights[0].is_meta if weights else instantiated_on != "cpu"
-    if on_meta:
-        yield torch.device("meta")
-        return
-    with FakeTensorMode(allow_non_fake_inputs=True):
-        yield torch.device("cpu")
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise ``OutOfTime`` in the main thread after ``seconds``. A timer already set (a
-    test runner's time-out) is put back afterwards with the time it has left, and is left
-    alone when it would fire first; off the main thread the engine's time-out of the job is
-    the only limit."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    outer_handler = signal.getsignal(signal.SIGALRM)
-    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    if outer_delay and outer_delay <= seconds:
-        yield
-        return
-
-    def out_of_time(_signum: int, _frame: Any) -> None:
-        raise OutOfTime
-
-    started = time.monotonic()
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if outer_handler is None else outer_handler)
-        if outer_delay:
-            left = max(outer_delay - (time.monotonic() - started), 0.001)
-            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)

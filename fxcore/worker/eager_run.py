@@ -1,0 +1,79 @@
+"""Running a model eagerly on example inputs without computing anything: on meta tensors for
+meta weights, on fake tensors for real ones, under a time limit. What the parent's run
+(``parent_inputs``) and the search for inputs a model runs on (``layer_inputs``) share; it
+runs user code, so it is only ever called inside a worker child."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from fxcore.model.results import InstantiatedOn
+from fxcore.model.tensor_spec import TensorSpec
+
+
+class OutOfTime(BaseException):
+    """Raised in the model's ``forward`` when its run takes too long. A BaseException, so
+    that user code's ``except Exception`` does not swallow it."""
+
+
+def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
+                specs: dict[str, TensorSpec], concrete_args: dict[str, Any],
+                seconds: float) -> None:
+    """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument) and
+    ``concrete_args``; raises ``OutOfTime`` after ``seconds``, or what the model raises."""
+    with time_limit(seconds), tensor_mode(model, instantiated_on) as device, torch.no_grad():
+        model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
+                 for name, spec in specs.items()}, **concrete_args)
+
+
+@contextlib.contextmanager
+def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
+                 ) -> Iterator[torch.device]:
+    """The device to make inputs on: meta for a root with meta weights; for one with real
+    weights, CPU under a fake tensor mode, so that nothing is computed."""
+    weights = [*root.parameters(), *root.buffers()]
+    on_meta = weights[0].is_meta if weights else instantiated_on != "cpu"
+    if on_meta:
+        yield torch.device("meta")
+        return
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        yield torch.device("cpu")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise ``OutOfTime`` in the main thread after ``seconds``. A timer already set (a
+    test runner's time-out) is put back afterwards with the time it has left, and is left
+    alone when it would fire first; off the main thread the engine's time-out of the job is
+    the only limit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer_handler = signal.getsignal(signal.SIGALRM)
+    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    if outer_delay and outer_delay <= seconds:
+        yield
+        return
+
+    def out_of_time(_signum: int, _frame: Any) -> None:
+        raise OutOfTime
+
+    started = time.monotonic()
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if outer_handler is None else outer_handler)
+        if outer_delay:
+            left = max(outer_delay - (time.monotonic() - started), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
