@@ -19,21 +19,10 @@ from fxcore.worker.layer_inputs import layer_inputs
 
 import cli_support
 
+#: ``examples/``' ConvBlock branches on its input's width: torch.fx stops at the branch.
+EXAMPLE_LAYERS = Path(__file__).resolve().parent.parent / "examples" / "models" / "layers.py"
 WORKSPACE = '''
-import torch.nn.functional as F
 from torch import nn
-
-
-class PadsOddWidths(nn.Module):
-    def __init__(self, channels: int = 8):
-        super().__init__()
-        self.conv = nn.Conv2d(channels, channels, kernel_size=3, padding=1)
-        self.norm = nn.BatchNorm2d(channels)
-
-    def forward(self, x):
-        if x.shape[-1] % 2 == 1:
-            x = F.pad(x, (0, 1, 0, 1))
-        return F.relu(self.norm(self.conv(x)))
 
 
 class CropsLongSignals(nn.Module):
@@ -127,16 +116,19 @@ def _real_verdicts(path: Path, class_name: str, spec_text: str) -> tuple[str, st
 
 def test_export_and_compile_verdicts_where_fx_stops_agree_with_real_torch(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(WORKSPACE)
+    (tmp_path / "layers.py").write_text(EXAMPLE_LAYERS.read_text(encoding="utf-8"))
     completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "fx,export,compile",
                                    "--output-format", "json", ".", cwd=tmp_path)
     report = parse_report(completed.stdout)
     verdicts = {(module["class"], module["mode"]): module for module in report["modules"]}
-    for name in ("PadsOddWidths", "CropsLongSignals", "NeedsLargeImages"):
+    files = {"ConvBlock": "layers.py", "CropsLongSignals": "blocks.py",
+             "NeedsLargeImages": "blocks.py"}
+    for name, file in files.items():
         assert verdicts[(name, "fx")]["status"] == "failed"  # torch.fx stops at the branch
         export, compile_ = verdicts[(name, "export")], verdicts[(name, "compile")]
         assert export["inputs"]["from"] == compile_["inputs"]["from"] == "inferred"
         (spec_text,) = export["inputs"]["tensors"].values()
-        real = _real_verdicts(tmp_path / "blocks.py", name, spec_text)
+        real = _real_verdicts(tmp_path / file, name, spec_text)
         assert (export["status"], compile_["status"]) == real == ("traceable", "traceable")
     # The first size tried does not run: the next one that does is taken.
     assert verdicts[("NeedsLargeImages", "export")]["inputs"]["tensors"] == \
