@@ -21,22 +21,20 @@ tier() {  # tier NAME COMMAND...: run one tier, say its time, remember a failure
     [ "$status" -eq 0 ] || failed+=("$name")
 }
 
-# The VS Code tier mostly waits (npm, code-server, a browser driving the editor), the torch
-# matrix mostly computes: the one runs in the background while the other runs, its output
-# kept apart and printed whole when it is waited for.
+# The VS Code tier runs beside the torch matrix, so that its waits (npm, code-server, a
+# browser driving the editor) overlap the matrix's computing; its output is kept apart and
+# printed whole when it is waited for.
 background_tier() {  # background_tier NAME COMMAND...: start a tier, its output to a file
     local name=$1
     shift
     tiers=$((tiers + 1))
-    mkdir -p "$tier_logs"
     ( t0=$SECONDS; status=0; "$@" >"$tier_logs/$name.log" 2>&1 || status=$?
       echo "$status $((SECONDS - t0))" >"$tier_logs/$name.status" ) &
-    background_pids+=("$!")
+    background_pids[$name]=$!
 }
 wait_tier() {  # wait_tier NAME: wait for a background tier, print its output and time
     local name=$1 status seconds
-    wait "${background_pids[0]}" || true
-    background_pids=("${background_pids[@]:1}")
+    wait "${background_pids[$name]}" || true
     read -r status seconds <"$tier_logs/$name.status"
     printf '\n== tier %s (in the background)\n' "$name"
     cat "$tier_logs/$name.log"
@@ -44,7 +42,8 @@ wait_tier() {  # wait_tier NAME: wait for a background tier, print its output an
     [ "$status" -eq 0 ] || failed+=("$name")
 }
 tier_logs=$(mktemp -d)
-background_pids=()
+trap 'rm -rf "$tier_logs"' EXIT
+declare -A background_pids=()
 
 # torch first, pinned to the CPU wheel these machines keep locally: a bare `torch`
 # requirement on a machine without it would pull gigabytes of CUDA packages.
