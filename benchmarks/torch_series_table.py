@@ -15,8 +15,15 @@ venvs ``scripts/test-torch-matrix.sh`` makes; the series of ``python3`` itself a
 Real torch's answers are computed in that run on that torch (tests/real_torch_answers.py). A
 test skipped on a series (a fact of another series) is counted apart, with its reason.
 
+With ``--thirdparty`` it prints a second table, the same on real torchvision, timm and
+transformers models (tests/thirdparty: fx against plain torch.fx on every wrapper class; export
+and compile against real runs on the CPU on the tests' samples; ``benchmarks/export_fidelity.py``
+and ``compile_fidelity.py`` sweep every class on one torch). It first installs the libraries
+into each series' venv (``scripts/install-thirdparty.sh``, which picks the torchvision built
+for that torch). About 5 minutes a series on 2 cores.
+
     bash scripts/test-torch-matrix.sh            # makes the venvs (and runs the matrix)
-    python3 benchmarks/torch_series_table.py [SERIES ...]
+    python3 benchmarks/torch_series_table.py [--thirdparty] [SERIES ...]
 """
 
 from __future__ import annotations
@@ -50,6 +57,14 @@ AGREEMENT = {
                 "test_capture_on_meta_matches_real_export_with_dynamic_shapes")],
     "compile": [("tests/test_compile_capture.py", "test_breaks_on_meta_are_those_of_real_tensors")],
 }
+#: The same on real third-party models (tests/thirdparty, marker ``thirdparty``).
+THIRDPARTY_AGREEMENT = {
+    "fx": [("tests/thirdparty/test_fidelity.py", "test_fidelity")],
+    "export": [("tests/thirdparty/test_export_fidelity.py",
+                "test_export_verdict_and_first_line_agree")],
+    "compile": [("tests/thirdparty/test_compile_fidelity.py",
+                 "test_compile_verdict_and_first_break_agree")],
+}
 
 
 def interpreter(series: str) -> str | None:
@@ -66,10 +81,42 @@ def torch_version(python: str) -> str:
                           check=True).stdout.strip()
 
 
-def run_agreement_tests(python: str, report: Path) -> float:
+def library_versions(python: str) -> str:
+    return subprocess.run([python, "-c", "import importlib.metadata as m; print(', '.join("
+                           "f'{d} {m.version(d)}' for d in ('torchvision', 'timm', "
+                           "'transformers')))"], capture_output=True, text=True,
+                          check=False).stdout.strip() or "not installed"
+
+
+def install_this_checkout(python: str) -> None:
+    """fx-lsp from this checkout into a matrix venv (its torch kept), as the matrix does: the
+    venv may hold another checkout's."""
+    if python == sys.executable:
+        return
+    subprocess.run([sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", python,
+                    "--constraint", "/dev/stdin", "-e", f"{REPOSITORY}[test]"],
+                   input=f"torch=={torch_version(python).split('+')[0]}\n", text=True,
+                   env=dict(os.environ, UV_CACHE_DIR=str(MATRIX_DIR / "uv-cache"),
+                            UV_LINK_MODE="hardlink"), check=True)
+
+
+def install_thirdparty(python: str) -> bool:
+    """torchvision (the build for that torch), timm and transformers into ``python``'s venv."""
+    done = subprocess.run(["bash", "scripts/install-thirdparty.sh"], cwd=REPOSITORY,
+                          env=dict(os.environ, PYTHON=python,
+                                   UV_CACHE_DIR=str(MATRIX_DIR / "uv-cache"),
+                                   UV_LINK_MODE="hardlink"),
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        print(f"install-thirdparty.sh under {python} failed:\n{done.stderr[-2000:]}",
+              file=sys.stderr)
+    return done.returncode == 0
+
+
+def run_agreement_tests(python: str, report: Path, agreement: dict) -> float:
     """The agreement tests under ``python``, results in JUnit XML; the seconds taken."""
-    files = sorted({module for tests in AGREEMENT.values() for module, _ in tests})
-    names = " or ".join(sorted({name for tests in AGREEMENT.values() for _, name in tests}))
+    files = sorted({module for tests in agreement.values() for module, _ in tests})
+    names = " or ".join(sorted({name for tests in agreement.values() for _, name in tests}))
     started = time.perf_counter()
     subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "",
                     "-n", "2", "-k", names, f"--junitxml={report}", *files],
@@ -77,13 +124,13 @@ def run_agreement_tests(python: str, report: Path) -> float:
     return time.perf_counter() - started
 
 
-def counts(report: Path) -> dict[str, Counter[str]]:
+def counts(report: Path, agreement: dict) -> dict[str, Counter[str]]:
     """mode -> Counter of agrees / differs / skipped, from the JUnit XML."""
-    found: dict[str, Counter[str]] = {mode: Counter() for mode in AGREEMENT}
+    found: dict[str, Counter[str]] = {mode: Counter() for mode in agreement}
     for case in ET.parse(report).getroot().iter("testcase"):
         name = re.sub(r"\[.*", "", case.get("name", ""))
         module = case.get("classname", "").replace(".", "/") + ".py"
-        mode = next((mode for mode, tests in AGREEMENT.items()
+        mode = next((mode for mode, tests in agreement.items()
                      if any(module.endswith(path) and name == test for path, test in tests)),
                     None)
         if mode is None:
@@ -100,32 +147,48 @@ def cell(counter: Counter[str]) -> str:
     return text + (f" ({counter['skipped']} skipped)" if counter["skipped"] else "")
 
 
+def table(series_list: list[str], agreement: dict, thirdparty: bool) -> int:
+    """Print one row per series; the number of classes judged otherwise than real torch."""
+    print("| series | torch | " + ("libraries | " if thirdparty else "")
+          + "fx vs plain torch.fx | export vs real export | compile vs real compile | seconds |")
+    print("|---|---|" + ("---|" if thirdparty else "") + "---|---|---|---|")
+    differing = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        for series in series_list:
+            python = interpreter(series)
+            if python is None:
+                print(f"| {series} | no venv (run scripts/test-torch-matrix.sh {series}) |")
+                continue
+            install_this_checkout(python)
+            if thirdparty and not install_thirdparty(python):
+                print(f"| {series} | {torch_version(python)} | the libraries did not install |")
+                differing += 1
+                continue
+            libraries = f"{library_versions(python)} | " if thirdparty else ""
+            report = Path(scratch) / f"{series}.xml"
+            seconds = run_agreement_tests(python, report, agreement)
+            if not report.exists():
+                print(f"| {series} | {torch_version(python)} | {libraries}the tests did not run |")
+                differing += 1
+                continue
+            found = counts(report, agreement)
+            differing += sum(counter["differs"] for counter in found.values())
+            print(f"| {series} | {torch_version(python)} | {libraries}{cell(found['fx'])} | "
+                  f"{cell(found['export'])} | {cell(found['compile'])} | {seconds:.0f} |",
+                  flush=True)
+    return differing
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("series", nargs="*", default=list(SUPPORTED))
+    parser.add_argument("--thirdparty", action="store_true",
+                        help="also the table on real torchvision/timm/transformers models")
     arguments = parser.parse_args()
-    print("| series | torch | fx vs plain torch.fx | export vs real export | "
-          "compile vs real compile | seconds |")
-    print("|---|---|---|---|---|---|")
-    differing = 0
-    with tempfile.TemporaryDirectory() as scratch:
-        for series in arguments.series:
-            python = interpreter(series)
-            if python is None:
-                print(f"| {series} | no venv (run scripts/test-torch-matrix.sh {series}) "
-                      "| | | | |")
-                continue
-            report = Path(scratch) / f"{series}.xml"
-            seconds = run_agreement_tests(python, report)
-            if not report.exists():
-                print(f"| {series} | {torch_version(python)} | the tests did not run | | | |")
-                differing += 1
-                continue
-            found = counts(report)
-            differing += sum(counter["differs"] for counter in found.values())
-            print(f"| {series} | {torch_version(python)} | {cell(found['fx'])} | "
-                  f"{cell(found['export'])} | {cell(found['compile'])} | {seconds:.0f} |",
-                  flush=True)
+    differing = table(arguments.series, AGREEMENT, thirdparty=False)
+    if arguments.thirdparty:
+        print("\nOn real third-party models (tests/thirdparty):\n")
+        differing += table(arguments.series, THIRDPARTY_AGREEMENT, thirdparty=True)
     print(f"\nclasses judged otherwise than real torch: {differing}")
     return 1 if differing else 0
 

@@ -7,6 +7,13 @@
 #  * torchvision, timm and transformers are installed with --no-deps; their pure-Python
 #    dependencies are installed by name, under a constraint that pins torch to the installed one.
 #  * Idempotent: when everything is already there at the right versions it only checks.
+#  * A venv made by uv (as scripts/test-torch-matrix.sh makes them) gets the same packages from
+#    `uv pip`, which picks the torchvision that fits its torch itself (newer torchvision releases
+#    ask for `torch>=X.Y.0`, not one pin) and links files from uv's one cache.
+#  * Last, the three libraries are imported. PyPI's torchvision is built against PyPI's (CUDA)
+#    torch; beside a CPU build of the same release (the local torch 2.13.0 file) its compiled
+#    operators do not load and a plain `import torchvision` fails. That is said in one line; the
+#    third-party test workspace defines the operators' schemas itself (tpmodels/_shim.py).
 #
 # Usage: scripts/install-thirdparty.sh   (env: PYTHON=python3, TIMM_VERSION, TRANSFORMERS_VERSION)
 set -euo pipefail
@@ -41,6 +48,39 @@ echo "torch installed: $TORCH_FULL"
 CONSTRAINTS="$(mktemp)"
 trap 'rm -f "$CONSTRAINTS"' EXIT
 echo "torch==$TORCH_FULL" >"$CONSTRAINTS"
+
+# Can the three libraries be imported beside this torch? Prints the first error's last line.
+import_check() {
+  "$PY" - <<'PY'
+import sys
+try:
+    import torchvision, timm, transformers  # noqa: F401
+except Exception as error:  # a broken build raises RuntimeError/OSError, not ImportError
+    print(f"{type(error).__name__}: {error}".splitlines()[0])
+    sys.exit(3)
+PY
+}
+finish() {
+  local error
+  if ! error="$(import_check)"; then
+    echo "note: a plain 'import torchvision' fails beside torch $TORCH_FULL ($error):" \
+         "its compiled operators need PyPI's build of that torch; tests/thirdparty's workspace" \
+         "defines their schemas itself (tpmodels/_shim.py)"
+  fi
+  echo "ok: $("$PY" -c 'import importlib.metadata as m; print(", ".join(f"{d} {m.version(d)}" for d in ("torch", "torchvision", "timm", "transformers")))')"
+}
+
+made_by_uv() {
+  "$PY" -c 'import sys, pathlib; sys.exit("uv =" not in (pathlib.Path(sys.prefix) / "pyvenv.cfg").read_text() if (pathlib.Path(sys.prefix) / "pyvenv.cfg").exists() else 1)'
+}
+if made_by_uv; then
+  UV=(uv)
+  command -v uv >/dev/null || UV=(python3 -m uv)
+  "${UV[@]}" pip install --quiet --python "$PY" --constraint "$CONSTRAINTS" torchvision "${DEPS[@]}"
+  "${UV[@]}" pip install --quiet --python "$PY" --no-deps "$TIMM_SPEC" "$TRANSFORMERS_SPEC"
+  finish
+  exit 0
+fi
 # The checks below read requirement specifiers with `packaging`.
 "$PY" -c "import packaging.requirements" 2>/dev/null || pipq install -q -c "$CONSTRAINTS" packaging
 
@@ -163,5 +203,5 @@ for dist in ("torchvision", "timm", "transformers", "huggingface_hub", "safetens
 if bad:
     print("\n".join(bad), file=sys.stderr)
     sys.exit(1)
-print("ok: " + ", ".join(f"{d} {m.version(d)}" for d in ("torch", "torchvision", "timm", "transformers")))
 PY
+finish

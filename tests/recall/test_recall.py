@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,8 +35,8 @@ def _ground_truth() -> dict[str, set[tuple[int, str]]]:
 
 
 def _fx_lsp() -> list[str]:
-    exe = shutil.which("fx-lsp")
-    return [exe] if exe else [sys.executable, "-m", "fx_lsp"]
+    """This interpreter's fx-lsp (an ``fx-lsp`` on PATH may be another environment's)."""
+    return [sys.executable, "-m", "fx_lsp"]
 
 
 @pytest.fixture(scope="module")

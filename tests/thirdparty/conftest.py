@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -36,13 +36,24 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def wrapper_ids(files: tuple[str, ...] = ()) -> list[str]:
+    """``file.py:Class`` of every class defined in the workspace files (found without imports),
+    or in the named files (``tpmodels/x.py``) only."""
+    paths = [WORKSPACE / name for name in files] or sorted((WORKSPACE / "tpmodels").glob("*.py"))
+    return [f"{path.name}:{node.name}"
+            for path in paths if not path.name.startswith("_")
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.ClassDef) and node.bases]  # nn.Module subclasses
+
+
 def missing_libraries() -> list[str]:
     return [name for name in LIBRARIES if importlib.util.find_spec(name) is None]
 
 
 def fx_lsp_command() -> list[str]:
-    exe = shutil.which("fx-lsp")
-    return [exe] if exe else [sys.executable, "-m", "fx_lsp"]
+    """fx-lsp of this interpreter's environment: an ``fx-lsp`` found on PATH may be another
+    environment's (a torch-matrix venv runs its tests without being activated)."""
+    return [sys.executable, "-m", "fx_lsp"]
 
 
 class _Run:

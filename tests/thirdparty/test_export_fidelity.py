@@ -11,12 +11,11 @@ models); ``FX_LSP_EXPORT_SWEEP=1`` runs every class, the rest marked ``export_sw
 
 from __future__ import annotations
 
-import ast
 import os
 from pathlib import Path
 
 import pytest
-from conftest import missing_libraries
+from conftest import missing_libraries, wrapper_ids
 from export_compare import Row, compare, run_both
 
 HERE = Path(__file__).resolve().parent
@@ -44,17 +43,7 @@ SAMPLE = {
 SWEEP = os.environ.get("FX_LSP_EXPORT_SWEEP") == "1"
 
 
-def _wrapper_ids() -> list[str]:
-    """``file.py:Class`` of every class defined in the workspace files (found without imports)."""
-    ids = []
-    for path in sorted(PACKAGE_DIR.glob("*.py")):
-        if not path.name.startswith("_"):
-            ids += [f"{path.name}:{node.name}" for node in ast.parse(path.read_text()).body
-                    if isinstance(node, ast.ClassDef) and node.bases]
-    return ids
-
-
-WRAPPERS = [key for key in _wrapper_ids() if SWEEP or key in SAMPLE]
+WRAPPERS = [key for key in wrapper_ids() if SWEEP or key in SAMPLE]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +60,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Row]:
 
 
 def test_the_sample_is_in_the_workspace() -> None:
-    assert set(_wrapper_ids()) >= SAMPLE
+    assert set(wrapper_ids()) >= SAMPLE
 
 
 @pytest.mark.parametrize("wrapper", [

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import wrapper_ids
 
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE / "workspace"
@@ -22,22 +23,7 @@ PACKAGE_DIR = WORKSPACE / "tpmodels"
 pytestmark = pytest.mark.thirdparty
 
 
-def _wrapper_ids() -> list[str]:
-    """``file.py:Class`` of every class defined in the workspace files (found without imports)."""
-    ids = []
-    for path in sorted(PACKAGE_DIR.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        ids += [
-            f"{path.name}:{node.name}"
-            for node in tree.body
-            if isinstance(node, ast.ClassDef) and node.bases  # nn.Module subclasses
-        ]
-    return ids
-
-
-WRAPPERS = _wrapper_ids()
+WRAPPERS = wrapper_ids()
 
 
 def _real(path: str, base: Path = HERE) -> str:

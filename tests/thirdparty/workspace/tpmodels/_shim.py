@@ -6,11 +6,12 @@ without its custom operators, but ``torchvision/_meta_registrations.py`` still r
 kernel for ``torchvision::nms`` at import time, which fails with
 ``RuntimeError: operator torchvision::nms does not exist``.
 
-:func:`install` detects that honestly: it tries to load the real extension the way torchvision
-does (``torch.ops.load_library`` on ``torchvision/_C*.so``). Only when that fails does it define
-the operator *schemas* (no kernels) with ``torch.library``, so the import succeeds. Calling one
-of these operators eagerly still fails ("no kernel registered"), which is the truth: the ops are
-not available on this machine. Building and symbolically tracing models does not run them.
+:func:`install` detects that honestly: it tries to load the real extensions the way torchvision
+does (``torch.ops.load_library`` on each ``torchvision/_C*.so``). Only when that fails does it
+define the operator *schemas* (no kernels) with ``torch.library``, so the import succeeds.
+Calling one of these operators eagerly still fails ("no kernel registered"), which is the truth:
+the ops are not available on this machine. Building and symbolically tracing models does not
+run them.
 
 It also sets the Hugging Face offline variables: nothing is ever downloaded.
 
@@ -103,21 +104,21 @@ def install() -> str:
     if spec is None or not spec.submodule_search_locations:
         status = "no-torchvision"
         return status
-    candidates = [
+    # torchvision 0.29 and later split the operators over _C and _C_stable: load every one.
+    candidates = sorted({
         path
         for folder in spec.submodule_search_locations
         for suffix in importlib.machinery.EXTENSION_SUFFIXES
-        for path in glob.glob(os.path.join(folder, "_C" + suffix))
-    ]
+        for path in glob.glob(os.path.join(folder, "_C*" + suffix))
+    })
     for path in candidates:
         try:
             torch.ops.load_library(path)
         except (OSError, ImportError, RuntimeError) as exc:
             extension_error = f"{type(exc).__name__}: {exc}"
-            continue
-        if _has_op("nms"):
-            status = "extension"
-            return status
+    if _has_op("nms"):
+        status = "extension"
+        return status
     if not candidates:
         extension_error = "torchvision/_C extension not found"
     _LIB = torch.library.Library("torchvision", "DEF")
