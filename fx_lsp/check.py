@@ -88,9 +88,9 @@ class ModeCounts:
     #: The verdicts of classes whose constructor raised (FX101 only): nothing was captured,
     #: so they are neither traced nor failed.
     not_built: int = 0
-    #: The verdicts of classes whose instance, built from defaults or guesses, does not fit
-    #: them (FX105 only): not traced, and counted apart from the classes fx-lsp could not
-    #: build or skipped.
+    #: The verdicts of classes whose instance, built from defaults or guesses, or whose
+    #: inferred inputs do not fit them (FX105, FX406, FX504): not traced, and counted apart
+    #: from the classes fx-lsp could not build or skipped.
     not_fitting: int = 0
     #: Of ``traced``, the verdicts on an instance built from guessed arguments, its own or a
     #: parent's (``fxcore.model.instance_trust``); the others are on real instances.
@@ -130,10 +130,12 @@ class ModeCounts:
 
 
 def untraced_words(not_built: int, not_fitting: int, not_traced: int) -> str:
-    """``, 1 could not be built, 2 whose instance does not fit, 3 not traced``: the first two
-    said only when there are some, so that a summary without them reads as it always did."""
+    """``, 1 could not be built, 2 that fx-lsp's instance or inputs do not fit, 3 not traced``:
+    the first two said only when there are some, so that a summary without them reads as it
+    always did."""
     not_built_words = f", {not_built} could not be built" if not_built else ""
-    not_fitting_words = f", {not_fitting} whose instance does not fit" if not_fitting else ""
+    not_fitting_words = (f", {not_fitting} that fx-lsp's instance or inputs do not fit"
+                         if not_fitting else "")
     return f"{not_built_words}{not_fitting_words}, {not_traced} not traced"
 
 

@@ -30,7 +30,7 @@ from fx_lsp.shards import Shard, shard_json
 from fxcore.fixing import fix_plan
 from fxcore.fixing.fix_apply import choose
 from fxcore.model.capture_modes import DEFAULT_MODE
-from fxcore.model.instance_trust import guessed_instance
+from fxcore.model.instance_trust import DOES_NOT_FIT_CODES, guessed_instance
 from fxcore.model.results import CODES, Failure, ModuleResult
 from fxcore.model.version import VERSION
 from fxcore.reporting.parent_arguments import traced_instance
@@ -75,7 +75,7 @@ def _not_traced(run: CheckRun) -> list[ModuleResult]:
     reported = {(p.path, p.line, p.code) for p in run.report.problems}
     return [note.module for note in run.report.not_traced if note.module is not None
             and not any((f.path, f.line, f.code) in reported for f in note.module.failures
-                        if f.code == CODES["does-not-fit"])]
+                        if f.code in DOES_NOT_FIT_CODES)]
 
 
 def _notes(modules: list[ModuleResult]) -> list[tuple[str, str]]:

@@ -330,8 +330,8 @@ def test_the_summary_counts_instances_that_do_not_fit_apart(checked) -> None:
     assert summary["modes"]["fx"]["instance_does_not_fit"] == 4
     concise = check(root, "concise").stdout
     assert concise.splitlines()[-1].startswith(
-        "Checked 1 file: 10 modules traced, 4 traceable, 6 failed, 4 whose instance does not "
-        "fit, 0 not traced; 1 on guessed arguments")
+        "Checked 1 file: 10 modules traced, 4 traceable, 6 failed, 4 that fx-lsp's instance or "
+        "inputs do not fit, 0 not traced; 1 on guessed arguments")
     # Each says so once, on its line: no "was not traced" note repeats it.
     assert "was not traced" not in concise
 

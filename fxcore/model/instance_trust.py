@@ -85,11 +85,17 @@ def made_from(arguments: Arguments) -> str:
         else f"built with {source}"
 
 
+#: The codes of "does not fit": torch.fx's (FX105), torch.export's (FX406), torch.compile's
+#: (FX504, ``fxcore.worker.own_choices``).
+DOES_NOT_FIT_CODES: frozenset[str] = frozenset(
+    code for kind, code in CODES.items() if kind.endswith("does-not-fit"))
+
+
 def does_not_fit(module: ModuleResult) -> bool:
-    """True for the verdict of a class whose instance does not fit it (FX105): no verdict on
-    the class itself."""
+    """True for the verdict of a class whose instance, or the inputs fx-lsp chose, do not fit
+    it (FX105, FX406, FX504): no verdict on the class itself."""
     return module.status == "not-traced" and any(
-        failure.code == CODES["does-not-fit"] for failure in module.failures)
+        failure.code in DOES_NOT_FIT_CODES for failure in module.failures)
 
 
 #: Parents whose own arguments came from earlier sources are preferred.

@@ -60,3 +60,13 @@ def not_checkable_rule(code: str, mode: str, docs: str) -> Rule:
     return Rule(code=code, kinds=(f"{mode}-not-checkable",), severity="hint", information=True,
                 mode=mode, docs=docs,
                 message=f"Not checkable under torch.{mode} without real data: {{detail}}")
+
+
+def not_fitting_rule(code: str, mode: str, docs: str) -> Rule:
+    """A capture mode's hint that its error came from what fx-lsp chose, not from the capture
+    (FX406, FX504; FX105 is torch.fx's): worded the same in every mode."""
+    return Rule(code=code, kinds=(f"{mode}-does-not-fit",), severity="hint", mode=mode,
+                docs=docs,
+                message=("What fx-lsp chose does not fit the class: {detail}, and the module "
+                         f"raises the same error when run eagerly on them, so torch.{mode} "
+                         "is not what fails."))

@@ -45,6 +45,7 @@ from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.inputs import decide_before_capture
+from fxcore.worker.own_choices import judged_on_own_choices
 from fxcore.worker.submodule_tracing import SubmoduleTracing
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace.discovery import ClassSource
@@ -226,6 +227,7 @@ class Job(SubmoduleTracing):
         """Capture ``target`` with ``capture`` and make that mode's verdict."""
         decide_before_capture(context, capture, target)
         result = module_verdict(context, capture, target, capture.capture(context, target))
+        result = judged_on_own_choices(context, capture.mode, target, result)
         result.mode = capture.mode
         return result
 

@@ -76,7 +76,8 @@ def lsp_side(module: dict) -> tuple[str, list[Break], str, tuple[str, int] | Non
     error, error_frame = "", None
     for failure in module.get("failures", []):
         code = failure["code"]
-        if code == "FX502":
+        # FX504: fx-lsp's inputs or instance do not fit, an error raised eagerly too.
+        if code in ("FX502", "FX504"):
             error, error_frame = failure["message"], _innermost(failure)
             continue
         if not (code.startswith("GB") or code == "FX501"):

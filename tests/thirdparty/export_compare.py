@@ -4,7 +4,8 @@
 
 A class agrees when both say it exports, or both say it fails and the first line of the real
 failure (its innermost frame in the workspace or a third-party library) is in the call chain of
-fx-lsp's first failure; a real failure raised by torch itself outside any model line (an
+fx-lsp's first failure (an FX499, or an FX406: the same error raised eagerly on the inputs or
+instance fx-lsp chose); a real failure raised by torch itself outside any model line (an
 output type export cannot flatten) agrees when fx-lsp's first failure says the same error.
 A class fx-lsp found no example inputs for is not tried: neither side can run it.
 """
@@ -102,7 +103,8 @@ def compare(module: dict[str, Any], truth: dict[str, Any]) -> Row:
     if truth["verdict"] == "ok":
         agree = module["status"] == "traceable"
         return Row(key, real, mine, agree, "" if agree else "real export succeeds")
-    if module["status"] != "failed":
+    # FX406: fx-lsp's inputs or instance do not fit, the error the module raises eagerly too.
+    if module["status"] != "failed" and not (first and first["code"] == "FX406"):
         return Row(key, real, mine, False, "real export fails")
     if frame is None:
         # Raised by torch itself (an output type it cannot flatten, after forward returned):

@@ -1,0 +1,89 @@
+"""Whether an error that ended torch.export or torch.compile (FX499, FX502) comes from what
+fx-lsp chose for the class rather than from the capture: example inputs it inferred, or an
+instance it built from the class's defaults or guessed arguments (``may_not_fit``).
+
+Decided by running the module once more, eagerly on the same inputs (on the meta device, as
+``eager_run`` does): when it raises the same exception at the same line, the capture is not
+what fails, and the error becomes the mode's "does not fit" hint (FX406, FX504, as FX105 is
+torch.fx's); the class gets no verdict of that mode. An error on inputs or an instance the
+workspace gave (configuration, annotations, a builder, a call site, the parent's run) stays
+the mode's error, and so does one the eager run does not repeat, or repeats only for want of
+real data (``meta_limits``): those say something about the capture or the code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fxcore.model.instance_trust import instance_call, made_from, may_not_fit
+from fxcore.model.results import Failure, ModuleResult
+from fxcore.rules import BY_CODE, CODE_OF_KIND
+from fxcore.worker.capture.meta_limits import needs_real_data
+from fxcore.worker.capture.record import CaptureTarget
+from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.locate import traceback_positions
+
+#: The failure kind of "any other error" of each capture mode that runs ``forward``.
+CAPTURE_ERROR_KINDS = {"export": "export-error", "compile": "compile-error"}
+
+
+def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
+                          result: ModuleResult) -> ModuleResult:
+    """``result``, or, when its capture error comes from fx-lsp's own choices, the class's
+    "does not fit" verdict in ``mode``."""
+    kind = CAPTURE_ERROR_KINDS.get(mode)
+    ending = next((failure for failure in result.failures if failure.kind == kind), None)
+    chosen = _chosen(target)
+    if ending is None or not chosen or target.example_inputs is None:
+        return result
+    try:
+        run_eagerly(target.model, target.instantiated_on, target.example_inputs,
+                    target.concrete_args, context.job.config.timeout / 4)
+    except OutOfTime:
+        return result
+    except Exception as error:  # user code may raise anything: is it the capture's error?
+        eager = _same_error(context, target, error, ending, mode)
+        if eager is None:
+            return result
+        reason = (f"The {chosen} does not fit it: {describe_exception(error)}, raised when "
+                  "it runs eagerly as well as under torch." + mode)
+        # Graph breaks met before the error stay: they are the code's, on any inputs.
+        return dataclasses.replace(
+            result, status="not-traced", reason=reason,
+            failures=[eager if failure is ending else failure for failure in result.failures])
+    return result
+
+
+def _chosen(target: CaptureTarget) -> str:
+    """What fx-lsp chose for ``target``, in words ("" when the workspace gave everything)."""
+    chosen = []
+    if target.inputs_origin == "inferred" and target.example_inputs:
+        spelled = ", ".join(f"{name}: {spec}" for name, spec in target.example_inputs.items())
+        chosen.append(f"inputs fx-lsp inferred ({spelled})")
+    if may_not_fit(target.arguments):
+        assert target.arguments is not None
+        chosen.append(f"instance {instance_call(target.cls.__name__, target.arguments)} "
+                      f"({made_from(target.arguments)})")
+    return " and the ".join(chosen)
+
+
+def _same_error(context: JobContext, target: CaptureTarget, error: Exception, ending: Failure,
+                mode: str) -> Failure | None:
+    """The "does not fit" failure of ``error``, when the eager run raised what ended the
+    capture: the same exception type, located at the same line."""
+    if needs_real_data(error) is not None or type(error).__name__ not in ending.message:
+        return None
+    kind = f"{mode}-does-not-fit"
+    rule = BY_CODE[CODE_OF_KIND[kind]]
+    assert rule.message is not None
+    key = f"{context.location.module_name}:{target.cls.__name__}"
+    message = (rule.message.format(detail=f"{describe_exception(error)} on the "
+                                           f"{_chosen(target)}")
+               + f' Give the real inputs or arguments under [tool.fx-lsp.modules."{key}"]'
+               " to check the class.")
+    located = context.failure(kind, message, traceback_positions(error.__traceback__),
+                              target.source.name_span)
+    if (located.path, located.line) != (ending.path, ending.line):
+        return None
+    return located
