@@ -45,6 +45,30 @@ class NeedsLargeImages(nn.Module):
         if image.shape[-1] < 60:
             raise ValueError("images of at least 60 pixels")
         return self.stem(image).mean()
+
+
+class GatherPositions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 8)
+
+    def forward(self, tokens, positions):
+        if tokens.shape[-1] > 4:
+            tokens = tokens[:, :4]
+        hidden = self.embed(tokens)
+        return hidden.gather(1, positions[:, :4].unsqueeze(-1).expand(-1, -1, 8))
+
+
+class MaskedProjection(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x, attention_mask):
+        if x.shape[1] % 2:
+            x = x[:, :-1]
+            attention_mask = attention_mask[:, :-1]
+        return self.proj(x).masked_fill(~attention_mask[..., None], 0.0)
 '''
 
 
@@ -83,31 +107,46 @@ def test_the_first_known_layer_decides_and_the_model_must_run_on_it() -> None:
     assert layer_inputs(Padded, Padded(), "cpu", {}, seconds=30) == found
 
 
-def test_no_inputs_without_one_required_argument_or_a_known_layer() -> None:
-    assert layer_inputs(TwoStreams, TwoStreams(), "cpu", {}, seconds=30) is None
+def test_every_required_argument_gets_an_input_or_none_does() -> None:
+    found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {}, seconds=30)
+    assert found is not None
+    assert {name: str(spec) for name, spec in found.specs.items()} == \
+        {"x": "float32[2, 8, 4]", "mask": "float32[2, 8, 4]"}
+    assert "float32[2, 8, 4] for mask, the first companion" in found.note
     assert layer_inputs(NoKnownLayer, NoKnownLayer(), "cpu", {}, seconds=30) is None
     # A concrete argument is not an input: one required argument is left.
-    assert layer_inputs(TwoStreams, TwoStreams(), "cpu", {"mask": 1.0}, seconds=30) is not None
+    found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {"mask": 1.0}, seconds=30)
+    assert found is not None and list(found.specs) == ["x"]
 
 
-def _real_verdicts(path: Path, class_name: str, spec_text: str) -> tuple[str, str]:
+def _real_tensor(spec_text: str) -> torch.Tensor:
+    """A CPU tensor of ``spec_text``: random values, booleans, or indices 0 (in range of any
+    table and axis)."""
+    spec = parse_spec(spec_text)
+    if spec.dtype == "bool":
+        return torch.randint(0, 2, spec.shape).bool()
+    if spec.dtype.startswith("int"):
+        return torch.zeros(spec.shape, dtype=getattr(torch, spec.dtype))
+    return torch.randn(*spec.shape)
+
+
+def _real_verdicts(path: Path, class_name: str, specs: dict[str, str]) -> tuple[str, str]:
     """Real torch.export and torch.compile (fullgraph) on CPU, on the class built as fx-lsp
-    built it (defaults) and a random tensor of the inputs' spec."""
+    built it (defaults) and random tensors of the inputs' specs."""
     spec = importlib.util.spec_from_file_location(f"layer_inputs_{class_name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     model = getattr(module, class_name)()
-    shape = parse_spec(spec_text)
-    x = torch.randn(*shape.shape)
+    inputs = {name: _real_tensor(text) for name, text in specs.items()}
     try:
-        torch.export.export(model, (x,))
+        torch.export.export(model, (), inputs)
         exported = "traceable"
     except Exception:
         exported = "failed"
     torch._dynamo.reset()
     try:
-        torch.compile(model, backend="eager", fullgraph=True)(x)
+        torch.compile(model, backend="eager", fullgraph=True)(**inputs)
         compiled = "traceable"
     except Exception:
         compiled = "failed"
@@ -122,14 +161,19 @@ def test_export_and_compile_verdicts_where_fx_stops_agree_with_real_torch(tmp_pa
     report = parse_report(completed.stdout)
     verdicts = {(module["class"], module["mode"]): module for module in report["modules"]}
     files = {"ConvBlock": "layers.py", "CropsLongSignals": "blocks.py",
-             "NeedsLargeImages": "blocks.py"}
+             "NeedsLargeImages": "blocks.py", "GatherPositions": "blocks.py",
+             "MaskedProjection": "blocks.py"}
     for name, file in files.items():
         assert verdicts[(name, "fx")]["status"] == "failed"  # torch.fx stops at the branch
         export, compile_ = verdicts[(name, "export")], verdicts[(name, "compile")]
         assert export["inputs"]["from"] == compile_["inputs"]["from"] == "inferred"
-        (spec_text,) = export["inputs"]["tensors"].values()
-        real = _real_verdicts(tmp_path / file, name, spec_text)
+        real = _real_verdicts(tmp_path / file, name, export["inputs"]["tensors"])
         assert (export["status"], compile_["status"]) == real == ("traceable", "traceable")
+    # Every required argument has an input: indices, a boolean mask.
+    assert verdicts[("GatherPositions", "export")]["inputs"]["tensors"] == \
+        {"tokens": "int64[2, 8]", "positions": "int64[2, 8]"}
+    assert verdicts[("MaskedProjection", "compile")]["inputs"]["tensors"] == \
+        {"x": "float32[2, 8, 16]", "attention_mask": "bool[2, 8]"}
     # The first size tried does not run: the next one that does is taken.
     assert verdicts[("NeedsLargeImages", "export")]["inputs"]["tensors"] == \
         {"image": "float32[2, 3, 64, 64]"}

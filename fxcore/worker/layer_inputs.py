@@ -1,15 +1,20 @@
 """Example inputs read from the module itself, for when no graph tells them: the fx pre-trace
 stopped before the first layer, or gave no graph to read (``graph.example_inputs`` reads a
 graph). The first layer in registration order whose input size is known (the same table,
-``example_inputs.layer_template``) decides the class's one required ``forward`` argument;
-containers and layers that only reshape are passed over, since they say nothing. A
-candidate is accepted only when the model runs on it eagerly (on meta, or on fake tensors for
-real weights), within a time limit: needing no capture, this serves every mode.
+``example_inputs.layer_template``) decides the class's first required ``forward`` argument;
+containers and layers that only reshape are passed over, since they say nothing. Every other
+required argument (a mask, indices, a second stream) gets a companion of that input: its
+shape, its shape without the last dimension (an attention mask over a sequence), or its batch
+alone, as floats, booleans or integer indices, the same for each. A candidate is accepted
+only when the model runs on it eagerly (on meta, or on fake tensors for real weights), within
+a time limit: needing no capture, this serves every mode.
 """
 
 from __future__ import annotations
 
 import inspect
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from torch import nn
@@ -23,6 +28,9 @@ from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_t
 #: that pools five times needs at least 32, a patch embedding a multiple of its patch).
 SIZES_TRIED = (FreeSizes(), FreeSizes(image=(64, 64), depth=16, signal=64, sequence=16),
                FreeSizes(image=(224, 224), depth=16, signal=256, sequence=64))
+#: The dtypes of a companion input, in order: values (a second stream, a float mask), a
+#: boolean mask, integer indices.
+COMPANION_DTYPES = ("float32", "bool", "int64")
 
 
 @dataclass(frozen=True)
@@ -57,24 +65,50 @@ def first_layer(model: nn.Module) -> tuple[str, nn.Module, InputTemplate] | None
 
 def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                  concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
-    """The inputs of a class with one required ``forward`` argument, from its first layer
-    whose input size is known, as the first of ``SIZES_TRIED`` the model runs on; None when
-    there is no such layer or argument, or the model runs on none of them."""
+    """The inputs of a class's required ``forward`` arguments: the first from its first layer
+    whose input size is known, the others its companions, as the first of ``SIZES_TRIED``
+    and of the companions the model runs on; None when there is no such layer or argument,
+    the model runs on none of them, or the search takes longer than ``seconds``."""
     required = required_arguments(cls, concrete_args)
     found = first_layer(model)
-    if required is None or len(required) != 1 or found is None:
+    if not required or found is None:
         return None
-    (name,), (path, layer, template) = required, found
+    (first, *others), (path, layer, template) = required, found
+    deadline = time.monotonic() + seconds
     for sizes in SIZES_TRIED:
         spec = template.spec(sizes)
-        runs = runs_on(model, instantiated_on, {name: spec}, concrete_args, seconds)
-        if runs is None:
-            return None
-        if runs:
-            return LayerInputs({name: spec}, (
-                f"from `{path}` ({type(layer).__name__}), the first layer whose input size "
-                f"is known, which {cls.__name__} runs on: {spec}"))
+        for companion in companions(spec) if others else [None]:
+            specs = {first: spec, **{name: companion for name in others if companion}}
+            left = deadline - time.monotonic()
+            runs = runs_on(model, instantiated_on, specs, concrete_args, left) \
+                if left > 0 else None
+            if runs is None:
+                return None
+            if runs:
+                return LayerInputs(specs, _note(cls, path, layer, first, spec, others,
+                                                companion))
     return None
+
+
+def companions(spec: TensorSpec) -> Iterator[TensorSpec]:
+    """The shapes another argument beside an input of ``spec`` may take, most likely first:
+    the same shape, without the last dimension, the batch alone; each in each of
+    ``COMPANION_DTYPES``."""
+    shapes = list(dict.fromkeys(shape for shape in (spec.shape, spec.shape[:-1], spec.shape[:1])
+                                if shape))
+    for dtype in COMPANION_DTYPES:
+        for shape in shapes:
+            yield TensorSpec(dtype, shape)
+
+
+def _note(cls: type, path: str, layer: nn.Module, first: str, spec: TensorSpec,
+          others: list[str], companion: TensorSpec | None) -> str:
+    note = (f"from `{path}` ({type(layer).__name__}), the first layer whose input size is "
+            f"known, which {cls.__name__} runs on: {spec}")
+    if companion is not None:
+        note += (f" for {first}, and {companion} for {', '.join(others)}, the first companion "
+                 "of it the model runs on")
+    return note
 
 
 def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
