@@ -62,3 +62,21 @@ def test_a_module_imports_its_own_room_and_the_rooms_below(module: str) -> None:
     wrong = sorted(imported for imported in imported_modules(module, MODULES[module], set(MODULES))
                    if room_of(imported) not in allowed | TOP_LEVEL)
     assert wrong == [], f"{module} ({room}) imports {wrong}"
+
+
+#: torch.fx's capture API: tracing is the fx capture's job (issue 33: the worker stays
+#: mode-agnostic). ``torch.fx`` graphs (Graph, GraphModule, Node) are shared data and may be
+#: read anywhere in the worker.
+FX_CAPTURE_API = ("symbolic_trace", "fx.Tracer", "fx.Proxy", "FxCapture", "RecoveringTracer")
+#: Outside the fx capture's folder, the registry of capture modes names each mode's class.
+FX_CAPTURE_NAMED_BY = frozenset({"fxcore.worker.capture.modes"})
+
+
+@pytest.mark.parametrize("module", sorted(name for name in MODULES
+                                          if name.startswith("fxcore.worker.")))
+def test_the_fx_capture_api_is_used_in_its_folder_only(module: str) -> None:
+    if module.startswith("fxcore.worker.capture.fx.") or module in FX_CAPTURE_NAMED_BY:
+        return
+    text = MODULES[module].read_text(encoding="utf-8")
+    used = [name for name in FX_CAPTURE_API if name in text]
+    assert used == [], f"{module} uses torch.fx's capture API {used}"

@@ -6,9 +6,10 @@ them where some size tried does (``graph.input_sizes``).
 
 Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
 capture mode that needs inputs to run at all (``needs_inputs``: torch.export, torch.compile)
-gets them before it captures, inferred from a pre-trace with the fx capture, whose recovery
-gives a graph up to and past the places torch.fx cannot trace; where that gives none, from
-the module's own first layer (``layer_inputs``), accepted when the model runs on them.
+gets them before it captures, inferred from a pre-trace with the fx capture
+(``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
+cannot trace; where that gives none, from the module's own first layer (``layer_inputs``),
+accepted when the model runs on them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from torch import fx
 from fxcore.model.results import ExampleInputs
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.base import Capture, needs_inputs
-from fxcore.worker.capture.fx.capture import FxCapture
+from fxcore.worker.capture.fx.pre_trace import pre_trace
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.graph.example_inputs import from_annotations, inferred
@@ -84,7 +85,7 @@ def decide_before_capture(context: JobContext, capture: Capture,
     configured = bool(context.module_config(target.cls.__name__).inputs)
     # Unless configured, inference decides or completes the annotated arguments.
     decided = decided_inputs(context, target.cls,
-                             *((None, None) if configured else _pre_trace(context, target)))
+                             *((None, None) if configured else pre_trace(context, target)))
     seconds = context.job.config.timeout / 4
     inputs = decided.inputs
     # Inferred inputs the model does not run on would make its failure fx-lsp's own choice:
@@ -102,21 +103,6 @@ def decide_before_capture(context: JobContext, capture: Capture,
         target.example_inputs = decided.specs
         target.inputs_origin = decided.inputs.origin
         target.inputs_note = decided.inputs.note
-
-
-def _pre_trace(context: JobContext, target: CaptureTarget
-               ) -> tuple[fx.GraphModule | None, torch.nn.Module | None]:
-    """The fx capture's graph of ``target`` (complete, or recovered past its failures) as a
-    module to infer inputs from, and the instance it was traced from."""
-    record = FxCapture().capture(context, target)
-    if record.graph_module is not None:
-        return record.graph_module, record.root
-    if record.graph is None or record.root is None:
-        return None, None
-    try:
-        return fx.GraphModule(record.root, record.graph, target.cls.__name__), record.root
-    except Exception:  # a recovered graph may not make a module: nothing to infer from
-        return None, None
 
 
 def _spelled(specs: dict[str, TensorSpec]) -> dict[str, str]:
