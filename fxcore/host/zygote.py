@@ -243,6 +243,8 @@ def serve(sock: socket.socket) -> None:
                 send_report(sock, "forked", request_id, pid)
             elif message[0] == "preload":
                 _preload(message[1])
+            elif message[0] == "warm":
+                _warm(message[1])
             elif message[0] == "kill":
                 pid = message[1]
                 if pid in children:  # not reaped yet, so the pid is still this child's
@@ -286,6 +288,27 @@ def _preload(packages: list[str]) -> None:
             importlib.import_module(name)
         except BaseException:  # a package that fails here is simply imported by each child
             continue
+    gc.collect()
+    gc.freeze()
+
+
+def _warm(modes: list[str]) -> None:
+    """Warm up these capture modes (``fxcore.worker.capture.base.warm``: fx-lsp's own small
+    model, no workspace code), so that every child forked afterwards inherits what their
+    first capture in a process loads and caches."""
+    import gc
+
+    from fxcore.worker.capture.base import warm
+    from fxcore.worker.capture.modes import CAPTURES
+
+    for mode in modes:
+        capture = CAPTURES.get(mode)
+        if capture is None:
+            continue
+        try:
+            warm(capture)
+        except Exception as error:  # then each child pays for its first capture, as before
+            print(f"fx-lsp: warming up the {mode} capture failed: {error!r}", file=sys.stderr)
     gc.collect()
     gc.freeze()
 

@@ -95,6 +95,8 @@ class ZygoteProcess:
         self._forked: dict[int, int] = {}
         self._exit_codes: dict[int, int] = {}
         self._ignored_exits: set[int] = set()
+        #: The capture modes this zygote was asked to warm up.
+        self._warmed: set[str] = set()
         self._request_ids = itertools.count()
         threading.Thread(target=self._read, name="fx-lsp-zygote", daemon=True).start()
 
@@ -152,6 +154,7 @@ class ZygoteProcess:
     def fork(self, job: TraceJob, fds: list[int]) -> int:
         if not self._wait_for(lambda: self._ready, ZYGOTE_START_SECONDS):
             raise self._not_started()
+        self._warm(job.config.modes)
         request_id = next(self._request_ids)
         with self._send_lock:
             send_request(self._socket, ("fork", request_id, job, job.config.memory_limit_mb),
@@ -167,6 +170,19 @@ class ZygoteProcess:
                 send_request(self._socket, ("kill", pid))
         except OSError:
             pass
+
+    def _warm(self, modes: tuple[str, ...] | list[str]) -> None:
+        """Have the zygote warm up the capture modes of a job it is about to fork, once each
+        (``fxcore.worker.capture.base.warm``): it does so before that fork, so that the child
+        and every later one inherit it rather than pay for it again."""
+        if os.environ.get("FX_LSP_NO_PRELOAD") == "1":
+            return
+        with self._state:
+            new = [mode for mode in modes if mode not in self._warmed]
+            self._warmed.update(new)
+        if new:
+            with self._send_lock:
+                send_request(self._socket, ("warm", new))
 
     def preload(self, packages: list[str]) -> None:
         try:

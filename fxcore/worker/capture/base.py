@@ -34,6 +34,15 @@ class Capture(Protocol):
         ...
 
 
+def warm(capture: Capture) -> None:
+    """Run ``capture``'s warm-up (an optional ``warm()`` method) in the zygote, before jobs
+    are forked from it: a capture's first run in a process pays for torch's lazy imports and
+    caches, which every child forked afterwards then inherits. It runs no user code."""
+    warm_up = getattr(capture, "warm", None)
+    if warm_up is not None:
+        warm_up()
+
+
 def needs_inputs(capture: Capture) -> bool:
     """Whether ``capture`` runs ``forward`` and so needs example inputs decided before it
     (a mode that does not declare ``needs_inputs``, such as fx or a test's, does not)."""

