@@ -26,6 +26,7 @@ from real_torch_answers import export_answers
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.protocol import result_codec
+from fxcore.protocol.worker_messages import Verdict, WorkerMessage
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.export import strict, torch_hooks
 from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
@@ -359,7 +360,7 @@ def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
                                                           ) -> None:
     """Through the worker's ``Job`` (in this process) and the worker-message codec: the
     class gets inputs decided before capture, and what the mode adds survives the codec."""
-    sent: list[tuple[str, object]] = []
+    sent: list[WorkerMessage] = []
     # A name of its own: the other tests imported the corpus file already.
     path = tmp_path / "export_job_model.py"
     path.write_text((CORPUS / "export_traceable.py").read_text(encoding="utf-8"),
@@ -368,7 +369,7 @@ def test_a_job_with_the_export_mode_sends_checked_results(tmp_path: Path,
     job = TraceJob(path=str(path), workspace_root=str(tmp_path), config=EngineConfig(),
                    only_classes=["Mlp"])
     Job(job, sent.append, [ExportCapture()]).run()
-    modules = [payload for kind, payload in sent if kind == "module"]
+    modules = [message.module for message in sent if isinstance(message, Verdict)]
     assert len(modules) == 1
     module = result_codec.decode_module_result(result_codec.loads(result_codec.dumps(
         modules[0])))

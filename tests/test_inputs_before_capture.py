@@ -16,8 +16,9 @@ from typing import ClassVar
 import pytest
 
 from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
-from fxcore.model.results import Hint, ModuleResult
+from fxcore.model.results import Hint
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.protocol.worker_messages import Verdict, WorkerMessage
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
@@ -143,10 +144,10 @@ def test_the_inputs_a_mode_gets_are_those_the_fx_shapes_use(job: TraceJob) -> No
     needing = RecordsInputs()
     Job(job, lambda message: None, [needing]).run()
     sys.modules.pop("inputs_before_capture_models")  # a second job imports it afresh
-    sent: list[tuple[str, object]] = []
+    sent: list[WorkerMessage] = []
     Job(job, sent.append, [FxCapture()]).run()
-    fx_inputs = {payload.class_name: payload.inputs for kind, payload in sent
-                 if kind == "module" and isinstance(payload, ModuleResult)}
+    fx_inputs = {message.module.class_name: message.module.inputs for message in sent
+                 if isinstance(message, Verdict)}
     assert set(fx_inputs) == set(needing.seen)
     for name, (origin, tensors) in needing.seen.items():
         shapes_inputs = fx_inputs[name]

@@ -23,7 +23,7 @@ import pytest
 
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
-from fxcore.model.results import ModuleResult
+from fxcore.protocol.worker_messages import Derived, Verdict, WorkerMessage
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.job import Job
 from fxcore.workspace import file_access
@@ -133,10 +133,10 @@ def test_the_worker_reads_and_parses_a_job_file_once(importable: Path,
     path = _write(importable, "parsed_once_models", MODELS)
     job = TraceJob(path=str(path), workspace_root=str(importable), config=EngineConfig())
     counts = _counting(monkeypatch, path)
-    sent: list[tuple[str, object]] = []
+    sent: list[WorkerMessage] = []
     Job(job, sent.append, [FxCapture()]).run()
-    verdicts = {payload.class_name: payload for kind, payload in sent
-                if kind in ("module", "derived") and isinstance(payload, ModuleResult)}
+    verdicts = {message.module.class_name: message.module for message in sent
+                if isinstance(message, Verdict | Derived)}
     assert verdicts["Net"].status == "traceable"
     assert "FX201" in {hint.code for hint in verdicts["Net"].hints}
     assert verdicts["Block"].arguments is not None

@@ -20,7 +20,8 @@ from fx_lsp.cli import main
 from fx_lsp.initialization_options import Options
 from fxcore import rules
 from fxcore.model.job_spec import ReportConfig, TraceJob
-from fxcore.model.results import CODES, FileResult, Hint, ModuleResult
+from fxcore.model.results import CODES, FileResult, Hint
+from fxcore.protocol.worker_messages import Verdict, WorkerMessage
 from fxcore.reporting.report import Selection, collect
 from fxcore.rules import Rule
 from fxcore.rules.documentation import codes_markdown, help_url
@@ -99,12 +100,11 @@ def model(tmp_path: Path) -> Iterator[Path]:
 
 def traced(path: Path) -> FileResult:
     """The file's result from the worker's pipeline, in this process."""
-    sent: list[tuple[str, object]] = []
+    sent: list[WorkerMessage] = []
     Job(TraceJob(path=str(path), workspace_root=str(path.parent)), sent.append,
         [FindsReturnedInputs()]).run()
-    modules = [payload for kind, payload in sent if kind == "module"]
-    assert all(isinstance(module, ModuleResult) for module in modules)
-    return FileResult(path=str(path), modules=modules)  # type: ignore[arg-type]
+    modules = [message.module for message in sent if isinstance(message, Verdict)]
+    return FileResult(path=str(path), modules=modules)
 
 
 def test_a_new_code_reaches_every_output(registered: None, model: Path,

@@ -30,7 +30,13 @@ from fxcore.model.results import (
 )
 from fxcore.protocol import result_codec
 from fxcore.protocol.result_codec import InvalidResultData
-from fxcore.protocol.worker_messages import decode_message, encode_message
+from fxcore.protocol.worker_messages import (
+    MESSAGES,
+    Classes,
+    FileDone,
+    decode_message,
+    encode_message,
+)
 from fxcore.worker.import_overlay import imported_third_party_packages
 
 from engine_support import Workspace
@@ -52,7 +58,8 @@ def module_result(path: str = JOB.path, name: str = "Net") -> ModuleResult:
 
 
 def message(kind: str, payload: Any) -> bytes:
-    return encode_message(kind, payload)
+    """The bytes of the message of ``kind`` (its name on the wire) holding ``payload``."""
+    return encode_message(MESSAGES[kind](payload))
 
 
 def test_every_message_a_child_sends_comes_back_equal() -> None:
@@ -69,7 +76,7 @@ def test_every_message_a_child_sends_comes_back_equal() -> None:
                               inputs=ExampleInputs("parent", {"x": "float32[2, 8, 4, 4]"},
                                                    "as Net passes them to blocks.0"))),
                           ("file", file_result), ("fatal", "Traceback ...")]:
-        assert decode_message(message(kind, payload), JOB) == (kind, payload)
+        assert decode_message(message(kind, payload), JOB) == MESSAGES[kind](payload)
 
 
 def mangled(change: Any) -> bytes:
@@ -110,7 +117,7 @@ def test_a_message_no_child_of_fx_lsp_sends_is_refused(data: bytes) -> None:
 
 def test_a_child_asked_for_some_classes_cannot_announce_others() -> None:
     job = TraceJob(path=JOB.path, workspace_root=ROOT, only_classes=["Net"])
-    assert decode_message(message("classes", ["Net"]), job) == ("classes", ["Net"])
+    assert decode_message(message("classes", ["Net"]), job) == Classes(["Net"])
     with pytest.raises(InvalidResultData):
         decode_message(message("classes", ["Net", "Other"]), job)
 
@@ -176,11 +183,11 @@ import torch
 from torch import nn
 
 from fxcore.model.results import ModuleResult
-from fxcore.protocol.worker_messages import encode_message
+from fxcore.protocol.worker_messages import Verdict, encode_message
 
-write_into_every_pipe(encode_message("module", ModuleResult(
+write_into_every_pipe(encode_message(Verdict(ModuleResult(
     path="/etc/passwd", line=1, column=1, end_line=1, end_column=2, class_name="Net",
-    qualified_name="x:Net", status="traceable")))
+    qualified_name="x:Net", status="traceable"))))
 """ + NET
 
 
@@ -309,4 +316,4 @@ def test_an_honest_workers_package_names_pass_the_checks(monkeypatch: pytest.Mon
     packages = imported_third_party_packages(preloaded, lambda _path: False)
     assert packages == ["fx_lsp_test_installed_package"]
     result = FileResult(path=JOB.path, third_party_packages=packages)
-    assert decode_message(message("file", result), JOB) == ("file", result)
+    assert decode_message(message("file", result), JOB) == FileDone(result)

@@ -20,7 +20,8 @@ import torch
 from plain_capture import PlainSymbolicTrace
 
 from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
-from fxcore.model.results import FileResult, ModuleResult
+from fxcore.model.results import ModuleResult
+from fxcore.protocol.worker_messages import Classes, FileDone, Verdict, WorkerMessage
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureTarget
@@ -177,11 +178,11 @@ def test_the_verdict_reads_only_the_record(loaded) -> None:
 
 def test_a_capture_mode_of_its_own_runs_through_the_whole_job(loaded) -> None:
     file = loaded(MODELS, EngineConfig(guess_arguments=False))
-    sent: list[tuple[str, object]] = []
+    sent: list[WorkerMessage] = []
     Job(file.job, sent.append, [PlainSymbolicTrace()]).run()
-    kinds = [kind for kind, _ in sent]
-    assert kinds[0] == "classes" and kinds[-1] == "file"
-    verdicts = {payload.class_name: payload for kind, payload in sent if kind == "module"}
+    assert isinstance(sent[0], Classes) and isinstance(sent[-1], FileDone)
+    verdicts = {message.module.class_name: message.module for message in sent
+                if isinstance(message, Verdict)}
     assert verdicts["Net"].status == "traceable"
     assert verdicts["Net"].generated_code is not None
     assert verdicts["Lengthy"].status == "failed"
@@ -191,8 +192,8 @@ def test_a_capture_mode_of_its_own_runs_through_the_whole_job(loaded) -> None:
     assert verdicts["Lengthy"].failures[0].line == line_of("len(x)")
     assert verdicts["NeedsArguments"].status == "not-traced"
     assert verdicts["Broken"].failures[0].code == "FX101"
-    file_result = sent[-1][1]
-    assert isinstance(file_result, FileResult) and str(file.path) in file_result.imported_files
+    file_result = sent[-1].result
+    assert str(file.path) in file_result.imported_files
 
 
 def test_shapes_need_the_complete_graph_only(loaded) -> None:

@@ -18,7 +18,18 @@ from fxcore.host.trace_handle import TraceHandle
 from fxcore.host.zygote_host import OUTPUT_LINE_CHARACTERS, ZygoteProcess
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult, ModuleResult
-from fxcore.protocol.worker_messages import MAX_MESSAGE_BYTES, InvalidResultData, decode_message
+from fxcore.protocol.worker_messages import (
+    MAX_MESSAGE_BYTES,
+    Classes,
+    Derived,
+    Deriving,
+    Fatal,
+    FileDone,
+    InvalidResultData,
+    Start,
+    Verdict,
+    decode_message,
+)
 
 #: How much of a child's output is kept (the tail).
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -169,7 +180,7 @@ def _read_message(reader: Any, job: TraceJob, attempt: ChildAttempt) -> bool:
     """Take one message from the child; False when there are none left to read or the
     message was refused (``attempt.rejected``)."""
     try:
-        kind, payload = decode_message(reader.recv_bytes(MAX_MESSAGE_BYTES), job)
+        message = decode_message(reader.recv_bytes(MAX_MESSAGE_BYTES), job)
     except (EOFError, ConnectionError):
         return False
     except OSError as error:  # recv_bytes: longer than MAX_MESSAGE_BYTES
@@ -178,26 +189,27 @@ def _read_message(reader: Any, job: TraceJob, attempt: ChildAttempt) -> bool:
     except InvalidResultData as error:
         attempt.rejected = str(error)[:OUTPUT_LINE_CHARACTERS]
         return False
-    if kind == "classes":
-        attempt.classes = payload
-    elif kind == "start":
-        attempt.current_class = payload
-        attempt.deriving = None
-    elif kind == "deriving":
-        attempt.deriving = payload
-    elif kind == "derived":
-        attempt.derived_modules.append(payload)
-        attempt.deriving = None
-    elif kind == "module":
-        attempt.modules.append(payload)
-        reported = {module.mode for module in attempt.modules
-                    if module.class_name == payload.class_name}
-        if reported >= set(job.config.modes):
-            attempt.current_class = None
-    elif kind == "file":
-        attempt.file = payload
-    elif kind == "fatal":
-        attempt.fatal = payload
+    match message:
+        case Classes(names):
+            attempt.classes = names
+        case Start(class_name):
+            attempt.current_class = class_name
+            attempt.deriving = None
+        case Deriving(module):
+            attempt.deriving = module
+        case Derived(module):
+            attempt.derived_modules.append(module)
+            attempt.deriving = None
+        case Verdict(module):
+            attempt.modules.append(module)
+            reported = {done.mode for done in attempt.modules
+                        if done.class_name == module.class_name}
+            if reported >= set(job.config.modes):
+                attempt.current_class = None
+        case FileDone(result):
+            attempt.file = result
+        case Fatal(traceback):
+            attempt.fatal = traceback
     return True
 
 

@@ -126,18 +126,18 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
         pass  # no /proc or not allowed: run uncapped rather than not at all
 
     from fxcore.host import sandbox
-    from fxcore.protocol.worker_messages import encode_message
+    from fxcore.protocol.worker_messages import WorkerMessage, encode_message
     from fxcore.worker.job import run_job
 
     sandbox.enter(job.path, job.workspace_root, job.environment)
     results = Connection(results_fd, readable=False)
     job_pid = os.getpid()
 
-    def send_from_job_process(message: tuple[str, Any]) -> None:
+    def send_from_job_process(message: WorkerMessage) -> None:
         # A copy made by `os.fork()` in user code runs on through the job: only the job's
         # own process may report, or every class would be reported once per copy.
         if os.getpid() == job_pid:
-            results.send_bytes(encode_message(*message))
+            results.send_bytes(encode_message(message))
 
     run_job(job, send_from_job_process)
     sys.stdout.flush()

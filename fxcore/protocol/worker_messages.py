@@ -5,29 +5,25 @@ as easily as fx-lsp can: whatever arrives there is treated as untrusted data. Ea
 one JSON document (``{"kind": ..., "payload": ...}``) framed by
 ``multiprocessing.connection.Connection.send_bytes``; the engine reads it with
 ``recv_bytes(MAX_MESSAGE_BYTES)``, so nothing is ever unpickled, and decodes it with
-``fxcore.protocol.result_codec``, so every field has its declared type. On top of the types, a
-message
-must fit the job it answers: verdicts for the job's own file, derived verdicts and imported
-files inside the job's workspace, class and package names that are identifiers.
+``fxcore.protocol.result_codec``, so every field has its declared type. On top of the types,
+a message must fit the job it answers: verdicts for the job's own file, derived verdicts and
+imported files inside the job's workspace, class and package names that are identifiers.
 
-The messages, in the order a child sends them:
-
-- ``classes``: the names of the file's ``nn.Module`` classes it will trace;
-- ``start``: the class it starts on (its time-out starts now);
-- ``deriving``: a submodule instance of a finished root it starts on (its verdict-less
-  result, which the engine completes if the child never returns);
-- ``derived``: that submodule instance's verdict (``deriving``, ``derived`` per mode);
-- ``module``: the started class's verdict, one per configured capture mode (``mode``);
-- ``file``: the file's own result (errors, imported files): the job is done;
-- ``fatal``: the job itself failed (a traceback of fx-lsp's code).
+The messages, one small dataclass each, in the order a child sends them: ``Classes`` (the
+names of the file's ``nn.Module`` classes it will trace), ``Start`` (the class it starts on:
+its time-out starts now), ``Deriving`` and ``Derived`` (a submodule instance of a finished
+root, without and with its verdict, per mode), ``Verdict`` (the started class's, one per
+configured capture mode), then ``FileDone`` (the job is done) or ``Fatal`` (the job itself
+failed: a traceback of fx-lsp's own code).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import os
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult, ModuleResult
@@ -42,36 +38,102 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 MAX_CLASSES = 10_000
 MAX_FATAL_CHARACTERS = 64 * 1024
 
-KINDS = ("classes", "start", "deriving", "derived", "module", "file", "fatal")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def encode_message(kind: str, payload: Any) -> bytes:
+@dataclasses.dataclass(frozen=True)
+class Classes:
+    """The names of the file's ``nn.Module`` classes the child will trace."""
+
+    kind: ClassVar[str] = "classes"
+    names: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Start:
+    """The class the child starts on: its time-out starts now."""
+
+    kind: ClassVar[str] = "start"
+    class_name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Deriving:
+    """A submodule instance of a finished root the child starts on, without a verdict yet
+    (the engine completes it if the child never returns)."""
+
+    kind: ClassVar[str] = "deriving"
+    module: ModuleResult
+
+
+@dataclasses.dataclass(frozen=True)
+class Derived:
+    """That submodule instance's verdict, in one mode."""
+
+    kind: ClassVar[str] = "derived"
+    module: ModuleResult
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """The started class's verdict in one capture mode (``module.mode``)."""
+
+    kind: ClassVar[str] = "module"
+    module: ModuleResult
+
+
+@dataclasses.dataclass(frozen=True)
+class FileDone:
+    """The file's own result (errors, imported files): the job is done."""
+
+    kind: ClassVar[str] = "file"
+    result: FileResult
+
+
+@dataclasses.dataclass(frozen=True)
+class Fatal:
+    """The job itself failed: a traceback of fx-lsp's own code."""
+
+    kind: ClassVar[str] = "fatal"
+    traceback: str
+
+
+WorkerMessage = Classes | Start | Deriving | Derived | Verdict | FileDone | Fatal
+#: Each message's class by its ``kind`` on the wire.
+MESSAGES: dict[str, type[WorkerMessage]] = {
+    message.kind: message for message in (Classes, Start, Deriving, Derived, Verdict,
+                                          FileDone, Fatal)}
+
+
+def encode_message(message: WorkerMessage) -> bytes:
     """One message as the bytes a child sends (inside the worker)."""
-    return encode_result({"kind": kind, "payload": payload})
+    (payload,) = (getattr(message, field.name) for field in dataclasses.fields(message))
+    return encode_result({"kind": message.kind, "payload": payload})
 
 
-def decode_message(data: bytes, job: TraceJob) -> tuple[str, Any]:
-    """``(kind, payload)`` of a message from the child running ``job`` (whose paths are
-    absolute); ``InvalidResultData`` when it is not one the job's child may send."""
+def decode_message(data: bytes, job: TraceJob) -> WorkerMessage:
+    """A message from the child running ``job`` (whose paths are absolute), checked;
+    ``InvalidResultData`` when it is not one the job's child may send."""
     message = parse_json(data)
     if not isinstance(message, dict) or message.keys() != {"kind", "payload"} \
-            or message["kind"] not in KINDS:
+            or message["kind"] not in MESSAGES:
         raise InvalidResultData("not a worker message")
     kind, payload = message["kind"], message["payload"]
-    if kind == "classes":
-        return kind, _class_names(payload, job)
-    if kind == "start":
-        return kind, _identifier(payload, "class name")
-    if kind == "module":
-        return kind, _own_module(decode_module_result(payload), job)
-    if kind in ("deriving", "derived"):
-        return kind, _workspace_module(decode_module_result(payload), job)
-    if kind == "file":
-        return kind, _own_file(decode_file_result(payload), job)
+    if kind == Classes.kind:
+        return Classes(_class_names(payload, job))
+    if kind == Start.kind:
+        return Start(_identifier(payload, "class name"))
+    if kind == Verdict.kind:
+        return Verdict(_own_module(decode_module_result(payload), job))
+    if kind == Deriving.kind:
+        return Deriving(_workspace_module(decode_module_result(payload), job))
+    if kind == Derived.kind:
+        return Derived(_workspace_module(decode_module_result(payload), job))
+    if kind == FileDone.kind:
+        return FileDone(_own_file(decode_file_result(payload), job))
     if not isinstance(payload, str) or len(payload) > MAX_FATAL_CHARACTERS:
         raise InvalidResultData("fatal: expected a message")
-    return kind, payload
+    return Fatal(payload)
 
 
 def _identifier(value: Any, what: str) -> str:

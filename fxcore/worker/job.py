@@ -20,7 +20,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any
 
 import torch
 
@@ -32,6 +31,14 @@ from fxcore.model.results import (
     FileResult,
     ModuleResult,
     Range,
+)
+from fxcore.protocol.worker_messages import (
+    Classes,
+    Fatal,
+    FileDone,
+    Start,
+    Verdict,
+    WorkerMessage,
 )
 from fxcore.worker.building.sources import (
     Built,
@@ -59,11 +66,8 @@ from fxcore.workspace.parsing import SourceTooComplex
 from fxcore.workspace.paths import notebook_json
 from fxcore.workspace.suppressions import SKIP_REASON
 
-#: A message from the child: ("classes", [names]) | ("start", name) | ("module", ModuleResult)
-#: per mode | ("deriving", ModuleResult without a verdict yet) | ("derived", ModuleResult)
-#: | ("file", FileResult without modules) | ("fatal", traceback): see
-#: ``fxcore.protocol.worker_messages``.
-Send = Callable[[tuple[str, Any]], None]
+#: Sends a message to the engine (``fxcore.protocol.worker_messages``).
+Send = Callable[[WorkerMessage], None]
 
 #: At most this many instances of one class are traced in search of one that fits it (FX105).
 MAX_INSTANCES = 3
@@ -84,18 +88,18 @@ class Job(SubmoduleTracing):
         parsed = context.parsed(context.path)  # read before importing it
         if parsed.text is None:
             file_result.errors.append(self.file_failure(self.unreadable_reason()))
-            self.send(("file", file_result))
+            self.send(FileDone(file_result))
             return
         if parsed.syntax_error is not None:
             file_result.errors.append(self.syntax_failure(parsed.syntax_error))
-            self.send(("file", file_result))
+            self.send(FileDone(file_result))
             return
         class_sources = parsed.classes
 
         unimportable = self.unimportable_reason()
         if unimportable is not None:
             file_result.errors.append(self.file_failure(unimportable))
-            self.send(("file", file_result))
+            self.send(FileDone(file_result))
             return
         # Importable as users import it, with buffers in place of files.
         entries = (context.root, os.path.join(context.root, "src"),
@@ -115,7 +119,7 @@ class Job(SubmoduleTracing):
             context.record_imports(file_result)
             file_result.third_party_packages = imported_third_party_packages(
                 context.preloaded_modules, context.is_workspace_path)
-            self.send(("file", file_result))
+            self.send(FileDone(file_result))
             return
         imported_file = getattr(module, "__file__", None)
         if not (isinstance(imported_file, str)
@@ -127,18 +131,18 @@ class Job(SubmoduleTracing):
                 f"the same name comes first on the import path). Rename the file to trace it."
             ))
             context.record_imports(file_result)
-            self.send(("file", file_result))
+            self.send(FileDone(file_result))
             return
 
         classes = self.module_classes(module, class_sources)
-        self.send(("classes", [cls.__name__ for cls in classes]))
+        self.send(Classes([cls.__name__ for cls in classes]))
         # Classes never traced as a root's submodule (skipped, or with arguments of their own);
         # and, per class traced as one, the rank (``parent_rank``) of the root that built it:
         # a more trusted root later in the file traces its own instance of the class again.
         not_derived: set[type] = set()
         derived_ranks: dict[type, int] = {}
         for cls in classes:
-            self.send(("start", cls.__name__))
+            self.send(Start(cls.__name__))
             source = class_sources[cls.__name__]
             if context.is_skipped(context.path, source):
                 not_derived.add(cls)
@@ -171,7 +175,7 @@ class Job(SubmoduleTracing):
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.preloaded_modules, context.is_workspace_path)
-        self.send(("file", file_result))
+        self.send(FileDone(file_result))
 
     def capture_fitting_instance(self, context: JobContext, cls: type, source: ClassSource,
                                  built: Built) -> tuple[Built, list[ModuleResult]]:
@@ -214,13 +218,13 @@ class Job(SubmoduleTracing):
         for capture in self.captures:
             results.append(fx_result if capture is fx_capture and fx_result is not None
                            else self.built_verdict(context, capture, target, built))
-            self.send(("module", results[-1]))
+            self.send(Verdict(results[-1]))
         return built, results
 
     def send_per_mode(self, result: ModuleResult) -> None:
         """Send a verdict made before any capture (not built, skipped) as each mode's."""
         for capture in self.captures:
-            self.send(("module", dataclasses.replace(result, mode=capture.mode)))
+            self.send(Verdict(dataclasses.replace(result, mode=capture.mode)))
 
     @staticmethod
     def verdict(context: JobContext, capture: Capture, target: CaptureTarget) -> ModuleResult:
@@ -351,4 +355,4 @@ def run_job(job: TraceJob, send: Send) -> None:
     try:
         Job(job, send, [CAPTURES[mode] for mode in job.config.modes]).run()
     except BaseException as error:  # never let the child die silently
-        send(("fatal", "".join(traceback.format_exception(error))))
+        send(Fatal("".join(traceback.format_exception(error))))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from fxcore.model.instance_trust import parent_rank
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Arguments, ExampleInputs, ModuleResult
+from fxcore.protocol.worker_messages import Derived, Deriving, WorkerMessage
 from fxcore.worker.building.sources import (
     Built,
     build_from_call_site,
@@ -40,13 +40,13 @@ class SubmoduleTracing:
     job: TraceJob
     context: JobContext
     captures: list[Capture]
-    send: Callable[[tuple[str, Any]], None]
+    send: Callable[[WorkerMessage], None]
     verdict: Callable[[JobContext, Capture, CaptureTarget], ModuleResult]
 
     def trace_built_submodules(self, root_results: list[ModuleResult], built: Built,
                                not_derived: set[type], derived_ranks: dict[type, int]) -> None:
         """Trace each workspace class that the built root holds as a submodule, as the very
-        instance the root built, and send its verdict as ("derived", ...).
+        instance the root built, and send its verdict (``Derived``).
 
         Classes in ``not_derived``, configured classes, and classes whose constructor needs
         no arguments are skipped: their own verdict takes precedence over a parent's. So is a
@@ -74,7 +74,7 @@ class SubmoduleTracing:
                 return  # the classes left may still come from the file's next root
             derived_ranks[type(submodule)] = rank
             for capture in self.captures:
-                self.send(("derived", self.trace_submodule(
+                self.send(Derived(self.trace_submodule(
                     capture, root, parent_arguments, path, submodule, *located,
                     passed=passed, root_inputs=root_inputs)))
 
@@ -143,8 +143,8 @@ class SubmoduleTracing:
             site=parent_arguments.site,
         )
         # The engine turns this into a time-out (or crash) verdict if tracing never returns.
-        self.send(("deriving", in_file.module_result(cls, source, status="failed",
-                                                     arguments=arguments, mode=capture.mode)))
+        self.send(Deriving(in_file.module_result(cls, source, status="failed",
+                                                  arguments=arguments, mode=capture.mode)))
         module_config = in_file.module_config(cls.__name__)
         target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
                                module_config.concrete_args, arguments=arguments)

@@ -31,7 +31,14 @@ from ground_truth import workspace_files  # noqa: E402
 
 from fx_lsp.json_report import _failure_json, _module_json  # noqa: E402
 from fxcore.model.job_spec import EngineConfig, TraceJob  # noqa: E402
-from fxcore.protocol.worker_messages import decode_message, encode_message  # noqa: E402
+from fxcore.protocol.worker_messages import (  # noqa: E402
+    Fatal,
+    FileDone,
+    Verdict,
+    WorkerMessage,
+    decode_message,
+    encode_message,
+)
 from fxcore.worker.capture.export.capture import ExportCapture  # noqa: E402
 from fxcore.worker.job import Job  # noqa: E402
 from fxcore.workspace.config import load_config  # noqa: E402
@@ -47,13 +54,13 @@ def _run_in_child(job: TraceJob, results: Connection) -> None:
     os.dup2(devnull, 1)  # this process's stdout is the JSON report
     os.dup2(devnull, 2)
 
-    def send(message: tuple[str, Any]) -> None:
-        results.send_bytes(encode_message(*message))
+    def send(message: WorkerMessage) -> None:
+        results.send_bytes(encode_message(message))
 
     try:
         Job(job, send, [ExportCapture()]).run()
     except BaseException as error:  # as the worker's run_job: say why, do not just vanish
-        send(("fatal", "".join(traceback.format_exception(error))))
+        send(Fatal("".join(traceback.format_exception(error))))
 
 
 def check_file(path: Path, workspace: Path, config: EngineConfig,
@@ -69,13 +76,13 @@ def check_file(path: Path, workspace: Path, config: EngineConfig,
     modules, errors = [], []
     try:
         while receive.poll(MESSAGE_TIMEOUT):
-            kind, payload = decode_message(receive.recv_bytes(), job)
-            if kind == "module":
-                modules.append(payload)
-            elif kind == "file":
-                errors = payload.errors
-            elif kind == "fatal":
-                raise RuntimeError(f"{path.name}: the job failed:\n{payload}")
+            match decode_message(receive.recv_bytes(), job):
+                case Verdict(module):
+                    modules.append(module)
+                case FileDone(result):
+                    errors = result.errors
+                case Fatal(traceback_text):
+                    raise RuntimeError(f"{path.name}: the job failed:\n{traceback_text}")
     except EOFError:
         pass  # the child is done
     child.join(5)
