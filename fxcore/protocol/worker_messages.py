@@ -58,28 +58,29 @@ class Start:
 
 
 @dataclasses.dataclass(frozen=True)
-class Deriving:
+class _OfModule:
+    """A message that carries one class's result."""
+
+    module: ModuleResult
+
+
+class Deriving(_OfModule):
     """A submodule instance of a finished root the child starts on, without a verdict yet
     (the engine completes it if the child never returns)."""
 
     kind: ClassVar[str] = "deriving"
-    module: ModuleResult
 
 
-@dataclasses.dataclass(frozen=True)
-class Derived:
+class Derived(_OfModule):
     """That submodule instance's verdict, in one mode."""
 
     kind: ClassVar[str] = "derived"
-    module: ModuleResult
 
 
-@dataclasses.dataclass(frozen=True)
-class Verdict:
+class Verdict(_OfModule):
     """The started class's verdict in one capture mode (``module.mode``)."""
 
     kind: ClassVar[str] = "module"
-    module: ModuleResult
 
 
 @dataclasses.dataclass(frozen=True)

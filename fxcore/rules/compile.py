@@ -151,28 +151,8 @@ runs, only slower. The codes are those of the installed torch; a break of a type
 does not know is FX501.
 """
 
-FX504 = not_fitting_rule("FX504", "compile", """\
-**Hint: the inputs or the instance fx-lsp chose do not fit (compile)**: torch.compile failed
-on example inputs fx-lsp inferred, or on an instance it built from the class's defaults or
-guessed arguments, and the module raises the same error at the same line when it simply runs
-on them (eagerly, on the meta device). The error is about fx-lsp's choice, not about
-torch.compile: the class is "does not fit" in the summary, like FX105 under torch.fx and
-FX406 under torch.export.
-
-```python
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(512, 10)
-    def forward(self, x):
-        return self.proj(x.flatten(1))  # FX504 on inferred inputs whose flattened size is not 512
-```
-
-An error on inputs or an instance that came from the configuration, annotations, a builder,
-a call site or the parent's run stays FX502: those are the code's own.
-
-Fix: give the class's real inputs or arguments under `[tool.fx-lsp.modules."pkg.mod:Head"]`.
-""")
+FX504 = not_fitting_rule("FX504", "compile", "FX502",
+                         "FX105 under torch.fx and FX406 under torch.export")
 
 
 RULES = (*GRAPH_BREAK_RULES, FX501, FX502, FX503, FX504)

@@ -165,29 +165,8 @@ Fix: read the message; torch.export's troubleshooting guide
 )
 
 
-FX406 = not_fitting_rule("FX406", "export", """\
-**Hint: the inputs or the instance fx-lsp chose do not fit (export)**: torch.export failed
-on example inputs fx-lsp inferred, or on an instance it built from the class's defaults or
-guessed arguments, and the module raises the same error at the same line when it simply runs
-on them (eagerly, on the meta device). The error is about fx-lsp's choice, not about
-torch.export: the class is "does not fit" in the summary, neither exporting nor failing,
-like FX105 under torch.fx.
-
-```python
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(512, 10)
-    def forward(self, x):
-        return self.proj(x.flatten(1))  # FX406 on inferred inputs whose flattened size is not 512
-```
-
-An error on inputs or an instance that came from the configuration, annotations, a builder,
-a call site or the parent's run stays FX499: those are the code's own.
-
-Fix: give the class's real inputs (`inputs = {x = "float32[1, 512]"}`) or arguments (`kwargs`,
-`call`, `factory`) under `[tool.fx-lsp.modules."pkg.mod:Head"]`.
-""")
+FX406 = not_fitting_rule("FX406", "export", "FX499",
+                         "FX105 under torch.fx and FX504 under torch.compile")
 
 
 RULES = (FX401, FX402, FX403, FX404, FX405, FX406, FX499)

@@ -62,9 +62,33 @@ def not_checkable_rule(code: str, mode: str, docs: str) -> Rule:
                 message=f"Not checkable under torch.{mode} without real data: {{detail}}")
 
 
-def not_fitting_rule(code: str, mode: str, docs: str) -> Rule:
+def not_fitting_rule(code: str, mode: str, error_code: str, others: str) -> Rule:
     """A capture mode's hint that its error came from what fx-lsp chose, not from the capture
-    (FX406, FX504; FX105 is torch.fx's): worded the same in every mode."""
+    (FX406, FX504; FX105 is torch.fx's), worded the same in every mode: ``error_code`` is the
+    mode's own error, which the hint replaces; ``others`` names the same hint in other modes."""
+    docs = f"""\
+**Hint: the inputs or the instance fx-lsp chose do not fit ({mode})**: torch.{mode} failed
+on example inputs fx-lsp inferred, or on an instance it built from the class's defaults or
+guessed arguments, and the module raises the same error at the same line when it simply runs
+on them (eagerly, on the meta device). The error is about fx-lsp's choice, not about
+torch.{mode}: the class is "does not fit" in the summary, neither passing nor failing, like
+{others}.
+
+```python
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(512, 10)
+    def forward(self, x):
+        return self.proj(x.flatten(1))  # {code} on inferred inputs not 512 wide once flattened
+```
+
+An error on inputs or an instance that came from the configuration, annotations, a builder,
+a call site or the parent's run stays {error_code}: those are the code's own.
+
+Fix: give the class's real inputs (`inputs = {{x = "float32[1, 512]"}}`) or arguments
+(`kwargs`, `call`, `factory`) under `[tool.fx-lsp.modules."pkg.mod:Head"]`.
+"""
     return Rule(code=code, kinds=(f"{mode}-does-not-fit",), severity="hint", mode=mode,
                 docs=docs,
                 message=("What fx-lsp chose does not fit the class: {detail}, and the module "

@@ -14,6 +14,7 @@ outside PyTorch's registry, has code ``None`` as on the real side).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,32 +70,51 @@ def _innermost(failure: dict) -> tuple[str, int]:
     return path, frame["line"]
 
 
-def lsp_side(module: dict) -> tuple[str, list[Break], str, tuple[str, int] | None]:
-    """fx-lsp's verdict, breaks (in its order), FX502 message and FX502 innermost frame of
-    one JSON module."""
+def _chain(failure: dict) -> list[tuple[str, int]]:
+    """(display path, line) of each frame of a JSON failure's call chain."""
+    return [_innermost({"path": frame["path"], "line": frame["line"]})
+            for frame in failure.get("frames") or [failure]]
+
+
+def lsp_side(module: dict) -> tuple[str, list[Break], str, list[tuple[str, int]]]:
+    """fx-lsp's verdict, breaks (in its order), error message and the frames where the real
+    error may have been raised, of one JSON module: an FX502's innermost frame (dynamo's
+    stack of the user's code), or any frame of an FX504's chain (the error of the module's
+    eager run on fx-lsp's inputs, whose chain goes on into torch's layers)."""
     breaks: list[Break] = []
-    error, error_frame = "", None
+    error, error_frames = "", []
     for failure in module.get("failures", []):
         code = failure["code"]
-        # FX504: fx-lsp's inputs or instance do not fit, an error raised eagerly too.
-        if code in ("FX502", "FX504"):
-            error, error_frame = failure["message"], _innermost(failure)
+        if code == "FX502":
+            error, error_frames = failure["message"], [_innermost(failure)]
+            continue
+        if code == "FX504":
+            error, error_frames = failure["message"], _chain(failure)
             continue
         if not (code.startswith("GB") or code == "FX501"):
             continue
         breaks.append((*_innermost(failure), None if code == "FX501" else code))
     if module.get("status") == "not-traced" and not breaks and not error:
-        return "not-checked", [], "", None
-    return ("error" if error else "breaks" if breaks else "whole"), breaks, error, error_frame
+        return "not-checked", [], "", []
+    return ("error" if error else "breaks" if breaks else "whole"), breaks, error, error_frames
+
+
+#: How FX504 (fx-lsp's inputs or instance do not fit) words the error the module raised
+#: eagerly: "What fx-lsp chose does not fit the class: <error> on the inputs ...".
+_NOT_FITTING = re.compile(r"^What fx-lsp chose does not fit the class: (?P<error>.*?) on the "
+                          r"(?:inputs fx-lsp inferred|instance )", re.DOTALL)
 
 
 def _same_error(error: dict, lsp_error: str) -> bool:
-    """fx-lsp's FX502 names the real error: its first line, or, where dynamo wrapped an
-    operation's own error, that error's words, which the real error's text quotes."""
+    """fx-lsp's FX502 (or FX504) names the real error: its first line, or, where dynamo
+    wrapped an operation's own error, that error's words, which the real error's text
+    quotes."""
     first_line = error.get("message", "")
     if first_line and first_line.split(":")[0] in lsp_error:
         return True
-    detail = lsp_error.removeprefix("torch.compile failed: ").split(" (fx-lsp: ")[0]
+    not_fitting = _NOT_FITTING.match(lsp_error)
+    detail = not_fitting["error"] if not_fitting else \
+        lsp_error.removeprefix("torch.compile failed: ").split(" (fx-lsp: ")[0]
     words = detail.split(": ", 1)[-1]
     return bool(words) and words in error.get("text", "")
 
@@ -108,13 +128,13 @@ def compare(truth: dict, module: dict | None) -> Agreement:
     if module is None:
         return Agreement(key, truth["verdict"], "missing", real, [], False, real_error,
                          real_graphs=real_graphs)
-    verdict, lsp, lsp_error, lsp_error_frame = lsp_side(module)
+    verdict, lsp, lsp_error, lsp_error_frames = lsp_side(module)
     if truth["verdict"] == "error":
         # The same error (its first line) raised at the same line, when the real run says
         # where.
         error = truth["error"]
         first = _same_error(error, lsp_error) and (
-            "line" not in error or lsp_error_frame == (error["path"], error["line"]))
+            "line" not in error or (error["path"], error["line"]) in lsp_error_frames)
     else:
         first = (real[:1] == lsp[:1])
     return Agreement(key, truth["verdict"], verdict, real, lsp, first, real_error, lsp_error,

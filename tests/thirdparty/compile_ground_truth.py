@@ -12,7 +12,11 @@ branches), call ``torch.compile(model, backend=<recording backend>, fullgraph=Fa
   it links (``.../gb/gb0124.html``) is its ``GBnnnn`` code (``None`` for a type outside
   PyTorch's registry, fx-lsp's FX501): a break raised while dynamo handled an earlier one (a
   "graph break in loop", GB7000) prints the earlier one's message and page first, then its
-  own. One entry per (path, line, code), as fx-lsp reports them.
+  own. One entry per (path, line, code), as fx-lsp reports them. A break dynamo logs inside
+  the standard library (``copy.py`` under a library's ``copy.deepcopy`` of its config) is
+  placed, as fx-lsp places every frame (``fxcore.worker.locate.is_plumbing``), at the
+  innermost frame of the break's user traceback outside the standard library; ``stdlib``
+  keeps where dynamo logged it.
 - ``graph_count``: the graphs the recording backend received;
 - ``error``: type, first line and innermost user frame (``path``, ``line``: dynamo's
   ``real_stack``, when it attached one) of an exception the compiled call raised (fx-lsp's
@@ -35,6 +39,7 @@ import logging
 import os
 import re
 import sys
+import sysconfig
 import time
 import warnings
 from pathlib import Path
@@ -47,6 +52,9 @@ PACKAGE = "tpmodels"
 _SPEC = re.compile(r"^(\w+)\[([\d,\s]*)\]$")
 _WHERE = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.MULTILINE)
 _PAGE = re.compile(r"/gb/gb(\d+)\.html")
+#: A frame of the "User code traceback:" of a break's message (``traceback.format_list``).
+_FRAME = re.compile(r'^  File "(.+)", line (\d+), in ', re.MULTILINE)
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
 #: Between a break and the one raised while dynamo handled it, in a break's message.
 _CHAINED = "*** While handling this graph break, another graph break occurred: ***"
 SITE_PACKAGES = "site-packages" + os.sep
@@ -73,12 +81,21 @@ def parse_break(message: str) -> dict[str, Any] | None:
     pages = _PAGE.findall(message)
     last = message.rsplit(_CHAINED, 1)[1] if _CHAINED in message else message
     reason = last.split("\n\n", 2)[1].strip().splitlines()[0] if "\n\n" in last else ""
-    return {
-        "path": display_path(where.group(1)),
-        "line": int(where.group(2)),
-        "code": f"GB{pages[-1]}" if pages else None,
-        "reason": reason[:200],
-    }
+    path, line = where.group(1), int(where.group(2))
+    found = {"code": f"GB{pages[-1]}" if pages else None, "reason": reason[:200]}
+    if _in_stdlib(path):
+        traceback_text = message[where.end():].split("User code traceback:", 1)[-1]
+        outside = [(frame, int(number)) for frame, number in _FRAME.findall(traceback_text)
+                   if not _in_stdlib(frame)]
+        if outside:
+            found["stdlib"] = f"{display_path(path)}:{line}"
+            path, line = outside[-1]
+    return {"path": display_path(path), "line": line, **found}
+
+
+def _in_stdlib(path: str) -> bool:
+    real = os.path.realpath(path)
+    return real.startswith(_STDLIB) and SITE_PACKAGES not in real
 
 
 class _BreakLog(logging.Handler):

@@ -6,11 +6,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import sysconfig
 from pathlib import Path
 
 import torch
 from compile_agreement import compare
-from compile_ground_truth import compile_once
+from compile_ground_truth import compile_once, parse_break
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "compile"
 
@@ -77,3 +78,27 @@ def test_an_operations_own_error_agrees_with_fx_lsps_fx502() -> None:
     other = {**module, "failures": [{**module["failures"][0],
                                      "message": "torch.compile failed: RuntimeError: other"}]}
     assert not compare(truth, other).first
+
+
+def test_a_break_logged_in_the_standard_library_is_placed_where_the_code_called_into_it(
+) -> None:
+    """torch 2.12 logs WrappedBart's break inside ``copy.py`` (transformers deep-copies its
+    config); fx-lsp hides standard-library frames and places it at the library's line, and
+    so does the ground truth, keeping where dynamo logged it."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    library = "/venv/lib/python3.11/site-packages/transformers/configuration_utils.py"
+    message = (f"Graph break in user code at {stdlib}/copy.py:161\n"
+               "Graph Break Reason: Attempted to call function marked as skipped\n"
+               "  Explanation: ...\n\n"
+               "User code traceback:\n"
+               f'  File "{library}", line 1568, in to_dict\n'
+               "    output = copy.deepcopy(self.__dict__)\n"
+               f'  File "{stdlib}/copy.py", line 161, in deepcopy\n'
+               "    y = copier(memo)\n\n"
+               "For more details see https://meta-pytorch.github.io/compile-graph-break-site"
+               "/gb/gb0007.html")
+    found = parse_break(message)
+    assert found is not None
+    assert (found["path"], found["line"], found["code"]) == (
+        "<site-packages>/transformers/configuration_utils.py", 1568, "GB0007")
+    assert found["stdlib"].endswith("copy.py:161")
