@@ -138,10 +138,24 @@ def _absolute_overlays(job: TraceJob) -> dict[str, str]:
     return {os.path.abspath(path): text for path, text in job.overlays.items()}
 
 
+#: The loaders the import system's file finder tries, as ``FileFinder`` takes them.
+_FILE_LOADERS = (
+    (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+    (importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES),
+    (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES),
+)
+
+
 def _still_missing(name: str, folders: list[str]) -> bool:
     """Whether the module ``name`` is still not found in ``folders`` (looked up as the
-    import system looks, without importing anything)."""
-    return importlib.machinery.PathFinder.find_spec(name, folders) is None
+    import system looks, without importing anything). A new finder for each folder: the
+    import system keeps one per folder (``sys.path_importer_cache``) with the folder's
+    listing, refreshed when the folder's modification time changes: a file created within
+    the same clock tick as the folder's last change leaves that time as it was, and the
+    module just written would be missed (seen once in CI: an entry kept after the missing
+    module appeared)."""
+    return all(importlib.machinery.FileFinder(folder, *_FILE_LOADERS).find_spec(name) is None
+               for folder in folders)
 
 
 def _secret_from_folder(folder: str) -> bytes:

@@ -178,7 +178,9 @@ def _narrow(tree: ast.Module, position: RawPosition) -> tuple[int, int, int, int
         best = best.generators[0].iter
     elif isinstance(best, (ast.If, ast.While, ast.Assert)):
         best = best.test
-    if best is None:
+    # The line stays the instruction's, as Python's tracebacks and dynamo's logs give it: a
+    # comprehension or condition whose part is on a later line is not moved there.
+    if best is None or best.lineno != position.line:
         assert position.end_line is not None and position.end_column is not None
         assert position.column is not None
         return position.line, position.column, position.end_line, position.end_column
