@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from bench_util import children_of, describe, machine_line, stat_cpu_seconds
 
+from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
@@ -60,17 +61,17 @@ class Warm:
     reference: FileResult
 
 
-def measure_warm(engine: Engine, path: str, root: str, edits: int) -> Warm:
-    """Wall time per ``engine.check`` of an edited buffer, the engine's own figure for the
+def measure_warm(pipeline: Pipeline, path: str, root: str, edits: int) -> Warm:
+    """Wall time per ``pipeline.result_of`` of an edited buffer, the engine's own figure for the
     job, and the time spent in ``tracer.trace`` (all classes of the file)."""
     with open(path, encoding="utf-8") as handle:
         original = handle.read()
     # Warm-up: the first job waits for the zygote's torch import; two more let the
     # page cache and the zygote's lazily imported modules settle.
-    reference = engine.check(TraceJob(path=path, workspace_root=root))
+    reference = pipeline.result_of(TraceJob(path=path, workspace_root=root))
     for warm_edit in range(2):
-        engine.check(TraceJob(path=path, workspace_root=root,
-                              overlays={path: edited_text(original, -1 - warm_edit)}))
+        pipeline.result_of(TraceJob(path=path, workspace_root=root,
+                                    overlays={path: edited_text(original, -1 - warm_edit)}))
     walls: list[float] = []
     engine_seconds: list[float] = []
     trace_seconds: list[float] = []
@@ -80,7 +81,7 @@ def measure_warm(engine: Engine, path: str, root: str, edits: int) -> Warm:
         job = TraceJob(path=path, workspace_root=root,
                        overlays={path: edited_text(original, edit_number)})
         started = time.perf_counter()
-        result = engine.check(job)
+        result = pipeline.result_of(job)
         walls.append(time.perf_counter() - started)
         engine_seconds.append(result.seconds)
         trace_seconds.append(sum(module.trace_seconds for module in result.modules))
@@ -124,10 +125,10 @@ def measure_fresh(path: str, class_names: list[str], runs: int) -> list[float]:
     return durations
 
 
-def benchmark_file(engine: Engine, path: str, edits: int, fresh_runs: int) -> None:
+def benchmark_file(pipeline: Pipeline, path: str, edits: int, fresh_runs: int) -> None:
     root = find_workspace_root(path)
     print(f"\n== {os.path.relpath(path, REPOSITORY)} (workspace {os.path.relpath(root)})")
-    warm = measure_warm(engine, path, root, edits)
+    warm = measure_warm(pipeline, path, root, edits)
     traced = [m.class_name for m in warm.reference.modules if m.status != "not-traced"]
     print(f"   classes: "
           f"{', '.join(f'{name} ({status})' for name, status in statuses(warm.reference))}")
@@ -161,14 +162,16 @@ def main() -> None:
     print(f"check latency: {machine_line()}")
     # One worker: an editor checks one buffer at a time.
     engine = Engine(workers=1)
+    pipeline = Pipeline(engine)
     try:
         started = time.perf_counter()
         engine.warm_up()
         for path in files:
-            benchmark_file(engine, path, arguments.edits, arguments.fresh_runs)
+            benchmark_file(pipeline, path, arguments.edits, arguments.fresh_runs)
         print(f"\n(total {time.perf_counter() - started:.1f} s)")
     finally:
         engine.close()
+        pipeline.close()
 
 
 if __name__ == "__main__":

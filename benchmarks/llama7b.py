@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from bench_util import children_of, machine_line, stat_cpu_seconds
 
+from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
 
@@ -169,14 +170,14 @@ def narrow_variant_text() -> str | None:
     return text
 
 
-def run_narrow_variant(engine: Engine) -> None:
+def run_narrow_variant(pipeline: Pipeline) -> None:
     text = narrow_variant_text()
     if text is None:
         print("\nnarrow variant: skipped (llama.py changed; update NARROW_VARIANT)")
         return
     job = TraceJob(path=LLAMA_FILE, workspace_root=MODELS, overlays={LLAMA_FILE: text})
     started = time.perf_counter()
-    result = engine.check(job)
+    result = pipeline.result_of(job)
     wall = time.perf_counter() - started
     [module] = [m for m in result.modules if m.class_name == "Llama"]
     print(f"\nnarrow variant (rotary tables sliced with narrow(0, 0, seq_len); plain "
@@ -194,12 +195,14 @@ def main() -> None:
     print(f"llama 7B trace: {machine_line()}")
 
     engine = Engine(workers=1)
+    pipeline = Pipeline(engine)
     walls: list[float] = []
     peaks: list[float] = []
     cpus: list[float] = []
     try:
         started = time.perf_counter()
-        engine.check(TraceJob(path=WARM_UP_FILE, workspace_root=os.path.dirname(WARM_UP_FILE)))
+        pipeline.result_of(TraceJob(path=WARM_UP_FILE,
+                                    workspace_root=os.path.dirname(WARM_UP_FILE)))
         print(f"zygote start + first small job: {time.perf_counter() - started:.2f} s "
               "(not counted)")
         pid = zygote_pid()
@@ -208,7 +211,7 @@ def main() -> None:
             job = TraceJob(path=LLAMA_FILE, workspace_root=MODELS)
             with Sampler(memory):
                 started = time.perf_counter()
-                result = engine.check(job)
+                result = pipeline.result_of(job)
                 wall = time.perf_counter() - started
             walls.append(wall)
             [module] = [m for m in result.modules if m.class_name == "Llama"]
@@ -233,9 +236,10 @@ def main() -> None:
             print(f"  sampled peaks ({memory.samples} samples): sum of RSS "
                   f"{memory.peak_rss_sum_kib / 1024:.0f} MiB, sum of PSS "
                   f"{memory.peak_pss_sum_kib / 1024:.0f} MiB (shared pages counted once)")
-        run_narrow_variant(engine)
+        run_narrow_variant(pipeline)
     finally:
         engine.close()
+        pipeline.close()
     # After close() the zygote is reaped: ru_maxrss is then the largest peak RSS of any
     # single process in its tree (Linux propagates children's peaks when they are waited).
     largest_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

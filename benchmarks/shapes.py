@@ -31,6 +31,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
+from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
 
@@ -41,16 +42,19 @@ MODELS = os.path.join(BENCHMARKS, "models")
 
 def propagation(runs: int) -> None:
     engine = Engine(workers=1)
+    pipeline = Pipeline(engine)
     try:
-        engine.check(TraceJob(path=os.path.join(REPO, "examples", "models", "mlp.py"),
-                              workspace_root=os.path.join(REPO, "examples")))  # warm the zygote
+        # Warms the zygote.
+        pipeline.result_of(TraceJob(path=os.path.join(REPO, "examples", "models", "mlp.py"),
+                                    workspace_root=os.path.join(REPO, "examples")))
         for name, class_name in (("llama.py", "Llama"), ("resnet50.py", "ResNet50")):
             traces, shapes, walls = [], [], []
             module = None
             for _ in range(runs):
                 started = time.perf_counter()
-                result = engine.check(TraceJob(path=os.path.join(MODELS, name),
-                                               workspace_root=MODELS, only_classes=[class_name]))
+                result = pipeline.result_of(TraceJob(path=os.path.join(MODELS, name),
+                                                     workspace_root=MODELS,
+                                                     only_classes=[class_name]))
                 walls.append(time.perf_counter() - started)
                 (module,) = [m for m in result.modules if m.class_name == class_name]
                 traces.append(module.trace_seconds)
@@ -65,6 +69,7 @@ def propagation(runs: int) -> None:
                   f"(target < 10 %); job wall {statistics.median(walls) * 1e3:.0f} ms")
     finally:
         engine.close()
+        pipeline.close()
 
 
 class Client(LanguageClient):

@@ -7,28 +7,20 @@ import functools
 import os
 import sys
 from collections.abc import Sequence
-from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from fxcore.checking.pipeline import Pipeline, jobs_below
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
-from fxcore.host.trace_handle import TraceHandle, WorkspaceKnowledge
 from fxcore.model.instance_trust import does_not_fit, on_guessed_arguments
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import CODES, FileResult, ModuleResult
-from fxcore.reporting.parent_arguments import apply_parent_arguments
-from fxcore.reporting.report import Report, Selection, collect
+from fxcore.reporting.report import Report, Selection
 from fxcore.rules.compile import is_graph_break
 from fxcore.workspace.config import ProjectConfig, read_project_config
 from fxcore.workspace.notebook.cells import CellPosition, NotebookModule, is_notebook
-from fxcore.workspace.paths import (
-    find_workspace_root,
-    notebook_module,
-    python_files,
-    source_text,
-    trace_jobs,
-)
+from fxcore.workspace.paths import find_workspace_root, notebook_module, source_text
 
 #: The editor's key for showing the classes that were not traced (FX103 on each); the
 #: command line reads it for the same: its ``full`` format then lists them.
@@ -316,39 +308,31 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
                modes: tuple[str, ...] | None = None) -> tuple[list[TraceJob], Projects]:
     summary = Summary()
     projects = Projects(timeout, summary, modes)
-    return trace_jobs(python_files(paths, notebooks=True), find_workspace_root,
-                      projects.engine), projects
+    return jobs_below(paths, find_workspace_root, projects.engine), projects
 
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
              use_cache: bool = True, show_progress: bool = True,
              engine: Engine | None = None) -> CheckRun:
-    """Trace the jobs (unchanged files' results from the cache) and report them, on
-    ``engine`` if given (a caller's warm one, left running) or else on one of ``workers``
-    children of the run's own. The run's cache and call-site index are its own either way."""
+    """Trace the jobs (unchanged files' results from the cache) and report them, through
+    ``fxcore.checking.pipeline``, on ``engine`` if given (a caller's warm one, left running)
+    or else on one of ``workers`` children of the run's own. The run's cache and call-site
+    index are its own either way."""
     forget_notebooks()  # cells as this run reads them (an earlier run in this process may
     # have read another text)
     progress = Progress(len(jobs), shown=show_progress)
-    results: list[FileResult] = []
-    knowledge = WorkspaceKnowledge(ResultCache() if use_cache else None)
     runs_on = engine or Engine(workers=workers)
-    handles: list[TraceHandle] = []
+    pipeline = Pipeline(runs_on, ResultCache() if use_cache else None)
     try:
-        handles = [runs_on.submit(job, knowledge) for job in jobs]
-        for future in as_completed(handle.future for handle in handles):
-            results.append(future.result())
-            progress.advance()
+        checked = pipeline.check(jobs, lambda path: source_text(path, {}), projects.selection,
+                                 progress.advance)
     finally:
         progress.finish()
+        # The engine first: closing it stops at once a job that still waits for its zygote.
         if engine is None:
             runs_on.close()
-        else:  # a job of this run that is still going (an error or Ctrl+C) stops
-            for handle in handles:
-                handle.cancel()
-    results.sort(key=lambda result: result.path)
-    results = apply_parent_arguments(results)
+        pipeline.close()
     summary = projects.summary
-    for result in results:
+    for result in checked.results:
         summary.add(result)
-    report = collect(results, lambda path: source_text(path, {}), projects.selection)
-    return CheckRun(results, summary, report, projects.found)
+    return CheckRun(checked.results, summary, checked.report, projects.found)

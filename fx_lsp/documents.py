@@ -22,10 +22,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from fxcore.host.trace_handle import TraceHandle
+from fxcore.checking.parent_verdicts import ParentVerdicts
+from fxcore.checking.pipeline import CheckHandle
 from fxcore.model.results import FileResult
 from fxcore.reporting.mode_phases import merge_phases
-from fxcore.reporting.parent_arguments import apply_parent_arguments
 
 if TYPE_CHECKING:
     from fx_lsp.diagnostics import Entry
@@ -43,7 +43,7 @@ class Document:
     #: Bumped whenever a trace of this document becomes outdated.
     generation: int = 0
     timer: asyncio.TimerHandle | None = None
-    handle: TraceHandle | None = None
+    handle: CheckHandle | None = None
     #: The latest result accepted for this document, the version it was for, and the versions
     #: of the other open buffers it was traced with.
     result: FileResult | None = None
@@ -63,7 +63,7 @@ class Document:
 
 #: Starts phase ``phase`` of tracing ``path`` with the open buffers' texts as overlays; None
 #: when the project excludes the file, or when it has no such phase.
-StartTrace = Callable[[str, dict[str, str], int], TraceHandle | None]
+StartTrace = Callable[[str, dict[str, str], int], CheckHandle | None]
 
 
 class Listener(Protocol):
@@ -95,9 +95,9 @@ class Documents:
         self._tracing_on = tracing_on
         self._listener = listener
         self._documents: dict[str, Document] = {}
-        #: Latest results, by path, whose roots built workspace classes: their derived
-        #: verdicts serve the classes of other files (fxcore.reporting.parent_arguments).
-        self._parent_results: dict[str, FileResult] = {}
+        #: Latest results whose roots built workspace classes: their derived verdicts serve
+        #: the classes of other files.
+        self._parent_verdicts = ParentVerdicts()
 
     # -- the set of documents ----------------------------------------------------------------
 
@@ -241,7 +241,7 @@ class Documents:
         texts: dict[str, str],
         versions: dict[str, int],
         phase: int,
-        handle: TraceHandle,
+        handle: CheckHandle,
         future: Future[FileResult],
     ) -> None:
         if document.handle is handle:
@@ -289,12 +289,7 @@ class Documents:
     def with_parent_verdicts(self, result: FileResult) -> FileResult:
         """The result with the verdicts of instances that traced roots built (remembering
         this result's own derived verdicts for other files)."""
-        if result.derived_modules:
-            self._parent_results[result.path] = result
-        else:
-            self._parent_results.pop(result.path, None)
-        others = [r for path, r in self._parent_results.items() if path != result.path]
-        return apply_parent_arguments([result, *others])[0]
+        return self._parent_verdicts.apply(result)
 
     def adopt(self, document: Document, result: FileResult, versions: dict[str, int]) -> bool:
         """A workspace trace's result for an open document, traced with the open buffers at

@@ -13,8 +13,8 @@ from fx_lsp import diagnostics, notebooks
 from fx_lsp.documents import Document
 from fx_lsp.protocol import STATUS, FxProtocol
 from fx_lsp.workspace_texts import WorkspaceTexts
+from fxcore.checking.pipeline import CheckHandle
 from fxcore.host.torch_versions import TorchSupport
-from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.results import FileResult
 from fxcore.reporting.report import collect
 from fxcore.workspace.notebook.cells import is_notebook
@@ -25,7 +25,7 @@ class Publishing(WorkspaceTexts):
 
     protocol: FxProtocol
     torch: TorchSupport
-    workspace_handles: set[TraceHandle]
+    workspace_handles: set[CheckHandle]
     _status: tuple[str, int, str] | None
 
     def send_status(self, message: str = "") -> None:

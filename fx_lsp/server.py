@@ -33,16 +33,16 @@ from fx_lsp.protocol import (
 from fx_lsp.publishing import Publishing
 from fx_lsp.settings import Settings
 from fx_lsp.snapshot import Files
+from fxcore.checking.pipeline import CheckHandle, Pipeline, jobs_below
 from fxcore.host import network_isolation
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.host.torch_versions import installed_torch_support
-from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import CODES, FileResult
 from fxcore.model.version import VERSION
 from fxcore.reporting.mode_phases import phase_job
-from fxcore.workspace.paths import python_files, trace_jobs
+from fxcore.workspace.paths import trace_jobs
 
 UNTRUSTED_MESSAGE = (
     "fx-lsp: tracing is off until the workspace is trusted (no code from it is imported or run)."
@@ -64,6 +64,9 @@ class FxLanguageServer(Publishing):
             notebook_document_sync=notebooks.SYNC_OPTIONS,
         )
         self.engine: Engine | None = None
+        #: Jobs' way through the engine (``fxcore.checking.pipeline``), with the cache and the
+        #: call-site index: made with the engine, closed with it.
+        self.pipeline: Pipeline | None = None
         #: The installed torch, judged once: a refused one means no worker ever starts.
         self.torch = installed_torch_support()
         self.settings = Settings(self._open_text, self.root_of, self._warn)
@@ -78,7 +81,7 @@ class FxLanguageServer(Publishing):
         )
         self._reported: set[str] = set()
         #: Jobs of a running workspace trace (``fx_lsp.workspace_trace``).
-        self.workspace_handles: set[TraceHandle] = set()
+        self.workspace_handles: set[CheckHandle] = set()
         self._status: tuple[str, int, str] | None = None
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
@@ -167,48 +170,57 @@ class FxLanguageServer(Publishing):
 
     # -- the engine -----------------------------------------------------------------------------
 
-    def ensure_engine(self) -> Engine:
-        if self.engine is None:
+    def ensure_pipeline(self) -> Pipeline:
+        if self.pipeline is None:
+            self.engine = Engine()
             # Unchanged files (and their imports) are answered from .fx-lsp-cache/.
-            self.engine = Engine(cache=ResultCache())
+            self.pipeline = Pipeline(self.engine, ResultCache())
             # Starting the worker imports torch (over a second): not on the event loop.
             threading.Thread(target=self.engine.warm_up, daemon=True).start()
-        return self.engine
+        return self.pipeline
 
     def close_engine(self, wait: bool = True) -> None:
         """Kill the workers. ``wait=False`` closes in a thread, for callers on the event loop:
         closing can take seconds (a job waits for its worker's pipes), and the worker process
         exits by itself when this process does."""
         engine, self.engine = self.engine, None
+        pipeline, self.pipeline = self.pipeline, None
         if engine is None:
             return
-        if wait:
-            engine.close()
-        else:
-            threading.Thread(target=engine.close, name="fx-lsp-close", daemon=True).start()
 
-    def _start_trace(self, path: str, overlays: dict[str, str], phase: int) -> TraceHandle | None:
+        def close() -> None:
+            # The engine first: a job that waits for its zygote to start stops at once.
+            engine.close()
+            if pipeline is not None:
+                pipeline.close()
+
+        if wait:
+            close()
+        else:
+            threading.Thread(target=close, name="fx-lsp-close", daemon=True).start()
+
+    def _start_trace(self, path: str, overlays: dict[str, str], phase: int) -> CheckHandle | None:
         jobs = trace_jobs([path], self.root_of, self.settings.engine_config, overlays)
         job = phase_job(jobs[0], phase) if jobs else None
         if job is None:
             return None
-        engine = self.ensure_engine()
+        pipeline = self.ensure_pipeline()
         if not self.watches_files:
             # No file events tell the call-site index what changed on disk: the job looks.
-            engine.call_sites.rescan_before_next_use()
-        return engine.submit(job)
+            pipeline.call_sites.rescan_before_next_use()
+        return pipeline.submit(job)
 
     def files_changed(self, paths: list[str]) -> None:
         """Files changed on disk: bring the call-site index up to date (in a thread: it reads
         them, and waits while a job builds the index), then retrace the open documents with a
         class whose constructor calls changed."""
-        engine = self.engine
-        if engine is None or not paths:
+        pipeline = self.pipeline
+        if pipeline is None or not paths:
             return
 
         @guarded()
         async def update() -> None:
-            changed = await asyncio.to_thread(engine.call_sites.changed, paths)
+            changed = await asyncio.to_thread(pipeline.call_sites.changed, paths)
             for document in self.documents:
                 names = changed.get(os.path.abspath(self.root_of(document.path)), set())
                 if document.result is not None and any(
@@ -223,7 +235,7 @@ class FxLanguageServer(Publishing):
     def set_trusted(self, trusted: bool) -> None:
         if trusted:
             if self.tracing_on():
-                self.ensure_engine()
+                self.ensure_pipeline()
             self.documents.retrace_all()
         else:
             self.documents.stop_all()
@@ -240,27 +252,26 @@ class FxLanguageServer(Publishing):
 
     def workspace_jobs(self) -> tuple[list[TraceJob], dict[str, int]]:
         texts, versions = self.documents.overlays()
-        jobs = trace_jobs(python_files(self.workspace_folders() or [],
-                                       notebooks=self.client_has_notebooks()),
-                          self.root_of, self.settings.engine_config, texts)
+        jobs = jobs_below(self.workspace_folders() or [], self.root_of,
+                          self.settings.engine_config, texts, self.client_has_notebooks())
         return jobs, versions
 
-    def submit_workspace(self, jobs: list[TraceJob]) -> list[TraceHandle] | None:
+    def submit_workspace(self, jobs: list[TraceJob]) -> list[CheckHandle] | None:
         if not self.settings.options.trusted:
             self.report_untrusted()
             return None
         if not self.tracing_on():
             self.report_torch()
             return None
-        engine = self.ensure_engine()
+        pipeline = self.ensure_pipeline()
         # Changes no file event announced are found by one walk of each workspace, not one a job.
-        engine.call_sites.rescan_before_next_use()
-        handles = [engine.submit(job) for job in jobs]
+        pipeline.call_sites.rescan_before_next_use()
+        handles = [pipeline.submit(job) for job in jobs]
         self.workspace_handles.update(handles)
         self.send_status()
         return handles
 
-    def workspace_jobs_ended(self, handles: Iterable[TraceHandle]) -> None:
+    def workspace_jobs_ended(self, handles: Iterable[CheckHandle]) -> None:
         self.workspace_handles.difference_update(handles)
         self.send_status()
 

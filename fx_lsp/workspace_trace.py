@@ -15,7 +15,7 @@ from typing import Protocol
 
 from fx_lsp.protocol import CommandProgress
 from fx_lsp.verdicts_by_mode import first_verdicts, verdicts_of
-from fxcore.host.trace_handle import TraceHandle
+from fxcore.checking.pipeline import CheckHandle
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
 
@@ -29,11 +29,11 @@ class Host(Protocol):
         """A job for each Python file of the workspace folders, traced with the open buffers'
         texts, and the versions of those buffers."""
 
-    def submit_workspace(self, jobs: list[TraceJob]) -> list[TraceHandle] | None:
+    def submit_workspace(self, jobs: list[TraceJob]) -> list[CheckHandle] | None:
         """The jobs started, counted as pending until ``workspace_jobs_ended``; None when
         tracing is off (the workspace is not trusted: the server says so)."""
 
-    def workspace_jobs_ended(self, handles: Iterable[TraceHandle]) -> None:
+    def workspace_jobs_ended(self, handles: Iterable[CheckHandle]) -> None:
         """These jobs finished or were cancelled: no longer pending."""
 
     def publish_traced(self, path: str, result: FileResult, versions: dict[str, int]) -> None:

@@ -10,7 +10,7 @@ import pytest
 from fxcore.host.engine import Engine
 
 from cli_support import close_shared_engine, shared_engine
-from engine_support import Workspace
+from engine_support import Workspace, close_pipelines
 
 #: Test modules that need more than the fast tier gives (pyproject.toml's ``addopts`` leaves
 #: them out of a plain ``pytest``; scripts/test.sh runs them as their own tier): each says why.
@@ -45,6 +45,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish() -> None:
+    close_pipelines()
     close_shared_engine()
 
 

@@ -11,12 +11,37 @@ import os
 import textwrap
 from pathlib import Path
 
+from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import FileResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"
+
+
+#: One pipeline (and so one call-site index, as in a server) per engine the tests check jobs on.
+_pipelines: dict[int, Pipeline] = {}
+
+
+def pipeline_of(engine: Engine) -> Pipeline:
+    """The pipeline, without a cache, that ``check_job`` runs ``engine``'s jobs through."""
+    pipeline = _pipelines.get(id(engine))
+    if pipeline is None or pipeline.engine is not engine:
+        pipeline = _pipelines[id(engine)] = Pipeline(engine)
+    return pipeline
+
+
+def close_pipelines() -> None:
+    for pipeline in _pipelines.values():
+        pipeline.close()
+    _pipelines.clear()
+
+
+def check_job(engine: Engine, job: TraceJob) -> FileResult:
+    """``job``'s result as the command line and the server get it (``fxcore.checking``: call
+    sites, builders, notebook names), on ``engine``."""
+    return pipeline_of(engine).result_of(job)
 
 
 class Workspace:
@@ -34,10 +59,10 @@ class Workspace:
 
     def check(self, engine: Engine, relative: str, config: EngineConfig | None = None,
               overlays: dict[str, str] | None = None) -> FileResult:
-        return engine.check(
-            TraceJob(path=str(self.root / relative), workspace_root=str(self.root),
-                     config=config or EngineConfig(), overlays=overlays or {})
-        )
+        return check_job(engine, TraceJob(path=str(self.root / relative),
+                                          workspace_root=str(self.root),
+                                          config=config or EngineConfig(),
+                                          overlays=overlays or {}))
 
 
 def span_of(path: Path, line: int, snippet: str, occurrence: int = 1) -> tuple[int, int, int, int]:

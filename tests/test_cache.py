@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fxcore.checking.pipeline import Pipeline
 from fxcore.host.cache import CACHE_FOLDER, ResultCache
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
 
 from cli_support import fx_lsp
-from engine_support import Workspace
+from engine_support import Workspace, check_job
 
 
 def write_package(workspace: Workspace) -> tuple[Path, Path]:
@@ -34,7 +35,7 @@ def test_hits_until_an_imported_file_changes(engine: Engine, workspace: Workspac
     cache = ResultCache()
     job = TraceJob(path=str(net), workspace_root=str(workspace.root))
     assert cache.get(job) is None
-    cache.put(job, engine.check(job))
+    cache.put(job, check_job(engine, job))
     cached = cache.get(job)
     assert cached is not None and cached.from_cache
     assert cached.modules[0].status == "traceable"
@@ -63,7 +64,7 @@ def test_time_outs_are_not_cached(engine: Engine, workspace: Workspace) -> None:
         """)
     job = TraceJob(path=str(path), workspace_root=str(workspace.root),
                    config=EngineConfig(timeout=1.0))
-    result = engine.check(job)
+    result = check_job(engine, job)
     assert result.modules[0].failures[0].kind == "timeout"
     cache = ResultCache()
     cache.put(job, result)
@@ -85,19 +86,22 @@ def test_cli_second_run_comes_from_the_cache(workspace: Workspace) -> None:
     assert check("--no-cache")["summary"]["cached"] == 0
 
 
-def test_engine_answers_from_the_cache_without_a_worker(engine: Engine,
-                                                        workspace: Workspace) -> None:
+def test_the_pipeline_answers_from_the_cache_without_a_worker(workspace: Workspace) -> None:
     _, net = write_package(workspace)
     job = TraceJob(path=str(net), workspace_root=str(workspace.root))
-    first_engine = Engine(workers=1, cache=ResultCache())
+    first_engine = Engine(workers=1)
+    first = Pipeline(first_engine, ResultCache())
     try:
-        assert not first_engine.check(job).from_cache
+        assert not first.result_of(job).from_cache
     finally:
         first_engine.close()
-    second_engine = Engine(workers=1, cache=ResultCache())
+        first.close()
+    second_engine = Engine(workers=1)
+    second = Pipeline(second_engine, ResultCache())
     try:
-        cached = second_engine.check(job)
+        cached = second.result_of(job)
         assert cached.from_cache and cached.modules[0].status == "traceable"
         assert second_engine._zygote is None  # no worker was ever started
     finally:
         second_engine.close()
+        second.close()

@@ -28,7 +28,7 @@ from fxcore.workspace import traced_libraries
 from fxcore.workspace.config import load_config
 
 from cli_support import fx_lsp
-from engine_support import REPO_ROOT, Workspace, line_of, span_of
+from engine_support import REPO_ROOT, Workspace, check_job, line_of, span_of
 
 einops = pytest.importorskip("einops")
 from einops.layers.torch import Rearrange, Reduce  # noqa: E402
@@ -206,9 +206,9 @@ def test_fix_makes_each_form_trace_as_plain_torch_fx_does(engine: Engine,
     x = torch.randn(2, 3, 4, 6)
     for module_name, (folder, classes) in FILES.items():
         root = models.root / folder
-        result = engine.check(TraceJob(path=str(root / f"{module_name}.py"),
-                                       workspace_root=str(root),
-                                       config=load_config(str(root))[0]))
+        result = check_job(engine, TraceJob(path=str(root / f"{module_name}.py"),
+                                            workspace_root=str(root),
+                                            config=load_config(str(root))[0]))
         generated = {module.class_name: module.generated_code for module in result.modules}
         sys.path[:0] = [str(root)]
         try:

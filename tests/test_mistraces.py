@@ -15,7 +15,7 @@ from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import ModuleResult
 from fxcore.workspace.config import load_config
 
-from engine_support import Workspace, line_of
+from engine_support import Workspace, check_job, line_of
 
 CASES = {
     "FX201": ("""
@@ -86,8 +86,8 @@ def test_each_silent_mistrace_is_a_hint(engine: Engine, workspace: Workspace,
     fx.symbolic_trace(namespace["Net"](), concrete_args=concrete)
 
     config = load_config(str(workspace.root))[0]
-    (module,) = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root),
-                                      config=config)).modules
+    (module,) = check_job(engine, TraceJob(path=str(path), workspace_root=str(workspace.root),
+                                           config=config)).modules
     assert module.status == "traceable"
     (hint,) = [h for h in module.hints if h.code == code]
     line = line_of(path, line_snippet)
@@ -116,7 +116,8 @@ def test_no_hint_where_the_graph_means_what_the_code_says(engine: Engine,
             def forward(self, x, bias):
                 return self.drop(x) + bias
         """)
-    (module,) = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root))).modules
+    (module,) = check_job(engine, TraceJob(path=str(path),
+                                           workspace_root=str(workspace.root))).modules
     assert module.status == "traceable" and module.hints == []
 
 
@@ -128,8 +129,8 @@ def test_the_fx201_fix_traces_the_none_case(engine: Engine, workspace: Workspace
     def check() -> ModuleResult:
         config, problems = load_config(str(workspace.root))
         assert problems == []
-        (module,) = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root),
-                                          config=config)).modules
+        (module,) = check_job(engine, TraceJob(path=str(path), workspace_root=str(workspace.root),
+                                               config=config)).modules
         return module
 
     module = check()

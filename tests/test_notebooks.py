@@ -27,7 +27,7 @@ from fxcore.workspace.notebook.cells import CellPosition, NotebookCell, Notebook
 from fxcore.workspace.notebook.module_builder import build_notebook_module
 
 from cli_support import fx_lsp
-from engine_support import REPO_ROOT
+from engine_support import REPO_ROOT, check_job
 
 NOTEBOOKS = REPO_ROOT / "tests" / "workspaces" / "notebooks"
 #: The classes of models.ipynb, each traced by plain torch.fx.
@@ -288,8 +288,8 @@ def test_an_editor_overlay_is_the_notebook_json(engine: Engine, tmp_path: Path) 
                      "        return x.sum(0) / len(x)"),
         NotebookCell("class Later:\n    pass"),
     ))
-    result = engine.check(TraceJob(path=str(path), workspace_root=str(tmp_path),
-                                   overlays={str(path): cells.to_json()}))
+    result = check_job(engine, TraceJob(path=str(path), workspace_root=str(tmp_path),
+                                        overlays={str(path): cells.to_json()}))
     assert result.errors == []
     (net,) = result.modules
     (failure,) = net.failures

@@ -3,8 +3,8 @@
 Reads are counted at ``fxcore.workspace.file_access.read_bytes`` (every bounded read of a workspace
 file)
 and at ``tokenize.open`` (how ``linecache`` reads a file), parses at ``ast.parse``, each only
-for the job's own file. The host side runs in a real ``Engine`` (its worker is a forked child,
-whose reads are not counted here); the worker side is a ``Job`` run in this process.
+for the job's own file. The host side runs in a real ``Pipeline`` and ``Engine`` (its worker is a
+forked child, whose reads are not counted here); the worker side is a ``Job`` run in this process.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.protocol.worker_messages import Derived, Verdict, WorkerMessage
@@ -61,8 +62,9 @@ def _write(folder: Path, name: str, text: str) -> Path:
 
 def test_the_host_reads_and_parses_a_job_file_once(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Call sites, the module-level-class check and the verdict of a class whose worker
-    died (made in the host, located from the file) share one read and one parse."""
+    """Call sites and builders (``fxcore.checking.preparation``), the module-level-class check
+    and the verdict of a class whose worker died (made by the engine, located from the file)
+    share one read and one parse."""
     path = _write(tmp_path, "dies", """
         import os
         from torch import nn
@@ -73,14 +75,16 @@ def test_the_host_reads_and_parses_a_job_file_once(tmp_path: Path,
                 os._exit(3)
     """)
     engine = Engine(workers=1)
+    pipeline = Pipeline(engine)
     try:
         # The workspace's call-site index is built once per root, not per job.
-        engine.call_sites.first_calls(str(tmp_path), [])
+        pipeline.call_sites.first_calls(str(tmp_path), [])
         counts = _counting(monkeypatch, path)
-        result = engine.check(TraceJob(path=str(path), workspace_root=str(tmp_path),
-                                       config=EngineConfig()))
+        result = pipeline.result_of(TraceJob(path=str(path), workspace_root=str(tmp_path),
+                                             config=EngineConfig()))
     finally:
         engine.close()
+        pipeline.close()
     [module] = result.modules
     assert module.failures[0].kind == "crash"
     assert module.line == 5 and module.forward is not None  # located from the file's parse

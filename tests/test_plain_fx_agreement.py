@@ -26,7 +26,7 @@ from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location
 
-from engine_support import CASES, EXAMPLES, Workspace
+from engine_support import CASES, EXAMPLES, Workspace, check_job
 
 #: Compared with real torch on the installed torch: run under every torch series too.
 pytestmark = pytest.mark.matrix
@@ -85,8 +85,8 @@ def plain_trace(path: Path, root: Path, class_name: str,
 
 def assert_agrees(engine: Engine, path: Path, root: Path) -> int:
     """Compare every traced class of a file with plain tracing; returns classes compared."""
-    result = engine.check(TraceJob(path=str(path), workspace_root=str(root),
-                                   config=load_config(str(root))[0]))
+    result = check_job(engine, TraceJob(path=str(path), workspace_root=str(root),
+                                        config=load_config(str(root))[0]))
     compared = 0
     for module in result.modules:
         if module.status == "not-traced":
@@ -172,7 +172,7 @@ def test_a_graph_torch_fx_cannot_write_fails_as_plain_tracing_does(
         ''')
     error, _ = plain_trace(path, workspace.root, "Quoted")
     assert isinstance(error, SyntaxError)
-    result = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root)))
+    result = check_job(engine, TraceJob(path=str(path), workspace_root=str(workspace.root)))
     assert result.errors == []
     (module,) = result.modules
     (failure,) = module.failures

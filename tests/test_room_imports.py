@@ -1,7 +1,8 @@
 """fxcore's rooms import downwards only, the order of the pipeline: the registry of codes, the
 shared data model, the workspace side, the worker <-> host protocol, the worker, the host, the
-report, the fixes; fx_lsp (the adapters) sits on top. An import that goes up or sideways is a
-design change, to be made here on purpose.
+report, the fixes, and the checking pipeline that leads jobs through the host to the report;
+fx_lsp (the adapters) sits on top. An import that goes up or sideways is a design change, to
+be made here on purpose.
 
 Imports are read as in ``test_import_cycles``: every one, deferred and ``TYPE_CHECKING`` ones
 included. The host starts workers from the zygote, so the zygote and what it preloads are
@@ -24,8 +25,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "host": frozenset({"rules", "model", "workspace", "protocol"}),
     "reporting": frozenset({"rules", "model", "workspace"}),
     "fixing": frozenset({"rules", "model", "workspace", "reporting"}),
+    "checking": frozenset({"rules", "model", "workspace", "host", "reporting"}),
     "fx_lsp": frozenset({"rules", "model", "workspace", "protocol", "host", "reporting",
-                         "fixing"}),
+                         "fixing", "checking"}),
 }
 #: The host's modules that run in the zygote, where workers are forked: they import the worker.
 ZYGOTE_MODULES = frozenset({"fxcore.host.zygote", "fxcore.host.preload"})

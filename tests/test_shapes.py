@@ -23,7 +23,7 @@ from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location
 
-from engine_support import EXAMPLES, REPO_ROOT, Workspace, line_of
+from engine_support import EXAMPLES, REPO_ROOT, Workspace, check_job, line_of
 
 RECALL = REPO_ROOT / "tests" / "recall" / "models"
 FOUND_ORIGINS = {"call-site", "config-class", "guessed"}
@@ -89,8 +89,8 @@ def propagated(module: ModuleResult) -> dict[str, str]:
 
 
 def check_against_reality(engine: Engine, path: Path, root: Path) -> int:
-    result = engine.check(TraceJob(path=str(path), workspace_root=str(root),
-                                   config=load_config(str(root))[0]))
+    result = check_job(engine, TraceJob(path=str(path), workspace_root=str(root),
+                                        config=load_config(str(root))[0]))
     compared = 0
     for module in result.modules:
         if module.status != "traceable" or module.inputs is None:
@@ -180,8 +180,8 @@ def test_inputs_from_each_source_and_fx300(engine: Engine, workspace: Workspace)
         "[project]\nname = 'ws'\n"
         '[tool.fx-lsp.modules."shaped:Mismatch"]\ninputs = {x = "float32[batch=4, 8]"}\n')
     config = load_config(str(workspace.root))[0]
-    result = engine.check(TraceJob(path=str(path), workspace_root=str(workspace.root),
-                                   config=config))
+    result = check_job(engine, TraceJob(path=str(path), workspace_root=str(workspace.root),
+                                        config=config))
     modules = {m.class_name: m for m in result.modules}
     net = modules["Net"]
     assert (net.inputs.origin, net.inputs.tensors) == ("inferred", {"x": "float32[2, 3, 32, 32]"})

@@ -30,7 +30,7 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
         ls.watcher = asyncio.ensure_future(ls.watch_client(ls.process_id))
     ls.report_torch()
     if ls.tracing_on():
-        ls.ensure_engine()
+        ls.ensure_pipeline()
     elif not ls.settings.options.trusted:
         ls.report_untrusted()
     ls.send_status()

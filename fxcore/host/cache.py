@@ -342,7 +342,7 @@ class ResultCache:
 
     def put(self, job: TraceJob, result: FileResult, key: str | None = None) -> None:
         """Store ``result`` under ``key``: ``self.key(job)`` taken before the job ran (the
-        engine does), so the entry is for the text that was traced even if the file changed
+        pipeline does), so the entry is for the text that was traced even if the file changed
         meanwhile; by default the key of the file's text now."""
         key = key if key is not None else self.key(job)
         if key is None or any(failure.kind in _TRANSIENT_KINDS for failure in _failures(result)):

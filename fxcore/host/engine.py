@@ -1,5 +1,9 @@
 """Runs trace jobs in worker processes so that user code never runs in the caller.
 
+The engine only supervises processes: it runs the jobs it is given as they are. Preparing a
+job with what the workspace knows (call sites, builders), the results cache and what comes
+after a result (parent verdicts, the report) are ``fxcore.checking``'s.
+
 A zygote process (``fxcore.host.zygote``) imports torch once; each job is a child forked from
 it, which costs tens of milliseconds instead of the seconds a fresh interpreter needs to
 import torch. A child may hang, crash, print without end, call ``os._exit`` or allocate
@@ -23,10 +27,9 @@ import threading
 import time
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 
-from fxcore.host.cache import ResultCache
 from fxcore.host.child_run import ChildAttempt, run_child
 from fxcore.host.installed_packages import preloadable
-from fxcore.host.trace_handle import TraceHandle, WorkspaceKnowledge
+from fxcore.host.trace_handle import TraceHandle
 from fxcore.host.unfinished_children import (
     end_class,
     ended_derived,
@@ -39,23 +42,16 @@ from fxcore.host.zygote_host import (
     WORKER_LOG,
     ZygoteProcess,
 )
-from fxcore.model.job_spec import MAX_OTHER_CALL_SITES, TraceJob
+from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
-from fxcore.workspace.builders import builder_functions
-from fxcore.workspace.call_sites import CallSiteIndexes
-from fxcore.workspace.discovery import ParsedFile, has_module_level_class, parsed_file
-from fxcore.workspace.notebook.cells import explain_dropped_names, is_notebook
-from fxcore.workspace.paths import notebook_module
+from fxcore.workspace.discovery import ParsedFile, parsed_file
 
 
 class Engine:
     """Runs ``TraceJob``s on up to ``workers`` children at a time."""
 
-    def __init__(self, workers: int | None = None, cache: ResultCache | None = None) -> None:
+    def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or os.cpu_count() or 1
-        #: What a job submitted without its own ``WorkspaceKnowledge`` is looked up in:
-        #: results of unchanged files are taken from its cache, without starting a child.
-        self.knowledge = WorkspaceKnowledge(cache)
         self._executor = ThreadPoolExecutor(max_workers=self.workers,
                                             thread_name_prefix="fx-lsp-job")
         self._handles: set[TraceHandle] = set()
@@ -72,26 +68,17 @@ class Engine:
                 self._zygote = ZygoteProcess()
             return self._zygote
 
-    @property
-    def call_sites(self) -> CallSiteIndexes:
-        """The default knowledge's call-site indexes, built once per workspace root; the
-        server passes its file events on to them."""
-        return self.knowledge.call_sites
-
     def warm_up(self) -> None:
         """Start the zygote (and its torch import) now rather than on the first job."""
         self._live_zygote()
 
-    def submit(self, job: TraceJob, knowledge: WorkspaceKnowledge | None = None) -> TraceHandle:
+    def submit(self, job: TraceJob, parsed: ParsedFile | None = None) -> TraceHandle:
+        """Run ``job`` as it is on children; ``parsed`` is its file as the caller read it
+        (``fxcore.checking.preparation``), else the engine reads it when the job starts."""
         if self._closed:
             raise RuntimeError("the engine is closed")
         # The child runs in another working folder: it must get absolute paths.
-        job = dataclasses.replace(
-            job, path=os.path.abspath(job.path),
-            workspace_root=os.path.abspath(job.workspace_root),
-            overlays={os.path.abspath(path): text for path, text in job.overlays.items()},
-        )
-        handle = TraceHandle(job, knowledge or self.knowledge)
+        handle = TraceHandle(job.with_absolute_paths(), parsed)
         with self._lock:
             self._handles.add(handle)
 
@@ -102,9 +89,6 @@ class Engine:
         handle.future.add_done_callback(forget)
         self._executor.submit(self._run, handle)
         return handle
-
-    def check(self, job: TraceJob) -> FileResult:
-        return self.submit(job).future.result()
 
     def close(self) -> None:
         """Kill every running child and stop the zygote."""
@@ -126,24 +110,12 @@ class Engine:
         if not handle.future.set_running_or_notify_cancel():
             return
         try:
-            # The host reads and parses the file once per job, for all its uses here.
-            parsed = parsed_file(handle.job.path, handle.job.overlays)
-            cache = handle.knowledge.cache
-            handle.job = _with_call_sites(handle.job, parsed, handle.knowledge.call_sites)
-            handle.job = _with_builders(handle.job, parsed)
-            result = cache.get(handle.job) if cache else None
-            if result is None:
-                # The key from the text before the run: the text that is imported.
-                key = cache.key(handle.job) if cache else None
-                # Importing runs the file: a script with no module-level class (train.py)
-                # is never run.
-                result = self._run_job(handle, parsed) if _may_define_a_module_class(parsed) \
-                    else FileResult(path=os.path.abspath(handle.job.path))
-                _explain_notebook_names(handle.job, result)
-                _log_file_output(result)
-                self._preload(result.third_party_packages)
-                if cache:
-                    cache.put(handle.job, result, key)
+            # The host reads and parses a job's file once: where the caller did, its parse.
+            parsed = handle.parsed if handle.parsed is not None \
+                else parsed_file(handle.job.path, handle.job.overlays)
+            result = self._run_job(handle, parsed)
+            _log_file_output(result)
+            self._preload(result.third_party_packages)
         except BaseException as error:  # the engine must always answer, cancelled or not
             handle.future.set_exception(error)
         else:
@@ -240,44 +212,6 @@ class Engine:
         result.seconds = time.perf_counter() - started
         return result
 
-def _with_call_sites(job: TraceJob, parsed: ParsedFile,
-                     call_sites: CallSiteIndexes) -> TraceJob:
-    """The job with the workspace's literal constructor calls of its classes."""
-    if not parsed.classes:
-        return job
-    found = call_sites.calls(job.workspace_root, parsed.classes, 1 + MAX_OTHER_CALL_SITES)
-    if not found:
-        return job
-    return dataclasses.replace(
-        job, call_sites={name: sites[0] for name, sites in found.items()},
-        other_call_sites={name: sites[1:] for name, sites in found.items()
-                          if len(sites) > 1})
-
-
-def _with_builders(job: TraceJob, parsed: ParsedFile) -> TraceJob:
-    """The job with the builder functions of its classes (``fxcore.workspace.builders``). They come
-    from the file's own text, which the cache key already holds."""
-    if parsed.tree is None or not parsed.classes:
-        return job
-    found = builder_functions(parsed.tree, parsed.classes)
-    return dataclasses.replace(job, builders=found) if found else job
-
-
-def _explain_notebook_names(job: TraceJob, result: FileResult) -> None:
-    """In a notebook's result, say which left-out cell defines a name a class missed."""
-    if not is_notebook(job.path):
-        return
-    module = notebook_module(job.path, job.overlays)
-    if module is not None:
-        explain_dropped_names(result, module)
-
-
-def _may_define_a_module_class(parsed: ParsedFile) -> bool:
-    """False only for a file that parses and has no module-level ``class``
-    (``fxcore.workspace.discovery.has_module_level_class``)."""
-    # An unreadable file or a syntax error: the worker says why, without importing.
-    return parsed.tree is None or has_module_level_class(parsed.tree)
-
 
 def _log_file_output(result: FileResult) -> None:
     """What the children of a job printed, as one record: the file's prints and warnings, each
@@ -286,5 +220,3 @@ def _log_file_output(result: FileResult) -> None:
     if text:
         lines = "\n".join(f"  | {line}" for line in text.splitlines())
         WORKER_LOG.debug("fx-lsp worker: %s printed:\n%s", result.path, lines)
-
-

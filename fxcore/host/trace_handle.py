@@ -1,35 +1,26 @@
-"""A job submitted to the engine: its future result, what it is looked up in (the results cache
-and the workspace's call sites), and a way to stop it, child included."""
+"""A job submitted to the engine: its future result, the host's parse of its file, and a way to
+stop it, child included."""
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 
-from fxcore.host.cache import ResultCache
 from fxcore.host.zygote_host import ZygoteProcess
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
-from fxcore.workspace.call_sites import CallSiteIndexes
-
-
-@dataclass
-class WorkspaceKnowledge:
-    """What jobs are looked up in before and after they run: the results cache (``None``:
-    none) and the index of each workspace's constructor calls. The server keeps one for its
-    life; each ``fx-lsp check`` run has its own, so that one engine can serve several runs."""
-
-    cache: ResultCache | None = None
-    call_sites: CallSiteIndexes = field(default_factory=CallSiteIndexes)
+from fxcore.workspace.discovery import ParsedFile
 
 
 class TraceHandle:
     """A submitted job: its future result, and a way to stop it."""
 
-    def __init__(self, job: TraceJob, knowledge: WorkspaceKnowledge) -> None:
+    def __init__(self, job: TraceJob, parsed: ParsedFile | None = None) -> None:
         self.job = job
-        self.knowledge = knowledge
+        #: The file as the caller read and parsed it to prepare the job (``None``: the engine
+        #: reads it when the job starts); the verdicts of classes whose child died are
+        #: located in it.
+        self.parsed = parsed
         self.future: Future[FileResult] = Future()
         self._lock = threading.Lock()
         self._cancelled = False

@@ -8,6 +8,8 @@ as read from ``[tool.fx-lsp]`` (``fxcore.workspace.config``) and built by
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,7 +124,7 @@ class TraceJob:
     only_classes: list[str] = field(default_factory=list)
     #: Class name -> a literal constructor call found in the workspace
     #: (``fxcore.workspace.call_sites``);
-    #: filled by the engine for the classes of this file.
+    #: filled by ``fxcore.checking.preparation`` for the classes of this file.
     call_sites: dict[str, CallSite] = field(default_factory=dict)
     #: Class name -> its next literal calls (at most ``MAX_OTHER_CALL_SITES``): the worker
     #: builds each on the meta device only for the workspace classes it holds (their
@@ -132,5 +134,13 @@ class TraceJob:
     #: (``fxcore.host.worker_environment``): set in the child before it imports the file.
     environment: dict[str, str] = field(default_factory=dict)
     #: Class name -> its builder functions in this file, in file order
-    #: (``fxcore.workspace.builders``); filled by the engine.
+    #: (``fxcore.workspace.builders``); filled by ``fxcore.checking.preparation``.
     builders: dict[str, tuple[Builder, ...]] = field(default_factory=dict)
+
+    def with_absolute_paths(self) -> TraceJob:
+        """The job with absolute paths: a child runs in another working folder, and the
+        call-site index and the cache key a job by its absolute root and path."""
+        return dataclasses.replace(
+            self, path=os.path.abspath(self.path),
+            workspace_root=os.path.abspath(self.workspace_root),
+            overlays={os.path.abspath(path): text for path, text in self.overlays.items()})

@@ -217,10 +217,11 @@ def _argument_features(place: str, node: ast.expr, variants: set[str],
 
 
 class CallSiteIndexes:
-    """One index per workspace root, shared by every job of an engine. Each is built on its
-    first use and then kept current by ``changed`` (the server's file events) and by
-    ``rescan_before_next_use`` (a workspace trace, a client without file events): a job
-    never walks the workspace, so a run's cost stays linear in its files."""
+    """One index per workspace root, shared by every job of a pipeline
+    (``fxcore.checking.pipeline``). Each is built on its first use and then kept current by
+    ``changed`` (the server's file events) and by ``rescan_before_next_use`` (a workspace
+    trace, a client without file events): a job never walks the workspace, so a run's cost
+    stays linear in its files."""
 
     def __init__(self) -> None:
         self._indexes: dict[str, CallSiteIndex] = {}

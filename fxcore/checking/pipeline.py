@@ -1,0 +1,176 @@
+"""The one way from files to a report, which ``fx-lsp check`` and the language server both take:
+paths (or a document with the open buffers as overlays) -> jobs -> each job prepared with what
+the workspace knows (``fxcore.checking.preparation``) -> its result, from the cache or from
+the engine's children -> parent verdicts (``fxcore.checking.parent_verdicts``) -> the report
+(``fxcore.reporting.report.collect``).
+
+The command line takes it whole (``Pipeline.check``). The server is incremental: it traces one
+document at a time, in phases, and publishes each result as it comes, so it takes the steps
+apart: ``jobs_below`` or ``trace_jobs``, ``Pipeline.submit``, ``ParentVerdicts.apply`` and
+``collect``. Either way each step has one implementation.
+
+A ``Pipeline`` runs on a caller's ``Engine``, which it neither starts nor closes: tests run the
+command line in-process on their warm engine. What it knows of the workspace (the results
+cache, the call-site index) is its own: the server keeps one for its engine's life, each
+``fx-lsp check`` run has its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from fxcore.checking.parent_verdicts import with_parent_verdicts
+from fxcore.checking.preparation import explain_notebook_names, prepare
+from fxcore.host.cache import ResultCache
+from fxcore.host.engine import Engine
+from fxcore.host.trace_handle import TraceHandle
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import FileResult
+from fxcore.reporting.report import Report, Selection, TextOf, collect
+from fxcore.workspace.call_sites import CallSiteIndexes
+from fxcore.workspace.paths import python_files, trace_jobs
+
+
+def jobs_below(paths: Iterable[str], root_of: Callable[[str], str],
+               config_of: Callable[[str], EngineConfig], overlays: dict[str, str] | None = None,
+               notebooks: bool = True) -> list[TraceJob]:
+    """A job for each Python file (and notebook, with ``notebooks``) named or found below
+    ``paths``, with its workspace root and that root's config, leaving out what the config
+    excludes (``fxcore.workspace.paths.trace_jobs``)."""
+    return trace_jobs(python_files(paths, notebooks=notebooks), root_of, config_of, overlays)
+
+
+class CheckHandle:
+    """A job submitted to the pipeline: its future result and a way to stop it, child
+    included. ``job`` is the prepared job once its preparation is done."""
+
+    def __init__(self, job: TraceJob) -> None:
+        self.job = job
+        self.future: Future[FileResult] = Future()
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._running: TraceHandle | None = None
+
+    def cancel(self) -> None:
+        """Stop the job: kill its child if it runs. Its future then raises
+        ``CancelledError``."""
+        with self._lock:
+            self._cancelled = True
+            running = self._running
+        if not self.future.cancel() and running is not None:
+            running.cancel()
+
+    def _attach(self, running: TraceHandle) -> bool:
+        """The engine runs the job as ``running``: False when the job was cancelled first."""
+        with self._lock:
+            self._running = running
+            return not self._cancelled
+
+
+@dataclass
+class Checked:
+    """A whole run's results, in path order with their parent verdicts, and its report."""
+
+    results: list[FileResult]
+    report: Report
+
+
+class Pipeline:
+    """Jobs prepared, looked up in the cache, run on ``engine`` and stored, on as many threads
+    as the engine has workers (preparing a job may build a workspace's call-site index: off
+    the caller's thread, which may be the server's event loop)."""
+
+    def __init__(self, engine: Engine, cache: ResultCache | None = None) -> None:
+        self.engine = engine
+        #: Unchanged files' results are taken from it without starting a child (``None``: none).
+        self.cache = cache
+        #: Each workspace root's constructor calls, built on first use; the server passes its
+        #: file events on to them.
+        self.call_sites = CallSiteIndexes()
+        self._executor = ThreadPoolExecutor(max_workers=engine.workers,
+                                            thread_name_prefix="fx-lsp-check")
+        self._handles: set[CheckHandle] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def submit(self, job: TraceJob) -> CheckHandle:
+        """Start ``job``: its result comes from the cache or the engine's children."""
+        handle = CheckHandle(job.with_absolute_paths())
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the pipeline is closed")
+            self._handles.add(handle)
+
+        def forget(_future: Future[FileResult]) -> None:
+            with self._lock:
+                self._handles.discard(handle)
+
+        handle.future.add_done_callback(forget)
+        self._executor.submit(self._run, handle)
+        return handle
+
+    def result_of(self, job: TraceJob) -> FileResult:
+        """``job``'s result, waited for (without parent verdicts: those need other files')."""
+        return self.submit(job).future.result()
+
+    def check(self, jobs: list[TraceJob], text_of: TextOf,
+              selection_of: Callable[[str], Selection],
+              advance: Callable[[], None] = lambda: None) -> Checked:
+        """Every job's result (``advance`` called as each comes in), with parent verdicts,
+        and the report of them all. A job still going when this stops (an error, Ctrl+C) is
+        cancelled."""
+        handles: list[CheckHandle] = []
+        results: list[FileResult] = []
+        try:
+            handles = [self.submit(job) for job in jobs]
+            for future in as_completed(handle.future for handle in handles):
+                results.append(future.result())
+                advance()
+        finally:
+            for handle in handles:
+                if not handle.future.done():
+                    handle.cancel()
+        results = with_parent_verdicts(results)
+        return Checked(results, collect(results, text_of, selection_of))
+
+    def close(self) -> None:
+        """Stop every job this pipeline runs, and its threads; the engine is the caller's."""
+        with self._lock:
+            self._closed = True
+            handles = list(self._handles)
+        for handle in handles:
+            handle.cancel()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def _run(self, handle: CheckHandle) -> None:
+        if not handle.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self._result(handle)
+        except BaseException as error:  # a pipeline always answers, cancelled or not
+            handle.future.set_exception(error)
+        else:
+            handle.future.set_result(result)
+
+    def _result(self, handle: CheckHandle) -> FileResult:
+        prepared = prepare(handle.job, self.call_sites)
+        job = handle.job = prepared.job
+        cached = self.cache.get(job) if self.cache is not None else None
+        if cached is not None:
+            return cached
+        # The key from the text before the run: the text that is imported.
+        key = self.cache.key(job) if self.cache is not None else None
+        if prepared.runs:
+            running = self.engine.submit(job, prepared.parsed)
+            if not handle._attach(running):
+                running.cancel()
+            result = running.future.result()
+        else:
+            result = prepared.not_run()
+        explain_notebook_names(job, result)
+        if self.cache is not None:
+            self.cache.put(job, result, key)
+        return result
