@@ -185,12 +185,13 @@ class FxLanguageServer(Publishing):
         exits by itself when this process does."""
         engine, self.engine = self.engine, None
         pipeline, self.pipeline = self.pipeline, None
-        if engine is None:
+        if engine is None and pipeline is None:
             return
 
         def close() -> None:
             # The engine first: a job that waits for its zygote to start stops at once.
-            engine.close()
+            if engine is not None:
+                engine.close()
             if pipeline is not None:
                 pipeline.close()
 

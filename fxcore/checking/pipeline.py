@@ -17,15 +17,15 @@ cache, the call-site index) is its own: the server keeps one for its engine's li
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from fxcore.checking.parent_verdicts import with_parent_verdicts
 from fxcore.checking.preparation import explain_notebook_names, prepare
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
+from fxcore.host.submissions import Submission, Submissions
 from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import FileResult
@@ -43,31 +43,12 @@ def jobs_below(paths: Iterable[str], root_of: Callable[[str], str],
     return trace_jobs(python_files(paths, notebooks=notebooks), root_of, config_of, overlays)
 
 
-class CheckHandle:
-    """A job submitted to the pipeline: its future result and a way to stop it, child
+class CheckHandle(Submission[TraceHandle]):
+    """A job submitted to the pipeline: cancelling it cancels its job on the engine, child
     included. ``job`` is the prepared job once its preparation is done."""
 
-    def __init__(self, job: TraceJob) -> None:
-        self.job = job
-        self.future: Future[FileResult] = Future()
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self._running: TraceHandle | None = None
-
-    def cancel(self) -> None:
-        """Stop the job: kill its child if it runs. Its future then raises
-        ``CancelledError``."""
-        with self._lock:
-            self._cancelled = True
-            running = self._running
-        if not self.future.cancel() and running is not None:
-            running.cancel()
-
-    def _attach(self, running: TraceHandle) -> bool:
-        """The engine runs the job as ``running``: False when the job was cancelled first."""
-        with self._lock:
-            self._running = running
-            return not self._cancelled
+    def _stop(self, running: TraceHandle) -> None:
+        running.cancel()
 
 
 @dataclass
@@ -92,23 +73,12 @@ class Pipeline:
         self.call_sites = CallSiteIndexes()
         self._executor = ThreadPoolExecutor(max_workers=engine.workers,
                                             thread_name_prefix="fx-lsp-check")
-        self._handles: set[CheckHandle] = set()
-        self._lock = threading.Lock()
-        self._closed = False
+        self._submissions: Submissions[CheckHandle] = Submissions("pipeline")
 
     def submit(self, job: TraceJob) -> CheckHandle:
         """Start ``job``: its result comes from the cache or the engine's children."""
         handle = CheckHandle(job.with_absolute_paths())
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the pipeline is closed")
-            self._handles.add(handle)
-
-        def forget(_future: Future[FileResult]) -> None:
-            with self._lock:
-                self._handles.discard(handle)
-
-        handle.future.add_done_callback(forget)
+        self._submissions.add(handle)
         self._executor.submit(self._run, handle)
         return handle
 
@@ -138,11 +108,7 @@ class Pipeline:
 
     def close(self) -> None:
         """Stop every job this pipeline runs, and its threads; the engine is the caller's."""
-        with self._lock:
-            self._closed = True
-            handles = list(self._handles)
-        for handle in handles:
-            handle.cancel()
+        self._submissions.close()
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     def _run(self, handle: CheckHandle) -> None:

@@ -77,7 +77,7 @@ def run_child(handle: TraceHandle, job: TraceJob,
             # The child has its own copies; ours would keep the pipes from closing.
             results_writer.close()
             os.close(output_writer)
-        if not handle._attach(zygote, pid):
+        if not handle._attach((zygote, pid)):
             zygote.kill(pid)
             raise CancelledError()
         _follow_child(handle, job, zygote, pid, results_reader, output_reader, attempt)

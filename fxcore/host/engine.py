@@ -25,10 +25,11 @@ import dataclasses
 import os
 import threading
 import time
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 
 from fxcore.host.child_run import ChildAttempt, run_child
 from fxcore.host.installed_packages import preloadable
+from fxcore.host.submissions import Submissions
 from fxcore.host.trace_handle import TraceHandle
 from fxcore.host.unfinished_children import (
     end_class,
@@ -54,15 +55,14 @@ class Engine:
         self.workers = workers or os.cpu_count() or 1
         self._executor = ThreadPoolExecutor(max_workers=self.workers,
                                             thread_name_prefix="fx-lsp-job")
-        self._handles: set[TraceHandle] = set()
+        self._submissions: Submissions[TraceHandle] = Submissions("engine")
         self._lock = threading.Lock()
         self._zygote: ZygoteProcess | None = None
-        self._closed = False
         self._preloaded: set[str] = set()
 
     def _live_zygote(self) -> ZygoteProcess:
         with self._lock:
-            if self._closed:
+            if self._submissions.closed:
                 raise CancelledError()
             if self._zygote is None or not self._zygote.alive:
                 self._zygote = ZygoteProcess()
@@ -75,29 +75,18 @@ class Engine:
     def submit(self, job: TraceJob, parsed: ParsedFile | None = None) -> TraceHandle:
         """Run ``job`` as it is on children; ``parsed`` is its file as the caller read it
         (``fxcore.checking.preparation``), else the engine reads it when the job starts."""
-        if self._closed:
-            raise RuntimeError("the engine is closed")
         # The child runs in another working folder: it must get absolute paths.
         handle = TraceHandle(job.with_absolute_paths(), parsed)
-        with self._lock:
-            self._handles.add(handle)
-
-        def forget(_future: Future[FileResult]) -> None:
-            with self._lock:
-                self._handles.discard(handle)
-
-        handle.future.add_done_callback(forget)
+        self._submissions.add(handle)
         self._executor.submit(self._run, handle)
         return handle
 
     def close(self) -> None:
         """Kill every running child and stop the zygote."""
+        # Closed first, so that no new zygote starts once the running one is taken below.
+        self._submissions.close()
         with self._lock:
-            self._closed = True
-            handles = list(self._handles)
             zygote, self._zygote = self._zygote, None
-        for handle in handles:
-            handle.cancel()
         # The zygote first: on its socket's end it kills every child, and a job waiting for
         # it to start or to fork then stops waiting, so the threads below end at once.
         if zygote is not None:

@@ -3,44 +3,22 @@ stop it, child included."""
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future
-
+from fxcore.host.submissions import Submission
 from fxcore.host.zygote_host import ZygoteProcess
 from fxcore.model.job_spec import TraceJob
-from fxcore.model.results import FileResult
 from fxcore.workspace.discovery import ParsedFile
 
 
-class TraceHandle:
-    """A submitted job: its future result, and a way to stop it."""
+class TraceHandle(Submission[tuple[ZygoteProcess, int]]):
+    """A job the engine runs: cancelling it kills its child (the zygote's, by pid)."""
 
     def __init__(self, job: TraceJob, parsed: ParsedFile | None = None) -> None:
-        self.job = job
+        super().__init__(job)
         #: The file as the caller read and parsed it to prepare the job (``None``: the engine
         #: reads it when the job starts); the verdicts of classes whose child died are
         #: located in it.
         self.parsed = parsed
-        self.future: Future[FileResult] = Future()
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self._running: tuple[ZygoteProcess, int] | None = None
 
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def cancel(self) -> None:
-        """Stop the job: kill its child if it runs. Its future then raises
-        ``CancelledError``."""
-        with self._lock:
-            self._cancelled = True
-            running = self._running
-        if not self.future.cancel() and running is not None:
-            zygote, pid = running
-            zygote.kill(pid)
-
-    def _attach(self, zygote: ZygoteProcess, pid: int) -> bool:
-        with self._lock:
-            self._running = (zygote, pid)
-            return not self._cancelled
+    def _stop(self, running: tuple[ZygoteProcess, int]) -> None:
+        zygote, pid = running
+        zygote.kill(pid)
