@@ -117,8 +117,8 @@ class Engine:
     def _preload(self, packages: list[str]) -> None:
         """Have the zygote import installed packages a job needed (timm, transformers,
         einops), so later children start with them instead of importing them again. The
-        names come from a worker (or a cache entry): only those that installed distributions
-        provide from site-packages are imported."""
+        names come from a worker: only those that installed distributions provide from
+        site-packages are imported."""
         if os.environ.get("FX_LSP_NO_PRELOAD") == "1":
             return
         with self._lock:
