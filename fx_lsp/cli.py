@@ -1,6 +1,6 @@
 """``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``,
 ``fx-lsp merge`` and ``fx-lsp graph``: argument parsing, then ``fx_lsp.check`` and
-``fx_lsp.report_formats``."""
+``fx_lsp.output_formats``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TextIO
 
-from fx_lsp import fixing, graph_html, report_formats, shards
+from fx_lsp import fixing, graph_html, output_formats, shards
 from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.add_argument(
         "--output-format", "--format", dest="output_format",
-        choices=[*report_formats.FORMATS, "text"], default=None,
+        choices=[*output_formats.FORMATS, "text"], default=None,
         help="full (source lines and fixes; the default on a terminal), concise (one line "
         "per problem; the default otherwise; 'text' is an alias), json, github (workflow "
         "annotations), sarif (SARIF 2.1.0) or junit",
@@ -359,9 +359,9 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
 
     def write(stream: TextIO) -> None:
         if arguments.statistics:
-            report_formats.statistics(check_run, stream)
+            output_formats.statistics(check_run, stream)
         else:
-            report_formats.write(check_run, output_format, stream, selected,
+            output_formats.write(check_run, output_format, stream, selected,
                                  arguments.show_not_traced)
 
     _write_output(arguments.output_file, write)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from fx_lsp import diagnostics, report_formats
+from fx_lsp import diagnostics, output_formats
 from fx_lsp.check import CheckRun, Summary
 from fx_lsp.cli import main
 from fx_lsp.initialization_options import Options
@@ -126,8 +126,8 @@ def test_a_new_code_reaches_every_output(registered: None, model: Path,
 
     # The CLI's JSON and SARIF: the result, and a rule with the registry's title and docs.
     run = CheckRun([result], Summary(), report, {})
-    assert {d["code"] for d in report_formats.json_report(run)["diagnostics"]} == {"FX299"}
-    (sarif_run,) = report_formats.sarif(run)["runs"]
+    assert {d["code"] for d in output_formats.json_report(run)["diagnostics"]} == {"FX299"}
+    (sarif_run,) = output_formats.sarif(run)["runs"]
     rule_list = sarif_run["tool"]["driver"]["rules"]
     (sarif_result,) = sarif_run["results"]
     assert (sarif_result["ruleId"], sarif_result["level"]) == ("FX299", "warning")
