@@ -4,8 +4,9 @@ torch's non-strict export does the same for the guards a torch function raises
 (``torch._export.non_strict_utils._suggest_fixes_for_data_dependent_error_non_strict``): it
 maps each symbol of the guard to a local variable of the user's frame that holds it, and prints
 the guard and its negation as ``torch._check(...)`` lines. Here that is done for the guards the
-user's code itself decides: a ``bool()`` of a SymBool called from the user's frame (``if n > 2``,
-``assert n > 0``, ``if y.shape[0] > 3``), where the guard is exactly the user's condition.
+user's code itself decides: a ``bool()`` of a SymBool or SymInt called from the user's frame
+(``if n > 2``, ``assert n > 0``, ``if y.shape[0] > 3``, ``if n:``), where the guard is exactly the
+user's condition.
 
 A symbol is mapped only to a local that holds it as a plain SymInt (``n``) or as a size of a
 local tensor (``y.shape[0]``), never through an attribute or a container: then the names are
@@ -27,20 +28,24 @@ _OPERATORS: dict[type, str] = {
 }
 
 
-def _symbol_bool_code() -> object | None:
-    """The code of ``torch.SymBool.__bool__`` (the call a Python ``if``/``assert``/``bool()`` on
-    a SymBool makes), or None when this torch's is not Python code."""
-    method = getattr(getattr(torch, "SymBool", None), "__bool__", None)
-    return getattr(method, "__code__", None)
+def _bool_codes() -> tuple[object, ...]:
+    """The code of ``torch.SymBool.__bool__`` and ``torch.SymInt.__bool__`` (the calls a Python
+    ``if``/``assert``/``bool()`` on a SymBool, or ``if n:`` on a SymInt, makes), those of this
+    torch's that are Python code."""
+    methods = [getattr(getattr(torch, name, None), "__bool__", None)
+               for name in ("SymBool", "SymInt")]
+    return tuple(code for code in (getattr(method, "__code__", None) for method in methods)
+                 if code is not None)
 
 
-_SYMBOL_BOOL = _symbol_bool_code()
+_BOOL_CODES = _bool_codes()
 
 
 def decided_by_user_code(callee: FrameType | None) -> bool:
-    """Whether the guard is a SymBool that the user's frame turned into a Python bool itself
-    (``callee`` is the frame the user's frame called), not one a torch function asked for."""
-    return callee is not None and _SYMBOL_BOOL is not None and callee.f_code is _SYMBOL_BOOL
+    """Whether the guard is a SymBool (or SymInt) that the user's frame turned into a Python
+    bool itself (``callee`` is the frame the user's frame called), not one a torch function
+    asked for."""
+    return callee is not None and any(callee.f_code is code for code in _BOOL_CODES)
 
 
 def _symbol_name(value: object) -> str | None:
