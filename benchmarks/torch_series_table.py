@@ -88,6 +88,12 @@ def library_versions(python: str) -> str:
                           check=False).stdout.strip() or "not installed"
 
 
+def uv_environment(**extra: str) -> dict[str, str]:
+    """This environment with the matrix's uv cache, linked into venvs rather than copied."""
+    return dict(os.environ, UV_CACHE_DIR=str(MATRIX_DIR / "uv-cache"), UV_LINK_MODE="hardlink",
+                **extra)
+
+
 def install_this_checkout(python: str) -> None:
     """fx-lsp from this checkout into a matrix venv (its torch kept), as the matrix does: the
     venv may hold another checkout's."""
@@ -96,16 +102,13 @@ def install_this_checkout(python: str) -> None:
     subprocess.run([sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", python,
                     "--constraint", "/dev/stdin", "-e", f"{REPOSITORY}[test]"],
                    input=f"torch=={torch_version(python).split('+')[0]}\n", text=True,
-                   env=dict(os.environ, UV_CACHE_DIR=str(MATRIX_DIR / "uv-cache"),
-                            UV_LINK_MODE="hardlink"), check=True)
+                   env=uv_environment(), check=True)
 
 
 def install_thirdparty(python: str) -> bool:
     """torchvision (the build for that torch), timm and transformers into ``python``'s venv."""
     done = subprocess.run(["bash", "scripts/install-thirdparty.sh"], cwd=REPOSITORY,
-                          env=dict(os.environ, PYTHON=python,
-                                   UV_CACHE_DIR=str(MATRIX_DIR / "uv-cache"),
-                                   UV_LINK_MODE="hardlink"),
+                          env=uv_environment(PYTHON=python),
                           capture_output=True, text=True, check=False)
     if done.returncode:
         print(f"install-thirdparty.sh under {python} failed:\n{done.stderr[-2000:]}",

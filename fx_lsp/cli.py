@@ -1,6 +1,6 @@
 """``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``,
 ``fx-lsp merge`` and ``fx-lsp graph``: argument parsing, then ``fx_lsp.check`` and
-``fx_lsp.report_formats``."""
+``fx_lsp.output_formats``."""
 
 from __future__ import annotations
 
@@ -15,14 +15,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from fx_lsp import fixing, graph_html, report_formats, shards
-from fx_lsp.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
+from fx_lsp import output_formats, shards
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
 from fxcore.host import network_isolation
-from fxcore.host.engine import Engine
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import modes_problem, ordered_modes
@@ -30,6 +28,10 @@ from fxcore.model.version import VERSION
 from fxcore.rules.documentation import documentation
 from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
+
+if TYPE_CHECKING:
+    from fx_lsp.check import CheckRun
+    from fxcore.host.engine import Engine
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: 128 + the signal's number, as shells report a command that a signal stopped.
@@ -87,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.add_argument(
         "--output-format", "--format", dest="output_format",
-        choices=[*report_formats.FORMATS, "text"], default=None,
+        choices=[*output_formats.FORMATS, "text"], default=None,
         help="full (source lines and fixes; the default on a terminal), concise (one line "
         "per problem; the default otherwise; 'text' is an alias), json, github (workflow "
         "annotations), sarif (SARIF 2.1.0) or junit",
@@ -282,6 +284,9 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
 
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
            engine: Engine | None) -> int:
+    from fx_lsp import graph_html
+    from fx_lsp.check import check_jobs, run_jobs
+
     path, class_name = graph_html.split_target(arguments.target)
     if not os.path.isfile(path) or not path.endswith((".py", ".ipynb")):
         parser.error(f"{arguments.target}: give a Python file or a notebook, as PATH::CLASS")
@@ -317,6 +322,9 @@ def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 
 def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
            engine: Engine | None) -> int:
+    from fx_lsp import fixing
+    from fx_lsp.check import check_jobs, run_jobs
+
     missing = [path for path in arguments.paths if not os.path.exists(path)]
     if missing:
         parser.error(f"no such file or folder: {', '.join(missing)}")
@@ -359,9 +367,10 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
 
     def write(stream: TextIO) -> None:
         if arguments.statistics:
-            report_formats.statistics(check_run, stream)
+            from fx_lsp.output_formats.statistics import statistics
+            statistics(check_run, stream)
         else:
-            report_formats.write(check_run, output_format, stream, selected,
+            output_formats.write(check_run, output_format, stream, selected,
                                  arguments.show_not_traced)
 
     _write_output(arguments.output_file, write)
@@ -437,6 +446,14 @@ def _signals_stop_the_run() -> Iterator[None]:
                 signal.signal(number, handler)
 
 
+def _unreadable_config() -> type[Exception]:
+    """``fx_lsp.check.UnreadableConfig``, looked up only once an error is on its way: the
+    module imports the engine, which ``merge``, ``explain`` and ``serve`` do not need."""
+    from fx_lsp.check import UnreadableConfig
+
+    return UnreadableConfig
+
+
 def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
     """Run the command line ``argv``; ``check`` and ``graph`` trace on ``engine`` if given
     (a caller's warm one, which they leave running), else on one of their own."""
@@ -463,7 +480,7 @@ def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int
         hint = "" if arguments.verbose else " (--verbose shows what the workers printed)"
         print(f"fx-lsp {arguments.command}: {terminal(str(error))}{hint}", file=sys.stderr)
         return EXIT_USAGE
-    except (CommandError, shards.MergeError, UnreadableConfig) as error:
+    except (CommandError, shards.MergeError, _unreadable_config()) as error:
         # One line, controls shown (a message may quote a file's text or name); no usage: the
         # arguments were fine.
         print(f"fx-lsp {arguments.command}: {terminal(' '.join(str(error).splitlines()))}",

@@ -95,6 +95,10 @@ class Checked(nn.Module):
 """
 
 
+COND_X = ("Rewrite the if as torch.cond (the graph keeps both branches; it assigns x from "
+          "lambdas)")
+
+
 def _pt2(path: str, code: str, kind: str, span: tuple[int, int, int, int],
          function: str = "forward", message: str = "") -> Failure:
     line, column, end_line, end_column = span
@@ -112,7 +116,7 @@ def _checked(path: str) -> ModuleResult:
 
 
 def test_sites_are_located_in_characters() -> None:
-    from fxcore.fixing.fix_plan import pt2_sites
+    from fxcore.fixing.pt2_plan import pt2_sites
     sites = pt2_sites(PT2_SOURCE)
     assert sites is not None
     where = {(site.kind, site.range.line, site.range.column, site.range.end_column,
@@ -152,9 +156,9 @@ def test_assert_on_a_tensor_gets_the_unsafe_assert_async_fix(tmp_path: Path) -> 
     assert old == PT2_SOURCE
     assert new.startswith("from torch import nn\nimport torch\n\n\ndef gate")  # its import
     assert '        torch._assert_async((x > 0).all(), "positive")\n' in new
-    # A condition in an `if`, not an assert: no mechanical fix.
-    assert _plan(_pt2(path, "FX401", "export-data-dependent", (15, 12, 15, 23)), path,
-                 texts) == []
+    # A condition in an `if`, not an assert: its torch.cond rewrite, no assert fix.
+    assert [fix.title for fix in _plan(_pt2(path, "FX401", "export-data-dependent",
+                                            (15, 12, 15, 23)), path, texts)] == [COND_X]
 
 
 def test_int_of_an_item_gets_the_safe_sym_int_fix(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-HOST_MODULES = ["fx_lsp.cli", "fx_lsp.server", "fx_lsp.check", "fx_lsp.report_formats",
+HOST_MODULES = ["fx_lsp.cli", "fx_lsp.server", "fx_lsp.check", "fx_lsp.output_formats",
                 "fx_lsp.graph_html", "fx_lsp.fixing", "fx_lsp.shards", "fxcore.host.engine",
                 "fxcore.host.cache", "fxcore.reporting.report", "fxcore.fixing.fix_apply"]
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from fx_lsp import diagnostics, report_formats
+from fx_lsp import diagnostics
 from fx_lsp.check import CheckRun, Summary
 from fx_lsp.initialization_options import Options
+from fx_lsp.output_formats.concise import concise
 from fx_lsp.settings import Settings
 from fxcore.model.job_spec import ReportConfig
 from fxcore.model.results import (
@@ -250,7 +251,7 @@ def test_the_terminal_mentions_a_class_not_traced_once(tmp_path: Path) -> None:
         selection = Selection(ReportConfig(select=select), str(tmp_path))
         found = report(results, lambda p, s=selection: s)
         stream = io.StringIO()
-        report_formats.concise(CheckRun(results, Summary(), found, {}), stream)
+        concise(CheckRun(results, Summary(), found, {}), stream)
         (line,) = [line for line in stream.getvalue().splitlines() if "Unbuilt" in line]
         assert expected in line, select
 
@@ -259,7 +260,7 @@ def test_the_not_traced_note_obeys_ignore_per_file_ignores_and_noqa(tmp_path: Pa
     """The command line's note is FX103: what leaves FX103 out leaves the note out."""
     def notes(found: Report) -> list[str]:
         stream = io.StringIO()
-        report_formats.concise(CheckRun(results, Summary(), found, {}), stream)
+        concise(CheckRun(results, Summary(), found, {}), stream)
         return [line for line in stream.getvalue().splitlines() if "note: FX103" in line]
 
     _, results = workspace(tmp_path)

@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from fx_lsp import diagnostics, report_formats
+from fx_lsp import diagnostics
 from fx_lsp.check import CheckRun, Summary
 from fx_lsp.cli import main
 from fx_lsp.initialization_options import Options
+from fx_lsp.json_report import json_report
+from fx_lsp.output_formats.sarif import sarif
 from fxcore import rules
 from fxcore.model.job_spec import ReportConfig, TraceJob
 from fxcore.model.results import CODES, FileResult, Hint
@@ -126,8 +128,8 @@ def test_a_new_code_reaches_every_output(registered: None, model: Path,
 
     # The CLI's JSON and SARIF: the result, and a rule with the registry's title and docs.
     run = CheckRun([result], Summary(), report, {})
-    assert {d["code"] for d in report_formats.json_report(run)["diagnostics"]} == {"FX299"}
-    (sarif_run,) = report_formats.sarif(run)["runs"]
+    assert {d["code"] for d in json_report(run)["diagnostics"]} == {"FX299"}
+    (sarif_run,) = sarif(run)["runs"]
     rule_list = sarif_run["tool"]["driver"]["rules"]
     (sarif_result,) = sarif_run["results"]
     assert (sarif_result["ruleId"], sarif_result["level"]) == ("FX299", "warning")

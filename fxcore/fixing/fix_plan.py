@@ -1,76 +1,33 @@
 """Which quick fixes fit a failure: planned from the result and the sources, no editor types.
 
-The transforms are in ``fxcore.fixing.fixes`` (torch.fx's), ``pt2_fixes`` (export's and
-compile's) and ``pyproject_fixes`` (``[tool.fx-lsp]``), all idempotent; a ``Fix`` pairs one with
-the file it edits, and its new text is computed only when asked for (``Fix.texts``). The
-language server turns fixes into code actions (``fx_lsp.code_actions``); a command line can
-apply the same ones. Whole-file parses go through ``run``, so that a server can run them in a
-process of its own (``fx_lsp.parse_process``) and cache them per text.
+The transforms are in ``fxcore.fixing.fixes`` (torch.fx's), ``pt2_fixes`` and ``cond_rewrite``
+(export's and compile's, planned by ``pt2_plan``) and ``pyproject_fixes`` (``[tool.fx-lsp]``),
+all idempotent; a ``Fix`` (``fxcore.fixing.fix``) pairs one with the file it edits, and its new
+text is computed only when asked for (``Fix.texts``). The language server turns fixes into
+code actions (``fx_lsp.code_actions``); a command line can apply the same ones. Whole-file
+parses go through ``run``, so that a server can run them in a process of its own
+(``fx_lsp.parse_process``) and cache them per text.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import os
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
 
-from fxcore.fixing import fixes, pt2_fixes, pyproject_fixes
-from fxcore.model.results import Failure, Frame, Hint, ModuleResult, Range
+from fxcore.fixing import fixes, pt2_plan, pyproject_fixes
+from fxcore.fixing.fix import Fix, RootOf, Run, TextOf, pyproject, run_here
+from fxcore.model.results import Failure, Frame, Hint, ModuleResult
 from fxcore.rules import BY_CODE
-from fxcore.rules.compile import GRAPH_BREAK_PREFIX
 from fxcore.workspace import suppressions, traced_libraries
 from fxcore.workspace.file_access import UnsafeWrite, inside_workspace
-from fxcore.workspace.parsing import outline, parse_expression, parse_module
+from fxcore.workspace.parsing import outline, parse_expression
 from fxcore.workspace.paths import import_location, leaf_module_frames, split_lines
 from fxcore.workspace.suppressions import Directive
 
-T = TypeVar("T")
-
-#: ``run(function, *args)``: ``function(*args)``, wherever it is computed.
-Run = Callable[..., Any]
-
-
-def run_here(function: Callable[..., T], *args: Any) -> T:
-    """Compute in this process, uncached (the command line, tests)."""
-    return function(*args)
-
-
-#: Text of a file by absolute path (the open buffer, else the disk), None when it does not exist.
-TextOf = Callable[[str], "str | None"]
-#: The workspace root of a file (its ``pyproject.toml`` takes the project-level fixes).
-RootOf = Callable[[str], str]
-
-
-@dataclass
-class Fix:
-    title: str
-    path: str
-    #: The fixed text of ``path`` from its current text ("" when the file does not exist yet).
-    transform: Callable[[str], str]
-    preferred: bool = False
-    #: Safe fixes change neither what the code does when run nor what a traced graph computes:
-    #: a leaf module, ``torch.fx.wrap``, ``torch.sym_int``. ``fx-lsp check --fix`` applies
-    #: only these unless given ``--unsafe-fixes``.
-    safe: bool = True
-    #: (line, column) the edit is made at, for edits located by position (which must be
-    #: applied before edits that move lines); None for edits located by name.
-    position: tuple[int, int] | None = None
-    #: An import the edit's new code needs, added by name once the edit is made: after
-    #: every edit located by position, when several are made in one pass.
-    import_edit: Callable[[str], str] | None = None
-
-    def texts(self, text_of: TextOf, run: Run = run_here) -> tuple[str | None, str]:
-        """(current text or None, fixed text): the expensive part, done on resolve."""
-        old = text_of(self.path)
-        new = run(self.transform, old or "")
-        if self.import_edit is not None and new != (old or ""):
-            new = run(self.import_edit, new)
-        return old, new
-
+#: What planners and the command line import from here.
+__all__ = ["Fix", "RootOf", "Run", "TextOf", "ignore_fix", "in_workspace", "plan", "run_here",
+           "unused_suppression_fix"]
 
 def _location_frame(failure: Failure) -> Frame | None:
     """The frame the failure is reported at (its innermost workspace frame)."""
@@ -140,7 +97,7 @@ def _library_fixes(failure: Failure, module: ModuleResult | None, text_of: TextO
     if module is None:
         return []
     return [Fix(f"Trace {call.library}'s functions as calls (autowrap-modules, pyproject.toml)",
-                _pyproject(module, root_of),
+                pyproject(module, root_of),
                 functools.partial(pyproject_fixes.add_autowrap_module, name=call.library), True)]
 
 
@@ -174,16 +131,12 @@ def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
     ]
 
 
-def _pyproject(module: ModuleResult, root_of: RootOf) -> str:
-    return os.path.join(root_of(module.path), "pyproject.toml")
-
-
 def _project_list_fix(title: str, module: ModuleResult, root_of: RootOf,
                       add: Callable[..., str], path: str, name: str,
                       preferred: bool = False) -> Fix:
     """Add ``module.name:name`` of the file ``path`` to a list in ``[tool.fx-lsp]``."""
     qualified = f"{import_location(path).module_name}:{name}"
-    return Fix(title, _pyproject(module, root_of), functools.partial(add, name=qualified),
+    return Fix(title, pyproject(module, root_of), functools.partial(add, name=qualified),
                preferred)
 
 
@@ -212,7 +165,7 @@ def _concrete_fixes(
         return []
     plain = run(fixes.plain_forward_arguments, source, module.class_name)
     found = []
-    path = _pyproject(module, root_of)
+    path = pyproject(module, root_of)
     qualified = module.qualified_name
     for name in sorted(_names(_span_text(source, failure)) & plain.keys()):
         value = plain[name]
@@ -237,189 +190,10 @@ def _none_fix(hint: Hint, module: ModuleResult, root_of: RootOf) -> list[Fix]:
     if not hint.member:
         return []
     return [Fix(f"Trace {module.class_name} with {hint.member} = None (concrete-none, "
-                "pyproject.toml)", _pyproject(module, root_of),
+                "pyproject.toml)", pyproject(module, root_of),
                 functools.partial(pyproject_fixes.add_concrete_none,
                                   qualified_name=module.qualified_name, argument=hint.member),
                 True, safe=False)]  # the graph then holds for the None case only
-
-
-# ---------------------------------------------------------------------------------------------
-# torch.export and torch.compile
-
-
-@dataclass(frozen=True)
-class Site:
-    """A construct a fix of the export and compile modes rewrites: what it is, where
-    (1-based lines, character columns, end exclusive) and how a title names it."""
-
-    kind: Literal["assert", "int", "float", "logging"]
-    #: The assert's condition, the int()/float() call, the logging call's statement.
-    range: Range
-    label: str
-
-
-def pt2_sites(source: str) -> tuple[Site, ...] | None:
-    """The constructs the export and compile fixes rewrite, from one ``ast`` parse (None
-    when the file does not parse): asserts with no message or a plain string one,
-    ``int(x.item())`` and ``float(x.item())``, and print/logging call statements alone on
-    their lines."""
-    try:
-        tree = parse_module(source)
-    except SyntaxError:
-        return None
-    lines = split_lines(source)
-
-    def column(line: int, offset: int) -> int:
-        # ast's columns count UTF-8 bytes; fx-lsp's count characters, from 1.
-        return len(lines[line - 1].encode()[:offset].decode(errors="replace")) + 1
-
-    def range_of(node: ast.expr | ast.stmt) -> Range:
-        end_line = node.end_lineno or node.lineno
-        return Range(node.lineno, column(node.lineno, node.col_offset), end_line,
-                     column(end_line, node.end_col_offset or 0))
-
-    found: list[Site] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and (node.msg is None or (
-                isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str))):
-            found.append(Site("assert", range_of(node.test), "assert"))
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id in pt2_fixes.SYMBOLIC_CASTS and len(node.args) == 1
-              and not node.keywords and _is_item_call(node.args[0])):
-            kind: Literal["int", "float"] = "int" if node.func.id == "int" else "float"
-            found.append(Site(kind, range_of(node), f"{node.func.id}()"))
-        elif isinstance(node, ast.Expr) and (label := _logging_label(node.value)) is not None \
-                and _alone_on_its_lines(node, lines):
-            found.append(Site("logging", range_of(node), label))
-    return tuple(found)
-
-
-def _is_item_call(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and not node.args and not node.keywords and \
-        isinstance(node.func, ast.Attribute) and node.func.attr == "item"
-
-
-def _logging_label(node: ast.expr) -> str | None:
-    """``print()`` or ``log.warning()`` for a call of ``pt2_fixes.is_logging_call``'s kind."""
-    if not isinstance(node, ast.Call):
-        return None
-    if isinstance(node.func, ast.Name) and node.func.id == "print":
-        return "print()"
-    if isinstance(node.func, ast.Attribute) and node.func.attr in pt2_fixes.LOGGING_METHODS:
-        receiver = _dotted_name(node.func.value)
-        return f"{receiver}.{node.func.attr}()" if receiver else f"{node.func.attr}()"
-    return None
-
-
-def _dotted_name(node: ast.expr) -> str | None:
-    """``self.logger`` for a Name/Attribute chain, else None."""
-    attributes = []
-    while isinstance(node, ast.Attribute):
-        attributes.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(attributes)]) if isinstance(node, ast.Name) else None
-
-
-def _alone_on_its_lines(statement: ast.stmt, lines: list[str]) -> bool:
-    """No other statement (``a; print(a)``) nor a block's header (``if v: print(v)``) shares
-    the statement's lines: it can be put in a block of its own."""
-    first = lines[statement.lineno - 1].encode()
-    last = lines[(statement.end_lineno or statement.lineno) - 1].encode()
-    after = last[statement.end_col_offset or 0:].strip()
-    return not first[:statement.col_offset].strip() and (not after or after.startswith(b"#"))
-
-
-#: An FX403 message as the export capture words it (``constraint_message``): the dimension,
-#: then the fixes torch suggests, "; "-separated, before the guard's place.
-_DYNAMIC_SUGGESTION = re.compile(
-    r"^The dynamic dimension '(?P<name>\w+)' .* torch suggests: (?P<fixes>.+?)\.(?: \(|$)",
-    re.DOTALL)
-
-
-def _suggested_bounds(name: str, fixes_text: str
-                      ) -> tuple[bool, tuple[int | None, int | None] | None]:
-    """(found, bounds) of torch's fix for ``name``: ``name = 4`` makes it static (bounds
-    None), ``name = Dim('name', min=2, max=16)`` gives its range. Derived dimensions
-    (``name = 2*_name``) are not fixed here."""
-    for suggestion in fixes_text.split("; "):
-        target, _, value = suggestion.partition(" = ")
-        if target != name:
-            continue
-        try:
-            tree = parse_expression(value).body
-        except SyntaxError:
-            return False, None
-        if isinstance(tree, ast.Constant) and isinstance(tree.value, int):
-            return True, None
-        if (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name)
-                and tree.func.id == "Dim" and len(tree.args) == 1
-                and isinstance(tree.args[0], ast.Constant) and tree.args[0].value == name):
-            bounds = {keyword.arg: keyword.value for keyword in tree.keywords}
-            if set(bounds) <= {"min", "max"} and all(
-                    isinstance(v, ast.Constant) and type(v.value) is int
-                    for v in bounds.values()):
-                low, high = (bounds.get(key) for key in ("min", "max"))
-                return True, (low.value if isinstance(low, ast.Constant) else None,
-                              high.value if isinstance(high, ast.Constant) else None)
-    return False, None
-
-
-def _dynamic_fix(failure: Failure, module: ModuleResult, root_of: RootOf) -> list[Fix]:
-    """FX403: torch.export's own suggestion, made in the class's ``dynamic`` option."""
-    match = _DYNAMIC_SUGGESTION.match(failure.message)
-    if match is None:
-        return []
-    name = match.group("name")
-    found, bounds = _suggested_bounds(name, match.group("fixes"))
-    if not found:
-        return []
-    if bounds is None:
-        title = f"Make '{name}' static, as torch suggests (dynamic, pyproject.toml)"
-    else:
-        shown = ", ".join(f"{key}={bound}" for key, bound in zip(("min", "max"), bounds,
-                                                                 strict=True)
-                          if bound is not None)
-        title = f"Give '{name}' the bounds torch suggests: {shown} (dynamic, pyproject.toml)"
-    return [Fix(title, _pyproject(module, root_of),
-                functools.partial(pyproject_fixes.apply_dynamic_suggestion,
-                                  qualified_name=module.qualified_name,
-                                  class_name=module.class_name, name=name, bounds=bounds),
-                True, safe=False)]  # the export is then checked for that range only
-
-
-def _pt2_fix(title: str, path: str, edit: Callable[..., str], start: tuple[int, int],
-             safe: bool = True) -> Fix:
-    """The preferred fix that makes ``edit`` (a ``pt2_fixes`` edit) at ``start``, adding
-    ``import torch`` when the file's new code needs it."""
-    return Fix(title, path, functools.partial(edit, line=start[0], column=start[1]), True,
-               safe=safe, position=start, import_edit=pt2_fixes.ensure_torch_import)
-
-
-def _pt2_fixes(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
-    """The fixes of an export or compile failure: a rewrite of the construct it is on."""
-    source = text_of(failure.path)
-    sites = run(pt2_sites, source) if source is not None else None
-    where = failure.range
-    for site in sites or ():
-        start = (site.range.line, site.range.column)
-        if failure.kind == "export-data-dependent" and site.kind == "assert" \
-                and site.range == where:
-            return [_pt2_fix("Replace assert with torch._assert_async (a check torch.export "
-                             "keeps)", failure.path, pt2_fixes.assert_to_assert_async, start,
-                             safe=False)]  # AssertionError -> RuntimeError, kept under -O
-        if failure.kind == "export-python-data" and site.kind in ("int", "float") \
-                and site.range == where:
-            symbolic = pt2_fixes.SYMBOLIC_CASTS[site.kind]
-            return [_pt2_fix(f"Replace {site.label} with torch.{symbolic}() (symbolic under "
-                             "torch.export)", failure.path, pt2_fixes.cast_to_symbolic, start)]
-        if failure.kind.startswith(GRAPH_BREAK_PREFIX) and site.kind == "logging" \
-                and start <= (where.line, where.column) < (site.range.end_line,
-                                                           site.range.end_column):
-            return [_pt2_fix(f"Run {site.label} only outside torch.compile (if not "
-                             "torch.compiler.is_compiling())", failure.path,
-                             pt2_fixes.skip_when_compiling, start,
-                             safe=False)]  # compiled, it no longer prints or logs
-    return []
 
 
 def plan(
@@ -462,9 +236,7 @@ def _fixes(failure: Failure | Hint, module: ModuleResult | None, text_of: TextOf
         if rule is not None and rule.mode in ("export", "compile"):
             # torch.fx's fixes (torch.fx.wrap, leaf modules, concrete arguments) change
             # nothing that torch.export or torch.compile does.
-            if failure.kind == "export-dynamic-constraint":
-                return _dynamic_fix(failure, module, root_of) if module is not None else []
-            return _pt2_fixes(failure, text_of, run)
+            return pt2_plan.fixes_of(failure, module, text_of, root_of, run)
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)
         if failure.kind == "einops":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -106,11 +107,12 @@ class EditAtPosition(cst.CSTTransformer):
             where.end.line, where.end.column + 1)
 
 
-def edit_at(source: str, transformer_type: type[EditAtPosition], line: int, column: int) -> str:
-    """``source`` with the edit of ``transformer_type`` at ``line``/``column``; ``source``
-    itself when it finds nothing to edit there."""
+def edit_at(source: str, transformer_type: type[EditAtPosition], line: int, column: int,
+            *arguments: Any) -> str:
+    """``source`` with the edit of ``transformer_type`` (made with ``arguments`` after the
+    position) at ``line``/``column``; ``source`` itself when it finds nothing to edit there."""
     module = parse_source(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    transformer = transformer_type(module, line, column)
+    transformer = transformer_type(module, line, column, *arguments)
     result = wrapper.visit(transformer)
     return result.code if transformer.changed else source

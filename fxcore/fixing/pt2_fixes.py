@@ -1,12 +1,15 @@
 """Source edits behind torch.export's and torch.compile's quick fixes: at a failure's
-position, calls into torch (``torch._check``-style asserts, symbolic casts, code skipped while
-compiling), with libcst so that formatting and comments survive; idempotent.
+position, calls into torch (``torch._assert_async`` for an assert, ``torch._check`` before a
+guard, symbolic casts, code skipped while compiling; ``torch.cond`` is ``cond_rewrite``'s), with
+libcst so that formatting and comments survive; idempotent.
 
 They spell torch as the module imports it, or ``torch`` when it does not: then
 ``ensure_torch_import`` (the fix's ``import_edit``) adds ``import torch``, after every edit
 located by position, so that the new line moves none of them."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -157,3 +160,47 @@ def skip_when_compiling(source: str, line: int, column: int) -> str:
     torch.compiler.is_compiling():``: it runs as before in eager code, and torch.compile
     leaves it out instead of breaking the graph there."""
     return edit_at(source, _SkipWhenCompiling, line, column)
+
+
+# FX401 on a condition on Python numbers: torch._check(<the guard>) before its statement
+
+
+class _InsertCheck(EditAtPosition):
+    def __init__(self, module: cst.Module, line: int, column: int, guard: str) -> None:
+        super().__init__(module, line, column)
+        self.check = cst.parse_statement(
+            f"{torch_spelling(module) or 'torch'}._check({guard})\n")
+
+    def _insert(self, original: Sequence[cst.BaseStatement],
+                body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement] | None:
+        """``body`` with the check before its statement at the position (located in the
+        ``original`` body, whose nodes have positions), or None."""
+        for index, located in enumerate(original):
+            statement = body[index]
+            if isinstance(located, (cst.SimpleStatementLine, cst.If)) and \
+                    self.starts_here(located):
+                if index and body[index - 1].with_changes(leading_lines=()).deep_equals(
+                        self.check):
+                    return None  # stated already
+                self.changed = True
+                # The check goes below the comments above the statement, next to it.
+                check = self.check.with_changes(leading_lines=statement.leading_lines)
+                return [*body[:index], check, statement.with_changes(leading_lines=[]),
+                        *body[index + 1:]]
+        return None
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = None if self.changed else self._insert(original_node.body, updated_node.body)
+        return updated_node if body is None else updated_node.with_changes(body=body)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = None if self.changed else self._insert(original_node.body, updated_node.body)
+        return updated_node if body is None else updated_node.with_changes(body=body)
+
+
+def insert_check(source: str, line: int, column: int, guard: str) -> str:
+    """Put ``torch._check(<guard>)`` on a line of its own before the statement that starts at
+    ``line``/``column`` (a simple statement or an ``if``): torch.export then knows the guard
+    holds there, and the code raises where it does not."""
+    return edit_at(source, _InsertCheck, line, column, guard)

@@ -31,13 +31,32 @@ while x.max() > 1:                 # FX401 on `x.max() > 1`
 
 fx-lsp assumes the condition True the first time it meets a line and False after that (so a
 `while` ends), and goes on, so one check finds every such place; a later finding says which
-assumptions came before it.
+assumptions came before it. Where the code itself decides a condition on Python numbers taken
+from tensors (`n = t.item(); if n > 2:`, `assert n > 2`, `if y.shape[0] > 3:` after
+`y = x[mask]`), the message says so and, as torch's own data-dependent errors do, gives the
+`torch._check` lines that state it in the code's names: the one fx-lsp assumed first, then its
+negation (`torch._check(n > 2)` or `torch._check(n <= 2)`). Only symbols that are local
+variables of that frame (`n`, `y.shape[0]`) are named; otherwise no line is given.
 
 Fix: `torch.cond(pred, true_fn, false_fn, (x,))` for a real branch, `torch.where` for a
-choice between values, or `torch._check(...)` to tell torch what holds. An `assert` on a
-tensor becomes `torch._assert_async(cond, "message")`, a check the exported program keeps
-(a quick fix, unsafe: it raises `RuntimeError` instead of `AssertionError`, and `python -O`
-keeps it).
+choice between values, or `torch._check(...)` to tell torch what holds. Quick fixes, all
+unsafe:
+
+- `torch._check(<the guard>)` on a line of its own before the statement (an `if`, not an
+  `elif` or a loop's header; an `assert`; a plain statement that always evaluates the guard),
+  the guard fx-lsp assumed first (in the editor, its negation too, but for an `assert`):
+  torch.export then knows it holds there, and the code raises `RuntimeError` where it does not;
+- an `if` on tensor data whose branches each only assign the same names (`y = ...`), or each
+  only `return` a value, becomes `y = torch.cond(pred, lambda: ..., lambda: ...)`: both
+  branches are then in the graph (a value a branch leaves unchanged is cloned, as torch.cond
+  refuses outputs that alias inputs). Offered only where the condition is one comparison or an
+  `.all()`/`.any()`, no branch has an effect of its own (`print`, an in-place `add_`, `:=`),
+  and a name one branch leaves alone was bound before the `if`; torch.cond also needs both
+  branches to give tensors of one shape and dtype, which fx-lsp's check after the edit shows;
+- an `assert` on a tensor becomes `torch._assert_async(cond, "message")`, a check the
+  exported program keeps (it raises `RuntimeError` instead of `AssertionError`, and
+  `python -O` keeps it); an `assert` on Python numbers gets `torch._check` instead, as
+  `torch._assert_async` takes a tensor.
 """,
 )
 
@@ -58,8 +77,10 @@ fx-lsp assumes the number is 1 to check the rest of `forward`.
 
 Fix: keep the value a tensor, or take the number with `torch.sym_int(t.item())` or
 `torch.sym_float(t.item())` instead of `int()` or `float()`: the same number when run, a
-symbol torch.export can keep (a quick fix does it); `torch._check(n >= 0)` and the like
-tell torch the bounds it needs.
+symbol torch.export can keep (a quick fix does it). `torch._check(n >= 0)` and the like
+tell torch the bounds it needs; where the code then branches on such a number
+(`if n > 2:`), the FX401 there names the `torch._check` line, and a quick fix
+inserts it.
 """,
 )
 

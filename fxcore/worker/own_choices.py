@@ -43,7 +43,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     except OutOfTime:
         return result
     except Exception as error:  # user code may raise anything: is it the capture's error?
-        eager = _same_error(context, target, error, ending, mode)
+        eager = _same_error(context, target, error, ending, mode, chosen)
         if eager is None:
             return result
         reason = (f"The {chosen} does not fit it: {describe_exception(error)}, raised when "
@@ -69,17 +69,17 @@ def _chosen(target: CaptureTarget) -> str:
 
 
 def _same_error(context: JobContext, target: CaptureTarget, error: Exception, ending: Failure,
-                mode: str) -> Failure | None:
+                mode: str, chosen: str) -> Failure | None:
     """The "does not fit" failure of ``error``, when the eager run raised what ended the
-    capture: the same exception type, located at the same line."""
+    capture: the same exception type, located at the same line (``chosen``: ``_chosen``'s
+    words for what fx-lsp chose)."""
     if needs_real_data(error) is not None or type(error).__name__ not in ending.message:
         return None
     kind = f"{mode}-does-not-fit"
     rule = BY_CODE[CODE_OF_KIND[kind]]
     assert rule.message is not None
     key = f"{context.location.module_name}:{target.cls.__name__}"
-    message = (rule.message.format(detail=f"{describe_exception(error)} on the "
-                                           f"{_chosen(target)}")
+    message = (rule.message.format(detail=f"{describe_exception(error)} on the {chosen}")
                + f' Give the real inputs or arguments under [tool.fx-lsp.modules."{key}"]'
                " to check the class.")
     located = context.failure(kind, message, traceback_positions(error.__traceback__),

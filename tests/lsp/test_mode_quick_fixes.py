@@ -83,3 +83,71 @@ async def test_export_and_compile_rewrites_in_the_editor(tmp_path: pathlib.Path)
         assert "GB0059" not in codes
         # What the rewrites do not touch stays: gate()'s branch in every mode.
         assert {"FX001", "FX401", "GB0170"} <= codes
+
+
+GUARDS = """import torch
+from torch import nn
+
+
+class Counted(nn.Module):
+    def forward(self, x):
+        n = (x > 0.5).sum().item()
+        assert n > 2, "too few"
+        return x * n
+
+
+class Branching(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x - 1
+        return y
+"""
+GUARDS_CONFIG = "".join(f'[tool.fx-lsp.modules."guards:{name}"]\ninputs = {{x = "float32[4, 8]"}}\n'
+                        for name in ("Counted", "Branching"))
+CHECK_FIX = "Insert torch._check(n > 2) before this line (what fx-lsp assumed)"
+COND_FIX = ("Rewrite the if as torch.cond (the graph keeps both branches; it assigns y from "
+            "lambdas)")
+
+
+async def test_torch_check_and_torch_cond_in_the_editor(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(GUARDS_CONFIG)
+    guards = tmp_path / "guards.py"
+    guards.write_text(GUARDS)
+    async with session(tmp_path, options={"modes": ["export", "compile"]}) as client:
+        uri = client.open(guards)
+        before = await client.settled_diagnostics(uri, version=1)
+        # An assert on Python numbers: the check torch.export suggests, not _assert_async.
+        assert await titles(client, uri, at(before, "FX401", 8)) == [
+            CHECK_FIX, "Ignore FX401 on this line"]
+        # The branch on tensor data, under both modes: torch.cond.
+        assert await titles(client, uri, at(before, "FX401", 14)) == [
+            COND_FIX, "Ignore FX401 on this line"]
+        assert await titles(client, uri, at(before, "GB0170", 14)) == [
+            COND_FIX, "Ignore GB0170 on this line"]
+
+        (action,) = [a for a in await code_actions_for(client, uri, at(before, "FX401", 8))
+                     if a.title == CHECK_FIX]
+        mark = len(client.published)
+        await apply_workspace_edit(client, action.edit)
+        after_check = await client.settled_diagnostics(uri, after=mark)
+        assert guards.read_text().splitlines()[6:9] == [
+            "        n = (x > 0.5).sum().item()", "        torch._check(n > 2)",
+            '        assert n > 2, "too few"']
+        assert not [d for d in after_check if str(d.code) == "FX401"
+                    and d.range.start.line == 8]
+
+        (action,) = [a for a in await code_actions_for(client, uri,
+                                                       at(after_check, "GB0170", 15))
+                     if a.title == COND_FIX]
+        mark = len(client.published)
+        await apply_workspace_edit(client, action.edit)
+        after_cond = await client.settled_diagnostics(uri, after=mark)
+        assert guards.read_text().splitlines()[14] == \
+            "        y = torch.cond(x.sum() > 0, lambda: x * 2, lambda: x - 1)"
+        # Nothing of export's remains, nor anything in Branching under compile (Counted's
+        # .item() still breaks the compiled graph there: a compile matter, not the check's).
+        assert not [d for d in after_cond if str(d.code).startswith("FX4")
+                    or d.range.start.line + 1 >= 12]
+        assert ("GB0124", 7) in {(str(d.code), d.range.start.line + 1) for d in after_cond}

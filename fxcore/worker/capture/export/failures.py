@@ -4,6 +4,7 @@ FX402 when the guesser could not go on, FX499 for anything else)."""
 
 from __future__ import annotations
 
+from fxcore.model.guard_checks import PYTHON_CONDITION, checks_sentence
 from fxcore.model.results import Failure
 from fxcore.worker.capture.export.guesses import Guess
 from fxcore.worker.capture.export.torch_hooks import GuardOnDataDependentSymNode
@@ -16,9 +17,12 @@ def guess_failure(guess: Guess, earlier: list[Guess]) -> RecordedFailure:
     guesses came before it."""
     if guess.is_condition:
         kind = "export-data-dependent"
+        what = f", {PYTHON_CONDITION}," if guess.python_condition else ""
+        checks = checks_sentence(*guess.checks) if len(guess.checks) == 2 \
+            else "state what holds with torch._check."
         message = (f"Control flow depends on tensor data: torch.export cannot decide "
-                   f"`{guess.expression}` without real values, so export stops here. Use "
-                   f"torch.cond or torch.where, or state what holds with torch._check. "
+                   f"`{guess.expression}`{what} without real values, so export stops here. "
+                   f"Use torch.cond or torch.where, or {checks} "
                    f"fx-lsp assumed it {guess.assumed} to check the rest.")
     else:
         kind = "export-python-data"

@@ -7,7 +7,9 @@ guess, so one export finds every such site.
 A guess per call site (an instruction of the user's code): the first decision at a site is
 True, later ones False, so a data-dependent ``while`` ends after one pass. A Python number
 taken from a tensor is guessed as 1. The hook is private to torch:
-``torch_hooks.missing_guess_hook`` says whether this torch has it.
+``torch_hooks.missing_guess_hook`` says whether this torch has it. A guard the user's code
+decides on Python numbers is also written in the user's names (``user_guards``), for the
+``torch._check`` that states it.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import sympy
 
 from fxcore.worker.capture.export.torch_hooks import GuardOnDataDependentSymNode, ShapeEnv
+from fxcore.worker.capture.export.user_guards import decided_by_user_code, guard_checks
 from fxcore.worker.locate import RawPosition, stack_positions
 
 
@@ -36,6 +40,12 @@ class Guess:
     stack: list[RawPosition]
     #: File, line and column of the innermost workspace frame's instruction.
     site: tuple[str, int, int | None]
+    #: Whether the user's code decided the condition on Python numbers (a SymBool), not a
+    #: torch function on a tensor.
+    python_condition: bool = False
+    #: The condition as the assumed value has it, then its negation, in the user's names;
+    #: () when its symbols are not the frame's locals (``user_guards``).
+    checks: tuple[str, ...] = ()
 
 
 class DataDependentGuesser:
@@ -76,6 +86,7 @@ class DataDependentGuesser:
                      if self._is_workspace_path(p.filename)), None)
         if site is None:
             return None
+        user_frame, callee = self._user_frame(sys._getframe(2))
         decisions = self._decisions.get(site, 0)
         self._decisions[site] = decisions + 1
         # sympy's Symbol is a Boolean too; a bare unbacked symbol (``u0`` of an int
@@ -90,5 +101,16 @@ class DataDependentGuesser:
             assumed, answer = 1, sympy.Integer(1)
         else:
             assumed, answer = 1.0, sympy.Float(1.0)
-        self.guesses.append(Guess(str(expression), is_condition, assumed, stack, site))
+        python_condition = is_condition and decided_by_user_code(callee)
+        checks = guard_checks(expression, user_frame, bool(assumed)) \
+            if python_condition and user_frame is not None else ()
+        self.guesses.append(Guess(str(expression), is_condition, assumed, stack, site,
+                                  python_condition, checks))
         return answer
+
+    def _user_frame(self, frame: FrameType | None) -> tuple[FrameType | None, FrameType | None]:
+        """The innermost workspace frame from ``frame`` outwards, and the frame it called."""
+        callee = None
+        while frame is not None and not self._is_workspace_path(frame.f_code.co_filename):
+            callee, frame = frame, frame.f_back
+        return frame, callee
