@@ -20,8 +20,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from fxcore.checking.preparation import prepare
 from fxcore.host.cache import ResultCache
 from fxcore.model.job_spec import TraceJob
+from fxcore.workspace.call_sites import CallSiteIndexes
 
 #: More shards than this are a mistake (and a split into 10**9 shards would need gigabytes).
 MAX_SHARDS = 10_000
@@ -62,11 +64,18 @@ def split(costs: dict[str, float], count: int) -> list[list[str]]:
     return [sorted(part) for part in parts]
 
 
+def cached_seconds(jobs: list[TraceJob], cache: ResultCache) -> dict[str, float | None]:
+    """Each job's file (relative) -> how long its cached trace took, if the cache has one. The
+    cache keys a result on the job as the pipeline prepared it (its classes' call sites and
+    builders added), so each job is looked up prepared the same way."""
+    call_sites = CallSiteIndexes()
+    return {_relative(job.path): cache.seconds(prepare(job, call_sites).job) for job in jobs}
+
+
 def select(jobs: list[TraceJob], index: int, count: int,
            cache: ResultCache | None = None) -> tuple[list[TraceJob], Shard]:
     """The jobs of shard ``index`` (1-based) of ``count``."""
-    cache = cache or ResultCache()
-    known = {_relative(job.path): cache.seconds(job) for job in jobs}
+    known = cached_seconds(jobs, cache or ResultCache())
     measured = [cost for cost in known.values() if cost is not None]
     default = statistics.median(measured) if measured else 1.0
     costs = {path: round(cost if cost is not None else default, 1) for path, cost in known.items()}

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from fx_lsp.shards import parse_shard, split
+from fx_lsp.check import check_jobs
+from fx_lsp.shards import cached_seconds, parse_shard, split
+from fxcore.host.cache import ResultCache
 
-from cli_support import fx_lsp
+from cli_support import fx_lsp, process_state
 
 SHARDS = 3
 
@@ -101,3 +103,23 @@ def test_merge_refuses_missing_or_disagreeing_shards(monorepo: Path) -> None:
                     cwd=monorepo)
     assert unsharded.returncode == 1
     assert cli("merge", "all.json", cwd=monorepo).returncode == 2
+
+
+
+def test_a_class_built_by_a_call_site_is_split_by_its_cached_cost(tmp_path: Path) -> None:
+    """A file whose class the workspace builds (here a literal call in another file) is
+    costed by its own cached trace, not by the median of the others."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    (tmp_path / "model.py").write_text(
+        "from torch import nn\n\n\nclass Wide(nn.Module):\n"
+        "    def __init__(self, width):\n        super().__init__()\n"
+        "        self.layer = nn.Linear(width, width)\n\n"
+        "    def forward(self, x):\n        return self.layer(x)\n")
+    (tmp_path / "train.py").write_text("from model import Wide\n\nmodel = Wide(8)\n")
+    assert cli("check", "--output-format", "json", "model.py", cwd=tmp_path).returncode == 0
+    with process_state(tmp_path, None):
+        jobs, _ = check_jobs(["model.py"], None)
+        # The job as the command line makes it, before the pipeline adds the call site: no
+        # entry is stored under that key.
+        assert ResultCache().seconds(jobs[0]) is None
+        assert cached_seconds(jobs, ResultCache())["model.py"] is not None
