@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
+from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 
-from lsp_support import WORKSPACES
+from lsp_support import WORKSPACES, FxClient, close_documents, forget_records, session
 
 TESTS = pathlib.Path(__file__).parent.parent
 REPO_ROOT = TESTS.parent
@@ -29,3 +31,24 @@ def toy_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     """The server (and the workers it forks) can import the toy mode."""
     monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "plain=plain_capture:PlainSymbolicTrace")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS)]))
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def shared_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[FxClient]:
+    """One warm ``python -m fx_lsp serve --stdio`` (default settings and capabilities) per
+    test process, rooted at pytest's base temporary folder: every test's ``tmp_path`` (and so
+    its ``workspace`` copy) is a folder of its own inside it, each with its own
+    pyproject.toml, so each test's files are its own project. Only for tests that read:
+    they open their own files, change no file, setting or workspace state."""
+    async with session(tmp_path_factory.getbasetemp()) as client:
+        yield client
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def shared_client(shared_server: FxClient) -> AsyncIterator[FxClient]:
+    """The shared server's client, its records forgotten; the documents the test opened are
+    closed (and their diagnostics cleared) at its end."""
+    forget_records(shared_server)
+    yield shared_server
+    await close_documents(shared_server)
+    forget_records(shared_server)

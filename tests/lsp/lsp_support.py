@@ -290,6 +290,35 @@ async def session(
         await client.stop()
 
 
+def forget_records(client: FxClient) -> None:
+    """Forget what the client recorded (publishes, statuses, traces, messages, open
+    versions), so a test that borrows a shared server sees only its own."""
+    for records in (client.published, client.statuses, client.traced, client.idle_marks,
+                    client.log_messages, client.messages):
+        records.clear()
+    for table in (client.versions, client.notebook_cells, client.diagnostics,
+                  client.progress_reports):
+        table.clear()
+
+
+async def close_documents(client: FxClient, timeout: float = 60.0) -> None:
+    """Close every document the test opened and wait until the server has cleared their
+    diagnostics and is idle: nothing of this test is left to reach the next one."""
+    opened = list(client.versions)
+    for uri in opened:
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
+    def cleared() -> bool:
+        publishes = [client.latest(uri) for uri in opened]
+        idle = not client.statuses or (client.statuses[-1]["state"] == "idle"
+                                       and client.statuses[-1]["pending"] == 0)
+        return idle and all(p is None or not p.diagnostics for p in publishes)
+
+    await wait_for(cleared, timeout, "the closed documents' diagnostics cleared and idle")
+
+
 def new_project(parent: pathlib.Path) -> pathlib.Path:
     """An empty project folder (``<parent>/ws`` with a pyproject.toml) to open as a workspace."""
     workspace = parent / "ws"

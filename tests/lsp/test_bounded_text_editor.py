@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
+
 from fxcore.protocol.result_codec import MAX_TEXT_CHARACTERS
 
-from lsp_support import new_project, session
+from lsp_support import FxClient, new_project
 
 LOUD = """\
 import torch
@@ -20,13 +22,15 @@ class Loud(nn.Module):
 """
 
 
-async def test_a_30_mb_error_is_a_bounded_diagnostic(tmp_path: pathlib.Path) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_30_mb_error_is_a_bounded_diagnostic(
+        tmp_path: pathlib.Path, shared_client: FxClient) -> None:
     workspace = new_project(tmp_path)
     model = workspace / "model.py"
     model.write_text(LOUD)
-    async with session(workspace) as client:
-        uri = client.open(model)
-        diagnostics = await client.diagnostics_for(uri, version=1, timeout=120)
+    client = shared_client
+    uri = client.open(model)
+    diagnostics = await client.diagnostics_for(uri, version=1, timeout=120)
     (error,) = [d for d in diagnostics if d.code == "FX199"]
     assert len(error.message) < MAX_TEXT_CHARACTERS + 200
     assert error.message.endswith("more characters cut by fx-lsp]")

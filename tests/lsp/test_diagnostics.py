@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from lsp_support import session, wait_for
+from lsp_support import FxClient, session, wait_for
 
 
 def _by_code(diagnostics: list[types.Diagnostic], code: str) -> list[types.Diagnostic]:
@@ -28,63 +28,65 @@ def _utf16(text: str) -> int:
 
 
 @pytest.mark.matrix
-async def test_open_publishes_located_diagnostics(workspace: pathlib.Path) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_open_publishes_located_diagnostics(
+        workspace: pathlib.Path, shared_client: FxClient) -> None:
     net = workspace / "pkg" / "net.py"
-    async with session(workspace) as client:
-        uri = client.open(net)
-        diagnostics = await client.diagnostics_for(uri, version=1)
+    client = shared_client
+    uri = client.open(net)
+    diagnostics = await client.diagnostics_for(uri, version=1)
 
-        assert all(d.source == "fx-lsp" for d in diagnostics)
-        line, text = _line_of(net, "return x * len(x)")
-        (len_diagnostic,) = [
-            d for d in _by_code(diagnostics, "FX002") if d.range.start.line == line
-        ]
-        assert len_diagnostic.range == types.Range(
-            start=types.Position(line=line, character=text.index("len(x)")),
-            end=types.Position(line=line, character=text.index("len(x)") + len("len(x)")),
-        )
-        assert len_diagnostic.severity == types.DiagnosticSeverity.Error
-        assert len_diagnostic.code_description.href == "https://github.com/fx-lsp/fx-lsp#fx002"
+    assert all(d.source == "fx-lsp" for d in diagnostics)
+    line, text = _line_of(net, "return x * len(x)")
+    (len_diagnostic,) = [
+        d for d in _by_code(diagnostics, "FX002") if d.range.start.line == line
+    ]
+    assert len_diagnostic.range == types.Range(
+        start=types.Position(line=line, character=text.index("len(x)")),
+        end=types.Position(line=line, character=text.index("len(x)") + len("len(x)")),
+    )
+    assert len_diagnostic.severity == types.DiagnosticSeverity.Error
+    assert len_diagnostic.code_description.href == "https://github.com/fx-lsp/fx-lsp#fx002"
 
-        # The helper's own line gets the failure, with the call chain as related information.
-        helper_line, _ = _line_of(net, "if x.mean() > 0:")
-        (in_helper,) = [d for d in diagnostics if d.range.start.line == helper_line]
-        assert in_helper.code == "FX001"
-        (related,) = in_helper.related_information
-        assert related.message == "helper() called from forward()"
-        assert related.location.range.start.line == _line_of(net, "return helper(x) + 1")[0]
+    # The helper's own line gets the failure, with the call chain as related information.
+    helper_line, _ = _line_of(net, "if x.mean() > 0:")
+    (in_helper,) = [d for d in diagnostics if d.range.start.line == helper_line]
+    assert in_helper.code == "FX001"
+    (related,) = in_helper.related_information
+    assert related.message == "helper() called from forward()"
+    assert related.location.range.start.line == _line_of(net, "return helper(x) + 1")[0]
 
-        # Failures outside the class body also mark the class name.
-        messages = [d.message for d in diagnostics]
-        assert (
-            "UsesHelper is not FX-traceable: 1 failure (first: control flow at net.py:8)"
-            in messages
-        )
-        assert (
-            "UsesBlock is not FX-traceable: 1 failure (first: control flow at layers.py:10)"
-            in messages
-        )
-        (block_summary,) = [d for d in diagnostics if d.message.startswith("UsesBlock")]
-        assert block_summary.range.start.line == _line_of(net, "class UsesBlock")[0]
-        assert block_summary.related_information[0].location.uri.endswith("pkg/layers.py")
+    # Failures outside the class body also mark the class name.
+    messages = [d.message for d in diagnostics]
+    assert (
+        "UsesHelper is not FX-traceable: 1 failure (first: control flow at net.py:8)"
+        in messages
+    )
+    assert (
+        "UsesBlock is not FX-traceable: 1 failure (first: control flow at layers.py:10)"
+        in messages
+    )
+    (block_summary,) = [d for d in diagnostics if d.message.startswith("UsesBlock")]
+    assert block_summary.range.start.line == _line_of(net, "class UsesBlock")[0]
+    assert block_summary.related_information[0].location.uri.endswith("pkg/layers.py")
 
-        (unused,) = _by_code(diagnostics, "FX200")
-        assert unused.severity == types.DiagnosticSeverity.Hint
-        assert list(unused.tags) == [types.DiagnosticTag.Unnecessary]
-        assert unused.range.start.line == _line_of(net, "self.unused = ")[0]
+    (unused,) = _by_code(diagnostics, "FX200")
+    assert unused.severity == types.DiagnosticSeverity.Hint
+    assert list(unused.tags) == [types.DiagnosticTag.Unnecessary]
+    assert unused.range.start.line == _line_of(net, "self.unused = ")[0]
 
-        # NeedsArgs is traced with guessed arguments: one Information note says so.
-        (guessed,) = [d for d in diagnostics if "NeedsArgs" in d.message]
-        assert (guessed.code, guessed.severity) == ("FX104",
-                                                    types.DiagnosticSeverity.Information)
-        assert guessed.message.startswith(
-            "NeedsArgs was traced with guessed arguments: width=16.")
+    # NeedsArgs is traced with guessed arguments: one Information note says so.
+    (guessed,) = [d for d in diagnostics if "NeedsArgs" in d.message]
+    assert (guessed.code, guessed.severity) == ("FX104",
+                                                types.DiagnosticSeverity.Information)
+    assert guessed.message.startswith(
+        "NeedsArgs was traced with guessed arguments: width=16.")
 
-        traced = await wait_for(lambda: [t for t in client.traced if t["uri"] == uri])
-        assert traced[0]["version"] == 1
-        assert set(traced[0]["classes"]) >= {"Traceable", "UsesLen", "NeedsArgs", "Emoji"}
-        await wait_for(lambda: client.statuses and client.statuses[-1]["state"] == "idle")
-        assert any(s["state"] == "tracing" and s["pending"] >= 1 for s in client.statuses)
+    traced = await wait_for(lambda: [t for t in client.traced if t["uri"] == uri])
+    assert traced[0]["version"] == 1
+    assert set(traced[0]["classes"]) >= {"Traceable", "UsesLen", "NeedsArgs", "Emoji"}
+    await wait_for(lambda: client.statuses and client.statuses[-1]["state"] == "idle")
+    assert any(s["state"] == "tracing" and s["pending"] >= 1 for s in client.statuses)
 
 
 async def test_columns_follow_the_negotiated_encoding(workspace: pathlib.Path) -> None:
@@ -195,14 +197,15 @@ async def test_outdated_job_is_cancelled_and_its_result_dropped(tmp_path: pathli
         assert [p.version for p in client.published if p.uri == uri] == [version]
 
 
-async def test_close_clears_diagnostics(workspace: pathlib.Path) -> None:
-    async with session(workspace) as client:
-        uri = client.open(workspace / "pkg" / "net.py")
-        assert await client.diagnostics_for(uri, version=1)
-        client.text_document_did_close(
-            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
-        )
-        await wait_for(lambda: not client.latest(uri).diagnostics, 5, "cleared diagnostics")
+@pytest.mark.asyncio(loop_scope="session")
+async def test_close_clears_diagnostics(workspace: pathlib.Path, shared_client: FxClient) -> None:
+    client = shared_client
+    uri = client.open(workspace / "pkg" / "net.py")
+    assert await client.diagnostics_for(uri, version=1)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    await wait_for(lambda: not client.latest(uri).diagnostics, 5, "cleared diagnostics")
 
 
 async def test_on_type_traces_only_the_newest_version_after_the_debounce(
@@ -225,7 +228,9 @@ async def test_on_type_traces_only_the_newest_version_after_the_debounce(
         assert version == final - 1
 
 
-async def test_requests_do_not_wait_for_a_trace(workspace: pathlib.Path) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_requests_do_not_wait_for_a_trace(
+        workspace: pathlib.Path, shared_client: FxClient) -> None:
     """A hover sent while the document's first trace runs (its import takes 5 s) is answered
     at once, with nothing: it arrives before the trace's diagnostics."""
     slow = workspace / "pkg" / "slow.py"
@@ -233,17 +238,17 @@ async def test_requests_do_not_wait_for_a_trace(workspace: pathlib.Path) -> None
         "import time\n\nfrom torch import nn\n\ntime.sleep(5)\n\n\n"
         "class UsesLen(nn.Module):\n    def forward(self, x):\n        return x * len(x)\n"
     )
-    async with session(workspace) as client:
-        uri = client.open(slow)
-        result = await client.text_document_hover_async(
-            types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                position=types.Position(line=7, character=8),
-            )
+    client = shared_client
+    uri = client.open(slow)
+    result = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=7, character=8),
         )
-        assert result is None
-        assert not [p for p in client.published if p.uri == uri], "the hover waited"
-        assert _by_code(await client.diagnostics_for(uri, version=1, timeout=60), "FX002")
+    )
+    assert result is None
+    assert not [p for p in client.published if p.uri == uri], "the hover waited"
+    assert _by_code(await client.diagnostics_for(uri, version=1, timeout=60), "FX002")
 
 
 async def test_pyproject_settings_apply_per_workspace_folder(tmp_path: pathlib.Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
 from lsprotocol import types
 
 from lsp_support import FxClient, apply_workspace_edit, code_actions_for, new_project, session
@@ -91,8 +92,9 @@ async def test_suppressed_unused_and_shared_failures_in_the_editor(tmp_path: pat
         assert not any(str(d.code) == "FX001" for d in after)
 
 
-async def test_select_ignore_and_per_file_ignores_apply_in_the_editor(tmp_path: pathlib.Path
-                                                                      ) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_select_ignore_and_per_file_ignores_apply_in_the_editor(
+        tmp_path: pathlib.Path, shared_client: FxClient) -> None:
     workspace = new_project(tmp_path)
     (workspace / "pyproject.toml").write_text(
         "[project]\nname = 'w'\n[tool.fx-lsp]\nselect = [\"FX0\"]\nignore = [\"FX001\"]\n"
@@ -101,8 +103,8 @@ async def test_select_ignore_and_per_file_ignores_apply_in_the_editor(tmp_path: 
     (workspace / "net.py").write_text(text)
     (workspace / "tests").mkdir()
     (workspace / "tests" / "net_copy.py").write_text(text)
-    async with session(workspace) as client:
-        codes = {str(d.code) for d in await diagnostics(client, client.open(workspace / "net.py"))}
-        assert codes == {"FX002"}  # FX001 ignored; FX900 (unused noqa) not selected
-        copy = client.open(workspace / "tests" / "net_copy.py")
-        assert await diagnostics(client, copy) == []
+    client = shared_client
+    codes = {str(d.code) for d in await diagnostics(client, client.open(workspace / "net.py"))}
+    assert codes == {"FX002"}  # FX001 ignored; FX900 (unused noqa) not selected
+    copy = client.open(workspace / "tests" / "net_copy.py")
+    assert await diagnostics(client, copy) == []

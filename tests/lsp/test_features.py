@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from lsp_support import new_project, session, wait_for
+from lsp_support import FxClient, new_project, session, wait_for
 
 
 def _line_of(path: pathlib.Path, needle: str) -> tuple[int, str]:
@@ -30,91 +30,94 @@ async def _hover(client, uri: str, line: int, character: int) -> str | None:
     return None if result is None else result.contents.value
 
 
-async def test_hover(workspace: pathlib.Path) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_hover(workspace: pathlib.Path, shared_client: FxClient) -> None:
     net = workspace / "pkg" / "net.py"
-    async with session(workspace) as client:
-        uri = client.open(net)
-        await client.diagnostics_for(uri, version=1)
+    client = shared_client
+    uri = client.open(net)
+    await client.diagnostics_for(uri, version=1)
 
-        line, text = _line_of(net, "class Traceable")
-        on_class = await _hover(client, uri, line, text.index("Traceable") + 2)
-        assert "**Traceable** is FX-traceable: 4 nodes" in on_class
-        assert "meta device" in on_class and " s." in on_class
-        assert "```python\n" in on_class and "def forward(self, x)" in on_class
-        assert "relu" in on_class
-        line, _ = _line_of(net, "y = self.lin(x)")
-        on_forward = await _hover(client, uri, line - 1, 8)
-        assert on_forward == on_class
+    line, text = _line_of(net, "class Traceable")
+    on_class = await _hover(client, uri, line, text.index("Traceable") + 2)
+    assert "**Traceable** is FX-traceable: 4 nodes" in on_class
+    assert "meta device" in on_class and " s." in on_class
+    assert "```python\n" in on_class and "def forward(self, x)" in on_class
+    assert "relu" in on_class
+    line, _ = _line_of(net, "y = self.lin(x)")
+    on_forward = await _hover(client, uri, line - 1, 8)
+    assert on_forward == on_class
 
-        # A line inside the traced forward: the graph nodes it produced.
-        on_body = await _hover(client, uri, line, 10)
-        assert "FX graph nodes from this line" in on_body
-        assert "call_module" in on_body and "`lin`" in on_body
+    # A line inside the traced forward: the graph nodes it produced.
+    on_body = await _hover(client, uri, line, 10)
+    assert "FX graph nodes from this line" in on_body
+    assert "call_module" in on_body and "`lin`" in on_body
 
-        line, text = _line_of(net, "class UsesLen")
-        failed = await _hover(client, uri, line, text.index("UsesLen"))
-        assert "**UsesLen** is not FX-traceable: 1 failure" in failed
-        assert "`FX002` pkg/net.py:26" in failed or "`FX002` net.py:26" in failed
+    line, text = _line_of(net, "class UsesLen")
+    failed = await _hover(client, uri, line, text.index("UsesLen"))
+    assert "**UsesLen** is not FX-traceable: 1 failure" in failed
+    assert "`FX002` pkg/net.py:26" in failed or "`FX002` net.py:26" in failed
 
-        line, text = _line_of(net, "return x * len(x)")
-        on_failure = await _hover(client, uri, line, text.index("len(x)") + 1)
-        assert on_failure.startswith("**FX002** (len): len() is called on a traced value")
-        assert 'torch.fx.wrap("len")' in on_failure and "with .size(0)" in on_failure
+    line, text = _line_of(net, "return x * len(x)")
+    on_failure = await _hover(client, uri, line, text.index("len(x)") + 1)
+    assert on_failure.startswith("**FX002** (len): len() is called on a traced value")
+    assert 'torch.fx.wrap("len")' in on_failure and "with .size(0)" in on_failure
 
-        line, text = _line_of(net, "class NeedsArgs")
-        guessed = await _hover(client, uri, line, text.index("NeedsArgs"))
-        assert "**NeedsArgs** is FX-traceable" in guessed
-        assert "Traced with guessed arguments: width=16." in guessed
+    line, text = _line_of(net, "class NeedsArgs")
+    guessed = await _hover(client, uri, line, text.index("NeedsArgs"))
+    assert "**NeedsArgs** is FX-traceable" in guessed
+    assert "Traced with guessed arguments: width=16." in guessed
 
-        assert await _hover(client, uri, 0, 0) is None
+    assert await _hover(client, uri, 0, 0) is None
 
 
-async def test_code_lens_and_generated_code(workspace: pathlib.Path) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_code_lens_and_generated_code(
+        workspace: pathlib.Path, shared_client: FxClient) -> None:
     net = workspace / "pkg" / "net.py"
-    async with session(workspace) as client:
-        uri = client.open(net)
-        await client.diagnostics_for(uri, version=1)
-        lenses = await client.text_document_code_lens_async(
-            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
-        )
-        by_class = {lens.command.arguments[1]: lens for lens in lenses
-                    if lens.command.command == "fxLsp.showGeneratedCode"}
-        graph_lenses = {lens.command.arguments[1] for lens in lenses
-                        if lens.command.command == "fxLsp.showGraph"}
-        # A failed class's graph is the one recovered past its failures.
-        assert {"Traceable", "UsesLen", "NeedsArgs"} <= graph_lenses
-        assert by_class["Traceable"].command.title == "FX: traceable · 4 nodes"
-        assert by_class["UsesLen"].command.title == "FX: 1 failure"
-        assert by_class["NeedsArgs"].command.title == \
-            "FX: traceable · 3 nodes · guessed arguments"
-        traceable = by_class["Traceable"]
-        assert traceable.command.command == "fxLsp.showGeneratedCode"
-        assert list(traceable.command.arguments) == [uri, "Traceable"]
-        assert traceable.range.start.line == _line_of(net, "class Traceable")[0]
+    client = shared_client
+    uri = client.open(net)
+    await client.diagnostics_for(uri, version=1)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    by_class = {lens.command.arguments[1]: lens for lens in lenses
+                if lens.command.command == "fxLsp.showGeneratedCode"}
+    graph_lenses = {lens.command.arguments[1] for lens in lenses
+                    if lens.command.command == "fxLsp.showGraph"}
+    # A failed class's graph is the one recovered past its failures.
+    assert {"Traceable", "UsesLen", "NeedsArgs"} <= graph_lenses
+    assert by_class["Traceable"].command.title == "FX: traceable · 4 nodes"
+    assert by_class["UsesLen"].command.title == "FX: 1 failure"
+    assert by_class["NeedsArgs"].command.title == \
+        "FX: traceable · 3 nodes · guessed arguments"
+    traceable = by_class["Traceable"]
+    assert traceable.command.command == "fxLsp.showGeneratedCode"
+    assert list(traceable.command.arguments) == [uri, "Traceable"]
+    assert traceable.range.start.line == _line_of(net, "class Traceable")[0]
 
-        by_name = await client.protocol.send_request_async(
-            "fxLsp/generatedCode", {"uri": uri, "className": "Traceable"}
-        )
-        line, _ = _line_of(net, "y = self.lin(x)")
-        by_position = await client.protocol.send_request_async(
-            "fxLsp/generatedCode",
-            {"uri": uri, "position": {"line": line, "character": 4}},
-        )
-        for result in (by_name, by_position):
-            assert result["uri"] == uri
-            assert result["className"] == "Traceable"
-            assert result["qualifiedName"] == "pkg.net:Traceable"
-            assert result["status"] == "traceable"
-            assert result["nodeCount"] == 4
-            assert result["instantiatedOn"] == "meta"
-            assert result["traceSeconds"] > 0
-            assert "def forward(self, x)" in result["code"]
-            (node,) = result["lineNodes"][str(line + 1)]
-            assert node["op"] == "call_module" and node["target"] == "lin"
-        missing = await client.protocol.send_request_async(
-            "fxLsp/generatedCode", {"uri": uri, "className": "Nope"}
-        )
-        assert missing is None
+    by_name = await client.protocol.send_request_async(
+        "fxLsp/generatedCode", {"uri": uri, "className": "Traceable"}
+    )
+    line, _ = _line_of(net, "y = self.lin(x)")
+    by_position = await client.protocol.send_request_async(
+        "fxLsp/generatedCode",
+        {"uri": uri, "position": {"line": line, "character": 4}},
+    )
+    for result in (by_name, by_position):
+        assert result["uri"] == uri
+        assert result["className"] == "Traceable"
+        assert result["qualifiedName"] == "pkg.net:Traceable"
+        assert result["status"] == "traceable"
+        assert result["nodeCount"] == 4
+        assert result["instantiatedOn"] == "meta"
+        assert result["traceSeconds"] > 0
+        assert "def forward(self, x)" in result["code"]
+        (node,) = result["lineNodes"][str(line + 1)]
+        assert node["op"] == "call_module" and node["target"] == "lin"
+    missing = await client.protocol.send_request_async(
+        "fxLsp/generatedCode", {"uri": uri, "className": "Nope"}
+    )
+    assert missing is None
 
 
 async def test_trace_workspace_with_progress(workspace: pathlib.Path) -> None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import pathlib
 import sys
 
+import pytest
 import torch.fx
 from pygls.uris import from_fs_path
 
-from lsp_support import new_project, session
+from lsp_support import FxClient, new_project
 
 BLOCKS = """import torch
 from torch import nn
@@ -89,14 +90,15 @@ def write_workspace(tmp_path: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]
     return workspace, net
 
 
-async def test_graph_of_a_traceable_class(tmp_path: pathlib.Path) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_graph_of_a_traceable_class(tmp_path: pathlib.Path, shared_client: FxClient) -> None:
     workspace, net = write_workspace(tmp_path)
     blocks_uri = from_fs_path(str(workspace / "pkg" / "blocks.py"))
-    async with session(workspace) as client:
-        uri = client.open(net)
-        await client.diagnostics_for(uri, version=1)
-        result = await client.protocol.send_request_async(
-            "fxLsp/graph", {"uri": uri, "className": "Net"})
+    client = shared_client
+    uri = client.open(net)
+    await client.diagnostics_for(uri, version=1)
+    result = await client.protocol.send_request_async(
+        "fxLsp/graph", {"uri": uri, "className": "Net"})
 
     assert result["uri"] == uri and result["version"] == 1
     assert result["className"] == "Net" and result["status"] == "traceable"
@@ -130,18 +132,20 @@ async def test_graph_of_a_traceable_class(tmp_path: pathlib.Path) -> None:
     assert nodes["output"]["location"] is None
 
 
-async def test_graph_of_a_failed_class_and_of_no_class(tmp_path: pathlib.Path) -> None:
-    workspace, net = write_workspace(tmp_path)
-    async with session(workspace) as client:
-        uri = client.open(net)
-        await client.diagnostics_for(uri, version=1)
-        line = line_of(NET, "y = y * 2")  # a position inside the class names it too
-        failed = await client.protocol.send_request_async(
-            "fxLsp/graph", {"uri": uri, "position": {"line": line, "character": 8}})
-        missing = await client.protocol.send_request_async(
-            "fxLsp/graph", {"uri": uri, "className": "Nope"})
-        unopened = await client.protocol.send_request_async(
-            "fxLsp/graph", {"uri": uri + "x", "className": "Net"})
+@pytest.mark.asyncio(loop_scope="session")
+async def test_graph_of_a_failed_class_and_of_no_class(
+        tmp_path: pathlib.Path, shared_client: FxClient) -> None:
+    _, net = write_workspace(tmp_path)
+    client = shared_client
+    uri = client.open(net)
+    await client.diagnostics_for(uri, version=1)
+    line = line_of(NET, "y = y * 2")  # a position inside the class names it too
+    failed = await client.protocol.send_request_async(
+        "fxLsp/graph", {"uri": uri, "position": {"line": line, "character": 8}})
+    missing = await client.protocol.send_request_async(
+        "fxLsp/graph", {"uri": uri, "className": "Nope"})
+    unopened = await client.protocol.send_request_async(
+        "fxLsp/graph", {"uri": uri + "x", "className": "Net"})
 
     assert failed["status"] == "failed"
     assert failed["notes"][0].startswith("The graph tracing recovered past the failures")

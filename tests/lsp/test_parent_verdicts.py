@@ -6,9 +6,10 @@ from __future__ import annotations
 import pathlib
 import textwrap
 
+import pytest
 from lsprotocol import types
 
-from lsp_support import session
+from lsp_support import FxClient, session
 
 LAYERS = """
     from torch import nn
@@ -69,16 +70,17 @@ async def test_workspace_trace_shows_the_parent_built_verdict(tmp_path: pathlib.
         assert "Traced as built by `ViT.blocks.0`." in hover.contents.value
 
 
+@pytest.mark.asyncio(loop_scope="session")
 async def test_a_document_traced_after_its_parent_shows_the_parent_built_verdict(
-        tmp_path: pathlib.Path) -> None:
+        tmp_path: pathlib.Path, shared_client: FxClient) -> None:
     write_workspace(tmp_path)
-    async with session(tmp_path) as client:
-        vit = client.open(tmp_path / "pkg" / "vit.py")
-        await client.diagnostics_for(vit, version=1)
-        uri = client.open(tmp_path / "pkg" / "layers.py")
-        await client.diagnostics_for(uri, version=1)
-        lenses = await client.text_document_code_lens_async(
-            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
-        )
-        assert [lens.command.title for lens in lenses] == [
-            "FX: traceable · 3 nodes · traced as built by ViT.blocks.0", "Show graph"]
+    client = shared_client
+    vit = client.open(tmp_path / "pkg" / "vit.py")
+    await client.diagnostics_for(vit, version=1)
+    uri = client.open(tmp_path / "pkg" / "layers.py")
+    await client.diagnostics_for(uri, version=1)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert [lens.command.title for lens in lenses] == [
+        "FX: traceable · 3 nodes · traced as built by ViT.blocks.0", "Show graph"]
