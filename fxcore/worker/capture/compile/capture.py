@@ -9,6 +9,11 @@ or written.
 Without that private hook the mode degrades to the first break only
 (``fullgraph=True``) and says so in the failure's message.
 
+On meta, a meta tensor's truth and Python numbers are stood in for (``meta_values``): where
+the run stood in numbers (``.item()``, ``.tolist()``) and the code's own checks and conditions
+on them want others (``torch._check(n > 2)`` after the break), ``value_plan`` finds values they
+accept and the class is compiled once more with those, the messages saying what was taken.
+
 On meta, what only real data answers (an operator without a meta kernel, a meta tensor's
 value: ``meta_limits``) ends the run where real torch on the CPU goes on: a graph break whose
 cause is such an error (dynamo's fake run of an operator without a meta kernel, which a fake

@@ -52,15 +52,11 @@ class StandIns:
     numbers: int = 0
 
 
-def one_of(dtype: torch.dtype) -> Any:
-    """One of ``dtype`` as a Python scalar (a bool's is True): the value stood in for data."""
-    if dtype == torch.bool:
-        return True
-    return 1.0 if dtype.is_floating_point or dtype.is_complex else 1
-
-
 def _ones(tensor: torch.Tensor) -> Any:
-    return one_of(tensor.dtype)
+    """One of ``tensor``'s dtype as a Python scalar (a bool tensor's is True)."""
+    if tensor.dtype == torch.bool:
+        return True
+    return 1.0 if tensor.dtype.is_floating_point or tensor.dtype.is_complex else 1
 
 
 def _nested_list(shape: tuple[int, ...], values: Iterator[Any]) -> Any:
