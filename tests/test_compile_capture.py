@@ -289,3 +289,36 @@ def test_a_loop_on_tensor_data_ends_on_meta_and_says_what_was_assumed() -> None:
     assert failure.code == "GB0170"
     assert ("the condition on tensor data at line 104 was assumed true the first time and "
             "false after, so a loop on it runs once") in failure.message
+
+
+def test_a_number_read_from_data_is_one_its_checks_accept_and_the_message_says_so() -> None:
+    """On meta, `.item()` gave one, which `torch._check(n > 2)` refused: a GB0088 and an FX502
+    that real torch has not. It is now a value the code's checks accept, read from a fake run
+    where the number is a symbol; its place and code are real torch's
+    (test_breaks_on_meta_are_those_of_real_tensors)."""
+    expected = {"CheckedItem": "the number read from tensor data at line {} was taken as 2.5",
+                "CheckedCount": "the number read from tensor data at line {} was taken as 8,",
+                "CheckedPair": "the numbers read from tensor data at line {} were taken as "
+                               "1.0, 3.5"}
+    for name, note in expected.items():
+        _, _, record = capture("values_from_data.py", name)
+        (failure,) = record.failures
+        assert failure.code in ("GB0124", "GB0109")
+        # The break is at the line that reads the number.
+        assert note.format(failure.line) in failure.message, name
+    # Where nothing the code says moves a number, it stays one, and nothing is said.
+    _, _, record = capture("breaks_python.py", "TwoBreaks")
+    assert [f.code for f in record.failures] == ["GB0059", "GB0124"]
+    assert not [f for f in record.failures if "taken as" in f.message]
+
+
+def test_without_fake_tensors_a_number_stays_one_and_the_message_says_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("fxcore.worker.capture.export.torch_hooks.missing_guess_hook",
+                        lambda: "ShapeEnv.evaluate_expr is missing")
+    _, _, record = capture("values_from_data.py", "CheckedItem")
+    codes = [f.code for f in record.failures]
+    assert (codes[0], codes[-1]) == ("GB0124", "FX502")  # the check refuses the one
+    assert record.failures[0].message.endswith(
+        "(fx-lsp: the numbers read from tensor data on meta are one, whatever the code checks "
+        "of them afterwards: ShapeEnv.evaluate_expr is missing)")

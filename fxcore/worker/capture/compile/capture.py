@@ -9,6 +9,11 @@ or written.
 Without that private hook the mode degrades to the first break only
 (``fullgraph=True``) and says so in the failure's message.
 
+On meta, a meta tensor's truth and Python numbers are stood in for (``meta_values``): where
+the run stood in numbers (``.item()``, ``.tolist()``) and the code's own checks and conditions
+on them want others (``torch._check(n > 2)`` after the break), ``value_plan`` finds values they
+accept and the class is compiled once more with those, the messages saying what was taken.
+
 On meta, what only real data answers (an operator without a meta kernel, a meta tensor's
 value: ``meta_limits``) ends the run where real torch on the CPU goes on: a graph break whose
 cause is such an error (dynamo's fake run of an operator without a meta kernel, which a fake
@@ -28,6 +33,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
@@ -37,7 +43,8 @@ from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
-from fxcore.worker.capture.compile.meta_values import meta_values
+from fxcore.worker.capture.compile import value_plan
+from fxcore.worker.capture.compile.meta_values import Place, meta_values
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook, recording_breaks
 from fxcore.worker.capture.dynamo_errors import (
     error_positions,
@@ -159,42 +166,26 @@ class CompileCapture:
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if not target.example_inputs:
             return CaptureRecord(self.mode, not_checked=NO_INPUTS)
-        graphs: list[fx.GraphModule] = []
-
-        def recording_backend(graph_module: fx.GraphModule, _inputs: Any) -> Any:
-            graphs.append(graph_module)
-            return graph_module.forward
-
         hook = graph_break_hook()
-        breaks: list[RecordedFailure] = []
         on_meta = meta_limits.built_on_meta(target)
-        stops: list[tuple[RecordedFailure, meta_limits.MetaLimit]] = []
-        ending_error: BaseException | None = None
-        degraded: list[str] = []
         started = time.perf_counter()
-        torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(_quiet())
-            # What could not be set up, then what was assumed for meta values (a loop run
-            # once): filled while the capture runs.
-            meta_notes = stack.enter_context(meta_values())
-            if hook is not None:
-                stack.enter_context(recording_breaks(
-                    hook, functools.partial(_record_break, breaks,
-                                            stops if on_meta else None)))
-            else:
-                degraded.append("dynamo's InstructionTranslatorBase.log_graph_break is "
-                                "missing: only the first graph break (fullgraph=True)")
-            compiled = torch.compile(target.model, backend=recording_backend,
-                                     fullgraph=hook is None)
-            try:
-                with torch.no_grad():
-                    compiled(**example_tensors(target))
-            except BaseException as error:
-                ending_error = error
-        torch._dynamo.reset()
-        degraded = [*meta_notes, *degraded]
+        run = _run(target, hook, on_meta)
+        if run.numbers_stood_in:
+            # A value stood in for data may be one the code's own checks refuse: compiled
+            # again with values they accept, where there are any (``value_plan``).
+            plan = value_plan.plan_values(target, context.is_workspace_path,
+                                          context.job.config.timeout / 4)
+            if plan.taken:
+                run = _run(target, hook, on_meta, plan.values)
+                run.notes[:0] = plan.taken
+            if plan.missing is not None:
+                run.notes.append(plan.missing)
         seconds = time.perf_counter() - started
+        breaks, stops, ending_error = run.breaks, run.stops, run.ending_error
+        degraded = [*run.notes]
+        if hook is None:
+            degraded.append("dynamo's InstructionTranslatorBase.log_graph_break is missing: "
+                            "only the first graph break (fullgraph=True)")
         # One per (kind, place, innermost frame): a break in a loop, or in a helper that
         # dynamo compiles again alone after the break in its caller, is one problem; two
         # library lines that break under one workspace line (a model class whose forward is
@@ -225,8 +216,8 @@ class CompileCapture:
             note = " (fx-lsp: " + "; ".join(degraded) + ")"
             for failure in failures:
                 failure.message += note
-        return CaptureRecord(self.mode, failures=failures, graph_count=len(graphs),
-                             node_origins=_node_origins(graphs, context), seconds=seconds,
+        return CaptureRecord(self.mode, failures=failures, graph_count=len(run.graphs),
+                             node_origins=_node_origins(run.graphs, context), seconds=seconds,
                              not_checked=not_checked)
 
     def _ending_failure(self, context: JobContext, target: CaptureTarget,
@@ -248,6 +239,51 @@ class CompileCapture:
               record: CaptureRecord) -> list[Hint]:
         """No checks of its own beyond the breaks."""
         return []
+
+
+@dataclass
+class _Run:
+    """What one compiled call of the model met."""
+
+    graphs: list[fx.GraphModule] = field(default_factory=list)
+    breaks: list[RecordedFailure] = field(default_factory=list)
+    #: Breaks only the meta device causes, with what it lacks.
+    stops: list[tuple[RecordedFailure, meta_limits.MetaLimit]] = field(default_factory=list)
+    ending_error: BaseException | None = None
+    #: What could not be set up, then what was assumed for meta values (a loop run once).
+    notes: list[str] = field(default_factory=list)
+    #: How many Python numbers of meta tensors were stood in for.
+    numbers_stood_in: int = 0
+
+
+def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
+         planned: dict[Place, list[Any]] | None = None) -> _Run:
+    """``target``'s model compiled with a recording backend and called once on its example
+    inputs, meta values stood in for (``planned`` where given)."""
+    run = _Run()
+
+    def recording_backend(graph_module: fx.GraphModule, _inputs: Any) -> Any:
+        run.graphs.append(graph_module)
+        return graph_module.forward
+
+    torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_quiet())
+        stand_ins = stack.enter_context(meta_values(planned))
+        if hook is not None:
+            stack.enter_context(recording_breaks(
+                hook, functools.partial(_record_break, run.breaks,
+                                        run.stops if on_meta else None)))
+        compiled = torch.compile(target.model, backend=recording_backend,
+                                 fullgraph=hook is None)
+        try:
+            with torch.no_grad():
+                compiled(**example_tensors(target))
+        except BaseException as error:
+            run.ending_error = error
+    torch._dynamo.reset()
+    run.notes, run.numbers_stood_in = stand_ins.notes, stand_ins.numbers
+    return run
 
 
 def _node_origins(graphs: list[fx.GraphModule], context: JobContext) -> list[NodeOrigin]:

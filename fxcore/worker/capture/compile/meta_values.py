@@ -3,6 +3,8 @@ runs the breaking instruction eagerly (``if x.sum() > 0``, ``x.item()``), which 
 cannot answer. While a capture runs, ``Tensor.__bool__``/``item``/``tolist``/``numpy`` give a
 stand-in for meta tensors (true, one, a list or array of ones of its shape) and behave as
 before for any other tensor; torch's ``nonzero`` on meta assumes every element is nonzero.
+Where ``value_plan`` found other values for a line's ``.item()``/``.tolist()`` (ones the code's
+own checks and conditions on them accept), the stand-ins give those, in the order it met them.
 numpy is imported only when a meta tensor's ``.numpy()`` runs: torch does not need it, and
 where it is not installed that call raises torch's own error, as it would on real data.
 
@@ -20,9 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -31,6 +35,21 @@ from torch.utils._pytree import tree_map_only
 
 _METHODS = ("__bool__", "item", "tolist", "numpy")
 _TORCH_FOLDER = os.path.dirname(torch.__file__)
+#: The compile capture's own folder: its stand-ins and recorders are no asking code.
+_CAPTURE_FOLDER = os.path.dirname(__file__) + os.sep
+#: A line of code that asks a tensor for a value: (file, line).
+Place = tuple[str, int]
+
+
+@dataclass
+class StandIns:
+    """What the stand-ins did while a capture ran."""
+
+    #: What could not be set up (each with its reason), then what was assumed (a loop on
+    #: tensor data run once).
+    notes: list[str] = field(default_factory=list)
+    #: How many Python numbers (``.item()``, ``.tolist()``) were stood in for meta tensors.
+    numbers: int = 0
 
 
 def _ones(tensor: torch.Tensor) -> Any:
@@ -40,43 +59,58 @@ def _ones(tensor: torch.Tensor) -> Any:
     return 1.0 if tensor.dtype.is_floating_point or tensor.dtype.is_complex else 1
 
 
-def _nested_list(shape: tuple[int, ...], value: Any) -> Any:
-    """What ``tolist`` gives for a tensor of ``shape`` filled with ``value``."""
+def _nested_list(shape: tuple[int, ...], values: Iterator[Any]) -> Any:
+    """What ``tolist`` gives for a tensor of ``shape`` holding ``values`` in order."""
     if not shape:
-        return value
-    return [_nested_list(shape[1:], value) for _ in range(shape[0])]
+        return next(values)
+    return [_nested_list(shape[1:], values) for _ in range(shape[0])]
 
 
-def _asking_line() -> tuple[str, int]:
-    """The file and line of the code that asks a meta tensor for its truth: the innermost
-    frame outside torch and this module."""
-    frame = sys._getframe(2)
+def asking_line() -> Place:
+    """The file and line of the code that asks a tensor for a value: the innermost frame
+    outside torch and the compile capture."""
+    frame = sys._getframe(1)
     while frame.f_back is not None and (frame.f_code.co_filename.startswith(_TORCH_FOLDER)
-                                        or frame.f_code.co_filename == __file__):
+                                        or frame.f_code.co_filename.startswith(_CAPTURE_FOLDER)):
         frame = frame.f_back
     return frame.f_code.co_filename, frame.f_lineno
 
 
-def _stand_in(name: str, original: Callable[..., Any],
-              asked: dict[tuple[str, int], int], notes: list[str]) -> Callable[..., Any]:
+def _planned(tensor: torch.Tensor, planned: dict[Place, list[Any]]) -> list[Any] | None:
+    """The values planned for the asking line, ``tensor.numel()`` of them in ``tensor``'s
+    Python type, taken off its list; None when none are left (or fewer than it holds)."""
+    values = planned.get(asking_line())
+    count = tensor.numel()
+    if not values or len(values) < count:
+        return None
+    taken, values[:count] = values[:count], []
+    kind = type(_ones(tensor))
+    return [kind(value) for value in taken]
+
+
+def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
+              planned: dict[Place, list[Any]], state: StandIns) -> Callable[..., Any]:
     def truth() -> bool:
         # True the first time a line asks, false after: a loop on tensor data (`while
         # x.abs().max() > 1`), which real data ends, runs once here instead of forever.
-        place = _asking_line()
+        place = asking_line()
         asked[place] = asked.get(place, 0) + 1
         if asked[place] == 2:
-            notes.append(f"On meta, the condition on tensor data at line {place[1]} was "
-                         "assumed true the first time and false after, so a loop on it runs "
-                         "once.")
+            state.notes.append(f"On meta, the condition on tensor data at line {place[1]} "
+                               "was assumed true the first time and false after, so a loop on "
+                               "it runs once.")
         return asked[place] == 1
 
     def value(tensor: torch.Tensor) -> Any:
         if name == "__bool__":
             return truth()
-        if name == "item":
-            return _ones(tensor)
-        if name == "tolist":
-            return _nested_list(tuple(tensor.shape), _ones(tensor))
+        if name in ("item", "tolist"):
+            state.numbers += 1
+            values = _planned(tensor, planned)
+            if name == "item":
+                return values[0] if values else _ones(tensor)
+            return _nested_list(tuple(tensor.shape),
+                                iter(values) if values else itertools.repeat(_ones(tensor)))
         # numpy is no dependency of torch or fx-lsp: without it, ``Tensor.numpy`` raises as
         # torch's own does ("Numpy is not available"), which is what the code would meet.
         try:
@@ -134,31 +168,42 @@ def _fake_runs_of_meta_data() -> Iterator[str | None]:
 
 
 @contextlib.contextmanager
-def meta_values() -> Iterator[list[str]]:
-    """The stand-ins installed; yields what could not be set up (each with its reason), and
-    later what was assumed (a loop on tensor data run once)."""
-    missing: list[str] = []
-    originals = {name: getattr(torch.Tensor, name) for name in _METHODS}
+def replaced_tensor_methods(make: Callable[[str, Callable[..., Any]], Callable[..., Any]],
+                            names: tuple[str, ...]) -> Iterator[None]:
+    """``torch.Tensor``'s methods ``names`` replaced by ``make(name, original)`` while the
+    block runs, and put back as they were after."""
+    originals = {name: getattr(torch.Tensor, name) for name in names}
     # Some are torch.Tensor's own, others inherited from torch._C.TensorBase.
-    own = {name: torch.Tensor.__dict__[name] for name in _METHODS
+    own = {name: torch.Tensor.__dict__[name] for name in names
            if name in torch.Tensor.__dict__}
+    try:
+        for name, original in originals.items():
+            setattr(torch.Tensor, name, make(name, original))
+        yield
+    finally:
+        for name in names:
+            if name in own:
+                setattr(torch.Tensor, name, own[name])
+            elif name in torch.Tensor.__dict__:
+                delattr(torch.Tensor, name)
+
+
+@contextlib.contextmanager
+def meta_values(planned: dict[Place, list[Any]] | None = None) -> Iterator[StandIns]:
+    """The stand-ins installed, giving ``planned`` values where there are some (each line's
+    list is used up as they are given); yields what they did, filled while the capture runs."""
+    state = StandIns()
+    planned = {place: list(values) for place, values in (planned or {}).items()}
     with contextlib.ExitStack() as stack:
         try:
             config = importlib.import_module("torch.fx.experimental._config")
             stack.enter_context(config.patch(meta_nonzero_assume_all_nonzero=True))
         except (ImportError, AttributeError, TypeError) as error:
-            missing.append(f"nonzero on meta tensors is not assumed nonzero ({error})")
+            state.notes.append(f"nonzero on meta tensors is not assumed nonzero ({error})")
         not_faked = stack.enter_context(_fake_runs_of_meta_data())
         if not_faked is not None:
-            missing.append(not_faked)
-        asked: dict[tuple[str, int], int] = {}
-        try:
-            for name, original in originals.items():
-                setattr(torch.Tensor, name, _stand_in(name, original, asked, missing))
-            yield missing
-        finally:
-            for name in _METHODS:
-                if name in own:
-                    setattr(torch.Tensor, name, own[name])
-                else:
-                    delattr(torch.Tensor, name)
+            state.notes.append(not_faked)
+        asked: dict[Place, int] = {}
+        stack.enter_context(replaced_tensor_methods(
+            lambda name, original: _stand_in(name, original, asked, planned, state), _METHODS))
+        yield state

@@ -46,6 +46,9 @@ class Guess:
     #: The condition as the assumed value has it, then its negation, in the user's names;
     #: () when its symbols are not the frame's locals (``user_guards``).
     checks: tuple[str, ...] = ()
+    #: What the guess takes to hold, over torch's symbols: the condition or its negation, or
+    #: the number equal to the value assumed (the compile capture picks values that hold).
+    fact: sympy.Basic = sympy.true
 
 
 class DataDependentGuesser:
@@ -97,15 +100,18 @@ class DataDependentGuesser:
         if is_condition:
             assumed = decisions == 0
             answer: sympy.Basic = sympy.true if assumed else sympy.false
-        elif expression.is_integer:
-            assumed, answer = 1, sympy.Integer(1)
+            fact = expression if assumed else sympy.Not(expression)
         else:
-            assumed, answer = 1.0, sympy.Float(1.0)
+            if expression.is_integer:
+                assumed, answer = 1, sympy.Integer(1)
+            else:
+                assumed, answer = 1.0, sympy.Float(1.0)
+            fact = sympy.Eq(expression, answer)
         python_condition = is_condition and decided_by_user_code(callee)
         checks = guard_checks(expression, user_frame, bool(assumed)) \
             if python_condition and user_frame is not None else ()
         self.guesses.append(Guess(str(expression), is_condition, assumed, stack, site,
-                                  python_condition, checks))
+                                  python_condition, checks, fact))
         return answer
 
     def _user_frame(self, frame: FrameType | None) -> tuple[FrameType | None, FrameType | None]:
