@@ -34,7 +34,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
 
 _METHODS = ("__bool__", "item", "tolist", "numpy")
-_TORCH_FOLDER = os.path.dirname(torch.__file__)
+_TORCH_FOLDER = os.path.dirname(torch.__file__) + os.sep  # not torchvision/ beside it
 #: The compile capture's own folder: its stand-ins and recorders are no asking code.
 _CAPTURE_FOLDER = os.path.dirname(__file__) + os.sep
 #: A line of code that asks a tensor for a value: (file, line).
