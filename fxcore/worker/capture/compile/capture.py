@@ -38,7 +38,11 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile.meta_values import meta_values
-from fxcore.worker.capture.compile.torch_hooks import graph_break_hook, recording_breaks
+from fxcore.worker.capture.compile.torch_hooks import (
+    graph_break_hook,
+    guard_latency_unmeasured,
+    recording_breaks,
+)
 from fxcore.worker.capture.dynamo_errors import (
     error_positions,
     fake_run_error,
@@ -151,7 +155,7 @@ class CompileCapture:
             return model(x)
 
         torch._dynamo.reset()
-        with _quiet(), torch.no_grad():
+        with _quiet(), guard_latency_unmeasured(), torch.no_grad():
             torch.compile(broken, backend=lambda graph_module, _inputs: graph_module.forward)(
                 example)
         torch._dynamo.reset()
@@ -175,6 +179,7 @@ class CompileCapture:
         torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
         with contextlib.ExitStack() as stack:
             stack.enter_context(_quiet())
+            stack.enter_context(guard_latency_unmeasured())
             # What could not be set up, then what was assumed for meta values (a loop run
             # once): filled while the capture runs.
             meta_notes = stack.enter_context(meta_values())
