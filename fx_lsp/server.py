@@ -193,8 +193,8 @@ class FxLanguageServer(Publishing):
         if not jobs:
             return None
         engine = self.ensure_engine()
-        # With two children at a time or more, the later stage's modes run side by side.
-        phases = stage_jobs(jobs[0], stage, side_by_side=engine.workers > 1)
+        # The later stage's modes run side by side when the engine has workers and CPUs for it.
+        phases = stage_jobs(jobs[0], stage, side_by_side=engine.side_by_side)
         if not phases:
             return None
         if not self.watches_files:

@@ -25,6 +25,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 
 from fxcore.host.cache import ResultCache
 from fxcore.host.child_run import ChildAttempt, run_child
+from fxcore.host.cpu_pressure import cpu_contended
 from fxcore.host.installed_packages import preloadable
 from fxcore.host.trace_handle import TraceHandle, WorkspaceKnowledge
 from fxcore.host.unfinished_children import (
@@ -77,6 +78,14 @@ class Engine:
         """The default knowledge's call-site indexes, built once per workspace root; the
         server passes its file events on to them."""
         return self.knowledge.call_sites
+
+    @property
+    def side_by_side(self) -> bool:
+        """Whether jobs that may run at once or one after the other (an editor trace's
+        export and compile phases) should run at once: with more than one worker, while the
+        CPUs are not contended (``fxcore.host.cpu_pressure``); else each would only slow the
+        other, and each adds a child's start-up to the work."""
+        return self.workers > 1 and not cpu_contended()
 
     def warm_up(self) -> None:
         """Start the zygote (and its torch import) now rather than on the first job."""

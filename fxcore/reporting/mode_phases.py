@@ -2,11 +2,11 @@
 of a second, then the slower capture modes (export, compile), whose results are merged with
 the first's.
 
-Each phase is one job, so one child. The later stage's modes run in one phase, or, when the
-engine runs two children at a time or more (``side_by_side``), each in a phase of its own
-beside the others: export and compile then take as long as the slower of the two rather
-than both, which on a 2-core machine brought the export and compile diagnostics of a small
-module within 500 ms of a save (benchmarks/mode_latency.py).
+Each phase is one job, so one child. The later stage's modes run in one phase, or each in a
+phase of its own beside the others (``side_by_side``: the engine decides, with two workers
+or more and CPUs that are not contended, ``fxcore.host.engine.Engine.side_by_side``): export
+and compile then take as long as the slower of the two rather than both, for the work of one
+more child's start-up.
 
 The CLI runs one job of every mode; a server publishes after each phase, so the FX
 diagnostics of a save arrive as fast as with ``fx`` alone.
