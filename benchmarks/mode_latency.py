@@ -43,9 +43,6 @@ from pygls.uris import from_fs_path
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL_MODES = ["fx", "export", "compile"]
-#: Linux's CPU pressure, as fxcore.host.cpu_pressure reads it (not imported: the servers run
-#: this tree's or the baseline's fxcore, this script whichever is installed).
-PRESSURE_FILE = "/proc/pressure/cpu"
 
 
 class Client(LanguageClient):
@@ -191,17 +188,6 @@ def _cpu_per_save(session: Session) -> str:
     return f"CPU per save: workers {workers:6.1f} ms, server {server:6.1f} ms"
 
 
-def _machine() -> str:
-    """The load average and, on Linux, the CPU pressure, which decides whether export and
-    compile run side by side (``fxcore.host.cpu_pressure``)."""
-    try:
-        with open(PRESSURE_FILE, encoding="ascii") as handle:
-            pressure = handle.readline().strip()
-    except OSError:
-        pressure = "unavailable"
-    return f"{machine_line()}  CPU pressure: {pressure}"
-
-
 def _git(*arguments: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
                           check=True)
@@ -227,7 +213,7 @@ def main() -> None:
                         help="a commit of this repository whose server is the baseline")
     arguments = parser.parse_args()
 
-    print(_machine())
+    print(machine_line())
     dirty = " + uncommitted changes" if _git("status", "--porcelain").stdout.strip() else ""
     print(f"this tree: {_commit('HEAD')}{dirty}")
     if arguments.baseline:
@@ -240,7 +226,7 @@ def main() -> None:
             sessions.append(Session(checkout, ALL_MODES, scratch, "baseline", arguments.file))
         asyncio.run(measure(sessions, arguments.edits))
     fx_alone, every_mode = sessions[0], sessions[1]
-    print(_machine())
+    print(machine_line())
     print(f"modes fx:                  didSave -> fx diagnostics     "
           f"{describe(fx_alone.first)}")
     print(f"modes fx, export, compile: didSave -> fx diagnostics     "

@@ -313,7 +313,7 @@ async def test_an_edit_during_the_later_stage_drops_its_results() -> None:
     later = fake.started("/project/a.py")[1:]
     fake.documents.changed(document, 2)
     assert all(handle.cancelled for handle in later) and not document.busy
-    for handle, mode in zip(later, ("export", "compile")):  # the workers finished anyway
+    for handle, mode in zip(later, ("export", "compile"), strict=True):  # finished anyway
         handle.future.set_result(
             FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", mode)]))
     await settle()

@@ -25,7 +25,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 
 from fxcore.host.cache import ResultCache
 from fxcore.host.child_run import ChildAttempt, run_child
-from fxcore.host.cpu_pressure import cpu_contended
+from fxcore.host.idle_cores import IdleCores
 from fxcore.host.installed_packages import preloadable
 from fxcore.host.trace_handle import TraceHandle, WorkspaceKnowledge
 from fxcore.host.unfinished_children import (
@@ -48,6 +48,9 @@ from fxcore.workspace.discovery import ParsedFile, has_module_level_class, parse
 from fxcore.workspace.notebook.cells import explain_dropped_names, is_notebook
 from fxcore.workspace.paths import notebook_module
 
+#: Idle cores (lately) from which jobs that may run side by side do.
+SIDE_BY_SIDE_IDLE_CORES = 0.75
+
 
 class Engine:
     """Runs ``TraceJob``s on up to ``workers`` children at a time."""
@@ -64,6 +67,7 @@ class Engine:
         self._zygote: ZygoteProcess | None = None
         self._closed = False
         self._preloaded: set[str] = set()
+        self._idle_cores = IdleCores()
 
     def _live_zygote(self) -> ZygoteProcess:
         with self._lock:
@@ -82,10 +86,12 @@ class Engine:
     @property
     def side_by_side(self) -> bool:
         """Whether jobs that may run at once or one after the other (an editor trace's
-        export and compile phases) should run at once: with more than one worker, while the
-        CPUs are not contended (``fxcore.host.cpu_pressure``); else each would only slow the
-        other, and each adds a child's start-up to the work."""
-        return self.workers > 1 and not cpu_contended()
+        export and compile phases) should run at once: with more than one worker, when about
+        one core more than a job takes stood idle lately (``fxcore.host.idle_cores``; the
+        stage before, whose job frees its own core); else each would only slow the other,
+        and each adds a child's start-up to the work. Each call is a look at the CPUs."""
+        idle = self._idle_cores.look()
+        return self.workers > 1 and (idle is None or idle >= SIDE_BY_SIDE_IDLE_CORES)
 
     def warm_up(self) -> None:
         """Start the zygote (and its torch import) now rather than on the first job."""

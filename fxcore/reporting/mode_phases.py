@@ -4,9 +4,9 @@ the first's.
 
 Each phase is one job, so one child. The later stage's modes run in one phase, or each in a
 phase of its own beside the others (``side_by_side``: the engine decides, with two workers
-or more and CPUs that are not contended, ``fxcore.host.engine.Engine.side_by_side``): export
-and compile then take as long as the slower of the two rather than both, for the work of one
-more child's start-up.
+or more and cores that stood idle, ``fxcore.host.engine.Engine.side_by_side``): export and
+compile then take as long as the slower of the two rather than both, for the work of one more
+child's start-up.
 
 The CLI runs one job of every mode; a server publishes after each phase, so the FX
 diagnostics of a save arrive as fast as with ``fx`` alone.
