@@ -7,14 +7,16 @@ of all open buffers as overlays, so unsaved edits are what gets imported. A trac
 as soon as its document changes or a file it imported changes: it is cancelled (its worker
 killed) and its result, should it still arrive, dropped.
 
-A trace runs in phases (``fxcore.reporting.mode_phases``): the ``fx`` verdicts are accepted, and
-published, before the other capture modes' job starts; its result, from the same texts, is
-merged with them. An edit outdates both.
+A trace runs in stages (``fxcore.reporting.mode_phases``): the ``fx`` verdicts are accepted, and
+published, before the other capture modes' jobs start, side by side when the engine runs
+several children; each of their results, from the same texts, is merged with what the trace
+had published and published in turn. An edit outdates them all.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -43,27 +45,29 @@ class Document:
     #: Bumped whenever a trace of this document becomes outdated.
     generation: int = 0
     timer: asyncio.TimerHandle | None = None
-    handle: CheckHandle | None = None
+    #: The running jobs of the current trace's stage, one per phase.
+    handles: list[CheckHandle] = field(default_factory=list)
     #: The latest result accepted for this document, the version it was for, and the versions
     #: of the other open buffers it was traced with.
     result: FileResult | None = None
     result_version: int | None = None
     overlay_versions: dict[str, int] = field(default_factory=dict)
-    #: The engine's own result of the first phase of the current trace (before the parent
-    #: verdicts are applied): the later phase's result is merged with it.
-    first_phase: FileResult | None = None
+    #: The engine's own results of the current trace's phases that have finished (before the
+    #: parent verdicts are applied), by (stage, phase): merged in that order.
+    phase_results: dict[tuple[int, int], FileResult] = field(default_factory=dict)
     #: The diagnostics last published for it.
     entries: list[Entry] = field(default_factory=list)
 
     @property
     def busy(self) -> bool:
         """A trace of its current text is planned or running."""
-        return self.handle is not None or self.timer is not None
+        return bool(self.handles) or self.timer is not None
 
 
-#: Starts phase ``phase`` of tracing ``path`` with the open buffers' texts as overlays; None
-#: when the project excludes the file, or when it has no such phase.
-StartTrace = Callable[[str, dict[str, str], int], CheckHandle | None]
+#: Starts stage ``stage`` of tracing ``path`` with the open buffers' texts as overlays: a job
+#: per phase of the stage, in phase order; None when the project excludes the file, or when
+#: it has no such stage.
+StartTrace = Callable[[str, dict[str, str], int], list[CheckHandle] | None]
 
 
 class Listener(Protocol):
@@ -136,7 +140,7 @@ class Documents:
 
     @property
     def pending(self) -> int:
-        return sum(1 for d in self._documents.values() if d.handle is not None)
+        return sum(1 for d in self._documents.values() if d.handles)
 
     # -- scheduling --------------------------------------------------------------------------
 
@@ -146,9 +150,10 @@ class Documents:
         if document.timer is not None:
             document.timer.cancel()
             document.timer = None
-        if document.handle is not None:
-            document.handle.cancel()
-            document.handle = None
+        for handle in document.handles:
+            handle.cancel()
+        document.handles = []
+        document.phase_results = {}
 
     def schedule(self, document: Document, delay: float = 0.0) -> None:
         """Trace ``document`` after ``delay`` seconds (on the running event loop), replacing
@@ -167,7 +172,7 @@ class Documents:
             if d.path != path
             and (
                 (d.result is not None and path in d.result.imported_files)
-                or (d.result is None and d.handle is not None)
+                or (d.result is None and bool(d.handles))
             )
         ]
 
@@ -203,31 +208,32 @@ class Documents:
         ):
             return
         texts, versions = self.overlays()
-        self._start_phase(document, generation, 0, texts, versions)
+        self._start_stage(document, generation, 0, texts, versions)
 
-    def _start_phase(
-        self, document: Document, generation: int, phase: int, texts: dict[str, str],
+    def _start_stage(
+        self, document: Document, generation: int, stage: int, texts: dict[str, str],
         versions: dict[str, int],
     ) -> None:
-        """Start phase ``phase`` of the trace of ``document`` from the buffers' ``texts``."""
+        """Start stage ``stage`` of the trace of ``document`` from the buffers' ``texts``."""
         try:
-            handle = self._start(document.path, texts, phase)
-            if handle is None:
-                if phase == 0:
+            handles = self._start(document.path, texts, stage)
+            if not handles:
+                if stage == 0:
                     # Excluded by its project's `exclude`: as in `fx-lsp check`, no verdict.
                     document.result = None
                     self._listener.excluded(document)
                 self._listener.status()
                 return
-            document.handle = handle
+            document.handles = list(handles)
             loop = asyncio.get_running_loop()
             version = document.version
-            handle.future.add_done_callback(
-                lambda future: loop.call_soon_threadsafe(
-                    self._finished, document, generation, version, texts, versions, phase,
-                    handle, future,
+            for phase, handle in enumerate(handles):
+                handle.future.add_done_callback(
+                    lambda future, phase=phase, handle=handle: loop.call_soon_threadsafe(
+                        self._finished, document, generation, version, texts, versions,
+                        (stage, phase), handle, future,
+                    )
                 )
-            )
             self._listener.status()
         except Exception as error:
             logger.exception("fx-lsp: cannot start a trace of %s", document.path)
@@ -240,12 +246,12 @@ class Documents:
         version: int,
         texts: dict[str, str],
         versions: dict[str, int],
-        phase: int,
+        phase: tuple[int, int],
         handle: CheckHandle,
         future: Future[FileResult],
     ) -> None:
-        if document.handle is handle:
-            document.handle = None
+        if handle in document.handles:
+            document.handles.remove(handle)
         current = (
             self._documents.get(document.path) is document
             and document.generation == generation
@@ -258,11 +264,10 @@ class Documents:
         if error is not None:
             self._listener.status(f"tracing {os.path.basename(document.path)} failed: {error}")
             return
-        result = future.result()
-        if phase == 0:
-            document.first_phase = result
-        elif document.first_phase is not None:
-            result = merge_phases(document.first_phase, result)
+        document.phase_results[phase] = future.result()
+        # What the trace's phases found so far, in phase order whichever finished first.
+        finished = [document.phase_results[key] for key in sorted(document.phase_results)]
+        result = functools.reduce(merge_phases, finished)
         previous = document.result
         self._accept(document, self.with_parent_verdicts(result), version, versions)
         # Failures this trace located in other open files (or no longer does) show there.
@@ -274,8 +279,9 @@ class Documents:
             self._listener.accepted(document, others)
         except Exception:
             logger.exception("fx-lsp: cannot publish the trace of %s", document.path)
-        # The next phase traces the same texts: its result merges with this one's.
-        self._start_phase(document, generation, phase + 1, texts, versions)
+        if not document.handles:
+            # The next stage traces the same texts: its results merge with these.
+            self._start_stage(document, generation, phase[0] + 1, texts, versions)
 
     def _accept(
         self, document: Document, result: FileResult, version: int, versions: dict[str, int]

@@ -41,7 +41,7 @@ from fxcore.host.torch_versions import installed_torch_support
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import CODES, FileResult
 from fxcore.model.version import VERSION
-from fxcore.reporting.mode_phases import phase_job
+from fxcore.reporting.mode_phases import stage_jobs
 from fxcore.workspace.paths import trace_jobs
 
 UNTRUSTED_MESSAGE = (
@@ -200,16 +200,20 @@ class FxLanguageServer(Publishing):
         else:
             threading.Thread(target=close, name="fx-lsp-close", daemon=True).start()
 
-    def _start_trace(self, path: str, overlays: dict[str, str], phase: int) -> CheckHandle | None:
+    def _start_trace(self, path: str, overlays: dict[str, str],
+                     stage: int) -> list[CheckHandle] | None:
         jobs = trace_jobs([path], self.root_of, self.settings.engine_config, overlays)
-        job = phase_job(jobs[0], phase) if jobs else None
-        if job is None:
+        if not jobs:
             return None
         pipeline = self.ensure_pipeline()
+        # The later stage's modes run side by side when the engine has workers and CPUs for it.
+        phases = stage_jobs(jobs[0], stage, side_by_side=pipeline.engine.side_by_side)
+        if not phases:
+            return None
         if not self.watches_files:
             # No file events tell the call-site index what changed on disk: the job looks.
             pipeline.call_sites.rescan_before_next_use()
-        return pipeline.submit(job)
+        return [pipeline.submit(job) for job in phases]
 
     def files_changed(self, paths: list[str]) -> None:
         """Files changed on disk: bring the call-site index up to date (in a thread: it reads

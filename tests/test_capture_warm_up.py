@@ -32,6 +32,42 @@ def test_each_capture_warms_up_on_this_torch() -> None:
     assert done.stdout.strip().endswith("warmed")
 
 
+DATA_DEPENDENT_AFTER_WARM_UP = """
+import sys
+
+import torch
+
+from fxcore.worker.capture.base import warm
+from fxcore.worker.capture.export.capture import quiet_torch
+from fxcore.worker.capture.modes import CAPTURES
+
+warm(CAPTURES["export"])
+before = set(sys.modules)
+
+
+class Gated(torch.nn.Module):
+    def forward(self, x):
+        return x / 2 if x.abs().mean() > 1.0 else x
+
+
+try:
+    with quiet_torch():
+        torch.export.export(Gated(), (torch.empty(2, 4, device="meta"),), strict=False)
+except Exception as error:
+    print(type(error).__name__)
+print(sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "sympy"))
+"""
+
+
+def test_after_the_export_warm_up_a_data_dependent_guard_imports_no_more_of_sympy() -> None:
+    """sympy imports part of itself on the first sum of symbols, which a data-dependent
+    guard makes: the warm-up has done so, so that no child pays for it."""
+    done = subprocess.run([sys.executable, "-c", DATA_DEPENDENT_AFTER_WARM_UP],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[-2:] == ["[]", ""], done.stdout
+
+
 class _Recorded(ZygoteProcess):
     """A zygote host that records its requests instead of starting a zygote."""
 

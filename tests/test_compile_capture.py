@@ -201,6 +201,31 @@ def test_the_capture_leaves_torch_as_it_found_it() -> None:
     assert not torch.fx.experimental._config.meta_nonzero_assume_all_nonzero
 
 
+def test_dynamos_guard_timing_is_not_run_and_put_back_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """dynamo times each compiled frame's guards for its metrics only: the capture has it
+    answer 0 without running, and leaves torch's own function in place after."""
+    from torch._dynamo import guards
+
+    if not callable(getattr(guards, "profile_guard_manager", None)):
+        pytest.skip("this torch does not time guards")
+    timed: list[object] = []
+
+    def timing(*arguments: object) -> float:
+        timed.append(arguments)
+        return 1.0
+
+    monkeypatch.setattr(guards, "profile_guard_manager", timing)
+    _, _, record = capture("breaks_python.py", "TwoBreaks")
+    assert len(record.failures) == 2 and timed == []
+    assert guards.profile_guard_manager is timing
+    torch._dynamo.reset()
+    torch.compile(lambda x: x + 1, backend=lambda graph, _inputs: graph.forward)(
+        torch.ones(2, device="meta"))
+    torch._dynamo.reset()
+    assert timed  # plain torch.compile runs it: the capture is what keeps it from running
+
+
 def test_registered_as_the_compile_mode() -> None:
     assert isinstance(CAPTURES["compile"], CompileCapture)
 

@@ -15,8 +15,10 @@ class FakeHandle:
     """A submitted trace whose result the test decides; ``cancel`` is only recorded, so a
     result can still arrive after it, as one from a worker that finished first does."""
 
-    def __init__(self, path: str, overlays: dict[str, str], phase: int = 0) -> None:
+    def __init__(self, path: str, overlays: dict[str, str], stage: int = 0,
+                 phase: int = 0) -> None:
         self.job = TraceJob(path=path, workspace_root="/project", overlays=overlays)
+        self.stage = stage
         self.phase = phase
         self.future: Future[FileResult] = Future()
         self.cancelled = False
@@ -32,8 +34,9 @@ class FakeServer:
         self.texts: dict[str, str] = {}
         self.trusted = True
         self.excluded_paths: set[str] = set()
-        #: How many phases each trace has (two: fx, then the other capture modes).
-        self.phases = 1
+        #: How many phases each stage of a trace has ([1, 1]: fx, then the other capture
+        #: modes in one job; [1, 2]: export and compile side by side).
+        self.stages = [1]
         self.handles: list[FakeHandle] = []
         self.accepted_calls: list[tuple[str, list[str]]] = []
         self.excluded_calls: list[str] = []
@@ -42,12 +45,13 @@ class FakeServer:
             self.start, lambda document: self.texts[document.path], lambda: self.trusted, self
         )
 
-    def start(self, path: str, overlays: dict[str, str], phase: int) -> FakeHandle | None:
-        if path in self.excluded_paths or phase >= self.phases:
+    def start(self, path: str, overlays: dict[str, str], stage: int) -> list[FakeHandle] | None:
+        if path in self.excluded_paths or stage >= len(self.stages):
             return None
-        handle = FakeHandle(path, overlays, phase)
-        self.handles.append(handle)
-        return handle
+        handles = [FakeHandle(path, overlays, stage, phase)
+                   for phase in range(self.stages[stage])]
+        self.handles.extend(handles)
+        return handles
 
     def accepted(self, document: Document, touched: list[Document]) -> None:
         self.accepted_calls.append((document.path, [d.path for d in touched]))
@@ -96,7 +100,7 @@ async def test_opening_traces_with_every_open_buffer_as_overlay() -> None:
     await settle()
     document = fake.documents.get("/project/a.py")
     assert document is not None and document.result is not None
-    assert document.result_version == 1 and document.handle is None
+    assert document.result_version == 1 and not document.handles
     assert document.overlay_versions == {"/project/b.py": 1, "/project/a.py": 1}
     assert ("/project/a.py", []) in fake.accepted_calls
 
@@ -162,7 +166,7 @@ async def test_documents_that_imported_a_changed_file_are_traced_again() -> None
     await settle()
     assert len(fake.started("/project/train.py")) == 3
     assert len(fake.started("/project/other.py")) == 1
-    assert other.handle is None
+    assert not other.handles
 
 
 async def test_an_excluded_file_gets_no_verdict() -> None:
@@ -250,42 +254,68 @@ def module(path: str, class_name: str, mode: str) -> ModuleResult:
                         mode=mode)
 
 
-async def test_the_later_phase_starts_after_the_first_is_published_and_merges_with_it() -> None:
+async def test_the_later_stage_starts_after_the_first_is_published_and_merges_with_it() -> None:
     fake = FakeServer()
-    fake.phases = 2
+    fake.stages = [1, 1]
     document = fake.open("/project/a.py", "class Net: ...\n")
     await settle()
     [first] = fake.started("/project/a.py")
-    assert first.phase == 0
+    assert first.stage == 0
     first.future.set_result(FileResult(path="/project/a.py",
                                        modules=[module("/project/a.py", "Net", "fx")]))
     await settle()
-    # fx is published before the later phase runs, which traces the same texts.
+    # fx is published before the later stage runs, which traces the same texts.
     assert len(fake.accepted_calls) == 1
     assert document.result is not None and [m.mode for m in document.result.modules] == ["fx"]
     [_, later] = fake.started("/project/a.py")
-    assert later.phase == 1 and later.job.overlays == first.job.overlays and document.busy
+    assert later.stage == 1 and later.job.overlays == first.job.overlays and document.busy
     later.future.set_result(FileResult(path="/project/a.py",
                                        modules=[module("/project/a.py", "Net", "export")]))
     await settle()
     assert len(fake.accepted_calls) == 2 and not document.busy
     assert [m.mode for m in document.result.modules] == ["fx", "export"]
-    assert len(fake.handles) == 2  # no third phase
+    assert len(fake.handles) == 2  # no third stage
 
 
-async def test_an_edit_during_the_later_phase_drops_its_result() -> None:
+async def test_side_by_side_phases_publish_each_as_it_ends_in_phase_order() -> None:
     fake = FakeServer()
-    fake.phases = 2
+    fake.stages = [1, 2]
+    document = fake.open("/project/a.py", "class Net: ...\n")
+    await settle()
+    [first] = fake.started("/project/a.py")
+    first.future.set_result(FileResult(path="/project/a.py",
+                                       modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    [_, export, compile_] = fake.started("/project/a.py")
+    assert (export.stage, export.phase, compile_.stage, compile_.phase) == (1, 0, 1, 1)
+    assert export.job.overlays == compile_.job.overlays == first.job.overlays
+    # The second phase ends first: published with fx, then the first fills in before it.
+    compile_.future.set_result(FileResult(path="/project/a.py",
+                                          modules=[module("/project/a.py", "Net", "compile")]))
+    await settle()
+    assert document.result is not None and document.busy
+    assert [m.mode for m in document.result.modules] == ["fx", "compile"]
+    export.future.set_result(FileResult(path="/project/a.py",
+                                        modules=[module("/project/a.py", "Net", "export")]))
+    await settle()
+    assert [m.mode for m in document.result.modules] == ["fx", "export", "compile"]
+    assert len(fake.accepted_calls) == 3 and not document.busy and len(fake.handles) == 3
+
+
+async def test_an_edit_during_the_later_stage_drops_its_results() -> None:
+    fake = FakeServer()
+    fake.stages = [1, 2]
     document = fake.open("/project/a.py")
     await settle()
     fake.started("/project/a.py")[0].future.set_result(
         FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "fx")]))
     await settle()
-    later = fake.started("/project/a.py")[1]
+    later = fake.started("/project/a.py")[1:]
     fake.documents.changed(document, 2)
-    assert later.cancelled
-    later.future.set_result(  # the worker finished anyway
-        FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "export")]))
+    assert all(handle.cancelled for handle in later) and not document.busy
+    for handle, mode in zip(later, ("export", "compile"), strict=True):  # finished anyway
+        handle.future.set_result(
+            FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", mode)]))
     await settle()
     assert len(fake.accepted_calls) == 1
     assert not fake.documents.is_current(document)  # the fx result is of version 1

@@ -1,27 +1,39 @@
-"""The phases of an editor's trace (fxcore.reporting.mode_phases): fx alone first, the other capture
-modes after, and the merge of the two results of one file."""
+"""The stages of an editor's trace (fxcore.reporting.mode_phases): fx alone first, the other capture
+modes after, in one phase or side by side, and the merge of the results of one file."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import Failure, FileResult, ModuleResult
-from fxcore.reporting.mode_phases import merge_phases, mode_phases, phase_job
+from fxcore.reporting.mode_phases import merge_phases, mode_stages, stage_jobs
 
 
-def test_fx_is_a_phase_of_its_own_when_other_modes_follow() -> None:
-    assert mode_phases(("fx", "export", "compile")) == [("fx",), ("export", "compile")]
-    assert mode_phases(("fx",)) == [("fx",)]
-    assert mode_phases(("export", "compile")) == [("export", "compile")]
+def test_fx_is_a_stage_of_its_own_when_other_modes_follow() -> None:
+    assert mode_stages(("fx", "export", "compile")) == [[("fx",)], [("export", "compile")]]
+    assert mode_stages(("fx",)) == [[("fx",)]]
+    assert mode_stages(("export", "compile")) == [[("export", "compile")]]
 
 
-def test_a_phase_job_keeps_everything_but_the_modes() -> None:
+def test_side_by_side_each_later_mode_is_a_phase_of_its_own() -> None:
+    assert mode_stages(("fx", "export", "compile"), side_by_side=True) == [
+        [("fx",)], [("export",), ("compile",)]]
+    assert mode_stages(("fx",), side_by_side=True) == [[("fx",)]]
+    assert mode_stages(("compile", "export"), side_by_side=True) == [
+        [("compile",), ("export",)]]
+
+
+def test_a_stage_job_keeps_everything_but_the_modes() -> None:
     job = TraceJob(path="/w/a.py", workspace_root="/w", overlays={"/w/a.py": "x = 1\n"},
                    config=EngineConfig(modes=("fx", "compile")))
-    first, later = phase_job(job, 0), phase_job(job, 1)
-    assert first is not None and later is not None
+    [first], [later] = stage_jobs(job, 0), stage_jobs(job, 1)
     assert first.config.modes == ("fx",) and later.config.modes == ("compile",)
     assert later.overlays == job.overlays and later.config.timeout == job.config.timeout
-    assert phase_job(job, 2) is None
+    assert stage_jobs(job, 2) == []
+    job = dataclasses.replace(job, config=EngineConfig(modes=("fx", "export", "compile")))
+    assert [phase.config.modes for phase in stage_jobs(job, 1, side_by_side=True)] == [
+        ("export",), ("compile",)]
 
 
 def verdict(class_name: str, mode: str) -> ModuleResult:

@@ -37,7 +37,7 @@ from fxcore.protocol.worker_messages import (
     decode_message,
     encode_message,
 )
-from fxcore.worker.import_overlay import imported_third_party_packages
+from fxcore.worker.import_overlay import ModulesLoadedSince, imported_third_party_packages
 
 from engine_support import Workspace
 
@@ -307,13 +307,13 @@ def test_an_honest_workers_package_names_pass_the_checks(monkeypatch: pytest.Mon
     ``_sysconfigdata__linux_x86_64-linux-gnu``, mypyc's ``81d2...__mypyc``) are not reported:
     the engine refuses a file result naming them, and nothing could preload them anyway."""
     purelib = sysconfig.get_paths()["purelib"]
-    preloaded = set(sys.modules)
+    since = ModulesLoadedSince()
     for name in ("_sysconfigdata__linux_x86_64-linux-gnu", "81d243bd2c585b0f4821__mypyc",
                  "fx_lsp_test_installed_package"):
         module = types.ModuleType(name)
         module.__file__ = os.path.join(purelib, f"{name}.py")
         monkeypatch.setitem(sys.modules, name, module)
-    packages = imported_third_party_packages(preloaded, lambda _path: False)
+    packages = imported_third_party_packages(since, lambda _path: False)
     assert packages == ["fx_lsp_test_installed_package"]
     result = FileResult(path=JOB.path, third_party_packages=packages)
     assert decode_message(message("file", result), JOB) == FileDone(result)

@@ -3,6 +3,9 @@ with them (a timm or transformers workspace does not import them again in every 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from fxcore.host.engine import Engine
 
 from engine_support import Workspace
@@ -44,3 +47,29 @@ def test_packages_a_job_imported_are_preloaded_for_later_children(workspace: Wor
     finally:
         engine.close()
     assert (workspace.root / "preloaded.txt").read_text() == "True"
+
+
+CHILD_IMPORTS = """
+import sys
+
+import fxcore.host.preload
+import fxcore.host.zygote
+
+before = set(sys.modules)
+# What a job's child imports before it runs the job (fxcore.host.zygote._run_child).
+from multiprocessing.connection import Connection
+from fxcore.host import sandbox
+from fxcore.protocol.worker_messages import WorkerMessage, encode_message
+from fxcore.worker.job import run_job
+
+print(sorted(set(sys.modules) - before))
+"""
+
+
+def test_the_zygote_has_imported_what_each_child_imports_before_its_job() -> None:
+    """Else every child imports it again: the sandbox imports the result cache, whose
+    fingerprint hashes fxcore's own files (30 ms of CPU a child)."""
+    done = subprocess.run([sys.executable, "-c", CHILD_IMPORTS], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]"

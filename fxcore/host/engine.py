@@ -28,6 +28,7 @@ import time
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 
 from fxcore.host.child_run import ChildAttempt, run_child
+from fxcore.host.idle_cores import IdleCores
 from fxcore.host.installed_packages import preloadable
 from fxcore.host.submissions import Submissions
 from fxcore.host.trace_handle import TraceHandle
@@ -47,6 +48,9 @@ from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
 from fxcore.workspace.discovery import ParsedFile, parsed_file
 
+#: Idle cores (lately) from which jobs that may run side by side do.
+SIDE_BY_SIDE_IDLE_CORES = 0.75
+
 
 class Engine:
     """Runs ``TraceJob``s on up to ``workers`` children at a time."""
@@ -59,6 +63,7 @@ class Engine:
         self._lock = threading.Lock()
         self._zygote: ZygoteProcess | None = None
         self._preloaded: set[str] = set()
+        self._idle_cores = IdleCores()
 
     def _live_zygote(self) -> ZygoteProcess:
         with self._lock:
@@ -67,6 +72,16 @@ class Engine:
             if self._zygote is None or not self._zygote.alive:
                 self._zygote = ZygoteProcess()
             return self._zygote
+
+    @property
+    def side_by_side(self) -> bool:
+        """Whether jobs that may run at once or one after the other (an editor trace's
+        export and compile phases) should run at once: with more than one worker, when about
+        one core more than a job takes stood idle lately (``fxcore.host.idle_cores``; the
+        stage before, whose job frees its own core); else each would only slow the other,
+        and each adds a child's start-up to the work. Each call is a look at the CPUs."""
+        idle = self._idle_cores.look()
+        return self.workers > 1 and (idle is None or idle >= SIDE_BY_SIDE_IDLE_CORES)
 
     def warm_up(self) -> None:
         """Start the zygote (and its torch import) now rather than on the first job."""

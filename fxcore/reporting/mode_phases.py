@@ -1,6 +1,12 @@
-"""An editor's trace of a file in phases: ``fx`` first, since its verdicts come in a fraction
-of a second, then the slower capture modes (export, compile) in a second job, whose result is
-merged with the first's.
+"""An editor's trace of a file in stages: ``fx`` first, since its verdicts come in a fraction
+of a second, then the slower capture modes (export, compile), whose results are merged with
+the first's.
+
+Each phase is one job, so one child. The later stage's modes run in one phase, or each in a
+phase of its own beside the others (``side_by_side``: the engine decides, with two workers
+or more and cores that stood idle, ``fxcore.host.engine.Engine.side_by_side``): export and
+compile then take as long as the slower of the two rather than both, for the work of one more
+child's start-up.
 
 The CLI runs one job of every mode; a server publishes after each phase, so the FX
 diagnostics of a save arrive as fast as with ``fx`` alone.
@@ -17,21 +23,27 @@ from fxcore.model.results import Failure, FileResult, ModuleResult
 FIRST_MODE = "fx"
 
 
-def mode_phases(modes: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The modes of each phase, in order: ``fx`` alone, then the rest (one phase when
-    ``fx`` is not configured or is the only mode)."""
-    if FIRST_MODE not in modes or len(modes) == 1:
-        return [modes]
-    return [(FIRST_MODE,), tuple(mode for mode in modes if mode != FIRST_MODE)]
+def mode_stages(modes: tuple[str, ...], side_by_side: bool = False
+                ) -> list[list[tuple[str, ...]]]:
+    """The stages of a trace, in order, each a list of its phases' modes: ``fx`` alone, then
+    the rest (one stage when ``fx`` is not configured or is the only mode). The rest are one
+    phase, or with ``side_by_side`` a phase per mode."""
+    if FIRST_MODE in modes and len(modes) > 1:
+        first: list[list[tuple[str, ...]]] = [[(FIRST_MODE,)]]
+        rest = tuple(mode for mode in modes if mode != FIRST_MODE)
+    else:
+        first, rest = [], modes
+    return [*first, [(mode,) for mode in rest] if side_by_side else [rest]]
 
 
-def phase_job(job: TraceJob, phase: int) -> TraceJob | None:
-    """``job`` restricted to the modes of phase ``phase``; None when there is no such phase."""
-    phases = mode_phases(job.config.modes)
-    if phase >= len(phases):
-        return None
-    config = dataclasses.replace(job.config, modes=phases[phase])
-    return dataclasses.replace(job, config=config)
+def stage_jobs(job: TraceJob, stage: int, side_by_side: bool = False) -> list[TraceJob]:
+    """A job per phase of stage ``stage``, each ``job`` restricted to its modes; none when
+    there is no such stage."""
+    stages = mode_stages(job.config.modes, side_by_side)
+    if stage >= len(stages):
+        return []
+    return [dataclasses.replace(job, config=dataclasses.replace(job.config, modes=modes))
+            for modes in stages[stage]]
 
 
 def _by_class(modules: list[ModuleResult], later: list[ModuleResult]) -> list[ModuleResult]:
@@ -52,8 +64,9 @@ def _failure_key(failure: Failure) -> tuple[str, int, int, str]:
 
 
 def merge_phases(first: FileResult, later: FileResult) -> FileResult:
-    """One file's result from its two phases, traced from the same texts. File-level errors
-    (a syntax or import error) that both phases met are kept once."""
+    """One file's result from two of its phases (``later`` after ``first`` in phase order),
+    traced from the same texts. File-level errors (a syntax or import error) that both phases
+    met are kept once."""
     seen = {_failure_key(failure) for failure in first.errors}
     return dataclasses.replace(
         first,

@@ -21,7 +21,11 @@ from fxcore.model.results import CODES, Failure, FileResult, Frame, ModuleResult
 from fxcore.rules import BY_CODE
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.consequences import mark_consequences
-from fxcore.worker.import_overlay import ImportRecord, imported_workspace_files
+from fxcore.worker.import_overlay import (
+    ImportRecord,
+    ModulesLoadedSince,
+    imported_workspace_files,
+)
 from fxcore.worker.locate import (
     RawPosition,
     SourceIndex,
@@ -61,7 +65,7 @@ class JobContext:
                                     if not is_notebook(path)})
         self.location = import_location(self.path)
         # Modules loaded before the job (torch and the like) are never workspace files.
-        self.preloaded_modules = set(sys.modules)
+        self.loaded_modules = ModulesLoadedSince()
         #: What the imports compiled and missed, once the import paths are installed.
         self.imports = ImportRecord()
         #: Workspace files as read (this file before importing it) and parsed, once each.
@@ -192,7 +196,7 @@ class JobContext:
 
     def imported_workspace_files(self) -> list[str]:
         """This file and the workspace files its import loaded."""
-        found = imported_workspace_files(self.preloaded_modules, self.is_workspace_path)
+        found = imported_workspace_files(self.loaded_modules, self.is_workspace_path)
         return sorted({*found, self.path})
 
     def record_imports(self, file_result: FileResult) -> None:

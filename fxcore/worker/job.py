@@ -118,7 +118,7 @@ class Job(SubmoduleTracing):
             )
             context.record_imports(file_result)
             file_result.third_party_packages = imported_third_party_packages(
-                context.preloaded_modules, context.is_workspace_path)
+                context.loaded_modules, context.is_workspace_path)
             self.send(FileDone(file_result))
             return
         imported_file = getattr(module, "__file__", None)
@@ -174,7 +174,7 @@ class Job(SubmoduleTracing):
                 _given_up(f"the instances {cls.__name__}'s other call sites build", error)
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
-            context.preloaded_modules, context.is_workspace_path)
+            context.loaded_modules, context.is_workspace_path)
         self.send(FileDone(file_result))
 
     def capture_fitting_instance(self, context: JobContext, cls: type, source: ClassSource,

@@ -45,7 +45,11 @@ from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile import value_plan
 from fxcore.worker.capture.compile.meta_values import Place, meta_values
-from fxcore.worker.capture.compile.torch_hooks import graph_break_hook, recording_breaks
+from fxcore.worker.capture.compile.torch_hooks import (
+    graph_break_hook,
+    guard_latency_unmeasured,
+    recording_breaks,
+)
 from fxcore.worker.capture.dynamo_errors import (
     error_positions,
     fake_run_error,
@@ -158,7 +162,7 @@ class CompileCapture:
             return model(x)
 
         torch._dynamo.reset()
-        with _quiet(), torch.no_grad():
+        with _quiet(), guard_latency_unmeasured(), torch.no_grad():
             torch.compile(broken, backend=lambda graph_module, _inputs: graph_module.forward)(
                 example)
         torch._dynamo.reset()
@@ -269,6 +273,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
     torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
     with contextlib.ExitStack() as stack:
         stack.enter_context(_quiet())
+        stack.enter_context(guard_latency_unmeasured())
         stand_ins = stack.enter_context(meta_values(planned))
         if hook is not None:
             stack.enter_context(recording_breaks(
