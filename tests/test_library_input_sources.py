@@ -77,6 +77,18 @@ class Swish(nn.Module):
         return x * torch.sigmoid(x)
 
 
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        if y.sum() > 0:
+            return y
+        return -y
+
+
 class SamePool(nn.Module):
     def __init__(self, kernel_size):
         super().__init__()
@@ -154,6 +166,9 @@ def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: P
     # No layer tells the size: the first plain shape each runs on.
     assert classes["Swish"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8]"}
     assert classes["SamePool"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8, 16]"}
+    # A failure and a graph break, at the same line as real torch's (compared above).
+    assert [f["code"] for f in classes["Gate"]["export"]["failures"]] == ["FX401"]
+    assert [f["code"] for f in classes["Gate"]["compile"]["failures"]] == ["GB0170"]
 
 
 def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path) -> None:
