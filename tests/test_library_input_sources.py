@@ -127,6 +127,19 @@ class PatchClassifier(nn.Module):
     def forward(self, img):
         patches = self.to_patches(img) + self.positions
         return self.head(patches.mean(1))
+
+
+class GridClassifier(nn.Module):
+    def __init__(self, patch_size=8, dim=32):
+        super().__init__()
+        patch_dim = 3 * patch_size * patch_size
+        self.to_grid = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b h w (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.LayerNorm(patch_dim), nn.Linear(patch_dim, dim))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, img):
+        return self.head(self.to_grid(img).mean((1, 2)))
 '''
 
 
@@ -185,6 +198,9 @@ def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path)
     # 16-pixel patches of 3 channels (768 / 256), as many as the position table holds.
     assert inputs["tensors"] == {"img": "float32[2, 3, 64, 64]"}
     assert "worked back through `to_patches.0`" in inputs["note"]
+    # A grid of patches before a LayerNorm: the batch and the last size hold, the rest is free.
+    assert classes["GridClassifier"]["compile"]["inputs"]["tensors"] == \
+        {"img": "float32[2, 3, 16, 16]"}
 
 
 SPLIT = '''

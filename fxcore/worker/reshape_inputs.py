@@ -41,7 +41,11 @@ def rearranged_inputs(layer: nn.Module, output: Sequence[int | str],
         return []
     left, right = parsed
     if len(right) != len(output):
-        return []
+        if len(right) < 2 or len(output) < 2:
+            return []
+        # A norm or linear layer reads the last dimension only (``b h w (p1 p2 c)`` before a
+        # LayerNorm): the batch and the last size hold, the sizes between are free.
+        output = (output[0], *["free"] * (len(right) - 2), output[-1])
     lengths: dict[str, int] = {name: int(value) for name, value
                                in dict(getattr(layer, "axes_lengths", None) or {}).items()}
     for group, size in zip(right, output, strict=True):
