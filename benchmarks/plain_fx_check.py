@@ -92,16 +92,60 @@ def disagreement(module_json: dict[str, Any], plain: dict[str, Any],
 # -- the child -------------------------------------------------------------------------------
 
 
-def _child() -> None:
+def rebuilt_instance(module: dict[str, Any], config: Any, on_cpu: bool = False) -> Any:
+    """The instance a report module's verdict is on, rebuilt from its ``"arguments"``: the
+    class (or the builder named) called with them, or the parent built from its own and then
+    ``get_submodule(path)``; no arguments or ``"from": "config"``: the configuration's call.
+    On meta (as fx-lsp builds it, on the CPU where meta fails), or ``on_cpu`` with its own
+    random initialisation; pretrained weights are never loaded. The module's folder must be on
+    ``sys.path``; runs user code, so only in a child process."""
     import importlib
 
     import torch
-    from torch import fx
 
-    from fxcore.host import sandbox
     from fxcore.worker.building.arguments import class_namespace
     from fxcore.worker.building.construction import resolve
     from fxcore.worker.building.weights import without_weights
+    from fxcore.workspace.module_config import module_config_for
+
+    def build(qualified_name: str, arguments: dict[str, Any] | None,
+              origin: str | None) -> torch.nn.Module:
+        module_name, _, class_name = qualified_name.partition(":")
+        cls = getattr(importlib.import_module(module_name), class_name)
+        if arguments is None or origin == "config":
+            module_config = module_config_for(config, module_name, class_name)
+            factory = resolve(module_config.factory) if module_config.factory else cls
+            args, kwargs = module_config.args, module_config.kwargs
+        else:
+            # The names fx-lsp evaluates a call site with: the class's module, then its
+            # packages (fxcore.worker.building.arguments.class_namespace).
+            namespace = dict(class_namespace(cls))
+            # "builder": the builder function named, called with the arguments given; a
+            # "call-site" that called a classmethod of the class names it the same way.
+            factory = resolve(arguments["builder"]) \
+                if origin in ("builder", "call-site") and arguments.get("builder") else cls
+            args = [eval(text, namespace) for text in arguments["args"]]
+            kwargs = {key: eval(text, namespace) for key, text in arguments["kwargs"].items()}
+        with without_weights():
+            if on_cpu:
+                return factory(*args, **kwargs)
+            try:
+                with torch.device("meta"):
+                    return factory(*args, **kwargs)
+            except Exception:
+                return factory(*args, **kwargs)
+
+    arguments = module.get("arguments")
+    if arguments is not None and arguments["from"] == "parent":
+        parent = build(arguments["parent"], arguments, arguments.get("parent_from"))
+        return parent.get_submodule(arguments["path"])
+    return build(module["qualified_name"], arguments, arguments["from"] if arguments else None)
+
+
+def _child() -> None:
+    from torch import fx
+
+    from fxcore.host import sandbox
     from fxcore.worker.locate import (
         SourceIndex,
         innermost_workspace_frame,
@@ -119,33 +163,6 @@ def _child() -> None:
     config, _ = load_config(root)
     sys.path[:0] = [root, os.path.join(root, "src")]
 
-    def import_class(qualified_name: str) -> type:
-        module_name, _, class_name = qualified_name.partition(":")
-        return getattr(importlib.import_module(module_name), class_name)
-
-    def build(qualified_name: str, arguments: dict[str, Any] | None,
-              origin: str | None) -> torch.nn.Module:
-        module_name, _, class_name = qualified_name.partition(":")
-        cls = import_class(qualified_name)
-        if arguments is None or origin == "config":
-            module_config = module_config_for(config, module_name, class_name)
-            factory = resolve(module_config.factory) if module_config.factory else cls
-            args, kwargs = module_config.args, module_config.kwargs
-        else:
-            # The names fx-lsp evaluates a call site with: the class's module, then its
-            # packages (fxcore.worker.building.arguments.class_namespace).
-            namespace = dict(class_namespace(cls))
-            # "builder": the builder function named, called with the arguments given.
-            factory = resolve(arguments["builder"]) if origin == "builder" else cls
-            args = [eval(text, namespace) for text in arguments["args"]]
-            kwargs = {key: eval(text, namespace) for key, text in arguments["kwargs"].items()}
-        with without_weights():
-            try:
-                with torch.device("meta"):
-                    return factory(*args, **kwargs)
-            except Exception:
-                return factory(*args, **kwargs)
-
     outcomes = []
     for module in request["modules"]:
         if module["status"] == "not-traced" and not does_not_fit(module):
@@ -155,14 +172,8 @@ def _child() -> None:
         entry = import_location(path).sys_path_entry
         if entry not in sys.path:
             sys.path.insert(0, entry)
-        arguments = module.get("arguments")
         try:
-            if arguments is not None and arguments["from"] == "parent":
-                parent = build(arguments["parent"], arguments, arguments.get("parent_from"))
-                instance = parent.get_submodule(arguments["path"])
-            else:
-                instance = build(module["qualified_name"], arguments,
-                                 arguments["from"] if arguments else None)
+            instance = rebuilt_instance(module, config)
         except Exception as error:
             outcomes.append({"status": "build-failed", "error": repr(error)})
             continue

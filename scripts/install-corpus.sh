@@ -8,6 +8,9 @@
 # installed: the benchmark unpacks their source distributions as a user's checkout.
 # pytorchcv needs only numpy and requests. lightning declares pytorch-lightning, which it does
 # not import (it ships its own copy as lightning.pytorch): not installed.
+# For issue 33 (benchmarks/pt2_library_coverage.py): vit-pytorch needs einops >= 0.8.2 (and
+# torchvision, which its package imports and the benchmark shims); efficientnet-pytorch needs
+# torch alone.
 set -euo pipefail
 PY="${PYTHON:-python3}"
 PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --quiet --no-deps \
@@ -17,6 +20,6 @@ PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --quiet --no-deps \
     "typing-extensions" "pyyaml" "fsspec" "tqdm" "packaging" \
     "pandas==3.0.6" "python-dateutil" "pytz" "tzdata" \
     "scikit-learn==1.9.1" "scipy" "joblib==1.6.0" "threadpoolctl==3.8.0" "narwhals==2.29.0" \
-    "scikit-base==1.0.2" \
+    "scikit-base==1.0.2" "einops>=0.8.2" \
     2> >(grep -v "^WARNING: Location 'file:" >&2)
 echo "corpus dependencies installed"

@@ -86,6 +86,13 @@ class NoKnownLayer(nn.Module):
         return x * 2
 
 
+class TakesOnlyFiveWide(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[-1] != 5:
+            raise ValueError("five features")
+        return x * 2
+
+
 class Padded(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -113,7 +120,12 @@ def test_every_required_argument_gets_an_input_or_none_does() -> None:
     assert {name: str(spec) for name, spec in found.specs.items()} == \
         {"x": "float32[2, 8, 4]", "mask": "float32[2, 8, 4]"}
     assert "float32[2, 8, 4] for mask, the first companion" in found.note
-    assert layer_inputs(NoKnownLayer, NoKnownLayer(), "cpu", {}, seconds=30) is None
+    # No layer tells the size: the first plain shape the model runs on, or none.
+    found = layer_inputs(NoKnownLayer, NoKnownLayer(), "cpu", {}, seconds=30)
+    assert found is not None and {name: str(spec) for name, spec in found.specs.items()} == \
+        {"x": "float32[2, 8]"}
+    assert "no layer of NoKnownLayer tells its input's size" in found.note
+    assert layer_inputs(TakesOnlyFiveWide, TakesOnlyFiveWide(), "cpu", {}, seconds=30) is None
     # A concrete argument is not an input: one required argument is left.
     found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {"mask": 1.0}, seconds=30)
     assert found is not None and list(found.specs) == ["x"]

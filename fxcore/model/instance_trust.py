@@ -66,7 +66,7 @@ def instance_call(class_name: str, arguments: Arguments) -> str:
         parent_class = arguments.parent.rpartition(":")[2]
         path = f".{arguments.path}" if arguments.path else ""
         return f"{parent_class}({call}){path}"
-    if arguments.origin == "builder" and arguments.builder:
+    if arguments.origin in ("builder", "call-site") and arguments.builder:
         return f"{arguments.builder.rpartition(':')[2]}({call})"
     return f"{class_name}({call})"
 
@@ -129,7 +129,9 @@ def describe(arguments: Arguments | None) -> str | None:
     if arguments.origin == "config-class":
         return f"arguments built from configuration classes: {call}"
     if arguments.origin == "call-site":
-        return f"the call at {arguments.site}: {call}"
+        method = f"{arguments.builder.rpartition(':')[2]}({call})" if arguments.builder \
+            else call
+        return f"the call at {arguments.site}: {method}"
     if arguments.origin == "builder" and arguments.builder:
         return f"the instance its builder function {arguments.builder}({call}) returns"
     return None

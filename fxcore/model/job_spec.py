@@ -25,6 +25,10 @@ class CallSite:
     site: str
     args: tuple[str, ...] = ()
     kwargs: tuple[tuple[str, str], ...] = ()
+    #: ``from_name`` for ``Class.from_name(...)``: a method of the class called instead of
+    #: the class itself (an alternate constructor, taken only if it is a classmethod that
+    #: returns an instance of the class).
+    method: str | None = None
 
 
 #: Other literal calls of a class a job carries (``TraceJob.other_call_sites``): each costs

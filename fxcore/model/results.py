@@ -141,7 +141,8 @@ class Arguments:
     #: Where the parent's own arguments came from (origin "parent").
     parent_origin: ArgumentOrigin | None = None
     #: ``pkg.models.resnet:resnet50``: the builder function that built the instance (origin
-    #: "builder", or "parent" when the parent was built by it), called with ``kwargs``.
+    #: "builder", or "parent" when the parent was built by it), called with ``kwargs``; for
+    #: origin "call-site", the classmethod the site called (``pkg.model:Net.from_name``).
     builder: str | None = None
     #: ``README.md:42``: the call site the arguments were read from (origin "call-site",
     #: or "parent" when the parent was built from it), relative to the workspace root.

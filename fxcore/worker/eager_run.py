@@ -26,26 +26,31 @@ class OutOfTime(BaseException):
 
 def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
                 specs: dict[str, TensorSpec], concrete_args: dict[str, Any],
-                seconds: float) -> None:
+                seconds: float, fake: bool = False) -> None:
     """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument) and
-    ``concrete_args``; raises ``OutOfTime`` after ``seconds``, or what the model raises."""
-    with time_limit(seconds), tensor_mode(model, instantiated_on) as device, torch.no_grad():
+    ``concrete_args``; raises ``OutOfTime`` after ``seconds``, or what the model raises.
+    ``fake``: meta weights too run under a fake tensor mode, as torch.export and
+    torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
+    channel runs on meta and fails on fake tensors as on the CPU)."""
+    with time_limit(seconds), tensor_mode(model, instantiated_on, fake) as device, \
+            torch.no_grad():
         model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
                  for name, spec in specs.items()}, **concrete_args)
 
 
 @contextlib.contextmanager
-def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn
-                 ) -> Iterator[torch.device]:
-    """The device to make inputs on: meta for a root with meta weights; for one with real
-    weights, CPU under a fake tensor mode, so that nothing is computed."""
+def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn,
+                fake: bool = False) -> Iterator[torch.device]:
+    """The device to make inputs on: meta for a root with meta weights (under a fake tensor
+    mode if ``fake``); for one with real weights, CPU under a fake tensor mode, so that
+    nothing is computed."""
     weights = [*root.parameters(), *root.buffers()]
     on_meta = weights[0].is_meta if weights else instantiated_on != "cpu"
-    if on_meta:
+    if on_meta and not fake:
         yield torch.device("meta")
         return
     with FakeTensorMode(allow_non_fake_inputs=True):
-        yield torch.device("cpu")
+        yield torch.device("meta" if on_meta else "cpu")
 
 
 @contextlib.contextmanager

@@ -5,9 +5,12 @@ graph). The first layer in registration order whose input size is known (the sam
 containers and layers that only reshape are passed over, since they say nothing. Every other
 required argument (a mask, indices, a second stream) gets a companion of that input: its
 shape, its shape without the last dimension (an attention mask over a sequence), or its batch
-alone, as floats, booleans or integer indices, the same for each. A candidate is accepted
-only when the model runs on it eagerly (on meta, or on fake tensors for real weights), within
-a time limit: needing no capture, this serves every mode.
+alone, as floats, booleans or integer indices, the same for each. A module with no such layer
+(elementwise operations, a pooling layer, an activation written as an autograd Function) says
+nothing of its input's size because it takes any: a few plain shapes of increasing rank are
+tried instead. A candidate is accepted only when the model runs on it eagerly (on meta, or on
+fake tensors for real weights), within a time limit: needing no capture, this serves every
+mode.
 """
 
 from __future__ import annotations
@@ -23,11 +26,15 @@ from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
+from fxcore.worker.reshape_inputs import is_rearrange, rearranged_inputs
 
 #: The free sizes tried, in order: the defaults inference uses, then larger ones (a model
 #: that pools five times needs at least 32, a patch embedding a multiple of its patch).
 SIZES_TRIED = (FreeSizes(), FreeSizes(image=(64, 64), depth=16, signal=64, sequence=16),
                FreeSizes(image=(224, 224), depth=16, signal=256, sequence=64))
+#: The inputs tried, in order, for a module none of whose layers tells its input's size: a batch
+#: of vectors, of sequences, of images.
+PLAIN_SHAPES = ((2, 8), (2, 8, 16), (2, 3, 32, 32))
 #: The dtypes of a companion input, in order: values (a second stream, a float mask), a
 #: boolean mask, integer indices.
 COMPANION_DTYPES = ("float32", "bool", "int64")
@@ -63,20 +70,54 @@ def first_layer(model: nn.Module) -> tuple[str, nn.Module, InputTemplate] | None
     return None
 
 
+def rearranged_first(model: nn.Module, before: str) -> tuple[str, nn.Module] | None:
+    """The last einops ``Rearrange`` registered before the submodule at ``before`` (the
+    first whose input size is known): what the model's input goes through first (a patch
+    embedding)."""
+    found = None
+    for path, module in model.named_modules():
+        if path == before:
+            return found
+        if is_rearrange(module):
+            found = (path, module)
+    return None
+
+
+def _candidates(cls: type, model: nn.Module) -> list[tuple[TensorSpec, str]]:
+    """The specs tried for the first required argument, in order, each with where it comes
+    from (the start of ``ExampleInputs.note``)."""
+    found = first_layer(model)
+    if found is None:
+        source = (f"no layer of {cls.__name__} tells its input's size, and it runs on this "
+                  "plain shape: ")
+        return [(TensorSpec("float32", shape), source) for shape in PLAIN_SHAPES]
+    path, layer, template = found
+    source = (f"from `{path}` ({type(layer).__name__}), the first layer whose input size is "
+              f"known, which {cls.__name__} runs on: ")
+    candidates = [(spec, source)
+                  for spec in dict.fromkeys(template.spec(sizes) for sizes in SIZES_TRIED)]
+    rearranged = rearranged_first(model, path)
+    if rearranged is None:
+        return candidates
+    through = (f"worked back through `{rearranged[0]}` (Rearrange "
+               f"'{getattr(rearranged[1], 'pattern', '')}') {source}")
+    return [(spec, through) for spec in rearranged_inputs(rearranged[1], template.dims,
+                                                          template.dtype)] + candidates
+
+
 def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                  concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
     """The inputs of a class's required ``forward`` arguments: the first from its first layer
-    whose input size is known, the others its companions, as the first of ``SIZES_TRIED``
-    and of the companions the model runs on; None when there is no such layer or argument,
-    the model runs on none of them, or the search takes longer than ``seconds``."""
+    whose input size is known (or, without one, a plain shape), the others its companions, as
+    the first of ``SIZES_TRIED`` (``PLAIN_SHAPES``) and of the companions the model runs on;
+    None when there is no required argument, the model runs on none of them, or the search
+    takes longer than ``seconds``."""
     required = required_arguments(cls, concrete_args)
-    found = first_layer(model)
-    if not required or found is None:
+    if not required:
         return None
-    (first, *others), (path, layer, template) = required, found
+    (first, *others) = required
     deadline = time.monotonic() + seconds
-    for sizes in SIZES_TRIED:
-        spec = template.spec(sizes)
+    for spec, source in _candidates(cls, model):
         for companion in companions(spec) if others else [None]:
             specs = {first: spec, **{name: companion for name in others if companion}}
             left = deadline - time.monotonic()
@@ -85,8 +126,7 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             if runs is None:
                 return None
             if runs:
-                return LayerInputs(specs, _note(cls, path, layer, first, spec, others,
-                                                companion))
+                return LayerInputs(specs, _note(source, first, spec, others, companion))
     return None
 
 
@@ -101,10 +141,9 @@ def companions(spec: TensorSpec) -> Iterator[TensorSpec]:
             yield TensorSpec(dtype, shape)
 
 
-def _note(cls: type, path: str, layer: nn.Module, first: str, spec: TensorSpec,
-          others: list[str], companion: TensorSpec | None) -> str:
-    note = (f"from `{path}` ({type(layer).__name__}), the first layer whose input size is "
-            f"known, which {cls.__name__} runs on: {spec}")
+def _note(source: str, first: str, spec: TensorSpec, others: list[str],
+          companion: TensorSpec | None) -> str:
+    note = f"{source}{spec}"
     if companion is not None:
         note += (f" for {first}, and {companion} for {', '.join(others)}, the first companion "
                  "of it the model runs on")

@@ -3,12 +3,13 @@ fx-lsp chose for the class rather than from the capture: example inputs it infer
 instance it built from the class's defaults or guessed arguments (``may_not_fit``).
 
 Decided by running the module once more, eagerly on the same inputs (on the meta device, as
-``eager_run`` does): when it raises the same exception at the same line, the capture is not
-what fails, and the error becomes the mode's "does not fit" hint (FX406, FX504, as FX105 is
-torch.fx's); the class gets no verdict of that mode. An error on inputs or an instance the
-workspace gave (configuration, annotations, a builder, a call site, the parent's run) stays
-the mode's error, and so does one the eager run does not repeat, or repeats only for want of
-real data (``meta_limits``): those say something about the capture or the code.
+``eager_run`` does, then on fake tensors, as the capture did): when it raises the same
+exception at the same line, the capture is not what fails, and the error becomes the mode's
+"does not fit" hint (FX406, FX504, as FX105 is torch.fx's); the class gets no verdict of that
+mode. An error on inputs or an instance the workspace gave (configuration, annotations, a
+builder, a call site, the parent's run) stays the mode's error, and so does one the eager run
+does not repeat, or repeats only for want of real data (``meta_limits``): those say something
+about the capture or the code.
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     if ending is None or not chosen or target.example_inputs is None:
         return result
     try:
-        run_eagerly(target.model, target.instantiated_on, target.example_inputs,
-                    target.concrete_args, context.job.config.timeout / 4)
+        # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
+        # output channel) is one real torch makes on the CPU too.
+        for fake in (False, True):
+            run_eagerly(target.model, target.instantiated_on, target.example_inputs,
+                        target.concrete_args, context.job.config.timeout / 8, fake)
     except OutOfTime:
         return result
     except Exception as error:  # user code may raise anything: is it the capture's error?

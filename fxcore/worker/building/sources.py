@@ -122,6 +122,13 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
                 # **kwargs)`` building ``ResidualLFQ(num_quantizers=..., ...)``).
                 built = _build_with_candidate(cls, module_config,
                                               {**candidate.kwargs, **forwarded}, "guessed")
+            overrides = {} if isinstance(built, Built) else default_overrides(
+                cls, {**module_config.kwargs, **candidate.kwargs})
+            if overrides:
+                # A constructor that insists on a parameter its default leaves out
+                # (``assert image_size is not None``): the table's value for it too.
+                built = _build_with_candidate(cls, module_config,
+                                              {**candidate.kwargs, **overrides}, "guessed")
             if isinstance(built, Built):
                 return built
             rejected = built
@@ -172,13 +179,31 @@ def build_from_call_site(cls: type, module_config: ModuleConfig, site: CallSite,
     try:
         args, kwargs = call_site_values(site, class_namespace(cls))
         call = dataclasses.replace(module_config, args=[*module_config.args, *args],
-                                   kwargs={**module_config.kwargs, **kwargs})
+                                   kwargs={**module_config.kwargs, **kwargs},
+                                   factory=_alternate_constructor(cls, site.method))
         model, instantiated_on, weights = build(cls, call, meta_only)
+        if type(model) is not cls:
+            raise TypeError(f"{cls.__name__}.{site.method}() returned a "
+                            f"{type(model).__qualname__}")
     except Exception as error:
         return error
+    if call.factory:
+        # ``build`` ran the method on the meta device and moved what it left elsewhere there.
+        instantiated_on = "meta"
     arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
-                          kwargs=dict(site.kwargs))
+                          kwargs=dict(site.kwargs), builder=call.factory)
     return Built(model, instantiated_on, weights, arguments, module_config.concrete_args)
+
+
+def _alternate_constructor(cls: type, method: str | None) -> str | None:
+    """``pkg.module:Class.method`` for a call site that calls a classmethod of the class
+    (``EfficientNet.from_name('efficientnet-b0')``), None for one that calls the class;
+    ``TypeError`` for a method that is not a classmethod (``Net.apply(fn)``)."""
+    if method is None:
+        return None
+    if not isinstance(inspect.getattr_static(cls, method, None), classmethod):
+        raise TypeError(f"{cls.__name__}.{method} is not a classmethod")
+    return f"{cls.__module__}:{cls.__qualname__}.{method}"
 
 
 def _build_with_candidate(cls: type, module_config: ModuleConfig, kwargs: dict[str, Any],

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from fxcore.model.job_spec import CallSite
 from fxcore.workspace.call_sites.bindings import bound_names, substitute
-from fxcore.workspace.call_sites.literals import called_class_name, is_literal_call_argument
+from fxcore.workspace.call_sites.literals import called_constructor, has_literal_arguments
 from fxcore.workspace.call_sites.parametrize import parametrized_bindings
 from fxcore.workspace.parsing import parse_module
 
@@ -52,25 +52,29 @@ def _calls_in_tree(tree: ast.Module,
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or id(node) in unfinished:
             continue
-        name = called_class_name(node)
-        if name is None or not (node.args or node.keywords):
+        called = called_constructor(node)
+        if called is None or not (node.args or node.keywords):
             continue
+        name, method = called
         seen: set[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
         for bindings in parametrized.get(id(node), [bound_at]):
             substituted = substitute(node, bindings)
             call = substituted.expression
             if call is not node and not substituted.within_bounds():
                 continue
-            if not is_literal_call_argument(call):
+            # The call itself may be a classmethod's (``Net.from_name(...)``), which no
+            # nested argument may be.
+            if not isinstance(call, ast.Call) or called_constructor(call) is None \
+                    or not has_literal_arguments(call):
                 continue
-            assert isinstance(call, ast.Call)
             arguments = (tuple(ast.unparse(argument) for argument in call.args),
                          tuple((keyword.arg or "", ast.unparse(keyword.value))
                                for keyword in call.keywords))
             if arguments in seen:  # a combination of parameters the call does not read
                 continue
             seen.add(arguments)
-            found.append((node.lineno, name, CallSite(site_at(node.lineno), *arguments)))
+            found.append((node.lineno, name,
+                          CallSite(site_at(node.lineno), *arguments, method=method)))
     return found
 
 

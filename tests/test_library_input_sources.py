@@ -1,0 +1,229 @@
+"""The causes of classes without an export or compile verdict that issue 33's sweep of two
+libraries fx-lsp was not tuned on found (vit-pytorch, efficientnet-pytorch;
+benchmarks/pt2_library_coverage.py), each reproduced small, and each verdict compared with real
+torch.export (non-strict) and torch.compile on the CPU, rebuilt from the JSON's arguments and
+inputs in the same run (benchmarks/pt2_real_check.py):
+
+- a model the workspace builds only through a classmethod (``EfficientNet.from_name(...)``,
+  ``from_pretrained`` whose library checks that every weight loaded);
+- a constructor that asserts a parameter its default leaves out (``image_size=None``);
+- a module with no layer that tells its input's size (an activation, a pooling layer);
+- a patch embedding: an einops ``Rearrange`` before the first layer whose size is known, and a
+  position table that fixes the number of patches;
+- an instance from defaults that holds a convolution with no output channel: it runs on meta,
+  and fails under export and compile as on the CPU, so it is fx-lsp's choice (FX406/FX504), not
+  an FX499/FX502 (vit-pytorch's ``CrossEmbedLayer`` on guessed arguments).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from fx_lsp.json_report import parse_report
+
+import cli_support
+from engine_support import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+from pt2_library_coverage import Figures, absolute_paths, has_verdict, judge
+from pt2_real_check import real_outcomes
+
+BLOCKS = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+SIZES = {"small": (8, 2), "large": (16, 4)}
+
+
+class Tower(nn.Module):
+    def __init__(self, width, depth):
+        super().__init__()
+        self.stem = nn.Conv2d(3, width, 3, padding=1)
+        self.blocks = nn.Sequential(*[nn.Conv2d(width, width, 3, padding=1)
+                                      for _ in range(depth)])
+
+    def forward(self, image):
+        return self.blocks(self.stem(image)).mean((2, 3))
+
+    @classmethod
+    def from_name(cls, name):
+        if name not in SIZES:
+            raise ValueError(f"unknown tower {name}")
+        return cls(*SIZES[name])
+
+    @classmethod
+    def from_pretrained(cls, name):
+        model = cls.from_name(name)
+        state = torch.hub.load_state_dict_from_url(f"https://example.invalid/{name}.pth")
+        loaded = model.load_state_dict(state, strict=False)
+        assert not loaded.missing_keys, loaded.missing_keys
+        return model
+
+
+class StaticSamePadding(nn.Conv2d):
+    def __init__(self, in_channels, out_channels, kernel_size, image_size=None):
+        super().__init__(in_channels, out_channels, kernel_size)
+        assert image_size is not None
+        total = max(kernel_size - 1, 0)
+        self.padding_sizes = (total // 2, total - total // 2) * 2
+
+    def forward(self, x):
+        return F.conv2d(F.pad(x, self.padding_sizes), self.weight, self.bias)
+
+
+class Swish(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        if y.sum() > 0:
+            return y
+        return -y
+
+
+class SamePool(nn.Module):
+    def __init__(self, kernel_size):
+        super().__init__()
+        self.kernel_size = kernel_size
+
+    def forward(self, x):
+        height, width = x.shape[-2:]
+        return F.max_pool2d(F.pad(x, (0, width % 2, 0, height % 2)), self.kernel_size)
+'''
+README = '''# Towers
+
+```python
+from blocks import Tower
+model = Tower.from_pretrained("small")
+```
+'''
+PATCHES = '''
+import torch
+from einops.layers.torch import Rearrange
+from torch import nn
+
+
+class PatchClassifier(nn.Module):
+    def __init__(self, image_size=64, patch_size=16, dim=32):
+        super().__init__()
+        patch_dim = 3 * patch_size * patch_size
+        self.to_patches = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.LayerNorm(patch_dim), nn.Linear(patch_dim, dim))
+        self.positions = nn.Parameter(torch.randn(1, (image_size // patch_size) ** 2, dim))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, img):
+        patches = self.to_patches(img) + self.positions
+        return self.head(patches.mean(1))
+
+
+class GridClassifier(nn.Module):
+    def __init__(self, patch_size=8, dim=32):
+        super().__init__()
+        patch_dim = 3 * patch_size * patch_size
+        self.to_grid = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b h w (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.LayerNorm(patch_dim), nn.Linear(patch_dim, dim))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, img):
+        return self.head(self.to_grid(img).mean((1, 2)))
+'''
+
+
+def _checked(root: Path, files: list[str],
+             not_fitting: frozenset[str] = frozenset()) -> dict[str, dict[str, dict]]:
+    """fx-lsp's export and compile verdicts per class, and each compared with real torch
+    on the CPU in the same run: every class but those ``not_fitting`` (whose instance fx-lsp
+    made does not fit them) must have a verdict of each mode, and every one agrees."""
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
+                                   "--output-format", "json", *files, cwd=root)
+    report = parse_report(completed.stdout)
+    classes: dict[str, dict[str, dict]] = {}
+    for module in report["modules"]:
+        classes.setdefault(module["class"], {})[module["mode"]] = absolute_paths(
+            module, str(root))
+    for name, by_mode in classes.items():
+        assert all(has_verdict(module) != (name in not_fitting)
+                   for module in by_mode.values()), (name, by_mode)
+    names = list(classes)
+    real = real_outcomes(str(root), [{"module": classes[name]["export"],
+                                      "inputs": classes[name]["export"]["inputs"]["tensors"]}
+                                     for name in names])
+    figures = Figures("reproduction")
+    for name, outcome in zip(names, real, strict=True):
+        judge(figures, classes[name]["export"]["qualified_name"], classes[name], outcome)
+    assert figures.disagreements == [] and figures.own_choices == []
+    assert figures.agree == figures.tried == {"export": len(names), "compile": len(names)}
+    assert figures.exact_breaks == len(names)
+    return classes
+
+
+def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: Path) -> None:
+    (tmp_path / "blocks.py").write_text(BLOCKS)
+    (tmp_path / "README.md").write_text(README)
+    classes = _checked(tmp_path, ["blocks.py"])
+
+    tower = classes["Tower"]["export"]
+    assert tower["arguments"]["from"] == "call-site"
+    assert tower["arguments"]["builder"] == "blocks:Tower.from_pretrained"
+    assert tower["arguments"]["args"] == ["'small'"]
+    # The guessed call is completed with the table's image size its assertion asks for.
+    assert classes["StaticSamePadding"]["export"]["arguments"]["kwargs"]["image_size"] == "32"
+    # No layer tells the size: the first plain shape each runs on.
+    assert classes["Swish"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8]"}
+    assert classes["SamePool"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8, 16]"}
+    # A failure and a graph break, at the same line as real torch's (compared above).
+    assert [f["code"] for f in classes["Gate"]["export"]["failures"]] == ["FX401"]
+    assert [f["code"] for f in classes["Gate"]["compile"]["failures"]] == ["GB0170"]
+
+
+def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path) -> None:
+    pytest.importorskip("einops")
+    (tmp_path / "patches.py").write_text(PATCHES)
+    classes = _checked(tmp_path, ["patches.py"])
+    inputs = classes["PatchClassifier"]["export"]["inputs"]
+    # 16-pixel patches of 3 channels (768 / 256), as many as the position table holds.
+    assert inputs["tensors"] == {"img": "float32[2, 3, 64, 64]"}
+    assert "worked back through `to_patches.0`" in inputs["note"]
+    # A grid of patches before a LayerNorm: the batch and the last size hold, the rest is free.
+    assert classes["GridClassifier"]["compile"]["inputs"]["tensors"] == \
+        {"img": "float32[2, 3, 16, 16]"}
+
+
+SPLIT = '''
+import torch
+from torch import nn
+
+
+class SplitConv(nn.Module):
+    def __init__(self, dim_in=1, dim_out=1, kernel_sizes=(3, 5)):
+        super().__init__()
+        scales = [dim_out // 2 ** i for i in range(1, len(kernel_sizes))]
+        scales = [*scales, dim_out - sum(scales)]
+        self.convs = nn.ModuleList([nn.Conv2d(dim_in, scale, kernel, padding=kernel // 2)
+                                    for kernel, scale in zip(kernel_sizes, scales)])
+
+    def forward(self, x):
+        return torch.cat([conv(x) for conv in self.convs], dim=1)
+'''
+
+
+def test_an_error_meta_lets_pass_is_still_fx_lsps_own_choice(tmp_path: Path) -> None:
+    (tmp_path / "split.py").write_text(SPLIT)
+    classes = _checked(tmp_path, ["split.py"], not_fitting=frozenset({"SplitConv"}))
+    codes = {mode: [failure["code"] for failure in module["failures"]]
+             for mode, module in classes["SplitConv"].items()}
+    assert codes == {"export": ["FX406"], "compile": ["FX504"]}
