@@ -125,8 +125,9 @@ def test_a_mode_that_needs_inputs_gets_them_before_it_captures(job: TraceJob) ->
         "Inferred": ("inferred", {"image": "float32[2, 5, 32, 32]"}),
         # Inferred from the graph torch.fx recovered past the data-dependent `if`.
         "Untraceable": ("inferred", {"x": "float32[2, 8, 12]"}),
-        # Nothing decides `x`: the mode is told so by getting none.
-        "Undecided": (None, None),
+        # No layer decides `x`: it takes any shape, and gets the first plain one it runs on
+        # (``layer_inputs``), where torch.fx's graph has no layer to read.
+        "Undecided": ("inferred", {"x": "float32[2, 8]"}),
     }
 
 
@@ -151,7 +152,9 @@ def test_the_inputs_a_mode_gets_are_those_the_fx_shapes_use(job: TraceJob) -> No
     assert set(fx_inputs) == set(needing.seen)
     for name, (origin, tensors) in needing.seen.items():
         shapes_inputs = fx_inputs[name]
-        if origin is None:
+        if name == "Undecided":
+            # The fx shapes read the graph alone: no layer, no inputs (a plain shape is what
+            # a mode that must run forward tries).
             assert shapes_inputs is None
         elif name != "Untraceable":  # fx shapes of a failed capture are a recovered note
             assert shapes_inputs is not None
