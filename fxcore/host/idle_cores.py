@@ -10,8 +10,8 @@ look, or without ``/proc/stat``, the load average of the last minute stands in.
 Measured with benchmarks/mode_latency.py on 2 cores (a small module, export and compile):
 with another process holding one core, side by side took 585 ms from a save to every mode's
 diagnostics against 513 ms one after the other in one child; with the machine saturated
-(load average 5), 1.44 s against 1.08 s; with the other core idle, side by side is the
-faster.
+(load average 5), 1.44 s against 1.08 s. Where the other core is idle, each child has a core
+of its own, and the two take as long as the slower.
 """
 
 from __future__ import annotations
