@@ -11,7 +11,7 @@ import time
 from multiprocessing.connection import Connection
 
 from fxcore.host.child_run import run_child
-from fxcore.host.trace_handle import TraceHandle, WorkspaceKnowledge
+from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
 from fxcore.protocol.worker_messages import Classes, FileDone, encode_message
@@ -57,7 +57,7 @@ class SlowToExit:
 
 def test_the_result_is_taken_at_the_last_message_not_at_the_exit() -> None:
     zygote = SlowToExit()
-    handle = TraceHandle(JOB, WorkspaceKnowledge())
+    handle = TraceHandle(JOB)
     try:
         attempt = run_child(handle, JOB, lambda: zygote)  # type: ignore[arg-type, return-value]
         still_running = is_running(zygote.pid)
