@@ -9,7 +9,8 @@ inputs in the same run (benchmarks/pt2_real_check.py):
 - a constructor that asserts a parameter its default leaves out (``image_size=None``);
 - a module with no layer that tells its input's size (an activation, a pooling layer);
 - a patch embedding: an einops ``Rearrange`` before the first layer whose size is known, and a
-  position table that fixes the number of patches;
+  position table that fixes the number of patches, also as a plain tensor attribute (a constant
+  to torch.export);
 - an instance from defaults that holds a convolution with no output channel: it runs on meta,
   and fails under export and compile as on the CPU, so it is fx-lsp's choice (FX406/FX504), not
   an FX499/FX502 (vit-pytorch's ``CrossEmbedLayer`` on guessed arguments).
@@ -140,6 +141,26 @@ class GridClassifier(nn.Module):
 
     def forward(self, img):
         return self.head(self.to_grid(img).mean((1, 2)))
+
+
+class TableClassifier(nn.Module):
+    """SimpleViT's position table: computed in __init__ and kept as a plain attribute, which
+    torch.export takes as a constant."""
+
+    def __init__(self, image_size=32, patch_size=8, dim=16):
+        super().__init__()
+        patch_dim = 3 * patch_size * patch_size
+        self.to_patches = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.Linear(patch_dim, dim))
+        count = (image_size // patch_size) ** 2
+        self.positions = torch.arange(count * dim, dtype=torch.float32).reshape(count, dim).sin()
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, img):
+        x = self.to_patches(img)
+        x = x + self.positions.to(img.device, dtype=x.dtype)
+        return self.head(x.mean(1))
 '''
 
 
@@ -201,6 +222,8 @@ def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path)
     # A grid of patches before a LayerNorm: the batch and the last size hold, the rest is free.
     assert classes["GridClassifier"]["compile"]["inputs"]["tensors"] == \
         {"img": "float32[2, 3, 16, 16]"}
+    # A constant table of the instance built on meta exports as it does on the CPU.
+    assert classes["TableClassifier"]["export"]["status"] == "traceable"
 
 
 SPLIT = '''

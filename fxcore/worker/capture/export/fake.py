@@ -5,6 +5,13 @@ Not meta tensors: a model built on meta mixes them with the CPU tensors its own 
 (``torch.arange(n)``, ``torch.tensor([...])``), and torch.export then fails on a device
 mismatch that real CPU inputs never meet. Faking the weights as CPU tensors keeps the run as
 the user's, at the cost of no memory.
+
+A plain tensor attribute (a table computed in ``__init__``, not a buffer) is a constant to
+torch.export, which takes constants as they are instead of faking them in its own mode: a fake
+tensor of fx-lsp's mode there fails export's check that every fake input shares one mode
+(vit-pytorch's SimpleViT, whose sin-cos position table is such an attribute). Those become
+zero-filled CPU tensors, as small as a table, and only a constant larger than
+``LARGEST_REAL_CONSTANT`` elements stays fake.
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ import torch
 
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
+
+#: The most elements a meta tensor attribute is made real with (64 MB of float32).
+LARGEST_REAL_CONSTANT = 1 << 24
 
 
 def fake_inputs(mode: FakeTensorMode, specs: dict[str, TensorSpec]) -> dict[str, torch.Tensor]:
@@ -33,8 +43,9 @@ def new_mode() -> FakeTensorMode:
 
 @contextmanager
 def faked_weights(model: torch.nn.Module, mode: FakeTensorMode) -> Iterator[None]:
-    """``model``'s parameters, buffers and tensor attributes replaced by fake CPU tensors of
-    the same dtype and shape, and put back after (other modes capture the same instance)."""
+    """``model``'s parameters and buffers replaced by fake CPU tensors of the same dtype and
+    shape, its meta tensor attributes by CPU tensors (see the module's docstring), and all put
+    back after (other modes capture the same instance)."""
     saved: list[tuple[dict[str, Any], str, Any]] = []
 
     def fake(value: torch.Tensor) -> torch.Tensor:
@@ -55,7 +66,8 @@ def faked_weights(model: torch.nn.Module, mode: FakeTensorMode) -> Iterator[None
             for name, value in list(attributes.items()):
                 if isinstance(value, torch.Tensor) and value.is_meta:
                     saved.append((attributes, name, value))
-                    attributes[name] = fake(value)
+                    attributes[name] = torch.zeros(value.shape, dtype=value.dtype) \
+                        if value.numel() <= LARGEST_REAL_CONSTANT else fake(value)
         yield
     finally:
         for table, name, value in reversed(saved):
