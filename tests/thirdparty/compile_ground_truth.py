@@ -13,10 +13,11 @@ branches), call ``torch.compile(model, backend=<recording backend>, fullgraph=Fa
   PyTorch's registry, fx-lsp's FX501): a break raised while dynamo handled an earlier one (a
   "graph break in loop", GB7000) prints the earlier one's message and page first, then its
   own. One entry per (path, line, code), as fx-lsp reports them. A break dynamo logs inside
-  the standard library (``copy.py`` under a library's ``copy.deepcopy`` of its config) is
-  placed, as fx-lsp places every frame (``fxcore.worker.locate.is_plumbing``), at the
-  innermost frame of the break's user traceback outside the standard library; ``stdlib``
-  keeps where dynamo logged it.
+  the standard library (``copy.py`` under a library's ``copy.deepcopy`` of its config) or
+  inside dynamo's own Python stand-ins for builtins (``torch/_dynamo/polyfills/builtins.py``
+  under a user's ``all(...)`` over a tensor) is placed, as fx-lsp places every frame
+  (``fxcore.worker.locate.is_plumbing``), at the innermost frame of the break's user
+  traceback outside them; ``logged_at`` keeps where dynamo logged it.
 - ``graph_count``: the graphs the recording backend received;
 - ``error``: type, first line and innermost user frame (``path``, ``line``: dynamo's
   ``real_stack``, when it attached one) of an exception the compiled call raised (fx-lsp's
@@ -83,19 +84,25 @@ def parse_break(message: str) -> dict[str, Any] | None:
     reason = last.split("\n\n", 2)[1].strip().splitlines()[0] if "\n\n" in last else ""
     path, line = where.group(1), int(where.group(2))
     found = {"code": f"GB{pages[-1]}" if pages else None, "reason": reason[:200]}
-    if _in_stdlib(path):
+    if _below_the_user(path):
         traceback_text = message[where.end():].split("User code traceback:", 1)[-1]
         outside = [(frame, int(number)) for frame, number in _FRAME.findall(traceback_text)
-                   if not _in_stdlib(frame)]
+                   if not _below_the_user(frame)]
         if outside:
-            found["stdlib"] = f"{display_path(path)}:{line}"
+            found["logged_at"] = f"{display_path(path)}:{line}"
             path, line = outside[-1]
     return {"path": display_path(path), "line": line, **found}
 
 
-def _in_stdlib(path: str) -> bool:
+def _below_the_user(path: str) -> bool:
+    """The standard library's frames and dynamo's polyfills: code the user's line called
+    into, which no user edits."""
+    import torch._dynamo.polyfills
+
     real = os.path.realpath(path)
-    return real.startswith(_STDLIB) and SITE_PACKAGES not in real
+    polyfills = os.path.realpath(os.path.dirname(torch._dynamo.polyfills.__file__)) + os.sep
+    return real.startswith(polyfills) or (
+        real.startswith(_STDLIB) and SITE_PACKAGES not in real)
 
 
 class _BreakLog(logging.Handler):

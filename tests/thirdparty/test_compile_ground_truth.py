@@ -101,4 +101,26 @@ def test_a_break_logged_in_the_standard_library_is_placed_where_the_code_called_
     assert found is not None
     assert (found["path"], found["line"], found["code"]) == (
         "<site-packages>/transformers/configuration_utils.py", 1568, "GB0007")
-    assert found["stdlib"].endswith("copy.py:161")
+    assert found["logged_at"].endswith("copy.py:161")
+
+
+def test_a_break_logged_in_a_dynamo_polyfill_is_placed_at_the_users_call() -> None:
+    """``all(mask)`` over a tensor: dynamo runs its polyfill of ``all`` and logs the
+    data-dependent break there (vit-pytorch's CaiT and XCiT layer drop); fx-lsp places it at
+    the user's ``all(...)`` line, and so does the ground truth."""
+    real = compile_once(_AllOverTensor(), {"x": torch.ones(4)})
+    assert real["verdict"] == "breaks", real
+    first = real["breaks"][0]
+    assert (first["path"].endswith("test_compile_ground_truth.py"), first["line"]) == (
+        True, _ALL_LINE), first
+    assert "polyfills" in first["logged_at"], first
+
+
+class _AllOverTensor(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if all(x > 0):  # the break's line
+            return x + 1
+        return x - 1
+
+
+_ALL_LINE = _AllOverTensor.forward.__code__.co_firstlineno + 1

@@ -90,10 +90,19 @@ def _planned(tensor: torch.Tensor, planned: dict[Place, list[Any]]) -> list[Any]
 
 def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
               planned: dict[Place, list[Any]], state: StandIns) -> Callable[..., Any]:
-    def truth() -> bool:
+    #: Per line, the tensor whose elements it asked for last (None: a tensor of its own).
+    elements_of: dict[Place, torch.Tensor | None] = {}
+
+    def truth(tensor: torch.Tensor) -> bool:
         # True the first time a line asks, false after: a loop on tensor data (`while
-        # x.abs().max() > 1`), which real data ends, runs once here instead of forever.
+        # x.abs().max() > 1`), which real data ends, runs once here instead of forever. The
+        # elements of one tensor asked in turn at a line (`all(mask)`, `for v in mask: if v`)
+        # are one ask: a builtin or loop over them ends with the tensor.
         place = asking_line()
+        base = tensor._base
+        if base is not None and elements_of.get(place) is base:
+            return asked[place] == 1
+        elements_of[place] = base
         asked[place] = asked.get(place, 0) + 1
         if asked[place] == 2:
             state.notes.append(f"On meta, the condition on tensor data at line {place[1]} "
@@ -103,7 +112,7 @@ def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
 
     def value(tensor: torch.Tensor) -> Any:
         if name == "__bool__":
-            return truth()
+            return truth(tensor)
         if name in ("item", "tolist"):
             state.numbers += 1
             values = _planned(tensor, planned)
