@@ -10,7 +10,8 @@ inputs in the same run (benchmarks/pt2_real_check.py):
 - a module with no layer that tells its input's size (an activation, a pooling layer);
 - a patch embedding: an einops ``Rearrange`` before the first layer whose size is known, and a
   position table that fixes the number of patches, also as a plain tensor attribute (a constant
-  to torch.export);
+  to torch.export); an ``nn.Unfold`` before it; a forward that rearranges the image in code
+  before its first layer, into windows only an image of the usual size fills;
 - an instance from defaults that holds a convolution with no output channel: it runs on meta,
   and fails under export and compile as on the CPU, so it is fx-lsp's choice (FX406/FX504), not
   an FX499/FX502 (vit-pytorch's ``CrossEmbedLayer`` on guessed arguments).
@@ -111,6 +112,7 @@ model = Tower.from_pretrained("small")
 '''
 PATCHES = '''
 import torch
+from einops import rearrange
 from einops.layers.torch import Rearrange
 from torch import nn
 
@@ -161,6 +163,41 @@ class TableClassifier(nn.Module):
         x = self.to_patches(img)
         x = x + self.positions.to(img.device, dtype=x.dtype)
         return self.head(x.mean(1))
+
+
+class UnfoldedPatches(nn.Module):
+    """PiT's and T2T-ViT's patch embedding: an Unfold, then a Rearrange, then the first layer
+    whose size is known; the position table is sliced to the number of patches."""
+
+    def __init__(self, patch_size=8, dim=32):
+        super().__init__()
+        self.to_patches = nn.Sequential(
+            nn.Unfold(kernel_size=patch_size, stride=patch_size // 2),
+            Rearrange("b c n -> b n c"), nn.Linear(3 * patch_size ** 2, dim))
+        self.positions = nn.Parameter(torch.randn(1, 64, dim))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, img):
+        x = self.to_patches(img)
+        x = x + self.positions[:, :x.shape[1]]
+        return self.head(x.mean(1))
+
+
+class WindowedImage(nn.Module):
+    """TwinsSVT's stages: the forward rearranges the image in code before its first layer,
+    then cuts windows of 7, so only an image of the usual size fits."""
+
+    def __init__(self, dim=8, window=7):
+        super().__init__()
+        self.window = window
+        self.proj = nn.Conv2d(3 * 16, dim, 1)
+
+    def forward(self, image):
+        fmap = rearrange(image, "b c (h p1) (w p2) -> b (c p1 p2) h w", p1=4, p2=4)
+        fmap = self.proj(fmap)
+        windows = rearrange(fmap, "b d (x w1) (y w2) -> b x y (w1 w2 d)",
+                            w1=self.window, w2=self.window)
+        return windows.mean((1, 2))
 '''
 
 
@@ -222,6 +259,13 @@ def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path)
     # A grid of patches before a LayerNorm: the batch and the last size hold, the rest is free.
     assert classes["GridClassifier"]["compile"]["inputs"]["tensors"] == \
         {"img": "float32[2, 3, 16, 16]"}
+    # Worked back through an Unfold and a Rearrange: 3 channels of 8-pixel patches.
+    inputs = classes["UnfoldedPatches"]["export"]["inputs"]
+    assert inputs["tensors"] == {"img": "float32[2, 3, 32, 32]"}
+    assert "`to_patches.0` (Unfold(" in inputs["note"]
+    # No size of its first layer fits: the usual image does.
+    assert classes["WindowedImage"]["compile"]["inputs"]["tensors"] == \
+        {"image": "float32[2, 3, 224, 224]"}
     # A constant table of the instance built on meta exports as it does on the CPU.
     assert classes["TableClassifier"]["export"]["status"] == "traceable"
 

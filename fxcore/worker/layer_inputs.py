@@ -8,9 +8,12 @@ shape, its shape without the last dimension (an attention mask over a sequence),
 alone, as floats, booleans or integer indices, the same for each. A module with no such layer
 (elementwise operations, a pooling layer, an activation written as an autograd Function) says
 nothing of its input's size because it takes any: a few plain shapes of increasing rank are
-tried instead. A candidate is accepted only when the model runs on it eagerly (on meta, or on
-fake tensors for real weights), within a time limit: needing no capture, this serves every
-mode.
+tried instead, as they are after every size of the first layer where none fits (a forward
+that rearranges its input in code before that layer, TwinsSVT's patch embedding). Layers that
+only reshape before the first layer (an einops ``Rearrange``, an ``nn.Unfold``) are worked
+back (``reshape_inputs``). A candidate is accepted only when the model runs on it eagerly (on
+meta, or on fake tensors for real weights), within a time limit: needing no capture, this
+serves every mode.
 """
 
 from __future__ import annotations
@@ -26,15 +29,21 @@ from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
-from fxcore.worker.reshape_inputs import is_rearrange, rearranged_inputs
+from fxcore.worker.reshape_inputs import (
+    is_rearrange,
+    is_unfold,
+    rearranged_inputs,
+    unfolded_inputs,
+)
 
 #: The free sizes tried, in order: the defaults inference uses, then larger ones (a model
 #: that pools five times needs at least 32, a patch embedding a multiple of its patch).
 SIZES_TRIED = (FreeSizes(), FreeSizes(image=(64, 64), depth=16, signal=64, sequence=16),
                FreeSizes(image=(224, 224), depth=16, signal=256, sequence=64))
-#: The inputs tried, in order, for a module none of whose layers tells its input's size: a batch
-#: of vectors, of sequences, of images.
-PLAIN_SHAPES = ((2, 8), (2, 8, 16), (2, 3, 32, 32))
+#: The inputs tried, in order, for a module none of whose layers tells its input's size, or
+#: that none of its first layer's sizes fit: a batch of vectors, of sequences, of images, of
+#: images of the usual size (a model that downsamples 32 times into windows of 7).
+PLAIN_SHAPES = ((2, 8), (2, 8, 16), (2, 3, 32, 32), (2, 3, 224, 224))
 #: The dtypes of a companion input, in order: values (a second stream, a float mask), a
 #: boolean mask, integer indices.
 COMPANION_DTYPES = ("float32", "bool", "int64")
@@ -70,39 +79,66 @@ def first_layer(model: nn.Module) -> tuple[str, nn.Module, InputTemplate] | None
     return None
 
 
-def rearranged_first(model: nn.Module, before: str) -> tuple[str, nn.Module] | None:
-    """The last einops ``Rearrange`` registered before the submodule at ``before`` (the
-    first whose input size is known): what the model's input goes through first (a patch
-    embedding)."""
-    found = None
+def reshaped_first(model: nn.Module, before: str) -> list[tuple[str, nn.Module]]:
+    """The layers that only reshape (an einops ``Rearrange``, an ``nn.Unfold``) registered
+    just before the submodule at ``before`` (the first whose input size is known), the
+    nearest last, others between them passed over: what the model's input goes through first
+    (a patch embedding)."""
+    found: list[tuple[str, nn.Module]] = []
     for path, module in model.named_modules():
         if path == before:
-            return found
-        if is_rearrange(module):
-            found = (path, module)
-    return None
+            return found[-2:] if len(found) > 1 and is_unfold(found[-2][1]) \
+                and is_rearrange(found[-1][1]) else found[-1:]
+        if is_rearrange(module) or is_unfold(module):
+            found.append((path, module))
+    return []
+
+
+def _worked_back(reshaping: list[tuple[str, nn.Module]],
+                 template: InputTemplate) -> list[TensorSpec]:
+    """The specs that ``reshaping``'s layers, in turn, make into what ``template`` takes."""
+    specs: list[TensorSpec] | None = None
+    for _, layer in reversed(reshaping):
+        if is_rearrange(layer):
+            specs = rearranged_inputs(layer, template.dims, template.dtype) if specs is None \
+                else []  # a Rearrange before an Unfold: not worked back
+        else:
+            outputs = specs if specs is not None else [
+                template.spec(sizes) for sizes in SIZES_TRIED]
+            specs = [spec for output in outputs
+                     for spec in unfolded_inputs(layer, output)]  # type: ignore[arg-type]
+    return list(dict.fromkeys(specs or []))
 
 
 def _candidates(cls: type, model: nn.Module) -> list[tuple[TensorSpec, str]]:
     """The specs tried for the first required argument, in order, each with where it comes
     from (the start of ``ExampleInputs.note``)."""
     found = first_layer(model)
+    plain = [(TensorSpec("float32", shape),
+              f"no layer of {cls.__name__} tells its input's size, and it runs on this plain "
+              "shape: " if found is None else
+              f"none of the sizes its first known layer takes fit {cls.__name__}, and it runs "
+              "on this plain shape: ")
+             for shape in PLAIN_SHAPES]
     if found is None:
-        source = (f"no layer of {cls.__name__} tells its input's size, and it runs on this "
-                  "plain shape: ")
-        return [(TensorSpec("float32", shape), source) for shape in PLAIN_SHAPES]
+        return plain
     path, layer, template = found
     source = (f"from `{path}` ({type(layer).__name__}), the first layer whose input size is "
               f"known, which {cls.__name__} runs on: ")
     candidates = [(spec, source)
                   for spec in dict.fromkeys(template.spec(sizes) for sizes in SIZES_TRIED)]
-    rearranged = rearranged_first(model, path)
-    if rearranged is None:
-        return candidates
-    through = (f"worked back through `{rearranged[0]}` (Rearrange "
-               f"'{getattr(rearranged[1], 'pattern', '')}') {source}")
-    return [(spec, through) for spec in rearranged_inputs(rearranged[1], template.dims,
-                                                          template.dtype)] + candidates
+    reshaping = reshaped_first(model, path)
+    if not reshaping:
+        return candidates + plain
+    through = "worked back through " + ", ".join(
+        f"`{name}` ({_described(layer)})" for name, layer in reshaping) + f" {source}"
+    return [(spec, through) for spec in _worked_back(reshaping, template)] + candidates + plain
+
+
+def _described(layer: nn.Module) -> str:
+    if is_rearrange(layer):
+        return f"Rearrange '{getattr(layer, 'pattern', '')}'"
+    return repr(layer)
 
 
 def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,

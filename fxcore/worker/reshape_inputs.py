@@ -1,13 +1,18 @@
-"""The input of a layer that only rearranges its input (einops' ``Rearrange``), worked back from
-what the layer after it takes: a patch embedding ``Rearrange('b c (h p1) (w p2) -> b (h w) (p1
-p2 c)', p1=16, p2=16)`` before ``LayerNorm(768)`` takes images of ``768 / (16 * 16) = 3``
-channels whose height and width are multiples of 16. The pattern says the input's rank and how
-its axes group; the layer's ``axes_lengths`` and the next layer's known sizes give the lengths
-of some axes; the others are free, and each candidate gives them one size (the same for all),
-to be accepted only where the model runs on it (``layer_inputs``).
+"""The input of a layer that only rearranges its input (einops' ``Rearrange``, ``nn.Unfold``),
+worked back from what the layer after it takes: a patch embedding ``Rearrange('b c (h p1) (w p2)
+-> b (h w) (p1 p2 c)', p1=16, p2=16)`` before ``LayerNorm(768)`` takes images of ``768 / (16 *
+16) = 3`` channels whose height and width are multiples of 16. The pattern says the input's rank
+and how its axes group; the layer's ``axes_lengths`` and the next layer's known sizes give the
+lengths of some axes; the others are free, and each candidate gives them one size (the same for
+all), to be accepted only where the model runs on it (``layer_inputs``).
 
 Read from the layer's own ``pattern`` and ``axes_lengths`` with einops' own parser
 (feature-detected: without it, or for a pattern with ``...``, nothing is worked back).
+
+An ``nn.Unfold`` (PiT's and T2T-ViT's patch embeddings: ``Unfold(14, stride=7)``, then
+``Rearrange('b c n -> b n c')`` and ``Linear(3 * 14 * 14, dim)``) turns images of ``C``
+channels into ``C * kh * kw`` features per patch: its input has the features over the kernel's
+area as channels, and square sides of ``UNFOLDED_SIDES``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,31 @@ from fxcore.model.tensor_spec import TensorSpec
 #: The sizes given to the free axes, in order: the patch grid of small and of usual images
 #: (a model whose position table fixes the number of patches runs on one of them only).
 FREE_AXIS_SIZES = (2, 4, 8, 14, 16, 1, 7, 32)
+
+
+#: The image sides tried before an ``nn.Unfold``, in order: small images first (a position
+#: table sliced to the number of patches takes any), then the usual 224.
+UNFOLDED_SIDES = (32, 64, 224)
+
+
+def is_unfold(module: nn.Module) -> bool:
+    return isinstance(module, nn.Unfold)
+
+
+def unfolded_inputs(layer: nn.Unfold, output: TensorSpec) -> list[TensorSpec]:
+    """Specs of the images that ``layer`` turns into ``output`` (``[batch, C * kh * kw,
+    patches]``), one per ``UNFOLDED_SIDES`` the kernel fits in; empty where the features are
+    not a whole number of channels over the kernel's area."""
+    if len(output.shape) != 3:
+        return []
+    kernel = layer.kernel_size if isinstance(layer.kernel_size, tuple) \
+        else (layer.kernel_size, layer.kernel_size)
+    area = math.prod(int(side) for side in kernel)
+    batch, features = output.shape[0], output.shape[1]
+    if area == 0 or features % area:
+        return []
+    return [TensorSpec(output.dtype, (batch, features // area, side, side))
+            for side in UNFOLDED_SIDES if side >= max(int(k) for k in kernel)]
 
 
 def is_rearrange(module: nn.Module) -> bool:
