@@ -68,6 +68,8 @@ async def test_flood_of_changes_leaves_no_backlog(workspace: pathlib.Path) -> No
         assert diagnostics
         assert caught_up < 10, f"{caught_up:.1f} s to publish the newest version"
         # Only the newest version was traced: no trace ran for the versions typed over.
+        # Its fxLsp/traced follows its diagnostics, and may be read a moment after them.
+        await wait_for(lambda: client.traced[traced_mark:], 10, "the newest fxLsp/traced")
         assert [t["version"] for t in client.traced[traced_mark:]] == [final]
         print(
             f"flood: {flood_seconds:.1f} s, newest published {caught_up:.2f} s later, "
