@@ -22,7 +22,8 @@ parameter name                                          value
 ``dim_head``, ``head_dim``                              16
 ``num_classes``, ``n_classes``, ``num_labels``          10
 ``image_size``, ``img_size``, ``input_size``            32
-``patch_size``                                          8
+``patch_size``, ``*_patch_size``                        8
+``frames``, ``num_frames``, ``clip_len``                16
 ``kernel_size``                                         3
 ``stride``, ``dilation``, ``groups``                    1
 ``padding``                                             1
@@ -64,7 +65,8 @@ NAME_RULES: list[_Rule] = [
     (r"(num_|n_)?(heads|head)|nhead|num_attention_heads|attention_heads", 4),
     (r"(num_|n_)?classes|num_labels|n_labels|num_outputs", 10),
     (r"(image|img|input)_?(size|res|resolution)|resolution", 32),
-    (r"patch_?size|patch", 8),
+    (r"(\w+_)?patch_?size|patch", 8),
+    (r"(num_|n_)?frames|clip_?len(gth)?", 16),
     (r"kernel_?size|kernel|ksize|k", 3),
     (r"stride|dilation|groups|num_groups_conv", 1),
     (r"padding|pad", 1),
