@@ -11,7 +11,8 @@ inputs in the same run (benchmarks/pt2_real_check.py):
 - a patch embedding: an einops ``Rearrange`` before the first layer whose size is known, and a
   position table that fixes the number of patches, also as a plain tensor attribute (a constant
   to torch.export); an ``nn.Unfold`` before it; a forward that rearranges the image in code
-  before its first layer, into windows only an image of the usual size fills;
+  before its first layer, into windows only an image of the usual size fills; frames of tokens
+  (a video) before a LayerNorm;
 - an instance from defaults that holds a convolution with no output channel: it runs on meta,
   and fails under export and compile as on the CPU, so it is fx-lsp's choice (FX406/FX504), not
   an FX499/FX502 (vit-pytorch's ``CrossEmbedLayer`` on guessed arguments).
@@ -198,6 +199,21 @@ class WindowedImage(nn.Module):
         windows = rearrange(fmap, "b d (x w1) (y w2) -> b x y (w1 w2 d)",
                             w1=self.window, w2=self.window)
         return windows.mean((1, 2))
+
+
+class FramesOfTokens(nn.Module):
+    """ViViT's factorized transformer: a video's frames of tokens, the frames folded into the
+    batch before the layers."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.spatial = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        batch, frames, seq, _ = x.shape
+        x = rearrange(self.norm(x), "b f n d -> (b f) n d")
+        return rearrange(self.spatial(x), "(b f) n d -> b f n d", b=batch, f=frames)
 '''
 
 
@@ -266,6 +282,9 @@ def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path)
     # No size of its first layer fits: the usual image does.
     assert classes["WindowedImage"]["compile"]["inputs"]["tensors"] == \
         {"image": "float32[2, 3, 224, 224]"}
+    # A LayerNorm takes any leading dimensions: one more than a sequence's, for frames.
+    assert classes["FramesOfTokens"]["export"]["inputs"]["tensors"] == \
+        {"x": "float32[2, 4, 8, 16]"}
     # A constant table of the instance built on meta exports as it does on the CPU.
     assert classes["TableClassifier"]["export"]["status"] == "traceable"
 

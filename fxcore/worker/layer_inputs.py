@@ -125,8 +125,13 @@ def _candidates(cls: type, model: nn.Module) -> list[tuple[TensorSpec, str]]:
     path, layer, template = found
     source = (f"from `{path}` ({type(layer).__name__}), the first layer whose input size is "
               f"known, which {cls.__name__} runs on: ")
-    candidates = [(spec, source)
-                  for spec in dict.fromkeys(template.spec(sizes) for sizes in SIZES_TRIED)]
+    specs = list(dict.fromkeys(template.spec(sizes) for sizes in SIZES_TRIED))
+    if isinstance(layer, (nn.Linear, nn.LayerNorm)):
+        # Both take any leading dimensions: a forward may fold one more into the batch
+        # (frames of a video, windows of an image: ``b f n d -> (b f) n d``).
+        first = specs[0]
+        specs.append(TensorSpec(first.dtype, (first.shape[0], 4, *first.shape[1:])))
+    candidates = [(spec, source) for spec in specs]
     reshaping = reshaped_first(model, path)
     if not reshaping:
         return candidates + plain
