@@ -32,6 +32,7 @@ from fxcore.worker.building.arguments import guess_value, missing_from_type_erro
         ("frame_patch_size", None, 8),
         ("frames", None, 16),
         ("num_frames", int, 16),
+        ("sequence_length", None, 16),
         ("kernel_size", None, 3),
         ("dropout", float, 0.0),
         ("eps", None, 1e-5),

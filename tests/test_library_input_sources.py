@@ -6,7 +6,9 @@ inputs in the same run (benchmarks/pt2_real_check.py):
 
 - a model the workspace builds only through a classmethod (``EfficientNet.from_name(...)``,
   ``from_pretrained`` whose library checks that every weight loaded);
-- a constructor that asserts a parameter its default leaves out (``image_size=None``);
+- a constructor that asserts a parameter its default leaves out (``image_size=None``), or
+  whose defaults alone do not build (``float(drop_prob)`` of a ``None``, an asserted
+  ``sequence_length``);
 - a module with no layer that tells its input's size (an activation, a pooling layer);
 - a patch embedding: an einops ``Rearrange`` before the first layer whose size is known, and a
   position table that fixes the number of patches, also as a plain tensor attribute (a constant
@@ -103,6 +105,30 @@ class SamePool(nn.Module):
     def forward(self, x):
         height, width = x.shape[-2:]
         return F.max_pool2d(F.pad(x, (0, width % 2, 0, height % 2)), self.kernel_size)
+
+
+class DropPath(nn.Module):
+    """CCT's: the default the constructor cannot take (float(None))."""
+
+    def __init__(self, drop_prob=None):
+        super().__init__()
+        self.drop_prob = float(drop_prob)
+
+    def forward(self, x):
+        return x * (1 - self.drop_prob)
+
+
+class SequenceClassifier(nn.Module):
+    """CCT's TransformerClassifier: a default its own assertion refuses."""
+
+    def __init__(self, dim=16, sequence_length=None):
+        super().__init__()
+        assert sequence_length is not None, "the sequence length was not specified"
+        self.positions = nn.Parameter(torch.zeros(1, sequence_length, dim))
+        self.head = nn.Linear(dim, 4)
+
+    def forward(self, x):
+        return self.head(x + self.positions)
 '''
 README = '''# Towers
 
@@ -256,6 +282,11 @@ def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: P
     assert tower["arguments"]["args"] == ["'small'"]
     # The guessed call is completed with the table's image size its assertion asks for.
     assert classes["StaticSamePadding"]["export"]["arguments"]["kwargs"]["image_size"] == "32"
+    # Defaults the constructor refuses: the table's values for those that build nothing.
+    assert classes["DropPath"]["export"]["arguments"] == {
+        "from": "guessed", "args": [], "kwargs": {"drop_prob": "0.0"}}
+    assert classes["SequenceClassifier"]["compile"]["arguments"]["kwargs"] == {
+        "sequence_length": "16"}
     # No layer tells the size: the first plain shape each runs on.
     assert classes["Swish"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8]"}
     assert classes["SamePool"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8, 16]"}

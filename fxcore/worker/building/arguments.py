@@ -28,7 +28,7 @@ parameter name                                          value
 ``stride``, ``dilation``, ``groups``                    1
 ``padding``                                             1
 ``vocab_size``, ``num_embeddings``, ``num_tokens``      100
-``max_len``, ``seq_len``, ``block_size``, ...           16
+``max_len``, ``seq_len``, ``sequence_length``, ...     16
 ``dropout``, ``*_drop``, ``*_rate``, ``p``              0.0
 ``eps``                                                 1e-5
 ``*ratio``, ``expansion``                               4
@@ -72,7 +72,7 @@ NAME_RULES: list[_Rule] = [
     (r"padding|pad", 1),
     (r"vocab_?size|num_embeddings|num_tokens|n_vocab|n_tokens|vocab", 100),
     (r"max_?(len|length|seq_len|position_embeddings)|seq_?len|block_size|context_length"
-     r"|n_ctx|n_positions|seq_length", 16),
+     r"|n_ctx|n_positions|seq_length|sequence_?len(gth)?", 16),
     (r"depth|(num_|n_)?layers|n_layer|num_blocks|n_blocks", 2),
     (r"num_groups|groups_norm|n_groups", 4),
     (r"(.*_)?dropout|(.*_)?drop(_rate|_prob)?|(.*_)?rate|p|prob", 0.0),

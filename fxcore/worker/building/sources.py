@@ -83,6 +83,14 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                 if not configured:
                     for built in _instances_after_defaults(context, cls, module_config):
                         return built
+                    # A default that builds nothing the constructor needs (`drop_prob=None`
+                    # passed to float(), `sequence_length=None` asserted): the table's value.
+                    overrides = default_overrides(cls, {}) \
+                        if context.job.config.guess_arguments else {}
+                    guessed = _build_with_candidate(cls, module_config, overrides, "guessed") \
+                        if overrides else None
+                    if isinstance(guessed, Built):
+                        return guessed
                 failure = context.exception_failure(
                     "constructor", f"Building {cls.__name__} failed: ", error,
                     source.name_span)
