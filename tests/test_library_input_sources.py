@@ -10,6 +10,7 @@ inputs in the same run (benchmarks/pt2_real_check.py):
   whose defaults alone do not build (``float(drop_prob)`` of a ``None``, an asserted
   ``sequence_length``);
 - a module with no layer that tells its input's size (an activation, a pooling layer);
+- a large model built on the CPU (its constructor reads values), compiled with meta weights;
 - a patch embedding: an einops ``Rearrange`` before the first layer whose size is known, and a
   position table that fixes the number of patches, also as a plain tensor attribute (a constant
   to torch.export); an ``nn.Unfold`` before it; a forward that rearranges the image in code
@@ -116,6 +117,23 @@ class DropPath(nn.Module):
 
     def forward(self, x):
         return x * (1 - self.drop_prob)
+
+
+class DepthScheduled(nn.Module):
+    """CCT's: a depth schedule read with .item() builds it on the CPU, with over a million
+    weights, which compile on meta."""
+
+    def __init__(self, dim=512, depth=6):
+        super().__init__()
+        rates = [x.item() for x in torch.linspace(0, 0.1, depth)]
+        self.blocks = nn.ModuleList(nn.Linear(dim, dim) for _ in rates)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        if x.sum() > 0:
+            return x
+        return -x
 
 
 class SequenceClassifier(nn.Module):
@@ -287,6 +305,9 @@ def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: P
         "from": "guessed", "args": [], "kwargs": {"drop_prob": "0.0"}}
     assert classes["SequenceClassifier"]["compile"]["arguments"]["kwargs"] == {
         "sequence_length": "16"}
+    # Built on the CPU, compiled on meta: real torch's break (compared above).
+    assert classes["DepthScheduled"]["compile"]["instantiated_on"] == "cpu"
+    assert [f["code"] for f in classes["DepthScheduled"]["compile"]["failures"]] == ["GB0170"]
     # No layer tells the size: the first plain shape each runs on.
     assert classes["Swish"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8]"}
     assert classes["SamePool"]["compile"]["inputs"]["tensors"] == {"x": "float32[2, 8, 16]"}

@@ -43,7 +43,7 @@ from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
-from fxcore.worker.capture.compile import value_plan
+from fxcore.worker.capture.compile import meta_weights, value_plan
 from fxcore.worker.capture.compile.meta_values import Place, meta_values
 from fxcore.worker.capture.compile.torch_hooks import (
     graph_break_hook,
@@ -171,19 +171,21 @@ class CompileCapture:
         if not target.example_inputs:
             return CaptureRecord(self.mode, not_checked=NO_INPUTS)
         hook = graph_break_hook()
-        on_meta = meta_limits.built_on_meta(target)
+        moved = not meta_limits.built_on_meta(target) and meta_weights.is_large(target.model)
+        on_meta = moved or meta_limits.built_on_meta(target)
         started = time.perf_counter()
-        run = _run(target, hook, on_meta)
-        if run.numbers_stood_in:
-            # A value stood in for data may be one the code's own checks refuse: compiled
-            # again with values they accept, where there are any (``value_plan``).
-            plan = value_plan.plan_values(target, context.is_workspace_path,
-                                          context.job.config.timeout / 4)
-            if plan.taken:
-                run = _run(target, hook, on_meta, plan.values)
-                run.notes[:0] = plan.taken
-            if plan.missing is not None:
-                run.notes.append(plan.missing)
+        with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
+            run = _run(target, hook, on_meta)
+            if run.numbers_stood_in:
+                # A value stood in for data may be one the code's own checks refuse: compiled
+                # again with values they accept, where there are any (``value_plan``).
+                plan = value_plan.plan_values(target, context.is_workspace_path,
+                                              context.job.config.timeout / 4)
+                if plan.taken:
+                    run = _run(target, hook, on_meta, plan.values)
+                    run.notes[:0] = plan.taken
+                if plan.missing is not None:
+                    run.notes.append(plan.missing)
         seconds = time.perf_counter() - started
         breaks, stops, ending_error = run.breaks, run.stops, run.ending_error
         degraded = [*run.notes]
