@@ -15,7 +15,8 @@ inputs in the same run (benchmarks/pt2_real_check.py):
   position table that fixes the number of patches, also as a plain tensor attribute (a constant
   to torch.export); an ``nn.Unfold`` before it; a forward that rearranges the image in code
   before its first layer, into windows only an image of the usual size fills; frames of tokens
-  (a video) before a LayerNorm;
+  (a video) before a LayerNorm; a wrapper whose wrapped module is registered before its own
+  projection and takes ``**kwargs``; windows only a 256 image fills;
 - an instance from defaults that holds a convolution with no output channel: it runs on meta,
   and fails under export and compile as on the CPU, so it is fx-lsp's choice (FX406/FX504), not
   an FX499/FX502 (vit-pytorch's ``CrossEmbedLayer`` on guessed arguments).
@@ -245,6 +246,35 @@ class WindowedImage(nn.Module):
         return windows.mean((1, 2))
 
 
+class ProjectedWrapper(nn.Module):
+    """cross_vit's ProjectInOut: the wrapped module registered before the projection the input
+    meets first, and ``*args``/``**kwargs`` passed on to it."""
+
+    def __init__(self, dim_in=12, dim_out=24):
+        super().__init__()
+        self.fn = nn.Sequential(nn.LayerNorm(dim_out), nn.Linear(dim_out, dim_out))
+        self.project_in = nn.Linear(dim_in, dim_out)
+        self.project_out = nn.Linear(dim_out, dim_in)
+
+    def forward(self, x, *args, **kwargs):
+        return self.project_out(self.fn(self.project_in(x), *args, **kwargs))
+
+
+class WideWindows(nn.Module):
+    """ScalableViT's: a stem of stride 4, then windows of 64, which a 256 image fills."""
+
+    def __init__(self, dim=8, window=64):
+        super().__init__()
+        self.window = window
+        self.stem = nn.Conv2d(3, dim, 7, stride=4, padding=3)
+
+    def forward(self, img):
+        x = self.stem(img)
+        windows = rearrange(x, "b d (x w1) (y w2) -> (b x y) d w1 w2",
+                            w1=self.window, w2=self.window)
+        return windows.mean((1, 2, 3))
+
+
 class FramesOfTokens(nn.Module):
     """ViViT's factorized transformer: a video's frames of tokens, the frames folded into the
     batch before the layers."""
@@ -334,6 +364,11 @@ def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path)
     # No size of its first layer fits: the usual image does.
     assert classes["WindowedImage"]["compile"]["inputs"]["tensors"] == \
         {"image": "float32[2, 3, 224, 224]"}
+    # The wrapped module's layers come first, then the projection the input meets.
+    assert classes["ProjectedWrapper"]["export"]["inputs"]["tensors"] == \
+        {"x": "float32[2, 8, 12]"}
+    assert classes["WideWindows"]["compile"]["inputs"]["tensors"] == \
+        {"img": "float32[2, 3, 256, 256]"}
     # A LayerNorm takes any leading dimensions: one more than a sequence's, for frames.
     assert classes["FramesOfTokens"]["export"]["inputs"]["tensors"] == \
         {"x": "float32[2, 4, 8, 16]"}

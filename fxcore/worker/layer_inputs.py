@@ -1,8 +1,10 @@
 """Example inputs read from the module itself, for when no graph tells them: the fx pre-trace
 stopped before the first layer, or gave no graph to read (``graph.example_inputs`` reads a
 graph). The first layer in registration order whose input size is known (the same table,
-``example_inputs.layer_template``) decides the class's first required ``forward`` argument;
-containers and layers that only reshape are passed over, since they say nothing. Every other
+``example_inputs.layer_template``), then the next ones that take other sizes (a wrapper
+registers the module it wraps before its own projection), decide the class's first required
+``forward`` argument; containers and layers that only reshape are passed over, since they say
+nothing. Every other
 required argument (a mask, indices, a second stream) gets a companion of that input: its
 shape, its shape without the last dimension (an attention mask over a sequence), or its batch
 alone, as floats, booleans or integer indices, the same for each. A module with no such layer
@@ -36,10 +38,16 @@ from fxcore.worker.reshape_inputs import (
     unfolded_inputs,
 )
 
+#: How many of the first layers whose input size is known decide candidates, in order: the
+#: first registered is not always the first the input meets (a wrapper's ``self.fn`` set
+#: before its own projection).
+LAYERS_TRIED = 3
 #: The free sizes tried, in order: the defaults inference uses, then larger ones (a model
-#: that pools five times needs at least 32, a patch embedding a multiple of its patch).
+#: that pools five times needs at least 32, a patch embedding a multiple of its patch), up to
+#: the usual image sizes 224 and 256 (windows of 64 after a stride of 4).
 SIZES_TRIED = (FreeSizes(), FreeSizes(image=(64, 64), depth=16, signal=64, sequence=16),
-               FreeSizes(image=(224, 224), depth=16, signal=256, sequence=64))
+               FreeSizes(image=(224, 224), depth=16, signal=256, sequence=64),
+               FreeSizes(image=(256, 256), depth=16, signal=256, sequence=64))
 #: The inputs tried, in order, for a module none of whose layers tells its input's size, or
 #: that none of its first layer's sizes fit: a batch of vectors, of sequences, of images, of
 #: images of the usual size (a model that downsamples 32 times into windows of 7).
@@ -59,24 +67,31 @@ class LayerInputs:
 
 def required_arguments(cls: type, concrete_args: dict[str, object]) -> list[str] | None:
     """The names of ``forward``'s arguments that have no default and are not fixed by
-    ``concrete-args``; None when ``forward`` takes ``*args``/``**kwargs`` or cannot be read."""
+    ``concrete-args``, ``*args``/``**kwargs`` passed on left empty (``forward(self, x,
+    **kwargs)`` of a wrapper); None when ``forward`` names no argument of its own beside them,
+    or cannot be read."""
     try:
         parameters = list(inspect.signature(cls.forward).parameters.values())[1:]
     except (TypeError, ValueError):
         return None
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+    named = [p for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if not named and parameters:
         return None
-    return [p.name for p in parameters
+    return [p.name for p in named
             if p.default is inspect.Parameter.empty and p.name not in concrete_args]
 
 
-def first_layer(model: nn.Module) -> tuple[str, nn.Module, InputTemplate] | None:
-    """The first submodule, in registration order, whose input size is known."""
+def known_layers(model: nn.Module) -> list[tuple[str, nn.Module, InputTemplate]]:
+    """The first ``LAYERS_TRIED`` submodules, in registration order, whose input size is known,
+    each taking other sizes than those before it."""
+    found: list[tuple[str, nn.Module, InputTemplate]] = []
     for path, module in model.named_modules():
         template = layer_template(module)
-        if template is not None:
-            return path or "the class itself", module, template
-    return None
+        if template is not None and all(template != other for _, _, other in found):
+            found.append((path or "the class itself", module, template))
+            if len(found) == LAYERS_TRIED:
+                break
+    return found
 
 
 def reshaped_first(model: nn.Module, before: str) -> list[tuple[str, nn.Module]]:
@@ -113,31 +128,31 @@ def _worked_back(reshaping: list[tuple[str, nn.Module]],
 def _candidates(cls: type, model: nn.Module) -> list[tuple[TensorSpec, str]]:
     """The specs tried for the first required argument, in order, each with where it comes
     from (the start of ``ExampleInputs.note``)."""
-    found = first_layer(model)
+    layers = known_layers(model)
     plain = [(TensorSpec("float32", shape),
               f"no layer of {cls.__name__} tells its input's size, and it runs on this plain "
-              "shape: " if found is None else
-              f"none of the sizes its first known layer takes fit {cls.__name__}, and it runs "
+              "shape: " if not layers else
+              f"none of the sizes its first known layers take fit {cls.__name__}, and it runs "
               "on this plain shape: ")
              for shape in PLAIN_SHAPES]
-    if found is None:
-        return plain
-    path, layer, template = found
-    source = (f"from `{path}` ({type(layer).__name__}), the first layer whose input size is "
-              f"known, which {cls.__name__} runs on: ")
-    specs = list(dict.fromkeys(template.spec(sizes) for sizes in SIZES_TRIED))
-    if isinstance(layer, (nn.Linear, nn.LayerNorm)):
-        # Both take any leading dimensions: a forward may fold one more into the batch
-        # (frames of a video, windows of an image: ``b f n d -> (b f) n d``).
-        first = specs[0]
-        specs.append(TensorSpec(first.dtype, (first.shape[0], 4, *first.shape[1:])))
-    candidates = [(spec, source) for spec in specs]
-    reshaping = reshaped_first(model, path)
-    if not reshaping:
-        return candidates + plain
-    through = "worked back through " + ", ".join(
-        f"`{name}` ({_described(layer)})" for name, layer in reshaping) + f" {source}"
-    return [(spec, through) for spec in _worked_back(reshaping, template)] + candidates + plain
+    candidates: list[tuple[TensorSpec, str]] = []
+    for index, (path, layer, template) in enumerate(layers):
+        source = (f"from `{path}` ({type(layer).__name__}), the "
+                  f"{'first' if index == 0 else 'next'} layer whose input size is known, which "
+                  f"{cls.__name__} runs on: ")
+        specs = list(dict.fromkeys(template.spec(sizes) for sizes in SIZES_TRIED))
+        if isinstance(layer, (nn.Linear, nn.LayerNorm)):
+            # Both take any leading dimensions: a forward may fold one more into the batch
+            # (frames of a video, windows of an image: ``b f n d -> (b f) n d``).
+            first = specs[0]
+            specs.append(TensorSpec(first.dtype, (first.shape[0], 4, *first.shape[1:])))
+        reshaping = reshaped_first(model, path) if index == 0 else []
+        if reshaping:
+            through = "worked back through " + ", ".join(
+                f"`{name}` ({_described(step)})" for name, step in reshaping) + f" {source}"
+            candidates += [(spec, through) for spec in _worked_back(reshaping, template)]
+        candidates += [(spec, source) for spec in specs]
+    return candidates + plain
 
 
 def _described(layer: nn.Module) -> str:
