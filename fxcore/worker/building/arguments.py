@@ -146,7 +146,7 @@ def _config_instance(annotation: Any, name: str, namespace: dict[str, Any]) -> A
             continue
         try:
             return candidate()
-        except Exception:
+        except Exception:  # the workspace's config class may raise anything: try the next
             continue
     return None
 
