@@ -125,7 +125,11 @@ def test_every_required_argument_gets_an_input_or_none_does() -> None:
     assert found is not None and {name: str(spec) for name, spec in found.specs.items()} == \
         {"x": "float32[2, 8]"}
     assert "no layer of NoKnownLayer tells its input's size" in found.note
-    assert layer_inputs(TakesOnlyFiveWide, TakesOnlyFiveWide(), "cpu", {}, seconds=30) is None
+    # Nothing fits: what the first plain shape met, at the model's line.
+    refused = layer_inputs(TakesOnlyFiveWide, TakesOnlyFiveWide(), "cpu", {}, seconds=30)
+    line = TakesOnlyFiveWide.forward.__code__.co_firstlineno + 2
+    assert refused == ("float32[2, 8] a plain shape, raised ValueError: five features at "
+                       f"test_layer_inputs.py:{line}")
     # A concrete argument is not an input: one required argument is left.
     found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {"mask": 1.0}, seconds=30)
     assert found is not None and list(found.specs) == ["x"]
@@ -189,3 +193,26 @@ def test_export_and_compile_verdicts_where_fx_stops_agree_with_real_torch(tmp_pa
     # The first size tried does not run: the next one that does is taken.
     assert verdicts[("NeedsLargeImages", "export")]["inputs"]["tensors"] == \
         {"image": "float32[2, 3, 64, 64]"}
+
+
+def test_a_module_no_input_runs_says_what_the_likeliest_one_met(tmp_path: Path) -> None:
+    """vit-pytorch's LocalViT normalizes the wrong axis and runs on no input: its "no example
+    inputs" says what the input its first layer takes met, and where."""
+    (tmp_path / "flat.py").write_text(
+        "from torch import nn\n\n\n"
+        "class NormOnFlat(nn.Module):\n"
+        "    def __init__(self, dim=16):\n"
+        "        super().__init__()\n"
+        "        self.norm = nn.LayerNorm(dim)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.norm(x.flatten(1))\n")
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
+                                   "--output-format", "json", "flat.py", cwd=tmp_path)
+    reasons = {module["mode"]: module["reason"] for module in
+               parse_report(completed.stdout)["modules"] if module["mode"] != "fx"}
+    assert set(reasons) == {"export", "compile"}
+    for mode, reason in reasons.items():
+        # torch's own words for the LayerNorm's error differ between releases.
+        assert "; none fx-lsp tried runs: float32[2, 8, 16] from `norm` (LayerNorm), the first " \
+            "layer whose input size is known, raised RuntimeError: " in reason, (mode, reason)
+        assert reason.endswith(" at flat.py:10"), (mode, reason)

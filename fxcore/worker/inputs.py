@@ -27,7 +27,7 @@ from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.graph.example_inputs import from_annotations, inferred
 from fxcore.worker.graph.input_sizes import Propagated, choose
-from fxcore.worker.layer_inputs import layer_inputs, runs_on
+from fxcore.worker.layer_inputs import LayerInputs, layer_inputs, runs_on
 
 
 @dataclass
@@ -96,9 +96,11 @@ def decide_before_capture(context: JobContext, capture: Capture,
             seconds) is False):
         found = layer_inputs(target.cls, target.model, target.instantiated_on,
                              target.concrete_args, seconds)
-        if found is not None:
+        if isinstance(found, LayerInputs):
             decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), found.note),
                                     found.specs)
+        elif found is not None and decided.inputs is None:
+            target.inputs_refused = found
     if decided.inputs is not None:
         target.example_inputs = decided.specs
         target.inputs_origin = decided.inputs.origin

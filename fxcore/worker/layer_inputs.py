@@ -21,7 +21,9 @@ serves every mode.
 from __future__ import annotations
 
 import inspect
+import os
 import time
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -29,8 +31,10 @@ from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.context import describe_exception
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
+from fxcore.worker.locate import is_plumbing
 from fxcore.worker.reshape_inputs import (
     is_rearrange,
     is_unfold,
@@ -162,28 +166,53 @@ def _described(layer: nn.Module) -> str:
 
 
 def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
-                 concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
+                 concrete_args: dict[str, object], seconds: float) -> LayerInputs | str | None:
     """The inputs of a class's required ``forward`` arguments: the first from its first layer
     whose input size is known (or, without one, a plain shape), the others its companions, as
-    the first of ``SIZES_TRIED`` (``PLAIN_SHAPES``) and of the companions the model runs on;
-    None when there is no required argument, the model runs on none of them, or the search
-    takes longer than ``seconds``."""
+    the first of ``SIZES_TRIED`` (``PLAIN_SHAPES``) and of the companions the model runs on.
+    Where the model runs on none of them: what the first, most likely one raised (a model
+    that cannot run at all says so there). None when there is no required argument or the
+    search takes longer than ``seconds``."""
     required = required_arguments(cls, concrete_args)
     if not required:
         return None
     (first, *others) = required
     deadline = time.monotonic() + seconds
+    refusal: str | None = None
     for spec, source in _candidates(cls, model):
         for companion in companions(spec) if others else [None]:
             specs = {first: spec, **{name: companion for name in others if companion}}
             left = deadline - time.monotonic()
-            runs = runs_on(model, instantiated_on, specs, concrete_args, left) \
-                if left > 0 else None
-            if runs is None:
+            if left <= 0:
                 return None
-            if runs:
-                return LayerInputs(specs, _note(source, first, spec, others, companion))
-    return None
+            try:
+                run_eagerly(model, instantiated_on, specs, concrete_args, left)
+            except OutOfTime:
+                return None
+            except Exception as error:  # user code may raise anything: these do not fit
+                where = source.split(", which ")[0] if ", which " in source \
+                    else "a plain shape"
+                refusal = refusal or (f"{spec} {where}, raised "
+                                      f"{_first_line(describe_exception(error))}"
+                                      f"{_raised_at(error)}")
+                continue
+            return LayerInputs(specs, _note(source, first, spec, others, companion))
+    return refusal
+
+
+def _raised_at(error: BaseException) -> str:
+    """`` at file:line`` of the innermost frame of the user's code (outside torch, the
+    standard library and installed packages) that the error passed, or nothing."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not is_plumbing(frame.filename) and "site-packages" not in frame.filename]
+    if not frames:
+        return ""
+    return f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}"
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def companions(spec: TensorSpec) -> Iterator[TensorSpec]:

@@ -63,6 +63,16 @@ class CaptureTarget:
     #: For a submodule traced as its parent built it, on inputs inferred for it alone: why
     #: the inputs the parent passes it were not recorded (``fxcore.worker.parent_inputs``).
     parent_inputs_missing: str | None = None
+    #: Where no example inputs were found: what the most likely candidate raised when the
+    #: module ran on it (``fxcore.worker.layer_inputs``).
+    inputs_refused: str | None = None
+
+
+def no_inputs_reason(reason: str, target: CaptureTarget) -> str:
+    """A mode's "no example inputs" reason, with what the most likely input met."""
+    if target.inputs_refused is None:
+        return reason
+    return f"{reason}; none fx-lsp tried runs: {target.inputs_refused}"
 
 
 @dataclass

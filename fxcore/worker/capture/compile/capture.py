@@ -64,6 +64,7 @@ from fxcore.worker.capture.record import (
     CaptureTarget,
     NodeOrigin,
     RecordedFailure,
+    no_inputs_reason,
 )
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.locate import RawPosition
@@ -169,7 +170,7 @@ class CompileCapture:
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if not target.example_inputs:
-            return CaptureRecord(self.mode, not_checked=NO_INPUTS)
+            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target))
         hook = graph_break_hook()
         moved = not meta_limits.built_on_meta(target) and meta_weights.is_large(target.model)
         on_meta = moved or meta_limits.built_on_meta(target)

@@ -37,7 +37,12 @@ from fxcore.worker.capture.export.failures import (
     mark_after_guesses,
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
+from fxcore.worker.capture.record import (
+    CaptureRecord,
+    CaptureTarget,
+    RecordedFailure,
+    no_inputs_reason,
+)
 from fxcore.worker.context import JobContext
 from fxcore.worker.locate import traceback_positions
 
@@ -72,7 +77,7 @@ class ExportCapture:
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         if target.example_inputs is None:
-            return CaptureRecord(self.mode, not_checked=NO_INPUTS)
+            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target))
         unfakeable = torch_hooks.missing_fake_tensors()
         if unfakeable is not None:
             return CaptureRecord(self.mode, not_checked=f"not checkable under torch.export "
