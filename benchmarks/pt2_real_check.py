@@ -21,6 +21,7 @@ own process, and each file's classes start from a fresh torch, as fx-lsp's worke
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -87,6 +88,9 @@ def _child() -> None:
     outcomes = []
     for entry in request["classes"]:
         module, specs = entry["module"], entry["inputs"]
+        # Literals a parent passes beside the tensors (``inputs.values``), as fx-lsp gave them.
+        values = {name: ast.literal_eval(text) for name, text
+                  in ((module.get("inputs") or {}).get("values") or {}).items()}
         location = import_location(os.path.join(root, module["path"])).sys_path_entry
         if location not in sys.path:
             sys.path.insert(0, location)
@@ -100,14 +104,16 @@ def _child() -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             try:
                 with torch.no_grad():
-                    fresh(module)(**example_tensors(specs))
+                    fresh(module)(**example_tensors(specs), **values)
             except Exception as error:
                 outcome["eager"] = error_of(error)
             try:
-                torch.export.export(fresh(module), (), example_tensors(specs), strict=False)
+                torch.export.export(fresh(module), (), {**example_tensors(specs), **values},
+                                    strict=False)
             except Exception as error:
                 outcome["export"] = {"verdict": "failed", **error_of(error)}
-            outcome["compile"] = compile_once(fresh(module), example_tensors(specs))
+            outcome["compile"] = compile_once(fresh(module),
+                                              {**example_tensors(specs), **values})
         outcomes.append(outcome)
     sys.stdout.write("\n" + json.dumps(outcomes) + "\n")
 

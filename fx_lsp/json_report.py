@@ -107,7 +107,9 @@ def _module_json(module: ModuleResult, reported: Reported) -> dict[str, Any]:
         "failures": [_failure_json(failure, reported) for failure in module.failures],
         "hints": [_failure_json(hint, reported) for hint in module.hints],
         "inputs": {"from": module.inputs.origin, "tensors": module.inputs.tensors,
-                   "note": module.inputs.note} if module.inputs else None,
+                   "note": module.inputs.note,
+                   **({"values": module.inputs.values} if module.inputs.values else {})}
+        if module.inputs else None,
         "output_shape": module.output_shape,
         "shapes_note": module.shapes_note,
         "shape_errors": [_failure_json(failure, reported) for failure in module.shape_errors],

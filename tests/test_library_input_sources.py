@@ -16,7 +16,8 @@ inputs in the same run (benchmarks/pt2_real_check.py):
   to torch.export); an ``nn.Unfold`` before it; a forward that rearranges the image in code
   before its first layer, into windows only an image of the usual size fills; frames of tokens
   (a video) before a LayerNorm; a wrapper whose wrapped module is registered before its own
-  projection and takes ``**kwargs``; windows only a 256 image fills;
+  projection and takes ``**kwargs``; windows only a 256 image fills; a block its parent passes
+  a dict of sizes beside its tensor (RvT's ``fmap_dims``);
 - an instance from defaults that holds a convolution with no output channel: it runs on meta,
   and fails under export and compile as on the CPU, so it is fx-lsp's choice (FX406/FX504), not
   an FX499/FX502 (vit-pytorch's ``CrossEmbedLayer`` on guessed arguments).
@@ -275,6 +276,30 @@ class WideWindows(nn.Module):
         return windows.mean((1, 2, 3))
 
 
+class MapBlock(nn.Module):
+    """RvT's Transformer: its parent passes the feature map's height and width as a dict."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Conv2d(dim, dim, 3, padding=1)
+
+    def forward(self, x, fmap_dims):
+        x = rearrange(x, "b (h w) d -> b d h w", **fmap_dims)
+        return rearrange(self.proj(x), "b d h w -> b (h w) d")
+
+
+class MapModel(nn.Module):
+    def __init__(self, dim=16):
+        super().__init__()
+        self.embed = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=4, p2=4), nn.Linear(48, dim))
+        self.block = MapBlock(dim)
+
+    def forward(self, img):
+        fmap_dims = {"h": img.shape[-2] // 4, "w": img.shape[-1] // 4}
+        return self.block(self.embed(img), fmap_dims).mean(1)
+
+
 class FramesOfTokens(nn.Module):
     """ViViT's factorized transformer: a video's frames of tokens, the frames folded into the
     batch before the layers."""
@@ -369,6 +394,10 @@ def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path)
         {"x": "float32[2, 8, 12]"}
     assert classes["WideWindows"]["compile"]["inputs"]["tensors"] == \
         {"img": "float32[2, 3, 256, 256]"}
+    # A literal the parent passes beside the tensors is given as it was, here and on the
+    # real side (compared above).
+    block = classes["MapBlock"]["export"]["inputs"]
+    assert (block["from"], block["values"]) == ("parent", {"fmap_dims": "{'h': 2, 'w': 2}"})
     # A LayerNorm takes any leading dimensions: one more than a sequence's, for frames.
     assert classes["FramesOfTokens"]["export"]["inputs"]["tensors"] == \
         {"x": "float32[2, 4, 8, 16]"}

@@ -29,6 +29,11 @@ class Scaler(nn.Module):
         return x * factor
 
 
+class Gate(nn.Module):
+    def forward(self, x: torch.Tensor, activation: object) -> torch.Tensor:
+        return activation(x)  # type: ignore[operator]
+
+
 class Bias(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -46,12 +51,13 @@ class Root(nn.Module):
         self.scale = Scaler()
         self.unused = Attention()
         self.bias = Bias()
+        self.gate = Gate()
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         h = self.embed(tokens)
         h = self.attn(h.transpose(0, 1), mask=None, heads=2)
         self.attn(h[:1])  # only the first call counts
-        return self.scale(h, 0.5) + self.bias()
+        return self.scale(h, 0.5) + self.bias() + self.gate(h, torch.sigmoid)
 
 
 INPUTS = ExampleInputs("inferred", {"tokens": "int64[2, 5]"})
@@ -62,11 +68,16 @@ def test_each_submodule_gets_the_tensors_of_its_first_call_by_forward_argument()
         with torch.device(device):
             root = Root()
         passed = passed_inputs(root, INPUTS, {}, "meta" if device == "meta" else "cpu",
-                               [root.attn, root.scale, root.unused, root.bias], seconds=30)
+                               [root.attn, root.scale, root.unused, root.bias, root.gate],
+                               seconds=30)
         assert passed.failed is None
-        assert passed.inputs == {id(root.attn): {"x": TensorSpec("float32", (5, 2, 8))}}
-        assert passed.reason(root.scale) == ("its argument factor is given a float, which "
-                                             "example inputs cannot give")
+        tokens = {"x": TensorSpec("float32", (5, 2, 8))}
+        assert passed.inputs == {id(root.attn): tokens, id(root.scale): tokens}
+        # A literal other than the default is kept to be given as it was; defaults are not.
+        assert passed.values == {id(root.attn): {}, id(root.scale): {"factor": 0.5}}
+        assert passed.reason(root.gate) == ("its argument activation is given a "
+                                            "builtin_function_or_method, which example inputs "
+                                            "cannot give")
         assert passed.reason(root.unused) == "it was not called"
         assert passed.reason(root.bias) == "it is called without tensors"
         # The hooks are gone: the next call records nothing.

@@ -159,6 +159,9 @@ class ExampleInputs:
     #: How inferred sizes were chosen: declared by the model, solved from its constraints
     #: (the first size tried that it accepts), or that none tried fits; None for defaults.
     note: str | None = None
+    #: Arguments other than tensors that a parent passes (``fmap_dims={'h': 4, 'w': 4}``), each
+    #: a Python literal's ``repr``, given with the tensors where a mode runs ``forward``.
+    values: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

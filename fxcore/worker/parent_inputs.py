@@ -5,9 +5,11 @@ forward pre-hook on each submodule to be traced, which records the first call's 
 A submodule traced as its parent built it then gets those as its example inputs instead of
 inputs inferred for it alone: a block after a downsampling stage is given the maps the stage
 gives, a classifier the pooled features. Only arguments that example inputs can spell are
-kept (tensors of a dtype a ``TensorSpec`` names, by ``forward`` argument; anything else must
-be the argument's default); a submodule called otherwise, or never, has none recorded and
-keeps the inputs inferred for it alone, with the reason.
+kept: tensors of a dtype a ``TensorSpec`` names, by ``forward`` argument, and Python literals
+(numbers, strings, ``None``, and tuples, lists and dicts of them: a ``fmap_dims={'h': 4, 'w':
+4}``), given as they were by the modes that run ``forward``; anything else must be the
+argument's default. A submodule called otherwise, or never, has none recorded and keeps the
+inputs inferred for it alone, with the reason.
 
 This runs user code (the root's ``forward``); it is only ever called inside a worker child.
 """
@@ -15,6 +17,7 @@ This runs user code (the root's ``forward``); it is only ever called inside a wo
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +36,8 @@ class PassedInputs:
 
     #: ``id(submodule)`` -> the tensors of its first call, by ``forward`` argument.
     inputs: dict[int, dict[str, TensorSpec]] = field(default_factory=dict)
+    #: ``id(submodule)`` -> the literals of its first call other than defaults, by argument.
+    values: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: ``id(submodule)`` -> why its inputs were not recorded (called with a value example
     #: inputs cannot spell, or never called).
     missing: dict[int, str] = field(default_factory=dict)
@@ -96,23 +101,25 @@ def _recorder(submodule: torch.nn.Module, passed: PassedInputs) -> Any:
         key = id(submodule)
         if key in passed.inputs or key in passed.missing:
             return
-        inputs = _spelled_arguments(submodule, args, kwargs)
-        if isinstance(inputs, str):
-            passed.missing[key] = inputs
+        spelled = _spelled_arguments(submodule, args, kwargs)
+        if isinstance(spelled, str):
+            passed.missing[key] = spelled
         else:
-            passed.inputs[key] = inputs
+            passed.inputs[key], passed.values[key] = spelled
     return record
 
 
-def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...],
-                       kwargs: dict[str, Any]) -> dict[str, TensorSpec] | str:
-    """The call's tensors by ``forward`` argument, or why example inputs cannot give it."""
+def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
+                       ) -> tuple[dict[str, TensorSpec], dict[str, Any]] | str:
+    """The call's tensors and its literals other than defaults, by ``forward`` argument, or
+    why example inputs cannot give it."""
     try:
         signature = inspect.signature(submodule.forward)
         bound = signature.bind(*args, **kwargs)
     except (TypeError, ValueError) as error:
         return f"its call does not bind to its forward: {describe_exception(error)}"
     inputs: dict[str, TensorSpec] = {}
+    values: dict[str, Any] = {}
     for name, value in bound.arguments.items():
         parameter = signature.parameters[name]
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -124,10 +131,26 @@ def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...],
             if dtype not in DTYPES:
                 return f"its argument {name} is a {dtype} tensor"
             inputs[name] = TensorSpec(dtype, tuple(int(size) for size in value.shape))
+        elif _is_literal(value):
+            if not _is_default(value, parameter.default):
+                values[name] = value
         elif not _is_default(value, parameter.default):
             return (f"its argument {name} is given a {type(value).__name__}, which example "
                     "inputs cannot give")
-    return inputs or "it is called without tensors"
+    return (inputs, values) if inputs else "it is called without tensors"
+
+
+def _is_literal(value: Any, depth: int = 0) -> bool:
+    """A value ``ast.literal_eval`` gives back from its ``repr``: a number, a string, ``None``,
+    or a small tuple, list or dict of them."""
+    if value is None or type(value) in (bool, int, float, str):
+        # A NaN's or an infinity's repr reads back as a name, not a number.
+        return type(value) is not float or math.isfinite(value)
+    if depth > 2 or not isinstance(value, (tuple, list, dict)) or len(value) > 16:
+        return False
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+    return type(value) in (tuple, list, dict) and all(_is_literal(item, depth + 1)
+                                                       for item in items)
 
 
 def _is_default(value: Any, default: Any) -> bool:

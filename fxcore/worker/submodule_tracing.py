@@ -23,7 +23,7 @@ from fxcore.worker.building.sources import (
     not_a_model_reason,
     root_arguments,
 )
-from fxcore.worker.capture.base import Capture
+from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.parent_inputs import PassedInputs, passed_inputs, passed_note
@@ -149,13 +149,20 @@ class SubmoduleTracing:
         target = CaptureTarget(cls, source, submodule, root.instantiated_on or "meta",
                                module_config.concrete_args, arguments=arguments)
         recorded = passed.inputs.get(id(submodule))
+        values = passed.values.get(id(submodule), {})
+        if values and not needs_inputs(capture):
+            # Only the modes that run forward are given literals: a graph's shapes would be
+            # propagated without them.
+            recorded = None
         # Its own configured inputs come first, decided as for any class.
         if not module_config.inputs and recorded is not None and root_inputs is not None:
             target.example_inputs = recorded
+            target.passed_values = values
             target.inputs_origin = "parent"
             target.inputs_note = passed_note(root.class_name, path, root_inputs)
         elif not module_config.inputs:
-            target.parent_inputs_missing = passed.reason(submodule)
+            target.parent_inputs_missing = passed.reason(submodule) or (
+                f"it is called with {', '.join(values)} besides tensors")
         result = self.verdict(in_file, capture, target)
         result.arguments = arguments
         return result

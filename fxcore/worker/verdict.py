@@ -84,4 +84,5 @@ def _captured_inputs(target: CaptureTarget) -> dict[str, Any]:
         return {}
     return {"inputs": ExampleInputs(origin=target.inputs_origin, tensors={
         name: str(spec) for name, spec in target.example_inputs.items()},
-        note=target.inputs_note)}
+        note=target.inputs_note,
+        values={name: repr(value) for name, value in target.passed_values.items()})}

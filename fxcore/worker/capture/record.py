@@ -55,6 +55,9 @@ class CaptureTarget:
     example_inputs: dict[str, TensorSpec] | None = None
     #: Where ``example_inputs`` came from.
     inputs_origin: InputsOrigin | None = None
+    #: Literal arguments other than tensors passed beside ``example_inputs`` (a parent's, as
+    #: it passes them), by ``forward`` argument.
+    passed_values: dict[str, Any] = field(default_factory=dict)
     #: The constructor call that built the instance (a parent's for a submodule): a shape
     #: problem on a guessed instance says so.
     arguments: Arguments | None = None

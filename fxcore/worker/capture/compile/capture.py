@@ -286,7 +286,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                                  fullgraph=hook is None)
         try:
             with torch.no_grad():
-                compiled(**example_tensors(target))
+                compiled(**example_tensors(target), **target.passed_values)
         except BaseException as error:
             run.ending_error = error
     torch._dynamo.reset()

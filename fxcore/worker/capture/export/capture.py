@@ -84,7 +84,8 @@ class ExportCapture:
                                                         f"in this torch: {unfakeable}")
         started = time.perf_counter()
         mode = fake.new_mode()
-        inputs = fake.fake_inputs(mode, target.example_inputs)
+        # Literals a parent passes go beside the tensors, as export specialises on them.
+        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.passed_values}
         guesser = DataDependentGuesser(context.is_workspace_path)
         missing = torch_hooks.missing_guess_hook()
         notes = [] if missing is None else [
@@ -162,7 +163,8 @@ class ExportCapture:
         if unsupported is not None:
             return [], [f"Strict export (export-strict) is not checked: {unsupported}."]
         with quiet_torch():
-            error = strict.strict_export_error(target.model, target.example_inputs, dims)
+            error = strict.strict_export_error(target.model, target.example_inputs, dims,
+                                               target.passed_values)
         if error is None:
             return [], []
         return strict.strict_only_failures(context, target, error, non_strict)

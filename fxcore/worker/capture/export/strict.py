@@ -12,6 +12,8 @@ at its first failure: it has no recovery.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from fxcore.model.job_spec import DynamicDim
@@ -33,13 +35,15 @@ KIND = "export-strict-only"
 
 
 def strict_export_error(model: torch.nn.Module, specs: dict[str, TensorSpec],
-                        dims: dict[str, dict[int, DynamicDim]]) -> BaseException | None:
+                        dims: dict[str, dict[int, DynamicDim]],
+                        values: dict[str, Any]) -> BaseException | None:
     """What ``torch.export.export(model, (), inputs, strict=True)`` raises on fake inputs
-    made from ``specs``, with the configured dynamic dimensions; None when it exports.
+    made from ``specs`` and the literal ``values`` beside them, with the configured dynamic
+    dimensions; None when it exports.
 
     A fake mode of its own: the non-strict export's shape environment holds its guesses."""
     mode = fake.new_mode()
-    inputs = fake.fake_inputs(mode, specs)
+    inputs = {**fake.fake_inputs(mode, specs), **values}
     with fake.faked_weights(model, mode):
         try:
             torch.export.export(model, (), inputs, strict=True,
