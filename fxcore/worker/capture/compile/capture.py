@@ -172,8 +172,9 @@ class CompileCapture:
         if not target.example_inputs:
             return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target))
         hook = graph_break_hook()
-        moved = not meta_limits.built_on_meta(target) and meta_weights.is_large(target.model)
-        on_meta = moved or meta_limits.built_on_meta(target)
+        built_on_meta = meta_limits.built_on_meta(target)
+        moved = not built_on_meta and meta_weights.is_large(target.model)
+        on_meta = built_on_meta or moved
         started = time.perf_counter()
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
             run = _run(target, hook, on_meta)

@@ -12,11 +12,11 @@ weights, and the values its forward reads from them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager
 
 import torch
+
+from fxcore.worker.capture.swapped_tensors import swapped_tensors
 
 #: The most weight elements a model built on the CPU is compiled with for real.
 LARGEST_REAL_RUN = 1 << 20
@@ -27,22 +27,8 @@ def is_large(model: torch.nn.Module) -> bool:
     return sum(tensor.numel() for tensor in weights if not tensor.is_meta) > LARGEST_REAL_RUN
 
 
-@contextmanager
-def weights_on_meta(model: torch.nn.Module) -> Iterator[None]:
+def weights_on_meta(model: torch.nn.Module) -> AbstractContextManager[None]:
     """``model``'s CPU parameters, buffers and tensor attributes replaced by meta copies of
     the same dtype and shape while the block runs."""
-    saved: list[tuple[dict[str, Any], str, Any]] = []
-    try:
-        for module in model.modules():
-            for table in (module._parameters, module._buffers, vars(module)):
-                for name, value in list(table.items()):
-                    if not isinstance(value, torch.Tensor) or value.is_meta:
-                        continue
-                    saved.append((table, name, value))
-                    meta = torch.empty_like(value, device="meta")
-                    table[name] = torch.nn.Parameter(meta, value.requires_grad) \
-                        if isinstance(value, torch.nn.Parameter) else meta
-        yield
-    finally:
-        for table, name, value in reversed(saved):
-            table[name] = value
+    return swapped_tensors(model, lambda value, _attribute: None if value.is_meta
+                           else torch.empty_like(value, device="meta"))

@@ -16,14 +16,13 @@ zero-filled CPU tensors, as small as a table, and only a constant larger than
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager
 
 import torch
 
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
+from fxcore.worker.capture.swapped_tensors import swapped_tensors
 
 #: The most elements a meta tensor attribute is made real with (64 MB of float32).
 LARGEST_REAL_CONSTANT = 1 << 24
@@ -41,34 +40,21 @@ def new_mode() -> FakeTensorMode:
     return FakeTensorMode(shape_env=ShapeEnv())
 
 
-@contextmanager
-def faked_weights(model: torch.nn.Module, mode: FakeTensorMode) -> Iterator[None]:
+def faked_weights(model: torch.nn.Module, mode: FakeTensorMode) -> AbstractContextManager[None]:
     """``model``'s parameters and buffers replaced by fake CPU tensors of the same dtype and
     shape, its meta tensor attributes by CPU tensors (see the module's docstring), and all put
     back after (other modes capture the same instance)."""
-    saved: list[tuple[dict[str, Any], str, Any]] = []
 
     def fake(value: torch.Tensor) -> torch.Tensor:
         with mode:
             return torch.empty(value.shape, dtype=value.dtype)
 
-    try:
-        for module in model.modules():
-            for table in (module._parameters, module._buffers):
-                for name, value in list(table.items()):
-                    if value is None:
-                        continue
-                    saved.append((table, name, value))
-                    faked = fake(value)
-                    table[name] = torch.nn.Parameter(faked, value.requires_grad) \
-                        if isinstance(value, torch.nn.Parameter) else faked
-            attributes = vars(module)
-            for name, value in list(attributes.items()):
-                if isinstance(value, torch.Tensor) and value.is_meta:
-                    saved.append((attributes, name, value))
-                    attributes[name] = torch.zeros(value.shape, dtype=value.dtype) \
-                        if value.numel() <= LARGEST_REAL_CONSTANT else fake(value)
-        yield
-    finally:
-        for table, name, value in reversed(saved):
-            table[name] = value
+    def replacement(value: torch.Tensor, attribute: bool) -> torch.Tensor | None:
+        if not attribute:
+            return fake(value)
+        if not value.is_meta:
+            return None
+        return torch.zeros(value.shape, dtype=value.dtype) \
+            if value.numel() <= LARGEST_REAL_CONSTANT else fake(value)
+
+    return swapped_tensors(model, replacement)
