@@ -102,36 +102,47 @@ class Padded(nn.Module):
         return F.relu(self.conv(x))
 
 
+def _in_this_file(path: str) -> bool:
+    """The workspace of the tests that call ``layer_inputs`` directly: this file."""
+    return path == __file__
+
+
 def test_the_first_known_layer_decides_and_the_model_must_run_on_it() -> None:
     with torch.device("meta"):
         padded = Padded()
-    found = layer_inputs(Padded, padded, "meta", {}, seconds=30)
+    found = layer_inputs(Padded, padded, "meta", {}, seconds=30,
+                         is_workspace_path=_in_this_file)
     assert found is not None
     assert {name: str(spec) for name, spec in found.specs.items()} == \
         {"x": "float32[2, 3, 32, 32]"}
     assert "`conv` (Conv2d)" in found.note
     # Real weights: run on fake tensors, nothing computed.
-    assert layer_inputs(Padded, Padded(), "cpu", {}, seconds=30) == found
+    assert layer_inputs(Padded, Padded(), "cpu", {}, seconds=30,
+                         is_workspace_path=_in_this_file) == found
 
 
 def test_every_required_argument_gets_an_input_or_none_does() -> None:
-    found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {}, seconds=30)
+    found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {}, seconds=30,
+                         is_workspace_path=_in_this_file)
     assert found is not None
     assert {name: str(spec) for name, spec in found.specs.items()} == \
         {"x": "float32[2, 8, 4]", "mask": "float32[2, 8, 4]"}
     assert "float32[2, 8, 4] for mask, the first companion" in found.note
     # No layer tells the size: the first plain shape the model runs on, or none.
-    found = layer_inputs(NoKnownLayer, NoKnownLayer(), "cpu", {}, seconds=30)
+    found = layer_inputs(NoKnownLayer, NoKnownLayer(), "cpu", {}, seconds=30,
+                         is_workspace_path=_in_this_file)
     assert found is not None and {name: str(spec) for name, spec in found.specs.items()} == \
         {"x": "float32[2, 8]"}
     assert "no layer of NoKnownLayer tells its input's size" in found.note
     # Nothing fits: what the first plain shape met, at the model's line.
-    refused = layer_inputs(TakesOnlyFiveWide, TakesOnlyFiveWide(), "cpu", {}, seconds=30)
+    refused = layer_inputs(TakesOnlyFiveWide, TakesOnlyFiveWide(), "cpu", {}, seconds=30,
+                           is_workspace_path=_in_this_file)
     line = TakesOnlyFiveWide.forward.__code__.co_firstlineno + 2
     assert refused == ("float32[2, 8] a plain shape, raised ValueError: five features at "
                        f"test_layer_inputs.py:{line}")
     # A concrete argument is not an input: one required argument is left.
-    found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {"mask": 1.0}, seconds=30)
+    found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {"mask": 1.0}, seconds=30,
+                         is_workspace_path=_in_this_file)
     assert found is not None and list(found.specs) == ["x"]
 
 

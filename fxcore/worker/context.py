@@ -51,6 +51,11 @@ def describe_exception(error: BaseException) -> str:
                 f"{type(formatting_error).__name__})")
 
 
+def first_line(text: str) -> str:
+    """The first line of ``text`` that says something, stripped; empty for none."""
+    return text.strip().splitlines()[0].strip() if text.strip() else ""
+
+
 class JobContext:
     """One job's paths, sources and result builders, shared by its stages."""
 

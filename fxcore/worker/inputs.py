@@ -95,7 +95,7 @@ def decide_before_capture(context: JobContext, capture: Capture,
             target.model, target.instantiated_on, decided.specs, target.concrete_args,
             seconds) is False):
         found = layer_inputs(target.cls, target.model, target.instantiated_on,
-                             target.concrete_args, seconds)
+                             target.concrete_args, seconds, context.is_workspace_path)
         if isinstance(found, LayerInputs):
             decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), found.note),
                                     found.specs)

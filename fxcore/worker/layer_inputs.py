@@ -23,18 +23,17 @@ from __future__ import annotations
 import inspect
 import os
 import time
-import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.context import describe_exception
+from fxcore.worker.context import describe_exception, first_line
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
-from fxcore.worker.locate import is_plumbing
+from fxcore.worker.locate import traceback_positions
 from fxcore.worker.reshape_inputs import (
     is_rearrange,
     is_unfold,
@@ -56,6 +55,8 @@ SIZES_TRIED = (FreeSizes(), FreeSizes(image=(64, 64), depth=16, signal=64, seque
 #: that none of its first layer's sizes fit: a batch of vectors, of sequences, of images, of
 #: images of the usual size (a model that downsamples 32 times into windows of 7).
 PLAIN_SHAPES = ((2, 8), (2, 8, 16), (2, 3, 32, 32), (2, 3, 224, 224))
+#: The most characters of an error's first line that a refusal quotes.
+REFUSAL_LENGTH = 200
 #: The dtypes of a companion input, in order: values (a second stream, a float mask), a
 #: boolean mask, integer indices.
 COMPANION_DTYPES = ("float32", "bool", "int64")
@@ -115,35 +116,41 @@ def reshaped_first(model: nn.Module, before: str) -> list[tuple[str, nn.Module]]
 
 def _worked_back(reshaping: list[tuple[str, nn.Module]],
                  template: InputTemplate) -> list[TensorSpec]:
-    """The specs that ``reshaping``'s layers, in turn, make into what ``template`` takes."""
-    specs: list[TensorSpec] | None = None
-    for _, layer in reversed(reshaping):
-        if is_rearrange(layer):
-            specs = rearranged_inputs(layer, template.dims, template.dtype) if specs is None \
-                else []  # a Rearrange before an Unfold: not worked back
-        else:
-            outputs = specs if specs is not None else [
-                template.spec(sizes) for sizes in SIZES_TRIED]
-            specs = [spec for output in outputs
-                     for spec in unfolded_inputs(layer, output)]  # type: ignore[arg-type]
-    return list(dict.fromkeys(specs or []))
+    """The specs that ``reshaping``'s layers (a Rearrange, an Unfold, or an Unfold then a
+    Rearrange: ``reshaped_first``) make into what ``template`` takes."""
+    layers = [layer for _, layer in reshaping]
+    if is_rearrange(layers[-1]):
+        specs = rearranged_inputs(layers.pop(), template.dims, template.dtype)
+    else:
+        specs = [template.spec(sizes) for sizes in SIZES_TRIED]
+    if layers and isinstance(layers[0], nn.Unfold):
+        specs = [spec for output in specs for spec in unfolded_inputs(layers[0], output)]
+    return list(dict.fromkeys(specs))
 
 
-def _candidates(cls: type, model: nn.Module) -> list[tuple[TensorSpec, str]]:
-    """The specs tried for the first required argument, in order, each with where it comes
-    from (the start of ``ExampleInputs.note``)."""
+@dataclass(frozen=True)
+class _Candidate:
+    """A spec tried for the first required argument, and where it comes from."""
+
+    spec: TensorSpec
+    #: As a refusal names it (``from `norm` (LayerNorm), the first layer whose input size is
+    #: known``, ``a plain shape``).
+    origin: str
+    #: The words of ``ExampleInputs.note`` before the spec.
+    note: str
+
+
+def _candidates(cls: type, model: nn.Module) -> list[_Candidate]:
+    """The specs tried for the first required argument, in order."""
     layers = known_layers(model)
-    plain = [(TensorSpec("float32", shape),
-              f"no layer of {cls.__name__} tells its input's size, and it runs on this plain "
-              "shape: " if not layers else
-              f"none of the sizes its first known layers take fit {cls.__name__}, and it runs "
-              "on this plain shape: ")
-             for shape in PLAIN_SHAPES]
-    candidates: list[tuple[TensorSpec, str]] = []
+    plain_note = (f"no layer of {cls.__name__} tells its input's size, and it runs on this "
+                  "plain shape: " if not layers else
+                  f"none of the sizes its first known layers take fit {cls.__name__}, and it "
+                  "runs on this plain shape: ")
+    candidates: list[_Candidate] = []
     for index, (path, layer, template) in enumerate(layers):
-        source = (f"from `{path}` ({type(layer).__name__}), the "
-                  f"{'first' if index == 0 else 'next'} layer whose input size is known, which "
-                  f"{cls.__name__} runs on: ")
+        origin = (f"from `{path}` ({type(layer).__name__}), the "
+                  f"{'first' if index == 0 else 'next'} layer whose input size is known")
         specs = list(dict.fromkeys(template.spec(sizes) for sizes in SIZES_TRIED))
         if isinstance(layer, (nn.Linear, nn.LayerNorm)):
             # Both take any leading dimensions: a forward may fold one more into the batch
@@ -153,10 +160,13 @@ def _candidates(cls: type, model: nn.Module) -> list[tuple[TensorSpec, str]]:
         reshaping = reshaped_first(model, path) if index == 0 else []
         if reshaping:
             through = "worked back through " + ", ".join(
-                f"`{name}` ({_described(step)})" for name, step in reshaping) + f" {source}"
-            candidates += [(spec, through) for spec in _worked_back(reshaping, template)]
-        candidates += [(spec, source) for spec in specs]
-    return candidates + plain
+                f"`{name}` ({_described(step)})" for name, step in reshaping) + f" {origin}"
+            candidates += [_Candidate(spec, through, f"{through}, which {cls.__name__} runs on: ")
+                           for spec in _worked_back(reshaping, template)]
+        candidates += [_Candidate(spec, origin, f"{origin}, which {cls.__name__} runs on: ")
+                       for spec in specs]
+    return candidates + [_Candidate(TensorSpec("float32", shape), "a plain shape", plain_note)
+                         for shape in PLAIN_SHAPES]
 
 
 def _described(layer: nn.Module) -> str:
@@ -166,53 +176,52 @@ def _described(layer: nn.Module) -> str:
 
 
 def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
-                 concrete_args: dict[str, object], seconds: float) -> LayerInputs | str | None:
+                 concrete_args: dict[str, object], seconds: float,
+                 is_workspace_path: Callable[[str], bool]) -> LayerInputs | str | None:
     """The inputs of a class's required ``forward`` arguments: the first from its first layer
     whose input size is known (or, without one, a plain shape), the others its companions, as
     the first of ``SIZES_TRIED`` (``PLAIN_SHAPES``) and of the companions the model runs on.
-    Where the model runs on none of them: what the first, most likely one raised (a model
-    that cannot run at all says so there). None when there is no required argument or the
-    search takes longer than ``seconds``."""
+    Where the model runs on none of them: what the first, most likely one raised, at the
+    innermost line of the workspace it passed (a model that cannot run at all says so
+    there). None when there is no required argument or the search takes longer than
+    ``seconds``."""
     required = required_arguments(cls, concrete_args)
     if not required:
         return None
     (first, *others) = required
     deadline = time.monotonic() + seconds
     refusal: str | None = None
-    for spec, source in _candidates(cls, model):
-        for companion in companions(spec) if others else [None]:
-            specs = {first: spec, **{name: companion for name in others if companion}}
+    for candidate in _candidates(cls, model):
+        for companion in companions(candidate.spec) if others else [None]:
+            specs = {first: candidate.spec,
+                     **{name: companion for name in others if companion}}
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
             try:
-                run_eagerly(model, instantiated_on, specs, concrete_args, left)
+                error = eager_error(model, instantiated_on, specs, concrete_args, left)
             except OutOfTime:
                 return None
-            except Exception as error:  # user code may raise anything: these do not fit
-                where = source.split(", which ")[0] if ", which " in source \
-                    else "a plain shape"
-                refusal = refusal or (f"{spec} {where}, raised "
-                                      f"{_first_line(describe_exception(error))}"
-                                      f"{_raised_at(error)}")
-                continue
-            return LayerInputs(specs, _note(source, first, spec, others, companion))
+            if error is None:
+                return LayerInputs(specs, _note(candidate, first, others, companion))
+            refusal = refusal or (f"{candidate.spec} {candidate.origin}, raised "
+                                  f"{_shortened(first_line(describe_exception(error)))}"
+                                  f"{_raised_at(error, is_workspace_path)}")
     return refusal
 
 
-def _raised_at(error: BaseException) -> str:
-    """`` at file:line`` of the innermost frame of the user's code (outside torch, the
-    standard library and installed packages) that the error passed, or nothing."""
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if not is_plumbing(frame.filename) and "site-packages" not in frame.filename]
+def _shortened(line: str) -> str:
+    return line if len(line) <= REFUSAL_LENGTH else line[:REFUSAL_LENGTH - 1] + "…"
+
+
+def _raised_at(error: BaseException, is_workspace_path: Callable[[str], bool]) -> str:
+    """`` at file:line`` of the innermost frame of the workspace that the error passed, or
+    nothing."""
+    frames = [position for position in traceback_positions(error.__traceback__)
+              if is_workspace_path(position.filename)]
     if not frames:
         return ""
-    return f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}"
-
-
-def _first_line(text: str, limit: int = 200) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else text
-    return line if len(line) <= limit else line[:limit - 1] + "…"
+    return f" at {os.path.basename(frames[-1].filename)}:{frames[-1].line}"
 
 
 def companions(spec: TensorSpec) -> Iterator[TensorSpec]:
@@ -226,13 +235,24 @@ def companions(spec: TensorSpec) -> Iterator[TensorSpec]:
             yield TensorSpec(dtype, shape)
 
 
-def _note(source: str, first: str, spec: TensorSpec, others: list[str],
+def _note(candidate: _Candidate, first: str, others: list[str],
           companion: TensorSpec | None) -> str:
-    note = f"{source}{spec}"
+    note = f"{candidate.note}{candidate.spec}"
     if companion is not None:
         note += (f" for {first}, and {companion} for {', '.join(others)}, the first companion "
                  "of it the model runs on")
     return note
+
+
+def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
+                concrete_args: dict[str, object], seconds: float) -> Exception | None:
+    """What ``model`` raises when run eagerly on tensors of ``specs`` (on meta, or fake tensors
+    for real weights), None when it runs; ``OutOfTime`` after ``seconds``."""
+    try:
+        run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
+    except Exception as error:  # user code may raise anything: these inputs do not fit
+        return error
+    return None
 
 
 def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
@@ -240,9 +260,6 @@ def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, 
     """Whether ``model`` runs eagerly on tensors of ``specs`` (on meta, or fake tensors for
     real weights); None when it takes longer than ``seconds``."""
     try:
-        run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
+        return eager_error(model, instantiated_on, specs, concrete_args, seconds) is None
     except OutOfTime:
         return None
-    except Exception:  # user code may raise anything: these inputs do not fit
-        return False
-    return True

@@ -146,11 +146,10 @@ def _is_literal(value: Any, depth: int = 0) -> bool:
     if value is None or type(value) in (bool, int, float, str):
         # A NaN's or an infinity's repr reads back as a name, not a number.
         return type(value) is not float or math.isfinite(value)
-    if depth > 2 or not isinstance(value, (tuple, list, dict)) or len(value) > 16:
+    if depth > 2 or type(value) not in (tuple, list, dict) or len(value) > 16:
         return False
     items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
-    return type(value) in (tuple, list, dict) and all(_is_literal(item, depth + 1)
-                                                       for item in items)
+    return all(_is_literal(item, depth + 1) for item in items)
 
 
 def _is_default(value: Any, default: Any) -> bool:

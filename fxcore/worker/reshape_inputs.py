@@ -28,8 +28,6 @@ from fxcore.model.tensor_spec import TensorSpec
 #: The sizes given to the free axes, in order: the patch grid of small and of usual images
 #: (a model whose position table fixes the number of patches runs on one of them only).
 FREE_AXIS_SIZES = (2, 4, 8, 14, 16, 1, 7, 32)
-
-
 #: The image sides tried before an ``nn.Unfold``, in order: small images first (a position
 #: table sliced to the number of patches takes any), then the usual 224.
 UNFOLDED_SIDES = (32, 64, 224)

@@ -87,10 +87,10 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                     # passed to float(), `sequence_length=None` asserted): the table's value.
                     overrides = default_overrides(cls, {}) \
                         if context.job.config.guess_arguments else {}
-                    guessed = _build_with_candidate(cls, module_config, overrides, "guessed") \
-                        if overrides else None
-                    if isinstance(guessed, Built):
-                        return guessed
+                    if overrides:
+                        guessed = _build_with_candidate(cls, module_config, overrides, "guessed")
+                        if isinstance(guessed, Built):
+                            return guessed
                 failure = context.exception_failure(
                     "constructor", f"Building {cls.__name__} failed: ", error,
                     source.name_span)

@@ -27,6 +27,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from fxcore.worker.context import first_line
+
 #: ``record(exc, reason)``: one graph break, as the mode records it.
 RecordBreak = Callable[[BaseException, str], None]
 
@@ -38,7 +40,7 @@ class BreakFromMessage(Exception):
     def __init__(self, reason: str, user_stack: Any) -> None:
         super().__init__(reason)
         self.msg = reason
-        self.gb_type = _first_line(reason)
+        self.gb_type = first_line(reason)
         self.real_stack = user_stack
 
 
@@ -51,10 +53,6 @@ def graph_break_hook() -> Any | None:
         return None
     return InstructionTranslatorBase if callable(
         getattr(InstructionTranslatorBase, "log_graph_break", None)) else None
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0].strip() if text.strip() else ""
 
 
 def _exception_of(arguments: dict[str, Any], reason: str) -> BaseException:
