@@ -178,7 +178,7 @@ class TableCache:
         self.held = held
         self.stored: list[tuple[str, str | None]] = []
 
-    def get(self, job: TraceJob) -> FileResult | None:
+    def get(self, job: TraceJob, key: str | None = None) -> FileResult | None:
         return self.held.get(job.path)
 
     @staticmethod

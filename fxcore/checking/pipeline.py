@@ -124,11 +124,11 @@ class Pipeline:
     def _result(self, handle: CheckHandle) -> FileResult:
         prepared = prepare(handle.job, self.call_sites)
         job = handle.job = prepared.job
-        cached = self.cache.get(job) if self.cache is not None else None
-        if cached is not None:
-            return cached
         # The key from the text before the run: the text that is imported.
         key = self.cache.key(job) if self.cache is not None else None
+        cached = self.cache.get(job, key) if self.cache is not None else None
+        if cached is not None:
+            return cached
         if prepared.runs:
             running = self.engine.submit(job, prepared.parsed)
             if not handle._attach(running):

@@ -315,9 +315,11 @@ class ResultCache:
             return None
         return entry.result.seconds if entry is not None else None
 
-    def get(self, job: TraceJob) -> FileResult | None:
+    def get(self, job: TraceJob, key: str | None = None) -> FileResult | None:
+        """The stored result of ``job`` if it is current; ``key``: ``self.key(job)`` when the
+        caller has taken it already."""
         try:
-            result = self._current(job)
+            result = self._current(job, key if key is not None else self.key(job))
         except Exception:  # whatever goes wrong with an entry, trace again
             result = None
         if result is None:
@@ -327,9 +329,8 @@ class ResultCache:
         result.from_cache = True
         return result
 
-    def _current(self, job: TraceJob) -> FileResult | None:
+    def _current(self, job: TraceJob, key: str | None) -> FileResult | None:
         """The stored result of the job if every file it depends on is unchanged."""
-        key = self.key(job)
         entry = self._entry(job, key) if key is not None else None
         if entry is None:
             return None
