@@ -54,11 +54,13 @@ def _relative(path: str) -> str:
 
 
 def split(costs: dict[str, float], count: int) -> list[list[str]]:
-    """``count`` lists of paths with costs as equal as the greedy split makes them."""
+    """``count`` lists of paths with costs as equal as the greedy split makes them; between
+    equally loaded shards the one with fewer files takes the next (files that cost nothing,
+    fast traces rounded to 0.0 s, are shared out rather than all given to one shard)."""
     loads = [0.0] * count
     parts: list[list[str]] = [[] for _ in range(count)]
     for path, cost in sorted(costs.items(), key=lambda item: (-item[1], item[0])):
-        lightest = min(range(count), key=lambda index: (loads[index], index))
+        lightest = min(range(count), key=lambda index: (loads[index], len(parts[index]), index))
         loads[lightest] += cost
         parts[lightest].append(path)
     return [sorted(part) for part in parts]

@@ -58,6 +58,10 @@ def test_parse_and_split_are_deterministic() -> None:
     assert sorted(path for part in parts for path in part) == sorted(costs)
     loads = [sum(costs[path] for path in part) for part in parts]
     assert max(loads) - min(loads) <= max(costs.values())
+    # Files that cost nothing (fast traces, rounded to 0.0 s) are shared out among the shards
+    # the one costly file leaves lightest, not all given to the first of them.
+    free = split({"slow.py": 0.1, **{f"f{i}.py": 0.0 for i in range(9)}}, 3)
+    assert [len(part) for part in free] == [1, 5, 4]
 
 
 @pytest.mark.parametrize("output_format", ["json", "sarif"])
