@@ -21,13 +21,21 @@ a child's first full collection walks all of torch's objects (about 0.2 s, at ra
 import gc
 
 import torch
-import torch._dynamo
-import torch.fx
-import torch.fx.experimental.symbolic_shapes
-import torch.overrides
 
-import fxcore.host.sandbox  # each child enters it before its job
-import fxcore.worker.job  # noqa: F401
+from fxcore.worker.devices import accelerator_calls, accelerator_guard
+
+# Before anything else of torch's or fx-lsp's runs: the record sees every later call, and
+# the guard keeps the warm-ups below (a compile asks whether CUDA is there) off the GPU.
+accelerator_calls.record_if_asked()
+accelerator_guard.guard()
+
+import torch._dynamo  # noqa: E402
+import torch.fx  # noqa: E402
+import torch.fx.experimental.symbolic_shapes  # noqa: E402
+import torch.overrides  # noqa: E402
+
+import fxcore.host.sandbox  # noqa: E402  (each child enters it before its job)
+import fxcore.worker.job  # noqa: E402, F401
 
 torch.overrides.get_overridable_functions()
 

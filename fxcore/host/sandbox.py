@@ -28,6 +28,7 @@ from typing import Any
 
 from fxcore.host import network_isolation
 from fxcore.host.cache import user_cache_folder
+from fxcore.host.worker_environment import HIDDEN_DEVICES
 
 #: The message every blocked connection attempt raises with.
 NETWORK_BLOCKED_MESSAGE = (
@@ -100,4 +101,5 @@ def enter(path: str, workspace_root: str, environment: dict[str, str] | None = N
         os.chdir(workspace_root)
     os.environ.update(environment or {})
     os.environ.update(OFFLINE_ENVIRONMENT)
+    os.environ.update(HIDDEN_DEVICES)  # a workspace's pass-env does not show them again
     _block_network()

@@ -32,6 +32,17 @@ ALLOWED_PREFIXES = (
 #: Parts of a name that mark a secret, never passed on by a prefix (``HF_TOKEN``) unless a
 #: workspace names it exactly.
 SECRET_PARTS = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|(^|_)(API_)?KEY($|_)|AUTH")
+#: Set in the zygote and in every worker whatever the caller's environment holds: no CUDA or
+#: ROCm device visible, and torch's availability check through NVML, which counts devices
+#: without initialising the driver. fx-lsp's processes never use the user's accelerators
+#: (``fxcore.worker.devices.accelerator_guard``); code written for one is judged on fake
+#: tensors of that device.
+HIDDEN_DEVICES = {
+    "CUDA_VISIBLE_DEVICES": "",
+    "HIP_VISIBLE_DEVICES": "",
+    "ROCR_VISIBLE_DEVICES": "",
+    "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
+}
 
 
 def _allowed(name: str) -> bool:
@@ -41,8 +52,10 @@ def _allowed(name: str) -> bool:
 
 
 def zygote_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables of ``environ`` the zygote (and so every worker) starts with."""
-    return {name: value for name, value in environ.items() if _allowed(name)}
+    """The variables of ``environ`` the zygote (and so every worker) starts with, accelerators
+    hidden."""
+    return {**{name: value for name, value in environ.items() if _allowed(name)},
+            **HIDDEN_DEVICES}
 
 
 def passed_variables(entries: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:

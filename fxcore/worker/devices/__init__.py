@@ -1,0 +1,6 @@
+"""The devices a class is judged for, and fx-lsp's own processes kept off the machine's
+accelerators: ``accelerator_guard`` (no CUDA, HIP or XPU initialisation in the zygote or a
+worker, whatever the machine has), ``accelerator_calls`` (a record of every call of torch's
+initialisation paths, for the tests), ``device_choice`` (which device a class's code is
+written for) and ``cuda_view`` (a GPU's view of torch for code written for one, with no
+hardware: fake CUDA tensors and ``torch.cuda`` answering as one GPU would)."""

@@ -1,0 +1,87 @@
+"""fx-lsp's processes never initialise an accelerator.
+
+``torch.compile`` asks ``torch.cuda.is_available()`` on every frame it compiles (to save the
+CUDA random state), and on a CUDA build that is ``cudaGetDeviceCount``: the CUDA driver is
+initialised and torch marks every process forked afterwards as unable to use CUDA ("Cannot
+re-initialize CUDA in forked subprocess"). The zygote's warm-up compiles before it forks, so on
+a machine with a GPU every compile verdict was that error; a context would also hold hundreds
+of MB of the GPU the user's own jobs need.
+
+Two walls, so that neither alone must be complete:
+
+- the zygote, and each worker after its workspace's ``pass-env``, has no device visible
+  (``fxcore.host.worker_environment.HIDDEN_DEVICES``), so that even a call past the guard finds
+  no device to make a context on;
+- after torch is imported, ``guard()`` replaces the Python and C entry points of torch's
+  CUDA and XPU initialisation with ones that answer "no device" without calling the driver:
+  device counts are 0 and a lazy initialisation raises ``NoAcceleratorError``. Code written
+  for a GPU is then judged with ``cuda_view``, which answers as a GPU would, without hardware.
+
+Each entry point is feature-detected: a CPU build has none of the C ones, and a release
+without one is simply not patched there.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+#: torch's accelerator packages whose lazy initialisation is guarded.
+GUARDED_PACKAGES = ("cuda", "xpu")
+#: The C functions that count or initialise an accelerator's devices, by package.
+_C_COUNTS = {"cuda": "_cuda_getDeviceCount", "xpu": "_xpu_getDeviceCount"}
+_C_INITS = {"cuda": "_cuda_init", "xpu": "_xpu_init"}
+
+
+class NoAcceleratorError(RuntimeError):
+    """Code judged for the CPU asked for an accelerator."""
+
+
+def _refusal(package: str) -> Callable[..., Any]:
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise NoAcceleratorError(
+            f"fx-lsp judges this class for the CPU, and its processes never initialise "
+            f"{package.upper()}: set `device = \"{package}\"` under [tool.fx-lsp] to judge "
+            f"it for a GPU")
+    refuse.__name__ = f"_lazy_init_refused_{package}"
+    return refuse
+
+
+def _no_devices() -> int:
+    return 0
+
+
+def lazy_init_bindings(package: str) -> list[tuple[Any, str]]:
+    """Every module of ``torch.<package>`` that holds its ``_lazy_init`` under that name
+    (``torch.cuda.random`` imports it by name), with the attribute: where a replacement must
+    go for every caller to see it, torch's C++ included (it looks the attribute up on
+    ``torch.cuda`` each time)."""
+    prefix = f"torch.{package}"
+    package_module = sys.modules.get(prefix)
+    original = getattr(package_module, "_lazy_init", None)
+    if original is None:
+        return []
+    return [(module, "_lazy_init") for name, module in list(sys.modules.items())
+            if (name == prefix or name.startswith(prefix + ".")) and module is not None
+            and getattr(module, "_lazy_init", None) is original]
+
+
+def guard() -> list[str]:
+    """Put the guard in place in this process (torch imported); the entry points replaced."""
+    import torch
+
+    replaced = []
+    for package in GUARDED_PACKAGES:
+        if getattr(torch, package, None) is None:
+            continue
+        refusal = _refusal(package)
+        for module, attribute in lazy_init_bindings(package):
+            setattr(module, attribute, refusal)
+            replaced.append(f"{module.__name__}.{attribute}")
+        for table in (_C_COUNTS, _C_INITS):
+            name = table[package]
+            if hasattr(torch._C, name):
+                setattr(torch._C, name, _no_devices if table is _C_COUNTS else refusal)
+                replaced.append(f"torch._C.{name}")
+    return replaced
