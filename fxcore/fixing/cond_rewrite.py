@@ -121,8 +121,7 @@ class _Finder(cst.CSTVisitor):
         bound = set(self._parameters[-1])
         for index, statement in enumerate(node.body):
             rewrite = rewrite_at(node.body, index, bound)
-            if rewrite is not None:
-                assert isinstance(statement, cst.If)
+            if rewrite is not None and isinstance(statement, cst.If):
                 first = self._range(statement.test, statement)
                 site = CondSite(first.line, first.column, first.end_line, first.end_column,
                                 rewrite.names,
