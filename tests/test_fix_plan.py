@@ -141,7 +141,10 @@ def test_export_failures_get_no_torch_fx_fixes(tmp_path: Path) -> None:
     path = str(tmp_path / "model.py")
     texts = {path: PT2_SOURCE}
     in_helper = _pt2(path, "FX401", "export-data-dependent", (5, 8, 5, 20), "gate")
-    assert _plan(in_helper, path, texts) == []
+    # gate()'s early return gets its torch.cond rewrite, not torch.fx.wrap.
+    assert [fix.title for fix in _plan(in_helper, path, texts)] == [
+        "Rewrite the if and the return after it as torch.cond (the graph keeps both branches; "
+        "it returns from lambdas)"]
     at_branch = _pt2(path, "GB0170", "graph-break-gb0170", (16, 9, 16, 20))
     assert _plan(at_branch, path, texts) == []
 

@@ -157,6 +157,8 @@ GROUND_TRUTH = textwrap.dedent('''
     def load(path, name):
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        # As an import does: dynamo finds a nested lambda's globals by its module's name.
+        sys.modules[name] = module
         spec.loader.exec_module(module)
         return module
 
@@ -180,8 +182,11 @@ GROUND_TRUTH = textwrap.dedent('''
     torch.manual_seed(0)
     holding = torch.rand(4, 8) + 0.1
     # Per class, inputs the fixed code must run as the original did: for a torch._check, one
-    # where the guard holds; for torch.cond, one for each branch.
-    inputs = [holding] if file == "guarded" else [holding, -holding]
+    # where the guard holds; for torch.cond, one for each branch: all positive, all negative,
+    # of both signs (an elif's third branch).
+    mixed = holding - 0.6
+    assert mixed.min() < 0 < mixed.max()
+    inputs = [holding] if file == "guarded" else [holding, -holding, mixed]
     found = {}
     for name in classes:
         entry = {"eager_equal": all(
@@ -332,7 +337,11 @@ def test_the_negated_check_the_editor_also_offers_makes_real_export_pass(
     fixes = plan(failure, None, texts.get, lambda _: str(root))
     assert [(fix.title, fix.preferred) for fix in fixes] == [
         ("Insert torch._check(n - m >= 2) before this line (what fx-lsp assumed)", True),
-        ("Insert torch._check(n - m < 2) before this line", False)]
+        ("Insert torch._check(n - m < 2) before this line", False),
+        # The early return as torch.cond too, after the checks torch suggests for a guard on
+        # Python numbers (tests/test_pt2_plan.py says why).
+        ("Rewrite the if and the return after it as torch.cond (the graph keeps both "
+         "branches; it returns from lambdas)", False)]
     (root / "guarded.py").write_text(fixes[1].texts(texts.get)[1])
     script = tmp_path / "negated.py"
     script.write_text(textwrap.dedent('''

@@ -141,6 +141,76 @@ def test_the_torch_cond_rewrite_spells_torch_as_imported_and_clones_what_it_retu
     assert if_to_cond(source, 18, 5) == source  # `p`: refused
 
 
+RETURNS = """\
+def f(self, x):
+    if x.sum() > 0:  # positive
+        return self.left(x)
+    # otherwise
+    return self.right(x)
+
+
+def chain(x):
+    if x.min() > 0:
+        return x * 2
+    elif x.max() < 0:
+        return -x
+    else:
+        return x
+
+
+def early_chain(x):
+    if x.min() > 0: return x * 2
+    elif x.max() < 0:
+        return -x
+    if x.sum() > 0:
+        return x + 1
+    return x - 1
+
+
+def refused(x):
+    if x.sum() > 0:
+        return x * 2
+    y = x - 1
+    return y
+    if x.sum() > 0:
+        return x.add_(1)
+    return x
+    if x.sum() > 0:
+        return x * 2
+    elif x.max() > 0:
+        return x
+    for _ in range(2):
+        if x.sum() > 0:
+            return x
+    return x
+"""
+
+
+def test_early_returns_and_elif_chains_rewritten_as_nested_torch_cond() -> None:
+    sites = cond_sites(RETURNS) or ()
+    assert [(site.line, site.label(), site.branches,
+             [(c.line, c.column, c.end_line, c.end_column) for c in site.elif_conditions])
+            for site in sites] == [
+        (2, "the if and the return after it", 2, []),
+        (9, "the if/elif", 3, [(11, 10, 11, 21)]),
+        (18, "the if/elif and the statements after it", 4, [(19, 10, 19, 21)]),
+        (21, "the if and the return after it", 2, [])]
+    # Refused: a statement between the if and the return; an in-place method; a chain that
+    # falls off the end (None); a return in a loop, the fall-through outside it.
+    fixed = if_to_cond(RETURNS, 2, 5)
+    assert fixed.startswith(
+        "def f(self, x):\n    # positive\n    # otherwise\n    return torch.cond(x.sum() > 0, "
+        "lambda: self.left(x), lambda: self.right(x))\n\n\ndef chain(x):\n")
+    assert "    return torch.cond(x.min() > 0, lambda: x * 2, lambda: torch.cond(x.max() < 0, " \
+        "lambda: -x, lambda: x.clone()))\n\n\ndef early_chain" in if_to_cond(RETURNS, 9, 5)
+    nested = ("    return torch.cond(x.min() > 0, lambda: x * 2, lambda: torch.cond("
+              "x.max() < 0, lambda: -x, lambda: torch.cond(x.sum() > 0, lambda: x + 1, "
+              "lambda: x - 1)))\n\n\ndef refused")
+    assert nested in if_to_cond(RETURNS, 18, 5)
+    # --fix applies the later if first: the earlier one then falls through to its torch.cond.
+    assert nested in if_to_cond(if_to_cond(RETURNS, 21, 5), 18, 5)
+
+
 def _failure(path: str, kind: str, span: tuple[int, int, int, int], message: str,
              code: str = "FX401") -> Failure:
     line, column, end_line, end_column = span
@@ -203,6 +273,34 @@ def test_the_planner_offers_torch_cond_for_fx401_and_gb0170_on_an_if(tmp_path: P
     # Another graph break on the line, or a refused if: nothing.
     assert titles(_failure(path, "graph-break-gb0124", (3, 5, 3, 19), "", "GB0124")) == []
     assert titles(_failure(path, "graph-break-gb0170", (15, 5, 15, 19), "", "GB0170")) == []
+
+
+def test_the_planner_offers_torch_cond_on_an_elif_and_after_a_check_on_python_numbers(
+        tmp_path: Path) -> None:
+    path = str(tmp_path / "model.py")
+    texts = {path: RETURNS}
+
+    def titles(failure: Failure) -> list[tuple[str, bool]]:
+        return [(fix.title, fix.preferred)
+                for fix in plan(failure, None, texts.get, lambda _: str(tmp_path))]
+
+    chain = ("Rewrite the if/elif as torch.cond (the graph keeps all 3 branches; it returns "
+             "from lambdas)")
+    # A compiled graph breaks again at the elif, in the code after the first break.
+    assert titles(_failure(path, "graph-break-gb0170", (11, 10, 11, 21), "", "GB0170")) == [
+        (chain, True)]
+    assert titles(_failure(path, "graph-break-gb0170", (12, 9, 12, 18), "", "GB0170")) == []
+    early = ("Rewrite the if and the return after it as torch.cond (the graph keeps both "
+             "branches; it returns from lambdas)")
+    assert titles(_failure(path, "export-data-dependent", (21, 8, 21, 19),
+                           "Control flow depends on tensor data: `Eq(u0, 1)`.")) == [
+        (early, True)]
+    # On Python numbers torch's own torch._check comes first: a torch.cond branch that reads
+    # such a number (`x[:, :n]`) does not export ("Attempted to wrap unbacked SymInt").
+    assert titles(_failure(path, "export-data-dependent", (21, 8, 21, 19),
+                           _message(("n > 2", "n <= 2")))) == [
+        ("Insert torch._check(n > 2) before this line (what fx-lsp assumed)", True),
+        ("Insert torch._check(n <= 2) before this line", False), (early, False)]
 
 
 def test_an_fx401_message_gives_its_checks_back() -> None:

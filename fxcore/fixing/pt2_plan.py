@@ -7,7 +7,8 @@ every code of those modes).
   guard in the user's names (``fxcore.model.guard_checks``): ``torch._check(<guard>)`` before
   its statement, as torch's non-strict export suggests for a data-dependent guard: the one
   fx-lsp assumed to check the rest (preferred), and for an ``if`` its negation too;
-- FX401 or GB0170 on an ``if`` of a shape ``cond_rewrite`` rewrites: ``torch.cond``;
+- FX401 or GB0170 on an ``if`` of a shape ``cond_rewrite`` rewrites: ``torch.cond`` (after
+  the ``torch._check`` of a guard on Python numbers);
 - FX402 on ``int(t.item())``/``float(t.item())``: ``torch.sym_int``/``torch.sym_float``;
 - a graph break at a print or logging call: ``if not torch.compiler.is_compiling():``;
 - FX403: torch's suggested ``Dim`` bounds (or a static size) in the class's ``dynamic``.
@@ -306,16 +307,20 @@ _DATA_DEPENDENT_BRANCH = f"{GRAPH_BREAK_PREFIX}gb0170"
 
 
 def _cond_fix(failure: Failure, source: str, run: Run) -> list[Fix]:
-    """FX401 or GB0170 on the condition of an ``if`` ``cond_rewrite`` rewrites."""
+    """FX401 or GB0170 on a condition of an ``if`` ``cond_rewrite`` rewrites. On a guard on
+    Python numbers the ``torch._check`` torch suggests comes first: a torch.cond branch that
+    reads such a number (``x[:, :n]``) fails to export ("Attempted to wrap unbacked
+    SymInt")."""
     if failure.kind not in ("export-data-dependent", _DATA_DEPENDENT_BRANCH):
         return []
-    where = (failure.line, failure.column)
     for site in run(cond_rewrite.cond_sites, source) or ():
-        if (site.line, site.column) <= where < (site.end_line, site.end_column):
+        if site.covers(failure.line, failure.column):
+            kept = "both branches" if site.branches == 2 else f"all {site.branches} branches"
             assigned = f"assigns {', '.join(site.names)}" if site.names else "returns"
-            return [_pt2_fix(f"Rewrite the if as torch.cond (the graph keeps both branches; "
+            return [_pt2_fix(f"Rewrite {site.label()} as torch.cond (the graph keeps {kept}; "
                              f"it {assigned} from lambdas)", failure.path,
-                             cond_rewrite.if_to_cond, (site.line, site.column), safe=False)]
+                             cond_rewrite.if_to_cond, (site.line, site.column), safe=False,
+                             preferred=not on_python_numbers(failure.message))]
     return []
 
 
@@ -327,5 +332,6 @@ def fixes_of(failure: Failure, module: ModuleResult | None, text_of: TextOf,
     source = text_of(failure.path)
     if source is None:
         return []
-    return [*_cond_fix(failure, source, run), *_check_fixes(failure, source, run),
-            *_rewrites(failure, source, run)]
+    checks, cond = _check_fixes(failure, source, run), _cond_fix(failure, source, run)
+    first = [*checks, *cond] if on_python_numbers(failure.message) else [*cond, *checks]
+    return [*first, *_rewrites(failure, source, run)]

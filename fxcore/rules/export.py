@@ -49,10 +49,15 @@ unsafe:
 - an `if` on tensor data whose branches each only assign the same names (`y = ...`), or each
   only `return` a value, becomes `y = torch.cond(pred, lambda: ..., lambda: ...)`: both
   branches are then in the graph (a value a branch leaves unchanged is cloned, as torch.cond
-  refuses outputs that alias inputs). Offered only where the condition is one comparison or an
-  `.all()`/`.any()`, no branch has an effect of its own (`print`, an in-place `add_`, `:=`),
-  and a name one branch leaves alone was bound before the `if`; torch.cond also needs both
-  branches to give tensors of one shape and dtype, which fx-lsp's check after the edit shows;
+  refuses outputs that alias inputs). Branches that return may be an `if`/`elif`/`else` chain
+  (nested `torch.cond` calls) or an early return, `if pred: return a` followed in its block by
+  `return b` (or by another such `if`): `return torch.cond(pred, lambda: a, lambda: b)`.
+  Offered only where each condition is one comparison or an `.all()`/`.any()`, no branch has
+  an effect of its own (`print`, an in-place `add_`, `:=`), nothing else stands between an
+  early return and its fall-through, and a name one branch leaves alone was bound before the
+  `if`; torch.cond also needs every branch to give tensors of one shape and dtype, which
+  fx-lsp's check after the edit shows. On a guard on Python numbers, the `torch._check` comes
+  first: a branch that reads such a number does not export inside torch.cond;
 - an `assert` on a tensor becomes `torch._assert_async(cond, "message")`, a check the
   exported program keeps (it raises `RuntimeError` instead of `AssertionError`, and
   `python -O` keeps it); an `assert` on Python numbers gets `torch._check` instead, as

@@ -1,7 +1,8 @@
 """The quick fixes of the export and compile modes through a real server with ``fxLsp.modes``
 = fx, export, compile: an assert on a tensor (FX401) and a print that breaks the graph
-(GB0059) get their rewrite, a failure in a helper gets no torch.fx fix under export, and
-applying a rewrite makes the re-check drop that mode's diagnostic while fx's stay."""
+(GB0059) get their rewrite, a failure in a helper gets no torch.fx fix under export (its
+early return gets torch.cond), and applying a rewrite makes the re-check drop that mode's
+diagnostic while fx's stay."""
 
 from __future__ import annotations
 
@@ -62,9 +63,11 @@ async def test_export_and_compile_rewrites_in_the_editor(tmp_path: pathlib.Path)
             ASSERT_FIX, "Ignore FX401 on this line"]
         assert await titles(client, uri, at(before, "GB0059", 14)) == [
             PRINT_FIX, "Ignore GB0059 on this line"]
-        # torch.fx.wrap on gate() is fx's fix: torch.export does not care.
+        # torch.fx.wrap on gate() is fx's fix: torch.export does not care. Its early return
+        # gets the torch.cond rewrite that --fix makes.
         assert await titles(client, uri, at(before, "FX401", 6)) == [
-            "Ignore FX401 on this line"]
+            "Rewrite the if and the return after it as torch.cond (the graph keeps both "
+            "branches; it returns from lambdas)", "Ignore FX401 on this line"]
         assert "Decorate gate() with @torch.fx.wrap (traced as one call)" in await titles(
             client, uri, at(before, "FX001", 6))
 
