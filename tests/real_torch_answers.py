@@ -94,3 +94,27 @@ def dynamic_export_keys() -> list[str]:
     script = _script("export_ground_truth")
     return [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in getattr(script.load(path), "DYNAMIC_SHAPES", {})]
+
+
+def export_errors(path: Path, inputs: dict[str, dict[str, str]]
+                  ) -> dict[str, dict[str, str | None]]:
+    """For a workspace file that is not the corpus: class -> ``{"non-strict": ..., "strict":
+    ...}``, what real ``torch.export.export(model, (), inputs, strict=...)`` raises on the CPU
+    for a fresh instance with real weights and real tensors of ``inputs`` (the message of
+    its error, as export_ground_truth.py makes them), None where it exports."""
+    import torch
+
+    script = _script("export_ground_truth")
+    module = script.load(path)
+
+    def error(name: str, strict: bool) -> str | None:
+        torch.manual_seed(0)
+        try:
+            torch.export.export(getattr(module, name)(), (), script.real_inputs(inputs[name]),
+                                strict=strict)
+        except Exception as raised:  # the answer: whatever real export raises
+            return f"{type(raised).__name__}: {raised}"
+        return None
+
+    return _quietly(lambda: {name: {"non-strict": error(name, False), "strict": error(name, True)}
+                             for name in inputs})

@@ -177,16 +177,32 @@ rest.
 """)
 
 
-FX499 = _export_error(
-    "FX499",
-    "export-error",
-    """\
+FX499 = Rule(
+    code="FX499",
+    # "export-untraced-constant": a tensor export did not trace, which real inputs make it
+    # reject although the fake inputs fx-lsp exports with do not; an error of export alone,
+    # never of fx-lsp's own choices for the class (``fxcore.worker.own_choices``).
+    kinds=("export-error", "export-untraced-constant"),
+    severity="error",
+    mode="export",
+    docs="""\
 **Any other error ended torch.export.** The exception is reported at the innermost line of
 your code it was raised from, for example an operation torch.export does not support, or an
 error in your code that shows up only on symbolic shapes.
 
+It is also reported at the first line that uses a tensor torch.export did not trace (one read
+through `.data`, also in an `autograd.Function`'s forward, `out.set_(weight.data)`): the exported
+program would hold it as a constant without data, and torch.export on real inputs raises
+`RuntimeError: We found a fake tensor in the exported program constant's list`. fx-lsp exports
+on fake inputs, where torch lets such a constant through, so it makes that check itself.
+
+```python
+return y + self.proj.bias.data     # FX499: use self.proj.bias, or .detach()
+```
+
 Fix: read the message; torch.export's troubleshooting guide
-(https://pytorch.org/docs/stable/export.html) lists the common causes.
+(https://pytorch.org/docs/stable/export.html) lists the common causes. For a tensor torch.export
+did not trace, use the tensor itself, or `.detach()`, instead of `.data`.
 """,
 )
 

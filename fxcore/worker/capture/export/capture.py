@@ -1,7 +1,8 @@
 """The ``export`` capture mode: non-strict ``torch.export.export`` of a built instance
 (usually on the meta device) on fake CPU tensors made from the class's example inputs, its
 weights faked alike (``fake``); with ``export-strict = true``, strict export too
-(``strict``: what fails only there, FX405).
+(``strict``: what fails only there, FX405). A constant that torch lets through only because
+the inputs are fake fails as real inputs make it fail (``fake_constants``).
 
 Non-strict export runs the user's Python live, as torch.fx does, so a failure is located at
 the innermost workspace frame of its traceback. An error that only the meta device causes (an
@@ -29,7 +30,14 @@ from fxcore.model.job_spec import DynamicDim
 from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.capture import meta_limits
-from fxcore.worker.capture.export import dynamic, fake, graph, strict, torch_hooks
+from fxcore.worker.capture.export import (
+    dynamic,
+    fake,
+    fake_constants,
+    graph,
+    strict,
+    torch_hooks,
+)
 from fxcore.worker.capture.export.failures import (
     ending_kind,
     ending_prefix,
@@ -131,6 +139,9 @@ class ExportCapture:
             if undecided is not None:
                 notes.append(undecided)
             failures.append(self._ending_failure(context, target, ending_error, guesser))
+        if program is not None and self._untraced_constants(context, target, program, guesser,
+                                                            failures, notes):
+            program = None  # real export ends with that error: there is no program
         if context.job.config.export_strict:
             strict_failures, strict_notes = self._strict_pass(context, target, dims, failures)
             failures.extend(strict_failures)
@@ -168,6 +179,25 @@ class ExportCapture:
         if error is None:
             return [], []
         return strict.strict_only_failures(context, target, error, non_strict)
+
+    @staticmethod
+    def _untraced_constants(context: JobContext, target: CaptureTarget,
+                            program: torch.export.ExportedProgram,
+                            guesser: DataDependentGuesser, failures: list[Failure],
+                            notes: list[str]) -> bool:
+        """Adds the failures of the constants torch let through only because the inputs
+        were fake (``fake_constants``), or a note that this torch cannot say; whether there
+        were any."""
+        recorded, unchecked = fake_constants.untraced_constants(program)
+        if unchecked is not None:
+            notes.append(f"Tensors torch.export did not trace are not looked for: real "
+                         f"inputs make export reject them, and this torch cannot say which "
+                         f"they are ({unchecked}).")
+        located = context.located_failures(recorded, target.source)
+        for failure in located:
+            mark_after_guesses(failure, guesser.guesses)
+        failures.extend(located)
+        return bool(located)
 
     @staticmethod
     def _ending_failure(context: JobContext, target: CaptureTarget, error: BaseException,

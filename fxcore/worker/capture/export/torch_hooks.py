@@ -9,14 +9,20 @@ reason as a note (a new torch release that moves one changes this module only).
   ``GuardOnDataDependentSymNode``, wrapped to answer with a guess (``guesses``);
 - the line that added a guard on a dynamic dimension: ``ShapeEnv._log_guard`` and
   ``ShapeEnv.source_to_var`` (``dynamic``);
-- strict export: ``torch._dynamo`` importable and supporting this Python (``strict``).
+- strict export: ``torch._dynamo`` importable and supporting this Python (``strict``);
+- the check of the exported program's constants that torch skips on fake inputs:
+  ``torch._export.config.error_on_lifted_constant_tensors`` and
+  ``torch.export._trace._is_bogus_const_name`` (``fake_constants``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 try:
-    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 except ImportError:  # private to torch: a release may move it
+    FakeTensor = None  # type: ignore[assignment,misc]
     FakeTensorMode = None  # type: ignore[assignment,misc]
 try:
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
@@ -64,3 +70,24 @@ def missing_strict_export() -> str | None:
     if callable(supported) and not supported():
         return "torch._dynamo does not support this Python"
     return None
+
+
+def made_up_constant_test() -> Callable[[str], bool] | str | None:
+    """torch's test of a constant's name that export made up for a tensor it did not trace
+    (``lifted_tensor_0``), when this torch's non-strict export raises on such a constant that
+    is a fake tensor; None when it does not (no such check, or
+    ``error_on_lifted_constant_tensors`` off: only a warning); else why the check cannot be
+    made here."""
+    try:
+        import torch._export.config as export_config
+        import torch.export._trace as trace
+    except ImportError as error:
+        return f"torch.export's internals cannot be imported ({error})"
+    if not getattr(export_config, "error_on_lifted_constant_tensors", False):
+        return None
+    test = getattr(trace, "_is_bogus_const_name", None)
+    if not callable(test):
+        return "torch.export._trace._is_bogus_const_name is missing"
+    if FakeTensor is None:
+        return "torch._subclasses.fake_tensor.FakeTensor is missing"
+    return test  # type: ignore[no-any-return]
