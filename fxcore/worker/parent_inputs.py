@@ -1,6 +1,7 @@
 """The inputs a built root passes its submodules: the root is run once on its own example
-inputs (on meta tensors, or fake ones for a root built on CPU: nothing is computed) with a
-forward pre-hook on each submodule to be traced, which records the first call's arguments.
+inputs (on meta tensors, or fake ones for a root built on CPU: nothing is computed; values
+read from them stood in, ``eager_run``) with a forward pre-hook on each submodule to be
+traced, which records the first call's arguments.
 
 A submodule traced as its parent built it then gets those as its example inputs instead of
 inputs inferred for it alone: a block after a downsampling stage is given the maps the stage
