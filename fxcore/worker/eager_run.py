@@ -40,8 +40,9 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
     torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
     channel runs on meta and fails on fake tensors as on the CPU)."""
-    with time_limit(seconds), tensor_mode(model, instantiated_on, fake) as device, \
-            meta_values(answers=has_no_data) as stand_ins, torch.no_grad():
+    # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
+    with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
+            tensor_mode(model, instantiated_on, fake) as device, torch.no_grad():
         model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
                  for name, spec in specs.items()}, **concrete_args)
     return stand_ins.read

@@ -230,10 +230,10 @@ def read_note(read: list[Place]) -> str:
     if not read:
         return ""
     places = ", ".join(f"{os.path.basename(path)}:{line}" for path, line in read)
-    return (f" (on tensors without data, the values read from them at {places} were taken as "
-            "one, and conditions on them as true the first time at a line, as the compile "
-            "capture assumes on meta: torch.export reads them as unbacked values, "
-            "torch.compile stands them in again)")
+    return (f" (run on tensors without data, the values read from them at {places} were taken "
+            "as one, and conditions on them as true the first time at a line, as the compile "
+            "capture assumes on meta; torch.export and torch.compile then read them their own "
+            "way)")
 
 
 def is_meta(tensor: torch.Tensor) -> bool:
