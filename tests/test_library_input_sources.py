@@ -316,8 +316,9 @@ class FramesOfTokens(nn.Module):
 '''
 
 
-def _checked(root: Path, files: list[str],
-             not_fitting: frozenset[str] = frozenset()) -> dict[str, dict[str, dict]]:
+def checked_against_real_torch(root: Path, files: list[str],
+                               not_fitting: frozenset[str] = frozenset()
+                               ) -> dict[str, dict[str, dict]]:
     """fx-lsp's export and compile verdicts per class, and each compared with real torch
     on the CPU in the same run: every class but those ``not_fitting`` (whose instance fx-lsp
     made does not fit them) must have a verdict of each mode, and every one agrees."""
@@ -347,7 +348,7 @@ def _checked(root: Path, files: list[str],
 def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)
     (tmp_path / "README.md").write_text(README)
-    classes = _checked(tmp_path, ["blocks.py"])
+    classes = checked_against_real_torch(tmp_path, ["blocks.py"])
 
     tower = classes["Tower"]["export"]
     assert tower["arguments"]["from"] == "call-site"
@@ -374,7 +375,7 @@ def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: P
 def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path) -> None:
     pytest.importorskip("einops")
     (tmp_path / "patches.py").write_text(PATCHES)
-    classes = _checked(tmp_path, ["patches.py"])
+    classes = checked_against_real_torch(tmp_path, ["patches.py"])
     inputs = classes["PatchClassifier"]["export"]["inputs"]
     # 16-pixel patches of 3 channels (768 / 256), as many as the position table holds.
     assert inputs["tensors"] == {"img": "float32[2, 3, 64, 64]"}
@@ -425,7 +426,8 @@ class SplitConv(nn.Module):
 
 def test_an_error_meta_lets_pass_is_still_fx_lsps_own_choice(tmp_path: Path) -> None:
     (tmp_path / "split.py").write_text(SPLIT)
-    classes = _checked(tmp_path, ["split.py"], not_fitting=frozenset({"SplitConv"}))
+    classes = checked_against_real_torch(tmp_path, ["split.py"],
+                                         not_fitting=frozenset({"SplitConv"}))
     codes = {mode: [failure["code"] for failure in module["failures"]]
              for mode, module in classes["SplitConv"].items()}
     assert codes == {"export": ["FX406"], "compile": ["FX504"]}

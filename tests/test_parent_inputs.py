@@ -3,7 +3,9 @@ running it once on its example inputs, on real torch modules."""
 
 from __future__ import annotations
 
+import inspect
 import signal
+import sys
 import time
 
 import torch
@@ -11,7 +13,7 @@ from torch import nn
 
 from fxcore.model.results import ExampleInputs
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.parent_inputs import passed_inputs
+from fxcore.worker.parent_inputs import passed_inputs, passed_note
 
 
 class Attention(nn.Module):
@@ -94,6 +96,37 @@ def test_a_root_that_raises_or_has_no_inputs_records_nothing() -> None:
     assert raised.reason(root.attn) == raised.failed
     assert passed_inputs(root, None, {}, "meta", [root.attn], seconds=30).failed == \
         "the parent has no example inputs to run it on"
+
+
+class Counting(nn.Module):
+    """Reads a number from its tensors before it calls its submodule."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = Attention()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        count = int((x > 0).sum())  # read
+        return self.attn(x[:, :count])
+
+
+def test_values_the_root_reads_from_its_tensors_are_stood_in() -> None:
+    """On meta (and on fake tensors for a root built on the CPU) the number is one, as the
+    compile capture takes it; the note on the submodule's inputs says so, at the line."""
+    read_at = next(number for number, text in
+                   enumerate(inspect.getsource(sys.modules[__name__]).splitlines(), 1)
+                   if text.endswith("# read"))
+    for device in ("meta", "cpu"):
+        with torch.device(device):
+            root = Counting()
+        passed = passed_inputs(root, ExampleInputs("inferred", {"x": "float32[2, 5, 8]"}), {},
+                               "meta" if device == "meta" else "cpu", [root.attn], seconds=30)
+        assert passed.failed is None, passed.failed
+        assert passed.inputs == {id(root.attn): {"x": TensorSpec("float32", (2, 1, 8))}}
+        assert passed.read == [(__file__, read_at)]
+        note = passed_note("Counting", "attn", ExampleInputs("inferred", {"x": "float32[2, 5, 8]"}),
+                           passed.read)
+        assert f"test_parent_inputs.py:{read_at} were taken as one" in note
 
 
 class Sleeps(nn.Module):

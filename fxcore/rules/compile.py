@@ -121,7 +121,7 @@ meta device, without weights, and compiles it on tensors without data; at a grap
 instruction runs eagerly on those meta tensors. At this line torch needs what only real
 tensors have, where `torch.compile` on the CPU with real tensors goes on: an operator without
 a meta kernel (`torch.bincount`, `torch.unique`, `torch.masked_select`, `torch.geqrf` after
-the graph break real torch makes there too), a meta tensor's value (`int(t)`, `t.cpu()`,
+the graph break real torch makes there too), a meta tensor's data (`t.cpu()`,
 `torch.repeat_interleave(x, counts)`), or a meta tensor beside CPU ones (`torch.arange(4.0)`
 against a meta input). This is no verdict: the class is "not checked" under compile; the
 graph breaks found before this line are reported, nothing after it was checked. Shown as FX404

@@ -1,7 +1,13 @@
 """Running a model eagerly on example inputs without computing anything: on meta tensors for
 meta weights, on fake tensors for real ones, under a time limit. What the parent's run
-(``parent_inputs``) and the search for inputs a model runs on (``layer_inputs``) share; it
-runs user code, so it is only ever called inside a worker child."""
+(``parent_inputs``), the search for inputs a model runs on (``layer_inputs``) and the check of
+fx-lsp's own choices (``own_choices``) share; it runs user code, so it is only ever called
+inside a worker child.
+
+Values the code reads from those tensors (``.item()``, ``.tolist()``, ``int(t)``, ``float(t)``,
+``if t:``) are stood in as the compile capture stands them in on meta (``meta_values``: one,
+true the first time at a line): real data has them, so a forward that reads one runs, where
+otherwise every input tried would be refused for want of data."""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.meta_values import Place, has_no_data, meta_values
 
 
 class OutOfTime(BaseException):
@@ -26,16 +33,19 @@ class OutOfTime(BaseException):
 
 def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
                 specs: dict[str, TensorSpec], concrete_args: dict[str, Any],
-                seconds: float, fake: bool = False) -> None:
+                seconds: float, fake: bool = False) -> list[Place]:
     """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument) and
-    ``concrete_args``; raises ``OutOfTime`` after ``seconds``, or what the model raises.
+    ``concrete_args``; the lines whose values read from tensor data were stood in. Raises
+    ``OutOfTime`` after ``seconds``, or what the model raises.
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
     torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
     channel runs on meta and fails on fake tensors as on the CPU)."""
-    with time_limit(seconds), tensor_mode(model, instantiated_on, fake) as device, \
-            torch.no_grad():
+    # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
+    with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
+            tensor_mode(model, instantiated_on, fake) as device, torch.no_grad():
         model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
                  for name, spec in specs.items()}, **concrete_args)
+    return stand_ins.read
 
 
 @contextlib.contextmanager

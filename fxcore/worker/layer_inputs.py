@@ -15,7 +15,8 @@ that rearranges its input in code before that layer, TwinsSVT's patch embedding)
 only reshape before the first layer (an einops ``Rearrange``, an ``nn.Unfold``) are worked
 back (``reshape_inputs``). A candidate is accepted only when the model runs on it eagerly (on
 meta, or on fake tensors for real weights), within a time limit: needing no capture, this
-serves every mode.
+serves every mode. Values the run reads from tensor data are stood in (``eager_run``), and the
+note names the lines that read them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from fxcore.worker.context import describe_exception, first_line
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
 from fxcore.worker.locate import traceback_positions
+from fxcore.worker.meta_values import Place, read_note
 from fxcore.worker.reshape_inputs import (
     is_rearrange,
     is_unfold,
@@ -199,14 +201,15 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             if left <= 0:
                 return None
             try:
-                error = eager_error(model, instantiated_on, specs, concrete_args, left)
+                ran = eager_error(model, instantiated_on, specs, concrete_args, left)
             except OutOfTime:
                 return None
-            if error is None:
-                return LayerInputs(specs, _note(candidate, first, others, companion))
+            if not isinstance(ran, Exception):
+                return LayerInputs(specs, _note(candidate, first, others, companion)
+                                   + read_note(ran))
             refusal = refusal or (f"{candidate.spec} {candidate.origin}, raised "
-                                  f"{_shortened(first_line(describe_exception(error)))}"
-                                  f"{_raised_at(error, is_workspace_path)}")
+                                  f"{_shortened(first_line(describe_exception(ran)))}"
+                                  f"{_raised_at(ran, is_workspace_path)}")
     return refusal
 
 
@@ -245,14 +248,14 @@ def _note(candidate: _Candidate, first: str, others: list[str],
 
 
 def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
-                concrete_args: dict[str, object], seconds: float) -> Exception | None:
+                concrete_args: dict[str, object], seconds: float) -> Exception | list[Place]:
     """What ``model`` raises when run eagerly on tensors of ``specs`` (on meta, or fake tensors
-    for real weights), None when it runs; ``OutOfTime`` after ``seconds``."""
+    for real weights), or, when it runs, the lines whose values read from tensor data were
+    stood in; ``OutOfTime`` after ``seconds``."""
     try:
-        run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
+        return run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
     except Exception as error:  # user code may raise anything: these inputs do not fit
         return error
-    return None
 
 
 def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
@@ -260,6 +263,7 @@ def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, 
     """Whether ``model`` runs eagerly on tensors of ``specs`` (on meta, or fake tensors for
     real weights); None when it takes longer than ``seconds``."""
     try:
-        return eager_error(model, instantiated_on, specs, concrete_args, seconds) is None
+        return not isinstance(eager_error(model, instantiated_on, specs, concrete_args, seconds),
+                              Exception)
     except OutOfTime:
         return None

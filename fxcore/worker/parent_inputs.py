@@ -1,6 +1,7 @@
 """The inputs a built root passes its submodules: the root is run once on its own example
-inputs (on meta tensors, or fake ones for a root built on CPU: nothing is computed) with a
-forward pre-hook on each submodule to be traced, which records the first call's arguments.
+inputs (on meta tensors, or fake ones for a root built on CPU: nothing is computed; values
+read from them stood in, ``eager_run``) with a forward pre-hook on each submodule to be
+traced, which records the first call's arguments.
 
 A submodule traced as its parent built it then gets those as its example inputs instead of
 inputs inferred for it alone: a block after a downsampling stage is given the maps the stage
@@ -27,6 +28,7 @@ from fxcore.model.results import ExampleInputs, InstantiatedOn
 from fxcore.model.tensor_spec import DTYPES, TensorSpec, parse_spec
 from fxcore.worker.context import describe_exception
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.meta_values import Place, read_note
 
 
 @dataclass
@@ -43,6 +45,8 @@ class PassedInputs:
     missing: dict[int, str] = field(default_factory=dict)
     #: Why nothing was recorded (the root has no example inputs, or running it failed).
     failed: str | None = None
+    #: The lines whose values read from tensor data were stood in while the root ran.
+    read: list[Place] = field(default_factory=list)
 
     def reason(self, submodule: torch.nn.Module) -> str | None:
         """Why ``submodule`` has no recorded inputs; None when it has them."""
@@ -56,11 +60,12 @@ _ROOT_INPUTS_FROM = {"config": "configured", "annotation": "from its forward's a
                      "inferred": "inferred", "parent": "as its own parent passes them"}
 
 
-def passed_note(parent: str, path: str, parent_inputs: ExampleInputs) -> str:
-    """How the inputs a parent passes a submodule were found (``ExampleInputs.note``)."""
+def passed_note(parent: str, path: str, parent_inputs: ExampleInputs, read: list[Place]) -> str:
+    """How the inputs a parent passes a submodule were found (``ExampleInputs.note``), the
+    parent's run having stood in the values read at ``read``."""
     given = ", ".join(f"{name}: {spec}" for name, spec in parent_inputs.tensors.items())
     return (f"as {parent} passes them to {path} when run on its own example inputs {given}, "
-            f"{_ROOT_INPUTS_FROM[parent_inputs.origin]}")
+            f"{_ROOT_INPUTS_FROM[parent_inputs.origin]}{read_note(read)}")
 
 
 def passed_inputs(root: torch.nn.Module, root_inputs: ExampleInputs | None,
@@ -80,7 +85,7 @@ def passed_inputs(root: torch.nn.Module, root_inputs: ExampleInputs | None,
     hooks = [submodule.register_forward_pre_hook(_recorder(submodule, passed), with_kwargs=True)
              for submodule in submodules]
     try:
-        run_eagerly(root, instantiated_on, specs, concrete_args, seconds)
+        passed.read = run_eagerly(root, instantiated_on, specs, concrete_args, seconds)
     except OutOfTime:
         return PassedInputs(failed=f"running the parent on its example inputs took longer "
                                    f"than {seconds:g} s")

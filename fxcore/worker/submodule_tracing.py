@@ -159,7 +159,7 @@ class SubmoduleTracing:
             target.example_inputs = recorded
             target.passed_values = values
             target.inputs_origin = "parent"
-            target.inputs_note = passed_note(root.class_name, path, root_inputs)
+            target.inputs_note = passed_note(root.class_name, path, root_inputs, passed.read)
         elif not module_config.inputs:
             target.parent_inputs_missing = passed.reason(submodule) or (
                 f"it is called with {', '.join(values)} besides tensors")

@@ -1,7 +1,7 @@
 """Classes that compile on the CPU with real tensors, but that fx-lsp, compiling them as built
 on the meta device, cannot check past one line (FX503, marked): an operator without a meta
-kernel, a tensor's value, a CPU tensor against meta inputs. The graph breaks before that line
-are real torch's. And a custom operator without a fake implementation, which real
+kernel, a CPU tensor against meta inputs. The graph breaks before that line are real
+torch's. And a custom operator without a fake implementation, which real
 torch.compile rejects too: FX502, a verdict."""
 
 import torch
@@ -41,11 +41,6 @@ class LookupTable(nn.Module):
 
     def forward(self, x):
         return torch.searchsorted(torch.arange(4.0), x)  # FX503
-
-
-class IntOfSum(nn.Module):
-    def forward(self, x):
-        return x * int(x.sum() > 0)  # FX503
 
 
 class PrintThenCounts(nn.Module):

@@ -1,8 +1,8 @@
-"""Python numbers read from tensors (``.item()``, ``.tolist()``), which break the graph, and
-what the code then says of them: a ``torch._check``, an ``assert``, an ``if``. Dynamo compiles
-the rest with the number as a constant. Real data passes the checks; on meta, fx-lsp gives each
-number a value its checks accept (with the stand-in one, a check failed: an "Observed
-exception" break and a compile error that real torch has not)."""
+"""Python numbers read from tensors (``.item()``, ``.tolist()``, ``int()``, ``float()``), which
+break the graph, and what the code then says of them: a ``torch._check``, an ``assert``, an
+``if``. Dynamo compiles the rest with the number as a constant. Real data passes the checks; on
+meta, fx-lsp gives each number a value its checks accept (with the stand-in one, a check failed:
+an "Observed exception" break and a compile error that real torch has not)."""
 
 import torch
 from torch import nn
@@ -72,3 +72,15 @@ class HalveItem(nn.Module):
         while n > 1:
             n = n / 2
         return x * n
+
+
+class IntOfSum(nn.Module):
+    """``int()`` of a tensor: on meta, stood in as ``.item()`` is."""
+
+    def forward(self, x):
+        return x * int(x.sum() > 0)
+
+
+class FloatOfMax(nn.Module):
+    def forward(self, x):
+        return x / float(x.abs().max())

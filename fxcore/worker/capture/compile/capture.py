@@ -44,7 +44,6 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile import meta_weights, value_plan
-from fxcore.worker.capture.compile.meta_values import Place, meta_values
 from fxcore.worker.capture.compile.torch_hooks import (
     graph_break_hook,
     guard_latency_unmeasured,
@@ -68,6 +67,7 @@ from fxcore.worker.capture.record import (
 )
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.locate import RawPosition
+from fxcore.worker.meta_values import Place, meta_values
 
 NO_INPUTS = "not checkable: no example inputs"
 #: The kind of FX503: a line that needs real data on meta.

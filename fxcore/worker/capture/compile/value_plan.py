@@ -34,12 +34,12 @@ import sympy
 import torch
 from sympy.core.relational import Relational
 
-from fxcore.worker.capture.compile.meta_values import Place, asking_line, replaced_tensor_methods
 from fxcore.worker.capture.export import torch_hooks
 from fxcore.worker.capture.export.fake import fake_inputs, faked_weights, new_mode
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.eager_run import OutOfTime, time_limit
+from fxcore.worker.meta_values import Place, asking_line, replaced_tensor_methods
 
 #: The methods whose values are planned: a Python number per element.
 _ASKED = ("item", "tolist")

@@ -1,12 +1,16 @@
-"""Values for meta tensors where eager Python needs one: at a graph break ``torch.compile``
-runs the breaking instruction eagerly (``if x.sum() > 0``, ``x.item()``), which a meta tensor
-cannot answer. While a capture runs, ``Tensor.__bool__``/``item``/``tolist``/``numpy`` give a
-stand-in for meta tensors (true, one, a list or array of ones of its shape) and behave as
-before for any other tensor; torch's ``nonzero`` on meta assumes every element is nonzero.
-Where ``value_plan`` found other values for a line's ``.item()``/``.tolist()`` (ones the code's
-own checks and conditions on them accept), the stand-ins give those, in the order it met them.
-numpy is imported only when a meta tensor's ``.numpy()`` runs: torch does not need it, and
-where it is not installed that call raises torch's own error, as it would on real data.
+"""Values for tensors without data where eager Python needs one: at a graph break
+``torch.compile`` runs the breaking instruction eagerly (``if x.sum() > 0``, ``x.item()``), and
+the search for example inputs runs ``forward`` eagerly (``eager_run``), which a meta tensor (or
+a fake one, in the search) cannot answer. While a capture or a search run goes,
+``Tensor.__bool__``/``item``/``tolist``/``numpy``/``__int__``/``__float__``/``__index__`` give a
+stand-in for such tensors (true, one, a list or array of ones of its shape) and behave as
+before for any other tensor; torch's ``nonzero`` on meta assumes every element is nonzero. What
+torch refuses of any tensor (a Python number of a tensor of several elements, an index of a
+float tensor) is still torch's own error. Where ``value_plan`` found other values for a line's
+``.item()``/``.tolist()`` (ones the code's own checks and conditions on them accept), the
+stand-ins give those, in the order it met them. numpy is imported only when a meta tensor's
+``.numpy()`` runs: torch does not need it, and where it is not installed that call raises
+torch's own error, as it would on real data.
 
 The stand-ins are ``torch._dynamo.disable``d: dynamo must neither trace them as user code nor
 count them as breaks of their own.
@@ -30,13 +34,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
 
-_METHODS = ("__bool__", "item", "tolist", "numpy")
+_METHODS = ("__bool__", "item", "tolist", "numpy", "__int__", "__float__", "__index__")
+#: The methods that give one Python number of a one-element tensor.
+_SCALARS = ("__bool__", "item", "__int__", "__float__", "__index__")
 _TORCH_FOLDER = os.path.dirname(torch.__file__) + os.sep  # not torchvision/ beside it
-#: The compile capture's own folder: its stand-ins and recorders are no asking code.
-_CAPTURE_FOLDER = os.path.dirname(__file__) + os.sep
+#: fx-lsp's worker: its stand-ins, the value plan's recorders and the runs that call the
+#: model are no asking code.
+_WORKER_FOLDER = os.path.dirname(__file__) + os.sep
 #: A line of code that asks a tensor for a value: (file, line).
 Place = tuple[str, int]
 
@@ -48,8 +56,12 @@ class StandIns:
     #: What could not be set up (each with its reason), then what was assumed (a loop on
     #: tensor data run once).
     notes: list[str] = field(default_factory=list)
-    #: How many Python numbers (``.item()``, ``.tolist()``) were stood in for meta tensors.
+    #: How many Python numbers (``.item()``, ``.tolist()``, ``int()``, ``float()``) were
+    #: stood in.
     numbers: int = 0
+    #: The lines whose values were stood in (numbers and truths), in the order they first
+    #: asked.
+    read: list[Place] = field(default_factory=list)
 
 
 def _ones(tensor: torch.Tensor) -> Any:
@@ -68,10 +80,10 @@ def _nested_list(shape: tuple[int, ...], values: Iterator[Any]) -> Any:
 
 def asking_line() -> Place:
     """The file and line of the code that asks a tensor for a value: the innermost frame
-    outside torch and the compile capture."""
+    outside torch and fx-lsp's worker."""
     frame = sys._getframe(1)
     while frame.f_back is not None and (frame.f_code.co_filename.startswith(_TORCH_FOLDER)
-                                        or frame.f_code.co_filename.startswith(_CAPTURE_FOLDER)):
+                                        or frame.f_code.co_filename.startswith(_WORKER_FOLDER)):
         frame = frame.f_back
     return frame.f_code.co_filename, frame.f_lineno
 
@@ -88,17 +100,25 @@ def _planned(tensor: torch.Tensor, planned: dict[Place, list[Any]]) -> list[Any]
     return [kind(value) for value in taken]
 
 
+def _refused(name: str, tensor: torch.Tensor) -> bool:
+    """What torch refuses of any tensor, data or not: one Python number of a tensor of several
+    elements, an index of one that holds no integers."""
+    if name in _SCALARS and tensor.numel() != 1:
+        return True
+    return name == "__index__" and (tensor.dtype.is_floating_point or tensor.dtype.is_complex)
+
+
 def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
-              planned: dict[Place, list[Any]], state: StandIns) -> Callable[..., Any]:
+              planned: dict[Place, list[Any]], state: StandIns,
+              answers: Callable[[torch.Tensor], bool]) -> Callable[..., Any]:
     #: Per line, the tensor whose elements it asked for last (None: a tensor of its own).
     elements_of: dict[Place, torch.Tensor | None] = {}
 
-    def truth(tensor: torch.Tensor) -> bool:
+    def truth(tensor: torch.Tensor, place: Place) -> bool:
         # True the first time a line asks, false after: a loop on tensor data (`while
         # x.abs().max() > 1`), which real data ends, runs once here instead of forever. The
         # elements of one tensor asked in turn at a line (`all(mask)`, `for v in mask: if v`)
         # are one ask: a builtin or loop over them ends with the tensor.
-        place = asking_line()
         base = tensor._base
         if base is not None and elements_of.get(place) is base:
             return asked[place] == 1
@@ -110,16 +130,23 @@ def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
                                "it runs once.")
         return asked[place] == 1
 
-    def value(tensor: torch.Tensor) -> Any:
-        if name == "__bool__":
-            return truth(tensor)
-        if name in ("item", "tolist"):
-            state.numbers += 1
-            values = _planned(tensor, planned)
-            if name == "item":
-                return values[0] if values else _ones(tensor)
+    def number(tensor: torch.Tensor) -> Any:
+        state.numbers += 1
+        values = _planned(tensor, planned)
+        if name == "tolist":
             return _nested_list(tuple(tensor.shape),
                                 iter(values) if values else itertools.repeat(_ones(tensor)))
+        found = values[0] if values else _ones(tensor)
+        if name == "__float__":
+            return float(found)
+        return int(found) if name in ("__int__", "__index__") else found
+
+    def value(tensor: torch.Tensor) -> Any:
+        if name != "numpy":
+            place = asking_line()
+            if place not in state.read:
+                state.read.append(place)
+            return truth(tensor, place) if name == "__bool__" else number(tensor)
         # numpy is no dependency of torch or fx-lsp: without it, ``Tensor.numpy`` raises as
         # torch's own does ("Numpy is not available"), which is what the code would meet.
         try:
@@ -129,7 +156,7 @@ def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
         return numpy.full(tuple(tensor.shape), _ones(tensor))
 
     def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        if not self.is_meta:
+        if not answers(self) or _refused(name, self):
             return original(self, *args, **kwargs)
         try:
             return value(self)
@@ -197,10 +224,36 @@ def replaced_tensor_methods(make: Callable[[str, Callable[..., Any]], Callable[.
                 delattr(torch.Tensor, name)
 
 
+def read_note(read: list[Place]) -> str:
+    """How an inputs note says that the values read at ``read`` were stood in while
+    ``forward`` ran to find inputs ("" when none were)."""
+    if not read:
+        return ""
+    places = ", ".join(f"{os.path.basename(path)}:{line}" for path, line in read)
+    return (f" (run on tensors without data, the values read from them at {places} were taken "
+            "as one, and conditions on them as true the first time at a line, as the compile "
+            "capture assumes on meta; torch.export and torch.compile then read them their own "
+            "way)")
+
+
+def is_meta(tensor: torch.Tensor) -> bool:
+    """A meta tensor of the code's own, not a fake one of dynamo's: dynamo's fake run of an
+    operator on data (``.tolist()``) must meet torch's own data-dependent error, and break the
+    graph there, as on the CPU."""
+    return tensor.is_meta and not is_fake(tensor)
+
+
+def has_no_data(tensor: torch.Tensor) -> bool:
+    """A meta tensor, or a fake one (the search's run of a model built on the CPU)."""
+    return tensor.is_meta or is_fake(tensor)
+
+
 @contextlib.contextmanager
-def meta_values(planned: dict[Place, list[Any]] | None = None) -> Iterator[StandIns]:
-    """The stand-ins installed, giving ``planned`` values where there are some (each line's
-    list is used up as they are given); yields what they did, filled while the capture runs."""
+def meta_values(planned: dict[Place, list[Any]] | None = None,
+                answers: Callable[[torch.Tensor], bool] = is_meta) -> Iterator[StandIns]:
+    """The stand-ins installed for the tensors ``answers`` accepts, giving ``planned`` values
+    where there are some (each line's list is used up as they are given); yields what they
+    did, filled while the capture runs."""
     state = StandIns()
     planned = {place: list(values) for place, values in (planned or {}).items()}
     with contextlib.ExitStack() as stack:
@@ -214,5 +267,6 @@ def meta_values(planned: dict[Place, list[Any]] | None = None) -> Iterator[Stand
             state.notes.append(not_faked)
         asked: dict[Place, int] = {}
         stack.enter_context(replaced_tensor_methods(
-            lambda name, original: _stand_in(name, original, asked, planned, state), _METHODS))
+            lambda name, original: _stand_in(name, original, asked, planned, state, answers),
+            _METHODS))
         yield state
