@@ -78,6 +78,10 @@ class ModuleConfig:
     dynamic: dict[str, dict[int, DynamicDim]] = field(default_factory=dict)
 
 
+#: The values of ``[tool.fx-lsp] device``.
+DEVICES = ("auto", "cpu", "cuda")
+
+
 @dataclass
 class EngineConfig:
     """The ``[tool.fx-lsp]`` table of a workspace's ``pyproject.toml``, typed."""
@@ -99,6 +103,9 @@ class EngineConfig:
     #: The export mode also exports each class with ``strict=True`` (dynamo), reporting what
     #: fails only there (FX405): off by default, as it costs a second export per class.
     export_strict: bool = False
+    #: The device each class is judged for: ``cpu``, ``cuda``, or ``auto`` (the code's own:
+    #: ``fxcore.worker.devices.device_choice``). Never the machine's.
+    device: str = "auto"
     #: Environment variables passed to workspace code besides the allowlisted ones
     #: (``fxcore.host.worker_environment``): names, or prefixes ending in ``*``.
     pass_env: list[str] = field(default_factory=list)

@@ -23,6 +23,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.meta_values import Place, has_no_data, meta_values
 
 
@@ -53,7 +54,12 @@ def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn,
                 fake: bool = False) -> Iterator[torch.device]:
     """The device to make inputs on: meta for a root with meta weights (under a fake tensor
     mode if ``fake``); for one with real weights, CPU under a fake tensor mode, so that
-    nothing is computed."""
+    nothing is computed; for a class judged for a GPU, fake tensors of that device."""
+    device = judged_device()
+    if device is not None:  # a class judged for a GPU: fake tensors of that device
+        with on_fake_device(root, device):
+            yield device
+        return
     weights = [*root.parameters(), *root.buffers()]
     on_meta = weights[0].is_meta if weights else instantiated_on != "cpu"
     if on_meta and not fake:

@@ -11,6 +11,7 @@ crashes the child costs only its own result.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import keyword
@@ -50,6 +51,9 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.worker.devices.cuda_view import cuda_view
+from fxcore.worker.devices.device_choice import judged_device
+from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.inputs import decide_before_capture
 from fxcore.worker.own_choices import judged_on_own_choices
@@ -69,6 +73,10 @@ from fxcore.workspace.suppressions import SKIP_REASON
 #: Sends a message to the engine (``fxcore.protocol.worker_messages``).
 Send = Callable[[WorkerMessage], None]
 
+#: The note on an export or compile verdict of a class judged for a GPU.
+GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written (`device` under [tool.fx-lsp]): "
+            "on fake CUDA tensors, with torch.cuda answering as one GPU would; no GPU was "
+            "used.")
 #: At most this many instances of one class are traced in search of one that fits it (FX105).
 MAX_INSTANCES = 3
 
@@ -109,8 +117,13 @@ class Job(SubmoduleTracing):
             if is_notebook(context.path) else {}
         context.imports = install_import_paths(entries, context.overlays,
                                                context.is_workspace_path, notebooks)
+        # Imported in a GPU's view where a class is judged for one: module-level code such as
+        # `DEVICE = "cuda" if torch.cuda.is_available() else "cpu"` runs as on that GPU.
+        on_gpu = any(judged_device(self.job.config.device, parsed.tree, name) == "cuda"
+                     for name in class_sources)
         try:
-            module = importlib.import_module(context.location.module_name)
+            with cuda_view() if on_gpu else contextlib.nullcontext():
+                module = importlib.import_module(context.location.module_name)
         except BaseException as error:  # user code may raise anything, SystemExit included
             file_result.errors.append(
                 context.exception_failure("import", "Importing this file failed: ", error,
@@ -155,27 +168,37 @@ class Job(SubmoduleTracing):
                 self.send_per_mode(context.module_result(cls, source, status="not-traced",
                                                          reason=not_a_model))
                 continue
-            built = build_class(context, cls, source)
-            if isinstance(built, ModuleResult):
-                self.send_per_mode(built)
-                continue
-            built, root_results = self.capture_fitting_instance(context, cls, source, built)
-            # Verdicts of submodule instances are extras: the file's own classes, still to
-            # come, must not be lost to a module tree that breaks named_modules(). What is
-            # given up is said on the job's output (the server's log, `fx-lsp check -v`).
-            try:
-                self.trace_built_submodules(root_results, built, not_derived, derived_ranks)
-            except Exception as error:
-                _given_up(f"the submodule instances of {cls.__name__}", error)
-            del built  # the instance goes before the next class is built
-            try:
-                self.trace_other_call_sites(cls, root_results, not_derived, derived_ranks)
-            except Exception as error:
-                _given_up(f"the instances {cls.__name__}'s other call sites build", error)
+            # Built and captured in the view of the device it is judged for, as are the
+            # instances of workspace classes it holds.
+            device = judged_device(self.job.config.device, parsed.tree, cls.__name__)
+            with cuda_view() if device == "cuda" else contextlib.nullcontext():
+                self.build_and_capture(context, cls, source, not_derived, derived_ranks)
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.loaded_modules, context.is_workspace_path)
         self.send(FileDone(file_result))
+
+    def build_and_capture(self, context: JobContext, cls: type, source: ClassSource,
+                          not_derived: set[type], derived_ranks: dict[type, int]) -> None:
+        """Build ``cls``, send its verdicts, then those of the workspace classes its instance
+        holds and its other call sites build."""
+        built = build_class(context, cls, source)
+        if isinstance(built, ModuleResult):
+            self.send_per_mode(built)
+            return
+        built, root_results = self.capture_fitting_instance(context, cls, source, built)
+        # Verdicts of submodule instances are extras: the file's own classes, still to
+        # come, must not be lost to a module tree that breaks named_modules(). What is
+        # given up is said on the job's output (the server's log, `fx-lsp check -v`).
+        try:
+            self.trace_built_submodules(root_results, built, not_derived, derived_ranks)
+        except Exception as error:
+            _given_up(f"the submodule instances of {cls.__name__}", error)
+        del built  # the instance goes before the next class is built
+        try:
+            self.trace_other_call_sites(cls, root_results, not_derived, derived_ranks)
+        except Exception as error:
+            _given_up(f"the instances {cls.__name__}'s other call sites build", error)
 
     def capture_fitting_instance(self, context: JobContext, cls: type, source: ClassSource,
                                  built: Built) -> tuple[Built, list[ModuleResult]]:
@@ -233,6 +256,8 @@ class Job(SubmoduleTracing):
         result = module_verdict(context, capture, target, capture.capture(context, target))
         result = judged_on_own_choices(context, capture.mode, target, result)
         result.mode = capture.mode
+        if capture.mode != "fx" and view_device() is not None:
+            result.capture_notes.append(GPU_NOTE)
         return result
 
     def built_verdict(self, context: JobContext, capture: Capture, target: CaptureTarget,

@@ -13,6 +13,7 @@ Example::
     guess-arguments = true   # synthesize constructor arguments nobody configured
     modes = ["fx"]           # capture modes, each giving its own verdict per class
     export-strict = false    # export mode: also export with strict=True (FX405)
+    device = "auto"          # judge classes for "cpu", "cuda", or as their code is written
     select = ["FX", "GB"]    # which codes are reported (prefixes), as in ruff
     ignore = ["FX200"]
     per-file-ignores = {"tests/*" = ["FX1"]}
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.model.capture_modes import modes_problem, ordered_modes
-from fxcore.model.job_spec import EngineConfig, ReportConfig
+from fxcore.model.job_spec import DEVICES, EngineConfig, ReportConfig
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.workspace.module_config import import_path, parse_module_config, quoted
 
@@ -241,6 +242,14 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
     if export_strict is not None:
         config.export_strict = export_strict
 
+    device = table.get("device")
+    if device is not None:
+        if device in DEVICES:
+            config.device = device
+        else:
+            problems.append(f"{source}: 'device' must be one of "
+                            f"{', '.join(repr(name) for name in DEVICES)}; ignored")
+
     modes = table.get("modes")
     if modes is not None:
         problem = modes_problem(modes)
@@ -271,6 +280,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "guess-arguments",
         "modes",
         "export-strict",
+        "device",
         "modules",
         *EDITOR_KEYS,
         *REPORT_KEYS,

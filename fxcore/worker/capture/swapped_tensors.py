@@ -16,10 +16,11 @@ Replacement = Callable[[torch.Tensor, bool], "torch.Tensor | None"]
 
 
 @contextmanager
-def swapped_tensors(model: torch.nn.Module, replacement: Replacement) -> Iterator[None]:
+def swapped_tensors(model: torch.nn.Module, replacement: Replacement,
+                    gradients: bool = True) -> Iterator[None]:
     """Every parameter, buffer and tensor attribute of ``model`` and its submodules that
     ``replacement`` gives another tensor for replaced by it (a parameter by a parameter, with
-    the same ``requires_grad``) while the block runs."""
+    the same ``requires_grad``, or none without ``gradients``) while the block runs."""
     saved: list[tuple[dict[str, Any], str, Any]] = []
     try:
         for module in model.modules():
@@ -32,7 +33,7 @@ def swapped_tensors(model: torch.nn.Module, replacement: Replacement) -> Iterato
                     if swapped is None:
                         continue
                     saved.append((table, name, value))
-                    table[name] = torch.nn.Parameter(swapped, value.requires_grad) \
+                    table[name] = torch.nn.Parameter(swapped, value.requires_grad and gradients) \
                         if isinstance(value, torch.nn.Parameter) else swapped
         yield
     finally:

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import torch
 from torch import fx
+from torch._subclasses.fake_tensor import is_fake
 
 from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
@@ -66,6 +67,7 @@ from fxcore.worker.capture.record import (
     no_inputs_reason,
 )
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.locate import RawPosition
 from fxcore.worker.meta_values import Place, meta_values
 
@@ -172,7 +174,9 @@ class CompileCapture:
         if not target.example_inputs:
             return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target))
         hook = graph_break_hook()
-        built_on_meta = meta_limits.built_on_meta(target)
+        # A class judged for a GPU runs on fake tensors of that device, whose limits are
+        # meta's (``fake_device``).
+        built_on_meta = meta_limits.built_on_meta(target) or judged_device() is not None
         moved = not built_on_meta and meta_weights.is_large(target.model)
         on_meta = built_on_meta or moved
         started = time.perf_counter()
@@ -278,7 +282,20 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
     with contextlib.ExitStack() as stack:
         stack.enter_context(_quiet())
         stack.enter_context(guard_latency_unmeasured())
-        stand_ins = stack.enter_context(meta_values(planned))
+        device = judged_device()
+        if device is None:
+            stand_ins = stack.enter_context(meta_values(planned))
+            inputs = example_tensors(target)
+        else:
+            mode = stack.enter_context(on_fake_device(target.model, device))
+            # The values of the run's own fake tensors are stood in, as meta tensors' are;
+            # dynamo's fake tensors, of its own mode, are left to dynamo.
+            stand_ins = stack.enter_context(meta_values(
+                planned, answers=lambda tensor: tensor.is_meta or (
+                    is_fake(tensor) and tensor.fake_mode is mode)))
+            inputs = {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype),
+                                       device=device)
+                      for name, spec in (target.example_inputs or {}).items()}
         if hook is not None:
             stack.enter_context(recording_breaks(
                 hook, functools.partial(_record_break, run.breaks,
@@ -287,7 +304,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                                  fullgraph=hook is None)
         try:
             with torch.no_grad():
-                compiled(**example_tensors(target), **target.passed_values)
+                compiled(**inputs, **target.passed_values)
         except BaseException as error:
             run.ending_error = error
     torch._dynamo.reset()

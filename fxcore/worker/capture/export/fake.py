@@ -1,5 +1,6 @@
 """Fake CPU tensors for export: the built model's parameters, buffers and tensor attributes
-and its example inputs, as tensors with a dtype, a shape and the device ``cpu`` but no data.
+and its example inputs, as tensors with a dtype, a shape and the device ``cpu`` but no data
+(a class judged for a GPU has them on that device, attributes too: ``devices``).
 
 Not meta tensors: a model built on meta mixes them with the CPU tensors its own code makes
 (``torch.arange(n)``, ``torch.tensor([...])``), and torch.export then fails on a device
@@ -23,15 +24,17 @@ import torch
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
 from fxcore.worker.capture.swapped_tensors import swapped_tensors
+from fxcore.worker.devices.fake_device import judged_device, no_gradients
 
 #: The most elements a meta tensor attribute is made real with (64 MB of float32).
 LARGEST_REAL_CONSTANT = 1 << 24
 
 
 def fake_inputs(mode: FakeTensorMode, specs: dict[str, TensorSpec]) -> dict[str, torch.Tensor]:
-    """A fake CPU tensor per input spec."""
+    """A fake tensor per input spec, on the CPU or the GPU the class is judged for."""
+    device = judged_device() or torch.device("cpu")
     with mode:
-        return {name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype))
+        return {name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
                 for name, spec in specs.items()}
 
 
@@ -45,16 +48,19 @@ def faked_weights(model: torch.nn.Module, mode: FakeTensorMode) -> AbstractConte
     shape, its meta tensor attributes by CPU tensors (see the module's docstring), and all put
     back after (other modes capture the same instance)."""
 
+    device = judged_device()
+
     def fake(value: torch.Tensor) -> torch.Tensor:
         with mode:
-            return torch.empty(value.shape, dtype=value.dtype)
+            return torch.empty(value.shape, dtype=value.dtype, device=device or "cpu")
 
     def replacement(value: torch.Tensor, attribute: bool) -> torch.Tensor | None:
-        if not attribute:
+        # On a GPU no real constant can be made: a class judged for one has its fake too.
+        if not attribute or device is not None:
             return fake(value)
         if not value.is_meta:
             return None
         return torch.zeros(value.shape, dtype=value.dtype) \
             if value.numel() <= LARGEST_REAL_CONSTANT else fake(value)
 
-    return swapped_tensors(model, replacement)
+    return swapped_tensors(model, replacement, gradients=no_gradients(device) is None)

@@ -1,0 +1,268 @@
+"""A GPU's view of torch for code written for one, with no hardware touched: what a class
+judged for ``cuda`` (``device_choice``) is built and captured in.
+
+- ``torch.cuda``'s queries answer as one GPU of ``GPU`` would (``is_available``,
+  ``device_count``, ``current_device``, ``get_device_properties``/``_capability``/``_name``,
+  ``is_bf16_supported``, memory figures), and calls with an effect only on hardware
+  (``synchronize``, ``set_device``, the random state, ``empty_cache``, nvtx ranges) do
+  nothing. Each is answered by swapping the function's code, not the function: dynamo and
+  torch.export know these functions by identity (``synchronize`` is skipped, a graph break;
+  ``device_count`` is a torch function that returns no tensor), and so see them exactly as on
+  a GPU, while what runs eagerly is the answer.
+- CUDA's lazy initialisation does nothing (``accelerator_guard`` has it refuse otherwise).
+- Tensors the code puts on ``cuda`` are fake CUDA tensors where a run is fake, and stay meta
+  tensors while the model is built on meta: ``.cuda()`` and ``.to("cuda")`` of a meta tensor
+  keep it on meta. torch's own move of a fake tensor to CUDA asks the device (a CPU build has
+  no CUDA device guard at all, and a CUDA build's asks the driver): the view's move is a fake
+  copy whose fake device is CUDA, which touches neither.
+
+Streams and events need a driver: code that makes one is not checkable in this view, and says
+why (``UNSUPPORTED``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Callable, Iterator
+from types import FunctionType, SimpleNamespace
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+from fxcore.worker.devices.accelerator_guard import lazy_init_bindings
+
+CUDA = torch.device("cuda", 0)
+#: The GPU the view answers as: the one the issue's measurements ran on.
+GPU = SimpleNamespace(
+    name="NVIDIA H100 80GB HBM3", major=9, minor=0, total_memory=85_045_395_456,
+    multi_processor_count=132, is_integrated=False, is_multi_gpu_board=False,
+    max_threads_per_multi_processor=2048, warp_size=32, L2_cache_size=52_428_800,
+    gcnArchName="NVIDIA H100 80GB HBM3", uuid="00000000-0000-0000-0000-000000000000",
+    regs_per_multiprocessor=65536, shared_memory_per_block=49152,
+    shared_memory_per_block_optin=232448, shared_memory_per_multiprocessor=233472,
+)
+#: What this view cannot give without a driver, by the call that needs it.
+UNSUPPORTED = ("torch.cuda.Stream", "torch.cuda.Event", "torch.cuda.current_stream",
+               "torch.cuda.default_stream", "CUDA graphs")
+
+_active: list[bool] = []
+
+
+def active() -> bool:
+    """Whether code runs in the view now."""
+    return bool(_active)
+
+
+# The answers. Each body runs with the globals of the function whose code it replaces, so it
+# names nothing of this module's but through an import; its signature is the original's, so
+# that the original's defaults still fit.
+
+def _true(*args: Any, **kwargs: Any) -> bool:
+    return True
+
+
+def _one() -> int:
+    return 1
+
+
+def _zero() -> int:
+    return 0
+
+
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _zero_with_args(*args: Any, **kwargs: Any) -> int:
+    return 0
+
+
+def _capability(device: Any = None) -> tuple[int, int]:
+    from fxcore.worker.devices.cuda_view import GPU
+    return GPU.major, GPU.minor
+
+
+def _name(device: Any = None) -> str:
+    from fxcore.worker.devices.cuda_view import GPU
+    return GPU.name
+
+
+def _properties(device: Any = None) -> Any:
+    from fxcore.worker.devices.cuda_view import GPU
+    return GPU
+
+
+def _memory_info(device: Any = None) -> tuple[int, int]:
+    from fxcore.worker.devices.cuda_view import GPU
+    return GPU.total_memory, GPU.total_memory
+
+
+def _random_state(device: Any = "cuda") -> Any:
+    import torch
+    return torch.zeros(16, dtype=torch.uint8)
+
+
+def _random_states() -> list[Any]:
+    import torch
+    return [torch.zeros(16, dtype=torch.uint8)]
+
+
+def _current_stream(device: Any = None) -> Any:
+    import torch
+    return torch.Stream(stream_id=0, device_index=0, device_type=1)  # CUDA's default stream
+
+
+#: (module, function, answer): the functions whose code the view swaps.
+_ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
+    ("torch.cuda", "is_available", _true),
+    ("torch.cuda", "is_bf16_supported", _true),
+    ("torch.cuda", "device_count", _one),
+    ("torch.cuda", "current_device", _zero),
+    ("torch.cuda", "set_device", _nothing),
+    ("torch.cuda", "synchronize", _nothing),
+    ("torch.cuda", "get_device_capability", _capability),
+    ("torch.cuda", "get_device_name", _name),
+    ("torch.cuda", "get_device_properties", _properties),
+    ("torch.cuda.random", "get_rng_state", _random_state),
+    ("torch.cuda.random", "get_rng_state_all", _random_states),
+    ("torch.cuda.random", "set_rng_state", _nothing),
+    ("torch.cuda.random", "set_rng_state_all", _nothing),
+    ("torch.cuda.memory", "empty_cache", _nothing),
+    ("torch.cuda.memory", "reset_peak_memory_stats", _nothing),
+    ("torch.cuda.memory", "memory_allocated", _zero_with_args),
+    ("torch.cuda.memory", "max_memory_allocated", _zero_with_args),
+    ("torch.cuda.memory", "memory_reserved", _zero_with_args),
+    ("torch.cuda.memory", "max_memory_reserved", _zero_with_args),
+    ("torch.cuda.memory", "mem_get_info", _memory_info),
+    # What dynamo asks of the build's accelerator as it starts each frame (its stream state).
+    ("torch.accelerator", "current_stream", _current_stream),
+    ("torch.accelerator", "current_device_index", _zero),
+    ("torch.accelerator", "synchronize", _nothing),
+    ("torch.cuda.nvtx", "range_push", _zero_with_args),
+    ("torch.cuda.nvtx", "range_pop", _zero_with_args),
+    ("torch.cuda.nvtx", "range_start", _zero_with_args),
+    ("torch.cuda.nvtx", "range_end", _nothing),
+    ("torch.cuda.nvtx", "mark", _nothing),
+)
+
+
+def _swapped_code(stack: contextlib.ExitStack) -> None:
+    """Every function of ``_ANSWERS`` present in this torch runs its answer's code while the
+    view is active; the function objects stay torch's own."""
+    for module_name, name, answer in _ANSWERS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        function = getattr(module, name, None)
+        if not isinstance(function, FunctionType) or function.__code__.co_freevars:
+            continue  # a builtin or a closure here: this release answers it its own way
+        original = function.__code__
+        # Named as torch's own code: dynamo decides what it skips by the file of the code
+        # (``synchronize``, in torch's folder, is a graph break on a GPU).
+        function.__code__ = answer.__code__.replace(
+            co_filename=original.co_filename, co_name=original.co_name,
+            co_qualname=original.co_qualname, co_firstlineno=original.co_firstlineno)
+        stack.callback(setattr, function, "__code__", original)
+
+
+def _no_lazy_init() -> None:
+    return None
+
+
+def _cuda_device(value: Any) -> bool:
+    if isinstance(value, torch.device):
+        return value.type == "cuda"
+    if isinstance(value, str):
+        return value.split(":")[0] == "cuda"
+    return isinstance(value, int) and not isinstance(value, bool)  # .cuda(0), .to(0)
+
+
+def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``Tensor.cuda``/``Tensor.to`` for the view (``cuda_view``'s docstring)."""
+    def move(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if name == "cuda":
+            options = {key: value for key, value in kwargs.items()
+                       if key in ("non_blocking", "memory_format")}
+        else:
+            if args and isinstance(args[0], torch.Tensor):  # .to(other): other's device
+                args = (args[0].device, args[0].dtype, *args[1:])
+            try:
+                device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(
+                    *args, **kwargs)
+            except TypeError:
+                return original(self, *args, **kwargs)  # torch's own error for bad arguments
+            if not _cuda_device(device):
+                return original(self, *args, **kwargs)
+            options = {key: value for key, value in (
+                ("dtype", dtype), ("non_blocking", non_blocking),
+                ("memory_format", memory_format), ("copy", kwargs.get("copy")))
+                if value is not None}
+
+        def rest(tensor: torch.Tensor) -> torch.Tensor:
+            return tensor.to(**options) if "dtype" in options or options.get("copy") \
+                else tensor
+
+        if _is_fake(self):
+            if self.device.type == "cuda":
+                return rest(self)
+            copy = rest(self)
+            copy = self.clone() if copy is self else copy
+            copy.fake_device = CUDA
+            return copy
+        if self.is_meta:
+            return rest(self)
+        mode = _get_current_dispatch_mode()
+        if _is_fake_mode(mode):
+            return move(mode.from_tensor(self), *args, **kwargs)
+        # A real tensor outside a fake run (a constant the constructor made on the CPU): the
+        # model is built on meta, and a meta tensor stands for it.
+        return rest(torch.empty_like(self, device="meta"))
+
+    move.__name__ = name
+    return torch._dynamo.disable(move)
+
+
+def _is_fake_mode(mode: Any) -> bool:
+    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake_tensor is not None and isinstance(mode, fake_tensor.FakeTensorMode)
+
+
+def _is_fake(tensor: torch.Tensor) -> bool:
+    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake_tensor is not None and isinstance(tensor, fake_tensor.FakeTensor)
+
+
+@contextlib.contextmanager
+def cuda_view() -> Iterator[None]:
+    """Run the block in a GPU's view of torch; everything is put back after."""
+    with contextlib.ExitStack() as stack:
+        for module, attribute in lazy_init_bindings("cuda"):
+            stack.callback(setattr, module, attribute, getattr(module, attribute))
+            setattr(module, attribute, _no_lazy_init)
+        _swapped_code(stack)
+        # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
+        # backward's sake: in the view it is available, and no real one may be made.
+        fake_tensor = importlib.import_module("torch._subclasses.fake_tensor")
+        for name in ("init_gpu_context", "init_cuda_context"):
+            if callable(getattr(fake_tensor, name, None)):
+                stack.callback(setattr, fake_tensor, name, getattr(fake_tensor, name))
+                setattr(fake_tensor, name, _nothing)
+        for name in ("cuda", "to"):
+            original = getattr(torch.Tensor, name)
+            own = torch.Tensor.__dict__.get(name)
+            stack.callback(_put_back, name, own)
+            setattr(torch.Tensor, name, _moved(original, name))
+        _active.append(True)
+        stack.callback(_active.pop)
+        yield
+
+
+def _put_back(name: str, own: Any) -> None:
+    if own is not None:
+        setattr(torch.Tensor, name, own)
+    elif name in torch.Tensor.__dict__:
+        delattr(torch.Tensor, name)

@@ -1,0 +1,70 @@
+"""Which device a class is judged for: the ``device`` setting, whose default (``auto``)
+reads the code, never the machine, so that a laptop, a GPU workstation and a CPU-only CI
+runner give the same verdicts.
+
+With ``auto`` a class is judged for a GPU (``cuda``) when its code puts tensors there or
+asks CUDA: a ``"cuda"``/``"cuda:N"`` string, a ``.cuda`` attribute (``x.cuda()``,
+``torch.cuda.is_available()``), in the class's own body or in a module-level statement that
+binds a name the class uses (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``).
+Any other class is judged for the CPU. Code that runs the same on both is judged the same
+either way; only the note saying which device a verdict is for differs.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_CUDA_STRING = re.compile(r"cuda(:\d+)?")
+
+
+def _mentions_cuda(node: ast.AST) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Attribute) and child.attr == "cuda":
+            return True
+        if isinstance(child, ast.Constant) and isinstance(child.value, str) \
+                and _CUDA_STRING.fullmatch(child.value):
+            return True
+    return False
+
+
+def _bound_names(statement: ast.stmt) -> set[str]:
+    """The names a module-level statement binds (``DEVICE = ...``, ``import``s excluded)."""
+    names: set[str] = set()
+    targets: list[ast.expr] = []
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    elif isinstance(statement, (ast.If, ast.Try)):
+        for inner in ast.iter_child_nodes(statement):
+            if isinstance(inner, ast.stmt):
+                names |= _bound_names(inner)
+        return names
+    for target in targets:
+        names |= {node.id for node in ast.walk(target) if isinstance(node, ast.Name)}
+    return names
+
+
+def written_for_cuda(tree: ast.Module, class_name: str) -> bool:
+    """Whether the top-level class ``class_name`` of ``tree`` is written for a GPU."""
+    definition = next((statement for statement in tree.body
+                       if isinstance(statement, ast.ClassDef)
+                       and statement.name == class_name), None)
+    if definition is None:
+        return False
+    if _mentions_cuda(definition):
+        return True
+    used = {node.id for node in ast.walk(definition) if isinstance(node, ast.Name)}
+    return any(_bound_names(statement) & used and _mentions_cuda(statement)
+               for statement in tree.body
+               if not isinstance(statement, (ast.ClassDef, ast.FunctionDef,
+                                             ast.AsyncFunctionDef)))
+
+
+def judged_device(setting: str, tree: ast.Module | None, class_name: str) -> str:
+    """``cpu`` or ``cuda``: the setting's device, or with ``auto`` the one the code is
+    written for."""
+    if setting != "auto":
+        return setting
+    return "cuda" if tree is not None and written_for_cuda(tree, class_name) else "cpu"

@@ -1,0 +1,54 @@
+"""Runs on fake tensors of the device a class is judged for: a model's weights and inputs as
+tensors with a device, a dtype and a shape but no data, made by torch's own
+``FakeTensorMode``, so that nothing is computed, no memory is taken for weights and no
+hardware is touched. What a class judged for a GPU (``cuda_view``) is run on, in the search
+for its inputs and in the compile capture; the export capture fakes its weights itself
+(``capture/export/fake.py``), on the same device."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+from fxcore.worker.capture.swapped_tensors import swapped_tensors
+from fxcore.worker.devices import cuda_view
+
+
+def judged_device() -> torch.device | None:
+    """The device the class now being judged runs on where it is not the CPU (a GPU's, in
+    the CUDA view), else None."""
+    return cuda_view.CUDA if cuda_view.active() else None
+
+
+def fake_on(mode: FakeTensorMode, tensor: torch.Tensor, device: torch.device) -> FakeTensor:
+    """A fake tensor of ``mode`` on ``device`` with ``tensor``'s dtype, shape and strides."""
+    meta = tensor if tensor.is_meta else torch.empty_strided(
+        tensor.shape, tensor.stride(), dtype=tensor.dtype, device="meta")
+    return mode.fake_tensor_converter.from_meta_and_device(mode, meta, device)
+
+
+def no_gradients(device: torch.device | None) -> str | None:
+    """Why weights on ``device`` are faked without ``requires_grad``, if they are: autograd
+    asks a CUDA tensor's device for its stream as it records (``InputMetadata``), and with no
+    device to ask, torch aborts the process. Without weights that need gradients nothing is
+    recorded; what torch.export and torch.compile capture of forward is the same."""
+    if device is None or device.type == "cpu":
+        return None
+    return "weights without requires_grad on a GPU with no hardware"
+
+
+@contextlib.contextmanager
+def on_fake_device(model: torch.nn.Module, device: torch.device
+                   ) -> Iterator[FakeTensorMode]:
+    """A fake tensor mode, active while the block runs, with ``model``'s parameters, buffers
+    and tensor attributes swapped for fake tensors on ``device`` (and put back after)."""
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def replacement(value: torch.Tensor, _attribute: bool) -> torch.Tensor | None:
+        return None if isinstance(value, FakeTensor) else fake_on(mode, value, device)
+
+    with swapped_tensors(model, replacement, gradients=no_gradients(device) is None), mode:
+        yield mode
