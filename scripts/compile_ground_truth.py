@@ -83,10 +83,13 @@ def _logged_break(arguments: dict[str, Any]) -> tuple[Any, str, Any] | None:
     return None, _first_line(reason), stack
 
 
-def compile_on_cpu(cls: type[nn.Module], path: Path) -> dict[str, Any]:
-    """The breaks (line in ``path``, code) and graph count of one real-tensor run."""
+def compile_on_cpu(cls: type[nn.Module], path: Path, device: str = "cpu",
+                   backend: str = "record") -> dict[str, Any]:
+    """The breaks (line in ``path``, code) and graph count of one real-tensor run, on
+    ``device`` (the GPU tier passes ``cuda``), with the recording backend or a real one
+    (``inductor``, whose graphs are counted from dynamo's own statistics)."""
     torch.manual_seed(0)
-    model = cls()  # as fx-lsp builds it: in training mode
+    model = cls().to(device)  # as fx-lsp builds it: in training mode
     graphs: list[torch.fx.GraphModule] = []
     breaks: set[tuple[int, str]] = set()
     codes = _registry_codes()
@@ -103,37 +106,47 @@ def compile_on_cpu(cls: type[nn.Module], path: Path) -> dict[str, Any]:
             breaks.add((lines[-1] if lines else 0, codes.get(gb_type, "FX501")))
         return original(self, *args, **kwargs)
 
-    def backend(graph_module: torch.fx.GraphModule, _inputs: Any) -> Any:
+    def record(graph_module: torch.fx.GraphModule, _inputs: Any) -> Any:
         graphs.append(graph_module)
         return graph_module.forward
 
     torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
     InstructionTranslatorBase.log_graph_break = log_graph_break
     try:
         with torch.no_grad():
-            torch.compile(model, backend=backend, fullgraph=False)(torch.rand(INPUT_SHAPE))
+            torch.compile(model, backend=record if backend == "record" else backend,
+                          fullgraph=False)(torch.rand(INPUT_SHAPE, device=device))
     except Exception as error:  # a compile error where eager may run: its own finding
         lines = [frame.lineno for frame in getattr(error, "real_stack", None) or ()
                  if os.path.abspath(frame.filename) == str(path)]
         breaks.add((lines[-1] if lines else 0, "error"))
     finally:
         InstructionTranslatorBase.log_graph_break = original
-    return {"breaks": sorted([line, code] for line, code in breaks), "graphs": len(graphs)}
+    count = len(graphs) if backend == "record" else \
+        torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    return {"breaks": sorted([line, code] for line, code in breaks), "graphs": count}
 
 
-def ground_truth() -> dict[str, dict[str, Any]]:
+def ground_truth(corpus: Path = CORPUS, device: str = "cpu",
+                 backend: str = "record") -> dict[str, dict[str, Any]]:
     truth: dict[str, dict[str, Any]] = {}
-    for path in sorted(CORPUS.glob("*.py")):
+    for path in sorted(corpus.glob("*.py")):
         for name, cls in corpus_classes(path).items():
-            truth[f"{path.name}:{name}"] = compile_on_cpu(cls, path)
+            truth[f"{path.name}:{name}"] = compile_on_cpu(cls, path, device, backend)
     return truth
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda on a GPU machine")
+    parser.add_argument("--backend", default="record",
+                        help="record (the graphs, uncompiled), or a real one: inductor")
+    arguments = parser.parse_args()
     warnings.simplefilter("ignore")
     with contextlib.redirect_stdout(io.StringIO()):  # the corpus prints, on purpose
-        truth = ground_truth()
+        truth = ground_truth(arguments.corpus.resolve(), arguments.device, arguments.backend)
     print(json.dumps(truth, indent=1))
 
 

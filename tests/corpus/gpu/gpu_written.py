@@ -1,5 +1,5 @@
-"""Classes written for a GPU, as people write them: judged for one (``device = "auto"``) on
-any machine. On an H100 (torch 2.11, CUDA tensors, inductor) real torch exports every one and
+"""Classes written for a GPU, as people write them (each takes float32[2, 8]): judged for
+one (``device = "auto"``) on any machine. On an H100 (torch 2.11, CUDA tensors, inductor) real torch exports every one and
 compiles them whole, except the nvtx ranges (GB0208 at each), ``synchronize`` (GB0007 on 2.11;
 an in-graph op from 2.13), the branch on ``device_count`` (GB0208) and the ``sdpa_kernel``
 context (GB0006 on 2.11)."""
@@ -99,11 +99,11 @@ class CapabilityBranch(nn.Module):
 class MathAttention(nn.Module):
     def __init__(self):
         super().__init__()
-        self.qkv = nn.Linear(16, 48)
+        self.qkv = nn.Linear(8, 24)
 
     def forward(self, x):
-        batch, tokens, _ = x.shape
-        q, k, v = self.qkv(x).view(batch, tokens, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        batch = x.shape[0]
+        q, k, v = self.qkv(x).view(batch, 1, 3, 2, 4).permute(2, 0, 3, 1, 4)
         with sdpa_kernel(SDPBackend.MATH):
             out = nn.functional.scaled_dot_product_attention(q, k, v)
-        return out.transpose(1, 2).reshape(batch, tokens, 16)
+        return out.reshape(batch, 8)

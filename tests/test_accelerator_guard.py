@@ -1,0 +1,111 @@
+"""fx-lsp's processes never initialise an accelerator (``fxcore.worker.devices``): the zygote
+and every worker, recorded call by call (``accelerator_calls``) while they judge code written
+for a GPU, code judged for the CPU that asks for CUDA anyway, and the compile corpus. On a
+machine with a GPU this is what keeps the fork from being poisoned; here, with none, the record
+is the proof. Under the torch matrix the same tests run on PyPI's CUDA builds, where
+``torch.cuda.is_available()`` itself is a call into the driver."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fxcore.worker.devices.accelerator_calls import RECORD_VARIABLE
+
+pytestmark = pytest.mark.matrix
+
+ROOT = Path(__file__).resolve().parent.parent
+GPU_CORPUS = ROOT / "tests" / "corpus" / "gpu" / "gpu_written.py"
+COMPILE_CORPUS = ROOT / "tests" / "corpus" / "compile" / "breaks_calls.py"
+
+
+def _check(workspace: Path, record: Path, *arguments: str) -> dict:
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode", "export,compile",
+         "--output-format", "json", *arguments, "."],
+        cwd=workspace, capture_output=True, text=True, timeout=600,
+        env={**os.environ, RECORD_VARIABLE: str(record)})
+    assert completed.returncode in (0, 1), completed.stderr
+    return json.loads(completed.stdout)
+
+
+def _recorded(record: Path) -> list[dict]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("device", ["auto", "cpu"])
+def test_no_process_of_fx_lsp_calls_an_accelerators_initialisation(
+        tmp_path: Path, device: str) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    shutil.copy(GPU_CORPUS, workspace)
+    shutil.copy(COMPILE_CORPUS, workspace)
+    (workspace / "pyproject.toml").write_text(f'[tool.fx-lsp]\ndevice = "{device}"\n')
+    record = tmp_path / "calls.jsonl"
+    report = _check(workspace, record)
+    assert _recorded(record) == []
+    # The run judged what it was given: both files' classes, in both modes; with `auto`,
+    # every class written for a GPU exports.
+    judged = {(module["path"].rsplit("/", 1)[-1], module["mode"])
+              for module in report["modules"]}
+    assert judged == {(name, mode) for name in (GPU_CORPUS.name, COMPILE_CORPUS.name)
+                      for mode in ("export", "compile")}
+    if device == "auto":
+        assert {module["status"] for module in report["modules"]
+                if module["path"].endswith(GPU_CORPUS.name)
+                and module["mode"] == "export"} == {"traceable"}
+
+
+def test_code_judged_for_the_cpu_that_asks_for_cuda_is_told_how_to_judge_it_for_a_gpu(
+        tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    shutil.copy(GPU_CORPUS, workspace)
+    (workspace / "pyproject.toml").write_text('[tool.fx-lsp]\ndevice = "cpu"\n')
+    report = _check(workspace, tmp_path / "calls.jsonl")
+    moves = [module for module in report["modules"] if module["class"] == "MovesInput"]
+    texts = json.dumps(moves)
+    assert 'device = \\"cuda\\"' in texts, texts
+    assert "Cannot re-initialize CUDA" not in json.dumps(report)
+
+
+def test_the_record_sees_a_call_of_the_initialisation(tmp_path: Path) -> None:
+    """The instrument itself: without the guard, a lazy initialisation is recorded, with the
+    line that asked for it."""
+    record = tmp_path / "calls.jsonl"
+    script = ("import torch\n"
+              "from fxcore.worker.devices import accelerator_calls\n"
+              f"accelerator_calls.record({str(record)!r})\n"
+              "try:\n"
+              "    torch.cuda.init()\n"
+              "except Exception:\n"
+              "    pass\n")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120,
+                   env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    calls = _recorded(record)
+    assert [call["call"] for call in calls][:1] == ["torch.cuda._lazy_init"]
+    assert 'line 5, in <module>' in "".join(calls[0]["stack"])
+
+
+def test_the_guard_answers_no_device_and_refuses_initialisation() -> None:
+    script = ("import torch\n"
+              "from fxcore.worker.devices import accelerator_guard\n"
+              "replaced = accelerator_guard.guard()\n"
+              "assert 'torch.cuda._lazy_init' in replaced, replaced\n"
+              "assert not torch.cuda.is_available() and torch.cuda.device_count() == 0\n"
+              "try:\n"
+              "    torch.zeros(1).cuda()\n"
+              "except RuntimeError as error:\n"
+              "    print(error)\n")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                               text=True, timeout=120, check=True)
+    assert "never initialise CUDA" in completed.stdout
+    assert 'device = "cuda"' in completed.stdout
