@@ -23,8 +23,11 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.capture import meta_limits
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.meta_values import Place, has_no_data, meta_values
+
+CPU = torch.device("cpu")
 
 
 class OutOfTime(BaseException):
@@ -41,22 +44,37 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
     torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
     channel runs on meta and fails on fake tensors as on the CPU)."""
+    try:
+        return _run(model, instantiated_on, specs, concrete_args, seconds, fake)
+    except Exception as error:
+        # Tensors the code makes itself are CPU tensors beside meta weights; real torch runs
+        # them on the CPU, and so does a run on fake CPU tensors.
+        if judged_device() is not None or not meta_limits.collides_with_cpu(error):
+            raise
+        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, CPU)
+
+
+def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
+         specs: dict[str, TensorSpec], concrete_args: dict[str, Any], seconds: float,
+         fake: bool, device: torch.device | None = None) -> list[Place]:
     # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
     with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
-            tensor_mode(model, instantiated_on, fake) as device, torch.no_grad():
-        model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
+            tensor_mode(model, instantiated_on, fake, device) as on, torch.no_grad():
+        model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=on)
                  for name, spec in specs.items()}, **concrete_args)
     return stand_ins.read
 
 
 @contextlib.contextmanager
 def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn,
-                fake: bool = False) -> Iterator[torch.device]:
+                fake: bool = False, device: torch.device | None = None
+                ) -> Iterator[torch.device]:
     """The device to make inputs on: meta for a root with meta weights (under a fake tensor
     mode if ``fake``); for one with real weights, CPU under a fake tensor mode, so that
-    nothing is computed; for a class judged for a GPU, fake tensors of that device."""
-    device = judged_device()
-    if device is not None:  # a class judged for a GPU: fake tensors of that device
+    nothing is computed; for a class judged for a GPU, or given a ``device``, fake tensors of
+    that device, weights too."""
+    device = device or judged_device()
+    if device is not None:
         with on_fake_device(root, device):
             yield device
         return

@@ -55,8 +55,9 @@ SIZES_TRIED = (FreeSizes(), FreeSizes(image=(64, 64), depth=16, signal=64, seque
                FreeSizes(image=(256, 256), depth=16, signal=256, sequence=64))
 #: The inputs tried, in order, for a module none of whose layers tells its input's size, or
 #: that none of its first layer's sizes fit: a batch of vectors, of sequences, of images, of
-#: images of the usual size (a model that downsamples 32 times into windows of 7).
-PLAIN_SHAPES = ((2, 8), (2, 8, 16), (2, 3, 32, 32), (2, 3, 224, 224))
+#: images of the usual size (a model that downsamples 32 times into windows of 7), and last a
+#: batch of scalars (a diffusion model's time steps, embedded before any layer sees them).
+PLAIN_SHAPES = ((2, 8), (2, 8, 16), (2, 3, 32, 32), (2, 3, 224, 224), (2,))
 #: The most characters of an error's first line that a refusal quotes.
 REFUSAL_LENGTH = 200
 #: The dtypes of a companion input, in order: values (a second stream, a float mask), a

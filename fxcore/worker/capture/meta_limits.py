@@ -158,10 +158,28 @@ def _limit(error: BaseException) -> MetaLimit | None:
         if message in text:
             return MetaLimit(what, first)
     if _DEVICES.search(text) and _META.search(text):
-        return MetaLimit("uses a tensor on the meta device beside CPU tensors (one fx-lsp could "
+        return MetaLimit(f"{BESIDE_CPU} (one fx-lsp could "
                          "not fake as a CPU tensor, held outside parameters, buffers and tensor "
                          "attributes, or a CPU tensor the code makes)", first)
     return None
+
+
+#: What a line does where a meta tensor meets a CPU tensor.
+BESIDE_CPU = "uses a tensor on the meta device beside CPU tensors"
+#: torch's words for a tensor on one device where another's was expected.
+_EXPECTED_DEVICE = re.compile(r"is not on the expected device")
+
+
+def collides_with_cpu(error: BaseException) -> bool:
+    """Whether ``error`` (or an error it wraps) is a meta tensor meeting a CPU tensor that the
+    code made (``torch.zeros(8)``, ``torch.randn(x.shape)``): what a run on fake CPU tensors,
+    as real torch's on the CPU, does not meet."""
+    for link in _chain(error):
+        text = _text(link)
+        if (_DEVICES.search(text) or _EXPECTED_DEVICE.search(text)) and _META.search(text) \
+                and "cpu" in text:
+            return True
+    return False
 
 
 def needs_real_data(error: BaseException) -> MetaLimit | None:

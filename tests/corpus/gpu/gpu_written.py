@@ -1,8 +1,8 @@
 """Classes written for a GPU, as people write them (each takes float32[2, 8]): judged for
-one (``device = "auto"``) on any machine. On an H100 (torch 2.11, CUDA tensors, inductor) real torch exports every one and
-compiles them whole, except the nvtx ranges (GB0208 at each), ``synchronize`` (GB0007 on 2.11;
-an in-graph op from 2.13), the branch on ``device_count`` (GB0208) and the ``sdpa_kernel``
-context (GB0006 on 2.11)."""
+one (``device = "auto"``) on any machine. On an H100 (torch 2.11, CUDA tensors, inductor)
+real torch exports every one and compiles them whole, except the nvtx ranges (GB0208 at
+each), ``synchronize`` (GB0007 on 2.11; an in-graph op from 2.13), the branch on
+``device_count`` (GB0208) and the ``sdpa_kernel`` context (GB0006 on 2.11)."""
 
 import torch
 from torch import nn

@@ -72,6 +72,9 @@ from fxcore.worker.locate import RawPosition
 from fxcore.worker.meta_values import Place, meta_values
 
 NO_INPUTS = "not checkable: no example inputs"
+#: Said of a class compiled on fake CPU tensors because its code makes CPU tensors of its own.
+ON_FAKE_CPU = ("Compiled on fake CPU tensors: forward makes CPU tensors of its own, which meta "
+               "weights would meet.")
 #: The kind of FX503: a line that needs real data on meta.
 NOT_CHECKABLE = "compile-not-checkable"
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
@@ -182,13 +185,20 @@ class CompileCapture:
         started = time.perf_counter()
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
             run = _run(target, hook, on_meta)
+            device = None
+            if on_meta and judged_device() is None and _collided(run):
+                # Tensors the code makes itself (torch.zeros(8), torch.randn(x.shape)) are CPU
+                # tensors beside meta weights: compiled again on fake CPU tensors, as real
+                # torch runs them on the CPU.
+                device = torch.device("cpu")
+                run = _run(target, hook, on_meta, device=device)
             if run.numbers_stood_in:
                 # A value stood in for data may be one the code's own checks refuse: compiled
                 # again with values they accept, where there are any (``value_plan``).
                 plan = value_plan.plan_values(target, context.is_workspace_path,
                                               context.job.config.timeout / 4)
                 if plan.taken:
-                    run = _run(target, hook, on_meta, plan.values)
+                    run = _run(target, hook, on_meta, plan.values, device)
                     run.notes[:0] = plan.taken
                 if plan.missing is not None:
                     run.notes.append(plan.missing)
@@ -230,7 +240,8 @@ class CompileCapture:
                 failure.message += note
         return CaptureRecord(self.mode, failures=failures, graph_count=len(run.graphs),
                              node_origins=_node_origins(run.graphs, context), seconds=seconds,
-                             not_checked=not_checked)
+                             not_checked=not_checked,
+                             notes=[ON_FAKE_CPU] if device is not None else [])
 
     def _ending_failure(self, context: JobContext, target: CaptureTarget,
                         error: BaseException, first_break_only: bool) -> Failure:
@@ -268,10 +279,19 @@ class _Run:
     numbers_stood_in: int = 0
 
 
+def _collided(run: _Run) -> bool:
+    """Whether the run stopped where a meta tensor met a CPU tensor the code made."""
+    errors = [run.ending_error] if run.ending_error is not None else []
+    return any(meta_limits.collides_with_cpu(error) for error in errors) or any(
+        limit.what.startswith(meta_limits.BESIDE_CPU) for _, limit in run.stops)
+
+
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
-         planned: dict[Place, list[Any]] | None = None) -> _Run:
+         planned: dict[Place, list[Any]] | None = None,
+         device: torch.device | None = None) -> _Run:
     """``target``'s model compiled with a recording backend and called once on its example
-    inputs, meta values stood in for (``planned`` where given)."""
+    inputs, meta values stood in for (``planned`` where given); on fake tensors of ``device``
+    (a GPU's for a class judged for one) where given."""
     run = _Run()
 
     def recording_backend(graph_module: fx.GraphModule, _inputs: Any) -> Any:
@@ -282,7 +302,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
     with contextlib.ExitStack() as stack:
         stack.enter_context(_quiet())
         stack.enter_context(guard_latency_unmeasured())
-        device = judged_device()
+        device = device or judged_device()
         if device is None:
             stand_ins = stack.enter_context(meta_values(planned))
             inputs = example_tensors(target)

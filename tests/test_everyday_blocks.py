@@ -1,0 +1,33 @@
+"""Everyday forward code on tensors it makes itself (the everyday-code issue): factories
+without a device, noise, grids, masks, constants, a device stored on the module, a size read
+with ``.item()``. On meta weights such a tensor is a CPU tensor beside meta ones, which real
+torch never meets; fx-lsp runs those classes on fake CPU tensors instead (the input search and
+the compile capture), so every class gets export and compile verdicts, each compared with real
+torch.export and torch.compile on the CPU in the same run (``checked_against_real_torch``)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_library_input_sources import checked_against_real_torch
+
+from fxcore.worker.capture.compile.capture import ON_FAKE_CPU
+
+pytestmark = pytest.mark.matrix
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "everyday"
+
+
+def test_every_everyday_block_has_verdicts_equal_to_real_torch(tmp_path: Path) -> None:
+    files = [path.name for path in sorted(CORPUS.glob("*.py"))]
+    for name in files:
+        shutil.copy(CORPUS / name, tmp_path)
+    classes = checked_against_real_torch(tmp_path, files)
+    assert len(classes) >= 9
+    # Compiled on fake CPU tensors where meta weights would meet the code's CPU tensors, and
+    # said so; kept on meta where nothing collides.
+    notes = {name: " ".join(modes["compile"]["capture_notes"]) for name, modes in classes.items()}
+    assert ON_FAKE_CPU in notes["PlusZeros"] and ON_FAKE_CPU in notes["Noise"]
+    assert ON_FAKE_CPU not in notes["CountedZeros"]
