@@ -18,12 +18,17 @@ def _git(*arguments: str) -> str:
                           text=True).stdout.strip()
 
 
+def load_average() -> str:
+    """Over 1, 5 and 15 minutes: the machines are shared, and wall times wait for a core."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return " ".join(f"{value:.2f}" for value in load)
+
+
 def machine_line() -> str:
     """The line a benchmark prints first: time, Python, cores and the load at its start."""
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return (
         f"{time.strftime('%Y-%m-%d %H:%M')}  Python {platform.python_version()}  "
-        f"{os.cpu_count()} cores  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+        f"{os.cpu_count()} cores  load average {load_average()}"
     )
 
 
@@ -67,9 +72,10 @@ def torch_version() -> str:
 
 
 def provenance_line(command: str) -> str:
-    """The line above a table in the README: when, at which commit, on what, and how."""
+    """The line above a table in the README: when, at which commit, on what, how, and the
+    load when it was written."""
     return (
         f"_Written by `{command}` on {time.strftime('%Y-%m-%d %H:%M %Z')}: commit "
         f"{commit()}, {cpu_model()} ({os.cpu_count()} cores), Python "
-        f"{platform.python_version()}, torch {torch_version()}._"
+        f"{platform.python_version()}, torch {torch_version()}; load average {load_average()}._"
     )

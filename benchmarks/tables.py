@@ -28,6 +28,12 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def emit(name: str, table: str) -> None:
     """Print ``table`` and, under the suite runner, record it for the README block ``name``."""
     print(table)
+    record(name, table)
+
+
+def record(name: str, table: str) -> None:
+    """Under the suite runner, record ``table`` for the README block ``name`` (for a table
+    printed a row at a time as its rows are measured)."""
     recording = os.environ.get(TABLES_ENVIRONMENT)
     if recording:
         with open(recording, "a", encoding="utf-8") as handle:

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.paths import use_thirdparty_helpers
+from benchmarks.tables import emit
 from fx_lsp.json_report import parse_report
 
 use_thirdparty_helpers()
@@ -107,7 +108,7 @@ def main() -> int:
     parser.add_argument("--compile", type=Path, required=True,
                         help="the folder compile_fidelity.py --keep wrote")
     options = parser.parse_args()
-    print(table(options.export, options.compile))
+    emit("pt2_fidelity_table", table(options.export, options.compile))
     return 0
 
 

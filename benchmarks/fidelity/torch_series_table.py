@@ -40,7 +40,9 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+from benchmarks.paths import REPOSITORY
+from benchmarks.tables import record
+
 SUPPORTED = ("2.10", "2.11", "2.12", "2.13", "2.14", "2.15")
 MATRIX_DIR = Path(os.environ.get("FX_LSP_MATRIX_DIR")
                   or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -155,34 +157,41 @@ def cell(counter: Counter[str]) -> str:
 
 
 def table(series_list: list[str], agreement: dict, thirdparty: bool) -> int:
-    """Print one row per series; the number of classes judged otherwise than real torch."""
-    print("| series | torch | " + ("libraries | " if thirdparty else "")
-          + "fx vs plain torch.fx | export vs real export | compile vs real compile | seconds |")
-    print("|---|---|" + ("---|" if thirdparty else "") + "---|---|---|---|")
+    """Print one row per series as it is measured, then record the table for the README; the
+    number of classes judged otherwise than real torch."""
+    lines: list[str] = []
+
+    def row(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    row("| series | torch | " + ("libraries | " if thirdparty else "")
+        + "fx vs plain torch.fx | export vs real export | compile vs real compile | seconds |")
+    row("|---|---|" + ("---|" if thirdparty else "") + "---|---|---|---|")
     differing = 0
     with tempfile.TemporaryDirectory() as scratch:
         for series in series_list:
             python = interpreter(series)
             if python is None:
-                print(f"| {series} | no venv (run scripts/test-torch-matrix.sh {series}) |")
+                row(f"| {series} | no venv (run scripts/test-torch-matrix.sh {series}) |")
                 continue
             install_this_checkout(python)
             if thirdparty and not install_thirdparty(python):
-                print(f"| {series} | {torch_version(python)} | the libraries did not install |")
+                row(f"| {series} | {torch_version(python)} | the libraries did not install |")
                 differing += 1
                 continue
             libraries = f"{library_versions(python)} | " if thirdparty else ""
             report = Path(scratch) / f"{series}.xml"
             seconds = run_agreement_tests(python, report, agreement)
             if not report.exists():
-                print(f"| {series} | {torch_version(python)} | {libraries}the tests did not run |")
+                row(f"| {series} | {torch_version(python)} | {libraries}the tests did not run |")
                 differing += 1
                 continue
             found = counts(report, agreement)
             differing += sum(counter["differs"] for counter in found.values())
-            print(f"| {series} | {torch_version(python)} | {libraries}{cell(found['fx'])} | "
-                  f"{cell(found['export'])} | {cell(found['compile'])} | {seconds:.0f} |",
-                  flush=True)
+            row(f"| {series} | {torch_version(python)} | {libraries}{cell(found['fx'])} | "
+                f"{cell(found['export'])} | {cell(found['compile'])} | {seconds:.0f} |")
+    record("torch_series_thirdparty" if thirdparty else "torch_series", "\n".join(lines))
     return differing
 
 

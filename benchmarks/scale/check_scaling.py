@@ -25,6 +25,10 @@ import time
 
 from benchmarks.paths import REPOSITORY
 from benchmarks.provenance import machine_line
+from benchmarks.tables import emit, markdown
+
+#: Issue 22: 3,000 files take at most 3.5 times as long as 1,000 (linear would be 3x).
+TARGET_RATIO = 3.5
 
 
 def make_workspace(root: str, files: int) -> None:
@@ -61,17 +65,20 @@ def main() -> None:
     arguments = parser.parse_args()
     print(machine_line())
     print(f"fx-lsp from {arguments.repository}")
-    medians = []
+    medians, rows = [], []
     for size in arguments.sizes:
         with tempfile.TemporaryDirectory(prefix=f"fx-lsp-scaling-{size}-") as root:
             make_workspace(root, size)
             times = [time_check(root, arguments.repository) for _ in range(arguments.repeat)]
         medians.append(statistics.median(times))
-        print(f"{size:6d} files: " + ", ".join(f"{t:.2f} s" for t in times)
-              + f"   median {medians[-1]:.2f} s")
+        rows.append([f"{size:,}", ", ".join(f"{t:.2f} s" for t in times),
+                     f"{medians[-1]:.2f} s"])
     small, large = arguments.sizes
-    print(f"{large} vs {small} files: {medians[1] / medians[0]:.2f}x "
-          f"(files {large / small:.1f}x; target at most 3.5x)")
+    ratio = medians[1] / medians[0]
+    rows.append([f"{large:,} vs {small:,}", f"files {large / small:.1f}x",
+                 f"**{ratio:.2f}x** (target at most {TARGET_RATIO}x: "
+                 f"{'met' if ratio <= TARGET_RATIO else 'missed'})"])
+    emit("check_scaling", markdown(["files", "runs", "median"], rows))
 
 
 if __name__ == "__main__":

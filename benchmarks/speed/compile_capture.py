@@ -13,6 +13,7 @@ import argparse
 import functools
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -20,6 +21,7 @@ import torch
 
 from benchmarks.paths import MODELS
 from benchmarks.provenance import machine_line
+from benchmarks.tables import emit, markdown
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.compile.capture import CompileCapture
@@ -54,8 +56,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
-    from models.llama import DecoderLayer
-    from models.resnet50 import Bottleneck
+    sys.path.insert(0, MODELS)
+    from llama import DecoderLayer
+    from resnet50 import Bottleneck
 
     cases = {
         "Llama-2-7B decoder block": target(
@@ -68,13 +71,16 @@ def main() -> None:
             {"x": TensorSpec("float32", (2, 256, 56, 56))}),
     }
     print(machine_line())
+    rows = []
     for name, (context, case) in cases.items():
         fx = median_seconds(functools.partial(FxCapture().capture, context, case), runs)
         record = CompileCapture().capture(context, case)
         assert not record.failures, record.failures
         compiled = median_seconds(functools.partial(CompileCapture().capture, context, case), runs)
-        print(f"{name:28}  fx {fx * 1e3:8.1f} ms   compile {compiled * 1e3:8.1f} ms   "
-              f"ratio {compiled / fx:5.1f}x   (graphs {record.graph_count}, n={runs})")
+        rows.append([name, f"{compiled * 1e3:.1f} ms", f"{fx * 1e3:.1f} ms",
+                     f"{compiled / fx:.1f}x", record.graph_count])
+    emit("compile_capture", markdown(
+        [f"class (median of {runs})", "compile", "fx", "compile / fx", "graphs"], rows))
 
 
 if __name__ == "__main__":

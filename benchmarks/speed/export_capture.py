@@ -23,6 +23,7 @@ import torch
 
 from benchmarks.paths import MODELS
 from benchmarks.provenance import machine_line
+from benchmarks.tables import emit, markdown
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.capture.base import Capture
@@ -75,13 +76,16 @@ def main() -> None:
         ("ResNet-50 bottleneck block", "resnet50.py", "Bottleneck",
          lambda cls: cls(256, 64), {"x": "float32[2, 256, 56, 56]"}),
     ]
+    rows = []
     for title, file, name, make, inputs in cases:
         context, built = target(file, name, make, inputs)
         export = timed(ExportCapture(), context, built, runs)
         fx = timed(FxCapture(), context, built, runs)
-        verdict = "under" if export < TARGET_SECONDS else "OVER"
-        print(f"{title:28s} export {export * 1e3:8.1f} ms ({verdict} {TARGET_SECONDS:.0f} s)"
-              f"   fx {fx * 1e3:7.1f} ms   export/fx {export / fx:6.1f}x")
+        met = "met" if export < TARGET_SECONDS else "missed"
+        rows.append([title, f"{export * 1e3:.1f} ms", f"{fx * 1e3:.1f} ms", f"{export / fx:.1f}x",
+                     f"export < {TARGET_SECONDS:.0f} s: {met}"])
+    emit("export_capture", markdown(
+        [f"class (median of {runs})", "export", "fx", "export / fx", "target"], rows))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ import sys
 import time
 
 from benchmarks.provenance import machine_line
-from benchmarks.timing import describe
+from benchmarks.tables import emit, markdown
+from benchmarks.timing import describe, percentile
 from fxcore.host import network_isolation
 
 _SECONDS = struct.Struct("d")
@@ -70,7 +71,8 @@ def main() -> None:
     import torch  # noqa: F401  (a zygote-sized parent makes fork itself realistic)
 
     print(machine_line())
-    print(f"mechanism: {network_isolation.describe()}")
+    mechanism = network_isolation.describe()
+    print(f"mechanism: {mechanism}")
     plain: list[float] = []
     isolated: list[float] = []
     inside: list[float] = []
@@ -94,6 +96,15 @@ def main() -> None:
         probe.append(time.perf_counter() - started)
     print(f"python -I -S -c pass    {describe(bare)}")
     print(f"describe() (the probe)  {describe(probe)}")
+    emit("network_isolation", markdown(["", mechanism], [
+        ["`isolate()` inside the child", f"median {statistics.median(inside) * 1e3:.1f} ms "
+         f"(p95 {percentile(inside, 0.95) * 1e3:.1f})"],
+        ["fork to reaped, plain / isolated", f"{statistics.median(plain) * 1e3:.1f} / "
+         f"{statistics.median(isolated) * 1e3:.1f} ms (n={options.children} each)"],
+        ["**per-job cost** (difference of medians)", f"**{extra * 1e3:.1f} ms**"],
+        ["probe (`describe()`) / bare interpreter", f"{statistics.median(probe) * 1e3:.1f} / "
+         f"{statistics.median(bare) * 1e3:.1f} ms (n={options.probes})"],
+    ]))
 
 
 if __name__ == "__main__":
