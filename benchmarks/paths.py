@@ -25,11 +25,12 @@ def use_thirdparty_helpers() -> None:
         sys.path.insert(0, THIRDPARTY)
 
 
-def child_environment(*extra: str) -> dict[str, str]:
-    """This environment with the repository (and ``extra`` folders) first on PYTHONPATH: a
-    child then runs this checkout's fx-lsp and ``benchmarks`` whatever its working folder (a
-    workspace), also when it runs a benchmark's file as a script."""
+def child_environment(*extra: str, repository: str = REPOSITORY) -> dict[str, str]:
+    """This environment with ``repository`` (this checkout, unless a benchmark measures
+    another) and ``extra`` folders first on PYTHONPATH: a child then runs that checkout's
+    fx-lsp (and this one's ``benchmarks``) whatever its working folder, a workspace, also when
+    it runs a benchmark's file as a script."""
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(
-        [REPOSITORY, *extra, *filter(None, [environment.get("PYTHONPATH")])])
+        [repository, *extra, *filter(None, [environment.get("PYTHONPATH")])])
     return environment

@@ -32,7 +32,7 @@ from typing import Any
 
 from pygls.uris import from_fs_path
 
-from benchmarks.paths import REPOSITORY
+from benchmarks.paths import REPOSITORY, child_environment
 from benchmarks.provenance import machine_line
 from benchmarks.timing import describe, percentile
 
@@ -132,11 +132,7 @@ async def measure(root: str, nodes: int, requests: int, repository: str) -> None
     with open(os.path.join(root, "pyproject.toml"), "w") as file:
         file.write("[project]\nname = 'bench'\n\n[tool.fx-lsp]\ntimeout = 300\n")
     neutral = tempfile.mkdtemp(prefix="fx-lsp-cwd-")
-    env = {
-        **os.environ,
-        "PYTHONSAFEPATH": "1",
-        "PYTHONPATH": os.pathsep.join(filter(None, [repository, os.environ.get("PYTHONPATH")])),
-    }
+    env = {**child_environment(repository=repository), "PYTHONSAFEPATH": "1"}
     client = Client()
     await client.start(neutral, env)
     await client.request("initialize", {

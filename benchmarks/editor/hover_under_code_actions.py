@@ -27,7 +27,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
-from benchmarks.paths import REPOSITORY
+from benchmarks.paths import child_environment
 from benchmarks.provenance import machine_line
 from benchmarks.timing import describe, percentile
 
@@ -76,11 +76,7 @@ async def measure(root: str, hovers: int, lines: int, eager: bool) -> None:
     with open(os.path.join(root, "pyproject.toml"), "w") as file:
         file.write("[project]\nname = 'bench'\n")
     neutral = tempfile.mkdtemp(prefix="fx-lsp-cwd-")
-    env = {
-        **os.environ,
-        "PYTHONSAFEPATH": "1",
-        "PYTHONPATH": os.pathsep.join(filter(None, [REPOSITORY, os.environ.get("PYTHONPATH")])),
-    }
+    env = {**child_environment(), "PYTHONSAFEPATH": "1"}
     client = Client()
     await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio", cwd=neutral, env=env)
     code_action = types.CodeActionClientCapabilities(

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks.paths import REPOSITORY
+from benchmarks.paths import REPOSITORY, child_environment
 from benchmarks.provenance import machine_line
 from benchmarks.tables import emit, markdown
 
@@ -44,9 +44,7 @@ def make_workspace(root: str, files: int) -> None:
 
 
 def time_check(root: str, repository: str) -> float:
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [repository,
-                                                       os.environ.get("PYTHONPATH")]))}
+    env = child_environment(repository=repository)
     started = time.perf_counter()
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", root],
