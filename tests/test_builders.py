@@ -26,8 +26,8 @@ from fxcore.workspace.builders import builder_functions
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from plain_fx_check import disagreement, plain_verdicts
+sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 
 RESNET = """
     import os

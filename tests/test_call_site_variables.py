@@ -25,8 +25,8 @@ from fxcore.workspace.call_sites import (
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from plain_fx_check import disagreement, plain_verdicts
+sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 
 WRAPPER_README = """\
     ```python

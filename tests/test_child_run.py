@@ -1,6 +1,6 @@
 """Following one child (fxcore.host.child_run): its result is complete at its last message,
 whatever its exit then takes (the engine no longer waits for the exit: how much sooner the
-result arrives is measured by benchmarks/mode_latency.py, not here); what it printed before
+result arrives is measured by benchmarks/editor/mode_latency.py, not here); what it printed before
 that message is kept."""
 
 from __future__ import annotations

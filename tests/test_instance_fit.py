@@ -25,8 +25,8 @@ from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from plain_fx_check import disagreement, plain_verdicts
+sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 
 BLOCKS = """
     import numpy as np

@@ -1,8 +1,8 @@
 """The causes of classes without an export or compile verdict that issue 33's sweep of two
 libraries fx-lsp was not tuned on found (vit-pytorch, efficientnet-pytorch;
-benchmarks/pt2_library_coverage.py), each reproduced small, and each verdict compared with real
-torch.export (non-strict) and torch.compile on the CPU, rebuilt from the JSON's arguments and
-inputs in the same run (benchmarks/pt2_real_check.py):
+benchmarks/fidelity/pt2_library_coverage.py), each reproduced small, and each verdict compared
+with real torch.export (non-strict) and torch.compile on the CPU, rebuilt from the JSON's
+arguments and inputs in the same run (benchmarks/fidelity/pt2_real_check.py):
 
 - a model the workspace builds only through a classmethod (``EfficientNet.from_name(...)``,
   ``from_pretrained`` whose library checks that every weight loaded);
@@ -35,9 +35,9 @@ from fx_lsp.json_report import parse_report
 import cli_support
 from engine_support import REPO_ROOT
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from pt2_library_coverage import Figures, absolute_paths, has_verdict, judge
-from pt2_real_check import real_outcomes
+sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.fidelity.pt2_library_coverage import Figures, absolute_paths, has_verdict, judge
+from benchmarks.fidelity.pt2_real_check import real_outcomes
 
 BLOCKS = '''
 import torch

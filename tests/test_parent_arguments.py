@@ -19,8 +19,8 @@ from fxcore.reporting.parent_arguments import apply_parent_arguments, parent_des
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, line_of
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from plain_fx_check import disagreement, plain_verdicts
+sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 
 LAYERS = """
     from torch import nn

@@ -1,6 +1,6 @@
 """A Llama-style decoder in plain PyTorch with the dimensions of Llama-2-7B.
 
-Written for the memory/time benchmark (``benchmarks/llama7b.py``): about 6.74e9 parameters,
+Written for the memory/time benchmark (``benchmarks/speed/llama7b.py``): about 6.74e9 parameters,
 which is 27 GB in float32, so it must only ever be built on the meta device. Everything in
 ``forward`` is traceable by torch.fx: shapes are read with ``.shape`` and only passed to
 Proxy methods (``view``, ``reshape``), rotary positions are a tensor computed from the tokens,

@@ -7,7 +7,7 @@ gives the cores' worth left idle since the previous look, when that was recent (
 trace's stages look at each start, so the window is the stage before). Without a recent
 look, or without ``/proc/stat``, the load average of the last minute stands in.
 
-Measured with benchmarks/mode_latency.py on 2 cores (a small module, export and compile):
+Measured with benchmarks/editor/mode_latency.py on 2 cores (a small module, export and compile):
 with another process holding one core, side by side took 585 ms from a save to every mode's
 diagnostics against 513 ms one after the other in one child; with the machine saturated
 (load average 5), 1.44 s against 1.08 s. Where the other core is idle, each child has a core

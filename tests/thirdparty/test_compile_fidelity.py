@@ -1,6 +1,6 @@
 """fx-lsp's compile mode agrees with real ``torch.compile`` runs on the CPU (issue 20), on a
 sample of the third-party workspace that runs in a few minutes; the full sweep is
-``benchmarks/compile_fidelity.py``.
+``benchmarks/fidelity/compile_fidelity.py``.
 
 For each sampled class: fx-lsp's verdict (graph breaks, none, or a compile error), its first
 break's (file, line, GB code) and its whole set of breaks equal those of
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.thirdparty
 #: with the tiny config) and a decorated forward.
 SAMPLE = ("tpmodels/tv_segmentation.py", "tpmodels/hf_wrapped.py", "tpmodels/decorated.py")
 #: One test per class of those files, so that each class counts for itself
-#: (benchmarks/torch_series_table.py counts them per torch series).
+#: (benchmarks/fidelity/torch_series_table.py counts them per torch series).
 SAMPLE_CLASSES = wrapper_ids(SAMPLE)
 
 

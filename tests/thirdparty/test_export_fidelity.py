@@ -6,7 +6,7 @@ innermost frame in the workspace or a library) is in fx-lsp's first failure's ca
 
 A representative sample runs here (every library and task family, exporting and failing
 models); ``FX_LSP_EXPORT_SWEEP=1`` runs every class, the rest marked ``export_sweep``, as
-``benchmarks/export_fidelity.py`` does and prints as a table.
+``benchmarks/fidelity/export_fidelity.py`` does and prints as a table.
 """
 
 from __future__ import annotations

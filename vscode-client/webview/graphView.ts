@@ -147,7 +147,7 @@ export class GraphView {
     this.draw(!sameClass);
     document.body.dataset.nodes = String(data?.nodes.length ?? 0);
     document.body.dataset.rendered = String(Number(document.body.dataset.rendered ?? 0) + 1);
-    performance.mark("fx-graph-drawn"); // benchmarks/graph_view.py reads when the first came
+    performance.mark("fx-graph-drawn"); // benchmarks/editor/graph_view.py reads when the first came
   }
 
   /** Mark the nodes made on a (0-based) line of a file: the cursor moved there in the editor. */

@@ -1,0 +1,255 @@
+"""Editor latency with several capture modes: a save's fx diagnostics must arrive as fast as
+with fx alone, the export and compile diagnostics after them (within 500 ms at the median for
+a small module, issue 33).
+
+Real ``python -m fx_lsp serve`` processes are driven over stdio by pygls' client, each on its
+own copy of ``examples/`` (a shared copy would answer one server from another's cache), one
+with ``modes = ["fx"]`` and one with ``["fx", "export", "compile"]`` (initialization
+options), over N edits and saves of one example model. The servers take turns, one save each
+(the machine is shared: drifting load then falls on every server alike). Measured:
+
+- fx alone: didSave -> the publishDiagnostics of that version;
+- three modes: didSave -> the first publish of that version (fx's diagnostics), and -> the
+  publish that also holds the export and compile diagnostics;
+- the ratio of the medians of the first two ("as fast as fx alone" is about 1x);
+- the CPU time the workers (the zygote's children) and the server took per save, which other
+  processes on the machine do not change as much as they change latencies.
+
+``--baseline REVISION`` adds a third server with the three modes, run from that commit of this
+repository (its tree extracted with ``git archive``): the baseline, measured in the same
+turns.
+
+    python3 -m benchmarks run editor mode_latency --
+        [--file models/gated.py] [--edits 20] [--baseline REV]
+
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path
+
+from benchmarks.paths import REPOSITORY
+from benchmarks.procfs import children_of, stat_cpu_seconds
+from benchmarks.provenance import machine_line
+from benchmarks.timing import describe
+
+ALL_MODES = ["fx", "export", "compile"]
+
+
+class Client(LanguageClient):
+    """Records when each version's diagnostics were published, and by which sources."""
+
+    def __init__(self) -> None:
+        super().__init__("mode-latency", "1")
+        #: (uri, version) -> [(time, the diagnostics' sources)], in publish order.
+        self.published: dict[tuple[str, int | None], list[tuple[float, set[str]]]] = {}
+        self.changed = asyncio.Event()
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def publish(params: types.PublishDiagnosticsParams) -> None:
+            sources = {diagnostic.source or "" for diagnostic in params.diagnostics}
+            self.published.setdefault((params.uri, params.version), []).append(
+                (time.perf_counter(), sources))
+            self.changed.set()
+
+        @self.feature("fxLsp/status")
+        def status(params: object) -> None:
+            """Seen, not measured."""
+
+        @self.feature("fxLsp/traced")
+        def traced(params: object) -> None:
+            """Seen, not measured."""
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def log_message(params: object) -> None:
+            """Seen, not measured."""
+
+    async def published_with(self, uri: str, version: int, sources: set[str],
+                             timeout: float) -> tuple[float, float]:
+        """(first publish of ``version``, first publish of it holding every one of
+        ``sources``)."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            publishes = self.published.get((uri, version), [])
+            complete = [at for at, seen in publishes if sources <= seen]
+            if complete:
+                return publishes[0][0], complete[0]
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), max(0.0, deadline - time.perf_counter()))
+
+
+def _sources(modes: list[str]) -> set[str]:
+    """The diagnostic sources of ``modes`` (``fx-lsp``, ``fx-lsp (export)``, ...)."""
+    return {"fx-lsp" if mode == "fx" else f"fx-lsp ({mode})" for mode in modes}
+
+
+class Session:
+    """One server, from the source tree ``checkout``, on its own copy of ``examples/``."""
+
+    def __init__(self, checkout: str, modes: list[str], scratch: str, name: str,
+                 file: str) -> None:
+        self.checkout = checkout
+        self.modes = modes
+        root = os.path.join(scratch, name, "examples")
+        shutil.copytree(os.path.join(REPOSITORY, "examples"), root)
+        self.root = root
+        self.target = os.path.join(root, file)
+        with open(self.target, encoding="utf-8") as handle:
+            self.original = handle.read()
+        self.uri = from_fs_path(self.target)
+        self.client = Client()
+        #: Seconds from each didSave to the first publish, and to every mode's.
+        self.first: list[float] = []
+        self.complete: list[float] = []
+        #: CPU seconds of (the workers, the server) over the saves.
+        self.cpu: tuple[float, float] = (0.0, 0.0)
+        self._cpu_before: tuple[float, float] = (0.0, 0.0)
+
+    def cpu_seconds(self) -> tuple[float, float]:
+        """CPU seconds so far of the job children the zygote has reaped, and of the server."""
+        server = self.client._server
+        assert server is not None
+        zygotes = [pid for pid in children_of(server.pid)
+                   if "fxcore.host.zygote" in _command_line(pid)]
+        workers = sum(stat_cpu_seconds(pid, children=True) or 0.0 for pid in zygotes)
+        return workers, stat_cpu_seconds(server.pid) or 0.0
+
+    async def start(self) -> None:
+        # Started in its checkout: `python -m` imports fx_lsp (and the zygote fxcore) from
+        # there, not from where fx-lsp is installed.
+        await self.client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio",
+                                   cwd=self.checkout)
+        await self.client.initialize_async(types.InitializeParams(
+            capabilities=types.ClientCapabilities(), root_uri=from_fs_path(self.root),
+            process_id=os.getpid(), initialization_options={"modes": self.modes}))
+        self.client.initialized(types.InitializedParams())
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=self.uri, language_id="python",
+                                                 version=1, text=self.original)))
+        # Worker start, torch import, warm-up.
+        await self.client.published_with(self.uri, 1, _sources(self.modes), 300)
+        await asyncio.sleep(1.0)  # the zygote reaps the opening's children
+        self._cpu_before = self.cpu_seconds()
+
+    async def save(self, edit: int) -> None:
+        """Edit and save the file; wait for every mode's diagnostics of that version."""
+        version = edit + 2
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(
+                text=f"# edit {edit}\n{self.original}\n_EDIT_NUMBER = {edit}\n")]))
+        saved = time.perf_counter()
+        self.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=self.uri)))
+        first, complete = await self.client.published_with(
+            self.uri, version, _sources(self.modes), 120)
+        self.first.append(first - saved)
+        self.complete.append(complete - saved)
+
+    async def stop(self) -> None:
+        await asyncio.sleep(1.0)  # the zygote reaps the last save's children
+        after = self.cpu_seconds()
+        self.cpu = (after[0] - self._cpu_before[0], after[1] - self._cpu_before[1])
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
+async def measure(sessions: list[Session], edits: int) -> None:
+    """Start every server, then take turns: one save each, ``edits`` times."""
+    for session in sessions:
+        await session.start()
+    for edit in range(edits):
+        for session in sessions:
+            await session.save(edit)
+    for session in sessions:
+        await session.stop()
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _cpu_per_save(session: Session) -> str:
+    workers, server = (seconds / len(session.complete) * 1e3 for seconds in session.cpu)
+    return f"CPU per save: workers {workers:6.1f} ms, server {server:6.1f} ms"
+
+
+def _git(*arguments: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
+                          check=True)
+
+
+def _commit(revision: str) -> str:
+    return _git("log", "-1", "--format=%h %s", revision).stdout.decode().strip()[:90]
+
+
+def _extracted(revision: str, folder: str) -> str:
+    """The tree of ``revision`` of this repository, written into ``folder``."""
+    os.makedirs(folder)
+    subprocess.run(["tar", "-x", "-C", folder], input=_git("archive", revision).stdout,
+                   check=True)
+    return folder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--file", default="models/gated.py", help="relative to examples/")
+    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--baseline", metavar="REVISION",
+                        help="a commit of this repository whose server is the baseline")
+    arguments = parser.parse_args()
+
+    print(machine_line())
+    dirty = " + uncommitted changes" if _git("status", "--porcelain").stdout.strip() else ""
+    print(f"this tree: {_commit('HEAD')}{dirty}")
+    if arguments.baseline:
+        print(f"baseline:  {_commit(arguments.baseline)}")
+    with tempfile.TemporaryDirectory() as scratch:
+        sessions = [Session(REPOSITORY, ["fx"], scratch, "fx", arguments.file),
+                    Session(REPOSITORY, ALL_MODES, scratch, "all", arguments.file)]
+        if arguments.baseline:
+            checkout = _extracted(arguments.baseline, os.path.join(scratch, "baseline-tree"))
+            sessions.append(Session(checkout, ALL_MODES, scratch, "baseline", arguments.file))
+        asyncio.run(measure(sessions, arguments.edits))
+    fx_alone, every_mode = sessions[0], sessions[1]
+    print(machine_line())
+    print(f"modes fx:                  didSave -> fx diagnostics     "
+          f"{describe(fx_alone.first)}")
+    print(f"modes fx, export, compile: didSave -> fx diagnostics     "
+          f"{describe(every_mode.first)}")
+    print(f"modes fx, export, compile: didSave -> every mode's       "
+          f"{describe(every_mode.complete)}")
+    if arguments.baseline:
+        baseline = sessions[2]
+        print(f"baseline, three modes:     didSave -> fx diagnostics     "
+              f"{describe(baseline.first)}")
+        print(f"baseline, three modes:     didSave -> every mode's       "
+              f"{describe(baseline.complete)}")
+    for name, session in (("modes fx", fx_alone), ("modes fx, export, compile", every_mode),
+                          *([("baseline, three modes", sessions[2])]
+                            if arguments.baseline else [])):
+        print(f"{name + ':':27}{_cpu_per_save(session)}")
+    ratio = statistics.median(every_mode.first) / statistics.median(fx_alone.first)
+    print(f"ratio of medians (fx diagnostics with three modes / fx alone): {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The fidelity suite: fx-lsp's verdicts against real torch (``benchmarks.suites``)."""

@@ -1,0 +1,81 @@
+"""The benchmark suites: each a sub-package of ``benchmarks`` named for what it measures,
+and each benchmark in it a module with a ``main`` run as ``python3 -m benchmarks.SUITE.NAME``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    measures: str
+    #: Arguments it cannot run without: such a benchmark runs only when named, with them.
+    needs: str = ""
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    measures: str
+    benchmarks: tuple[Benchmark, ...]
+    #: Modules of the suite that its benchmarks (and tests) import or start as children.
+    helpers: tuple[str, ...] = ()
+
+    def benchmark(self, name: str) -> Benchmark | None:
+        return next((found for found in self.benchmarks if found.name == name), None)
+
+
+SUITES = (
+    Suite("speed", "time and memory of one check, one capture, one page", (
+        Benchmark("check_latency", "a warm worker's check of one edited file against a fresh "
+                  "Python process (~2 min)"),
+        Benchmark("llama7b", "time and peak memory to trace a Llama-2-7B-sized decoder (~1 min)"),
+        Benchmark("export_capture", "the export capture of one class in a warm process, "
+                  "against the fx capture"),
+        Benchmark("compile_capture", "the compile capture of one class in a warm process, "
+                  "against the fx capture"),
+        Benchmark("pt2_whole_model", "a whole 7B model under fx, export and compile, against "
+                  "real torch (~1.5 min)"),
+        Benchmark("network_isolation", "what a network namespace costs each forked job"),
+        Benchmark("graph_page_cap", "the graph page of a 100,000-node class, whole and capped"),
+    )),
+    Suite("scale", "fx-lsp check over many files, packages and workers", (
+        Benchmark("parallel_speedup", "1 worker against 2 over 60 generated files (~1-2 min)"),
+        Benchmark("check_scaling", "1,000 against 3,000 tiny files"),
+        Benchmark("timm_scan", "timm's own models/ folder: time, CPU and memory (~7 min)"),
+        Benchmark("package_scan", "a large package, cold and warm bytecode, 1 and 2 workers",
+                  needs="WORKSPACE FOLDER..."),
+    )),
+    Suite("editor", "the language server's latency as an editor sees it", (
+        Benchmark("lsp_latency", "didSave to diagnostics, and hover while a slow trace runs"),
+        Benchmark("mode_latency", "fx diagnostics first with export and compile on"),
+        Benchmark("hover_under_code_actions", "hover while code actions hit a 20,000-line file"),
+        Benchmark("hover_during_graph", "hover while a 60,000-node graph answer is built"),
+        Benchmark("shapes", "what shape propagation adds, and inlay hints after a save (~2 min)"),
+        Benchmark("graph_view", "the graph view's open time (needs node, vscode-client's npm ci "
+                  "and Chromium; ~1 min)"),
+    )),
+    Suite("fidelity", "fx-lsp's verdicts against real torch.fx, torch.export and torch.compile", (
+        Benchmark("export_fidelity", "the export mode on real third-party models against real "
+                  "torch.export"),
+        Benchmark("compile_fidelity", "the compile mode against real torch.compile runs"),
+        Benchmark("pt2_fidelity_table", "one row per third-party class, from the two above's "
+                  "kept JSON", needs="--export DIR --compile DIR"),
+        Benchmark("pt2_library_coverage", "export and compile on libraries fx-lsp was not tuned "
+                  "on, against real torch"),
+        Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
+        Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
+                  "failing models"),
+        Benchmark("torch_series_table", "agreement with real torch per torch series (~5 min a "
+                  "series with --thirdparty)"),
+    ), helpers=("plain_fx_check", "pt2_real_check")),
+    # Measured where an NVIDIA GPU is: fx-lsp itself never uses one (its workers hide every
+    # accelerator), so these compare its meta-device verdicts with real CUDA runs.
+    Suite("gpu", "real CUDA runs, where an NVIDIA GPU is", ()),
+)
+
+
+def suite_named(name: str) -> Suite | None:
+    return next((suite for suite in SUITES if suite.name == name), None)
