@@ -99,6 +99,11 @@ class EngineConfig:
     #: The export mode also exports each class with ``strict=True`` (dynamo), reporting what
     #: fails only there (FX405): off by default, as it costs a second export per class.
     export_strict: bool = False
+    #: The ``nn.Module`` mode (``model.train()`` / ``model.eval()``) export and compile judge a
+    #: class in (``fxcore.worker.module_modes``): "auto" exports in eval mode and compiles in
+    #: both where they can differ; "train" or "eval" judges both modes in that one. torch.fx
+    #: traces every class as built (train mode) whatever this says.
+    module_mode: str = "auto"
     #: Environment variables passed to workspace code besides the allowlisted ones
     #: (``fxcore.host.worker_environment``): names, or prefixes ending in ``*``.
     pass_env: list[str] = field(default_factory=list)
