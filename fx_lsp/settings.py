@@ -15,8 +15,8 @@ from typing import Any
 
 from fx_lsp.initialization_options import Options, client_settings, parse_options
 from fxcore.model.capture_modes import modes_problem
-from fxcore.model.module_modes import module_mode_problem
 from fxcore.model.job_spec import EngineConfig
+from fxcore.model.module_modes import module_mode_problem
 from fxcore.model.results import CODES
 from fxcore.reporting.report import Selection
 from fxcore.rules import RULES
