@@ -15,12 +15,15 @@ that rearranges its input in code before that layer, TwinsSVT's patch embedding)
 only reshape before the first layer (an einops ``Rearrange``, an ``nn.Unfold``) are worked
 back (``reshape_inputs``). A candidate is accepted only when the model runs on it eagerly (on
 meta, or on fake tensors for real weights), within a time limit: needing no capture, this
-serves every mode.
+serves every mode. A run on meta that stops where only real data goes on (``meta_limits``:
+``nonzero`` in a detection model's box filtering, say) ran as far as meta can tell, and
+accepts its candidate: the captures run on fake tensors, which go on there.
 """
 
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +33,7 @@ from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.capture.meta_limits import needs_real_data
 from fxcore.worker.context import describe_exception, first_line
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
@@ -202,8 +206,12 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                 error = eager_error(model, instantiated_on, specs, concrete_args, left)
             except OutOfTime:
                 return None
-            if error is None:
-                return LayerInputs(specs, _note(candidate, first, others, companion))
+            if error is None or _stopped_on_meta(model, error):
+                note = _note(candidate, first, others, companion)
+                if error is not None:
+                    note += (", on which it runs up to a line that needs real data ("
+                             f"{_shortened(first_line(describe_exception(error)))})")
+                return LayerInputs(specs, note)
             refusal = refusal or (f"{candidate.spec} {candidate.origin}, raised "
                                   f"{_shortened(first_line(describe_exception(error)))}"
                                   f"{_raised_at(error, is_workspace_path)}")
@@ -255,11 +263,18 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[s
     return None
 
 
+def _stopped_on_meta(model: nn.Module, error: Exception) -> bool:
+    """Whether ``error`` ended a run on meta weights where only real data goes on."""
+    weight = next(itertools.chain(model.parameters(), model.buffers()), None)
+    return weight is not None and weight.is_meta and needs_real_data(error) is not None
+
+
 def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
             concrete_args: dict[str, object], seconds: float) -> bool | None:
     """Whether ``model`` runs eagerly on tensors of ``specs`` (on meta, or fake tensors for
-    real weights); None when it takes longer than ``seconds``."""
+    real weights), on meta as far as meta goes; None when it takes longer than ``seconds``."""
     try:
-        return eager_error(model, instantiated_on, specs, concrete_args, seconds) is None
+        error = eager_error(model, instantiated_on, specs, concrete_args, seconds)
     except OutOfTime:
         return None
+    return error is None or _stopped_on_meta(model, error)
