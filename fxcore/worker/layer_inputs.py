@@ -209,8 +209,8 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             if error is None or _stopped_on_meta(model, error):
                 note = _note(candidate, first, others, companion)
                 if error is not None:
-                    note += (", on which it runs up to a line that needs real data ("
-                             f"{_shortened(first_line(describe_exception(error)))})")
+                    note += (" (as far as the meta device goes: it stops at what needs real "
+                             f"data, {_shortened(first_line(describe_exception(error)))})")
                 return LayerInputs(specs, note)
             refusal = refusal or (f"{candidate.spec} {candidate.origin}, raised "
                                   f"{_shortened(first_line(describe_exception(error)))}"

@@ -91,3 +91,4 @@ class TvFasterRCNNEval(nn.Module):
 
     def forward(self, images):
         return self.model(images)
+
