@@ -13,13 +13,17 @@ verdict compared with real torch on the CPU in that mode, computed in this run
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from real_torch_answers import compile_answers, export_answers
 
 from fx_lsp.json_report import parse_report
+from fxcore.model.results import ModuleResult
+from fxcore.worker.module_modes import judged
 
 from cli_support import fx_lsp
 
@@ -131,3 +135,28 @@ def test_module_mode_train_exports_in_train_mode_as_real_export_does(tmp_path: P
     assert module["status"] == "failed" and module["module_modes"] == ["train"]
     assert module["failures"][0]["line"] == truth["first_line"]
     assert not module["capture_notes"]
+
+
+def test_a_second_mode_that_would_outlast_the_time_out_is_left_out() -> None:
+    """The engine counts a class's time-out from the last message: compile's second mode is
+    left out, with a note, when the first took over half of it."""
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1))
+    seen: list[bool] = []
+
+    def verdict() -> ModuleResult:
+        seen.append(model[1].training)
+        time.sleep(0.3)
+        return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,
+                            class_name="Net", qualified_name="m:Net", status="traceable",
+                            mode="compile")
+
+    result = judged("auto", "compile", model, verdict, seconds=0.5)
+    assert seen == [False] and model[1].training  # eval mode only, then put back
+    assert result.module_modes == ["eval"]
+    assert result.capture_notes == [
+        "Judged in eval mode only: judging it in train mode (model.train()) as well would "
+        "take longer than the class's time-out (0.5 s)"]
+    seen.clear()
+    assert judged("auto", "compile", model, verdict, seconds=5).module_modes == ["train",
+                                                                                 "eval"]
+    assert seen == [False, True]

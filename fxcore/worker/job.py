@@ -240,7 +240,7 @@ class Job(SubmoduleTracing):
             return result
 
         return judged(context.job.config.module_mode, capture.mode, target.model,
-                      in_current_mode)
+                      in_current_mode, context.job.config.timeout)
 
     def built_verdict(self, context: JobContext, capture: Capture, target: CaptureTarget,
                       built: Built) -> ModuleResult:

@@ -15,6 +15,7 @@ elsewhere (a helper function handed the module) is missed, and compiled in train
 from __future__ import annotations
 
 import contextlib
+import time
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -120,14 +121,25 @@ def in_mode(model: torch.nn.Module, mode: str) -> Iterator[None]:
 
 
 def judged(setting: str, capture_mode: str, model: torch.nn.Module,
-           verdict: Callable[[], ModuleResult]) -> ModuleResult:
+           verdict: Callable[[], ModuleResult], seconds: float) -> ModuleResult:
     """``verdict()`` made in each mode the setting chooses for ``capture_mode``, merged into
-    one verdict marked with the modes it holds for."""
+    one verdict marked with the modes it holds for. A mode is left out when the time spent,
+    and as much again, would exceed ``seconds`` (the class's time-out, which the engine
+    counts from the last message sent)."""
     plan = mode_plan(setting, capture_mode, model)
     if plan is None:
         return verdict()
     results = []
+    started = time.monotonic()
     for mode in plan.runs:
+        spent = time.monotonic() - started
+        if results and spent * (len(results) + 1) / len(results) > seconds:
+            kept_mode, kept = results[0]
+            kept.capture_notes.append(
+                f"Judged in {kept_mode} mode only: judging it in {mode} mode (model.{mode}()) "
+                f"as well would take longer than the class's time-out ({seconds:g} s)")
+            kept.module_modes = [kept_mode]
+            return kept
         with in_mode(model, mode):
             results.append((mode, verdict()))
     if len(results) > 1:
