@@ -33,7 +33,7 @@ from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.capture.meta_limits import needs_real_data
+from fxcore.worker.capture.meta_limits import MetaLimit, needs_real_data
 from fxcore.worker.context import describe_exception, first_line
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
@@ -206,11 +206,12 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                 error = eager_error(model, instantiated_on, specs, concrete_args, left)
             except OutOfTime:
                 return None
-            if error is None or _stopped_on_meta(model, error):
+            limit = None if error is None else _stopped_on_meta(model, error)
+            if error is None or limit is not None:
                 note = _note(candidate, first, others, companion)
-                if error is not None:
-                    note += (" (as far as the meta device goes: it stops at what needs real "
-                             f"data, {_shortened(first_line(describe_exception(error)))})")
+                if limit is not None:
+                    note += (f" as far as the meta device goes (a line {limit.what}, which "
+                             "only real data answers)")
                 return LayerInputs(specs, note)
             refusal = refusal or (f"{candidate.spec} {candidate.origin}, raised "
                                   f"{_shortened(first_line(describe_exception(error)))}"
@@ -263,10 +264,10 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[s
     return None
 
 
-def _stopped_on_meta(model: nn.Module, error: Exception) -> bool:
-    """Whether ``error`` ended a run on meta weights where only real data goes on."""
+def _stopped_on_meta(model: nn.Module, error: Exception) -> MetaLimit | None:
+    """What only real data answers, where ``error`` ended a run on meta weights there."""
     weight = next(itertools.chain(model.parameters(), model.buffers()), None)
-    return weight is not None and weight.is_meta and needs_real_data(error) is not None
+    return needs_real_data(error) if weight is not None and weight.is_meta else None
 
 
 def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
@@ -277,4 +278,4 @@ def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, 
         error = eager_error(model, instantiated_on, specs, concrete_args, seconds)
     except OutOfTime:
         return None
-    return error is None or _stopped_on_meta(model, error)
+    return error is None or _stopped_on_meta(model, error) is not None

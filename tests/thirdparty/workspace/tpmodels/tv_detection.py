@@ -91,4 +91,3 @@ class TvFasterRCNNEval(nn.Module):
 
     def forward(self, images):
         return self.model(images)
-
