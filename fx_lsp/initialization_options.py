@@ -20,6 +20,7 @@ from typing import Any, Literal
 from lsprotocol import types
 
 from fxcore.model.capture_modes import known_modes, modes_problem, ordered_modes
+from fxcore.model.module_modes import MODULE_MODE_SETTINGS, module_mode_problem
 from fxcore.workspace.config import EDITOR_KEYS
 
 RunMode = Literal["onSave", "onType"]
@@ -49,6 +50,9 @@ class Options:
     #: The export mode also exports with ``strict=True`` (FX405; ``[tool.fx-lsp]
     #: export-strict`` wins).
     export_strict: bool = False
+    #: The ``nn.Module`` mode export and compile judge classes in (``[tool.fx-lsp]
+    #: module-mode`` wins).
+    module_mode: str = "auto"
     #: False: import and run no user code at all.
     trusted: bool = True
 
@@ -74,6 +78,10 @@ def _modes(value: Any) -> tuple[str, ...] | None:
     return ordered_modes(value) if modes_problem(value) is None else None
 
 
+def _module_mode(value: Any) -> str | None:
+    return value if module_mode_problem(value) is None else None
+
+
 def _debounce(value: Any) -> int | None:
     ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 60_000
     return value if ok else None
@@ -89,11 +97,12 @@ _SPEC: dict[str, tuple[str, str | None, Callable[[Any], Any], str]] = {
     "show_not_traced": ("showNotTraced", "show-not-traced", _bool, "true or false"),
     "debounce_ms": ("debounceMs", "debounce-ms", _debounce, "milliseconds from 0 to 60000"),
     "shape_hints": ("shapeHints", "shape-hints", _bool, "true or false"),
-    # The engine's config owns the project's `modes` and `export-strict` (fxcore.workspace.config),
-    # as
-    # `timeout`.
+    # The engine's config owns the project's `modes`, `export-strict` and `module-mode`
+    # (fxcore.workspace.config), as `timeout`.
     "modes": ("modes", None, _modes, f"a list of capture modes ({', '.join(known_modes())})"),
     "export_strict": ("exportStrict", None, _bool, "true or false"),
+    "module_mode": ("moduleMode", None, _module_mode,
+                    " or ".join(f'"{mode}"' for mode in MODULE_MODE_SETTINGS)),
     "trusted": ("trusted", None, _bool, "true or false"),
 }
 assert set(_SPEC) == {f.name for f in fields(Options)}

@@ -74,6 +74,8 @@ def _failure_json(failure: Failure | Hint, reported: Reported) -> dict[str, Any]
     if isinstance(failure, Failure):
         data["frames"] = [_frame_json(frame) for frame in failure.frames]
         data["possible_consequence"] = failure.possible_consequence
+        if failure.module_mode is not None:
+            data["module_mode"] = failure.module_mode
     else:
         data["member"] = failure.member
     return data
@@ -118,6 +120,8 @@ def _module_json(module: ModuleResult, reported: Reported) -> dict[str, Any]:
         "nodes": _nodes_json(module),
         "mode": module.mode,
         "graph_count": module.graph_count,
+        "module_modes": module.module_modes,
+        **({"graph_counts": module.graph_counts} if module.graph_counts else {}),
         "capture_notes": module.capture_notes,
     }
 

@@ -16,6 +16,7 @@ from typing import Any
 from fx_lsp.initialization_options import Options, client_settings, parse_options
 from fxcore.model.capture_modes import modes_problem
 from fxcore.model.job_spec import EngineConfig
+from fxcore.model.module_modes import module_mode_problem
 from fxcore.model.results import CODES
 from fxcore.reporting.report import Selection
 from fxcore.rules import RULES
@@ -78,8 +79,8 @@ class Settings:
         return self._root(self._root_of(path))[1]
 
     def engine_config(self, root: str) -> EngineConfig:
-        """The project's engine config; its ``timeout``, ``modes`` and ``export-strict`` if it
-        sets valid ones, else the client's."""
+        """The project's engine config; its ``timeout``, ``modes``, ``export-strict`` and
+        ``module-mode`` if it sets valid ones, else the client's."""
         project = self.project_config(root)
         engine = project.engine
         if not is_valid_timeout(project.table.get("timeout")):
@@ -88,6 +89,8 @@ class Settings:
             engine = replace(engine, modes=self.options_for(root).modes)
         if not isinstance(project.table.get("export-strict"), bool):
             engine = replace(engine, export_strict=self.options_for(root).export_strict)
+        if module_mode_problem(project.table.get("module-mode")) is not None:
+            engine = replace(engine, module_mode=self.options_for(root).module_mode)
         return engine
 
     def selection(self, path: str) -> Selection:

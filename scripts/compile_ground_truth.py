@@ -3,7 +3,10 @@ compiled with a recording backend on CPU with REAL tensors (float32[2, 8] from
 ``torch.rand``, seed 0), its graph breaks as the set of (line, GB code) in the corpus file
 and the number of graphs, printed as JSON.
 
-A class whose compiled call raises gets the code "error". fx-lsp's compile capture runs the
+A class whose compiled call raises gets the code "error". The classes of a file that names
+``nn.Module`` modes in ``MODULE_MODES`` (``("train", "eval")``) also get each mode's breaks and
+graphs under ``modes``: compiled after ``model.train()`` / ``model.eval()``, as fx-lsp's
+``module-mode`` judges them. fx-lsp's compile capture runs the
 same classes on meta tensors; tests/test_compile_capture.py compares the two, computing this
 in the same run on the installed torch (tests/real_torch_answers.py), never from a record.
 
@@ -22,6 +25,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -32,12 +36,17 @@ CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "compile"
 INPUT_SHAPE = (2, 8)
 
 
-def corpus_classes(path: Path) -> dict[str, type[nn.Module]]:
-    """The ``nn.Module`` classes the corpus file defines, by name, in source order."""
+def _load(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"compile_corpus_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def corpus_classes(path: Path) -> dict[str, type[nn.Module]]:
+    """The ``nn.Module`` classes the corpus file defines, by name, in source order."""
+    module = _load(path)
     classes = [value for value in vars(module).values()
                if inspect.isclass(value) and issubclass(value, nn.Module)
                and value.__module__ == module.__name__]
@@ -83,13 +92,16 @@ def _logged_break(arguments: dict[str, Any]) -> tuple[Any, str, Any] | None:
     return None, _first_line(reason), stack
 
 
-def compile_on_cpu(cls: type[nn.Module], path: Path, device: str = "cpu",
-                   backend: str = "record") -> dict[str, Any]:
-    """The breaks (line in ``path``, code) and graph count of one real-tensor run, on
-    ``device`` (the GPU tier passes ``cuda``), with the recording backend or a real one
-    (``inductor``, whose graphs are counted from dynamo's own statistics)."""
+def compile_on_cpu(cls: type[nn.Module], path: Path, mode: str = "train",
+                   device: str = "cpu", backend: str = "record") -> dict[str, Any]:
+    """The breaks (line in ``path``, code) and graph count of one real-tensor run, the model
+    in ``mode`` ("train": as built), on ``device`` (the GPU tier passes ``cuda``), with the
+    recording backend or a real one (``inductor``, whose graphs are counted from dynamo's own
+    statistics)."""
     torch.manual_seed(0)
-    model = cls().to(device)  # as fx-lsp builds it: in training mode
+    model = cls()
+    model.train(mode == "train")
+    model = model.to(device)
     graphs: list[torch.fx.GraphModule] = []
     breaks: set[tuple[int, str]] = set()
     codes = _registry_codes()
@@ -132,8 +144,12 @@ def ground_truth(corpus: Path = CORPUS, device: str = "cpu",
                  backend: str = "record") -> dict[str, dict[str, Any]]:
     truth: dict[str, dict[str, Any]] = {}
     for path in sorted(corpus.glob("*.py")):
+        modes = getattr(_load(path), "MODULE_MODES", ())
         for name, cls in corpus_classes(path).items():
-            truth[f"{path.name}:{name}"] = compile_on_cpu(cls, path, device, backend)
+            truth[f"{path.name}:{name}"] = compile_on_cpu(cls, path, "train", device, backend)
+            if modes:
+                truth[f"{path.name}:{name}"]["modes"] = {
+                    mode: compile_on_cpu(cls, path, mode, device, backend) for mode in modes}
     return truth
 
 

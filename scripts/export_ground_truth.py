@@ -13,6 +13,10 @@ torch says the code violated and the fixes it suggests. Under ``strict``: the ve
 line and error of the same export with ``strict=True`` (dynamo; its errors carry the user's
 stack as ``real_stack``, their traceback holds only dynamo's frames).
 
+Every model is exported in eval mode (``model.eval()``), as fx-lsp's export mode judges it
+(``module-mode = "auto"``), as deployment does. A file whose ``MODULE_MODES`` names "train"
+also gets, under ``train``, the verdict and first line of the same export in train mode.
+
     python3 scripts/export_ground_truth.py
 """
 
@@ -123,6 +127,11 @@ def ground_truth() -> dict[str, dict[str, object]]:
         for name, specs in module.EXAMPLE_INPUTS.items():
             torch.manual_seed(0)
             model = getattr(module, name)()
+            if "train" in getattr(module, "MODULE_MODES", ()):
+                torch.manual_seed(0)
+                trained = export_truth(model, real_inputs(specs), str(path), strict=False)
+            model.eval()
+            torch.manual_seed(0)
             truth = export_truth(model, real_inputs(specs), str(path), strict=False)
             torch.manual_seed(0)
             sites = draft_sites(model, real_inputs(specs), str(path))
@@ -131,6 +140,8 @@ def ground_truth() -> dict[str, dict[str, object]]:
             expected[f"{path.name}:{name}"] = {
                 **truth, "data_dependent_lines": sites, "strict": strict,
             }
+            if "train" in getattr(module, "MODULE_MODES", ()):
+                expected[f"{path.name}:{name}"]["train"] = trained
             spelled = getattr(module, "DYNAMIC_SHAPES", {}).get(name)
             if spelled is not None:
                 torch.manual_seed(0)

@@ -38,6 +38,8 @@ PYPROJECTS = {
                     "'memory-limit-mb' must be"),
     "export-strict-string": (b'[tool.fx-lsp]\nexport-strict = "yes"\n',
                              "'export-strict' must be true or false; ignored"),
+    "module-mode-unknown": (b'[tool.fx-lsp]\nmodule-mode = "inference"\n',
+                            "'module-mode' must be one of 'auto', 'train', 'eval'; ignored"),
 }
 
 

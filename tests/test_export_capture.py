@@ -65,6 +65,8 @@ def captured(key: str, with_inputs: bool = True, config: EngineConfig | None = N
     source = top_level_classes(path.read_text(encoding="utf-8"))[name]
     built = build_class(context, cls, source)
     assert isinstance(built, Built), built
+    # The worker exports in eval mode (module-mode "auto"), as the ground truth does.
+    built.model.eval()
     inputs = {arg: parse_spec(text) for arg, text in module.EXAMPLE_INPUTS[name].items()}
     target = CaptureTarget(cls, source, built.model, built.instantiated_on,
                            built.concrete_args,

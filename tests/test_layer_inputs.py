@@ -15,7 +15,7 @@ from torch import nn
 
 from fx_lsp.json_report import parse_report
 from fxcore.model.tensor_spec import parse_spec
-from fxcore.worker.layer_inputs import layer_inputs
+from fxcore.worker.layer_inputs import layer_inputs, runs_on
 
 import cli_support
 
@@ -144,6 +144,35 @@ def test_every_required_argument_gets_an_input_or_none_does() -> None:
     found = layer_inputs(TwoStreams, TwoStreams(), "cpu", {"mask": 1.0}, seconds=30,
                          is_workspace_path=_in_this_file)
     assert found is not None and list(found.specs) == ["x"]
+
+
+class KeepsPositive(nn.Module):
+    """Filters rows by their values after its first layer: ``nonzero`` of a meta tensor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scores = self.linear(x)
+        return scores[torch.nonzero(scores.sum(1) > 0)[:, 0]]
+
+
+def test_a_run_on_meta_that_stops_for_want_of_data_accepts_its_inputs() -> None:
+    """On meta the run stops at ``nonzero``, which only real data answers: the inputs fit as
+    far as meta goes, and the captures, on fake tensors, go on there. Real weights run on fake
+    tensors, where it goes on (``nonzero`` gets an unbacked size)."""
+    with torch.device("meta"):
+        on_meta = KeepsPositive()
+    found = layer_inputs(KeepsPositive, on_meta, "meta", {}, seconds=30,
+                         is_workspace_path=_in_this_file)
+    assert not isinstance(found, str) and found is not None, found
+    # A Linear's first candidate: a batch of sequences of its features.
+    assert {name: str(spec) for name, spec in found.specs.items()} == \
+        {"x": "float32[2, 8, 8]"}
+    assert found.note.endswith(" as far as the meta device goes (a line finds the nonzero "
+                               "elements of a tensor, which only real data answers)")
+    assert runs_on(on_meta, "meta", found.specs, {}, seconds=30) is True
 
 
 def _real_tensor(spec_text: str) -> torch.Tensor:

@@ -334,6 +334,7 @@ def checked_against_real_torch(root: Path, files: list[str],
                    for module in by_mode.values()), (name, by_mode)
     names = list(classes)
     real = real_outcomes(str(root), [{"module": classes[name]["export"],
+                                      "compile": classes[name]["compile"],
                                       "inputs": classes[name]["export"]["inputs"]["tensors"]}
                                      for name in names])
     figures = Figures("reproduction")

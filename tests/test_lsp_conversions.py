@@ -72,6 +72,24 @@ def test_export_strict_reaches_the_engine_config_as_modes_does(
     assert bool(problems) == ("no" in pyproject)
 
 
+@pytest.mark.parametrize(("client", "pyproject", "expected"), [
+    ({}, "", "auto"),
+    ({"moduleMode": "eval"}, "", "eval"),
+    ({"moduleMode": "eval"}, 'module-mode = "train"\n', "train"),  # the project's wins
+    ({"moduleMode": "train"}, 'module-mode = "no"\n', "train"),  # invalid: the client's
+    ({"moduleMode": "no"}, "", "auto"),  # invalid: the default
+])
+def test_module_mode_reaches_the_engine_config_as_export_strict_does(
+        tmp_path: Path, client: dict[str, object], pyproject: str, expected: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.fx-lsp]\n{pyproject}", encoding="utf-8")
+    problems: list[str] = []
+    settings = Settings(lambda path: None, lambda path: str(tmp_path),
+                        lambda found, where: problems.extend(found))
+    settings.apply({"fxLsp": {"trusted": True, **client}})
+    assert settings.engine_config(str(tmp_path)).module_mode == expected
+    assert bool(problems) == ("no" in pyproject or client.get("moduleMode") == "no")
+
+
 def test_minimal_edit_rebuilds_the_new_text() -> None:
     generator = random.Random(7)
     for _ in range(500):

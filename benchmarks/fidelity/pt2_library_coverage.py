@@ -165,16 +165,18 @@ def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str,
     if not export.agree:
         figures.disagreements.append(f"export {name}: real {export.real}; fx-lsp "
                                      f"{export.fx_lsp}: {export.why}")
-    compiled = compare_compile({"path": by_mode["compile"]["path"], "class": class_name,
-                                **real["compile"]}, by_mode["compile"])
+    # A row per nn.Module mode fx-lsp compiled the class in: it agrees when every mode does.
+    rows = [compare_compile({"path": by_mode["compile"]["path"], "class": class_name, **row},
+                            by_mode["compile"]) for row in real["compile"]]
     figures.tried["compile"] += 1
-    figures.agree["compile"] += compiled.agrees
-    figures.exact_breaks += compiled.exact
-    if not compiled.agrees or not compiled.exact:
-        figures.disagreements.append(
-            f"compile {name}: real {compiled.real_verdict} {compiled.real[:3]} "
-            f"{compiled.real_error[:80]}; fx-lsp {compiled.lsp_verdict} {compiled.lsp[:3]} "
-            f"{compiled.lsp_error[:80]}")
+    figures.agree["compile"] += all(compiled.agrees for compiled in rows)
+    figures.exact_breaks += all(compiled.exact for compiled in rows)
+    for compiled in rows:
+        if not compiled.agrees or not compiled.exact:
+            figures.disagreements.append(
+                f"compile {name} ({compiled.module_mode}): real {compiled.real_verdict} "
+                f"{compiled.real[:3]} {compiled.real_error[:80]}; fx-lsp "
+                f"{compiled.lsp_verdict} {compiled.lsp[:3]} {compiled.lsp_error[:80]}")
 
 
 def run_library(library: Library, corpus_dir: str, workers: int, timeout: float,
@@ -201,7 +203,7 @@ def run_library(library: Library, corpus_dir: str, workers: int, timeout: float,
         if inputs:
             by_file[by_mode["export"]["path"]].append((name, by_mode))
     for members in by_file.values():
-        requests = [{"module": by_mode["export"],
+        requests = [{"module": by_mode["export"], "compile": by_mode["compile"],
                      "inputs": by_mode["export"]["inputs"]["tensors"]}
                     for _, by_mode in members]
         for (name, by_mode), real in zip(members, real_outcomes(root, requests), strict=True):

@@ -11,7 +11,12 @@ data-dependent branches), then, each on a fresh instance (seed 0):
 - ``export``: ``torch.export.export(model, (), inputs, strict=False)``: ``{"verdict": "ok"}``
   or ``"failed"`` with the same reading;
 - ``compile``: ``torch.compile`` with a recording backend, its graph breaks read from torch's
-  own ``graph_breaks`` log (``compile_ground_truth.compile_once``).
+  own ``graph_breaks`` log (``compile_ground_truth.compile_once``): a row per ``nn.Module``
+  mode fx-lsp compiled the class in (``compiled_modes`` of the request's ``compile``
+  module, train as built without one), each with its ``module_mode``.
+
+Export runs in the mode fx-lsp exported in (the export module's ``module_modes``); the eager
+call in export's mode too.
 
 One child process per request (``real_outcomes``): user code never runs in the benchmark's
 own process, and each file's classes start from a fresh torch, as fx-lsp's workers do.
@@ -34,9 +39,10 @@ from fx_lsp.json_report import parse_report
 
 def real_outcomes(root: str, classes: list[dict[str, Any]],
                   timeout: float = 900.0) -> list[dict[str, Any]]:
-    """For each ``{"module": <the export-mode JSON module>, "inputs": {name: spec}}``, the
-    real eager, export and compile outcomes on the CPU (``{"build": error}`` when the instance
-    cannot be rebuilt), in one child process run in ``root``."""
+    """For each ``{"module": <the export-mode JSON module>, "inputs": {name: spec}}`` (and
+    optionally ``"compile": <the compile-mode JSON module>``), the real eager, export and
+    compile outcomes on the CPU (``{"build": error}`` when the instance cannot be rebuilt),
+    in one child process run in ``root``."""
     environment = dict(child_environment(THIRDPARTY), HF_HUB_OFFLINE="1")
     completed = subprocess.run(
         [sys.executable, os.path.abspath(__file__), "--child"],
@@ -55,7 +61,7 @@ def _child() -> None:
     from pathlib import Path
 
     import torch
-    from compile_ground_truth import compile_once, example_tensors
+    from compile_ground_truth import compile_once, compiled_modes, example_tensors
     from ground_truth import analyse_exception
 
     from benchmarks.fidelity.plain_fx_check import rebuilt_instance
@@ -76,9 +82,11 @@ def _child() -> None:
         found["text"] = str(error)[:4000]
         return found
 
-    def fresh(module: dict[str, Any]) -> torch.nn.Module:
+    def fresh(module: dict[str, Any], mode: str = "train") -> torch.nn.Module:
         torch.manual_seed(0)
-        return rebuilt_instance(module, config, on_cpu=True)
+        model = rebuilt_instance(module, config, on_cpu=True)
+        model.train(mode == "train")
+        return model
 
     outcomes = []
     for entry in request["classes"]:
@@ -95,20 +103,23 @@ def _child() -> None:
             outcomes.append({"build": error_of(error)})
             continue
         outcome: dict[str, Any] = {"eager": None, "export": {"verdict": "ok"}}
+        exported_in = (module.get("module_modes") or ["train"])[0]
         # Models print; the outcome is what they raise.
         with contextlib.redirect_stdout(io.StringIO()):
             try:
                 with torch.no_grad():
-                    fresh(module)(**example_tensors(specs), **values)
+                    fresh(module, exported_in)(**example_tensors(specs), **values)
             except Exception as error:
                 outcome["eager"] = error_of(error)
             try:
-                torch.export.export(fresh(module), (), {**example_tensors(specs), **values},
-                                    strict=False)
+                torch.export.export(fresh(module, exported_in), (),
+                                    {**example_tensors(specs), **values}, strict=False)
             except Exception as error:
                 outcome["export"] = {"verdict": "failed", **error_of(error)}
-            outcome["compile"] = compile_once(fresh(module),
-                                              {**example_tensors(specs), **values})
+            outcome["compile"] = [
+                {**compile_once(fresh(module, mode), {**example_tensors(specs), **values}),
+                 "module_mode": mode}
+                for mode in compiled_modes(entry.get("compile") or {})]
         outcomes.append(outcome)
     sys.stdout.write("\n" + json.dumps(outcomes) + "\n")
 

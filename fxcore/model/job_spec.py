@@ -106,6 +106,11 @@ class EngineConfig:
     #: The device each class is judged for: ``cpu``, ``cuda``, or ``auto`` (the code's own:
     #: ``fxcore.worker.devices.device_choice``). Never the machine's.
     device: str = "auto"
+    #: The ``nn.Module`` mode (``model.train()`` / ``model.eval()``) export and compile judge a
+    #: class in (``fxcore.worker.module_modes``): "auto" exports in eval mode and compiles in
+    #: both where they can differ; "train" or "eval" judges both modes in that one. torch.fx
+    #: traces every class as built (train mode) whatever this says.
+    module_mode: str = "auto"
     #: Environment variables passed to workspace code besides the allowlisted ones
     #: (``fxcore.host.worker_environment``): names, or prefixes ending in ``*``.
     pass_env: list[str] = field(default_factory=list)

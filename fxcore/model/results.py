@@ -79,6 +79,9 @@ class Failure(Span):
     frames: list[Frame] = field(default_factory=list)
     #: True when the failure may only follow from how an earlier failure was recovered from.
     possible_consequence: bool = False
+    #: The ``nn.Module`` mode ("train" or "eval") it was met in, when its verdict holds for
+    #: both and only that one meets it (``ModuleResult.module_modes``).
+    module_mode: str | None = None
 
 
 @dataclass
@@ -214,8 +217,14 @@ class ModuleResult(Span):
     #: verdict per configured mode.
     mode: str = "fx"
     #: How many graphs a mode that goes on past a graph break made (compile); None for one
-    #: graph or none.
+    #: graph or none. Judged in two ``nn.Module`` modes, the larger count.
     graph_count: int | None = None
+    #: The ``nn.Module`` modes ("train", "eval") the verdict holds for
+    #: (``fxcore.worker.module_modes``): export's and compile's; empty for torch.fx, which
+    #: traces the class as built.
+    module_modes: list[str] = field(default_factory=list)
+    #: Compiled in both ``nn.Module`` modes: each one's graph count.
+    graph_counts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -56,6 +56,7 @@ from fxcore.worker.devices.device_choice import judged_device
 from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.inputs import decide_before_capture
+from fxcore.worker.module_modes import judged
 from fxcore.worker.own_choices import judged_on_own_choices
 from fxcore.worker.submodule_tracing import SubmoduleTracing
 from fxcore.worker.verdict import module_verdict
@@ -251,11 +252,18 @@ class Job(SubmoduleTracing):
 
     @staticmethod
     def verdict(context: JobContext, capture: Capture, target: CaptureTarget) -> ModuleResult:
-        """Capture ``target`` with ``capture`` and make that mode's verdict."""
-        decide_before_capture(context, capture, target)
-        result = module_verdict(context, capture, target, capture.capture(context, target))
-        result = judged_on_own_choices(context, capture.mode, target, result)
-        result.mode = capture.mode
+        """Capture ``target`` with ``capture`` and make that mode's verdict, in the
+        ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``)."""
+
+        def in_current_mode() -> ModuleResult:
+            decide_before_capture(context, capture, target)
+            result = module_verdict(context, capture, target, capture.capture(context, target))
+            result = judged_on_own_choices(context, capture.mode, target, result)
+            result.mode = capture.mode
+            return result
+
+        result = judged(context.job.config.module_mode, capture.mode, target.model,
+                        in_current_mode, context.job.config.timeout)
         if capture.mode != "fx" and view_device() is not None:
             result.capture_notes.append(GPU_NOTE)
         return result

@@ -16,12 +16,15 @@ only reshape before the first layer (an einops ``Rearrange``, an ``nn.Unfold``) 
 back (``reshape_inputs``). A candidate is accepted only when the model runs on it eagerly (on
 meta, or on fake tensors for real weights), within a time limit: needing no capture, this
 serves every mode. Values the run reads from tensor data are stood in (``eager_run``), and the
-note names the lines that read them.
+note names the lines that read them. A run on meta that stops where only real data goes on
+(``meta_limits``: ``nonzero`` in a detection model's box filtering, say) ran as far as meta can
+tell, and accepts its candidate: the captures run on fake tensors, which go on there.
 """
 
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +34,7 @@ from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.capture.meta_limits import MetaLimit, needs_real_data
 from fxcore.worker.context import describe_exception, first_line
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
@@ -208,6 +212,11 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             if not isinstance(ran, Exception):
                 return LayerInputs(specs, _note(candidate, first, others, companion)
                                    + read_note(ran))
+            limit = _stopped_on_meta(model, ran)
+            if limit is not None:
+                return LayerInputs(specs, _note(candidate, first, others, companion)
+                                   + f" as far as the meta device goes (a line {limit.what}, "
+                                     "which only real data answers)")
             refusal = refusal or (f"{candidate.spec} {candidate.origin}, raised "
                                   f"{_shortened(first_line(describe_exception(ran)))}"
                                   f"{_raised_at(ran, is_workspace_path)}")
@@ -259,12 +268,18 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[s
         return error
 
 
+def _stopped_on_meta(model: nn.Module, error: Exception) -> MetaLimit | None:
+    """What only real data answers, where ``error`` ended a run on meta weights there."""
+    weight = next(itertools.chain(model.parameters(), model.buffers()), None)
+    return needs_real_data(error) if weight is not None and weight.is_meta else None
+
+
 def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
             concrete_args: dict[str, object], seconds: float) -> bool | None:
     """Whether ``model`` runs eagerly on tensors of ``specs`` (on meta, or fake tensors for
-    real weights); None when it takes longer than ``seconds``."""
+    real weights), on meta as far as meta goes; None when it takes longer than ``seconds``."""
     try:
-        return not isinstance(eager_error(model, instantiated_on, specs, concrete_args, seconds),
-                              Exception)
+        ran = eager_error(model, instantiated_on, specs, concrete_args, seconds)
     except OutOfTime:
         return None
+    return not isinstance(ran, Exception) or _stopped_on_meta(model, ran) is not None

@@ -14,6 +14,7 @@ Example::
     modes = ["fx"]           # capture modes, each giving its own verdict per class
     export-strict = false    # export mode: also export with strict=True (FX405)
     device = "auto"          # judge classes for "cpu", "cuda", or as their code is written
+    module-mode = "auto"     # "train" or "eval": the nn.Module mode export and compile judge in
     select = ["FX", "GB"]    # which codes are reported (prefixes), as in ruff
     ignore = ["FX200"]
     per-file-ignores = {"tests/*" = ["FX1"]}
@@ -37,6 +38,7 @@ from typing import Any
 
 from fxcore.model.capture_modes import modes_problem, ordered_modes
 from fxcore.model.job_spec import DEVICES, EngineConfig, ReportConfig
+from fxcore.model.module_modes import module_mode_problem
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.workspace.module_config import import_path, parse_module_config, quoted
 
@@ -241,6 +243,13 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
     export_strict = _flag(table, "export-strict", source, problems)
     if export_strict is not None:
         config.export_strict = export_strict
+    module_mode = table.get("module-mode")
+    if module_mode is not None:
+        problem = module_mode_problem(module_mode)
+        if problem is None:
+            config.module_mode = module_mode
+        else:
+            problems.append(f"{source}: 'module-mode' {problem}; ignored")
 
     device = table.get("device")
     if device is not None:
@@ -281,6 +290,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "modes",
         "export-strict",
         "device",
+        "module-mode",
         "modules",
         *EDITOR_KEYS,
         *REPORT_KEYS,

@@ -9,6 +9,10 @@ outside PyTorch's registry, has code ``None`` as on the real side).
 - ``first``: the first break is the same, or for a compile error the error's first line
   and its innermost user frame;
 - ``exact``: the same set of breaks.
+
+A class fx-lsp compiled in train and in eval mode has a real row per mode (its
+``module_mode``), compared with the breaks fx-lsp's verdict says that mode meets: those of
+both modes and those marked with it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class Agreement:
     #: Graphs each run compiled (informational: the verdict is the breaks').
     real_graphs: int = 0
     lsp_graphs: int | None = None
+    #: The ``nn.Module`` mode both runs were in.
+    module_mode: str = "train"
 
     @property
     def verdict(self) -> bool:
@@ -76,14 +82,18 @@ def _chain(failure: dict) -> list[tuple[str, int]]:
             for frame in failure.get("frames") or [failure]]
 
 
-def lsp_side(module: dict) -> tuple[str, list[Break], str, list[tuple[str, int]]]:
+def lsp_side(module: dict, mode: str | None = None
+             ) -> tuple[str, list[Break], str, list[tuple[str, int]]]:
     """fx-lsp's verdict, breaks (in its order), error message and the frames where the real
     error may have been raised, of one JSON module: an FX502's innermost frame (dynamo's
     stack of the user's code), or any frame of an FX504's chain (the error of the module's
-    eager run on fx-lsp's inputs, whose chain goes on into torch's layers)."""
+    eager run on fx-lsp's inputs, whose chain goes on into torch's layers). With ``mode``,
+    what the verdict says that ``nn.Module`` mode met."""
     breaks: list[Break] = []
     error, error_frames = "", []
     for failure in module.get("failures", []):
+        if mode is not None and failure.get("module_mode") not in (None, mode):
+            continue
         code = failure["code"]
         if code == "FX502":
             error, error_frames = failure["message"], [_innermost(failure)]
@@ -128,7 +138,8 @@ def compare(truth: dict, module: dict | None) -> Agreement:
     if module is None:
         return Agreement(key, truth["verdict"], "missing", real, [], False, real_error,
                          real_graphs=real_graphs)
-    verdict, lsp, lsp_error, lsp_error_frames = lsp_side(module)
+    mode = truth.get("module_mode", "train")
+    verdict, lsp, lsp_error, lsp_error_frames = lsp_side(module, mode)
     if truth["verdict"] == "error":
         # The same error (its first line) raised at the same line, when the real run says
         # where.
@@ -138,7 +149,8 @@ def compare(truth: dict, module: dict | None) -> Agreement:
     else:
         first = (real[:1] == lsp[:1])
     return Agreement(key, truth["verdict"], verdict, real, lsp, first, real_error, lsp_error,
-                     real_graphs, module.get("graph_count"))
+                     real_graphs, (module.get("graph_counts") or {}).get(
+                         mode, module.get("graph_count")), mode)
 
 
 def agreements(truth: dict, report: dict) -> list[Agreement]:

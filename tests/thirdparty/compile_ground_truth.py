@@ -24,6 +24,10 @@ branches), call ``torch.compile(model, backend=<recording backend>, fullgraph=Fa
   FX502);
 - ``verdict``: ``breaks``, ``whole`` (no break, no error), ``error`` or ``build-error``.
 
+Each in the ``nn.Module`` mode fx-lsp compiled it in (``compiled_modes``: its JSON's
+``module_modes`` and ``graph_counts``): a class fx-lsp compiled in train and in eval mode gets
+a row per mode, each with its ``module_mode``.
+
 Paths are the workspace-relative path (``tpmodels/x.py``) or ``<site-packages>/...``, the
 way fx-lsp's JSON prints them when it runs in the workspace folder.
 
@@ -183,6 +187,17 @@ def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": verdict, "breaks": breaks, "graph_count": len(graphs), "error": error}
 
 
+def compiled_modes(module: dict) -> list[str]:
+    """The ``nn.Module`` modes fx-lsp compiled a JSON module in: each with a graph count when
+    it compiled it in several, else the one its verdict was made in (train, as built, when it
+    holds for both because no code reads ``training``)."""
+    counts = module.get("graph_counts") or {}
+    if counts:
+        return list(counts)
+    modes = module.get("module_modes") or ["train"]
+    return ["train"] if len(modes) > 1 else modes
+
+
 def targets(report: dict, only: list[str] | None = None) -> list[dict]:
     """The compile-mode modules of fx-lsp's JSON that have example inputs."""
     return [m for m in report["modules"]
@@ -193,7 +208,6 @@ def targets(report: dict, only: list[str] | None = None) -> list[dict]:
 def collect(report: dict, only: list[str] | None = None) -> list[dict]:
     sys.path.insert(0, str(WORKSPACE))
     importlib.import_module(PACKAGE)  # the shim and the offline variables first
-    import torch
 
     rows = []
     for module in targets(report, only):
@@ -202,20 +216,27 @@ def collect(report: dict, only: list[str] | None = None) -> list[dict]:
         row: dict[str, Any] = {"path": path, "class": module["class"],
                                "inputs": module["inputs"]["tensors"]}
         cls = getattr(importlib.import_module(f"{PACKAGE}.{Path(path).stem}"), module["class"])
-        torch.manual_seed(0)
-        started = time.perf_counter()
-        try:
-            model = cls()  # as fx-lsp builds it: in training mode
-        except Exception as exc:
-            row.update(verdict="build-error", breaks=[], graph_count=0,
-                       error={"exception": type(exc).__name__, "message": str(exc)[:300]})
-            rows.append(row)
-            continue
-        row.update(compile_once(model, example_tensors(row["inputs"])))
-        row["seconds"] = round(time.perf_counter() - started, 2)
-        rows.append(row)
-        del model
+        for mode in compiled_modes(module):
+            rows.append(_compiled_in(cls, mode, dict(row, module_mode=mode)))
     return rows
+
+
+def _compiled_in(cls: type, mode: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with the real run of a new instance of ``cls`` in ``mode``."""
+    import torch
+
+    torch.manual_seed(0)
+    started = time.perf_counter()
+    try:
+        model = cls()
+    except Exception as exc:
+        row.update(verdict="build-error", breaks=[], graph_count=0,
+                   error={"exception": type(exc).__name__, "message": str(exc)[:300]})
+        return row
+    model.train(mode == "train")
+    row.update(compile_once(model, example_tensors(row["inputs"])))
+    row["seconds"] = round(time.perf_counter() - started, 2)
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,6 +16,9 @@ export --format json``) that has example inputs, build the wrapper on the CPU wi
 
 Classes without example inputs are not run: fx-lsp did not check them either.
 
+Each model is exported in the ``nn.Module`` mode fx-lsp's verdict was made in (its JSON's
+``module_modes``: eval mode under ``module-mode = "auto"``, as deployment runs it).
+
 Usage: ``python export_ground_truth.py REPORT.json [--out FILE]`` (stdout by default). It runs
 the models, so it runs in a subprocess of the test or benchmark, never in fx-lsp.
 """
@@ -51,8 +54,10 @@ def real_inputs(specs: dict[str, str]) -> dict[str, Any]:
     return inputs
 
 
-def real_export(module_name: str, class_name: str, specs: dict[str, str]) -> dict[str, Any]:
-    """Verdict and first line of real non-strict torch.export of one class on the CPU."""
+def real_export(module_name: str, class_name: str, specs: dict[str, str],
+                mode: str = "eval") -> dict[str, Any]:
+    """Verdict and first line of real non-strict torch.export of one class on the CPU, the
+    model in ``mode``."""
     import torch
     from ground_truth import analyse_exception
 
@@ -62,6 +67,7 @@ def real_export(module_name: str, class_name: str, specs: dict[str, str]) -> dic
         model = getattr(importlib.import_module(module_name), class_name)()
     except Exception as error:
         return {"verdict": "build-error", **analyse_exception(error, WORKSPACE)}
+    model.train(mode == "train")
     try:
         torch.export.export(model, (), real_inputs(specs), strict=False)
     except Exception as error:
@@ -81,7 +87,8 @@ def collect(report: dict[str, Any]) -> list[dict[str, Any]]:
         row = {"module": module_name, "class": module["class"], "inputs": None}
         if module["inputs"] is not None:
             row["inputs"] = module["inputs"]["tensors"]
-            row.update(real_export(module_name, module["class"], row["inputs"]))
+            row.update(real_export(module_name, module["class"], row["inputs"],
+                                   (module.get("module_modes") or ["train"])[0]))
         else:
             row["verdict"] = "no-inputs"
         rows.append(row)

@@ -80,10 +80,12 @@ def test_compile_verdict_and_first_break_agree(sample_rows: list[Agreement], wra
     meta weights (FX502 'device mismatch' while the inputs followed that parameter). Wav2Vec2's
     five breaks include one in a loop: GB7000, which torch logs after the message of the break
     that caused it."""
-    row = next((row for row in sample_rows if row.key == wrapper), None)
-    if row is None:
+    rows = [row for row in sample_rows if row.key == wrapper]
+    if not rows:
         pytest.skip(f"{wrapper}: fx-lsp found no example inputs, so neither side runs it")
-    assert row.agrees, (f"{row.key}: real {row.real_verdict} {row.real[:1]} "
-                        f"{row.real_error[:80]}, fx-lsp {row.lsp_verdict} {row.lsp[:1]} "
-                        f"{row.lsp_error[:80]}")
-    assert row.exact, f"{row.key}: real breaks {row.real}, fx-lsp's {row.lsp}"
+    for row in rows:  # one per nn.Module mode fx-lsp compiled the class in
+        assert row.agrees, (f"{row.key} ({row.module_mode}): real {row.real_verdict} "
+                            f"{row.real[:1]} {row.real_error[:80]}, fx-lsp {row.lsp_verdict} "
+                            f"{row.lsp[:1]} {row.lsp_error[:80]}")
+        assert row.exact, (f"{row.key} ({row.module_mode}): real breaks {row.real}, fx-lsp's "
+                           f"{row.lsp}")

@@ -7,9 +7,11 @@ export const CONFIG_SECTION = "fxLsp";
 
 export type RunMode = "onSave" | "onType";
 export type Severity = "error" | "warning" | "information" | "hint";
+export type ModuleMode = "auto" | "train" | "eval";
 
 const RUN_MODES: readonly RunMode[] = ["onSave", "onType"];
 const SEVERITIES: readonly Severity[] = ["error", "warning", "information", "hint"];
+const MODULE_MODES: readonly ModuleMode[] = ["auto", "train", "eval"];
 
 /** What the server receives as `initializationOptions` and as `settings.fxLsp` on change. */
 export interface ServerSettings {
@@ -23,6 +25,8 @@ export interface ServerSettings {
   modes: string[];
   /** The export mode also exports with `strict=True` (FX405). */
   exportStrict: boolean;
+  /** The `nn.Module` mode export and compile judge a class in. */
+  moduleMode: ModuleMode;
   /** False in a Restricted Mode window: the server then imports no user code. */
   trusted: boolean;
 }
@@ -35,6 +39,7 @@ export const DEFAULT_SERVER_SETTINGS: Omit<ServerSettings, "trusted"> = {
   shapeHints: true,
   modes: ["fx"],
   exportStrict: false,
+  moduleMode: "auto",
 };
 
 /** The part of `vscode.WorkspaceConfiguration` this module reads (structurally compatible). */
@@ -107,6 +112,7 @@ export function resolveServerSettings(config: ConfigurationReader, trusted: bool
       shapeHints,
       modes,
       exportStrict,
+      moduleMode: oneOf("moduleMode", config.get<unknown>("moduleMode"), MODULE_MODES, defaults.moduleMode, problems),
       trusted,
     },
     problems,

@@ -27,7 +27,7 @@ describe("resolveServerSettings", () => {
 
   it("passes valid values through and carries the trust state", () => {
     const { value, problems } = resolveServerSettings(
-      configOf({ run: "onType", timeout: 5.5, severity: "warning", showNotTraced: true, shapeHints: false, exportStrict: true }),
+      configOf({ run: "onType", timeout: 5.5, severity: "warning", showNotTraced: true, shapeHints: false, exportStrict: true, moduleMode: "eval" }),
       false,
     );
     assert.deepEqual(value, {
@@ -38,6 +38,7 @@ describe("resolveServerSettings", () => {
       shapeHints: false,
       modes: ["fx"],
       exportStrict: true,
+      moduleMode: "eval",
       trusted: false,
     });
     assert.deepEqual(problems, []);
@@ -45,11 +46,12 @@ describe("resolveServerSettings", () => {
 
   it("replaces each invalid value by its default and reports it once", () => {
     const { value, problems } = resolveServerSettings(
-      configOf({ run: "always", timeout: -1, severity: "fatal", showNotTraced: "yes", shapeHints: 1, exportStrict: "on" }),
+      configOf({ run: "always", timeout: -1, severity: "fatal", showNotTraced: "yes", shapeHints: 1, exportStrict: "on", moduleMode: "inference" }),
       true,
     );
     assert.deepEqual(value, { ...DEFAULT_SERVER_SETTINGS, trusted: true });
-    assert.equal(problems.length, 6);
+    assert.equal(problems.length, 7);
+    assert.match(problems.join("\n"), /fxLsp\.moduleMode: "inference"/);
     assert.match(problems.join("\n"), /fxLsp\.shapeHints: 1/);
     assert.match(problems.join("\n"), /fxLsp\.exportStrict: "on"/);
     assert.match(problems.join("\n"), /fxLsp\.run: "always"/);

@@ -1,0 +1,60 @@
+"""Classes whose graph breaks depend on the nn.Module mode: dropout and batch norm, and a
+branch on ``self.training`` that breaks in one mode only. fx-lsp compiles each in train and
+eval mode (``module-mode = "auto"``); real torch's answers come per mode (``MODULE_MODES``)."""
+
+import torch
+from torch import nn
+
+MODULE_MODES = ("train", "eval")
+
+
+class TrainOnlyBreak(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.norm = nn.BatchNorm1d(8)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        x = self.drop(self.norm(self.linear(x)))
+        if self.training:
+            print("training step")
+        return x.relu()
+
+
+class EvalOnlyBreak(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        x = self.linear(x)
+        if not self.training:
+            torch._dynamo.graph_break()
+        return self.drop(x).sum(1)
+
+
+class HoldsTrainOnly(nn.Module):
+    """Its own code never reads ``training``: its submodule's does."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = TrainOnlyBreak()
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.out(self.inner(x))
+
+
+class SameInBoth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.norm = nn.BatchNorm1d(8)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        x = self.drop(self.norm(self.linear(x)))
+        print("step")
+        return x
