@@ -73,7 +73,10 @@ SUITES = (
     ), helpers=("plain_fx_check", "pt2_real_check")),
     # Measured where an NVIDIA GPU is: fx-lsp itself never uses one (its workers hide every
     # accelerator), so these compare its meta-device verdicts with real CUDA runs.
-    Suite("gpu", "real CUDA runs, where an NVIDIA GPU is", ()),
+    Suite("gpu", "real CUDA runs, where an NVIDIA GPU is", (
+        Benchmark("gpu_agreement", "compile verdicts and seconds against real cold "
+                  "torch.compile (inductor) on CUDA, the GPU-written and compile corpora"),
+    )),
 )
 
 

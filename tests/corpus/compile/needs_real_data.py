@@ -36,13 +36,6 @@ class RepeatByCounts(nn.Module):
         return torch.repeat_interleave(x, counts, dim=1).sum() + x  # FX503
 
 
-class LookupTable(nn.Module):
-    """A CPU tensor the code makes, against inputs on meta."""
-
-    def forward(self, x):
-        return torch.searchsorted(torch.arange(4.0), x)  # FX503
-
-
 class PrintThenCounts(nn.Module):
     def __init__(self) -> None:
         super().__init__()
