@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -62,17 +63,20 @@ def _descendants(pid: int) -> set[int]:
 def _checked_while_watching(workspace: Path) -> tuple[dict[str, Any], set[int]]:
     """fx-lsp's JSON report over ``workspace``, and the pids of its process tree that held a
     CUDA context at any moment of the run."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode", "export,compile",
-         "--output-format", "json", "."], cwd=workspace, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
-    on_gpu: set[int] = set()
-    while process.poll() is None:
-        on_gpu |= (_gpu_processes() or set()) & _descendants(process.pid)
-        time.sleep(0.2)
-    stdout, stderr = process.communicate()
-    assert process.returncode in (0, 1), stderr
-    return json.loads(stdout), on_gpu
+    # The report goes to a file: a pipe nobody reads while the run is watched fills and
+    # stops it.
+    with tempfile.TemporaryFile("w+") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode",
+             "export,compile", "--output-format", "json", "."], cwd=workspace, stdout=output,
+            stderr=subprocess.DEVNULL, text=True)
+        on_gpu: set[int] = set()
+        while process.poll() is None:
+            on_gpu |= (_gpu_processes() or set()) & _descendants(process.pid)
+            time.sleep(0.2)
+        assert process.returncode in (0, 1)
+        output.seek(0)
+        return json.loads(output.read()), on_gpu
 
 
 @pytest.fixture(scope="module")

@@ -59,16 +59,19 @@ def _fx_lsp(workspace: Path) -> tuple[dict, float, set[int]]:
     not the GPU's holders from before it started."""
     before = _gpu_holders()
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode", "export,compile",
-         "--output-format", "json", "."], cwd=workspace, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
-    holders: set[int] = set()
-    while process.poll() is None:
-        holders |= _gpu_holders() - before
-        time.sleep(0.2)
-    stdout, _ = process.communicate()
-    return parse_report(stdout), time.perf_counter() - started, holders
+    # The report goes to a file: a pipe nobody reads while the run is watched fills and
+    # stops it.
+    with tempfile.TemporaryFile("w+") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode",
+             "export,compile", "--output-format", "json", "."], cwd=workspace, stdout=output,
+            stderr=subprocess.DEVNULL, text=True)
+        holders: set[int] = set()
+        while process.poll() is None:
+            holders |= _gpu_holders() - before
+            time.sleep(0.2)
+        output.seek(0)
+        return parse_report(output.read()), time.perf_counter() - started, holders
 
 
 def _real(corpus: Path, device: str, backend: str) -> dict[str, dict]:
