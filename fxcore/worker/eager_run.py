@@ -21,8 +21,8 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
-from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.meta_values import Place, has_no_data, meta_values
 
 
@@ -32,9 +32,10 @@ class OutOfTime(BaseException):
 
 
 def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
-                specs: dict[str, TensorSpec], concrete_args: dict[str, Any],
+                specs: dict[str, InputSpec], concrete_args: dict[str, Any],
                 seconds: float, fake: bool = False) -> list[Place]:
-    """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument) and
+    """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument; a
+    container spec gives its container of them) and
     ``concrete_args``; the lines whose values read from tensor data were stood in. Raises
     ``OutOfTime`` after ``seconds``, or what the model raises.
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
@@ -43,8 +44,9 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
     with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
             tensor_mode(model, instantiated_on, fake) as device, torch.no_grad():
-        model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
-                 for name, spec in specs.items()}, **concrete_args)
+        model(**{name: materialized(spec, lambda leaf: torch.empty(
+            leaf.shape, dtype=getattr(torch, leaf.dtype), device=device))
+            for name, spec in specs.items()}, **concrete_args)
     return stand_ins.read
 
 

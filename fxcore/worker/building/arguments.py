@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import enum
 import inspect
 import re
 import sys
@@ -51,6 +52,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fxcore.model.job_spec import CallSite
+from fxcore.worker.building.code_values import annotated_values, code_values
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4
@@ -214,6 +216,7 @@ def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
     except (TypeError, ValueError):
         parameters = {}
     values: dict[str, Any] = {}
+    others: dict[str, list[Any]] = {}
     guessed = False
     for name in missing:
         parameter = parameters.get(name)
@@ -222,10 +225,25 @@ def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
         if config is not None:
             values[name] = config
             continue
-        value = guess_value(name, annotation)
         guessed = True
-        values[name] = None if value is inspect.Parameter.empty else value
-    return [CandidateCall(kwargs, guessed) for kwargs in _variants(values)]
+        found = named_values(cls, name, annotation)
+        values[name] = found[0] if found else None
+        others[name] = found[1:]
+    variants = _variants(values)
+    # The code's other values, each in place of the first, where the constructor rejects it.
+    variants += [{**values, name: value} for name, rest in others.items() for value in rest]
+    return [CandidateCall(kwargs, guessed) for kwargs in variants]
+
+
+def named_values(cls: type, name: str, annotation: Any) -> list[Any]:
+    """The values to try for a parameter, best first: the values its annotation spells (a
+    ``Literal``, an enum), the table's value, else those ``cls``'s code or docstrings name
+    (``fxcore.worker.building.code_values``); empty when there is none."""
+    spelled = annotated_values(annotation)
+    value = guess_value(name, annotation)
+    if spelled or value is inspect.Parameter.empty:
+        return code_values(cls, name, annotation)
+    return [value]
 
 
 def _builds_nothing(value: Any) -> bool:
@@ -253,7 +271,8 @@ def default_overrides(cls: type, configured: dict[str, Any]) -> dict[str, Any]:
                 or parameter.default is inspect.Parameter.empty or name in configured \
                 or not _builds_nothing(parameter.default):
             continue
-        value = guess_value(name, _annotation(parameter, namespace))
+        found = named_values(cls, name, _annotation(parameter, namespace))
+        value = found[0] if found else inspect.Parameter.empty
         if value is inspect.Parameter.empty or _builds_nothing(value) \
                 or value == parameter.default:
             continue
@@ -309,6 +328,9 @@ def call_site_values(site: CallSite,
 
 def value_source(value: Any) -> str:
     """Python source that rebuilds ``value`` in the class's module namespace."""
+    if isinstance(value, enum.Enum):
+        cls = type(value)
+        return f"__import__({cls.__module__!r}, fromlist=['_']).{cls.__qualname__}.{value.name}"
     if isinstance(value, type) or inspect.isfunction(value):
         return f"__import__({value.__module__!r}, fromlist=['_']).{value.__qualname__}"
     if type(value).__module__.startswith("torch.nn") and repr(value).endswith("()"):

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import torch
 from torch import fx
 
+from fxcore.model.container_spec import materialized
 from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
@@ -131,7 +132,7 @@ def _quiet() -> Iterator[None]:
                 logging.getLogger(name).setLevel(level)
 
 
-def example_tensors(target: CaptureTarget) -> dict[str, torch.Tensor]:
+def example_tensors(target: CaptureTarget) -> dict[str, Any]:
     """The example inputs on the device the model was built on; ones, as the meta stand-ins
     answer, so that a model built on CPU takes the same branches."""
     # Where its weights are: a factory builds on meta too, and only a constructor that needs
@@ -139,8 +140,9 @@ def example_tensors(target: CaptureTarget) -> dict[str, torch.Tensor]:
     weights = itertools.chain(target.model.parameters(), target.model.buffers())
     device = next((tensor.device for tensor in weights),
                   torch.device("cpu" if target.instantiated_on == "cpu" else "meta"))
-    return {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
-            for name, spec in (target.example_inputs or {}).items()}
+    return {name: materialized(spec, lambda leaf: torch.ones(
+        leaf.shape, dtype=getattr(torch, leaf.dtype), device=device))
+        for name, spec in (target.example_inputs or {}).items()}
 
 
 class CompileCapture:
