@@ -15,7 +15,7 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -32,7 +32,7 @@ class OutOfTime(BaseException):
 
 
 def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
-                specs: dict[str, InputSpec], concrete_args: dict[str, Any],
+                specs: Mapping[str, InputSpec], concrete_args: dict[str, Any],
                 seconds: float, fake: bool = False) -> list[Place]:
     """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument; a
     container spec gives its container of them) and

@@ -24,11 +24,12 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from torch import nn
 
+from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.context import describe_exception, first_line
@@ -68,7 +69,7 @@ COMPANION_DTYPES = ("float32", "bool", "int64")
 class LayerInputs:
     """The inputs found, and how (``ExampleInputs.note``)."""
 
-    specs: dict[str, TensorSpec]
+    specs: Mapping[str, InputSpec]
     note: str
 
 
@@ -247,7 +248,7 @@ def _note(candidate: _Candidate, first: str, others: list[str],
     return note
 
 
-def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
+def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mapping[str, InputSpec],
                 concrete_args: dict[str, object], seconds: float) -> Exception | list[Place]:
     """What ``model`` raises when run eagerly on tensors of ``specs`` (on meta, or fake tensors
     for real weights), or, when it runs, the lines whose values read from tensor data were
@@ -258,7 +259,7 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[s
         return error
 
 
-def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
+def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mapping[str, InputSpec],
             concrete_args: dict[str, object], seconds: float) -> bool | None:
     """Whether ``model`` runs eagerly on tensors of ``specs`` (on meta, or fake tensors for
     real weights); None when it takes longer than ``seconds``."""
