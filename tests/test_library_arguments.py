@@ -21,8 +21,13 @@ On the current main none of these classes gets a verdict of either mode.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
+import pytest
 from test_library_input_sources import checked_against_real_torch
+
+from fxcore.model.container_spec import parse_input
+from fxcore.worker.building.code_values import code_values
 
 BLOCKS = '''"""Network blocks written as a medical-imaging library writes them."""
 from __future__ import annotations
@@ -269,3 +274,39 @@ def test_containers_of_tensors_are_given_to_forward(tmp_path: Path) -> None:
         "xs": "(float32[2, 8, 6], float32[2, 8, 10], float32[2, 8, 14])"}
     assert tensors["SequenceDeepSupervision"] == {
         "maps": "[float32[2, 4, 32, 32], float32[2, 8, 16, 16]]"}
+
+
+def test_a_container_spec_reads_back_as_it_is_spelled() -> None:
+    for text in ("{'p3': float32[2, 8, 32, 32], 'p4': float32[2, 8, 16, 16]}",
+                 "[float32[2, 8], int64[2]]", "(float32[2, 8],)", "float32[2, 3]"):
+        assert str(parse_input(text)) == text
+    for text in ("{'p3': 3}", "{'p3': float32[2, 8]", "[float99[2]]"):
+        with pytest.raises(ValueError):
+            parse_input(text)
+
+
+NORMS = {"layer": None, "rms": None}
+
+
+class _Documented:
+    """A block.
+
+    Args:
+        kind (str): ``"a"`` or ``"b"``.
+        other: a number.
+    """
+
+    def __init__(self, kind, norm: Literal["x", "y"] | None, table_key, compared):
+        """:param compared: one of 'p', 'q'."""
+        if compared in ("u", "v"):
+            pass
+        self.norm = NORMS.get(table_key)
+
+
+def test_the_values_a_class_names_for_its_parameters() -> None:
+    assert code_values(_Documented, "kind", None) == ["a", "b"]
+    assert code_values(_Documented, "norm", Literal["x", "y"] | None) == ["x", "y"]
+    assert code_values(_Documented, "table_key", None) == ["layer", "rms"]
+    # The code's strings before the docstring's.
+    assert code_values(_Documented, "compared", None) == ["u", "v", "p"]
+    assert code_values(_Documented, "other", None) == []
