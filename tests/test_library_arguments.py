@@ -8,7 +8,8 @@ arguments and real tensors of its inputs, in the same run
   (``fxcore.worker.building.code_values``): a ``Literal`` norm, an enum activation, the keys of
   the registry a norm name is looked up in two calls down (its first key needing more
   arguments, so the next is taken), the strings an activation name is compared with in a
-  helper, the values a docstring lists (Google and Sphinx style) where the code builds the
+  helper, a ``str | tuple`` norm whose default ``None`` the helper cannot take, the values a
+  docstring lists (Google and Sphinx style) where the code builds the
   layer's name at run time;
 - ``forward`` arguments that are containers of tensors (``fxcore.worker.container_inputs``): a
   feature pyramid's ``dict[str, Tensor]`` indexed like its ``ModuleDict``, whose levels must
@@ -112,6 +113,16 @@ class RegistryNormBlock(nn.Module):
         if out.mean() > 0:
             return out
         return -out
+
+
+class OptionalNormBlock(nn.Module):
+    def __init__(self, channels: int = 8, norm: str | tuple | None = None):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.norm = get_norm_layer(norm, channels)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
 
 
 class ChainActBlock(nn.Module):
@@ -244,6 +255,8 @@ def test_constructor_values_are_read_from_the_code(tmp_path: Path) -> None:
     # The registry's first key, "group", needs num_groups too: its next key builds.
     assert kwargs["RegistryNormBlock"]["norm_name"] == "'batch'"
     assert kwargs["ChainActBlock"]["act_name"] == "'prelu'"
+    # Its default None builds nothing the helper takes: the registry's keys, as above.
+    assert kwargs["OptionalNormBlock"] == {"norm": "'batch'"}
     assert kwargs["DocNormBlock"]["norm_type"] == "'batch'"
     assert kwargs["ParamDocAct"]["mode"] == "'sigmoid'"
     assert all(by_mode["export"]["arguments"]["from"] == "guessed"

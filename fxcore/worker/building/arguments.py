@@ -256,28 +256,33 @@ def _builds_nothing(value: Any) -> bool:
     return isinstance(value, (tuple, list, dict)) and not value
 
 
-def default_overrides(cls: type, configured: dict[str, Any]) -> dict[str, Any]:
-    """The table's values for the constructor parameters whose default builds nothing, where
-    the table has one: an instance built with those defaults may not fit the class (FX105),
-    and these are the next guess. Configured parameters keep their values."""
+def default_overrides(cls: type, configured: dict[str, Any]) -> list[dict[str, Any]]:
+    """Values for the constructor parameters whose default builds nothing, where the table or
+    the class's code has one (``named_values``): an instance built with those defaults may not
+    fit the class (FX105), and these are the next guesses, the first values, then each other
+    value the code names in place of its first (a ``norm: str | tuple | None = None`` whose
+    registry's first key needs more arguments). Configured parameters keep their values;
+    empty when there is nothing to override."""
     namespace = dict(vars(sys.modules.get(cls.__module__, sys))) if cls.__module__ else {}
     try:
         parameters = inspect.signature(cls).parameters
     except (TypeError, ValueError):
-        return {}
+        return []
     overrides: dict[str, Any] = {}
+    others: dict[str, list[Any]] = {}
     for name, parameter in parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) \
                 or parameter.default is inspect.Parameter.empty or name in configured \
                 or not _builds_nothing(parameter.default):
             continue
-        found = named_values(cls, name, _annotation(parameter, namespace))
-        value = found[0] if found else inspect.Parameter.empty
-        if value is inspect.Parameter.empty or _builds_nothing(value) \
-                or value == parameter.default:
-            continue
-        overrides[name] = value
-    return overrides
+        found = [value for value in named_values(cls, name, _annotation(parameter, namespace))
+                 if not _builds_nothing(value) and value != parameter.default]
+        if found:
+            overrides[name], others[name] = found[0], found[1:]
+    if not overrides:
+        return []
+    return [overrides, *({**overrides, name: value}
+                         for name, rest in others.items() for value in rest)]
 
 
 def missing_from_type_error(error: BaseException) -> list[str]:

@@ -85,9 +85,8 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                         return built
                     # A default that builds nothing the constructor needs (`drop_prob=None`
                     # passed to float(), `sequence_length=None` asserted): the table's value.
-                    overrides = default_overrides(cls, {}) \
-                        if context.job.config.guess_arguments else {}
-                    if overrides:
+                    for overrides in default_overrides(cls, {}) \
+                            if context.job.config.guess_arguments else []:
                         guessed = _build_with_candidate(cls, module_config, overrides, "guessed")
                         if isinstance(guessed, Built):
                             return guessed
@@ -130,13 +129,14 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
                 # **kwargs)`` building ``ResidualLFQ(num_quantizers=..., ...)``).
                 built = _build_with_candidate(cls, module_config,
                                               {**candidate.kwargs, **forwarded}, "guessed")
-            overrides = {} if isinstance(built, Built) else default_overrides(
-                cls, {**module_config.kwargs, **candidate.kwargs})
-            if overrides:
+            for overrides in [] if isinstance(built, Built) else default_overrides(
+                    cls, {**module_config.kwargs, **candidate.kwargs}):
                 # A constructor that insists on a parameter its default leaves out
                 # (``assert image_size is not None``): the table's value for it too.
                 built = _build_with_candidate(cls, module_config,
                                               {**candidate.kwargs, **overrides}, "guessed")
+                if isinstance(built, Built):
+                    break
             if isinstance(built, Built):
                 return built
             rejected = built
@@ -244,15 +244,14 @@ def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Bu
         yield from _instances_after_defaults(context, cls, module_config)
     if origin not in ("defaults", "guessed") or not context.job.config.guess_arguments:
         return
-    overrides = default_overrides(cls, module_config.kwargs)
+    override_sets = default_overrides(cls, module_config.kwargs)
     missing = missing_parameters(cls, module_config.args, module_config.kwargs)
     calls = [(candidate.kwargs, candidate.guessed) for candidate in candidate_calls(cls, missing)] \
         if missing else [({}, False)]
     ordered: list[tuple[dict[str, Any], bool]] = []
     for kwargs, guessed in calls:
         ordered.append((kwargs, guessed))
-        if overrides:
-            ordered.append(({**kwargs, **overrides}, True))
+        ordered += [({**kwargs, **overrides}, True) for overrides in override_sets]
     tried = [first.arguments.kwargs]
     for kwargs, guessed in ordered:
         sources = {name: value_source(value)
