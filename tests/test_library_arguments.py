@@ -323,3 +323,41 @@ def test_the_values_a_class_names_for_its_parameters() -> None:
     # The code's strings before the docstring's.
     assert code_values(_Documented, "compared", None) == ["u", "v", "p"]
     assert code_values(_Documented, "other", None) == []
+
+
+DETECTOR = '''
+import torch
+from torch import nn
+
+
+class PyramidNeck(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(c, out_channels, 1) for c in in_channels)
+
+    def forward(self, features):
+        return [conv(feature) for conv, feature in zip(self.convs, features)]
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.down = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.neck = PyramidNeck((8, 16), 4)
+
+    def forward(self, image):
+        c1 = self.stem(image)
+        c2 = self.down(c1)
+        return sum(level.mean() for level in self.neck([c1, c2]))
+'''
+
+
+def test_a_parent_passes_its_submodule_a_list_of_tensors(tmp_path: Path) -> None:
+    # The neck's argument says nothing of being a list: the parent's call does.
+    (tmp_path / "detector.py").write_text(DETECTOR)
+    classes = checked_against_real_torch(tmp_path, ["detector.py"])
+    for module in classes["PyramidNeck"].values():
+        assert module["arguments"]["from"] == "parent"
+        assert (module["inputs"]["from"], module["inputs"]["tensors"]) == (
+            "parent", {"features": "[float32[2, 8, 16, 16], float32[2, 16, 8, 8]]"})
