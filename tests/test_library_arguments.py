@@ -14,7 +14,8 @@ arguments and real tensors of its inputs, in the same run
 - ``forward`` arguments that are containers of tensors (``fxcore.worker.container_inputs``): a
   feature pyramid's ``dict[str, Tensor]`` indexed like its ``ModuleDict``, whose levels must
   halve; an unannotated dict indexed with strings; a ``list[Tensor]``, a ``tuple[Tensor, ...]``
-  and a ``Sequence[Tensor]`` zipped with a ``ModuleList``.
+  and a ``Sequence[Tensor]`` zipped with a ``ModuleList``; a list a parent passes its
+  submodule, whose own code says nothing of it; a dict configured as Python spells it.
 
 On the current main none of these classes gets a verdict of either mode.
 """
@@ -29,6 +30,8 @@ from test_library_input_sources import checked_against_real_torch
 
 from fxcore.model.container_spec import parse_input
 from fxcore.worker.building.code_values import code_values
+
+import cli_support
 
 BLOCKS = '''"""Network blocks written as a medical-imaging library writes them."""
 from __future__ import annotations
@@ -361,3 +364,38 @@ def test_a_parent_passes_its_submodule_a_list_of_tensors(tmp_path: Path) -> None
         assert module["arguments"]["from"] == "parent"
         assert (module["inputs"]["from"], module["inputs"]["tensors"]) == (
             "parent", {"features": "[float32[2, 8, 16, 16], float32[2, 16, 8, 8]]"})
+
+
+POOLED = '''
+import torch
+from torch import nn
+
+
+class PooledLevels(nn.Module):
+    def __init__(self, channels=4):
+        super().__init__()
+        self.proj = nn.Linear(channels, 2)
+
+    def forward(self, levels):
+        pooled = torch.stack([level.mean((2, 3)) for level in levels.values()]).sum(0)
+        return self.proj(pooled)
+'''
+POOLED_CONFIG = '''
+[tool.fx-lsp.modules."pooled:PooledLevels"]
+inputs = {levels = "{'p3': float32[2, 4, 16, 16], 'p4': float32[2, 4, 8, 8]}"}
+dynamic = {levels = {0 = "batch"}}
+'''
+
+
+def test_a_container_input_is_configured_as_python_spells_it(tmp_path: Path) -> None:
+    # Nothing in forward says what `levels` holds: the configuration does.
+    (tmp_path / "pooled.py").write_text(POOLED)
+    (tmp_path / "pyproject.toml").write_text(POOLED_CONFIG)
+    classes = checked_against_real_torch(tmp_path, ["pooled.py"])
+    for module in classes["PooledLevels"].values():
+        assert module["status"] == "traceable"
+        assert (module["inputs"]["from"], module["inputs"]["tensors"]) == (
+            "config", {"levels": "{'p3': float32[2, 4, 16, 16], 'p4': float32[2, 4, 8, 8]}"})
+    completed = cli_support.fx_lsp("check", "--no-cache", "pooled.py", cwd=tmp_path)
+    assert "dynamic.levels: a container input has no dynamic dimensions" in \
+        completed.stdout + completed.stderr

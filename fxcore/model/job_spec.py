@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.model.tensor_spec import TensorSpec
+from fxcore.model.container_spec import InputSpec
 from fxcore.rules import CODE_PREFIXES
 
 
@@ -71,8 +71,9 @@ class ModuleConfig:
     #: literal arguments (tuples and ``None``, which TOML lacks), parsed by
     #: ``fxcore.workspace.config``.
     call: CallSite | None = None
-    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation.
-    inputs: dict[str, TensorSpec] = field(default_factory=dict)
+    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation; a
+    #: container of tensors spelled as Python does (``"{'p3': float32[2, 8, 32, 32]}"``).
+    inputs: dict[str, InputSpec] = field(default_factory=dict)
     #: ``dynamic = {x = {0 = "batch"}}`` (or ``{0 = {name = "batch", min = 2, max = 64}}``):
     #: argument -> dimension index -> the dimension torch.export keeps dynamic.
     dynamic: dict[str, dict[int, DynamicDim]] = field(default_factory=dict)
