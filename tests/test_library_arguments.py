@@ -9,7 +9,8 @@ arguments and real tensors of its inputs, in the same run
   the registry a norm name is looked up in two calls down (its first key needing more
   arguments, so the next is taken), the strings an activation name is compared with in a
   helper, a ``str | tuple`` norm whose default ``None`` the helper cannot take, the values a
-  docstring lists (Google and Sphinx style) where the code builds the
+  docstring lists, a norm given literally in a factory's call whose other arguments are not
+  literals (Google and Sphinx style) where the code builds the
   layer's name at run time;
 - ``forward`` arguments that are containers of tensors (``fxcore.worker.container_inputs``): a
   feature pyramid's ``dict[str, Tensor]`` indexed like its ``ModuleDict``, whose levels must
@@ -30,6 +31,7 @@ from test_library_input_sources import checked_against_real_torch
 
 from fxcore.model.container_spec import parse_input
 from fxcore.worker.building.code_values import code_values
+from fxcore.workspace.call_sites import build_index
 
 import cli_support
 
@@ -126,6 +128,18 @@ class OptionalNormBlock(nn.Module):
 
     def forward(self, x):
         return self.norm(self.conv(x))
+
+
+class UnetResBlock(nn.Module):
+    def __init__(self, spatial_dims: int, in_channels: int, out_channels: int,
+                 norm_name: str | tuple):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+        self.norm = get_norm_layer(norm_name, out_channels)
+        self.skip = nn.Conv2d(in_channels, out_channels, 1)
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x)) + self.skip(x))
 
 
 class ChainActBlock(nn.Module):
@@ -249,8 +263,18 @@ class SequenceDeepSupervision(nn.Module):
 '''
 
 
+FACTORIES = '''
+from netblocks import UnetResBlock
+
+
+def make_stage(spatial_dims, channels):
+    return UnetResBlock(spatial_dims, channels, channels, norm_name=("group", {"num_groups": 8}))
+'''
+
+
 def test_constructor_values_are_read_from_the_code(tmp_path: Path) -> None:
     (tmp_path / "netblocks.py").write_text(BLOCKS)
+    (tmp_path / "factories.py").write_text(FACTORIES)
     classes = checked_against_real_torch(tmp_path, ["netblocks.py"])
     kwargs = {name: by_mode["export"]["arguments"]["kwargs"] for name, by_mode in classes.items()}
     assert kwargs["LiteralNormConv"]["norm"] == "'batch'"
@@ -258,6 +282,8 @@ def test_constructor_values_are_read_from_the_code(tmp_path: Path) -> None:
     # The registry's first key, "group", needs num_groups too: its next key builds.
     assert kwargs["RegistryNormBlock"]["norm_name"] == "'batch'"
     assert kwargs["ChainActBlock"]["act_name"] == "'prelu'"
+    # A factory's call is not all literals, but its norm is: taken before the code's values.
+    assert kwargs["UnetResBlock"]["norm_name"] == "('group', {'num_groups': 8})"
     # Its default None builds nothing the helper takes: the registry's keys, as above.
     assert kwargs["OptionalNormBlock"] == {"norm": "'batch'"}
     assert kwargs["DocNormBlock"]["norm_type"] == "'batch'"
@@ -399,3 +425,13 @@ def test_a_container_input_is_configured_as_python_spells_it(tmp_path: Path) -> 
     completed = cli_support.fx_lsp("check", "--no-cache", "pooled.py", cwd=tmp_path)
     assert "dynamic.levels: a container input has no dynamic dimensions" in \
         completed.stdout + completed.stderr
+
+
+def test_a_partly_literal_call_gives_its_literal_keywords_only(tmp_path: Path) -> None:
+    (tmp_path / "factory.py").write_text(
+        "def make(channels):\n"
+        "    return Block(channels, norm='instance', act=pick(), depth=2)\n")
+    index = build_index(str(tmp_path))
+    # Not a call to build with: its first argument is not a literal.
+    assert index.for_class("Block") is None
+    assert index.keyword_values("Block") == {"norm": ("'instance'",), "depth": ("2",)}

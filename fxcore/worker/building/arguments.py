@@ -52,7 +52,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fxcore.model.job_spec import CallSite
-from fxcore.worker.building.code_values import annotated_values, code_values
+from fxcore.worker.building.code_values import MAX_VALUES, annotated_values, code_values
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4
@@ -207,9 +207,11 @@ def _variants(values: dict[str, Any]) -> list[dict[str, Any]]:
     return unique[:MAX_CANDIDATES]
 
 
-def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
+def candidate_calls(cls: type, missing: list[str],
+                    written: Mapping[str, tuple[str, ...]] | None = None) -> list[CandidateCall]:
     """Keyword-argument sets for the ``missing`` constructor parameters of ``cls``, best
-    first. Empty when some parameter has no sensible value."""
+    first; ``written``: parameter -> the literal values partly literal calls in the workspace
+    give it (``TraceJob.keyword_values``), as source."""
     namespace = dict(vars(sys.modules.get(cls.__module__, sys))) if cls.__module__ else {}
     try:
         parameters = dict(inspect.signature(cls).parameters)
@@ -226,7 +228,7 @@ def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
             values[name] = config
             continue
         guessed = True
-        found = named_values(cls, name, annotation)
+        found = named_values(cls, name, annotation, (written or {}).get(name, ()))
         values[name] = found[0] if found else None
         others[name] = found[1:]
     variants = _variants(values)
@@ -235,15 +237,23 @@ def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
     return [CandidateCall(kwargs, guessed) for kwargs in variants]
 
 
-def named_values(cls: type, name: str, annotation: Any) -> list[Any]:
-    """The values to try for a parameter, best first: the values its annotation spells (a
-    ``Literal``, an enum), the table's value, else those ``cls``'s code or docstrings name
+def named_values(cls: type, name: str, annotation: Any,
+                 written: tuple[str, ...] = ()) -> list[Any]:
+    """The values to try for a parameter, best first: those the workspace's partly literal
+    calls of ``cls`` give it (``written``, as source); then the values its annotation spells
+    (a ``Literal``, an enum), the table's value, else those ``cls``'s code or docstrings name
     (``fxcore.worker.building.code_values``); empty when there is none."""
+    found = []
+    for source in written[:MAX_VALUES]:
+        try:
+            found.append(evaluate_argument(source, class_namespace(cls)))
+        except Exception:  # a nested call the class's module cannot build: not a value
+            continue
     spelled = annotated_values(annotation)
     value = guess_value(name, annotation)
     if spelled or value is inspect.Parameter.empty:
-        return code_values(cls, name, annotation)
-    return [value]
+        return [*found, *code_values(cls, name, annotation)][:MAX_VALUES]
+    return [*found, value][:MAX_VALUES]
 
 
 def _builds_nothing(value: Any) -> bool:
@@ -256,12 +266,15 @@ def _builds_nothing(value: Any) -> bool:
     return isinstance(value, (tuple, list, dict)) and not value
 
 
-def default_overrides(cls: type, configured: dict[str, Any]) -> list[dict[str, Any]]:
+def default_overrides(cls: type, configured: dict[str, Any],
+                      written: Mapping[str, tuple[str, ...]] | None = None
+                      ) -> list[dict[str, Any]]:
     """Values for the constructor parameters whose default builds nothing, where the table or
     the class's code has one (``named_values``): an instance built with those defaults may not
     fit the class (FX105), and these are the next guesses, the first values, then each other
     value the code names in place of its first (a ``norm: str | tuple | None = None`` whose
-    registry's first key needs more arguments). Configured parameters keep their values;
+    registry's first key needs more arguments); ``written`` as for ``candidate_calls``.
+    Configured parameters keep their values;
     empty when there is nothing to override."""
     namespace = dict(vars(sys.modules.get(cls.__module__, sys))) if cls.__module__ else {}
     try:
@@ -275,7 +288,8 @@ def default_overrides(cls: type, configured: dict[str, Any]) -> list[dict[str, A
                 or parameter.default is inspect.Parameter.empty or name in configured \
                 or not _builds_nothing(parameter.default):
             continue
-        found = [value for value in named_values(cls, name, _annotation(parameter, namespace))
+        found = [value for value in named_values(cls, name, _annotation(parameter, namespace),
+                                                 (written or {}).get(name, ()))
                  if not _builds_nothing(value) and value != parameter.default]
         if found:
             overrides[name], others[name] = found[0], found[1:]
