@@ -3,7 +3,8 @@ medical-imaging library's feature pyramids and deep-supervision heads take them
 (``fxcore.worker.container_inputs``), each verdict compared with real torch.export
 (non-strict) and torch.compile on the CPU on real tensors of the JSON's inputs, in the same run
 (``test_library_input_sources.checked_against_real_torch``): a feature pyramid's
-``dict[str, Tensor]`` indexed like its ``ModuleDict``, whose levels must halve; an unannotated
+``dict[str, Tensor]`` indexed like its ``ModuleDict``, whose levels must halve; one only
+iterated, its levels taken by a ``ModuleList`` by position (MONAI's); an unannotated
 dict indexed with strings; a ``list[Tensor]``, a ``tuple[Tensor, ...]`` and a
 ``Sequence[Tensor]`` zipped with a ``ModuleList``; a list a parent passes its submodule, whose
 own code says nothing of it; a dict configured as Python spells it.
@@ -49,6 +50,27 @@ class FeaturePyramid(nn.Module):
             results[name] = lateral
             previous = lateral
         return results
+
+
+class IteratedPyramid(nn.Module):
+    """MONAI's FeaturePyramidNetwork: the dict only iterated, each level taken by the
+    ModuleList's block of its position."""
+
+    def __init__(self, in_channels_list=(8, 16), out_channels=4):
+        super().__init__()
+        self.inner_blocks = nn.ModuleList(nn.Conv2d(c, out_channels, 1)
+                                          for c in in_channels_list)
+
+    def forward(self, x: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        names = list(x.keys())
+        values = list(x.values())
+        last = self.inner_blocks[-1](values[-1])
+        results = [last]
+        for index in range(len(values) - 2, -1, -1):
+            lateral = self.inner_blocks[index](values[index])
+            last = lateral + F.interpolate(last, size=lateral.shape[2:], mode="nearest")
+            results.insert(0, last)
+        return dict(zip(names, results))
 
 
 class ImageTextHead(nn.Module):
@@ -110,6 +132,8 @@ def test_containers_of_tensors_are_given_to_forward(tmp_path: Path) -> None:
     assert tensors["FeaturePyramid"] == {"features": "{'p3': float32[2, 8, 32, 32], "
                                          "'p4': float32[2, 16, 16, 16], "
                                          "'p5': float32[2, 32, 8, 8]}"}
+    assert tensors["IteratedPyramid"] == {
+        "x": "{'0': float32[2, 8, 32, 32], '1': float32[2, 16, 16, 16]}"}
     assert tensors["ImageTextHead"] == {
         "inputs": "{'image': float32[2, 4, 32, 32], 'text': float32[2, 8, 12]}"}
     assert tensors["ListFusion"] == {

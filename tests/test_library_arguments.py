@@ -6,10 +6,11 @@ rebuilt from the JSON's arguments, in the same run
 parameters the name table has none for (``fxcore.worker.building.code_values``): a ``Literal``
 norm, an enum activation, the keys of the registry a norm name is looked up in two calls down
 (its first key needing more arguments, so the next is taken), the strings an activation name is
-compared with in a helper, a ``str | tuple`` norm whose default ``None`` the helper cannot take,
-the values a docstring lists (Google and Sphinx style) where the code builds the layer's name at
-run time; and a norm given literally in a factory's call whose other arguments are not literals
-(``TraceJob.keyword_values``).
+compared with in a helper, the keys of a registry object (MONAI's ``LayerFactory``) a norm
+name reaches through another block's class, a ``str | tuple`` norm whose default ``None`` the
+helper cannot take, the values a docstring lists (Google and Sphinx style) where the code
+builds the layer's name at run time; and a norm given literally in a factory's call whose
+other arguments are not literals (``TraceJob.keyword_values``).
 
 On the current main none of these classes gets a verdict of either mode.
 """
@@ -66,6 +67,31 @@ def get_act_layer(name):
     elif name == "leakyrelu":
         return nn.LeakyReLU(0.1)
     raise ValueError(f"unsupported activation {name}")
+
+
+class LayerFactory:
+    """MONAI's: layers by upper-case name and spatial dimensions, ``Norm["instance", 2]``."""
+
+    def __init__(self):
+        self.components = {}
+
+    def add(self, name, by_dims):
+        self.components[name.upper()] = by_dims
+
+    def __getitem__(self, key):
+        name, dims = key
+        return self.components[name.upper()][dims]
+
+
+Norm = LayerFactory()
+Norm.add("instance", {2: nn.InstanceNorm2d})
+Norm.add("batch", {2: nn.BatchNorm2d})
+
+
+def get_factory_norm(name, spatial_dims, channels):
+    if name == "":
+        return nn.Identity()
+    return Norm[name, spatial_dims](channels)
 
 
 class LiteralNormConv(nn.Module):
@@ -128,6 +154,27 @@ class UnetResBlock(nn.Module):
 
     def forward(self, x):
         return torch.relu(self.norm(self.conv(x)) + self.skip(x))
+
+
+class FactoryNormBlock(nn.Module):
+    def __init__(self, spatial_dims, in_channels, out_channels, norm_name):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+        self.norm = get_factory_norm(norm_name, spatial_dims, out_channels)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+
+
+class FactoryNormStage(nn.Module):
+    def __init__(self, spatial_dims, in_channels, out_channels, norm_name):
+        super().__init__()
+        self.block = FactoryNormBlock(spatial_dims, in_channels, out_channels,
+                                      norm_name=norm_name)
+        self.head = nn.Conv2d(out_channels, 2, 1)
+
+    def forward(self, x):
+        return self.head(self.block(x))
 
 
 class ChainActBlock(nn.Module):
@@ -200,8 +247,14 @@ def test_constructor_values_are_read_from_the_code(tmp_path: Path) -> None:
     assert kwargs["OptionalNormBlock"] == {"norm": "'batch'"}
     assert kwargs["DocNormBlock"]["norm_type"] == "'batch'"
     assert kwargs["ParamDocAct"]["mode"] == "'sigmoid'"
+    # A registry object's keys, read where the stage passes its norm on to the block's class
+    # and the block to a helper; the helper's "" (no norm) comes last.
+    assert kwargs["FactoryNormStage"]["norm_name"] == "'INSTANCE'"
+    block = classes["FactoryNormBlock"]["export"]["arguments"]
+    assert (block["from"], block["parent_from"], block["kwargs"]["norm_name"]) == (
+        "parent", "guessed", "'INSTANCE'")
     assert all(by_mode["export"]["arguments"]["from"] == "guessed"
-               for by_mode in classes.values())
+               for name, by_mode in classes.items() if name != "FactoryNormBlock")
     # A data-dependent branch on the block built so: the same failure as real torch's.
     assert [f["code"] for f in classes["RegistryNormBlock"]["export"]["failures"]] == ["FX401"]
     assert [f["code"] for f in classes["RegistryNormBlock"]["compile"]["failures"]] == \

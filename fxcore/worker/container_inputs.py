@@ -8,7 +8,8 @@ the length, and the layer that takes each item, from ``forward``'s code and the 
   each taken by the submodule it is passed to (``self.image(x["image"])``); without such
   strings, the keys of the ``ModuleDict`` ``forward`` indexes with the same variable
   (``self.lateral[name](features[name])``), else of the model's first ``ModuleDict``, each
-  item taken by the submodule of its key;
+  item taken by the submodule of its key, else the positions of its first ``ModuleList``
+  (a dict only iterated: ``list(x.values())``);
 - a list's or tuple's items are those of the ``ModuleList`` (or ``ModuleDict``) it is zipped
   with (``zip(features, self.projections)``), else the positions ``forward`` indexes it with
   (``self.head(xs[0])``), else the items of the model's first ``ModuleList``.
@@ -114,10 +115,13 @@ def _items(kind: ContainerKind, name: str, tree: ast.AST,
         keys = _string_keys(tree, name)
         takers = {key: _taker(tree, model, name, ast.Constant(key)) for key in keys}
         if not keys:
-            table = _indexed_table(tree, model, name) or _first(model, nn.ModuleDict)
-            if not isinstance(table, nn.ModuleDict):
+            # A ModuleList's items by position where the dict is only iterated (MONAI's
+            # FeaturePyramidNetwork: ``list(x.values())``, each taken by ``inner_blocks[i]``).
+            table = _indexed_table(tree, model, name) or _first(model, nn.ModuleDict) \
+                or _first(model, nn.ModuleList)
+            if table is None:
                 return None
-            takers = dict(table.items())
+            takers = dict(table.named_children())
     else:
         table = _zipped_table(tree, model, name)
         if table is not None:

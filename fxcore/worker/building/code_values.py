@@ -36,6 +36,8 @@ MAX_VALUES = 3
 CALL_DEPTH = 2
 _QUOTED = re.compile(r"(['\"])([^'\"\s,]{1,40})\1")
 _LITERAL_WORD = re.compile(r"``([A-Za-z_][\w-]{0,39})``")
+#: The attribute a registry object keeps its entries in.
+_REGISTRY_ATTRIBUTE = re.compile(r"_?(components|factories|registry|module_dict|obj_map|entries)")
 
 
 def code_values(cls: type, name: str, annotation: Any) -> list[Any]:
@@ -47,7 +49,8 @@ def code_values(cls: type, name: str, annotation: Any) -> list[Any]:
         found += _used_values(init, name, CALL_DEPTH, getattr(cls, "__dict__", {}))
     found += documented_values([cls.__doc__, getattr(init, "__doc__", None)], name)
     unique: list[Any] = []
-    for value in found:
+    # An empty string (``if name == "": return nn.Identity()``) leaves the layer out: last.
+    for value in sorted(found, key=lambda value: value == ""):
         if not any(value is other or (type(value) is type(other) and value == other)
                    for other in unique):
             unique.append(value)
@@ -123,13 +126,19 @@ def _from_call(node: ast.Call, tracked: set[str], namespace: Mapping[str, Any],
         return []
     called = _resolved(function, namespace, attributes)
     called = getattr(called, "__func__", called)
+    # A class the parameter is passed to (``UnetBasicBlock(..., norm_name=norm_name)``): its
+    # own ``__init__``, with the class's own attributes.
+    bound = isinstance(called, type) or isinstance(function, ast.Attribute)
+    if isinstance(called, type):
+        attributes = getattr(called, "__dict__", {})
+        called = getattr(called, "__init__", None)
     if not inspect.isfunction(called):
         return []
     try:
         parameters = [p.name for p in inspect.signature(called).parameters.values()]
     except (TypeError, ValueError):
         return []
-    if isinstance(function, ast.Attribute) and parameters[:1] in (["self"], ["cls"]):
+    if bound and parameters[:1] in (["self"], ["cls"]):
         parameters = parameters[1:]
     passed = [parameters[index] for index, argument in enumerate(node.args)
               if index < len(parameters) and _mentions(argument, tracked)]
@@ -157,9 +166,15 @@ def _strings(node: ast.expr) -> Iterator[str]:
 
 
 def _keys(table: Any) -> list[Any]:
-    """A mapping's string and enum keys, in order."""
+    """A mapping's string and enum keys, in order; a registry object's (MONAI's ``Norm``, a
+    ``LayerFactory`` looked up as ``Norm[name, dims]``; mmcv's and detectron2's registries):
+    those of the dict it keeps its entries in."""
     if not isinstance(table, Mapping):
-        return []
+        looked_up = hasattr(table, "__getitem__") or hasattr(table, "get")
+        held = vars(table) if looked_up and hasattr(table, "__dict__") else {}
+        table = next((value for name, value in held.items()
+                      if _REGISTRY_ATTRIBUTE.fullmatch(name) and isinstance(value, Mapping)),
+                     {})
     return [key for key in list(table)[:16] if isinstance(key, (str, enum.Enum))]
 
 
