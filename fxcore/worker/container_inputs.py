@@ -69,12 +69,19 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
             return None
         items[name] = (kind, found)
     deadline = time.monotonic() + seconds
+    # Only spatial sizes follow one another; items without any are tried once per size.
+    spatial = any(template.free_kinds & {"image", "depth", "signal"}
+                  for _, found in items.values() for _, template in found)
+    tried: list[dict[str, ContainerSpec]] = []
     for sizes in SIZES_TRIED:
-        for factor, words in PROGRESSIONS:
+        for factor, words in PROGRESSIONS if spatial else ((1.0, ""),):
             specs = {name: ContainerSpec(kind, tuple(
                 (key, template.spec(_scaled(sizes, factor ** index)))
                 for index, (key, template) in enumerate(found)))
                 for name, (kind, found) in items.items()}
+            if specs in tried:
+                continue
+            tried.append(specs)
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
@@ -83,10 +90,11 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
             except OutOfTime:
                 return None
             if not isinstance(ran, Exception):
+                sized = f", their spatial sizes {words}" if words else ""
                 return LayerInputs(specs, (
                     f"containers of tensors, each item shaped as the first layer whose input "
-                    f"size is known of the submodule that takes it, their sizes {words}, "
-                    f"which {cls.__name__} runs on"))
+                    f"size is known of the submodule that takes it{sized}, which "
+                    f"{cls.__name__} runs on"))
     return None
 
 
