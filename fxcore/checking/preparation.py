@@ -50,6 +50,9 @@ def prepare(job: TraceJob, call_sites: CallSiteIndexes) -> PreparedJob:
     if parsed.classes:
         found = call_sites.calls(job.workspace_root, parsed.classes, 1 + MAX_OTHER_CALL_SITES)
         job = with_call_sites(job, found)
+        keyword_values = call_sites.keyword_values(job.workspace_root, parsed.classes)
+        if keyword_values:
+            job = dataclasses.replace(job, keyword_values=keyword_values)
         if parsed.tree is not None:
             job = with_builders(job, builder_functions(parsed.tree, parsed.classes))
     return PreparedJob(job, parsed)

@@ -252,7 +252,8 @@ class ResultCache:
         for part in (_FINGERPRINT, environment_fingerprint(), path, content,
                      repr(asdict(job.config)), repr(sorted(job.only_classes)),
                      repr(sorted(job.call_sites.items())),
-                     repr(sorted(job.other_call_sites.items()))):
+                     repr(sorted(job.other_call_sites.items())),
+                     repr(sorted(job.keyword_values.items()))):
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
         return digest.hexdigest()
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.model.tensor_spec import TensorSpec
+from fxcore.model.container_spec import InputSpec
 from fxcore.rules import CODE_PREFIXES
 
 
@@ -29,6 +29,10 @@ class CallSite:
     #: the class itself (an alternate constructor, taken only if it is a classmethod that
     #: returns an instance of the class).
     method: str | None = None
+    #: Some arguments were not literals (``ConvBlock(dims, c, c, norm_name="instance")`` in a
+    #: factory): only the literal keywords are kept, as values for those parameters
+    #: (``TraceJob.keyword_values``), never as a call to build with.
+    partial: bool = False
 
 
 #: Other literal calls of a class a job carries (``TraceJob.other_call_sites``): each costs
@@ -71,8 +75,9 @@ class ModuleConfig:
     #: literal arguments (tuples and ``None``, which TOML lacks), parsed by
     #: ``fxcore.workspace.config``.
     call: CallSite | None = None
-    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation.
-    inputs: dict[str, TensorSpec] = field(default_factory=dict)
+    #: ``inputs = {x = "float32[2, 3, 224, 224]"}``: example inputs for shape propagation; a
+    #: container of tensors spelled as Python does (``"{'p3': float32[2, 8, 32, 32]}"``).
+    inputs: dict[str, InputSpec] = field(default_factory=dict)
     #: ``dynamic = {x = {0 = "batch"}}`` (or ``{0 = {name = "batch", min = 2, max = 64}}``):
     #: argument -> dimension index -> the dimension torch.export keeps dynamic.
     dynamic: dict[str, dict[int, DynamicDim]] = field(default_factory=dict)
@@ -146,6 +151,10 @@ class TraceJob:
     #: builds each on the meta device only for the workspace classes it holds (their
     #: parent-built instances), never for the class's own verdict.
     other_call_sites: dict[str, tuple[CallSite, ...]] = field(default_factory=dict)
+    #: Class name -> parameter -> the literal values (as source) calls in the workspace's
+    #: Python files give it where the call's other arguments are not literals (``partial``
+    #: call sites): values to build with where arguments are guessed.
+    keyword_values: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     #: The variables ``config.pass_env`` names, with their values in the caller's environment
     #: (``fxcore.host.worker_environment``): set in the child before it imports the file.
     environment: dict[str, str] = field(default_factory=dict)

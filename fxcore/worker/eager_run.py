@@ -15,14 +15,14 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
-from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.meta_values import Place, has_no_data, meta_values
@@ -36,9 +36,10 @@ class OutOfTime(BaseException):
 
 
 def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
-                specs: dict[str, TensorSpec], concrete_args: dict[str, Any],
+                specs: Mapping[str, InputSpec], concrete_args: dict[str, Any],
                 seconds: float, fake: bool = False) -> list[Place]:
-    """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument) and
+    """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument; a
+    container spec gives its container of them) and
     ``concrete_args``; the lines whose values read from tensor data were stood in. Raises
     ``OutOfTime`` after ``seconds``, or what the model raises.
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
@@ -55,13 +56,14 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
 
 
 def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
-         specs: dict[str, TensorSpec], concrete_args: dict[str, Any], seconds: float,
+         specs: Mapping[str, InputSpec], concrete_args: dict[str, Any], seconds: float,
          fake: bool, device: torch.device | None = None) -> list[Place]:
     # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
     with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
             tensor_mode(model, instantiated_on, fake, device) as on, torch.no_grad():
-        model(**{name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=on)
-                 for name, spec in specs.items()}, **concrete_args)
+        model(**{name: materialized(spec, lambda leaf: torch.empty(
+            leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
+            for name, spec in specs.items()}, **concrete_args)
     return stand_ins.read
 
 

@@ -14,16 +14,18 @@ accepted when the model runs on them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 from torch import fx
 
+from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import ExampleInputs
-from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.fx.pre_trace import pre_trace
 from fxcore.worker.capture.record import CaptureTarget
+from fxcore.worker.container_inputs import container_inputs
 from fxcore.worker.context import JobContext
 from fxcore.worker.graph.example_inputs import from_annotations, inferred
 from fxcore.worker.graph.input_sizes import Propagated, choose
@@ -35,7 +37,7 @@ class DecidedInputs:
     """Example inputs and where they came from, or why there are none."""
 
     inputs: ExampleInputs | None
-    specs: dict[str, TensorSpec]
+    specs: Mapping[str, InputSpec]
     note: str | None = None
     #: Shapes propagated on ``specs`` over the graph they were decided from, when choosing
     #: their sizes did (``graph.input_sizes.ChosenInputs.propagated``).
@@ -94,18 +96,21 @@ def decide_before_capture(context: JobContext, capture: Capture,
     if inputs is None or (inputs.origin == "inferred" and runs_on(
             target.model, target.instantiated_on, decided.specs, target.concrete_args,
             seconds) is False):
-        found = layer_inputs(target.cls, target.model, target.instantiated_on,
-                             target.concrete_args, seconds, context.is_workspace_path)
+        # A dict, list or tuple of tensors first: tensors tried for it only fail.
+        found = container_inputs(target.cls, target.model, target.instantiated_on,
+                                 target.concrete_args, seconds) \
+            or layer_inputs(target.cls, target.model, target.instantiated_on,
+                            target.concrete_args, seconds, context.is_workspace_path)
         if isinstance(found, LayerInputs):
             decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), found.note),
                                     found.specs)
         elif found is not None and decided.inputs is None:
             target.inputs_refused = found
     if decided.inputs is not None:
-        target.example_inputs = decided.specs
+        target.example_inputs = dict(decided.specs)
         target.inputs_origin = decided.inputs.origin
         target.inputs_note = decided.inputs.note
 
 
-def _spelled(specs: dict[str, TensorSpec]) -> dict[str, str]:
+def _spelled(specs: Mapping[str, InputSpec]) -> dict[str, str]:
     return {name: str(spec) for name, spec in specs.items()}

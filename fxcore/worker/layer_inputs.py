@@ -27,11 +27,12 @@ import inspect
 import itertools
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from torch import nn
 
+from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.meta_limits import MetaLimit, needs_real_data
@@ -73,7 +74,7 @@ COMPANION_DTYPES = ("float32", "bool", "int64")
 class LayerInputs:
     """The inputs found, and how (``ExampleInputs.note``)."""
 
-    specs: dict[str, TensorSpec]
+    specs: Mapping[str, InputSpec]
     note: str
 
 
@@ -257,7 +258,7 @@ def _note(candidate: _Candidate, first: str, others: list[str],
     return note
 
 
-def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
+def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mapping[str, InputSpec],
                 concrete_args: dict[str, object], seconds: float) -> Exception | list[Place]:
     """What ``model`` raises when run eagerly on tensors of ``specs`` (on meta, or fake tensors
     for real weights), or, when it runs, the lines whose values read from tensor data were
@@ -274,7 +275,7 @@ def _stopped_on_meta(model: nn.Module, error: Exception) -> MetaLimit | None:
     return needs_real_data(error) if weight is not None and weight.is_meta else None
 
 
-def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: dict[str, TensorSpec],
+def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mapping[str, InputSpec],
             concrete_args: dict[str, object], seconds: float) -> bool | None:
     """Whether ``model`` runs eagerly on tensors of ``specs`` (on meta, or fake tensors for
     real weights), on meta as far as meta goes; None when it takes longer than ``seconds``."""

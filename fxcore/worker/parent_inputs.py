@@ -6,7 +6,8 @@ traced, which records the first call's arguments.
 A submodule traced as its parent built it then gets those as its example inputs instead of
 inputs inferred for it alone: a block after a downsampling stage is given the maps the stage
 gives, a classifier the pooled features. Only arguments that example inputs can spell are
-kept: tensors of a dtype a ``TensorSpec`` names, by ``forward`` argument, and Python literals
+kept: tensors of a dtype a ``TensorSpec`` names, by ``forward`` argument (a dict, list or tuple
+of them too: a feature pyramid's levels, ``ContainerSpec``), and Python literals
 (numbers, strings, ``None``, and tuples, lists and dicts of them: a ``fmap_dims={'h': 4, 'w':
 4}``), given as they were by the modes that run ``forward``; anything else must be the
 argument's default. A submodule called otherwise, or never, has none recorded and keeps the
@@ -24,8 +25,9 @@ from typing import Any
 
 import torch
 
+from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec, parse_input
 from fxcore.model.results import ExampleInputs, InstantiatedOn
-from fxcore.model.tensor_spec import DTYPES, TensorSpec, parse_spec
+from fxcore.model.tensor_spec import DTYPES, TensorSpec
 from fxcore.worker.context import describe_exception
 from fxcore.worker.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.meta_values import Place, read_note
@@ -37,7 +39,7 @@ class PassedInputs:
     argument, or why a submodule has none."""
 
     #: ``id(submodule)`` -> the tensors of its first call, by ``forward`` argument.
-    inputs: dict[int, dict[str, TensorSpec]] = field(default_factory=dict)
+    inputs: dict[int, dict[str, InputSpec]] = field(default_factory=dict)
     #: ``id(submodule)`` -> the literals of its first call other than defaults, by argument.
     values: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: ``id(submodule)`` -> why its inputs were not recorded (called with a value example
@@ -77,7 +79,7 @@ def passed_inputs(root: torch.nn.Module, root_inputs: ExampleInputs | None,
     if root_inputs is None:
         return PassedInputs(failed="the parent has no example inputs to run it on")
     try:
-        specs = {name: parse_spec(text) for name, text in root_inputs.tensors.items()}
+        specs = {name: parse_input(text) for name, text in root_inputs.tensors.items()}
     except ValueError as error:
         return PassedInputs(failed=f"the parent's example inputs do not read: {error}")
     passed = PassedInputs()
@@ -115,7 +117,7 @@ def _recorder(submodule: torch.nn.Module, passed: PassedInputs) -> Any:
 
 
 def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
-                       ) -> tuple[dict[str, TensorSpec], dict[str, Any]] | str:
+                       ) -> tuple[dict[str, InputSpec], dict[str, Any]] | str:
     """The call's tensors and its literals other than defaults, by ``forward`` argument, or
     why example inputs cannot give it."""
     try:
@@ -123,7 +125,7 @@ def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...], kwargs
         bound = signature.bind(*args, **kwargs)
     except (TypeError, ValueError) as error:
         return f"its call does not bind to its forward: {describe_exception(error)}"
-    inputs: dict[str, TensorSpec] = {}
+    inputs: dict[str, InputSpec] = {}
     values: dict[str, Any] = {}
     for name, value in bound.arguments.items():
         parameter = signature.parameters[name]
@@ -132,10 +134,12 @@ def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...], kwargs
                 return f"it is called with *{name}, which example inputs cannot give"
             continue
         if isinstance(value, torch.Tensor):
-            dtype = str(value.dtype).removeprefix("torch.")
-            if dtype not in DTYPES:
-                return f"its argument {name} is a {dtype} tensor"
-            inputs[name] = TensorSpec(dtype, tuple(int(size) for size in value.shape))
+            spec = _tensor_spec(value)
+            if spec is None:
+                return f"its argument {name} is a {value.dtype} tensor"
+            inputs[name] = spec
+        elif (container := _container_spec(value)) is not None:
+            inputs[name] = container
         elif _is_literal(value):
             if not _is_default(value, parameter.default):
                 values[name] = value
@@ -143,6 +147,31 @@ def _spelled_arguments(submodule: torch.nn.Module, args: tuple[Any, ...], kwargs
             return (f"its argument {name} is given a {type(value).__name__}, which example "
                     "inputs cannot give")
     return (inputs, values) if inputs else "it is called without tensors"
+
+
+def _tensor_spec(value: torch.Tensor) -> TensorSpec | None:
+    dtype = str(value.dtype).removeprefix("torch.")
+    return TensorSpec(dtype, tuple(int(size) for size in value.shape)) \
+        if dtype in DTYPES else None
+
+
+def _container_spec(value: Any) -> ContainerSpec | None:
+    """A non-empty dict (by string keys), list or tuple whose items are all tensors a
+    ``TensorSpec`` spells, as a spec; None for anything else."""
+    kind: ContainerKind
+    if type(value) is dict and all(type(key) is str for key in value):
+        items = list(value.items())
+        kind = "dict"
+    elif type(value) in (list, tuple):
+        items = [(str(index), item) for index, item in enumerate(value)]
+        kind = "list" if type(value) is list else "tuple"
+    else:
+        return None
+    specs = [(key, _tensor_spec(item)) for key, item in items
+             if isinstance(item, torch.Tensor)]
+    if not items or len(specs) < len(items) or any(spec is None for _, spec in specs):
+        return None
+    return ContainerSpec(kind, tuple((key, spec) for key, spec in specs if spec is not None))
 
 
 def _is_literal(value: Any, depth: int = 0) -> bool:

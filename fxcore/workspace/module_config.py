@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from fxcore.model.container_spec import ContainerSpec, parse_input
 from fxcore.model.job_spec import CallSite, DynamicDim, EngineConfig, ModuleConfig
-from fxcore.model.tensor_spec import parse_spec
 from fxcore.workspace.call_sites import is_literal_call_argument
 
 #: Deeper ``args``/``kwargs``/``concrete-args`` values are a mistake; a worker rebuilding
@@ -131,13 +131,19 @@ def parse_module_config(entry: Any, source: str,
         else:
             for name, text in inputs.items():
                 try:
-                    config.inputs[str(name)] = parse_spec(text if isinstance(text, str)
-                                                          else repr(text))
+                    config.inputs[str(name)] = parse_input(text if isinstance(text, str)
+                                                           else repr(text))
                 except ValueError as error:
                     problems.append(f"{source}: inputs.{name}: {error}")
     dynamic = entry.get("dynamic")
     if dynamic is not None:
         config.dynamic = _parse_dynamic(dynamic, f"{source}: dynamic", problems)
+        for name in [name for name in config.dynamic
+                     if isinstance(config.inputs.get(name), ContainerSpec)]:
+            # torch.export would need one per tensor of the container: not spelled here.
+            problems.append(f"{source}: dynamic.{name}: a container input has no dynamic "
+                            "dimensions")
+            del config.dynamic[name]
     known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs",
              "dynamic"}
     problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)

@@ -55,6 +55,8 @@ WORKSPACE = HERE / "workspace"
 PACKAGE = "tpmodels"
 #: ``float32[2, 3, 224, 224]``: a tensor spec as fx-lsp's JSON prints it.
 _SPEC = re.compile(r"^(\w+)\[([\d,\s]*)\]$")
+#: A tensor spec inside a container's spelling.
+_SPEC_INSIDE = re.compile(r"\w+\s*\[[\d,\s]*\]")
 _WHERE = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.MULTILINE)
 _PAGE = re.compile(r"/gb/gb(\d+)\.html")
 #: A frame of the "User code traceback:" of a break's message (``traceback.format_list``).
@@ -131,16 +133,27 @@ def _break_logger() -> logging.Logger:
 
 
 def example_tensors(specs: dict[str, str]) -> dict[str, Any]:
+    """Tensors of ones for ``specs``; a dict, list or tuple of specs (``{'p3': float32[2, 8,
+    32, 32]}``) gives that container of them."""
+    return {name: _example_value(name, spec) for name, spec in specs.items()}
+
+
+def _example_value(name: str, spec: str) -> Any:
+    import ast
+
     import torch
 
-    tensors = {}
-    for name, spec in specs.items():
-        match = _SPEC.match(spec.replace(" ", ""))
-        if match is None:
-            raise ValueError(f"unreadable tensor spec {name}: {spec!r}")
-        shape = [int(d) for d in match.group(2).split(",") if d]
-        tensors[name] = torch.ones(shape, dtype=getattr(torch, match.group(1)))
-    return tensors
+    if spec.strip()[:1] in ("{", "[", "("):
+        container = ast.literal_eval(_SPEC_INSIDE.sub(lambda m: repr(m.group(0)), spec))
+        if isinstance(container, dict):
+            return {key: _example_value(name, item) for key, item in container.items()}
+        made = [_example_value(name, item) for item in container]
+        return made if isinstance(container, list) else tuple(made)
+    match = _SPEC.match(spec.replace(" ", ""))
+    if match is None:
+        raise ValueError(f"unreadable tensor spec {name}: {spec!r}")
+    shape = [int(d) for d in match.group(2).split(",") if d]
+    return torch.ones(shape, dtype=getattr(torch, match.group(1)))
 
 
 def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import enum
 import inspect
 import re
 import sys
@@ -51,6 +52,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fxcore.model.job_spec import CallSite
+from fxcore.worker.building.code_values import MAX_VALUES, annotated_values, code_values
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4
@@ -205,15 +207,18 @@ def _variants(values: dict[str, Any]) -> list[dict[str, Any]]:
     return unique[:MAX_CANDIDATES]
 
 
-def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
+def candidate_calls(cls: type, missing: list[str],
+                    written: Mapping[str, tuple[str, ...]] | None = None) -> list[CandidateCall]:
     """Keyword-argument sets for the ``missing`` constructor parameters of ``cls``, best
-    first. Empty when some parameter has no sensible value."""
+    first; ``written``: parameter -> the literal values partly literal calls in the workspace
+    give it (``TraceJob.keyword_values``), as source."""
     namespace = dict(vars(sys.modules.get(cls.__module__, sys))) if cls.__module__ else {}
     try:
         parameters = dict(inspect.signature(cls).parameters)
     except (TypeError, ValueError):
         parameters = {}
     values: dict[str, Any] = {}
+    others: dict[str, list[Any]] = {}
     guessed = False
     for name in missing:
         parameter = parameters.get(name)
@@ -222,10 +227,33 @@ def candidate_calls(cls: type, missing: list[str]) -> list[CandidateCall]:
         if config is not None:
             values[name] = config
             continue
-        value = guess_value(name, annotation)
         guessed = True
-        values[name] = None if value is inspect.Parameter.empty else value
-    return [CandidateCall(kwargs, guessed) for kwargs in _variants(values)]
+        found = named_values(cls, name, annotation, (written or {}).get(name, ()))
+        values[name] = found[0] if found else None
+        others[name] = found[1:]
+    variants = _variants(values)
+    # The code's other values, each in place of the first, where the constructor rejects it.
+    variants += [{**values, name: value} for name, rest in others.items() for value in rest]
+    return [CandidateCall(kwargs, guessed) for kwargs in variants]
+
+
+def named_values(cls: type, name: str, annotation: Any,
+                 written: tuple[str, ...] = ()) -> list[Any]:
+    """The values to try for a parameter, best first: those the workspace's partly literal
+    calls of ``cls`` give it (``written``, as source); then the values its annotation spells
+    (a ``Literal``, an enum), the table's value, else those ``cls``'s code or docstrings name
+    (``fxcore.worker.building.code_values``); empty when there is none."""
+    found = []
+    for source in written[:MAX_VALUES]:
+        try:
+            found.append(evaluate_argument(source, class_namespace(cls)))
+        except Exception:  # a nested call the class's module cannot build: not a value
+            continue
+    spelled = annotated_values(annotation)
+    value = guess_value(name, annotation)
+    if spelled or value is inspect.Parameter.empty:
+        return [*found, *code_values(cls, name, annotation)][:MAX_VALUES]
+    return [*found, value][:MAX_VALUES]
 
 
 def _builds_nothing(value: Any) -> bool:
@@ -238,27 +266,37 @@ def _builds_nothing(value: Any) -> bool:
     return isinstance(value, (tuple, list, dict)) and not value
 
 
-def default_overrides(cls: type, configured: dict[str, Any]) -> dict[str, Any]:
-    """The table's values for the constructor parameters whose default builds nothing, where
-    the table has one: an instance built with those defaults may not fit the class (FX105),
-    and these are the next guess. Configured parameters keep their values."""
+def default_overrides(cls: type, configured: dict[str, Any],
+                      written: Mapping[str, tuple[str, ...]] | None = None
+                      ) -> list[dict[str, Any]]:
+    """Values for the constructor parameters whose default builds nothing, where the table or
+    the class's code has one (``named_values``): an instance built with those defaults may not
+    fit the class (FX105), and these are the next guesses, the first values, then each other
+    value the code names in place of its first (a ``norm: str | tuple | None = None`` whose
+    registry's first key needs more arguments); ``written`` as for ``candidate_calls``.
+    Configured parameters keep their values;
+    empty when there is nothing to override."""
     namespace = dict(vars(sys.modules.get(cls.__module__, sys))) if cls.__module__ else {}
     try:
         parameters = inspect.signature(cls).parameters
     except (TypeError, ValueError):
-        return {}
+        return []
     overrides: dict[str, Any] = {}
+    others: dict[str, list[Any]] = {}
     for name, parameter in parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) \
                 or parameter.default is inspect.Parameter.empty or name in configured \
                 or not _builds_nothing(parameter.default):
             continue
-        value = guess_value(name, _annotation(parameter, namespace))
-        if value is inspect.Parameter.empty or _builds_nothing(value) \
-                or value == parameter.default:
-            continue
-        overrides[name] = value
-    return overrides
+        found = [value for value in named_values(cls, name, _annotation(parameter, namespace),
+                                                 (written or {}).get(name, ()))
+                 if not _builds_nothing(value) and value != parameter.default]
+        if found:
+            overrides[name], others[name] = found[0], found[1:]
+    if not overrides:
+        return []
+    return [overrides, *({**overrides, name: value}
+                         for name, rest in others.items() for value in rest)]
 
 
 def missing_from_type_error(error: BaseException) -> list[str]:
@@ -309,6 +347,9 @@ def call_site_values(site: CallSite,
 
 def value_source(value: Any) -> str:
     """Python source that rebuilds ``value`` in the class's module namespace."""
+    if isinstance(value, enum.Enum):
+        cls = type(value)
+        return f"__import__({cls.__module__!r}, fromlist=['_']).{cls.__qualname__}.{value.name}"
     if isinstance(value, type) or inspect.isfunction(value):
         return f"__import__({value.__module__!r}, fromlist=['_']).{value.__qualname__}"
     if type(value).__module__.startswith("torch.nn") and repr(value).endswith("()"):

@@ -85,9 +85,8 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                         return built
                     # A default that builds nothing the constructor needs (`drop_prob=None`
                     # passed to float(), `sequence_length=None` asserted): the table's value.
-                    overrides = default_overrides(cls, {}) \
-                        if context.job.config.guess_arguments else {}
-                    if overrides:
+                    for overrides in default_overrides(cls, {}, _written(context, cls)) \
+                            if context.job.config.guess_arguments else []:
                         guessed = _build_with_candidate(cls, module_config, overrides, "guessed")
                         if isinstance(guessed, Built):
                             return guessed
@@ -121,7 +120,7 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
         return by_call_site
     rejected = by_call_site
     if context.job.config.guess_arguments:
-        for candidate in candidate_calls(cls, missing):
+        for candidate in candidate_calls(cls, missing, _written(context, cls)):
             built = _build_with_candidate(cls, module_config, candidate.kwargs,
                                           "guessed" if candidate.guessed else "config-class")
             forwarded = _forwarded_guesses(built, candidate.kwargs)
@@ -130,13 +129,14 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
                 # **kwargs)`` building ``ResidualLFQ(num_quantizers=..., ...)``).
                 built = _build_with_candidate(cls, module_config,
                                               {**candidate.kwargs, **forwarded}, "guessed")
-            overrides = {} if isinstance(built, Built) else default_overrides(
-                cls, {**module_config.kwargs, **candidate.kwargs})
-            if overrides:
+            for overrides in [] if isinstance(built, Built) else default_overrides(
+                    cls, {**module_config.kwargs, **candidate.kwargs}, _written(context, cls)):
                 # A constructor that insists on a parameter its default leaves out
                 # (``assert image_size is not None``): the table's value for it too.
                 built = _build_with_candidate(cls, module_config,
                                               {**candidate.kwargs, **overrides}, "guessed")
+                if isinstance(built, Built):
+                    break
             if isinstance(built, Built):
                 return built
             rejected = built
@@ -155,6 +155,12 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
             f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
         ),
     )
+
+
+def _written(context: JobContext, cls: type) -> dict[str, tuple[str, ...]]:
+    """Parameter -> the literal values the workspace's partly literal calls of ``cls`` give
+    it (``TraceJob.keyword_values``)."""
+    return context.job.keyword_values.get(cls.__name__, {})
 
 
 def _forwarded_guesses(rejected: Built | BaseException,
@@ -244,15 +250,15 @@ def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Bu
         yield from _instances_after_defaults(context, cls, module_config)
     if origin not in ("defaults", "guessed") or not context.job.config.guess_arguments:
         return
-    overrides = default_overrides(cls, module_config.kwargs)
+    override_sets = default_overrides(cls, module_config.kwargs, _written(context, cls))
     missing = missing_parameters(cls, module_config.args, module_config.kwargs)
-    calls = [(candidate.kwargs, candidate.guessed) for candidate in candidate_calls(cls, missing)] \
+    calls = [(candidate.kwargs, candidate.guessed)
+             for candidate in candidate_calls(cls, missing, _written(context, cls))] \
         if missing else [({}, False)]
     ordered: list[tuple[dict[str, Any], bool]] = []
     for kwargs, guessed in calls:
         ordered.append((kwargs, guessed))
-        if overrides:
-            ordered.append(({**kwargs, **overrides}, True))
+        ordered += [({**kwargs, **overrides}, True) for overrides in override_sets]
     tried = [first.arguments.kwargs]
     for kwargs, guessed in ordered:
         sources = {name: value_source(value)

@@ -13,8 +13,8 @@ from typing import Any
 import torch
 from torch import fx
 
+from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import Arguments, Failure, InputsOrigin, InstantiatedOn
-from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.locate import RawPosition
 from fxcore.workspace.discovery import ClassSource
 
@@ -51,8 +51,9 @@ class CaptureTarget:
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)
     #: Example inputs by ``forward`` argument, decided before capture for a mode that needs
-    #: them (``fxcore.worker.inputs``); None when not decided.
-    example_inputs: dict[str, TensorSpec] | None = None
+    #: them (``fxcore.worker.inputs``), a container spec for a dict, list or tuple of tensors;
+    #: None when not decided.
+    example_inputs: dict[str, InputSpec] | None = None
     #: Where ``example_inputs`` came from.
     inputs_origin: InputsOrigin | None = None
     #: Literal arguments other than tensors passed beside ``example_inputs`` (a parent's, as

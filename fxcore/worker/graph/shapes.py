@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import math
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from torch import fx, nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.nn import functional
 
+from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.tensor_spec import TensorSpec
 
 
@@ -452,7 +454,7 @@ def _on_meta(module: torch.nn.Module) -> bool:
     return True
 
 
-def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
+def propagate(module: fx.GraphModule, specs: Mapping[str, InputSpec]
               ) -> tuple[dict[str, str], ShapeError | None]:
     """Node name -> output shape, and the node where propagation failed (if it did). Inputs
     not in ``specs`` take their default; without one, nothing is propagated."""
@@ -466,9 +468,9 @@ def propagate(module: fx.GraphModule, specs: dict[str, TensorSpec]
                 continue
             spec = specs.get(str(node.target))
             if spec is not None:
-                dtype = getattr(torch, spec.dtype)
-                arguments.append(LazyMetaTensor(spec.shape, dtype) if meta
-                                 else torch.empty(spec.shape, dtype=dtype))
+                arguments.append(materialized(spec, lambda leaf: LazyMetaTensor(
+                    leaf.shape, getattr(torch, leaf.dtype)) if meta else torch.empty(
+                    leaf.shape, dtype=getattr(torch, leaf.dtype))))
             elif node.args:
                 arguments.append(node.args[0])
             else:

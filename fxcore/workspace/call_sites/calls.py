@@ -9,20 +9,27 @@ from collections.abc import Callable
 
 from fxcore.model.job_spec import CallSite
 from fxcore.workspace.call_sites.bindings import bound_names, substitute
-from fxcore.workspace.call_sites.literals import called_constructor, has_literal_arguments
+from fxcore.workspace.call_sites.literals import (
+    called_constructor,
+    has_literal_arguments,
+    is_literal_call_argument,
+)
 from fxcore.workspace.call_sites.parametrize import parametrized_bindings
 from fxcore.workspace.parsing import parse_module
 
 _DOCTEST_LINE = re.compile(r"^\s*(>>>|\.\.\.) ?(.*)$")
 
 
-def calls_in_source(text: str, site_of: str, first_line: int = 1) -> list[tuple[str, CallSite]]:
-    """(class name, call site) for every literal constructor call in Python ``text``."""
-    return calls_in_blocks([(first_line, text)], lambda line: f"{site_of}:{line}")
+def calls_in_source(text: str, site_of: str, first_line: int = 1,
+                    partial: bool = False) -> list[tuple[str, CallSite]]:
+    """(class name, call site) for every literal constructor call in Python ``text``; with
+    ``partial``, also the literal keywords of the calls whose other arguments are not
+    literals (``CallSite.partial``)."""
+    return calls_in_blocks([(first_line, text)], lambda line: f"{site_of}:{line}", partial)
 
 
-def calls_in_blocks(blocks: list[tuple[int, str]],
-                    site_at: Callable[[int], str]) -> list[tuple[str, CallSite]]:
+def calls_in_blocks(blocks: list[tuple[int, str]], site_at: Callable[[int], str],
+                    partial: bool = False) -> list[tuple[str, CallSite]]:
     """The literal constructor calls of Python ``blocks`` ((line of the first line, text)),
     read in order as one scope, as a reader reads a README's code blocks or a notebook's
     cells: a name bound in one block is read in the next. Each block is parsed alone, so one
@@ -36,12 +43,12 @@ def calls_in_blocks(blocks: list[tuple[int, str]],
             continue
         statements += block.body
         found += _doctest_calls(block, site_at)
-    found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_at)
+    found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_at, partial)
     return [(name, site) for _line, name, site in sorted(found, key=lambda call: call[0])]
 
 
-def _calls_in_tree(tree: ast.Module,
-                   site_at: Callable[[int], str]) -> list[tuple[int, str, CallSite]]:
+def _calls_in_tree(tree: ast.Module, site_at: Callable[[int], str],
+                   partial: bool = False) -> list[tuple[int, str, CallSite]]:
     """(line, class name, call site) of the literal constructor calls of ``tree``, a bare name
     argument read as what it was last bound to (``bound_names``), a parameter of a
     parametrized test as each of its values (``parametrized_bindings``)."""
@@ -56,6 +63,12 @@ def _calls_in_tree(tree: ast.Module,
         if called is None or not (node.args or node.keywords):
             continue
         name, method = called
+        if partial and method is None and not has_literal_arguments(node):
+            keywords = tuple((keyword.arg, ast.unparse(keyword.value)) for keyword in node.keywords
+                             if keyword.arg and is_literal_call_argument(keyword.value))
+            if keywords:
+                found.append((node.lineno, name, CallSite(site_at(node.lineno), (), keywords,
+                                                          partial=True)))
         seen: set[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
         for bindings in parametrized.get(id(node), [bound_at]):
             substituted = substitute(node, bindings)

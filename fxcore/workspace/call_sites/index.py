@@ -44,12 +44,22 @@ class CallSiteIndex:
 
     def for_class(self, name: str) -> CallSite | None:
         """The first call of ``name`` (by file, then line): the one a reader meets first."""
-        sites = self._merged().get(name)
+        sites = self.for_class_all(name)
         return sites[0] if sites else None
 
     def for_class_all(self, name: str) -> list[CallSite]:
-        """Every call of ``name``, by file then line."""
-        return self._merged().get(name, [])
+        """Every literal call of ``name``, by file then line."""
+        return [site for site in self._merged().get(name, []) if not site.partial]
+
+    def keyword_values(self, name: str) -> dict[str, tuple[str, ...]]:
+        """Parameter -> the distinct literal values the partly literal calls of ``name`` give
+        it (``CallSite.partial``), by file then line."""
+        values: dict[str, dict[str, None]] = {}
+        for site in self._merged().get(name, []):
+            if site.partial:
+                for parameter, source in site.kwargs:
+                    values.setdefault(parameter, {})[source] = None
+        return {parameter: tuple(sources) for parameter, sources in values.items()}
 
     def _merged(self) -> dict[str, list[CallSite]]:
         if self._calls is None:
@@ -152,7 +162,7 @@ def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
         return calls_in_notebook(text, site_of)
     return (calls_in_markdown(text, site_of)
             if path.lower().endswith(MARKDOWN_SUFFIXES)
-            else calls_in_source(text, site_of))
+            else calls_in_source(text, site_of, partial=True))
 
 
 def build_index(root: str) -> CallSiteIndex:
@@ -239,15 +249,8 @@ class CallSiteIndexes:
         """Class name -> up to ``most`` of its calls in the workspace at ``root`` with different
         arguments (its first by file, then line; then the most varied: ``most_varied``), for
         those of ``names`` that have one."""
-        root = os.path.abspath(root)
         with self._lock:
-            if self._rescan.is_set():
-                self._rescan.clear()
-                for index in self._indexes.values():
-                    index.rescan()
-            index = self._indexes.get(root)
-            if index is None:
-                index = self._indexes[root] = build_index(root)
+            index = self._current(root)
             found = {}
             for name in names:
                 # A call repeated with the same arguments builds the same instance again.
@@ -257,6 +260,28 @@ class CallSiteIndexes:
                 if distinct:
                     found[name] = most_varied(list(distinct.values()), most)
             return found
+
+    def keyword_values(self, root: str,
+                       names: Iterable[str]) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Class name -> parameter -> the literal values its partly literal calls in the
+        workspace at ``root`` give it (``CallSiteIndex.keyword_values``), for those of
+        ``names`` that have any."""
+        with self._lock:
+            index = self._current(root)
+            found = {name: index.keyword_values(name) for name in names}
+        return {name: values for name, values in found.items() if values}
+
+    def _current(self, root: str) -> CallSiteIndex:
+        """The index of the workspace at ``root``, rescanned if asked for; under the lock."""
+        root = os.path.abspath(root)
+        if self._rescan.is_set():
+            self._rescan.clear()
+            for index in self._indexes.values():
+                index.rescan()
+        index = self._indexes.get(root)
+        if index is None:
+            index = self._indexes[root] = build_index(root)
+        return index
 
     def changed(self, paths: list[str]) -> dict[str, set[str]]:
         """Files (or folders) created, changed or deleted: update every built index that holds

@@ -40,6 +40,7 @@ import torch
 from torch import fx
 from torch._subclasses.fake_tensor import is_fake
 
+from fxcore.model.container_spec import materialized
 from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
@@ -136,7 +137,7 @@ def _quiet() -> Iterator[None]:
                 logging.getLogger(name).setLevel(level)
 
 
-def example_tensors(target: CaptureTarget) -> dict[str, torch.Tensor]:
+def example_tensors(target: CaptureTarget) -> dict[str, Any]:
     """The example inputs on the device the model was built on; ones, as the meta stand-ins
     answer, so that a model built on CPU takes the same branches."""
     # Where its weights are: a factory builds on meta too, and only a constructor that needs
@@ -144,8 +145,9 @@ def example_tensors(target: CaptureTarget) -> dict[str, torch.Tensor]:
     weights = itertools.chain(target.model.parameters(), target.model.buffers())
     device = next((tensor.device for tensor in weights),
                   torch.device("cpu" if target.instantiated_on == "cpu" else "meta"))
-    return {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
-            for name, spec in (target.example_inputs or {}).items()}
+    return {name: materialized(spec, lambda leaf: torch.ones(
+        leaf.shape, dtype=getattr(torch, leaf.dtype), device=device))
+        for name, spec in (target.example_inputs or {}).items()}
 
 
 class CompileCapture:

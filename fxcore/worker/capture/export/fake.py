@@ -18,10 +18,11 @@ zero-filled CPU tensors, as small as a table, and only a constant larger than
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from typing import Any
 
 import torch
 
-from fxcore.model.tensor_spec import TensorSpec
+from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
 from fxcore.worker.capture.swapped_tensors import swapped_tensors
 from fxcore.worker.devices.fake_device import judged_device, no_gradients
@@ -30,12 +31,14 @@ from fxcore.worker.devices.fake_device import judged_device, no_gradients
 LARGEST_REAL_CONSTANT = 1 << 24
 
 
-def fake_inputs(mode: FakeTensorMode, specs: dict[str, TensorSpec]) -> dict[str, torch.Tensor]:
-    """A fake tensor per input spec, on the CPU or the GPU the class is judged for."""
+def fake_inputs(mode: FakeTensorMode, specs: dict[str, InputSpec]) -> dict[str, Any]:
+    """A fake tensor per input spec (a container of them for a container spec: torch.export
+    takes it as a pytree), on the CPU or the GPU the class is judged for."""
     device = judged_device() or torch.device("cpu")
     with mode:
-        return {name: torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device=device)
-                for name, spec in specs.items()}
+        return {name: materialized(spec, lambda leaf: torch.empty(
+            leaf.shape, dtype=getattr(torch, leaf.dtype), device=device))
+            for name, spec in specs.items()}
 
 
 def new_mode() -> FakeTensorMode:

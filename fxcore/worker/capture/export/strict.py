@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
+from fxcore.model.container_spec import InputSpec
 from fxcore.model.job_spec import DynamicDim
 from fxcore.model.results import Failure
-from fxcore.model.tensor_spec import TensorSpec
 from fxcore.rules import BY_CODE
 from fxcore.worker.capture.dynamo_errors import (
     error_positions,
@@ -34,7 +34,7 @@ from fxcore.worker.context import JobContext, describe_exception
 KIND = "export-strict-only"
 
 
-def strict_export_error(model: torch.nn.Module, specs: dict[str, TensorSpec],
+def strict_export_error(model: torch.nn.Module, specs: dict[str, InputSpec],
                         dims: dict[str, dict[int, DynamicDim]],
                         values: dict[str, Any]) -> BaseException | None:
     """What ``torch.export.export(model, (), inputs, strict=True)`` raises on fake inputs

@@ -1,0 +1,264 @@
+"""Example inputs for ``forward`` arguments that are containers of tensors: a feature pyramid's
+``dict[str, Tensor]`` of levels, a ``list[Tensor]``, ``tuple[Tensor, ...]`` or
+``Sequence[Tensor]`` of maps that a ``ModuleList`` takes one by one. The kind comes from the
+annotation, else from the code (``x["image"]`` in ``forward`` makes ``x`` a dict); the keys and
+the length, and the layer that takes each item, from ``forward``'s code and the model:
+
+- a dict's keys are the strings ``forward`` indexes it with (``x["image"]``, ``x.get("text")``),
+  each taken by the submodule it is passed to (``self.image(x["image"])``); without such
+  strings, the keys of the ``ModuleDict`` ``forward`` indexes with the same variable
+  (``self.lateral[name](features[name])``), else of the model's first ``ModuleDict``, each
+  item taken by the submodule of its key, else the positions of its first ``ModuleList``
+  (a dict only iterated: ``list(x.values())``);
+- a list's or tuple's items are those of the ``ModuleList`` (or ``ModuleDict``) it is zipped
+  with (``zip(features, self.projections)``), else the positions ``forward`` indexes it with
+  (``self.head(xs[0])``), else the items of the model's first ``ModuleList``.
+
+Each item's shape is that of the first layer of its submodule whose input size is known
+(``example_inputs.layer_template``), the free sizes those of ``layer_inputs.SIZES_TRIED``; a
+pyramid's levels halve (as in the container's order), or double, or are all the same size,
+tried in that order. A candidate is accepted only when the model runs on it eagerly, as for
+tensors (``layer_inputs``).
+"""
+
+from __future__ import annotations
+
+import ast
+import collections.abc
+import inspect
+import textwrap
+import time
+import typing
+from dataclasses import replace
+from typing import Any
+
+from torch import nn
+
+from fxcore.model.container_spec import ContainerKind, ContainerSpec
+from fxcore.model.results import InstantiatedOn
+from fxcore.worker.eager_run import OutOfTime
+from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate
+from fxcore.worker.layer_inputs import (
+    SIZES_TRIED,
+    LayerInputs,
+    eager_error,
+    known_layers,
+    required_arguments,
+)
+
+_DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+_SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)
+#: How the sizes of a container's items follow one another: a pyramid's levels halve or double.
+PROGRESSIONS = ((0.5, "halving"), (2.0, "doubling"), (1.0, "of one size"))
+
+
+def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
+                     concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
+    """Inputs for a ``forward`` whose required arguments are all containers of tensors, the
+    first candidate the model runs on; None when one is not a container, its items' layers
+    cannot be found, none runs, or the search takes longer than ``seconds``."""
+    required = required_arguments(cls, concrete_args)
+    tree = _forward_tree(cls)
+    if not required or tree is None:
+        return None
+    items: dict[str, tuple[ContainerKind, list[tuple[str, InputTemplate]]]] = {}
+    for name in required:
+        kind = container_kind(cls, name, tree)
+        found = None if kind is None else _items(kind, name, tree, model)
+        if found is None:
+            return None
+        items[name] = (kind, found)
+    deadline = time.monotonic() + seconds
+    # Only spatial sizes follow one another; items without any are tried once per size.
+    spatial = any(template.free_kinds & {"image", "depth", "signal"}
+                  for _, found in items.values() for _, template in found)
+    tried: list[dict[str, ContainerSpec]] = []
+    for sizes in SIZES_TRIED:
+        for factor, words in PROGRESSIONS if spatial else ((1.0, ""),):
+            specs = {name: ContainerSpec(kind, tuple(
+                (key, template.spec(_scaled(sizes, factor ** index)))
+                for index, (key, template) in enumerate(found)))
+                for name, (kind, found) in items.items()}
+            if specs in tried:
+                continue
+            tried.append(specs)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                ran = eager_error(model, instantiated_on, specs, concrete_args, left)
+            except OutOfTime:
+                return None
+            if not isinstance(ran, Exception):
+                sized = f", their spatial sizes {words}" if words else ""
+                return LayerInputs(specs, (
+                    f"containers of tensors, each item shaped as the first layer whose input "
+                    f"size is known of the submodule that takes it{sized}, which "
+                    f"{cls.__name__} runs on"))
+    return None
+
+
+def container_kind(cls: type, name: str, tree: ast.AST) -> ContainerKind | None:
+    """``dict``, ``list`` or ``tuple`` for a ``forward`` argument annotated as a container of
+    tensors, or indexed with strings in the code; None otherwise."""
+    try:
+        annotation = typing.get_type_hints(cls.forward).get(name)
+    except Exception:  # an annotation that does not evaluate says nothing
+        annotation = None
+    origin = typing.get_origin(annotation) or annotation
+    if origin in _DICTS:
+        return "dict"
+    if origin is tuple:
+        return "tuple"
+    if origin in _SEQUENCES:
+        return "list"
+    return "dict" if _string_keys(tree, name) else None
+
+
+def _items(kind: ContainerKind, name: str, tree: ast.AST,
+           model: nn.Module) -> list[tuple[str, InputTemplate]] | None:
+    """Each item's key (a position for a list or tuple) and the template of the layer that
+    takes it; None when an item's layer is not found."""
+    if kind == "dict":
+        keys = _string_keys(tree, name)
+        takers = {key: _taker(tree, model, name, ast.Constant(key)) for key in keys}
+        if not keys:
+            # A ModuleList's items by position where the dict is only iterated (MONAI's
+            # FeaturePyramidNetwork: ``list(x.values())``, each taken by ``inner_blocks[i]``).
+            table = _indexed_table(tree, model, name) or _first(model, nn.ModuleDict) \
+                or _first(model, nn.ModuleList)
+            if table is None:
+                return None
+            takers = dict(table.named_children())
+    else:
+        table = _zipped_table(tree, model, name)
+        if table is not None:
+            takers = {str(index): layer for index, layer in enumerate(_children(table))}
+        else:
+            positions = _int_positions(tree, name)
+            if positions:
+                takers = {str(index): _taker(tree, model, name, ast.Constant(index))
+                          for index in range(max(positions) + 1)}
+            else:
+                table = _first(model, nn.ModuleList)
+                if table is None:
+                    return None
+                takers = {str(index): layer for index, layer in enumerate(_children(table))}
+    found = []
+    for key, taker in takers.items():
+        layers = known_layers(taker) if isinstance(taker, nn.Module) else []
+        if not layers:
+            return None
+        found.append((key, layers[0][2]))
+    return found or None
+
+
+def _scaled(sizes: FreeSizes, factor: float) -> FreeSizes:
+    def scaled(size: int) -> int:
+        return max(1, round(size * factor))
+
+    return replace(sizes, image=(scaled(sizes.image[0]), scaled(sizes.image[1])),
+                   depth=scaled(sizes.depth), signal=scaled(sizes.signal))
+
+
+def _forward_tree(cls: type) -> ast.AST | None:
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(cls.forward)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+
+def _indexing(tree: ast.AST, name: str) -> list[ast.Subscript | ast.Call]:
+    """``name[...]`` and ``name.get(...)`` in the code."""
+    found: list[ast.Subscript | ast.Call] = []
+    for node in ast.walk(tree):
+        got = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "get" and _is_name(node.func.value, name) and bool(node.args)
+        if got or (isinstance(node, ast.Subscript) and _is_name(node.value, name)):
+            found.append(node)
+    return found
+
+
+def _index_of(node: ast.Subscript | ast.Call) -> ast.expr:
+    return node.slice if isinstance(node, ast.Subscript) else node.args[0]
+
+
+def _string_keys(tree: ast.AST, name: str) -> list[str]:
+    keys = [index.value for index in map(_index_of, _indexing(tree, name))
+            if isinstance(index, ast.Constant) and isinstance(index.value, str)]
+    return list(dict.fromkeys(keys))
+
+
+def _int_positions(tree: ast.AST, name: str) -> list[int]:
+    return [index.value for index in map(_index_of, _indexing(tree, name))
+            if isinstance(index, ast.Constant) and type(index.value) is int
+            and index.value >= 0]
+
+
+def _taker(tree: ast.AST, model: nn.Module, name: str, key: ast.Constant) -> nn.Module | None:
+    """The submodule ``forward`` passes ``name[key]`` to first (``self.image(x["image"])``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and any(
+                ast.dump(_index_of(item)) == ast.dump(key)
+                for item in _indexing(node.args[0], name)):
+            found = _submodule(model, node.func)
+            if found is not None:
+                return found
+    return None
+
+
+def _indexed_table(tree: ast.AST, model: nn.Module, name: str) -> nn.Module | None:
+    """The submodule ``forward`` indexes with the variable it indexes ``name`` with
+    (``self.lateral[key](features[key])``)."""
+    variables = {ast.dump(_index_of(node)) for node in _indexing(tree, name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and ast.dump(node.slice) in variables \
+                and not _is_name(node.value, name):
+            found = _submodule(model, node.value)
+            if found is not None:
+                return found
+    return None
+
+
+def _zipped_table(tree: ast.AST, model: nn.Module, name: str) -> nn.Module | None:
+    """The submodule ``name`` is zipped with (``zip(features, self.projections)``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _is_name(node.func, "zip") \
+                and any(_is_name(argument, name) for argument in node.args):
+            for argument in node.args:
+                found = _submodule(model, argument)
+                if isinstance(found, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
+                    return found
+    return None
+
+
+def _submodule(model: nn.Module, node: ast.expr) -> nn.Module | None:
+    """``self.a.b`` (or ``self.a["k"]``/``self.a[0]``) as a submodule of ``model``."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        table = _submodule(model, node.value)
+        if table is None:
+            return None
+        return table._modules.get(str(node.slice.value))
+    path: list[str] = []
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    if not _is_name(node, "self") or not path:
+        return None
+    try:
+        found = model.get_submodule(".".join(path))
+    except AttributeError:
+        return None
+    return found
+
+
+def _children(table: nn.Module) -> list[nn.Module]:
+    return list(table.children())
+
+
+def _first(model: nn.Module, kind: type[nn.Module]) -> nn.Module | None:
+    return next((module for module in model.modules() if isinstance(module, kind)), None)
+
+
+def _is_name(node: Any, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
