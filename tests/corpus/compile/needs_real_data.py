@@ -37,10 +37,11 @@ class RepeatByCounts(nn.Module):
 
 
 class LookupTable(nn.Module):
-    """A CPU tensor the code makes, against inputs on meta."""
+    """A CPU tensor the code makes, against inputs on meta: compiled on fake CPU tensors, as
+    real torch runs it, so checked."""
 
     def forward(self, x):
-        return torch.searchsorted(torch.arange(4.0), x)  # FX503
+        return torch.searchsorted(torch.arange(4.0), x)
 
 
 class PrintThenCounts(nn.Module):
