@@ -1,13 +1,10 @@
 """Everyday forward code fx-lsp cannot yet judge under torch.compile, kept out of
-``test_everyday_blocks`` (which skips this file). In both, dynamo breaks the graph and runs the
-rest of ``forward`` eagerly, and the next line there needs real data that neither a meta
-tensor nor a fake CPU tensor has: the class is "not checked" (FX503) where real torch on the
-CPU compiles it with graph breaks.
+``test_everyday_blocks`` (which skips this file).
 
-- ``ExpertCountsToList``: ``torch.bincount`` (no meta kernel; its output size depends on the
-  data, which fake tensors do not have) and ``.tolist()`` of its counts.
-- ``PackedByLengths``: ``pack_padded_sequence`` (a graph break, GB0007) reads the lengths'
-  values, copied to the CPU.
+- ``ExpertCountsToList``: dynamo breaks the graph at ``torch.bincount`` (its output size
+  depends on the data) and runs it eagerly on meta, where it has no kernel; a fake CPU tensor
+  has no data to size its output either. The class is "not checked" (FX503) where real torch
+  on the CPU compiles it with graph breaks.
 """
 
 import torch
@@ -25,16 +22,3 @@ class ExpertCountsToList(nn.Module):
         counts = torch.bincount(choice, minlength=self.experts).tolist()
         order = choice.argsort()
         return [part.sum(0) for part in torch.split(x[order], counts)]
-
-
-class PackedByLengths(nn.Module):
-    def __init__(self, dim=8, hidden=16):
-        super().__init__()
-        self.rnn = nn.GRU(dim, hidden, batch_first=True)
-
-    def forward(self, x):
-        lengths = (x.abs().sum(-1) > 0).sum(-1).clamp(min=1)
-        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True,
-                                                   enforce_sorted=False)
-        _, h = self.rnn(packed)
-        return h[-1]

@@ -164,3 +164,17 @@ class GreedyDecodeUntilEos(nn.Module):
             if next_token[0].item() == self.eos:
                 break
         return tokens
+
+
+
+class PackedByLengths(nn.Module):
+    def __init__(self, dim=8, hidden=16):
+        super().__init__()
+        self.rnn = nn.GRU(dim, hidden, batch_first=True)
+
+    def forward(self, x):
+        lengths = (x.abs().sum(-1) > 0).sum(-1).clamp(min=1)
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True,
+                                                   enforce_sorted=False)
+        _, h = self.rnn(packed)
+        return h[-1]
