@@ -3,7 +3,11 @@ without a device, noise, grids, masks, constants, a device stored on the module,
 with ``.item()``. On meta weights such a tensor is a CPU tensor beside meta ones, which real
 torch never meets; fx-lsp runs those classes on fake CPU tensors instead (the input search and
 the compile capture), so every class gets export and compile verdicts, each compared with real
-torch.export and torch.compile on the CPU in the same run (``checked_against_real_torch``)."""
+torch.export and torch.compile on the CPU in the same run (``checked_against_real_torch``).
+
+The corpus is every file of ``corpus/everyday`` but ``known_gaps.py``: classes that real code
+writes and fx-lsp cannot judge yet (its docstring says why), kept out so that the rest are
+held to real torch."""
 
 from __future__ import annotations
 
@@ -18,16 +22,23 @@ from fxcore.worker.capture.compile.capture import ON_FAKE_CPU
 pytestmark = pytest.mark.matrix
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "everyday"
+#: Classes fx-lsp cannot judge yet, not part of the corpus.
+KNOWN_GAPS = "known_gaps.py"
 
 
 def test_every_everyday_block_has_verdicts_equal_to_real_torch(tmp_path: Path) -> None:
-    files = [path.name for path in sorted(CORPUS.glob("*.py"))]
+    files = [path.name for path in sorted(CORPUS.glob("*.py")) if path.name != KNOWN_GAPS]
     for name in files:
         shutil.copy(CORPUS / name, tmp_path)
     classes = checked_against_real_torch(tmp_path, files)
-    assert len(classes) >= 9
+    assert len(classes) >= 32
     # Compiled on fake CPU tensors where meta weights would meet the code's CPU tensors, and
     # said so; kept on meta where nothing collides.
     notes = {name: " ".join(modes["compile"]["capture_notes"]) for name, modes in classes.items()}
     assert ON_FAKE_CPU in notes["PlusZeros"] and ON_FAKE_CPU in notes["Noise"]
-    assert ON_FAKE_CPU not in notes["CountedZeros"]
+    assert all(ON_FAKE_CPU in notes[name] for name in (
+        "RandomTokenMasking", "LabelSmoothingTargets", "TrilCausalAttention", "GRUCellLoop"))
+    # Tensors made on the device of an input or a weight stay on meta.
+    assert not any(ON_FAKE_CPU in notes[name] for name in (
+        "CountedZeros", "RotaryBufferDevice", "WeightDeviceOnes", "NewZerosPadding",
+        "PositionIdsOnInputDevice", "RandLikeDropout"))

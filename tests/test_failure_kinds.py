@@ -151,6 +151,27 @@ def test_length_hint_after_iteration_is_not_a_second_failure(
     assert [f.kind for f in module.failures] == [kind]
 
 
+def test_a_traced_value_in_a_tensor_literal_is_one_len_failure(
+        engine: Engine, workspace: Workspace) -> None:
+    """``torch.tensor([x.shape[0] - 1])``: torch walks the list as nested sequences, so the
+    stand-in length of the Proxy would lead it into the Proxy's elements, each a Proxy with a
+    length again, until the worker's C stack overflows (SIGSEGV). One FX002, then the trace
+    stops there as plain torch.fx does."""
+    path = workspace.write("net.py", """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                counts = torch.tensor([1, x.shape[0] - 1])
+                return x * counts.sum()
+        """)
+    (module,) = workspace.check(engine, "net.py").modules
+    line = line_of(path, "torch.tensor([1, x.shape[0] - 1])")
+    assert [(f.code, f.line) for f in module.failures] == [("FX002", line), ("FX199", line)]
+
+
 @pytest.mark.parametrize("container", ["[nn.Linear(4, 4), nn.Linear(4, 4)]",
                                        "nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])",
                                        "nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))"])

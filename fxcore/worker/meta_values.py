@@ -8,7 +8,9 @@ before for any other tensor; torch's ``nonzero`` on meta assumes every element i
 torch refuses of any tensor (a Python number of a tensor of several elements, an index of a
 float tensor) is still torch's own error. Where ``value_plan`` found other values for a line's
 ``.item()``/``.tolist()`` (ones the code's own checks and conditions on them accept), the
-stand-ins give those, in the order it met them. numpy is imported only when a meta tensor's
+stand-ins give those, in the order it met them. A meta tensor's copy to the CPU (``.cpu()``,
+``.to("cpu")``: the lengths ``pack_padded_sequence`` takes on the CPU) is likewise a CPU tensor
+of ones of its shape, in the dtype asked for. numpy is imported only when a meta tensor's
 ``.numpy()`` runs: torch does not need it, and where it is not installed that call raises
 torch's own error, as it would on real data.
 
@@ -203,6 +205,41 @@ def _fake_runs_of_meta_data() -> Iterator[str | None]:
         utils.run_node = run_node
 
 
+#: The methods that copy a tensor to another device.
+_COPIES = ("cpu", "to")
+
+
+def _copy_stand_in(name: str, original: Callable[..., Any], state: StandIns,
+                   answers: Callable[[torch.Tensor], bool]) -> Callable[..., Any]:
+    """``Tensor.cpu``/``Tensor.to`` that give a CPU tensor of ones for a meta tensor's copy
+    to the CPU, which has no data to copy."""
+    parse_to = getattr(torch._C._nn, "_parse_to", None)  # how nn.Module.to reads .to's arguments
+
+    def target(self: torch.Tensor, args: Any, kwargs: Any) -> torch.dtype | None:
+        """The dtype of the CPU copy asked for, None for anything else."""
+        if name == "cpu":
+            return self.dtype
+        if parse_to is None:
+            return None
+        try:
+            device, dtype, *_ = parse_to(*args, **kwargs)
+        except TypeError:  # arguments torch refuses: its own error, from the original
+            return None
+        return (dtype or self.dtype) if device is not None and device.type == "cpu" else None
+
+    def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        dtype = target(self, args, kwargs) if answers(self) and is_meta(self) else None
+        if dtype is None:
+            return original(self, *args, **kwargs)
+        place = asking_line()
+        if place not in state.read:
+            state.read.append(place)
+        return torch.ones(self.shape, dtype=dtype, device="cpu")
+
+    method.__name__ = name
+    return torch._dynamo.disable(method)
+
+
 @contextlib.contextmanager
 def replaced_tensor_methods(make: Callable[[str, Callable[..., Any]], Callable[..., Any]],
                             names: tuple[str, ...]) -> Iterator[None]:
@@ -269,4 +306,9 @@ def meta_values(planned: dict[Place, list[Any]] | None = None,
         stack.enter_context(replaced_tensor_methods(
             lambda name, original: _stand_in(name, original, asked, planned, state, answers),
             _METHODS))
+        if not hasattr(torch._C._nn, "_parse_to"):
+            state.notes.append("torch._C._nn._parse_to is missing: a meta tensor's .to('cpu') "
+                               "is not stood in")
+        stack.enter_context(replaced_tensor_methods(
+            lambda name, original: _copy_stand_in(name, original, state, answers), _COPIES))
         yield state

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dis
+import operator
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -92,6 +93,10 @@ class RecoveringTracer(fx.Tracer):
         #: Instructions where iteration was recovered from: CPython then asks the same
         #: object for a length hint, which must not count as a second failure.
         self._iteration_sites: set[tuple[Any, int]] = set()
+        #: The nodes whose length was stood in for, and where: torch's own sequence walk
+        #: (``torch.tensor([x.shape[0] - 1])``) takes the stand-in length, indexes the
+        #: Proxy and asks the element's length in turn, with no end.
+        self._length_sites: dict[fx.Node, tuple[Any, int] | None] = {}
         #: Source of the frames being traced (linecache, which holds unsaved buffers too).
         self._sources = SourceIndex()
         self._workspace_filter: Callable[[str], bool] = lambda _path: False
@@ -143,6 +148,17 @@ class RecoveringTracer(fx.Tracer):
 
     def is_length_hint_after_iteration(self) -> bool:
         return _site(_user_frame()) in self._iteration_sites
+
+    def is_nested_length(self, proxy: fx.Proxy) -> bool:
+        """True when ``proxy`` is an element of a Proxy whose length was stood in for at
+        the same instruction: a walk into the stand-in's elements, which never bottoms out
+        (each element is a Proxy again) and would overflow the C stack."""
+        site = _site(_user_frame())
+        node = proxy.node
+        nested = (node.target is operator.getitem and isinstance(node.args[0], fx.Node)
+                  and self._length_sites.get(node.args[0], ()) == site)
+        self._length_sites[node] = site
+        return nested
 
     # -- torch.fx hooks --------------------------------------------------------------------
 
@@ -323,6 +339,9 @@ def _length(self: fx.Proxy) -> int:
         # list(proxy) / f(*proxy) ask for a length hint after iterating; a TypeError tells
         # CPython there is none. The iteration was already reported.
         raise TypeError("a traced value has no length hint")
+    if tracer.is_nested_length(self):
+        # The length was recorded once already: stop as plain tracing does.
+        raise RuntimeError("'len' is not supported in symbolic tracing by default.")
     tracer.record_failure("len")
     return 1
 
