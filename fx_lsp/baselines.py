@@ -108,13 +108,12 @@ def print_fixed(fixed: list[baseline.Entry], stream: TextIO) -> None:
         stream.write(f"  {place}: {entry.code} ({entry.mode}){owner}\n")
 
 
-def subtract(run: CheckRun, paths: list[str], write_to: str | None, named: str | None,
+def subtract(run: CheckRun, paths: list[str], writes: bool, named: str | None,
              show_fixed: bool, summaries: TextIO) -> None:
-    """The command line's baseline options on ``run``: write the baseline if asked
-    (``write_to`` is "" for the default place), then take what it holds out of the report,
-    and list its fixed entries if asked."""
-    where = locate(paths, write_to or named)
-    if write_to is not None:
+    """The command line's baseline options on ``run``: write the baseline if asked, then take
+    what it holds out of the report, and list its fixed entries if asked."""
+    where = locate(paths, named)
+    if writes:
         write(run, where, summaries)
     entries = read(where)
     if entries is None:

@@ -116,10 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "means (len(x) -> x.size(0), concrete-args, concrete-none, assert -> "
                        "torch._assert_async, dynamic bounds, print only outside "
                        "torch.compile)")
-    check.add_argument("--write-baseline", metavar="PATH", nargs="?", const="", default=None,
-                       help="record every problem of this run in a baseline file (default "
-                       f"{BASELINE_NAME} at the workspace root), so that later runs report "
-                       "only new ones")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: CODE` comment at the line of each problem (merged "
+                       "with one already there) and list those that cannot have one")
+    check.add_argument("--write-baseline", action="store_true",
+                       help="record every problem of this run in the baseline file (--baseline, "
+                       f"else {BASELINE_NAME} at the workspace root), so that later runs "
+                       "report only new ones")
     check.add_argument("--baseline", metavar="PATH", default=None,
                        help="report only the problems not in this baseline file (default: "
                        f"{BASELINE_NAME} at the workspace root, when there is one)")
@@ -372,6 +375,10 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
         fixing.print_diff(edits, sys.stdout)
         fixing.print_summary(edits, summaries, applied=False)
         return EXIT_FAILED if edits.files else EXIT_OK
+    if arguments.add_noqa:
+        from fx_lsp.add_noqa import add_noqa_comments
+        add_noqa_comments(check_run, summaries)
+        return EXIT_OK
     if arguments.fix:
         check_run, selected = fixing.fix_until_done(check_run, selected, run,
                                                     arguments.unsafe_fixes, summaries)
