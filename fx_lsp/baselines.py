@@ -117,6 +117,8 @@ def subtract(run: CheckRun, paths: list[str], writes: bool, named: str | None,
         write(run, where, summaries)
     entries = read(where)
     if entries is None:
+        if show_fixed:
+            sys.stderr.write(f"No baseline at {terminal(display_path(where.path))}.\n")
         return
     fixed = apply(run, where, entries)
     if show_fixed:

@@ -344,6 +344,9 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
         parser.error(f"no such file or folder: {', '.join(missing)}")
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
+    if arguments.add_noqa and (arguments.write_baseline or arguments.diff):
+        parser.error("--add-noqa silences what is reported: not with --write-baseline or "
+                     "--diff")
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
     modes = _modes(arguments.mode)
@@ -375,16 +378,16 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
         fixing.print_diff(edits, sys.stdout)
         fixing.print_summary(edits, summaries, applied=False)
         return EXIT_FAILED if edits.files else EXIT_OK
-    if arguments.add_noqa:
-        from fx_lsp.add_noqa import add_noqa_comments
-        add_noqa_comments(check_run, summaries)
-        return EXIT_OK
     if arguments.fix:
         check_run, selected = fixing.fix_until_done(check_run, selected, run,
                                                     arguments.unsafe_fixes, summaries)
     from fx_lsp import baselines
     baselines.subtract(check_run, arguments.paths, arguments.write_baseline, arguments.baseline,
                        arguments.show_fixed_baseline, summaries)
+    if arguments.add_noqa:  # for what is left to report: a baselined problem needs none
+        from fx_lsp.add_noqa import add_noqa_comments
+        add_noqa_comments(check_run, summaries)
+        return EXIT_OK
 
     def write(stream: TextIO) -> None:
         if arguments.statistics:

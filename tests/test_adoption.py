@@ -177,6 +177,20 @@ def test_add_noqa_silences_every_problem_once(tmp_path: Path) -> None:
     assert (completed.returncode, problems) == (0, set())
 
 
+def test_add_noqa_leaves_baselined_problems_alone(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    fx_lsp("check", "--no-cache", "--write-baseline", ".", cwd=root)
+    before = (root / "b.py").read_text()
+    with (root / "a.py").open("a") as source:
+        source.write("\n\nclass E(nn.Module):\n    def forward(self, x):\n"
+                     "        return x.view(len(x), -1)\n")
+    added = fx_lsp("check", "--no-cache", "--add-noqa", ".", cwd=root)
+    assert "Added noqa comments for 1 problem in 1 file." in added.stderr, added.stderr
+    assert (root / "a.py").read_text().count("# noqa") == 1
+    assert (root / "b.py").read_text() == before
+    assert check(root)[1] == set()
+
+
 def test_add_noqa_edits_a_notebook_cell(tmp_path: Path) -> None:
     root = workspace(tmp_path, {})
     notebook = nbformat.v4.new_notebook()
