@@ -63,8 +63,12 @@ def _items(run: CheckRun, where: BaselineFile) -> list[tuple[Problem, baseline.E
             for problem in run.report.problems]
 
 
-def _checked(run: CheckRun, where: BaselineFile) -> set[str]:
-    return {baseline.relative_file(result.path, where.root) for result in run.results}
+def _settled(run: CheckRun, where: BaselineFile, entries: list[baseline.Entry]) -> set[str]:
+    """The files whose entries this run can judge: those it checked, and those of
+    ``entries`` that are gone from the disk (a deleted file's problems are fixed)."""
+    checked = {baseline.relative_file(result.path, where.root) for result in run.results}
+    return checked | {entry.file for entry in entries
+                      if not os.path.lexists(os.path.join(where.root, entry.file))}
 
 
 def write(run: CheckRun, where: BaselineFile, stream: TextIO) -> None:
@@ -75,7 +79,7 @@ def write(run: CheckRun, where: BaselineFile, stream: TextIO) -> None:
     except BaselineProblem:
         old = []  # rewritten whole: a damaged baseline is what --write-baseline repairs
     entries = [entry for _, entry in _items(run, where)]
-    entries += baseline.kept_on_rewrite(old, _checked(run, where))
+    entries += baseline.kept_on_rewrite(old, _settled(run, where, old))
     try:
         write_output_text(where.path, baseline.dumps(entries))
     except (OSError, ValueError) as error:
@@ -89,7 +93,7 @@ def apply(run: CheckRun, where: BaselineFile, entries: list[baseline.Entry]) \
         -> list[baseline.Entry]:
     """Take the baselined problems out of ``run``'s report (counted in ``report.baselined``)
     and return the entries of checked files that no problem matched: fixed since."""
-    matched = baseline.match(_items(run, where), entries, _checked(run, where))
+    matched = baseline.match(_items(run, where), entries, _settled(run, where, entries))
     run.report.problems = list(matched.reported)
     run.report.baselined = len(matched.baselined)
     return matched.fixed

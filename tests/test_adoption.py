@@ -133,6 +133,19 @@ def test_a_named_baseline_and_the_fixed_entries_it_lists(tmp_path: Path) -> None
     assert "  b.py: FX004 (fx) in C\n" in completed.stderr
 
 
+def test_a_partial_run_keeps_the_other_files_entries(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    fx_lsp("check", "--no-cache", "--write-baseline", ".", cwd=root)
+    (root / "a.py").write_text((root / "a.py").read_text().replace("* len(x)", "* 2"))
+    rewritten = fx_lsp("check", "--no-cache", "--write-baseline", "a.py", cwd=root)
+    assert "Wrote 6 problems to the baseline" in rewritten.stderr, rewritten.stderr
+    (root / "b.py").unlink()  # a deleted file's problems are fixed
+    completed, problems = check(root, "--show-fixed-baseline")
+    assert (completed.returncode, problems) == (0, set())
+    assert "4 baselined problems are fixed" in completed.stderr
+    assert completed.stderr.count("  b.py: ") == 4
+
+
 def test_equal_problems_baselined_once_leave_one_reported() -> None:
     entry = Entry("a.py", "FX002", "fx", "A", "0123456789abcdef")
     other = Entry("b.py", "FX001", "fx", "C", "fedcba9876543210")

@@ -129,7 +129,8 @@ def loads(text: str) -> list[Entry]:
 
 
 def kept_on_rewrite(old: Iterable[Entry], checked_files: Iterable[str]) -> list[Entry]:
-    """The entries of an existing baseline that a new one keeps: those of files this run did
-    not check (a run on one folder must not forget the others' problems)."""
+    """The entries of an existing baseline that a new one keeps: those of files other than
+    ``checked_files`` (a run on one folder, or one shard, must not forget the others'
+    problems)."""
     checked = set(checked_files)
     return [entry for entry in old if entry.file not in checked]
