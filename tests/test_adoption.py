@@ -5,6 +5,7 @@ on real files."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -107,12 +108,16 @@ def test_a_baseline_subtracts_what_it_recorded_and_reports_what_is_new(tmp_path:
     assert (completed.returncode, problems) == (1, {("a.py", 21, "FX002")})
 
 
-def test_moved_lines_leave_the_baseline_matching(tmp_path: Path) -> None:
+def test_moved_lines_and_code_around_leave_the_baseline_matching(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     fx_lsp("check", "--no-cache", "--write-baseline", ".", cwd=root)
     for name in MODELS:
         path = root / name
-        path.write_text("# moved\n\n" * 10 + path.read_text())
+        text = re.sub(r"(?m)^        return", "        # why\n        return", path.read_text())
+        # Every class 20 lines down, and a class right after each file's last problem.
+        path.write_text("# moved\n\n" * 10 + text
+                        + "\n\nclass Fine(nn.Module):\n    def forward(self, x):\n"
+                          "        return x  # noqa: E501\n")
     completed, problems = check(root)
     assert (completed.returncode, problems) == (0, set())
     assert summary_line(root).endswith("; 7 in the baseline, subtracted.")

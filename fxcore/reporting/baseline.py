@@ -3,17 +3,19 @@
 report only what is new.
 
 An entry is a problem's code, capture mode, file (relative to the workspace root), class and a
-fingerprint of its source line with its nearest non-blank neighbours, whitespace collapsed: not
-its line number, so that lines moving (code added above) do not make old problems new. The
-file is sorted, one entry per line, so that it diffs well. The command line and the server
-match with the same plain function, ``match``.
+fingerprint of its source line with its nearest neighbours in its block, comments left out and
+whitespace collapsed (``fingerprint``): not its line number, so that lines moving (code added
+above) do not make old problems new. The file is sorted, one entry per line, so that it diffs
+well. The command line and the server match with the same plain function, ``match``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -45,20 +47,54 @@ class Entry:
     fingerprint: str
 
 
-def _normalised(line: str) -> str:
-    return " ".join(line.split())
+def _code_lines(text: str) -> list[str]:
+    """The text's lines without their comments (a ``# noqa`` added, a comment edited, do not
+    change a fingerprint), whitespace collapsed; as they are when the text does not
+    tokenize."""
+    lines = text.splitlines()
+    try:
+        comments = [token.start for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if token.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        comments = []
+    for line, column in comments:
+        if line <= len(lines):
+            lines[line - 1] = lines[line - 1][:column]
+    return lines
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _neighbour(lines: list[str], index: int, step: int) -> str:
+    """The nearest line with code above (``step`` -1) or below (1) line ``index``, when it is
+    in the line's block: indented as deep or deeper, or, above, the header that opens the
+    block (a new class or function right after a problem's line leaves it as it was)."""
+    own = _indent(lines[index])
+    at = index + step
+    while 0 <= at < len(lines) and not lines[at].strip():
+        at += step
+    if not 0 <= at < len(lines):
+        return ""
+    near = lines[at]
+    if _indent(near) >= own or (step < 0 and near.rstrip().endswith(":")):
+        return " ".join(near.split())
+    return ""
 
 
 def fingerprint(text: str | None, line: int) -> str:
-    """A hash of the 1-based ``line`` of ``text`` and its nearest non-blank lines above and
-    below, each with its whitespace collapsed: blank lines or indentation changes around it
-    leave it as it was; editing the line or its neighbours makes it another."""
-    lines = [_normalised(each) for each in (text or "").splitlines()]
+    """A hash of the 1-based ``line`` of ``text`` and its nearest lines with code above and
+    below in its block (``_neighbour``), comments left out and whitespace collapsed: blank
+    lines, comments and code outside its block around it leave it as it was; editing the
+    line or its neighbours makes it another."""
+    lines = _code_lines(text or "")
     index = line - 1
-    own = lines[index] if 0 <= index < len(lines) else ""
-    above = next((each for each in reversed(lines[:max(index, 0)]) if each), "")
-    below = next((each for each in lines[index + 1:] if each), "") if index >= 0 else ""
-    return hashlib.sha256("\n".join((above, own, below)).encode()).hexdigest()[:16]
+    if not 0 <= index < len(lines):
+        return hashlib.sha256(b"").hexdigest()[:16]
+    parts = (_neighbour(lines, index, -1), " ".join(lines[index].split()),
+             _neighbour(lines, index, 1))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def relative_file(path: str, root: str) -> str:

@@ -40,13 +40,16 @@ async def test_baselined_problems_show_as_hints(tmp_path: pathlib.Path,
     path.write_text(MODEL)
     written = fx_lsp("check", "--no-cache", "--write-baseline", ".", cwd=workspace)
     assert "Wrote 2 problems to the baseline" in written.stderr, written.stderr
-    # Above Net, whose lines move down but keep their neighbours.
-    path.write_text(MODEL.replace("from torch import nn\n", "from torch import nn\n" + NEW))
+    # Above Net (whose lines move down) and below it, right after its last line.
+    path.write_text(MODEL.replace("from torch import nn\n", "from torch import nn\n" + NEW)
+                    + NEW.replace("Rows", "MoreRows"))
     found = await shared_client.diagnostics_for(shared_client.open(path))
     shown = {(d.range.start.line, str(d.code)): d for d in found}
-    assert set(shown) == {(5, "FX002"), (5 + MOVED, "FX001"), (7 + MOVED, "FX002")}
+    assert set(shown) == {(5, "FX002"), (5 + MOVED, "FX001"), (7 + MOVED, "FX002"),
+                          (12 + MOVED, "FX002")}
     for old in ((5 + MOVED, "FX001"), (7 + MOVED, "FX002")):
         assert shown[old].severity == types.DiagnosticSeverity.Hint
         assert BASELINED in shown[old].message
-    assert shown[(5, "FX002")].severity == types.DiagnosticSeverity.Error
-    assert BASELINED not in shown[(5, "FX002")].message
+    for new in ((5, "FX002"), (12 + MOVED, "FX002")):
+        assert shown[new].severity == types.DiagnosticSeverity.Error
+        assert BASELINED not in shown[new].message
