@@ -27,8 +27,8 @@ class BaselineFile:
 
     path: str
     root: str
-    #: Given on the command line (``--baseline``/``--write-baseline PATH``): it must exist to
-    #: be read; the default one is used only when present.
+    #: Given on the command line (``--baseline``): it must exist to be read; the default one
+    #: is used only when present.
     named: bool
 
 

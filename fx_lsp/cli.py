@@ -344,6 +344,9 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
         parser.error(f"no such file or folder: {', '.join(missing)}")
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
+    if arguments.baseline is not None and not arguments.write_baseline \
+            and not os.path.exists(arguments.baseline):
+        parser.error(f"no such baseline: {arguments.baseline} (--write-baseline writes it)")
     if arguments.add_noqa and (arguments.write_baseline or arguments.diff):
         parser.error("--add-noqa silences what is reported: not with --write-baseline or "
                      "--diff")

@@ -151,6 +151,17 @@ def test_a_partial_run_keeps_the_other_files_entries(tmp_path: Path) -> None:
     assert completed.stderr.count("  b.py: ") == 4
 
 
+def test_a_baseline_that_cannot_be_used_stops_the_run(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    missing = fx_lsp("check", "--baseline", "none.json", ".", cwd=root)
+    assert missing.returncode == 2 and "no such baseline: none.json" in missing.stderr
+    (root / ".fx-lsp-baseline.json").write_text('{"version": 1, "problems": [{"code": 1}]}')
+    damaged = fx_lsp("check", "--no-cache", ".", cwd=root)
+    assert damaged.returncode == 2, damaged.stderr
+    assert "fx-lsp check: the baseline " in damaged.stderr
+    assert "not a baseline file" in damaged.stderr
+
+
 def test_equal_problems_baselined_once_leave_one_reported() -> None:
     entry = Entry("a.py", "FX002", "fx", "A", "0123456789abcdef")
     other = Entry("b.py", "FX001", "fx", "C", "fedcba9876543210")
