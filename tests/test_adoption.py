@@ -206,6 +206,23 @@ def test_add_noqa_silences_every_problem_once(tmp_path: Path) -> None:
     assert (completed.returncode, problems) == (0, set())
 
 
+def test_add_noqa_never_writes_through_a_link_out_of_the_workspace(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "a.py"
+    target.write_text(textwrap.dedent(MODELS["a.py"]).lstrip("\n"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    workspace(root, {})
+    (root / "a.py").symlink_to(target)
+    before = target.read_text()
+    added = fx_lsp("check", "--no-cache", "--add-noqa", ".", cwd=root)
+    assert "Added noqa comments for 0 problems in 0 files." in added.stderr, added.stderr
+    assert "a.py:9:20: FX002: not silenced: a link takes its file out of the workspace" \
+        in added.stderr
+    assert target.read_text() == before and (root / "a.py").is_symlink()
+
+
 def test_add_noqa_leaves_baselined_problems_alone(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     fx_lsp("check", "--no-cache", "--write-baseline", ".", cwd=root)
