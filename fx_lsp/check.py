@@ -195,7 +195,7 @@ class Summary:
             self.by_mode.setdefault(module.mode, ModeCounts()).add(module)
             self.classes.add((module.path, module.class_name))
 
-    def line(self, suppressed: int = 0) -> str:
+    def line(self, suppressed: int = 0, baselined: int = 0) -> str:
         if len(self.by_mode) > 1:
             # Several verdicts per class: count classes, and each mode's verdicts apart.
             classes = len(self.classes)
@@ -211,6 +211,7 @@ class Summary:
             + (f", {self.file_errors} files could not be imported" if self.file_errors else "")
             + ("" if len(self.by_mode) > 1 else guessed_words(self.guessed, "; "))
             + (f"; {suppressed} suppressed" if suppressed else "")
+            + (f"; {baselined} in the baseline, subtracted" if baselined else "")
             + "."
         )
 

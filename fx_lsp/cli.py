@@ -25,6 +25,7 @@ from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import modes_problem, ordered_modes
 from fxcore.model.version import VERSION
+from fxcore.reporting.baseline import BASELINE_NAME
 from fxcore.rules.documentation import documentation
 from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
@@ -115,6 +116,19 @@ def build_parser() -> argparse.ArgumentParser:
                        "means (len(x) -> x.size(0), concrete-args, concrete-none, assert -> "
                        "torch._assert_async, dynamic bounds, print only outside "
                        "torch.compile)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: CODE` comment at the line of each problem (merged "
+                       "with one already there) and list those that cannot have one")
+    check.add_argument("--write-baseline", action="store_true",
+                       help="record every problem of this run in the baseline file (--baseline, "
+                       f"else {BASELINE_NAME} at the workspace root), so that later runs "
+                       "report only new ones")
+    check.add_argument("--baseline", metavar="PATH", default=None,
+                       help="report only the problems not in this baseline file (default: "
+                       f"{BASELINE_NAME} at the workspace root, when there is one)")
+    check.add_argument("--show-fixed-baseline", action="store_true",
+                       help="list on standard error the baselined problems that are gone, so "
+                       "that the baseline can be rewritten smaller")
     check.add_argument("--shard", metavar="I/N", default=None,
                        help="check only the I-th of N parts of the files (1 <= I <= N), split "
                        "the same way on every machine; combine the reports with fx-lsp merge")
@@ -330,6 +344,12 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
         parser.error(f"no such file or folder: {', '.join(missing)}")
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
+    if arguments.baseline is not None and not arguments.write_baseline \
+            and not os.path.exists(arguments.baseline):
+        parser.error(f"no such baseline: {arguments.baseline} (--write-baseline writes it)")
+    if arguments.add_noqa and (arguments.write_baseline or arguments.diff):
+        parser.error("--add-noqa silences what is reported: not with --write-baseline or "
+                     "--diff")
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
     modes = _modes(arguments.mode)
@@ -364,6 +384,13 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     if arguments.fix:
         check_run, selected = fixing.fix_until_done(check_run, selected, run,
                                                     arguments.unsafe_fixes, summaries)
+    from fx_lsp import baselines
+    baselines.subtract(check_run, arguments.paths, arguments.write_baseline, arguments.baseline,
+                       arguments.show_fixed_baseline, summaries)
+    if arguments.add_noqa:  # for what is left to report: a baselined problem needs none
+        from fx_lsp.add_noqa import add_noqa_comments
+        add_noqa_comments(check_run, summaries)
+        return EXIT_OK
 
     def write(stream: TextIO) -> None:
         if arguments.statistics:
@@ -446,12 +473,14 @@ def _signals_stop_the_run() -> Iterator[None]:
                 signal.signal(number, handler)
 
 
-def _unreadable_config() -> type[Exception]:
-    """``fx_lsp.check.UnreadableConfig``, looked up only once an error is on its way: the
-    module imports the engine, which ``merge``, ``explain`` and ``serve`` do not need."""
+def _check_errors() -> tuple[type[Exception], ...]:
+    """``fx_lsp.check.UnreadableConfig`` and ``fx_lsp.baselines.BaselineProblem``, looked up
+    only once an error is on its way: the modules import the engine, which ``merge``,
+    ``explain`` and ``serve`` do not need."""
+    from fx_lsp.baselines import BaselineProblem
     from fx_lsp.check import UnreadableConfig
 
-    return UnreadableConfig
+    return UnreadableConfig, BaselineProblem
 
 
 def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
@@ -480,7 +509,7 @@ def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int
         hint = "" if arguments.verbose else " (--verbose shows what the workers printed)"
         print(f"fx-lsp {arguments.command}: {terminal(str(error))}{hint}", file=sys.stderr)
         return EXIT_USAGE
-    except (CommandError, shards.MergeError, _unreadable_config()) as error:
+    except (CommandError, shards.MergeError, *_check_errors()) as error:
         # One line, controls shown (a message may quote a file's text or name); no usage: the
         # arguments were fine.
         print(f"fx-lsp {arguments.command}: {terminal(' '.join(str(error).splitlines()))}",

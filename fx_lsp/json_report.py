@@ -172,6 +172,7 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "file_errors": summary.file_errors,
             "cached": summary.cached,
             "suppressed": run.report.suppressed,
+            "baselined": run.report.baselined,
             "classes": len(summary.classes),
             "modes": {mode: {"traced": counts.traced, "traceable": counts.traceable,
                              "failed": counts.failed, "not_traced": counts.not_traced,

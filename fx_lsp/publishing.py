@@ -10,6 +10,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from fx_lsp import diagnostics, notebooks
+from fx_lsp.baseline_hints import BaselineFiles
 from fx_lsp.documents import Document
 from fx_lsp.protocol import STATUS, FxProtocol
 from fx_lsp.workspace_texts import WorkspaceTexts
@@ -27,6 +28,7 @@ class Publishing(WorkspaceTexts):
     torch: TorchSupport
     workspace_handles: set[CheckHandle]
     _status: tuple[str, int, str] | None
+    baselines: BaselineFiles
 
     def send_status(self, message: str = "") -> None:
         pending = self.documents.pending + len(self.workspace_handles)
@@ -52,12 +54,12 @@ class Publishing(WorkspaceTexts):
             # with the edits, and a trace of this text publishes anew.
             return
         others = self.documents.results_traced_with(document)
-        report = collect(
+        report = self.baselines.as_hints(collect(
             [r for r in (document.result, *others) if r is not None],
             self.text_of,
             self.settings.selection,
             checked=[document.path] if document.result is not None else [],
-        )
+        ), self.root_of(document.path), self.text_of)
         document.entries = diagnostics.build(
             document.path, report, self.lines_of, self.options_for(document.path), self.encoding,
             self.cell_words,
@@ -92,7 +94,8 @@ class Publishing(WorkspaceTexts):
     def publish_closed(self, path: str, result: FileResult) -> None:
         """The diagnostics of a file that is not open (from a workspace trace); a notebook's
         on its file, each naming its cell (``notebooks.closed_notebook_diagnostics``)."""
-        report = collect([result], self.text_of, self.settings.selection)
+        report = self.baselines.as_hints(collect([result], self.text_of, self.settings.selection),
+                                         self.root_of(path), self.text_of)
         entries = diagnostics.build(
             path, report, self.lines_of, self.options_for(path), self.encoding
         )

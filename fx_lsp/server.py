@@ -23,6 +23,7 @@ from lsprotocol import types
 from fx_lsp import (
     notebooks,
 )
+from fx_lsp.baseline_hints import BaselineFiles
 from fx_lsp.documents import Document, Documents
 from fx_lsp.parse_process import ParseProcess
 from fx_lsp.protocol import (
@@ -83,6 +84,7 @@ class FxLanguageServer(Publishing):
         #: Jobs of a running workspace trace (``fx_lsp.workspace_trace``).
         self.workspace_handles: set[CheckHandle] = set()
         self._status: tuple[str, int, str] | None = None
+        self.baselines = BaselineFiles()
         self._disk_lines: dict[str, tuple[float, list[str]]] = {}
         self.watcher: asyncio.Future[None] | None = None
         #: The client sends didChangeWatchedFiles for the workspace's files (we registered).

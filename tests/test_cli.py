@@ -73,7 +73,7 @@ def test_json_output_shape() -> None:
     assert report["summary"] == {"files": 3, "traced": 4, "traceable": 2, "failed": 2,
                                  "not_traced": 0, "not_built": 0,
                                  "instance_does_not_fit": 0, **trust, "file_errors": 0,
-                                 "cached": 0, "suppressed": 0, "classes": 4,
+                                 "cached": 0, "suppressed": 0, "baselined": 0, "classes": 4,
                                  "modes": {"fx": {"traced": 4, "traceable": 2, "failed": 2,
                                                   "not_traced": 0, "not_built": 0,
                                                   "instance_does_not_fit": 0,

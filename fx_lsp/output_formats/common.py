@@ -93,4 +93,4 @@ def instance_note(module: ModuleResult | None) -> str | None:
 
 
 def tail(run: CheckRun) -> str:
-    return run.summary.line(run.report.suppressed)
+    return run.summary.line(run.report.suppressed, run.report.baselined)

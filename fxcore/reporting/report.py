@@ -122,6 +122,8 @@ class Report:
     #: How many problems suppression comments silenced, and how many the selection left out.
     suppressed: int = 0
     unselected: int = 0
+    #: How many problems a baseline (``fxcore.reporting.baseline``) took out of ``problems``.
+    baselined: int = 0
 
 
 def _enclosing_first(reached: list[Reach], span: Span) -> list[Reach]:

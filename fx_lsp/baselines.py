@@ -1,0 +1,129 @@
+"""``fx-lsp check --write-baseline``, ``--baseline`` and ``--show-fixed-baseline``: the baseline
+file of ``fxcore.reporting.baseline`` found, written, and subtracted from a run's report before
+any output format prints it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from fx_lsp.check import CheckRun, display_path
+from fx_lsp.escaping import log_line_start, terminal
+from fxcore.reporting import baseline
+from fxcore.reporting.report import Problem
+from fxcore.workspace.file_access import UnreadableFile, read_text, write_output_text
+from fxcore.workspace.paths import find_workspace_root, source_text
+
+
+class BaselineProblem(Exception):
+    """A baseline file that cannot be read or written: the command stops (exit status 2)."""
+
+
+@dataclass
+class BaselineFile:
+    """Where the run's baseline is, and the workspace root its file names are relative to."""
+
+    path: str
+    root: str
+    #: Given on the command line (``--baseline``): it must exist to be read; the default one
+    #: is used only when present.
+    named: bool
+
+
+def locate(paths: list[str], named: str | None) -> BaselineFile:
+    """The baseline of a run over ``paths``: ``named``, else ``.fx-lsp-baseline.json`` at the
+    workspace root of the first path; file names in it are relative to that root."""
+    root = find_workspace_root(os.path.abspath(paths[0]))
+    if named is not None:
+        return BaselineFile(os.path.abspath(named), root, True)
+    return BaselineFile(os.path.join(root, baseline.BASELINE_NAME), root, False)
+
+
+def read(where: BaselineFile) -> list[baseline.Entry] | None:
+    """The file's entries; None when the default file is absent."""
+    if not os.path.lexists(where.path) and not where.named:
+        return None
+    try:
+        return baseline.loads(read_text(where.path, errors="strict"))
+    except (OSError, UnreadableFile, UnicodeDecodeError) as error:
+        raise BaselineProblem(f"cannot read the baseline {where.path}: "
+                              f"{getattr(error, 'strerror', None) or error}") from error
+    except baseline.BaselineError as error:
+        raise BaselineProblem(f"the baseline {where.path}: {error}") from error
+
+
+def _text(path: str) -> str | None:
+    return source_text(path, {})
+
+
+def _items(run: CheckRun, where: BaselineFile) -> list[tuple[Problem, baseline.Entry]]:
+    return [(problem, baseline.entry_of(problem, where.root, _text))
+            for problem in run.report.problems]
+
+
+def _settled(run: CheckRun, where: BaselineFile, entries: list[baseline.Entry]) -> set[str]:
+    """The files whose entries this run can judge: those it checked, and those of
+    ``entries`` that are gone from the disk (a deleted file's problems are fixed)."""
+    checked = {baseline.relative_file(result.path, where.root) for result in run.results}
+    return checked | {entry.file for entry in entries
+                      if not os.path.lexists(os.path.join(where.root, entry.file))}
+
+
+def write(run: CheckRun, where: BaselineFile, stream: TextIO) -> None:
+    """Record every problem of ``run``, keeping an existing file's entries of files this run
+    did not check; written never through a link (``write_output_text``)."""
+    try:
+        old = read(BaselineFile(where.path, where.root, False)) or []
+    except BaselineProblem:
+        old = []  # rewritten whole: a damaged baseline is what --write-baseline repairs
+    entries = [entry for _, entry in _items(run, where)]
+    entries += baseline.kept_on_rewrite(old, _settled(run, where, old))
+    try:
+        write_output_text(where.path, baseline.dumps(entries))
+    except (OSError, ValueError) as error:
+        raise BaselineProblem(f"cannot write the baseline {where.path}: "
+                              f"{getattr(error, 'strerror', None) or error}") from error
+    stream.write(f"Wrote {len(entries)} problem{'s' * (len(entries) != 1)} to the baseline "
+                 f"{terminal(display_path(where.path))}.\n")
+
+
+def apply(run: CheckRun, where: BaselineFile, entries: list[baseline.Entry]) \
+        -> list[baseline.Entry]:
+    """Take the baselined problems out of ``run``'s report (counted in ``report.baselined``)
+    and return the entries of checked files that no problem matched: fixed since."""
+    matched = baseline.match(_items(run, where), entries, _settled(run, where, entries))
+    run.report.problems = list(matched.reported)
+    run.report.baselined = len(matched.baselined)
+    return matched.fixed
+
+
+def print_fixed(fixed: list[baseline.Entry], stream: TextIO) -> None:
+    """``--show-fixed-baseline``: each entry whose problem is gone, so that the file can be
+    rewritten smaller (``--write-baseline``)."""
+    count = len(fixed)
+    stream.write(f"{count} baselined problem{'s are' if count != 1 else ' is'} fixed"
+                 + (" (run with --write-baseline to remove them from the baseline):\n"
+                    if count else ".\n"))
+    for entry in fixed:
+        place = log_line_start(terminal(entry.file))
+        owner = f" in {terminal(entry.class_name)}" if entry.class_name else ""
+        stream.write(f"  {place}: {entry.code} ({entry.mode}){owner}\n")
+
+
+def subtract(run: CheckRun, paths: list[str], writes: bool, named: str | None,
+             show_fixed: bool, summaries: TextIO) -> None:
+    """The command line's baseline options on ``run``: write the baseline if asked, then take
+    what it holds out of the report, and list its fixed entries if asked."""
+    where = locate(paths, named)
+    if writes:
+        write(run, where, summaries)
+    entries = read(where)
+    if entries is None:
+        if show_fixed:
+            sys.stderr.write(f"No baseline at {terminal(display_path(where.path))}.\n")
+        return
+    fixed = apply(run, where, entries)
+    if show_fixed:
+        print_fixed(fixed, sys.stderr)
