@@ -147,21 +147,21 @@ def test_every_required_argument_gets_an_input_or_none_does() -> None:
 
 
 class KeepsPositive(nn.Module):
-    """Filters rows by their values after its first layer: ``nonzero`` of a meta tensor."""
+    """Repeats rows by counts from their values after its first layer: ``repeat_interleave``
+    of a meta tensor (``nonzero`` on meta assumes every element nonzero, and goes on)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.linear = nn.Linear(8, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        scores = self.linear(x)
-        return scores[torch.nonzero(scores.sum(1) > 0)[:, 0]]
+        scores = self.linear(x).flatten(0, -2)
+        return scores.repeat_interleave((scores.sum(-1) > 0).long(), dim=0)
 
 
 def test_a_run_on_meta_that_stops_for_want_of_data_accepts_its_inputs() -> None:
-    """On meta the run stops at ``nonzero``, which only real data answers: the inputs fit as
-    far as meta goes, and the captures, on fake tensors, go on there. Real weights run on fake
-    tensors, where it goes on (``nonzero`` gets an unbacked size)."""
+    """On meta the run stops at ``repeat_interleave``, which only real data answers: the
+    inputs fit as far as meta goes, and the captures, on fake tensors, go on there."""
     with torch.device("meta"):
         on_meta = KeepsPositive()
     found = layer_inputs(KeepsPositive, on_meta, "meta", {}, seconds=30,
@@ -170,8 +170,8 @@ def test_a_run_on_meta_that_stops_for_want_of_data_accepts_its_inputs() -> None:
     # A Linear's first candidate: a batch of sequences of its features.
     assert {name: str(spec) for name, spec in found.specs.items()} == \
         {"x": "float32[2, 8, 8]"}
-    assert found.note.endswith(" as far as the meta device goes (a line finds the nonzero "
-                               "elements of a tensor, which only real data answers)")
+    assert found.note.endswith(" as far as the meta device goes (a line repeats elements by "
+                               "counts held in a tensor, which only real data answers)")
     assert runs_on(on_meta, "meta", found.specs, {}, seconds=30) is True
 
 

@@ -436,13 +436,15 @@ def test_a_submodule_is_traced_on_the_inputs_its_parent_passes(tmp_path: Path) -
 
 def test_a_parent_that_cannot_run_on_meta_leaves_its_submodule_inputs_inferred_for_it_alone(
         tmp_path: Path) -> None:
-    # Scaled traces (``.item()`` is a node), but running it on meta tensors stops at
-    # ``.item()``: Head keeps inputs inferred for it alone, and FX300 on them is a hint that
-    # says why the inputs Scaled passes are unknown.
+    # Net traces (``repeat_interleave`` is a node), but running it on meta tensors stops
+    # there (meta has no counts to repeat by; a value read with ``.item()`` would be stood
+    # in): Head keeps inputs inferred for it alone, and FX300 on them is a hint that says why
+    # the inputs Net passes are unknown.
     workspace = Workspace(tmp_path)
     workspace.write("heads.py", textwrap.dedent(HEADS).replace(
         "return self.head(self.stem(x))",
-        "scale = x.abs().amax().item()\n        return self.head(self.stem(x)) * scale"))
+        "repeats = torch.repeat_interleave(x.abs().amax(dim=(1, 2, 3)).long())\n"
+        "        return self.head(self.stem(x)) * repeats.numel()"))
     report = check_json(workspace)
     modules = modules_by_class(report)
     assert modules["Net"]["shape_errors"] == []
@@ -452,7 +454,8 @@ def test_a_parent_that_cannot_run_on_meta_leaves_its_submodule_inputs_inferred_f
     assert (problem["severity"], problem["classes"]) == ("hint", ["Head"])
     assert ("inferred for this submodule alone: Net, which builds it, passes it inputs of its "
             "own (the inputs it passes were not recorded: running the parent on its example "
-            "inputs raised RuntimeError: Tensor.item() cannot be called on meta tensors)"
+            "inputs raised RuntimeError: cannot repeat_interleave a meta tensor without "
+            "output_size)"
             ) in problem["message"]
 
 

@@ -77,7 +77,7 @@ def _fx_lsp(workspace: Path) -> tuple[dict, float, set[int]]:
 def _real(corpus: Path, device: str, backend: str) -> dict[str, dict]:
     completed = subprocess.run(
         [sys.executable, str(Path(REPOSITORY) / "scripts" / "compile_ground_truth.py"),
-         "--device", device, "--backend", backend, "--corpus", str(corpus)],
+         "--device", device, "--backend", backend, "--seconds", "--corpus", str(corpus)],
         capture_output=True, text=True, check=True)
     return json.loads(completed.stdout)
 
@@ -90,6 +90,10 @@ def main() -> None:
                              "graphs uncompiled: a quick run of the benchmark itself)")
     arguments = parser.parse_args()
     print(machine_line())
+    if arguments.device == "cuda" and _gpu_name() == "no NVIDIA GPU":
+        print("no NVIDIA GPU here: nothing to measure (`-- --device cpu --backend record` "
+              "runs the benchmark itself on the CPU)")
+        return
     import torch  # the version only: this process runs nothing on the GPU
 
     print(f"GPU: {_gpu_name()}  torch {torch.__version__}  Python {platform.python_version()}"
