@@ -221,10 +221,11 @@ def _copy_stand_in(name: str, original: Callable[..., Any], state: StandIns,
             return self.dtype
         if parse_to is None:
             return None
-        try:
-            device, dtype, *_ = parse_to(*args, **kwargs)
-        except TypeError:  # arguments torch refuses: its own error, from the original
-            return None
+        try:  # `copy` is .to's own, not nn.Module.to's, whose parser this is
+            device, dtype, *_ = parse_to(*args, **{key: value for key, value in kwargs.items()
+                                                   if key != "copy"})
+        except (TypeError, RuntimeError):  # arguments torch refuses: its own error, from
+            return None                    # the original
         return (dtype or self.dtype) if device is not None and device.type == "cpu" else None
 
     def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:

@@ -190,10 +190,10 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
         else:
             if args and isinstance(args[0], torch.Tensor):  # .to(other): other's device
                 args = (args[0].device, args[0].dtype, *args[1:])
-            try:
+            try:  # `copy` is .to's own, not nn.Module.to's, whose parser this is
                 device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(
-                    *args, **kwargs)
-            except TypeError:
+                    *args, **{key: value for key, value in kwargs.items() if key != "copy"})
+            except (TypeError, RuntimeError):
                 return original(self, *args, **kwargs)  # torch's own error for bad arguments
             if not _cuda_device(device):
                 return original(self, *args, **kwargs)
