@@ -49,8 +49,9 @@ def tree_hash(root: str, revision: str) -> str:
 def changed_python_files(root: str, base: str, head: str | None) -> list[str]:
     """Repository-relative paths of the ``.py`` files that differ; ``head`` None is the
     working tree, whose new files not yet added count too."""
-    changed = set(_lines(_git(root, "diff", "--name-only", base, *([head] if head else []),
-                              "--", "*.py")))
+    # A renamed file under both names: its classes at BASE are under the old one.
+    changed = set(_lines(_git(root, "diff", "--name-only", "--no-renames", base,
+                              *([head] if head else []), "--", "*.py")))
     if head is None:
         changed |= set(_lines(_git(root, "ls-files", "--others", "--exclude-standard",
                                    "--", "*.py")))
