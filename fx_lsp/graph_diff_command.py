@@ -51,7 +51,7 @@ def add_parser(commands: argparse._SubParsersAction, parents: list[argparse.Argu
 
 
 def _checked(folder: str, changed: list[str], arguments: argparse.Namespace,
-             modes: tuple[str, ...] | None, engine: Engine, quiet: bool
+             modes: tuple[str, ...] | None, engine: Engine, progress: bool
              ) -> tuple[dict[graph_diff.ClassKey, graph_diff.ClassState], CheckRun | None]:
     """The states of the classes of ``changed`` and of their importers in ``folder``."""
     from fx_lsp.check import check_jobs, run_jobs
@@ -62,7 +62,7 @@ def _checked(folder: str, changed: list[str], arguments: argparse.Namespace,
         return {}, None
     jobs, projects = check_jobs([os.path.join(folder, path) for path in files],
                                 arguments.timeout, modes)
-    run = run_jobs(jobs, projects, None, True, not quiet, engine)
+    run = run_jobs(jobs, projects, None, True, progress, engine)
     modules = [module for result in run.results for module in result.modules]
     return graph_diff.states(modules, folder), run
 
@@ -86,13 +86,15 @@ def run(arguments: argparse.Namespace, modes: tuple[str, ...] | None,
     changed = git_revisions.changed_python_files(root, arguments.base, arguments.head)
     if not changed:
         return [], []
-    quiet = arguments.quiet or arguments.verbose
+    # No progress bar with -v (its lines would break it) or -q, as ``check``.
+    progress = not (arguments.quiet or arguments.verbose)
     runs_on = engine or Engine(workers=arguments.workers)
     sides, lines = [], []
     try:
         for name, revision in (("BASE", arguments.base), ("HEAD", arguments.head)):
             with _revision(root, revision) as folder:
-                found, check_run = _checked(folder, changed, arguments, modes, runs_on, quiet)
+                found, check_run = _checked(folder, changed, arguments, modes, runs_on,
+                                            progress)
             sides.append(found)
             if check_run is not None:
                 summary = check_run.summary

@@ -124,6 +124,10 @@ def test_a_commit_s_graph_changes_in_each_format_and_from_the_cache(tmp_path: Pa
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"],
                             capture_output=True, text=True, check=True)
     assert status.stdout == ""
+    # Of each revision's checkout (HEAD~1 and HEAD) only its result cache is left.
+    checkouts = list((root / ".fx-lsp-cache" / "diff").iterdir())
+    assert [[entry.name for entry in checkout.iterdir()] for checkout in checkouts] == [
+        [".fx-lsp-cache"]] * 2
 
 
 def test_an_unchanged_tree_reports_and_traces_nothing(tmp_path: Path) -> None:
@@ -132,8 +136,15 @@ def test_an_unchanged_tree_reports_and_traces_nothing(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "No class's graphs changed."
     assert completed.stderr == ""  # no revision was checked
-    report, _ = diff_json(root)
-    assert report["changes"]  # the same repository's commit does change graphs
+    # The working tree is HEAD when no HEAD is given: an edit not committed, and a file not
+    # added, are compared with the last commit.
+    models = root / "models.py"
+    models.write_text(models.read_text().replace("return x - 1", "return x - len(x)"))
+    (root / "new.py").write_text(textwrap.dedent(OTHER).replace("Untouched", "Added"))
+    completed = fx_lsp("diff", "HEAD", "--output-format", "json", cwd=root)
+    report = json.loads(completed.stdout)
+    changes = {(c["class"], c["before"] is None) for c in report["changes"]}
+    assert changes == {("Same", False), ("Added", True)}, report
 
 
 def test_a_class_of_a_file_importing_the_changed_one_is_included(tmp_path: Path) -> None:
