@@ -409,6 +409,8 @@ def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
           engine: Engine | None) -> int:
     from fx_lsp.git_revisions import GitError
 
+    if arguments.workers is not None and arguments.workers < 1:
+        parser.error("--workers must be at least 1")
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
     modes = _modes(arguments.mode)
