@@ -40,6 +40,8 @@ SUITES = (
                   "real torch (~1.5 min)"),
         Benchmark("network_isolation", "what a network namespace costs each forked job"),
         Benchmark("graph_page_cap", "the graph page of a 100,000-node class, whole and capped"),
+        Benchmark("graph_diff", "fx-lsp diff of one changed file, first and cached, against a "
+                  "cached check of the repository"),
     )),
     Suite("scale", "fx-lsp check over many files, packages and workers", (
         Benchmark("parallel_speedup", "1 worker against 2 over 60 generated files (~1-2 min)"),

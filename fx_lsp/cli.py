@@ -1,5 +1,5 @@
 """``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``,
-``fx-lsp merge`` and ``fx-lsp graph``: argument parsing, then ``fx_lsp.check`` and
+``fx-lsp merge``, ``fx-lsp graph`` and ``fx-lsp diff``: argument parsing, then ``fx_lsp.check`` and
 ``fx_lsp.output_formats``."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
-from fx_lsp import output_formats, shards
+from fx_lsp import graph_diff_command, output_formats, shards
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
 from fxcore.host import network_isolation
@@ -166,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--mode", metavar="MODE", default=None,
                        help="the capture mode whose graph is drawn (default: the first "
                        "configured, fx)")
+    graph_diff_command.add_parser(commands, [verbosity])
     explain = commands.add_parser("explain", help="show the documentation of a code")
     explain.add_argument("code", metavar="CODE", help="such as FX002")
     merge = commands.add_parser(
@@ -404,6 +405,28 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     return EXIT_FAILED if check_run.failed and not arguments.exit_zero else EXIT_OK
 
 
+def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
+          engine: Engine | None) -> int:
+    from fx_lsp.git_revisions import GitError
+
+    if arguments.workers is not None and arguments.workers < 1:
+        parser.error("--workers must be at least 1")
+    _check_timeout(parser, arguments.timeout)
+    _check_output_file(arguments.output_file)
+    modes = _modes(arguments.mode)
+    if not _torch_supported():
+        return EXIT_USAGE
+    try:
+        changes, lines = graph_diff_command.run(arguments, modes, engine)
+    except GitError as error:
+        raise CommandError(str(error)) from error
+    graph_diff_command.print_lines(lines, arguments.quiet)
+    _write_output(arguments.output_file,
+                  lambda stream: graph_diff_command.write(changes, arguments, stream))
+    regressed = any(change.regressed for change in changes)
+    return EXIT_FAILED if regressed and arguments.fail_on == "regression" else EXIT_OK
+
+
 def _shows_progress(arguments: argparse.Namespace) -> bool:
     """The progress bar, unless ``-v`` (its lines would break the bar) or ``-q``."""
     return not (arguments.verbose or arguments.quiet)
@@ -491,10 +514,11 @@ def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int
     command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
         "serve": _serve, "explain": _explain, "merge": _merge,
         "check": lambda parser, arguments: _check(parser, arguments, engine),
-        "graph": lambda parser, arguments: _graph(parser, arguments, engine)}
+        "graph": lambda parser, arguments: _graph(parser, arguments, engine),
+        "diff": lambda parser, arguments: _diff(parser, arguments, engine)}
     # The server stops on its client's word; SIGTERM kills it, and its zygote then kills the
     # workers when the server's end of their socket closes.
-    stops = _signals_stop_the_run() if arguments.command in ("check", "graph") \
+    stops = _signals_stop_the_run() if arguments.command in ("check", "graph", "diff") \
         else contextlib.nullcontext()
     try:
         with _logging_for(arguments), stops:
