@@ -18,7 +18,8 @@ import pytest
 
 from fxcore.worker.devices.accelerator_calls import RECORD_VARIABLE
 
-pytestmark = pytest.mark.matrix
+# Over 20 s each (real torch beside fx-lsp): the slow tier, and every torch series.
+pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 GPU_CORPUS = ROOT / "tests" / "corpus" / "gpu" / "gpu_written.py"

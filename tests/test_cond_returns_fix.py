@@ -10,7 +10,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from test_pt2_guard_fixes import cli, codes, real_torch
+
+# Real torch beside fx-lsp on whole workspaces, about 20 s: the slow tier.
+pytestmark = pytest.mark.slow
 
 RETURNS = '''\
 from torch import nn

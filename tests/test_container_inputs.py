@@ -23,6 +23,9 @@ from fxcore.model.container_spec import parse_input
 
 import cli_support
 
+# Real torch beside fx-lsp on whole workspaces, about 20 s: the slow tier.
+pytestmark = pytest.mark.slow
+
 PYRAMIDS = '''from __future__ import annotations
 
 from collections.abc import Sequence

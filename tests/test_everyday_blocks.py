@@ -19,7 +19,8 @@ from test_library_input_sources import checked_against_real_torch
 
 from fxcore.worker.capture.compile.capture import ON_FAKE_CPU
 
-pytestmark = pytest.mark.matrix
+# Over 20 s each (real torch beside fx-lsp): the slow tier, and every torch series.
+pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "everyday"
 #: Classes fx-lsp cannot judge yet, not part of the corpus.

@@ -20,10 +20,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+import pytest
 from test_library_input_sources import checked_against_real_torch
 
 from fxcore.worker.building.code_values import code_values
 from fxcore.workspace.call_sites import build_index
+
+# Real torch beside fx-lsp on whole workspaces, about 20 s: the slow tier.
+pytestmark = pytest.mark.slow
 
 BLOCKS = '''"""Network blocks written as a medical-imaging library writes them."""
 from __future__ import annotations

@@ -31,7 +31,29 @@ FILE = HERE / "workspace" / "tpmodels" / "tv_detection_as_built.py"
 OFFLINE = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 RUN_TIMEOUT = 900
 
-pytestmark = pytest.mark.thirdparty
+
+
+def _torchvision_ops_load() -> bool:
+    """Whether torchvision's compiled operators run here (``nms`` has a CPU kernel)."""
+    import importlib
+
+    import torch
+
+    try:  # the workspace's shim first: torchvision imports beside a CPU torch through it
+        importlib.import_module("tpmodels")
+        importlib.import_module("torchvision")
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key("torchvision::nms", "CPU"))
+    except (ImportError, RuntimeError):
+        return False
+
+
+# Where torchvision's operators cannot load (its CUDA wheel beside the CPU torch), fx-lsp's
+# search, which stands in values on meta (``nonzero`` assumes every box kept), runs the model
+# on to ``torchvision::nms`` and stops there on every input tried: the class gets no inputs.
+# Seen after the everyday-code and module-mode work met; judged where the operators load.
+pytestmark = [pytest.mark.thirdparty,
+              pytest.mark.skipif(not _torchvision_ops_load(),
+                                 reason="torchvision's C++ operators do not load here")]
 
 
 def _run(argv: list[str], cwd: Path) -> str:
