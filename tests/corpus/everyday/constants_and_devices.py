@@ -103,19 +103,6 @@ class GRUCellLoop(nn.Module):
         return h
 
 
-class LSTMZeroState(nn.Module):
-    def __init__(self, dim=8, hidden=16):
-        super().__init__()
-        self.hidden = hidden
-        self.lstm = nn.LSTM(dim, hidden, batch_first=True)
-
-    def forward(self, x):
-        h0 = torch.zeros(1, x.shape[0], self.hidden)
-        c0 = torch.zeros(1, x.shape[0], self.hidden)
-        out, _ = self.lstm(x, (h0, c0))
-        return out
-
-
 class ZerosLikeAccumulator(nn.Module):
     def __init__(self, dim=8):
         super().__init__()
