@@ -36,12 +36,11 @@ from torch import nn
 
 from fxcore.model.container_spec import ContainerKind, ContainerSpec
 from fxcore.model.results import InstantiatedOn
-from fxcore.worker.eager_run import OutOfTime
 from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate
 from fxcore.worker.layer_inputs import (
     SIZES_TRIED,
     LayerInputs,
-    eager_error,
+    eager_error_before,
     known_layers,
     required_arguments,
 )
@@ -82,12 +81,8 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
             if specs in tried:
                 continue
             tried.append(specs)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            try:
-                ran = eager_error(model, instantiated_on, specs, concrete_args, left)
-            except OutOfTime:
+            ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
+            if ran is None:
                 return None
             if not isinstance(ran, Exception):
                 sized = f", their spatial sizes {words}" if words else ""

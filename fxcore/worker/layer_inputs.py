@@ -203,12 +203,8 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
         for companion in companions(candidate.spec) if others else [None]:
             specs = {first: candidate.spec,
                      **{name: companion for name in others if companion}}
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            try:
-                ran = eager_error(model, instantiated_on, specs, concrete_args, left)
-            except OutOfTime:
+            ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
+            if ran is None:
                 return None
             if not isinstance(ran, Exception):
                 return LayerInputs(specs, _note(candidate, first, others, companion)
@@ -267,6 +263,20 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mappin
         return run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
     except Exception as error:  # user code may raise anything: these inputs do not fit
         return error
+
+
+def eager_error_before(deadline: float, model: nn.Module, instantiated_on: InstantiatedOn,
+                       specs: Mapping[str, InputSpec], concrete_args: dict[str, object]
+                       ) -> Exception | list[Place] | None:
+    """``eager_error`` with what is left until ``deadline`` (``time.monotonic()``); None when
+    nothing is left, or the run outlasts it."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    try:
+        return eager_error(model, instantiated_on, specs, concrete_args, left)
+    except OutOfTime:
+        return None
 
 
 def _stopped_on_meta(model: nn.Module, error: Exception) -> MetaLimit | None:
