@@ -1,6 +1,6 @@
 """Issue 40, item 7: ``forward`` arguments that are containers of tensors, as a
 medical-imaging library's feature pyramids and deep-supervision heads take them
-(``fxcore.worker.container_inputs``), each verdict compared with real torch.export
+(``fxcore.worker.inputs.container``), each verdict compared with real torch.export
 (non-strict) and torch.compile on the CPU on real tensors of the JSON's inputs, in the same run
 (``test_library_input_sources.checked_against_real_torch``): a feature pyramid's
 ``dict[str, Tensor]`` indexed like its ``ModuleDict``, whose levels must halve; one only

@@ -19,7 +19,7 @@ from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig
 from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import parse_spec
-from fxcore.worker.graph.example_inputs import declared_size
+from fxcore.worker.inputs.graph_layers import declared_size
 
 from engine_support import Workspace, line_of
 

@@ -15,7 +15,7 @@ from torch import nn
 
 from fx_lsp.json_report import parse_report
 from fxcore.model.tensor_spec import parse_spec
-from fxcore.worker.layer_inputs import layer_inputs, runs_on
+from fxcore.worker.inputs.first_layer import layer_inputs, runs_on
 
 import cli_support
 

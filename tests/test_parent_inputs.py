@@ -1,4 +1,4 @@
-"""``fxcore.worker.parent_inputs``: the inputs a root passes its submodules, recorded by
+"""``fxcore.worker.inputs.parent``: the inputs a root passes its submodules, recorded by
 running it once on its example inputs, on real torch modules."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from torch import nn
 
 from fxcore.model.results import ExampleInputs
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.parent_inputs import passed_inputs, passed_note
+from fxcore.worker.inputs.parent import passed_inputs, passed_note
 
 
 class Attention(nn.Module):

@@ -17,8 +17,8 @@ from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.construction import resolve
-from fxcore.worker.graph.example_inputs import INFERENCE_RULES
 from fxcore.worker.graph.shapes import describe
+from fxcore.worker.inputs.graph_layers import INFERENCE_RULES
 from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location

@@ -55,9 +55,9 @@ from fxcore.worker.devices.cuda_view import cuda_view
 from fxcore.worker.devices.device_choice import judged_device
 from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
-from fxcore.worker.inputs import decide_before_capture
+from fxcore.worker.inputs.own_choices import judged_on_own_choices
+from fxcore.worker.inputs.sources import decide_before_capture
 from fxcore.worker.module_modes import judged
-from fxcore.worker.own_choices import judged_on_own_choices
 from fxcore.worker.submodule_tracing import SubmoduleTracing
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace.discovery import ClassSource

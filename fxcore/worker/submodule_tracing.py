@@ -26,7 +26,7 @@ from fxcore.worker.building.sources import (
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
-from fxcore.worker.parent_inputs import PassedInputs, passed_inputs, passed_note
+from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many distinct workspace classes are traced from one root's submodules, so a
@@ -54,7 +54,7 @@ class SubmoduleTracing:
         arguments came from an earlier source: ``parent_rank``), whatever the file order.
 
         Each is traced on the inputs the root passes it, recorded by running the root once on
-        its own example inputs (``parent_inputs``); where that fails, on inputs inferred for
+        its own example inputs (``inputs.parent``); where that fails, on inputs inferred for
         it alone."""
         context = self.context
         root = root_results[0]

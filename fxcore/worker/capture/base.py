@@ -18,7 +18,7 @@ class Capture(Protocol):
 
     A mode that must run the model to capture it (torch.export, torch.compile) sets the class
     attribute ``needs_inputs = True``: its targets then come with ``example_inputs`` decided
-    before capture (``fxcore.worker.inputs``). A mode without it (fx) captures without."""
+    before capture (``fxcore.worker.inputs.sources``). A mode without it (fx) captures without."""
 
     mode: ClassVar[str]
 

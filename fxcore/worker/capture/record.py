@@ -51,8 +51,8 @@ class CaptureTarget:
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)
     #: Example inputs by ``forward`` argument, decided before capture for a mode that needs
-    #: them (``fxcore.worker.inputs``), a container spec for a dict, list or tuple of tensors;
-    #: None when not decided.
+    #: them (``fxcore.worker.inputs.sources``), a container spec for a dict, list or tuple of
+    #: tensors; None when not decided.
     example_inputs: dict[str, InputSpec] | None = None
     #: Where ``example_inputs`` came from.
     inputs_origin: InputsOrigin | None = None
@@ -65,10 +65,10 @@ class CaptureTarget:
     #: How their inferred sizes were chosen (``ExampleInputs.note``).
     inputs_note: str | None = None
     #: For a submodule traced as its parent built it, on inputs inferred for it alone: why
-    #: the inputs the parent passes it were not recorded (``fxcore.worker.parent_inputs``).
+    #: the inputs the parent passes it were not recorded (``fxcore.worker.inputs.parent``).
     parent_inputs_missing: str | None = None
     #: Where no example inputs were found: what the most likely candidate raised when the
-    #: module ran on it (``fxcore.worker.layer_inputs``).
+    #: module ran on it (``fxcore.worker.inputs.first_layer``).
     inputs_refused: str | None = None
 
 

@@ -1,3 +1,2 @@
 """Facts read from a ``CaptureRecord``, whatever mode captured it: nodes per source line, the
-graph for drawing, unused members (``facts``), example inputs and shapes (``example_inputs``,
-``shapes``, ``shape_facts``)."""
+graph for drawing, unused members (``facts``), shapes (``shapes``, ``shape_facts``)."""

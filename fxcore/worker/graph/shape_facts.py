@@ -1,5 +1,5 @@
 """Shapes of a captured graph: the example inputs (decided before capture for a mode that
-needs them, else from the captured graph: ``fxcore.worker.inputs``), shapes propagated on
+needs them, else from the captured graph: ``fxcore.worker.inputs.sources``), shapes propagated on
 meta tensors through the graph (``shapes``), and FX300 where they stop fitting together.
 
 Shapes are extras: a model may hold anything, so every failure here becomes a note on the
@@ -19,7 +19,7 @@ from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.graph.facts import line_nodes
 from fxcore.worker.graph.shapes import ShapeError, propagate
-from fxcore.worker.inputs import decided_inputs, target_inputs
+from fxcore.worker.inputs.sources import decided_inputs, target_inputs
 from fxcore.worker.locate import instruction_position
 
 #: Where the example inputs came from, as a shape failure's message says it.

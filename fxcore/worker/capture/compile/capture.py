@@ -9,7 +9,7 @@ or written.
 Without that private hook the mode degrades to the first break only
 (``fullgraph=True``) and says so in the failure's message.
 
-On meta, a meta tensor's truth and Python numbers are stood in for (``meta_values``): where
+On meta, a meta tensor's truth and Python numbers are stood in for (``inputs.values_read``): where
 the run stood in numbers (``.item()``, ``.tolist()``) and the code's own checks and conditions
 on them want others (``torch._check(n > 2)`` after the break), ``value_plan`` finds values they
 accept and the class is compiled once more with those, the messages saying what was taken.
@@ -69,8 +69,8 @@ from fxcore.worker.capture.record import (
 )
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
+from fxcore.worker.inputs.values_read import Place, meta_values
 from fxcore.worker.locate import RawPosition
-from fxcore.worker.meta_values import Place, meta_values
 
 NO_INPUTS = "not checkable: no example inputs"
 #: Said of a class compiled on fake CPU tensors because its code makes CPU tensors of its own.

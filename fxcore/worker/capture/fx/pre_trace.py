@@ -1,5 +1,5 @@
 """The fx capture as a means to an end: a graph of a class to infer the example inputs of the
-capture modes that need them from (``fxcore.worker.inputs``), complete or recovered past the
+capture modes that need them from (``fxcore.worker.inputs.sources``), complete or recovered past the
 places torch.fx cannot trace. Kept in the fx capture's folder, so that the worker's inputs
 stage uses no torch.fx capture API itself."""
 

@@ -15,10 +15,10 @@ the length, and the layer that takes each item, from ``forward``'s code and the 
   (``self.head(xs[0])``), else the items of the model's first ``ModuleList``.
 
 Each item's shape is that of the first layer of its submodule whose input size is known
-(``example_inputs.layer_template``), the free sizes those of ``layer_inputs.SIZES_TRIED``; a
+(``graph_layers.layer_template``), the free sizes those of ``first_layer.SIZES_TRIED``; a
 pyramid's levels halve (as in the container's order), or double, or are all the same size,
 tried in that order. A candidate is accepted only when the model runs on it eagerly, as for
-tensors (``layer_inputs``).
+tensors (``first_layer``).
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ from torch import nn
 
 from fxcore.model.container_spec import ContainerKind, ContainerSpec
 from fxcore.model.results import InstantiatedOn
-from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate
-from fxcore.worker.layer_inputs import (
+from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
     LayerInputs,
     eager_error_before,
     known_layers,
     required_arguments,
 )
+from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 _SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)

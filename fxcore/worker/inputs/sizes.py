@@ -1,4 +1,4 @@
-"""Sizes for the dimensions inferred inputs leave free (``example_inputs.InputTemplate``): the
+"""Sizes for the dimensions inferred inputs leave free (``graph_layers.InputTemplate``): the
 image size the model declares, else the defaults; when the model does not accept those (shape
 propagation meets a mismatch), the first of a short, fixed list of candidate sizes that it
 accepts, tried on meta tensors. So a shape error on inferred inputs (FX300) is reported only
@@ -14,7 +14,8 @@ import torch
 from torch import fx, nn
 
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.graph.example_inputs import (
+from fxcore.worker.graph.shapes import ShapeError, propagate
+from fxcore.worker.inputs.graph_layers import (
     LENGTH,
     SEQUENCE,
     DeclaredSize,
@@ -22,7 +23,6 @@ from fxcore.worker.graph.example_inputs import (
     InputTemplate,
     declared_size,
 )
-from fxcore.worker.graph.shapes import ShapeError, propagate
 
 #: Image sizes (and 3d depths, 1d lengths) tried, in order, when the first sizes do not fit:
 #: common input sizes, smallest first so that a real run on the chosen inputs stays cheap.

@@ -29,8 +29,8 @@ from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec,
 from fxcore.model.results import ExampleInputs, InstantiatedOn
 from fxcore.model.tensor_spec import DTYPES, TensorSpec
 from fxcore.worker.context import describe_exception
-from fxcore.worker.eager_run import OutOfTime, run_eagerly
-from fxcore.worker.meta_values import Place, read_note
+from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.inputs.values_read import Place, read_note
 
 
 @dataclass

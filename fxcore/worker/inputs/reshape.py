@@ -4,7 +4,7 @@ worked back from what the layer after it takes: a patch embedding ``Rearrange('b
 16) = 3`` channels whose height and width are multiples of 16. The pattern says the input's rank
 and how its axes group; the layer's ``axes_lengths`` and the next layer's known sizes give the
 lengths of some axes; the others are free, and each candidate gives them one size (the same for
-all), to be accepted only where the model runs on it (``layer_inputs``).
+all), to be accepted only where the model runs on it (``first_layer``).
 
 Read from the layer's own ``pattern`` and ``axes_lengths`` with einops' own parser
 (feature-detected: without it, or for a pattern with ``...``, nothing is worked back).

@@ -22,7 +22,7 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.capture.meta_limits import needs_real_data
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
-from fxcore.worker.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.locate import traceback_positions
 
 #: The failure kind of "any other error" of each capture mode that runs ``forward``.

@@ -1,11 +1,11 @@
 """Running a model eagerly on example inputs without computing anything: on meta tensors for
 meta weights, on fake tensors for real ones, under a time limit. What the parent's run
-(``parent_inputs``), the search for inputs a model runs on (``layer_inputs``) and the check of
+(``parent``), the search for inputs a model runs on (``first_layer``) and the check of
 fx-lsp's own choices (``own_choices``) share; it runs user code, so it is only ever called
 inside a worker child.
 
 Values the code reads from those tensors (``.item()``, ``.tolist()``, ``int(t)``, ``float(t)``,
-``if t:``) are stood in as the compile capture stands them in on meta (``meta_values``: one,
+``if t:``) are stood in as the compile capture stands them in on meta (``values_read``: one,
 true the first time at a line): real data has them, so a forward that reads one runs, where
 otherwise every input tried would be refused for want of data."""
 
@@ -25,7 +25,7 @@ from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
-from fxcore.worker.meta_values import Place, has_no_data, meta_values
+from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
 
 CPU = torch.device("cpu")
 

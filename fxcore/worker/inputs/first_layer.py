@@ -1,7 +1,7 @@
 """Example inputs read from the module itself, for when no graph tells them: the fx pre-trace
-stopped before the first layer, or gave no graph to read (``graph.example_inputs`` reads a
+stopped before the first layer, or gave no graph to read (``graph_layers`` reads a
 graph). The first layer in registration order whose input size is known (the same table,
-``example_inputs.layer_template``), then the next ones that take other sizes (a wrapper
+``graph_layers.layer_template``), then the next ones that take other sizes (a wrapper
 registers the module it wraps before its own projection), decide the class's first required
 ``forward`` argument; containers and layers that only reshape are passed over, since they say
 nothing. Every other
@@ -13,7 +13,7 @@ nothing of its input's size because it takes any: a few plain shapes of increasi
 tried instead, as they are after every size of the first layer where none fits (a forward
 that rearranges its input in code before that layer, TwinsSVT's patch embedding). Layers that
 only reshape before the first layer (an einops ``Rearrange``, an ``nn.Unfold``) are worked
-back (``reshape_inputs``). A candidate is accepted only when the model runs on it eagerly (on
+back (``reshape``). A candidate is accepted only when the model runs on it eagerly (on
 meta, or on fake tensors for real weights), within a time limit: needing no capture, this
 serves every mode. Values the run reads from tensor data are stood in (``eager_run``), and the
 note names the lines that read them. A run on meta that stops where only real data goes on
@@ -37,16 +37,16 @@ from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.meta_limits import MetaLimit, needs_real_data
 from fxcore.worker.context import describe_exception, first_line
-from fxcore.worker.eager_run import OutOfTime, run_eagerly
-from fxcore.worker.graph.example_inputs import FreeSizes, InputTemplate, layer_template
-from fxcore.worker.locate import traceback_positions
-from fxcore.worker.meta_values import Place, read_note
-from fxcore.worker.reshape_inputs import (
+from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate, layer_template
+from fxcore.worker.inputs.reshape import (
     is_rearrange,
     is_unfold,
     rearranged_inputs,
     unfolded_inputs,
 )
+from fxcore.worker.inputs.values_read import Place, read_note
+from fxcore.worker.locate import traceback_positions
 
 #: How many of the first layers whose input size is known decide candidates, in order: the
 #: first registered is not always the first the input meets (a wrapper's ``self.fn`` set

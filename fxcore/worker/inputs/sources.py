@@ -1,14 +1,14 @@
 """The inputs stage, between building and capturing: a class's example inputs, decided from
 its configuration (``[tool.fx-lsp.modules] inputs``), then ``forward``'s jaxtyping-style
 annotations, then inference from the first layers that use each argument
-(``graph.example_inputs``), with the sizes those leave free chosen so that the model accepts
-them where some size tried does (``graph.input_sizes``).
+(``graph_layers``), with the sizes those leave free chosen so that the model accepts
+them where some size tried does (``sizes``).
 
 Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
 capture mode that needs inputs to run at all (``needs_inputs``: torch.export, torch.compile)
 gets them before it captures, inferred from a pre-trace with the fx capture
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
-cannot trace; where that gives none, from the module's own first layer (``layer_inputs``),
+cannot trace; where that gives none, from the module's own first layer (``first_layer``),
 accepted when the model runs on them.
 """
 
@@ -25,11 +25,11 @@ from fxcore.model.results import ExampleInputs
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.fx.pre_trace import pre_trace
 from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.container_inputs import container_inputs
 from fxcore.worker.context import JobContext
-from fxcore.worker.graph.example_inputs import from_annotations, inferred
-from fxcore.worker.graph.input_sizes import Propagated, choose
-from fxcore.worker.layer_inputs import LayerInputs, layer_inputs, runs_on
+from fxcore.worker.inputs.container import container_inputs
+from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
+from fxcore.worker.inputs.graph_layers import from_annotations, inferred
+from fxcore.worker.inputs.sizes import Propagated, choose
 
 
 @dataclass
@@ -40,7 +40,7 @@ class DecidedInputs:
     specs: Mapping[str, InputSpec]
     note: str | None = None
     #: Shapes propagated on ``specs`` over the graph they were decided from, when choosing
-    #: their sizes did (``graph.input_sizes.ChosenInputs.propagated``).
+    #: their sizes did (``sizes.ChosenInputs.propagated``).
     propagated: Propagated | None = None
 
 

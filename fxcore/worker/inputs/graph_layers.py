@@ -6,7 +6,7 @@ Inferred: each tensor argument's shape is decided by the first module (or functi
 weight) that consumes it, through shape-keeping operations such as activations, dropout and
 elementwise arithmetic. ``INFERENCE_RULES`` is the table the README shows. The sizes those
 layers leave free (an image's height and width, a sequence's length) stay marks in an
-``InputTemplate``: ``input_sizes`` gives them the sizes the model declares or accepts.
+``InputTemplate``: ``sizes`` gives them the sizes the model declares or accepts.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from fxcore.model.tensor_spec import DTYPES, TensorSpec
 
 #: The batch size, and the default size of other free dimensions (sequence length, spatial
 #: sizes): the first sizes tried, before those the model declares or its constraints need
-#: (``fxcore.worker.graph.input_sizes``).
+#: (``fxcore.worker.inputs.sizes``).
 BATCH, LENGTH, SPATIAL = 2, 8, 32
 
 #: Marks of the dimensions an inferred input leaves free, in ``InputTemplate.dims``: the height
