@@ -17,7 +17,7 @@ from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.construction import resolve
-from fxcore.worker.graph.shapes import describe
+from fxcore.worker.graph.lazy_meta import describe
 from fxcore.worker.inputs.graph_layers import INFERENCE_RULES
 from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
@@ -233,7 +233,8 @@ def test_fast_results_equal_the_meta_kernels(lazy: bool) -> None:
 
     from torch.nn import functional
 
-    from fxcore.worker.graph.shapes import LazyMetaTensor, fast_result
+    from fxcore.worker.graph.lazy_meta import LazyMetaTensor
+    from fxcore.worker.graph.shapes import fast_result
 
     def meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.empty(shape, dtype=dtype, device="meta")
@@ -277,7 +278,8 @@ def test_pooling_shapes_equal_the_meta_kernels() -> None:
 
     from torch import nn
 
-    from fxcore.worker.graph.shapes import LazyMetaTensor, module_output_shape
+    from fxcore.worker.graph.layer_shapes import module_output_shape
+    from fxcore.worker.graph.lazy_meta import LazyMetaTensor
 
     computed = 0
 

@@ -5,76 +5,19 @@ worker; nothing is computed, so a 7B-parameter graph takes milliseconds."""
 from __future__ import annotations
 
 import contextlib
-import math
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch import fx, nn
+from torch import fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.nn import functional
 
 from fxcore.model.container_spec import InputSpec, materialized
-from fxcore.model.tensor_spec import TensorSpec
-
-
-class LazyMetaTensor:
-    """A meta tensor known by its dtype and shape alone: what an operation computed from shapes
-    returns. Making a real meta tensor costs more than the rest of a node's bookkeeping (about
-    5 us); one is made only when an operation without a shape rule takes this value. Has the
-    few members of ``torch.Tensor`` the shape rules read."""
-
-    __slots__ = ("_tensor", "dtype", "shape")
-    is_meta = True
-
-    def __init__(self, shape: Any, dtype: torch.dtype) -> None:
-        self.shape = tuple(shape)
-        self.dtype = dtype
-        self._tensor: torch.Tensor | None = None
-
-    def dim(self) -> int:
-        return len(self.shape)
-
-    def is_floating_point(self) -> bool:
-        return self.dtype.is_floating_point
-
-    def tensor(self) -> torch.Tensor:
-        if self._tensor is None:
-            self._tensor = torch.empty(self.shape, dtype=self.dtype, device="meta")
-        return self._tensor
-
-
-#: What the shape rules read shapes and dtypes from.
-MetaValue = torch.Tensor | LazyMetaTensor
-
-
-def _real(value: Any) -> Any:
-    return value.tensor() if type(value) is LazyMetaTensor else value
-
-
-def _is_meta(value: Any) -> bool:
-    return type(value) is LazyMetaTensor or (isinstance(value, torch.Tensor) and value.is_meta)
-
-
-_DESCRIBED: dict[tuple[torch.dtype, tuple[int, ...]], str] = {}
-
-
-def describe(value: Any) -> str | None:
-    """``float32[2, 64]``, ``(float32[2], int64[2, 3])`` for tuples; None without tensors."""
-    if isinstance(value, (torch.Tensor, LazyMetaTensor)):
-        key = (value.dtype, tuple(value.shape))
-        text = _DESCRIBED.get(key)
-        if text is None:  # a graph repeats a few shapes many times over
-            text = _DESCRIBED[key] = str(TensorSpec(str(value.dtype).removeprefix("torch."),
-                                                    tuple(value.shape)))
-        return text
-    if isinstance(value, (tuple, list)) and value:
-        parts = [describe(item) for item in value]
-        if any(parts):
-            return "(" + ", ".join(part or "-" for part in parts) + ")"
-    return None
+from fxcore.worker.graph.layer_shapes import module_output_shape
+from fxcore.worker.graph.lazy_meta import LazyMetaTensor, describe, is_meta, real
 
 
 @dataclass
@@ -99,125 +42,6 @@ class ShapeError:
                 and "meta" not in text and "fake" not in text)
 
 
-_SAME_SHAPE = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.ReLU,
-               nn.ReLU6, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.Hardswish,
-               nn.Hardsigmoid, nn.ELU, nn.Mish, nn.Softplus)
-_BATCH_NORMS = {nn.BatchNorm1d: (2, 3), nn.BatchNorm2d: (4,), nn.BatchNorm3d: (5,)}
-_CONVOLUTIONS = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}
-_POOLS = {nn.MaxPool1d: 1, nn.MaxPool2d: 2, nn.MaxPool3d: 3, nn.AvgPool1d: 1, nn.AvgPool2d: 2,
-          nn.AvgPool3d: 3}
-_ADAPTIVE_POOLS = {nn.AdaptiveAvgPool1d: 1, nn.AdaptiveAvgPool2d: 2, nn.AdaptiveAvgPool3d: 3,
-                   nn.AdaptiveMaxPool1d: 1, nn.AdaptiveMaxPool2d: 2, nn.AdaptiveMaxPool3d: 3}
-
-
-def _convolution(module: nn.Module, x: MetaValue, dims: int) -> tuple[int, ...] | None:
-    if x.dim() != dims + 2 or not isinstance(module.padding, (tuple, str)):
-        return None
-    if x.shape[1] != module.in_channels:
-        raise RuntimeError(
-            f"Given groups={module.groups}, weight of size {list(module.weight.shape)}, expected "
-            f"input{list(x.shape)} to have {module.in_channels} channels, but got "
-            f"{x.shape[1]} channels instead")
-    if module.padding == "same":
-        return (x.shape[0], module.out_channels, *x.shape[2:])
-    padding = (0,) * dims if module.padding == "valid" else module.padding
-    spatial = [
-        (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
-        for size, pad, dilation, kernel, stride in zip(
-            x.shape[2:], padding, module.dilation, module.kernel_size, module.stride,
-            strict=True)
-    ]
-    if any(size <= 0 for size in spatial):
-        return None  # the kernel says why, in its own words
-    return (x.shape[0], module.out_channels, *spatial)
-
-
-def _per_dimension(value: Any, dims: int) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
-
-
-def _pooling(module: nn.Module, x: MetaValue, dims: int) -> tuple[int, ...] | None:
-    """Max and average pooling: torch's ``pooling_output_shape``, for the settings every
-    kernel accepts (anything else goes to the kernel, which says why)."""
-    if x.dim() not in (dims + 1, dims + 2) or getattr(module, "return_indices", False) \
-            or not all(size > 0 for size in x.shape):
-        return None
-    kernel = _per_dimension(module.kernel_size, dims)
-    stride = _per_dimension(module.kernel_size if module.stride is None else module.stride,
-                            dims)
-    padding = _per_dimension(module.padding, dims)
-    dilation = _per_dimension(getattr(module, "dilation", 1), dims)
-    settings = (*kernel, *stride, *padding, *dilation)
-    if not all(len(part) == dims for part in (kernel, stride, padding, dilation)) \
-            or not all(type(value) is int for value in settings) \
-            or not all(value > 0 for value in (*kernel, *stride, *dilation)) \
-            or not all(0 <= pad <= size // 2 for pad, size in zip(padding, kernel, strict=True)):
-        return None
-    sizes = []
-    for size, k, step, pad, dilate in zip(x.shape[-dims:], kernel, stride, padding, dilation,
-                                          strict=True):
-        if size < dilate * (k - 1) + 1:
-            return None  # a window larger than the input: some kernels refuse it
-        span = size + 2 * pad - dilate * (k - 1) - 1
-        out = (span + (step - 1 if module.ceil_mode else 0)) // step + 1
-        if module.ceil_mode and (out - 1) * step >= size + pad:
-            out -= 1  # the last window must start inside the input or its left padding
-        sizes.append(out)
-    return (*x.shape[:-dims], *sizes)
-
-
-def _adaptive_pooling(module: nn.Module, x: MetaValue, dims: int) -> tuple[int, ...] | None:
-    """Adaptive pooling: the configured output size, ``None`` keeping the input's (2d and 3d
-    only)."""
-    wanted = _per_dimension(module.output_size, dims)
-    if x.dim() not in (dims + 1, dims + 2) or getattr(module, "return_indices", False) \
-            or len(wanted) != dims or not all(size > 0 for size in x.shape) \
-            or not all((size is None and dims > 1) or (type(size) is int and size > 0)
-                       for size in wanted):
-        return None
-    return (*x.shape[:-dims], *(size if out is None else out
-                                for size, out in zip(x.shape[-dims:], wanted, strict=True)))
-
-
-def module_output_shape(module: nn.Module, x: MetaValue) -> tuple[int, ...] | None:
-    """The output shape of common ``torch.nn`` layers computed from their sizes, with the
-    error torch raises when the input does not fit; None to run the layer's meta kernel.
-    (Meta kernels of convolutions, batch norm and adaptive pooling are Python: up to several
-    milliseconds a call.)"""
-    kind = type(module)
-    weight = module._parameters.get("weight")  # no ``nn.Module.__getattr__`` call
-    if isinstance(weight, torch.Tensor) and weight.dtype != x.dtype:
-        return None
-    if kind in _SAME_SHAPE:
-        return tuple(x.shape)
-    if kind in _BATCH_NORMS:
-        if x.dim() not in _BATCH_NORMS[kind]:
-            return None
-        if x.shape[1] != module.num_features:
-            raise RuntimeError(f"running_mean should contain {x.shape[1]} elements not "
-                               f"{module.num_features}")
-        return tuple(x.shape)
-    if kind is nn.LayerNorm:
-        normalized = tuple(module.normalized_shape)
-        if tuple(x.shape[x.dim() - len(normalized):]) != normalized:
-            return None
-        return tuple(x.shape)
-    if kind is nn.Linear and x.dim() >= 1:
-        if x.shape[-1] != module.in_features:
-            rows = math.prod(x.shape[:-1])
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} "
-                               f"and {module.in_features}x{module.out_features})")
-        return (*x.shape[:-1], module.out_features)
-    if kind in _CONVOLUTIONS:
-        return _convolution(module, x, _CONVOLUTIONS[kind])
-    if not x.is_floating_point():
-        return None  # pooling kernels reject integers; meta kernels do not check
-    if kind in _POOLS:
-        return _pooling(module, x, _POOLS[kind])
-    if kind in _ADAPTIVE_POOLS:
-        return _adaptive_pooling(module, x, _ADAPTIVE_POOLS[kind])
-    return None
-
 
 _BINARY = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, torch.add,
            torch.sub, torch.mul, torch.div, torch.pow, torch.maximum, torch.minimum}
@@ -236,7 +60,7 @@ def _result_type(args: tuple[Any, ...]) -> torch.dtype:
     """``torch.result_type`` of tensors and Python numbers: it depends only on the tensors'
     dtypes and whether they have dimensions, and on the numbers' types, so it is worked out
     once per such combination, on stand-ins."""
-    key = tuple((a.dtype, a.dim() == 0) if _is_meta(a) else type(a) for a in args)
+    key = tuple((a.dtype, a.dim() == 0) if is_meta(a) else type(a) for a in args)
     dtype = _RESULT_TYPES.get(key)
     if dtype is None:
         stand_ins = [torch.empty(() if part[1] else (1,), dtype=part[0], device="meta")
@@ -250,7 +74,7 @@ def _attention(args: tuple[Any, ...], kwargs: dict[str, Any]) -> LazyMetaTensor 
     if len(args) < 3 or set(kwargs) - {"attn_mask", "dropout_p", "is_causal", "scale"}:
         return None
     query, key, value = args[:3]
-    if not all(_is_meta(t) for t in (query, key, value)):
+    if not all(is_meta(t) for t in (query, key, value)):
         return None
     if not (query.dim() == key.dim() == value.dim() >= 2 and query.shape[-1] == key.shape[-1]
             and key.shape[-2] == value.shape[-2] and query.dtype == key.dtype == value.dtype):
@@ -260,7 +84,7 @@ def _attention(args: tuple[Any, ...], kwargs: dict[str, Any]) -> LazyMetaTensor 
 
 def _mean(args: tuple[Any, ...], kwargs: dict[str, Any]) -> LazyMetaTensor | None:
     """``x.mean(dim, keepdim=...)`` of a floating tensor."""
-    if len(args) != 2 or set(kwargs) - {"keepdim"} or not _is_meta(args[0]) \
+    if len(args) != 2 or set(kwargs) - {"keepdim"} or not is_meta(args[0]) \
             or not args[0].is_floating_point():
         return None
     tensor, dims = args
@@ -282,7 +106,7 @@ def _cat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> LazyMetaTensor | None
     tensors = args[0]
     dim = args[1] if len(args) == 2 else kwargs.get("dim", 0)
     if not isinstance(tensors, (tuple, list)) or not tensors or not isinstance(dim, int) \
-            or not all(_is_meta(t) for t in tensors):
+            or not all(is_meta(t) for t in tensors):
         return None
     first = tensors[0]
     if not -first.dim() <= dim < first.dim():
@@ -336,7 +160,7 @@ def elementwise(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
                                      for a in args):
         return None
     tensors = [a for a in args if not isinstance(a, (int, float))]
-    if not tensors or not all(_is_meta(t) for t in tensors):
+    if not tensors or not all(is_meta(t) for t in tensors):
         return None
     if len(args) == 1 and (target in _UNARY or target in _UNARY_METHODS):
         if not tensors[0].is_floating_point() and target not in (operator.neg, torch.neg,
@@ -357,7 +181,7 @@ def elementwise(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 
 def _real_arguments(arguments: Any) -> Any:
     """``arguments`` with real meta tensors, for an operation without a shape rule."""
-    return fx.node.map_aggregate(arguments, _real)
+    return fx.node.map_aggregate(arguments, real)
 
 
 class _Runner:
@@ -379,7 +203,7 @@ class _Runner:
 
     def _call_module(self, target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         module = self._attribute(target)
-        if len(args) == 1 and not kwargs and _is_meta(args[0]):
+        if len(args) == 1 and not kwargs and is_meta(args[0]):
             shape = module_output_shape(module, args[0])
             if shape is not None:
                 return LazyMetaTensor(shape, args[0].dtype)
