@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from fx_lsp.check import CheckRun, forget_notebooks, shown_location
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.fixing import notebook_edits, text_on_disk, write_edits
 from fxcore.fixing.fix_apply import Edits
 from fxcore.fixing.noqa_edits import add_noqa
 from fxcore.model.results import CODES
 from fxcore.reporting.report import Problem
+from fxcore.reporting.shown import ShownProblem, ShownReport
 from fxcore.workspace.file_access import UnsafeWrite, inside_workspace
 from fxcore.workspace.paths import find_workspace_root
 
@@ -30,29 +30,30 @@ def _no_line_of_its_own(problem: Problem, checked: set[str]) -> str | None:
     return None
 
 
-def plan(run: CheckRun) -> tuple[Edits, list[tuple[Problem, str]]]:
+def plan(report: ShownReport) -> tuple[Edits, list[tuple[ShownProblem, str]]]:
     """The texts with their comments (notebooks' as module texts), each problem a comment is
     added for in ``Edits.fixed``, and each one left as it is with why."""
-    checked = {result.path for result in run.results}
-    by_path: dict[str, list[Problem]] = {}
-    listed: list[tuple[Problem, str]] = []
-    for problem in run.report.problems:
-        reason = _no_line_of_its_own(problem, checked)
+    checked = {result.path for result in report.results}
+    by_path: dict[str, list[ShownProblem]] = {}
+    listed: list[tuple[ShownProblem, str]] = []
+    for shown in report.problems:
+        reason = _no_line_of_its_own(shown.problem, checked)
         if reason is None:
-            by_path.setdefault(problem.path, []).append(problem)
+            by_path.setdefault(shown.problem.path, []).append(shown)
         else:
-            listed.append((problem, reason))
+            listed.append((shown, reason))
     edits = Edits()
-    for path, problems in by_path.items():
+    for path, shown_problems in by_path.items():
+        problems = [shown.problem for shown in shown_problems]
         text = text_on_disk(path)
         try:
             inside_workspace(path, find_workspace_root(path))
         except UnsafeWrite:
-            listed += [(problem, "a link takes its file out of the workspace")
-                       for problem in problems]
+            listed += [(shown, "a link takes its file out of the workspace")
+                       for shown in shown_problems]
             continue
         if text is None:
-            listed += [(problem, "the file is not UTF-8 text") for problem in problems]
+            listed += [(shown, "the file is not UTF-8 text") for shown in shown_problems]
             continue
         codes: dict[int, set[str]] = {}
         for problem in problems:
@@ -62,29 +63,23 @@ def plan(run: CheckRun) -> tuple[Edits, list[tuple[Problem, str]]]:
             edits.files[path] = (text, edit.text)
         edits.fixed += [(problem, "noqa") for problem in problems
                         if problem.code in edit.added.get(problem.line, ())]
-        listed += [(problem, edit.refused[problem.line]) for problem in problems
-                   if problem.line in edit.refused]
+        listed += [(shown, edit.refused[shown.problem.line]) for shown in shown_problems
+                   if shown.problem.line in edit.refused]
     return edits, listed
 
 
-def add_noqa_comments(run: CheckRun, stream: TextIO) -> int:
+def add_noqa_comments(report: ShownReport, stream: TextIO) -> int:
     """Add the comments, say for how many problems and list those left as they were; returns
     that number."""
-    edits, listed = plan(run)
-    # Said before writing: a notebook's cell lines are read from the notebook as checked.
-    lines = [f"  {_place(problem)}: {problem.code}: not silenced: {terminal(reason)}\n"
-             for problem, reason in listed]
+    edits, listed = plan(report)
+    # Each place as the report shows it: the notebook as checked, before the comments.
+    lines = [f"  {log_line_start(terminal(shown.place.words))}: {shown.problem.code}: "
+             f"not silenced: {terminal(reason)}\n" for shown, reason in listed]
     edits = notebook_edits(edits, stream)
     write_edits(edits)
-    forget_notebooks()
     count = len(edits.fixed)
     stream.write(f"Added noqa comments for {count} problem{'s' * (count != 1)} in "
                  f"{len(edits.files)} file{'s' * (len(edits.files) != 1)}.\n")
     for line in lines:
         stream.write(line)
     return count
-
-
-def _place(problem: Problem) -> str:
-    return log_line_start(terminal(shown_location(problem.path, problem.line,
-                                                  problem.column)))

@@ -9,10 +9,11 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from fx_lsp.check import CheckRun, display_path
 from fx_lsp.escaping import log_line_start, terminal
+from fxcore.model.results import FileResult
 from fxcore.reporting import baseline
-from fxcore.reporting.report import Problem
+from fxcore.reporting.report import Problem, Report
+from fxcore.reporting.shown import display_path
 from fxcore.workspace.file_access import UnreadableFile, read_text, write_output_text
 from fxcore.workspace.paths import find_workspace_root, source_text
 
@@ -58,28 +59,30 @@ def _text(path: str) -> str | None:
     return source_text(path, {})
 
 
-def _items(run: CheckRun, where: BaselineFile) -> list[tuple[Problem, baseline.Entry]]:
+def _items(report: Report, where: BaselineFile) -> list[tuple[Problem, baseline.Entry]]:
     return [(problem, baseline.entry_of(problem, where.root, _text))
-            for problem in run.report.problems]
+            for problem in report.problems]
 
 
-def _settled(run: CheckRun, where: BaselineFile, entries: list[baseline.Entry]) -> set[str]:
+def _settled(results: list[FileResult], where: BaselineFile,
+             entries: list[baseline.Entry]) -> set[str]:
     """The files whose entries this run can judge: those it checked, and those of
     ``entries`` that are gone from the disk (a deleted file's problems are fixed)."""
-    checked = {baseline.relative_file(result.path, where.root) for result in run.results}
+    checked = {baseline.relative_file(result.path, where.root) for result in results}
     return checked | {entry.file for entry in entries
                       if not os.path.lexists(os.path.join(where.root, entry.file))}
 
 
-def write(run: CheckRun, where: BaselineFile, stream: TextIO) -> None:
-    """Record every problem of ``run``, keeping an existing file's entries of files this run
-    did not check; written never through a link (``write_output_text``)."""
+def write(report: Report, results: list[FileResult], where: BaselineFile,
+          stream: TextIO) -> None:
+    """Record every problem of ``report``, keeping an existing file's entries of files the
+    run did not check (``results``); written never through a link (``write_output_text``)."""
     try:
         old = read(BaselineFile(where.path, where.root, False)) or []
     except BaselineProblem:
         old = []  # rewritten whole: a damaged baseline is what --write-baseline repairs
-    entries = [entry for _, entry in _items(run, where)]
-    entries += baseline.kept_on_rewrite(old, _settled(run, where, old))
+    entries = [entry for _, entry in _items(report, where)]
+    entries += baseline.kept_on_rewrite(old, _settled(results, where, old))
     try:
         write_output_text(where.path, baseline.dumps(entries))
     except (OSError, ValueError) as error:
@@ -89,13 +92,15 @@ def write(run: CheckRun, where: BaselineFile, stream: TextIO) -> None:
                  f"{terminal(display_path(where.path))}.\n")
 
 
-def apply(run: CheckRun, where: BaselineFile, entries: list[baseline.Entry]) \
-        -> list[baseline.Entry]:
-    """Take the baselined problems out of ``run``'s report (counted in ``report.baselined``)
-    and return the entries of checked files that no problem matched: fixed since."""
-    matched = baseline.match(_items(run, where), entries, _settled(run, where, entries))
-    run.report.problems = list(matched.reported)
-    run.report.baselined = len(matched.baselined)
+def apply(report: Report, results: list[FileResult], where: BaselineFile,
+          entries: list[baseline.Entry]) -> list[baseline.Entry]:
+    """Take the baselined problems out of ``report`` (counted in ``report.baselined``) and
+    return the entries of checked files (``results``) that no problem matched: fixed
+    since."""
+    matched = baseline.match(_items(report, where), entries,
+                             _settled(results, where, entries))
+    report.problems = list(matched.reported)
+    report.baselined = len(matched.baselined)
     return matched.fixed
 
 
@@ -112,18 +117,19 @@ def print_fixed(fixed: list[baseline.Entry], stream: TextIO) -> None:
         stream.write(f"  {place}: {entry.code} ({entry.mode}){owner}\n")
 
 
-def subtract(run: CheckRun, paths: list[str], writes: bool, named: str | None,
-             show_fixed: bool, summaries: TextIO) -> None:
-    """The command line's baseline options on ``run``: write the baseline if asked, then take
-    what it holds out of the report, and list its fixed entries if asked."""
+def subtract(report: Report, results: list[FileResult], paths: list[str], writes: bool,
+             named: str | None, show_fixed: bool, summaries: TextIO) -> None:
+    """The command line's baseline options on a run's ``report`` of ``results``: write the
+    baseline if asked, then take what it holds out of the report, and list its fixed
+    entries if asked."""
     where = locate(paths, named)
     if writes:
-        write(run, where, summaries)
+        write(report, results, where, summaries)
     entries = read(where)
     if entries is None:
         if show_fixed:
             sys.stderr.write(f"No baseline at {terminal(display_path(where.path))}.\n")
         return
-    fixed = apply(run, where, entries)
+    fixed = apply(report, results, where, entries)
     if show_fixed:
         print_fixed(fixed, sys.stderr)

@@ -316,7 +316,7 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     check_run = run_jobs(jobs, projects, 1, not arguments.no_cache, _shows_progress(arguments),
                          engine)
     try:
-        module = graph_html.find_class(check_run, class_name)
+        module = graph_html.find_class(check_run.results, class_name)
     except graph_html.GraphTargetError as error:
         print(f"fx-lsp graph: {terminal(path)}: {terminal(str(error))}", file=sys.stderr)
         return EXIT_FAILED
@@ -337,7 +337,7 @@ def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 
 def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
            engine: Engine | None) -> int:
-    from fx_lsp import fixing
+    from fx_lsp import baselines, fixing
     from fx_lsp.check import check_jobs, run_jobs
 
     missing = [path for path in arguments.paths if not os.path.exists(path)]
@@ -385,24 +385,24 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     if arguments.fix:
         check_run, selected = fixing.fix_until_done(check_run, selected, run,
                                                     arguments.unsafe_fixes, summaries)
-    from fx_lsp import baselines
-    baselines.subtract(check_run, arguments.paths, arguments.write_baseline, arguments.baseline,
-                       arguments.show_fixed_baseline, summaries)
+    baselines.subtract(check_run.report, check_run.results, arguments.paths,
+                       arguments.write_baseline, arguments.baseline, arguments.show_fixed_baseline,
+                       summaries)
+    report = check_run.shown(arguments.show_not_traced)
     if arguments.add_noqa:  # for what is left to report: a baselined problem needs none
         from fx_lsp.add_noqa import add_noqa_comments
-        add_noqa_comments(check_run, summaries)
+        add_noqa_comments(report, summaries)
         return EXIT_OK
 
     def write(stream: TextIO) -> None:
         if arguments.statistics:
             from fx_lsp.output_formats.statistics import statistics
-            statistics(check_run, stream)
+            statistics(report, stream)
         else:
-            output_formats.write(check_run, output_format, stream, selected,
-                                 arguments.show_not_traced)
+            output_formats.write(report, output_format, stream, selected)
 
     _write_output(arguments.output_file, write)
-    return EXIT_FAILED if check_run.failed and not arguments.exit_zero else EXIT_OK
+    return EXIT_FAILED if report.failed and not arguments.exit_zero else EXIT_OK
 
 
 def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import TextIO
+from typing import Protocol, TextIO, TypeVar
 
-from fx_lsp.check import CheckRun, display_path, forget_notebooks, shown_location
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.shards import Shard
 from fxcore.fixing import fix_apply
-from fxcore.reporting.report import Problem
+from fxcore.reporting.report import Problem, Report
+from fxcore.reporting.shown import Places, display_path
 from fxcore.workspace.file_access import replace_workspace_text
 from fxcore.workspace.notebook.cells import is_notebook
 from fxcore.workspace.notebook.json_edits import NotebookEditError, edit_notebook_json
@@ -54,14 +54,17 @@ def print_summary(edits: fix_apply.Edits, stream: TextIO, applied: bool,
     count = len(edits.fixed)
     stream.write(f"{verb} {count} problem{'s' if count != 1 else ''} in "
                  f"{len(edits.files)} file{'s' if len(edits.files) != 1 else ''}.\n")
-    for line in lines if lines is not None else [fixed_line(*item) for item in edits.fixed]:
+    if lines is None:
+        places = Places()
+        lines = [fixed_line(problem, title, places) for problem, title in edits.fixed]
+    for line in lines:
         stream.write(line)
 
 
-def fixed_line(problem: Problem, title: str) -> str:
+def fixed_line(problem: Problem, title: str, places: Places) -> str:
     """``  model.py:12:5: FX002: Wrap len ...`` (``nb.ipynb:cell 3:5:1`` in a notebook)."""
-    where = log_line_start(terminal(shown_location(problem.path, problem.line,
-                                                   problem.column)))
+    where = log_line_start(terminal(places.at(problem.path, problem.line,
+                                              problem.column).words))
     return f"  {where}: {problem.code}: {terminal(title)}\n"
 
 
@@ -108,9 +111,18 @@ def write_edits(edits: fix_apply.Edits) -> None:
         replace_workspace_text(path, new, find_workspace_root(path))
 
 
-def fix_until_done(check_run: CheckRun, shard: Shard | None,
-                   run: Callable[[], tuple[CheckRun, Shard | None]], unsafe: bool,
-                   stream: TextIO) -> tuple[CheckRun, Shard | None]:
+class Checked(Protocol):
+    """A run whose report's problems fixes are planned from (``fx_lsp.check.CheckRun``)."""
+
+    report: Report
+
+
+Run = TypeVar("Run", bound=Checked)
+
+
+def fix_until_done(check_run: Run, shard: Shard | None,
+                   run: Callable[[], tuple[Run, Shard | None]], unsafe: bool,
+                   stream: TextIO) -> tuple[Run, Shard | None]:
     """Apply fixes and trace again until none applies; the last run is what remains."""
     done = fix_apply.Edits()
     lines: list[str] = []
@@ -118,13 +130,13 @@ def fix_until_done(check_run: CheckRun, shard: Shard | None,
         edits = notebook_edits(plan_edits(check_run.report.problems, unsafe), stream)
         if not edits.files:
             break
-        forget_notebooks()  # the cells as this run found its problems in them
-        lines += [fixed_line(*item) for item in edits.fixed]
+        # Said before writing: the cells as this run found its problems in them.
+        places = Places()
+        lines += [fixed_line(problem, title, places) for problem, title in edits.fixed]
         write_edits(edits)
         done.fixed += edits.fixed
         done.files.update({path: (done.files.get(path, texts)[0], texts[1])
                            for path, texts in edits.files.items()})
         check_run, shard = run()
-    forget_notebooks()
     print_summary(done, stream, applied=True, lines=lines)
     return check_run, shard

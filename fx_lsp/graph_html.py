@@ -13,9 +13,9 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from fx_lsp import graph_view
-from fx_lsp.check import CheckRun, cell_position, display_path
 from fx_lsp.verdicts_by_mode import first_verdicts
-from fxcore.model.results import ModuleResult
+from fxcore.model.results import FileResult, ModuleResult
+from fxcore.reporting.shown import ShownFile
 from fxcore.workspace.paths import source_text, split_lines
 
 POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
@@ -31,11 +31,10 @@ def split_target(target: str) -> tuple[str, str | None]:
     return (path, class_name or None) if separator else (target, None)
 
 
-def find_class(check_run: CheckRun, class_name: str | None) -> ModuleResult:
-    modules = [module for result in check_run.results
-               for module in first_verdicts(result.modules)]
+def find_class(results: list[FileResult], class_name: str | None) -> ModuleResult:
+    modules = [module for result in results for module in first_verdicts(result.modules)]
     if not modules:
-        errors = [error.message for result in check_run.results for error in result.errors]
+        errors = [error.message for result in results for error in result.errors]
         raise GraphTargetError("no nn.Module class was traced in this file"
                                + (f": {errors[0]}" if errors else ""))
     names = ", ".join(module.class_name for module in modules)
@@ -86,10 +85,10 @@ def _cell_labels(value: Any) -> Any:
     labelled = {key: _cell_labels(item) for key, item in value.items()}
     uri, where = labelled.get("uri"), labelled.get("range")
     if isinstance(uri, str) and uri.endswith(".ipynb") and isinstance(where, dict):
-        path = to_fs_path(uri) or uri
-        place = cell_position(path, where["start"]["line"] + 1, where["start"]["character"] + 1)
-        if place is not None:
-            labelled["label"] = f"{display_path(path)}:cell {place.cell_number}:{place.line}"
+        shown = ShownFile(to_fs_path(uri) or uri).at(where["start"]["line"] + 1,
+                                                     where["start"]["character"] + 1)
+        if shown.cell is not None:
+            labelled["label"] = f"{shown.path}:cell {shown.cell.cell_number}:{shown.cell.line}"
     return labelled
 
 

@@ -7,20 +7,21 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from fx_lsp.check import CheckRun, cell_position, display_path
 from fx_lsp.shards import Shard, shard_json
 from fxcore.model.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.model.version import VERSION
-from fxcore.reporting.report import Problem, line_shapes
+from fxcore.reporting.report import line_shapes
+from fxcore.reporting.shown import Places, ShownProblem, ShownReport
 
 
-def _span_json(span: Span) -> dict[str, Any]:
+def _span_json(span: Span, places: Places) -> dict[str, Any]:
     """The span's place; in a notebook, in its cell: ``cell`` (1-based, all cells counted, as
     ruff's JSON has it) and the line and columns in that cell."""
-    data: dict[str, Any] = {**span.span(), "path": display_path(span.path)}
-    start = cell_position(span.path, span.line, span.column)
+    file = places.of(span.path)
+    data: dict[str, Any] = {**span.span(), "path": file.path}
+    start = file.at(span.line, span.column).cell
     if start is not None:
-        end = cell_position(span.path, span.end_line, span.end_column)
+        end = file.at(span.end_line, span.end_column).cell
         data.update(cell=start.cell_number, line=start.line, column=start.column)
         if end is not None and end.cell == start.cell:
             data.update(end_line=end.line, end_column=end.column)
@@ -29,16 +30,16 @@ def _span_json(span: Span) -> dict[str, Any]:
     return data
 
 
-def _line_json(path: str, line: int) -> dict[str, Any]:
+def _line_json(path: str, line: int, places: Places) -> dict[str, Any]:
     """``path`` and ``line``; in a notebook, the line in its cell and the ``cell``."""
-    place = cell_position(path, line, 1)
-    if place is None:
-        return {"path": display_path(path), "line": line}
-    return {"path": display_path(path), "cell": place.cell_number, "line": place.line}
+    shown = places.at(path, line, 1)
+    if shown.cell is None:
+        return {"path": shown.path, "line": line}
+    return {"path": shown.path, "cell": shown.cell.cell_number, "line": shown.cell.line}
 
 
-def _frame_json(frame: Frame) -> dict[str, Any]:
-    return {**_span_json(frame), "function": frame.function}
+def _frame_json(frame: Frame, places: Places) -> dict[str, Any]:
+    return {**_span_json(frame, places), "function": frame.function}
 
 
 #: (path, line, column, code, message) of each reported problem: a failure of ``modules`` or
@@ -48,9 +49,9 @@ def _frame_json(frame: Frame) -> dict[str, Any]:
 Reported = set[tuple[str, int, int, str, str]]
 
 
-def _reported(problems: list[Problem]) -> Reported:
-    return {(problem.path, problem.line, problem.column, problem.code, problem.message)
-            for problem in problems}
+def _reported(problems: list[ShownProblem]) -> Reported:
+    return {(shown.problem.path, shown.problem.line, shown.problem.column, shown.problem.code,
+             shown.problem.message) for shown in problems}
 
 
 def message_of(report: dict[str, Any], failure: dict[str, Any]) -> str:
@@ -64,15 +65,16 @@ def message_of(report: dict[str, Any], failure: dict[str, Any]) -> str:
                                          failure["column"], failure["code"]))
 
 
-def _failure_json(failure: Failure | Hint, reported: Reported) -> dict[str, Any]:
+def _failure_json(failure: Failure | Hint, reported: Reported,
+                  places: Places) -> dict[str, Any]:
     data: dict[str, Any] = {"code": failure.code, "kind": failure.kind}
     if (failure.path, failure.line, failure.column, failure.code, failure.message) in reported:
         data["reported"] = True
     else:
         data["message"] = failure.message
-    data.update(_span_json(failure))
+    data.update(_span_json(failure, places))
     if isinstance(failure, Failure):
-        data["frames"] = [_frame_json(frame) for frame in failure.frames]
+        data["frames"] = [_frame_json(frame, places) for frame in failure.frames]
         data["possible_consequence"] = failure.possible_consequence
         if failure.module_mode is not None:
             data["module_mode"] = failure.module_mode
@@ -94,9 +96,10 @@ def _arguments_json(arguments: Arguments | None) -> dict[str, Any] | None:
     return data
 
 
-def _module_json(module: ModuleResult, reported: Reported) -> dict[str, Any]:
+def _module_json(module: ModuleResult, reported: Reported,
+                 places: Places) -> dict[str, Any]:
     return {
-        **_span_json(module),
+        **_span_json(module, places),
         "class": module.class_name,
         "qualified_name": module.qualified_name,
         "status": module.status,
@@ -106,18 +109,19 @@ def _module_json(module: ModuleResult, reported: Reported) -> dict[str, Any]:
         "arguments": _arguments_json(module.arguments),
         "weights": module.weights,
         "trace_seconds": round(module.trace_seconds, 4),
-        "failures": [_failure_json(failure, reported) for failure in module.failures],
-        "hints": [_failure_json(hint, reported) for hint in module.hints],
+        "failures": [_failure_json(failure, reported, places) for failure in module.failures],
+        "hints": [_failure_json(hint, reported, places) for hint in module.hints],
         "inputs": {"from": module.inputs.origin, "tensors": module.inputs.tensors,
                    "note": module.inputs.note,
                    **({"values": module.inputs.values} if module.inputs.values else {})}
         if module.inputs else None,
         "output_shape": module.output_shape,
         "shapes_note": module.shapes_note,
-        "shape_errors": [_failure_json(failure, reported) for failure in module.shape_errors],
-        "shapes": [{**_line_json(path, line), "shape": shape}
+        "shape_errors": [_failure_json(failure, reported, places)
+                         for failure in module.shape_errors],
+        "shapes": [{**_line_json(path, line, places), "shape": shape}
                    for (path, line), shape in line_shapes(module).items()],
-        "nodes": _nodes_json(module),
+        "nodes": _nodes_json(module, places),
         "mode": module.mode,
         "graph_count": module.graph_count,
         "module_modes": module.module_modes,
@@ -126,35 +130,37 @@ def _module_json(module: ModuleResult, reported: Reported) -> dict[str, Any]:
     }
 
 
-def _nodes_json(module: ModuleResult) -> list[dict[str, Any]]:
+def _nodes_json(module: ModuleResult, places: Places) -> list[dict[str, Any]]:
     """Each graph node made by workspace code once, at the first line that made it."""
     seen: dict[str, dict[str, Any]] = {}
     for (path, line), nodes in module.line_nodes.items():
         for node in nodes:
             seen.setdefault(node.name, {"name": node.name, "op": node.op, "target": node.target,
-                                        "shape": node.shape, **_line_json(path, line)})
+                                        "shape": node.shape,
+                                        **_line_json(path, line, places)})
     return list(seen.values())
 
 
-def _problem_json(problem: Problem) -> dict[str, Any]:
+def _problem_json(shown: ShownProblem, places: Places) -> dict[str, Any]:
+    problem = shown.problem
     return {"code": problem.code, "message": problem.message, "severity": problem.severity,
-            **_span_json(problem), "classes": problem.classes, "mode": problem.mode}
+            **_span_json(problem, places), "classes": problem.classes, "mode": problem.mode}
 
 
-def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
-    results, summary = run.results, run.summary
-    reported = _reported(run.report.problems)
+def json_report(report: ShownReport, shard: Shard | None = None) -> dict[str, Any]:
+    results, summary, places = report.results, report.summary, report.places
+    reported = _reported(report.problems)
     return {
         "version": VERSION,
         **({"shard": shard_json(shard)} if shard else {}),
-        "diagnostics": [_problem_json(problem) for problem in run.report.problems],
-        "modules": [_module_json(module, reported) for result in results
+        "diagnostics": [_problem_json(shown, places) for shown in report.problems],
+        "modules": [_module_json(module, reported, places) for result in results
                     for module in result.modules],
         "files": [
             {
-                "path": display_path(result.path),
-                "errors": [_failure_json(error, reported) for error in result.errors],
-                "imported_files": [display_path(path) for path in result.imported_files],
+                "path": places.of(result.path).path,
+                "errors": [_failure_json(error, reported, places) for error in result.errors],
+                "imported_files": [places.of(path).path for path in result.imported_files],
                 "seconds": round(result.seconds, 4),
             }
             for result in results
@@ -171,8 +177,8 @@ def json_report(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             "on_guessed_arguments": summary.guessed,
             "file_errors": summary.file_errors,
             "cached": summary.cached,
-            "suppressed": run.report.suppressed,
-            "baselined": run.report.baselined,
+            "suppressed": report.suppressed,
+            "baselined": report.baselined,
             "classes": len(summary.classes),
             "modes": {mode: {"traced": counts.traced, "traceable": counts.traceable,
                              "failed": counts.failed, "not_traced": counts.not_traced,

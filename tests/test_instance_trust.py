@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from fx_lsp.check import CheckRun, Projects, Summary
+from fx_lsp.check import CheckRun, Projects
 from fx_lsp.json_report import json_report, parse_report
 from fx_lsp.output_formats.full import full
 from fxcore.model.instance_trust import guessed_instance, on_guessed_arguments
@@ -26,6 +26,7 @@ from fxcore.model.results import (
     ModuleResult,
 )
 from fxcore.reporting.report import Report, Selection, collect, severity
+from fxcore.reporting.verdict_counts import Summary
 from fxcore.workspace.config import ProjectConfig
 
 from cli_support import fx_lsp
@@ -109,7 +110,7 @@ def test_the_summary_counts_verdicts_on_guessed_instances_apart() -> None:
         "Checked 1 file: 3 modules traced, 2 traceable, 1 failed, 1 could not be built, "
         "1 not traced; 2 on guessed arguments; 2 suppressed.")
     run = CheckRun([], summary, Report(), {})
-    counts = json_report(run)["summary"]
+    counts = json_report(run.shown())["summary"]
     assert (counts["on_real_instances"], counts["on_guessed_arguments"]) == (1, 2)
     assert {key: counts["modes"]["fx"][key]
             for key in ("on_real_instances", "on_guessed_arguments")} == {
@@ -167,7 +168,7 @@ def test_a_problem_a_real_instance_also_reached_keeps_its_severity() -> None:
 
 def full_output(run: CheckRun, show_not_traced: bool | None) -> list[str]:
     stream = io.StringIO()
-    full(run, stream, lambda problem: None, show_not_traced)
+    full(run.shown(show_not_traced), stream, lambda problem: None)
     return stream.getvalue().splitlines()
 
 

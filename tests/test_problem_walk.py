@@ -13,7 +13,6 @@ from pathlib import Path
 from lsprotocol import types
 
 from fx_lsp import diagnostics
-from fx_lsp.check import CheckRun, Summary
 from fx_lsp.initialization_options import Options
 from fx_lsp.output_formats.concise import concise
 from fx_lsp.settings import Settings
@@ -28,6 +27,8 @@ from fxcore.model.results import (
     ModuleResult,
 )
 from fxcore.reporting.report import Report, Selection, collect
+from fxcore.reporting.shown import show
+from fxcore.reporting.verdict_counts import Summary
 from fxcore.workspace.paths import split_lines
 
 NET = textwrap.dedent('''
@@ -251,7 +252,7 @@ def test_the_terminal_mentions_a_class_not_traced_once(tmp_path: Path) -> None:
         selection = Selection(ReportConfig(select=select), str(tmp_path))
         found = report(results, lambda p, s=selection: s)
         stream = io.StringIO()
-        concise(CheckRun(results, Summary(), found, {}), stream)
+        concise(show(results, found, Summary(), lambda path: False), stream)
         (line,) = [line for line in stream.getvalue().splitlines() if "Unbuilt" in line]
         assert expected in line, select
 
@@ -260,7 +261,7 @@ def test_the_not_traced_note_obeys_ignore_per_file_ignores_and_noqa(tmp_path: Pa
     """The command line's note is FX103: what leaves FX103 out leaves the note out."""
     def notes(found: Report) -> list[str]:
         stream = io.StringIO()
-        concise(CheckRun(results, Summary(), found, {}), stream)
+        concise(show(results, found, Summary(), lambda path: False), stream)
         return [line for line in stream.getvalue().splitlines() if "note: FX103" in line]
 
     _, results = workspace(tmp_path)

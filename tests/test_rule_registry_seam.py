@@ -15,7 +15,6 @@ import pytest
 from lsprotocol import types
 
 from fx_lsp import diagnostics
-from fx_lsp.check import CheckRun, Summary
 from fx_lsp.cli import main
 from fx_lsp.initialization_options import Options
 from fx_lsp.json_report import json_report
@@ -25,6 +24,8 @@ from fxcore.model.job_spec import ReportConfig, TraceJob
 from fxcore.model.results import CODES, FileResult, Hint
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
 from fxcore.reporting.report import Selection, collect
+from fxcore.reporting.shown import show
+from fxcore.reporting.verdict_counts import Summary
 from fxcore.rules import Rule
 from fxcore.rules.documentation import codes_markdown, help_url
 from fxcore.worker.capture.fx.capture import FxCapture
@@ -127,7 +128,7 @@ def test_a_new_code_reaches_every_output(registered: None, model: Path,
     assert shown.code_description.href == help_url("FX299")
 
     # The CLI's JSON and SARIF: the result, and a rule with the registry's title and docs.
-    run = CheckRun([result], Summary(), report, {})
+    run = show([result], report, Summary(), lambda path: False)
     assert {d["code"] for d in json_report(run)["diagnostics"]} == {"FX299"}
     (sarif_run,) = sarif(run)["runs"]
     rule_list = sarif_run["tool"]["driver"]["rules"]

@@ -1,6 +1,7 @@
 """The output formats of ``fx-lsp check``, one module each as ruff keeps them: ``full``,
 ``concise``, ``json`` (``fx_lsp.json_report``), ``github``, ``sarif`` and ``junit``, and
-``--statistics``. Each prints a ``CheckRun``; none traces.
+``--statistics``. Each renders a ``fxcore.reporting.shown.ShownReport``, whose places and
+notes are resolved: none traces, none goes back to the run.
 
 A format's module is imported when it is written: ``full`` plans fixes with libcst, and
 ``fx-lsp merge`` or ``--help`` should not pay for that at every start."""
@@ -11,32 +12,29 @@ import json
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from fx_lsp.check import CheckRun
     from fx_lsp.shards import Shard
+    from fxcore.reporting.shown import ShownReport
 
 FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 
 
-def write(run: CheckRun, output_format: str, stream: TextIO, shard: Shard | None = None,
-          show_not_traced: bool | None = None) -> None:
-    from fx_lsp.check import forget_notebooks
-
-    forget_notebooks()  # notebooks as they are now: a fix may have edited them
+def write(report: ShownReport, output_format: str, stream: TextIO,
+          shard: Shard | None = None) -> None:
     if output_format == "full":
         from fx_lsp.output_formats.full import full
-        full(run, stream, show_not_traced=show_not_traced)
+        full(report, stream)
     elif output_format == "concise":
         from fx_lsp.output_formats.concise import concise
-        concise(run, stream)
+        concise(report, stream)
     elif output_format == "github":
         from fx_lsp.output_formats.github import github
-        github(run, stream)
+        github(report, stream)
     elif output_format == "junit":
         from fx_lsp.output_formats.junit import junit
-        stream.write(junit(run) + "\n")
+        stream.write(junit(report) + "\n")
     else:
         from fx_lsp.json_report import json_report
         from fx_lsp.output_formats.sarif import sarif
-        data = json_report(run, shard) if output_format == "json" else sarif(run, shard)
+        data = json_report(report, shard) if output_format == "json" else sarif(report, shard)
         json.dump(data, stream, indent=2)
         stream.write("\n")

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from fx_lsp.check import CheckRun
 from fx_lsp.escaping import terminal
-from fx_lsp.output_formats.common import heading, not_traced, notes, tail, terminal_location
+from fx_lsp.output_formats.common import heading, notes, terminal_location
+from fxcore.reporting.shown import ShownReport
 
 
-def concise(run: CheckRun, stream: TextIO) -> None:
+def concise(report: ShownReport, stream: TextIO) -> None:
     """One line per problem, sorted by path, line and column; workspace text in it shown by
     ``escaping.terminal``, so that it cannot add lines or control the terminal."""
-    for problem in run.summary.config_problems:
+    for problem in report.summary.config_problems:
         stream.write(f"warning: {terminal(problem)}\n")
-    for problem in run.report.problems:
-        stream.write(f"{terminal_location(problem.path, problem.line, problem.column)}: "
-                     f"{terminal(heading(problem))}\n")
-    for where, text in notes(not_traced(run)):
+    for shown in report.problems:
+        stream.write(f"{terminal_location(shown.place)}: {terminal(heading(shown.problem))}\n")
+    for where, text in notes(report.not_traced):
         stream.write(f"{where}: note: {text}\n")
-    stream.write(tail(run) + "\n")
+    stream.write(report.summary_line() + "\n")

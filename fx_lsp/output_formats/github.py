@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from fx_lsp.check import CheckRun, cell_words, display_path
 from fx_lsp.escaping import terminal_lines
 from fx_lsp.output_formats.common import heading
+from fxcore.reporting.shown import ShownReport
 
 
 def _escape_data(text: str) -> str:
@@ -20,24 +20,25 @@ def _escape_property(text: str) -> str:
 _GITHUB_COMMANDS = {"error": "error", "warning": "warning", "hint": "notice"}
 
 
-def github(run: CheckRun, stream: TextIO) -> None:
+def github(report: ShownReport, stream: TextIO) -> None:
     """GitHub Actions workflow commands: each problem annotates the pull request's diff.
     Escaped as ``@actions/core`` escapes them, so each is one line; the message, which the
     pull request shows, with its control characters visible (the file name stays exact, or
     the annotation would not find its file)."""
-    for problem in run.report.problems:
+    for shown in report.problems:
+        problem = shown.problem
         message = "\n".join(terminal_lines(heading(problem)))
         place: tuple[tuple[str, object], ...] = (
             ("line", problem.line), ("col", problem.column), ("endLine", problem.end_line),
             ("endColumn", problem.end_column))
-        in_cell = cell_words(problem.path, problem.line, problem.column)
+        in_cell = shown.place.cell_words
         if in_cell:
             # Lines of a notebook's cells are not lines of its file: the annotation is on the
             # file, and its message names the cell.
             place, message = (), f"{in_cell}: {message}"
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
-            for key, value in (("file", display_path(problem.path)), *place,
+            for key, value in (("file", shown.place.path), *place,
                                ("title", f"fx-lsp ({problem.code})"))
         )
         stream.write(f"::{_GITHUB_COMMANDS[problem.severity]} {properties}::"

@@ -6,10 +6,10 @@ import os
 from typing import Any
 from urllib.parse import quote
 
-from fx_lsp.check import CheckRun, cell_position, display_path
 from fx_lsp.output_formats.common import heading
 from fx_lsp.shards import Shard, shard_json
 from fxcore.model.version import VERSION
+from fxcore.reporting.shown import ShownReport
 from fxcore.rules.compile import GRAPH_BREAK_RULES
 from fxcore.rules.documentation import README_URL, documentation, help_url
 
@@ -18,9 +18,9 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVELS = {"error": "error", "warning": "warning", "hint": "note"}
 
 
-def _uri(path: str) -> str:
+def _uri(shown_path: str) -> str:
     # A file name that is not UTF-8 holds its bytes as lone surrogates: percent-encode them.
-    return quote(display_path(path).replace(os.sep, "/"), errors="surrogateescape")
+    return quote(shown_path.replace(os.sep, "/"), errors="surrogateescape")
 
 
 def sarif_rules(occurring: set[str]) -> list[dict[str, Any]]:
@@ -40,19 +40,19 @@ def sarif_rules(occurring: set[str]) -> list[dict[str, Any]]:
     ]
 
 
-def sarif(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
+def sarif(report: ShownReport, shard: Shard | None = None) -> dict[str, Any]:
     """SARIF 2.1.0: one run, a rule per code, a result per problem."""
-    rules = sarif_rules({problem.code for problem in run.report.problems})
+    rules = sarif_rules({shown.problem.code for shown in report.problems})
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     results = []
-    for problem in run.report.problems:
+    for shown in report.problems:
+        problem, place = shown.problem, shown.place.cell
         physical: dict[str, Any] = {
-            "artifactLocation": {"uri": _uri(problem.path)},
+            "artifactLocation": {"uri": _uri(shown.place.path)},
             "region": {"startLine": problem.line, "startColumn": problem.column,
                        "endLine": problem.end_line, "endColumn": problem.end_column},
         }
         text = heading(problem)
-        place = cell_position(problem.path, problem.line, problem.column)
         result: dict[str, Any] = {
             "ruleId": problem.code,
             "level": _SARIF_LEVELS[problem.severity],
@@ -63,8 +63,7 @@ def sarif(run: CheckRun, shard: Shard | None = None) -> dict[str, Any]:
             # A region would count the file's JSON lines: the notebook is the location, the
             # message names the cell, and the properties hold its place there.
             del physical["region"]
-            result["message"]["text"] = \
-                f"cell {place.cell_number}:{place.line}:{place.column}: {text}"
+            result["message"]["text"] = f"{shown.place.cell_words}: {text}"
             result["properties"] = {"fx-lsp": {"cell": place.cell_number,
                                                "startLine": place.line,
                                                "startColumn": place.column}}

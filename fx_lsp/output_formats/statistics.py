@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from fx_lsp.check import CheckRun
+from fxcore.reporting.shown import ShownReport
 from fxcore.rules.documentation import documentation
 
 
-def statistics(run: CheckRun, stream: TextIO) -> None:
+def statistics(report: ShownReport, stream: TextIO) -> None:
     """The number of problems per code, most frequent first."""
-    counts = Counter(problem.code for problem in run.report.problems)
+    counts = Counter(shown.problem.code for shown in report.problems)
     docs = documentation()
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         title = docs[code].title if code in docs else ""
