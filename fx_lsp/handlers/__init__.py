@@ -14,6 +14,8 @@ from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
+from fx_lsp.session import Session
+
 Handler = Callable[..., Any]
 
 
@@ -39,7 +41,7 @@ class Handlers:
 
         return keep
 
-    def register(self, server: LanguageServer, session: object) -> None:
+    def register(self, server: LanguageServer, session: Session) -> None:
         """Put the handlers on ``server``, each called with ``session`` first."""
         for arguments, handler in self._features:
             server.feature(*arguments)(_given(handler, session))
@@ -47,7 +49,7 @@ class Handlers:
             server.command(name)(_given(handler, session))
 
 
-def _given(handler: Handler, session: object) -> Handler:
+def _given(handler: Handler, session: Session) -> Handler:
     """``handler`` called with ``session`` first. pygls passes a handler its server only when
     the first parameter is named ``ls`` or typed as a server: this one has neither, so pygls
     passes the request's params (a command's arguments) alone; a coroutine function stays one,
