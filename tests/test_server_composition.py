@@ -8,6 +8,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from fx_lsp.documents import Documents
+from fx_lsp.protocol import TRACE_WORKSPACE
 from fx_lsp.publishing import Messages, Publisher
 from fx_lsp.server import FxLanguageServer
 from fx_lsp.serving import create_session
@@ -35,5 +36,21 @@ def test_the_session_holds_its_parts_and_pygls_calls_handlers_with_it() -> None:
         handler = session.server.protocol.fm.features[types.WORKSPACE_DID_CHANGE_CONFIGURATION]
         handler(types.DidChangeConfigurationParams(settings={"fxLsp": {"severity": "hint"}}))
         assert session.settings.options.severity == types.DiagnosticSeverity.Hint
+    finally:
+        session.close()
+
+
+def test_a_command_is_handed_its_arguments_as_the_client_sent_them() -> None:
+    """pygls fills a command handler's parameters from the request's arguments: the session's
+    handler takes them as they came (none for the workspace trace, which is how clients send
+    it), or pygls answers the request with an error before the handler runs."""
+    session = create_session()
+    try:
+        for arguments in ([], None, ["extra", 1]):
+            request = session.server.protocol.lsp_workspace__execute_command(
+                types.ExecuteCommandParams(command=TRACE_WORKSPACE, arguments=arguments))
+            # pygls's generator hands back the handler to run and what it is called with.
+            _handler, args, kwargs = next(request)
+            assert (args, kwargs) == (tuple(arguments or ()), {})
     finally:
         session.close()

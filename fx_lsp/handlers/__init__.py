@@ -52,16 +52,17 @@ class Handlers:
 def _given(handler: Handler, session: Session) -> Handler:
     """``handler`` called with ``session`` first. pygls passes a handler its server only when
     the first parameter is named ``ls`` or typed as a server: this one has neither, so pygls
-    passes the request's params (a command's arguments) alone; a coroutine function stays one,
-    for pygls runs those as tasks."""
+    passes the request's params (a command's arguments) alone. Positional only: pygls fills
+    each other parameter of a command from its arguments. A coroutine function stays one, for
+    pygls runs those as tasks."""
     if inspect.iscoroutinefunction(handler):
 
-        async def given_async(*args: Any, **kwargs: Any) -> Any:
-            return await handler(session, *args, **kwargs)
+        async def given_async(*args: Any) -> Any:
+            return await handler(session, *args)
 
         return given_async
 
-    def given(*args: Any, **kwargs: Any) -> Any:
-        return handler(session, *args, **kwargs)
+    def given(*args: Any) -> Any:
+        return handler(session, *args)
 
     return given
