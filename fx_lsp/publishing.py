@@ -1,78 +1,184 @@
-"""What the server sends on its own: the status item's state, each document's diagnostics
-(a notebook's into its cells, a closed file's from a workspace trace), and the client's
-refreshes of code lenses and inlay hints."""
+"""What the server sends on its own: messages (pop-ups and log lines), the status item's
+state, each document's diagnostics (a notebook's into its cells, a closed file's from a
+workspace trace), and the client's refreshes of code lenses and inlay hints.
+
+``Messages`` and ``Publisher`` are objects the session holds (``fx_lsp.session``); they send
+through pygls's server and read the session's state they are given, holding none of it but
+what they last sent.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from fx_lsp import diagnostics, notebooks
 from fx_lsp.baseline_hints import BaselineFiles
-from fx_lsp.documents import Document
-from fx_lsp.protocol import STATUS, FxProtocol
-from fx_lsp.workspace_texts import WorkspaceTexts
-from fxcore.checking.pipeline import CheckHandle
+from fx_lsp.documents import Document, Documents
+from fx_lsp.protocol import STATUS, TRACED
+from fx_lsp.server import FxLanguageServer
+from fx_lsp.settings import Settings
+from fx_lsp.snapshot import Files
+from fxcore.host import network_isolation
 from fxcore.host.torch_versions import TorchSupport
-from fxcore.model.results import FileResult
+from fxcore.model.results import CODES, FileResult
 from fxcore.reporting.report import collect
 from fxcore.workspace.notebook.cells import is_notebook
 
+UNTRUSTED_MESSAGE = (
+    "fx-lsp: tracing is off until the workspace is trusted (no code from it is imported or run)."
+)
 
-class Publishing(WorkspaceTexts):
-    """The server's notifications; ``FxLanguageServer`` holds the state they report."""
 
-    protocol: FxProtocol
-    torch: TorchSupport
-    workspace_handles: set[CheckHandle]
-    _status: tuple[str, int, str] | None
-    baselines: BaselineFiles
+class Messages:
+    """Pop-ups and log lines, each problem said once."""
 
-    def send_status(self, message: str = "") -> None:
-        pending = self.documents.pending + len(self.workspace_handles)
-        if not self.settings.options.trusted:
-            state = "disabled"
-        elif self.torch.refusal is not None:
-            state, message = "error", self.torch.refusal
-        elif message:
-            state = "error"
-        else:
-            state = "tracing" if pending else "idle"
+    def __init__(self, server: LanguageServer) -> None:
+        self._server = server
+        self._reported: set[str] = set()
+
+    def report_once(self, messages: list[str], kind: types.MessageType) -> None:
+        for message in messages:
+            if message not in self._reported:
+                self._reported.add(message)
+                self._server.window_show_message(
+                    types.ShowMessageParams(type=kind, message=message))
+
+    def warn(self, problems: list[str], where: str) -> None:
+        """One read's configuration problems: each new one in the log, and one pop-up, the
+        problem itself or, for several, how many (2,000 unknown keys made 2,000 pop-ups)."""
+        new = [problem for problem in dict.fromkeys(problems) if problem not in self._reported]
+        if not new:
+            return
+        self._reported.update(new)
+        for problem in new:
+            self._server.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Warning, message=problem))
+        message = new[0] if len(new) == 1 else (
+            f"fx-lsp: {len(new):,} problems in {where}, each in the fx-lsp log (VS Code: the "
+            f"FX Trace output); the first: {new[0]}")
+        self._server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
+    def report_torch(self, torch: TorchSupport) -> None:
+        """A refused torch: one error pop-up (no diagnostics follow); an untested one: a line
+        in the log."""
+        if torch.refusal is not None:
+            self.report_once([torch.refusal], types.MessageType.Error)
+        elif torch.untested is not None:
+            self._server.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Warning, message=torch.untested))
+
+    def report_untrusted(self) -> None:
+        self.report_once([UNTRUSTED_MESSAGE], types.MessageType.Info)
+
+    def say_untrusted(self) -> None:
+        """Trust was withdrawn: said every time."""
+        self._server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=UNTRUSTED_MESSAGE))
+
+    def log_worker_output(self, result: FileResult) -> None:
+        """A worker that timed out or crashed: what it printed goes to the server's log (VS
+        Code: the fx-lsp output channel), the clue most often needed to tell why."""
+        ended = any(
+            f.code == CODES["timeout"]
+            for f in (*result.errors, *(f for m in result.modules for f in m.failures))
+        )
+        if ended and result.output.strip():
+            self._server.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Log,
+                    message=f"fx-lsp: the worker for {result.path} timed out or crashed; "
+                    f"what it printed (last {len(result.output)} characters):\n"
+                    + result.output.rstrip(),
+                )
+            )
+
+    async def log_network_isolation(self) -> None:
+        """Say in the log which network isolation workers get here (the probe starts a
+        throwaway process: waited for in a thread, off the event loop)."""
+        description = await asyncio.to_thread(network_isolation.describe)
+        self._server.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Info,
+                                   message=f"fx-lsp: network isolation: {description}")
+        )
+
+
+class Publisher:
+    """The status item's state, diagnostics, ``fxLsp/traced`` and refreshes."""
+
+    def __init__(self, server: FxLanguageServer, settings: Settings, documents: Documents,
+                 files: Files, open_notebooks: dict[str, notebooks.NotebookModule],
+                 baselines: BaselineFiles) -> None:
+        self._server = server
+        self._settings = settings
+        self._documents = documents
+        self._files = files
+        self._notebooks = open_notebooks
+        self._baselines = baselines
+        #: The status last sent: the same one is not sent again.
+        self._status: tuple[str, int, str] | None = None
+
+    def status(self, state: str, pending: int, message: str) -> None:
         if (state, pending, message) == self._status:
             return
         self._status = (state, pending, message)
         params: dict[str, Any] = {"state": state, "pending": pending}
         if message:
             params["message"] = message
-        self.protocol.notify(STATUS, params)
+        self._server.protocol.notify(STATUS, params)
+
+    def accepted(self, document: Document, touched: list[Document]) -> None:
+        """A new result of ``document``: its diagnostics, ``fxLsp/traced`` (for a notebook,
+        of each of its cells), the diagnostics of the ``touched`` documents, and refreshes."""
+        assert document.result is not None
+        self.publish(document)
+        notebook = self._notebooks.get(document.path)
+        # A notebook's views (generated code, graph) are of its cells.
+        for uri in [cell.uri for cell in notebook.cells] if notebook else [document.uri]:
+            self._server.protocol.notify(
+                TRACED,
+                {
+                    "uri": uri,
+                    "version": document.result_version,
+                    "classes": list(dict.fromkeys(m.class_name for m in document.result.modules)),
+                },
+            )
+        for other in touched:
+            self.publish(other)
+        self._server.refresh_code_lenses()
+        self._server.refresh_inlay_hints()
 
     def publish(self, document: Document) -> None:
-        if not self.documents.is_current(document):
+        if not self._documents.is_current(document):
             # The result is of an older text: the client has moved the diagnostics it shows
             # with the edits, and a trace of this text publishes anew.
             return
-        others = self.documents.results_traced_with(document)
-        report = self.baselines.as_hints(collect(
+        files = self._files
+        others = self._documents.results_traced_with(document)
+        report = self._baselines.as_hints(collect(
             [r for r in (document.result, *others) if r is not None],
-            self.text_of,
-            self.settings.selection,
+            files.text_of,
+            self._settings.selection,
             checked=[document.path] if document.result is not None else [],
-        ), self.root_of(document.path), self.text_of)
+        ), files.root_of(document.path), files.text_of)
         document.entries = diagnostics.build(
-            document.path, report, self.lines_of, self.options_for(document.path), self.encoding,
-            self.cell_words,
+            document.path, report, files.lines_of, self._settings.options_for(document.path),
+            self._server.encoding, files.cell_words,
         )
-        notebook = self.notebooks.get(document.path)
+        notebook = self._notebooks.get(document.path)
         if notebook is not None:
             # A notebook's diagnostics, in the module, go to the cells they are in.
             for uri, shown in notebooks.cell_diagnostics(
                     notebook, [entry.diagnostic for entry in document.entries]).items():
-                self.text_document_publish_diagnostics(
+                self._server.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(uri=uri, diagnostics=shown))
             return
-        self.text_document_publish_diagnostics(
+        self._server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=document.uri,
                 diagnostics=[entry.diagnostic for entry in document.entries],
@@ -80,48 +186,30 @@ class Publishing(WorkspaceTexts):
             )
         )
 
-    def cell_words(self, path: str, line: int) -> str | None:
-        """``cell 3:5`` for line ``line`` of an open notebook's module, as ``fx-lsp check``
-        counts cells and lines (from 1)."""
-        notebook = self.notebooks.get(path)
-        place = notebook.place_of(line - 1) if notebook is not None else None
-        return None if place is None else f"cell {place[0] + 1}:{place[1] + 1}"
-
-    def client_has_notebooks(self) -> bool:
-        """The client syncs notebooks (LSP 3.17): a workspace trace includes them."""
-        return self.client_capabilities.notebook_document is not None
-
     def publish_closed(self, path: str, result: FileResult) -> None:
         """The diagnostics of a file that is not open (from a workspace trace); a notebook's
         on its file, each naming its cell (``notebooks.closed_notebook_diagnostics``)."""
-        report = self.baselines.as_hints(collect([result], self.text_of, self.settings.selection),
-                                         self.root_of(path), self.text_of)
+        files = self._files
+        report = self._baselines.as_hints(
+            collect([result], files.text_of, self._settings.selection),
+            files.root_of(path), files.text_of)
         entries = diagnostics.build(
-            path, report, self.lines_of, self.options_for(path), self.encoding
+            path, report, files.lines_of, self._settings.options_for(path), self._server.encoding
         )
         shown = [e.diagnostic for e in entries]
         if is_notebook(path):
             shown = notebooks.closed_notebook_diagnostics(path, shown)
-        self.text_document_publish_diagnostics(
+        self._server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=diagnostics.path_to_uri(path), diagnostics=shown)
         )
 
     def clear(self, uri: str) -> None:
-        notebook = self.notebooks.get(to_fs_path(uri) or "")
+        """No diagnostics on ``uri`` (an open notebook's: on each of its cells)."""
+        notebook = self._notebooks.get(to_fs_path(uri) or "")
         if notebook is not None and notebook.uri == uri:
             for cell in notebook.cells:
                 self.clear(cell.uri)
             return
-        self.text_document_publish_diagnostics(
+        self._server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
-
-    def refresh_inlay_hints(self) -> None:
-        workspace = self.client_capabilities.workspace
-        if workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support:
-            self.workspace_inlay_hint_refresh(None)
-
-    def refresh_code_lenses(self) -> None:
-        workspace = self.client_capabilities.workspace
-        if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
-            self.workspace_code_lens_refresh(None)

@@ -1,4 +1,5 @@
-"""``fx-lsp serve``: a new server with every handler on it, run on stdio or TCP."""
+"""``fx-lsp serve``: a new session, its server with every handler on it, run on stdio or
+TCP."""
 
 from __future__ import annotations
 
@@ -7,15 +8,16 @@ import sys
 
 from fx_lsp.handlers import document_sync, lifecycle, requests
 from fx_lsp.server import FxLanguageServer
+from fx_lsp.session import Session
 from fxcore.host.zygote_host import WORKER_LOG
 
 
-def create_server() -> FxLanguageServer:
-    """A new server with every handler on it (``fx_lsp.handlers``)."""
-    server = FxLanguageServer()
+def create_session() -> Session:
+    """A new session, its server with every handler on it (``fx_lsp.handlers``)."""
+    session = Session(FxLanguageServer())
     for handlers in (lifecycle.handlers, document_sync.handlers, requests.handlers):
-        handlers.register(server)
-    return server
+        handlers.register(session.server, session)
+    return session
 
 
 def serve(tcp: tuple[str, int] | None = None) -> None:
@@ -28,12 +30,11 @@ def serve(tcp: tuple[str, int] | None = None) -> None:
     # shorter switch interval than the default 5 ms lets the event loop take the GIL back
     # sooner, so other requests wait less.
     sys.setswitchinterval(0.001)
-    server = create_server()
+    session = create_session()
     try:
         if tcp is None:
-            server.start_io()
+            session.server.start_io()
         else:
-            server.start_tcp(*tcp)
+            session.server.start_tcp(*tcp)
     finally:
-        server.close_engine()
-        server.parse_process.close()
+        session.close()

@@ -1,6 +1,6 @@
 """What a request about an open document is answered from: a ``DocumentSnapshot``, which the
-server builds from its state when the request arrives (``FxLanguageServer.snapshot``, the one
-place), so that ``hover``, ``code_actions``, ``code_lens`` and ``inlay_hints`` are plain
+session builds from its state when the request arrives (``fx_lsp.session.Session.snapshot``,
+the one place), so that ``hover``, ``code_actions``, ``code_lens`` and ``inlay_hints`` are plain
 functions of it and of the request's own parameters, testable without a server."""
 
 from __future__ import annotations

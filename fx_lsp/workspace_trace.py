@@ -1,8 +1,8 @@
 """``fxLsp.server.traceWorkspace``: trace every Python file of the workspace folders, publish
 each result as it arrives, report progress, and stop when the client cancels.
 
-What it needs of the server is ``Host`` (``fx_lsp.server.FxLanguageServer`` is one), and of
-the client ``fx_lsp.protocol.CommandProgress``: no more, so that the server imports it and
+What it needs of the server is ``Host`` (``fx_lsp.session.Session`` is one), and of the
+client ``fx_lsp.protocol.CommandProgress``: no more, so that the server imports it and
 not the other way round.
 """
 

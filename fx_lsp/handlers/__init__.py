@@ -1,15 +1,20 @@
-"""The server's LSP handlers, one module per concern over ``FxLanguageServer`` (its state) and a
-document snapshot: ``lifecycle`` (initialize, shutdown, settings), ``document_sync`` (text and
-notebook documents, watched files) and ``requests`` (hover, code actions, code lenses, inlay
-hints, the generated code and graph requests, the workspace trace). Each module collects its
-handlers in a ``Handlers``; ``fx_lsp.server.create_server`` puts them on a new server."""
+"""The server's LSP handlers, one module per concern over the session (``fx_lsp.session.Session``,
+its state) and a snapshot of the document a request is about: ``lifecycle`` (initialize,
+shutdown, settings), ``document_sync`` (text and notebook documents, watched files) and
+``requests`` (hover, code actions, code lenses, inlay hints, the generated code and graph
+requests, the workspace trace). Each module collects its
+handlers in a ``Handlers``; ``fx_lsp.serving.create_session`` puts them on a new server, each
+given the session as its first argument."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from pygls.lsp.server import LanguageServer
+
+from fx_lsp.session import Session
 
 Handler = Callable[..., Any]
 
@@ -36,8 +41,28 @@ class Handlers:
 
         return keep
 
-    def register(self, server: LanguageServer) -> None:
+    def register(self, server: LanguageServer, session: Session) -> None:
+        """Put the handlers on ``server``, each called with ``session`` first."""
         for arguments, handler in self._features:
-            server.feature(*arguments)(handler)
+            server.feature(*arguments)(_given(handler, session))
         for name, handler in self._commands:
-            server.command(name)(handler)
+            server.command(name)(_given(handler, session))
+
+
+def _given(handler: Handler, session: Session) -> Handler:
+    """``handler`` called with ``session`` first. pygls passes a handler its server only when
+    the first parameter is named ``ls`` or typed as a server: this one has neither, so pygls
+    passes the request's params (a command's arguments) alone. Positional only: pygls fills
+    each other parameter of a command from its arguments. A coroutine function stays one, for
+    pygls runs those as tasks."""
+    if inspect.iscoroutinefunction(handler):
+
+        async def given_async(*args: Any) -> Any:
+            return await handler(session, *args)
+
+        return given_async
+
+    def given(*args: Any) -> Any:
+        return handler(session, *args)
+
+    return given

@@ -12,35 +12,35 @@ from fx_lsp.handlers import Handlers
 from fx_lsp.protocol import (
     guarded,
 )
-from fx_lsp.server import FxLanguageServer
+from fx_lsp.session import Session
 
 handlers = Handlers()
 
 
 @handlers.feature(types.INITIALIZE)
 @guarded()
-def initialize(ls: FxLanguageServer, params: types.InitializeParams) -> None:
-    ls.settings.apply(params.initialization_options)
+def initialize(session: Session, params: types.InitializeParams) -> None:
+    session.settings.apply(params.initialization_options)
 
 
 @handlers.feature(types.INITIALIZED)
 @guarded()
-async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> None:
-    if ls.process_id is not None:
-        ls.watcher = asyncio.ensure_future(ls.watch_client(ls.process_id))
-    ls.report_torch()
-    if ls.tracing_on():
-        ls.ensure_pipeline()
-    elif not ls.settings.options.trusted:
-        ls.report_untrusted()
-    ls.send_status()
-    watched = ls.client_capabilities.workspace
+async def initialized(session: Session, params: types.InitializedParams) -> None:
+    if session.server.process_id is not None:
+        session.watcher = asyncio.ensure_future(session.watch_client(session.server.process_id))
+    session.messages.report_torch(session.torch)
+    if session.tracing_on():
+        session.engine.ensure_pipeline()
+    elif not session.settings.options.trusted:
+        session.messages.report_untrusted()
+    session.send_status()
+    watched = session.server.client_capabilities.workspace
     if (
         watched
         and watched.did_change_watched_files
         and watched.did_change_watched_files.dynamic_registration
     ):
-        await ls.client_register_capability_async(
+        await session.server.client_register_capability_async(
             types.RegistrationParams(
                 registrations=[
                     types.Registration(
@@ -62,33 +62,32 @@ async def initialized(ls: FxLanguageServer, params: types.InitializedParams) -> 
                 ]
             )
         )
-        ls.watches_files = True
-    await ls.log_network_isolation()
+        session.engine.watches_files = True
+    await session.messages.log_network_isolation()
 
 
 @handlers.feature(types.SHUTDOWN)
 @guarded()
-def shutdown(ls: FxLanguageServer, params: None) -> None:
-    for document in ls.documents:
-        ls.documents.outdate(document)
-    ls.close_engine(wait=False)
+def shutdown(session: Session, params: None) -> None:
+    for document in session.documents:
+        session.documents.outdate(document)
+    session.engine.close(wait=False)
 
 
 @handlers.feature(types.EXIT)
 @guarded()
-def exit_(ls: FxLanguageServer, params: None) -> None:
-    ls.close_engine()
-    ls.parse_process.close()
+def exit_(session: Session, params: None) -> None:
+    session.close()
 
 
 @handlers.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 @guarded()
 def did_change_configuration(
-    ls: FxLanguageServer, params: types.DidChangeConfigurationParams
+    session: Session, params: types.DidChangeConfigurationParams
 ) -> None:
-    before = ls.settings.options
-    ls.settings.apply(params.settings)
-    if ls.settings.options.trusted != before.trusted:
-        ls.set_trusted(ls.settings.options.trusted)
-    elif ls.settings.options != before and ls.settings.options.trusted:
-        ls.documents.retrace_all()
+    before = session.settings.options
+    session.settings.apply(params.settings)
+    if session.settings.options.trusted != before.trusted:
+        session.set_trusted(session.settings.options.trusted)
+    elif session.settings.options != before and session.settings.options.trusted:
+        session.documents.retrace_all()

@@ -29,7 +29,7 @@ from fx_lsp.protocol import (
     guarded,
     json_text,
 )
-from fx_lsp.server import FxLanguageServer
+from fx_lsp.session import Session
 from fx_lsp.snapshot import DocumentSnapshot
 from fx_lsp.verdicts_by_mode import verdicts_of
 from fxcore.model.results import ModuleResult
@@ -39,12 +39,12 @@ handlers = Handlers()
 
 @handlers.feature(types.TEXT_DOCUMENT_HOVER)
 @guarded()
-async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    snapshot = ls.snapshot(params.text_document.uri)
+async def on_hover(session: Session, params: types.HoverParams) -> types.Hover | None:
+    snapshot = session.snapshot(params.text_document.uri)
     if snapshot is None:
         return None
     position: types.Position | None = params.position
-    cell = ls.cell_of(params.text_document.uri)
+    cell = session.texts.cell_of(params.text_document.uri)
     if cell is not None:
         position = cell[0].position_to_module(cell[1], params.position)
         if position is None:
@@ -66,15 +66,15 @@ async def on_hover(ls: FxLanguageServer, params: types.HoverParams) -> types.Hov
 )
 @guarded(default=[])
 async def on_code_action(
-    ls: FxLanguageServer, params: types.CodeActionParams
+    session: Session, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    snapshot = ls.snapshot(params.text_document.uri)
+    snapshot = session.snapshot(params.text_document.uri)
     if snapshot is None:
         return []
-    cell = ls.cell_of(params.text_document.uri)
+    cell = session.texts.cell_of(params.text_document.uri)
     if cell is None:
-        return await ls.off_loop(code_actions.code_actions, snapshot, params.context,
-                                 params.range, ls.resolves_code_actions)
+        return await session.off_loop(code_actions.code_actions, snapshot, params.context,
+                                      params.range, session.server.resolves_code_actions)
     notebook, index = cell
     requested = notebook.range_to_module(index, params.range)
     if requested is None:
@@ -83,8 +83,8 @@ async def on_code_action(
         diagnostics=[moved for d in params.context.diagnostics
                      if (moved := notebooks.diagnostic_to_module(notebook, index, d))],
         only=params.context.only, trigger_kind=params.context.trigger_kind)
-    actions = await ls.off_loop(code_actions.code_actions, snapshot, context, requested,
-                                ls.resolves_code_actions)
+    actions = await session.off_loop(code_actions.code_actions, snapshot, context, requested,
+                                     session.server.resolves_code_actions)
     return [moved for action in actions
             if (moved := notebooks.code_action_to_cell(notebook, index, action))]
 
@@ -92,32 +92,32 @@ async def on_code_action(
 @handlers.feature(types.CODE_ACTION_RESOLVE)
 @guarded()
 async def on_code_action_resolve(
-    ls: FxLanguageServer, action: types.CodeAction
+    session: Session, action: types.CodeAction
 ) -> types.CodeAction:
     data = action.data
     uri = data.get("uri") if isinstance(data, dict) else getattr(data, "uri", None)
-    snapshot = ls.snapshot(uri) if isinstance(uri, str) else None
+    snapshot = session.snapshot(uri) if isinstance(uri, str) else None
     if snapshot is None:
         return action
-    cell = ls.cell_of(uri) if isinstance(uri, str) else None
+    cell = session.texts.cell_of(uri) if isinstance(uri, str) else None
     if cell is None:
-        return await ls.off_loop(code_actions.resolve, snapshot, action)
+        return await session.off_loop(code_actions.resolve, snapshot, action)
     notebook, index = cell
     in_module = types.CodeAction(
         title=action.title, kind=action.kind, is_preferred=action.is_preferred, data=action.data,
         diagnostics=[moved for d in action.diagnostics or []
                      if (moved := notebooks.diagnostic_to_module(notebook, index, d))])
-    resolved = await ls.off_loop(code_actions.resolve, snapshot, in_module)
+    resolved = await session.off_loop(code_actions.resolve, snapshot, in_module)
     return notebooks.code_action_to_cell(notebook, index, resolved) or action
 
 
 @handlers.feature(types.TEXT_DOCUMENT_INLAY_HINT)
 @guarded(default=[])
-def on_inlay_hint(ls: FxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
-    snapshot = ls.snapshot(params.text_document.uri)
+def on_inlay_hint(session: Session, params: types.InlayHintParams) -> list[types.InlayHint]:
+    snapshot = session.snapshot(params.text_document.uri)
     if snapshot is None:
         return []
-    cell = ls.cell_of(params.text_document.uri)
+    cell = session.texts.cell_of(params.text_document.uri)
     if cell is None:
         return inlay_hints.inlay_hints(snapshot, params.range)
     requested = cell[0].range_to_module(cell[1], params.range)
@@ -128,8 +128,9 @@ def on_inlay_hint(ls: FxLanguageServer, params: types.InlayHintParams) -> list[t
 
 @handlers.feature(types.TEXT_DOCUMENT_CODE_LENS)
 @guarded(default=[])
-def on_code_lens(ls: FxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    snapshot, cell = ls.snapshot(params.text_document.uri), ls.cell_of(params.text_document.uri)
+def on_code_lens(session: Session, params: types.CodeLensParams) -> list[types.CodeLens]:
+    uri = params.text_document.uri
+    snapshot, cell = session.snapshot(uri), session.texts.cell_of(uri)
     lenses = code_lens.code_lenses(snapshot) if snapshot is not None else []
     return lenses if cell is None else notebooks.code_lenses_to_cell(*cell, lenses)
 
@@ -146,7 +147,7 @@ ClassAnswer = Callable[[DocumentSnapshot, ModuleResult, dict[str, Any]], dict[st
 
 
 async def _answer_about_class(
-    ls: FxLanguageServer, params: Any, answer: ClassAnswer
+    session: Session, params: Any, answer: ClassAnswer
 ) -> JsonText | None:
     """``answer`` about the class that ``{uri, className}`` or ``{uri, position}`` names, from
     the document's latest result. A huge class's answer takes seconds to build and encode: in
@@ -155,13 +156,13 @@ async def _answer_about_class(
     it can)."""
     params = _plain(params)
     uri = params.get("uri") if isinstance(params, dict) else None
-    snapshot = ls.snapshot(uri) if isinstance(uri, str) else None
+    snapshot = session.snapshot(uri) if isinstance(uri, str) else None
     if snapshot is None:
         return None
     position = params.get("position")
     at = types.Position(line=position["line"], character=position["character"]) \
         if isinstance(position, dict) else None
-    cell = ls.cell_of(uri) if isinstance(uri, str) else None
+    cell = session.texts.cell_of(uri) if isinstance(uri, str) else None
     if cell is not None and at is not None:
         at = cell[0].position_to_module(cell[1], at)
     module = code_lens.find_module(snapshot, params.get("className"), at)
@@ -185,9 +186,9 @@ async def _answer_about_class(
 
 @handlers.feature(GENERATED_CODE)
 @guarded()
-async def on_generated_code(ls: FxLanguageServer, params: Any) -> JsonText | None:
+async def on_generated_code(session: Session, params: Any) -> JsonText | None:
     return await _answer_about_class(
-        ls, params, lambda snapshot, module, _: code_lens.generated_code(snapshot.uri, module))
+        session, params, lambda snapshot, module, _: code_lens.generated_code(snapshot.uri, module))
 
 
 def _count(params: Any, key: str, default: int, largest: int) -> int:
@@ -218,11 +219,12 @@ def _graph_page(
 
 @handlers.feature(GRAPH)
 @guarded()
-async def on_graph(ls: FxLanguageServer, params: Any) -> JsonText | None:
-    return await _answer_about_class(ls, params, _graph_page)
+async def on_graph(session: Session, params: Any) -> JsonText | None:
+    return await _answer_about_class(session, params, _graph_page)
 
 
 @handlers.command(TRACE_WORKSPACE)
 @guarded(default={"files": 0, "modules": 0, "failed": 0})
-async def trace_workspace(ls: FxLanguageServer, *args: Any) -> dict[str, int]:
-    return await workspace_trace.trace_workspace(ls, await CommandProgress.start(ls.protocol))
+async def trace_workspace(session: Session, *args: Any) -> dict[str, int]:
+    progress = await CommandProgress.start(session.server.protocol)
+    return await workspace_trace.trace_workspace(session, progress)

@@ -15,6 +15,7 @@ import pytest
 from lsprotocol import types
 
 from fx_lsp.server import FxLanguageServer
+from fx_lsp.session import Session
 
 from lsp_support import FxClient, new_project, session, wait_for
 
@@ -118,12 +119,12 @@ def test_trust_off_returns_before_the_engine_has_closed() -> None:
     """The end-to-end test above no longer needs a slow close (workers' process trees are
     killed, so no pipe holds it); this one makes the close slow: turning trust off, on the
     event loop, must not wait for it."""
-    server = FxLanguageServer()
+    state = Session(FxLanguageServer())
     engine = _SlowEngine()
-    server.engine = engine  # type: ignore[assignment]
+    state.engine.engine = engine  # type: ignore[assignment]
     try:
-        server.set_trusted(False)
-        assert server.engine is None
+        state.set_trusted(False)
+        assert state.engine.engine is None
         assert not engine.closed, "set_trusted(False) waited for the engine to close"
     finally:
         engine.release.set()
