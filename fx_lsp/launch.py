@@ -9,7 +9,7 @@ from fx_lsp.interruption import interrupted
 
 def main() -> int:
     try:
-        from fx_lsp.cli import main as run
+        from fx_lsp.cli.main import main as run
 
         return run()
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from fx_lsp.cli import main
+from fx_lsp.cli.main import main
 from fxcore.host.engine import Engine
 
 _engine: Engine | None = None

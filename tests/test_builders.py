@@ -19,7 +19,7 @@ import pytest
 import torch
 from torch import fx
 
-from fx_lsp.hover import arguments_sentence
+from fx_lsp.features.hover import arguments_sentence
 from fxcore.model.results import Arguments, ModuleResult
 from fxcore.workspace.builders import builder_functions
 

@@ -1,4 +1,4 @@
-"""The document model (fx_lsp.documents) driven by a fake engine: which trace runs, which
+"""The document model (fx_lsp.server.documents) driven by a fake engine: which trace runs, which
 result is accepted, which is dropped as stale, and who is traced again."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import Future
 
-from fx_lsp.documents import Document, Documents
+from fx_lsp.server.documents import Document, Documents
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Failure, FileResult, ModuleResult
 

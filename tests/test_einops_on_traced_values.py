@@ -19,7 +19,7 @@ import torch
 from test_plain_fx_agreement import assert_agrees
 from torch import fx
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.fixing import fix_plan, fixes, pyproject_fixes
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob

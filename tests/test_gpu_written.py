@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.worker.devices.device_choice import judged_device, written_for_cuda
 from fxcore.worker.job import GPU_NOTE
 from fxcore.workspace.config import parse_config

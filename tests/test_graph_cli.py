@@ -13,8 +13,8 @@ from pathlib import Path
 import torch.fx
 from torch import nn
 
-from fx_lsp.graph_html import POLICY
-from fx_lsp.graph_view import NODE_LIMIT
+from fx_lsp.cli.graph_html import POLICY
+from fx_lsp.features.graph_view import NODE_LIMIT
 
 from cli_support import fx_lsp
 

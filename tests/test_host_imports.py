@@ -7,8 +7,9 @@ import json
 import subprocess
 import sys
 
-HOST_MODULES = ["fx_lsp.cli", "fx_lsp.server", "fx_lsp.check", "fx_lsp.output_formats",
-                "fx_lsp.graph_html", "fx_lsp.fixing", "fx_lsp.shards", "fxcore.host.engine",
+HOST_MODULES = ["fx_lsp.cli.main", "fx_lsp.server.language_server", "fx_lsp.cli.check",
+                "fx_lsp.cli.output_formats", "fx_lsp.cli.graph_html", "fx_lsp.cli.fixing",
+                "fx_lsp.cli.shards", "fxcore.host.engine",
                 "fxcore.host.cache", "fxcore.reporting.report", "fxcore.fixing.fix_apply"]
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 from cli_support import fx_lsp
 

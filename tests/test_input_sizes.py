@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import nn
 
-from fx_lsp.hover import shapes_markdown
+from fx_lsp.features.hover import shapes_markdown
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig
 from fxcore.model.results import ModuleResult

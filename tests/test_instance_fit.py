@@ -17,7 +17,7 @@ import pytest
 import torch
 from torch import fx, nn
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.results import Arguments, Failure, FileResult, ModuleResult
 from fxcore.reporting.parent_arguments import apply_parent_arguments
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value

@@ -14,7 +14,7 @@ from engine_support import REPO_ROOT, is_running
 
 #: Runs the CLI without putting the current folder on sys.path (as the `fx-lsp` script
 #: does), so that only the engine's own start of the zygote is under test.
-CLI = ("import sys; sys.path.pop(0); from fx_lsp.cli import main; sys.exit(main())")
+CLI = ("import sys; sys.path.pop(0); from fx_lsp.cli.main import main; sys.exit(main())")
 
 MODEL = """
 import torch

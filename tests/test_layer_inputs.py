@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.inputs.first_layer import layer_inputs, runs_on
 

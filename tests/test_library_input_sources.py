@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 import cli_support
 from engine_support import REPO_ROOT

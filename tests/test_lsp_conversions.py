@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from fx_lsp import positions
-from fx_lsp.code_actions import minimal_edit
-from fx_lsp.hover import module_markdown
-from fx_lsp.initialization_options import Options, client_settings, parse_options
-from fx_lsp.settings import Settings
+from fx_lsp.features import positions
+from fx_lsp.features.code_actions import minimal_edit
+from fx_lsp.features.hover import module_markdown
+from fx_lsp.features.initialization_options import Options, client_settings, parse_options
+from fx_lsp.server.settings import Settings
 from fxcore.model.results import Failure, ModuleResult, Range
 
 UTF16, UTF8, UTF32 = (

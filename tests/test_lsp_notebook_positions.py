@@ -1,4 +1,4 @@
-"""Between a notebook's module and its cells in the editor (``fx_lsp.notebooks``): positions
+"""Between a notebook's module and its cells in the editor (``fx_lsp.server.notebooks``): positions
 both ways, diagnostics per cell, a fix's edit as edits of the cells, and the graph's
 locations."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from fx_lsp import notebooks
+from fx_lsp.server import notebooks
 
 NOTEBOOK_URI = "file:///ws/nb.ipynb"
 IMPORTS = "import torch\nfrom torch import nn"

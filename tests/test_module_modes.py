@@ -21,7 +21,7 @@ import pytest
 import torch
 from real_torch_answers import compile_answers, export_answers
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.results import ModuleResult
 from fxcore.worker.module_modes import judged
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 from engine_support import REPO_ROOT, Workspace
 

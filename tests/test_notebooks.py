@@ -20,7 +20,7 @@ import pytest
 import torch
 from torch import fx
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
 from fxcore.workspace.notebook.cells import CellPosition, NotebookCell, NotebookCells

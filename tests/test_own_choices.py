@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fx_lsp.json_report import message_of, parse_report
+from fx_lsp.cli.output_formats.json_report import message_of, parse_report
 
 import cli_support
 

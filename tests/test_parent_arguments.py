@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.results import Arguments, Failure, FileResult, ModuleResult
 from fxcore.reporting.parent_arguments import apply_parent_arguments, parent_description
 

@@ -1,4 +1,4 @@
-"""fx_lsp.parse_process: quick-fix parses in a process of the server's own."""
+"""fx_lsp.features.parse_process: quick-fix parses in a process of the server's own."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from fx_lsp.parse_process import ParseProcess
+from fx_lsp.features.parse_process import ParseProcess
 from fxcore.fixing import fixes
 from fxcore.fixing.fix_plan import run_here
 from fxcore.workspace import parsing

@@ -1,8 +1,8 @@
 """The report's problems -> the editor's diagnostics, in one walk, without a worker: results
-made by hand, ``fxcore.reporting.report.collect`` with the editor's selection (``fx_lsp.settings``),
-``fx_lsp.diagnostics.build``. One diagnostic per problem that shows in the document, and the
-information codes FX103/FX104 governed by select/ignore/per-file-ignores and suppression
-comments like any other code."""
+made by hand, ``fxcore.reporting.report.collect`` with the editor's selection
+(``fx_lsp.server.settings``), ``fx_lsp.features.diagnostics.build``. One diagnostic per problem
+that shows in the document, and the information codes FX103/FX104 governed by
+select/ignore/per-file-ignores and suppression comments like any other code."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from fx_lsp import diagnostics
-from fx_lsp.initialization_options import Options
-from fx_lsp.output_formats.concise import concise
-from fx_lsp.settings import Settings
+from fx_lsp.cli.output_formats.concise import concise
+from fx_lsp.features import diagnostics
+from fx_lsp.features.initialization_options import Options
+from fx_lsp.server.settings import Settings
 from fxcore.model.job_spec import ReportConfig
 from fxcore.model.results import (
     CODES,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 import cli_support
 

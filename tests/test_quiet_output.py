@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.results import CODES
 
 from engine_support import REPO_ROOT, is_running

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from fx_lsp import diagnostics
-from fx_lsp.cli import main
-from fx_lsp.initialization_options import Options
-from fx_lsp.json_report import json_report
-from fx_lsp.output_formats.sarif import sarif
+from fx_lsp.cli.main import main
+from fx_lsp.cli.output_formats.json_report import json_report
+from fx_lsp.cli.output_formats.sarif import sarif
+from fx_lsp.features import diagnostics
+from fx_lsp.features.initialization_options import Options
 from fxcore import rules
 from fxcore.model.job_spec import ReportConfig, TraceJob
 from fxcore.model.results import CODES, FileResult, Hint

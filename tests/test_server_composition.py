@@ -7,15 +7,15 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from fx_lsp.documents import Documents
-from fx_lsp.protocol import TRACE_WORKSPACE
-from fx_lsp.publishing import Messages, Publisher
-from fx_lsp.server import FxLanguageServer
-from fx_lsp.serving import create_session
-from fx_lsp.session import Session
-from fx_lsp.settings import Settings
-from fx_lsp.trace_engine import TraceEngine
-from fx_lsp.workspace_texts import WorkspaceTexts
+from fx_lsp.server.documents import Documents
+from fx_lsp.server.language_server import FxLanguageServer
+from fx_lsp.server.protocol import TRACE_WORKSPACE
+from fx_lsp.server.publishing import Messages, Publisher
+from fx_lsp.server.serving import create_session
+from fx_lsp.server.session import Session
+from fx_lsp.server.settings import Settings
+from fx_lsp.server.trace_engine import TraceEngine
+from fx_lsp.server.workspace_texts import WorkspaceTexts
 
 
 def test_the_server_class_is_pygls_seam_alone() -> None:

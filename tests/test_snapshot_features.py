@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from fx_lsp import code_actions, code_lens, hover, inlay_hints, positions
-from fx_lsp.diagnostics import Entry
-from fx_lsp.initialization_options import Options
-from fx_lsp.snapshot import DocumentSnapshot, Files
+from fx_lsp.features import code_actions, code_lens, hover, inlay_hints, positions
+from fx_lsp.features.diagnostics import Entry
+from fx_lsp.features.initialization_options import Options
+from fx_lsp.features.snapshot import DocumentSnapshot, Files
 from fxcore.model.results import (
     ExampleInputs,
     Failure,

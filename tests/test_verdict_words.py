@@ -4,7 +4,7 @@ of several graphs (compile) says its graph breaks and graphs, as the issue's
 
 from __future__ import annotations
 
-from fx_lsp.code_lens import title
+from fx_lsp.features.code_lens import title
 from fx_lsp.verdicts_by_mode import modes_line
 from fxcore.model.results import Failure, ModuleResult
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 from cli_support import fx_lsp
 from engine_support import Workspace

@@ -42,7 +42,7 @@ from pygls.uris import from_fs_path
 from benchmarks.paths import MODELS
 from benchmarks.provenance import machine_line
 from benchmarks.timing import describe
-from fx_lsp.graph_html import html_page
+from fx_lsp.cli.graph_html import html_page
 
 #: The page-opening script, beside this file.
 OPEN_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graph_open.mjs")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from benchmarks.paths import THIRDPARTY, use_thirdparty_helpers
 from benchmarks.provenance import machine_line
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 use_thirdparty_helpers()
 

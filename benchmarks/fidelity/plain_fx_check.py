@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from benchmarks.paths import child_environment
-from fx_lsp.json_report import parse_report, parse_report_file
+from fx_lsp.cli.output_formats.json_report import parse_report, parse_report_file
 
 
 def plain_verdicts(workspace_root: str, modules_json: list[dict[str, Any]],

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from benchmarks.paths import use_thirdparty_helpers
 from benchmarks.tables import emit
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 use_thirdparty_helpers()
 

@@ -41,7 +41,7 @@ from benchmarks.fidelity.pt2_real_check import real_outcomes
 from benchmarks.fidelity.repo_coverage import Library, is_base, unpacked_root
 from benchmarks.paths import child_environment, use_thirdparty_helpers
 from benchmarks.provenance import engine_version
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 use_thirdparty_helpers()
 

@@ -34,7 +34,7 @@ import sys
 from typing import Any
 
 from benchmarks.paths import THIRDPARTY, child_environment
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 
 def real_outcomes(root: str, classes: list[dict[str, Any]],

@@ -49,7 +49,7 @@ from typing import Any
 from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 from benchmarks.paths import TORCHVISION_SHIM
 from benchmarks.provenance import engine_version
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 SHIM_MODULE = "fxlsp_torchvision_shim"
 TRACING_CODES = {"FX001", "FX002", "FX003", "FX004", "FX005", "FX006", "FX007", "FX008",

@@ -32,7 +32,7 @@ from pathlib import Path
 from benchmarks.paths import REPOSITORY
 from benchmarks.provenance import machine_line
 from benchmarks.tables import emit, markdown
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 CORPORA = (Path(REPOSITORY) / "tests" / "corpus" / "gpu",
            Path(REPOSITORY) / "tests" / "corpus" / "compile")

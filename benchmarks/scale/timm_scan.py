@@ -64,7 +64,7 @@ from benchmarks.procfs import (
     status_kib,
 )
 from benchmarks.provenance import engine_version, machine_line
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 SHIM_MODULE = "fxlsp_torchvision_shim"
 SAMPLE_SECONDS = 0.05

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from benchmarks.provenance import machine_line
 from benchmarks.tables import emit, markdown
-from fx_lsp import graph_html, graph_view
-from fx_lsp.graph_html import html_page
+from fx_lsp.cli import graph_html
+from fx_lsp.cli.graph_html import html_page
+from fx_lsp.features import graph_view
 from fxcore.model.results import GraphNode, ModuleResult
 from fxcore.workspace.paths import source_text, split_lines
 

@@ -4,9 +4,9 @@ The transforms are in ``fxcore.fixing.fixes`` (torch.fx's), ``pt2_fixes`` and ``
 (export's and compile's, planned by ``pt2_plan``) and ``pyproject_fixes`` (``[tool.fx-lsp]``),
 all idempotent; a ``Fix`` (``fxcore.fixing.fix``) pairs one with the file it edits, and its new
 text is computed only when asked for (``Fix.texts``). The language server turns fixes into
-code actions (``fx_lsp.code_actions``); a command line can apply the same ones. Whole-file
+code actions (``fx_lsp.features.code_actions``); a command line can apply the same ones. Whole-file
 parses go through ``run``, so that a server can run them in a process of its own
-(``fx_lsp.parse_process``) and cache them per text.
+(``fx_lsp.features.parse_process``) and cache them per text.
 """
 
 from __future__ import annotations

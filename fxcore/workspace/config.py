@@ -42,9 +42,9 @@ from fxcore.model.module_modes import module_mode_problem
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.workspace.module_config import import_path, parse_module_config, quoted
 
-#: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.initialization_options``
+#: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.features.initialization_options``
 #: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads
-#: ``show-not-traced`` too (``fx_lsp.check``).
+#: ``show-not-traced`` too (``fx_lsp.cli.check``).
 EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints")
 #: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
 REPORT_KEYS = ("select", "ignore", "per-file-ignores")

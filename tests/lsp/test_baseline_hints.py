@@ -8,7 +8,7 @@ import pathlib
 import pytest
 from lsprotocol import types
 
-from fx_lsp.baseline_hints import BASELINED
+from fx_lsp.features.baseline_hints import BASELINED
 
 from cli_support import fx_lsp
 from lsp_support import FxClient, new_project

@@ -14,8 +14,8 @@ import threading
 import pytest
 from lsprotocol import types
 
-from fx_lsp.server import FxLanguageServer
-from fx_lsp.session import Session
+from fx_lsp.server.language_server import FxLanguageServer
+from fx_lsp.server.session import Session
 
 from lsp_support import FxClient, new_project, session, wait_for
 

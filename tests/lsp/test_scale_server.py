@@ -53,7 +53,8 @@ class Wide(nn.Module):
         return x
 """
 WIDE_NODES = 2 * ITERATIONS + 2
-#: The server's bounds (fx_lsp.graph_view.NODE_LIMIT, fx_lsp.code_lens.GENERATED_CODE_LIMIT).
+#: The server's bounds (fx_lsp.features.graph_view.NODE_LIMIT,
+#: fx_lsp.features.code_lens.GENERATED_CODE_LIMIT).
 NODE_LIMIT = 5_000
 GENERATED_CODE_LIMIT = 1_000_000
 

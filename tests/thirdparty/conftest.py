@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE / "workspace"

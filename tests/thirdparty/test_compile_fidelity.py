@@ -23,7 +23,7 @@ from compile_agreement import Agreement, agreements
 from compile_ground_truth import WORKSPACE
 from conftest import wrapper_ids
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 HERE = Path(__file__).resolve().parent
 OFFLINE = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")

@@ -24,7 +24,7 @@ from compile_agreement import compare as compare_compile
 from conftest import missing_libraries
 from export_compare import compare as compare_export
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 HERE = Path(__file__).resolve().parent
 FILE = HERE / "workspace" / "tpmodels" / "tv_detection_as_built.py"

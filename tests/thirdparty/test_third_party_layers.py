@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fx_lsp.json_report import parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 from engine_support import Workspace
 

@@ -1,0 +1,545 @@
+"""``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``,
+``fx-lsp merge``, ``fx-lsp graph`` and ``fx-lsp diff``: argument parsing, then
+``fx_lsp.cli.check`` and ``fx_lsp.cli.output_formats``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import ipaddress
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
+
+from fx_lsp.cli import graph_diff_command, output_formats, shards
+from fx_lsp.escaping import terminal, terminal_lines
+from fx_lsp.interruption import interrupted
+from fxcore.host import network_isolation
+from fxcore.host.torch_versions import installed_torch_support
+from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
+from fxcore.model.capture_modes import modes_problem, ordered_modes
+from fxcore.model.version import VERSION
+from fxcore.reporting.baseline import BASELINE_NAME
+from fxcore.rules.documentation import documentation
+from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
+from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
+
+if TYPE_CHECKING:
+    from fx_lsp.cli.check import CheckRun
+    from fxcore.host.engine import Engine
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: 128 + the signal's number, as shells report a command that a signal stopped.
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version, then which network isolation workers get on this machine
+    (probed only when asked, since the probe starts a throwaway process)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 help: str | None = None) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"fx-lsp {VERSION}\nnetwork isolation: {network_isolation.describe()}")
+        parser.exit()
+
+
+class CommandError(Exception):
+    """What the command was given cannot be used (a report it cannot write, for instance):
+    one line on stderr and exit status 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: like Ctrl+C, it stops the run, which cleans up on the way out."""
+
+
+def _verbosity_options() -> argparse.ArgumentParser:
+    """``-v``/``-q``, as ruff spells them, for the commands that run workers."""
+    options = argparse.ArgumentParser(add_help=False)
+    verbosity = options.add_mutually_exclusive_group()
+    verbosity.add_argument("-v", "--verbose", action="store_true",
+                           help="also print what the workers print (warnings of torch and "
+                           "other libraries, your models' prints and warnings), without the "
+                           "progress bar")
+    verbosity.add_argument("-q", "--quiet", action="store_true",
+                           help="print the report only: no progress bar, no summary of fixes, "
+                           "no warnings of fx-lsp's own")
+    return options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    verbosity = _verbosity_options()
+    parser = argparse.ArgumentParser(
+        prog="fx-lsp",
+        description="Find what stops torch.fx symbolic tracing of your nn.Modules.",
+    )
+    parser.add_argument("--version", action=_VersionAction,
+                        help="show the version and the network isolation of workers, and exit")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="trace the nn.Modules of files or folders",
+                                parents=[verbosity])
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument(
+        "--output-format", "--format", dest="output_format",
+        choices=[*output_formats.FORMATS, "text"], default=None,
+        help="full (source lines and fixes; the default on a terminal), concise (one line "
+        "per problem; the default otherwise; 'text' is an alias), json, github (workflow "
+        "annotations), sarif (SARIF 2.1.0) or junit",
+    )
+    check.add_argument("--output-file", metavar="PATH", default=None,
+                       help="write the report to this file instead of standard output")
+    check.add_argument("--show-not-traced", action=argparse.BooleanOptionalAction,
+                       default=None,
+                       help="full format: list each class that was not traced, and why, "
+                       "instead of counting them (default: show-not-traced of [tool.fx-lsp])")
+    check.add_argument("--statistics", action="store_true",
+                       help="print the number of problems per code instead of the problems")
+    check.add_argument("--exit-zero", action="store_true",
+                       help="exit with status 0 even when problems are reported")
+    check.add_argument("--fix", action="store_true",
+                       help="apply the safe fixes the editor offers, trace the changed files "
+                       "again and report what remains")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes --fix would apply as a diff instead of writing "
+                       "them (exit status 1 when there are any)")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="also apply fixes that can change what the code or the graph "
+                       "means (len(x) -> x.size(0), concrete-args, concrete-none, assert -> "
+                       "torch._assert_async, dynamic bounds, print only outside "
+                       "torch.compile)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: CODE` comment at the line of each problem (merged "
+                       "with one already there) and list those that cannot have one")
+    check.add_argument("--write-baseline", action="store_true",
+                       help="record every problem of this run in the baseline file (--baseline, "
+                       f"else {BASELINE_NAME} at the workspace root), so that later runs "
+                       "report only new ones")
+    check.add_argument("--baseline", metavar="PATH", default=None,
+                       help="report only the problems not in this baseline file (default: "
+                       f"{BASELINE_NAME} at the workspace root, when there is one)")
+    check.add_argument("--show-fixed-baseline", action="store_true",
+                       help="list on standard error the baselined problems that are gone, so "
+                       "that the baseline can be rewritten smaller")
+    check.add_argument("--shard", metavar="I/N", default=None,
+                       help="check only the I-th of N parts of the files (1 <= I <= N), split "
+                       "the same way on every machine; combine the reports with fx-lsp merge")
+    check.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: all cores)"
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per class before its worker is stopped (default 20)",
+    )
+    check.add_argument("--no-cache", action="store_true",
+                       help="trace everything again instead of reusing results of unchanged "
+                       "files from .fx-lsp-cache/")
+    check.add_argument(
+        "--mode",
+        metavar="MODES",
+        default=None,
+        help="capture modes, comma-separated, each giving its own verdict per class (fx, "
+        "export, compile; default: `modes` of [tool.fx-lsp], else fx)",
+    )
+    graph = commands.add_parser(
+        "graph", help="write a class's traced graph as one self-contained HTML file",
+        parents=[verbosity])
+    graph.add_argument("target", metavar="PATH::CLASS",
+                       help="a Python file and the class in it (the class may be left out "
+                       "when the file has one traced class)")
+    graph.add_argument("-o", "--output-file", metavar="PATH", default=None,
+                       help="the HTML file to write (default: CLASS.graph.html)")
+    graph.add_argument("--timeout", type=float, default=None,
+                       help="seconds per class before its worker is stopped (default 20)")
+    graph.add_argument("--no-cache", action="store_true",
+                       help="trace again instead of reusing a result from .fx-lsp-cache/")
+    graph.add_argument("--mode", metavar="MODE", default=None,
+                       help="the capture mode whose graph is drawn (default: the first "
+                       "configured, fx)")
+    graph_diff_command.add_parser(commands, [verbosity])
+    explain = commands.add_parser("explain", help="show the documentation of a code")
+    explain.add_argument("code", metavar="CODE", help="such as FX002")
+    merge = commands.add_parser(
+        "merge", help="combine the json or sarif reports of the shards of one check")
+    merge.add_argument("reports", nargs="+", metavar="REPORT")
+    merge.add_argument("--output-format", "--format", dest="output_format",
+                       choices=["json", "sarif"], default=None,
+                       help="the reports' format (default: taken from the reports)")
+    merge.add_argument("--output-file", metavar="PATH", default=None)
+    merge.add_argument("--exit-zero", action="store_true")
+    serve = commands.add_parser("serve", help="run the language server")
+    serve.add_argument(
+        "--stdio",
+        action="store_true",
+        help="talk over stdin/stdout (the default; accepted for clients)",
+    )
+    serve.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        default=None,
+        help="listen on a loopback address (127.0.0.1, ::1 or localhost) instead: local only, "
+        "since whoever connects can make the server trace, that is run, code",
+    )
+    return parser
+
+
+def _check_output_file(path: str | None) -> None:
+    """Refuse an output file that cannot be written before the run (which can take minutes)
+    rather than after it."""
+    if path is None:
+        return
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise CommandError(f"cannot write {path}: it is a folder; give a file name")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise CommandError(f"cannot write {path}: there is no folder {folder}")
+    try:
+        check_output_path(path)
+    except UnsafeWrite as error:
+        raise CommandError(f"cannot write {error}") from error
+
+
+def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
+    """What ``write`` prints, to ``path`` or else to standard output."""
+    if path is None:
+        write(sys.stdout)
+        return
+    # Written whole once made: an OSError below is the file's, not one from making the report.
+    text = io.StringIO()
+    write(text)
+    try:
+        write_output_text(path, text.getvalue())
+    except UnsafeWrite as error:
+        raise CommandError(f"cannot write {error}") from error
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror or error}") from error
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (no name lookup: ``localhost`` counts,
+    other names do not, as they could resolve anywhere)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _serve(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+    from fx_lsp.server.serving import serve
+
+    tcp = None
+    if arguments.tcp:
+        host, _, port = arguments.tcp.rpartition(":")
+        host = host.removeprefix("[").removesuffix("]")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            parser.error("--tcp takes HOST:PORT")
+        if not is_loopback(host):
+            parser.error(
+                f"--tcp {arguments.tcp}: the server listens on a loopback address only "
+                "(127.0.0.1, ::1 or localhost); anyone who can connect can make it run code"
+            )
+        tcp = (host, int(port))
+    serve(tcp=tcp)
+    return EXIT_OK
+
+
+def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+    code = arguments.code.upper()
+    doc = documentation().get(code)
+    if doc is None:
+        parser.error(f"unknown code {arguments.code}; the codes are "
+                     f"{', '.join(documentation())}")
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console(highlight=False).print(Markdown(f"# {doc.code}\n\n{doc.text}"))
+    return EXIT_OK
+
+
+def _torch_supported() -> bool:
+    """Before any worker starts: False, after one line on stderr, for a torch fx-lsp does not
+    support; a newer one than tested gets one line saying so, and runs."""
+    support = installed_torch_support()
+    if support.refusal is not None:
+        print(support.refusal, file=sys.stderr)
+        return False
+    if support.untested is not None:
+        print(support.untested, file=sys.stderr)
+    return True
+
+
+def _check_timeout(parser: argparse.ArgumentParser, timeout: float | None) -> None:
+    if timeout is not None and not is_valid_timeout(timeout):
+        parser.error(f"--timeout must be a number of seconds between 0 and "
+                     f"{MAX_TIMEOUT_SECONDS:g}, not {timeout:g}")
+
+
+def _modes(option: str | None) -> tuple[str, ...] | None:
+    """``--mode fx,export`` as capture mode names; an unknown one stops the command."""
+    if option is None:
+        return None
+    modes = [mode.strip() for mode in option.split(",") if mode.strip()]
+    problem = modes_problem(modes)
+    if problem is not None:
+        raise CommandError(f"--mode {option}: {problem}")
+    return ordered_modes(modes)
+
+
+def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
+           engine: Engine | None) -> int:
+    from fx_lsp.cli import graph_html
+    from fx_lsp.cli.check import check_jobs, run_jobs
+
+    path, class_name = graph_html.split_target(arguments.target)
+    if not os.path.isfile(path) or not path.endswith((".py", ".ipynb")):
+        parser.error(f"{arguments.target}: give a Python file or a notebook, as PATH::CLASS")
+    _check_timeout(parser, arguments.timeout)
+    _check_output_file(arguments.output_file)
+    modes = _modes(arguments.mode)
+    if modes is not None and len(modes) > 1:
+        raise CommandError(f"--mode {arguments.mode}: the graph is drawn for one mode")
+    if not _torch_supported():
+        return EXIT_USAGE
+    jobs, projects = check_jobs([path], arguments.timeout, modes)
+    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache, _shows_progress(arguments),
+                         engine)
+    try:
+        module = graph_html.find_class(check_run.results, class_name)
+    except graph_html.GraphTargetError as error:
+        print(f"fx-lsp graph: {terminal(path)}: {terminal(str(error))}", file=sys.stderr)
+        return EXIT_FAILED
+    output = arguments.output_file or f"{module.class_name}.graph.html"
+    _write_output(output, lambda stream: stream.write(graph_html.page(module)))
+    if not arguments.quiet:
+        print(f"{terminal(output)}: {terminal(module.qualified_name)}, {module.status}, "
+              f"{len(module.graph)} nodes", file=sys.stderr)
+    return EXIT_OK
+
+
+def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+    _check_output_file(arguments.output_file)
+    merged, failed = shards.merge(arguments.reports, arguments.output_format)
+    _write_output(arguments.output_file, lambda stream: stream.write(shards.dumps(merged)))
+    return EXIT_FAILED if failed and not arguments.exit_zero else EXIT_OK
+
+
+def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
+           engine: Engine | None) -> int:
+    from fx_lsp.cli import baselines, fixing
+    from fx_lsp.cli.check import check_jobs, run_jobs
+
+    missing = [path for path in arguments.paths if not os.path.exists(path)]
+    if missing:
+        parser.error(f"no such file or folder: {', '.join(missing)}")
+    if arguments.workers is not None and arguments.workers < 1:
+        parser.error("--workers must be at least 1")
+    if arguments.baseline is not None and not arguments.write_baseline \
+            and not os.path.exists(arguments.baseline):
+        parser.error(f"no such baseline: {arguments.baseline} (--write-baseline writes it)")
+    if arguments.add_noqa and (arguments.write_baseline or arguments.diff):
+        parser.error("--add-noqa silences what is reported: not with --write-baseline or "
+                     "--diff")
+    _check_timeout(parser, arguments.timeout)
+    _check_output_file(arguments.output_file)
+    modes = _modes(arguments.mode)
+    shard = None
+    if arguments.shard is not None:
+        shard = shards.parse_shard(arguments.shard)
+        if shard is None:
+            parser.error(f"--shard takes I/N with 1 <= I <= N <= {shards.MAX_SHARDS}, "
+                         f"not {arguments.shard}")
+    output_format = arguments.output_format or (
+        "full" if arguments.output_file is None and sys.stdout.isatty() else "concise")
+    output_format = "concise" if output_format == "text" else output_format
+    if not _torch_supported():
+        return EXIT_USAGE
+
+    def run() -> tuple[CheckRun, shards.Shard | None]:
+        jobs, projects = check_jobs(arguments.paths, arguments.timeout, modes)
+        selected = None
+        if shard is not None:
+            jobs, selected = shards.select(jobs, *shard)
+        return run_jobs(jobs, projects, arguments.workers, not arguments.no_cache,
+                        _shows_progress(arguments), engine), selected
+
+    summaries = io.StringIO() if arguments.quiet else sys.stderr
+    check_run, selected = run()
+    if arguments.diff:
+        edits = fixing.notebook_edits(
+            fixing.plan_edits(check_run.report.problems, arguments.unsafe_fixes), sys.stderr)
+        fixing.print_diff(edits, sys.stdout)
+        fixing.print_summary(edits, summaries, applied=False)
+        return EXIT_FAILED if edits.files else EXIT_OK
+    if arguments.fix:
+        check_run, selected = fixing.fix_until_done(check_run, selected, run,
+                                                    arguments.unsafe_fixes, summaries)
+    baselines.subtract(check_run.report, check_run.results, arguments.paths,
+                       arguments.write_baseline, arguments.baseline, arguments.show_fixed_baseline,
+                       summaries)
+    report = check_run.shown(arguments.show_not_traced)
+    if arguments.add_noqa:  # for what is left to report: a baselined problem needs none
+        from fx_lsp.cli.add_noqa import add_noqa_comments
+        add_noqa_comments(report, summaries)
+        return EXIT_OK
+
+    def write(stream: TextIO) -> None:
+        if arguments.statistics:
+            from fx_lsp.cli.output_formats.statistics import statistics
+            statistics(report, stream)
+        else:
+            output_formats.write(report, output_format, stream, selected)
+
+    _write_output(arguments.output_file, write)
+    return EXIT_FAILED if report.failed and not arguments.exit_zero else EXIT_OK
+
+
+def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
+          engine: Engine | None) -> int:
+    from fx_lsp.cli.git_revisions import GitError
+
+    if arguments.workers is not None and arguments.workers < 1:
+        parser.error("--workers must be at least 1")
+    _check_timeout(parser, arguments.timeout)
+    _check_output_file(arguments.output_file)
+    modes = _modes(arguments.mode)
+    if not _torch_supported():
+        return EXIT_USAGE
+    try:
+        changes, lines = graph_diff_command.run(arguments, modes, engine)
+    except GitError as error:
+        raise CommandError(str(error)) from error
+    graph_diff_command.print_lines(lines, arguments.quiet)
+    _write_output(arguments.output_file,
+                  lambda stream: graph_diff_command.write(changes, arguments, stream))
+    regressed = any(change.regressed for change in changes)
+    return EXIT_FAILED if regressed and arguments.fail_on == "regression" else EXIT_OK
+
+
+def _shows_progress(arguments: argparse.Namespace) -> bool:
+    """The progress bar, unless ``-v`` (its lines would break the bar) or ``-q``."""
+    return not (arguments.verbose or arguments.quiet)
+
+
+class _TerminalFormatter(logging.Formatter):
+    """Each line of a record made inert for the terminal, as other workspace text is: what a
+    model prints may hold escape sequences."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(terminal_lines(super().format(record)))
+
+
+@contextlib.contextmanager
+def _logging_for(arguments: argparse.Namespace) -> Iterator[None]:
+    """``-v``: fx-lsp's INFO records and all the workers' output (``WORKER_LOG``) on stderr;
+    ``-q``: errors only. By default fx-lsp's own warnings, and nothing the workers print.
+    Undone at the end, for a caller that runs several commands in one process."""
+    root = logging.getLogger()
+    levels = root.level, WORKER_LOG.level
+    handler: logging.Handler | None = None
+    if getattr(arguments, "verbose", False):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_TerminalFormatter("%(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        WORKER_LOG.setLevel(logging.DEBUG)
+    elif getattr(arguments, "quiet", False):
+        root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        if handler is not None:
+            root.removeHandler(handler)
+        root.setLevel(levels[0])
+        WORKER_LOG.setLevel(levels[1])
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run() -> Iterator[None]:
+    """Ctrl+C (SIGINT) raises KeyboardInterrupt and SIGTERM ``Terminated``, so that the run
+    stops the way an error stops it: workers killed, the zygote stopped, no cache entry for
+    what did not finish. After the first, both are ignored: a second Ctrl+C would break off
+    that clean-up (which takes a few seconds at most) and print a traceback. A signal that
+    was ignored when fx-lsp started (a background job of a shell) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    stopped = False
+
+    def stop(number: int, _frame: FrameType | None) -> None:
+        nonlocal stopped
+        stopped = True
+        for each in previous:
+            signal.signal(each, signal.SIG_IGN)
+        raise KeyboardInterrupt() if number == signal.SIGINT else Terminated()
+
+    for number, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        if not stopped:  # else the process is about to exit, and stays deaf to the signals
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+def _check_errors() -> tuple[type[Exception], ...]:
+    """``fx_lsp.cli.check.UnreadableConfig`` and ``fx_lsp.cli.baselines.BaselineProblem``, looked up
+    only once an error is on its way: the modules import the engine, which ``merge``,
+    ``explain`` and ``serve`` do not need."""
+    from fx_lsp.cli.baselines import BaselineProblem
+    from fx_lsp.cli.check import UnreadableConfig
+
+    return UnreadableConfig, BaselineProblem
+
+
+def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
+    """Run the command line ``argv``; ``check`` and ``graph`` trace on ``engine`` if given
+    (a caller's warm one, which they leave running), else on one of their own."""
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
+        "serve": _serve, "explain": _explain, "merge": _merge,
+        "check": lambda parser, arguments: _check(parser, arguments, engine),
+        "graph": lambda parser, arguments: _graph(parser, arguments, engine),
+        "diff": lambda parser, arguments: _diff(parser, arguments, engine)}
+    # The server stops on its client's word; SIGTERM kills it, and its zygote then kills the
+    # workers when the server's end of their socket closes.
+    stops = _signals_stop_the_run() if arguments.command in ("check", "graph", "diff") \
+        else contextlib.nullcontext()
+    try:
+        with _logging_for(arguments), stops:
+            return command[arguments.command](parser, arguments)
+    except KeyboardInterrupt:
+        # The run cleaned up on its way here.
+        return interrupted()
+    except Terminated:
+        print("fx-lsp: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
+    except ZygoteError as error:
+        hint = "" if arguments.verbose else " (--verbose shows what the workers printed)"
+        print(f"fx-lsp {arguments.command}: {terminal(str(error))}{hint}", file=sys.stderr)
+        return EXIT_USAGE
+    except (CommandError, shards.MergeError, *_check_errors()) as error:
+        # One line, controls shown (a message may quote a file's text or name); no usage: the
+        # arguments were fine.
+        print(f"fx-lsp {arguments.command}: {terminal(' '.join(str(error).splitlines()))}",
+              file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

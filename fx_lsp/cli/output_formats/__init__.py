@@ -1,0 +1,40 @@
+"""The output formats of ``fx-lsp check``, one module each as ruff keeps them: ``full``,
+``concise``, ``json`` (``json_report``), ``github``, ``sarif`` and ``junit``, and
+``--statistics``. Each renders a ``fxcore.reporting.shown.ShownReport``, whose places and
+notes are resolved: none traces, none goes back to the run.
+
+A format's module is imported when it is written: ``full`` plans fixes with libcst, and
+``fx-lsp merge`` or ``--help`` should not pay for that at every start."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from fx_lsp.cli.shards import Shard
+    from fxcore.reporting.shown import ShownReport
+
+FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
+
+
+def write(report: ShownReport, output_format: str, stream: TextIO,
+          shard: Shard | None = None) -> None:
+    if output_format == "full":
+        from fx_lsp.cli.output_formats.full import full
+        full(report, stream)
+    elif output_format == "concise":
+        from fx_lsp.cli.output_formats.concise import concise
+        concise(report, stream)
+    elif output_format == "github":
+        from fx_lsp.cli.output_formats.github import github
+        github(report, stream)
+    elif output_format == "junit":
+        from fx_lsp.cli.output_formats.junit import junit
+        stream.write(junit(report) + "\n")
+    else:
+        from fx_lsp.cli.output_formats.json_report import json_report
+        from fx_lsp.cli.output_formats.sarif import sarif
+        data = json_report(report, shard) if output_format == "json" else sarif(report, shard)
+        json.dump(data, stream, indent=2)
+        stream.write("\n")
