@@ -3,12 +3,13 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
 
 - ``torch.cuda``'s queries answer as one GPU of ``GPU`` would (``is_available``,
   ``device_count``, ``current_device``, ``get_device_properties``/``_capability``/``_name``,
-  ``is_bf16_supported``, memory figures), and calls with an effect only on hardware
-  (``synchronize``, ``set_device``, the random state, ``empty_cache``, nvtx ranges) do
-  nothing. Each is answered by swapping the function's code, not the function: dynamo and
-  torch.export know these functions by identity (``synchronize`` is skipped, a graph break;
-  ``device_count`` is a torch function that returns no tensor), and so see them exactly as on
-  a GPU, while what runs eagerly is the answer.
+  ``is_bf16_supported``, memory figures, ``is_current_stream_capturing``), and calls with an
+  effect only on hardware (``synchronize``, ``set_device``, the random state,
+  ``empty_cache``, nvtx ranges) do nothing. Each is answered by swapping the function's
+  code, not the function: dynamo and torch.export know these functions by identity
+  (``synchronize`` is skipped, a graph break; ``device_count`` is a torch function that
+  returns no tensor), and so see them exactly as on a GPU, while what runs eagerly is the
+  answer.
 - CUDA's lazy initialisation does nothing (``accelerator_guard`` has it refuse otherwise).
 - Tensors the code puts on ``cuda`` are fake CUDA tensors where a run is fake, and stay meta
   tensors while the model is built on meta: ``.cuda()`` and ``.to("cuda")`` of a meta tensor
@@ -62,6 +63,10 @@ def active() -> bool:
 
 def _true(*args: Any, **kwargs: Any) -> bool:
     return True
+
+
+def _false() -> bool:
+    return False
 
 
 def _one() -> int:
@@ -123,6 +128,9 @@ _ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     ("torch.cuda", "current_device", _zero),
     ("torch.cuda", "set_device", _nothing),
     ("torch.cuda", "synchronize", _nothing),
+    # Dynamo refuses to compile while a CUDA graph is captured, and from 2.14 asks the driver
+    # whether one is on every frame it compiles where CUDA is available (so in the view).
+    ("torch.cuda.graphs", "is_current_stream_capturing", _false),
     ("torch.cuda", "get_device_capability", _capability),
     ("torch.cuda", "get_device_name", _name),
     ("torch.cuda", "get_device_properties", _properties),
