@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.worker.devices.device_choice import judged_device, written_for_cuda
@@ -64,15 +63,6 @@ def test_every_class_written_for_a_gpu_exports_and_compiles(report: dict[str, An
             if mode == "export" and module["status"] == "traceable"} == names
 
 
-#: torch 2.14's dynamo, on a CUDA build with no GPU, asks the driver for something the CUDA
-#: view does not answer yet: every class judged for a GPU compiles to FX502 ("CUDA driver
-#: version is insufficient"). Seen in the matrix; not found yet.
-_VIEW_GAP = torch.backends.cuda.is_built() and \
-    tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 14)
-
-
-@pytest.mark.skipif(_VIEW_GAP, reason="torch 2.14+ CUDA builds: dynamo asks the driver for "
-                                      "something the CUDA view does not answer yet")
 def test_the_breaks_are_the_cuda_calls_a_gpu_breaks_at(report: dict[str, Any]) -> None:
     breaks = {(d["classes"][0], d["line"], d["code"]) for d in report["diagnostics"]
               if d["mode"] == "compile"}

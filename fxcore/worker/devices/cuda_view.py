@@ -3,12 +3,13 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
 
 - ``torch.cuda``'s queries answer as one GPU of ``GPU`` would (``is_available``,
   ``device_count``, ``current_device``, ``get_device_properties``/``_capability``/``_name``,
-  ``is_bf16_supported``, memory figures), and calls with an effect only on hardware
-  (``synchronize``, ``set_device``, the random state, ``empty_cache``, nvtx ranges) do
-  nothing. Each is answered by swapping the function's code, not the function: dynamo and
-  torch.export know these functions by identity (``synchronize`` is skipped, a graph break;
-  ``device_count`` is a torch function that returns no tensor), and so see them exactly as on
-  a GPU, while what runs eagerly is the answer.
+  ``is_bf16_supported``, memory figures, ``is_current_stream_capturing``), and calls with an
+  effect only on hardware (``synchronize``, ``set_device``, the random state,
+  ``empty_cache``, nvtx ranges) do nothing. Each is answered by swapping the function's
+  code, not the function: dynamo and torch.export know these functions by identity
+  (``synchronize`` is skipped, a graph break; ``device_count`` is a torch function that
+  returns no tensor), and so see them exactly as on a GPU, while what runs eagerly is the
+  answer.
 - CUDA's lazy initialisation does nothing (``accelerator_guard`` has it refuse otherwise).
 - Tensors the code puts on ``cuda`` are fake CUDA tensors where a run is fake, and stay meta
   tensors while the model is built on meta: ``.cuda()`` and ``.to("cuda")`` of a meta tensor
@@ -24,15 +25,17 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import sys
 from collections.abc import Callable, Iterator
 from types import FunctionType, SimpleNamespace
 from typing import Any
 
 import torch
+from torch._subclasses import fake_tensor
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from fxcore.worker.devices.accelerator_guard import lazy_init_bindings
+from fxcore.worker.devices.to_arguments import read_move
 
 CUDA = torch.device("cuda", 0)
 #: The GPU the view answers as: the one the issue's measurements ran on.
@@ -62,6 +65,10 @@ def active() -> bool:
 
 def _true(*args: Any, **kwargs: Any) -> bool:
     return True
+
+
+def _false() -> bool:
+    return False
 
 
 def _one() -> int:
@@ -123,6 +130,9 @@ _ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     ("torch.cuda", "current_device", _zero),
     ("torch.cuda", "set_device", _nothing),
     ("torch.cuda", "synchronize", _nothing),
+    # Dynamo refuses to compile while a CUDA graph is captured, and from 2.14 asks the driver
+    # whether one is on every frame it compiles where CUDA is available (so in the view).
+    ("torch.cuda.graphs", "is_current_stream_capturing", _false),
     ("torch.cuda", "get_device_capability", _capability),
     ("torch.cuda", "get_device_name", _name),
     ("torch.cuda", "get_device_properties", _properties),
@@ -173,14 +183,6 @@ def _no_lazy_init() -> None:
     return None
 
 
-def _cuda_device(value: Any) -> bool:
-    if isinstance(value, torch.device):
-        return value.type == "cuda"
-    if isinstance(value, str):
-        return value.split(":")[0] == "cuda"
-    return isinstance(value, int) and not isinstance(value, bool)  # .cuda(0), .to(0)
-
-
 def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``Tensor.cuda``/``Tensor.to`` for the view (``cuda_view``'s docstring)."""
     def move(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
@@ -188,25 +190,21 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
             options = {key: value for key, value in kwargs.items()
                        if key in ("non_blocking", "memory_format")}
         else:
-            if args and isinstance(args[0], torch.Tensor):  # .to(other): other's device
-                args = (args[0].device, args[0].dtype, *args[1:])
-            try:  # `copy` is .to's own, not nn.Module.to's, whose parser this is
-                device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(
-                    *args, **{key: value for key, value in kwargs.items() if key != "copy"})
-            except (TypeError, RuntimeError):
-                return original(self, *args, **kwargs)  # torch's own error for bad arguments
-            if not _cuda_device(device):
+            asked = read_move(args, kwargs)
+            if asked is None or not asked.goes_to("cuda"):
                 return original(self, *args, **kwargs)
             options = {key: value for key, value in (
-                ("dtype", dtype), ("non_blocking", non_blocking),
-                ("memory_format", memory_format), ("copy", kwargs.get("copy")))
+                ("dtype", asked.dtype), ("non_blocking", asked.non_blocking),
+                ("memory_format", asked.memory_format), ("copy", asked.copy))
                 if value is not None}
 
         def rest(tensor: torch.Tensor) -> torch.Tensor:
             return tensor.to(**options) if "dtype" in options or options.get("copy") \
                 else tensor
 
-        if _is_fake(self):
+        # A FakeTensor itself, not torch's is_fake: a wrapper of fake tensors (a functional
+        # one) has no fake device to set.
+        if isinstance(self, FakeTensor):
             if self.device.type == "cuda":
                 return rest(self)
             copy = rest(self)
@@ -216,7 +214,7 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
         if self.is_meta:
             return rest(self)
         mode = _get_current_dispatch_mode()
-        if _is_fake_mode(mode):
+        if isinstance(mode, FakeTensorMode):
             return move(mode.from_tensor(self), *args, **kwargs)
         # A real tensor outside a fake run (a constant the constructor made on the CPU): the
         # model is built on meta, and a meta tensor stands for it.
@@ -224,16 +222,6 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
 
     move.__name__ = name
     return torch._dynamo.disable(move)
-
-
-def _is_fake_mode(mode: Any) -> bool:
-    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
-    return fake_tensor is not None and isinstance(mode, fake_tensor.FakeTensorMode)
-
-
-def _is_fake(tensor: torch.Tensor) -> bool:
-    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
-    return fake_tensor is not None and isinstance(tensor, fake_tensor.FakeTensor)
 
 
 @contextlib.contextmanager
@@ -246,7 +234,6 @@ def cuda_view() -> Iterator[None]:
         _swapped_code(stack)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
-        fake_tensor = importlib.import_module("torch._subclasses.fake_tensor")
         for name in ("init_gpu_context", "init_cuda_context"):
             if callable(getattr(fake_tensor, name, None)):
                 stack.callback(setattr, fake_tensor, name, getattr(fake_tensor, name))

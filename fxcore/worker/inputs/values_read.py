@@ -40,6 +40,8 @@ from torch._subclasses.fake_tensor import is_fake
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
 
+from fxcore.worker.devices import to_arguments
+
 _METHODS = ("__bool__", "item", "tolist", "numpy", "__int__", "__float__", "__index__")
 #: The methods that give one Python number of a one-element tensor.
 _SCALARS = ("__bool__", "item", "__int__", "__float__", "__index__")
@@ -213,20 +215,13 @@ def _copy_stand_in(name: str, original: Callable[..., Any], state: StandIns,
                    answers: Callable[[torch.Tensor], bool]) -> Callable[..., Any]:
     """``Tensor.cpu``/``Tensor.to`` that give a CPU tensor of ones for a meta tensor's copy
     to the CPU, which has no data to copy."""
-    parse_to = getattr(torch._C._nn, "_parse_to", None)  # how nn.Module.to reads .to's arguments
-
     def target(self: torch.Tensor, args: Any, kwargs: Any) -> torch.dtype | None:
         """The dtype of the CPU copy asked for, None for anything else."""
         if name == "cpu":
             return self.dtype
-        if parse_to is None:
-            return None
-        try:  # `copy` is .to's own, not nn.Module.to's, whose parser this is
-            device, dtype, *_ = parse_to(*args, **{key: value for key, value in kwargs.items()
-                                                   if key != "copy"})
-        except (TypeError, RuntimeError):  # arguments torch refuses: its own error, from
-            return None                    # the original
-        return (dtype or self.dtype) if device is not None and device.type == "cpu" else None
+        asked = to_arguments.read_move(args, kwargs)
+        return (asked.dtype or self.dtype) if asked is not None and asked.goes_to("cpu") \
+            else None
 
     def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         dtype = target(self, args, kwargs) if answers(self) and is_meta(self) else None
@@ -307,9 +302,9 @@ def meta_values(planned: dict[Place, list[Any]] | None = None,
         stack.enter_context(replaced_tensor_methods(
             lambda name, original: _stand_in(name, original, asked, planned, state, answers),
             _METHODS))
-        if not hasattr(torch._C._nn, "_parse_to"):
-            state.notes.append("torch._C._nn._parse_to is missing: a meta tensor's .to('cpu') "
-                               "is not stood in")
+        if to_arguments.MISSING is not None:
+            state.notes.append(f"{to_arguments.MISSING}: a meta tensor's .to('cpu') is not "
+                               "stood in")
         stack.enter_context(replaced_tensor_methods(
             lambda name, original: _copy_stand_in(name, original, state, answers), _COPIES))
         yield state
