@@ -111,7 +111,9 @@ def test_a_commit_s_graph_changes_in_each_format_and_from_the_cache(tmp_path: Pa
         "BASE (HEAD~1): 1 files checked, 1 from the cache",
         "HEAD (HEAD): 1 files checked, 1 from the cache"], markdown.stderr
     rows = [line for line in markdown.stdout.splitlines() if line.startswith("| models.py")]
-    assert len(rows) == 4 and "2 regressions" in markdown.stdout
+    assert len(rows) == 4
+    assert "\n2 classes changed, 2 regressions (4 rows, one per class and capture mode).\n" \
+        in markdown.stdout
     assert any("Good (regression) | compile | traceable → graph breaks" in row
                and "+ GB0170 line 7" in row for row in rows)
     assert any("Bad | fx | failed → traceable" in row and "- FX001 line 12" in row
