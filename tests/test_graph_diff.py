@@ -99,6 +99,8 @@ def test_a_commit_s_graph_changes_in_each_format_and_from_the_cache(tmp_path: Pa
                                                                      "graph breaks")
     assert [(p["code"], p["line"]) for p in good["new_problems"]] == [("GB0170", 7)]
     assert good["before"]["graphs"] < good["after"]["graphs"] and good["regression"]
+    # The nodes of all its graphs: the break's comparison adds some.
+    assert 0 < good["before"]["nodes"] < good["after"]["nodes"]
     assert [(p["code"], p["line"]) for p in changes["Good", "fx"]["new_problems"]] == [
         ("FX001", 7)]
     assert (bad["before"]["verdict"], bad["after"]["verdict"]) == ("failed", "traceable")
