@@ -88,7 +88,8 @@ def _module_names(path: str) -> set[str]:
 
 
 def _imported(path: str, text: str) -> set[str]:
-    """Every module name a file imports, with the parents ``import a.b`` also imports."""
+    """Every module name a file imports, as written (``from a.b import c``: ``a.b`` and
+    ``a.b.c``, which may be a module), without the parents Python imports first."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -104,22 +105,37 @@ def _imported(path: str, text: str) -> set[str]:
             names.add(module)
             names.update(f"{module}.{alias.name}" if module else alias.name
                          for alias in node.names)
-    return {".".join(name.split(".")[:end]) for name in names if name
+    return {name for name in names if name}
+
+
+def _with_parents(names: set[str]) -> set[str]:
+    """The names with the parents ``import a.b`` also imports."""
+    return {".".join(name.split(".")[:end]) for name in names
             for end in range(1, name.count(".") + 2)}
 
 
 def importers(folder: str, changed: Iterable[str]) -> set[str]:
-    """The Python files of ``folder`` that import one of the ``changed`` files."""
-    targets = set().union(*(_module_names(path) for path in changed))
-    found = set()
+    """The Python files of ``folder`` that import one of the ``changed`` files, directly or
+    through a package's ``__init__`` that imports one (``from timm.layers import Mlp``, whose
+    ``timm/layers/__init__.py`` imports the changed ``timm/layers/mlp.py``)."""
+    imports = {}
     for path in python_files(folder):
         try:
             with open(os.path.join(folder, path), encoding="utf-8") as source:
-                text = source.read()
+                imports[path] = _imported(path, source.read())
         except (OSError, UnicodeDecodeError):
             continue
-        if _imported(path, text) & targets:
-            found.add(path)
+    targets = set().union(*(_module_names(path) for path in changed))
+    found = {path for path, names in imports.items() if _with_parents(names) & targets}
+    packages = {name for path in found if path.endswith("__init__.py")
+                for name in _module_names(path)}
+    while packages:
+        # Only a file naming the package itself: a sibling's ``from .x import y`` runs the
+        # package's __init__ too, but following that would take in every file of the package.
+        new = {path for path, names in imports.items() if names & packages} - found
+        found |= new
+        packages = {name for path in new if path.endswith("__init__.py")
+                    for name in _module_names(path)}
     return found
 
 

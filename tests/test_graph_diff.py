@@ -72,6 +72,7 @@ def repository(root: Path, modes: str, files: dict[str, str]) -> Path:
     (root / "pyproject.toml").write_text(f"[project]\nname = 'ws'\n[tool.fx-lsp]\n"
                                          f"modes = {modes}\n")
     for name, text in {"models.py": MODELS, **files}.items():
+        (root / name).parent.mkdir(exist_ok=True)
         (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "one")
@@ -152,8 +153,14 @@ def test_an_unchanged_tree_reports_and_traces_nothing(tmp_path: Path) -> None:
 
 
 def test_a_class_of_a_file_importing_the_changed_one_is_included(tmp_path: Path) -> None:
-    root = repository(tmp_path, '["fx"]', {"wrapper.py": WRAPPER, "other.py": OTHER})
+    # app.py imports Good from a package whose __init__ re-exports it, as models of a real
+    # library import its layers (``from timm.layers import Mlp``).
+    app = WRAPPER.replace("from models import Good", "from blocks import Good").replace(
+        "Wrapper", "App")
+    root = repository(tmp_path, '["fx"]', {"wrapper.py": WRAPPER, "other.py": OTHER,
+                                           "blocks/__init__.py": "from models import Good\n",
+                                           "app.py": app})
     report, _ = diff_json(root)
     changes = {(c["path"], c["class"]) for c in report["changes"]}
-    assert ("wrapper.py", "Wrapper") in changes
+    assert ("wrapper.py", "Wrapper") in changes and ("app.py", "App") in changes
     assert ("other.py", "Untouched") not in changes
