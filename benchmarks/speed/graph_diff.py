@@ -1,7 +1,8 @@
-"""``fx-lsp diff HEAD~1 HEAD`` where the last commit changed one file, against ``fx-lsp
-check .`` of the same repository with its cache warm: each a fresh ``python3 -m fx_lsp``
-process, so both pay the interpreter, torch and zygote start. The diff runs twice: first
-tracing the changed file (and the files importing it) at both revisions, then from the cache.
+"""``fx-lsp diff HEAD~1 HEAD`` of a one-file commit against a cached ``fx-lsp check .``.
+
+Each command is a fresh ``python3 -m fx_lsp`` process, so both pay the interpreter, torch and
+zygote start. The diff runs twice: first tracing the changed file (and the files importing
+it) at both revisions, then from the cache.
 
 The repository is generated (``--files`` small files), or with ``--timm-layers`` a real
 library: timm's layers, 158 classes in 70 files whose ``__init__`` imports every one
@@ -50,9 +51,13 @@ def git(root: Path, *arguments: str) -> None:
 
 def timed(root: Path, *arguments: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=root,
-                   capture_output=True, check=False)
-    return time.perf_counter() - started
+    completed = subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=root,
+                               capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if completed.returncode not in (0, 1):  # 1: problems found, as a library has
+        sys.exit(f"fx-lsp {' '.join(arguments)} exited {completed.returncode}: "
+                 f"{completed.stderr[-2000:]}")
+    return seconds
 
 
 def generated(root: Path, files: int) -> str:
