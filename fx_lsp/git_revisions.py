@@ -13,7 +13,7 @@ import subprocess
 import tarfile
 from collections.abc import Iterable, Iterator
 
-from fxcore.host.cache import CACHE_FOLDER
+from fxcore.host.cache_folder import CACHE_FOLDER, make_cache_folder
 
 #: Below the repository's cache folder: each checked revision's files, by tree hash, with
 #: their own result cache, which is all that is kept between runs.
@@ -56,6 +56,14 @@ def changed_python_files(root: str, base: str, head: str | None) -> list[str]:
         changed |= set(_lines(_git(root, "ls-files", "--others", "--exclude-standard",
                                    "--", "*.py")))
     return sorted(changed)
+
+
+def is_working_tree(root: str, revision: str) -> bool:
+    """Whether the working tree holds exactly ``revision``'s files (no change, staged or not,
+    and no file git does not ignore left untracked): it can then be checked in place."""
+    same = subprocess.run(["git", "-C", root, "diff", "--quiet", revision, "--"],
+                          capture_output=True, check=False).returncode == 0
+    return same and not _lines(_git(root, "ls-files", "--others", "--exclude-standard"))
 
 
 def python_files(folder: str) -> list[str]:
@@ -146,6 +154,7 @@ def checkout(root: str, revision: str) -> Iterator[str]:
     and content, serves the next run. The files are removed afterwards; the folder's own
     cache folder is kept."""
     folder = os.path.join(root, CACHE_FOLDER, CHECKOUTS, tree_hash(root, revision))
+    make_cache_folder(root)  # out of git, as check makes it: the working tree stays clean
     os.makedirs(folder, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(_git(root, "archive", "--format=tar", revision))
                       ) as archive:

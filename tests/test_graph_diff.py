@@ -129,10 +129,13 @@ def test_a_commit_s_graph_changes_in_each_format_and_from_the_cache(tmp_path: Pa
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"],
                             capture_output=True, text=True, check=True)
     assert status.stdout == ""
-    # Of each revision's checkout (HEAD~1 and HEAD) only its result cache is left.
+    # Of HEAD~1's checkout only its result cache is left. HEAD, which the working tree
+    # holds, was checked in place: its results are in the working tree's cache.
     checkouts = list((root / ".fx-lsp-cache" / "diff").iterdir())
     assert [[entry.name for entry in checkout.iterdir()] for checkout in checkouts] == [
-        [".fx-lsp-cache"]] * 2
+        [".fx-lsp-cache"]]
+    check = fx_lsp("check", "--format", "json", "models.py", cwd=root)
+    assert json.loads(check.stdout)["summary"]["cached"] == 1, check.stderr
 
 
 def test_an_unchanged_tree_reports_and_traces_nothing(tmp_path: Path) -> None:
