@@ -73,12 +73,13 @@ def process_state(cwd: Path | str, env: Mapping[str, str] | None) -> Iterator[No
         os.environ.update(environment)
 
 
-def fx_lsp(*arguments: str, cwd: Path | str, env: Mapping[str, str] | None = None
-           ) -> subprocess.CompletedProcess[str]:
+def fx_lsp(*arguments: str, cwd: Path | str, env: Mapping[str, str] | None = None,
+           engine: Engine | None = None) -> subprocess.CompletedProcess[str]:
     """What ``python -m fx_lsp ARGUMENTS`` run in ``cwd`` with environment ``env`` (the
     test process's if ``None``) returns and prints, its exit status included. Another
     ``PYTHONPATH`` takes a new interpreter (its ``sys.path`` is made at start): then it is
-    one."""
+    one. ``engine``: a test's own warm engine instead of the shared one-worker engine (a
+    real library's hundred classes, checked again and again, want more workers)."""
     if env is not None and env.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
         return subprocess.run([sys.executable, "-m", "fx_lsp", *arguments], cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=300)
@@ -86,7 +87,7 @@ def fx_lsp(*arguments: str, cwd: Path | str, env: Mapping[str, str] | None = Non
     with process_state(cwd, env), _no_root_handlers(), contextlib.redirect_stdout(stdout), \
             contextlib.redirect_stderr(stderr):
         try:
-            status = main(list(arguments), engine=shared_engine())
+            status = main(list(arguments), engine=engine or shared_engine())
         except SystemExit as stop:  # argparse's usage errors, --help, --version
             status = stop.code if isinstance(stop.code, int) else 1 if stop.code else 0
     return subprocess.CompletedProcess(["fx-lsp", *arguments], status, stdout.getvalue(),

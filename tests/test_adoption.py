@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 
 from fxcore.fixing.noqa_edits import add_noqa
-from fxcore.reporting.baseline import Entry, match
+from fxcore.reporting.baseline import Entry, fingerprint, match
 
 from cli_support import fx_lsp
 
@@ -121,6 +121,17 @@ def test_moved_lines_and_code_around_leave_the_baseline_matching(tmp_path: Path)
     completed, problems = check(root)
     assert (completed.returncode, problems) == (0, set())
     assert summary_line(root).endswith("; 7 in the baseline, subtracted.")
+
+
+def test_code_added_above_a_class_leaves_a_problem_on_its_name_matching() -> None:
+    # A problem on a class's own line (an unused submodule, FX200) whose class is moved down
+    # by module-level code added above it, as in a real library's file of many classes.
+    text = "X = 1\n\n\n@register\nclass Head(nn.Module):\n    def forward(self, x):\n"
+    moved = text.replace("X = 1\n", "X = 1\n" + "".join(f"Y{i} = {i}\n" for i in range(20)))
+    assert fingerprint(moved, 25) == fingerprint(text, 5)
+    assert fingerprint(moved, 24) == fingerprint(text, 4)  # the decorator's own line
+    # The decorator is the class's own: changing it makes the class line's problem another.
+    assert fingerprint(text.replace("@register", "@other"), 5) != fingerprint(text, 5)
 
 
 def test_a_named_baseline_and_the_fixed_entries_it_lists(tmp_path: Path) -> None:

@@ -72,6 +72,7 @@ def repository(root: Path, modes: str, files: dict[str, str]) -> Path:
     (root / "pyproject.toml").write_text(f"[project]\nname = 'ws'\n[tool.fx-lsp]\n"
                                          f"modes = {modes}\n")
     for name, text in {"models.py": MODELS, **files}.items():
+        (root / name).parent.mkdir(exist_ok=True)
         (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "one")
@@ -99,6 +100,8 @@ def test_a_commit_s_graph_changes_in_each_format_and_from_the_cache(tmp_path: Pa
                                                                      "graph breaks")
     assert [(p["code"], p["line"]) for p in good["new_problems"]] == [("GB0170", 7)]
     assert good["before"]["graphs"] < good["after"]["graphs"] and good["regression"]
+    # The nodes of all its graphs: the break's comparison adds some.
+    assert 0 < good["before"]["nodes"] < good["after"]["nodes"]
     assert [(p["code"], p["line"]) for p in changes["Good", "fx"]["new_problems"]] == [
         ("FX001", 7)]
     assert (bad["before"]["verdict"], bad["after"]["verdict"]) == ("failed", "traceable")
@@ -111,7 +114,9 @@ def test_a_commit_s_graph_changes_in_each_format_and_from_the_cache(tmp_path: Pa
         "BASE (HEAD~1): 1 files checked, 1 from the cache",
         "HEAD (HEAD): 1 files checked, 1 from the cache"], markdown.stderr
     rows = [line for line in markdown.stdout.splitlines() if line.startswith("| models.py")]
-    assert len(rows) == 4 and "2 regressions" in markdown.stdout
+    assert len(rows) == 4
+    assert "\n2 classes changed, 2 regressions (4 rows, one per class and capture mode).\n" \
+        in markdown.stdout
     assert any("Good (regression) | compile | traceable → graph breaks" in row
                and "+ GB0170 line 7" in row for row in rows)
     assert any("Bad | fx | failed → traceable" in row and "- FX001 line 12" in row
@@ -124,10 +129,13 @@ def test_a_commit_s_graph_changes_in_each_format_and_from_the_cache(tmp_path: Pa
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"],
                             capture_output=True, text=True, check=True)
     assert status.stdout == ""
-    # Of each revision's checkout (HEAD~1 and HEAD) only its result cache is left.
+    # Of HEAD~1's checkout only its result cache is left. HEAD, which the working tree
+    # holds, was checked in place: its results are in the working tree's cache.
     checkouts = list((root / ".fx-lsp-cache" / "diff").iterdir())
     assert [[entry.name for entry in checkout.iterdir()] for checkout in checkouts] == [
-        [".fx-lsp-cache"]] * 2
+        [".fx-lsp-cache"]]
+    check = fx_lsp("check", "--format", "json", "models.py", cwd=root)
+    assert json.loads(check.stdout)["summary"]["cached"] == 1, check.stderr
 
 
 def test_an_unchanged_tree_reports_and_traces_nothing(tmp_path: Path) -> None:
@@ -148,8 +156,14 @@ def test_an_unchanged_tree_reports_and_traces_nothing(tmp_path: Path) -> None:
 
 
 def test_a_class_of_a_file_importing_the_changed_one_is_included(tmp_path: Path) -> None:
-    root = repository(tmp_path, '["fx"]', {"wrapper.py": WRAPPER, "other.py": OTHER})
+    # app.py imports Good from a package whose __init__ re-exports it, as models of a real
+    # library import its layers (``from timm.layers import Mlp``).
+    app = WRAPPER.replace("from models import Good", "from blocks import Good").replace(
+        "Wrapper", "App")
+    root = repository(tmp_path, '["fx"]', {"wrapper.py": WRAPPER, "other.py": OTHER,
+                                           "blocks/__init__.py": "from models import Good\n",
+                                           "app.py": app})
     report, _ = diff_json(root)
     changes = {(c["path"], c["class"]) for c in report["changes"]}
-    assert ("wrapper.py", "Wrapper") in changes
+    assert ("wrapper.py", "Wrapper") in changes and ("app.py", "App") in changes
     assert ("other.py", "Untouched") not in changes

@@ -13,7 +13,7 @@ import subprocess
 import tarfile
 from collections.abc import Iterable, Iterator
 
-from fxcore.host.cache import CACHE_FOLDER
+from fxcore.host.cache_folder import CACHE_FOLDER, make_cache_folder
 
 #: Below the repository's cache folder: each checked revision's files, by tree hash, with
 #: their own result cache, which is all that is kept between runs.
@@ -58,6 +58,14 @@ def changed_python_files(root: str, base: str, head: str | None) -> list[str]:
     return sorted(changed)
 
 
+def is_working_tree(root: str, revision: str) -> bool:
+    """Whether the working tree holds exactly ``revision``'s files (no change, staged or not,
+    and no file git does not ignore left untracked): it can then be checked in place."""
+    same = subprocess.run(["git", "-C", root, "diff", "--quiet", revision, "--"],
+                          capture_output=True, check=False).returncode == 0
+    return same and not _lines(_git(root, "ls-files", "--others", "--exclude-standard"))
+
+
 def python_files(folder: str) -> list[str]:
     """The ``.py`` files of the working tree (ignored ones left out), or of a checkout,
     which has no ``.git``."""
@@ -88,7 +96,8 @@ def _module_names(path: str) -> set[str]:
 
 
 def _imported(path: str, text: str) -> set[str]:
-    """Every module name a file imports, with the parents ``import a.b`` also imports."""
+    """Every module name a file imports, as written (``from a.b import c``: ``a.b`` and
+    ``a.b.c``, which may be a module), without the parents Python imports first."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -104,22 +113,37 @@ def _imported(path: str, text: str) -> set[str]:
             names.add(module)
             names.update(f"{module}.{alias.name}" if module else alias.name
                          for alias in node.names)
-    return {".".join(name.split(".")[:end]) for name in names if name
+    return {name for name in names if name}
+
+
+def _with_parents(names: set[str]) -> set[str]:
+    """The names with the parents ``import a.b`` also imports."""
+    return {".".join(name.split(".")[:end]) for name in names
             for end in range(1, name.count(".") + 2)}
 
 
 def importers(folder: str, changed: Iterable[str]) -> set[str]:
-    """The Python files of ``folder`` that import one of the ``changed`` files."""
-    targets = set().union(*(_module_names(path) for path in changed))
-    found = set()
+    """The Python files of ``folder`` that import one of the ``changed`` files, directly or
+    through a package's ``__init__`` that imports one (``from timm.layers import Mlp``, whose
+    ``timm/layers/__init__.py`` imports the changed ``timm/layers/mlp.py``)."""
+    imports = {}
     for path in python_files(folder):
         try:
             with open(os.path.join(folder, path), encoding="utf-8") as source:
-                text = source.read()
+                imports[path] = _imported(path, source.read())
         except (OSError, UnicodeDecodeError):
             continue
-        if _imported(path, text) & targets:
-            found.add(path)
+    targets = set().union(*(_module_names(path) for path in changed))
+    found = {path for path, names in imports.items() if _with_parents(names) & targets}
+    packages = {name for path in found if path.endswith("__init__.py")
+                for name in _module_names(path)}
+    while packages:
+        # Only a file naming the package itself: a sibling's ``from .x import y`` runs the
+        # package's __init__ too, but following that would take in every file of the package.
+        new = {path for path, names in imports.items() if names & packages} - found
+        found |= new
+        packages = {name for path in new if path.endswith("__init__.py")
+                    for name in _module_names(path)}
     return found
 
 
@@ -130,6 +154,7 @@ def checkout(root: str, revision: str) -> Iterator[str]:
     and content, serves the next run. The files are removed afterwards; the folder's own
     cache folder is kept."""
     folder = os.path.join(root, CACHE_FOLDER, CHECKOUTS, tree_hash(root, revision))
+    make_cache_folder(root)  # out of git, as check makes it: the working tree stays clean
     os.makedirs(folder, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(_git(root, "archive", "--format=tar", revision))
                       ) as archive:

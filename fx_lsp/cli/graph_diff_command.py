@@ -69,7 +69,9 @@ def _checked(folder: str, changed: list[str], arguments: argparse.Namespace,
 
 @contextlib.contextmanager
 def _revision(root: str, revision: str | None) -> Iterator[str]:
-    if revision is None:
+    # A revision the working tree holds (HEAD of a clean checkout, as in CI) is checked in
+    # place: its results are then those a `fx-lsp check .` before it cached.
+    if revision is None or git_revisions.is_working_tree(root, revision):
         yield root
     else:
         with git_revisions.checkout(root, revision) as folder:

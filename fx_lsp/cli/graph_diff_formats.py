@@ -74,8 +74,12 @@ def markdown(changes: list[ClassChange], base: str, head: str | None) -> str:
     if not changes:
         return title + "No class's graphs changed.\n"
     regressions = sum(change.regressed for change in changes)
-    lines = [f"{len(changes)} class verdict{'s' * (len(changes) != 1)} changed, "
-             f"{regressions} regression{'s' * (regressions != 1)}.", "",
+    # Rows are per class and mode, and a row may change problems or operators without its
+    # verdict: the line counts classes, and says what a row is.
+    classes = len({change.key[:2] for change in changes})
+    lines = [f"{classes} class{'es' * (classes != 1)} changed, {regressions} "
+             f"regression{'s' * (regressions != 1)} ({len(changes)} "
+             f"row{'s' * (len(changes) != 1)}, one per class and capture mode).", "",
              "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(_cell(cell) for cell in _row(change)) + " |"
               for change in changes]

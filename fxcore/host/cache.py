@@ -43,6 +43,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
+from fxcore.host.cache_folder import CACHE_FOLDER, FOLDER_FLAGS, mark_cache_folder, write_entry
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Failure, FileResult
 from fxcore.model.version import VERSION
@@ -53,7 +54,6 @@ from fxcore.workspace.paths import source_text
 
 logger = logging.getLogger(__name__)
 
-CACHE_FOLDER = ".fx-lsp-cache"
 #: The environment variable that holds the entries' HMAC key for runs that share a cache
 #: (CI shards restoring one cache); otherwise a random key is kept per user.
 KEY_VARIABLE = "FX_LSP_CACHE_KEY"
@@ -62,7 +62,6 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 _TRANSIENT_KINDS = frozenset({"timeout", "crash"})
 _KEY_FILE = "cache-key"
 _KEY_BYTES = 32
-_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _engine_fingerprint() -> str:
@@ -161,7 +160,7 @@ def _still_missing(name: str, folders: list[str]) -> bool:
 def _secret_from_folder(folder: str) -> bytes:
     """The key kept in ``folder``, created (0600, atomically) on first use."""
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    folder_fd = os.open(folder, _FOLDER_FLAGS & ~os.O_NOFOLLOW)
+    folder_fd = os.open(folder, FOLDER_FLAGS & ~os.O_NOFOLLOW)
     try:
         key = _read_regular(_KEY_FILE, _KEY_BYTES, folder_fd)
         if key is not None and len(key) == _KEY_BYTES:
@@ -272,8 +271,8 @@ class ResultCache:
                         with contextlib.suppress(FileExistsError):
                             os.mkdir(name, dir_fd=opened[-1])
                             if name == CACHE_FOLDER:
-                                _mark_cache_folder(opened[-1])
-                    opened.append(os.open(name, _FOLDER_FLAGS, dir_fd=opened[-1]))
+                                mark_cache_folder(opened[-1])
+                    opened.append(os.open(name, FOLDER_FLAGS, dir_fd=opened[-1]))
                 folder: int | None = opened[-1]
             except OSError:
                 self._report_link(root)
@@ -364,32 +363,4 @@ class ResultCache:
         with self._folder(job, key, create=True) as folder:
             if folder is not None:
                 with contextlib.suppress(OSError):  # a read-only workspace goes without
-                    _write_entry(folder, key, mac + b"\n" + body)
-
-
-def _write_entry(folder: int, name: str, data: bytes) -> None:
-    """Write then rename inside ``folder``, so a reader never sees half an entry and a
-    symbolic link planted under the entry's name is replaced, not followed."""
-    temporary = f".{name}.{secrets.token_hex(8)}"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                         0o600, dir_fd=folder)
-    try:
-        with open(descriptor, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=folder)
-        raise
-
-
-def _mark_cache_folder(root: int) -> None:
-    """Keep the new cache folder out of git and backups."""
-    folder = os.open(CACHE_FOLDER, _FOLDER_FLAGS, dir_fd=root)
-    try:
-        for name, text in ((".gitignore", "# Created by fx-lsp automatically.\n*\n"),
-                           ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
-                            "# This file is a cache directory tag created by fx-lsp.\n")):
-            _write_entry(folder, name, text.encode("ascii"))
-    finally:
-        os.close(folder)
+                    write_entry(folder, key, mac + b"\n" + body)

@@ -67,10 +67,21 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+#: The first words of a line that starts a class or function definition (its decorators
+#: included): the definition is a unit that moves as one, whatever stands above it.
+_DEFINITION_STARTS = ("class ", "def ", "async def ", "@")
+
+
+def _starts_definition(line: str) -> bool:
+    return line.lstrip().startswith(_DEFINITION_STARTS)
+
+
 def _neighbour(lines: list[str], index: int, step: int) -> str:
     """The nearest line with code above (``step`` -1) or below (1) line ``index``, when it is
     in the line's block: indented as deep or deeper, or, above, the header that opens the
-    block (a new class or function right after a problem's line leaves it as it was)."""
+    block (a new class or function right after a problem's line leaves it as it was). Above
+    a class or function's first line (a problem on a class's name) only its own decorator
+    counts: code added above a class, moving it down, is not its block."""
     own = _indent(lines[index])
     at = index + step
     while 0 <= at < len(lines) and not lines[at].strip():
@@ -78,6 +89,8 @@ def _neighbour(lines: list[str], index: int, step: int) -> str:
     if not 0 <= at < len(lines):
         return ""
     near = lines[at]
+    if step < 0 and _starts_definition(lines[index]) and not near.lstrip().startswith("@"):
+        return ""
     if _indent(near) >= own or (step < 0 and near.rstrip().endswith(":")):
         return " ".join(near.split())
     return ""

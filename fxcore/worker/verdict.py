@@ -38,7 +38,8 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
             cls, source, status="failed" if record.failures else "traceable",
             failures=record.failures, instantiated_on=target.instantiated_on,
             line_nodes=line_nodes(record), trace_seconds=record.seconds,
-            graph_count=record.graph_count, capture_notes=record.notes, **ran_on)
+            graph_count=record.graph_count, node_count=record.node_count,
+            capture_notes=record.notes, **ran_on)
     if not record.complete:
         recovered: dict[str, Any] = dict(ran_on)
         if record.graph is not None:

@@ -101,6 +101,8 @@ class CaptureRecord:
     #: How many graphs the capture produced (``torch.compile`` makes one per region between
     #: graph breaks); None for a mode that makes one graph.
     graph_count: int | None = None
+    #: The nodes of those graphs, all together (a mode of one graph counts its ``graph``'s).
+    node_count: int | None = None
     #: How long the capture itself took.
     seconds: float = 0.0
     #: Why the mode could not check the class at all (no inputs, an operator that needs real

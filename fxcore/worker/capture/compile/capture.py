@@ -241,6 +241,7 @@ class CompileCapture:
             for failure in failures:
                 failure.message += note
         return CaptureRecord(self.mode, failures=failures, graph_count=len(run.graphs),
+                             node_count=sum(len(graph.graph.nodes) for graph in run.graphs),
                              node_origins=_node_origins(run.graphs, context), seconds=seconds,
                              not_checked=not_checked,
                              notes=[ON_FAKE_CPU] if device is not None else [])
