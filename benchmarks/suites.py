@@ -42,7 +42,7 @@ SUITES = (
         Benchmark("graph_page_cap", "the graph page of a 100,000-node class, whole and capped"),
         Benchmark("graph_diff", "fx-lsp diff of one changed file, first and cached, against a "
                   "cached check of the repository"),
-    )),
+    ), helpers=("timm_layers_repository",)),
     Suite("scale", "fx-lsp check over many files, packages and workers", (
         Benchmark("parallel_speedup", "1 worker against 2 over 60 generated files (~1-2 min)"),
         Benchmark("check_scaling", "1,000 against 3,000 tiny files"),

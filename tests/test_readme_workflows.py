@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fx_lsp.cli import build_parser
+from fx_lsp.cli.arguments import build_parser
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 #: A workflow expression (``${{ matrix.shard }}``, ``${{ github.base_ref }}``) as the runner

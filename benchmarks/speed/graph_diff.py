@@ -6,7 +6,7 @@ it) at both revisions, then from the cache.
 
 The repository is generated (``--files`` small files), or with ``--timm-layers`` a real
 library: timm's layers, 158 classes in 70 files whose ``__init__`` imports every one
-(``benchmarks/timm_layers_repository.py``), the commit a graph break in one class.
+(``benchmarks/speed/timm_layers_repository.py``), the commit a graph break in one class.
 
     python3 -m benchmarks run speed graph_diff -- [--files 20] [--timm-layers] [--mode M]
 
@@ -79,7 +79,7 @@ def generated(root: Path, files: int) -> tuple[str, Path]:
 
 
 def timm_layers(root: Path) -> tuple[str, Path]:
-    from benchmarks import timm_layers_repository as layers
+    from benchmarks.speed import timm_layers_repository as layers
 
     layers.build(root)
     layers.graph_change(root, (layers.BREAK,))

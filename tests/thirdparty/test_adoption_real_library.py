@@ -1,6 +1,6 @@
 """fx-lsp adopted on a real library through the real command line: timm's ``layers`` (158
 classes in 70 files for timm 1.0.31) copied into a new git repository
-(``benchmarks/timm_layers_repository.py``). Issue 42's "done when": a baseline written and
+(``benchmarks/speed/timm_layers_repository.py``). Issue 42's "done when": a baseline written and
 then subtracted, a problem added reported alone, every class moved down 20 lines adding
 none, ``--add-noqa`` twice the same as once; ``fx-lsp diff`` over a commit that adds a
 graph break and fixes an FX failure, in each format, and from its cache."""
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import timm_layers_repository as layers
+from benchmarks.speed import timm_layers_repository as layers
 from fxcore.host.engine import Engine
 
 from cli_support import fx_lsp
