@@ -18,6 +18,7 @@ from torch.nn import functional
 
 from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.capture.refused_kernels import real_kernels
 
 
 class LazyMetaTensor:
@@ -461,7 +462,9 @@ def propagate(module: fx.GraphModule, specs: Mapping[str, InputSpec]
     meta = _on_meta(module)
     mode = contextlib.nullcontext() if meta else FakeTensorMode(allow_non_fake_inputs=True)
     recorder = _Runner(module)
-    with mode, torch.inference_mode():
+    # A meta kernel stricter than the CPU's (a grouped matmul in float32) is no mismatch of
+    # the inputs: the CPU kernel decides (``refused_kernels``).
+    with mode, real_kernels(), torch.inference_mode():
         arguments = []
         for node in module.graph.nodes:
             if node.op != "placeholder":

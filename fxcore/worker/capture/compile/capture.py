@@ -47,6 +47,7 @@ from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile import meta_weights, value_plan
 from fxcore.worker.capture.compile.torch_hooks import (
+    eager_code_modes,
     graph_break_hook,
     guard_latency_unmeasured,
     recording_breaks,
@@ -67,6 +68,7 @@ from fxcore.worker.capture.record import (
     RecordedFailure,
     no_inputs_reason,
 )
+from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.locate import RawPosition
@@ -318,6 +320,10 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             inputs = {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype),
                                        device=device)
                       for name, spec in (target.example_inputs or {}).items()}
+        if eager_code_modes():
+            # Code dynamo runs eagerly between graphs runs real kernels on the CPU where
+            # a meta kernel refuses, as real torch's eager code does (``refused_kernels``).
+            stack.enter_context(real_kernels())
         if hook is not None:
             stack.enter_context(recording_breaks(
                 hook, functools.partial(_record_break, run.breaks,
