@@ -129,6 +129,9 @@ class MetaLimit:
 
     what: str
     torch_says: str
+    #: The operator with a CPU kernel and no meta one that the line runs: fake CPU tensors
+    #: run the CPU's, as real torch does, so the class is captured on them.
+    operator: str | None = None
 
     def detail(self) -> str:
         """The message of an FX404/FX503 after its rule's prefix."""
@@ -152,7 +155,7 @@ def _limit(error: BaseException) -> MetaLimit | None:
     if op is not None:
         lookup = _kernel_lookup()
         if lookup is not None and _runs_on_cpu(op, lookup):
-            return MetaLimit(f"runs `{op}`, which has no meta kernel", first)
+            return MetaLimit(f"runs `{op}`, which has no meta kernel", first, operator=op)
         return None
     for message, what in _NO_DATA.items():
         if message in text:

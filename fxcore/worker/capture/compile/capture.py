@@ -78,6 +78,9 @@ NO_INPUTS = "not checkable: no example inputs"
 #: Said of a class compiled on fake CPU tensors because its code makes CPU tensors of its own.
 ON_FAKE_CPU = ("Compiled on fake CPU tensors: forward makes CPU tensors of its own, which meta "
                "weights would meet.")
+#: Said of a class compiled on fake CPU tensors because an operator it runs has no meta kernel.
+ON_FAKE_CPU_KERNEL = ("Compiled on fake CPU tensors: forward runs {op}, which has a CPU kernel "
+                      "and no meta kernel.")
 #: The kind of FX503: a line that needs real data on meta.
 NOT_CHECKABLE = "compile-not-checkable"
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
@@ -190,10 +193,12 @@ class CompileCapture:
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
             run = _run(target, hook, on_meta)
             device = None
-            if on_meta and judged_device() is None and _collided(run):
+            fake_cpu = _on_fake_cpu(run) if on_meta and judged_device() is None else None
+            if fake_cpu is not None:
                 # Tensors the code makes itself (torch.zeros(8), torch.randn(x.shape)) are CPU
-                # tensors beside meta weights: compiled again on fake CPU tensors, as real
-                # torch runs them on the CPU.
+                # tensors beside meta weights, and an operator without a meta kernel runs the
+                # CPU's on fake CPU tensors: compiled again on those, as real torch runs them
+                # on the CPU.
                 device = torch.device("cpu")
                 run = _run(target, hook, on_meta, device=device)
             if run.numbers_stood_in:
@@ -245,7 +250,7 @@ class CompileCapture:
         return CaptureRecord(self.mode, failures=failures, graph_count=len(run.graphs),
                              node_origins=_node_origins(run.graphs, context), seconds=seconds,
                              not_checked=not_checked,
-                             notes=[ON_FAKE_CPU] if device is not None else [])
+                             notes=[fake_cpu] if fake_cpu is not None else [])
 
     def _ending_failure(self, context: JobContext, target: CaptureTarget,
                         error: BaseException, first_break_only: bool) -> Failure:
@@ -283,11 +288,18 @@ class _Run:
     numbers_stood_in: int = 0
 
 
-def _collided(run: _Run) -> bool:
-    """Whether the run stopped where a meta tensor met a CPU tensor the code made."""
+def _on_fake_cpu(run: _Run) -> str | None:
+    """Why the run is to be made again on fake CPU tensors, where it stopped at what only the
+    meta device lacks: a meta tensor meeting a CPU tensor the code made, an operator without
+    a meta kernel; None where it did not."""
     errors = [run.ending_error] if run.ending_error is not None else []
-    return any(meta_limits.collides_with_cpu(error) for error in errors) or any(
-        limit.what.startswith(meta_limits.BESIDE_CPU) for _, limit in run.stops)
+    limits = [limit for _, limit in run.stops] + [
+        limit for limit in map(meta_limits.needs_real_data, errors) if limit is not None]
+    if any(meta_limits.collides_with_cpu(error) for error in errors) or any(
+            limit.what.startswith(meta_limits.BESIDE_CPU) for limit in limits):
+        return ON_FAKE_CPU
+    op = next((limit.operator for limit in limits if limit.operator is not None), None)
+    return ON_FAKE_CPU_KERNEL.format(op=f"`{op}`") if op is not None else None
 
 
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
