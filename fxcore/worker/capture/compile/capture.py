@@ -116,6 +116,9 @@ def _record_break(breaks: list[RecordedFailure],
     limit = meta_limits.needs_real_data(exc) if stops is not None else None
     if limit is None:
         breaks.append(_break_failure(exc, reason))
+        undecided = meta_limits.undecided(exc) if stops is not None else None
+        if undecided is not None:
+            breaks[-1].message += f" (fx-lsp: {undecided})"
     else:
         stack = getattr(exc, "real_stack", None) or traceback.extract_tb(exc.__traceback__)
         stops.append((_stop(limit, stack_summary_positions(stack)), limit))
