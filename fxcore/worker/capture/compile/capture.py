@@ -201,9 +201,13 @@ class CompileCapture:
                 # Tensors the code makes itself (torch.zeros(8), torch.randn(x.shape)) are CPU
                 # tensors beside meta weights, and an operator without a meta kernel runs the
                 # CPU's on fake CPU tensors: compiled again on those, as real torch runs them
-                # on the CPU.
-                device = torch.device("cpu")
-                run = _run(target, hook, on_meta, device=device)
+                # on the CPU. For an operator, only where that goes further: a tensor fx-lsp
+                # could not fake (held in a list) stays meta beside them.
+                again = _run(target, hook, on_meta, device=torch.device("cpu"))
+                if fake_cpu == ON_FAKE_CPU or not _stopped(again):
+                    run, device = again, torch.device("cpu")
+                else:
+                    fake_cpu = None
             if run.numbers_stood_in:
                 # A value stood in for data may be one the code's own checks refuse: compiled
                 # again with values they accept, where there are any (``value_plan``).
@@ -303,6 +307,12 @@ def _on_fake_cpu(run: _Run) -> str | None:
         return ON_FAKE_CPU
     op = next((limit.operator for limit in limits if limit.operator is not None), None)
     return ON_FAKE_CPU_KERNEL.format(op=f"`{op}`") if op is not None else None
+
+
+def _stopped(run: _Run) -> bool:
+    """Whether the run stopped where only real data goes on."""
+    return bool(run.stops) or (run.ending_error is not None
+                               and meta_limits.needs_real_data(run.ending_error) is not None)
 
 
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
