@@ -68,3 +68,44 @@ def test_classes_whose_meta_kernels_refuse_get_real_torchs_verdicts(tmp_path: Pa
     compiled = classes["Householder"]["compile"]
     assert compiled["status"] == "traceable"
     assert ON_FAKE_CPU_KERNEL.format(op="`aten::geqrf`") in compiled["capture_notes"]
+
+
+#: The third-party workspace's package: its shim comes first (torchvision beside a CPU torch,
+#: nothing downloaded).
+TPMODELS = Path(__file__).resolve().parent / "thirdparty" / "workspace" / "tpmodels"
+MOE_CONFIG = """\
+[tool.fx-lsp]
+timeout = 300
+
+[tool.fx-lsp.modules."tpmodels.moe_models:TinyMixtral"]
+inputs = {input_ids = "int64[2, 8]"}
+
+[tool.fx-lsp.modules."tpmodels.moe_models:TinyQwenMoe"]
+inputs = {input_ids = "int64[2, 8]"}
+"""
+
+
+@pytest.mark.thirdparty
+@pytest.mark.slow
+@pytest.mark.timeout(1500)  # two fx-lsp and real torch runs of four models
+def test_mixture_of_experts_models_get_real_torchs_verdicts_in_eval_mode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mixtral and Qwen2-MoE, held by a module (grouped-matmul experts) and subclassed (eager
+    experts), each judged in eval mode as real torch runs them, and compared with it."""
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    package = tmp_path / "tpmodels"
+    package.mkdir()
+    for name in ("__init__.py", "_shim.py"):
+        shutil.copy(TPMODELS / name, package)
+    shutil.copy(CORPUS / "moe_models.py", package)
+    (tmp_path / "pyproject.toml").write_text(MOE_CONFIG, encoding="utf-8")
+    classes = checked_against_real_torch(tmp_path, ["tpmodels/moe_models.py"])
+    assert set(classes) == {"MixtralBlock", "QwenMoeBlock", "TinyMixtral", "TinyQwenMoe"}
+    assert all("eval" in module["module_modes"]
+               for modes in classes.values() for module in modes.values())
+    # The eager experts' routing breaks the graph, and the code dynamo runs eagerly after
+    # the break indexes by a tensor's value: compiled on, with real torch's breaks.
+    for name in ("TinyMixtral", "TinyQwenMoe"):
+        assert classes[name]["compile"]["status"] == "failed"
+        assert "GB0036" in {f["code"] for f in classes[name]["compile"]["failures"]}
