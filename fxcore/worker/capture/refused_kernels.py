@@ -1,6 +1,7 @@
 """The real kernel where a meta kernel refuses what it accepts, in fx-lsp's eager runs on
-tensors without data (the search for inputs, a parent's run, the code dynamo runs eagerly
-between the graphs of a compile capture).
+tensors without data (the search for inputs, a parent's run, the check of fx-lsp's own
+choices, shape propagation over a pre-trace's graph, the code dynamo runs eagerly between the
+graphs of a compile capture).
 
 A meta kernel may be stricter than the kernel of the device the code runs on (torch 2.13's
 ``aten::_grouped_mm`` meta kernel asks for bfloat16 where the CPU kernel takes float32: the
@@ -22,10 +23,11 @@ device (a class judged for a GPU), and operators whose tensors take more than
 value in C++ (``_local_scalar_dense``), which the Python stand-ins of ``meta_values`` answer
 as they answer ``.item()``.
 
-A capture itself never runs under it: torch.export and dynamo run meta kernels on real
-inputs too, so there the refusal is real torch's verdict. Dynamo leaves a mode that ignores
-compile internals active while it compiles (``ignore_compile_internals``, torch 2.9+); without
-that hook, compile's eager code runs without it, as before.
+What a capture traces never runs under it: torch.export and dynamo run meta kernels on real
+inputs too, so there the refusal is real torch's verdict (a float32 grouped matmul fails
+real export and compile). Dynamo compiles while a mode that ignores compile internals is
+active (``ignore_compile_internals``), which then sees only the code dynamo runs eagerly;
+without that hook (``torch_hooks.eager_code_modes``), compile's eager code runs without it.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ LARGEST_RETRY = 1 << 28
 #: torch's own namespaces, as its fake tensors' fallback allows them (feature-detected).
 _NAMESPACES = frozenset(getattr(FakeTensorMode, "_can_run_unsafe_fallback_allowed_namespaces",
                                 ("aten", "prims")))
-#: Operators a value of the data decides, by their tags.
-_DATA_TAGS = tuple(getattr(torch.Tag, name) for name in (
+#: Operators a value of the data decides, or that change a tensor's metadata in place.
+_NOT_RETRIED_TAGS = tuple(getattr(torch.Tag, name) for name in (
     "dynamic_output_shape", "data_dependent_output", "inplace_view")
     if hasattr(torch.Tag, name))
 _CPU = torch.device("cpu")
@@ -66,7 +68,7 @@ def _retried(func: torch._ops.OpOverload, flat: list[Any]) -> bool:
     # beside a CPU one is the collision ``eager_run`` answers on fake CPU tensors.
     devices = {_device(tensor).type for tensor in tensors}
     return (func.namespace in _NAMESPACES
-            and not any(tag in func.tags for tag in _DATA_TAGS)
+            and not any(tag in func.tags for tag in _NOT_RETRIED_TAGS)
             and not any(isinstance(value, torch.device) for value in flat)
             and any(_no_data(tensor) for tensor in tensors)
             and devices in ({"meta"}, {"cpu"})
