@@ -24,7 +24,12 @@ from fxcore.rules import BY_CODE
 from fxcore.rules.documentation import help_url
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.compile import capture as compile_capture
-from fxcore.worker.capture.compile.capture import NO_INPUTS, CompileCapture, _break_failure
+from fxcore.worker.capture.compile.capture import (
+    NO_INPUTS,
+    ON_FAKE_CPU_KERNEL,
+    CompileCapture,
+    _break_failure,
+)
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
@@ -139,20 +144,15 @@ def test_an_error_eager_code_raises_too_is_fx502_with_the_operations_own_message
                                "reduction dim, but got [2, 16] X [8, 4].")
 
 
-def test_a_break_only_meta_makes_is_fx503_instead() -> None:
+def test_an_operator_without_a_meta_kernel_is_compiled_on_fake_cpu_tensors() -> None:
     """torch.geqrf has no meta kernel: dynamo's fake run on meta fails and breaks the graph,
-    where on the CPU fake tensors run its CPU kernel and nothing breaks."""
+    where on the CPU fake tensors run its CPU kernel and nothing breaks; compiled again on
+    fake CPU tensors, the class has real torch's verdict, and the note says why."""
     context, target, record = capture("needs_real_data.py", "QrFactors")
-    (stopped,) = record.failures
-    line = marked_line(CORPUS / "needs_real_data.py", "QrFactors", "# FX503")
-    assert (stopped.code, stopped.kind, stopped.line) == ("FX503", "compile-not-checkable", line)
-    assert stopped.message.startswith(
-        "Not checkable under torch.compile without real data: this line runs `aten::geqrf`, "
-        "which has no meta kernel.")
-    assert stopped.frames[-1].function == "forward"
+    assert (record.failures, record.not_checked, record.graph_count) == ([], None, 1)
+    assert record.notes == [ON_FAKE_CPU_KERNEL.format(op="`aten::geqrf`")]
     result = module_verdict(context, CompileCapture(), target, record)
-    assert (result.status, result.reason, result.failures) == (
-        "not-traced", record.not_checked, [stopped])
+    assert result.status == "traceable"
 
 
 def test_breaks_before_the_line_stay_in_the_not_checked_verdict() -> None:
@@ -163,13 +163,15 @@ def test_breaks_before_the_line_stay_in_the_not_checked_verdict() -> None:
     assert result.status == "not-traced" and len(result.failures) == 3
 
 
-def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_fx502_and_says_why(
+def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_a_break_and_says_why(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The break on meta stays (this torch cannot say the CPU runs the operator), and says
+    why; the eager code after it runs the CPU kernel, as real torch's does."""
     monkeypatch.setattr("fxcore.worker.capture.meta_limits._kernel_lookup", lambda: None)
     _, _, record = capture("needs_real_data.py", "QrFactors")
     assert record.not_checked is None
-    assert [f.code for f in record.failures] == ["GB0087", "FX502"]
-    assert record.failures[1].message.endswith(
+    assert [f.code for f in record.failures] == ["GB0087"]
+    assert record.failures[0].message.endswith(
         "(fx-lsp: `aten::geqrf` has no meta kernel, and this torch cannot say whether it runs "
         "on the CPU (torch._C._dispatch_has_kernel_for_dispatch_key is missing): reported as "
         "a failure)")

@@ -65,6 +65,8 @@ def frame_category(filename: str, workspace: Path = WORKSPACE) -> str:
     """``torch``, ``stdlib``, ``workspace``, ``third-party`` or ``other`` for a frame's file."""
     import torch
 
+    if filename.startswith("<"):  # code made from a string (``<string>``): no file, not
+        return "stdlib"            # the workspace's, whatever folder it resolves under
     path = _real(filename)
     torch_dir = _real(os.path.dirname(torch.__file__)) + os.sep
     if path.startswith(torch_dir):
@@ -74,7 +76,7 @@ def frame_category(filename: str, workspace: Path = WORKSPACE) -> str:
     if any(path.startswith(s) for s in _site_paths()):
         return "third-party"
     stdlib = {_real(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")}
-    if any(path.startswith(s) for s in stdlib) or filename.startswith("<"):
+    if any(path.startswith(s) for s in stdlib):
         return "stdlib"
     return "other"
 

@@ -116,6 +116,17 @@ def _operator_without_meta_kernel(error: BaseException, text: str) -> str | None
     return None
 
 
+def _data_decides(op: str) -> bool:
+    """Whether an overload of ``op`` has an output its data decides (``bincount``): fake CPU
+    tensors break the graph there as real torch does, but cannot run it eagerly after."""
+    namespace, _, name = op.partition("::")
+    packet = getattr(getattr(torch.ops, namespace, None), name.split(".")[0], None)
+    tags = {tag for overload in getattr(packet, "overloads", list)()
+            for tag in getattr(getattr(packet, overload, None), "tags", ())}
+    return any(getattr(torch.Tag, tag, None) in tags
+               for tag in ("dynamic_output_shape", "data_dependent_output"))
+
+
 def _runs_on_cpu(op: str, lookup: Callable[[str, str], bool]) -> bool:
     try:
         return bool(lookup(op, "CPU"))
@@ -129,6 +140,9 @@ class MetaLimit:
 
     what: str
     torch_says: str
+    #: The operator with a CPU kernel and no meta one that the line runs: fake CPU tensors
+    #: run the CPU's, as real torch does, so the class is captured on them.
+    operator: str | None = None
 
     def detail(self) -> str:
         """The message of an FX404/FX503 after its rule's prefix."""
@@ -152,7 +166,8 @@ def _limit(error: BaseException) -> MetaLimit | None:
     if op is not None:
         lookup = _kernel_lookup()
         if lookup is not None and _runs_on_cpu(op, lookup):
-            return MetaLimit(f"runs `{op}`, which has no meta kernel", first)
+            return MetaLimit(f"runs `{op}`, which has no meta kernel", first,
+                             operator=None if _data_decides(op) else op)
         return None
     for message, what in _NO_DATA.items():
         if message in text:

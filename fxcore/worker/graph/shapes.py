@@ -16,6 +16,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.nn import functional
 
 from fxcore.model.container_spec import InputSpec, materialized
+from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.graph.layer_shapes import module_output_shape
 from fxcore.worker.graph.lazy_meta import LazyMetaTensor, describe, is_meta, real
 
@@ -285,7 +286,9 @@ def propagate(module: fx.GraphModule, specs: Mapping[str, InputSpec]
     meta = _on_meta(module)
     mode = contextlib.nullcontext() if meta else FakeTensorMode(allow_non_fake_inputs=True)
     recorder = _Runner(module)
-    with mode, torch.inference_mode():
+    # A meta kernel stricter than the CPU's (a grouped matmul in float32) is no mismatch of
+    # the inputs: the CPU kernel decides (``refused_kernels``).
+    with mode, real_kernels(), torch.inference_mode():
         arguments = []
         for node in module.graph.nodes:
             if node.op != "placeholder":

@@ -4,6 +4,10 @@ meta weights, on fake tensors for real ones, under a time limit. What the parent
 fx-lsp's own choices (``own_choices``) share; it runs user code, so it is only ever called
 inside a worker child.
 
+An operator whose meta kernel refuses what the CPU kernel accepts (a grouped matmul in
+float32, an operator without a meta kernel) runs on the CPU (``refused_kernels``), as real
+torch runs it.
+
 Values the code reads from those tensors (``.item()``, ``.tolist()``, ``int(t)``, ``float(t)``,
 ``if t:``) are stood in as the compile capture stands them in on meta (``values_read``: one,
 true the first time at a line): real data has them, so a forward that reads one runs, where
@@ -24,6 +28,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.capture import meta_limits
+from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
 
@@ -60,7 +65,8 @@ def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
          fake: bool, device: torch.device | None = None) -> list[Place]:
     # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
     with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
-            tensor_mode(model, instantiated_on, fake, device) as on, torch.no_grad():
+            tensor_mode(model, instantiated_on, fake, device) as on, real_kernels(), \
+            torch.no_grad():
         model(**{name: materialized(spec, lambda leaf: torch.empty(
             leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
             for name, spec in specs.items()}, **concrete_args)

@@ -1,7 +1,9 @@
 """Classes that compile on the CPU with real tensors, but that fx-lsp, compiling them as built
 on the meta device, cannot check past one line (FX503, marked): an operator without a meta
-kernel, a CPU tensor against meta inputs. The graph breaks before that line are real
-torch's. And a custom operator without a fake implementation, which real
+kernel whose output its data decides, a CPU tensor against meta inputs. The graph breaks
+before that line are real torch's. An operator without a meta kernel whose output its
+data does not decide is compiled on fake CPU tensors, which run its CPU kernel, as real
+torch's do (no mark). And a custom operator without a fake implementation, which real
 torch.compile rejects too: FX502, a verdict."""
 
 import torch
@@ -24,10 +26,11 @@ class Counts(nn.Module):
 
 class QrFactors(nn.Module):
     """No meta kernel: on the CPU, dynamo's fake tensors run the CPU kernel and no graph
-    breaks; on meta its fake run fails, a break real torch does not make."""
+    breaks; on meta its fake run fails, a break real torch does not make, so fx-lsp
+    compiles it on fake CPU tensors."""
 
     def forward(self, x):
-        return torch.geqrf(x)[0] + 1  # FX503
+        return torch.geqrf(x)[0] + 1
 
 
 class RepeatByCounts(nn.Module):

@@ -47,6 +47,7 @@ from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile import meta_weights, value_plan
 from fxcore.worker.capture.compile.torch_hooks import (
+    eager_code_modes,
     graph_break_hook,
     guard_latency_unmeasured,
     recording_breaks,
@@ -67,6 +68,7 @@ from fxcore.worker.capture.record import (
     RecordedFailure,
     no_inputs_reason,
 )
+from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.values_read import Place, meta_values
@@ -76,6 +78,9 @@ NO_INPUTS = "not checkable: no example inputs"
 #: Said of a class compiled on fake CPU tensors because its code makes CPU tensors of its own.
 ON_FAKE_CPU = ("Compiled on fake CPU tensors: forward makes CPU tensors of its own, which meta "
                "weights would meet.")
+#: Said of a class compiled on fake CPU tensors because an operator it runs has no meta kernel.
+ON_FAKE_CPU_KERNEL = ("Compiled on fake CPU tensors: forward runs {op}, which has a CPU kernel "
+                      "and no meta kernel.")
 #: The kind of FX503: a line that needs real data on meta.
 NOT_CHECKABLE = "compile-not-checkable"
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
@@ -111,6 +116,9 @@ def _record_break(breaks: list[RecordedFailure],
     limit = meta_limits.needs_real_data(exc) if stops is not None else None
     if limit is None:
         breaks.append(_break_failure(exc, reason))
+        undecided = meta_limits.undecided(exc) if stops is not None else None
+        if undecided is not None:
+            breaks[-1].message += f" (fx-lsp: {undecided})"
     else:
         stack = getattr(exc, "real_stack", None) or traceback.extract_tb(exc.__traceback__)
         stops.append((_stop(limit, stack_summary_positions(stack)), limit))
@@ -188,12 +196,18 @@ class CompileCapture:
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
             run = _run(target, hook, on_meta)
             device = None
-            if on_meta and judged_device() is None and _collided(run):
+            fake_cpu = _on_fake_cpu(run) if on_meta and judged_device() is None else None
+            if fake_cpu is not None:
                 # Tensors the code makes itself (torch.zeros(8), torch.randn(x.shape)) are CPU
-                # tensors beside meta weights: compiled again on fake CPU tensors, as real
-                # torch runs them on the CPU.
-                device = torch.device("cpu")
-                run = _run(target, hook, on_meta, device=device)
+                # tensors beside meta weights, and an operator without a meta kernel runs the
+                # CPU's on fake CPU tensors: compiled again on those, as real torch runs them
+                # on the CPU. For an operator, only where that goes further: a tensor fx-lsp
+                # could not fake (held in a list) stays meta beside them.
+                again = _run(target, hook, on_meta, device=torch.device("cpu"))
+                if fake_cpu == ON_FAKE_CPU or not _stopped(again):
+                    run, device = again, torch.device("cpu")
+                else:
+                    fake_cpu = None
             if run.numbers_stood_in:
                 # A value stood in for data may be one the code's own checks refuse: compiled
                 # again with values they accept, where there are any (``value_plan``).
@@ -244,7 +258,7 @@ class CompileCapture:
                              node_count=sum(len(graph.graph.nodes) for graph in run.graphs),
                              node_origins=_node_origins(run.graphs, context), seconds=seconds,
                              not_checked=not_checked,
-                             notes=[ON_FAKE_CPU] if device is not None else [])
+                             notes=[fake_cpu] if fake_cpu is not None else [])
 
     def _ending_failure(self, context: JobContext, target: CaptureTarget,
                         error: BaseException, first_break_only: bool) -> Failure:
@@ -282,11 +296,24 @@ class _Run:
     numbers_stood_in: int = 0
 
 
-def _collided(run: _Run) -> bool:
-    """Whether the run stopped where a meta tensor met a CPU tensor the code made."""
+def _on_fake_cpu(run: _Run) -> str | None:
+    """Why the run is to be made again on fake CPU tensors, where it stopped at what only the
+    meta device lacks: a meta tensor meeting a CPU tensor the code made, an operator without
+    a meta kernel; None where it did not."""
     errors = [run.ending_error] if run.ending_error is not None else []
-    return any(meta_limits.collides_with_cpu(error) for error in errors) or any(
-        limit.what.startswith(meta_limits.BESIDE_CPU) for _, limit in run.stops)
+    limits = [limit for _, limit in run.stops] + [
+        limit for limit in map(meta_limits.needs_real_data, errors) if limit is not None]
+    if any(meta_limits.collides_with_cpu(error) for error in errors) or any(
+            limit.what.startswith(meta_limits.BESIDE_CPU) for limit in limits):
+        return ON_FAKE_CPU
+    op = next((limit.operator for limit in limits if limit.operator is not None), None)
+    return ON_FAKE_CPU_KERNEL.format(op=f"`{op}`") if op is not None else None
+
+
+def _stopped(run: _Run) -> bool:
+    """Whether the run stopped where only real data goes on."""
+    return bool(run.stops) or (run.ending_error is not None
+                               and meta_limits.needs_real_data(run.ending_error) is not None)
 
 
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
@@ -319,6 +346,10 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             inputs = {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype),
                                        device=device)
                       for name, spec in (target.example_inputs or {}).items()}
+        if eager_code_modes():
+            # Code dynamo runs eagerly between graphs runs real kernels on the CPU where
+            # a meta kernel refuses, as real torch's eager code does (``refused_kernels``).
+            stack.enter_context(real_kernels())
         if hook is not None:
             stack.enter_context(recording_breaks(
                 hook, functools.partial(_record_break, run.breaks,

@@ -112,3 +112,18 @@ def guard_latency_unmeasured() -> Iterator[None]:
         yield
     finally:
         guards.profile_guard_manager = original
+
+
+def eager_code_modes() -> bool:
+    """Whether dynamo compiles while a dispatch mode that ignores compile internals is active
+    (torch 2.9+: the mode sees only the code dynamo runs eagerly); without it, any active
+    mode makes dynamo skip every frame."""
+    try:
+        from torch.utils._python_dispatch import (
+            TorchDispatchMode,
+            is_in_any_mode_without_ignore_compile_internals,
+        )
+    except ImportError:
+        return False
+    return callable(is_in_any_mode_without_ignore_compile_internals) and callable(
+        getattr(TorchDispatchMode, "ignore_compile_internals", None))

@@ -1,0 +1,111 @@
+"""Kernels the meta device refuses (issue 40, item 5): where an operator's meta kernel refuses
+what the CPU kernel accepts (a grouped matmul in float32, an operator without a meta kernel),
+fx-lsp's eager runs take the CPU kernel's answer (``refused_kernels``), and the compile capture
+runs an operator without a meta kernel on fake CPU tensors, so that each class gets export and
+compile verdicts, each compared with real torch.export and torch.compile on the CPU in the same
+run (``checked_against_real_torch``). Real export and dynamo run the meta kernel too: the
+grouped matmul in float32 fails there, as it does under fx-lsp."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from test_library_input_sources import checked_against_real_torch
+
+from fxcore.worker.capture.compile.capture import ON_FAKE_CPU_KERNEL
+from fxcore.worker.capture.refused_kernels import real_kernels
+
+pytestmark = [pytest.mark.matrix]
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "meta_kernels"
+#: torch 2.13's refusal of the grouped matmul on meta, which the CPU kernel runs.
+GROUPED_MM_REFUSES = "Expected inputs of BF16 type"
+
+
+def _grouped_mm_meta_refuses_float32() -> bool:
+    grouped_mm = getattr(torch, "_grouped_mm", None)
+    if grouped_mm is None:
+        return False
+    try:
+        grouped_mm(torch.empty(4, 2, device="meta"), torch.empty(2, 2, 2, device="meta"),
+                   offs=torch.empty(2, dtype=torch.int32, device="meta"))
+    except RuntimeError:
+        return True
+    return False
+
+
+needs_refusal = pytest.mark.skipif(not _grouped_mm_meta_refuses_float32(),
+                                   reason="this torch's grouped matmul runs float32 on meta")
+
+
+@needs_refusal
+def test_the_cpu_kernel_answers_where_the_meta_kernel_refuses() -> None:
+    mat_a, experts = torch.empty(16, 8, device="meta"), torch.empty(4, 8, 8, device="meta")
+    offs = torch.empty(4, dtype=torch.int32, device="meta")
+    with real_kernels() as ran:
+        out = torch._grouped_mm(mat_a, experts, offs=offs)
+        # The code's own error stays: the CPU kernel refuses these too.
+        with pytest.raises(RuntimeError):
+            torch._grouped_mm(torch.empty(16, 7, device="meta"), experts, offs=offs)
+        reflectors, tau = torch.geqrf(torch.empty(4, 3, device="meta"))
+    assert (out.device.type, tuple(out.shape)) == ("meta", (16, 8))
+    assert (tuple(reflectors.shape), tuple(tau.shape), tau.device.type) == ((4, 3), (3,), "meta")
+    assert ran == ["aten::_grouped_mm", "aten::geqrf"]
+
+
+@pytest.mark.slow
+@needs_refusal
+def test_classes_whose_meta_kernels_refuse_get_real_torchs_verdicts(tmp_path: Path) -> None:
+    shutil.copy(CORPUS / "experts.py", tmp_path)
+    classes = checked_against_real_torch(tmp_path, ["experts.py"])
+    assert len(classes) == 4
+    # The input search ran each on its first layer's size, which fits.
+    assert all(modes["export"]["inputs"]["tensors"] == {"x": "float32[2, 8, 16]"}
+               and not modes["export"]["inputs"]["note"] for modes in classes.values())
+    compiled = classes["Householder"]["compile"]
+    assert compiled["status"] == "traceable"
+    assert ON_FAKE_CPU_KERNEL.format(op="`aten::geqrf`") in compiled["capture_notes"]
+
+
+#: The third-party workspace's package: its shim comes first (torchvision beside a CPU torch,
+#: nothing downloaded).
+TPMODELS = Path(__file__).resolve().parent / "thirdparty" / "workspace" / "tpmodels"
+MOE_CONFIG = """\
+[tool.fx-lsp]
+timeout = 300
+
+[tool.fx-lsp.modules."tpmodels.moe_models:TinyMixtral"]
+inputs = {input_ids = "int64[2, 8]"}
+
+[tool.fx-lsp.modules."tpmodels.moe_models:TinyQwenMoe"]
+inputs = {input_ids = "int64[2, 8]"}
+"""
+
+
+@pytest.mark.thirdparty
+@pytest.mark.slow
+@pytest.mark.timeout(1500)  # two fx-lsp and real torch runs of four models
+def test_mixture_of_experts_models_get_real_torchs_verdicts_in_eval_mode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mixtral and Qwen2-MoE, held by a module (grouped-matmul experts) and subclassed (eager
+    experts), each judged in eval mode as real torch runs them, and compared with it."""
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    package = tmp_path / "tpmodels"
+    package.mkdir()
+    for name in ("__init__.py", "_shim.py"):
+        shutil.copy(TPMODELS / name, package)
+    shutil.copy(CORPUS / "moe_models.py", package)
+    (tmp_path / "pyproject.toml").write_text(MOE_CONFIG, encoding="utf-8")
+    classes = checked_against_real_torch(tmp_path, ["tpmodels/moe_models.py"])
+    assert set(classes) == {"MixtralBlock", "QwenMoeBlock", "TinyMixtral", "TinyQwenMoe"}
+    assert all("eval" in module["module_modes"]
+               for modes in classes.values() for module in modes.values())
+    # The eager experts' routing breaks the graph, and the code dynamo runs eagerly after
+    # the break indexes by a tensor's value: compiled on, with real torch's breaks.
+    for name in ("TinyMixtral", "TinyQwenMoe"):
+        assert classes[name]["compile"]["status"] == "failed"
+        assert "GB0036" in {f["code"] for f in classes[name]["compile"]["failures"]}
