@@ -12,6 +12,7 @@ from pygls.uris import to_fs_path
 
 from fx_lsp.features import diagnostics
 from fx_lsp.server import notebooks
+from fx_lsp.server.documents import Document
 from fx_lsp.server.handlers import Handlers
 from fx_lsp.server.protocol import (
     guarded,
@@ -52,7 +53,13 @@ def did_change(session: Session, params: types.DidChangeTextDocumentParams) -> N
     document = session.documents.get(path)
     if document is None:
         return
-    session.documents.changed(document, params.text_document.version)
+    _edited(session, document, params.text_document.version, path)
+
+
+def _edited(session: Session, document: Document, version: int, path: str) -> None:
+    """A document's text changed: outdate its result, trace it while typing if the settings
+    say so, and tell the status."""
+    session.documents.changed(document, version)
     options = session.settings.options_for(path)
     if options.run == "onType":
         session.documents.trace_with_dependents(document, options.debounce_ms / 1000)
@@ -137,11 +144,7 @@ def did_change_notebook(
         session.publisher.clear(gone)
     if not notebooks.same_module(before, module):
         # Running a cell changes its outputs and execution summary, not the module: no trace.
-        session.documents.changed(document, document.version + 1)
-        options = session.settings.options_for(module.path)
-        if options.run == "onType":
-            session.documents.trace_with_dependents(document, options.debounce_ms / 1000)
-        session.send_status()
+        _edited(session, document, document.version + 1, module.path)
 
 
 @handlers.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)

@@ -22,14 +22,9 @@ class GroupedExperts(nn.Module):
         return torch._grouped_mm(h, self.experts, offs=offs)
 
 
-class SwitchedExperts(nn.Module):
+class SwitchedExperts(GroupedExperts):
     """Grouped matmul when eager, one matmul per expert when compiling, as transformers'
     mixture-of-experts layers choose."""
-
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(16, 16)
-        self.experts = nn.Parameter(torch.randn(4, 16, 16))
 
     def forward(self, x):
         h = self.proj(x).reshape(-1, 16)
