@@ -11,16 +11,13 @@ import contextlib
 import functools
 import importlib.util
 import io
-import json
-import os
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from filelock import FileLock
+from once_per_run import once_per_run
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -34,28 +31,13 @@ def _script(name: str) -> ModuleType:
     return module
 
 
-def _once_per_run(name: str, compute: Callable[[], dict[str, dict[str, Any]]]
-                  ) -> dict[str, dict[str, Any]]:
-    """``compute()`` as its JSON says it (as the script prints it), computed by the first of
-    this run's pytest-xdist processes to ask and read by the others from a file of the run
-    (``PYTEST_XDIST_TESTRUNUID`` names it); without xdist, computed here."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run is None:
-        return json.loads(json.dumps(compute()))
-    path = Path(tempfile.gettempdir()) / f"fx-lsp-real-torch-{run}-{name}.json"
-    with FileLock(f"{path}.lock"):
-        if not path.exists():
-            path.write_text(json.dumps(compute()), encoding="utf-8")
-        return json.loads(path.read_text(encoding="utf-8"))
-
-
 class Answers(Mapping[str, dict[str, Any]]):
     """``file.py:Class`` -> real torch's answer, computed on first use."""
 
     def __init__(self, name: str, keys: list[str],
                  compute: Callable[[], dict[str, dict[str, Any]]]):
         self._keys = keys
-        self._compute = functools.cache(lambda: _once_per_run(name, compute))
+        self._compute = functools.cache(lambda: once_per_run(f"real-torch-{name}", compute))
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         return self._compute()[key]

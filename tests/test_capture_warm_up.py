@@ -15,24 +15,10 @@ from fxcore.model.job_spec import EngineConfig, TraceJob
 
 pytestmark = pytest.mark.matrix
 
-WARM_EACH_MODE = """
-from fxcore.worker.capture.base import warm
-from fxcore.worker.capture.modes import CAPTURES
-
-for mode in ("fx", "export", "compile"):
-    warm(CAPTURES[mode])
-print("warmed")
-"""
-
-
-def test_each_capture_warms_up_on_this_torch() -> None:
-    done = subprocess.run([sys.executable, "-c", WARM_EACH_MODE], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().endswith("warmed")
-
-
-DATA_DEPENDENT_AFTER_WARM_UP = """
+#: One interpreter for both checks below (each started its own: a torch import and an export
+#: warm-up more, in every torch series): the export warm-up first, then a data-dependent guard
+#: (its sympy imports, printed as a list), then the other modes' warm-ups.
+WARM_UP_THEN_GUARD = """
 import sys
 
 import torch
@@ -56,16 +42,31 @@ try:
 except Exception as error:
     print(type(error).__name__)
 print(sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "sympy"))
+
+for mode in ("fx", "compile"):
+    warm(CAPTURES[mode])
+print("warmed")
 """
 
 
-def test_after_the_export_warm_up_a_data_dependent_guard_imports_no_more_of_sympy() -> None:
+@pytest.fixture(scope="module")
+def warm_up_run() -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", WARM_UP_THEN_GUARD], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_each_capture_warms_up_on_this_torch(
+        warm_up_run: subprocess.CompletedProcess[str]) -> None:
+    assert warm_up_run.returncode == 0, warm_up_run.stderr[-3000:]
+    assert warm_up_run.stdout.strip().endswith("warmed")
+
+
+def test_after_the_export_warm_up_a_data_dependent_guard_imports_no_more_of_sympy(
+        warm_up_run: subprocess.CompletedProcess[str]) -> None:
     """sympy imports part of itself on the first sum of symbols, which a data-dependent
     guard makes: the warm-up has done so, so that no child pays for it."""
-    done = subprocess.run([sys.executable, "-c", DATA_DEPENDENT_AFTER_WARM_UP],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split("\n")[-2:] == ["[]", ""], done.stdout
+    assert warm_up_run.returncode == 0, warm_up_run.stderr[-3000:]
+    assert warm_up_run.stdout.split("\n")[-3:] == ["[]", "warmed", ""], warm_up_run.stdout
 
 
 class _Recorded(ZygoteProcess):

@@ -373,6 +373,8 @@ def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: P
     assert [f["code"] for f in classes["Gate"]["compile"]["failures"]] == ["GB0170"]
 
 
+# Over 20 s in CI's fast tier (2 cores): the slow tier.
+@pytest.mark.slow
 def test_a_patch_embedding_is_worked_back_to_the_images_it_takes(tmp_path: Path) -> None:
     pytest.importorskip("einops")
     (tmp_path / "patches.py").write_text(PATCHES)

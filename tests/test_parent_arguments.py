@@ -496,6 +496,8 @@ DECODER_README = """\
 """
 
 
+# Over 20 s in CI's fast tier (2 cores): the slow tier.
+@pytest.mark.slow
 def test_a_class_only_a_later_call_site_builds_gets_that_parent_built_instance(
         tmp_path: Path) -> None:
     # Decoder's verdict rests on its first call; AlibiBias is built only by the second, which

@@ -286,6 +286,8 @@ def test_torch_check_of_the_guard_makes_real_export_and_compile_pass(tmp_path: P
         "AssertCount"]
 
 
+# Over 20 s in CI's fast tier (2 cores): the slow tier.
+@pytest.mark.slow
 def test_torch_cond_rewrite_makes_real_export_and_compile_pass(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     original = tmp_path / "original"

@@ -23,6 +23,13 @@ def _line_of(path: pathlib.Path, needle: str) -> tuple[int, str]:
     raise AssertionError(needle)
 
 
+def _story(client: FxClient) -> str:
+    """Every publish (file, version, codes) and log line the client got, in order."""
+    publishes = [(p.uri.rsplit("/", 2)[-2:], p.version, [d.code for d in p.diagnostics])
+                 for p in client.published]
+    return f"publishes: {publishes}\nlog: {[m.message for m in client.log_messages]}"
+
+
 def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
@@ -267,8 +274,12 @@ async def test_pyproject_settings_apply_per_workspace_folder(tmp_path: pathlib.P
     async with session(strict, folders=[strict, relaxed]) as client:
         strict_uri = client.open(strict / "model.py")
         relaxed_uri = client.open(relaxed / "model.py")
-        (in_strict,) = await client.diagnostics_for(strict_uri, version=1)
-        (in_relaxed,) = await client.diagnostics_for(relaxed_uri, version=1)
+        shown = {uri: await client.diagnostics_for(uri, version=1)
+                 for uri in (strict_uri, relaxed_uri)}
+        # Once in CI the strict file's first publish at version 1 held nothing (not
+        # reproduced since): say every publish and log line if it happens again.
+        assert all(len(diagnostics) == 1 for diagnostics in shown.values()), _story(client)
+        in_strict, in_relaxed = shown[strict_uri][0], shown[relaxed_uri][0]
         assert in_strict.severity == types.DiagnosticSeverity.Error
         assert in_relaxed.severity == types.DiagnosticSeverity.Hint
         invalid = [m.message for m in client.messages if "invalid debounce-ms" in m.message]

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from once_per_run import once_per_run
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 
@@ -83,11 +84,19 @@ class _Run:
 
 @pytest.fixture(scope="session")
 def thirdparty_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
-    """(ground truth, fx-lsp JSON), both computed in this test session."""
+    """(ground truth, fx-lsp JSON), both computed in this test run, once: test_fidelity.py
+    and test_shapes_real_models.py run in different xdist processes (``--dist loadfile``),
+    which each ran both (minutes of the slow tier) before they shared one result."""
     missing = missing_libraries()
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)} (run scripts/install-thirdparty.sh)")
-    out = tmp_path_factory.mktemp("thirdparty") / "ground_truth.json"
+    truth, report = once_per_run(
+        "thirdparty-runs", lambda: _both_runs(tmp_path_factory.mktemp("thirdparty")))
+    return truth, report
+
+
+def _both_runs(folder: Path) -> tuple[dict, dict]:
+    out = folder / "ground_truth.json"
     # One after the other: on two cores, running both at once slows fx-lsp's workers down.
     truth = _Run(
         [sys.executable, str(HERE / "ground_truth.py"), "--quiet", "--out", str(out)], HERE
