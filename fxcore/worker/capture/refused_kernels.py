@@ -92,6 +92,11 @@ class _RealKernels(TorchDispatchMode):
         #: The operators run on the CPU, by name, in the order met.
         self.ran: list[str] = []
 
+    #: Higher-order operators (``torch.cond``, ``torch.utils.checkpoint``'s) pass through
+    #: (below): without this a mode with no rule of theirs makes them raise
+    #: NotImplementedError, an FX502 of fx-lsp's making. An attribute older torch ignores.
+    supports_higher_order_operators = True
+
     @classmethod
     def ignore_compile_internals(cls) -> bool:
         return True
@@ -99,6 +104,8 @@ class _RealKernels(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
+        if isinstance(func, torch._ops.HigherOrderOperator):
+            return func(*args, **kwargs)  # this mode is off while it runs: torch's own way
         try:
             return func(*args, **kwargs)
         except RuntimeError as refusal:  # NotImplementedError ("no meta kernel") is one

@@ -48,7 +48,7 @@ _SCALARS = ("__bool__", "item", "__int__", "__float__", "__index__")
 _TORCH_FOLDER = os.path.dirname(torch.__file__) + os.sep  # not torchvision/ beside it
 #: fx-lsp's worker: its stand-ins, the value plan's recorders and the runs that call the
 #: model are no asking code.
-_WORKER_FOLDER = os.path.dirname(__file__) + os.sep
+_WORKER_FOLDER = os.path.dirname(os.path.dirname(__file__)) + os.sep  # fxcore/worker/
 #: A line of code that asks a tensor for a value: (file, line).
 Place = tuple[str, int]
 
