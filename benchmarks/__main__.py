@@ -64,8 +64,9 @@ def run_benchmark(suite: Suite, benchmark: Benchmark, arguments: list[str],
     if not tables:
         print(f"{suite.name}/{benchmark.name} emits no README table")
     elif readme is not None:
+        # As typed: the arguments after "--" go to the benchmark, not to the runner.
         command = shlex.join(["python3", "-m", "benchmarks", "run", suite.name,
-                              benchmark.name, *arguments])
+                              benchmark.name, *(["--", *arguments] if arguments else [])])
         missing = write_tables(readme, tables, provenance_line(command))
         written = sorted(set(tables) - set(missing))
         if written:
