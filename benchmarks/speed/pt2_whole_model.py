@@ -127,6 +127,10 @@ def run_cli(model_file: str, mode: str) -> Measured:
     detail = module["status"] + (f", {module['node_count']} nodes" if module["node_count"] else "")
     if module["status"] == "not-traced":
         detail = f"not-traced: {module['reason']}"
+    elif module["failures"]:
+        # Which failure: on a loaded machine the whole model's capture can run out of time.
+        first = module["failures"][0]
+        detail += f": {first['code']} {first['kind']}"
     return Measured(wall, module["trace_seconds"], file["seconds"], found[0], detail)
 
 
