@@ -207,7 +207,8 @@ def seconds(value: float | None) -> str:
 
 
 def ratio(value: float | None, baseline: float | None) -> str:
-    return f"{value / baseline:.1f}x" if value is not None and baseline else "-"
+    # No capture (a failed one times nothing): no ratio.
+    return f"{value / baseline:.1f}x" if value and baseline else "-"
 
 
 def row(name: str, measured: Measured, baseline: Measured | None) -> list[str]:
