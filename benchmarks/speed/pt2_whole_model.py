@@ -70,6 +70,9 @@ class Measured:
     warm: float | None = None
 
 
+TIMEOUT_SECONDS = 300
+
+
 def model_workspace(root: str, layers: int | None) -> str:
     """A workspace whose checked file holds only ``Llama`` (so the other classes of
     llama.py are neither built nor captured); returns that file's path."""
@@ -87,8 +90,11 @@ def model_workspace(root: str, layers: int | None) -> str:
                      "from llama_parts import DecoderLayer, RMSNorm, RotaryEmbedding\n\n\n"
                      + ast.get_source_segment(text, llama) + "\n")
     call = f'call = "Llama(n_layers={layers})"\n' if layers is not None else ""
+    # A time-out above the default 20 s: on a loaded machine the whole model's export and
+    # compile captures take longer, and a time-out would measure the machine, not the capture.
     with open(os.path.join(root, "pyproject.toml"), "w", encoding="utf-8") as handle:
-        handle.write('[tool.fx-lsp.modules."llama_model:Llama"]\n' + call
+        handle.write(f"[tool.fx-lsp]\ntimeout = {TIMEOUT_SECONDS}\n\n"
+                     '[tool.fx-lsp.modules."llama_model:Llama"]\n' + call
                      + f'inputs = {{tokens = "int64[{BATCH}, {SEQUENCE}]"}}\n')
     return model_file
 
