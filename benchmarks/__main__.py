@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 from benchmarks.paths import README, REPOSITORY
-from benchmarks.provenance import provenance_line
+from benchmarks.provenance import commit, provenance_line
 from benchmarks.suites import SUITES, Benchmark, Suite, suite_named
 from benchmarks.tables import TABLES_ENVIRONMENT, recorded, write_tables
 
@@ -51,6 +51,7 @@ def run_benchmark(suite: Suite, benchmark: Benchmark, arguments: list[str],
     """Runs one benchmark, its output straight to this terminal; writes its tables."""
     module = f"benchmarks.{suite.name}.{benchmark.name}"
     print(f"== {suite.name}/{benchmark.name} ==", flush=True)
+    measured = commit()
     with tempfile.TemporaryDirectory() as scratch:
         recording = os.path.join(scratch, "tables.jsonl")
         completed = subprocess.run([sys.executable, "-m", module, *arguments], cwd=REPOSITORY,
@@ -64,9 +65,10 @@ def run_benchmark(suite: Suite, benchmark: Benchmark, arguments: list[str],
     if not tables:
         print(f"{suite.name}/{benchmark.name} emits no README table")
     elif readme is not None:
+        # As typed: the arguments after "--" go to the benchmark, not to the runner.
         command = shlex.join(["python3", "-m", "benchmarks", "run", suite.name,
-                              benchmark.name, *arguments])
-        missing = write_tables(readme, tables, provenance_line(command))
+                              benchmark.name, *(["--", *arguments] if arguments else [])])
+        missing = write_tables(readme, tables, provenance_line(command, measured))
         written = sorted(set(tables) - set(missing))
         if written:
             print(f"written into {os.path.relpath(readme, REPOSITORY)}: {', '.join(written)}")

@@ -71,11 +71,12 @@ def torch_version() -> str:
         return "not installed"
 
 
-def provenance_line(command: str) -> str:
+def provenance_line(command: str, measured: str | None = None) -> str:
     """The line above a table in the README: when, at which commit, on what, how, and the
-    load when it was written."""
+    load when it was written. ``measured``: ``commit()`` when the run began (others commit
+    while a long run goes on); HEAD now when not given."""
     return (
         f"_Written by `{command}` on {time.strftime('%Y-%m-%d %H:%M %Z')}: commit "
-        f"{commit()}, {cpu_model()} ({os.cpu_count()} cores), Python "
+        f"{measured or commit()}, {cpu_model()} ({os.cpu_count()} cores), Python "
         f"{platform.python_version()}, torch {torch_version()}; load average {load_average()}._"
     )

@@ -13,6 +13,13 @@ class Benchmark:
     measures: str
     #: Arguments it cannot run without: such a benchmark runs only when named, with them.
     needs: str = ""
+    #: The tables it emits, each a block of that name in benchmarks/README.md; none: its
+    #: name alone.
+    tables: tuple[str, ...] = ()
+
+    @property
+    def emits(self) -> tuple[str, ...]:
+        return self.tables or (self.name,)
 
 
 @dataclass(frozen=True)
@@ -37,11 +44,12 @@ SUITES = (
         Benchmark("compile_capture", "the compile capture of one class in a warm process, "
                   "against the fx capture"),
         Benchmark("pt2_whole_model", "a whole 7B model under fx, export and compile, against "
-                  "real torch (~1.5 min)"),
+                  "real torch (~1.5 min)", tables=("pt2_whole_model", "pt2_whole_model_small")),
         Benchmark("network_isolation", "what a network namespace costs each forked job"),
         Benchmark("graph_page_cap", "the graph page of a 100,000-node class, whole and capped"),
         Benchmark("graph_diff", "fx-lsp diff of one changed file, first and cached, against a "
-                  "cached check of the repository"),
+                  "cached check of the repository (--timm-layers: on timm's layers)",
+                  tables=("graph_diff", "graph_diff_timm_layers")),
     ), helpers=("timm_layers_repository",)),
     Suite("scale", "fx-lsp check over many files, packages and workers", (
         Benchmark("parallel_speedup", "1 worker against 2 over 60 generated files (~1-2 min)"),
@@ -53,9 +61,11 @@ SUITES = (
     Suite("editor", "the language server's latency as an editor sees it", (
         Benchmark("lsp_latency", "didSave to diagnostics, and hover while a slow trace runs"),
         Benchmark("mode_latency", "fx diagnostics first with export and compile on"),
-        Benchmark("hover_under_code_actions", "hover while code actions hit a 20,000-line file"),
+        Benchmark("hover_under_code_actions", "hover while code actions hit a 20,000-line file",
+                  tables=("hover_under_code_actions", "hover_under_code_actions_eager")),
         Benchmark("hover_during_graph", "hover while a 60,000-node graph answer is built"),
-        Benchmark("shapes", "what shape propagation adds, and inlay hints after a save (~2 min)"),
+        Benchmark("shapes", "what shape propagation adds, and inlay hints after a save (~2 min)",
+                  tables=("shapes", "shapes_after_save")),
         Benchmark("graph_view", "the graph view's open time (needs node, vscode-client's npm ci "
                   "and Chromium; ~1 min)"),
     )),
@@ -71,7 +81,7 @@ SUITES = (
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),
         Benchmark("torch_series_table", "agreement with real torch per torch series (~5 min a "
-                  "series with --thirdparty)"),
+                  "series with --thirdparty)", tables=("torch_series", "torch_series_thirdparty")),
     ), helpers=("plain_fx_check", "pt2_real_check")),
     # Measured where an NVIDIA GPU is: fx-lsp itself never uses one (its workers hide every
     # accelerator), so these compare its meta-device verdicts with real CUDA runs.

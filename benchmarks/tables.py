@@ -13,16 +13,34 @@ import os
 import re
 from collections.abc import Sequence
 
+from benchmarks.timing import duration_cells
+
 #: The file, one JSON object a line, where a benchmark run by the suite runner records its
 #: tables; unset when a benchmark runs on its own.
 TABLES_ENVIRONMENT = "FX_LSP_BENCHMARK_TABLES"
 
 
 def markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A markdown table; cells are written with ``str``."""
+    """A markdown table; cells are written with ``str``, a ``|`` in one escaped (an error
+    message may hold one)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |"
+              for row in rows]
     return "\n".join(lines)
+
+
+def durations(rows: Sequence[tuple[str, list[float]]], first: str = "",
+              figures: Sequence[tuple[str, str]] = ()) -> str:
+    """A table of durations, one row per label: n, median, p95, min and max; then a row per
+    figure derived from them (a ratio), its value under the median."""
+    return markdown([first, "n", "median", "p95", "min", "max"],
+                    [[label, len(values), *duration_cells(values)] for label, values in rows]
+                    + [[label, "", value, "", "", ""] for label, value in figures])
+
+
+def met(target: str, condition: bool) -> str:
+    """A target and whether this run met it, as a table cell."""
+    return f"{target}: {'met' if condition else 'missed'}"
 
 
 def emit(name: str, table: str) -> None:

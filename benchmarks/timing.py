@@ -21,3 +21,15 @@ def describe(values: list[float]) -> str:
         f"min {min(values) * 1e3:8.1f} ms   max {max(values) * 1e3:8.1f} ms   "
         f"(n={len(values)})"
     )
+
+
+def milliseconds(seconds: float) -> str:
+    """A duration as a table cell."""
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def duration_cells(values: list[float]) -> list[str]:
+    """Median, p95, min and max of durations in seconds, as table cells in milliseconds."""
+    return [milliseconds(value) for value in (statistics.median(values),
+                                              percentile(values, 0.95), min(values),
+                                              max(values))]

@@ -16,7 +16,7 @@ from engine_support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT))
 from benchmarks.provenance import provenance_line, torch_version
-from benchmarks.suites import suite_named
+from benchmarks.suites import SUITES, suite_named
 from benchmarks.tables import markdown, replace_block, write_tables
 
 BENCHMARKS = REPO_ROOT / "benchmarks"
@@ -122,3 +122,48 @@ def test_a_benchmark_run_by_the_runner_records_its_table() -> None:
     assert completed.returncode == 0, completed.stderr
     assert "| 50-node class | page | built in (median of 1) |" in completed.stdout
     assert "emits no README table" not in completed.stdout
+
+
+#: A block's first line: the provenance line a suite run writes, or why no run wrote it yet.
+WRITTEN = re.compile(r"_Written by `python3 -m benchmarks run (\S+) (\S+)( -- [^`]*)?` on "
+                     r"[^:]+:\d\d \S+: commit [0-9a-f]+( \+ uncommitted changes)?, .+ \(\d+ "
+                     r"cores\), Python \S+, torch \S+; load average [\d.]+ [\d.]+ [\d.]+\._")
+NOT_YET = re.compile(r"_Not written by a suite run yet: .+\._")
+BLOCK = re.compile(r"<!-- table: (\S+) -->\n(.*?)<!-- /table -->\n", re.DOTALL)
+
+
+def readme_blocks() -> tuple[dict[str, str], str]:
+    """benchmarks/README.md's table blocks by name, and its text outside them."""
+    text = (BENCHMARKS / "README.md").read_text()
+    return dict(BLOCK.findall(text)), BLOCK.sub("", text)
+
+
+def test_every_table_in_the_readme_was_written_by_a_run_or_says_why_not() -> None:
+    blocks, outside = readme_blocks()
+    # A table outside the blocks was copied there by hand: no run rewrites it.
+    assert [line for line in outside.splitlines() if line.startswith("|")] == []
+    for name, body in blocks.items():
+        first, *rest = body.splitlines()
+        written = WRITTEN.fullmatch(first)
+        if written is None:
+            assert NOT_YET.fullmatch(first), f"{name}: {first}"
+            assert not [line for line in rest if line.startswith("|")], name
+            continue
+        suite = suite_named(written.group(1))
+        benchmark = suite.benchmark(written.group(2)) if suite else None
+        # The run named above the table is one whose benchmark emits a table of that name.
+        assert benchmark is not None and name in benchmark.emits, f"{name}: {first}"
+        assert rest[0] == "" and rest[1].startswith("| ") and rest[2].startswith("|---"), name
+
+
+def test_every_table_a_benchmark_emits_has_its_block() -> None:
+    blocks, _ = readme_blocks()
+    emitted = {}
+    for suite in SUITES:
+        for benchmark in suite.benchmarks:
+            source = (BENCHMARKS / suite.name / f"{benchmark.name}.py").read_text()
+            for name in benchmark.emits:
+                # The registry names what the module emits: a name it does not hold is stale.
+                assert f'"{name}"' in source, f"{suite.name}/{benchmark.name}: {name}"
+                emitted[name] = benchmark.name
+    assert sorted(blocks) == sorted(emitted)

@@ -41,7 +41,8 @@ from pygls.uris import from_fs_path
 
 from benchmarks.paths import MODELS
 from benchmarks.provenance import machine_line
-from benchmarks.timing import describe
+from benchmarks.tables import emit, markdown, met
+from benchmarks.timing import describe, milliseconds
 from fx_lsp.cli.graph_html import html_page
 
 #: The page-opening script, beside this file.
@@ -123,7 +124,9 @@ def main() -> None:
     measured = subprocess.run(
         ["node", OPEN_SCRIPT, str(arguments.runs), *files],
         check=True, capture_output=True, text=True).stdout
-    for line, (name, (_, durations)) in zip(measured.splitlines(), answers.items(), strict=True):
+    columns = []
+    for line, (name, (answer, durations)) in zip(measured.splitlines(), answers.items(),
+                                                 strict=True):
         figures = json.loads(line)
         drawn = [ms / 1e3 for ms in figures["drawn"]]
         print(f"{CLASSES[name]:9} first drawing, {figures['boxes']} boxes (collapsed)  "
@@ -139,6 +142,25 @@ def main() -> None:
         opened = statistics.median(durations) + statistics.median(drawn)
         print(f"{'':9} open time (request + first drawing, medians) {opened * 1e3:.0f} ms "
               f"(target < 2000 ms)")
+        columns.append([
+            f"{len(json.dumps(answer)) / 1024:.0f} KiB, {median_ms(durations)}",
+            f"{figures['boxes']} boxes, {median_ms(drawn)}",
+            f"**{opened * 1e3:.0f} ms** ({met('< 2 s', opened < 2)})",
+            f"{expanded}, {median_ms([ms / 1e3 for ms in figures['expand']])}",
+            median_ms([ms / 1e3 for ms in figures["collapse"]]),
+            f"{figures['openedBoxes']} boxes, "
+            f"{median_ms([ms / 1e3 for ms in figures['openOne']])}"])
+    labels = ["`fxLsp/graph` answer", "first drawing (collapsed)",
+              "**open time** (request + first drawing)", "Expand all", "Collapse all",
+              "open one submodule"]
+    emit("graph_view", markdown(
+        [f"median of {arguments.runs}", *(f"{CLASSES[name]}, {len(answer['nodes'])} nodes"
+                                          for name, (answer, _) in answers.items())],
+        [[label, *(column[row] for column in columns)] for row, label in enumerate(labels)]))
+
+
+def median_ms(values: list[float]) -> str:
+    return milliseconds(statistics.median(values))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from pygls.uris import from_fs_path
 
 from benchmarks.paths import REPOSITORY
 from benchmarks.provenance import machine_line
+from benchmarks.tables import durations, emit
 from benchmarks.timing import describe, percentile
 
 SLOW_MODEL = """import time
@@ -81,7 +82,9 @@ def _item(path: str, text: str) -> types.TextDocumentItem:
     )
 
 
-async def measure(root: str, target: str, edits: int, hovers: int, slow_seconds: float) -> None:
+async def measure(root: str, target: str, edits: int, hovers: int,
+                  slow_seconds: float) -> tuple[list[float], list[float]]:
+    """didSave -> publishDiagnostics latencies, and hover latencies during a slow trace."""
     client = Client()
     await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio")
     await client.initialize_async(
@@ -158,7 +161,7 @@ async def measure(root: str, target: str, edits: int, hovers: int, slow_seconds:
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return latencies
+    return latencies, hover_times
 
 
 FRESH = """
@@ -208,13 +211,18 @@ def main() -> None:
         root = os.path.join(scratch, "examples")
         shutil.copytree(os.path.join(REPOSITORY, "examples"), root)
         target = os.path.join(root, arguments.file)
-        latencies = asyncio.run(
+        latencies, hover_times = asyncio.run(
             measure(root, target, arguments.edits, arguments.hovers, arguments.slow_seconds)
         )
         fresh = fresh_checks(target, root, arguments.fresh_runs)
     print(f"fresh process per check         {describe(fresh)}")
     ratio = statistics.median(fresh) / statistics.median(latencies)
     print(f"ratio of medians (fresh process / server didSave): {ratio:.1f}x")
+    emit("lsp_latency", durations([
+        (f"didSave -> diagnostics (`{arguments.file}`)", latencies),
+        ("hover while a slow trace runs", hover_times),
+        ("fresh `python -c` per check", fresh)],
+        figures=[("ratio of medians, fresh process / didSave", f"**{ratio:.1f}x**")]))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from pygls.uris import from_fs_path
 from benchmarks.paths import REPOSITORY
 from benchmarks.procfs import children_of, stat_cpu_seconds
 from benchmarks.provenance import machine_line
+from benchmarks.tables import durations, emit
 from benchmarks.timing import describe
 
 ALL_MODES = ["fx", "export", "compile"]
@@ -189,7 +190,7 @@ def _command_line(pid: int) -> str:
 
 def _cpu_per_save(session: Session) -> str:
     workers, server = (seconds / len(session.complete) * 1e3 for seconds in session.cpu)
-    return f"CPU per save: workers {workers:6.1f} ms, server {server:6.1f} ms"
+    return f"workers {workers:.1f} ms, server {server:.1f} ms"
 
 
 def _git(*arguments: str) -> subprocess.CompletedProcess[bytes]:
@@ -246,9 +247,23 @@ def main() -> None:
     for name, session in (("modes fx", fx_alone), ("modes fx, export, compile", every_mode),
                           *([("baseline, three modes", sessions[2])]
                             if arguments.baseline else [])):
-        print(f"{name + ':':27}{_cpu_per_save(session)}")
+        print(f"{name + ':':27}CPU per save: {_cpu_per_save(session)}")
     ratio = statistics.median(every_mode.first) / statistics.median(fx_alone.first)
     print(f"ratio of medians (fx diagnostics with three modes / fx alone): {ratio:.2f}x")
+    rows = [("fx alone: didSave -> fx diagnostics", fx_alone.first),
+            ("three modes: didSave -> fx diagnostics", every_mode.first),
+            ("three modes: didSave -> every mode's diagnostics", every_mode.complete)]
+    if arguments.baseline:
+        rows += [(f"three modes at {arguments.baseline}: didSave -> fx diagnostics",
+                  sessions[2].first),
+                 (f"three modes at {arguments.baseline}: didSave -> every mode's diagnostics",
+                  sessions[2].complete)]
+    emit("mode_latency", durations(
+        rows, f"`{arguments.file}`, {arguments.edits} saves", figures=[
+            ("ratio of medians, fx diagnostics with three modes / fx alone", f"{ratio:.2f}x"),
+            *((f"CPU per save, {name}", _cpu_per_save(session)) for name, session in zip(
+                ("fx alone", "three modes", f"three modes at {arguments.baseline}"), sessions,
+                strict=False))]))
 
 
 if __name__ == "__main__":

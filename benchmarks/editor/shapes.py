@@ -32,7 +32,8 @@ from pygls.uris import from_fs_path
 
 from benchmarks.paths import EXAMPLES, MODELS
 from benchmarks.provenance import machine_line
-from benchmarks.timing import describe
+from benchmarks.tables import durations, emit, markdown, met
+from benchmarks.timing import describe, milliseconds
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
@@ -40,6 +41,7 @@ from fxcore.model.job_spec import TraceJob
 
 def propagation(runs: int) -> None:
     engine = Engine(workers=1)
+    rows = []
     pipeline = Pipeline(engine)
     try:
         # Warms the zygote.
@@ -59,6 +61,11 @@ def propagation(runs: int) -> None:
                 shapes.append(module.shape_seconds)
             assert module is not None
             trace, shape = statistics.median(traces), statistics.median(shapes)
+            added = shape / trace
+            inputs = module.inputs.tensors if module.inputs else None
+            rows.append([f"{class_name}, {module.node_count} nodes, `{inputs}` -> "
+                         f"`{module.output_shape}`", milliseconds(trace), milliseconds(shape),
+                         f"**+{100 * added:.1f} %**", met("< 10 %", added < 0.1)])
             print(f"{class_name:9} {module.status}, {module.node_count} nodes, inputs "
                   f"{module.inputs.tensors if module.inputs else None} -> "
                   f"{module.output_shape}; {module.shapes_note or ''}")
@@ -68,6 +75,8 @@ def propagation(runs: int) -> None:
     finally:
         engine.close()
         pipeline.close()
+    emit("shapes", markdown([f"model (median of {runs})", "trace", "shapes", "added",
+                             "target"], rows))
 
 
 class Client(LanguageClient):
@@ -133,6 +142,10 @@ async def hints_after_save(edits: int) -> None:
           f"hints per answer {min(counts)}-{max(counts)}")
     total = [a + b for a, b in zip(published, requested, strict=True)]
     print(f"save -> shapes shown                     {describe(total)}")
+    emit("shapes_after_save", durations(
+        [("diagnostics of the saved version", published), ("then the `inlayHint` request",
+                                                            requested),
+         ("shapes shown", total)], "after a save of `models/mlp.py`"))
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()

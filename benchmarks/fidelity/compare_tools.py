@@ -43,6 +43,7 @@ from typing import Any
 
 from benchmarks.paths import TORCHVISION_SHIM, child_environment
 from benchmarks.provenance import engine_version, machine_line
+from benchmarks.tables import emit, markdown
 
 PACKAGE = "cmpmodels"
 
@@ -291,16 +292,15 @@ def main() -> None:
     if engine_version() != version_before:
         print(f"WARNING: fxcore/fx_lsp changed during the run: now {engine_version()}")
     # The fastest repetition of each: the machine is shared, and load only ever slows.
-    print(f"\nfastest of {arguments.repetitions} repetitions:")
-    print("| model | tool | wall (fresh process) | analysis call | reports |")
-    print("|---|---|---|---|---|")
+    table = []
     for (model, tool), results in rows.items():
-        wall = min(result["wall"] for result in results)
         analyses = [result["analysis_seconds"] for result in results
                     if "analysis_seconds" in result]
-        analysis = f"{min(analyses):.2f} s" if analyses else "-"
-        print(f"| {model} | {tool} | {wall:.1f} s | {analysis} | {results[0]['report']} |")
-
+        table.append([model, f"`{tool}`", f"{min(result['wall'] for result in results):.1f} s",
+                      f"{min(analyses):.2f} s" if analyses else "-", results[0]["report"]])
+    emit("compare_tools", markdown(
+        ["model", "tool", f"wall, fresh process (fastest of {arguments.repetitions})",
+         "analysis call", "reports"], table))
 
 if __name__ == "__main__":
     main()

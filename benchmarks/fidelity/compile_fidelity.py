@@ -28,6 +28,7 @@ from pathlib import Path
 
 from benchmarks.paths import THIRDPARTY, use_thirdparty_helpers
 from benchmarks.provenance import machine_line
+from benchmarks.tables import emit, markdown
 from fx_lsp.cli.output_formats.json_report import parse_report
 
 use_thirdparty_helpers()
@@ -86,27 +87,29 @@ def _counts(verdicts: list[str]) -> str:
                      if counts[name])
 
 
-def print_summary(rows: list[Agreement], report: dict) -> None:
+def summary(rows: list[Agreement], report: dict) -> list[list[str]]:
     """The agreement figures, each side's verdicts, and the classes not tried and why."""
     total = len(rows)
     modules = [m for m in report["modules"] if m.get("mode", "compile") == "compile"]
     untried = [m for m in modules if not (m.get("inputs") or {}).get("tensors")]
+    reasons = Counter(m.get("reason") or m["status"] for m in untried)
+    figures = [["classes in the report", f"{len(modules)}; not tried {len(untried)}" + "".join(
+        f"; {count} {reason}" for reason, count in reasons.items())]]
     for label, count in (
-            ("verdict and first break agree", sum(r.agrees for r in rows)),
+            ("verdict and first break (or error) agree", sum(r.agrees for r in rows)),
             ("verdict alone", sum(r.verdict for r in rows)),
             ("exact set of breaks", sum(r.exact for r in rows)),
             ("same number of graphs", sum(r.real_graphs == r.lsp_graphs for r in rows))):
-        print(f"{label}: {count} of {total} ({100 * count / max(total, 1):.1f}%)")
-    print(f"real torch.compile (CPU): {_counts([r.real_verdict for r in rows])}")
-    print(f"fx-lsp compile (meta): {_counts([r.lsp_verdict for r in rows])}")
+        figures.append([label, f"**{count} of {total}** ({100 * count / max(total, 1):.1f}%)"])
+    figures += [["real `torch.compile` (CPU)", _counts([r.real_verdict for r in rows])],
+                ["fx-lsp compile (meta)", _counts([r.lsp_verdict for r in rows])]]
     errors = [r.key for r in rows if r.real_verdict == r.lsp_verdict == "error"]
     if errors:
-        print(f"a compile error on both sides ({len(errors)}): {', '.join(errors)}")
-    reasons = Counter(m.get("reason") or m["status"] for m in untried)
-    print(f"{len(modules)} classes in the report; not tried {len(untried)}: "
-          + "; ".join(f"{count} {reason}" for reason, count in reasons.items()))
+        figures.append(["a compile error on both sides", ", ".join(errors)])
     if untried:
-        print("  " + ", ".join(class_key(m["path"], m["class"]) for m in untried))
+        figures.append(["not tried", ", ".join(class_key(m["path"], m["class"])
+                                               for m in untried)])
+    return figures
 
 
 def main() -> None:
@@ -122,14 +125,17 @@ def main() -> None:
     folder = Path(args.keep or tempfile.mkdtemp(prefix="compile-fidelity-"))
     folder.mkdir(parents=True, exist_ok=True)
     report, truth = folder / "fx-lsp.json", folder / "ground-truth.json"
+    times = []
     if not args.reprint:
         lsp_seconds = run_fx_lsp(report)
         real_seconds = run_ground_truth(report, truth, args.only)
-        print(f"fx-lsp {lsp_seconds:.0f} s, real torch.compile {real_seconds:.0f} s")
+        times = [["time", f"fx-lsp {lsp_seconds:.0f} s (on meta), the real runs "
+                          f"{real_seconds:.0f} s"]]
     rows = agreements(json.loads(truth.read_text()), parse_report(report.read_text()))
     print_table(rows)
     print(f"\n{len(rows)} classes with example inputs; JSON in {folder}")
-    print_summary(rows, parse_report(report.read_text()))
+    emit("compile_fidelity", markdown(
+        ["figure", "value"], summary(rows, parse_report(report.read_text())) + times))
 
 
 if __name__ == "__main__":

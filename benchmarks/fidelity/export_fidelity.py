@@ -23,10 +23,29 @@ from pathlib import Path
 
 from benchmarks.paths import use_thirdparty_helpers
 from benchmarks.provenance import machine_line
+from benchmarks.tables import emit, markdown
 
 use_thirdparty_helpers()
 
-from export_compare import rows, run_both, table  # noqa: E402
+from export_compare import Row, rows, run_both, table  # noqa: E402
+
+
+def summary(found: list[Row], seconds: float) -> str:
+    """The agreement by what real export did, over the classes tried."""
+    tried = [row for row in found if row.agree is not None]
+    groups = {"real export succeeds": [row for row in tried if row.real == "ok"],
+              "real export fails inside torch (no model line)":
+                  [row for row in tried if row.real.endswith("no model line)")]}
+    groups["real export fails at a model line"] = [
+        row for row in tried if not any(row in group for group in groups.values())]
+    agreeing = sum(bool(row.agree) for row in tried)
+    return markdown(["classes", "tried", "fx-lsp agrees"], [
+        *([label, len(group), sum(bool(row.agree) for row in group)]
+          for label, group in groups.items()),
+        ["**all tried**", len(tried), f"**{agreeing} of {len(tried)} "
+         f"({100 * agreeing / max(len(tried), 1):.0f}%)**"],
+        ["not tried (no example inputs)", len(found) - len(tried), ""],
+        ["both sides' time", "", f"{seconds:.0f} s"]])
 
 
 def main() -> int:
@@ -41,8 +60,10 @@ def main() -> int:
     started = time.perf_counter()
     report, truth = run_both(folder / "fx-lsp-export.json", options.only)
     (folder / "real-export.json").write_text(json.dumps(truth, indent=1))
-    print(table(rows(report, truth)))
-    print(f"both sides in {time.perf_counter() - started:.0f} s; JSON in {folder}")
+    found = rows(report, truth)
+    print(table(found))
+    print(f"JSON in {folder}")
+    emit("export_fidelity", summary(found, time.perf_counter() - started))
     return 0
 
 

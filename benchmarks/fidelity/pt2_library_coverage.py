@@ -41,6 +41,7 @@ from benchmarks.fidelity.pt2_real_check import real_outcomes
 from benchmarks.fidelity.repo_coverage import Library, is_base, unpacked_root
 from benchmarks.paths import child_environment, use_thirdparty_helpers
 from benchmarks.provenance import engine_version
+from benchmarks.tables import emit, markdown
 from fx_lsp.cli.output_formats.json_report import parse_report
 
 use_thirdparty_helpers()
@@ -234,16 +235,15 @@ def main() -> int:
     rows = [run_library(library, options.corpus_dir, options.workers, options.timeout,
                         options.keep, options.reuse)
             for library in LIBRARIES if not options.library or library.name in options.library]
-    print("\n| library | classes with a forward | no export verdict | no compile verdict "
-          "| own-choice FX499/FX502 | export agrees | compile agrees (exact breaks) "
-          "| fx-lsp seconds |\n|---|---|---|---|---|---|---|---|")
-    for row in rows:
-        print(f"| {row.name} | {row.classes} (+{row.bases} bases) "
-              f"| {share(row.without['export'], row.classes)} "
-              f"| {share(row.without['compile'], row.classes)} | {len(row.own_choices)} "
-              f"| {row.agree['export']}/{row.tried['export']} "
-              f"| {row.agree['compile']}/{row.tried['compile']} ({row.exact_breaks}) "
-              f"| {row.seconds:.0f} |")
+    emit("pt2_library_coverage", markdown(
+        ["library", "classes with a forward", "no export verdict", "no compile verdict",
+         "own-choice FX499/FX502", "export agrees", "compile agrees (exact breaks)",
+         "fx-lsp seconds"],
+        [[row.name, f"{row.classes} (+{row.bases} bases)",
+          share(row.without["export"], row.classes), share(row.without["compile"], row.classes),
+          len(row.own_choices), f"{row.agree['export']}/{row.tried['export']}",
+          f"{row.agree['compile']}/{row.tried['compile']} ({row.exact_breaks})",
+          f"{row.seconds:.0f}"] for row in rows]))
     for row in rows:
         print(f"\n{row.name}: why classes got no verdict")
         for reason, count in row.reasons.most_common():

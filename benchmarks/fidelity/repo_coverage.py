@@ -49,6 +49,7 @@ from typing import Any
 from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 from benchmarks.paths import TORCHVISION_SHIM
 from benchmarks.provenance import engine_version
+from benchmarks.tables import emit, markdown
 from fx_lsp.cli.output_formats.json_report import parse_report
 
 SHIM_MODULE = "fxlsp_torchvision_shim"
@@ -241,6 +242,15 @@ def run_library(library: Library, corpus_dir: str, workers: int,
             "reasons": reasons.most_common(10), "seconds": seconds}
 
 
+def coverage_row(name: str, files: int, classes: int, bases: int, verdicts: int, real: int,
+                 agree: int, seconds: str, origins: str) -> list[object]:
+    """A library's row (or the total's): coverage is verdicts over classes, "no bases" over
+    the classes that are not bases, "real" the verdicts not built from guessed arguments."""
+    return [name, files, classes, bases, verdicts, f"{100 * verdicts / max(classes, 1):.1f}%",
+            f"{100 * verdicts / max(classes - bases, 1):.1f}%",
+            f"{100 * real / max(verdicts, 1):.1f}%", f"{agree}/{verdicts}", seconds, origins]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", action="append", choices=[lib.name for lib in LIBRARIES])
@@ -259,27 +269,17 @@ def main() -> int:
     rows = [run_library(library, options.corpus_dir, options.workers, options.save_reports,
                         checkouts.get(library.name))
             for library in LIBRARIES if not options.library or library.name in options.library]
-    print(f"\n{'library':<28}{'files':>6}{'classes':>9}{'bases':>7}{'verdicts':>10}"
-          f"{'coverage':>10}{'no bases':>10}{'real':>8}{'agree':>12}{'seconds':>9}"
-          "  by argument source")
-    for row in rows:
-        coverage = 100 * row["with_verdict"] / max(row["classes"], 1)
-        not_bases = 100 * row["with_verdict"] / max(row["classes"] - row["bases"], 1)
-        real = 100 * row["real"] / max(row["with_verdict"], 1)
-        origins = ", ".join(f"{key} {value}" for key, value in sorted(row["origins"].items()))
-        print(f"{row['library'] + ' ' + row['version']:<28}{row['files']:>6}{row['classes']:>9}"
-              f"{row['bases']:>7}{row['with_verdict']:>10}{coverage:>9.1f}%{not_bases:>9.1f}%"
-              f"{real:>7.1f}%{row['agree']:>6}/{row['with_verdict']:<5}{row['seconds']:>9.0f}"
-              f"  {origins}")
-    classes = sum(row["classes"] for row in rows)
-    bases = sum(row["bases"] for row in rows)
-    verdicts = sum(row["with_verdict"] for row in rows)
-    real = sum(row["real"] for row in rows)
-    agree = sum(row["agree"] for row in rows)
-    print(f"{'total':<28}{'':>6}{classes:>9}{bases:>7}{verdicts:>10}"
-          f"{100 * verdicts / max(classes, 1):>9.1f}%"
-          f"{100 * verdicts / max(classes - bases, 1):>9.1f}%"
-          f"{100 * real / max(verdicts, 1):>7.1f}%{agree:>6}/{verdicts:<5}")
+    table = [coverage_row(f"{row['library']} {row['version']}", row["files"], row["classes"],
+                          row["bases"], row["with_verdict"], row["real"], row["agree"],
+                          f"{row['seconds']:.0f}", ", ".join(
+                              f"{key} {value}" for key, value in sorted(row["origins"].items())))
+             for row in rows]
+    if len(rows) > 1:
+        table.append(coverage_row("**total**", *(sum(row[key] for row in rows) for key in (
+            "files", "classes", "bases", "with_verdict", "real", "agree")), "", ""))
+    emit("repo_coverage", markdown(
+        ["library", "files", "classes", "bases", "verdicts", "coverage", "no bases", "real",
+         "agree with plain fx", "seconds", "by argument source"], table))
     for row in rows:
         print(f"\n{row['library']}: why classes got no tracing verdict")
         for reason, count in row["reasons"]:

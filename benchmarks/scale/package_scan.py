@@ -23,6 +23,7 @@ import time
 
 from benchmarks.procfs import idle_fraction, machine_cpu_times
 from benchmarks.provenance import engine_version
+from benchmarks.tables import emit, markdown
 
 
 def scan(workspace: str, folders: list[str], workers: int, environment: dict[str, str]) -> float:
@@ -43,6 +44,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     options = parser.parse_args()
     print(f"fx-lsp {engine_version()}: {options.workspace} {' '.join(options.folders)}")
+    rows = []
     for workers in options.workers:
         with tempfile.TemporaryDirectory() as cache_home:
             base = {**os.environ, "XDG_CACHE_HOME": cache_home}
@@ -55,6 +57,11 @@ def main() -> int:
         print(f"workers={workers}: before {before:.1f} s, after cold {cold:.1f} s "
               f"({before / cold:.2f}x), after warm {warm:.1f} s ({before / warm:.2f}x); "
               f"machine idle {100 * idle:.0f}% during the runs")
+        rows.append([workers, f"{before:.1f} s", f"{cold:.1f} s ({before / cold:.2f}x)",
+                     f"{warm:.1f} s ({before / warm:.2f}x)", f"{100 * idle:.0f} %"])
+    emit("package_scan", markdown(
+        [f"`{' '.join(options.folders)}`: workers", "before", "after, cold", "after, warm",
+         "machine idle"], rows))
     return 0
 
 

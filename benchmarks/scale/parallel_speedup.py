@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from benchmarks.procfs import children_cpu_seconds, idle_fraction, machine_cpu_times
 from benchmarks.provenance import machine_line
+from benchmarks.tables import emit, markdown
 
 HEADER = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
 
@@ -190,12 +191,15 @@ def main() -> None:
                                                if f.startswith("model_"))[1])
         times: dict[int, list[float]] = {1: [], 2: []}
         startup: list[float] = []
+        runs: dict[str, list[Run]] = {"`--workers 1`": [], "`--workers 2`": [],
+                                      "one file (start-up)": []}
         summaries: set[str] = set()
         for repetition in range(arguments.repetitions):
             # Alternate so that a change of machine load hits both worker counts alike.
             for workers in (1, 2):
                 run = run_check([folder], workers)
                 times[workers].append(run.seconds)
+                runs[f"`--workers {workers}`"].append(run)
                 summaries.add(run.summary)
                 # CPU / wall: how many cores the run kept busy (at most 2 here).
                 print(f"  repetition {repetition + 1}, --workers {workers}: "
@@ -204,6 +208,7 @@ def main() -> None:
                       f"{run.machine_idle:.0%} idle)")
             run = run_check([one_file], 1)
             startup.append(run.seconds)
+            runs["one file (start-up)"].append(run)
             print(f"  repetition {repetition + 1}, one file (start-up cost): "
                   f"{run.seconds:6.2f} s wall, {run.cpu_seconds:6.2f} s CPU "
                   f"(machine {run.machine_idle:.0%} idle)")
@@ -213,16 +218,22 @@ def main() -> None:
             print("  warning: the runs disagree on the summary")
 
     print()
+    rows = [[label, *(f"{run.seconds:.2f} s ({run.cpu_seconds:.2f} s CPU, "
+                      f"{run.machine_idle:.0%} idle)" for run in done)]
+            for label, done in runs.items()]
     # Other processes only ever add time, so the minimum is the least disturbed figure; the
-    # median is printed too.
+    # median is given too.
     for label, pick in (("median", statistics.median), ("minimum", min)):
         one, two, fixed = pick(times[1]), pick(times[2]), pick(startup)
-        line = (f"{label:7s}: --workers 1 {one:6.2f} s   --workers 2 {two:6.2f} s   "
-                f"speed-up {one / two:.2f}x")
+        speedup = f"**{one / two:.2f}x**"
         if one > fixed and two > fixed:
-            line += (f"   without the one-file start-up ({fixed:.2f} s): "
-                     f"{(one - fixed) / (two - fixed):.2f}x")
-        print(line)
+            speedup += (f" ({(one - fixed) / (two - fixed):.2f}x without the one-file "
+                        f"start-up of {fixed:.2f} s)")
+        rows.append([f"speed-up of 2 workers, {label}s", speedup,
+                     *[""] * (arguments.repetitions - 1)])
+    emit("parallel_speedup", markdown(
+        [f"{arguments.files} files, `--no-cache`",
+         *(f"repetition {number + 1}" for number in range(arguments.repetitions))], rows))
     print("(ideal on 2 cores: 2x for the tracing part; the start-up is serial)")
 
 

@@ -64,6 +64,7 @@ from benchmarks.procfs import (
     status_kib,
 )
 from benchmarks.provenance import engine_version, machine_line
+from benchmarks.tables import emit, markdown, met
 from fx_lsp.cli.output_formats.json_report import parse_report
 
 SHIM_MODULE = "fxlsp_torchvision_shim"
@@ -207,6 +208,12 @@ def print_run(run: ScanRun) -> None:
           f"[machine {100 * run.machine_idle:.0f}% idle, load {os.getloadavg()[0]:.1f}]")
 
 
+def run_row(run: ScanRun) -> list[str]:
+    return [run.label, f"{run.seconds:.2f} s", f"{run.cpu_seconds:.1f} s",
+            f"{run.modules / run.seconds:.2f}", f"{100 * run.machine_idle:.0f} %",
+            f"{run.peak_rss / 2**20:.0f} / {run.peak_pss / 2**20:.0f} MiB"]
+
+
 def describe_report(report: dict[str, Any]) -> None:
     summary = report["summary"]
     print(f"  fx-lsp found {len(report['modules'])} nn.Module classes in {summary['files']} "
@@ -346,6 +353,18 @@ def main() -> None:
         print(f"  peak memory (CLI + zygote + workers): RSS sum {peak.peak_rss / 2**20:.0f} MiB"
               f", PSS sum {max(run.peak_pss for run in runs) / 2**20:.0f} MiB "
               f"(RSS peak in run '{peak.label}')")
+        speedup, cached = one.seconds / two.seconds, first.seconds / second.seconds
+        summary = two.report["summary"]
+        emit("timm_scan", markdown(
+            [f"{len(files)} files of timm/models, {two.modules} classes", "wall", "CPU (tree)",
+             "modules/s", "machine idle", "peak RSS / PSS sum"],
+            [run_row(run) for run in runs] + [
+                ["2 workers over 1 (fastest of each)", f"**{speedup:.2f}x**",
+                 met(">= 1.7x", speedup >= 1.7), "", "", ""],
+                ["cached run over the run that filled it", f"**{cached:.1f}x**",
+                 met(">= 20x", cached >= 20), "", "", ""],
+                ["verdicts", f"{summary['traceable']} traceable, {summary['failed']} failed, "
+                 f"{summary['not_traced']} not traced", "", "", "", ""]]))
     finally:
         if arguments.keep:
             print(f"kept {workspace}")

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from benchmarks.paths import REPOSITORY
 from benchmarks.procfs import children_of, stat_cpu_seconds
 from benchmarks.provenance import machine_line
-from benchmarks.timing import describe
+from benchmarks.tables import emit, markdown, met
+from benchmarks.timing import describe, milliseconds, percentile
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
@@ -126,7 +127,8 @@ def measure_fresh(path: str, class_names: list[str], runs: int) -> list[float]:
     return durations
 
 
-def benchmark_file(pipeline: Pipeline, path: str, edits: int, fresh_runs: int) -> None:
+def benchmark_file(pipeline: Pipeline, path: str, edits: int, fresh_runs: int) -> list[str]:
+    """Prints the file's figures; returns its row of the table."""
     root = find_workspace_root(path)
     print(f"\n== {os.path.relpath(path, REPOSITORY)} (workspace {os.path.relpath(root)})")
     warm = measure_warm(pipeline, path, root, edits)
@@ -145,10 +147,14 @@ def benchmark_file(pipeline: Pipeline, path: str, edits: int, fresh_runs: int) -
               "(user + sys)")
     print(f"   fresh `python -c`, {fresh_runs} runs: {describe(fresh)}")
     ratio = fresh_median / warm_median
-    print(f"   ratio fresh/warm (medians)  : {ratio:.1f}x   "
-          f"[target >= {TARGET_RATIO:g}x: {'met' if ratio >= TARGET_RATIO else 'MISSED'}; "
-          f"warm median < {TARGET_MEDIAN_SECONDS * 1e3:.0f} ms: "
-          f"{'met' if warm_median < TARGET_MEDIAN_SECONDS else 'MISSED'}]")
+    print(f"   ratio fresh/warm (medians)  : {ratio:.1f}x")
+    child_cpu = "-" if warm.mean_child_cpu is None else milliseconds(warm.mean_child_cpu)
+    verdicts = ", ".join(sorted({status for _, status in statuses(warm.reference)}))
+    targets = (met(f">= {TARGET_RATIO:g}x", ratio >= TARGET_RATIO),
+               met(f"< {TARGET_MEDIAN_SECONDS * 1e3:.0f} ms", warm_median < TARGET_MEDIAN_SECONDS))
+    return [f"`{os.path.relpath(path, REPOSITORY)}` ({verdicts})", milliseconds(warm_median),
+            milliseconds(percentile(warm.walls, 0.95)), child_cpu, milliseconds(fresh_median),
+            f"**{ratio:.1f}x**", "; ".join(targets)]
 
 
 def main() -> None:
@@ -167,9 +173,13 @@ def main() -> None:
     try:
         started = time.perf_counter()
         engine.warm_up()
-        for path in files:
-            benchmark_file(pipeline, path, arguments.edits, arguments.fresh_runs)
+        rows = [benchmark_file(pipeline, path, arguments.edits, arguments.fresh_runs)
+                for path in files]
         print(f"\n(total {time.perf_counter() - started:.1f} s)")
+        emit("check_latency", markdown(
+            ["file", f"warm median ({arguments.edits} edits)", "warm p95", "child CPU (mean)",
+             f"fresh `python -c` median ({arguments.fresh_runs} runs)", "fresh / warm",
+             "targets"], rows))
     finally:
         engine.close()
         pipeline.close()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from benchmarks.paths import EXAMPLES, MODELS
 from benchmarks.procfs import children_of, pss_kib, stat_cpu_seconds, status_kib
 from benchmarks.provenance import machine_line
+from benchmarks.tables import emit, markdown, met
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
@@ -142,11 +143,12 @@ def narrow_variant_text() -> str | None:
     return text
 
 
-def run_narrow_variant(pipeline: Pipeline) -> None:
+def run_narrow_variant(pipeline: Pipeline) -> str:
+    """Prints the variant's verdict and failures; returns the verdict."""
     text = narrow_variant_text()
     if text is None:
         print("\nnarrow variant: skipped (llama.py changed; update NARROW_VARIANT)")
-        return
+        return "skipped: llama.py changed (update NARROW_VARIANT)"
     job = TraceJob(path=LLAMA_FILE, workspace_root=MODELS, overlays={LLAMA_FILE: text})
     started = time.perf_counter()
     result = pipeline.result_of(job)
@@ -158,6 +160,8 @@ def run_narrow_variant(pipeline: Pipeline) -> None:
     for failure in module.failures:
         print(f"    {failure.code} line {failure.line}:{failure.column}: "
               f"{failure.message[:120]}...")
+    return (f"{module.status}, {module.node_count} nodes, {len(module.failures)} failures"
+            + "".join(f"; {failure.code} line {failure.line}" for failure in module.failures))
 
 
 def main() -> None:
@@ -171,6 +175,8 @@ def main() -> None:
     walls: list[float] = []
     peaks: list[float] = []
     cpus: list[float] = []
+    pss: list[float] = []
+    verdicts: set[str] = set()
     try:
         started = time.perf_counter()
         pipeline.result_of(TraceJob(path=WARM_UP_FILE,
@@ -191,6 +197,9 @@ def main() -> None:
             # Conservative: counts pages the child shares with the zygote twice.
             peak = (memory.zygote_rss_kib + child_hwm) * 1024
             peaks.append(peak)
+            pss.append(memory.peak_pss_sum_kib * 1024)
+            verdicts.add(f"{module.status}, {module.node_count} graph nodes, on "
+                         f"{module.instantiated_on}, {len(module.failures)} failures")
             print(f"\nrun {run + 1}: wall {wall:.2f} s (engine's FileResult.seconds "
                   f"{result.seconds:.2f} s, of which tracer.trace {module.trace_seconds:.2f} s)")
             child_cpu = sum(memory.child_cpu_seconds.values())
@@ -208,7 +217,7 @@ def main() -> None:
             print(f"  sampled peaks ({memory.samples} samples): sum of RSS "
                   f"{memory.peak_rss_sum_kib / 1024:.0f} MiB, sum of PSS "
                   f"{memory.peak_pss_sum_kib / 1024:.0f} MiB (shared pages counted once)")
-        run_narrow_variant(pipeline)
+        narrow = run_narrow_variant(pipeline)
     finally:
         engine.close()
         pipeline.close()
@@ -228,6 +237,19 @@ def main() -> None:
           f"[target < {TARGET_SECONDS:g} s: {'met' if wall_median < TARGET_SECONDS else 'MISSED'}]"
           f"; peak zygote + child RSS {peak_max / GIB:.2f} GiB "
           f"[target < 1.5 GiB: {'met' if peak_max < TARGET_PEAK_BYTES else 'MISSED'}]")
+    emit("llama7b", markdown(["Llama-2-7B dimensions, on meta", "figure", "target"], [
+        ["parameters", f"{built:,} (Llama-2-7B from its dimensions: {expected:,}); eager "
+         f"float32 would need {built * 4 / GIB:.1f} GiB", ""],
+        ["verdict", "; ".join(sorted(verdicts)), ""],
+        [f"wall, warm zygote (median of {len(walls)})",
+         f"**{wall_median:.2f} s** ({' / '.join(f'{wall:.2f}' for wall in walls)} s)",
+         met(f"< {TARGET_SECONDS:g} s", wall_median < TARGET_SECONDS)],
+        ["child CPU time (median)", f"{statistics.median(cpus):.2f} s", ""],
+        ["peak memory: zygote RSS + child VmHWM (largest)", f"**{peak_max / GIB:.2f} GiB** "
+         f"(sum of PSS {max(pss) / GIB:.2f} GiB)",
+         met("< 1.5 GiB", peak_max < TARGET_PEAK_BYTES)],
+        ["`narrow` variant (plain torch.fx traces it)", narrow, "the same verdict"],
+    ]))
 
 
 if __name__ == "__main__":

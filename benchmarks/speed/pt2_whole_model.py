@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from benchmarks.paths import MODELS, REPOSITORY
 from benchmarks.procfs import children_of, status_kib
 from benchmarks.provenance import machine_line
+from benchmarks.tables import markdown, record
 
 LLAMA_FILE = os.path.join(MODELS, "llama.py")
 BATCH, SEQUENCE = 2, 128
@@ -69,6 +70,9 @@ class Measured:
     warm: float | None = None
 
 
+TIMEOUT_SECONDS = 300
+
+
 def model_workspace(root: str, layers: int | None) -> str:
     """A workspace whose checked file holds only ``Llama`` (so the other classes of
     llama.py are neither built nor captured); returns that file's path."""
@@ -86,8 +90,11 @@ def model_workspace(root: str, layers: int | None) -> str:
                      "from llama_parts import DecoderLayer, RMSNorm, RotaryEmbedding\n\n\n"
                      + ast.get_source_segment(text, llama) + "\n")
     call = f'call = "Llama(n_layers={layers})"\n' if layers is not None else ""
+    # A time-out above the default 20 s: on a loaded machine the whole model's export and
+    # compile captures take longer, and a time-out would measure the machine, not the capture.
     with open(os.path.join(root, "pyproject.toml"), "w", encoding="utf-8") as handle:
-        handle.write('[tool.fx-lsp.modules."llama_model:Llama"]\n' + call
+        handle.write(f"[tool.fx-lsp]\ntimeout = {TIMEOUT_SECONDS}\n\n"
+                     '[tool.fx-lsp.modules."llama_model:Llama"]\n' + call
                      + f'inputs = {{tokens = "int64[{BATCH}, {SEQUENCE}]"}}\n')
     return model_file
 
@@ -126,6 +133,10 @@ def run_cli(model_file: str, mode: str) -> Measured:
     detail = module["status"] + (f", {module['node_count']} nodes" if module["node_count"] else "")
     if module["status"] == "not-traced":
         detail = f"not-traced: {module['reason']}"
+    elif module["failures"]:
+        # Which failure: on a loaded machine the whole model's capture can run out of time.
+        first = module["failures"][0]
+        detail += f": {first['code']} {first['kind']}"
     return Measured(wall, module["trace_seconds"], file["seconds"], found[0], detail)
 
 
@@ -198,27 +209,41 @@ def median_run(runs: int, measure: Callable[[], Measured]) -> Measured:
 
 
 def seconds(value: float | None) -> str:
-    return f"{value:8.2f}" if value is not None else f"{'-':>8}"
+    return f"{value:.2f} s" if value is not None else "-"
 
 
 def ratio(value: float | None, baseline: float | None) -> str:
-    return f"{value / baseline:7.1f}x" if value is not None and baseline else f"{'-':>8}"
+    # No capture (a failed one times nothing): no ratio.
+    return f"{value / baseline:.1f}x" if value and baseline else "-"
 
 
-def row(name: str, measured: Measured, baseline: Measured | None) -> str:
-    """Ratios against ``baseline``: capture / its first capture, capture / its warm
-    capture, wall / its wall."""
-    versus = baseline or Measured(0.0, 0.0, 0.0, 0, "")
-    return (f"{name:38} {measured.capture:8.2f} {seconds(measured.warm)} {measured.job:8.2f} "
-            f"{measured.wall:8.2f} {measured.peak_rss_kib / 1024:8.0f}  "
-            f"{ratio(measured.capture, versus.capture)} {ratio(measured.capture, versus.warm)} "
-            f"{ratio(measured.wall, versus.wall)}  {measured.detail}")
+def row(name: str, measured: Measured, baseline: Measured | None) -> list[str]:
+    """A table row; its ratios are against ``baseline`` (none for a baseline's own row):
+    capture / its first capture, capture / its warm capture, wall / its wall."""
+    ratios = "-" if baseline is None else ", ".join(
+        ratio(value, versus) for value, versus in (
+            (measured.capture, baseline.capture), (measured.capture, baseline.warm),
+            (measured.wall, baseline.wall)))
+    return [f"{name} {measured.detail}".strip(), seconds(measured.capture),
+            seconds(measured.warm), seconds(measured.job), seconds(measured.wall),
+            f"{measured.peak_rss_kib / 1024:.0f} MiB", ratios]
 
 
-HEADER = (f"{'':38} {'capture':>8} {'warm':>8} {'job':>8} {'wall':>8} {'peak MiB':>8}  "
-          f"{'capture':>8} {'/warm':>8} {'wall':>8}\n"
-          f"{'':38} {'s':>8} {'s':>8} {'s':>8} {'s':>8} {'RSS':>8}  "
-          f"{'ratio':>8} {'ratio':>8} {'ratio':>8}")
+class Table:
+    """A table printed a row at a time, as each row's fresh processes finish."""
+
+    def __init__(self, name: str, title: str, ratios: str) -> None:
+        self.name = name
+        self.header = [title, "capture", "warm", "job", "wall", "peak RSS", ratios]
+        self.rows: list[list[str]] = []
+        print("\n" + markdown(self.header, []), flush=True)
+
+    def add(self, cells: list[str]) -> None:
+        self.rows.append(cells)
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+    def record(self) -> None:
+        record(self.name, markdown(self.header, self.rows))
 
 
 def main() -> None:
@@ -245,24 +270,25 @@ def main() -> None:
         whole_file = model_workspace(whole_root, None)
         small_file = model_workspace(small_root, small)
 
-        print("\nLlama-2-7B dimensions, 32 layers, on meta (ratios against plain torch.fx)")
-        print(HEADER)
+        whole = Table("pt2_whole_model", "7B dims, 32 layers, on meta",
+                      "capture, vs warm, wall / plain fx's")
         plain = median_run(arguments.runs, lambda: run_child("plain-fx", 32))
-        print(row("plain torch.fx.symbolic_trace (meta)", plain, None), flush=True)
+        whole.add(row("plain `torch.fx.symbolic_trace`", plain, None))
         for mode in ("fx", "export", "compile"):
             measured = median_run(arguments.runs, lambda mode=mode: run_cli(whole_file, mode))
-            print(row(f"fx-lsp --mode {mode}", measured, plain), flush=True)
+            whole.add(row(f"fx-lsp `--mode {mode}`", measured, plain))
+        whole.record()
 
-        print(f"\n{small} layers of Llama-2-7B dimensions: real PT2 on CPU (float32 weights) "
-              "against fx-lsp on meta (ratios: fx-lsp / real)")
-        print(HEADER)
+        layers = Table("pt2_whole_model_small", f"{small} layers of 7B dims",
+                       "fx-lsp / real: capture, vs warm, wall")
         small_plain = median_run(arguments.runs, lambda: run_child("plain-fx", small))
-        print(row("plain torch.fx.symbolic_trace (meta)", small_plain, None), flush=True)
+        layers.add(row("plain `torch.fx.symbolic_trace` (meta)", small_plain, None))
         for kind, mode in (("real-export", "export"), ("real-compile", "compile")):
             real = median_run(arguments.runs, lambda kind=kind: run_child(kind, small))
-            print(row(f"{kind.replace('-', ' torch.')} (CPU)", real, None), flush=True)
+            layers.add(row(f"real `{kind.replace('real-', 'torch.')}` (CPU)", real, None))
             measured = median_run(arguments.runs, lambda mode=mode: run_cli(small_file, mode))
-            print(row(f"fx-lsp --mode {mode} (meta)", measured, real), flush=True)
+            layers.add(row(f"fx-lsp `--mode {mode}` (meta)", measured, real))
+        layers.record()
 
 
 if __name__ == "__main__":
