@@ -64,8 +64,12 @@ def _compile_cell(module: dict, row: Agreement | None) -> tuple[str, str]:
     graphs = f"{module.get('graph_count')} graph" + ("s" if module.get("graph_count") != 1
                                                       else "")
     if verdict == "error":
-        cell = "FX502 " + _model_frame(next(f for f in module["failures"]
-                                            if f["code"] == "FX502"))
+        # FX502 where torch.compile itself failed; another code (an operator meta cannot run,
+        # a time-out) where fx-lsp could not compile the class at all.
+        failures = module["failures"]
+        failure = next((f for f in failures if f["code"] == "FX502"), failures[0] if failures
+                       else None)
+        cell = f"{failure['code']} {_model_frame(failure)}" if failure else "error"
     elif verdict == "breaks":
         path, line, code = breaks[0]
         cell = (f"{len(breaks)} break{'s' if len(breaks) > 1 else ''}, {graphs}; first "
