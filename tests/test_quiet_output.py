@@ -313,6 +313,13 @@ def still_there(pids: set[int]) -> set[int]:
     return there
 
 
+def _interruptible() -> None:
+    """SIGINT as a terminal's shell leaves it to the command it starts: a test run started in
+    the background of a non-interactive shell (``bash .ci/run &``) ignores SIGINT, which its
+    children inherit, and Python then installs no KeyboardInterrupt for it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(("command", "stop", "to_group", "at", "then_again"), [
     ("check", signal.SIGINT, False, "forward", True),
     ("check", signal.SIGINT, True, "import", False),
@@ -334,7 +341,8 @@ def test_a_stopped_run_says_one_line_and_leaves_nothing_running(
     # Its own process group, as a terminal gives each command it runs.
     process = subprocess.Popen([sys.executable, "-m", "fx_lsp", *arguments], cwd=root,
                                env=environment(tmp_path), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=_interruptible)
     worker, grandchild = map(int, wait_for_file(pids, process).split())
     started = descendants(process.pid) | {worker, grandchild}
     (os.killpg if to_group else os.kill)(process.pid, stop)
@@ -370,6 +378,7 @@ def test_ctrl_c_on_a_terminal_leaves_one_line(tmp_path: Path) -> None:
     if pid == 0:  # the new session's leader, the terminal its controlling one
         try:
             os.chdir(root)
+            _interruptible()
             os.execve(sys.executable, [sys.executable, "-m", "fx_lsp", "check", "--no-cache",
                                        "--output-format", "json", "--output-file",
                                        str(tmp_path / "report.json"), "."],

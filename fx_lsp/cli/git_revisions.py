@@ -14,6 +14,7 @@ import tarfile
 from collections.abc import Iterable, Iterator
 
 from fxcore.host.cache_folder import CACHE_FOLDER, make_cache_folder
+from fxcore.workspace.parsing import ast_of
 
 #: Below the repository's cache folder: each checked revision's files, by tree hash, with
 #: their own result cache, which is all that is kept between runs.
@@ -99,7 +100,7 @@ def _imported(path: str, text: str) -> set[str]:
     """Every module name a file imports, as written (``from a.b import c``: ``a.b`` and
     ``a.b.c``, which may be a module), without the parents Python imports first."""
     try:
-        tree = ast.parse(text)
+        tree = ast_of(text)
     except (SyntaxError, ValueError):
         return set()
     package = path.removesuffix(".py").split("/")[:-1]

@@ -10,6 +10,7 @@ from typing import Any
 from fxcore.model.container_spec import ContainerSpec, parse_input
 from fxcore.model.job_spec import CallSite, DynamicDim, EngineConfig, ModuleConfig
 from fxcore.workspace.call_sites import is_literal_call_argument
+from fxcore.workspace.parsing import ast_of
 
 #: Deeper ``args``/``kwargs``/``concrete-args`` values are a mistake; a worker rebuilding
 #: one 440 levels deep ran out of stack.
@@ -43,7 +44,7 @@ def _parse_call(text: Any, class_name: str, source: str) -> tuple[CallSite | Non
 def _read_call(text: str, class_name: str, source: str,
                example: str) -> tuple[CallSite | None, str | None]:
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = ast_of(text.strip(), mode="eval").body
     except SyntaxError as error:
         return None, f"{source}: 'call' is not a Python call ({error.msg}): {quoted(text)}"
     if not isinstance(node, ast.Call) or ast.unparse(node.func).rpartition(".")[2] \

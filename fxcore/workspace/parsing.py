@@ -6,14 +6,29 @@ expression (``x = 1+1+...`` with 100,000 terms) and, before Python 3.12, ``Value
 NUL byte. Those are about one file: here they become ``SyntaxError``s (``SourceTooComplex`` for
 the first two), so every caller that handles a file that does not parse handles them too, and
 one such file never ends a CLI run or a server's publishing.
+
+Every parse of the host process goes through ``ast_of``, one at a time: the CLI and the server
+parse files in threads, and CPython 3.11 keeps the AST constructor's recursion depth in state
+shared by all threads, so two parses at once can end in "SystemError: AST constructor recursion
+depth mismatch" (CPython gh-106905), a failure of a file that parses.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
+
+_ONE_PARSE_AT_A_TIME = threading.Lock()
+
+
+def ast_of(text: str, filename: str = "<unknown>", mode: str = "exec", flags: int = 0) -> Any:
+    """``compile(text, filename, mode, ast.PyCF_ONLY_AST | flags)``, one parse at a time."""
+    with _ONE_PARSE_AT_A_TIME:
+        return compile(text, filename, mode, ast.PyCF_ONLY_AST | flags, dont_inherit=True)
 
 
 class SourceTooComplex(SyntaxError):
@@ -35,13 +50,13 @@ def _as_syntax_error() -> Iterator[None]:
 def parse_module(text: str) -> ast.Module:
     """``ast.parse(text)``; raises ``SyntaxError`` for any text it cannot give a tree for."""
     with _as_syntax_error():
-        return ast.parse(text)
+        return ast_of(text)
 
 
 def parse_expression(text: str) -> ast.Expression:
     """``ast.parse(text, mode="eval")``, raising as ``parse_module`` does."""
     with _as_syntax_error():
-        return ast.parse(text, mode="eval")
+        return ast_of(text, mode="eval")
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from fxcore.protocol.worker_messages import (  # noqa: E402
     decode_message,
     encode_message,
 )
+from fxcore.reporting.shown import Places  # noqa: E402
 from fxcore.worker.capture.export.capture import ExportCapture  # noqa: E402
 from fxcore.worker.job import Job  # noqa: E402
 from fxcore.workspace.config import load_config  # noqa: E402
@@ -102,9 +103,10 @@ def check(workspace: Path, files: list[Path], only: list[str]) -> dict[str, Any]
             continue  # none of the classes asked for: not even imported
         modules, errors = check_file(path, workspace, config, only)
         # No diagnostics in this report: each failure keeps its message (none "reported").
-        report["modules"] += [_module_json(module, set()) for module in modules]
-        report["files"].append({"path": str(path),
-                                "errors": [_failure_json(error, set()) for error in errors]})
+        places = Places()  # the paths as they are: this report is read by the comparison only
+        report["modules"] += [_module_json(module, set(), places) for module in modules]
+        report["files"].append({"path": str(path), "errors": [
+            _failure_json(error, set(), places) for error in errors]})
     return report
 
 

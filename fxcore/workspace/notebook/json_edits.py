@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
 import json
 import re
 
 from fxcore.workspace.notebook.cells import split_cell_lines
 from fxcore.workspace.notebook.module_builder import notebook_module_of_json
+from fxcore.workspace.parsing import ast_of
 
 
 class NotebookEditError(ValueError):
@@ -78,7 +78,7 @@ def _statement_starts(text: str) -> dict[int, int]:
     its first line) -> the first line of the whole statement, its decorators included; empty
     when ``text`` does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = ast_of(text)
     except SyntaxError:
         return {}
     starts: dict[int, int] = {}

@@ -33,6 +33,7 @@ from fxcore.workspace.notebook.cells import (
     NotebookModule,
     split_cell_lines,
 )
+from fxcore.workspace.parsing import ast_of
 
 #: Builtins whose call with kept arguments builds a value and does nothing else.
 _VALUE_BUILTINS = frozenset({"dict", "list", "tuple", "set", "frozenset", "range", "int",
@@ -313,9 +314,7 @@ def _parse_cell(text: str) -> ast.Module | None:
     """A cell's tree (top-level ``await`` allowed, as IPython allows it); None when it does
     not parse."""
     try:
-        tree = compile(text, "<cell>", "exec",
-                       flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
-                       dont_inherit=True)
+        tree = ast_of(text, "<cell>", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     assert isinstance(tree, ast.Module)
