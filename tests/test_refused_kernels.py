@@ -16,6 +16,7 @@ import torch
 from test_library_input_sources import checked_against_real_torch
 
 from fxcore.worker.capture.compile.capture import ON_FAKE_CPU_KERNEL
+from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 from fxcore.worker.capture.refused_kernels import real_kernels
 
 pytestmark = [pytest.mark.matrix]
@@ -58,6 +59,8 @@ def test_the_cpu_kernel_answers_where_the_meta_kernel_refuses() -> None:
 
 @pytest.mark.slow
 @needs_refusal
+@pytest.mark.skipif(not eager_code_modes(), reason="this torch's dynamo traces into a dispatch "
+                    "mode's handler, so compile's eager code runs without the CPU kernels")
 def test_classes_whose_meta_kernels_refuse_get_real_torchs_verdicts(tmp_path: Path) -> None:
     shutil.copy(CORPUS / "experts.py", tmp_path)
     classes = checked_against_real_torch(tmp_path, ["experts.py"])

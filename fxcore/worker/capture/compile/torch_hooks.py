@@ -116,14 +116,19 @@ def guard_latency_unmeasured() -> Iterator[None]:
 
 def eager_code_modes() -> bool:
     """Whether dynamo compiles while a dispatch mode that ignores compile internals is active
-    (torch 2.9+: the mode sees only the code dynamo runs eagerly); without it, any active
-    mode makes dynamo skip every frame."""
+    and leaves the mode's ``__torch_dispatch__`` to run eagerly (torch 2.11+:
+    ``inline_torch_dispatch_torch_compile``): the mode then sees only the code dynamo runs
+    eagerly. Without the first, any active mode makes dynamo skip every frame; without the
+    second (torch 2.10), dynamo traces into the mode's handler and breaks graphs real torch
+    does not."""
     try:
+        from torch._dynamo import config
         from torch.utils._python_dispatch import (
             TorchDispatchMode,
             is_in_any_mode_without_ignore_compile_internals,
         )
     except ImportError:
         return False
-    return callable(is_in_any_mode_without_ignore_compile_internals) and callable(
-        getattr(TorchDispatchMode, "ignore_compile_internals", None))
+    return (callable(is_in_any_mode_without_ignore_compile_internals)
+            and callable(getattr(TorchDispatchMode, "ignore_compile_internals", None))
+            and getattr(config, "inline_torch_dispatch_torch_compile", False) is True)
