@@ -26,8 +26,11 @@ _ONE_PARSE_AT_A_TIME = threading.Lock()
 
 
 def ast_of(text: str, filename: str = "<unknown>", mode: str = "exec", flags: int = 0) -> Any:
-    """``compile(text, filename, mode, ast.PyCF_ONLY_AST | flags)``, one parse at a time."""
+    """``ast.parse(text, filename, mode)`` (``compile`` with ``ast.PyCF_ONLY_AST | flags``
+    where flags are given), one parse at a time."""
     with _ONE_PARSE_AT_A_TIME:
+        if not flags:
+            return ast.parse(text, filename, mode)
         return compile(text, filename, mode, ast.PyCF_ONLY_AST | flags, dont_inherit=True)
 
 
