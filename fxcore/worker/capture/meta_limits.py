@@ -116,6 +116,11 @@ def _operator_without_meta_kernel(error: BaseException, text: str) -> str | None
     return None
 
 
+#: The tags of operators whose output their data decides (feature-detected).
+DATA_DECIDES_TAGS = tuple(getattr(torch.Tag, name) for name in (
+    "dynamic_output_shape", "data_dependent_output") if hasattr(torch.Tag, name))
+
+
 def _data_decides(op: str) -> bool:
     """Whether an overload of ``op`` has an output its data decides (``bincount``): fake CPU
     tensors break the graph there as real torch does, but cannot run it eagerly after."""
@@ -123,8 +128,7 @@ def _data_decides(op: str) -> bool:
     packet = getattr(getattr(torch.ops, namespace, None), name.split(".")[0], None)
     tags = {tag for overload in getattr(packet, "overloads", list)()
             for tag in getattr(getattr(packet, overload, None), "tags", ())}
-    return any(getattr(torch.Tag, tag, None) in tags
-               for tag in ("dynamic_output_shape", "data_dependent_output"))
+    return any(tag in tags for tag in DATA_DECIDES_TAGS)
 
 
 def _runs_on_cpu(op: str, lookup: Callable[[str, str], bool]) -> bool:

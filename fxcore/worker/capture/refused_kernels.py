@@ -42,15 +42,16 @@ from torch.utils._mode_utils import no_dispatch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from fxcore.worker.capture import meta_limits
+
 #: The most bytes of tensors an operator is run with on the CPU (zero-filled memory).
 LARGEST_RETRY = 1 << 28
 #: torch's own namespaces, as its fake tensors' fallback allows them (feature-detected).
 _NAMESPACES = frozenset(getattr(FakeTensorMode, "_can_run_unsafe_fallback_allowed_namespaces",
                                 ("aten", "prims")))
 #: Operators a value of the data decides, or that change a tensor's metadata in place.
-_NOT_RETRIED_TAGS = tuple(getattr(torch.Tag, name) for name in (
-    "dynamic_output_shape", "data_dependent_output", "inplace_view")
-    if hasattr(torch.Tag, name))
+_NOT_RETRIED_TAGS = meta_limits.DATA_DECIDES_TAGS + tuple(
+    getattr(torch.Tag, name) for name in ("inplace_view",) if hasattr(torch.Tag, name))
 _CPU = torch.device("cpu")
 
 
