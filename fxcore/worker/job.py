@@ -41,6 +41,7 @@ from fxcore.protocol.worker_messages import (
     Verdict,
     WorkerMessage,
 )
+from fxcore.worker.building.as_built import as_built
 from fxcore.worker.building.sources import (
     Built,
     build_class,
@@ -256,9 +257,14 @@ class Job(SubmoduleTracing):
         ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``)."""
 
         def in_current_mode() -> ModuleResult:
-            decide_before_capture(context, capture, target)
-            result = module_verdict(context, capture, target, capture.capture(context, target))
-            result = judged_on_own_choices(context, capture.mode, target, result)
+            # Each capture meets the instance as built: the search's runs and this
+            # capture's leave no state behind (``as_built``).
+            with as_built(target.model):
+                with as_built(target.model):
+                    decide_before_capture(context, capture, target)
+                result = module_verdict(context, capture, target,
+                                        capture.capture(context, target))
+                result = judged_on_own_choices(context, capture.mode, target, result)
             result.mode = capture.mode
             return result
 

@@ -26,6 +26,7 @@ other device.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
 import itertools
@@ -207,6 +208,51 @@ def _fake_runs_of_meta_data() -> Iterator[str | None]:
         utils.run_node = run_node
 
 
+class _SizesOfData:
+    """``torch.library.get_ctx()`` of an operator's fake kernel run on meta tensors, which
+    torch refuses ("use FakeTensors"): a size the data decides (the boxes torchvision's
+    ``nms`` keeps) is the most the kernel allows where it says, else two, the least size
+    torch's own size-oblivious reasoning gives such a size (0 and 1 are the sizes dynamo
+    specialises on). Only the eager runs on meta ask it; fake tensors keep torch's own."""
+
+    def __init__(self, state: StandIns) -> None:
+        self._state = state
+
+    def new_dynamic_size(self, *, min: int = 0, max: int | None = None) -> int:
+        place = asking_line()
+        if place not in self._state.read:
+            self._state.read.append(place)
+        return max if max is not None else builtins.max(min, 2)
+
+    def create_unbacked_symint(self, *, min: int = 2, max: int | None = None) -> int:
+        return self.new_dynamic_size(min=min, max=max)
+
+
+@contextlib.contextmanager
+def _operator_sizes_on_meta(state: StandIns) -> Iterator[str | None]:
+    """An operator's fake kernel run on meta tensors gets ``_SizesOfData`` for the context
+    torch's meta kernel refuses (``fake_impl.construct_meta_kernel`` sets a getter named
+    ``error_on_ctx``); yields why not, if not."""
+    fake_impl = importlib.import_module("torch._library.fake_impl")
+    original = getattr(fake_impl, "set_ctx_getter", None)
+    if not callable(original):
+        yield ("torch._library.fake_impl.set_ctx_getter is missing: an operator whose size "
+               "its data decides stops a run on meta tensors")
+        return
+    sizes = _SizesOfData(state)
+
+    def set_ctx_getter(getter: Callable[[], Any]) -> Any:
+        if getattr(getter, "__name__", "") == "error_on_ctx":
+            return original(lambda: sizes)
+        return original(getter)
+
+    fake_impl.set_ctx_getter = set_ctx_getter
+    try:
+        yield None
+    finally:
+        fake_impl.set_ctx_getter = original
+
+
 #: The methods that copy a tensor to another device.
 _COPIES = ("cpu", "to")
 
@@ -298,6 +344,9 @@ def meta_values(planned: dict[Place, list[Any]] | None = None,
         not_faked = stack.enter_context(_fake_runs_of_meta_data())
         if not_faked is not None:
             state.notes.append(not_faked)
+        no_sizes = stack.enter_context(_operator_sizes_on_meta(state))
+        if no_sizes is not None:
+            state.notes.append(no_sizes)
         asked: dict[Place, int] = {}
         stack.enter_context(replaced_tensor_methods(
             lambda name, original: _stand_in(name, original, asked, planned, state, answers),

@@ -1,0 +1,59 @@
+"""An instance put back as it was built after fx-lsp's own runs of its ``forward``.
+
+A module may keep state from its first call: torchvision's ``MultiScaleRoIAlign`` works out
+its scales on the first call and keeps them (``self.scales``), a cache or a counter is set,
+a lazy module takes its shapes. A user's ``torch.compile(model)(x)`` meets that first call
+under compile; fx-lsp's search for inputs, and each capture before the next (export before
+compile, eval before train), would otherwise leave it done, so that a later capture never
+meets the code real torch compiles (a fresh Faster R-CNN breaks its graph three times in the
+scales' set-up). ``as_built`` keeps every submodule's attributes, parameters, buffers,
+children and class as they are and puts them back; what a call changes inside a mutable
+value (a list an attribute holds, a tensor written in place) stays as it was changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+#: The dicts of ``nn.Module.__dict__`` whose entries a call may replace (kept by copy).
+_OWN_DICTS = ("_parameters", "_buffers", "_modules")
+
+
+def _state(module: torch.nn.Module) -> tuple[type, dict[str, Any]]:
+    attributes = dict(module.__dict__)
+    for name in _OWN_DICTS:
+        if isinstance(attributes.get(name), dict):
+            attributes[name] = dict(attributes[name])
+    return type(module), attributes
+
+
+def _put_back(module: torch.nn.Module, kind: type, attributes: dict[str, Any]) -> None:
+    if type(module) is not kind:  # a lazy module becomes its class once shaped
+        module.__class__ = kind
+    for name in _OWN_DICTS:  # the same dict objects: hooks and views may hold them
+        own = module.__dict__.get(name)
+        if isinstance(own, dict) and isinstance(attributes.get(name), dict):
+            own.clear()
+            own.update(attributes[name])
+            attributes = {**attributes, name: own}
+    module.__dict__.clear()
+    module.__dict__.update(attributes)
+
+
+@contextlib.contextmanager
+def as_built(model: torch.nn.Module) -> Iterator[None]:
+    """Run the block, then put ``model``'s module tree back as it was before it (see the
+    module's docstring)."""
+    try:
+        kept = [(module, *_state(module)) for module in model.modules()]
+    except Exception:  # a module tree that breaks modules(): the capture says so itself
+        kept = []
+    try:
+        yield
+    finally:
+        for module, kind, attributes in kept:
+            _put_back(module, kind, attributes)
