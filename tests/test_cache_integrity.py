@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fxcore.host.cache import ResultCache
 from fxcore.model.job_spec import TraceJob
 
@@ -240,6 +242,7 @@ def fake_distribution(site: Path, name: str, version: str) -> None:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_import_failures_are_cached_until_the_environment_or_workspace_changes(
         tmp_path: Path) -> None:
     workspace = new_workspace(tmp_path)

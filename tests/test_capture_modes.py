@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fxcore.model.capture_modes import known_modes
 from fxcore.model.job_spec import ReportConfig
 from fxcore.model.results import Failure, FileResult, ModuleResult
@@ -165,6 +167,7 @@ def test_an_unknown_mode_on_the_command_line_is_one_line(tmp_path: Path) -> None
         "fx-lsp check: --mode fx,bogus: unknown capture mode 'bogus' (known: fx, export, compile)"]
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_graph_draws_the_verdict_of_the_mode_asked_for(tmp_path: Path) -> None:
     project(tmp_path)
     completed = fx_lsp(tmp_path, "graph", "--mode", "plain", "--no-cache", "models.py::Net",

@@ -256,6 +256,7 @@ class Branches(nn.Module):
 '''
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_einx_package_frames_are_fx008_with_no_fix(workspace: Workspace,
                                                    tmp_path_factory: pytest.TempPathFactory
                                                    ) -> None:

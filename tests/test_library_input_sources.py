@@ -346,6 +346,7 @@ def checked_against_real_torch(root: Path, files: list[str],
     return classes
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_classmethod_builders_guarded_defaults_and_layerless_modules(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)
     (tmp_path / "README.md").write_text(README)
@@ -427,6 +428,7 @@ class SplitConv(nn.Module):
 '''
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_an_error_meta_lets_pass_is_still_fx_lsps_own_choice(tmp_path: Path) -> None:
     (tmp_path / "split.py").write_text(SPLIT)
     classes = checked_against_real_torch(tmp_path, ["split.py"],

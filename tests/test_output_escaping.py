@@ -262,6 +262,7 @@ async def test_code_lens_and_hover_name_an_odd_child_as_text(tmp_path: Path) -> 
     assert "<code>Parent.$(alert)`&lt;img src=x&gt;</code>" in html, hover.contents.value
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_fix_and_diff_show_an_odd_folder_and_source_line_as_text(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
     folder = tmp_path / "d\x1b]52;c;Zm9yZ2Vk\x07\n::error file=x::forged"

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT
 
@@ -228,6 +230,7 @@ GROUND_TRUTH = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_unsafe_fixes_leave_code_that_exports_and_compiles_whole(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     original = tmp_path / "original"

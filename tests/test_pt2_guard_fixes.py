@@ -254,6 +254,7 @@ def test_fx401_names_the_guard_in_the_users_names(tmp_path: Path) -> None:
         39: "`torch._check(n != 0)` or `torch._check(n == 0)`"}
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_torch_check_of_the_guard_makes_real_export_and_compile_pass(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     original = tmp_path / "original"
@@ -322,6 +323,7 @@ def test_torch_cond_rewrite_makes_real_export_and_compile_pass(tmp_path: Path) -
             "fixed_compile": {"breaks": [], "graphs": 1}, "fixed_fullgraph": "ok"}, name
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_the_negated_check_the_editor_also_offers_makes_real_export_pass(
         tmp_path: Path) -> None:
     # `if n - m >= 2:` where it does not hold: the editor's second check, `n - m < 2`.

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engine_support import REPO_ROOT, Workspace
 
 #: ``python -c``: count the walks of the workspace, run ``python -m fx_lsp`` with the
@@ -78,6 +80,7 @@ def workspace_with(root: Path, tiny_files: int) -> Path:
     return root
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_the_call_site_index_is_walked_once_per_run_not_once_per_job(tmp_path: Path) -> None:
     few = workspace_with(tmp_path / "few", tiny_files=2)
     many = workspace_with(tmp_path / "many", tiny_files=12)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
 from lsprotocol import types
 
 from lsp_support import code_actions_for, session, wait_for
@@ -58,6 +59,7 @@ async def test_2000_unknown_keys_give_one_popup_and_each_is_logged(
         assert len(_warnings(client.messages)) == 2
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_a_pyproject_too_deep_to_parse_leaves_tracing_and_requests_working(
         tmp_path: pathlib.Path) -> None:
     depth = 5000

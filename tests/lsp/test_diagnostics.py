@@ -96,6 +96,7 @@ async def test_open_publishes_located_diagnostics(
     assert any(s["state"] == "tracing" and s["pending"] >= 1 for s in client.statuses)
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_columns_follow_the_negotiated_encoding(workspace: pathlib.Path) -> None:
     net = workspace / "pkg" / "net.py"
     line, text = _line_of(net, "😀")
@@ -169,6 +170,7 @@ async def test_unsaved_imported_buffer_is_traced_and_dependents_retraced(
         assert "if x.sum() > 0:" in layers.read_text()
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_outdated_job_is_cancelled_and_its_result_dropped(tmp_path: pathlib.Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'slow'\n")
     marker = tmp_path / "finished.txt"
@@ -286,6 +288,7 @@ async def test_pyproject_settings_apply_per_workspace_folder(tmp_path: pathlib.P
         assert len(invalid) == 1 and "relaxed" in invalid[0]
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_one_pyproject_reader_for_the_engine_and_the_editor(tmp_path: pathlib.Path) -> None:
     """``timeout = "soon"`` gives one warning (it gave one from the editor's reader and one
     from the engine's); an unsaved ``leaf-modules`` edit of the open pyproject.toml applies to

@@ -188,6 +188,7 @@ async def test_trace_workspace_cancelled(tmp_path: pathlib.Path, how: str) -> No
         assert time.monotonic() - cancelled_at < 4  # well before the 5 s sleeps would end
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_a_timed_out_class_shows_what_its_worker_printed(tmp_path: pathlib.Path) -> None:
     """The tail of a worker's output reaches the user: in the FX102 diagnostic, in the hover of
     the class (as a block that keeps its lines) and in the server's log."""

@@ -9,6 +9,7 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
@@ -30,6 +31,7 @@ def _state(pid: int) -> str:
         return "Z"
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_untrusted_runs_no_user_code_until_trusted(workspace: pathlib.Path) -> None:
     marker = workspace / "imported.txt"
     net = workspace / "pkg" / "net.py"
@@ -89,6 +91,7 @@ async def test_shutdown_and_exit_leave_no_processes(workspace: pathlib.Path) -> 
     await client.stop()
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_exits_when_the_client_process_dies(workspace: pathlib.Path) -> None:
     editor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:

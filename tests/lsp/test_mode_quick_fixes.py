@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
 from lsprotocol import types
 
 from lsp_support import apply_workspace_edit, code_actions_for, session
@@ -51,6 +52,7 @@ async def titles(client, uri: str, diagnostic: types.Diagnostic) -> list[str]:
     return [action.title for action in await code_actions_for(client, uri, diagnostic)]
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_export_and_compile_rewrites_in_the_editor(tmp_path: pathlib.Path) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     net = tmp_path / "net.py"
@@ -121,6 +123,7 @@ COND_FIX = ("Rewrite the if as torch.cond (the graph keeps both branches; it ass
             "lambdas)")
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_torch_check_and_torch_cond_in_the_editor(tmp_path: pathlib.Path) -> None:
     (tmp_path / "pyproject.toml").write_text(GUARDS_CONFIG)
     guards = tmp_path / "guards.py"

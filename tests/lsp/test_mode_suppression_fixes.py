@@ -25,6 +25,7 @@ CONFIG = '[tool.fx-lsp.modules."net:Branchy"]\ninputs = {x = "float32[2, 8]"}\n'
 MODES = ["fx", "export", "compile"]
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 @pytest.mark.parametrize("code", ["FX401", "GB0170"])
 async def test_ignore_quick_fix_for_a_mode_code(tmp_path: pathlib.Path, code: str) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)

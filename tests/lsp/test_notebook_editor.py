@@ -117,6 +117,7 @@ def notebook_project(tmp_path: pathlib.Path) -> pathlib.Path:
     return new_project(tmp_path)
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imports_cell(
     notebook_project: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
@@ -307,6 +308,7 @@ def _write_notebook(path: pathlib.Path, cells: list[tuple[str, str]]) -> None:
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_trace_workspace_includes_closed_notebooks(tmp_path: pathlib.Path) -> None:
     """A closed notebook gets its diagnostics on its file, each naming its cell (a cell has a
     URI only while the notebook is open); opening it moves them into the cells. A client

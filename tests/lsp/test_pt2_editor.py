@@ -117,6 +117,7 @@ class HeldQr(nn.Module):
 """
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 async def test_an_operator_meta_cannot_run_shows_where_and_that_the_class_is_not_checked(
         tmp_path: pathlib.Path) -> None:
     workspace = new_project(tmp_path)

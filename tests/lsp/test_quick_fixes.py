@@ -32,6 +32,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow  # over 12 s in the loaded fast tier
 @pytest.mark.parametrize(("line_text", "title", "edited"), CASES, ids=[c[1][:24] for c in CASES])
 async def test_quick_fix_makes_the_trace_pass(
     workspace: pathlib.Path, line_text: str, title: str, edited: str
