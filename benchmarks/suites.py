@@ -70,6 +70,8 @@ SUITES = (
                   "and Chromium; ~1 min)"),
     )),
     Suite("fidelity", "fx-lsp's verdicts against real torch.fx, torch.export and torch.compile", (
+        Benchmark("fx_fidelity", "the fx mode on real third-party models against plain "
+                  "torch.fx (~5 min)"),
         Benchmark("export_fidelity", "the export mode on real third-party models against real "
                   "torch.export"),
         Benchmark("compile_fidelity", "the compile mode against real torch.compile runs"),

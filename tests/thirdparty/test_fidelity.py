@@ -1,20 +1,22 @@
 """fx-lsp agrees with plain ``torch.fx.symbolic_trace`` on real torchvision, timm and
 transformers models (issue 5).
 
-For every wrapper class of ``tests/thirdparty/workspace``: the same verdict (and, when it traces,
-the same number of graph nodes); for a failure, the first failure fx-lsp reports has the same
-kind as plain torch.fx's exception, and the innermost third-party frame of that exception (file
-and line) appears in the failure's ``frames``.
+For every wrapper class of the sample of ``tests/thirdparty/workspace``'s files
+(``conftest.SAMPLE_FILES``): the same verdict (and, when it traces, the same number of graph
+nodes); for a failure, the first failure fx-lsp reports has the same kind as plain torch.fx's
+exception, and the innermost third-party frame of that exception (file and line) appears in the
+failure's ``frames`` (``fx_compare.py``). ``benchmarks/fidelity/fx_fidelity.py`` compares
+every class of the workspace, the full sweep.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
 
 import pytest
-from conftest import wrapper_ids
+from conftest import SAMPLE_FILES, wrapper_ids
+from fx_compare import compare, library, pairs, real_path, short
 
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE / "workspace"
@@ -23,16 +25,10 @@ PACKAGE_DIR = WORKSPACE / "tpmodels"
 pytestmark = pytest.mark.thirdparty
 
 
-WRAPPERS = wrapper_ids()
-
-
-def _real(path: str, base: Path = HERE) -> str:
-    """Absolute path: fx-lsp runs in this folder and prints paths under it relative to it."""
-    return os.path.realpath(path if os.path.isabs(path) else os.path.join(base, path))
-
-
-def _short(path: str) -> str:
-    return path.split("site-packages" + os.sep, 1)[-1]
+#: Every class of the workspace (its size is checked without running anything) and the
+#: sample's, which these tests run.
+EVERY_WRAPPER = wrapper_ids()
+WRAPPERS = wrapper_ids(SAMPLE_FILES)
 
 
 @pytest.fixture(scope="module")
@@ -48,29 +44,37 @@ def file_errors(thirdparty_runs) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def by_class(thirdparty_runs) -> dict[str, tuple[dict | None, dict | None]]:
-    truth, report = thirdparty_runs
-    got = {}
-    for module in report["modules"]:
-        # Paths are absolute or relative to where fx-lsp ran (this folder).
-        got[f"{Path(module['path']).name}:{module['class']}"] = module
-    want = {f"{Path(r['path']).name}:{r['class']}": r for r in truth["modules"]}
-    return {key: (want.get(key), got.get(key)) for key in set(want) | set(got)}
+    return pairs(*thirdparty_runs)
 
 
 def test_workspace_size() -> None:
     """The sample the issue asks for: torchvision task families, timm, 20+ transformers."""
-    files = {w.split(":")[0] for w in WRAPPERS}
-    for family in (
-        "tv_classification",
-        "tv_detection",
-        "tv_segmentation",
-        "tv_video",
-        "tv_optical_flow",
-        "timm_same_padding",
-    ):
+    files = {w.split(":")[0] for w in EVERY_WRAPPER}
+    for family in FAMILIES:
         assert f"{family}.py" in files
-    assert sum(w.startswith("timm_") for w in WRAPPERS) >= 30
-    assert sum(w.startswith("hf_models.py:") for w in WRAPPERS) >= 20
+    assert sum(w.startswith("timm_") for w in EVERY_WRAPPER) >= 30
+    assert sum(w.startswith("hf_models.py:") for w in EVERY_WRAPPER) >= 20
+
+
+#: The failure kinds of the whole sweep (benchmarks/fidelity/fx_fidelity.py, 2026-11-26).
+SWEEP_KINDS = {"mutation", "control-flow", "error", "iteration", "unpacking", "conversion"}
+#: The torchvision task families (files) and timm's same padding; the sample keeps all but
+#: classification, whose backbones its segmentation models trace (conftest.SAMPLE_FILES).
+FAMILIES = ("tv_classification", "tv_detection", "tv_segmentation", "tv_video",
+            "tv_optical_flow", "timm_same_padding")
+SAMPLE_FAMILIES = FAMILIES[1:]
+
+
+def test_the_sample_holds_what_the_sweep_does(thirdparty_runs) -> None:
+    """The sample is worth its agreement: both verdicts, every library, the task families,
+    every failure kind of the whole sweep."""
+    truth, _ = thirdparty_runs
+    records = [(f"{Path(r['path']).name}:{r['class']}", r) for r in truth["modules"]]
+    assert {r["verdict"] for _, r in records} == {"traceable", "failed"}
+    assert {library(key) for key, _ in records} == {"torchvision", "timm", "transformers"}
+    assert {f"{family}.py" for family in SAMPLE_FAMILIES} <= {key.split(":")[0]
+                                                               for key, _ in records}
+    assert {r["kind"] for _, r in records if r["verdict"] == "failed"} >= SWEEP_KINDS
 
 
 def test_every_wrapper_is_reported(by_class, file_errors) -> None:
@@ -89,39 +93,8 @@ def test_fidelity(by_class, file_errors, wrapper: str) -> None:
         f"{wrapper}: not in fx-lsp's report; file errors: "
         f"{file_errors.get(wrapper.split(':')[0], [])}"
     )
-    if want["verdict"] == "build-error":
-        pytest.fail(f"{wrapper}: the model does not build on CPU: {want['message']}")
-    if want["verdict"] == "traceable":
-        first = got["failures"][0] if got["failures"] else {}
-        assert got["status"] == "traceable", (
-            f"{wrapper}: plain torch.fx traces it, fx-lsp says {got['status']}: "
-            f"{first.get('kind')} at {first.get('path')}:{first.get('line')}: "
-            f"{first.get('message', got.get('reason'))}"
-        )
-        assert got["node_count"] == want["node_count"], (
-            f"{wrapper}: fx-lsp's graph has {got['node_count']} nodes, plain torch.fx's "
-            f"{want['node_count']}"
-        )
-        return
-    assert got["status"] == "failed", (
-        f"{wrapper}: plain torch.fx fails ({want['exception']}: {want['message']}), "
-        f"fx-lsp says {got['status']} {got.get('reason') or ''}"
-    )
-    first = got["failures"][0]
-    frames = [(_real(f["path"]), f["line"]) for f in first.get("frames", [])]
-    third = want["third_party_frame"]
-    where = f"{_short(third['path'])}:{third['line']}" if third else "no third-party frame"
-    assert first["kind"] == want["kind"], (
-        f"{wrapper}: kind {first['kind']!r}, plain torch.fx: {want['kind']!r} "
-        f"({want['exception']}: {want['message'][:120]} at {where}); "
-        f"fx-lsp message: {first['message'][:160]}"
-    )
-    if third is not None:
-        assert (third["path"], third["line"]) in frames, (
-            f"{wrapper}: innermost third-party frame {where} of plain torch.fx "
-            f"({want['exception']}) is not in fx-lsp's frames "
-            f"{[f'{_short(p)}:{n}' for p, n in frames]}"
-        )
+    row = compare(wrapper, want, got)
+    assert not row.why, row.why
 
 
 def _decorated_forwards() -> dict[str, tuple[int, int, list[str]]]:
@@ -197,13 +170,13 @@ def test_loop_frames_point_at_the_iterable(thirdparty_runs, by_class) -> None:
         frames = [
             f
             for f in (got or {}).get("failures", [{}])[0].get("frames", [])
-            if _real(f["path"]) == third["path"] and f["line"] == third["line"]
+            if real_path(f["path"]) == third["path"] and f["line"] == third["line"]
         ]
         checked.append(key)
         span = [(f["line"], f["column"], f.get("end_line"), f.get("end_column")) for f in frames]
         line, start, end = iterable
         if (line, start, line, end) not in span:
-            where = f"{_short(third['path'])}:{line}"
+            where = f"{short(third['path'])}:{line}"
             wrong.append(f"{key}: {where} expected columns {start}-{end}, got {span}")
     assert checked, "no ground-truth failure with a multi-line loop frame (detection models?)"
     assert not wrong, "\n".join(wrong)

@@ -43,4 +43,5 @@ def test_propagated_shapes_equal_a_real_run(thirdparty_runs: tuple[dict, dict]) 
                 differences.append((module["class"], node["name"], node["shape"],
                                     run["shapes"].get(node["name"])))
     assert not differences, differences
-    assert compared >= 30, f"only {compared} real models ran ({explained} did not)"
+    # The sample's ten shaped classes (conftest.SAMPLE_FILES): segmentation, video, decorated.
+    assert compared >= 8, f"only {compared} real models ran ({explained} did not)"
