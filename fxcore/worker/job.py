@@ -259,9 +259,9 @@ class Job(SubmoduleTracing):
         def in_current_mode() -> ModuleResult:
             # Each capture meets the instance as built: the search's runs and this
             # capture's leave no state behind (``as_built``).
-            with as_built(target.model):
-                with as_built(target.model):
-                    decide_before_capture(context, capture, target)
+            with as_built(target.model) as put_back:
+                decide_before_capture(context, capture, target)
+                put_back()
                 result = module_verdict(context, capture, target,
                                         capture.capture(context, target))
                 result = judged_on_own_choices(context, capture.mode, target, result)

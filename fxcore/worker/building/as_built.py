@@ -14,7 +14,7 @@ value (a list an attribute holds, a tensor written in place) stays as it was cha
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -45,15 +45,20 @@ def _put_back(module: torch.nn.Module, kind: type, attributes: dict[str, Any]) -
 
 
 @contextlib.contextmanager
-def as_built(model: torch.nn.Module) -> Iterator[None]:
+def as_built(model: torch.nn.Module) -> Iterator[Callable[[], None]]:
     """Run the block, then put ``model``'s module tree back as it was before it (see the
-    module's docstring)."""
+    module's docstring); the block may put it back sooner, as often as it needs, with the
+    function it is given."""
     try:
         kept = [(module, *_state(module)) for module in model.modules()]
     except Exception:  # a module tree that breaks modules(): the capture says so itself
         kept = []
-    try:
-        yield
-    finally:
-        for module, kind, attributes in kept:
+
+    def put_back() -> None:
+        for module, kind, attributes in kept:  # _put_back leaves what was kept as it is
             _put_back(module, kind, attributes)
+
+    try:
+        yield put_back
+    finally:
+        put_back()
