@@ -4,7 +4,6 @@ in a subprocess (``fx_compare.py``)."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 from pathlib import Path
 
@@ -12,8 +11,6 @@ import pytest
 from fx_compare import run_both
 from once_per_run import once_per_run
 
-HERE = Path(__file__).resolve().parent
-WORKSPACE = HERE / "workspace"
 LIBRARIES = ("torchvision", "timm", "transformers")
 
 
@@ -28,16 +25,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "export_sweep: an export fidelity class outside the sample, run with "
         "FX_LSP_EXPORT_SWEEP=1 (benchmarks/fidelity/export_fidelity.py prints the whole sweep)",
     )
-
-
-def wrapper_ids(files: tuple[str, ...] = ()) -> list[str]:
-    """``file.py:Class`` of every class defined in the workspace files (found without imports),
-    or in the named files (``tpmodels/x.py``) only."""
-    paths = [WORKSPACE / name for name in files] or sorted((WORKSPACE / "tpmodels").glob("*.py"))
-    return [f"{path.name}:{node.name}"
-            for path in paths if not path.name.startswith("_")
-            for node in ast.parse(path.read_text(encoding="utf-8")).body
-            if isinstance(node, ast.ClassDef) and node.bases]  # nn.Module subclasses
 
 
 def missing_libraries() -> list[str]:

@@ -38,12 +38,14 @@ def library(key: str) -> str:
     return next(name for prefix, name in LIBRARY_PREFIXES if key.startswith(prefix))
 
 
-def class_names(files: tuple[str, ...]) -> list[str]:
-    """The classes defined in the workspace files named (``tpmodels/x.py``), found without
-    importing them."""
-    return [node.name for name in files
-            for node in ast.parse((WORKSPACE / name).read_text(encoding="utf-8")).body
-            if isinstance(node, ast.ClassDef) and node.bases]
+def wrapper_ids(files: tuple[str, ...] = ()) -> list[str]:
+    """``file.py:Class`` of every class defined in the workspace files (found without imports),
+    or in the named files (``tpmodels/x.py``) only."""
+    paths = [WORKSPACE / name for name in files] or sorted((WORKSPACE / "tpmodels").glob("*.py"))
+    return [f"{path.name}:{node.name}"
+            for path in paths if not path.name.startswith("_")
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.ClassDef) and node.bases]  # nn.Module subclasses
 
 
 @dataclass
@@ -78,7 +80,7 @@ def run_both(folder: Path, files: tuple[str, ...] = ()) -> Runs:
     file when empty), one after the other: on two cores, running both at once slows fx-lsp's
     workers down."""
     out = folder / "ground_truth.json"
-    only = ["--only", *class_names(files)] if files else []
+    only = ["--only", *(key.split(":")[1] for key in wrapper_ids(files))] if files else []
     _, truth_seconds = _timed([sys.executable, str(HERE / "ground_truth.py"), "--quiet",
                                "--out", str(out), *only], ok=(0,), prints=False)
     paths = [str(WORKSPACE / name) for name in files] or [str(WORKSPACE)]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from compile_agreement import Agreement, agreements
 from compile_ground_truth import WORKSPACE
-from conftest import wrapper_ids
+from fx_compare import wrapper_ids
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 

@@ -15,8 +15,9 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import missing_libraries, wrapper_ids
+from conftest import missing_libraries
 from export_compare import Row, compare, run_both
+from fx_compare import wrapper_ids
 
 HERE = Path(__file__).resolve().parent
 PACKAGE_DIR = HERE / "workspace" / "tpmodels"

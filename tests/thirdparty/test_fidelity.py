@@ -15,8 +15,8 @@ import ast
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_FILES, wrapper_ids
-from fx_compare import compare, library, pairs, real_path, short
+from conftest import SAMPLE_FILES
+from fx_compare import compare, library, pairs, real_path, short, wrapper_ids
 
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE / "workspace"
