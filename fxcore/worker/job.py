@@ -17,14 +17,12 @@ import importlib
 import keyword
 import os
 import sys
-import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 
 import torch
 
-from fxcore.model.instance_trust import does_not_fit, instance_call
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import (
     CODES,
@@ -42,12 +40,7 @@ from fxcore.protocol.worker_messages import (
     WorkerMessage,
 )
 from fxcore.worker.building.as_built import as_built
-from fxcore.worker.building.sources import (
-    Built,
-    build_class,
-    not_a_model_reason,
-    other_instances,
-)
+from fxcore.worker.building.sources import Built, build_class, not_a_model_reason
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
@@ -55,6 +48,7 @@ from fxcore.worker.context import JobContext
 from fxcore.worker.devices.cuda_view import cuda_view
 from fxcore.worker.devices.device_choice import judged_device
 from fxcore.worker.devices.fake_device import judged_device as view_device
+from fxcore.worker.fitting_instance import fitting_instance, target_of
 from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.inputs.own_choices import judged_on_own_choices
 from fxcore.worker.inputs.sources import decide_before_capture
@@ -79,8 +73,6 @@ Send = Callable[[WorkerMessage], None]
 GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written (`device` under [tool.fx-lsp]): "
             "on fake CUDA tensors, with torch.cuda answering as one GPU would; no GPU was "
             "used.")
-#: At most this many instances of one class are traced in search of one that fits it (FX105).
-MAX_INSTANCES = 3
 
 
 class Job(SubmoduleTracing):
@@ -207,38 +199,19 @@ class Job(SubmoduleTracing):
         """Capture the class with each mode and send the verdicts; the instance captured and
         the verdicts, in the order of the modes.
 
-        When torch.fx finds that the instance does not fit the class (FX105: an error that
-        involves no traced value, on an instance built from defaults or guesses), the next
-        instance (``other_instances``) is traced instead, and the first that fits is
-        captured by every mode. At most ``MAX_INSTANCES`` are traced, and another only while
-        the time spent, and as much again as one took on average, stays within the class's
-        time-out (the worker sends nothing meanwhile); when none fits, the last instance's
-        verdict says so, naming the instances tried before it."""
+        When torch.fx finds that the instance does not fit the class (FX105, or shapes that
+        fit no input on its own guessed arguments), other instances are traced
+        (``fxcore.worker.fitting_instance``, bounded by the class's time-out; the worker sends
+        nothing meanwhile), and every mode captures the one kept."""
         fx_capture = next((capture for capture in self.captures if capture.mode == "fx"), None)
         # One target for every mode: inputs decided for one mode serve the next.
-        target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                               built.concrete_args, arguments=built.arguments)
+        target = target_of(cls, source, built)
         fx_result = None
         if fx_capture is not None:
-            started = time.monotonic()
-            others: Iterator[Built] | None = None
-            not_fitting: list[ModuleResult] = []
-            while True:
-                fx_result = self.built_verdict(context, fx_capture, target, built)
-                traced = len(not_fitting) + 1
-                spent = time.monotonic() - started
-                if not does_not_fit(fx_result) or traced >= MAX_INSTANCES \
-                        or spent * (traced + 1) / traced > self.job.config.timeout:
-                    break
-                others = others or other_instances(context, cls, built)
-                following = next(others, None)
-                if following is None:
-                    break
-                not_fitting.append(fx_result)
-                built = following
-                target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                       built.concrete_args, arguments=built.arguments)
-            _name_instances_tried(fx_result, not_fitting)
+            built, target, fx_result = fitting_instance(
+                context, cls, source, built,
+                lambda target, built: self.built_verdict(context, fx_capture, target, built),
+                self.job.config.timeout)
         results = []
         for capture in self.captures:
             results.append(fx_result if capture is fx_capture and fx_result is not None
@@ -279,6 +252,9 @@ class Job(SubmoduleTracing):
         """Capture a built instance with one mode and make its verdict."""
         result = self.verdict(context, capture, target)
         result.arguments = built.arguments
+        if built.rejected_before:
+            result.capture_notes.append(f"The constructor rejected the argument sets tried "
+                                        f"before this one: {built.rejected_before}.")
         if built.weights_skipped:
             result.weights = "skipped"
         return result
@@ -363,23 +339,6 @@ class Job(SubmoduleTracing):
             ):
                 found.append(value)
         return sorted(found, key=lambda cls: sources[cls.__name__].name_span.line)
-
-
-def _name_instances_tried(result: ModuleResult, not_fitting: list[ModuleResult]) -> None:
-    """Say on ``result`` which instances were traced before its own and did not fit: in its
-    FX105 message when it does not fit either, else as a note on the verdict."""
-    if not not_fitting:
-        return
-    tried = "; ".join(earlier.reason or "" for earlier in not_fitting)
-    if does_not_fit(result):
-        result.reason = f"{result.reason} Instances tried before: {tried}"
-        for failure in result.failures:
-            if failure.code == CODES["does-not-fit"]:
-                failure.message += f" Instances tried before, which did not fit either: {tried}"
-    elif result.arguments is not None:
-        instance = instance_call(result.class_name, result.arguments)
-        result.capture_notes.append(f"{tried} This verdict is on the next instance fx-lsp "
-                                    f"could build, {instance}.")
 
 
 def _given_up(what: str, error: Exception) -> None:

@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fxcore.model.job_spec import CallSite
+from fxcore.worker.building.annotation_values import is_module_annotation, kind_fitted, made_source
 from fxcore.worker.building.code_values import MAX_VALUES, annotated_values, code_values
 
 #: How many argument sets are tried before giving up on a class.
@@ -131,7 +132,8 @@ def _config_instance(annotation: Any, name: str, namespace: dict[str, Any]) -> A
     """An instance of a configuration class the parameter names or is annotated with,
     built from its own defaults; ``None`` when there is none."""
     candidates: list[Any] = []
-    if isinstance(annotation, type) and annotation.__module__ not in {"builtins", "typing"}:
+    if isinstance(annotation, type) and annotation.__module__ not in {"builtins", "typing"} \
+            and not is_module_annotation(annotation):  # ``nn.Module()``: no model
         candidates.append(annotation)
     elif re.fullmatch(r"(config|cfg|conf|args|hparams|params|opt|options|settings)", name):
         candidates += [value for key, value in namespace.items()
@@ -219,6 +221,7 @@ def candidate_calls(cls: type, missing: list[str],
         parameters = {}
     values: dict[str, Any] = {}
     others: dict[str, list[Any]] = {}
+    annotations: dict[str, Any] = {}
     guessed = False
     for name in missing:
         parameter = parameters.get(name)
@@ -231,6 +234,11 @@ def candidate_calls(cls: type, missing: list[str],
         found = named_values(cls, name, annotation, (written or {}).get(name, ()))
         values[name] = found[0] if found else None
         others[name] = found[1:]
+        annotations[name] = annotation
+    # Of the kind the annotation or __init__'s use says (a tuple for ``Sequence[int]``).
+    for name, fitted in kind_fitted(cls, {n: values[n] for n in annotations},
+                                    annotations).items():
+        values[name], others[name] = fitted[0], [*fitted[1:], *others[name]][:MAX_VALUES]
     variants = _variants(values)
     # The code's other values, each in place of the first, where the constructor rejects it.
     variants += [{**values, name: value} for name, rest in others.items() for value in rest]
@@ -347,6 +355,8 @@ def call_site_values(site: CallSite,
 
 def value_source(value: Any) -> str:
     """Python source that rebuilds ``value`` in the class's module namespace."""
+    if (made := made_source(value)) is not None:
+        return made
     if isinstance(value, enum.Enum):
         cls = type(value)
         return f"__import__({cls.__module__!r}, fromlist=['_']).{cls.__qualname__}.{value.name}"

@@ -22,6 +22,12 @@ import torch
 
 from fxcore.model.job_spec import CallSite, ModuleConfig
 from fxcore.model.results import ArgumentOrigin, Arguments, InstantiatedOn, ModuleResult
+from fxcore.worker.building.argument_search import (
+    Tried,
+    consistent_sets,
+    searched_instance,
+    tried_text,
+)
 from fxcore.worker.building.arguments import (
     call_site_values,
     candidate_calls,
@@ -47,6 +53,8 @@ class Built:
     arguments: Arguments
     #: ``concrete-args`` configured for the class.
     concrete_args: dict[str, Any]
+    #: The argument sets the constructor rejected before this one, in words (the search).
+    rejected_before: str = ""
 
 
 def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | ModuleResult:
@@ -119,6 +127,7 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
     if isinstance(by_call_site, Built):
         return by_call_site
     rejected = by_call_site
+    tried: Tried = []
     if context.job.config.guess_arguments:
         for candidate in candidate_calls(cls, missing, _written(context, cls)):
             built = _build_with_candidate(cls, module_config, candidate.kwargs,
@@ -140,17 +149,27 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
             if isinstance(built, Built):
                 return built
             rejected = built
+            tried.append((candidate.kwargs, built))
+        # Then values that make the class's own checks true (``argument_search``).
+        searched = searched_instance(cls, tried, lambda kwargs: _build_with_candidate(
+            cls, module_config, kwargs, "guessed"))
+        if searched is not None:
+            searched.rejected_before = tried_text(cls.__name__, tried)
+            return searched
+        rejected = tried[-1][1] if tried else rejected
     key = f"{context.location.module_name}:{cls.__name__}"
     names = ", ".join(missing)
     example = ", ".join(f"{name} = ..." for name in missing)
-    tried = ("" if rejected is None else
-             f" Guessed arguments were rejected ({describe_exception(rejected)}).")
+    listed = f" Argument sets tried: {tried_text(cls.__name__, tried)}." if len(tried) > 1 \
+        else ""
+    rejection = ("" if rejected is None else
+                 f" Guessed arguments were rejected ({describe_exception(rejected)}).{listed}")
     return context.module_result(
         cls,
         source,
         status="not-traced",
         reason=(
-            f"The constructor needs arguments: {names}.{builder_failure}{tried} Give them in "
+            f"The constructor needs arguments: {names}.{builder_failure}{rejection} Give them in "
             f'pyproject.toml: [tool.fx-lsp.modules."{key}"] kwargs = {{{example}}}, '
             f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
         ),
@@ -255,6 +274,9 @@ def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Bu
     calls = [(candidate.kwargs, candidate.guessed)
              for candidate in candidate_calls(cls, missing, _written(context, cls))] \
         if missing else [({}, False)]
+    # Like arguments made equal first (``in_channels == out_channels`` for ``x + conv(x)``).
+    calls[1:1] = [(kwargs, True) for kwargs in consistent_sets(calls[0][0])] \
+        if calls[0][1] else []
     ordered: list[tuple[dict[str, Any], bool]] = []
     for kwargs, guessed in calls:
         ordered.append((kwargs, guessed))

@@ -1,0 +1,134 @@
+"""The search for constructor arguments a class accepts, after the name table's sets
+(``fxcore.worker.building.arguments.candidate_calls``) were all rejected; and the argument
+sets to try when an instance built on guesses does not fit the class.
+
+Each rejection is read: the rules ``__init__`` checks and those the error's message states
+(``fxcore.worker.building.init_checks``) are solved (``check_solver``), an ``'int' object is
+not iterable`` asks for a tuple where an int was given (``annotation_values``), and the sets
+that keep like arguments equal (every channel argument one value, every width one value) come
+last. The sets are built one at a time, each rejection read again, at most ``MAX_SEARCHED``
+of them and for at most ``SEARCH_SECONDS``. What was tried and why each was rejected is kept
+for the class's note (``tried_text``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fxcore.worker.building.annotation_values import (
+    CHANNEL_NAMES,
+    WIDTH_NAMES,
+    sequence_values,
+    spatial_dims,
+)
+from fxcore.worker.building.arguments import value_source
+from fxcore.worker.building.check_solver import solutions
+from fxcore.worker.building.init_checks import init_checks, message_rules
+from fxcore.worker.context import describe_exception
+
+#: How many argument sets the search builds after the table's, and for how long at most.
+MAX_SEARCHED = 6
+SEARCH_SECONDS = 5.0
+#: How many rejected sets a note lists.
+MAX_LISTED = 4
+
+_NOT_A_SEQUENCE = re.compile(r"'(int|float|NoneType)' object (is not (iterable|subscriptable)"
+                             r"|has no len)")
+
+Instance = TypeVar("Instance")
+Tried = list[tuple[dict[str, Any], BaseException]]
+
+
+def searched_instance(cls: type, tried: Tried,
+                      build: Callable[[dict[str, Any]], Instance | BaseException]
+                      ) -> Instance | None:
+    """The first instance ``build`` makes of the sets the search finds from the rejected
+    sets ``tried`` (keyword arguments and the error, the table's first set first), or None;
+    each set it builds and the constructor rejects is added to ``tried``."""
+    if not tried:
+        return None
+    checks = init_checks(cls)
+    fixed = _defaults(cls)
+    queue: list[dict[str, Any]] = []
+    seen = [_spelled(kwargs) for kwargs, _ in tried]
+
+    def read(kwargs: dict[str, Any], error: BaseException) -> None:
+        found = solutions(checks, kwargs, fixed,
+                          message_rules(describe_exception(error), kwargs),
+                          [spatial_dims(kwargs)])
+        found += _sequences_for(kwargs, error)
+        queue[:0] = found  # what the newest rejection asks for first
+        queue.extend(consistent_sets(kwargs))
+
+    read(*tried[0])
+    started = time.monotonic()
+    built = 0
+    while queue and built < MAX_SEARCHED and time.monotonic() - started < SEARCH_SECONDS:
+        kwargs = queue.pop(0)
+        if _spelled(kwargs) in seen:
+            continue
+        seen.append(_spelled(kwargs))
+        built += 1
+        result = build(kwargs)
+        if not isinstance(result, BaseException):
+            return result
+        tried.append((kwargs, result))
+        read(kwargs, result)
+    return None
+
+
+def consistent_sets(kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """``kwargs`` with every channel argument made one value and every width one value
+    (the largest of each), then both at 32 and at 64; empty when there are no two."""
+    channels = [n for n, v in kwargs.items() if CHANNEL_NAMES.fullmatch(n) and type(v) is int]
+    widths = [n for n, v in kwargs.items() if WIDTH_NAMES.fullmatch(n) and type(v) is int]
+    groups = [group for group in (channels, widths) if len(group) > 1]
+    if not groups:
+        return []
+    sets = []
+    for value in (None, 32, 64):
+        made = dict(kwargs)
+        for group in groups:
+            made.update(dict.fromkeys(group, value or max(kwargs[n] for n in group)))
+        if made != kwargs and made not in sets:
+            sets.append(made)
+    return sets
+
+
+def tried_text(class_name: str, tried: Tried) -> str:
+    """The rejected sets, at most ``MAX_LISTED``, as calls with their errors."""
+    shown = [f"{class_name}({_call(kwargs)}): {describe_exception(error)}"
+             for kwargs, error in tried[:MAX_LISTED]]
+    more = f"; and {len(tried) - MAX_LISTED} more" if len(tried) > MAX_LISTED else ""
+    return "; ".join(shown) + more
+
+
+def _sequences_for(kwargs: dict[str, Any], error: BaseException) -> list[dict[str, Any]]:
+    """Where the error says a number is no sequence: each number argument in turn made a
+    tuple (names that take one per dimension or stage first)."""
+    if not _NOT_A_SEQUENCE.search(describe_exception(error)):
+        return []
+    names = [n for n, v in kwargs.items() if v is None or type(v) in (int, float)]
+    names.sort(key=lambda n: not re.search(r"s$|size|shape|dims?$|levels|kernel", n))
+    return [{**kwargs, name: sequence_values(name, kwargs[name], int, kwargs)[0]}
+            for name in names]
+
+
+def _defaults(cls: type) -> dict[str, Any]:
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+
+
+def _spelled(kwargs: dict[str, Any]) -> dict[str, str]:
+    return {name: value_source(value) for name, value in kwargs.items()}
+
+
+def _call(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{name}={source}" for name, source in _spelled(kwargs).items())

@@ -1,0 +1,96 @@
+"""The instance of a class that its verdicts are on, when the first one built may not fit it:
+torch.fx's verdict on an instance built from defaults or guesses says it does not fit (FX105),
+or, on the class's own guessed arguments, that its shapes do not fit on any input tried
+(FX300: ``x + conv(x)`` with ``in_channels=3, out_channels=16``). Then the next instances
+(``fxcore.worker.building.sources.other_instances``) are traced, and the best is kept: the
+first that fits, else the first whose only problem is its shapes, else the last.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from fxcore.model.instance_trust import does_not_fit, instance_call
+from fxcore.model.results import CODES, ModuleResult
+from fxcore.worker.building.sources import Built, other_instances
+from fxcore.worker.capture.record import CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.workspace.discovery import ClassSource
+
+#: At most this many instances of one class are traced in search of one that fits it.
+MAX_INSTANCES = 4
+
+#: Captures a built instance with torch.fx and makes its verdict.
+FxVerdict = Callable[[CaptureTarget, Built], ModuleResult]
+
+
+def misfit(result: ModuleResult) -> int:
+    """0 for a verdict on an instance that fits, 1 for shapes that fit no input tried on the
+    class's own guessed arguments, 2 for an instance that does not fit (FX105)."""
+    if does_not_fit(result):
+        return 2
+    own_guess = result.arguments is not None and result.arguments.origin == "guessed"
+    return 1 if own_guess and result.shape_errors else 0
+
+
+def target_of(cls: type, source: ClassSource, built: Built) -> CaptureTarget:
+    return CaptureTarget(cls, source, built.model, built.instantiated_on, built.concrete_args,
+                         arguments=built.arguments)
+
+
+def fitting_instance(context: JobContext, cls: type, source: ClassSource, built: Built,
+                     fx_verdict: FxVerdict, timeout: float
+                     ) -> tuple[Built, CaptureTarget, ModuleResult]:
+    """The instance kept, its capture target and its fx verdict. At most ``MAX_INSTANCES``
+    are traced, and another only while the time spent, and as much again as one took on
+    average, stays within ``timeout``; the verdict kept names the instances tried before."""
+    started = time.monotonic()
+    others: Iterator[Built] | None = None
+    traced: list[tuple[Built, CaptureTarget, ModuleResult]] = []
+    while True:
+        target = target_of(cls, source, built)
+        traced.append((built, target, fx_verdict(target, built)))
+        spent = time.monotonic() - started
+        if not misfit(traced[-1][2]) or len(traced) >= MAX_INSTANCES \
+                or spent * (len(traced) + 1) / len(traced) > timeout:
+            break
+        others = others or other_instances(context, cls, built)
+        following = next(others, None)
+        if following is None:
+            break
+        built = following
+    # The best: fits, then shapes only (the earliest), then does not fit (the latest).
+    index = min(range(len(traced)), key=lambda i: (misfit(traced[i][2]),
+                                                    -i if misfit(traced[i][2]) == 2 else i))
+    kept = traced[index]
+    _name_instances_tried(kept[2], [result for i, (_, _, result) in enumerate(traced)
+                                    if i != index])
+    return kept
+
+
+def _misfit_text(result: ModuleResult) -> str:
+    if result.reason or not result.shape_errors or result.arguments is None:
+        return result.reason or ""
+    message = result.shape_errors[0].message
+    return (f"{instance_call(result.class_name, result.arguments)}: shapes do not fit "
+            f"({message[:300]}{'...' if len(message) > 300 else ''}).")
+
+
+def _name_instances_tried(result: ModuleResult, others: list[ModuleResult]) -> None:
+    """Say on ``result`` which other instances were traced and did not fit: in its FX105
+    message when it does not fit either, else as a note on the verdict."""
+    if not others:
+        return
+    tried = "; ".join(_misfit_text(other) for other in others)
+    if does_not_fit(result):
+        result.reason = f"{result.reason} Instances tried before: {tried}"
+        for failure in result.failures:
+            if failure.code == CODES["does-not-fit"]:
+                failure.message += f" Instances tried before, which did not fit either: {tried}"
+    elif misfit(result):
+        result.capture_notes.append(f"Other instances fx-lsp traced fit no better: {tried}")
+    elif result.arguments is not None:
+        instance = instance_call(result.class_name, result.arguments)
+        result.capture_notes.append(f"{tried} This verdict is on the next instance fx-lsp "
+                                    f"could build, {instance}.")
