@@ -1,9 +1,11 @@
 """The instance of a class that its verdicts are on, when the first one built may not fit it:
-torch.fx's verdict on an instance built from defaults or guesses says it does not fit (FX105),
-or, on the class's own guessed arguments, that its shapes do not fit on any input tried
-(FX300: ``x + conv(x)`` with ``in_channels=3, out_channels=16``). Then the next instances
+torch.fx's verdict (else the first mode's) on an instance built from defaults or guesses says
+it does not fit (FX105, FX406, FX504), or, on the class's own guessed arguments, that its
+shapes do not fit on any input tried (FX300: ``x + conv(x)`` with ``in_channels=3,
+out_channels=16``). Then the next instances
 (``fxcore.worker.building.sources.other_instances``) are traced, and the best is kept: the
-first that fits, else the first whose only problem is its shapes, else the last.
+first that fits, else the first whose only problem is its shapes, else the first without a
+verdict for another reason, else the last.
 """
 
 from __future__ import annotations
@@ -25,13 +27,20 @@ MAX_INSTANCES = 4
 FxVerdict = Callable[[CaptureTarget, Built], ModuleResult]
 
 
+#: ``misfit`` ranks: a verdict, shapes that fit no input, no verdict, does not fit.
+_FITS, _SHAPES, _NO_VERDICT, _DOES_NOT_FIT = range(4)
+
+
 def misfit(result: ModuleResult) -> int:
-    """0 for a verdict on an instance that fits, 1 for shapes that fit no input tried on the
-    class's own guessed arguments, 2 for an instance that does not fit (FX105)."""
+    """How far an instance's verdict is from one on an instance that fits: ``_FITS``; shapes
+    that fit no input tried on the class's own guessed arguments; no verdict for another
+    reason (no inputs found); the instance does not fit (FX105, FX406, FX504)."""
     if does_not_fit(result):
-        return 2
+        return _DOES_NOT_FIT
+    if result.status == "not-traced":
+        return _NO_VERDICT
     own_guess = result.arguments is not None and result.arguments.origin == "guessed"
-    return 1 if own_guess and result.shape_errors else 0
+    return _SHAPES if own_guess and result.shape_errors else _FITS
 
 
 def target_of(cls: type, source: ClassSource, built: Built) -> CaptureTarget:
@@ -52,7 +61,7 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
         target = target_of(cls, source, built)
         traced.append((built, target, fx_verdict(target, built)))
         spent = time.monotonic() - started
-        if not misfit(traced[-1][2]) or len(traced) >= MAX_INSTANCES \
+        if misfit(traced[-1][2]) not in (_SHAPES, _DOES_NOT_FIT) or len(traced) >= MAX_INSTANCES \
                 or spent * (len(traced) + 1) / len(traced) > timeout:
             break
         others = others or other_instances(context, cls, built)
@@ -60,9 +69,9 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
         if following is None:
             break
         built = following
-    # The best: fits, then shapes only (the earliest), then does not fit (the latest).
-    index = min(range(len(traced)), key=lambda i: (misfit(traced[i][2]),
-                                                    -i if misfit(traced[i][2]) == 2 else i))
+    # The best, the earliest of its rank; of instances that do not fit, the latest.
+    index = min(range(len(traced)), key=lambda i: (
+        misfit(traced[i][2]), -i if misfit(traced[i][2]) == _DOES_NOT_FIT else i))
     kept = traced[index]
     _name_instances_tried(kept[2], [result for i, (_, _, result) in enumerate(traced)
                                     if i != index])
@@ -88,7 +97,7 @@ def _name_instances_tried(result: ModuleResult, others: list[ModuleResult]) -> N
         for failure in result.failures:
             if failure.code == CODES["does-not-fit"]:
                 failure.message += f" Instances tried before, which did not fit either: {tried}"
-    elif misfit(result):
+    elif misfit(result) != _FITS:
         result.capture_notes.append(f"Other instances fx-lsp traced fit no better: {tried}")
     elif result.arguments is not None:
         instance = instance_call(result.class_name, result.arguments)

@@ -199,22 +199,25 @@ class Job(SubmoduleTracing):
         """Capture the class with each mode and send the verdicts; the instance captured and
         the verdicts, in the order of the modes.
 
-        When torch.fx finds that the instance does not fit the class (FX105, or shapes that
-        fit no input on its own guessed arguments), other instances are traced
+        When torch.fx (else the first mode) finds that the instance does not fit the class
+        (FX105, FX406, FX504, or shapes that fit no input on its own guessed arguments),
+        other instances are traced
         (``fxcore.worker.fitting_instance``, bounded by the class's time-out; the worker sends
         nothing meanwhile), and every mode captures the one kept."""
-        fx_capture = next((capture for capture in self.captures if capture.mode == "fx"), None)
+        # torch.fx judges the instance; without it, the first mode (export, compile).
+        judge = next((capture for capture in self.captures if capture.mode == "fx"),
+                     self.captures[0] if self.captures else None)
         # One target for every mode: inputs decided for one mode serve the next.
         target = target_of(cls, source, built)
-        fx_result = None
-        if fx_capture is not None:
-            built, target, fx_result = fitting_instance(
+        judged_result = None
+        if judge is not None:
+            built, target, judged_result = fitting_instance(
                 context, cls, source, built,
-                lambda target, built: self.built_verdict(context, fx_capture, target, built),
+                lambda target, built: self.built_verdict(context, judge, target, built),
                 self.job.config.timeout)
         results = []
         for capture in self.captures:
-            results.append(fx_result if capture is fx_capture and fx_result is not None
+            results.append(judged_result if capture is judge and judged_result is not None
                            else self.built_verdict(context, capture, target, built))
             self.send(Verdict(results[-1]))
         return built, results

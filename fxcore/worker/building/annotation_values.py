@@ -41,7 +41,8 @@ _MADE: dict[int, tuple[Any, str]] = {}
 
 def made(source: str) -> Any:
     """The value ``source`` (torch and functools only) evaluates to, its source kept."""
-    value = eval(source, {"__builtins__": __builtins__})  # fx-lsp's own source text
+    with torch.device("meta"):  # no real memory for weights
+        value = eval(source, {"__builtins__": __builtins__})  # fx-lsp's own source text
     _MADE[id(value)] = (value, source)
     return value
 
@@ -196,6 +197,8 @@ def kind_fitted(cls: type, values: dict[str, Any],
         elif (sequence := sequence_element(annotation)) is not None \
                 and not isinstance(guess, (tuple, list)):
             element, single_allowed = sequence
+            if element not in (int, float, Any) and not is_module_annotation(element):
+                continue  # ``Sequence[str]``: not a kind made here
             if is_module_annotation(element):  # two of the module, each its own
                 first = module_values({**values, name: None})[0]
                 fitted[name] = [[first, made(made_source(first) or "")]]
