@@ -14,9 +14,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+import torch.nn.functional as F
 from torch import nn
 
-from fxcore.worker.building.annotation_values import factory_values, init_calls, sequence_element
+from fxcore.worker.building.annotation_values import (
+    factory_values,
+    init_calls,
+    kind_fitted,
+    sequence_element,
+)
 from fxcore.worker.building.check_solver import solutions
 from fxcore.worker.building.init_checks import InitChecks, init_checks, message_rules
 
@@ -118,6 +124,12 @@ def test_annotations_and_calls_give_the_kind_of_value() -> None:
     first = factories[0](3, out_channels=3)
     assert isinstance(first, nn.Conv2d) and first.kernel_size == (1, 1)
     assert factories[-1] is nn.Identity
+    fitted = kind_fitted(Called, {"block": None, "in_channels": 3, "dim": 64},
+                         {"block": Callable[..., nn.Module], "in_channels": int, "dim": int})
+    assert list(fitted) == ["block"]
+    activation = kind_fitted(Equal, {"act": None, "names": None},
+                             {"act": Callable, "names": Sequence[str]})
+    assert activation == {"act": [F.relu]}  # a function of tensors; strings: not made here
 
 
 WORKSPACE = '''

@@ -3,6 +3,8 @@
 
 - ``Sequence[int]``, ``tuple[int, ...]``, ``list[int]`` a tuple of ints (with ``| int`` the
   int stays first and the tuple is the next value);
+- ``Callable`` (returning no module) ``torch.nn.functional.relu``, a function that keeps the
+  shape of the tensor it is given;
 - ``nn.Module`` a small real module whose input and output fit the arguments beside it, shape
   preserving: ``Conv2d(c, c, 1)`` of a channel argument ``c``, ``Linear(d, d)`` of a width;
   ``Sequence[nn.Module]`` two of them;
@@ -91,6 +93,13 @@ def is_factory_annotation(annotation: Any) -> bool:
         if isinstance(returned, type) and issubclass(returned, torch.nn.Module):
             return True
     return False
+
+
+def is_function_annotation(annotation: Any) -> bool:
+    """True for ``Callable`` (bare, or ``Callable[[Tensor], Tensor]``) that returns no
+    module: a function the parameter's owner calls on tensors."""
+    return any((typing.get_origin(member) or member) is collections.abc.Callable
+               for member in _members(annotation)) and not is_factory_annotation(annotation)
 
 
 def spatial_dims(values: dict[str, Any]) -> int:
@@ -188,6 +197,9 @@ def kind_fitted(cls: type, values: dict[str, Any],
         annotation = annotations.get(name)
         if name in calls or is_factory_annotation(annotation):
             fitted[name] = factory_values(calls.get(name, []), values)
+        elif is_function_annotation(annotation) and not callable(guess):
+            # A function of tensors that keeps their shape.
+            fitted[name] = [made("__import__('torch').nn.functional.relu")]
         elif is_module_annotation(annotation):
             modules = module_values({**values, name: None})
             # A real module before the table's ``nn.Identity()``: one a capture inlines
