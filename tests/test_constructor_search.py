@@ -109,6 +109,7 @@ def test_unsafe_rules_are_not_kept() -> None:
             super().__init__()
             assert print(dim) is None  # a call: never evaluated by the search
             assert self.training or dim > 0
+            assert dim ** 10 ** 10 > 0
 
     assert init_checks(Calls).rules == []
 

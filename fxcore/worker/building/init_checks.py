@@ -6,7 +6,8 @@ true: read from ``__init__``'s ``assert`` statements and its ``if ...: raise`` g
 ``fxcore.worker.building.check_solver`` then looks for values that make them true. Runs in
 the worker: it reads the imported class's source with ``inspect``; evaluating a rule is left
 to the solver, and only rules made of safe parts are kept (``SAFE_CALLS``, names, constants,
-arithmetic, comparisons, subscripts and attributes), so nothing the user wrote is called.
+arithmetic but powers, comparisons, subscripts and attributes), so no function but those
+is called (reading an attribute of a value may still run a property).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def is_safe(expression: ast.expr) -> bool:
                                                and node.func.id in SAFE_CALLS):
             return False
         if isinstance(node, ast.Name) and node.id == "self":
+            return False
+        if isinstance(node, ast.Pow):  # ``2 ** 10 ** 10`` would not end
             return False
     return True
 
