@@ -17,6 +17,8 @@ from fxcore.worker.building.construction import build
 from engine_support import Workspace
 
 STUBBED = """
+    import sys
+
     import torch
     from torch import nn
 
@@ -35,6 +37,8 @@ STUBBED = """
 
 
     stub = Stub()
+    # A lazy module: every attribute, ``__file__`` too, is the stub's error.
+    sys.modules["optional_stub_module"] = Stub()
 
 
     class Gated(nn.Module):
@@ -88,7 +92,8 @@ def test_an_optional_import_stub_leaves_every_class_its_verdict(
         engine: Engine, workspace: Workspace) -> None:
     # Reading the constructor's code for ``mode``'s values meets ``stub(mode)``; asking the
     # stub for ``__func__`` raised OptionalImportError, which ended the worker (FX199) and
-    # left both classes without a verdict (FX102).
+    # left both classes without a verdict (FX102). So did asking the lazy module in
+    # ``sys.modules`` for its ``__file__`` when the file's imports were recorded.
     workspace.write("blocks.py", STUBBED)
     result = workspace.check(engine, "blocks.py")
     assert not result.errors, [error.message for error in result.errors]

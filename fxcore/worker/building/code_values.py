@@ -17,7 +17,7 @@ dicts its code reads), and reads the source of its functions with ``inspect``. N
 called: values are read, and the constructor that is given them decides. The objects read are
 the user's, and reading one runs its code (a library's optional-import stub raises its own
 error for every attribute, not ``AttributeError``): an error there means "nothing to read",
-never the worker's end (``_attribute``, ``_guarded``).
+never the worker's end (``user_attribute``, ``_guarded``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from fxcore.worker.user_objects import user_attribute
 
 #: How many values are kept per parameter: the first is tried, the others where the
 #: constructor rejects it (a ``"group"`` norm that also needs ``num_groups``).
@@ -47,10 +49,11 @@ def code_values(cls: type, name: str, annotation: Any) -> list[Any]:
     """The values ``cls``'s code names for its constructor parameter ``name``, most telling
     first; empty when it names none."""
     found = [*annotated_values(annotation)]
-    init = _attribute(cls, "__init__")
+    init = user_attribute(cls, "__init__")
     if inspect.isfunction(init):
-        found += _used_values(init, name, CALL_DEPTH, _attribute(cls, "__dict__", {}))
-    found += documented_values([_attribute(cls, "__doc__"), _attribute(init, "__doc__")], name)
+        found += _used_values(init, name, CALL_DEPTH, user_attribute(cls, "__dict__", {}))
+    found += documented_values([user_attribute(cls, "__doc__"),
+                                user_attribute(init, "__doc__")], name)
     unique: list[Any] = []
     # An empty string (``if name == "": return nn.Identity()``) leaves the layer out: last.
     for value in sorted(found, key=lambda value: value == ""):
@@ -104,7 +107,7 @@ def _used_values(function: Callable[..., Any], name: str, depth: int,
     tree = _parsed(function)
     if tree is None:
         return []
-    namespace = _attribute(function, "__globals__", {})
+    namespace = user_attribute(function, "__globals__", {})
     tracked = _aliases(tree, name)
     found: list[Any] = []
     for node in ast.walk(tree):
@@ -130,13 +133,6 @@ def _guarded(read: Callable[[], list[Any]]) -> list[Any]:
         return []
 
 
-def _attribute(owner: Any, name: str, default: Any = None) -> Any:
-    """``getattr(owner, name, default)`` where ``owner`` is the user's: ``getattr`` swallows
-    only ``AttributeError``, and a ``__getattr__`` may raise anything."""
-    try:
-        return getattr(owner, name, default)
-    except Exception:
-        return default
 
 
 def _from_call(node: ast.Call, tracked: set[str], namespace: Mapping[str, Any],
@@ -150,13 +146,13 @@ def _from_call(node: ast.Call, tracked: set[str], namespace: Mapping[str, Any],
     if depth <= 0:
         return []
     called = _resolved(function, namespace, attributes)
-    called = _attribute(called, "__func__", called)
+    called = user_attribute(called, "__func__", called)
     # A class the parameter is passed to (``UnetBasicBlock(..., norm_name=norm_name)``): its
     # own ``__init__``, with the class's own attributes.
     bound = isinstance(called, type) or isinstance(function, ast.Attribute)
     if isinstance(called, type):
-        attributes = _attribute(called, "__dict__", {})
-        called = _attribute(called, "__init__")
+        attributes = user_attribute(called, "__dict__", {})
+        called = user_attribute(called, "__init__")
     if not inspect.isfunction(called):
         return []
     try:
@@ -195,9 +191,9 @@ def _keys(table: Any) -> list[Any]:
     ``LayerFactory`` looked up as ``Norm[name, dims]``; mmcv's and detectron2's registries):
     those of the dict it keeps its entries in."""
     if not isinstance(table, Mapping):
-        looked_up = _attribute(table, "__getitem__") is not None \
-            or _attribute(table, "get") is not None
-        held = _attribute(table, "__dict__", {}) if looked_up else {}
+        looked_up = user_attribute(table, "__getitem__") is not None \
+            or user_attribute(table, "get") is not None
+        held = user_attribute(table, "__dict__", {}) if looked_up else {}
         table = next((value for name, value in held.items()
                       if _REGISTRY_ATTRIBUTE.fullmatch(name) and isinstance(value, Mapping)),
                      {})
@@ -216,7 +212,7 @@ def _resolved(node: ast.expr, namespace: Mapping[str, Any],
         owner = namespace.get(node.value.id)
         # A module's table or function (``norms.NORMS``), never a property run on access.
         if isinstance(owner, types.ModuleType):
-            return _attribute(owner, node.attr)
+            return user_attribute(owner, node.attr)
     return None
 
 
