@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -131,31 +130,18 @@ def test_the_fitting_parent_instance_is_chosen_over_one_that_does_not_fit() -> N
     assert apply_parent_arguments(results)[0].modules[0].arguments.parent == "pkg.z:Z"
 
 
-def check_twice(root: Path) -> list[dict[str, Any]]:
-    runs = []
-    for _ in range(2):
-        completed = fx_lsp("check", "--no-cache", "--mode", "fx,export,compile", "--format",
-                           "json", ".", cwd=root)
-        runs.append(parse_report(completed.stdout))
-    return runs
-
-
-def test_a_child_of_a_guessed_parent_keeps_the_verdicts_of_its_own_fitting_instance(
+def test_a_child_of_a_guessed_parent_keeps_the_verdict_of_its_own_fitting_instance(
         tmp_path: Path) -> None:
     workspace = Workspace(tmp_path)
     workspace.write("pkg/__init__.py", "")
     workspace.write("pkg/blocks.py", BLOCKS)
     workspace.write("pkg/parents.py", PARENTS)
-    first, second = check_twice(tmp_path)
-    residual = [module for module in first["modules"] if module["class"] == "Residual"]
-    assert [module["mode"] for module in residual] == ["fx", "export", "compile"]
-    for module in residual:
-        # Widening(dim=64).block = Residual(64, 128) does not fit its input (FX300 in fx,
-        # FX406/FX504 in export and compile); the class's own guess, in_dim == out_dim, does.
-        assert module["arguments"]["from"] == "guessed", module["mode"]
-        assert module["status"] == "traceable", module["mode"]
-        assert not module["shape_errors"], module["mode"]
-    assert [(module["class"], module["mode"], module["status"], module["arguments"])
-            for module in first["modules"]] == \
-        [(module["class"], module["mode"], module["status"], module["arguments"])
-         for module in second["modules"]]
+    completed = fx_lsp("check", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    (residual,) = [module for module in parse_report(completed.stdout)["modules"]
+                   if module["class"] == "Residual"]
+    # Widening(dim=64).block = Residual(64, 128) traces, but its shapes do not fit its input
+    # (FX300; export and compile call it "does not fit", FX406/FX504, and keep the class's
+    # own instance already); the class's own guess, in_dim == out_dim, fits.
+    assert residual["arguments"]["from"] == "guessed"
+    assert residual["status"] == "traceable"
+    assert not residual["shape_errors"]
