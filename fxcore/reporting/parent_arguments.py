@@ -18,13 +18,22 @@ REPLACEABLE_ORIGINS: frozenset[ArgumentOrigin] = frozenset(
     {"call-site", "config-class", "guessed"}
 )
 def needs_parent(module: ModuleResult, derived: ModuleResult) -> bool:
-    """True when the class's own instance does not fit it (FX105) and the parent's does, or
-    its own verdict had no configured or default arguments (it was not traced for want of
-    arguments, or was traced with found or guessed ones) and the parent's own arguments came
-    from a source at least as trusted as the class's: an instance a guessed root built is no
-    better than the class's own guess, and worse than its literal call site."""
+    """True when the parent-built instance's verdict is to be shown instead of the class's own.
+
+    A class that has an instance of its own (built from found or guessed arguments) keeps
+    its verdict where the parent's instance fails it (``_worse_fit``): a child taken from a
+    guessed parent must not lose what its own instance gets to one that does not fit, has no
+    inputs, or whose tracing the worker was stopped in (how far a parent got before its time
+    ran out must not decide a verdict). Else the parent's replaces the class's own when that
+    does not fit it (FX105), or when the class had no configured or default arguments (it
+    was not traced for want of arguments, or was traced with found or guessed ones) and the
+    parent's own arguments came from a source at least as trusted as the class's: an
+    instance a guessed root built is no better than the class's own guess, and worse than
+    its literal call site."""
+    if module.arguments is not None and _worse_fit(derived, module):
+        return False
     if does_not_fit(module):
-        return not (does_not_fit(derived) or _stopped(derived))
+        return True
     if module.arguments is not None:
         assert derived.arguments is not None
         return module.arguments.origin in REPLACEABLE_ORIGINS and (
@@ -32,22 +41,30 @@ def needs_parent(module: ModuleResult, derived: ModuleResult) -> bool:
     return module.status == "not-traced"
 
 
+def _worse_fit(derived: ModuleResult, own: ModuleResult) -> bool:
+    """True when the parent-built instance is no verdict on the class where its own may be:
+    stopped (a time-out or crash, FX102), not traced (does not fit, FX105/FX406/FX504, or no
+    inputs, FX103), or with shapes that do not propagate (FX300) where the own ones do."""
+    return _stopped(derived) or derived.status == "not-traced" \
+        or bool(derived.shape_errors and not own.shape_errors)
+
+
 def _stopped(module: ModuleResult) -> bool:
     """True when the worker was stopped (time-out, crash) while tracing the instance."""
     return any(failure.kind in {"timeout", "crash"} for failure in module.failures)
 
 
-def _parent_preference(module: ModuleResult) -> tuple[bool, bool, int, str, str]:
+def _parent_preference(module: ModuleResult) -> tuple[bool, bool, int, bool, str, str]:
     arguments = module.arguments
     assert arguments is not None
     return (_stopped(module), does_not_fit(module), parent_rank(arguments.parent_origin),
-            arguments.parent or "", arguments.path or "")
+            bool(module.shape_errors), arguments.parent or "", arguments.path or "")
 
 
 def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str, str], ModuleResult]:
     """Per (file, class name, capture mode), the derived verdict to use: one that finished
-    tracing, from the parent built from the best argument source, then the first by name and
-    path."""
+    tracing and fits, from the parent built from the best argument source, then one whose
+    shapes propagate, then the first by name and path."""
     best: dict[tuple[str, str, str], ModuleResult] = {}
     for result in results:
         for derived in result.derived_modules:
@@ -60,9 +77,8 @@ def parent_candidates(results: list[FileResult]) -> dict[tuple[str, str, str], M
 
 
 def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
-    """The results with each class that needs it given a parent-built verdict (one that
-    ran out of time, or whose instance does not fit the class, replaces only "needs
-    arguments").
+    """The results with each class that needs it given a parent-built verdict
+    (``needs_parent``).
 
     New ``FileResult`` objects are returned for the files that change; the inputs are not
     modified (they may be cached or shared)."""
@@ -74,9 +90,7 @@ def apply_parent_arguments(results: list[FileResult]) -> list[FileResult]:
         modules = []
         for module in result.modules:
             derived = candidates.get((module.path, module.class_name, module.mode))
-            if derived is not None and needs_parent(module, derived) and not (
-                    (_stopped(derived) or does_not_fit(derived))
-                    and module.status != "not-traced"):
+            if derived is not None and needs_parent(module, derived):
                 module = dataclasses.replace(derived, qualified_name=module.qualified_name)
             modules.append(module)
         changed = any(new is not old for new, old in zip(modules, result.modules, strict=True))

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from fxcore.model.results import FailedAssignment
+from fxcore.worker.user_objects import user_attribute
 from fxcore.workspace.file_access import content_hash, text_hash
 
 
@@ -261,12 +262,9 @@ class ModulesLoadedSince:
 def imported_workspace_files(since: ModulesLoadedSince,
                              is_workspace: Callable[[str], bool]) -> set[str]:
     """Absolute paths of the workspace files of the modules loaded ``since``."""
-    return {
-        os.path.abspath(module.__file__)
-        for _name, module in since.items()
-        if isinstance(getattr(module, "__file__", None), str)
-        and is_workspace(module.__file__)
-    }
+    files = (user_attribute(module, "__file__") for _name, module in since.items())
+    return {os.path.abspath(file) for file in files
+            if isinstance(file, str) and is_workspace(file)}
 
 
 def imported_third_party_packages(
@@ -281,7 +279,7 @@ def imported_third_party_packages(
     for name, module in since.items():
         if not name.isidentifier() or keyword.iskeyword(name):
             continue
-        file = getattr(module, "__file__", None)
+        file = user_attribute(module, "__file__")
         if isinstance(file, str) and os.path.abspath(file).startswith(installed) \
                 and not is_workspace(file):
             packages.add(name)

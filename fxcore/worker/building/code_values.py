@@ -14,7 +14,10 @@ few strings, and ``None`` builds nothing. Read, in order, from:
 
 Runs in the worker: it needs the imported class (its annotations evaluated, its enums, the
 dicts its code reads), and reads the source of its functions with ``inspect``. Nothing is
-called: values are read, and the constructor that is given them decides.
+called: values are read, and the constructor that is given them decides. The objects read are
+the user's, and reading one runs its code (a library's optional-import stub raises its own
+error for every attribute, not ``AttributeError``): an error there means "nothing to read",
+never the worker's end (``user_attribute``, ``_guarded``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from fxcore.worker.user_objects import user_attribute
 
 #: How many values are kept per parameter: the first is tried, the others where the
 #: constructor rejects it (a ``"group"`` norm that also needs ``num_groups``).
@@ -44,10 +49,11 @@ def code_values(cls: type, name: str, annotation: Any) -> list[Any]:
     """The values ``cls``'s code names for its constructor parameter ``name``, most telling
     first; empty when it names none."""
     found = [*annotated_values(annotation)]
-    init = getattr(cls, "__init__", None)
+    init = user_attribute(cls, "__init__")
     if inspect.isfunction(init):
-        found += _used_values(init, name, CALL_DEPTH, getattr(cls, "__dict__", {}))
-    found += documented_values([cls.__doc__, getattr(init, "__doc__", None)], name)
+        found += _used_values(init, name, CALL_DEPTH, user_attribute(cls, "__dict__", {}))
+    found += documented_values([user_attribute(cls, "__doc__"),
+                                user_attribute(init, "__doc__")], name)
     unique: list[Any] = []
     # An empty string (``if name == "": return nn.Identity()``) leaves the layer out: last.
     for value in sorted(found, key=lambda value: value == ""):
@@ -101,17 +107,32 @@ def _used_values(function: Callable[..., Any], name: str, depth: int,
     tree = _parsed(function)
     if tree is None:
         return []
-    namespace = getattr(function, "__globals__", {})
+    namespace = user_attribute(function, "__globals__", {})
     tracked = _aliases(tree, name)
     found: list[Any] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and _mentions(node.slice, tracked):
-            found += _keys(_resolved(node.value, namespace, attributes))
+            found += _guarded(lambda node=node: _keys(_resolved(node.value, namespace,
+                                                                attributes)))
         elif isinstance(node, ast.Call):
-            found += _from_call(node, tracked, namespace, attributes, depth)
+            found += _guarded(lambda node=node: _from_call(node, tracked, namespace,
+                                                           attributes, depth))
         elif isinstance(node, ast.Compare):
             found += _compared(node, tracked)
     return found
+
+
+def _guarded(read: Callable[[], list[Any]]) -> list[Any]:
+    """What ``read`` finds in the user's objects, or nothing when they raise on being read
+    (``isinstance`` and ``hasattr`` run a class's ``__instancecheck__``, ``__getattr__``;
+    ``list`` a mapping's ``__iter__``): one unreadable name loses its values, not the
+    parameter's others, nor the worker."""
+    try:
+        return read()
+    except Exception:
+        return []
+
+
 
 
 def _from_call(node: ast.Call, tracked: set[str], namespace: Mapping[str, Any],
@@ -125,13 +146,13 @@ def _from_call(node: ast.Call, tracked: set[str], namespace: Mapping[str, Any],
     if depth <= 0:
         return []
     called = _resolved(function, namespace, attributes)
-    called = getattr(called, "__func__", called)
+    called = user_attribute(called, "__func__", called)
     # A class the parameter is passed to (``UnetBasicBlock(..., norm_name=norm_name)``): its
     # own ``__init__``, with the class's own attributes.
     bound = isinstance(called, type) or isinstance(function, ast.Attribute)
     if isinstance(called, type):
-        attributes = getattr(called, "__dict__", {})
-        called = getattr(called, "__init__", None)
+        attributes = user_attribute(called, "__dict__", {})
+        called = user_attribute(called, "__init__")
     if not inspect.isfunction(called):
         return []
     try:
@@ -170,8 +191,9 @@ def _keys(table: Any) -> list[Any]:
     ``LayerFactory`` looked up as ``Norm[name, dims]``; mmcv's and detectron2's registries):
     those of the dict it keeps its entries in."""
     if not isinstance(table, Mapping):
-        looked_up = hasattr(table, "__getitem__") or hasattr(table, "get")
-        held = vars(table) if looked_up and hasattr(table, "__dict__") else {}
+        looked_up = user_attribute(table, "__getitem__") is not None \
+            or user_attribute(table, "get") is not None
+        held = user_attribute(table, "__dict__", {}) if looked_up else {}
         table = next((value for name, value in held.items()
                       if _REGISTRY_ATTRIBUTE.fullmatch(name) and isinstance(value, Mapping)),
                      {})
@@ -190,7 +212,7 @@ def _resolved(node: ast.expr, namespace: Mapping[str, Any],
         owner = namespace.get(node.value.id)
         # A module's table or function (``norms.NORMS``), never a property run on access.
         if isinstance(owner, types.ModuleType):
-            return getattr(owner, node.attr, None)
+            return user_attribute(owner, node.attr)
     return None
 
 

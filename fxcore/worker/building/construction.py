@@ -12,6 +12,7 @@ import torch
 
 from fxcore.model.job_spec import ModuleConfig
 from fxcore.model.results import InstantiatedOn
+from fxcore.worker.building.meta_data_checks import DataCheckedOnCpu
 from fxcore.worker.building.weights import without_weights
 
 
@@ -19,15 +20,17 @@ def build(cls: type, module_config: ModuleConfig,
           meta_only: bool = False) -> tuple[torch.nn.Module, InstantiatedOn, bool]:
     """Construct on the meta device (no weights); on CPU if the constructor needs real
     values (``.item()``, ``.tolist()``), unless ``meta_only``. The flag says whether
-    pretrained weights were asked for and skipped."""
+    pretrained weights were asked for and skipped. Tensors made from Python data are
+    checked as the CPU checks them (``DataCheckedOnCpu``): an instance the CPU would not
+    build is not built on meta either."""
     args, kwargs = module_config.args, module_config.kwargs
     with without_weights() as weights:
         if module_config.factory:
             factory = resolve(module_config.factory)
-            with torch.device("meta"):
+            with torch.device("meta"), DataCheckedOnCpu():
                 return all_on_meta(factory(*args, **kwargs)), "factory", weights.skipped
         try:
-            with torch.device("meta"):
+            with torch.device("meta"), DataCheckedOnCpu():
                 return all_on_meta(cls(*args, **kwargs)), "meta", weights.skipped
         except Exception:
             if meta_only:

@@ -37,6 +37,7 @@ from fxcore.worker.locate import (
     is_plumbing,
     stack_positions,
 )
+from fxcore.worker.user_objects import user_attribute
 
 #: The message of each failure kind the tracer records, ``{detail}`` to fill (the registry).
 MESSAGES: dict[str, str] = {kind: rule.message for rule in RULES for kind in rule.kinds
@@ -298,7 +299,7 @@ def _resolve_callee(expression: ast.expr, frame: Any) -> Any:
     if isinstance(expression, ast.Attribute):
         base = _resolve_callee(expression.value, frame)
         if isinstance(base, types.ModuleType):
-            return getattr(base, expression.attr, None)
+            return user_attribute(base, expression.attr)
     return None
 
 
