@@ -1,0 +1,251 @@
+"""Example inputs for a ``forward`` that takes several tensors whose sizes are related (a
+decoder block's ``inp`` and ``skip``, a spatial transformer's image and displacement field), or
+one tensor joined with values the code makes (a CRF-like block's ``meshgrid`` of
+coordinates): searched jointly, one candidate giving every argument a shape, where the first
+layer's candidates and their companions (``first_layer``) fit none.
+
+What ``forward``'s code says (``forward_relations``) decides each argument's candidates:
+
+- an argument passed to a submodule takes the input of that submodule's first layer whose
+  input size is known; the first such argument is the reference the others follow (without
+  one, the model's first known layer, else an image of the rank a ``permute`` names);
+- an argument joined by ``torch.cat`` into a layer takes that layer's channels less those of
+  the other items (a submodule's output channels, another argument's), else less the
+  spatial rank (coordinates), less one, half, or all of them;
+- another argument takes the reference's rank and, as channels, the spatial rank first where
+  its channels are moved last (a displacement field), else the reference's, the spatial rank
+  or one;
+- spatial sizes follow the reference: scaled as the code scales one before they meet (a
+  transposed convolution of stride 2 before a ``cat``: twice), then equal, doubled, halved.
+
+Candidates are ordered by how far down each argument's list they go, the sizes of
+``first_layer.SIZES_TRIED`` counted as one more list, and at most ``MAX_CANDIDATES`` are run, for
+at most ``MAX_SECONDS``; one is accepted only when the model runs on it eagerly (meta or fake
+tensors), as every inferred input is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+from torch import nn
+
+from fxcore.model.container_spec import InputSpec
+from fxcore.model.results import InstantiatedOn
+from fxcore.worker.inputs.container import container_kind, scaled_sizes
+from fxcore.worker.inputs.first_layer import (
+    SIZES_TRIED,
+    LayerInputs,
+    eager_error_before,
+    known_layers,
+    required_arguments,
+)
+from fxcore.worker.inputs.forward_relations import ArgumentUse, argument_uses, forward_tree
+from fxcore.worker.inputs.graph_layers import (
+    BATCH,
+    DEPTH,
+    HEIGHT,
+    SEQUENCE,
+    SIGNAL,
+    WIDTH,
+    FreeSizes,
+    InputTemplate,
+)
+from fxcore.worker.inputs.values_read import read_note
+
+#: The most joint candidates run for one class, and the most seconds they take.
+MAX_CANDIDATES = 64
+MAX_SECONDS = 10.0
+#: The most required arguments searched jointly.
+MAX_ARGUMENTS = 4
+#: How another argument's spatial sizes follow the reference's, after the code's own scale.
+SCALES = (1.0, 2.0, 0.5)
+#: The channels of an image no layer tells.
+IMAGE_CHANNELS = 3
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """One shape an argument may take: its template, its spatial scale against the
+    reference's, and in words."""
+
+    template: InputTemplate
+    scale: float
+    words: str
+
+
+def related_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
+                   concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
+    """The first joint candidate for ``forward``'s required tensor arguments that the model
+    runs on; None when there is nothing to relate (one argument not joined with anything, a
+    container among them), or none runs within the bounds."""
+    required = required_arguments(cls, concrete_args)
+    tree = forward_tree(cls)
+    if not required or tree is None or len(required) > MAX_ARGUMENTS \
+            or any(container_kind(cls, name, tree) for name in required):
+        return None
+    uses = argument_uses(tree, model, required)
+    if len(required) == 1 and not uses[required[0]].joined_into:
+        return None  # one argument, which the first layer's candidates have covered
+    choices = _all_choices(model, required, uses)
+    if choices is None:
+        return None
+    deadline = time.monotonic() + min(seconds, MAX_SECONDS)
+    for sizes, picked in _ordered(choices):
+        specs: dict[str, InputSpec] = {
+            name: choice.template.spec(scaled_sizes(sizes, choice.scale))
+            for name, choice in zip(required, picked, strict=True)}
+        ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
+        if ran is None:
+            return None
+        if not isinstance(ran, Exception):
+            said = "; ".join(f"{name} {spec} {choice.words}" for (name, spec), choice
+                             in zip(specs.items(), picked, strict=True))
+            what = "related tensors searched jointly" if len(specs) > 1 else "a tensor"
+            return LayerInputs(specs, f"{what}, from how forward uses them ({said}), which "
+                                      f"{cls.__name__} runs on{read_note(ran)}")
+    return None
+
+
+def _ordered(choices: list[list[_Choice]]) -> list[tuple[FreeSizes, tuple[_Choice, ...]]]:
+    """At most ``MAX_CANDIDATES`` (sizes, a choice per argument), those nearest the head of
+    every list first."""
+    lists = [list(enumerate(SIZES_TRIED)), *(list(enumerate(c)) for c in choices)]
+    ranked = sorted(itertools.product(*lists), key=lambda row: sum(index for index, _ in row))
+    return [(row[0][1], tuple(choice for _, choice in row[1:]))
+            for row in ranked[:MAX_CANDIDATES]]
+
+
+def _all_choices(model: nn.Module, required: list[str],
+                 uses: dict[str, ArgumentUse]) -> list[list[_Choice]] | None:
+    own = {name: _own_template(uses[name]) for name in required}
+    reference = next((name for name in required if own[name] is not None), required[0])
+    references = _reference_choices(model, own[reference], uses, reference)
+    if not references:
+        return None
+    spatial = _spatial_rank(references[0].template)
+    choices = []
+    for name in required:
+        if name == reference:
+            choices.append(references)
+            continue
+        use = uses[name]
+        scales = _scales(name, uses, reference)
+        base = own[name] or references[0].template
+        channels = [None] if own[name] is not None else _channels(
+            use, spatial, own, references[0].template)
+        choices.append([_Choice(_with_channels(base, count, use.rank), scale,
+                                _words(count, scale, reference, own[name] is not None))
+                        for count in channels for scale in scales])
+    return choices
+
+
+def _reference_choices(model: nn.Module, own: InputTemplate | None,
+                       uses: dict[str, ArgumentUse], reference: str) -> list[_Choice]:
+    if own is not None:
+        return [_Choice(own, 1.0, "as the first layer it is passed to takes it")]
+    use = uses[reference]
+    joined = [_first_template(layer) for layer, _ in use.joined_into]
+    if joined and joined[0] is not None:
+        base = joined[0]
+        counts = _channels(use, _spatial_rank(base), {}, base)
+        return [_Choice(_with_channels(base, count, None), 1.0,
+                        f"with {count} channels, joined into the layer that takes it")
+                for count in counts]
+    layers = known_layers(model)
+    rank = use.rank or next((u.rank for u in uses.values() if u.rank), None)
+    if layers and (rank is None or len(layers[0][2].dims) == rank):
+        return [_Choice(layers[0][2], 1.0, "as the model's first known layer takes it")]
+    rank = rank or 4
+    if rank < 3:
+        return []
+    image = InputTemplate("float32", (BATCH, IMAGE_CHANNELS, *_spatial_marks(rank - 2)))
+    return [_Choice(image, 1.0, f"an image of rank {rank}")]
+
+
+def _own_template(use: ArgumentUse) -> InputTemplate | None:
+    """The input of the first known layer of the first submodule the argument is passed to."""
+    for taker in use.takers:
+        found = _first_template(taker)
+        if found is not None:
+            return found
+    return None
+
+
+def _first_template(module: nn.Module) -> InputTemplate | None:
+    layers = known_layers(module)
+    return layers[0][2] if layers else None
+
+
+def _channels(use: ArgumentUse, spatial: int,
+              own: dict[str, InputTemplate | None], reference: InputTemplate) -> list[int]:
+    """The channel counts an argument without a layer of its own is tried with, in order."""
+    counts: list[int] = []
+    for layer, others in use.joined_into:
+        template = _first_template(layer)
+        if template is None:
+            continue
+        total = _channel_count(template)
+        known = [_other_channels(item, own) for item in others]
+        rest = total - sum(count for count in known if count is not None)
+        if all(count is not None for count in known):
+            counts.append(rest)
+        counts += [rest - spatial, rest - 1, total // 2, total]
+    if use.channels_last:
+        counts.append(spatial)
+    counts += [_channel_count(reference), spatial, 1]
+    return [count for count in dict.fromkeys(counts) if count > 0]
+
+
+def _other_channels(item: int | str | None, own: dict[str, InputTemplate | None]) -> int | None:
+    if isinstance(item, str):
+        template = own.get(item)
+        return _channel_count(template) if template is not None else None
+    return item
+
+
+def _scales(name: str, uses: dict[str, ArgumentUse], reference: str) -> list[float]:
+    """The code's own scales of ``name`` against the reference first (they meet where
+    ``name`` times its scale is the reference times its own), then ``SCALES``."""
+    hinted = [other_scale / own_scale for other, other_scale, own_scale in uses[name].partners
+              if other == reference and own_scale]
+    return list(dict.fromkeys([*hinted, *SCALES]))
+
+
+def _channel_axis(template: InputTemplate) -> int:
+    """Where a template's channels are: after the batch for an image or signal, last for a
+    sequence of features."""
+    spatial = any(isinstance(d, str) and d != SEQUENCE for d in template.dims)
+    return 1 if spatial or len(template.dims) < 3 else len(template.dims) - 1
+
+
+def _channel_count(template: InputTemplate) -> int:
+    value = template.dims[_channel_axis(template)]
+    return value if isinstance(value, int) else IMAGE_CHANNELS
+
+
+def _spatial_marks(count: int) -> tuple[str, ...]:
+    return {1: (SIGNAL,), 2: (HEIGHT, WIDTH)}.get(count, (DEPTH, HEIGHT, WIDTH))
+
+
+def _spatial_rank(template: InputTemplate) -> int:
+    return sum(1 for d in template.dims if isinstance(d, str) and d != SEQUENCE) or 2
+
+
+def _with_channels(template: InputTemplate, count: int | None,
+                   rank: int | None) -> InputTemplate:
+    if count is None:
+        return template
+    if rank is not None and rank != len(template.dims) and rank >= 3:
+        return InputTemplate(template.dtype, (BATCH, count, *_spatial_marks(rank - 2)))
+    dims = list(template.dims)
+    dims[_channel_axis(template)] = count
+    return InputTemplate(template.dtype, tuple(dims))
+
+
+def _words(count: int | None, scale: float, reference: str, own: bool) -> str:
+    where = "as the first layer it is passed to takes it" if own else f"with {count} channels"
+    size = "" if scale == 1.0 else f", {scale:g} times {reference}'s spatial size"
+    return where + size
