@@ -136,9 +136,12 @@ def _all_choices(model: nn.Module, required: list[str],
         base = own[name] or references[0].template
         channels = [None] if own[name] is not None else _channels(
             use, spatial, own, references[0].template)
+        # Nearest the head of both lists first: a likely channel count at a likely scale.
+        pairs = sorted(itertools.product(enumerate(channels), enumerate(scales)),
+                       key=lambda pair: pair[0][0] + pair[1][0])
         choices.append([_Choice(_with_channels(base, count, use.rank), scale,
                                 _words(count, scale, reference, own[name] is not None))
-                        for count in channels for scale in scales])
+                        for (_, count), (_, scale) in pairs])
     return choices
 
 
