@@ -4,8 +4,9 @@ are related, searched jointly from how ``forward`` uses them (``fxcore.worker.in
 (``fxcore.worker.inputs.container``): a decoder block whose skip connection has the up-sampled
 size of its input and the channels its ``cat`` leaves; two maps joined at the same size; a
 spatial transformer's image and displacement field, one channel per spatial dimension (2d
-and 3d); a block that adds a strided convolution of one map to a layer of the other (half
-its size); a CRF-like block that joins its input with a ``meshgrid`` of coordinates; a
+and 3d, and one whose ``permute`` is computed, so that only the name ``ddf`` says it); a
+block that adds a strided convolution of one map to a layer of the other (half its size); a
+CRF-like block that joins its input with a ``meshgrid`` of coordinates; a
 ``dict[str, Tensor]`` iterated with ``.items()``.
 
 On the branch's base none of these classes gets an export or compile verdict (FX103, no
@@ -92,6 +93,18 @@ class DownFuse(nn.Module):
 
     def forward(self, high, low):
         return self.down(high) + self.lateral(low)
+
+
+class GridWarp(nn.Module):
+    """MONAI's Warp: the grid permuted by a computed order, so only the name says that the
+    displacement field has one channel per spatial dimension."""
+
+    def forward(self, image, ddf):
+        spatial = ddf.shape[2:]
+        axes = [torch.arange(size, dtype=ddf.dtype) for size in spatial]
+        grid = ddf + torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=0)
+        grid = grid.permute([0] + list(range(2, 2 + len(spatial))) + [1])
+        return F.grid_sample(image, grid, align_corners=True)
 '''
 
 #: The inputs each class gets, in export and compile alike.
@@ -101,6 +114,7 @@ EXPECTED = {
     "Warp": {"image": "float32[2, 3, 32, 32]", "ddf": "float32[2, 2, 32, 32]"},
     "Warp3d": {"image": "float32[2, 3, 32, 32, 32]", "ddf": "float32[2, 3, 32, 32, 32]"},
     "DownFuse": {"high": "float32[2, 4, 32, 32]", "low": "float32[2, 6, 16, 16]"},
+    "GridWarp": {"image": "float32[2, 3, 32, 32]", "ddf": "float32[2, 2, 32, 32]"},
     "CRF": {"x": "float32[2, 4, 32, 32]"},
     "DictIn": {"feats": "{'0': float32[2, 8, 32, 32], '1': float32[2, 8, 16, 16]}"},
 }

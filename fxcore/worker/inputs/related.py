@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import typing
 from dataclasses import dataclass
 
 from torch import nn
@@ -62,6 +63,14 @@ MAX_SECONDS = 10.0
 MAX_ARGUMENTS = 4
 #: How another argument's spatial sizes follow the reference's, after the code's own scale.
 SCALES = (1.0, 2.0, 0.5)
+#: Words of an argument's name that say it holds a vector per position (a displacement field,
+#: an optical flow, a sampling grid): as many channels as spatial dimensions, tried first.
+DISPLACEMENT_WORDS = frozenset({"ddf", "dvf", "flow", "disp", "displacement", "deformation",
+                                "grid", "offset", "offsets"})
+#: Words of an argument's name that say it holds one value per position: one channel first.
+MASK_WORDS = frozenset({"mask", "seg", "label", "labels", "weight", "weights"})
+#: Annotations that say an argument is not a tensor: no tensor is tried for it.
+VALUE_TYPES = (int, float, bool, str)
 #: The channels of an image no layer tells.
 IMAGE_CHANNELS = 3
 
@@ -84,7 +93,8 @@ def related_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
     required = required_arguments(cls, concrete_args)
     tree = forward_tree(cls)
     if not required or tree is None or len(required) > MAX_ARGUMENTS \
-            or any(container_kind(cls, name, tree) for name in required):
+            or any(container_kind(cls, name, tree) for name in required) \
+            or _annotated_as_values(cls, required):
         return None
     uses = argument_uses(tree, model, required)
     if len(required) == 1 and not uses[required[0]].joined_into:
@@ -107,6 +117,17 @@ def related_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             return LayerInputs(specs, f"{what}, from how forward uses them ({said}), which "
                                       f"{cls.__name__} runs on{read_note(ran)}")
     return None
+
+
+def _annotated_as_values(cls: type, required: list[str]) -> bool:
+    """Whether a required argument is annotated as a number, a flag or a string (or an
+    optional one)."""
+    try:
+        hints = typing.get_type_hints(cls.forward)
+    except Exception:  # an annotation that does not evaluate says nothing
+        return False
+    return any(hint in VALUE_TYPES or any(arg in VALUE_TYPES for arg in typing.get_args(hint))
+               for hint in (hints.get(name) for name in required))
 
 
 def _ordered(choices: list[list[_Choice]]) -> list[tuple[FreeSizes, tuple[_Choice, ...]]]:
@@ -135,7 +156,7 @@ def _all_choices(model: nn.Module, required: list[str],
         scales = _scales(name, uses, reference)
         base = own[name] or references[0].template
         channels = [None] if own[name] is not None else _channels(
-            use, spatial, own, references[0].template)
+            use, spatial, own, references[0].template, name)
         # Nearest the head of both lists first: a likely channel count at a likely scale.
         pairs = sorted(itertools.product(enumerate(channels), enumerate(scales)),
                        key=lambda pair: pair[0][0] + pair[1][0])
@@ -153,7 +174,7 @@ def _reference_choices(model: nn.Module, own: InputTemplate | None,
     joined = [_first_template(layer) for layer, _ in use.joined_into]
     if joined and joined[0] is not None:
         base = joined[0]
-        counts = _channels(use, _spatial_rank(base), {}, base)
+        counts = _channels(use, _spatial_rank(base), {}, base, reference)
         return [_Choice(_with_channels(base, count, None), 1.0,
                         f"with {count} channels, joined into the layer that takes it")
                 for count in counts]
@@ -182,8 +203,8 @@ def _first_template(module: nn.Module) -> InputTemplate | None:
     return layers[0][2] if layers else None
 
 
-def _channels(use: ArgumentUse, spatial: int,
-              own: dict[str, InputTemplate | None], reference: InputTemplate) -> list[int]:
+def _channels(use: ArgumentUse, spatial: int, own: dict[str, InputTemplate | None],
+              reference: InputTemplate, name: str) -> list[int]:
     """The channel counts an argument without a layer of its own is tried with, in order."""
     counts: list[int] = []
     for layer, others in use.joined_into:
@@ -196,8 +217,11 @@ def _channels(use: ArgumentUse, spatial: int,
         if all(count is not None for count in known):
             counts.append(rest)
         counts += [rest - spatial, rest - 1, total // 2, total]
-    if use.channels_last:
+    words = set(name.lower().split("_"))
+    if use.channels_last or words & DISPLACEMENT_WORDS:
         counts.append(spatial)
+    if words & MASK_WORDS:
+        counts.append(1)
     counts += [_channel_count(reference), spatial, 1]
     return [count for count in dict.fromkeys(counts) if count > 0]
 
