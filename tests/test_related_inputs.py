@@ -110,7 +110,7 @@ class GridWarp(nn.Module):
 #: The inputs each class gets, in export and compile alike.
 EXPECTED = {
     "Decoder": {"inp": "float32[2, 16, 32, 32]", "skip": "float32[2, 8, 64, 64]"},
-    "SameSizeJoin": {"inp": "float32[2, 2, 32, 32]", "skip": "float32[2, 14, 32, 32]"},
+    "SameSizeJoin": {"inp": "float32[2, 8, 32, 32]", "skip": "float32[2, 8, 32, 32]"},
     "Warp": {"image": "float32[2, 3, 32, 32]", "ddf": "float32[2, 2, 32, 32]"},
     "Warp3d": {"image": "float32[2, 3, 32, 32, 32]", "ddf": "float32[2, 3, 32, 32, 32]"},
     "DownFuse": {"high": "float32[2, 4, 32, 32]", "low": "float32[2, 6, 16, 16]"},

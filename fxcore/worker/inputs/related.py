@@ -10,8 +10,8 @@ What ``forward``'s code says (``forward_relations``) decides each argument's can
   input size is known; the first such argument is the reference the others follow (without
   one, the model's first known layer, else an image of the rank a ``permute`` names);
 - an argument joined by ``torch.cat`` into a layer takes that layer's channels less those of
-  the other items (a submodule's output channels, another argument's), else less the
-  spatial rank (coordinates), less one, half, or all of them;
+  the other items (a submodule's output channels, another argument's; an equal share where
+  they are arguments), else less the spatial rank (coordinates), less one, half, or all;
 - another argument takes the reference's rank and, as channels, the spatial rank first where
   its channels are moved last (a displacement field), else the reference's, the spatial rank
   or one;
@@ -51,7 +51,6 @@ from fxcore.worker.inputs.graph_layers import (
     SEQUENCE,
     SIGNAL,
     WIDTH,
-    FreeSizes,
     InputTemplate,
 )
 from fxcore.worker.inputs.values_read import read_note
@@ -103,10 +102,7 @@ def related_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
     if choices is None:
         return None
     deadline = time.monotonic() + min(seconds, MAX_SECONDS)
-    for sizes, picked in _ordered(choices):
-        specs: dict[str, InputSpec] = {
-            name: choice.template.spec(scaled_sizes(sizes, choice.scale))
-            for name, choice in zip(required, picked, strict=True)}
+    for specs, picked in _ordered(required, choices):
         ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
         if ran is None:
             return None
@@ -130,13 +126,23 @@ def _annotated_as_values(cls: type, required: list[str]) -> bool:
                for hint in (hints.get(name) for name in required))
 
 
-def _ordered(choices: list[list[_Choice]]) -> list[tuple[FreeSizes, tuple[_Choice, ...]]]:
-    """At most ``MAX_CANDIDATES`` (sizes, a choice per argument), those nearest the head of
-    every list first."""
+def _ordered(required: list[str], choices: list[list[_Choice]]
+             ) -> list[tuple[dict[str, InputSpec], tuple[_Choice, ...]]]:
+    """At most ``MAX_CANDIDATES`` different candidates (the specs, the choice of each
+    argument), those nearest the head of every list first (the sizes tried one list more)."""
     lists = [list(enumerate(SIZES_TRIED)), *(list(enumerate(c)) for c in choices)]
     ranked = sorted(itertools.product(*lists), key=lambda row: sum(index for index, _ in row))
-    return [(row[0][1], tuple(choice for _, choice in row[1:]))
-            for row in ranked[:MAX_CANDIDATES]]
+    candidates: dict[str, tuple[dict[str, InputSpec], tuple[_Choice, ...]]] = {}
+    for (_, sizes), *row in ranked:
+        picked = tuple(choice for _, choice in row)
+        specs: dict[str, InputSpec] = {
+            name: choice.template.spec(scaled_sizes(sizes, choice.scale))
+            for name, choice in zip(required, picked, strict=True)}
+        # A scale leaves a sequence as it is: the same specs twice are run once.
+        candidates.setdefault(repr(specs), (specs, picked))
+        if len(candidates) == MAX_CANDIDATES:
+            break
+    return list(candidates.values())
 
 
 def _all_choices(model: nn.Module, required: list[str],
@@ -216,6 +222,8 @@ def _channels(use: ArgumentUse, spatial: int, own: dict[str, InputTemplate | Non
         rest = total - sum(count for count in known if count is not None)
         if all(count is not None for count in known):
             counts.append(rest)
+        elif all(isinstance(item, str) for item in others):
+            counts.append(rest // (len(others) + 1))  # arguments joined as equals
         counts += [rest - spatial, rest - 1, total // 2, total]
     words = set(name.lower().split("_"))
     if use.channels_last or words & DISPLACEMENT_WORDS:
