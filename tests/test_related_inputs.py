@@ -7,7 +7,8 @@ spatial transformer's image and displacement field, one channel per spatial dime
 and 3d, and one whose ``permute`` is computed, so that only the name ``ddf`` says it); a
 block that adds a strided convolution of one map to a layer of the other (half its size); a
 CRF-like block that joins its input with a ``meshgrid`` of coordinates; a
-``dict[str, Tensor]`` iterated with ``.items()``.
+``dict[str, Tensor]`` iterated with ``.items()`` (whose fx verdict, a failure at the
+iteration, is plain torch.fx's); a feature-pyramid stage's ``Sequence[Tensor]`` of halving maps.
 
 On the branch's base none of these classes gets an export or compile verdict (FX103, no
 example inputs).
@@ -15,10 +16,12 @@ example inputs).
 
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 
 import pytest
 from test_library_input_sources import checked_against_real_torch
+from torch import fx
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 
@@ -26,6 +29,8 @@ import cli_support
 
 BLOCKS = '''"""Forwards that take several related tensors, or a dict of them."""
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -105,6 +110,19 @@ class GridWarp(nn.Module):
         grid = ddf + torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=0)
         grid = grid.permute([0] + list(range(2, 2 + len(spatial))) + [1])
         return F.grid_sample(image, grid, align_corners=True)
+
+
+class PyramidStage(nn.Module):
+    def __init__(self, channels: Sequence[int] = (8, 16, 32), out_channels: int = 8):
+        super().__init__()
+        self.lateral = nn.ModuleList(nn.Conv2d(c, out_channels, 1) for c in channels)
+
+    def forward(self, maps: Sequence[torch.Tensor]):
+        laterals = [conv(level) for conv, level in zip(self.lateral, maps)]
+        out = laterals[-1]
+        for lateral in reversed(laterals[:-1]):
+            out = lateral + F.interpolate(out, scale_factor=2.0)
+        return out
 '''
 
 #: The inputs each class gets, in export and compile alike.
@@ -117,15 +135,31 @@ EXPECTED = {
     "GridWarp": {"image": "float32[2, 3, 32, 32]", "ddf": "float32[2, 2, 32, 32]"},
     "CRF": {"x": "float32[2, 4, 32, 32]"},
     "DictIn": {"feats": "{'0': float32[2, 8, 32, 32], '1': float32[2, 8, 16, 16]}"},
+    # A feature-pyramid stage's maps, halving (container.py before this change too).
+    "PyramidStage": {
+        "maps": "[float32[2, 8, 32, 32], float32[2, 16, 16, 16], float32[2, 32, 8, 8]]"},
 }
 
 
 def test_related_tensors_and_an_iterated_dict_get_inputs_and_verdicts(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)
-    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "fx,export,compile",
                                    "--output-format", "json", "blocks.py", cwd=tmp_path)
     report = parse_report(completed.stdout)
     found = {(module["class"], module["mode"]): module for module in report["modules"]}
+    # The fx verdicts are plain torch.fx's: DictIn's ``feats.items()`` stops both.
+    blocks = runpy.run_path(str(tmp_path / "blocks.py"))
+    for name in EXPECTED:
+        try:
+            fx.symbolic_trace(blocks[name]())
+            plain = "traceable"
+        except Exception:  # what plain torch.fx raises is its failure
+            plain = "failed"
+        assert found[(name, "fx")]["status"] == plain, name
+    items_line = BLOCKS.splitlines().index(
+        "        return {k: self.conv(v) for k, v in feats.items()}") + 1
+    assert ("FX003", items_line) in {(f["code"], f["line"])
+                                     for f in found[("DictIn", "fx")]["failures"]}
     for name, tensors in EXPECTED.items():
         for mode in ("export", "compile"):
             module = found[(name, mode)]
