@@ -6,7 +6,8 @@ size of its input and the channels its ``cat`` leaves; two maps joined at the sa
 spatial transformer's image and displacement field, one channel per spatial dimension (2d
 and 3d, and one whose ``permute`` is computed, so that only the name ``ddf`` says it); a
 block that adds a strided convolution of one map to a layer of the other (half its size); a
-CRF-like block that joins its input with a ``meshgrid`` of coordinates; a
+CRF-like block that joins its input with a ``meshgrid`` of coordinates; a cross-attention
+whose context has the attention's ``kdim`` features; a
 ``dict[str, Tensor]`` iterated with ``.items()`` (whose fx verdict, a failure at the
 iteration, is plain torch.fx's); a feature-pyramid stage's ``Sequence[Tensor]`` of halving maps.
 
@@ -112,6 +113,16 @@ class GridWarp(nn.Module):
         return F.grid_sample(image, grid, align_corners=True)
 
 
+class CrossAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.attn = nn.MultiheadAttention(16, 2, kdim=32, vdim=32, batch_first=True)
+
+    def forward(self, x, context):
+        return self.attn(self.norm(x), context, context)[0]
+
+
 class PyramidStage(nn.Module):
     def __init__(self, channels: Sequence[int] = (8, 16, 32), out_channels: int = 8):
         super().__init__()
@@ -134,6 +145,7 @@ EXPECTED = {
     "DownFuse": {"high": "float32[2, 4, 32, 32]", "low": "float32[2, 6, 16, 16]"},
     "GridWarp": {"image": "float32[2, 3, 32, 32]", "ddf": "float32[2, 2, 32, 32]"},
     "CRF": {"x": "float32[2, 4, 32, 32]"},
+    "CrossAttention": {"x": "float32[2, 8, 16]", "context": "float32[2, 8, 32]"},
     "DictIn": {"feats": "{'0': float32[2, 8, 32, 32], '1': float32[2, 8, 16, 16]}"},
     # A feature-pyramid stage's maps, halving (container.py before this change too).
     "PyramidStage": {

@@ -36,6 +36,9 @@ class ArgumentUse:
 
     #: The submodules it is passed to as their first argument, in the order of the code.
     takers: list[nn.Module] = field(default_factory=list)
+    #: The submodules it is passed to in another place than the first (a cross-attention's
+    #: keys and values: ``self.attn(x, context, context)``).
+    passed_to: list[nn.Module] = field(default_factory=list)
     #: The submodules that take a concatenation that has it as one of the items, each with
     #: the other items: the channels a submodule applied to one gives (its
     #: ``out_channels``...), another argument's name, or None where the code does not say.
@@ -84,6 +87,11 @@ def _read_call(node: ast.Call, model: nn.Module, aliases: dict[str, ast.expr],
                     others = [_item_channels(model, uses, other)
                               for position, other in enumerate(items) if position != index]
                     uses[item.id].joined_into.append((called, others))
+    if called is not None:
+        for later in [*node.args[1:], *(keyword.value for keyword in node.keywords)]:
+            resolved = _resolved(later, aliases)
+            if isinstance(resolved, ast.Name) and resolved.id in uses:
+                uses[resolved.id].passed_to.append(called)
     name = _function_name(node.func)
     if name in _JOINING and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
         _pair(model, aliases, uses, list(node.args[0].elts))
@@ -152,6 +160,15 @@ def _item_channels(model: nn.Module, uses: dict[str, ArgumentUse],
         if called is not None:
             return out_channels(called)
     return None
+
+
+def declared_sizes(module: nn.Module) -> list[int]:
+    """The sizes ``module`` declares in its own attributes named for one (``kdim``,
+    ``context_dim``, ``in_channels``, ``num_features``): what an argument passed to it in
+    another place than the first may have as its channels or features."""
+    return [value for name, value in vars(module).items()
+            if type(value) is int and value > 0
+            and any(word in name for word in ("dim", "channels", "features"))]
 
 
 def out_channels(module: nn.Module) -> int | None:

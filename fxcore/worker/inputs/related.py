@@ -12,9 +12,10 @@ What ``forward``'s code says (``forward_relations``) decides each argument's can
 - an argument joined by ``torch.cat`` into a layer takes that layer's channels less those of
   the other items (a submodule's output channels, another argument's; an equal share where
   they are arguments), else less the spatial rank (coordinates), less one, half, or all;
-- another argument takes the reference's rank and, as channels, the spatial rank first where
-  its channels are moved last (a displacement field), else the reference's, the spatial rank
-  or one;
+- another argument takes the reference's rank and, as channels, the sizes a submodule it is
+  passed to in another place declares (a cross-attention's ``kdim``), the spatial rank first
+  where its channels are moved last or its name says so (a displacement field), one where its
+  name says mask, else the reference's, the spatial rank or one;
 - spatial sizes follow the reference: scaled as the code scales one before they meet (a
   transposed convolution of stride 2 before a ``cat``: twice), then equal, doubled, halved.
 
@@ -43,7 +44,12 @@ from fxcore.worker.inputs.first_layer import (
     known_layers,
     required_arguments,
 )
-from fxcore.worker.inputs.forward_relations import ArgumentUse, argument_uses, forward_tree
+from fxcore.worker.inputs.forward_relations import (
+    ArgumentUse,
+    argument_uses,
+    declared_sizes,
+    forward_tree,
+)
 from fxcore.worker.inputs.graph_layers import (
     BATCH,
     DEPTH,
@@ -62,6 +68,9 @@ MAX_SECONDS = 10.0
 MAX_ARGUMENTS = 4
 #: How another argument's spatial sizes follow the reference's, after the code's own scale.
 SCALES = (1.0, 2.0, 0.5)
+#: How many of the sizes a submodule declares (``declared_sizes``) are tried as the channels
+#: of an argument passed to it in another place than the first.
+SIZES_DECLARED = 3
 #: Words of an argument's name that say it holds a vector per position (a displacement field,
 #: an optical flow, a sampling grid): as many channels as spatial dimensions, tried first.
 DISPLACEMENT_WORDS = frozenset({"ddf", "dvf", "flow", "disp", "displacement", "deformation",
@@ -225,6 +234,8 @@ def _channels(use: ArgumentUse, spatial: int, own: dict[str, InputTemplate | Non
         elif all(isinstance(item, str) for item in others):
             counts.append(rest // (len(others) + 1))  # arguments joined as equals
         counts += [rest - spatial, rest - 1, total // 2, total]
+    for module in use.passed_to:
+        counts += declared_sizes(module)[:SIZES_DECLARED]
     words = set(name.lower().split("_"))
     if use.channels_last or words & DISPLACEMENT_WORDS:
         counts.append(spatial)
