@@ -47,6 +47,8 @@ from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 _SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)
+#: The keys of a dict that ``forward`` only iterates, each value taken by the same submodule.
+GENERIC_KEYS = ("0", "1")
 #: How the sizes of a container's items follow one another: a pyramid's levels halve or double.
 PROGRESSIONS = ((0.5, "halving"), (2.0, "doubling"), (1.0, "of one size"))
 
@@ -75,7 +77,7 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
     for sizes in SIZES_TRIED:
         for factor, words in PROGRESSIONS if spatial else ((1.0, ""),):
             specs = {name: ContainerSpec(kind, tuple(
-                (key, template.spec(_scaled(sizes, factor ** index)))
+                (key, template.spec(scaled_sizes(sizes, factor ** index)))
                 for index, (key, template) in enumerate(found)))
                 for name, (kind, found) in items.items()}
             if specs in tried:
@@ -122,9 +124,15 @@ def _items(kind: ContainerKind, name: str, tree: ast.AST,
             # FeaturePyramidNetwork: ``list(x.values())``, each taken by ``inner_blocks[i]``).
             table = _indexed_table(tree, model, name) or _first(model, nn.ModuleDict) \
                 or _first(model, nn.ModuleList)
-            if table is None:
-                return None
-            takers = dict(table.named_children())
+            if table is not None:
+                takers = dict(table.named_children())
+            else:
+                # Each value taken by one submodule (``{k: self.conv(v) for k, v in
+                # x.items()}``): the code names no key, so a few generic ones.
+                taker = _iterated_taker(tree, model, name)
+                if taker is None:
+                    return None
+                takers = dict.fromkeys(GENERIC_KEYS, taker)
     else:
         table = _zipped_table(tree, model, name)
         if table is not None:
@@ -148,7 +156,8 @@ def _items(kind: ContainerKind, name: str, tree: ast.AST,
     return found or None
 
 
-def _scaled(sizes: FreeSizes, factor: float) -> FreeSizes:
+def scaled_sizes(sizes: FreeSizes, factor: float) -> FreeSizes:
+    """``sizes`` with their spatial sizes (not a sequence's length) times ``factor``."""
     def scaled(size: int) -> int:
         return max(1, round(size * factor))
 
@@ -196,6 +205,32 @@ def _taker(tree: ast.AST, model: nn.Module, name: str, key: ast.Constant) -> nn.
         if isinstance(node, ast.Call) and node.args and any(
                 ast.dump(_index_of(item)) == ast.dump(key)
                 for item in _indexing(node.args[0], name)):
+            found = _submodule(model, node.func)
+            if found is not None:
+                return found
+    return None
+
+
+def _iterated_taker(tree: ast.AST, model: nn.Module, name: str) -> nn.Module | None:
+    """The submodule ``forward`` passes each value of the dict ``name`` to, where it iterates
+    its values (``for key, value in x.items()``, ``for value in x.values()``, a comprehension
+    of either)."""
+    values: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.For, ast.comprehension)) \
+                or not isinstance(node.iter, ast.Call) \
+                or not isinstance(node.iter.func, ast.Attribute) \
+                or not _is_name(node.iter.func.value, name):
+            continue
+        target = node.target
+        if node.iter.func.attr == "items" and isinstance(target, ast.Tuple) \
+                and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
+            values.add(target.elts[1].id)
+        elif node.iter.func.attr == "values" and isinstance(target, ast.Name):
+            values.add(target.id)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) \
+                and node.args[0].id in values:
             found = _submodule(model, node.func)
             if found is not None:
                 return found

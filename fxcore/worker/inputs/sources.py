@@ -29,6 +29,7 @@ from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.container import container_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
+from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
 
 
@@ -101,6 +102,11 @@ def decide_before_capture(context: JobContext, capture: Capture,
                                  target.concrete_args, seconds) \
             or layer_inputs(target.cls, target.model, target.instantiated_on,
                             target.concrete_args, seconds, context.is_workspace_path)
+        if not isinstance(found, LayerInputs):
+            # Several related tensors (a decoder's input and skip connection), searched
+            # jointly where each argument's own candidates fit none.
+            found = related_inputs(target.cls, target.model, target.instantiated_on,
+                                   target.concrete_args, seconds) or found
         if isinstance(found, LayerInputs):
             decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), found.note),
                                     found.specs)
