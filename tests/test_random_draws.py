@@ -16,10 +16,11 @@ from torch import fx
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.host.engine import Engine
+from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.worker.seeding import seed_generators
 
 from cli_support import fx_lsp
-from engine_support import REPO_ROOT, Workspace, line_of, span_of
+from engine_support import REPO_ROOT, Workspace, check_job, line_of, span_of
 
 sys.path.insert(0, str(REPO_ROOT))
 from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
@@ -222,3 +223,23 @@ def test_a_drawn_failure_agrees_with_the_plain_torch_fx_reference(
     outcomes = plain_verdicts(str(workspace.root), [block])
     assert outcomes[0]["status"] == "failed"
     assert disagreement(block, outcomes[0], str(workspace.root)) is None
+
+
+def test_export_reports_the_draws_and_takes_the_outcome_fx_took(engine: Engine,
+                                                                workspace: Workspace) -> None:
+    """Non-strict torch.export runs forward's Python once, and keeps the outcome drawn as
+    silently as torch.fx: it reports the same draws, and, seeded alike, chose what fx chose."""
+    path = write_draws(workspace)
+    result = check_job(engine, TraceJob(
+        path=str(path), workspace_root=str(workspace.root),
+        config=EngineConfig(modes=("fx", "export")), only_classes=["RandomDrop", "PickLayer"]))
+    by_mode = {(module.class_name, module.mode): module for module in result.modules}
+    assert len(by_mode) == 4
+    for name in ("RandomDrop", "PickLayer"):
+        fx_module, export_module = by_mode[name, "fx"], by_mode[name, "export"]
+        assert export_module.status == "traceable"
+        draws = [[(hint.line, hint.column, hint.message) for hint in module.hints
+                  if hint.code == "FX206"] for module in (fx_module, export_module)]
+        assert draws[0] == draws[1] and len(draws[0]) == 1, draws
+        # The same layer ran (or none: the branch that returns x as it is).
+        assert fx_module.module_order == export_module.module_order, name

@@ -2,7 +2,7 @@
 (``tracer``), which records each failure and goes on, so one pass finds them all.
 
 Its own checks of a complete graph are the mis-traces (FX201-FX206, ``mistraces`` and
-``random_draws``): places where the graph traced without error but does not mean what the
+``capture.random_draws``): places where the graph traced without error but does not mean what the
 code says.
 """
 
@@ -23,13 +23,13 @@ from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.fx import mistraces
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 from fxcore.worker.capture.fx.libraries import on_library, recorded_cause
-from fxcore.worker.capture.fx.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.fx.tracer import (
     MESSAGES,
     RecoveringTracer,
     proxy_patches,
     recovering_tracer_class,
 )
+from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception

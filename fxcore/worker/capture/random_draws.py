@@ -1,15 +1,18 @@
 """FX206: where a traced forward drew from Python's ``random`` or NumPy's global generator.
 
-A draw returns a Python value, never a Proxy: ``if random.random() > self.p``, a layer picked
-with ``random.choice(self.layers)``, a size from ``random.randint`` are decided once, while
-tracing, and the graph keeps that outcome whatever later draws give. torch.fx raises nothing.
+A draw returns a Python value, never a Proxy (nor a fake tensor): ``if random.random() >
+self.p``, a layer picked with ``random.choice(self.layers)``, a size from ``random.randint``
+are decided once, while tracing, and the graph keeps that outcome whatever later draws give.
+Neither torch.fx nor non-strict torch.export raises (torch.compile breaks its graph there, a
+GB code of its own).
 
 Found in two steps, so that a class that draws nothing pays nothing: the capture compares
 the generators' states before and after its trace (``fxcore.worker.seeding.drawn_states``),
-and only when they differ is the trace run again, from the same seeds (so down the same
-outcomes), with ``draws_recorded`` watching. Every draw that ran while tracing is reported:
-whatever its value went into (a branch, an index, a size, a constant of the graph), the
-graph holds that one value. A draw is reported at the workspace code that called it, the
+and only when they differ is forward run again, from the same seeds (so down the same
+outcomes), with ``draws_recorded`` watching: fx traces again; export runs forward eagerly on
+its fake inputs, which is what its non-strict trace runs. Every draw that ran while tracing
+is reported: whatever its value went into (a branch, an index, a size, a constant of the
+graph), the graph holds that one value. A draw is reported at the workspace code that called it, the
 innermost frame outside ``random`` and ``numpy``; a draw a library makes is the library's.
 
 Python's generators are watched as the profiler sees their C methods (``random()`` and
