@@ -12,16 +12,19 @@ and only when they differ is forward run again, from the same seeds (so down the
 outcomes), with ``draws_recorded`` watching: fx traces again; export runs forward eagerly on
 its fake inputs, which is what its non-strict trace runs. Every draw that ran while tracing
 is reported: whatever its value went into (a branch, an index, a size, a constant of the
-graph), the graph holds that one value. A draw is reported at the workspace code that called it, the
-innermost frame outside ``random`` and ``numpy``; a draw a library makes is the library's.
+graph), the graph holds that one value. A draw is reported at the workspace code that called
+it, the innermost frame outside ``random`` and ``numpy``; a draw a library makes is the
+library's. Only the global generators, the ones fx-lsp seeds, are compared: a forward that
+draws only from a generator of its own (``random.Random()``, ``np.random.default_rng()``)
+is not reported.
 
 Python's generators are watched as the profiler sees their C methods (``random()`` and
 ``getrandbits()``, which ``choice``, ``randint``, ``shuffle``... call), so a function imported
-early (``from random import random``) is found too, and so is an own ``random.Random``
-instance. NumPy's draws are methods compiled by Cython, which the profiler does not see:
-its global generator's methods are wrapped in ``numpy.random`` while the retrace runs, so a
-draw through that module (``np.random.rand()``) is found, and one through a name imported
-from it before (``from numpy.random import rand``) is not located.
+early (``from random import random``) is found too. NumPy's draws are methods compiled by
+Cython, which the profiler does not see: its global generator's methods are wrapped in
+``numpy.random`` while forward runs again, so a draw through that module
+(``np.random.rand()``) is found, and one through a name imported from it before
+(``from numpy.random import rand``) is not located.
 """
 
 from __future__ import annotations
