@@ -22,6 +22,7 @@ from fxcore.worker.locate import (
     to_frame,
     traceback_positions,
 )
+from fxcore.worker.seeding import seed_generators
 from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location
@@ -65,6 +66,7 @@ def plain_trace(path: Path, root: Path, class_name: str,
             module_config = dataclasses.replace(
                 module_config, args=[eval(text, namespace) for text in arguments.args],
                 kwargs={name: eval(text, namespace) for name, text in arguments.kwargs.items()})
+        seed_generators()  # as fx-lsp's worker seeds: the same draws, the same branches
         with torch.device("meta"):
             if module_config.factory:
                 model = resolve(module_config.factory)(*module_config.args,
@@ -72,6 +74,7 @@ def plain_trace(path: Path, root: Path, class_name: str,
             else:
                 model = getattr(module, class_name)(*module_config.args,
                                                     **module_config.kwargs)
+        seed_generators()
         try:
             return None, fx.symbolic_trace(model).code
         except Exception as error:

@@ -149,6 +149,7 @@ def _child() -> None:
         to_frame,
         traceback_positions,
     )
+    from fxcore.worker.seeding import seed_generators
     from fxcore.workspace.config import load_config
     from fxcore.workspace.module_config import module_config_for
     from fxcore.workspace.paths import import_location
@@ -169,6 +170,9 @@ def _child() -> None:
         entry = import_location(path).sys_path_entry
         if entry not in sys.path:
             sys.path.insert(0, entry)
+        # Seeded as fx-lsp's worker seeds, before the build and before the trace: a forward
+        # that draws from `random` traces down the outcome fx-lsp's did (FX206).
+        seed_generators()
         try:
             instance = rebuilt_instance(module, config)
         except Exception as error:
@@ -176,6 +180,7 @@ def _child() -> None:
             continue
         module_name, _, class_name = module["qualified_name"].partition(":")
         concrete_args = module_config_for(config, module_name, class_name).concrete_args
+        seed_generators()
         try:
             fx.symbolic_trace(instance, concrete_args=concrete_args or None)
         except Exception as error:

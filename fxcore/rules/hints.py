@@ -1,6 +1,6 @@
 """Hints on a complete graph: members ``forward`` never used (FX200), and the mis-traces,
-where the graph traced without error but does not mean what the code says (FX201-FX205, fx
-mode)."""
+where the graph traced without error but does not mean what the code says (FX201-FX206, fx
+mode; FX206 in export mode too)."""
 
 from fxcore.rules.rule import Rule, fx_rule
 
@@ -61,4 +61,30 @@ Fix: nothing, if those are the values the graph will run with.
 """)
 
 
-RULES = (FX200, FX201, FX202, FX203, FX204, FX205)
+FX206 = Rule(code="FX206", kinds=("random-draw",), severity="hint", docs="""\
+**Hint: a draw from `random` or `numpy.random` decided the graph.** A draw returns a Python
+value, never a Proxy, so `if random.random() > self.p:`, a layer picked with
+`random.choice(self.layers)` or a size from `random.randint(...)` is decided once, while
+tracing, and the graph keeps that outcome on every run. Plain torch.fx raises nothing, and
+neither does non-strict torch.export, which runs forward's Python once: both modes report it
+(torch.compile breaks its graph at the draw instead, a GB code). The hint is on each draw that
+ran while tracing, in the workspace's code (forward, or a function or submodule it calls).
+fx-lsp seeds the generators before each class and capture, so the outcome, and the verdict,
+are the same on every run (`fxcore/worker/seeding.py`).
+
+```python
+if random.random() > self.p:      # FX206: the graph always takes the branch drawn
+    return x
+return self.layer(x)
+```
+
+Fix: draw in the graph, from a traced tensor, and choose with `torch.where`:
+`keep = torch.rand_like(x[:, :1]) > self.p`, then `torch.where(keep, x, self.layer(x))`
+(`torch.rand(x.shape[0], 1)` is no node: a factory function given a Proxy for a size fails to
+trace). Or make the choice on purpose: pass it to `forward` as an argument and trace with
+`concrete_args`, or draw and choose in a module-level function marked with `torch.fx.wrap`,
+which the graph calls on each run.
+""")
+
+
+RULES = (FX200, FX201, FX202, FX203, FX204, FX205, FX206)

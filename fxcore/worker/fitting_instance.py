@@ -18,6 +18,7 @@ from fxcore.model.results import CODES, ModuleResult
 from fxcore.worker.building.sources import Built, other_instances
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.worker.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many instances of one class are traced in search of one that fits it.
@@ -65,6 +66,7 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
                 or spent * (len(traced) + 1) / len(traced) > timeout:
             break
         others = others or other_instances(context, cls, built)
+        seed_generators()  # each instance built from the same state, as the first
         following = next(others, None)
         if following is None:
             break

@@ -24,13 +24,7 @@ from types import ModuleType
 import torch
 
 from fxcore.model.job_spec import TraceJob
-from fxcore.model.results import (
-    CODES,
-    Failure,
-    FileResult,
-    ModuleResult,
-    Range,
-)
+from fxcore.model.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.protocol.worker_messages import (
     Classes,
     Fatal,
@@ -53,6 +47,7 @@ from fxcore.worker.import_overlay import imported_third_party_packages, install_
 from fxcore.worker.inputs.own_choices import judged_on_own_choices
 from fxcore.worker.inputs.sources import decide_before_capture
 from fxcore.worker.module_modes import judged
+from fxcore.worker.seeding import seed_generators
 from fxcore.worker.submodule_tracing import SubmoduleTracing
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace.discovery import ClassSource
@@ -176,6 +171,7 @@ class Job(SubmoduleTracing):
                           not_derived: set[type], derived_ranks: dict[type, int]) -> None:
         """Build ``cls``, send its verdicts, then those of the workspace classes its instance
         holds and its other call sites build."""
+        seed_generators()  # the same instance (CPU-built weights, draws) on every run
         built = build_class(context, cls, source)
         if isinstance(built, ModuleResult):
             self.send_per_mode(built)
@@ -234,12 +230,16 @@ class Job(SubmoduleTracing):
 
         def in_current_mode() -> ModuleResult:
             # Each capture meets the instance as built: the search's runs and this
-            # capture's leave no state behind (``as_built``).
+            # capture's leave no state behind (``as_built``), and each starts from the seeded
+            # generators, so what forward draws does not depend on what ran before.
             with as_built(target.model) as put_back:
+                seed_generators()
                 decide_before_capture(context, capture, target)
                 put_back()
+                seed_generators()
                 result = module_verdict(context, capture, target,
                                         capture.capture(context, target))
+                seed_generators()  # its eager runs draw what the capture drew
                 result = judged_on_own_choices(context, capture.mode, target, result)
             result.mode = capture.mode
             return result

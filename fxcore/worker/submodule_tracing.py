@@ -27,6 +27,7 @@ from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
+from fxcore.worker.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many distinct workspace classes are traced from one root's submodules, so a
@@ -65,7 +66,9 @@ class SubmoduleTracing:
         if not chosen:
             return
         root_inputs = next((result.inputs for result in root_results if result.inputs), None)
-        # Half the class's time: the engine stops a child silent for the whole of it.
+        # Half the class's time: the engine stops a child silent for the whole of it. The
+        # root's run draws from the seeded generators, as its own captures do.
+        seed_generators()
         passed = passed_inputs(built.model, root_inputs, built.concrete_args,
                                built.instantiated_on, [item[1] for item in chosen],
                                self.job.config.timeout / 2)
@@ -115,6 +118,7 @@ class SubmoduleTracing:
         # The class itself is called, as at the call site, even where a factory is configured.
         called = dataclasses.replace(module_config, factory=None)
         for site in self.job.other_call_sites.get(cls.__name__, ()):
+            seed_generators()  # built from the same state as the class's own instance
             built = build_from_call_site(cls, called, site, meta_only=True)
             if isinstance(built, BaseException):
                 continue  # a call site this version of the class does not accept

@@ -214,10 +214,10 @@ def _class_names(path: Path) -> set[str]:
 def collect(only: list[str] | None = None, workspace: Path = WORKSPACE) -> list[dict]:
     sys.path.insert(0, str(workspace))
     importlib.import_module(PACKAGE)  # the shim and the offline variables first
-    import torch
     import torch.fx
 
-    torch.manual_seed(0)
+    from fxcore.worker.seeding import seed_generators
+
     rows = []
     for path in workspace_files(workspace):
         if only and not set(only) & _class_names(path):
@@ -245,6 +245,9 @@ def collect(only: list[str] | None = None, workspace: Path = WORKSPACE) -> list[
                 "line": inspect.getsourcelines(cls)[1],
             }
             t0 = time.perf_counter()
+            # Seeded as fx-lsp's worker seeds, before the build and before the trace: a
+            # forward that draws from `random` traces down the outcome fx-lsp's did.
+            seed_generators()
             try:
                 model = cls()
             except Exception as exc:
@@ -252,6 +255,7 @@ def collect(only: list[str] | None = None, workspace: Path = WORKSPACE) -> list[
                 rows.append(row)
                 continue
             t1 = time.perf_counter()
+            seed_generators()
             try:
                 gm = torch.fx.symbolic_trace(model)
             except Exception as exc:

@@ -114,6 +114,9 @@ class CaptureRecord:
     #: What the verdict should say about how far to trust the capture (a private torch hook
     #: missing, so only the first failure is found).
     notes: list[str] = field(default_factory=list)
+    #: Whether the capture drew from Python's or NumPy's global random generator
+    #: (``fxcore.worker.seeding.drawn_states``): its graph keeps the outcomes drawn (FX206).
+    drew_randomly: bool = False
 
     @property
     def complete(self) -> bool:

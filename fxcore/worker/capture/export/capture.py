@@ -45,6 +45,7 @@ from fxcore.worker.capture.export.failures import (
     mark_after_guesses,
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
+from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import (
     CaptureRecord,
     CaptureTarget,
@@ -53,6 +54,7 @@ from fxcore.worker.capture.record import (
 )
 from fxcore.worker.context import JobContext
 from fxcore.worker.locate import traceback_positions
+from fxcore.worker.seeding import drawn_states, seed_generators
 
 #: The kind of FX404: a line that needs real data on meta.
 NOT_CHECKABLE = "export-not-checkable"
@@ -108,6 +110,7 @@ class ExportCapture:
                          f"({unrecorded}).")
         program: torch.export.ExportedProgram | None = None
         ending_error: BaseException | None = None
+        states = drawn_states()
         with quiet_torch(), fake.faked_weights(target.model, mode), \
                 (guesser.installed() if missing is None else contextlib.nullcontext()), \
                 (recorder.installed() if dims and unrecorded is None
@@ -119,6 +122,7 @@ class ExportCapture:
                     else None)
             except BaseException as error:  # user code may raise anything, SystemExit too
                 ending_error = error
+        drew_randomly = drawn_states() != states
         failures = one_per_line(context.located_failures(
             [guess_failure(guess, guesser.guesses[:index])
              for index, guess in enumerate(guesser.guesses)], target.source))
@@ -162,6 +166,7 @@ class ExportCapture:
             seconds=seconds,
             shapes=graph.shapes(exported.graph),
             notes=notes,
+            drew_randomly=drew_randomly,
         )
 
     @staticmethod
@@ -234,8 +239,19 @@ class ExportCapture:
 
     def hints(self, context: JobContext, target: CaptureTarget,
               record: CaptureRecord) -> list[Hint]:
-        """None of its own: the exported graph's facts are the verdict's."""
-        return []
+        """FX206 where the export drew from ``random`` (``capture.random_draws``): forward
+        run once more, eagerly on fake inputs and weights from the seeds the export started
+        from, which is what the non-strict export ran, with the draws watched. Its errors
+        (a value only real data has) end the run, not the draws met before them."""
+        if not record.drew_randomly or target.example_inputs is None:
+            return []
+        mode = fake.new_mode()
+        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.passed_values}
+        seed_generators()
+        with draws_recorded(context.is_workspace_path) as draws, quiet_torch(), \
+                fake.faked_weights(target.model, mode), mode, contextlib.suppress(Exception):
+            target.model(**inputs)
+        return draw_hints(draws, context.sources)
 
 
 def one_per_line(failures: list[Failure]) -> list[Failure]:

@@ -1,12 +1,14 @@
 """The ``fx`` capture mode: ``torch.fx`` symbolic tracing with the recovering tracer
 (``tracer``), which records each failure and goes on, so one pass finds them all.
 
-Its own checks of a complete graph are the mis-traces (FX201-FX205, ``mistraces``): places
-where the graph traced without error but does not mean what the code says.
+Its own checks of a complete graph are the mis-traces (FX201-FX206, ``mistraces`` and
+``capture.random_draws``): places where the graph traced without error but does not mean what the
+code says.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import os
@@ -27,10 +29,12 @@ from fxcore.worker.capture.fx.tracer import (
     proxy_patches,
     recovering_tracer_class,
 )
+from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.locate import traceback_positions
+from fxcore.worker.seeding import drawn_states, seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: The kind of FX105: the error that ended the trace is the instance's, not torch.fx's.
@@ -53,12 +57,14 @@ class FxCapture:
             return CaptureRecord(self.mode, failures=[failure])
         ending_error: BaseException | None = None
         graph = None
+        states = drawn_states()
         with proxy_patches():
             try:
                 graph = tracer.trace(target.model,
                                      concrete_args=target.concrete_args or None)
             except BaseException as error:
                 ending_error = error
+        drew_randomly = drawn_states() != states
         seconds = time.perf_counter() - started
         # Any failure inside einops is FX008, whatever the recovering tracer or the library
         # made of it.
@@ -123,12 +129,13 @@ class FxCapture:
             module_order=tracer.module_order,
             parameter_order=tracer.parameter_order,
             seconds=seconds,
+            drew_randomly=drew_randomly,
         )
 
     def hints(self, context: JobContext, target: CaptureTarget,
               record: CaptureRecord) -> list[Hint]:
-        """FX201-FX205: where the graph traced without error but does not mean what the code
-        says (``fxcore.worker.capture.fx.mistraces``)."""
+        """FX201-FX206: where the graph traced without error but does not mean what the code
+        says (``fxcore.worker.capture.fx.mistraces``, ``random_draws``)."""
         assert record.graph is not None
         model, concrete_args, source = target.model, target.concrete_args, target.source
         hints = mistraces.checkpoints(
@@ -137,9 +144,17 @@ class FxCapture:
         first_line = {origin.node: origin.lines[0] for origin in record.node_origins}
 
         def retrace() -> fx.Graph:
+            # From the seeds the capture traced from: down the outcomes of the same draws.
+            seed_generators()
             with proxy_patches():
                 return make_tracer(context).trace(model, concrete_args=concrete_args or None)
 
+        if record.drew_randomly:
+            # A retrace that fails (it did not before) still has the draws it met first.
+            with draws_recorded(context.is_workspace_path) as draws, \
+                    contextlib.suppress(Exception):
+                retrace()
+            hints += draw_hints(draws, context.sources)
         hints += mistraces.training_difference(model, record.graph, retrace, first_line.get,
                                                source, context.path, context.sources)
         forward = mistraces.forward_node(context.parsed(context.path).tree,

@@ -1,5 +1,6 @@
 """Silent mis-traces: torch.fx traced without an error, but the graph does not mean what the
-code says. Each is a hint (FX201-FX205), found on the traced class's own source and graph.
+code says. Each is a hint (FX201-FX205), found on the traced class's own source and graph;
+the sixth, FX206 (a draw from ``random`` decided the graph), is ``capture.random_draws``.
 
 - FX201 ``arg is None`` / ``is not None`` on a ``forward`` argument: the argument is a Proxy
   while tracing, never ``None``, so the graph holds one branch only.
