@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import linecache
 import os
 import sys
 from typing import Any
@@ -91,6 +92,11 @@ class JobContext:
             parsed = self.parsed_files[file] = parsed_file(file, self.overlays)
             if parsed.text is not None:
                 self.sources.add(file, parsed.text, parsed.tree)
+                # ``inspect.getsource`` (the readers of ``__init__``'s and ``forward``'s code)
+                # then reads this text, as imported (an editor's buffer, a notebook's cells),
+                # not the file again; no mtime: ``linecache.checkcache`` keeps it.
+                linecache.cache[file] = (len(parsed.text), None,
+                                         parsed.text.splitlines(keepends=True), file)
         return self.parsed_files[file]
 
     def module_config(self, class_name: str) -> ModuleConfig:

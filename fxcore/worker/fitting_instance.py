@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 
-from fxcore.model.instance_trust import does_not_fit, instance_call
-from fxcore.model.results import CODES, ModuleResult
+from fxcore.model.instance_trust import DOES_NOT_FIT_CODES, does_not_fit, instance_call
+from fxcore.model.results import ModuleResult
 from fxcore.worker.building.sources import Built, other_instances
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
@@ -89,15 +89,16 @@ def _misfit_text(result: ModuleResult) -> str:
 
 
 def _name_instances_tried(result: ModuleResult, others: list[ModuleResult]) -> None:
-    """Say on ``result`` which other instances were traced and did not fit: in its FX105
-    message when it does not fit either, else as a note on the verdict."""
+    """Say on ``result`` which other instances were traced and did not fit: in its "does not
+    fit" message (FX105, FX406, FX504) when it does not fit either, else as a note on the
+    verdict."""
     if not others:
         return
     tried = "; ".join(_misfit_text(other) for other in others)
     if does_not_fit(result):
         result.reason = f"{result.reason} Instances tried before: {tried}"
         for failure in result.failures:
-            if failure.code == CODES["does-not-fit"]:
+            if failure.code in DOES_NOT_FIT_CODES:
                 failure.message += f" Instances tried before, which did not fit either: {tried}"
     elif misfit(result) != _FITS:
         result.capture_notes.append(f"Other instances fx-lsp traced fit no better: {tried}")

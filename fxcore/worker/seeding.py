@@ -8,7 +8,7 @@ example values the input search runs forward on. The worker seeds all three from
 (``SEED``) before each class is built and again before each capture and the input search
 before it (``fxcore.worker.job``, ``fxcore.worker.submodule_tracing``): every capture then
 starts from the same state, whatever ran before it. The references that tests and benchmarks
-compare with (plain ``torch.fx.symbolic_trace``) seed the same way at the same points, so both
+compare with (plain torch.fx tracing) seed the same way at the same points, so both
 draw the same outcomes.
 
 NumPy's generator is seeded only where numpy is imported already (torch imports it where it

@@ -247,13 +247,19 @@ async def test_notebook_cells_get_plain_fx_failures_and_the_fix_lands_in_the_imp
         assert not marker.exists()
 
 
+# The width is checked against a function's answer: fx-lsp's argument search solves only
+# checks it can evaluate without running the workspace's code, so no guess builds the class.
 NEEDS_WIDTH = """from torch import nn
+
+
+def notebook_width():
+    return 12
 
 
 class NeedsWidth(nn.Module):
     def __init__(self, width):
         super().__init__()
-        assert width == 12, "only the notebook's width builds this class"
+        assert width == notebook_width(), "only the notebook's width builds this class"
         self.proj = nn.Linear(width, width)
 
     def forward(self, x):
