@@ -8,7 +8,8 @@ Such a class is found by the message of its failure or note: Python's ``ModuleNo
 ("No module named 'X'") or a library's own lazy optional import error (MONAI's
 ``OptionalImportError``: "import X (No module named 'X')", "required package `X` is not
 installed"), wherever the report carries it (FX100 import failure, FX101 constructor, a
-constructor rejection or an input's error in the not-traced note, FX102/FX199).
+constructor rejection or an input's error in the not-traced note, FX102/FX199: the note is the
+module's ``reason``, the failures' messages are the report's diagnostics).
 """
 
 from __future__ import annotations
@@ -28,22 +29,27 @@ DOES_NOT_FIT = "does not fit"
 TIME_OUT = "time-out or worker crash"
 IMPORT_FAILED = "import failed"
 OPTIONAL_PACKAGE = "optional package missing"
+#: A constructor that fetches pretrained weights by default (segmentation-models-pytorch's
+#: ``encoder_weights="imagenet"``) fails here, where nothing can be downloaded.
+PRETRAINED_DOWNLOAD = "constructor downloads weights"
+DOWNLOAD = re.compile(r"the Hub|Internet connection|urlopen|HTTPError|URLError|download",
+                      re.IGNORECASE)
 
 
-def messages(module: dict[str, Any]) -> list[str]:
-    """Every text of the module's report that can carry the cause: its note and failures."""
-    texts = [module.get("reason") or ""]
-    for failure in module["failures"]:
-        texts += [failure.get("message") or "", failure.get("exception") or ""]
-    return texts
+def diagnostic_messages(report: dict[str, Any]) -> dict[tuple[str, str, str], list[str]]:
+    """The report's diagnostic messages by (mode, path, class): a module's failures carry
+    their codes and places, the diagnostics their messages (FX100's and FX101's exception)."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for diagnostic in report["diagnostics"]:
+        for name in diagnostic.get("classes") or []:
+            found.setdefault((diagnostic.get("mode") or "fx", diagnostic["path"], name),
+                             []).append(diagnostic["message"])
+    return found
 
 
-def missing_package(module: dict[str, Any]) -> str | None:
-    """The top-level name of the package the class's code needs and cannot import, or None.
-
-    Only when the class got no verdict for that reason: a class that was captured and whose
-    failure message merely mentions a module is not one."""
-    for text in messages(module):
+def missing_package(texts: list[str]) -> str | None:
+    """The top-level name of the package the class's code needs and cannot import, or None."""
+    for text in texts:
         for pattern in MISSING_PACKAGE_PATTERNS:
             found = pattern.search(text)
             if found:
@@ -51,16 +57,20 @@ def missing_package(module: dict[str, Any]) -> str | None:
     return None
 
 
-def no_verdict_cause(module: dict[str, Any]) -> str:
-    """The cause of one mode's missing verdict, from its status, first failure and note."""
-    package = missing_package(module)
+def no_verdict_cause(module: dict[str, Any], diagnostics: list[str]) -> str:
+    """The cause of one mode's missing verdict, from its status, first failure and note and
+    the messages of its diagnostics (``diagnostic_messages``): only for a module without a
+    verdict, since a captured class's message may well name a module."""
+    reason = module.get("reason") or ""
+    package = missing_package([reason, *diagnostics])
     if package:
         return f"{OPTIONAL_PACKAGE}: {package}"
-    reason = module.get("reason") or ""
     if module["status"] == "failed":
         code = module["failures"][0]["code"]
         if code == "FX100":
             return IMPORT_FAILED
+        if code == "FX101" and any(DOWNLOAD.search(text) for text in diagnostics):
+            return PRETRAINED_DOWNLOAD
         if code == "FX101":
             return CONSTRUCTOR_ARGUMENTS
         if code in ("FX102", "FX199"):

@@ -49,7 +49,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.fidelity.baseline_tree import short_commit, tree_at
-from benchmarks.fidelity.no_verdict_causes import OPTIONAL_PACKAGE, no_verdict_cause
+from benchmarks.fidelity.no_verdict_causes import (
+    OPTIONAL_PACKAGE,
+    diagnostic_messages,
+    no_verdict_cause,
+)
 from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 from benchmarks.fidelity.pt2_real_check import real_outcomes
 from benchmarks.fidelity.repo_coverage import (
@@ -246,11 +250,13 @@ def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str,
                 f"{compiled.lsp_verdict} {compiled.lsp[:3]} {compiled.lsp_error[:80]}")
 
 
-def count_verdicts(figures: Figures, name: str, by_mode: dict[str, dict]) -> None:
+def count_verdicts(figures: Figures, by_mode: dict[str, dict],
+                   diagnostics: dict[tuple[str, str, str], list[str]]) -> None:
     """A class's verdicts and causes; a class that needs a missing optional package in any
     mode is counted apart, under the package's name, and not among the classes."""
-    causes = {mode: no_verdict_cause(by_mode[mode]) for mode in MODES
-              if not has_verdict(by_mode[mode])}
+    causes = {mode: no_verdict_cause(module, diagnostics.get(
+                  (mode, module["relative_path"], module["class"]), []))
+              for mode, module in by_mode.items() if not has_verdict(module)}
     optional = next((cause for cause in causes.values()
                      if cause.startswith(OPTIONAL_PACKAGE)), None)
     if optional:
@@ -261,9 +267,10 @@ def count_verdicts(figures: Figures, name: str, by_mode: dict[str, dict]) -> Non
         figures.without[mode] += 1
         figures.causes[mode][cause] += 1
         module = by_mode[mode]
-        detail = (module["failures"][0].get("message") if module["status"] == "failed"
-                  else module["reason"]) or ""
-        figures.reasons[f"{mode}: {cause}: {' '.join(detail.split()[:12])}"] += 1
+        detail = (diagnostics.get((mode, module["relative_path"], module["class"]), [""])[0]
+                  if module["status"] == "failed" else module["reason"]) or ""
+        figures.reasons[f"{mode}: {cause}: {module['qualified_name']}: "
+                        f"{' '.join(detail.split()[:14])}"] += 1
 
 
 def check_fx(figures: Figures, root: str, fx_modules: list[dict[str, Any]]) -> None:
@@ -290,8 +297,10 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
     report = fx_lsp_report(library, root, options, figures)
     classes: dict[str, dict[str, dict]] = collections.defaultdict(dict)
     fx_modules = []
+    diagnostics = diagnostic_messages(report)
     for module in report["modules"]:
-        classes[module["qualified_name"]][module["mode"]] = absolute_paths(module, root)
+        classes[module["qualified_name"]][module["mode"]] = {
+            **absolute_paths(module, root), "relative_path": module["path"]}
         if module["mode"] == "fx" and has_verdict(module):
             fx_modules.append(module)
     by_file: dict[str, list[tuple[str, dict[str, dict]]]] = collections.defaultdict(list)
@@ -299,7 +308,7 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
         if is_base(by_mode["export"]):
             figures.bases += 1
             continue
-        count_verdicts(figures, name, by_mode)
+        count_verdicts(figures, by_mode, diagnostics)
         inputs = (by_mode["export"].get("inputs") or {}).get("tensors")
         if inputs:
             by_file[by_mode["export"]["path"]].append((name, by_mode))
