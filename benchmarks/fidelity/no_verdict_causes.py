@@ -14,6 +14,8 @@ module's ``reason``, the failures' messages are the report's diagnostics).
 
 from __future__ import annotations
 
+import ast
+import os
 import re
 from typing import Any
 
@@ -85,3 +87,22 @@ def no_verdict_cause(module: dict[str, Any], diagnostics: list[str]) -> str:
     if "timed out" in reason or "time budget" in reason:
         return TIME_OUT
     return "other: " + " ".join(reason.split()[:6])
+
+
+def classes_with_forward(path: str) -> list[str]:
+    """The classes of a file that define ``forward``, read with ``ast`` (the file does not
+    import, so its classes are not in the report)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    return [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and any(
+        isinstance(item, ast.FunctionDef) and item.name == "forward" for item in node.body)]
+
+
+def unimported_files(report: dict[str, Any], root: str) -> list[tuple[str, list[str], str | None]]:
+    """Files whose import failed (FX100 with no class): the report lists none of their classes,
+    so they are counted here: (path, classes with a forward, the missing package or None)."""
+    return [(diagnostic["path"],
+             classes_with_forward(os.path.join(root, diagnostic["path"])),
+             missing_package([diagnostic["message"]]))
+            for diagnostic in report["diagnostics"]
+            if diagnostic["code"] == "FX100" and not diagnostic.get("classes")]

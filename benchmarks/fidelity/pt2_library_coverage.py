@@ -42,17 +42,16 @@ import collections
 import copy
 import json
 import os
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.fidelity.baseline_tree import short_commit, tree_at
 from benchmarks.fidelity.no_verdict_causes import (
+    IMPORT_FAILED,
     OPTIONAL_PACKAGE,
     diagnostic_messages,
     no_verdict_cause,
+    unimported_files,
 )
 from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 from benchmarks.fidelity.pt2_real_check import real_outcomes
@@ -62,7 +61,8 @@ from benchmarks.fidelity.repo_coverage import (
     is_base,
     unpacked_root,
 )
-from benchmarks.paths import child_environment, use_thirdparty_helpers
+from benchmarks.fidelity.timed_check import short_commit, timed_check, tree_at
+from benchmarks.paths import use_thirdparty_helpers
 from benchmarks.provenance import engine_version
 from benchmarks.tables import emit, markdown
 from fx_lsp.cli.output_formats.json_report import parse_report
@@ -152,27 +152,6 @@ class Figures:
     disagreements: list[str] = field(default_factory=list)
 
 
-def check_command(library: Library, workers: int, timeout: float) -> list[str]:
-    return [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--workers", str(workers),
-            "--timeout", str(timeout), "--mode", ",".join(MODES), "--output-format", "json",
-            *library.folders]
-
-
-def timed_check(library: Library, root: str, workers: int, timeout: float,
-                repository: str | None = None) -> tuple[str, float]:
-    """fx-lsp's JSON report on the library and its seconds; this tree's fx-lsp, or the one in
-    ``repository`` (an older commit's files), never an installed one's."""
-    environment = child_environment(repository=repository) if repository else \
-        child_environment()
-    started = time.perf_counter()
-    completed = subprocess.run(check_command(library, workers, timeout), cwd=root,
-                               env=environment, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    if completed.returncode not in (0, 1) or not completed.stdout.strip():
-        raise RuntimeError(f"fx-lsp check failed on {library.name}:\n{completed.stderr}")
-    return completed.stdout, seconds
-
-
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
                   figures: Figures) -> dict:
     """This tree's report (kept, or reused from ``--reuse``), its seconds and, with
@@ -189,12 +168,13 @@ def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
         figures.baseline_seconds = timing.get("baseline_seconds")
         figures.baseline_ref = timing.get("baseline_ref")
         return parse_report(report)
-    report, figures.seconds = timed_check(library, root, options.workers, options.timeout)
+    check_options = ["--workers", str(options.workers), "--timeout", str(options.timeout),
+                     "--mode", ",".join(MODES)]
+    report, figures.seconds = timed_check(library, root, check_options)
     if options.baseline_ref:
         figures.baseline_ref = short_commit(options.baseline_ref)
         with tree_at(options.baseline_ref) as baseline:
-            _, figures.baseline_seconds = timed_check(library, root, options.workers,
-                                                      options.timeout, baseline)
+            _, figures.baseline_seconds = timed_check(library, root, check_options, baseline)
     if options.keep:
         os.makedirs(options.keep, exist_ok=True)
         with open(os.path.join(options.keep, f"{library.name}.json"), "w") as handle:
@@ -312,6 +292,15 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
         inputs = (by_mode["export"].get("inputs") or {}).get("tensors")
         if inputs:
             by_file[by_mode["export"]["path"]].append((name, by_mode))
+    for path, names, package in unimported_files(report, root):
+        if package:
+            figures.optional[package] += len(names)
+            continue
+        figures.classes += len(names)
+        for mode in MODES:
+            figures.without[mode] += len(names)
+            figures.causes[mode][IMPORT_FAILED] += len(names)
+        figures.reasons[f"all modes: {IMPORT_FAILED}: {path}: {', '.join(names)}"] += 1
     check_fx(figures, root, [module for module in fx_modules
                              if not is_base(classes[module["qualified_name"]]["export"])])
     for members in by_file.values():

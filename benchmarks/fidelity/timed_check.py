@@ -1,4 +1,5 @@
-"""This repository's files at an older commit, for timing that commit's fx-lsp in the same run.
+"""fx-lsp's check of a library's folders, timed, by this tree or by an older commit's files
+(``--baseline-ref``), in the same run.
 
 The project's speed figures are ratios against a baseline measured in the same run, never
 absolute times (benchmarks/README.md): issue 46's "no more than 1.5x the time it takes today"
@@ -13,11 +14,14 @@ from __future__ import annotations
 import contextlib
 import io
 import subprocess
+import sys
 import tarfile
 import tempfile
+import time
 from collections.abc import Iterator
 
-from benchmarks.paths import REPOSITORY
+from benchmarks.fidelity.repo_coverage import Library
+from benchmarks.paths import REPOSITORY, child_environment
 
 
 @contextlib.contextmanager
@@ -35,3 +39,21 @@ def short_commit(commit: str) -> str:
     """The commit's abbreviated hash, as the table prints it."""
     return subprocess.run(["git", "-C", REPOSITORY, "rev-parse", "--short", commit],
                           capture_output=True, text=True, check=True).stdout.strip()
+
+
+def timed_check(library: Library, root: str, options: list[str],
+                repository: str | None = None) -> tuple[str, float]:
+    """fx-lsp's JSON report on the library's folders, run in its unpacked ``root`` with
+    ``options``, and its seconds; this tree's fx-lsp, or the one in ``repository`` (an older
+    commit's files), never an installed one's."""
+    environment = child_environment(repository=repository) if repository else \
+        child_environment()
+    started = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", *options, "--output-format",
+         "json", *library.folders],
+        cwd=root, env=environment, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if completed.returncode not in (0, 1) or not completed.stdout.strip():
+        raise RuntimeError(f"fx-lsp check failed on {library.name}:\n{completed.stderr}")
+    return completed.stdout, seconds
