@@ -92,3 +92,7 @@ def test_a_rejected_guess_is_constructor_arguments() -> None:
         CONSTRUCTOR_ARGUMENTS
     assert no_verdict_cause(failed, ["Building X failed: LocalEntryNotFoundError: ... the Hub"]) \
         == "constructor downloads weights"
+    rejected = {**module, "reason": "The constructor needs arguments: dim. Guessed arguments "
+                "were rejected (ImportError: HyenaND operators require the optional "
+                "'nvsubquadratic' package (Python >= 3.10).)"}
+    assert no_verdict_cause(rejected, []) == "optional package missing: nvsubquadratic"

@@ -24,6 +24,9 @@ MISSING_PACKAGE_PATTERNS = (
     re.compile(r"No module named '([\w.]+)'"),
     re.compile(r"required package `([\w.-]+)` is not installed"),
     re.compile(r"OptionalImportError: (?:from ([\w.]+) import|import ([\w.]+))"),
+    # An ImportError of the library's own words (MONAI's Hyena blocks: "HyenaND operators
+    # require the optional 'nvsubquadratic' package").
+    re.compile(r"ImportError: .*?\boptional '([\w.-]+)' package"),
 )
 CONSTRUCTOR_ARGUMENTS = "constructor arguments"
 EXAMPLE_INPUTS = "example inputs"
