@@ -28,11 +28,12 @@ Printed per library and mode:
   "exact": the same set of breaks with their GB codes), fx as ``plain_fx_check.disagreement``
   (same status and first failure line);
 - fx-lsp's seconds, and with ``--baseline-ref COMMIT`` the seconds of that commit's fx-lsp on
-  the same folders with the same options, timed after it in the same run, and their ratio.
+  the same folders with the same options, timed in turn with it in the same run (``--repeat
+  N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
 
     python3 -m benchmarks run fidelity pt2_library_coverage --
         [--library NAME] [--workers 1] [--timeout 60] [--keep DIR] [--reuse DIR]
-        [--baseline-ref COMMIT] [--as-before]
+        [--baseline-ref COMMIT [--repeat N]] [--as-before]
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from benchmarks.fidelity.repo_coverage import (
     is_base,
     unpacked_root,
 )
-from benchmarks.fidelity.timed_check import short_commit, timed_check, tree_at
+from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pair, tree_at
 from benchmarks.paths import use_thirdparty_helpers
 from benchmarks.provenance import engine_version
 from benchmarks.tables import emit, markdown
@@ -170,11 +171,13 @@ def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
         return parse_report(report)
     check_options = ["--workers", str(options.workers), "--timeout", str(options.timeout),
                      "--mode", ",".join(MODES)]
-    report, figures.seconds = timed_check(library, root, check_options)
-    if options.baseline_ref:
+    if not options.baseline_ref:
+        report, figures.seconds = timed_check(library, root, check_options)
+    else:
         figures.baseline_ref = short_commit(options.baseline_ref)
         with tree_at(options.baseline_ref) as baseline:
-            _, figures.baseline_seconds = timed_check(library, root, check_options, baseline)
+            report, figures.seconds, figures.baseline_seconds = timed_pair(
+                library, root, check_options, baseline, options.repeat)
     if options.keep:
         os.makedirs(options.keep, exist_ok=True)
         with open(os.path.join(options.keep, f"{library.name}.json"), "w") as handle:
@@ -356,6 +359,9 @@ def main() -> int:
     parser.add_argument("--baseline-ref", metavar="COMMIT",
                         help="also time that commit's fx-lsp on the same folders, in this run, "
                              "and print the ratio")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="with --baseline-ref: time both N times in turn, this tree first "
+                             "then the baseline first (2: ABBA), and keep each one's fastest")
     # Issue 46's "before" figures stay in their own block, which later runs leave alone.
     parser.add_argument("--as-before", action="store_true",
                         help="emit the table as the figures before a change (its own README "

@@ -57,3 +57,20 @@ def timed_check(library: Library, root: str, options: list[str],
     if completed.returncode not in (0, 1) or not completed.stdout.strip():
         raise RuntimeError(f"fx-lsp check failed on {library.name}:\n{completed.stderr}")
     return completed.stdout, seconds
+
+
+def timed_pair(library: Library, root: str, options: list[str], baseline: str,
+               repeat: int) -> tuple[str, float, float]:
+    """This tree's report, its fastest seconds and the baseline's (fx-lsp in ``baseline``),
+    each timed ``repeat`` times in turn, the order swapped every round (this tree first, then
+    the baseline first: ABBA for 2), since the first run on a cold machine pays for the page
+    cache and the later ones do not."""
+    report, ours, theirs = "", [], []
+    for round_number in range(repeat):
+        for which in ((0, 1) if round_number % 2 == 0 else (1, 0)):
+            if which == 0:
+                report, seconds = timed_check(library, root, options)
+                ours.append(seconds)
+            else:
+                theirs.append(timed_check(library, root, options, baseline)[1])
+    return report, min(ours), min(theirs)
