@@ -1,5 +1,6 @@
-"""fx, export and compile verdicts on model libraries fx-lsp was not tuned on (issues 33 and
-46), against real torch on the CPU (and plain torch.fx) in the same run.
+"""fx, export and compile verdicts on libraries fx-lsp was not tuned on, against real torch.
+
+Issues 33 and 46: real torch on the CPU (and plain torch.fx for fx) in the same run.
 
 Each library is a pinned release from PyPI unpacked as a user's checkout
 (``repo_coverage.unpacked_root``); fx-lsp checks a stated part of it with no configuration,
