@@ -77,14 +77,15 @@ SUITES = (
         Benchmark("compile_fidelity", "the compile mode against real torch.compile runs"),
         Benchmark("pt2_fidelity_table", "one row per third-party class, from the two above's "
                   "kept JSON", needs="--export DIR --compile DIR"),
-        Benchmark("pt2_library_coverage", "export and compile on libraries fx-lsp was not tuned "
-                  "on, against real torch"),
+        Benchmark("pt2_library_coverage", "fx, export and compile on libraries fx-lsp was not "
+                  "tuned on, against real torch and plain torch.fx",
+                  tables=("pt2_library_coverage", "pt2_library_coverage_before")),
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),
         Benchmark("torch_series_table", "agreement with real torch per torch series (~5 min a "
                   "series with --thirdparty)", tables=("torch_series", "torch_series_thirdparty")),
-    ), helpers=("plain_fx_check", "pt2_real_check")),
+    ), helpers=("plain_fx_check", "pt2_real_check", "no_verdict_causes", "timed_check")),
     # Measured where an NVIDIA GPU is: fx-lsp itself never uses one (its workers hide every
     # accelerator), so these compare its meta-device verdicts with real CUDA runs.
     Suite("gpu", "real CUDA runs, where an NVIDIA GPU is", (

@@ -1,28 +1,40 @@
-"""Export and compile verdicts on model libraries fx-lsp was not tuned on (issue 33), against
-real torch on the CPU in the same run.
+"""fx, export and compile verdicts on libraries fx-lsp was not tuned on, against real torch.
+
+Issues 33 and 46: real torch on the CPU (and plain torch.fx for fx) in the same run.
 
 Each library is a pinned release from PyPI unpacked as a user's checkout
 (``repo_coverage.unpacked_root``); fx-lsp checks a stated part of it with no configuration,
-``fx-lsp check --no-cache --mode export,compile --output-format json``, in the unpacked root.
+``fx-lsp check --no-cache --mode fx,export,compile --output-format json``, in the unpacked root.
 Then, per file in a fresh child process (``pt2_real_check.py``), every class that got example
 inputs is rebuilt from the JSON's ``arguments`` on the CPU with real weights and run on real
 tensors of the JSON's ``inputs``: eagerly, under real ``torch.export`` (non-strict) and under
-real ``torch.compile`` (recording backend, breaks from torch's own log). Printed per library:
+real ``torch.compile`` (recording backend, breaks from torch's own log); every fx verdict is
+compared with plain ``torch.fx.symbolic_trace`` on the same instance (``plain_fx_check.py``).
+Printed per library and mode:
 
 - classes with a forward of their own (bases, whose forward only raises
-  NotImplementedError, and abstract classes apart), and of those the classes without an
-  export verdict and without a compile verdict (a verdict: exports or fails under export;
-  compiles whole, with breaks or with an error), with the reasons; target at most 5%;
+  NotImplementedError, and abstract classes apart), their verdicts (fx: traceable or failed
+  while tracing; export: exports or fails under export; compile: compiles whole, with breaks
+  or with an error) and the classes without one, by cause (``no_verdict_causes.py``:
+  constructor arguments, example inputs, does not fit, time-out, ...); targets at most 5%
+  without an export or compile verdict, at least 95% with an fx verdict;
+- classes whose code needs an optional package that is not installed, by package, counted
+  apart: the shares are of the other classes (issue 46);
 - own-choice FX499/FX502: an export failure or compile error that the module raises eagerly
   too on the same instance and inputs (the same innermost line), which must be the "does not
   fit" hint (FX406/FX504) instead; target none;
 - agreement: export as ``tests/thirdparty/export_compare.compare`` judges it (same verdict,
   the real first failing line in fx-lsp's first failure's chain), compile as
   ``tests/thirdparty/compile_agreement.compare`` (same verdict, same first break or error;
-  "exact": the same set of breaks with their GB codes).
+  "exact": the same set of breaks with their GB codes), fx as ``plain_fx_check.disagreement``
+  (same status and first failure line);
+- fx-lsp's seconds, and with ``--baseline-ref COMMIT`` the seconds of that commit's fx-lsp on
+  the same folders with the same options, timed in turn with it in the same run (``--repeat
+  N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
 
     python3 -m benchmarks run fidelity pt2_library_coverage --
         [--library NAME] [--workers 1] [--timeout 60] [--keep DIR] [--reuse DIR]
+        [--baseline-ref COMMIT [--repeat N]] [--as-before]
 """
 
 from __future__ import annotations
@@ -30,16 +42,29 @@ from __future__ import annotations
 import argparse
 import collections
 import copy
+import json
 import os
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.fidelity.no_verdict_causes import (
+    IMPORT_FAILED,
+    OPTIONAL_PACKAGE,
+    diagnostic_messages,
+    no_verdict_cause,
+    unimported_files,
+)
+from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 from benchmarks.fidelity.pt2_real_check import real_outcomes
-from benchmarks.fidelity.repo_coverage import Library, is_base, unpacked_root
-from benchmarks.paths import child_environment, use_thirdparty_helpers
+from benchmarks.fidelity.repo_coverage import (
+    Library,
+    has_tracing_verdict,
+    is_base,
+    unpacked_root,
+)
+from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pair, tree_at
+from benchmarks.paths import use_thirdparty_helpers
 from benchmarks.provenance import engine_version
 from benchmarks.tables import emit, markdown
 from fx_lsp.cli.output_formats.json_report import parse_report
@@ -62,28 +87,35 @@ LIBRARIES = [
             tuple(f"vit_pytorch/{name}.py" for name in VIT_FILES),
             needs_torchvision_shim="vit_pytorch"),
     Library("efficientnet-pytorch", "efficientnet-pytorch", "0.7.1", ("efficientnet_pytorch",)),
+    # Issue 46: four libraries of kinds fx-lsp was never measured on (medical imaging, audio,
+    # segmentation). MONAI is published as a wheel only; its building blocks, as in the issue.
+    Library("monai", "monai", "1.6.1", ("monai/networks/blocks",), archive="wheel"),
+    # Its package imports torchvision (the encoders subclass its ResNet, VGG, DenseNet).
+    Library("segmentation-models-pytorch", "segmentation-models-pytorch", "0.6.0",
+            ("segmentation_models_pytorch/decoders", "segmentation_models_pytorch/base"),
+            needs_torchvision_shim="segmentation_models_pytorch"),
+    Library("nnaudio", "nnaudio", "0.3.4", ("nnAudio/features",)),
+    Library("julius", "julius", "0.2.8", ("julius",)),
 ]
-MODES = ("export", "compile")
+#: Modes fx-lsp checks; export and compile are compared with real torch on the CPU, fx with plain
+#: ``torch.fx.symbolic_trace`` on the same instance (``plain_fx_check.py``).
+MODES = ("fx", "export", "compile")
+PT2_MODES = ("export", "compile")
 #: The error code of each mode that an own choice must never be reported as.
 ERROR_CODES = {"export": "FX499", "compile": "FX502"}
 
 
 def has_verdict(module: dict[str, Any]) -> bool:
-    """Exports or fails under export; compiles whole, with breaks or with an error. Not a
-    verdict: not checked (no inputs, no instance, does not fit, needs real data) or a failure
-    before the capture (FX100 import, FX101 constructor, FX102 time-out)."""
+    """fx: traceable, or failed while tracing (``repo_coverage.has_tracing_verdict``, as the
+    issue's fx figures count). Export: exports or fails under export; compile: compiles whole,
+    with breaks or with an error. Not a verdict: not checked (no inputs, no instance, does not
+    fit, needs real data) or a failure before the capture (FX100 import, FX101 constructor,
+    FX102 time-out)."""
+    if module["mode"] == "fx":
+        return has_tracing_verdict(module)
     if module["status"] == "traceable":
         return True
     return module["status"] == "failed" and not module["failures"][0]["code"].startswith("FX1")
-
-
-def no_verdict_reason(module: dict[str, Any]) -> str:
-    if module["status"] == "failed":
-        failure = module["failures"][0]
-        return f"{failure['code']}: {' '.join(failure.get('message', '').split()[:8])}"
-    if module["failures"]:
-        return f"{module['failures'][0]['code']} (does not fit)"
-    return " ".join((module["reason"] or "").split()[:7])
 
 
 def absolute_paths(module: dict[str, Any], root: str) -> dict[str, Any]:
@@ -105,7 +137,15 @@ class Figures:
     classes: int = 0
     bases: int = 0
     seconds: float = 0.0
+    #: fx-lsp's seconds on the same folders at ``--baseline-ref`` in the same run, if asked.
+    baseline_seconds: float | None = None
+    baseline_ref: str | None = None
+    #: Classes whose code needs an optional package that is not installed, by package: apart
+    #: from the target's share (issue 46).
+    optional: collections.Counter[str] = field(default_factory=collections.Counter)
     without: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
+    causes: dict[str, collections.Counter[str]] = field(
+        default_factory=lambda: {mode: collections.Counter() for mode in MODES})
     reasons: collections.Counter[str] = field(default_factory=collections.Counter)
     own_choices: list[str] = field(default_factory=list)
     tried: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
@@ -114,25 +154,39 @@ class Figures:
     disagreements: list[str] = field(default_factory=list)
 
 
-def fx_lsp_report(library: Library, root: str, workers: int, timeout: float,
-                  keep: str | None, reuse: str | None) -> dict:
-    if reuse:
-        with open(os.path.join(reuse, f"{library.name}.json")) as handle:
-            return parse_report(handle.read())
-    # This tree's fx-lsp, not an installed one's: the working folder is the library's.
-    environment = child_environment()
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--workers", str(workers),
-         "--timeout", str(timeout),
-         "--mode", ",".join(MODES), "--output-format", "json", *library.folders],
-        cwd=root, env=environment, capture_output=True, text=True, check=False)
-    if completed.returncode not in (0, 1) or not completed.stdout.strip():
-        raise RuntimeError(f"fx-lsp check failed on {library.name}:\n{completed.stderr}")
-    if keep:
-        os.makedirs(keep, exist_ok=True)
-        with open(os.path.join(keep, f"{library.name}.json"), "w") as handle:
-            handle.write(completed.stdout)
-    return parse_report(completed.stdout)
+def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
+                  figures: Figures) -> dict:
+    """This tree's report (kept, or reused from ``--reuse``), its seconds and, with
+    ``--baseline-ref``, the seconds of that commit's fx-lsp on the same folders."""
+    timing_path = os.path.join(options.reuse or options.keep or "", f"{library.name}.seconds.json")
+    if options.reuse:
+        with open(os.path.join(options.reuse, f"{library.name}.json")) as handle:
+            report = handle.read()
+        timing = {}
+        if os.path.exists(timing_path):
+            with open(timing_path) as handle:
+                timing = json.load(handle)
+        figures.seconds = timing.get("seconds", 0.0)
+        figures.baseline_seconds = timing.get("baseline_seconds")
+        figures.baseline_ref = timing.get("baseline_ref")
+        return parse_report(report)
+    check_options = ["--workers", str(options.workers), "--timeout", str(options.timeout),
+                     "--mode", ",".join(MODES)]
+    if not options.baseline_ref:
+        report, figures.seconds = timed_check(library, root, check_options)
+    else:
+        figures.baseline_ref = short_commit(options.baseline_ref)
+        with tree_at(options.baseline_ref) as baseline:
+            report, figures.seconds, figures.baseline_seconds = timed_pair(
+                library, root, check_options, baseline, options.repeat)
+    if options.keep:
+        os.makedirs(options.keep, exist_ok=True)
+        with open(os.path.join(options.keep, f"{library.name}.json"), "w") as handle:
+            handle.write(report)
+        with open(timing_path, "w") as handle:
+            json.dump({"seconds": figures.seconds, "baseline_seconds": figures.baseline_seconds,
+                       "baseline_ref": figures.baseline_ref}, handle)
+    return parse_report(report)
 
 
 def own_choice(module: dict[str, Any], mode: str, eager: dict[str, Any] | None) -> bool:
@@ -148,12 +202,12 @@ def own_choice(module: dict[str, Any], mode: str, eager: dict[str, Any] | None) 
 def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str, Any]) -> None:
     """Add one class's real outcomes to ``figures``."""
     if "build" in real:
-        for mode in MODES:
+        for mode in PT2_MODES:
             figures.tried[mode] += 1
         figures.disagreements.append(f"{name}: does not build on the CPU: "
                                      f"{real['build']['exception']}")
         return
-    for mode in MODES:
+    for mode in PT2_MODES:
         if own_choice(by_mode[mode], mode, real["eager"]):
             figures.own_choices.append(f"{ERROR_CODES[mode]} {name}: "
                                        f"{real['eager']['exception']} "
@@ -180,29 +234,79 @@ def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str,
                 f"{compiled.lsp_verdict} {compiled.lsp[:3]} {compiled.lsp_error[:80]}")
 
 
-def run_library(library: Library, corpus_dir: str, workers: int, timeout: float,
-                keep: str | None, reuse: str | None = None) -> Figures:
-    root = unpacked_root(library, corpus_dir)
+def count_verdicts(figures: Figures, by_mode: dict[str, dict],
+                   diagnostics: dict[tuple[str, str, str], list[str]]) -> None:
+    """A class's verdicts and causes; a class that needs a missing optional package in any
+    mode is counted apart, under the package's name, and not among the classes."""
+    causes = {mode: no_verdict_cause(module, diagnostics.get(
+                  (mode, module["relative_path"], module["class"]), []))
+              for mode, module in by_mode.items() if not has_verdict(module)}
+    optional = next((cause for cause in causes.values()
+                     if cause.startswith(OPTIONAL_PACKAGE)), None)
+    if optional:
+        figures.optional[optional.partition(": ")[2]] += 1
+        return
+    figures.classes += 1
+    for mode, cause in causes.items():
+        figures.without[mode] += 1
+        figures.causes[mode][cause] += 1
+        module = by_mode[mode]
+        detail = (diagnostics.get((mode, module["relative_path"], module["class"]), [""])[0]
+                  if module["status"] == "failed" else module["reason"]) or ""
+        figures.reasons[f"{mode}: {cause}: {module['qualified_name']}: "
+                        f"{' '.join(detail.split()[:14])}"] += 1
+
+
+def check_fx(figures: Figures, root: str, fx_modules: list[dict[str, Any]]) -> None:
+    """fx verdicts against plain ``torch.fx.symbolic_trace`` on the same instance, one child
+    process per file, as ``repo_coverage`` checks them."""
+    by_file: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for module in fx_modules:
+        arguments = module.get("arguments") or {}
+        by_file[arguments.get("parent") or module["qualified_name"].partition(":")[0]].append(
+            module)
+    for modules in by_file.values():
+        for module, plain in zip(modules, plain_verdicts(root, modules, cwd=root, timeout=600),
+                                 strict=True):
+            figures.tried["fx"] += 1
+            problem = disagreement(module, plain, root)
+            figures.agree["fx"] += problem is None
+            if problem is not None:
+                figures.disagreements.append(f"fx {module['qualified_name']}: {problem}")
+
+
+def run_library(library: Library, options: argparse.Namespace) -> Figures:
+    root = unpacked_root(library, options.corpus_dir)
     figures = Figures(library.name)
-    started = time.perf_counter()
-    report = fx_lsp_report(library, root, workers, timeout, keep, reuse)
-    figures.seconds = time.perf_counter() - started
+    report = fx_lsp_report(library, root, options, figures)
     classes: dict[str, dict[str, dict]] = collections.defaultdict(dict)
+    fx_modules = []
+    diagnostics = diagnostic_messages(report)
     for module in report["modules"]:
-        classes[module["qualified_name"]][module["mode"]] = absolute_paths(module, root)
+        classes[module["qualified_name"]][module["mode"]] = {
+            **absolute_paths(module, root), "relative_path": module["path"]}
+        if module["mode"] == "fx" and has_verdict(module):
+            fx_modules.append(module)
     by_file: dict[str, list[tuple[str, dict[str, dict]]]] = collections.defaultdict(list)
     for name, by_mode in classes.items():
         if is_base(by_mode["export"]):
             figures.bases += 1
             continue
-        figures.classes += 1
-        for mode in MODES:
-            if not has_verdict(by_mode[mode]):
-                figures.without[mode] += 1
-                figures.reasons[f"{mode}: {no_verdict_reason(by_mode[mode])}"] += 1
+        count_verdicts(figures, by_mode, diagnostics)
         inputs = (by_mode["export"].get("inputs") or {}).get("tensors")
         if inputs:
             by_file[by_mode["export"]["path"]].append((name, by_mode))
+    for path, names, package in unimported_files(report, root):
+        if package:
+            figures.optional[package] += len(names)
+            continue
+        figures.classes += len(names)
+        for mode in MODES:
+            figures.without[mode] += len(names)
+            figures.causes[mode][IMPORT_FAILED] += len(names)
+        figures.reasons[f"all modes: {IMPORT_FAILED}: {path}: {', '.join(names)}"] += 1
+    check_fx(figures, root, [module for module in fx_modules
+                             if not is_base(classes[module["qualified_name"]]["export"])])
     for members in by_file.values():
         requests = [{"module": by_mode["export"], "compile": by_mode["compile"],
                      "inputs": by_mode["export"]["inputs"]["tensors"]}
@@ -214,6 +318,29 @@ def run_library(library: Library, corpus_dir: str, workers: int, timeout: float,
 
 def share(count: int, total: int) -> str:
     return f"{count} ({100 * count / max(total, 1):.1f}%)"
+
+
+def table_rows(row: Figures) -> list[list[object]]:
+    """A library's rows, one per mode: the shares are of the classes with a forward that do
+    not need a missing optional package (those are the column after)."""
+    optional = ", ".join(f"{package} {count}" for package, count in row.optional.most_common())
+    seconds = f"{row.seconds:.0f}"
+    if row.baseline_seconds:
+        seconds += (f" ({row.seconds / row.baseline_seconds:.2f}x {row.baseline_ref}'s "
+                    f"{row.baseline_seconds:.0f})")
+    rows = []
+    for mode in MODES:
+        agreement = f"{row.agree[mode]}/{row.tried[mode]}"
+        if mode == "compile":
+            agreement += f" ({row.exact_breaks} exact)"
+        rows.append([
+            row.name, mode, f"{row.classes} (+{row.bases} bases)",
+            share(row.classes - row.without[mode], row.classes),
+            share(row.without[mode], row.classes), optional or "0",
+            ", ".join(f"{cause} {count}" for cause, count in row.causes[mode].most_common())
+            or "-",
+            agreement, len(row.own_choices) if mode != "fx" else "-", seconds])
+    return rows
 
 
 def main() -> int:
@@ -228,22 +355,28 @@ def main() -> int:
         os.path.expanduser("~"), ".cache", "fx-lsp-corpus"))
     parser.add_argument("--keep", metavar="DIR", help="keep each library's JSON report there")
     parser.add_argument("--reuse", metavar="DIR",
-                        help="read fx-lsp's reports that --keep kept there instead of running "
-                             "fx-lsp (the real-torch side runs again)")
+                        help="read fx-lsp's reports (and seconds) that --keep kept there "
+                             "instead of running fx-lsp (the real-torch side runs again)")
+    parser.add_argument("--baseline-ref", metavar="COMMIT",
+                        help="also time that commit's fx-lsp on the same folders, in this run, "
+                             "and print the ratio")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="with --baseline-ref: time both N times in turn, this tree first "
+                             "then the baseline first (2: ABBA), and keep each one's fastest")
+    # Issue 46's "before" figures stay in their own block, which later runs leave alone.
+    parser.add_argument("--as-before", action="store_true",
+                        help="emit the table as the figures before a change (its own README "
+                             "block, pt2_library_coverage_before)")
     options = parser.parse_args()
     print(f"fx-lsp {engine_version()}, workers={options.workers}")
-    rows = [run_library(library, options.corpus_dir, options.workers, options.timeout,
-                        options.keep, options.reuse)
+    rows = [run_library(library, options)
             for library in LIBRARIES if not options.library or library.name in options.library]
-    emit("pt2_library_coverage", markdown(
-        ["library", "classes with a forward", "no export verdict", "no compile verdict",
-         "own-choice FX499/FX502", "export agrees", "compile agrees (exact breaks)",
+    emit("pt2_library_coverage_before" if options.as_before else "pt2_library_coverage", markdown(
+        ["library", "mode", "classes with a forward", "verdicts", "no verdict",
+         "optional package missing (apart)", "no verdict by cause",
+         "agrees with real torch (fx: plain torch.fx)", "own-choice FX499/FX502",
          "fx-lsp seconds"],
-        [[row.name, f"{row.classes} (+{row.bases} bases)",
-          share(row.without["export"], row.classes), share(row.without["compile"], row.classes),
-          len(row.own_choices), f"{row.agree['export']}/{row.tried['export']}",
-          f"{row.agree['compile']}/{row.tried['compile']} ({row.exact_breaks})",
-          f"{row.seconds:.0f}"] for row in rows]))
+        [cells for row in rows for cells in table_rows(row)]))
     for row in rows:
         print(f"\n{row.name}: why classes got no verdict")
         for reason, count in row.reasons.most_common():
