@@ -34,7 +34,7 @@ Printed per library and mode:
 
     python3 -m benchmarks run fidelity pt2_library_coverage --
         [--library NAME] [--workers 1] [--timeout 60] [--keep DIR] [--reuse DIR]
-        [--baseline-ref COMMIT [--repeat N]] [--as-before]
+        [--baseline-ref COMMIT [--repeat N]] [--as-before] [--table NAME]
 """
 
 from __future__ import annotations
@@ -367,11 +367,18 @@ def main() -> int:
     parser.add_argument("--as-before", action="store_true",
                         help="emit the table as the figures before a change (its own README "
                              "block, pt2_library_coverage_before)")
+    # Libraries measured on different trees (the first before a later change landed) keep
+    # each run's table, with its own provenance line, in a block of its own.
+    parser.add_argument("--table", metavar="NAME",
+                        help="the README block the table is written into (default "
+                             "pt2_library_coverage)")
     options = parser.parse_args()
     print(f"fx-lsp {engine_version()}, workers={options.workers}")
     rows = [run_library(library, options)
             for library in LIBRARIES if not options.library or library.name in options.library]
-    emit("pt2_library_coverage_before" if options.as_before else "pt2_library_coverage", markdown(
+    table = options.table or ("pt2_library_coverage_before" if options.as_before
+                              else "pt2_library_coverage")
+    emit(table, markdown(
         ["library", "mode", "classes with a forward", "verdicts", "no verdict",
          "optional package missing (apart)", "no verdict by cause",
          "agrees with real torch (fx: plain torch.fx)", "own-choice FX499/FX502",
