@@ -209,7 +209,7 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             if not isinstance(ran, Exception):
                 return LayerInputs(specs, _note(candidate, first, others, companion)
                                    + read_note(ran))
-            limit = _stopped_on_meta(model, ran)
+            limit = stopped_on_meta(model, ran)
             if limit is not None:
                 return LayerInputs(specs, _note(candidate, first, others, companion)
                                    + f" as far as the meta device goes (a line {limit.what}, "
@@ -279,7 +279,7 @@ def eager_error_before(deadline: float, model: nn.Module, instantiated_on: Insta
         return None
 
 
-def _stopped_on_meta(model: nn.Module, error: Exception) -> MetaLimit | None:
+def stopped_on_meta(model: nn.Module, error: Exception) -> MetaLimit | None:
     """What only real data answers, where ``error`` ended a run on meta weights there."""
     weight = next(itertools.chain(model.parameters(), model.buffers()), None)
     return needs_real_data(error) if weight is not None and weight.is_meta else None
@@ -293,4 +293,4 @@ def runs_on(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mapping[st
         ran = eager_error(model, instantiated_on, specs, concrete_args, seconds)
     except OutOfTime:
         return None
-    return not isinstance(ran, Exception) or _stopped_on_meta(model, ran) is not None
+    return not isinstance(ran, Exception) or stopped_on_meta(model, ran) is not None

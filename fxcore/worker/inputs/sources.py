@@ -9,7 +9,8 @@ capture mode that needs inputs to run at all (``needs_inputs``: torch.export, to
 gets them before it captures, inferred from a pre-trace with the fx capture
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
 cannot trace; where that gives none, from the module's own first layer (``first_layer``),
-accepted when the model runs on them.
+then several related tensors (``related``), then a long waveform (``waveform``), accepted
+when the model runs on them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
+from fxcore.worker.inputs.waveform import waveform_inputs
 
 
 @dataclass
@@ -104,8 +106,11 @@ def decide_before_capture(context: JobContext, capture: Capture,
                             target.concrete_args, seconds, context.is_workspace_path)
         if not isinstance(found, LayerInputs):
             # Several related tensors (a decoder's input and skip connection), searched
-            # jointly where each argument's own candidates fit none.
+            # jointly where each argument's own candidates fit none; else a long waveform
+            # (an audio front end's FFT or kernel of thousands of samples).
             found = related_inputs(target.cls, target.model, target.instantiated_on,
+                                   target.concrete_args, seconds) \
+                or waveform_inputs(target.cls, target.model, target.instantiated_on,
                                    target.concrete_args, seconds) or found
         if isinstance(found, LayerInputs):
             decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), found.note),
