@@ -60,6 +60,18 @@ DOWNLOADING = """
             return self.conv(x) + x
 
 
+    class FromCheckpoint(nn.Module):
+        # A checkpoint file the default names, not in the workspace.
+        def __init__(self, width=8, checkpoint="checkpoints/model.pth"):
+            super().__init__()
+            self.linear = nn.Linear(width, width)
+            if checkpoint:
+                self.load_state_dict(torch.load(checkpoint))
+
+        def forward(self, x):
+            return self.linear(x)
+
+
     class AlwaysDownloads(nn.Module):
         # No parameter avoids the download.
         def __init__(self):
@@ -119,6 +131,13 @@ def test_a_constructor_that_downloads_weights_is_built_without_them(
         assert backboned.weights == "skipped"
         assert backboned.arguments is not None and backboned.arguments.origin == "guessed"
         assert backboned.arguments.kwargs["pretrained_backbone"] == "False"
+
+        # A missing checkpoint file the default names: the same, without a download.
+        from_checkpoint = verdicts["FromCheckpoint", mode]
+        assert from_checkpoint.status == "traceable", from_checkpoint.failures
+        assert from_checkpoint.weights == "skipped"
+        assert from_checkpoint.arguments is not None
+        assert from_checkpoint.arguments.kwargs == {"checkpoint": "None"}
 
         # Nothing avoids the download: FX101 says workers make none, and what to give.
         always = verdicts["AlwaysDownloads", mode]
