@@ -123,6 +123,9 @@ def test_a_constructor_that_downloads_weights_is_built_without_them(
         assert segmenter.arguments is not None
         assert segmenter.arguments.origin == "defaults"
         assert segmenter.arguments.kwargs == {"encoder_weights": "None"}
+        assert any(note.startswith("Built with encoder_weights=None: building it as called "
+                                   "downloads pretrained weights")
+                   for note in segmenter.capture_notes), segmenter.capture_notes
 
         # Guessed arguments, and the pretraining switch turned off.
         backboned = verdicts["Backboned", mode]

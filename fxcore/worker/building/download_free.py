@@ -87,6 +87,13 @@ def download_note(cls: type, key: str, error: BaseException,
             f"or name a factory there that builds it without downloading.")
 
 
+def offline_note(overrides: dict[str, Any]) -> str:
+    """The capture note of an instance built with ``overrides`` instead of downloading."""
+    return (f"Built with {_call(overrides)}: building it as called downloads pretrained "
+            "weights, which fx-lsp's workers never do (they have no network); the "
+            "instance checked has no pretrained weights.")
+
+
 def _call(kwargs: dict[str, Any]) -> str:
     return ", ".join(f"{name}={value!r}" for name, value in kwargs.items())
 

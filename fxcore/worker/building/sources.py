@@ -38,7 +38,7 @@ from fxcore.worker.building.arguments import (
     value_source,
 )
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
-from fxcore.worker.building.download_free import download_note, weights_off
+from fxcore.worker.building.download_free import download_note, offline_note, weights_off
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.workspace.discovery import ClassSource
 
@@ -56,6 +56,8 @@ class Built:
     concrete_args: dict[str, Any]
     #: The argument sets the constructor rejected before this one, in words (the search).
     rejected_before: str = ""
+    #: Which weights parameters were set to none because building downloaded (a note).
+    weights_note: str = ""
 
 
 def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | ModuleResult:
@@ -93,6 +95,7 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                 offline = _build_with_candidate(cls, module_config, overrides, "defaults",
                                                 skipped=True)
                 if isinstance(offline, Built):
+                    offline.weights_note = offline_note(overrides)
                     return offline
                 error = offline
             if not missing:
@@ -260,8 +263,12 @@ def _build_with_candidate(cls: type, module_config: ModuleConfig, kwargs: dict[s
         model, instantiated_on, weights = build(cls, call)
     except Exception as error:
         overrides = weights_off(cls, call, error)
-        return _build_with_candidate(cls, module_config, {**kwargs, **overrides}, origin,
-                                     skipped=True) if overrides else error
+        if not overrides:
+            return error
+        built = _build_with_candidate(cls, module_config, {**kwargs, **overrides}, origin, True)
+        if isinstance(built, Built):
+            built.weights_note = offline_note(overrides)
+        return built
     arguments = Arguments(
         origin=origin,
         args=[value_source(value) for value in call.args],
