@@ -258,6 +258,8 @@ class Job(SubmoduleTracing):
         if built.rejected_before:
             result.capture_notes.append(f"The constructor rejected the argument sets tried "
                                         f"before this one: {built.rejected_before}.")
+        if built.weights_note:
+            result.capture_notes.append(built.weights_note)
         if built.weights_skipped:
             result.weights = "skipped"
         return result

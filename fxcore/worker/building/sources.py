@@ -38,6 +38,7 @@ from fxcore.worker.building.arguments import (
     value_source,
 )
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
+from fxcore.worker.building.download_free import download_note, offline_note, weights_off
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.workspace.discovery import ClassSource
 
@@ -55,6 +56,8 @@ class Built:
     concrete_args: dict[str, Any]
     #: The argument sets the constructor rejected before this one, in words (the search).
     rejected_before: str = ""
+    #: Which weights parameters were set to none because building downloaded (a note).
+    weights_note: str = ""
 
 
 def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | ModuleResult:
@@ -85,6 +88,16 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
         except BaseException as error:
             # A constructor that forwards **kwargs to a base class needing arguments.
             missing = [] if configured else missing_from_type_error(error)
+            overrides = {} if configured else weights_off(cls, module_config, error)
+            if not missing and overrides:
+                # Defaults that download pretrained weights: the library's own parameters
+                # build it without them (``download_free``).
+                offline = _build_with_candidate(cls, module_config, overrides, "defaults",
+                                                skipped=True)
+                if isinstance(offline, Built):
+                    offline.weights_note = offline_note(overrides)
+                    return offline
+                error = offline
             if not missing:
                 # The defaults do not make a working instance (`either dim or codebook_size
                 # must be given`): the module's builder, or a literal call, may.
@@ -103,6 +116,8 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                     source.name_span)
                 if configured:
                     failure.message += configured_call_note(cls.__name__, module_config)
+                failure.message += download_note(
+                    cls, f"{context.location.module_name}:{cls.__name__}", error, overrides)
                 return context.module_result(cls, source, status="failed",
                                              failures=[failure], arguments=arguments)
         else:
@@ -240,19 +255,27 @@ def _alternate_constructor(cls: type, method: str | None) -> str | None:
 
 
 def _build_with_candidate(cls: type, module_config: ModuleConfig, kwargs: dict[str, Any],
-                          origin: ArgumentOrigin) -> Built | BaseException:
-    """The class built with found keyword arguments added to its configuration, or why not."""
+                          origin: ArgumentOrigin, skipped: bool = False) -> Built | BaseException:
+    """The class built with found keyword arguments added to its configuration, or why not;
+    again without pretrained weights where it tried to download them (``skipped``)."""
     call = dataclasses.replace(module_config, kwargs={**module_config.kwargs, **kwargs})
     try:
         model, instantiated_on, weights = build(cls, call)
     except Exception as error:
-        return error
+        overrides = weights_off(cls, call, error)
+        if not overrides:
+            return error
+        built = _build_with_candidate(cls, module_config, {**kwargs, **overrides}, origin, True)
+        if isinstance(built, Built):
+            built.weights_note = offline_note(overrides)
+        return built
     arguments = Arguments(
         origin=origin,
         args=[value_source(value) for value in call.args],
         kwargs={name: value_source(value) for name, value in call.kwargs.items()},
     )
-    return Built(model, instantiated_on, weights, arguments, module_config.concrete_args)
+    return Built(model, instantiated_on, weights or skipped, arguments,
+                 module_config.concrete_args)
 
 
 def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Built]:
