@@ -43,6 +43,7 @@ from fxcore.worker.inputs.first_layer import (
     known_layers,
     required_arguments,
 )
+from fxcore.worker.inputs.forward_relations import submodule
 from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
@@ -205,7 +206,7 @@ def _taker(tree: ast.AST, model: nn.Module, name: str, key: ast.Constant) -> nn.
         if isinstance(node, ast.Call) and node.args and any(
                 ast.dump(_index_of(item)) == ast.dump(key)
                 for item in _indexing(node.args[0], name)):
-            found = _submodule(model, node.func)
+            found = submodule(model, node.func)
             if found is not None:
                 return found
     return None
@@ -231,7 +232,7 @@ def _iterated_taker(tree: ast.AST, model: nn.Module, name: str) -> nn.Module | N
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) \
                 and node.args[0].id in values:
-            found = _submodule(model, node.func)
+            found = submodule(model, node.func)
             if found is not None:
                 return found
     return None
@@ -244,7 +245,7 @@ def _indexed_table(tree: ast.AST, model: nn.Module, name: str) -> nn.Module | No
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and ast.dump(node.slice) in variables \
                 and not _is_name(node.value, name):
-            found = _submodule(model, node.value)
+            found = submodule(model, node.value)
             if found is not None:
                 return found
     return None
@@ -256,30 +257,10 @@ def _zipped_table(tree: ast.AST, model: nn.Module, name: str) -> nn.Module | Non
         if isinstance(node, ast.Call) and _is_name(node.func, "zip") \
                 and any(_is_name(argument, name) for argument in node.args):
             for argument in node.args:
-                found = _submodule(model, argument)
+                found = submodule(model, argument)
                 if isinstance(found, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
                     return found
     return None
-
-
-def _submodule(model: nn.Module, node: ast.expr) -> nn.Module | None:
-    """``self.a.b`` (or ``self.a["k"]``/``self.a[0]``) as a submodule of ``model``."""
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        table = _submodule(model, node.value)
-        if table is None:
-            return None
-        return table._modules.get(str(node.slice.value))
-    path: list[str] = []
-    while isinstance(node, ast.Attribute):
-        path.insert(0, node.attr)
-        node = node.value
-    if not _is_name(node, "self") or not path:
-        return None
-    try:
-        found = model.get_submodule(".".join(path))
-    except AttributeError:
-        return None
-    return found
 
 
 def _children(table: nn.Module) -> list[nn.Module]:
