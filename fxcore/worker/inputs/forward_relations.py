@@ -9,8 +9,9 @@ argument's channels are moved last (``ddf.permute(0, 2, 3, 1)``: a displacement 
 channel per spatial dimension), and the rank a ``permute`` names. ``related`` searches
 candidates in the order these say.
 
-Local names assigned once from an expression (``x = self.up(inp)``) are followed to it; the
-code is read, not run, so a branch's both sides count.
+A local name is followed to the last assignment before the place it is read
+(``out = self.up(inp)``, then ``out = torch.cat((out, skip), 1)``), and a module that wraps its
+layers scales as they do; the code is read, not run, so a branch's both sides count.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ What ``forward``'s code says (``forward_relations``) decides each argument's can
 
 - an argument passed to a submodule takes the input of that submodule's first layer whose
   input size is known; the first such argument is the reference the others follow (without
-  one, the model's first known layer, else an image of the rank a ``permute`` names);
+  one, the model's first known layer, else an image of the rank a ``permute`` names, or, for
+  a displacement field, 2-d then 3-d with one channel per spatial dimension);
 - an argument joined by ``torch.cat`` into a layer takes that layer's channels less those of
   the other items (a submodule's output channels, another argument's; an equal share where
   they are arguments), else less the spatial rank (coordinates), less one, half, or all;
