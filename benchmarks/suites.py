@@ -79,7 +79,9 @@ SUITES = (
                   "kept JSON", needs="--export DIR --compile DIR"),
         Benchmark("pt2_library_coverage", "fx, export and compile on libraries fx-lsp was not "
                   "tuned on, against real torch and plain torch.fx",
-                  tables=("pt2_library_coverage", "pt2_library_coverage_before")),
+                  tables=("pt2_library_coverage", "pt2_library_coverage_before",
+                          "pt2_library_coverage_after_monai",
+                          "pt2_library_coverage_after_others")),
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),
