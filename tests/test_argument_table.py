@@ -34,6 +34,8 @@ from fxcore.worker.building.arguments import guess_value, missing_from_type_erro
         ("num_frames", int, 16),
         ("sequence_length", None, 16),
         ("kernel_size", None, 3),
+        # Not a size of 64 (``*_size``): MONAI's up-sampling stride is its kernel size.
+        ("upsample_kernel_size", None, 3),
         ("dropout", float, 0.0),
         ("eps", None, 1e-5),
         ("depths", None, (1, 1)),

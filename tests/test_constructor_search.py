@@ -114,6 +114,95 @@ def test_unsafe_rules_are_not_kept() -> None:
     assert init_checks(Calls).rules == []
 
 
+def _check_depthwise(in_channels: int, out_channels: int, groups: int, bias: bool = True) -> None:
+    if not (groups == in_channels == out_channels):
+        raise ValueError("depthwise only")
+    if not bias:
+        raise ValueError("needs a bias")
+
+
+class DepthwiseBase(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, groups: int) -> None:
+        super().__init__()
+        if not (groups == in_channels == out_channels):
+            raise ValueError("depthwise only")
+
+
+class DepthwiseChild(DepthwiseBase):
+    """The check is the base's: reached through ``super().__init__`` with renamed arguments."""
+
+    def __init__(self, channels_in: int, channels_out: int, groups: int = 1) -> None:
+        super().__init__(channels_in, out_channels=channels_out, groups=groups)
+
+
+class DepthwiseNamedBase(DepthwiseBase):
+    """The same, through ``Base.__init__(self, ...)``, with a constant the base checks."""
+
+    def __init__(self, width: int) -> None:
+        DepthwiseBase.__init__(self, width, width, 4)
+
+
+class DepthwiseHelper(nn.Module):
+    """The check is a module-level helper's; its ``bias`` default makes its second rule true."""
+
+    def __init__(self, in_channels: int, out_channels: int, groups: int) -> None:
+        super().__init__()
+        _check_depthwise(in_channels, out_channels, groups)
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, groups=groups)
+
+
+class Levels(nn.Module):
+    """A tuple indexed by another tuple's values, and one by ``range(len(...))``."""
+
+    def __init__(self, levels: tuple[int, ...], channels: tuple[int, ...],
+                 widths: tuple[int, ...]) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(channels[d], 8, 1) for d in levels])
+        for i in range(len(channels)):
+            self.convs.append(nn.Conv2d(widths[i], 8, 1))
+
+
+class Nested(nn.Module):
+    """A rule nested in an ``if`` holds only where that ``if``'s test does."""
+
+    def __init__(self, padding: object, in_channels: int, out_channels: int) -> None:
+        super().__init__()
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(padding)
+            self.mode = padding
+        if in_channels != out_channels:
+            raise ValueError("expecting in_channels == out_channels")
+
+
+class GroupedConv(nn.Conv2d):
+    """torch's own checks (``_ConvNd``: ``in_channels % groups``), two ``__init__``s up."""
+
+    def __init__(self, in_channels: int, out_channels: int, groups: int) -> None:
+        super().__init__(in_channels, out_channels, 3, groups=groups)
+
+def test_the_checks_of_bases_and_helpers_the_constructor_calls_are_solved() -> None:
+    assert solved(DepthwiseChild, {"channels_in": 3, "channels_out": 16, "groups": 1})[0] == {
+        "channels_in": 16, "channels_out": 16, "groups": 16}
+    assert solved(DepthwiseNamedBase, {"width": 3})[0] == {"width": 4}
+    assert solved(DepthwiseHelper, {"in_channels": 3, "out_channels": 16, "groups": 1})[0] == {
+        "in_channels": 16, "out_channels": 16, "groups": 16}
+    grouped = solved(GroupedConv, {"in_channels": 3, "out_channels": 16, "groups": 2})[0]
+    assert grouped["in_channels"] % grouped["groups"] == 0
+    assert grouped["out_channels"] % grouped["groups"] == 0
+
+
+def test_a_tuple_indexed_by_another_gets_the_length_its_indices_need() -> None:
+    found = solved(Levels, {"levels": (16, 32), "channels": (3, 6), "widths": (8,)})[0]
+    assert found == {"levels": (0, 1), "channels": (3, 6), "widths": (8, 8)}
+
+
+def test_a_nested_rule_applies_only_under_its_test() -> None:
+    # An int is never checked against the strings: the other rule alone is solved.
+    assert solved(Nested, {"padding": 1, "in_channels": 3, "out_channels": 16})[0] == {
+        "padding": 1, "in_channels": 16, "out_channels": 16}
+
+
 def test_annotations_and_calls_give_the_kind_of_value() -> None:
     assert sequence_element(Sequence[int]) == (int, False)
     assert sequence_element(tuple[int, ...]) == (int, False)

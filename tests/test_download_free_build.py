@@ -155,3 +155,35 @@ def test_a_constructor_that_downloads_weights_is_built_without_them(
         assert rejects.status == "failed" and rejects.weights is None
         assert "ValueError: unsupported" in rejects.failures[0].message
         assert "download" not in rejects.failures[0].message
+
+
+USES_DOWNLOAD = """
+    import torch
+    from torch import nn
+
+
+    class UsesDownload(nn.Module):
+        # Uses what torch.hub gave it (in a worker an empty checkpoint, a dict): fails on it.
+        def __init__(self, width: int = 8, pretrained: bool = True):
+            super().__init__()
+            self.register_buffer("embedding", torch.randn(width, width))
+            if pretrained:
+                state = torch.hub.load_state_dict_from_url(
+                    "https://example.invalid/embedding.pth", map_location="cpu")
+                self.embedding.data = state.float()
+
+        def forward(self, x):
+            return x @ self.embedding
+    """
+
+
+def test_a_constructor_failing_on_the_empty_checkpoint_is_built_without_weights(
+        engine: Engine, workspace: Workspace) -> None:
+    workspace.write("embedding.py", USES_DOWNLOAD)
+    result = workspace.check(engine, "embedding.py", EngineConfig(modes=("fx",)))
+    assert not result.errors, [error.message for error in result.errors]
+    module = result.modules[0]
+    assert module.status == "traceable", (module.reason, [f.message for f in module.failures])
+    assert module.weights == "skipped"
+    assert module.arguments is not None
+    assert module.arguments.kwargs == {"pretrained": "False"}

@@ -7,7 +7,9 @@ spatial transformer's image and displacement field, one channel per spatial dime
 and 3d, and one whose ``permute`` is computed, so that only the name ``ddf`` says it); a
 block that adds a strided convolution of one map to a layer of the other (half its size); a
 CRF-like block that joins its input with a ``meshgrid`` of coordinates; a cross-attention
-whose context has the attention's ``kdim`` features; a
+whose context has the attention's ``kdim`` features; a decoder written like a library's, its
+transposed convolution (stride 4) inside a wrapper module and its ``out`` set again at each step;
+a lone velocity field (``dvf``) whose spatial rank is its channels' count; a
 ``dict[str, Tensor]`` iterated with ``.items()`` (whose fx verdict, a failure at the
 iteration, is plain torch.fx's); a feature-pyramid stage's ``Sequence[Tensor]`` of halving maps.
 
@@ -134,6 +136,54 @@ class PyramidStage(nn.Module):
         for lateral in reversed(laterals[:-1]):
             out = lateral + F.interpolate(out, scale_factor=2.0)
         return out
+
+
+class ConvWrap(nn.Sequential):
+    """A library's own convolution block: the layer sits inside, its channels on the wrapper."""
+
+    def __init__(self, in_channels: int = 16, out_channels: int = 8, transposed: bool = False):
+        super().__init__()
+        self.out_channels = out_channels
+        self.add_module("conv", nn.ConvTranspose2d(in_channels, out_channels, 4, stride=4)
+                        if transposed else nn.Conv2d(in_channels, out_channels, 3, padding=1))
+        self.add_module("act", nn.ReLU())
+
+
+class WrappedUp(nn.Module):
+    """MONAI's UnetUpBlock: the transposed convolution inside a wrapper, and ``out`` set
+    again at each step."""
+
+    def __init__(self, in_channels: int = 16, out_channels: int = 8):
+        super().__init__()
+        self.transp_conv = ConvWrap(in_channels, out_channels, transposed=True)
+        self.conv_block = nn.Sequential(ConvWrap(2 * out_channels, out_channels),
+                                        ConvWrap(out_channels, out_channels))
+
+    def forward(self, inp, skip):
+        out = self.transp_conv(inp)
+        out = torch.cat((out, skip), dim=1)
+        out = self.conv_block(out)
+        return out
+
+
+class VelocityToDisplacement(nn.Module):
+    """MONAI's DVF2DDF: one field, whose spatial rank is its own and its channels' count."""
+
+    def __init__(self, num_steps: int = 3):
+        super().__init__()
+        self.num_steps = num_steps
+
+    def forward(self, dvf):
+        spatial = dvf.shape[2:]
+        if dvf.shape[1] != len(spatial):
+            raise ValueError("expecting one channel per spatial dimension")
+        ddf = dvf / 2 ** self.num_steps
+        for _ in range(self.num_steps):
+            axes = [torch.arange(size, dtype=ddf.dtype) for size in spatial]
+            grid = ddf + torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=0)
+            grid = grid.permute([0, *range(2, 2 + len(spatial)), 1])
+            ddf = ddf + F.grid_sample(ddf, grid.flip(-1), align_corners=True)
+        return ddf
 '''
 
 #: The inputs each class gets, in export and compile alike.
@@ -147,6 +197,9 @@ EXPECTED = {
     "CRF": {"x": "float32[2, 4, 32, 32]"},
     "CrossAttention": {"x": "float32[2, 8, 16]", "context": "float32[2, 8, 32]"},
     "DictIn": {"feats": "{'0': float32[2, 8, 32, 32], '1': float32[2, 8, 16, 16]}"},
+    "ConvWrap": {"input": "float32[2, 16, 32, 32]"},
+    "WrappedUp": {"inp": "float32[2, 16, 32, 32]", "skip": "float32[2, 8, 128, 128]"},
+    "VelocityToDisplacement": {"dvf": "float32[2, 2, 32, 32]"},
     # A feature-pyramid stage's maps, halving (container.py before this change too).
     "PyramidStage": {
         "maps": "[float32[2, 8, 32, 32], float32[2, 16, 16, 16], float32[2, 32, 8, 8]]"},
@@ -180,6 +233,10 @@ def test_related_tensors_and_an_iterated_dict_get_inputs_and_verdicts(tmp_path: 
             assert module["inputs"]["tensors"] == tensors, (name, mode)
     decoder = found[("Decoder", "export")]["inputs"]["note"]
     assert "skip float32[2, 8, 64, 64] with 8 channels, 2 times inp's spatial size" in decoder
+    wrapped = found[("WrappedUp", "export")]["inputs"]["note"]
+    assert "skip float32[2, 8, 128, 128] with 8 channels, 4 times inp's spatial size" in wrapped
+    assert "a displacement field of rank 4" in found[("VelocityToDisplacement",
+                                                      "export")]["inputs"]["note"]
 
 
 @pytest.mark.slow  # real torch.export and torch.compile beside fx-lsp: about 20 s

@@ -24,7 +24,7 @@ parameter name                                          value
 ``image_size``, ``img_size``, ``input_size``            32
 ``patch_size``, ``*_patch_size``                        8
 ``frames``, ``num_frames``, ``clip_len``                16
-``kernel_size``                                         3
+``kernel_size``, ``*_kernel_size``                     3
 ``stride``, ``dilation``, ``groups``                    1
 ``padding``                                             1
 ``vocab_size``, ``num_embeddings``, ``num_tokens``      100
@@ -70,7 +70,7 @@ NAME_RULES: list[_Rule] = [
     (r"(image|img|input)_?(size|res|resolution)|resolution", 32),
     (r"(\w+_)?patch_?size|patch", 8),
     (r"(num_|n_)?frames|clip_?len(gth)?", 16),
-    (r"kernel_?size|kernel|ksize|k", 3),
+    (r"(\w+_)?kernel_?size|kernel|ksize|k", 3),
     (r"stride|dilation|groups|num_groups_conv", 1),
     (r"padding|pad", 1),
     (r"vocab_?size|num_embeddings|num_tokens|n_vocab|n_tokens|vocab", 100),

@@ -5,7 +5,8 @@ equal, ``len(dims) in (2, 3)`` for a tuple of two or three.
 
 A small search, not algebra: each argument a rule names gets a few candidate values (its
 guess first, then the others' guesses, the rule's constants, their doubles and halves,
-multiples of 16, 32 and 64, tuples of the lengths a spatial size takes); the search changes
+multiples of 16, 32 and 64, tuples of the lengths a spatial size takes, and for a tuple the
+indices ``(0, 1)``, ``(0, 1, 2)``: the levels of another sequence); the search changes
 as few arguments as it can, one, then two, ..., and among those prefers the values listed
 first. Bounded by ``MAX_EVALUATIONS`` rule evaluations and ``SOLVE_SECONDS``.
 """
@@ -135,6 +136,8 @@ def _domain(name: str, values: dict[str, Any], rules: list[ast.expr],
     element = guess[0] if isinstance(guess, tuple) and guess and _is_int(guess[0]) else (
         guess if _is_int(guess) else 16)
     tuples = [tuple([element] * length) for length in lengths if length > 0]
+    if isinstance(guess, (tuple, list)):  # indices (levels, stages): 0, 1, ... as short as fit
+        tuples += [tuple(range(length)) for length in lengths if length > 0]
     if _is_int(guess):
         candidates = [guess, *integers[:MAX_DOMAIN - 3], *tuples[:2]]
     elif guess is None or isinstance(guess, (tuple, list)):

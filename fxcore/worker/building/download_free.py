@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fxcore.model.job_spec import ModuleConfig
+from fxcore.worker.building.weights import EMPTY_CHECKPOINT_USED
 
 #: Packages whose exceptions mean a download was tried: the Hub's client and HTTP clients.
 _DOWNLOADERS = ("huggingface_hub", "requests", "urllib3", "httpx", "httpcore", "aiohttp",
@@ -61,8 +62,11 @@ def weights_off(cls: type, call: ModuleConfig, error: BaseException) -> dict[str
 
 
 def tried_download(error: BaseException) -> bool:
-    """Whether ``error``, or an exception it was raised from, is a failed download."""
+    """Whether ``error``, or an exception it was raised from, is a failed download, or
+    came from using the empty checkpoint a download was given (``weights``)."""
     for cause in _chain(error):
+        if getattr(cause, EMPTY_CHECKPOINT_USED, False):
+            return True
         if isinstance(cause, _NETWORK_ERRORS) or any(
                 kind.__module__.split(".")[0] in _DOWNLOADERS for kind in type(cause).__mro__):
             return True

@@ -13,17 +13,25 @@ is called (reading an attribute of a value may still run a property).
 from __future__ import annotations
 
 import ast
+import builtins
+import copy
 import inspect
 import re
 import textwrap
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any
+
+from fxcore.worker.building.called_checks import called_functions, own_init
 
 #: The functions a kept rule may call: they read their arguments and do nothing else.
 SAFE_CALLS = frozenset({"len", "isinstance", "int", "float", "tuple", "list", "all", "any",
                         "sum", "min", "max", "abs", "bool", "set", "sorted", "type", "round"})
 #: How many top-level assignments before a check are followed (``n = len(dims)``).
 MAX_LOCALS = 32
+#: How many functions' rules are read at most: the constructor's, its bases' ``__init__``s
+#: and the helpers they call, depth first.
+MAX_FUNCTIONS = 12
 
 _SAFE_NODES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop,
                ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Constant,
@@ -44,30 +52,173 @@ class InitChecks:
 
 
 def init_checks(cls: type) -> InitChecks:
-    """The rules ``cls.__init__`` checks, those of safe parts only; empty when its source
-    cannot be read."""
-    init = getattr(cls, "__init__", None)
-    empty = InitChecks([], [], {})
-    if not inspect.isfunction(init):
-        return empty
+    """The rules ``cls.__init__`` checks, those of safe parts only, with those of the base
+    ``__init__``s and helpers it hands its arguments to (``called_checks``), read in its
+    argument names; empty when its source cannot be read."""
+    found = own_init(cls)
+    if found is None:
+        return InitChecks([], [], {})
+    init, owner = found
+    checks = InitChecks([], [], dict(getattr(init, "__globals__", {})))
+    _read(checks, cls, init, owner, None, [MAX_FUNCTIONS])
+    checks.assigned = checks.assigned[:MAX_LOCALS]
+    return checks
+
+
+def _read(checks: InitChecks, cls: type, function: FunctionType, owner: type | None,
+          bound: dict[str, ast.expr] | None, budget: list[int], complete: bool = True
+          ) -> None:
+    """Add ``function``'s rules and simple locals to ``checks``, then those of the functions
+    it calls with its arguments. ``bound``: None for the constructor itself (its names are
+    the arguments'), else the caller's expression for each parameter the call gives;
+    ``complete``: whether the parameters it does not give take their defaults."""
+    node = _parsed(function)
+    if node is None or budget[0] <= 0:
+        return
+    budget[0] -= 1
+    names = {} if bound is None else _foreign_names(checks, function, node, bound,
+                                                   f"_fx{budget[0]}_", complete)
+
+    def renamed(tree: ast.expr) -> ast.expr:
+        return ast.fix_missing_locations(_Renamer(names).visit(copy.deepcopy(tree)))
+
+    for statement in node.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            target = renamed(statement.targets[0])
+            value = renamed(statement.value)
+            if isinstance(target, ast.Name) and is_safe(value):
+                checks.assigned.append((target.id, value))
+    for rule in [*_guarded_rules(node.body, []), *_index_rules(node)]:
+        rule = renamed(rule)
+        if is_safe(rule):
+            checks.rules.append(rule)
+    for call in called_functions(node, getattr(function, "__globals__", {}), cls, owner):
+        _read(checks, cls, call.function, call.owner,
+              {name: renamed(given) for name, given in call.bound.items()}, budget,
+              call.complete)
+
+
+def _parsed(function: FunctionType) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError, IndentationError):
-        return empty
-    function = tree.body[0] if tree.body else None
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return empty
+        return None
+    node = tree.body[0] if tree.body else None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _foreign_names(checks: InitChecks, function: FunctionType, node: ast.AST,
+                   bound: dict[str, ast.expr], prefix: str, complete: bool
+                   ) -> dict[str, ast.expr]:
+    """How a called function's names read in the constructor's: a parameter the call
+    gives as the caller's expression, one it leaves as its default (put in the namespace);
+    any other name but a builtin made the function's own (a global put in the namespace
+    under that name), so it cannot be taken for one of the constructor's arguments. A name
+    bound to nothing (a parameter not given, with no default) makes its rules unknown."""
+    names: dict[str, ast.expr] = {}
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        parameters = []
+    for parameter in parameters:
+        if parameter.name in bound:
+            names[parameter.name] = bound[parameter.name]
+            continue
+        names[parameter.name] = ast.Name(id=prefix + parameter.name, ctx=ast.Load())
+        if complete and parameter.default is not inspect.Parameter.empty:
+            checks.namespace[prefix + parameter.name] = parameter.default
+    own_globals = getattr(function, "__globals__", {})
+    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(names):
+        if name in own_globals:
+            checks.namespace[prefix + name] = own_globals[name]
+        elif hasattr(builtins, name):
+            continue
+        names[name] = ast.Name(id=prefix + name, ctx=ast.Load())
+    return names
+
+
+class _Renamer(ast.NodeTransformer):
+    """Replaces each name of ``names`` by its expression."""
+
+    def __init__(self, names: dict[str, ast.expr]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        replacement = self.names.get(node.id)
+        if replacement is None:
+            return node
+        if isinstance(replacement, ast.Name):
+            return ast.Name(id=replacement.id, ctx=node.ctx)
+        return copy.deepcopy(replacement)
+
+
+def _guarded_rules(body: list[ast.stmt], guards: list[ast.expr]) -> list[ast.expr]:
+    """The rules of the ``assert``s and ``if ...: raise`` guards in ``body``; one nested in
+    an ``if`` holds only where that ``if``'s test does (``not test or rule``)."""
     rules: list[ast.expr] = []
+    for statement in body:
+        if isinstance(statement, ast.Assert):
+            rules.append(_implied(guards, statement.test))
+        elif isinstance(statement, ast.If):
+            if any(isinstance(s, ast.Raise) for s in statement.body):
+                rules.append(_implied(guards, ast.UnaryOp(op=ast.Not(), operand=statement.test)))
+            rules += _guarded_rules(statement.body, [*guards, statement.test])
+            rules += _guarded_rules(statement.orelse, [*guards, ast.UnaryOp(
+                op=ast.Not(), operand=statement.test)])
+        elif isinstance(statement, (ast.For, ast.While, ast.With, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                rules += _guarded_rules(getattr(statement, field, []), guards)
+    return rules
+
+
+def _implied(guards: list[ast.expr], rule: ast.expr) -> ast.expr:
+    if not guards:
+        return rule
+    held = guards[0] if len(guards) == 1 else ast.BoolOp(op=ast.And(), values=list(guards))
+    return ast.BoolOp(op=ast.Or(), values=[ast.UnaryOp(op=ast.Not(), operand=held), rule])
+
+
+def _index_rules(function: ast.AST) -> list[ast.expr]:
+    """Lengths a sequence argument must have to be indexed as ``function`` indexes it:
+    ``a[d] for d in b`` needs ``len(a) > max(b)``, ``a[i] for i in range(len(b))``
+    ``len(a) >= len(b)`` (in a comprehension or a ``for`` loop)."""
+    rules: list[str] = []
     for node in ast.walk(function):
-        if isinstance(node, ast.Assert):
-            rules.append(node.test)
-        elif isinstance(node, ast.If) and any(isinstance(s, ast.Raise) for s in node.body):
-            rules.append(ast.UnaryOp(op=ast.Not(), operand=node.test))
-    assigned = [(statement.targets[0].id, statement.value) for statement in function.body
-                if isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name) and is_safe(statement.value)]
-    return InitChecks([ast.fix_missing_locations(rule) for rule in rules if is_safe(rule)],
-                      assigned[:MAX_LOCALS], dict(getattr(init, "__globals__", {})))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            loops = [(g.target, g.iter, node) for g in node.generators]
+        elif isinstance(node, ast.For):
+            loops = [(node.target, node.iter, node)]
+        else:
+            continue
+        for target, iterated, scope in loops:
+            if not isinstance(target, ast.Name):
+                continue
+            bound = _index_bound(iterated)
+            if bound is None:
+                continue
+            for indexed in ast.walk(scope):
+                if isinstance(indexed, ast.Subscript) and isinstance(indexed.value, ast.Name) \
+                        and isinstance(indexed.slice, ast.Name) \
+                        and indexed.slice.id == target.id:
+                    rules.append(f"len({indexed.value.id}) {bound}")
+    return [ast.parse(rule, mode="eval").body for rule in dict.fromkeys(rules)]
+
+
+def _index_bound(iterated: ast.expr) -> str | None:
+    """What a sequence indexed by the items of ``iterated`` needs of its length."""
+    if isinstance(iterated, ast.Name):
+        return f"> max({iterated.id}, default=-1)"
+    if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) \
+            and iterated.func.id == "range" and len(iterated.args) == 1:
+        stop = iterated.args[0]
+        if isinstance(stop, ast.Call) and isinstance(stop.func, ast.Name) \
+                and stop.func.id == "len" and len(stop.args) == 1 \
+                and isinstance(stop.args[0], ast.Name):
+            return f">= len({stop.args[0].id})"
+        if isinstance(stop, (ast.Name, ast.Constant)):
+            return f">= {ast.unparse(stop)}"
+    return None
 
 
 def is_safe(expression: ast.expr) -> bool:

@@ -25,6 +25,9 @@ import torch
 import torch.hub
 from torch.nn.modules.module import _IncompatibleKeys
 
+#: The attribute set on an error raised while building after an empty checkpoint was given.
+EMPTY_CHECKPOINT_USED = "fx_lsp_empty_checkpoint_used"
+
 
 class WeightsSkipped:
     """Whether the current build asked for pretrained weights (and got none)."""
@@ -66,6 +69,12 @@ def without_weights() -> Iterator[WeightsSkipped]:
         torch.nn.Module.load_state_dict = load_state_dict  # type: ignore[method-assign]
         try:
             yield record
+        except Exception as error:
+            if record.skipped:
+                # A constructor that uses what it downloaded (``state_dict.float()``) fails
+                # on the empty checkpoint: a failed download all the same (``download_free``).
+                setattr(error, EMPTY_CHECKPOINT_USED, True)
+            raise
         finally:
             torch.hub.download_url_to_file = original_download
             torch.nn.Module.load_state_dict = original_load  # type: ignore[method-assign]

@@ -9,14 +9,16 @@ argument's channels are moved last (``ddf.permute(0, 2, 3, 1)``: a displacement 
 channel per spatial dimension), and the rank a ``permute`` names. ``related`` searches
 candidates in the order these say.
 
-Local names assigned once from an expression (``x = self.up(inp)``) are followed to it; the
-code is read, not run, so a branch's both sides count.
+A local name is followed to the last assignment before the place it is read
+(``out = self.up(inp)``, then ``out = torch.cat((out, skip), 1)``), and a module that wraps its
+layers scales as they do; the code is read, not run, so a branch's both sides count.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import math
 import textwrap
 from dataclasses import dataclass, field
 
@@ -62,7 +64,7 @@ def forward_tree(cls: type) -> ast.AST | None:
 
 def argument_uses(tree: ast.AST, model: nn.Module, names: list[str]) -> dict[str, ArgumentUse]:
     """What the code says of each argument of ``names``."""
-    aliases = {local: value for local, value in _aliases(tree).items() if local not in names}
+    aliases = _aliases(tree)
     uses = {name: ArgumentUse() for name in names}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -73,7 +75,7 @@ def argument_uses(tree: ast.AST, model: nn.Module, names: list[str]) -> dict[str
     return uses
 
 
-def _read_call(node: ast.Call, model: nn.Module, aliases: dict[str, ast.expr],
+def _read_call(node: ast.Call, model: nn.Module, aliases: _Assignments,
                uses: dict[str, ArgumentUse]) -> None:
     called = submodule(model, node.func)
     first = _resolved(node.args[0], aliases) if node.args else None
@@ -115,7 +117,7 @@ def _read_permute(node: ast.Call, use: ArgumentUse) -> None:
     use.channels_last = use.channels_last or (len(numbers) > 2 and numbers[-1] == 1)
 
 
-def _pair(model: nn.Module, aliases: dict[str, ast.expr], uses: dict[str, ArgumentUse],
+def _pair(model: nn.Module, aliases: _Assignments, uses: dict[str, ArgumentUse],
           operands: list[ast.expr]) -> None:
     """Record that the arguments under ``operands`` meet, each with the scale applied to it."""
     met = [found for operand in operands
@@ -126,7 +128,7 @@ def _pair(model: nn.Module, aliases: dict[str, ast.expr], uses: dict[str, Argume
                 uses[name].partners.append((other, scale, own))
 
 
-def _argument_and_scale(model: nn.Module, aliases: dict[str, ast.expr],
+def _argument_and_scale(model: nn.Module, aliases: _Assignments,
                         uses: dict[str, ArgumentUse], node: ast.expr) -> tuple[str, float] | None:
     """(the argument ``node`` is made of, the scale of what was applied to it on the way):
     the argument itself, a submodule or ``interpolate`` call on it, its ``.shape``."""
@@ -186,20 +188,35 @@ def out_channels(module: nn.Module) -> int | None:
 
 def module_scale(module: nn.Module) -> float:
     """How much ``module`` scales spatial sizes: a transposed convolution's stride, an
-    ``Upsample``'s factor, one over a strided convolution's or pooling's stride."""
-    if isinstance(module, nn.Upsample) and module.scale_factor is not None:
+    ``Upsample``'s factor, one over a strided convolution's or pooling's stride; for a module
+    that wraps layers (a library's own convolution block), what its layers do: a
+    ``Sequential``'s all in turn, another's first that scales (its branches meet again)."""
+    own = _layer_scale(module)
+    if own is not None:
+        return own
+    scales = [scale for child in module.children() if (scale := module_scale(child)) != 1.0]
+    if isinstance(module, nn.Sequential):
+        return float(math.prod(scales))
+    return scales[0] if scales else 1.0
+
+
+def _layer_scale(module: nn.Module) -> float | None:
+    """The scale of a layer that scales by itself; None for anything else."""
+    if isinstance(module, nn.Upsample):
         factor = module.scale_factor
+        if factor is None:
+            return 1.0
         return float(factor[0] if isinstance(factor, tuple) else factor)
+    if not isinstance(module, (nn.modules.conv._ConvNd, nn.modules.pooling._MaxPoolNd,
+                               nn.modules.pooling._AvgPoolNd)):
+        return None
     stride = getattr(module, "stride", None)
     first = stride[0] if isinstance(stride, tuple) and stride else stride
     if not isinstance(first, int) or first <= 1:
         return 1.0
     if isinstance(module, nn.modules.conv._ConvTransposeNd):
         return float(first)
-    if isinstance(module, (nn.modules.conv._ConvNd, nn.modules.pooling._MaxPoolNd,
-                           nn.modules.pooling._AvgPoolNd)):
-        return 1.0 / first
-    return 1.0
+    return 1.0 / first
 
 
 def _keyword_number(node: ast.Call, name: str) -> float | None:
@@ -224,26 +241,44 @@ def _function_name(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _aliases(tree: ast.AST) -> dict[str, ast.expr]:
-    """Local names assigned exactly once, to the expression assigned (``forward``'s own
-    arguments are left out by the caller: ``x = self.conv(x)`` is a new value)."""
-    assigned: dict[str, list[ast.expr]] = {}
+#: A local name's assignments: (where the statement ends, the value assigned), in the order
+#: of the code; None for a name a loop or an augmented assignment also sets.
+_Assignments = dict[str, list[tuple[tuple[int, int], ast.expr]] | None]
+
+
+def _aliases(tree: ast.AST) -> _Assignments:
+    """Each local name's assignments (``forward``'s own arguments included: after
+    ``x = self.conv(x)``, ``x`` is the new value). A name set again (``out = self.up(inp)``,
+    then ``out = torch.cat((out, skip), 1)``) is, where it is read, what its last assignment
+    before that place gave; one a loop or ``+=`` sets has no value the code says."""
+    assigned: _Assignments = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
-            assigned.setdefault(node.targets[0].id, []).append(node.value)
+            found = assigned.setdefault(node.targets[0].id, [])
+            if found is not None:
+                found.append(((node.end_lineno or 0, node.end_col_offset or 0), node.value))
         elif isinstance(node, (ast.AugAssign, ast.For, ast.comprehension)):
             target = node.target
             if isinstance(target, ast.Name):
-                assigned.setdefault(target.id, []).append(target)  # more than once: no alias
-    return {name: values[0] for name, values in assigned.items() if len(values) == 1}
+                assigned[target.id] = None
+    for found in assigned.values():
+        if found is not None:
+            found.sort(key=lambda row: row[0])
+    return assigned
 
 
-def _resolved(node: ast.expr, aliases: dict[str, ast.expr]) -> ast.expr:
+def _resolved(node: ast.expr, aliases: _Assignments) -> ast.expr:
+    """The value a local name read at ``node`` holds: its last assignment that ends before
+    the place it is read; the name itself (an argument, a loop's name) where none does."""
     for _ in range(_ALIAS_DEPTH):
-        if not (isinstance(node, ast.Name) and node.id in aliases):
+        if not isinstance(node, ast.Name) or not aliases.get(node.id):
             return node
-        node = aliases[node.id]
+        place = (node.lineno, node.col_offset)
+        before = [value for end, value in aliases[node.id] or [] if end <= place]
+        if not before:
+            return node
+        node = before[-1]
     return node
 
 

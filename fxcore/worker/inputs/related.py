@@ -8,7 +8,8 @@ What ``forward``'s code says (``forward_relations``) decides each argument's can
 
 - an argument passed to a submodule takes the input of that submodule's first layer whose
   input size is known; the first such argument is the reference the others follow (without
-  one, the model's first known layer, else an image of the rank a ``permute`` names);
+  one, the model's first known layer, else an image of the rank a ``permute`` names, or, for
+  a displacement field, 2-d then 3-d with one channel per spatial dimension);
 - an argument joined by ``torch.cat`` into a layer takes that layer's channels less those of
   the other items (a submodule's output channels, another argument's; an equal share where
   they are arguments), else less the spatial rank (coordinates), less one, half, or all;
@@ -105,7 +106,8 @@ def related_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             or _annotated_as_values(cls, required):
         return None
     uses = argument_uses(tree, model, required)
-    if len(required) == 1 and not uses[required[0]].joined_into:
+    if len(required) == 1 and not uses[required[0]].joined_into \
+            and not _displacement(required[0], uses[required[0]]):
         return None  # one argument, which the first layer's candidates have covered
     choices = _all_choices(model, required, uses)
     if choices is None:
@@ -197,6 +199,12 @@ def _reference_choices(model: nn.Module, own: InputTemplate | None,
     rank = use.rank or next((u.rank for u in uses.values() if u.rank), None)
     if layers and (rank is None or len(layers[0][2].dims) == rank):
         return [_Choice(layers[0][2], 1.0, "as the model's first known layer takes it")]
+    if _displacement(reference, use) and rank in (None, 4, 5):
+        # A field with one vector per position of a free spatial rank: 2-d, then 3-d.
+        return [_Choice(InputTemplate("float32", (BATCH, count - 2,
+                                                  *_spatial_marks(count - 2))), 1.0,
+                        f"a displacement field of rank {count}, one channel per spatial "
+                        f"dimension") for count in ([rank] if rank else [4, 5])]
     rank = rank or 4
     if rank < 3:
         return []
@@ -236,13 +244,18 @@ def _channels(use: ArgumentUse, spatial: int, own: dict[str, InputTemplate | Non
         counts += [rest - spatial, rest - 1, total // 2, total]
     for module in use.passed_to:
         counts += declared_sizes(module)[:SIZES_DECLARED]
-    words = set(name.lower().split("_"))
-    if use.channels_last or words & DISPLACEMENT_WORDS:
+    if _displacement(name, use):
         counts.append(spatial)
-    if words & MASK_WORDS:
+    if set(name.lower().split("_")) & MASK_WORDS:
         counts.append(1)
     counts += [_channel_count(reference), spatial, 1]
     return [count for count in dict.fromkeys(counts) if count > 0]
+
+
+def _displacement(name: str, use: ArgumentUse) -> bool:
+    """Whether the code or the name says the argument holds a vector per position (its
+    channels moved last, ``ddf``, ``flow``)."""
+    return use.channels_last or bool(set(name.lower().split("_")) & DISPLACEMENT_WORDS)
 
 
 def _other_channels(item: int | str | None, own: dict[str, InputTemplate | None]) -> int | None:
