@@ -23,11 +23,12 @@ import ast
 import collections.abc
 import inspect
 import re
-import textwrap
 import typing
 from typing import Any
 
 import torch
+
+from fxcore.worker.function_trees import function_tree
 
 #: Parameters whose value is a number of channels, and those whose value is a width.
 CHANNEL_NAMES = re.compile(r"(\w+_)?(channels|chans|ch|planes|filters|c)")
@@ -135,10 +136,12 @@ def init_calls(cls: type) -> dict[str, list[ast.Call]]:
     only those with other than one argument or with a number among them: a module instance
     is called with a tensor, a class with sizes."""
     init = getattr(cls, "__init__", None)
+    tree = function_tree(init)
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
         parameters = set(inspect.signature(init).parameters)
-    except (OSError, TypeError, ValueError, SyntaxError):
+    except (TypeError, ValueError):
+        return {}
+    if tree is None:
         return {}
     calls: dict[str, list[ast.Call]] = {}
     for node in ast.walk(tree):

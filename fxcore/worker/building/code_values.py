@@ -26,12 +26,12 @@ import ast
 import enum
 import inspect
 import re
-import textwrap
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from fxcore.worker.function_trees import function_tree
 from fxcore.worker.user_objects import user_attribute
 
 #: How many values are kept per parameter: the first is tried, the others where the
@@ -104,7 +104,7 @@ def documented_values(docstrings: list[str | None], name: str) -> list[str]:
 def _used_values(function: Callable[..., Any], name: str, depth: int,
                  attributes: Mapping[str, Any]) -> list[Any]:
     """The dict keys and compared strings ``function``'s code gives its parameter ``name``."""
-    tree = _parsed(function)
+    tree = function_tree(function)
     if tree is None:
         return []
     namespace = user_attribute(function, "__globals__", {})
@@ -235,8 +235,3 @@ def _mentions(node: ast.AST, tracked: set[str]) -> bool:
                for element in ast.walk(node))
 
 
-def _parsed(function: Callable[..., Any]) -> ast.AST | None:
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return None

@@ -17,12 +17,12 @@ import builtins
 import copy
 import inspect
 import re
-import textwrap
 from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
 from fxcore.worker.building.called_checks import called_functions, own_init
+from fxcore.worker.function_trees import function_tree
 
 #: The functions a kept rule may call: they read their arguments and do nothing else.
 SAFE_CALLS = frozenset({"len", "isinstance", "int", "float", "tuple", "list", "all", "any",
@@ -100,11 +100,8 @@ def _read(checks: InitChecks, cls: type, function: FunctionType, owner: type | N
 
 
 def _parsed(function: FunctionType) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return None
-    node = tree.body[0] if tree.body else None
+    tree = function_tree(function)
+    node = tree.body[0] if tree is not None and tree.body else None
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import ast
 import collections.abc
-import inspect
-import textwrap
 import time
 import typing
 from dataclasses import replace
@@ -43,7 +41,7 @@ from fxcore.worker.inputs.first_layer import (
     known_layers,
     required_arguments,
 )
-from fxcore.worker.inputs.forward_relations import submodule
+from fxcore.worker.inputs.forward_relations import forward_tree, submodule
 from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
@@ -60,7 +58,7 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
     first candidate the model runs on; None when one is not a container, its items' layers
     cannot be found, none runs, or the search takes longer than ``seconds``."""
     required = required_arguments(cls, concrete_args)
-    tree = _forward_tree(cls)
+    tree = forward_tree(cls)
     if not required or tree is None:
         return None
     items: dict[str, tuple[ContainerKind, list[tuple[str, InputTemplate]]]] = {}
@@ -164,13 +162,6 @@ def scaled_sizes(sizes: FreeSizes, factor: float) -> FreeSizes:
 
     return replace(sizes, image=(scaled(sizes.image[0]), scaled(sizes.image[1])),
                    depth=scaled(sizes.depth), signal=scaled(sizes.signal))
-
-
-def _forward_tree(cls: type) -> ast.AST | None:
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(cls.forward)))
-    except (OSError, TypeError, SyntaxError):
-        return None
 
 
 def _indexing(tree: ast.AST, name: str) -> list[ast.Subscript | ast.Call]:

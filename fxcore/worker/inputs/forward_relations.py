@@ -17,12 +17,12 @@ layers scales as they do; the code is read, not run, so a branch's both sides co
 from __future__ import annotations
 
 import ast
-import inspect
 import math
-import textwrap
 from dataclasses import dataclass, field
 
 from torch import nn
+
+from fxcore.worker.function_trees import function_tree
 
 #: Calls that concatenate or stack their first argument's items.
 _JOINING = frozenset({"cat", "concat", "concatenate", "stack"})
@@ -56,10 +56,7 @@ class ArgumentUse:
 
 def forward_tree(cls: type) -> ast.AST | None:
     """``forward``'s source as an ``ast`` tree; None when it cannot be read."""
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(cls.forward)))
-    except (OSError, TypeError, SyntaxError):
-        return None
+    return function_tree(cls.forward)
 
 
 def argument_uses(tree: ast.AST, model: nn.Module, names: list[str]) -> dict[str, ArgumentUse]:
