@@ -164,6 +164,18 @@ BLOCKS = """
             return x.masked_fill(x > 0, -np.abs)  # the ufunc negated
 
 
+    class ReadsAConstant(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+            self.register_buffer("scale", torch.arange(8.0))  # a constant: not traced
+
+        def forward(self, x):
+            if self.scale.sum() > 0:  # the constant's value
+                x = x * 2
+            return self.proj(x)
+
+
     class Configured(nn.Module):
         def __init__(self, dim=8, act=None):
             super().__init__()
@@ -320,17 +332,29 @@ def test_a_configured_instance_is_the_code_s_own_and_its_error_a_failure(checked
     assert codes_and_lines(module) == [("FX199", line_of(root / "blocks.py", "# configured"))]
 
 
+def test_a_constant_s_value_is_read_as_real_torch_fx_reads_it(checked) -> None:
+    """A buffer is a constant under torch.fx (no proxy), its value read by Python
+    (real torch.fx folds the branch): on meta that value is stood in and said, where torch
+    would end the trace with "Tensor.item() cannot be called on meta tensors" (an FX105)."""
+    root, report = checked
+    module = by_class(report)["ReadsAConstant"]
+    assert (module["status"], module["failures"], module["hints"]) == ("traceable", [], [])
+    line = line_of(root / "blocks.py", "# the constant's value")
+    assert any(f"blocks.py:{line} were taken as one" in note
+               for note in module["capture_notes"]), module["capture_notes"]
+
+
 def test_the_summary_counts_instances_that_do_not_fit_apart(checked) -> None:
     root, report = checked
     summary = report["summary"]
     # ActBlock, Branches, Projected, Needy; Stack, Zoo and Concurrent found an instance that
     # fits.
     assert (summary["instance_does_not_fit"], summary["not_traced"]) == (4, 0)
-    assert (summary["traced"], summary["traceable"], summary["failed"]) == (10, 4, 6)
+    assert (summary["traced"], summary["traceable"], summary["failed"]) == (11, 5, 6)
     assert summary["modes"]["fx"]["instance_does_not_fit"] == 4
     concise = check(root, "concise").stdout
     assert concise.splitlines()[-1].startswith(
-        "Checked 1 file: 10 modules traced, 4 traceable, 6 failed, 4 that fx-lsp's instance or "
+        "Checked 1 file: 11 modules traced, 5 traceable, 6 failed, 4 that fx-lsp's instance or "
         "inputs do not fit, 0 not traced; 1 on guessed arguments")
     # Each says so once, on its line: no "was not traced" note repeats it.
     assert "was not traced" not in concise

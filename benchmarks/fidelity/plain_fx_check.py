@@ -6,8 +6,11 @@ Each class of a ``fx-lsp check --format json`` report is rebuilt from its ``"arg
 ``get_submodule(path)``), traced with plain ``torch.fx.symbolic_trace``, and the outcome
 compared: same status, and for failures the same first failure line (the innermost frame
 inside the workspace). A class whose instance does not fit it (FX105, ``not-traced`` with that
-failure) is traced too: plain torch.fx must stop on the same line. User code runs only in a
-child process started for the purpose.
+failure) is traced too: plain torch.fx must stop on the same line. Where the trace on meta
+stops at what only real data answers (a constant's value read: "Tensor.item() cannot be called
+on meta tensors", ``fxcore.worker.capture.meta_limits``), the class is rebuilt on the CPU with
+its own random initialisation and traced again: that is what a user's real torch.fx does. User
+code runs only in a child process started for the purpose.
 
     python3 -m benchmarks.fidelity.plain_fx_check WORKSPACE REPORT.json   # prints disagreements
 
@@ -143,6 +146,7 @@ def _child() -> None:
     from torch import fx
 
     from fxcore.host import sandbox
+    from fxcore.worker.capture.meta_limits import needs_real_data
     from fxcore.worker.locate import (
         SourceIndex,
         innermost_workspace_frame,
@@ -182,7 +186,15 @@ def _child() -> None:
         concrete_args = module_config_for(config, module_name, class_name).concrete_args
         seed_generators()
         try:
-            fx.symbolic_trace(instance, concrete_args=concrete_args or None)
+            try:
+                fx.symbolic_trace(instance, concrete_args=concrete_args or None)
+            except Exception as error:
+                if needs_real_data(error) is None:
+                    raise
+                seed_generators()
+                instance = rebuilt_instance(module, config, on_cpu=True)
+                seed_generators()
+                fx.symbolic_trace(instance, concrete_args=concrete_args or None)
         except Exception as error:
             frames = [to_frame(position, SourceIndex())
                       for position in traceback_positions(error.__traceback__)]

@@ -15,13 +15,17 @@ from pygls.uris import from_fs_path
 
 from lsp_support import new_project, session
 
-NEEDS_WIDTH = """from torch import nn
+# The check is one the constructor search cannot solve (it evaluates no crc32), so only a
+# README call builds the class.
+NEEDS_WIDTH = """import zlib
+
+from torch import nn
 
 
 class NeedsWidth(nn.Module):
     def __init__(self, width):
         super().__init__()
-        assert width == 12, "only the README's width builds this class"
+        assert zlib.crc32(str(width).encode()) == zlib.crc32(b"12"), "only the README's width"
         self.proj = nn.Linear(width, width)
 
     def forward(self, x):

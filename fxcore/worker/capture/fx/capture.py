@@ -4,6 +4,13 @@
 Its own checks of a complete graph are the mis-traces (FX201-FX206, ``mistraces`` and
 ``capture.random_draws``): places where the graph traced without error but does not mean what the
 code says.
+
+A tensor the tracer does not trace (a buffer handed to a submodule as a constant, a tensor
+``forward`` makes itself) is a real tensor under real torch.fx, whose values Python reads
+(``if table.sum() > 0``) and the graph keeps as constants. fx-lsp's are meta tensors, so those
+reads are stood in as the compile capture stands them in (``inputs.values_read``), and the
+verdict says where: otherwise the class would end at torch's "Tensor.item() cannot be called on
+meta tensors", an error of fx-lsp's device, not of the code.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.inputs.values_read import StandIns, meta_values
 from fxcore.worker.locate import traceback_positions
 from fxcore.worker.seeding import drawn_states, seed_generators
 from fxcore.workspace.discovery import ClassSource
@@ -58,7 +66,7 @@ class FxCapture:
         ending_error: BaseException | None = None
         graph = None
         states = drawn_states()
-        with proxy_patches():
+        with proxy_patches(), meta_values() as stand_ins:
             try:
                 graph = tracer.trace(target.model,
                                      concrete_args=target.concrete_args or None)
@@ -130,6 +138,7 @@ class FxCapture:
             parameter_order=tracer.parameter_order,
             seconds=seconds,
             drew_randomly=drew_randomly,
+            notes=constant_read_notes(stand_ins),
         )
 
     def hints(self, context: JobContext, target: CaptureTarget,
@@ -146,7 +155,7 @@ class FxCapture:
         def retrace() -> fx.Graph:
             # From the seeds the capture traced from: down the outcomes of the same draws.
             seed_generators()
-            with proxy_patches():
+            with proxy_patches(), meta_values():
                 return make_tracer(context).trace(model, concrete_args=concrete_args or None)
 
         if record.drew_randomly:
@@ -168,6 +177,17 @@ class FxCapture:
             hints += mistraces.concrete_arguments(forward, concrete_args, source.name_span,
                                                   lines, context.path)
         return hints
+
+
+def constant_read_notes(stand_ins: StandIns) -> list[str]:
+    """What the verdict says of the values stood in for tensors the tracer did not trace."""
+    if not stand_ins.read:
+        return stand_ins.notes
+    places = ", ".join(f"{os.path.basename(path)}:{line}" for path, line in stand_ins.read)
+    return [f"On meta, the values read from tensors torch.fx does not trace (constants, "
+            f"buffers handed to a submodule) at {places} were taken as one, and conditions on "
+            "them as true the first time at a line: real torch.fx reads them from the real "
+            "tensors, and its graph may keep another branch.", *stand_ins.notes]
 
 
 def not_fitting_failure(context: JobContext, target: CaptureTarget,
