@@ -268,10 +268,66 @@ def test_add_noqa_edits_a_notebook_cell(tmp_path: Path) -> None:
     assert (completed.returncode, problems) == (0, set())
 
 
-def test_noqa_is_not_put_where_a_comment_cannot_go() -> None:
-    text = 's = """one\ntwo"""\nz = 3 + \\\n    4\nw = 1  # why  # noqa: E501\r\nv = 2  # noqa\n'
-    edit = add_noqa(text, {1: {"FX001"}, 3: {"FX002"}, 5: {"FX003"}, 6: {"FX004"}})
-    assert edit.refused == {1: "the line ends inside a multi-line string",
-                            3: "the line continues with a backslash"}
-    assert edit.text == text.replace("# noqa: E501", "# noqa: E501, FX003")
-    assert edit.added == {5: ["FX003"]}
+def test_noqa_goes_at_the_end_of_a_multi_line_string_or_continuation() -> None:
+    text = ('s = f(1, """one\ntwo""")\n'
+            'z = 3 + \\\n'
+            '    4\n'
+            'w = 1  # why  # noqa: E501\r\n'
+            'v = 2  # noqa\n'
+            'assert v, \\\n'
+            '    """a\n'
+            '    b"""  # noqa: FX001\n')
+    codes = {1: {"FX001"}, 3: {"FX002"}, 4: {"FX003", "FX002"}, 5: {"FX003"}, 6: {"FX004"},
+             7: {"FX002"}, 8: {"FX001"}, 12: {"FX001"}}
+    edit = add_noqa(text, codes)
+    lines = edit.text.splitlines(keepends=True)
+    assert lines[1] == 'two""")  # noqa: FX001\n'
+    assert lines[3] == "    4  # noqa: FX002, FX003\n"  # two problems' codes, one comment
+    assert lines[4] == "w = 1  # why  # noqa: E501, FX003\r\n"
+    assert lines[5] == "v = 2  # noqa\n"
+    assert lines[8] == '    b"""  # noqa: FX001, FX002\n'  # a continuation into a string
+    assert edit.text.count("noqa") == text.count("noqa") + 2
+    assert edit.added == {1: ["FX001"], 3: ["FX002"], 4: ["FX002", "FX003"], 5: ["FX003"],
+                          7: ["FX002"]}
+    assert edit.refused == {12: "the problem has no line in the file"}
+    again = add_noqa(edit.text, codes)
+    assert (again.text, again.added) == (edit.text, {})
+    assert add_noqa("x = (\n", {1: {"FX001"}}).refused == {1: "the file does not tokenize"}
+
+
+#: Problems on lines a comment cannot end (timm's ``assert patches.ndim == 5, \``, an assert
+#: whose message is a multi-line string, a continuation that ends in one): lines 6, 8 and 10.
+CONTINUED = '''
+    from torch import nn
+
+
+    class Checked(nn.Module):
+        def forward(self, x):
+            assert x.ndim == 2, \\
+                f"expected a matrix, got {x.ndim} dimensions"
+            assert x.sum() > 0, """the input must be positive
+                somewhere"""
+            assert x.max() < 9, \\
+                """the input must stay
+                small"""
+            return x + 1
+'''
+
+
+def test_add_noqa_silences_problems_on_continued_lines(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"m.py": CONTINUED})
+    assert check(root)[1] == {("m.py", 6, "FX001"), ("m.py", 8, "FX001"),
+                              ("m.py", 10, "FX001")}
+    first = fx_lsp("check", "--no-cache", "--add-noqa", ".", cwd=root)
+    assert "Added noqa comments for 3 problems in 1 file." in first.stderr, first.stderr
+    assert "not silenced" not in first.stderr
+    text = (root / "m.py").read_text()
+    assert text == textwrap.dedent(CONTINUED).lstrip("\n").replace(
+        ' dimensions"\n', ' dimensions"  # noqa: FX001\n').replace(
+        ' somewhere"""\n', ' somewhere"""  # noqa: FX001\n').replace(
+        ' small"""\n', ' small"""  # noqa: FX001\n')
+    second = fx_lsp("check", "--no-cache", "--add-noqa", ".", cwd=root)
+    assert "Added noqa comments for 0 problems in 0 files." in second.stderr
+    assert (root / "m.py").read_text() == text
+    completed, problems = check(root)  # silenced, and no noqa reported unused (FX900)
+    assert (completed.returncode, problems) == (0, set())

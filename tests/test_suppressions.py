@@ -101,6 +101,59 @@ def test_ignore_comments_are_added_and_unused_codes_removed() -> None:
         "a = 1  # because\n"
 
 
+#: Lines 1, 3 and 6 cannot end with a comment: a backslash continuation (as in timm's
+#: ``assert patches.ndim == 5, \``), a statement whose multi-line string opens on its line (its
+#: next line, in brackets, can), and a continuation that ends in a multi-line string (one
+#: range, as in ruff).
+CONTINUED = (
+    'assert x.ndim == 5, \\\n'
+    '    f"expected 5 dimensions, got {x.ndim}"\n'
+    'y = f(x, """first\n'
+    '      second""",\n'
+    '      z)\n'
+    'assert x.max() < 9, \\\n'
+    '    """the input must stay\n'
+    '    small"""  # why\n'
+    'z = 1  # a comment ending with a backslash \\\n'
+    'w = 2\n'
+)
+
+
+def test_continued_lines_are_governed_by_the_comment_at_their_end() -> None:
+    governing = suppressions.governing_lines(CONTINUED)
+    assert governing.moved == {1: 2, 3: 4, 6: 8, 7: 8}
+    assert [governing.of(line) for line in (2, 4, 5, 8, 9, 10)] == [2, 4, 5, 8, 9, 10]
+    assert suppressions.governing_lines("x = (\n").moved == {}  # does not tokenize
+    added = suppressions.add_ignore(CONTINUED, 1, "FX001")
+    assert added.splitlines()[1].endswith('{x.ndim}"  # fx-lsp: ignore[FX001]')
+    added = suppressions.add_ignore(added, 6, "FX001")
+    assert added.splitlines()[7] == '    small"""  # why  # fx-lsp: ignore[FX001]'
+    assert suppressions.add_ignore(added, 7, "FX001") == added
+
+
+def test_a_comment_at_the_end_of_a_continuation_silences_its_first_line(
+        tmp_path: Path) -> None:
+    project(tmp_path, "", **{"m.py": '''
+        from torch import nn
+
+
+        class A(nn.Module):
+            def forward(self, x):
+                assert x.ndim == 2, \\
+                    f"expected a matrix, got {x.ndim} dimensions"  # fx-lsp: ignore[FX001]
+                assert x.sum() > 0, """the input must be
+                    positive somewhere"""  # noqa: FX001, FX002
+                return x
+        '''})
+    _, report = check(tmp_path)
+    path = tmp_path / "m.py"
+    # Both silenced; the noqa's FX002 silenced nothing, its FX001 is used.
+    assert where(report) == {("m.py", line_of(path, "positive somewhere"), "FX900")}
+    (unused,) = report["diagnostics"]
+    assert "Unused suppression of FX002" in unused["message"]
+    assert report["summary"]["suppressed"] == 2
+
+
 def test_selection_takes_the_longest_prefix_and_per_file_ignores(tmp_path: Path) -> None:
     selection = Selection(ReportConfig(select=["FX0", "FX200"], ignore=["FX00"],
                                        per_file_ignores={"tests/*": ["FX2"]}), str(tmp_path))

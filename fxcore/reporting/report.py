@@ -22,6 +22,7 @@ from fxcore.model.results import CODES, Failure, FileResult, Hint, ModuleResult,
 from fxcore.reporting import class_notes
 from fxcore.rules import BY_CODE, Severity
 from fxcore.workspace import suppressions
+from fxcore.workspace.noqa_lines import NoqaLines
 from fxcore.workspace.parsing import outline
 from fxcore.workspace.suppressions import SKIP_REASON, Directive
 
@@ -144,6 +145,7 @@ class _Directives:
         self._text_of = text_of
         self._texts: dict[str, str | None] = {}
         self._by_path: dict[str, dict[int, list[Directive]]] = {}
+        self._governing: dict[str, NoqaLines] = {}
         #: (path, id of the directive, code): the directives are kept in ``_by_path``.
         self.used: set[tuple[str, int, str]] = set()
 
@@ -159,11 +161,19 @@ class _Directives:
             self._by_path[path] = suppressions.parse(text) if text is not None else {}
         return self._by_path[path]
 
+    def governing(self, path: str) -> NoqaLines:
+        """Which line's comments govern each line of the file (a string's or a backslash
+        continuation's last line)."""
+        if path not in self._governing:
+            self._governing[path] = suppressions.governing_lines(self.text(path) or "")
+        return self._governing[path]
+
     def silence(self, code: str, places: Iterable[tuple[str, int]]) -> bool:
-        """True when a directive on one of ``places`` silences ``code`` (marking it used)."""
+        """True when a directive governing one of ``places`` silences ``code`` (marking it
+        used)."""
         silenced = False
         for path, line in places:
-            for directive in self.of(path).get(line, []):
+            for directive in self.of(path).get(self.governing(path).of(line), []):
                 if directive.silences(code):
                     self.used.add((path, id(directive), code))
                     silenced = True

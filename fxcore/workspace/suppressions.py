@@ -4,6 +4,9 @@
   on a call line, FX002 reached through that call; several codes are separated by commas.
   ``# fx-lsp: ignore`` silences every code; a bare ``# noqa`` too, but since other linters
   share it, fx-lsp never reports one as unused, nor a ``# noqa`` naming only other tools' codes.
+- A problem on a line that cannot end with a comment (inside a multi-line string, or
+  continued by a backslash) is governed by the comment at the end of that range, as in ruff
+  (``fxcore.workspace.noqa_lines``): ``governing_lines`` says which line that is.
 - ``# fx-lsp: skip`` on a ``class`` line: the class is not traced.
 
 Comments are found with ``tokenize``, so a ``#`` inside a string is not one.
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 from fxcore.model.results import Range
 from fxcore.rules import CODE_PREFIXES
+from fxcore.workspace.noqa_lines import NoqaLines, noqa_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*fx-lsp:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
@@ -84,6 +88,12 @@ def skipped_lines(text: str) -> set[int]:
             if any(d.kind == "skip" for d in directives)}
 
 
+def governing_lines(text: str) -> NoqaLines:
+    """Where the comment that governs each line of ``text`` is; in a text that does not
+    tokenize, each line governs itself (what ``parse`` finds there is all there is)."""
+    return noqa_lines(text) or NoqaLines({})
+
+
 def _replace_line(text: str, line: int, edit: Callable[[str], str]) -> str:
     lines = text.splitlines(keepends=True)
     if not 0 < line <= len(lines):
@@ -95,7 +105,10 @@ def _replace_line(text: str, line: int, edit: Callable[[str], str]) -> str:
 
 
 def add_ignore(text: str, line: int, code: str) -> str:
-    """``line`` with ``# fx-lsp: ignore[code]``, merged into one already there."""
+    """``# fx-lsp: ignore[code]`` on the line that governs ``line``, merged into one already
+    there."""
+    line = governing_lines(text).of(line)
+
     def edit(content: str) -> str:
         for directive in parse(text).get(line, []):
             if directive.kind == "ignore":

@@ -1,5 +1,6 @@
 """Suppressions, select/ignore and unused suppressions in the editor, through the real server:
-what ``fx-lsp check`` reports is what the editor shows, and both quick fixes edit the line."""
+what ``fx-lsp check`` reports is what the editor shows (a ``# noqa`` at the end of a backslash
+continuation included), and both quick fixes edit the line."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ def helper(x):
 
 class Block(nn.Module):
     def forward(self, x):
+        assert x.ndim == 2, \\
+            "a matrix"  # noqa: FX001
         if x.sum() > 0:
             x = x + 1
         return x
@@ -76,6 +79,8 @@ async def test_suppressed_unused_and_shared_failures_in_the_editor(tmp_path: pat
         assert list(unused.tags) == [types.DiagnosticTag.Unnecessary]
         assert unused.severity == types.DiagnosticSeverity.Warning
         assert not any(line == line_of(MODEL, "class Skipped") for line, _ in by_line)
+        # Silenced by the noqa at the end of its continuation, which is not unused.
+        assert not any(line == line_of(MODEL, "assert x.ndim") for line, _ in by_line)
 
         hover = await client.text_document_hover_async(types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
