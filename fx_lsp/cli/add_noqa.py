@@ -1,4 +1,5 @@
-"""``fx-lsp check --add-noqa``: a ``# noqa`` comment for each reported problem at its line
+"""``fx-lsp check --add-noqa``: a ``# noqa`` comment for each reported problem at its line, or
+at the end of the backslash continuation or multi-line string it is in
 (``fxcore.fixing.noqa_edits``), in ``.py`` files and notebook cells, written as ``--fix`` writes
 (``fx_lsp.cli.fixing``: a notebook's cells edited in its JSON, never through a link out of the
 workspace, the whole file replaced at once). Problems that have no line a comment can go on are
