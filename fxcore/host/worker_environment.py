@@ -22,6 +22,9 @@ ALLOWED_NAMES = frozenset({
     "PYTHONWARNINGS", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONDONTWRITEBYTECODE",
     "PYTHONPYCACHEPREFIX", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "VIRTUAL_ENV", "CONDA_PREFIX",
     "LD_LIBRARY_PATH", "SOURCE_DATE_EPOCH",
+    # The dynamic loader's own log (which object loaded which library): read at a process's
+    # start, so only the zygote's environment gives it to the workers.
+    "LD_DEBUG", "LD_DEBUG_OUTPUT",
 })
 #: Prefixes of names passed on: locale, torch, CUDA and the numeric libraries' threads,
 #: caches (XDG, Hugging Face's cache folders, offline switches), fx-lsp's own switches.

@@ -17,6 +17,16 @@ Two walls, so that neither alone must be complete:
   device counts are 0 and a lazy initialisation raises ``NoAcceleratorError``. Code written
   for a GPU is then judged with ``cuda_view``, which answers as a GPU would, without hardware.
 
+The guard also covers a path into the driver that is C++ from end to end:
+``FakeTensorMode.__enter__`` calls ``torch._C._ensureCUDADeviceGuardSet()`` whenever
+``torch.cuda.is_available()`` answers False (which the guard makes it answer), and on a CUDA
+build that asks the registered CUDA device guard for its device count: ``cudaGetDeviceCount``,
+which loads ``libcuda.so.1``, in the zygote's export warm-up, before any fork. The call only
+swaps in a no-op CUDA device guard where a CUDA build counts no device; code judged for the
+CPU never makes a CUDA tensor (its initialisation is refused), so it needs none, and the call is
+replaced by one that does nothing. ``cuda_view`` gives code written for a GPU a fake CUDA
+device of its own.
+
 Each entry point is feature-detected: a CPU build has none of the C ones, and a release
 without one is simply not patched there.
 """
@@ -32,6 +42,8 @@ GUARDED_PACKAGES = ("cuda", "xpu")
 #: The C functions that count or initialise an accelerator's devices, by package.
 _C_COUNTS = {"cuda": "_cuda_getDeviceCount", "xpu": "_xpu_getDeviceCount"}
 _C_INITS = {"cuda": "_cuda_init", "xpu": "_xpu_init"}
+#: FakeTensorMode's set-up of a no-op CUDA device guard, which counts the devices first.
+_C_DEVICE_GUARD_SETUP = "_ensureCUDADeviceGuardSet"
 
 
 class NoAcceleratorError(RuntimeError):
@@ -50,6 +62,10 @@ def _refusal(package: str) -> Callable[..., Any]:
 
 def _no_devices() -> int:
     return 0
+
+
+def _no_device_guard_setup() -> None:
+    """What ``_ensureCUDADeviceGuardSet`` does once no device is counted, less the count."""
 
 
 def lazy_init_bindings(package: str) -> list[tuple[Any, str]]:
@@ -84,4 +100,7 @@ def guard() -> list[str]:
             if hasattr(torch._C, name):
                 setattr(torch._C, name, _no_devices if table is _C_COUNTS else refusal)
                 replaced.append(f"torch._C.{name}")
+    if hasattr(torch._C, _C_DEVICE_GUARD_SETUP):
+        setattr(torch._C, _C_DEVICE_GUARD_SETUP, _no_device_guard_setup)
+        replaced.append(f"torch._C.{_C_DEVICE_GUARD_SETUP}")
     return replaced

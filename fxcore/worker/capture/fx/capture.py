@@ -10,7 +10,9 @@ A tensor the tracer does not trace (a buffer handed to a submodule as a constant
 (``if table.sum() > 0``) and the graph keeps as constants. fx-lsp's are meta tensors, so those
 reads are stood in as the compile capture stands them in (``inputs.values_read``), and the
 verdict says where: otherwise the class would end at torch's "Tensor.item() cannot be called on
-meta tensors", an error of fx-lsp's device, not of the code.
+meta tensors", an error of fx-lsp's device, not of the code. Only the workspace's own reads are:
+a library read keeps torch's error, which libraries catch and take another way on (transformers'
+RoBERTa then reaches the line plain torch.fx stops at).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import importlib
 import math
 import os
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
+import torch
 from torch import fx
 
 from fxcore.model.instance_trust import instance_call, made_from, may_not_fit
@@ -40,7 +44,7 @@ from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
-from fxcore.worker.inputs.values_read import StandIns, meta_values
+from fxcore.worker.inputs.values_read import StandIns, asking_line, is_meta, meta_values
 from fxcore.worker.locate import traceback_positions
 from fxcore.worker.seeding import drawn_states, seed_generators
 from fxcore.workspace.discovery import ClassSource
@@ -66,7 +70,7 @@ class FxCapture:
         ending_error: BaseException | None = None
         graph = None
         states = drawn_states()
-        with proxy_patches(), meta_values() as stand_ins:
+        with proxy_patches(), meta_values(answers=workspace_reads(context)) as stand_ins:
             try:
                 graph = tracer.trace(target.model,
                                      concrete_args=target.concrete_args or None)
@@ -155,7 +159,7 @@ class FxCapture:
         def retrace() -> fx.Graph:
             # From the seeds the capture traced from: down the outcomes of the same draws.
             seed_generators()
-            with proxy_patches(), meta_values():
+            with proxy_patches(), meta_values(answers=workspace_reads(context)):
                 return make_tracer(context).trace(model, concrete_args=concrete_args or None)
 
         if record.drew_randomly:
@@ -177,6 +181,13 @@ class FxCapture:
             hints += mistraces.concrete_arguments(forward, concrete_args, source.name_span,
                                                   lines, context.path)
         return hints
+
+
+def workspace_reads(context: JobContext) -> Callable[[torch.Tensor], bool]:
+    """The meta tensors whose values the stand-ins give: those the workspace's code reads."""
+    def answers(tensor: torch.Tensor) -> bool:
+        return is_meta(tensor) and context.is_workspace_path(asking_line()[0])
+    return answers
 
 
 def constant_read_notes(stand_ins: StandIns) -> list[str]:
