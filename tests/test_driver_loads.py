@@ -99,13 +99,3 @@ def test_a_warm_up_before_the_guard_is_caught(tmp_path: Path) -> None:
     loads = _logged([sys.executable, "-c", script], ROOT, tmp_path / "logs")
     assert [library for _, library, _ in _from_runtime(loads)] == ["libcuda.so.1"], loads
 
-
-def test_the_guard_keeps_the_warm_ups_off_the_runtime(tmp_path: Path) -> None:
-    script = ("from fxcore.worker.devices import accelerator_guard\n"
-              "accelerator_guard.guard()\n"
-              "from fxcore.worker.capture.export.capture import ExportCapture\n"
-              "from fxcore.worker.capture.compile.capture import CompileCapture\n"
-              "ExportCapture().warm()\n"
-              "CompileCapture().warm()\n")
-    loads = _logged([sys.executable, "-c", script], ROOT, tmp_path / "logs")
-    assert loads and _from_runtime(loads) == [], loads

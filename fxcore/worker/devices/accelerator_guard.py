@@ -24,8 +24,10 @@ build that asks the registered CUDA device guard for its device count: ``cudaGet
 which loads ``libcuda.so.1``, in the zygote's export warm-up, before any fork. The call only
 swaps in a no-op CUDA device guard where a CUDA build counts no device; code judged for the
 CPU never makes a CUDA tensor (its initialisation is refused), so it needs none, and the call is
-replaced by one that does nothing. ``cuda_view`` gives code written for a GPU a fake CUDA
-device of its own.
+replaced by one that does nothing. Code written for a GPU needs that no-op guard (torch 2.15's
+compile of fake CUDA tensors asks the device guard, and the CUDA build's real one fails with no
+device): ``cuda_view`` makes the original call (``set_up_no_op_cuda_device_guard``) in the
+worker of such a class only, never in the zygote, where the count finds no device visible.
 
 Each entry point is feature-detected: a CPU build has none of the C ones, and a release
 without one is simply not patched there.
@@ -64,8 +66,18 @@ def _no_devices() -> int:
     return 0
 
 
+_replaced_device_guard_setup: list[Callable[[], None]] = []
+
+
 def _no_device_guard_setup() -> None:
-    """What ``_ensureCUDADeviceGuardSet`` does once no device is counted, less the count."""
+    """What ``_ensureCUDADeviceGuardSet`` does where no CUDA tensor is made: nothing."""
+
+
+def set_up_no_op_cuda_device_guard() -> None:
+    """torch's own ``_ensureCUDADeviceGuardSet``, which the guard replaced: on a CUDA build it
+    counts the devices (none visible) and registers a no-op CUDA device guard."""
+    for original in _replaced_device_guard_setup:
+        original()
 
 
 def lazy_init_bindings(package: str) -> list[tuple[Any, str]]:
@@ -100,7 +112,9 @@ def guard() -> list[str]:
             if hasattr(torch._C, name):
                 setattr(torch._C, name, _no_devices if table is _C_COUNTS else refusal)
                 replaced.append(f"torch._C.{name}")
-    if hasattr(torch._C, _C_DEVICE_GUARD_SETUP):
+    original = getattr(torch._C, _C_DEVICE_GUARD_SETUP, None)
+    if original is not None and original is not _no_device_guard_setup:
+        _replaced_device_guard_setup[:] = [original]
         setattr(torch._C, _C_DEVICE_GUARD_SETUP, _no_device_guard_setup)
         replaced.append(f"torch._C.{_C_DEVICE_GUARD_SETUP}")
     return replaced

@@ -34,7 +34,10 @@ from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-from fxcore.worker.devices.accelerator_guard import lazy_init_bindings
+from fxcore.worker.devices.accelerator_guard import (
+    lazy_init_bindings,
+    set_up_no_op_cuda_device_guard,
+)
 from fxcore.worker.devices.to_arguments import read_move
 
 CUDA = torch.device("cuda", 0)
@@ -227,6 +230,8 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
 @contextlib.contextmanager
 def cuda_view() -> Iterator[None]:
     """Run the block in a GPU's view of torch; everything is put back after."""
+    # Once per process, in the worker of a class written for a GPU: never in the zygote.
+    set_up_no_op_cuda_device_guard()
     with contextlib.ExitStack() as stack:
         for module, attribute in lazy_init_bindings("cuda"):
             stack.callback(setattr, module, attribute, getattr(module, attribute))
