@@ -66,7 +66,8 @@ def _no_devices() -> int:
     return 0
 
 
-_replaced_device_guard_setup: list[Callable[[], None]] = []
+#: torch's own ``_ensureCUDADeviceGuardSet``, once ``guard()`` replaced it.
+_torch_device_guard_setup: Callable[[], None] | None = None
 
 
 def _no_device_guard_setup() -> None:
@@ -75,9 +76,10 @@ def _no_device_guard_setup() -> None:
 
 def set_up_no_op_cuda_device_guard() -> None:
     """torch's own ``_ensureCUDADeviceGuardSet``, which the guard replaced: on a CUDA build it
-    counts the devices (none visible) and registers a no-op CUDA device guard."""
-    for original in _replaced_device_guard_setup:
-        original()
+    counts the devices (none visible) and registers a no-op CUDA device guard, whose count of
+    one makes every later call do nothing; a CPU build has no CUDA guard to replace."""
+    if _torch_device_guard_setup is not None:
+        _torch_device_guard_setup()
 
 
 def lazy_init_bindings(package: str) -> list[tuple[Any, str]]:
@@ -99,6 +101,7 @@ def guard() -> list[str]:
     """Put the guard in place in this process (torch imported); the entry points replaced."""
     import torch
 
+    global _torch_device_guard_setup
     replaced = []
     for package in GUARDED_PACKAGES:
         if getattr(torch, package, None) is None:
@@ -114,7 +117,7 @@ def guard() -> list[str]:
                 replaced.append(f"torch._C.{name}")
     original = getattr(torch._C, _C_DEVICE_GUARD_SETUP, None)
     if original is not None and original is not _no_device_guard_setup:
-        _replaced_device_guard_setup[:] = [original]
+        _torch_device_guard_setup = original
         setattr(torch._C, _C_DEVICE_GUARD_SETUP, _no_device_guard_setup)
         replaced.append(f"torch._C.{_C_DEVICE_GUARD_SETUP}")
     return replaced

@@ -230,7 +230,7 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
 @contextlib.contextmanager
 def cuda_view() -> Iterator[None]:
     """Run the block in a GPU's view of torch; everything is put back after."""
-    # Once per process, in the worker of a class written for a GPU: never in the zygote.
+    # In the worker of a class written for a GPU, never in the zygote (which enters no view).
     set_up_no_op_cuda_device_guard()
     with contextlib.ExitStack() as stack:
         for module, attribute in lazy_init_bindings("cuda"):

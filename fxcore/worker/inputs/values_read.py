@@ -303,16 +303,20 @@ def replaced_tensor_methods(make: Callable[[str, Callable[..., Any]], Callable[.
                 delattr(torch.Tensor, name)
 
 
+def read_places(read: list[Place]) -> str:
+    """The lines values were read at, as notes name them: ``file.py:12, file.py:30``."""
+    return ", ".join(f"{os.path.basename(path)}:{line}" for path, line in read)
+
+
 def read_note(read: list[Place]) -> str:
     """How an inputs note says that the values read at ``read`` were stood in while
     ``forward`` ran to find inputs ("" when none were)."""
     if not read:
         return ""
-    places = ", ".join(f"{os.path.basename(path)}:{line}" for path, line in read)
-    return (f" (run on tensors without data, the values read from them at {places} were taken "
-            "as one, and conditions on them as true the first time at a line, as the compile "
-            "capture assumes on meta; torch.export and torch.compile then read them their own "
-            "way)")
+    return (f" (run on tensors without data, the values read from them at {read_places(read)} "
+            "were taken as one, and conditions on them as true the first time at a line, as the "
+            "compile capture assumes on meta; torch.export and torch.compile then read them their "
+            "own way)")
 
 
 def is_meta(tensor: torch.Tensor) -> bool:

@@ -44,7 +44,13 @@ from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
-from fxcore.worker.inputs.values_read import StandIns, asking_line, is_meta, meta_values
+from fxcore.worker.inputs.values_read import (
+    StandIns,
+    asking_line,
+    is_meta,
+    meta_values,
+    read_places,
+)
 from fxcore.worker.locate import traceback_positions
 from fxcore.worker.seeding import drawn_states, seed_generators
 from fxcore.workspace.discovery import ClassSource
@@ -194,11 +200,11 @@ def constant_read_notes(stand_ins: StandIns) -> list[str]:
     """What the verdict says of the values stood in for tensors the tracer did not trace."""
     if not stand_ins.read:
         return stand_ins.notes
-    places = ", ".join(f"{os.path.basename(path)}:{line}" for path, line in stand_ins.read)
     return [f"On meta, the values read from tensors torch.fx does not trace (constants, "
-            f"buffers handed to a submodule) at {places} were taken as one, and conditions on "
-            "them as true the first time at a line: real torch.fx reads them from the real "
-            "tensors, and its graph may keep another branch.", *stand_ins.notes]
+            f"buffers handed to a submodule) at {read_places(stand_ins.read)} were taken as "
+            "one, and conditions on them as true the first time at a line: real torch.fx reads "
+            "them from the real tensors, and its graph may keep another branch.",
+            *stand_ins.notes]
 
 
 def not_fitting_failure(context: JobContext, target: CaptureTarget,
