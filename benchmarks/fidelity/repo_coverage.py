@@ -51,6 +51,7 @@ from benchmarks.paths import TORCHVISION_SHIM
 from benchmarks.provenance import engine_version
 from benchmarks.tables import emit, markdown
 from fx_lsp.cli.output_formats.json_report import parse_report
+from fxcore.worker.building.class_roles import BASE_PREFIX
 
 SHIM_MODULE = "fxlsp_torchvision_shim"
 TRACING_CODES = {"FX001", "FX002", "FX003", "FX004", "FX005", "FX006", "FX007", "FX008",
@@ -146,11 +147,13 @@ def has_tracing_verdict(module: dict[str, Any]) -> bool:
 
 
 def is_base(module: dict[str, Any]) -> bool:
-    """An abstract class, or one whose forward only raises NotImplementedError: skipped by
-    design (fxcore/worker/building/sources.py, not_a_model_reason)."""
+    """An abstract class, one whose forward only raises NotImplementedError, or one whose
+    forward reads an attribute only subclasses set: skipped by design
+    (fxcore/worker/building/class_roles.py, not_a_model_reason and base_reason)."""
     reason = module["reason"] or ""
     return module["status"] == "not-traced" and reason.startswith("Skipped: ") and (
-        "abstract class" in reason or "NotImplementedError" in reason)
+        "abstract class" in reason or "NotImplementedError" in reason
+        or reason.startswith(BASE_PREFIX))
 
 
 def on_real_instance(module: dict[str, Any]) -> bool:

@@ -23,6 +23,7 @@ from types import ModuleType
 
 import torch
 
+from fxcore.model.instance_trust import does_not_fit
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.protocol.worker_messages import (
@@ -34,7 +35,8 @@ from fxcore.protocol.worker_messages import (
     WorkerMessage,
 )
 from fxcore.worker.building.as_built import as_built
-from fxcore.worker.building.sources import Built, build_class, not_a_model_reason
+from fxcore.worker.building.class_roles import base_reason, not_a_model_reason
+from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
@@ -211,6 +213,14 @@ class Job(SubmoduleTracing):
                 context, cls, source, built,
                 lambda target, built: self.built_verdict(context, judge, target, built),
                 self.job.config.timeout)
+        base = None if judged_result is None or not does_not_fit(judged_result) else \
+            base_reason(cls, " ".join([judged_result.reason or "", *(
+                failure.message for failure in judged_result.failures)]))
+        if base is not None:
+            skipped = context.module_result(cls, source, status="not-traced", reason=base)
+            self.send_per_mode(skipped)
+            return built, [dataclasses.replace(skipped, mode=capture.mode)
+                           for capture in self.captures]
         results = []
         for capture in self.captures:
             results.append(judged_result if capture is judge and judged_result is not None

@@ -16,13 +16,12 @@ from fxcore.model.instance_trust import parent_rank
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Arguments, ExampleInputs, ModuleResult
 from fxcore.protocol.worker_messages import Derived, Deriving, WorkerMessage
-from fxcore.worker.building.sources import (
-    Built,
-    build_from_call_site,
+from fxcore.worker.building.class_roles import (
     has_own_arguments,
     not_a_model_reason,
     root_arguments,
 )
+from fxcore.worker.building.sources import Built, build_from_call_site
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext

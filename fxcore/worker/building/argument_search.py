@@ -52,7 +52,7 @@ def searched_instance(cls: type, tried: Tried,
     if not tried:
         return None
     checks = init_checks(cls)
-    fixed = _defaults(cls)
+    fixed = constructor_defaults(cls)
     queue: list[dict[str, Any]] = []
     seen = [_spelled(kwargs) for kwargs, _ in tried]
 
@@ -118,7 +118,7 @@ def _sequences_for(kwargs: dict[str, Any], error: BaseException) -> list[dict[st
             for name in names]
 
 
-def _defaults(cls: type) -> dict[str, Any]:
+def constructor_defaults(cls: type) -> dict[str, Any]:
     try:
         parameters = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):

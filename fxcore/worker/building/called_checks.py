@@ -54,11 +54,17 @@ def called_functions(function: ast.FunctionDef, namespace: dict[str, Any], cls: 
         function_called, called_owner, receiver = target
         given = ([ast.Name(id=SELF, ctx=ast.Load())] if receiver else []) + list(node.args)
         try:
-            bound = inspect.signature(function_called).bind_partial(
+            signature = inspect.signature(function_called)
+            bound = signature.bind_partial(
                 *given, **{k.arg: k.value for k in node.keywords if k.arg})
         except (TypeError, ValueError):
             continue  # the call does not fit the signature as read
-        called.append(CalledFunction(function_called, dict(bound.arguments), called_owner,
+        # A ``*args`` or ``**kwargs`` parameter binds a tuple or dict of expressions, which
+        # no rule reads by that name.
+        named = {name: given for name, given in bound.arguments.items()
+                 if signature.parameters[name].kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                           inspect.Parameter.VAR_KEYWORD)}
+        called.append(CalledFunction(function_called, named, called_owner,
                                      all(k.arg is not None for k in node.keywords)))
     return sorted(called, key=lambda call: call.owner is None)
 

@@ -242,11 +242,27 @@ _DIVISIBLE_NAMES = re.compile(r"(\w+)\s+(?:must|should|has to)\s+be\s+(?:evenly\
                               r"\s+by\s+(\w+)")
 
 
+#: "please reduce the n_bins", "increase `sr`": a named argument to make smaller or larger.
+_SMALLER_OR_LARGER = re.compile(r"\b(?:(reduce|decrease|lower)|(increase|raise|enlarge))\s+"
+                                r"(?:the\s+)?[`'\"]?(\w+)", re.IGNORECASE)
+
+
+def named_in_message(message: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The number-valued arguments of ``defaults`` that ``message`` asks to make smaller or
+    larger, with their values: where the search starts for a class whose defaults it
+    rejects."""
+    return {name: defaults[name] for _, _, name in _SMALLER_OR_LARGER.findall(message)
+            if name in defaults and type(defaults[name]) in (int, float)}
+
+
 def message_rules(message: str, values: dict[str, Any]) -> list[ast.expr]:
     """Rules an error's message states about the arguments ``values`` were given: a value
-    that must be divisible by a number (each argument that had that value), or an argument
-    that must be divisible by another named one."""
+    that must be divisible by a number (each argument that had that value), an argument
+    that must be divisible by another named one, or one to make smaller or larger."""
     rules: list[str] = []
+    for smaller, _, name in _SMALLER_OR_LARGER.findall(message):
+        if name in values and type(values[name]) in (int, float):
+            rules.append(f"{name} {'<' if smaller else '>'} {values[name]!r}")
     for value, divisor in _DIVISIBLE_VALUES.findall(message):
         if int(divisor) > 0:
             rules += [f"{name} % {int(divisor)} == 0" for name, given in values.items()

@@ -25,6 +25,7 @@ from fxcore.model.results import ArgumentOrigin, Arguments, InstantiatedOn, Modu
 from fxcore.worker.building.argument_search import (
     Tried,
     consistent_sets,
+    constructor_defaults,
     searched_instance,
     tried_text,
 )
@@ -39,6 +40,7 @@ from fxcore.worker.building.arguments import (
 )
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.building.download_free import download_note, offline_note, weights_off
+from fxcore.worker.building.init_checks import named_in_message
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.workspace.discovery import ClassSource
 
@@ -106,11 +108,23 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                         return built
                     # A default that builds nothing the constructor needs (`drop_prob=None`
                     # passed to float(), `sequence_length=None` asserted): the table's value.
-                    for overrides in default_overrides(cls, {}, _written(context, cls)) \
+                    for table_values in default_overrides(cls, {}, _written(context, cls)) \
                             if context.job.config.guess_arguments else []:
-                        guessed = _build_with_candidate(cls, module_config, overrides, "guessed")
+                        guessed = _build_with_candidate(cls, module_config, table_values,
+                                                        "guessed")
                         if isinstance(guessed, Built):
                             return guessed
+                    # Defaults the class's own check rejects, its message naming the one to
+                    # change ("please reduce the n_bins"): the search from those values.
+                    searched = searched_instance(
+                        cls, [(named_in_message(describe_exception(error),
+                                                constructor_defaults(cls)),
+                               error)],
+                        lambda kwargs: _build_with_candidate(cls, module_config, kwargs,
+                                                             "guessed"))
+                    if searched is not None:
+                        searched.rejected_before = tried_text(cls.__name__, [({}, error)])
+                        return searched
                 failure = context.exception_failure(
                     "constructor", f"Building {cls.__name__} failed: ", error,
                     source.name_span)
@@ -352,47 +366,3 @@ def _build_with_builder(context: JobContext, cls: type,
         # ``build`` ran the builder on the meta device and moved what it left elsewhere there.
         return Built(model, "meta", weights, arguments, module_config.concrete_args)
     return "; ".join(failures) or None
-
-
-def root_arguments(context: JobContext, class_name: str) -> Arguments:
-    """How a root was built, from its configuration (for results that do not say)."""
-    module_config = context.module_config(class_name)
-    if module_config.factory or module_config.args or module_config.kwargs:
-        return Arguments(origin="config", args=[repr(a) for a in module_config.args],
-                         kwargs={k: repr(v) for k, v in module_config.kwargs.items()})
-    return Arguments(origin="defaults")
-
-
-#: Containers that code fills after building them (``add_module``, ``append``, ``[key] =``).
-_CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
-
-
-def has_own_arguments(context: JobContext, cls: type, file: str,
-                      built: torch.nn.Module | None = None) -> bool:
-    """True when the class is configured or can be built without arguments, unless ``built``
-    (an instance its parent built) is a container the parent filled: built from its defaults
-    alone such a container is empty, so the parent's instance is the real one."""
-    module_config = context.in_file(file).module_config(cls.__name__)
-    if module_config.factory or module_config.args or module_config.kwargs \
-            or module_config.call:
-        return True
-    if isinstance(built, _CONTAINERS) and len(built) > 0:
-        return False
-    return not missing_parameters(cls, [], {})
-
-
-def not_a_model_reason(context: JobContext, cls: type, source: ClassSource) -> str | None:
-    """Why a class is skipped before building it: it is abstract (``abc`` abstract methods
-    left), or the ``forward`` it has only raises ``NotImplementedError``. Either is a base
-    for subclasses, which are traced; an instance fx-lsp made of it would be an artefact."""
-    if inspect.isabstract(cls):
-        methods = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
-        return (f"Skipped: an abstract class (abstract methods: {methods}); its "
-                "concrete subclasses are traced.")
-    owner = next(k for k in cls.__mro__ if "forward" in vars(k))
-    located = (context.path, source) if owner is cls else context.workspace_class_source(owner)
-    if located is not None and located[1].forward_not_implemented:
-        whose = "its" if owner is cls else f"{owner.__name__}'s"
-        return (f"Skipped: {whose} forward only raises NotImplementedError; the subclasses "
-                "that implement it are traced.")
-    return None
