@@ -296,8 +296,9 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
             figures.bases += 1
             continue
         count_verdicts(figures, by_mode, diagnostics)
+        # ``{}``: a forward that takes nothing, run as it is.
         inputs = (by_mode["export"].get("inputs") or {}).get("tensors")
-        if inputs:
+        if inputs is not None:
             by_file[by_mode["export"]["path"]].append((name, by_mode))
     for path, names, package in unimported_files(report, root):
         if package:

@@ -6,6 +6,7 @@ reads only the record, never a mode's own objects (a tracer, an exported program
 
 from __future__ import annotations
 
+import copy
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,7 +58,8 @@ class CaptureTarget:
     #: Where ``example_inputs`` came from.
     inputs_origin: InputsOrigin | None = None
     #: Literal arguments other than tensors passed beside ``example_inputs`` (a parent's, as
-    #: it passes them), by ``forward`` argument.
+    #: it passes them; those annotated as literals, ``inputs.literal_arguments``), by
+    #: ``forward`` argument. Runs take ``fresh_values()``: forward may append to a list.
     passed_values: dict[str, Any] = field(default_factory=dict)
     #: The constructor call that built the instance (a parent's for a submodule): a shape
     #: problem on a guessed instance says so.
@@ -70,6 +72,10 @@ class CaptureTarget:
     #: Where no example inputs were found: what the most likely candidate raised when the
     #: module ran on it (``fxcore.worker.inputs.first_layer``).
     inputs_refused: str | None = None
+
+    def fresh_values(self) -> dict[str, Any]:
+        """A copy of ``passed_values`` for one run, which the report's still show as given."""
+        return copy.deepcopy(self.passed_values)
 
 
 def no_inputs_reason(reason: str, target: CaptureTarget) -> str:

@@ -42,12 +42,14 @@ from fxcore.worker.inputs.first_layer import (
     required_arguments,
 )
 from fxcore.worker.inputs.forward_relations import forward_tree, submodule
-from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate
+from fxcore.worker.inputs.graph_layers import BATCH, HEIGHT, WIDTH, FreeSizes, InputTemplate
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 _SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)
 #: The keys of a dict that ``forward`` only iterates, each value taken by the same submodule.
 GENERIC_KEYS = ("0", "1")
+#: An item's shape where neither its taker nor the model has a sized layer.
+PLAIN_IMAGE = InputTemplate("float32", (BATCH, 3, HEIGHT, WIDTH))
 #: How the sizes of a container's items follow one another: a pyramid's levels halve or double.
 PROGRESSIONS = ((0.5, "halving"), (2.0, "doubling"), (1.0, "of one size"))
 
@@ -75,23 +77,34 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
     tried: list[dict[str, ContainerSpec]] = []
     for sizes in SIZES_TRIED:
         for factor, words in PROGRESSIONS if spatial else ((1.0, ""),):
-            specs = {name: ContainerSpec(kind, tuple(
-                (key, template.spec(scaled_sizes(sizes, factor ** index)))
-                for index, (key, template) in enumerate(found)))
-                for name, (kind, found) in items.items()}
-            if specs in tried:
-                continue
-            tried.append(specs)
-            ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
-            if ran is None:
-                return None
-            if not isinstance(ran, Exception):
-                sized = f", their spatial sizes {words}" if words else ""
-                return LayerInputs(specs, (
-                    f"containers of tensors, each item shaped as the first layer whose input "
-                    f"size is known of the submodule that takes it{sized}, which "
-                    f"{cls.__name__} runs on"))
+            # A list indexed in code (``x[self.max_level - level]``) may hold its levels in
+            # the reverse of its layers' order: deepest first.
+            for order, reversed_words in ((1, ""), (-1, ", in reverse order")):
+                specs = {name: ContainerSpec(kind, tuple(
+                    (key, template.spec(scaled_sizes(sizes, factor ** index)))
+                    for index, (key, template) in enumerate(_ordered(kind, found, order))))
+                    for name, (kind, found) in items.items()}
+                if specs in tried:
+                    continue
+                tried.append(specs)
+                ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
+                if ran is None:
+                    return None
+                if not isinstance(ran, Exception):
+                    sized = f", their spatial sizes {words}" if words else ""
+                    return LayerInputs(specs, (
+                        f"containers of tensors, each item shaped as the first layer whose "
+                        f"input size is known of the submodule that takes it{reversed_words}"
+                        f"{sized}, which {cls.__name__} runs on"))
     return None
+
+
+def _ordered(kind: ContainerKind, found: list[tuple[str, InputTemplate]],
+             order: int) -> list[tuple[str, InputTemplate]]:
+    """A list's or tuple's templates in ``order`` (-1: reversed), its positions kept."""
+    if order == 1 or kind == "dict":
+        return found
+    return [(key, template) for (key, _), (_, template) in zip(found, found[::-1], strict=True)]
 
 
 def container_kind(cls: type, name: str, tree: ast.AST) -> ContainerKind | None:
@@ -137,22 +150,26 @@ def _items(kind: ContainerKind, name: str, tree: ast.AST,
         if table is not None:
             takers = {str(index): layer for index, layer in enumerate(_children(table))}
         else:
-            positions = _int_positions(tree, name)
+            positions = _positions(tree, name)
             if positions:
-                takers = {str(index): _taker(tree, model, name, ast.Constant(index))
-                          for index in range(max(positions) + 1)}
+                # ``xs[-1]``, the last of a pyramid's levels: as many items as the code reaches.
+                length = max(max(positions.values()) + 1, -min(positions.values()))
+                takers = {str(index): next((_taker(tree, model, name, node) for node, position
+                                            in positions.items()
+                                            if position % length == index), None)
+                          for index in range(length)}
             else:
                 table = _first(model, nn.ModuleList)
-                if table is None:
-                    return None
-                takers = {str(index): layer for index, layer in enumerate(_children(table))}
-    found = []
-    for key, taker in takers.items():
-        layers = known_layers(taker) if isinstance(taker, nn.Module) else []
-        if not layers:
-            return None
-        found.append((key, layers[0][2]))
-    return found or None
+                # A list only passed on (a pyramid's extra level appends to it): one item.
+                takers = ({str(index): layer for index, layer in enumerate(_children(table))}
+                          if table is not None else {"0": None})
+    templates = {key: layers[0][2] for key, taker in takers.items()
+                 if isinstance(taker, nn.Module) and (layers := known_layers(taker))}
+    # An item whose taker has no sized layer (a pooling layer) or none is found is shaped as
+    # another item, else as the model's first sized layer takes, else as a plain image.
+    fallback = next(iter(templates.values()), None) or next(
+        (template for _, _, template in known_layers(model)), PLAIN_IMAGE)
+    return [(key, templates.get(key, fallback)) for key in takers] or None
 
 
 def scaled_sizes(sizes: FreeSizes, factor: float) -> FreeSizes:
@@ -185,10 +202,15 @@ def _string_keys(tree: ast.AST, name: str) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def _int_positions(tree: ast.AST, name: str) -> list[int]:
-    return [index.value for index in map(_index_of, _indexing(tree, name))
-            if isinstance(index, ast.Constant) and type(index.value) is int
-            and index.value >= 0]
+def _positions(tree: ast.AST, name: str) -> dict[ast.expr, int]:
+    """The constant positions ``name`` is indexed with (``xs[0]``, ``xs[-1]``), by index node."""
+    found: dict[ast.expr, int] = {}
+    for index in map(_index_of, _indexing(tree, name)):
+        negated = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
+        constant = index.operand if negated else index
+        if isinstance(constant, ast.Constant) and type(constant.value) is int:
+            found[index] = -constant.value if negated else constant.value
+    return found
 
 
 def _taker(tree: ast.AST, model: nn.Module, name: str, key: ast.Constant) -> nn.Module | None:

@@ -16,6 +16,7 @@ otherwise every input tried would be refused for want of data."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import signal
 import threading
 import time
@@ -67,9 +68,10 @@ def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
             tensor_mode(model, instantiated_on, fake, device) as on, real_kernels(), \
             torch.no_grad():
+        # A copy of the literals each run: forward may append to a list it is given.
         model(**{name: materialized(spec, lambda leaf: torch.empty(
             leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
-            for name, spec in specs.items()}, **concrete_args)
+            for name, spec in specs.items()}, **copy.deepcopy(concrete_args))
     return stand_ins.read
 
 

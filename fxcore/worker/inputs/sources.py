@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import fx
@@ -30,6 +31,7 @@ from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.container import container_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
+from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
 from fxcore.worker.inputs.waveform import waveform_inputs
@@ -92,35 +94,52 @@ def decide_before_capture(context: JobContext, capture: Capture,
     decided = decided_inputs(context, target.cls,
                              *((None, None) if configured else pre_trace(context, target)))
     seconds = context.job.config.timeout / 4
+    # Arguments annotated as no tensors get literals, a set at a time (``literal_arguments``).
+    sets = [] if configured else literal_sets(target.cls, target.concrete_args)
+    values: dict[str, Any] = sets[0] if sets else {}
+    if set(values) & set(decided.specs):  # a tensor inferred for a list[str]: not what it takes
+        decided = DecidedInputs(None, {})
     inputs = decided.inputs
     # Inferred inputs the model does not run on would make its failure fx-lsp's own choice:
     # then, as where no graph told them, the module's own first layer may tell (a branch on
     # the input's shape stops torch.fx before any layer, not export or compile).
     if inputs is None or (inputs.origin == "inferred" and runs_on(
-            target.model, target.instantiated_on, decided.specs, target.concrete_args,
-            seconds) is False):
-        # A dict, list or tuple of tensors first: tensors tried for it only fail.
-        found = container_inputs(target.cls, target.model, target.instantiated_on,
-                                 target.concrete_args, seconds) \
-            or layer_inputs(target.cls, target.model, target.instantiated_on,
-                            target.concrete_args, seconds, context.is_workspace_path)
-        if not isinstance(found, LayerInputs):
-            # Several related tensors (a decoder's input and skip connection), searched
-            # jointly where each argument's own candidates fit none; else a long waveform
-            # (an audio front end's FFT or kernel of thousands of samples).
-            found = related_inputs(target.cls, target.model, target.instantiated_on,
-                                   target.concrete_args, seconds) \
-                or waveform_inputs(target.cls, target.model, target.instantiated_on,
-                                   target.concrete_args, seconds) or found
-        if isinstance(found, LayerInputs):
-            decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), found.note),
-                                    found.specs)
-        elif found is not None and decided.inputs is None:
-            target.inputs_refused = found
+            target.model, target.instantiated_on, decided.specs,
+            {**target.concrete_args, **values}, seconds) is False):
+        for values in sets or [{}]:
+            found = _searched(context, target, {**target.concrete_args, **values},
+                              seconds / max(len(sets), 1))
+            if isinstance(found, LayerInputs):
+                note = found.note + (f", with {spelled(values)} as annotated" if values else "")
+                decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), note),
+                                        found.specs)
+                break
+            if found is not None and decided.inputs is None:
+                target.inputs_refused = found
     if decided.inputs is not None:
         target.example_inputs = dict(decided.specs)
         target.inputs_origin = decided.inputs.origin
         target.inputs_note = decided.inputs.note
+        target.passed_values = {**values, **target.passed_values}
+
+
+def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[str, object],
+              seconds: float) -> LayerInputs | str | None:
+    """The inputs the model's own code and layers tell, else what the likeliest raised."""
+    # A dict, list or tuple of tensors first: tensors tried for it only fail.
+    found = container_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+                             seconds) \
+        or layer_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+                        seconds, context.is_workspace_path)
+    if not isinstance(found, LayerInputs):
+        # Several related tensors (a decoder's input and skip connection), searched jointly
+        # where each argument's own candidates fit none; else a long waveform (an audio front
+        # end's FFT or kernel of thousands of samples).
+        found = related_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+                               seconds) \
+            or waveform_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+                               seconds) or found
+    return found
 
 
 def _spelled(specs: Mapping[str, InputSpec]) -> dict[str, str]:

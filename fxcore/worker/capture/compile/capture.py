@@ -184,7 +184,8 @@ class CompileCapture:
         torch._dynamo.reset()
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
-        if not target.example_inputs:
+        # ``{}``: a forward that takes nothing (a text encoder's learned embeddings) runs so.
+        if target.example_inputs is None:
             return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target))
         hook = graph_break_hook()
         # A class judged for a GPU runs on fake tensors of that device, whose limits are
@@ -358,7 +359,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                                  fullgraph=hook is None)
         try:
             with torch.no_grad():
-                compiled(**inputs, **target.passed_values)
+                compiled(**inputs, **target.fresh_values())
         except BaseException as error:
             run.ending_error = error
     torch._dynamo.reset()

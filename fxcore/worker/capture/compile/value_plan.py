@@ -270,7 +270,7 @@ def plan_values(target: CaptureTarget, is_workspace_path: Callable[[str], bool],
             contextlib.suppress(Exception, OutOfTime), time_limit(seconds):
         # The facts met before the code raises still hold: what it raises is the compile
         # capture's to find.
-        target.model(**inputs, **target.passed_values)
+        target.model(**inputs, **target.fresh_values())
     replace = getattr(mode.shape_env, "replace", None)
     try:
         plan = _plan(asked, _facts(mode.shape_env, guesser),

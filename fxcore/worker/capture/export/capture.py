@@ -95,7 +95,7 @@ class ExportCapture:
         started = time.perf_counter()
         mode = fake.new_mode()
         # Literals a parent passes go beside the tensors, as export specialises on them.
-        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.passed_values}
+        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
         guesser = DataDependentGuesser(context.is_workspace_path)
         missing = torch_hooks.missing_guess_hook()
         notes = [] if missing is None else [
@@ -180,7 +180,7 @@ class ExportCapture:
             return [], [f"Strict export (export-strict) is not checked: {unsupported}."]
         with quiet_torch():
             error = strict.strict_export_error(target.model, target.example_inputs, dims,
-                                               target.passed_values)
+                                               target.fresh_values())
         if error is None:
             return [], []
         return strict.strict_only_failures(context, target, error, non_strict)
@@ -246,7 +246,7 @@ class ExportCapture:
         if not record.drew_randomly or target.example_inputs is None:
             return []
         mode = fake.new_mode()
-        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.passed_values}
+        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
         seed_generators()
         with draws_recorded(context.is_workspace_path) as draws, quiet_torch(), \
                 fake.faked_weights(target.model, mode), mode, contextlib.suppress(Exception):

@@ -1,0 +1,89 @@
+"""Values for the ``forward`` arguments whose annotations say they are no tensors, given as
+literals beside the tensors (``CaptureTarget.passed_values``, JSON ``inputs.values``): a
+feature pyramid's ``names: list[str]``, a decoder's ``image_size: list[int]``, a ``Literal``
+mode, a flag (each a Python literal, as the JSON spells it). Only required arguments (no
+default) are given one, and only where the annotation says the kind; an unannotated argument
+stays a tensor's.
+
+A sequence of ints is a size (``interpolate(size=image_size)``): it is tried with one value per
+spatial dimension, for 2, 3 and 1 dimensions in turn (one set each, every such argument of a
+set of one length); the inputs search runs once per set, and the first whose inputs the model
+runs on is kept.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import types
+import typing
+from typing import Any
+
+#: The spatial size given to each element of a size-like sequence, and the lengths tried.
+SIZE = 32
+SPATIAL_LENGTHS = (2, 3, 1)
+_SEQUENCES = (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence)
+
+
+class _NotLiteral(Exception):
+    """The annotation names no literal kind (a tensor, a module, nothing)."""
+
+
+def literal_sets(cls: type, concrete_args: dict[str, object]) -> list[dict[str, Any]]:
+    """The literal values to try for ``forward``'s required arguments annotated with a
+    literal kind, one dict per set (at most ``len(SPATIAL_LENGTHS)``); empty when there are
+    none. Arguments fixed by ``concrete_args`` are left to them."""
+    try:
+        parameters = list(inspect.signature(cls.forward).parameters.values())[1:]
+        hints = typing.get_type_hints(cls.forward)
+    except Exception:  # an annotation that does not evaluate says nothing
+        return []
+    sets: list[dict[str, Any]] = []
+    for length in SPATIAL_LENGTHS:
+        values: dict[str, Any] = {}
+        for parameter in parameters:
+            if parameter.default is not inspect.Parameter.empty \
+                    or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) \
+                    or parameter.name in concrete_args or parameter.name not in hints:
+                continue
+            try:
+                values[parameter.name] = _value(hints[parameter.name], length)
+            except _NotLiteral:
+                continue
+        if values and values not in sets:
+            sets.append(values)
+    return sets
+
+
+def spelled(values: dict[str, Any]) -> str:
+    """``names=['0'], image_size=[32, 32]``: the literals as a note quotes them."""
+    return ", ".join(f"{name}={value!r}" for name, value in values.items())
+
+
+def _value(annotation: Any, length: int) -> Any:
+    """A value of ``annotation``'s kind; ``_NotLiteral`` when it names none."""
+    origin = typing.get_origin(annotation)
+    arguments = typing.get_args(annotation)
+    if origin is typing.Literal:
+        return arguments[0]
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in arguments if a is not type(None)]
+        if len(members) != 1:  # ``int | Sequence[int]``: which one forward takes is unknown
+            raise _NotLiteral
+        return _value(members[0], length)
+    if origin in _SEQUENCES:
+        element = arguments[0] if arguments else None
+        if element is str:
+            items: list[Any] = ["0"]
+        elif element in (int, float):
+            items = [element(SIZE)] * length
+        else:
+            raise _NotLiteral
+        return tuple(items) if origin is tuple else items
+    if annotation is bool:
+        return False
+    if annotation in (int, float):
+        return annotation(1)
+    if annotation is str:
+        return "0"
+    raise _NotLiteral
