@@ -70,6 +70,8 @@ NAME_RULES: list[_Rule] = [
     (r"(image|img|input)_?(size|res|resolution)|resolution", 32),
     (r"(\w+_)?patch_?size|patch", 8),
     (r"(num_|n_)?frames|clip_?len(gth)?", 16),
+    # An FFT's or window's length in samples: an audio transform's, 2 would be no spectrum.
+    (r"n_?fft|fft_?size|win_?length|window_?(length|size)|filter_length|n_window", 512),
     (r"(\w+_)?kernel_?size|kernel|ksize|k", 3),
     (r"stride|dilation|groups|num_groups_conv", 1),
     (r"padding|pad", 1),

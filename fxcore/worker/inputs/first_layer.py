@@ -214,10 +214,15 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                 return LayerInputs(specs, _note(candidate, first, others, companion)
                                    + f" as far as the meta device goes (a line {limit.what}, "
                                      "which only real data answers)")
-            refusal = refusal or (f"{candidate.spec} {candidate.origin}, raised "
-                                  f"{_shortened(first_line(describe_exception(ran)))}"
-                                  f"{_raised_at(ran, is_workspace_path)}")
+            refusal = refusal or (f"{candidate.spec} {candidate.origin}, "
+                                  f"{raised(ran, is_workspace_path)}")
     return refusal
+
+
+def raised(error: BaseException, is_workspace_path: Callable[[str], bool]) -> str:
+    """``raised ValueError: ... at file.py:12``: a refused input's error, for the note."""
+    return (f"raised {_shortened(first_line(describe_exception(error)))}"
+            f"{_raised_at(error, is_workspace_path)}")
 
 
 def _shortened(line: str) -> str:

@@ -9,8 +9,9 @@ capture mode that needs inputs to run at all (``needs_inputs``: torch.export, to
 gets them before it captures, inferred from a pre-trace with the fx capture
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
 cannot trace; where that gives none, from the module's own first layer (``first_layer``),
-then several related tensors (``related``), then a long waveform (``waveform``), accepted
-when the model runs on them.
+then several related tensors (``related``), then the shape ``forward`` documents
+(``documented``), then a long waveform (``waveform``), accepted when the model runs on them.
+Arguments annotated as no tensors get literals beside them (``literal_arguments``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from fxcore.worker.capture.fx.pre_trace import pre_trace
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.container import container_inputs
+from fxcore.worker.inputs.documented import documented_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
 from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
@@ -133,10 +135,12 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
                         seconds, context.is_workspace_path)
     if not isinstance(found, LayerInputs):
         # Several related tensors (a decoder's input and skip connection), searched jointly
-        # where each argument's own candidates fit none; else a long waveform (an audio front
-        # end's FFT or kernel of thousands of samples).
+        # where each argument's own candidates fit none; else the shape forward documents;
+        # else a long waveform (an audio front end's FFT or kernel of thousands of samples).
         found = related_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
                                seconds) \
+            or documented_inputs(target.cls, target.model, target.instantiated_on,
+                                 concrete_args, seconds, context.is_workspace_path) \
             or waveform_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
                                seconds) or found
     return found
