@@ -42,12 +42,18 @@ SKIPPED_FOLDERS = frozenset(
 )
 
 
+#: Files that mark a project's root, as Jedi's project detection reads them: a library's own
+#: helpers beside the checked folder are then the workspace's, located at their lines.
+PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
 def _is_within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def find_workspace_root(path: str, boundaries: Iterable[str] | None = None) -> str:
-    """The nearest folder upwards holding a ``pyproject.toml`` (or ``.git``), else the
+    """The nearest folder upwards holding a ``pyproject.toml``, a ``setup.py`` or
+    ``setup.cfg`` (a package's checkout without one, an sdist unpacked) or ``.git``, else the
     file's own folder.
 
     ``boundaries`` are the folders the editor opened: the search never goes above the
@@ -75,9 +81,8 @@ def find_workspace_root(path: str, boundaries: Iterable[str] | None = None) -> s
                 limit = os.path.dirname(limit)
     probe = folder
     while True:
-        if os.path.isfile(os.path.join(probe, "pyproject.toml")) or os.path.exists(
-            os.path.join(probe, ".git")
-        ):
+        if any(os.path.isfile(os.path.join(probe, marker)) for marker in PROJECT_FILES) \
+                or os.path.exists(os.path.join(probe, ".git")):
             return probe
         parent = os.path.dirname(probe)
         if probe == limit or parent == probe:
