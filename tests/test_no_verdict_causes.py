@@ -96,3 +96,14 @@ def test_a_rejected_guess_is_constructor_arguments() -> None:
                 "were rejected (ImportError: HyenaND operators require the optional "
                 "'nvsubquadratic' package (Python >= 3.10).)"}
     assert no_verdict_cause(rejected, []) == "optional package missing: nvsubquadratic"
+
+
+def test_a_function_another_package_no_longer_has_is_its_own_cause() -> None:
+    failed = {"status": "failed", "reason": None,
+              "failures": [{"code": "FX101", "kind": "constructor"}]}
+    assert no_verdict_cause(failed, [
+        "Building CFP failed: AttributeError: module 'scipy.signal' has no attribute "
+        "'blackmanharris'"]) == "installed scipy lacks scipy.signal.blackmanharris"
+    assert no_verdict_cause(failed, [
+        "Building X failed: AttributeError: 'X' object has no attribute 'w'"]) == \
+        CONSTRUCTOR_ARGUMENTS
