@@ -63,8 +63,9 @@ FX103 = Rule(
     docs="""\
 **Information: a class that was not traced**, on its name: fx-lsp found no constructor
 arguments it could build it with (the message says which error the last guess met), its
-line says `# fx-lsp: skip`, or it is a base left for subclasses (abstract methods, or a
-`forward` that only raises `NotImplementedError`), whose subclasses are traced. The editor
+line says `# fx-lsp: skip`, or it is a base left for subclasses (abstract methods, a
+`forward` that only raises `NotImplementedError`, or one that reads an attribute only
+subclasses set), whose subclasses are traced. The editor
 shows it when `showNotTraced` (`show-not-traced`) is on; `fx-lsp check` lists such classes as
 notes, and reports the code only when `select` names it in full (`select = ["FX", "FX103"]`).
 
