@@ -213,7 +213,7 @@ def _positions(tree: ast.AST, name: str) -> dict[ast.expr, int]:
     return found
 
 
-def _taker(tree: ast.AST, model: nn.Module, name: str, key: ast.Constant) -> nn.Module | None:
+def _taker(tree: ast.AST, model: nn.Module, name: str, key: ast.expr) -> nn.Module | None:
     """The submodule ``forward`` passes ``name[key]`` to first (``self.image(x["image"])``)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and any(

@@ -108,15 +108,17 @@ def decide_before_capture(context: JobContext, capture: Capture,
     if inputs is None or (inputs.origin == "inferred" and runs_on(
             target.model, target.instantiated_on, decided.specs,
             {**target.concrete_args, **values}, seconds) is False):
-        for values in sets or [{}]:
-            found = _searched(context, target, {**target.concrete_args, **values},
+        for candidate in sets or [{}]:
+            found = _searched(context, target, {**target.concrete_args, **candidate},
                               seconds / max(len(sets), 1))
             if isinstance(found, LayerInputs):
+                values = candidate
                 note = found.note + (f", with {spelled(values)} as annotated" if values else "")
                 decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), note),
                                         found.specs)
                 break
-            if found is not None and decided.inputs is None:
+            # What the likeliest set's likeliest input met: the first set's.
+            if found is not None and decided.inputs is None and target.inputs_refused is None:
                 target.inputs_refused = found
     if decided.inputs is not None:
         target.example_inputs = dict(decided.specs)
