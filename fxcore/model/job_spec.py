@@ -81,6 +81,9 @@ class ModuleConfig:
     #: ``dynamic = {x = {0 = "batch"}}`` (or ``{0 = {name = "batch", min = 2, max = 64}}``):
     #: argument -> dimension index -> the dimension torch.export keeps dynamic.
     dynamic: dict[str, dict[int, DynamicDim]] = field(default_factory=dict)
+    #: ``device = "cuda"``: the device this class is judged for, over ``per-file-device`` and
+    #: ``[tool.fx-lsp] device`` (one of ``DEVICES``); None when not given.
+    device: str | None = None
 
 
 #: The values of ``[tool.fx-lsp] device``.
@@ -111,6 +114,10 @@ class EngineConfig:
     #: The device each class is judged for: ``cpu``, ``cuda``, or ``auto`` (the code's own:
     #: ``fxcore.worker.devices.device_choice``). Never the machine's.
     device: str = "auto"
+    #: ``per-file-device = {"kernels/*.py" = "cuda"}``: glob, relative to the workspace root
+    #: (or a file name) -> the device the classes of matching files are judged for, over
+    #: ``device``; the first pattern that matches decides.
+    per_file_device: dict[str, str] = field(default_factory=dict)
     #: The ``nn.Module`` mode (``model.train()`` / ``model.eval()``) export and compile judge a
     #: class in (``fxcore.worker.module_modes``): "auto" exports in eval mode and compiles in
     #: both where they can differ; "train" or "eval" judges both modes in that one. torch.fx

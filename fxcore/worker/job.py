@@ -11,6 +11,7 @@ crashes the child costs only its own result.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import importlib
@@ -42,7 +43,7 @@ from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.devices.cuda_view import cuda_view
-from fxcore.worker.devices.device_choice import judged_device
+from fxcore.worker.devices.device_choice import device_setting, judged_device
 from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.fitting_instance import fitting_instance, target_of
 from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
@@ -67,9 +68,9 @@ from fxcore.workspace.suppressions import SKIP_REASON
 Send = Callable[[WorkerMessage], None]
 
 #: The note on an export or compile verdict of a class judged for a GPU.
-GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written (`device` under [tool.fx-lsp]): "
-            "on fake CUDA tensors, with torch.cuda answering as one GPU would; no GPU was "
-            "used.")
+GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written or `device` says ([tool.fx-lsp], "
+            "per-file-device or the class's table): on fake CUDA tensors, with torch.cuda "
+            "answering as one GPU would; no GPU was used.")
 
 
 class Job(SubmoduleTracing):
@@ -110,7 +111,7 @@ class Job(SubmoduleTracing):
                                                context.is_workspace_path, notebooks)
         # Imported in a GPU's view where a class is judged for one: module-level code such as
         # `DEVICE = "cuda" if torch.cuda.is_available() else "cpu"` runs as on that GPU.
-        on_gpu = any(judged_device(self.job.config.device, parsed.tree, name) == "cuda"
+        on_gpu = any(self.class_device(context, parsed.tree, name) == "cuda"
                      for name in class_sources)
         try:
             with cuda_view() if on_gpu else contextlib.nullcontext():
@@ -161,13 +162,20 @@ class Job(SubmoduleTracing):
                 continue
             # Built and captured in the view of the device it is judged for, as are the
             # instances of workspace classes it holds.
-            device = judged_device(self.job.config.device, parsed.tree, cls.__name__)
+            device = self.class_device(context, parsed.tree, cls.__name__)
             with cuda_view() if device == "cuda" else contextlib.nullcontext():
                 self.build_and_capture(context, cls, source, not_derived, derived_ranks)
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.loaded_modules, context.is_workspace_path)
         self.send(FileDone(file_result))
+
+    def class_device(self, context: JobContext, tree: ast.Module | None,
+                     class_name: str) -> str:
+        """``cpu`` or ``cuda``: the device a class of this file is judged for."""
+        setting = device_setting(self.job.config, context.module_config(class_name),
+                                 context.path, context.root)
+        return judged_device(setting, tree, class_name)
 
     def build_and_capture(self, context: JobContext, cls: type, source: ClassSource,
                           not_derived: set[type], derived_ranks: dict[type, int]) -> None:

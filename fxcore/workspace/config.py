@@ -14,6 +14,7 @@ Example::
     modes = ["fx"]           # capture modes, each giving its own verdict per class
     export-strict = false    # export mode: also export with strict=True (FX405)
     device = "auto"          # judge classes for "cpu", "cuda", or as their code is written
+    per-file-device = {"kernels/*.py" = "cuda"}   # over device, for matching files
     module-mode = "auto"     # "train" or "eval": the nn.Module mode export and compile judge in
     select = ["FX", "GB"]    # which codes are reported (prefixes), as in ruff
     ignore = ["FX200"]
@@ -25,6 +26,7 @@ Example::
     args = []
     kwargs = {width = 64}
     concrete-args = {use_cache = false}
+    device = "cuda"          # over per-file-device and device, for this class
 """
 
 from __future__ import annotations
@@ -259,6 +261,18 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
             problems.append(f"{source}: 'device' must be one of "
                             f"{', '.join(repr(name) for name in DEVICES)}; ignored")
 
+    per_file_device = table.get("per-file-device")
+    if per_file_device is not None:
+        if not isinstance(per_file_device, dict):
+            problems.append(f"{source}: 'per-file-device' must be a table of glob = device")
+        else:
+            for pattern, value in per_file_device.items():
+                if value in DEVICES:
+                    config.per_file_device[str(pattern)] = value
+                else:
+                    problems.append(f"{source}: per-file-device.{pattern} must be one of "
+                                    f"{', '.join(repr(name) for name in DEVICES)}; ignored")
+
     modes = table.get("modes")
     if modes is not None:
         problem = modes_problem(modes)
@@ -290,6 +304,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "modes",
         "export-strict",
         "device",
+        "per-file-device",
         "module-mode",
         "modules",
         *EDITOR_KEYS,

@@ -1,5 +1,6 @@
 """One class's table under ``[tool.fx-lsp.modules."pkg.mod:Class"]``: its constructor call
-or arguments, factory, concrete and dynamic arguments, each value checked with a message
+or arguments, factory, concrete and dynamic arguments, the device it is judged for, each
+value checked with a message
 naming where it is; and the table that applies to a class (``module_config_for``)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import ast
 from typing import Any
 
 from fxcore.model.container_spec import ContainerSpec, parse_input
-from fxcore.model.job_spec import CallSite, DynamicDim, EngineConfig, ModuleConfig
+from fxcore.model.job_spec import DEVICES, CallSite, DynamicDim, EngineConfig, ModuleConfig
 from fxcore.workspace.call_sites import is_literal_call_argument
 from fxcore.workspace.parsing import ast_of
 
@@ -145,8 +146,15 @@ def parse_module_config(entry: Any, source: str,
             problems.append(f"{source}: dynamic.{name}: a container input has no dynamic "
                             "dimensions")
             del config.dynamic[name]
+    device = entry.get("device")
+    if device is not None:
+        if device in DEVICES:
+            config.device = device
+        else:
+            problems.append(f"{source}: 'device' must be one of "
+                            f"{', '.join(repr(name) for name in DEVICES)}; ignored")
     known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs",
-             "dynamic"}
+             "dynamic", "device"}
     problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
     return config, problems
 

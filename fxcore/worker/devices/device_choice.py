@@ -8,12 +8,20 @@ asks CUDA: a ``"cuda"``/``"cuda:N"`` string, a ``.cuda`` attribute (``x.cuda()``
 binds a name the class uses (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``).
 Any other class is judged for the CPU. Code that runs the same on both is judged the same
 either way; only the note saying which device a verdict is for differs.
+
+The setting is the class's own (``[tool.fx-lsp.modules."pkg.mod:Class"] device``), else its
+file's (``per-file-device``, the first glob that matches the path relative to the workspace
+root or the file name, as ``per-file-ignores`` matches), else the workspace's ``device``.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
+import os
 import re
+
+from fxcore.model.job_spec import EngineConfig, ModuleConfig
 
 _CUDA_STRING = re.compile(r"cuda(:\d+)?")
 
@@ -60,6 +68,17 @@ def written_for_cuda(tree: ast.Module, class_name: str) -> bool:
                for statement in tree.body
                if not isinstance(statement, (ast.ClassDef, ast.FunctionDef,
                                              ast.AsyncFunctionDef)))
+
+
+def device_setting(config: EngineConfig, module_config: ModuleConfig, path: str,
+                   root: str) -> str:
+    """The ``device`` setting that applies to a class of ``path``."""
+    if module_config.device is not None:
+        return module_config.device
+    relative = os.path.relpath(path, root).replace(os.sep, "/")
+    return next((device for pattern, device in config.per_file_device.items()
+                 if fnmatch.fnmatch(relative, pattern)
+                 or fnmatch.fnmatch(os.path.basename(path), pattern)), config.device)
 
 
 def judged_device(setting: str, tree: ast.Module | None, class_name: str) -> str:
