@@ -2,13 +2,18 @@
 "pkg.mod:Class"] device``) and per file (``per-file-device``, globs as ``per-file-ignores``),
 over the workspace's ``device``: a repository with GPU kernels in one package and CPU
 preprocessing in another says so. Classes whose code names no device, so that only the
-setting decides; the verdict's note says when a class was judged for a GPU."""
+setting decides; the verdict's note says when a class was judged for a GPU. With ``auto``, the
+detection of GPU code also reads GPU-only attention backends and cuDNN settings."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
+import pytest
+
+from fxcore.worker.devices.device_choice import judged_device
 from fxcore.worker.job import GPU_NOTE
 from fxcore.workspace.config import parse_config
 
@@ -65,3 +70,16 @@ def test_the_per_class_and_per_file_devices_are_validated() -> None:
     assert problems == [
         "[tool.fx-lsp]: per-file-device.x.py must be one of 'auto', 'cpu', 'cuda'; ignored",
         "[tool.fx-lsp] modules.'m:B': 'device' must be one of 'auto', 'cpu', 'cuda'; ignored"]
+
+
+@pytest.mark.parametrize(("body", "device"), [
+    ("with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):\n"
+     "            return F.scaled_dot_product_attention(x, x, x)", "cuda"),
+    ("with sdpa_kernel(SDPBackend.MATH):\n"
+     "            return F.scaled_dot_product_attention(x, x, x)", "cpu"),
+    ("torch.backends.cudnn.benchmark = True\n        return x", "cuda"),
+    ("with torch.cuda.amp.autocast():\n            return x", "cuda"),
+])
+def test_gpu_attention_backends_and_cudnn_settings_are_gpu_code(body: str, device: str) -> None:
+    source = f"class M:\n    def forward(self, x):\n        {body}\n"
+    assert judged_device("auto", ast.parse(source), "M") == device

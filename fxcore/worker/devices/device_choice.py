@@ -4,7 +4,8 @@ runner give the same verdicts.
 
 With ``auto`` a class is judged for a GPU (``cuda``) when its code puts tensors there or
 asks CUDA: a ``"cuda"``/``"cuda:N"`` string, a ``.cuda`` attribute (``x.cuda()``,
-``torch.cuda.is_available()``), in the class's own body or in a module-level statement that
+``torch.cuda.is_available()``, ``torch.cuda.amp``), cuDNN's settings or a GPU-only attention
+backend (``GPU_ATTRIBUTES``), in the class's own body or in a module-level statement that
 binds a name the class uses (``DEVICE = "cuda" if torch.cuda.is_available() else "cpu"``).
 Any other class is judged for the CPU. Code that runs the same on both is judged the same
 either way; only the note saying which device a verdict is for differs.
@@ -26,9 +27,17 @@ from fxcore.model.job_spec import EngineConfig, ModuleConfig
 _CUDA_STRING = re.compile(r"cuda(:\d+)?")
 
 
+#: Attributes that only a GPU's code reads: cuDNN's settings (``torch.backends.cudnn``) and
+#: the attention backends only a GPU has (``SDPBackend.FLASH_ATTENTION`` in an
+#: ``sdpa_kernel`` choice); ``.cuda`` itself covers ``torch.cuda.amp`` and
+#: ``torch.backends.cuda``.
+GPU_ATTRIBUTES = frozenset({"cuda", "cudnn", "FLASH_ATTENTION", "EFFICIENT_ATTENTION",
+                            "CUDNN_ATTENTION"})
+
+
 def _mentions_cuda(node: ast.AST) -> bool:
     for child in ast.walk(node):
-        if isinstance(child, ast.Attribute) and child.attr == "cuda":
+        if isinstance(child, ast.Attribute) and child.attr in GPU_ATTRIBUTES:
             return True
         if isinstance(child, ast.Constant) and isinstance(child.value, str) \
                 and _CUDA_STRING.fullmatch(child.value):
