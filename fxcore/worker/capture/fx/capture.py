@@ -44,6 +44,8 @@ from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.devices.cuda_factories import cuda_factories_on_meta
+from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.inputs.values_read import (
     StandIns,
     asking_line,
@@ -76,7 +78,8 @@ class FxCapture:
         ending_error: BaseException | None = None
         graph = None
         states = drawn_states()
-        with proxy_patches(), meta_values(answers=workspace_reads(context)) as stand_ins:
+        with proxy_patches(), meta_values(answers=workspace_reads(context)) as stand_ins, \
+                cuda_factories_on_meta(judged_device() is not None):
             try:
                 graph = tracer.trace(target.model,
                                      concrete_args=target.concrete_args or None)
@@ -165,7 +168,8 @@ class FxCapture:
         def retrace() -> fx.Graph:
             # From the seeds the capture traced from: down the outcomes of the same draws.
             seed_generators()
-            with proxy_patches(), meta_values(answers=workspace_reads(context)):
+            with proxy_patches(), meta_values(answers=workspace_reads(context)), \
+                    cuda_factories_on_meta(judged_device() is not None):
                 return make_tracer(context).trace(model, concrete_args=concrete_args or None)
 
         if record.drew_randomly:

@@ -1,0 +1,51 @@
+"""CUDA tensors that torch.fx makes eagerly, made on meta in a GPU's view (issue 47, item 6).
+
+torch.fx runs a call none of whose arguments is traced (``torch.arange(8, device="cuda")``,
+``torch.ones(8, device=self.device)`` with a device picked by ``torch.cuda.is_available()``)
+as Python does and keeps its tensor as a constant of the graph. On a GPU that makes a CUDA
+tensor; with no GPU, torch's CUDA kernel is the driver's (a CUDA build) or missing (a CPU
+build), so the trace of a class written for a GPU stopped at its first such call (FX105).
+While a class judged for a GPU is traced, a call that asks for a CUDA device by its
+``device`` argument gets the meta device instead: the tensor has the shape and dtype the GPU's
+would, no data, and the graph is the one a GPU's trace gives, its constant on meta where the
+GPU's is on CUDA. The export and compile captures need none of this: they run in a fake mode
+whose tensors are CUDA's already (``cuda_view``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+META = torch.device("meta")
+
+
+class _CudaOnMeta(TorchFunctionMode):
+    """Calls whose ``device`` keyword names a CUDA device run on meta."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = dict(kwargs or {})
+        if _is_cuda(kwargs.get("device")):
+            kwargs["device"] = META
+        return func(*args, **kwargs)
+
+
+def _is_cuda(device: Any) -> bool:
+    if isinstance(device, str):
+        return device.split(":")[0] == "cuda"
+    return isinstance(device, torch.device) and device.type == "cuda"
+
+
+@contextlib.contextmanager
+def cuda_factories_on_meta(judged_for_gpu: bool) -> Iterator[None]:
+    """The mode while the block runs, for a class judged for a GPU; nothing otherwise."""
+    if not judged_for_gpu:
+        yield
+        return
+    with _CudaOnMeta():
+        yield
