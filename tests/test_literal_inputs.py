@@ -3,8 +3,9 @@ literal kinds gets literals beside its tensors (``fxcore.worker.inputs.literal_a
 feature pyramid's ``names: list[str]``, a decoder's ``image_size: list[int]``); a list of
 tensors indexed from its end (``results[-1]``), or only passed on, or whose item is taken by
 a layer of no known size, gets items shaped as another item or the model's first sized layer
-takes; a list indexed in code may hold its levels in the reverse of its layers' order; and a
-``forward`` that takes nothing is compiled as it is called, with no inputs. Each as MONAI's
+takes; a list indexed in code may hold its levels in the reverse of its layers' order; a
+loose annotation (``t: int`` used as a tensor) still gets a tensor; and a ``forward`` that
+takes nothing is compiled as it is called, with no inputs. Each as MONAI's
 ``LastLevelMaxPool``, ``LastLevelP6P7``, ``RegistrationExtractionBlock`` and ``TextEncoder``
 are written, small.
 
@@ -66,6 +67,15 @@ class DeepestFirst(nn.Module):
         return torch.mean(torch.stack(maps), dim=0)
 
 
+class LooseStep(nn.Module):
+    def __init__(self, width: int = 8):
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x: Tensor, t: int):
+        return self.proj(x) * t.float().unsqueeze(-1).sigmoid()
+
+
 class LearnedEmbedding(nn.Module):
     def __init__(self, classes: int = 4, width: int = 8):
         super().__init__()
@@ -81,8 +91,11 @@ def test_lists_literals_and_no_inputs_get_verdicts_real_torch_agrees_with(
         tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)
     classes = checked_against_real_torch(tmp_path, ["blocks.py"])
-    assert set(classes) == {"ExtraPoolLevel", "ExtraConvLevels", "DeepestFirst",
+    assert set(classes) == {"ExtraPoolLevel", "ExtraConvLevels", "DeepestFirst", "LooseStep",
                             "LearnedEmbedding"}
+    # A loose annotation (``t: int`` used as a tensor) keeps the tensor the search finds.
+    loose = classes["LooseStep"]["export"]["inputs"]
+    assert set(loose["tensors"]) == {"x", "t"} and not loose.get("values"), loose
     for name in ("ExtraPoolLevel", "ExtraConvLevels"):
         inputs = classes[name]["compile"]["inputs"]
         assert inputs["values"] == {"names": "['0']"}, inputs

@@ -8,7 +8,8 @@ stays a tensor's.
 A sequence of ints is a size (``interpolate(size=image_size)``): it is tried with one value per
 spatial dimension, for 2, 3 and 1 dimensions in turn (one set each, every such argument of a
 set of one length); the inputs search runs once per set, and the first whose inputs the model
-runs on is kept.
+runs on is kept; last, once without literals, since an annotation may be loose (``t: int``
+given a tensor of time steps).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import collections.abc
 import inspect
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 #: The spatial size given to each element of a size-like sequence, and the lengths tried.
@@ -29,10 +31,11 @@ class _NotLiteral(Exception):
     """The annotation names no literal kind (a tensor, a module, nothing)."""
 
 
-def literal_sets(cls: type, concrete_args: dict[str, object]) -> list[dict[str, Any]]:
+def literal_sets(cls: type, given: Mapping[str, object]) -> list[dict[str, Any]]:
     """The literal values to try for ``forward``'s required arguments annotated with a
     literal kind, one dict per set (at most ``len(SPATIAL_LENGTHS)``); empty when there are
-    none. Arguments fixed by ``concrete_args`` are left to them."""
+    none. Arguments ``given`` already (``concrete-args``, a tensor the graph inferred) are
+    left as they are."""
     try:
         parameters = list(inspect.signature(cls.forward).parameters.values())[1:]
         hints = typing.get_type_hints(cls.forward)
@@ -44,7 +47,7 @@ def literal_sets(cls: type, concrete_args: dict[str, object]) -> list[dict[str, 
         for parameter in parameters:
             if parameter.default is not inspect.Parameter.empty \
                     or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) \
-                    or parameter.name in concrete_args or parameter.name not in hints:
+                    or parameter.name in given or parameter.name not in hints:
                 continue
             try:
                 values[parameter.name] = _value(hints[parameter.name], length)

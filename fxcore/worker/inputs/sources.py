@@ -97,10 +97,11 @@ def decide_before_capture(context: JobContext, capture: Capture,
                              *((None, None) if configured else pre_trace(context, target)))
     seconds = context.job.config.timeout / 4
     # Arguments annotated as no tensors get literals, a set at a time (``literal_arguments``).
-    sets = [] if configured else literal_sets(target.cls, target.concrete_args)
+    # An argument the graph already gave a tensor keeps it: its annotation may be loose
+    # (``t: int`` given a tensor of time steps).
+    sets = [] if configured else literal_sets(target.cls, {**target.concrete_args,
+                                                           **decided.specs})
     values: dict[str, Any] = sets[0] if sets else {}
-    if set(values) & set(decided.specs):  # a tensor inferred for a list[str]: not what it takes
-        decided = DecidedInputs(None, {})
     inputs = decided.inputs
     # Inferred inputs the model does not run on would make its failure fx-lsp's own choice:
     # then, as where no graph told them, the module's own first layer may tell (a branch on
@@ -108,9 +109,10 @@ def decide_before_capture(context: JobContext, capture: Capture,
     if inputs is None or (inputs.origin == "inferred" and runs_on(
             target.model, target.instantiated_on, decided.specs,
             {**target.concrete_args, **values}, seconds) is False):
-        for candidate in sets or [{}]:
+        # Last without literals, as before they were given: an annotation may be loose.
+        for candidate in [*sets, {}] if sets else [{}]:
             found = _searched(context, target, {**target.concrete_args, **candidate},
-                              seconds / max(len(sets), 1))
+                              seconds / (len(sets) + 1))
             if isinstance(found, LayerInputs):
                 values = candidate
                 note = found.note + (f", with {spelled(values)} as annotated" if values else "")
