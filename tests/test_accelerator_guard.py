@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,16 +43,32 @@ def _recorded(record: Path) -> list[dict]:
     return [json.loads(line) for line in record.read_text().splitlines()]
 
 
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[dict, Path]]:
+    """``checked(device)``: fx-lsp's report of both corpora with that ``device`` setting, and
+    the record of its processes' calls; one run per device in this module (two tests read the
+    CPU one: each run checks every class in two modes, a quarter of the file's time). The
+    tests only read the report."""
+    runs: dict[str, tuple[dict, Path]] = {}
+
+    def run(device: str) -> tuple[dict, Path]:
+        if device not in runs:
+            folder = tmp_path_factory.mktemp(f"device-{device}")
+            workspace = folder / "workspace"
+            workspace.mkdir()
+            shutil.copy(GPU_CORPUS, workspace)
+            shutil.copy(COMPILE_CORPUS, workspace)
+            (workspace / "pyproject.toml").write_text(f'[tool.fx-lsp]\ndevice = "{device}"\n')
+            record = folder / "calls.jsonl"
+            runs[device] = (_check(workspace, record), record)
+        return runs[device]
+    return run
+
+
 @pytest.mark.parametrize("device", ["auto", "cpu"])
 def test_no_process_of_fx_lsp_calls_an_accelerators_initialisation(
-        tmp_path: Path, device: str) -> None:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    shutil.copy(GPU_CORPUS, workspace)
-    shutil.copy(COMPILE_CORPUS, workspace)
-    (workspace / "pyproject.toml").write_text(f'[tool.fx-lsp]\ndevice = "{device}"\n')
-    record = tmp_path / "calls.jsonl"
-    report = _check(workspace, record)
+        checked: Callable[[str], tuple[dict, Path]], device: str) -> None:
+    report, record = checked(device)
     assert _recorded(record) == []
     # The run judged what it was given: both files' classes, in both modes; with `auto`,
     # every class written for a GPU exports.
@@ -66,12 +83,8 @@ def test_no_process_of_fx_lsp_calls_an_accelerators_initialisation(
 
 
 def test_code_judged_for_the_cpu_that_asks_for_cuda_is_told_how_to_judge_it_for_a_gpu(
-        tmp_path: Path) -> None:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    shutil.copy(GPU_CORPUS, workspace)
-    (workspace / "pyproject.toml").write_text('[tool.fx-lsp]\ndevice = "cpu"\n')
-    report = _check(workspace, tmp_path / "calls.jsonl")
+        checked: Callable[[str], tuple[dict, Path]]) -> None:
+    report, _ = checked("cpu")
     moves = [module for module in report["modules"] if module["class"] == "MovesInput"]
     texts = json.dumps(moves)
     assert 'device = \\"cuda\\"' in texts, texts

@@ -20,8 +20,10 @@ from test_library_input_sources import checked_against_real_torch
 from fxcore.worker.capture.compile.capture import ON_FAKE_CPU
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 
-# Over 20 s each (real torch beside fx-lsp): the slow tier, and every torch series.
-pytestmark = [pytest.mark.matrix, pytest.mark.slow]
+# Over 20 s (real torch beside fx-lsp): the slow tier. A sweep of 30-odd classes, a quarter of a
+# torch series' matrix time: the oldest and the newest series run it (matrix_sweep,
+# scripts/test-torch-matrix.sh), the main run's slow tier on its own torch.
+pytestmark = [pytest.mark.matrix, pytest.mark.matrix_sweep, pytest.mark.slow]
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "everyday"
 #: Classes fx-lsp cannot judge yet, not part of the corpus.

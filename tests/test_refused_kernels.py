@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from class_sample import FULL_SWEEP, leave_out
 from test_library_input_sources import checked_against_real_torch
 
 from fxcore.worker.capture.compile.capture import ON_FAKE_CPU_KERNEL
@@ -89,13 +90,23 @@ inputs = {input_ids = "int64[2, 8]"}
 """
 
 
+#: The mixture-of-experts classes: (grouped-matmul experts held by a module, eager experts
+#: subclassed) of Mixtral and of Qwen2-MoE.
+MOE_GROUPED, MOE_EAGER = {"MixtralBlock", "QwenMoeBlock"}, {"TinyMixtral", "TinyQwenMoe"}
+#: CI's sample: one of each experts implementation, one of each model family (the same code
+#: paths of fx-lsp, at half the seconds); ``FX_LSP_FULL_SWEEP=1`` runs all four.
+MOE_CI_SAMPLE = {"MixtralBlock", "TinyQwenMoe"}
+
+
 @pytest.mark.thirdparty
 @pytest.mark.slow
 @pytest.mark.timeout(1500)  # two fx-lsp and real torch runs of four models
 def test_mixture_of_experts_models_get_real_torchs_verdicts_in_eval_mode(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Mixtral and Qwen2-MoE, held by a module (grouped-matmul experts) and subclassed (eager
-    experts), each judged in eval mode as real torch runs them, and compared with it."""
+    experts), each judged in eval mode as real torch runs them, and compared with it. CI runs
+    one class of each experts implementation (``MOE_CI_SAMPLE``); ``FX_LSP_FULL_SWEEP=1``
+    (``tests/class_sample.py``) runs all four."""
     pytest.importorskip("transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     package = tmp_path / "tpmodels"
@@ -103,13 +114,16 @@ def test_mixture_of_experts_models_get_real_torchs_verdicts_in_eval_mode(
     for name in ("__init__.py", "_shim.py"):
         shutil.copy(TPMODELS / name, package)
     shutil.copy(CORPUS / "moe_models.py", package)
+    sample = MOE_GROUPED | MOE_EAGER if FULL_SWEEP else MOE_CI_SAMPLE
+    left_out = (MOE_GROUPED | MOE_EAGER) - sample
+    assert leave_out(package / "moe_models.py", left_out) == left_out
     (tmp_path / "pyproject.toml").write_text(MOE_CONFIG, encoding="utf-8")
     classes = checked_against_real_torch(tmp_path, ["tpmodels/moe_models.py"])
-    assert set(classes) == {"MixtralBlock", "QwenMoeBlock", "TinyMixtral", "TinyQwenMoe"}
+    assert set(classes) == sample
     assert all("eval" in module["module_modes"]
                for modes in classes.values() for module in modes.values())
     # The eager experts' routing breaks the graph, and the code dynamo runs eagerly after
     # the break indexes by a tensor's value: compiled on, with real torch's breaks.
-    for name in ("TinyMixtral", "TinyQwenMoe"):
+    for name in sample & MOE_EAGER:
         assert classes[name]["compile"]["status"] == "failed"
         assert "GB0036" in {f["code"] for f in classes[name]["compile"]["failures"]}

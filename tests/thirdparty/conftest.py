@@ -23,7 +23,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "export_sweep: an export fidelity class outside the sample, run with "
-        "FX_LSP_EXPORT_SWEEP=1 (benchmarks/fidelity/export_fidelity.py prints the whole sweep)",
+        "FX_LSP_FULL_SWEEP=1 (benchmarks/fidelity/export_fidelity.py prints the whole sweep)",
     )
 
 
