@@ -39,10 +39,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxcore.model.capture_modes import modes_problem, ordered_modes
-from fxcore.model.job_spec import DEVICES, EngineConfig, ReportConfig
+from fxcore.model.job_spec import EngineConfig, ReportConfig
 from fxcore.model.module_modes import module_mode_problem
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
-from fxcore.workspace.module_config import import_path, parse_module_config, quoted
+from fxcore.workspace.module_config import (
+    checked_device,
+    import_path,
+    parse_module_config,
+    quoted,
+)
 
 #: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.features.initialization_options``
 #: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads
@@ -253,25 +258,18 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         else:
             problems.append(f"{source}: 'module-mode' {problem}; ignored")
 
-    device = table.get("device")
-    if device is not None:
-        if device in DEVICES:
-            config.device = device
-        else:
-            problems.append(f"{source}: 'device' must be one of "
-                            f"{', '.join(repr(name) for name in DEVICES)}; ignored")
-
+    config.device = checked_device(table.get("device"), f"{source}: 'device'",
+                                   problems) or config.device
     per_file_device = table.get("per-file-device")
     if per_file_device is not None:
         if not isinstance(per_file_device, dict):
             problems.append(f"{source}: 'per-file-device' must be a table of glob = device")
         else:
             for pattern, value in per_file_device.items():
-                if value in DEVICES:
-                    config.per_file_device[str(pattern)] = value
-                else:
-                    problems.append(f"{source}: per-file-device.{pattern} must be one of "
-                                    f"{', '.join(repr(name) for name in DEVICES)}; ignored")
+                device = checked_device(value, f"{source}: per-file-device.{pattern}",
+                                        problems)
+                if device is not None:
+                    config.per_file_device[str(pattern)] = device
 
     modes = table.get("modes")
     if modes is not None:

@@ -84,6 +84,16 @@ def import_path(table: dict[str, Any], key: str, example: str, source: str,
     return None
 
 
+def checked_device(value: Any, where: str, problems: list[str]) -> str | None:
+    """``value`` if it is one of ``DEVICES``; None when not given, or (with a problem that
+    says where) when it is not one."""
+    if value is None or value in DEVICES:
+        return value
+    problems.append(f"{where} must be one of {', '.join(repr(name) for name in DEVICES)}; "
+                    "ignored")
+    return None
+
+
 def parse_module_config(entry: Any, source: str,
                          class_name: str = "") -> tuple[ModuleConfig, list[str]]:
     config = ModuleConfig()
@@ -146,13 +156,7 @@ def parse_module_config(entry: Any, source: str,
             problems.append(f"{source}: dynamic.{name}: a container input has no dynamic "
                             "dimensions")
             del config.dynamic[name]
-    device = entry.get("device")
-    if device is not None:
-        if device in DEVICES:
-            config.device = device
-        else:
-            problems.append(f"{source}: 'device' must be one of "
-                            f"{', '.join(repr(name) for name in DEVICES)}; ignored")
+    config.device = checked_device(entry.get("device"), f"{source}: 'device'", problems)
     known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs",
              "dynamic", "device"}
     problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
