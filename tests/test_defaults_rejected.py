@@ -16,6 +16,7 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
 from test_library_input_sources import checked_against_real_torch
 
 from fxcore.worker.building.init_checks import message_rules, named_in_message
@@ -105,6 +106,7 @@ def test_rejected_defaults_helpers_and_bases(tmp_path: Path) -> None:
         "in_channels": "16", "out_channels": "16"}
 
 
+@pytest.mark.slow  # real torch.export and torch.compile of each class, on the CPU
 def test_the_instances_found_get_real_torchs_verdicts(tmp_path: Path) -> None:
     source = BLOCKS[:BLOCKS.index("class Base(")]
     (tmp_path / "blocks.py").write_text(source)
