@@ -225,10 +225,8 @@ class Job(SubmoduleTracing):
             base_reason(cls, " ".join([judged_result.reason or "", *(
                 failure.message for failure in judged_result.failures)]))
         if base is not None:
-            skipped = context.module_result(cls, source, status="not-traced", reason=base)
-            self.send_per_mode(skipped)
-            return built, [dataclasses.replace(skipped, mode=capture.mode)
-                           for capture in self.captures]
+            return built, self.send_per_mode(
+                context.module_result(cls, source, status="not-traced", reason=base))
         results = []
         for capture in self.captures:
             results.append(judged_result if capture is judge and judged_result is not None
@@ -236,10 +234,13 @@ class Job(SubmoduleTracing):
             self.send(Verdict(results[-1]))
         return built, results
 
-    def send_per_mode(self, result: ModuleResult) -> None:
-        """Send a verdict made before any capture (not built, skipped) as each mode's."""
-        for capture in self.captures:
-            self.send(Verdict(dataclasses.replace(result, mode=capture.mode)))
+    def send_per_mode(self, result: ModuleResult) -> list[ModuleResult]:
+        """Send a verdict made before any capture (not built, skipped) as each mode's; the
+        verdicts sent, in the order of the modes."""
+        results = [dataclasses.replace(result, mode=capture.mode) for capture in self.captures]
+        for each in results:
+            self.send(Verdict(each))
+        return results
 
     @staticmethod
     def verdict(context: JobContext, capture: Capture, target: CaptureTarget) -> ModuleResult:

@@ -1,6 +1,7 @@
-"""What a class is before fx-lsp builds it: a base left to its subclasses (abstract, or a
-``forward`` that only raises), a submodule with arguments of its own or one only its parent
-can build, a root built from its configuration or defaults."""
+"""What a class is apart from its verdicts: a base left to its subclasses (abstract, a
+``forward`` that only raises, or one that reads an attribute only subclasses set), a
+submodule with arguments of its own or one only its parent can build, a root built from its
+configuration or defaults."""
 
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from fxcore.worker.devices import cuda_view
+
 META = torch.device("meta")
 
 
@@ -42,9 +44,10 @@ def _is_cuda(device: Any) -> bool:
 
 
 @contextlib.contextmanager
-def cuda_factories_on_meta(judged_for_gpu: bool) -> Iterator[None]:
-    """The mode while the block runs, for a class judged for a GPU; nothing otherwise."""
-    if not judged_for_gpu:
+def cuda_factories_on_meta() -> Iterator[None]:
+    """The mode while the block runs, in a GPU's view (a class judged for one); nothing
+    otherwise."""
+    if not cuda_view.active():
         yield
         return
     with _CudaOnMeta():

@@ -1,8 +1,8 @@
 """Example inputs from the shape ``forward`` documents for its tensor: its docstring ("S:
 Spectrogram of the shape ``(batch, n_fft//2+1, timesteps)``") or the message of an
 ``assert`` in it ("make sure our tensor is in the shape of (batch, freq_bins, timesteps,
-2)"), tried where neither the first layers nor a waveform fit (an inverse transform that
-takes a spectrogram, with no layer to tell its size).
+2)"), tried where neither the first layers nor related tensors fit, before a waveform (an
+inverse transform that takes a spectrogram, with no layer to tell its size).
 
 Each size of the documented tuple is read as an expression over the module's own int
 attributes (``n_fft//2+1``, the instance's ``n_fft``), a batch word (``batch``, ``b``, ``n``)
@@ -102,10 +102,10 @@ def _shapes(text: str, model: nn.Module) -> typing.Iterator[tuple[int, ...]]:
         sizes.append(size)
     free = [index for index, size in enumerate(sizes) if size is None]
     for picked in itertools.product(_free_sizes(model), repeat=len(free)):
-        shape = list(sizes)
+        shape: list[int | None] = list(sizes)
         for index, size in zip(free, picked, strict=True):
             shape[index] = size
-        yield tuple(int(size) for size in shape if size is not None)
+        yield tuple(shape)
 
 
 def _size(word: str, model: nn.Module) -> int | bool | None:

@@ -43,7 +43,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
         # output channel) is one real torch makes on the CPU too.
         for fake in (False, True):
             run_eagerly(target.model, target.instantiated_on, target.example_inputs,
-                        {**target.fresh_values(), **target.concrete_args},
+                        {**target.passed_values, **target.concrete_args},
                         context.job.config.timeout / 8, fake)
     except OutOfTime:
         return result

@@ -22,7 +22,7 @@ import importlib
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import torch
@@ -45,7 +45,6 @@ from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedF
 from fxcore.worker.consequences import places_of
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.cuda_factories import cuda_factories_on_meta
-from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.inputs.values_read import (
     StandIns,
     asking_line,
@@ -78,8 +77,7 @@ class FxCapture:
         ending_error: BaseException | None = None
         graph = None
         states = drawn_states()
-        with proxy_patches(), meta_values(answers=workspace_reads(context)) as stand_ins, \
-                cuda_factories_on_meta(judged_device() is not None):
+        with tracing(context) as stand_ins:
             try:
                 graph = tracer.trace(target.model,
                                      concrete_args=target.concrete_args or None)
@@ -168,8 +166,7 @@ class FxCapture:
         def retrace() -> fx.Graph:
             # From the seeds the capture traced from: down the outcomes of the same draws.
             seed_generators()
-            with proxy_patches(), meta_values(answers=workspace_reads(context)), \
-                    cuda_factories_on_meta(judged_device() is not None):
+            with tracing(context):
                 return make_tracer(context).trace(model, concrete_args=concrete_args or None)
 
         if record.drew_randomly:
@@ -191,6 +188,16 @@ class FxCapture:
             hints += mistraces.concrete_arguments(forward, concrete_args, source.name_span,
                                                   lines, context.path)
         return hints
+
+
+@contextlib.contextmanager
+def tracing(context: JobContext) -> Iterator[StandIns]:
+    """What a trace of the capture, and its retrace, run in: the recording Proxy, the
+    stand-ins for the workspace's reads of untraced meta tensors (yielded), and, in a GPU's
+    view, CUDA factories on meta."""
+    with proxy_patches(), meta_values(answers=workspace_reads(context)) as stand_ins, \
+            cuda_factories_on_meta():
+        yield stand_ins
 
 
 def workspace_reads(context: JobContext) -> Callable[[torch.Tensor], bool]:
