@@ -27,7 +27,9 @@ CPU never makes a CUDA tensor (its initialisation is refused), so it needs none,
 replaced by one that does nothing. Code written for a GPU needs that no-op guard (torch 2.15's
 compile of fake CUDA tensors asks the device guard, and the CUDA build's real one fails with no
 device): ``cuda_view`` makes the original call (``set_up_no_op_cuda_device_guard``) in the
-worker of such a class only, never in the zygote, where the count finds no device visible.
+worker of such a class only, never in the zygote, where the count finds no device visible; on a
+CPU build, which has no CUDA guard to swap, the same no-op guard is registered there
+(``no_op_cuda_guard``).
 
 Each entry point is feature-detected: a CPU build has none of the C ones, and a release
 without one is simply not patched there.
@@ -74,12 +76,17 @@ def _no_device_guard_setup() -> None:
     """What ``_ensureCUDADeviceGuardSet`` does where no CUDA tensor is made: nothing."""
 
 
-def set_up_no_op_cuda_device_guard() -> None:
+def set_up_no_op_cuda_device_guard() -> str | None:
     """torch's own ``_ensureCUDADeviceGuardSet``, which the guard replaced: on a CUDA build it
     counts the devices (none visible) and registers a no-op CUDA device guard, whose count of
-    one makes every later call do nothing; a CPU build has no CUDA guard to replace."""
+    one makes every later call do nothing. A CPU build has no CUDA guard to replace, and gets
+    the same no-op guard from ``no_op_cuda_guard``. None once CUDA has its no-op guard, else
+    why it has none."""
+    from fxcore.worker.devices.no_op_cuda_guard import register_no_op_cuda_guard
+
     if _torch_device_guard_setup is not None:
         _torch_device_guard_setup()
+    return register_no_op_cuda_guard()
 
 
 def lazy_init_bindings(package: str) -> list[tuple[Any, str]]:

@@ -16,6 +16,11 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
   keep it on meta. torch's own move of a fake tensor to CUDA asks the device (a CPU build has
   no CUDA device guard at all, and a CUDA build's asks the driver): the view's move is a fake
   copy whose fake device is CUDA, which touches neither.
+- CUDA has a no-op device guard, on a CPU-only build too (``no_op_cuda_guard``): torch's
+  bindings of indexing, ``nonzero``, ``tolist`` and ``float(t)`` put one on a fake CUDA
+  tensor's device, so that a laptop's verdicts are a GPU workstation's.
+- Fake tensor modes avoid a device's initialisation, as where CUDA is unavailable:
+  ``torch.tensor(data, device="cuda")`` makes a fake CUDA tensor, not a real one first.
 
 Streams and events need a driver: code that makes one is not checkable in this view, and says
 why (``UNSUPPORTED``).
@@ -55,11 +60,19 @@ UNSUPPORTED = ("torch.cuda.Stream", "torch.cuda.Event", "torch.cuda.current_stre
                "torch.cuda.default_stream", "CUDA graphs")
 
 _active: list[bool] = []
+#: Why CUDA has no no-op device guard in this view, while it is entered without one.
+_device_guard_gaps: list[str] = []
 
 
 def active() -> bool:
     """Whether code runs in the view now."""
     return bool(_active)
+
+
+def device_guard_gap() -> str | None:
+    """Why torch's bindings that guard a tensor's device (indexing, ``nonzero``, ``tolist``)
+    fail on fake CUDA tensors in this view, if they do."""
+    return _device_guard_gaps[-1] if _device_guard_gaps else None
 
 
 # The answers. Each body runs with the globals of the function whose code it replaces, so it
@@ -231,12 +244,16 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
 def cuda_view() -> Iterator[None]:
     """Run the block in a GPU's view of torch; everything is put back after."""
     # In the worker of a class written for a GPU, never in the zygote (which enters no view).
-    set_up_no_op_cuda_device_guard()
+    gap = set_up_no_op_cuda_device_guard()
     with contextlib.ExitStack() as stack:
+        if gap is not None:
+            _device_guard_gaps.append(gap)
+            stack.callback(_device_guard_gaps.pop)
         for module, attribute in lazy_init_bindings("cuda"):
             stack.callback(setattr, module, attribute, getattr(module, attribute))
             setattr(module, attribute, _no_lazy_init)
         _swapped_code(stack)
+        _no_device_init(stack)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
         for name in ("init_gpu_context", "init_cuda_context"):
@@ -251,6 +268,19 @@ def cuda_view() -> Iterator[None]:
         _active.append(True)
         stack.callback(_active.pop)
         yield
+
+
+def _no_device_init(stack: contextlib.ExitStack) -> None:
+    """Fake tensor modes made in the view avoid a device's initialisation as they do where
+    CUDA is unavailable: torch decides it by asking ``torch.cuda.is_available()``, which the
+    view answers True, and would then make ``torch.tensor(data, device="cuda")`` a real CUDA
+    tensor before faking it ("Found no NVIDIA driver"; on a CPU build, no CUDA kernel). With
+    it, the tensor is made on the CPU and its fake copy moved, as on a machine without a GPU."""
+    own = FakeTensorMode.__dict__.get("avoid_device_init")
+    if not isinstance(own, property):
+        return  # a release that decides it otherwise: torch.tensor on CUDA fails as before
+    stack.callback(setattr, FakeTensorMode, "avoid_device_init", own)
+    FakeTensorMode.avoid_device_init = property(_true)  # type: ignore[method-assign]
 
 
 def _put_back(name: str, own: Any) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from fxcore.worker.capture.swapped_tensors import swapped_tensors
 from fxcore.worker.devices import cuda_view
@@ -44,8 +45,11 @@ def no_gradients(device: torch.device | None) -> str | None:
 def on_fake_device(model: torch.nn.Module, device: torch.device
                    ) -> Iterator[FakeTensorMode]:
     """A fake tensor mode, active while the block runs, with ``model``'s parameters, buffers
-    and tensor attributes swapped for fake tensors on ``device`` (and put back after)."""
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    and tensor attributes swapped for fake tensors on ``device`` (and put back after). Its
+    shape environment gives a size the data decides (``nonzero``, a boolean mask) a symbol,
+    as torch.export's and dynamo's modes do, where without one the operator raised;
+    ``data_sized_outputs`` gives such sizes meta's answer in fx-lsp's own eager runs."""
+    mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
 
     def replacement(value: torch.Tensor, _attribute: bool) -> torch.Tensor | None:
         return None if isinstance(value, FakeTensor) else fake_on(mode, value, device)

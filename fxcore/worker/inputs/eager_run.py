@@ -30,6 +30,7 @@ from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.refused_kernels import real_kernels
+from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
 
@@ -85,7 +86,7 @@ def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn,
     that device, weights too."""
     device = device or judged_device()
     if device is not None:
-        with on_fake_device(root, device):
+        with on_fake_device(root, device), data_sized_outputs():
             yield device
         return
     weights = [*root.parameters(), *root.buffers()]

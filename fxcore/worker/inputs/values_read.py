@@ -327,8 +327,10 @@ def is_meta(tensor: torch.Tensor) -> bool:
 
 
 def has_no_data(tensor: torch.Tensor) -> bool:
-    """A meta tensor, or a fake one (the search's run of a model built on the CPU)."""
-    return tensor.is_meta or is_fake(tensor)
+    """A meta tensor, or a fake one (the search's run of a model built on the CPU, or judged
+    for a GPU) but for one that carries its constant: a fake tensor made from Python data
+    (``torch.tensor(x.shape[-2:])``) keeps the data, and its values are the code's own."""
+    return tensor.is_meta or (is_fake(tensor) and getattr(tensor, "constant", None) is None)
 
 
 @contextlib.contextmanager

@@ -70,6 +70,7 @@ from fxcore.worker.capture.record import (
 )
 from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.values_read import Place, meta_values
 from fxcore.worker.locate import RawPosition
@@ -349,8 +350,11 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                       for name, spec in (target.example_inputs or {}).items()}
         if eager_code_modes():
             # Code dynamo runs eagerly between graphs runs real kernels on the CPU where
-            # a meta kernel refuses, as real torch's eager code does (``refused_kernels``).
+            # a meta kernel refuses, as real torch's eager code does (``refused_kernels``),
+            # and on fake tensors of a device takes the sizes meta gives (``data_sized_outputs``).
             stack.enter_context(real_kernels())
+            if device is not None:
+                stack.enter_context(data_sized_outputs())
         if hook is not None:
             stack.enter_context(recording_breaks(
                 hook, functools.partial(_record_break, run.breaks,

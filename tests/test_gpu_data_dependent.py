@@ -1,0 +1,58 @@
+"""Issue 47, items 2 and 3: code whose values or sizes come from tensor data (indexing, boolean
+masks, ``nonzero``, ``tolist``, ``float(t)``), written for any device, gets the same export and
+compile verdicts judged for a GPU (``device = "cuda"``) as judged for the CPU: the answer real
+torch gives on the CPU, which torch's source gives a GPU too for these operators. Run on the
+CPU-only build of the fast tiers and on the torch matrix's CUDA builds (no GPU), so both builds
+give the CPU's verdicts, and so each other's.
+
+Before the fix, a CPU-only build had no CUDA device guard for the bindings that put one on
+their tensor's device ("PyTorch is not linked with support for cuda devices": 16 of the 20
+verdicts differed), and on both builds a size from ``nonzero`` or a mask was unknown in the
+fake-CUDA eager run (8 differed on the CUDA build)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fx_lsp.cli.output_formats.json_report import parse_report
+
+import cli_support
+
+pytestmark = [pytest.mark.matrix, pytest.mark.slow]
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "gpu" / "data_dependent.py"
+
+
+def _verdicts(workspace: Path, device: str) -> dict[tuple[str, str], Any]:
+    shutil.copy(CORPUS, workspace)
+    (workspace / "pyproject.toml").write_text(f'[tool.fx-lsp]\ndevice = "{device}"\n')
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
+                                   "--output-format", "json", ".", cwd=workspace)
+    assert completed.returncode in (0, 1), completed.stderr
+    report = parse_report(completed.stdout)
+    return {(module["class"], module["mode"]): (
+        module["status"],
+        sorted((d["line"], d["code"]) for d in report["diagnostics"]
+               if module["class"] in d["classes"] and d["mode"] == module["mode"]),
+        module["reason"])
+        for module in report["modules"]}
+
+
+def test_judged_for_a_gpu_as_for_the_cpu(tmp_path: Path) -> None:
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cuda").mkdir()
+    on_cpu = _verdicts(tmp_path / "cpu", "cpu")
+    on_gpu = _verdicts(tmp_path / "cuda", "cuda")
+    assert set(on_gpu) == set(on_cpu)
+    for key, (status, _, reason) in on_gpu.items():
+        assert status in ("traceable", "failed"), (key, reason)
+    differing = {key: (on_cpu[key][:2], on_gpu[key][:2]) for key in on_cpu
+                 if on_cpu[key][:2] != on_gpu[key][:2]}
+    assert not differing, differing
+    # The corpus reaches what it was written for: data-dependent breaks and export errors.
+    codes = {code for _, lines, _ in on_gpu.values() for _, code in lines}
+    assert {"GB0036", "FX401", "FX402"} <= codes, codes
