@@ -8,7 +8,12 @@ give the CPU's verdicts, and so each other's.
 Before the fix, a CPU-only build had no CUDA device guard for the bindings that put one on
 their tensor's device ("PyTorch is not linked with support for cuda devices": 16 of the 20
 verdicts differed), and on both builds a size from ``nonzero`` or a mask was unknown in the
-fake-CUDA eager run (8 differed on the CUDA build)."""
+fake-CUDA eager run (8 differed on the CUDA build).
+
+Compile verdicts are compared where dynamo leaves a dispatch mode's handler to run eagerly
+(``eager_code_modes``, torch 2.11 on): before that (torch 2.10), the code compile runs eagerly
+after a break at ``nonzero`` or a mask meets a size the data decides without meta's answer, a
+limit the README states."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from typing import Any
 import pytest
 
 from fx_lsp.cli.output_formats.json_report import parse_report
+from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 
 import cli_support
 
@@ -48,10 +54,11 @@ def test_judged_for_a_gpu_as_for_the_cpu(tmp_path: Path) -> None:
     on_cpu = _verdicts(tmp_path / "cpu", "cpu")
     on_gpu = _verdicts(tmp_path / "cuda", "cuda")
     assert set(on_gpu) == set(on_cpu)
+    modes = ("export", "compile") if eager_code_modes() else ("export",)
     for key, (status, _, reason) in on_gpu.items():
-        assert status in ("traceable", "failed"), (key, reason)
+        assert status in ("traceable", "failed") or key[1] not in modes, (key, reason)
     differing = {key: (on_cpu[key][:2], on_gpu[key][:2]) for key in on_cpu
-                 if on_cpu[key][:2] != on_gpu[key][:2]}
+                 if key[1] in modes and on_cpu[key][:2] != on_gpu[key][:2]}
     assert not differing, differing
     # The corpus reaches what it was written for: data-dependent breaks and export errors.
     codes = {code for _, lines, _ in on_gpu.values() for _, code in lines}

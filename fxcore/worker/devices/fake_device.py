@@ -42,14 +42,18 @@ def no_gradients(device: torch.device | None) -> str | None:
 
 
 @contextlib.contextmanager
-def on_fake_device(model: torch.nn.Module, device: torch.device
+def on_fake_device(model: torch.nn.Module, device: torch.device, data_sizes: bool = True
                    ) -> Iterator[FakeTensorMode]:
     """A fake tensor mode, active while the block runs, with ``model``'s parameters, buffers
     and tensor attributes swapped for fake tensors on ``device`` (and put back after). Its
     shape environment gives a size the data decides (``nonzero``, a boolean mask) a symbol,
     as torch.export's and dynamo's modes do, where without one the operator raised;
-    ``data_sized_outputs`` gives such sizes meta's answer in fx-lsp's own eager runs."""
-    mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
+    ``data_sized_outputs`` gives such sizes meta's answer in fx-lsp's own eager runs. Without
+    ``data_sizes`` (where that mode cannot be active: compile's eager code before torch
+    2.11) the mode has none, and the operator raises: dynamo would otherwise be handed a
+    symbol for a size that no real input has."""
+    mode = FakeTensorMode(allow_non_fake_inputs=True,
+                          shape_env=ShapeEnv() if data_sizes else None)
 
     def replacement(value: torch.Tensor, _attribute: bool) -> torch.Tensor | None:
         return None if isinstance(value, FakeTensor) else fake_on(mode, value, device)

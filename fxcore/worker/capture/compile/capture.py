@@ -339,7 +339,8 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             stand_ins = stack.enter_context(meta_values(planned))
             inputs = example_tensors(target)
         else:
-            mode = stack.enter_context(on_fake_device(target.model, device))
+            mode = stack.enter_context(on_fake_device(target.model, device,
+                                                      data_sizes=eager_code_modes()))
             # The values of the run's own fake tensors are stood in, as meta tensors' are;
             # dynamo's fake tensors, of its own mode, are left to dynamo.
             stand_ins = stack.enter_context(meta_values(
