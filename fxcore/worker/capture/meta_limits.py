@@ -189,6 +189,17 @@ BESIDE_CPU = "uses a tensor on the meta device beside CPU tensors"
 _EXPECTED_DEVICE = re.compile(r"is not on the expected device")
 
 
+#: torch's words for a tensor that reached a fake tensor mode without being made fake.
+_NOT_FAKE = re.compile(r"convert all Tensors to FakeTensors first.*device='meta'", re.DOTALL)
+
+
+def unfaked_meta_tensor(error: BaseException) -> bool:
+    """Whether ``error`` is a meta tensor torch made from Python data inside a binding (an
+    index list, ``x[..., [1, 0]]``) that reached dynamo's fake tensors unfaked: on the CPU
+    that tensor is a CPU one, which torch's fake tensors take in."""
+    return any(_NOT_FAKE.search(_text(link)) for link in _chain(error))
+
+
 def collides_with_cpu(error: BaseException) -> bool:
     """Whether ``error`` (or an error it wraps) is a meta tensor meeting a CPU tensor that the
     code made (``torch.zeros(8)``, ``torch.randn(x.shape)``): what a run on fake CPU tensors,

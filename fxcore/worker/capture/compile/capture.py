@@ -79,6 +79,10 @@ NO_INPUTS = "not checkable: no example inputs"
 #: Said of a class compiled on fake CPU tensors because its code makes CPU tensors of its own.
 ON_FAKE_CPU = ("Compiled on fake CPU tensors: forward makes CPU tensors of its own, which meta "
                "weights would meet.")
+#: Said of a class compiled on fake CPU tensors because a tensor torch makes from Python data
+#: stays a plain meta tensor beside dynamo's fake ones.
+ON_FAKE_CPU_DATA = ("Compiled on fake CPU tensors: torch makes a tensor from Python data in "
+                    "forward (an index list) that stays meta, and unfaked, beside meta weights.")
 #: Said of a class compiled on fake CPU tensors because an operator it runs has no meta kernel.
 ON_FAKE_CPU_KERNEL = ("Compiled on fake CPU tensors: forward runs {op}, which has a CPU kernel "
                       "and no meta kernel.")
@@ -308,6 +312,8 @@ def _on_fake_cpu(run: _Run) -> str | None:
     if any(meta_limits.collides_with_cpu(error) for error in errors) or any(
             limit.what.startswith(meta_limits.BESIDE_CPU) for limit in limits):
         return ON_FAKE_CPU
+    if any(meta_limits.unfaked_meta_tensor(error) for error in errors):
+        return ON_FAKE_CPU_DATA
     op = next((limit.operator for limit in limits if limit.operator is not None), None)
     return ON_FAKE_CPU_KERNEL.format(op=f"`{op}`") if op is not None else None
 
