@@ -14,11 +14,14 @@
 # "untested" line, run the tests; one line of figures per series, then a summary line.
 #
 # What runs where (CI's time budget): the oldest and the newest supported series run every
-# matrix test; the series between them run every matrix test but the heavy sweeps, marked
-# `matrix_sweep` (tests/test_everyday_blocks.py: 30-odd classes of everyday code against real
-# export and compile, about a quarter of a series' test time). So every series is still checked
-# for start-up and runs its capture tests (fx against plain torch.fx, the export and compile
-# corpora against real torch, the accelerator guard, the server over stdio); what changes
+# matrix test; the series between them run every matrix test but the heavy ones, marked
+# `matrix_sweep`: the sweeps (tests/test_everyday_blocks.py: 30-odd classes of everyday code
+# against real export and compile) and the tests that run whole checks under a recorder or a
+# loader log (the accelerator guard's and the driver loads' per-process records, torch's output
+# kept from the terminal, the editor's graph request): together about a third of a middle series' test
+# time. So every series is still checked for start-up and runs its capture tests (fx against
+# plain torch.fx, the export and compile corpora against real torch, the guard's answers, the
+# server over stdio); what changes
 # between releases in the torch internals fx-lsp hooks shows at the edges first, and the main
 # run (torch 2.13) runs the sweeps in its slow tier. FX_LSP_FULL_SWEEP=1 runs every matrix
 # test on every series.
