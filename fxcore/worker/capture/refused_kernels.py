@@ -39,10 +39,10 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._mode_utils import no_dispatch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 from fxcore.worker.capture import meta_limits
+from fxcore.worker.capture.eager_code_mode import EagerCodeMode
 
 #: The most bytes of tensors an operator is run with on the CPU (zero-filled memory).
 LARGEST_RETRY = 1 << 28
@@ -85,7 +85,7 @@ def _zeros(value: Any) -> Any:
                                device=_CPU).zero_()
 
 
-class _RealKernels(TorchDispatchMode):
+class _RealKernels(EagerCodeMode):
     """See the module's docstring."""
 
     def __init__(self) -> None:
@@ -93,20 +93,7 @@ class _RealKernels(TorchDispatchMode):
         #: The operators run on the CPU, by name, in the order met.
         self.ran: list[str] = []
 
-    #: Higher-order operators (``torch.cond``, ``torch.utils.checkpoint``'s) pass through
-    #: (below): without this a mode with no rule of theirs makes them raise
-    #: NotImplementedError, an FX502 of fx-lsp's making. An attribute older torch ignores.
-    supports_higher_order_operators = True
-
-    @classmethod
-    def ignore_compile_internals(cls) -> bool:
-        return True
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        if isinstance(func, torch._ops.HigherOrderOperator):
-            return func(*args, **kwargs)  # this mode is off while it runs: torch's own way
+    def handle(self, func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         try:
             return func(*args, **kwargs)
         except RuntimeError as refusal:  # NotImplementedError ("no meta kernel") is one

@@ -12,8 +12,9 @@ data decides is run once more on meta tensors of the same shapes, and where the 
 answers, its sizes are the result's, as fake tensors of the arguments' mode and device; where
 it does not (an operator without a meta kernel), the fake result stands.
 
-Like ``refused_kernels``'s mode, it ignores compile internals: what dynamo and torch.export
-trace keeps torch's own symbolic sizes, which is what real torch reports on a GPU too.
+Like ``refused_kernels``'s mode (both are ``EagerCodeMode``s), it ignores compile internals:
+what dynamo and torch.export trace keeps torch's own symbolic sizes, which is what real torch
+reports on a GPU too.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ import torch
 from torch._subclasses.fake_tensor import DynamicOutputShapeException, FakeTensor
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from torch.utils._mode_utils import no_dispatch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
+
+from fxcore.worker.capture.eager_code_mode import EagerCodeMode
 
 
 def _concrete(tensor: torch.Tensor) -> bool:
@@ -86,21 +88,10 @@ def _all_nonzero() -> Iterator[None]:
         yield
 
 
-class _DataSizedOutputs(TorchDispatchMode):
+class _DataSizedOutputs(EagerCodeMode):
     """See the module's docstring."""
 
-    #: Higher-order operators pass through, as in ``refused_kernels``.
-    supports_higher_order_operators = True
-
-    @classmethod
-    def ignore_compile_internals(cls) -> bool:
-        return True
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        if isinstance(func, torch._ops.HigherOrderOperator):
-            return func(*args, **kwargs)
+    def handle(self, func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         try:
             result = func(*args, **kwargs)
         except DynamicOutputShapeException:
