@@ -54,6 +54,8 @@ class FxClient(LanguageClient):
         self.initialize_result: types.InitializeResult | None = None
         #: The open notebooks' cells: notebook URI -> [[cell URI, kind, text], ...].
         self.notebook_cells: dict[str, list[list[Any]]] = {}
+        #: How many ``workspace/diagnostic/refresh`` requests the server sent.
+        self.diagnostic_refreshes = 0
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -210,6 +212,10 @@ def make_client() -> FxClient:
     def traced(client: FxClient, params: Any) -> None:
         client.traced.append(params._asdict())
 
+    def refresh(client: FxClient, params: None) -> None:
+        client.diagnostic_refreshes += 1
+
+    features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = refresh
     features["fxLsp/status"] = status
     features["fxLsp/traced"] = traced
     register_lsp_features(client, features)
@@ -229,11 +235,15 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: st
 
 def capabilities(
     encodings: list[str] | None = None, resolve_code_actions: bool = False,
-    notebooks: bool = False,
+    notebooks: bool = False, pulls: bool = False, refreshes: bool = False,
 ) -> types.ClientCapabilities:
     """``resolve_code_actions``: ask for code actions' edits with codeAction/resolve, as VS
-    Code does; ``notebooks``: sync notebook documents (LSP 3.17), as VS Code does."""
+    Code does; ``notebooks``: sync notebook documents (LSP 3.17), as VS Code does; ``pulls``:
+    pull diagnostics (LSP 3.17), and ``refreshes``: pull again when asked to."""
     return types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True))
+        if refreshes else None,
         notebook_document=types.NotebookDocumentClientCapabilities(
             synchronization=types.NotebookDocumentSyncClientCapabilities())
         if notebooks else None,
@@ -245,6 +255,8 @@ def capabilities(
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
                 related_information=True, version_support=True
             ),
+            diagnostic=types.DiagnosticClientCapabilities(related_document_support=True)
+            if pulls else None,
             hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
             inlay_hint=types.InlayHintClientCapabilities(),
             code_action=types.CodeActionClientCapabilities(
@@ -266,6 +278,8 @@ async def session(
     folders: list[pathlib.Path] | None = None,
     resolve_code_actions: bool = False,
     notebooks: bool = False,
+    pulls: bool = False,
+    refreshes: bool = False,
 ) -> AsyncIterator[FxClient]:
     """Start ``python -m fx_lsp serve --stdio`` rooted at ``root``, initialize, yield, shut down."""
     client = make_client()
@@ -273,7 +287,8 @@ async def session(
     try:
         client.initialize_result = await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities(encodings, resolve_code_actions, notebooks),
+                capabilities=capabilities(encodings, resolve_code_actions, notebooks, pulls,
+                                          refreshes),
                 process_id=process_id,
                 root_uri=from_fs_path(str(root)),
                 workspace_folders=[
