@@ -1,5 +1,5 @@
-"""``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``,
-``fx-lsp merge``, ``fx-lsp graph`` and ``fx-lsp diff``: argument parsing, then
+"""``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp mcp``
+for agents, ``fx-lsp explain``, ``merge``, ``graph`` and ``diff``: argument parsing, then
 ``fx_lsp.cli.check`` and ``fx_lsp.cli.output_formats``."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from fx_lsp.cli import graph_diff_command, output_formats, shards
 from fx_lsp.cli.arguments import build_parser
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
+from fx_lsp.mcp_server import mcp_command
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import modes_problem, ordered_modes
@@ -365,7 +366,7 @@ def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int
     parser = build_parser()
     arguments = parser.parse_args(argv)
     command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
-        "serve": _serve, "explain": _explain, "merge": _merge,
+        "serve": _serve, "mcp": mcp_command, "explain": _explain, "merge": _merge,
         "check": lambda parser, arguments: _check(parser, arguments, engine),
         "graph": lambda parser, arguments: _graph(parser, arguments, engine),
         "diff": lambda parser, arguments: _diff(parser, arguments, engine)}
