@@ -40,7 +40,9 @@ Modes = Annotated[list[str] | None, Field(
 async def _run(function: Any, *args: Any) -> Any:
     """``function(*args)`` in a thread; bad input becomes the tool's error, said to the model."""
     try:
-        return await anyio.to_thread.run_sync(function, *args)
+        # Abandoned when the call is cancelled (the client left): ``Tools.close`` then stops
+        # its trace and waits for it, rather than the server waiting for the trace to end.
+        return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
     except ToolInputError as error:
         raise ToolError(str(error)) from error
 

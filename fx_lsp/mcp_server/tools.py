@@ -171,6 +171,10 @@ class Tools:
         return self._command(["diff", base, *([head] if head else []), *self._modes(modes)])
 
     def close(self) -> None:
-        if self._engine is not None:
-            self._engine.close()
-            self._engine = None
+        """Kill the workers, and wait for a call still tracing to end (its jobs stop with
+        them), so that nothing runs on while the process exits."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
+        if self._lock.acquire(timeout=30):
+            self._lock.release()
