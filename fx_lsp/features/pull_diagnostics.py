@@ -57,12 +57,8 @@ class Published:
         self._by_uri[uri] = (str(next(self._ids)), list(diagnostics))
         return True
 
-    def uris(self) -> list[str]:
-        return list(self._by_uri)
-
     def report(self, uri: str, previous_result_id: str | None
-               ) -> types.RelatedFullDocumentDiagnosticReport | (
-                   types.RelatedUnchangedDocumentDiagnosticReport):
+               ) -> types.DocumentDiagnosticReport:
         """``textDocument/diagnostic``'s answer for ``uri``: "unchanged" when the client holds
         the current result id. A URI never published on has no diagnostics (and no id, so the
         next pull sends them in full)."""
