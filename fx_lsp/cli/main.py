@@ -31,6 +31,7 @@ from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_o
 
 if TYPE_CHECKING:
     from fx_lsp.cli.check import CheckRun
+    from fxcore.checking.pipeline import Pipeline
     from fxcore.host.engine import Engine
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -152,7 +153,7 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
 
 
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-           engine: Engine | None) -> int:
+           engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli import graph_html
     from fx_lsp.cli.check import check_jobs, run_jobs
 
@@ -190,7 +191,7 @@ def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 
 
 def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-           engine: Engine | None) -> int:
+           engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli import baselines, fixing
     from fx_lsp.cli.check import check_jobs, run_jobs
 
@@ -260,7 +261,7 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
 
 
 def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-          engine: Engine | None) -> int:
+          engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli.git_revisions import GitError
 
     if arguments.workers is not None and arguments.workers < 1:
@@ -360,9 +361,9 @@ def _check_errors() -> tuple[type[Exception], ...]:
     return UnreadableConfig, BaselineProblem
 
 
-def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
-    """Run the command line ``argv``; ``check`` and ``graph`` trace on ``engine`` if given
-    (a caller's warm one, which they leave running), else on one of their own."""
+def main(argv: Sequence[str] | None = None, engine: Engine | Pipeline | None = None) -> int:
+    """Run the command line ``argv``; ``check``, ``graph`` and ``diff`` trace on ``engine`` if
+    given (a caller's warm engine or pipeline, which they leave running), else on their own."""
     parser = build_parser()
     arguments = parser.parse_args(argv)
     command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {

@@ -1,7 +1,8 @@
 """What ``fx-lsp mcp``'s tools do, without the MCP SDK: each runs the command line's own code
-(``fx_lsp.cli.main``, ``fx_lsp.cli.check``, ``fx_lsp.cli.fixing``) on one warm engine that the
-server keeps, with the workspace's configuration and the shared ``.fx-lsp-cache/``, and returns
-plain data. Bad input raises ``ToolInputError`` with a message an agent can act on.
+(``fx_lsp.cli.main``, ``fx_lsp.cli.check``, ``fx_lsp.cli.fixing``) on one warm engine and
+pipeline that the server keeps (its call-site index built once, rescanned each run), with the
+workspace's configuration and the shared ``.fx-lsp-cache/``, and returns plain data. Bad
+input raises ``ToolInputError`` with a message an agent can act on.
 
 One tool call traces at a time (``_lock``): the engine runs one run's jobs, and a run's
 messages on stderr are captured for its error, which is process-wide.
@@ -21,6 +22,8 @@ from typing import Any
 from fx_lsp.cli import fixing
 from fx_lsp.cli.graph_html import GraphTargetError, find_class
 from fx_lsp.cli.main import EXIT_USAGE, main
+from fxcore.checking.pipeline import Pipeline
+from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.model.capture_modes import modes_problem, ordered_modes
 from fxcore.rules.documentation import documentation
@@ -39,6 +42,7 @@ class Tools:
         self.workspace = os.path.realpath(workspace)
         self.trusted = trusted
         self._engine: Engine | None = None
+        self._pipeline: Pipeline | None = None
         self._lock = threading.Lock()
 
     # -- input ----------------------------------------------------------------------------
@@ -82,9 +86,16 @@ class Tools:
             threading.Thread(target=self._engine.warm_up, daemon=True).start()
         return self._engine
 
-    def _command(self, argv: list[str]) -> Any:
-        """``fx-lsp ARGV --output-format json`` on the warm engine: its JSON output; a usage
-        error (exit status 2) raised with what the command said."""
+    def pipeline(self) -> Pipeline:
+        """The warm engine's pipeline, with the command line's cache: kept between calls, so
+        that a workspace's call-site index is built once (``run_jobs`` rescans it)."""
+        if self._pipeline is None:
+            self._pipeline = Pipeline(self.engine(), ResultCache())
+        return self._pipeline
+
+    def _command(self, argv: list[str], runner: Engine | Pipeline) -> Any:
+        """``fx-lsp ARGV --output-format json`` on ``runner``: its JSON output; a usage error
+        (exit status 2) raised with what the command said."""
         self._trusted()
         with tempfile.TemporaryDirectory() as folder, self._lock:
             output = os.path.join(folder, "report.json")
@@ -92,7 +103,7 @@ class Tools:
             with contextlib.redirect_stderr(said):
                 try:
                     status = main([*argv, "--output-format", "json", "--output-file", output,
-                                   "--quiet"], self.engine())
+                                   "--quiet"], runner)
                 except SystemExit as stop:  # argparse's usage errors
                     status = stop.code if isinstance(stop.code, int) else EXIT_USAGE
             if status == EXIT_USAGE or not os.path.exists(output):
@@ -110,13 +121,14 @@ class Tools:
         chosen = tuple(ordered_modes(modes)) if modes else None
         with self._lock:
             jobs, projects = check_jobs([path], None, chosen)
-            return run_jobs(jobs, projects, 1, True, False, self.engine())
+            return run_jobs(jobs, projects, 1, True, False, self.pipeline())
 
     # -- the tools --------------------------------------------------------------------------
 
     def check(self, paths: list[str] | None, modes: list[str] | None) -> dict[str, Any]:
         full = [self._path(path) for path in paths or ["."]]
-        return self._command(["check", *full, "--exit-zero", *self._modes(modes)])
+        return self._command(["check", *full, "--exit-zero", *self._modes(modes)],
+                             self.pipeline())
 
     @staticmethod
     def explain(code: str) -> dict[str, str]:
@@ -168,13 +180,19 @@ class Tools:
                 "notebook": is_notebook(full)}
 
     def diff(self, base: str, head: str | None, modes: list[str] | None) -> dict[str, Any]:
-        return self._command(["diff", base, *([head] if head else []), *self._modes(modes)])
+        # The engine alone: the revisions are checked in temporary folders, whose call-site
+        # indexes the kept pipeline would keep after they are gone.
+        return self._command(["diff", base, *([head] if head else []), *self._modes(modes)],
+                             self.engine())
 
     def close(self) -> None:
         """Kill the workers, and wait for a call still tracing to end (its jobs stop with
         them), so that nothing runs on while the process exits."""
         engine, self._engine = self._engine, None
+        pipeline, self._pipeline = self._pipeline, None
         if engine is not None:
             engine.close()
+        if pipeline is not None:
+            pipeline.close()
         if self._lock.acquire(timeout=30):
             self._lock.release()
