@@ -17,7 +17,7 @@ import json
 import os
 import tempfile
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fx_lsp.cli import fixing
 from fx_lsp.cli.graph_html import GraphTargetError, find_class
@@ -28,6 +28,9 @@ from fxcore.host.engine import Engine
 from fxcore.model.capture_modes import modes_problem, ordered_modes
 from fxcore.rules.documentation import documentation
 from fxcore.workspace.notebook.cells import is_notebook
+
+if TYPE_CHECKING:
+    from fx_lsp.cli.check import CheckRun
 
 UNTRUSTED = ("the workspace is not trusted: fx-lsp imports and runs none of its code (the "
              "server was started with --untrusted); only `explain` answers")
@@ -112,12 +115,12 @@ class Tools:
             with open(output, encoding="utf-8") as stream:
                 return json.load(stream)
 
-    def _checked(self, path: str, modes: list[str] | None) -> Any:
-        """``fx_lsp.cli.check``'s run of one file on the warm engine."""
+    def _checked(self, path: str, modes: list[str] | None) -> CheckRun:
+        """``fx_lsp.cli.check``'s run of one file on the warm pipeline."""
         from fx_lsp.cli.check import check_jobs, run_jobs
 
         self._trusted()
-        self._modes(modes)  # checked
+        self._modes(modes)  # an unknown mode is the caller's error
         chosen = tuple(ordered_modes(modes)) if modes else None
         with self._lock:
             jobs, projects = check_jobs([path], None, chosen)
