@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+from process_tree import children_of
 from pygls.uris import from_fs_path
 
 REPO = pathlib.Path(__file__).parent.parent
@@ -30,24 +31,6 @@ class UsesLen(nn.Module):
         return x * len(x)
 """
 ROUNDS = 3
-
-
-def _descendants(pid: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
-                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        children = [child for child, its_parent in parents.items() if its_parent == parent]
-        found += children
-        frontier += children
-    return found
 
 
 def _alive(pid: int) -> bool:
@@ -86,7 +69,7 @@ def _wait_for_helpers(pid: int) -> list[int]:
     """The server's worker processes, once its trace has started them."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        helpers = _descendants(pid)
+        helpers = children_of(pid)
         if len(helpers) >= 2:  # the zygote and the worker it forked
             return helpers
         time.sleep(0.1)

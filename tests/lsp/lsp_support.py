@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import pathlib
 import sys
 import time
@@ -12,9 +11,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import attrs
+from editor_edits import apply_edits
 from lsprotocol import types
 from pygls.protocol import default_converter
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
@@ -56,6 +56,8 @@ class FxClient(LanguageClient):
         self.notebook_cells: dict[str, list[list[Any]]] = {}
         #: How many ``workspace/diagnostic/refresh`` requests the server sent.
         self.diagnostic_refreshes = 0
+        #: ``$/progress`` values that are partial results (not work done), by token.
+        self.partial_results: dict[types.ProgressToken, list[Any]] = {}
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -147,7 +149,7 @@ class FxClient(LanguageClient):
             uri = change.text_document.uri
             assert change.text_document.version == self.versions[uri], (uri, change)
             self.replace_cell_text(notebook_uri, uri,
-                                   _apply(self.cell_text(notebook_uri, uri), change.edits))
+                                   apply_edits(self.cell_text(notebook_uri, uri), change.edits))
 
     def save(self, uri: str) -> None:
         self.text_document_did_save(
@@ -216,6 +218,15 @@ def make_client() -> FxClient:
         client.diagnostic_refreshes += 1
 
     features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = refresh
+    work_done = features[types.PROGRESS]
+
+    def progress(client: FxClient, params: types.ProgressParams) -> None:
+        if isinstance(params.value, dict) and "kind" not in params.value:
+            client.partial_results.setdefault(params.token, []).append(params.value)
+        else:
+            work_done(client, params)
+
+    features[types.PROGRESS] = progress
     features["fxLsp/status"] = status
     features["fxLsp/traced"] = traced
     register_lsp_features(client, features)
@@ -340,88 +351,3 @@ def new_project(parent: pathlib.Path) -> pathlib.Path:
     workspace.mkdir()
     (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
     return workspace
-
-
-def children_of(pid: int) -> list[int]:
-    """Every descendant process of ``pid`` (from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
-                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, its_parent in parents.items():
-            if its_parent == parent:
-                found.append(child)
-                frontier.append(child)
-    return found
-
-
-# -- applying edits as an editor does -------------------------------------------------------
-
-
-def _offset(text: str, position: types.Position) -> int:
-    lines = text.splitlines(keepends=True)
-    before = sum(len(line) for line in lines[: position.line])
-    line = lines[position.line] if position.line < len(lines) else ""
-    units = 0
-    for index, char in enumerate(line):
-        if units >= position.character:
-            return before + index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return before + len(line)
-
-
-def _apply(text: str, edits: list[types.TextEdit]) -> str:
-    for edit in sorted(
-        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
-        text = (
-            text[: _offset(text, edit.range.start)]
-            + edit.new_text
-            + text[_offset(text, edit.range.end) :]
-        )
-    return text
-
-
-async def apply_workspace_edit(client: FxClient, edit: types.WorkspaceEdit) -> None:
-    """What an editor does: edit open buffers (then save them), write other files to disk and
-    tell the server through didChangeWatchedFiles."""
-    changed: list[types.FileEvent] = []
-    for change in edit.document_changes:
-        if isinstance(change, types.CreateFile):
-            path = pathlib.Path(to_fs_path(change.uri))
-            if not path.exists():
-                path.write_text("")
-                changed.append(types.FileEvent(uri=change.uri, type=types.FileChangeType.Created))
-            continue
-        uri = change.text_document.uri
-        path = pathlib.Path(to_fs_path(uri))
-        new_text = _apply(path.read_text(encoding="utf-8"), change.edits)
-        if change.text_document.version is not None:
-            assert change.text_document.version == client.versions[uri]
-            client.replace_text(uri, new_text)
-            path.write_text(new_text, encoding="utf-8")
-            client.save(uri)
-        else:
-            path.write_text(new_text, encoding="utf-8")
-            changed.append(types.FileEvent(uri=uri, type=types.FileChangeType.Changed))
-    if changed:
-        client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(changes=changed)
-        )
-
-
-async def code_actions_for(
-    client: FxClient, uri: str, diagnostic: types.Diagnostic
-) -> list[types.CodeAction]:
-    return await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic]),
-        )
-    )

@@ -87,9 +87,18 @@ async def test_pulled_diagnostics_are_the_published_ones(tmp_path: pathlib.Path)
         assert isinstance(first_cell, types.RelatedFullDocumentDiagnosticReport)
         assert first_cell.items == client.diagnostics.get(cells[0], [])
 
-        # The workspace: the closed file is traced and reported as it is published.
-        whole = await client.workspace_diagnostic_async(
-            types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+        # The workspace: the closed file is traced and reported as it is published, each
+        # file's report streamed as a partial result, the progress reported.
+        client.progress_reports["work"] = []  # the client's own token: no create request
+        whole = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(
+            previous_result_ids=[], partial_result_token="partial", work_done_token="work"))
+        streamed = [item for value in client.partial_results.get("partial", [])
+                    for item in value["items"]]
+        assert {"begin", "end"} <= {report.kind for report in client.progress_reports["work"]}
+        assert list(whole.items) == [], "what was streamed is not answered again"
+        whole = types.WorkspaceDiagnosticReport(items=[
+            client.protocol._converter.structure(item, types.WorkspaceFullDocumentDiagnosticReport)
+            for item in streamed])
         by_uri = {item.uri: item for item in whole.items}
         closed_uri = from_fs_path(str(project / "closed.py"))
         assert closed_uri is not None
