@@ -68,6 +68,8 @@ SUITES = (
                   tables=("shapes", "shapes_after_save")),
         Benchmark("graph_view", "the graph view's open time (needs node, vscode-client's npm ci "
                   "and Chromium; ~1 min)"),
+        Benchmark("agent_loop", "an edit, then fx-lsp mcp's check of the file, warm and cold, "
+                  "against fx-lsp check as a process (needs the mcp extra)"),
     )),
     Suite("fidelity", "fx-lsp's verdicts against real torch.fx, torch.export and torch.compile", (
         Benchmark("fx_fidelity", "the fx mode on real third-party models against plain "

@@ -54,7 +54,7 @@ if ! command -v nvim >/dev/null; then
 fi
 
 python3 -m pip install --quiet torch==2.13.0
-python3 -m pip install --quiet -e '.[test]' uv
+python3 -m pip install --quiet -e '.[test,mcp]' uv
 if [ -f scripts/install-thirdparty.sh ]; then
     bash scripts/install-thirdparty.sh
 fi

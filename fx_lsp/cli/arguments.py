@@ -157,4 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="listen on a loopback address (127.0.0.1, ::1 or localhost) instead: local only, "
         "since whoever connects can make the server trace, that is run, code",
     )
+    mcp = commands.add_parser(
+        "mcp", help="serve fx-lsp's checks to coding agents as MCP tools over stdio (needs "
+        "the mcp extra: pip install 'fx-lsp[mcp]')")
+    mcp.add_argument("--workspace", metavar="DIR", default=".",
+                     help="the folder the tools check (default: the current folder); paths "
+                     "outside it are refused")
+    mcp.add_argument("--untrusted", action="store_true",
+                     help="import and run none of the workspace's code: only `explain` answers")
     return parser

@@ -126,14 +126,19 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
              use_cache: bool = True, show_progress: bool = True,
-             engine: Engine | None = None) -> CheckRun:
+             engine: Engine | Pipeline | None = None) -> CheckRun:
     """Trace the jobs (unchanged files' results from the cache) and report them, through
     ``fxcore.checking.pipeline``, on ``engine`` if given (a caller's warm one, left running)
     or else on one of ``workers`` children of the run's own. The run's cache and call-site
-    index are its own either way."""
+    index are its own, unless ``engine`` is a caller's warm pipeline (``fx-lsp mcp``'s): its
+    engine, cache and call-site index, left open, the index rescanned for files changed since."""
     progress = Progress(len(jobs), shown=show_progress)
-    runs_on = engine or Engine(workers=workers)
-    pipeline = Pipeline(runs_on, ResultCache() if use_cache else None)
+    if isinstance(engine, Pipeline):
+        pipeline = engine
+        pipeline.call_sites.rescan_before_next_use()
+    else:
+        pipeline = Pipeline(engine or Engine(workers=workers),
+                            ResultCache() if use_cache else None)
     try:
         checked = pipeline.check(jobs, lambda path: source_text(path, {}), projects.selection,
                                  progress.advance)
@@ -141,8 +146,9 @@ def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
         progress.finish()
         # The engine first: closing it stops at once a job that still waits for its zygote.
         if engine is None:
-            runs_on.close()
-        pipeline.close()
+            pipeline.engine.close()
+        if pipeline is not engine:
+            pipeline.close()
     summary = projects.summary
     for result in checked.results:
         summary.add(result)

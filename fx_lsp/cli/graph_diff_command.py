@@ -19,6 +19,7 @@ from fxcore.reporting import graph_diff
 
 if TYPE_CHECKING:
     from fx_lsp.cli.check import CheckRun
+    from fxcore.checking.pipeline import Pipeline
     from fxcore.host.engine import Engine
 
 FORMATS = ("table", "json", "markdown")
@@ -51,7 +52,7 @@ def add_parser(commands: argparse._SubParsersAction, parents: list[argparse.Argu
 
 
 def _checked(folder: str, changed: list[str], arguments: argparse.Namespace,
-             modes: tuple[str, ...] | None, engine: Engine, progress: bool
+             modes: tuple[str, ...] | None, engine: Engine | Pipeline, progress: bool
              ) -> tuple[dict[graph_diff.ClassKey, graph_diff.ClassState], CheckRun | None]:
     """The states of the classes of ``changed`` and of their importers in ``folder``."""
     from fx_lsp.cli.check import check_jobs, run_jobs
@@ -79,7 +80,7 @@ def _revision(root: str, revision: str | None) -> Iterator[str]:
 
 
 def run(arguments: argparse.Namespace, modes: tuple[str, ...] | None,
-        engine: Engine | None) -> tuple[list[graph_diff.ClassChange], list[str]]:
+        engine: Engine | Pipeline | None) -> tuple[list[graph_diff.ClassChange], list[str]]:
     """The changes, and a line per revision saying how many files were checked and how many
     of them came from the cache."""
     from fxcore.host.engine import Engine

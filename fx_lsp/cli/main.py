@@ -1,5 +1,5 @@
-"""``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp explain``,
-``fx-lsp merge``, ``fx-lsp graph`` and ``fx-lsp diff``: argument parsing, then
+"""``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp mcp``
+for agents, ``fx-lsp explain``, ``merge``, ``graph`` and ``diff``: argument parsing, then
 ``fx_lsp.cli.check`` and ``fx_lsp.cli.output_formats``."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from fx_lsp.cli import graph_diff_command, output_formats, shards
 from fx_lsp.cli.arguments import build_parser
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
+from fx_lsp.mcp_server import mcp_command
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import modes_problem, ordered_modes
@@ -30,6 +31,7 @@ from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_o
 
 if TYPE_CHECKING:
     from fx_lsp.cli.check import CheckRun
+    from fxcore.checking.pipeline import Pipeline
     from fxcore.host.engine import Engine
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -151,7 +153,7 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
 
 
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-           engine: Engine | None) -> int:
+           engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli import graph_html
     from fx_lsp.cli.check import check_jobs, run_jobs
 
@@ -189,7 +191,7 @@ def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 
 
 def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-           engine: Engine | None) -> int:
+           engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli import baselines, fixing
     from fx_lsp.cli.check import check_jobs, run_jobs
 
@@ -259,7 +261,7 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
 
 
 def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-          engine: Engine | None) -> int:
+          engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli.git_revisions import GitError
 
     if arguments.workers is not None and arguments.workers < 1:
@@ -359,13 +361,13 @@ def _check_errors() -> tuple[type[Exception], ...]:
     return UnreadableConfig, BaselineProblem
 
 
-def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
-    """Run the command line ``argv``; ``check`` and ``graph`` trace on ``engine`` if given
-    (a caller's warm one, which they leave running), else on one of their own."""
+def main(argv: Sequence[str] | None = None, engine: Engine | Pipeline | None = None) -> int:
+    """Run the command line ``argv``; ``check``, ``graph`` and ``diff`` trace on ``engine`` if
+    given (a caller's warm engine or pipeline, which they leave running), else on their own."""
     parser = build_parser()
     arguments = parser.parse_args(argv)
     command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
-        "serve": _serve, "explain": _explain, "merge": _merge,
+        "serve": _serve, "mcp": mcp_command, "explain": _explain, "merge": _merge,
         "check": lambda parser, arguments: _check(parser, arguments, engine),
         "graph": lambda parser, arguments: _graph(parser, arguments, engine),
         "diff": lambda parser, arguments: _diff(parser, arguments, engine)}

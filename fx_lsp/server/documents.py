@@ -84,6 +84,20 @@ class Listener(Protocol):
         """The number of running traces changed, or (``message``) a trace could not run."""
 
 
+def _on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., None],
+             *args: object) -> None:
+    """``callback(*args)`` on ``loop``, from the thread a job ended in; nothing once the loop
+    has closed: the session is over (its jobs are cancelled as the engine closes, after the
+    server's loop has stopped), and no one is left to tell."""
+    if loop.is_closed():
+        return
+    try:
+        loop.call_soon_threadsafe(callback, *args)
+    except RuntimeError:
+        if not loop.is_closed():  # closed between the check and the call: the same
+            raise
+
+
 class Documents:
     """The open documents, by path, and their traces."""
 
@@ -229,8 +243,8 @@ class Documents:
             version = document.version
             for phase, handle in enumerate(handles):
                 handle.future.add_done_callback(
-                    lambda future, phase=phase, handle=handle: loop.call_soon_threadsafe(
-                        self._finished, document, generation, version, texts, versions,
+                    lambda future, phase=phase, handle=handle: _on_loop(
+                        loop, self._finished, document, generation, version, texts, versions,
                         (stage, phase), handle, future,
                     )
                 )

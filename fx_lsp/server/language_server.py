@@ -11,6 +11,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from fx_lsp.features import pull_diagnostics
 from fx_lsp.server import notebooks
 from fx_lsp.server.protocol import FxProtocol
 from fxcore.model.version import VERSION
@@ -28,6 +29,8 @@ class FxLanguageServer(LanguageServer):
             # Declared to clients that support notebooks only (pygls checks their capabilities).
             notebook_document_sync=notebooks.SYNC_OPTIONS,
         )
+        #: The client pulls diagnostics (decided at ``initialize``: ``FxProtocol``).
+        self.pulls_diagnostics = False
 
     @property
     def encoding(self) -> str:
@@ -55,3 +58,15 @@ class FxLanguageServer(LanguageServer):
         workspace = self.client_capabilities.workspace
         if workspace and workspace.code_lens and workspace.code_lens.refresh_support:
             self.workspace_code_lens_refresh(None)
+
+    @property
+    def pushes_diagnostics(self) -> bool:
+        """Diagnostics are published to the client: unless it pulls and re-pulls when asked
+        to (``refresh_diagnostics``), which would show them twice."""
+        return not (self.pulls_diagnostics
+                    and pull_diagnostics.client_refreshes(self.client_capabilities))
+
+    def refresh_diagnostics(self) -> None:
+        """Ask a pulling client to pull again (new diagnostics it has not seen)."""
+        if not self.pushes_diagnostics:
+            self.workspace_diagnostic_refresh(None)

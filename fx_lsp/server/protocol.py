@@ -17,6 +17,9 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from fx_lsp.features import pull_diagnostics
+from fx_lsp.features.initialization_options import client_settings
+
 #: fx-lsp's own methods (docs/contracts.md).
 GENERATED_CODE = "fxLsp/generatedCode"
 GRAPH = "fxLsp/graph"
@@ -45,6 +48,18 @@ class FxProtocol(LanguageServerProtocol):
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self.cancelled_requests.add(msg_id)
         super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        # pygls declares every registered feature: pull diagnostics only to a client that can
+        # pull and wants to (``fx_lsp.features.pull_diagnostics``).
+        pulls = pull_diagnostics.client_pulls(
+            params, client_settings(params.initialization_options))
+        self._server.pulls_diagnostics = pulls  # type: ignore[attr-defined]
+        if not pulls:
+            result.capabilities.diagnostic_provider = None
+        return result
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:

@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 
 from fx_lsp.features import diagnostics
 from fx_lsp.features.baseline_hints import BaselineFiles
+from fx_lsp.features.pull_diagnostics import Published
 from fx_lsp.features.snapshot import Files
 from fx_lsp.server import notebooks
 from fx_lsp.server.documents import Document, Documents
@@ -123,6 +124,26 @@ class Publisher:
         self._baselines = baselines
         #: The status last sent: the same one is not sent again.
         self._status: tuple[str, int, str] | None = None
+        #: What was published on each URI: what a pull answers (``pull_diagnostics``).
+        self.published = Published()
+        #: A ``workspace/diagnostic/refresh`` is planned for this turn of the event loop.
+        self._refresh_planned = False
+
+    def send(self, uri: str, shown: list[types.Diagnostic], version: int | None = None) -> None:
+        """The one way diagnostics leave: recorded for pulls, and published to a client that
+        does not pull, or a pulling client asked to pull again when they changed."""
+        changed = self.published.record(uri, shown)
+        if self._server.pushes_diagnostics:
+            self._server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=shown, version=version))
+        elif changed and not self._refresh_planned:
+            # One refresh for the many URIs a result touches (a notebook's cells).
+            self._refresh_planned = True
+            asyncio.get_running_loop().call_soon(self._refresh)
+
+    def _refresh(self) -> None:
+        self._refresh_planned = False
+        self._server.refresh_diagnostics()
 
     def status(self, state: str, pending: int, message: str) -> None:
         if (state, pending, message) == self._status:
@@ -176,16 +197,10 @@ class Publisher:
             # A notebook's diagnostics, in the module, go to the cells they are in.
             for uri, shown in notebooks.cell_diagnostics(
                     notebook, [entry.diagnostic for entry in document.entries]).items():
-                self._server.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(uri=uri, diagnostics=shown))
+                self.send(uri, shown)
             return
-        self._server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=document.uri,
-                diagnostics=[entry.diagnostic for entry in document.entries],
-                version=document.version,
-            )
-        )
+        self.send(document.uri, [entry.diagnostic for entry in document.entries],
+                  document.version)
 
     def publish_closed(self, path: str, result: FileResult) -> None:
         """The diagnostics of a file that is not open (from a workspace trace); a notebook's
@@ -200,9 +215,7 @@ class Publisher:
         shown = [e.diagnostic for e in entries]
         if is_notebook(path):
             shown = notebooks.closed_notebook_diagnostics(path, shown)
-        self._server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=diagnostics.path_to_uri(path), diagnostics=shown)
-        )
+        self.send(diagnostics.path_to_uri(path), shown)
 
     def clear(self, uri: str) -> None:
         """No diagnostics on ``uri`` (an open notebook's: on each of its cells)."""
@@ -211,6 +224,4 @@ class Publisher:
             for cell in notebook.cells:
                 self.clear(cell.uri)
             return
-        self._server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
+        self.send(uri, [])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from fx_lsp.server.handlers import document_sync, lifecycle, requests
+from fx_lsp.server.handlers import document_sync, lifecycle, pulls, requests
 from fx_lsp.server.language_server import FxLanguageServer
 from fx_lsp.server.session import Session
 from fxcore.host.zygote_host import WORKER_LOG
@@ -15,7 +15,8 @@ from fxcore.host.zygote_host import WORKER_LOG
 def create_session() -> Session:
     """A new session, its server with every handler on it (``fx_lsp.server.handlers``)."""
     session = Session(FxLanguageServer())
-    for handlers in (lifecycle.handlers, document_sync.handlers, requests.handlers):
+    for handlers in (lifecycle.handlers, document_sync.handlers, requests.handlers,
+                     pulls.handlers):
         handlers.register(session.server, session)
     return session
 

@@ -70,6 +70,8 @@ class Session:
         self.watcher: asyncio.Future[None] | None = None
         #: Tasks nothing else holds on to (asyncio keeps only weak references).
         self._tasks: set[asyncio.Future[None]] = set()
+        #: Woken whenever the running traces change (``until_traced``).
+        self._trace_waiters: set[asyncio.Future[None]] = set()
 
     def tracing_on(self) -> bool:
         """Whether documents are traced: the workspace is trusted and torch is supported."""
@@ -87,6 +89,19 @@ class Session:
         else:
             state = "tracing" if pending else "idle"
         self.publisher.status(state, pending, message)
+        for waiter in self._trace_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._trace_waiters.clear()
+
+    async def until_traced(self, path: str) -> None:
+        """Until no trace of the open document at ``path`` is planned or running (every
+        capture mode's stage ended: what is published on it is then its verdicts). Bounded by
+        the trace jobs' own timeouts; a cancelled request stops waiting."""
+        while (document := self.documents.get(path)) is not None and document.busy:
+            waiter = asyncio.get_running_loop().create_future()
+            self._trace_waiters.add(waiter)
+            await waiter
 
     # -- what a request sees ------------------------------------------------------------------
 

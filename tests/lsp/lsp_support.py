@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import pathlib
 import sys
 import time
@@ -12,9 +11,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import attrs
+from editor_edits import apply_edits
 from lsprotocol import types
 from pygls.protocol import default_converter
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
@@ -54,6 +54,10 @@ class FxClient(LanguageClient):
         self.initialize_result: types.InitializeResult | None = None
         #: The open notebooks' cells: notebook URI -> [[cell URI, kind, text], ...].
         self.notebook_cells: dict[str, list[list[Any]]] = {}
+        #: How many ``workspace/diagnostic/refresh`` requests the server sent.
+        self.diagnostic_refreshes = 0
+        #: ``$/progress`` values that are partial results (not work done), by token.
+        self.partial_results: dict[types.ProgressToken, list[Any]] = {}
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -145,7 +149,7 @@ class FxClient(LanguageClient):
             uri = change.text_document.uri
             assert change.text_document.version == self.versions[uri], (uri, change)
             self.replace_cell_text(notebook_uri, uri,
-                                   _apply(self.cell_text(notebook_uri, uri), change.edits))
+                                   apply_edits(self.cell_text(notebook_uri, uri), change.edits))
 
     def save(self, uri: str) -> None:
         self.text_document_did_save(
@@ -210,6 +214,19 @@ def make_client() -> FxClient:
     def traced(client: FxClient, params: Any) -> None:
         client.traced.append(params._asdict())
 
+    def refresh(client: FxClient, params: None) -> None:
+        client.diagnostic_refreshes += 1
+
+    features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = refresh
+    work_done = features[types.PROGRESS]
+
+    def progress(client: FxClient, params: types.ProgressParams) -> None:
+        if isinstance(params.value, dict) and "kind" not in params.value:
+            client.partial_results.setdefault(params.token, []).append(params.value)
+        else:
+            work_done(client, params)
+
+    features[types.PROGRESS] = progress
     features["fxLsp/status"] = status
     features["fxLsp/traced"] = traced
     register_lsp_features(client, features)
@@ -229,11 +246,15 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: st
 
 def capabilities(
     encodings: list[str] | None = None, resolve_code_actions: bool = False,
-    notebooks: bool = False,
+    notebooks: bool = False, pulls: bool = False, refreshes: bool = False,
 ) -> types.ClientCapabilities:
     """``resolve_code_actions``: ask for code actions' edits with codeAction/resolve, as VS
-    Code does; ``notebooks``: sync notebook documents (LSP 3.17), as VS Code does."""
+    Code does; ``notebooks``: sync notebook documents (LSP 3.17), as VS Code does; ``pulls``:
+    pull diagnostics (LSP 3.17), and ``refreshes``: pull again when asked to."""
     return types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True))
+        if refreshes else None,
         notebook_document=types.NotebookDocumentClientCapabilities(
             synchronization=types.NotebookDocumentSyncClientCapabilities())
         if notebooks else None,
@@ -245,6 +266,8 @@ def capabilities(
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
                 related_information=True, version_support=True
             ),
+            diagnostic=types.DiagnosticClientCapabilities(related_document_support=True)
+            if pulls else None,
             hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
             inlay_hint=types.InlayHintClientCapabilities(),
             code_action=types.CodeActionClientCapabilities(
@@ -266,6 +289,8 @@ async def session(
     folders: list[pathlib.Path] | None = None,
     resolve_code_actions: bool = False,
     notebooks: bool = False,
+    pulls: bool = False,
+    refreshes: bool = False,
 ) -> AsyncIterator[FxClient]:
     """Start ``python -m fx_lsp serve --stdio`` rooted at ``root``, initialize, yield, shut down."""
     client = make_client()
@@ -273,7 +298,8 @@ async def session(
     try:
         client.initialize_result = await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities(encodings, resolve_code_actions, notebooks),
+                capabilities=capabilities(encodings, resolve_code_actions, notebooks, pulls,
+                                          refreshes),
                 process_id=process_id,
                 root_uri=from_fs_path(str(root)),
                 workspace_folders=[
@@ -325,88 +351,3 @@ def new_project(parent: pathlib.Path) -> pathlib.Path:
     workspace.mkdir()
     (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
     return workspace
-
-
-def children_of(pid: int) -> list[int]:
-    """Every descendant process of ``pid`` (from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
-                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        for child, its_parent in parents.items():
-            if its_parent == parent:
-                found.append(child)
-                frontier.append(child)
-    return found
-
-
-# -- applying edits as an editor does -------------------------------------------------------
-
-
-def _offset(text: str, position: types.Position) -> int:
-    lines = text.splitlines(keepends=True)
-    before = sum(len(line) for line in lines[: position.line])
-    line = lines[position.line] if position.line < len(lines) else ""
-    units = 0
-    for index, char in enumerate(line):
-        if units >= position.character:
-            return before + index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return before + len(line)
-
-
-def _apply(text: str, edits: list[types.TextEdit]) -> str:
-    for edit in sorted(
-        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
-        text = (
-            text[: _offset(text, edit.range.start)]
-            + edit.new_text
-            + text[_offset(text, edit.range.end) :]
-        )
-    return text
-
-
-async def apply_workspace_edit(client: FxClient, edit: types.WorkspaceEdit) -> None:
-    """What an editor does: edit open buffers (then save them), write other files to disk and
-    tell the server through didChangeWatchedFiles."""
-    changed: list[types.FileEvent] = []
-    for change in edit.document_changes:
-        if isinstance(change, types.CreateFile):
-            path = pathlib.Path(to_fs_path(change.uri))
-            if not path.exists():
-                path.write_text("")
-                changed.append(types.FileEvent(uri=change.uri, type=types.FileChangeType.Created))
-            continue
-        uri = change.text_document.uri
-        path = pathlib.Path(to_fs_path(uri))
-        new_text = _apply(path.read_text(encoding="utf-8"), change.edits)
-        if change.text_document.version is not None:
-            assert change.text_document.version == client.versions[uri]
-            client.replace_text(uri, new_text)
-            path.write_text(new_text, encoding="utf-8")
-            client.save(uri)
-        else:
-            path.write_text(new_text, encoding="utf-8")
-            changed.append(types.FileEvent(uri=uri, type=types.FileChangeType.Changed))
-    if changed:
-        client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(changes=changed)
-        )
-
-
-async def code_actions_for(
-    client: FxClient, uri: str, diagnostic: types.Diagnostic
-) -> list[types.CodeAction]:
-    return await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic]),
-        )
-    )

@@ -8,9 +8,10 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from editor_edits import code_actions_for
 from lsprotocol import types
 
-from lsp_support import code_actions_for, session, wait_for
+from lsp_support import session, wait_for
 
 MODEL = ("from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
          "        return x + len(x)\n")

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from editor_edits import apply_workspace_edit, code_actions_for
 from lsprotocol import types
 
-from lsp_support import FxClient, apply_workspace_edit, code_actions_for, new_project, session
+from lsp_support import FxClient, new_project, session
 
 MODEL = """from torch import nn
 

@@ -11,9 +11,10 @@ import sys
 
 import pytest
 from lsprotocol import types
+from process_tree import children_of
 from pygls.uris import from_fs_path
 
-from lsp_support import children_of, make_client, session, wait_for
+from lsp_support import make_client, session, wait_for
 
 
 def _alive(pid: int) -> bool:

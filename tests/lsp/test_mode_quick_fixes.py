@@ -9,9 +9,10 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from editor_edits import apply_workspace_edit, code_actions_for
 from lsprotocol import types
 
-from lsp_support import apply_workspace_edit, code_actions_for, session
+from lsp_support import session
 
 MODEL = """import torch
 from torch import nn

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from editor_edits import apply_workspace_edit, code_actions_for
 
-from lsp_support import apply_workspace_edit, code_actions_for, session
+from lsp_support import session
 
 MODEL = """import torch
 from torch import nn

@@ -8,9 +8,10 @@ import re
 from collections import Counter
 
 import pytest
+from editor_edits import apply_workspace_edit, code_actions_for
 from lsprotocol import types
 
-from lsp_support import apply_workspace_edit, code_actions_for, session, wait_for
+from lsp_support import session, wait_for
 
 
 def _failures(diagnostics: list[types.Diagnostic]) -> Counter[tuple[str, str]]:

@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from lsprotocol import types
+from process_tree import children_of
 from pygls.uris import from_fs_path
 
 from lsp_support import (
     FxClient,
     capabilities,
-    children_of,
     make_client,
     new_project,
     session,

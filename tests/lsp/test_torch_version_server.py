@@ -10,9 +10,10 @@ import pathlib
 
 import pytest
 from lsprotocol import types
+from process_tree import children_of
 
 from engine_support import MARKING_MODEL, fake_torch_metadata
-from lsp_support import children_of, new_project, session, wait_for
+from lsp_support import new_project, session, wait_for
 
 #: Tracing starts a worker with torch on a shared machine: minutes, not seconds, at worst.
 PUBLISH_SECONDS = 180.0

@@ -51,7 +51,9 @@ export function createClient(python: string, neutralFolder: string, settings: ()
     outputChannel: log(),
     traceOutputChannel: log(),
     revealOutputChannelOn: RevealOutputChannelOn.Never,
-    initializationOptions: () => settings(),
+    // Pushed diagnostics only: vscode-languageclient would show pulled ones a second time, and
+    // would pull `workspace/diagnostic` (a trace of the whole workspace) on its own.
+    initializationOptions: () => ({ ...settings(), pullDiagnostics: false }),
     // A server that fails to initialize will fail again the same way: say so once, don't retry.
     initializationFailedHandler: (error: unknown) => {
       log().error(`The server failed to initialize: ${String(error)}`);

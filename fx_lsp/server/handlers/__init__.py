@@ -2,9 +2,9 @@
 (``fx_lsp.server.session.Session``, its state) and a snapshot of the document a request is
 about: ``lifecycle`` (initialize, shutdown, settings), ``document_sync`` (text and notebook
 documents, watched files) and ``requests`` (hover, code actions, code lenses, inlay hints, the
-generated code and graph requests, the workspace trace). Each module collects its handlers in a
-``Handlers``; ``fx_lsp.server.serving.create_session`` puts them on a new server, each
-given the session as its first argument."""
+generated code and graph requests, the workspace trace) and ``pulls`` (pull diagnostics).
+Each module collects its handlers in a ``Handlers``; ``fx_lsp.server.serving.create_session``
+puts them on a new server, each given the session as its first argument."""
 
 from __future__ import annotations
 

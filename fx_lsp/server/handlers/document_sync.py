@@ -124,8 +124,7 @@ def did_open_notebook(session: Session, params: types.DidOpenNotebookDocumentPar
         return
     session.notebooks[module.path] = module
     # A workspace trace may have published on the notebook's file: its cells take over.
-    session.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=diagnostics.path_to_uri(module.path), diagnostics=[]))
+    session.publisher.send(diagnostics.path_to_uri(module.path), [])
     session.documents.open(module.uri, module.path, 0)
 
 

@@ -1,0 +1,128 @@
+"""``fx-lsp mcp``: fx-lsp's checks as Model Context Protocol tools over stdio, on the official
+``mcp`` SDK (the ``fx-lsp[mcp]`` extra). The tools' work is ``fx_lsp.mcp_server.tools``'s; this
+module declares them (descriptions, input schemas from the annotations, structured output,
+read-only hints) and runs each in a thread, since a trace takes seconds.
+
+Nothing but the protocol goes to stdout: logs, and what the workers print, go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Annotated, Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from fx_lsp.mcp_server.tools import ToolInputError, Tools
+from fxcore.host.zygote_host import WORKER_LOG
+from fxcore.model.capture_modes import known_modes
+from fxcore.model.version import VERSION
+
+INSTRUCTIONS = (
+    "fx-lsp tells whether PyTorch nn.Module classes can be captured by torch.fx, "
+    "torch.export and torch.compile, without weights or a GPU: it builds each class on the meta "
+    "device with guessed arguments and traces it in a separate process. Call `check` after "
+    "editing model code; `explain` a code it reports; `fix` applies its quick fixes; `graph` "
+    "shows a class's traced graph; `diff` compares the graphs of two git revisions.")
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+Modes = Annotated[list[str] | None, Field(
+    description=f"capture modes, each giving its own verdict per class ({', '.join(known_modes())}"
+    "); default: the workspace's [tool.fx-lsp] modes, else fx")]
+
+
+async def _run(function: Any, *args: Any) -> Any:
+    """``function(*args)`` in a thread; bad input becomes the tool's error, said to the model."""
+    try:
+        # Abandoned when the call is cancelled (the client left): ``Tools.close`` then stops
+        # its trace and waits for it, rather than the server waiting for the trace to end.
+        return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
+    except ToolInputError as error:
+        raise ToolError(str(error)) from error
+
+
+def build(tools: Tools) -> MCPServer:
+    server = MCPServer("fx-lsp", version=VERSION, instructions=INSTRUCTIONS)
+
+    @server.tool(annotations=READ_ONLY)
+    async def check(
+        paths: Annotated[list[str] | None, Field(
+            description="files or folders to check, relative to the workspace (default: the "
+            "whole workspace)")] = None,
+        modes: Modes = None,
+    ) -> dict[str, Any]:
+        """Check PyTorch nn.Module classes: for each class and capture mode its verdict
+        (traced, failed, not traced and why) and each problem's file, line, column, code,
+        message and the titles of its fixes. The same report as `fx-lsp check --output-format
+        json`. Unchanged files are answered from the cache."""
+        return await _run(tools.check, paths, modes)
+
+    @server.tool(annotations=READ_ONLY)
+    async def explain(code: Annotated[str, Field(
+            description="a code fx-lsp reports, such as FX002 or GB0170")]) -> dict[str, str]:
+        """The documentation of a problem code: what it means, why tracing fails there, and
+        how to fix it."""
+        return await _run(tools.explain, code)
+
+    @server.tool(annotations=READ_ONLY)
+    async def graph(
+        path: Annotated[str, Field(description="the Python file or notebook of the class")],
+        class_name: Annotated[str, Field(description="the nn.Module class's name")],
+        mode: Annotated[str | None, Field(
+            description="the capture mode whose graph to give (default: fx)")] = None,
+    ) -> dict[str, Any]:
+        """A class's traced graph: the forward torch.fx generates, and each node (name, op,
+        target, inputs, shape, and the source file and line that created it)."""
+        return await _run(tools.graph, path, class_name, mode)
+
+    @server.tool(annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+        open_world_hint=False))
+    async def fix(
+        path: Annotated[str, Field(description="the Python file or notebook to fix")],
+        code: Annotated[str | None, Field(
+            description="the code of the problem to fix, such as FX002")] = None,
+        line: Annotated[int | None, Field(description="the problem's line (1-based)")] = None,
+        apply: Annotated[bool, Field(
+            description="write the fix to the file (default: only return the diff)")] = False,
+        unsafe: Annotated[bool, Field(
+            description="also make fixes that can change what the code computes")] = False,
+    ) -> dict[str, Any]:
+        """Fix the problems of a file with a given code and/or on a given line: the edit as a
+        unified diff, written to the file only when `apply` is true."""
+        return await _run(tools.fix, path, code, line, apply, unsafe)
+
+    @server.tool(annotations=READ_ONLY)
+    async def diff(
+        base: Annotated[str, Field(description="the git revision before the change")],
+        head: Annotated[str | None, Field(
+            description="the git revision after it (default: the working tree)")] = None,
+        modes: Modes = None,
+    ) -> dict[str, Any]:
+        """What a change did to each class's graphs between two git revisions: the classes of
+        the changed files and of the files importing them, checked at both, per capture mode
+        (nodes added and removed, verdicts, graph breaks). As `fx-lsp diff --output-format
+        json`."""
+        return await _run(tools.diff, base, head, modes)
+
+    return server
+
+
+def serve_mcp(workspace: str, trusted: bool) -> int:
+    """Serve the workspace's tools on stdio until the client closes the connection."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    WORKER_LOG.setLevel(logging.INFO)
+    # The command line's paths in reports are relative to where it runs: the workspace.
+    os.chdir(workspace)
+    tools = Tools(workspace, trusted)
+    try:
+        build(tools).run("stdio")
+    finally:
+        tools.close()
+    return 0

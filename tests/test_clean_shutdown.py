@@ -1,0 +1,128 @@
+"""``fx-lsp serve`` told to shut down and exit, and ``fx-lsp mcp`` whose client closes its
+input, while a trace still runs: each exits with nothing on stderr (no traceback from a callback
+that finds the event loop closed) and leaves no worker or zygote process behind. Done several
+times, since the race it guards against is timing-dependent."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+from process_tree import children_of
+from pygls.uris import from_fs_path
+
+REPO = pathlib.Path(__file__).parent.parent
+#: A file whose import takes seconds: its trace is still running when the client leaves.
+SLOW = """import time
+
+import torch
+from torch import nn
+
+time.sleep({seconds})
+
+
+class UsesLen(nn.Module):
+    def forward(self, x):
+        return x * len(x)
+"""
+ROUNDS = 3
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _lsp(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _workspace(tmp_path: pathlib.Path, seconds: float) -> pathlib.Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    (workspace / "slow.py").write_text(SLOW.format(seconds=seconds))
+    return workspace
+
+
+def _ended_cleanly(process: subprocess.Popen[bytes], helpers: list[int], what: str) -> None:
+    process.wait(timeout=60)
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    deadline = time.monotonic() + 15
+    while any(_alive(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in helpers if _alive(pid)] == [], f"{what}: processes left behind"
+    assert stderr.decode() == "", f"{what}: stderr not empty"
+
+
+def _wait_for_helpers(pid: int) -> list[int]:
+    """The server's worker processes, once its trace has started them."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        helpers = children_of(pid)
+        if len(helpers) >= 2:  # the zygote and the worker it forked
+            return helpers
+        time.sleep(0.1)
+    raise AssertionError("no trace started")
+
+
+@pytest.mark.slow  # several servers started and stopped mid-trace
+def test_the_language_server_ends_cleanly_mid_trace(tmp_path: pathlib.Path) -> None:
+    for round_ in range(ROUNDS):
+        workspace = _workspace(tmp_path, 8 + round_ / 10)
+        uri = from_fs_path(str(workspace / "slow.py"))
+        server = subprocess.Popen(
+            [sys.executable, "-m", "fx_lsp", "serve", "--stdio"], cwd=workspace,
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert server.stdin is not None
+        server.stdin.write(_lsp({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": from_fs_path(str(workspace)), "capabilities": {}}}))
+        server.stdin.write(_lsp({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        server.stdin.write(_lsp({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                             "text": (workspace / "slow.py").read_text()}}}))
+        server.stdin.flush()
+        helpers = _wait_for_helpers(server.pid)
+        time.sleep(0.5 * round_)  # the trace at different points
+        server.stdin.write(_lsp({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        server.stdin.write(_lsp({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.close()
+        _ended_cleanly(server, helpers, f"serve, round {round_}")
+
+
+@pytest.mark.slow  # several servers started and stopped mid-trace
+def test_the_mcp_server_ends_cleanly_mid_trace(tmp_path: pathlib.Path) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
+    for round_ in range(ROUNDS):
+        # A new text each round: not answered from the cache the last round's check filled.
+        workspace = _workspace(tmp_path, 8 + round_ / 10)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "fx_lsp", "mcp"], cwd=workspace, stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert server.stdin is not None
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "check", "arguments": {"paths": ["slow.py"]}}},
+        ):
+            server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+        helpers = _wait_for_helpers(server.pid)
+        time.sleep(0.5 * round_)
+        server.stdin.close()  # the client is gone
+        _ended_cleanly(server, helpers, f"mcp, round {round_}")
