@@ -11,15 +11,17 @@ device-agnostic torch.Stream class", ``EventVariable``), so it sees these as it 
 ones: their calls become ``torch.ops.streams`` ops of the graph, and a
 ``with torch.cuda.stream(s)`` a stream context. Non-strict export runs them as Python.
 
-The classes ``torch.cuda.Stream``/``Event`` stay torch's own (dynamo knows them by identity);
-their ``__new__`` is the view's. The functions keep their identity too: their code is swapped
-(``cuda_view.swap_code``), as are the ones the code dynamo compiles calls to rebuild a stream
-or event made in the graph (``torch._dynamo.utils.build_stream``/``build_event``) and to
-switch streams (``torch.accelerator.set_stream``).
+On a CUDA build the classes ``torch.cuda.Stream``/``Event`` stay torch's own (dynamo knows
+them by identity, and traces them as the generic classes they derive from); their ``__new__``
+is the view's. On a CPU-only build they are placeholders that derive from no ``torch.Stream``,
+and the view's classes take their names (``_cpu_build_classes``). The functions keep their
+identity too: their code is swapped (``cuda_view.swap_code``), as is the code of the ones
+the code dynamo compiles calls to rebuild a stream or event made in the graph
+(``torch._dynamo.utils.build_stream``/``build_event``) and to switch streams
+(``torch.accelerator.set_stream``).
 
-What a real stream has and these have not: ``isinstance(s, torch.cuda.Stream)`` is False (on a
-CPU-only build torch.cuda.Stream is no ``torch.Stream`` at all), and ``elapsed_time`` answers
-0.0 ms. CUDA graphs stay out of the view.
+What a real stream has and these have not: on a CUDA build ``isinstance(s, torch.cuda.Stream)``
+is False, and ``elapsed_time`` answers 0.0 ms. CUDA graphs stay out of the view.
 """
 
 from __future__ import annotations
