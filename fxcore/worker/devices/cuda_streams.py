@@ -207,10 +207,17 @@ def streams_in_view(stack: contextlib.ExitStack) -> str | None:
         # A CUDA build: torch's classes, which dynamo traces as the generic ones they derive
         # from (user_defined.py: ``issubclass(self.value, torch.Stream)``), make the view's.
         for cls, new in ((torch.cuda.Stream, _stream_new), (torch.cuda.Event, _event_new)):
-            stack.callback(setattr, cls, "__new__", cls.__dict__["__new__"])
+            stack.callback(_put_back_new, cls, cls.__dict__.get("__new__"))
             cls.__new__ = staticmethod(new)  # type: ignore[method-assign, assignment]
         return None
     return _cpu_build_classes(stack)
+
+
+def _put_back_new(cls: type, own: Any) -> None:
+    if own is not None:
+        cls.__new__ = own  # type: ignore[method-assign]
+    else:
+        delattr(cls, "__new__")  # a release whose class inherits its __new__
 
 
 def _cpu_build_classes(stack: contextlib.ExitStack) -> str | None:

@@ -66,8 +66,6 @@ UNSUPPORTED = ("CUDA graphs",)
 _active: list[bool] = []
 #: Why CUDA has no no-op device guard in this view, while it is entered without one.
 _device_guard_gaps: list[str] = []
-
-
 #: Why dynamo cannot see the view's streams as on a CUDA build, while it is entered so.
 _stream_gaps: list[str] = []
 
@@ -270,9 +268,9 @@ def cuda_view() -> Iterator[None]:
             stack.callback(setattr, module, attribute, getattr(module, attribute))
             setattr(module, attribute, _no_lazy_init)
         swap_code(stack, _ANSWERS)
-        stream_gap = cuda_streams.streams_in_view(stack)
-        if stream_gap is not None:
-            _stream_gaps.append(stream_gap)
+        no_streams = cuda_streams.streams_in_view(stack)
+        if no_streams is not None:
+            _stream_gaps.append(no_streams)
             stack.callback(_stream_gaps.pop)
         swap_code(stack, cuda_streams.ANSWERS)
         _no_device_init(stack)
