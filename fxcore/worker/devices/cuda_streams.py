@@ -84,6 +84,7 @@ class ViewEvent(torch.Event):
     """An event of the view's GPU: a ``torch.Event`` whose driver calls do nothing. Made as
     ``torch.cuda.Event`` is."""
 
+    timing = False
     recorded = False
 
     def __new__(cls, enable_timing: bool = False, blocking: bool = False,
@@ -110,11 +111,12 @@ class ViewEvent(torch.Event):
         return None
 
     def elapsed_time(self, end_event: torch.Event) -> float:
-        # CUDA's own checks (at::cuda::CUDAEvent::elapsed_time), and no time passes.
-        if not (self.timing and getattr(end_event, "timing", False)):
-            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        # CUDA's check first (at::cuda::CUDAEvent::elapsed_time, a RuntimeError), then the
+        # timing flag as torch's generic event words it; no time passes.
         if not (self.recorded and getattr(end_event, "recorded", False)):
-            raise ValueError("Both events must be recorded before calculating elapsed time.")
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        if not (self.timing and getattr(end_event, "timing", False)):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
         return 0.0
 
 
