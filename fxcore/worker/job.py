@@ -42,7 +42,7 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
-from fxcore.worker.devices.cuda_view import cuda_view, device_guard_gap
+from fxcore.worker.devices.cuda_view import cuda_view, device_guard_gap, stream_gap
 from fxcore.worker.devices.device_choice import device_setting, judged_device
 from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.fitting_instance import fitting_instance, target_of
@@ -272,6 +272,10 @@ class Job(SubmoduleTracing):
                 result.capture_notes.append(
                     f"CUDA has no device guard in this torch ({gap}): indexing, nonzero and "
                     "tolist of CUDA tensors fail here where a GPU runs them.")
+            if (no_streams := stream_gap()) is not None:
+                result.capture_notes.append(
+                    f"torch.cuda.Stream and Event are torch's own here ({no_streams}): "
+                    "making one fails where a GPU makes it.")
         return result
 
     def built_verdict(self, context: JobContext, capture: Capture, target: CaptureTarget,

@@ -22,8 +22,12 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
 - Fake tensor modes avoid a device's initialisation, as where CUDA is unavailable:
   ``torch.tensor(data, device="cuda")`` makes a fake CUDA tensor, not a real one first.
 
-Streams and events need a driver: code that makes one is not checkable in this view, and says
-why (``UNSUPPORTED``).
+- Streams and events (``torch.cuda.Stream``, ``Event``, ``current_stream``, ``stream(s)``)
+  are torch's device-generic ones of ``cuda:0`` whose driver calls do nothing
+  (``cuda_streams``): dynamo and torch.export see them as they see real ones.
+
+CUDA graphs need a driver: code that captures one is not checkable in this view
+(``UNSUPPORTED``).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
+from fxcore.worker.devices import cuda_streams
 from fxcore.worker.devices.accelerator_guard import (
     lazy_init_bindings,
     set_up_no_op_cuda_device_guard,
@@ -56,12 +61,18 @@ GPU = SimpleNamespace(
     shared_memory_per_block_optin=232448, shared_memory_per_multiprocessor=233472,
 )
 #: What this view cannot give without a driver, by the call that needs it.
-UNSUPPORTED = ("torch.cuda.Stream", "torch.cuda.Event", "torch.cuda.current_stream",
-               "torch.cuda.default_stream", "CUDA graphs")
+UNSUPPORTED = ("CUDA graphs",)
 
 _active: list[bool] = []
 #: Why CUDA has no no-op device guard in this view, while it is entered without one.
 _device_guard_gaps: list[str] = []
+#: Why dynamo cannot see the view's streams as on a CUDA build, while it is entered so.
+_stream_gaps: list[str] = []
+
+
+def stream_gap() -> str | None:
+    """Why ``torch.cuda.Stream``/``Event`` are not the view's here, if they are not."""
+    return _stream_gaps[-1] if _stream_gaps else None
 
 
 def active() -> bool:
@@ -123,6 +134,11 @@ def _memory_info(device: Any = None) -> tuple[int, int]:
     return GPU.total_memory, GPU.total_memory
 
 
+def _accelerator(check_available: bool = False) -> Any:
+    import torch
+    return torch.device("cuda")
+
+
 def _random_state(device: Any = "cuda") -> Any:
     import torch
     return torch.zeros(16, dtype=torch.uint8)
@@ -131,11 +147,6 @@ def _random_state(device: Any = "cuda") -> Any:
 def _random_states() -> list[Any]:
     import torch
     return [torch.zeros(16, dtype=torch.uint8)]
-
-
-def _current_stream(device: Any = None) -> Any:
-    import torch
-    return torch.Stream(stream_id=0, device_index=0, device_type=1)  # CUDA's default stream
 
 
 #: (module, function, answer): the functions whose code the view swaps.
@@ -163,8 +174,11 @@ _ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     ("torch.cuda.memory", "memory_reserved", _zero_with_args),
     ("torch.cuda.memory", "max_memory_reserved", _zero_with_args),
     ("torch.cuda.memory", "mem_get_info", _memory_info),
-    # What dynamo asks of the build's accelerator as it starts each frame (its stream state).
-    ("torch.accelerator", "current_stream", _current_stream),
+    # What dynamo asks of the build's accelerator as it starts each frame (a CPU build has
+    # none; the stream it asks for there is cuda_streams').
+    ("torch.accelerator", "current_accelerator", _accelerator),
+    ("torch.accelerator", "is_available", _true),
+    ("torch.accelerator", "device_count", _one),
     ("torch.accelerator", "current_device_index", _zero),
     ("torch.accelerator", "synchronize", _nothing),
     ("torch.cuda.nvtx", "range_push", _zero_with_args),
@@ -175,10 +189,11 @@ _ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
 )
 
 
-def _swapped_code(stack: contextlib.ExitStack) -> None:
-    """Every function of ``_ANSWERS`` present in this torch runs its answer's code while the
-    view is active; the function objects stay torch's own."""
-    for module_name, name, answer in _ANSWERS:
+def swap_code(stack: contextlib.ExitStack,
+              answers: tuple[tuple[str, str, Callable[..., Any]], ...]) -> None:
+    """Every function of ``answers`` (module, function, answer) present in this torch runs its
+    answer's code while ``stack`` is open; the function objects stay torch's own."""
+    for module_name, name, answer in answers:
         try:
             module = importlib.import_module(module_name)
         except ImportError:
@@ -252,7 +267,12 @@ def cuda_view() -> Iterator[None]:
         for module, attribute in lazy_init_bindings("cuda"):
             stack.callback(setattr, module, attribute, getattr(module, attribute))
             setattr(module, attribute, _no_lazy_init)
-        _swapped_code(stack)
+        swap_code(stack, _ANSWERS)
+        no_streams = cuda_streams.streams_in_view(stack)
+        if no_streams is not None:
+            _stream_gaps.append(no_streams)
+            stack.callback(_stream_gaps.pop)
+        swap_code(stack, cuda_streams.ANSWERS)
         _no_device_init(stack)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
