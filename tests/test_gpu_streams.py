@@ -43,7 +43,7 @@ from fxcore.worker.job import GPU_NOTE
 
 import cli_support
 
-pytestmark = [pytest.mark.matrix, pytest.mark.slow]
+pytestmark = [pytest.mark.matrix, pytest.mark.matrix_sweep, pytest.mark.slow]
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "gpu" / "streams.py"
 DEFAULT_STREAM_LINE = next(number for number, line in
