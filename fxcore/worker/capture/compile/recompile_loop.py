@@ -1,0 +1,235 @@
+"""Compile mode calls ``forward`` as a training or serving loop does: the compiled module is
+called again with the same inputs, then with two new sizes of each dimension (the batch first,
+then every other dimension the inputs allow: a size ``forward`` refuses is not one they allow),
+then with two new values of each Python number argument. Dynamo's own hook reports each
+recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles`` prints it) and its frame counter
+counts the frames compiled.
+
+What is normal is left alone: one recompilation per new dimension or number, after which
+automatic dynamic shapes make it dynamic. A cause is found where that does not hold, one per
+kind, and the loop moves on at the first of each kind:
+
+- ``every-call``: calls with the same inputs recompile until ``recompile_limit``;
+- ``every-size``: the second new size of a dimension compiles again (the code specialised it);
+- ``every-number``: the second new value of a number argument compiles again.
+
+The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fxcore.worker.capture.compile import recompile_reasons
+from fxcore.worker.locate import RawPosition
+
+#: A call of the compiled module: tensors and other values by ``forward`` argument.
+Call = Callable[[dict[str, Any], dict[str, Any]], None]
+
+
+@dataclass
+class Recompile:
+    """One cause: its kind, what recompiles (``dimension 0 of `x```), torch's guard, and the
+    user's line where the guarded value comes from (outermost first; none where torch gives
+    none)."""
+
+    kind: str
+    subject: str
+    guard: str
+    stack: list[RawPosition]
+
+
+@dataclass
+class LoopOutcome:
+    frames: int = 0
+    limit_reached: bool = False
+    causes: list[Recompile] = field(default_factory=list)
+    finished: bool = True
+    calls: int = 0
+
+
+class Observer:
+    """What dynamo reports while the compiled module is called: each guard failure (one per
+    cache entry tried, newest first) and, per compile, where it specialised."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+        self.specialised: dict[str, list[RawPosition]] = {}
+
+    def guard_failed(self, failure: Any) -> None:
+        self.reasons.append(str(getattr(failure, "reason", failure)))
+
+    def compiled(self) -> None:
+        """Read in the backend, while dynamo's tracing context is still the compile's."""
+        tracing = torch._guards.TracingContext.try_get()
+        shape_env = getattr(getattr(tracing, "fake_mode", None), "shape_env", None)
+        self.specialised.update(recompile_reasons.specialisations(shape_env))
+
+
+def optimize(model: torch.nn.Module, backend: Any, fullgraph: bool,
+             observer: Observer | None) -> Any:
+    """``torch.compile(model, backend=backend, fullgraph=fullgraph)``, through the dynamo entry
+    point it calls, with ``guard_fail_fn`` where the loop will run; plain ``torch.compile`` where
+    there is no loop or this torch's ``optimize`` takes no ``guard_fail_fn``."""
+    if observer is None or not can_observe():
+        return torch.compile(model, backend=backend, fullgraph=fullgraph)
+    return torch._dynamo.optimize(backend, nopython=fullgraph,
+                                  guard_fail_fn=observer.guard_failed)(model)
+
+
+def can_observe() -> bool:
+    """Whether this torch reports guard failures and counts frames as the loop reads them."""
+    # ``optimize`` forwards ``*args, **kwargs`` to ``eval_frame._optimize`` in torch 2.13.
+    eval_frame = getattr(torch._dynamo, "eval_frame", None)
+    entries = [getattr(torch._dynamo, "optimize", None), getattr(eval_frame, "_optimize", None)]
+    takes_hook = False
+    for entry in entries:
+        try:
+            takes_hook = takes_hook or "guard_fail_fn" in inspect.signature(entry).parameters
+        except (TypeError, ValueError):
+            continue
+    return takes_hook and hasattr(getattr(torch._dynamo, "utils", None), "counters")
+
+
+def recompile_limit() -> int:
+    config = torch._dynamo.config
+    return int(getattr(config, "recompile_limit", None) or getattr(
+        config, "cache_size_limit", 8))
+
+
+def frames_compiled() -> int:
+    return int(torch._dynamo.utils.counters["frames"]["ok"])
+
+
+def number_arguments(model: torch.nn.Module, given: dict[str, Any]) -> dict[str, int | float]:
+    """``forward``'s Python numbers (not booleans): those given, and the defaults of the rest."""
+    numbers = {name: value for name, value in given.items()
+               if isinstance(value, (int, float)) and not isinstance(value, bool)}
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return numbers
+    for parameter in parameters:
+        default = parameter.default
+        if (parameter.name not in numbers and isinstance(default, (int, float))
+                and not isinstance(default, bool)):
+            numbers[parameter.name] = default
+    return numbers
+
+
+def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
+             values: dict[str, Any], numbers: dict[str, int | float],
+             seconds: float) -> LoopOutcome:
+    """The calls after a first one on ``tensors`` and ``values`` (made already), within
+    ``seconds``."""
+    outcome, limit = LoopOutcome(), recompile_limit()
+    deadline = time.perf_counter() + seconds
+    start_frames = frames_compiled()
+
+    def attempt(inputs: dict[str, Any], arguments: dict[str, Any]) -> list[str] | None:
+        """The guard failures of one call (newest cache entry first), None if it raised."""
+        before = len(observer.reasons)
+        outcome.calls += 1
+        try:
+            call(inputs, arguments)
+        except Exception:
+            return None
+        burst = observer.reasons[before:]
+        # Every cache entry of a frame failed, the last of them the limit's: dynamo then runs
+        # the frame eagerly.
+        if any((ids := recompile_reasons.compile_id(reason)) and ids[1] >= limit - 1
+               for reason in burst):
+            outcome.limit_reached = True
+        return burst
+
+    def in_time() -> bool:
+        outcome.finished = time.perf_counter() < deadline
+        return outcome.finished
+
+    _same_inputs(attempt, in_time, outcome, tensors, values, limit)
+    for subject, two_calls in _new_sizes(tensors, values):
+        if not in_time() or any(cause.kind == "every-size" for cause in outcome.causes):
+            break
+        _second_also(attempt, observer, outcome, "every-size", subject, two_calls)
+    for name, value in numbers.items():
+        if not in_time() or any(cause.kind == "every-number" for cause in outcome.causes):
+            break
+        changed = [(tensors, {**values, name: new}) for new in _new_values(value)]
+        _second_also(attempt, observer, outcome, "every-number",
+                     (f"argument `{name}`", f"L['{name}']"), changed)
+    outcome.frames = frames_compiled() - start_frames
+    return outcome
+
+
+def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[], bool],
+                 outcome: LoopOutcome, tensors: dict[str, Any], values: dict[str, Any],
+                 limit: int) -> None:
+    """Calls with the same inputs until one compiles nothing new or the limit is reached."""
+    for _ in range(limit):
+        if not in_time():
+            return
+        burst = attempt(tensors, dict(values))
+        if not burst:
+            return
+        if outcome.limit_reached:
+            outcome.causes.append(Recompile("every-call", "every call", recompile_reasons
+                                            .guard_words(burst[0]),
+                                            recompile_reasons.user_stack(burst[0])))
+            return
+
+
+def _second_also(attempt: Callable[..., list[str] | None], observer: Observer,
+                 outcome: LoopOutcome, kind: str, subject: tuple[str, str],
+                 two_calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """A cause of ``kind`` where the second of two new calls compiles again too."""
+    bursts = []
+    for inputs, arguments in two_calls:
+        burst = attempt(inputs, arguments)
+        if burst is None:
+            return  # forward refuses it: not a size or value the inputs allow
+        bursts.append(burst)
+    if not (bursts[0] and bursts[1]):
+        return
+    described, source = subject
+    stack = observer.specialised.get(source) or recompile_reasons.user_stack(bursts[1][0])
+    outcome.causes.append(Recompile(kind, described, recompile_reasons.guard_words(
+        bursts[1][0]), stack))
+
+
+def _new_sizes(tensors: dict[str, Any], values: dict[str, Any]
+               ) -> Iterator[tuple[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]]]:
+    """For the batch (dimension 0 of every tensor) and then each other dimension of each tensor
+    (with the same dimension of the others of the same size): two calls with new sizes."""
+    plain = {name: tensor for name, tensor in tensors.items()
+             if isinstance(tensor, torch.Tensor) and tensor.dim() > 0}
+    places = [(name, 0) for name in list(plain)[:1]]
+    places += [(name, dim) for name, tensor in plain.items() for dim in range(1, tensor.dim())]
+    for name, dim in places:
+        size = plain[name].shape[dim]
+        together = [other for other, tensor in plain.items()
+                    if tensor.dim() > dim and tensor.shape[dim] == size]
+        calls = []
+        for new in (size + 1, size + 2):
+            changed = dict(tensors)
+            for other in together:
+                shape = list(plain[other].shape)
+                shape[dim] = new
+                changed[other] = torch.ones(shape, dtype=plain[other].dtype,
+                                            device=plain[other].device)
+            calls.append((changed, dict(values)))
+        what = "the batch dimension" if dim == 0 else f"dimension {dim} of `{name}`"
+        yield (what, f"L['{name}'].size()[{dim}]"), calls
+
+
+def _new_values(value: int | float) -> list[int | float]:
+    """Two new values of a number (ints stay ints, past 0 and 1, which torch always
+    specialises)."""
+    if isinstance(value, int):
+        return [max(value, 1) + 1, max(value, 1) + 2]
+    return [value * 1.5 + 0.25, value * 2.5 + 0.5]
