@@ -1,10 +1,10 @@
 """The ``compile`` capture mode: ``torch.compile(model, backend=<recording>, fullgraph=False)``
-run once on the example inputs (batch size 2, usually on meta), which goes on past each graph
-break by itself. Each break is read where dynamo logs it
-(``InstructionTranslatorBase.log_graph_break``): its exception, ``gb_type`` (-> PyTorch's
-``GBnnnn``) and user stack (``real_stack``), located at the innermost workspace frame. The
-backend records the graphs it receives and returns them uncompiled, so nothing is compiled
-or written.
+run on the example inputs (batch size 2, usually on meta; then as a loop calls it:
+``recompile_loop``), which goes on past each graph break by itself. Each break is read where
+dynamo logs it (``InstructionTranslatorBase.log_graph_break``): its exception, ``gb_type``
+(-> PyTorch's ``GBnnnn``) and user stack (``real_stack``), located at the innermost workspace
+frame. The backend records the graphs it receives and returns them uncompiled, so nothing is
+compiled or written.
 
 Without that private hook the mode degrades to the first break only
 (``fullgraph=True``) and says so in the failure's message.
@@ -304,24 +304,6 @@ class _Run:
     loop: recompile_loop.LoopOutcome | None = None
 
 
-def _loop(compiled: Any, observer: recompile_loop.Observer, run: _Run, target: CaptureTarget,
-          inputs: dict[str, Any], seconds: float) -> recompile_loop.LoopOutcome:
-    """The loop of calls after the first; what it compiles and breaks is not the first call's
-    verdict, which stays as it was."""
-    graphs, breaks = len(run.graphs), len(run.breaks)
-
-    def call(tensors: dict[str, Any], values: dict[str, Any]) -> None:
-        with torch.no_grad():
-            compiled(**tensors, **values)
-
-    values = target.fresh_values()
-    numbers = recompile_loop.number_arguments(target.model, values)
-    outcome = recompile_loop.run_loop(call, observer, inputs, {**values, **numbers}, numbers,
-                                      seconds)
-    del run.graphs[graphs:], run.breaks[breaks:], run.stops[:]
-    return outcome
-
-
 def _on_fake_cpu(run: _Run) -> str | None:
     """Why the run is to be made again on fake CPU tensors, where it stopped at what only the
     meta device lacks: a meta tensor meeting a CPU tensor the code made, an operator without
@@ -347,8 +329,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
          device: torch.device | None = None, loop_seconds: float = 0.0) -> _Run:
     """``target``'s model compiled with a recording backend and called once on its example
     inputs, meta values stood in for (``planned`` where given); on fake tensors of ``device``
-    (a GPU's for a class judged for one) where given. With ``loop_seconds``, a first call that
-    went through is followed by the loop of calls (``recompile_loop``)."""
+    (a GPU's for a class judged for one) where given; then ``recompile_loop``'s calls."""
     run = _Run()
     observer: recompile_loop.Observer | None = None
 
@@ -393,7 +374,11 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
         except BaseException as error:
             run.ending_error = error
         if observer is not None and run.ending_error is None and not run.stops:
-            run.loop = _loop(compiled, observer, run, target, inputs, loop_seconds)
+            # What the loop compiles and breaks is not the first call's verdict.
+            graphs, breaks = len(run.graphs), len(run.breaks)
+            run.loop = recompile_loop.after_first_call(compiled, observer, target, inputs,
+                                                       loop_seconds, stand_ins.numbers)
+            del run.graphs[graphs:], run.breaks[breaks:], run.stops[:]
     torch._dynamo.reset()
     run.notes, run.numbers_stood_in = stand_ins.notes, stand_ins.numbers
     return run

@@ -28,8 +28,9 @@ def recompile_hints(context: JobContext, target: CaptureTarget,
 
 
 def loop_notes(outcome: LoopOutcome | None) -> list[str]:
-    return [] if outcome is None or outcome.finished else [
-        UNFINISHED.format(calls=outcome.calls)]
+    if outcome is None or outcome.finished:
+        return []
+    return [outcome.not_run or UNFINISHED.format(calls=outcome.calls)]
 
 
 def _hint(context: JobContext, target: CaptureTarget, cause: Recompile) -> Hint:

@@ -1,7 +1,7 @@
 """Compile mode calls ``forward`` as a training or serving loop does: the compiled module is
-called again with the same inputs, then with two new sizes of each dimension (the batch first,
+called again with the same inputs, then with three new sizes of each dimension (the batch first,
 then every other dimension the inputs allow: a size ``forward`` refuses is not one they allow),
-then with two new values of each Python number argument. Dynamo's own hook reports each
+then with three new values of each Python number argument. Dynamo's own hook reports each
 recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles`` prints it) and its frame counter
 counts the frames compiled.
 
@@ -10,8 +10,9 @@ automatic dynamic shapes make it dynamic. A cause is found where that does not h
 kind, and the loop moves on at the first of each kind:
 
 - ``every-call``: calls with the same inputs recompile until ``recompile_limit``;
-- ``every-size``: the second new size of a dimension compiles again (the code specialised it);
-- ``every-number``: the second new value of a number argument compiles again.
+- ``every-size``: each new size of a dimension after the first compiles again, on a guard
+  about that size (the code specialised it; a branch on a size compiles once more, then not);
+- ``every-number``: each new value of a number argument after the first compiles again.
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
 """
@@ -27,6 +28,7 @@ from typing import Any
 import torch
 
 from fxcore.worker.capture.compile import recompile_reasons
+from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.locate import RawPosition
 
 #: A call of the compiled module: tensors and other values by ``forward`` argument.
@@ -52,6 +54,14 @@ class LoopOutcome:
     causes: list[Recompile] = field(default_factory=list)
     finished: bool = True
     calls: int = 0
+    #: Why the loop did not run at all.
+    not_run: str | None = None
+
+
+#: Why the loop does not run on a class that reads numbers out of tensors.
+READS_DATA = ("the loop of calls that looks for recompilations was not run: forward reads "
+              "numbers out of tensor data (.item(), .tolist()), which tensors without data "
+              "do not have")
 
 
 class Observer:
@@ -123,6 +133,24 @@ def number_arguments(model: torch.nn.Module, given: dict[str, Any]) -> dict[str,
     return numbers
 
 
+def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
+                     inputs: dict[str, Any], seconds: float, stood_in: int) -> LoopOutcome:
+    """The loop after the compiled ``target``'s first call on ``inputs``: the number
+    arguments ``forward`` takes passed as numbers, with the values the first call had. Not
+    where the first call read numbers out of meta tensors (``stood_in``): what compiles again
+    then depends on data the loop does not have."""
+    if stood_in:
+        return LoopOutcome(finished=False, not_run=READS_DATA)
+
+    def call(tensors: dict[str, Any], values: dict[str, Any]) -> None:
+        with torch.no_grad():
+            compiled(**tensors, **values)
+
+    values = target.fresh_values()
+    numbers = number_arguments(target.model, values)
+    return run_loop(call, observer, inputs, {**values, **numbers}, numbers, seconds)
+
+
 def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
              values: dict[str, Any], numbers: dict[str, int | float],
              seconds: float) -> LoopOutcome:
@@ -153,16 +181,16 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         return outcome.finished
 
     _same_inputs(attempt, in_time, outcome, tensors, values, limit)
-    for subject, two_calls in _new_sizes(tensors, values):
+    for subject, calls in _new_sizes(tensors, values):
         if not in_time() or any(cause.kind == "every-size" for cause in outcome.causes):
             break
-        _second_also(attempt, observer, outcome, "every-size", subject, two_calls)
+        _each_new_one(attempt, observer, outcome, "every-size", subject, calls)
     for name, value in numbers.items():
         if not in_time() or any(cause.kind == "every-number" for cause in outcome.causes):
             break
         changed = [(tensors, {**values, name: new}) for new in _new_values(value)]
-        _second_also(attempt, observer, outcome, "every-number",
-                     (f"argument `{name}`", f"L['{name}']"), changed)
+        _each_new_one(attempt, observer, outcome, "every-number",
+                      Subject(f"argument `{name}`", f"L['{name}']", (f"{name} ==",)), changed)
     outcome.frames = frames_compiled() - start_frames
     return outcome
 
@@ -184,28 +212,44 @@ def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[],
             return
 
 
-def _second_also(attempt: Callable[..., list[str] | None], observer: Observer,
-                 outcome: LoopOutcome, kind: str, subject: tuple[str, str],
-                 two_calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """A cause of ``kind`` where the second of two new calls compiles again too."""
+def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
+                  outcome: LoopOutcome, kind: str, subject: Subject,
+                  calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """A cause of ``kind`` where, after the first new size or value (which makes it dynamic),
+    each further one compiles again on a guard about it (not on some other value that changed
+    between the calls, such as a flag ``forward`` flips)."""
     bursts = []
-    for inputs, arguments in two_calls:
+    for inputs, arguments in calls:
         burst = attempt(inputs, arguments)
         if burst is None:
             return  # forward refuses it: not a size or value the inputs allow
         bursts.append(burst)
-    if not (bursts[0] and bursts[1]):
+    if not all(burst and subject.guarded(burst[0]) for burst in bursts[1:]):
         return
-    described, source = subject
-    stack = observer.specialised.get(source) or recompile_reasons.user_stack(bursts[1][0])
-    outcome.causes.append(Recompile(kind, described, recompile_reasons.guard_words(
-        bursts[1][0]), stack))
+    stack = observer.specialised.get(subject.source) or recompile_reasons.user_stack(
+        bursts[-1][0])
+    outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
+        bursts[-1][0]), stack))
+
+
+@dataclass
+class Subject:
+    """What a phase changes: as the message names it, as dynamo names its source, and the
+    words of a guard about it (``x``'s size at index 1; ``steps ==``)."""
+
+    described: str
+    source: str
+    words: tuple[str, ...]
+
+    def guarded(self, reason: str) -> bool:
+        first = reason.split("\n", 1)[0]
+        return self.source in first or all(word in first for word in self.words)
 
 
 def _new_sizes(tensors: dict[str, Any], values: dict[str, Any]
-               ) -> Iterator[tuple[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]]]:
+               ) -> Iterator[tuple[Subject, list[tuple[dict[str, Any], dict[str, Any]]]]]:
     """For the batch (dimension 0 of every tensor) and then each other dimension of each tensor
-    (with the same dimension of the others of the same size): two calls with new sizes."""
+    (with the same dimension of the others of the same size): three calls with new sizes."""
     plain = {name: tensor for name, tensor in tensors.items()
              if isinstance(tensor, torch.Tensor) and tensor.dim() > 0}
     places = [(name, 0) for name in list(plain)[:1]]
@@ -215,7 +259,7 @@ def _new_sizes(tensors: dict[str, Any], values: dict[str, Any]
         together = [other for other, tensor in plain.items()
                     if tensor.dim() > dim and tensor.shape[dim] == size]
         calls = []
-        for new in (size + 1, size + 2):
+        for new in (size + 1, size + 2, size + 3):
             changed = dict(tensors)
             for other in together:
                 shape = list(plain[other].shape)
@@ -224,12 +268,12 @@ def _new_sizes(tensors: dict[str, Any], values: dict[str, Any]
                                             device=plain[other].device)
             calls.append((changed, dict(values)))
         what = "the batch dimension" if dim == 0 else f"dimension {dim} of `{name}`"
-        yield (what, f"L['{name}'].size()[{dim}]"), calls
+        yield Subject(what, f"L['{name}'].size()[{dim}]", (f"'{name}'", f"index {dim}")), calls
 
 
 def _new_values(value: int | float) -> list[int | float]:
-    """Two new values of a number (ints stay ints, past 0 and 1, which torch always
+    """Three new values of a number (ints stay ints, past 0 and 1, which torch always
     specialises)."""
     if isinstance(value, int):
-        return [max(value, 1) + 1, max(value, 1) + 2]
-    return [value * 1.5 + 0.25, value * 2.5 + 0.5]
+        return [max(value, 1) + step for step in (1, 2, 3)]
+    return [value * factor + 0.25 for factor in (1.5, 2.5, 3.5)]
