@@ -28,7 +28,7 @@ from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
 
-pytestmark = [pytest.mark.slow, pytest.mark.matrix,
+pytestmark = [pytest.mark.matrix,
               pytest.mark.skipif(not recompile_loop.can_observe(),
                                  reason="this torch reports no guard failures to a hook")]
 
@@ -113,6 +113,7 @@ def marked(name: str) -> list[tuple[str, int]]:
     return [(code, line) for code, line in found if line is not None]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_loop_on_meta_is_real_torchs(name: str) -> None:
     with contextlib.redirect_stdout(io.StringIO()):
@@ -128,6 +129,7 @@ def test_the_loop_on_meta_is_real_torchs(name: str) -> None:
     assert causes(run.loop) == causes(real) == marked(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_diagnostics_at_the_marked_lines(name: str) -> None:
     context, target = meta_target(name)
@@ -135,3 +137,15 @@ def test_diagnostics_at_the_marked_lines(name: str) -> None:
         record = CompileCapture().capture(context, target)
     assert [(hint.code, hint.line) for hint in record.hints] == marked(name)
     assert all(hint.path == str(CORPUS) for hint in record.hints)
+
+
+
+def test_a_counter_forward_increments_is_fx505_with_torchs_guard_and_hint() -> None:
+    """The fast tier's check of the loop: an integer attribute ``forward`` increments reaches
+    the limit: FX505 at its line, PyTorch's guard and hint in the message."""
+    context, target = meta_target("StepCounter")
+    (counter,) = CompileCapture().capture(context, target).hints
+    assert (counter.code, counter.line) == ("FX505", marked_line(CORPUS, "StepCounter",
+                                                                  "# FX505"))
+    assert "self.step ==" in counter.message
+    assert "HINT: torch.compile considers integer attributes" in counter.message
