@@ -377,7 +377,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             # What the loop compiles and breaks is not the first call's verdict.
             graphs, breaks = len(run.graphs), len(run.breaks)
             run.loop = recompile_loop.after_first_call(compiled, observer, target, inputs,
-                                                       loop_seconds, stand_ins.numbers)
+                                                       loop_seconds, len(stand_ins.read))
             del run.graphs[graphs:], run.breaks[breaks:], run.stops[:]
     torch._dynamo.reset()
     run.notes, run.numbers_stood_in = stand_ins.notes, stand_ins.numbers

@@ -60,8 +60,8 @@ class LoopOutcome:
 
 #: Why the loop does not run on a class that reads numbers out of tensors.
 READS_DATA = ("the loop of calls that looks for recompilations was not run: forward reads "
-              "numbers out of tensor data (.item(), .tolist()), which tensors without data "
-              "do not have")
+              "values out of tensor data (.item(), .tolist(), a condition on a tensor), which "
+              "tensors without data do not have")
 
 
 class Observer:
@@ -137,8 +137,9 @@ def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
                      inputs: dict[str, Any], seconds: float, stood_in: int) -> LoopOutcome:
     """The loop after the compiled ``target``'s first call on ``inputs``: the number
     arguments ``forward`` takes passed as numbers, with the values the first call had. Not
-    where the first call read numbers out of meta tensors (``stood_in``): what compiles again
-    then depends on data the loop does not have."""
+    where the first call read values out of meta tensors (``stood_in`` lines: numbers, the
+    truth of a condition): what runs and compiles again then depends on data the loop does not
+    have, and the stand-ins answer differently after the first time."""
     if stood_in:
         return LoopOutcome(finished=False, not_run=READS_DATA)
 
