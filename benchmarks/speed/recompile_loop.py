@@ -22,7 +22,7 @@ from unittest import mock
 
 from benchmarks.paths import REPOSITORY
 from benchmarks.provenance import machine_line
-from benchmarks.speed.compile_capture import cases as block_cases
+from benchmarks.speed.compile_capture import block_cases
 from benchmarks.tables import emit, markdown
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
