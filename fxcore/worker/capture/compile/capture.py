@@ -331,7 +331,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
     inputs, meta values stood in for (``planned`` where given); on fake tensors of ``device``
     (a GPU's for a class judged for one) where given; then ``recompile_loop``'s calls."""
     run = _Run()
-    observer: recompile_loop.Observer | None = None
+    observer: recompile_loop.Observer | None = None  # read by the backend
 
     def recording_backend(graph_module: fx.GraphModule, _inputs: Any) -> Any:
         run.graphs.append(graph_module)
@@ -365,7 +365,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             stack.enter_context(recording_breaks(
                 hook, functools.partial(_record_break, run.breaks,
                                         run.stops if on_meta else None)))
-        observer = recompile_loop.Observer() if loop_seconds else None
+        observer = recompile_loop.observer(loop_seconds)
         compiled = recompile_loop.optimize(target.model, recording_backend, hook is None,
                                            observer)
         try:

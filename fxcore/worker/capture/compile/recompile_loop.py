@@ -82,12 +82,17 @@ class Observer:
         self.specialised.update(recompile_reasons.specialisations(shape_env))
 
 
+def observer(seconds: float) -> Observer | None:
+    """The loop's observer where it runs: some time for it, and a torch that reports."""
+    return Observer() if seconds > 0 and can_observe() else None
+
+
 def optimize(model: torch.nn.Module, backend: Any, fullgraph: bool,
              observer: Observer | None) -> Any:
     """``torch.compile(model, backend=backend, fullgraph=fullgraph)``, through the dynamo entry
-    point it calls, with ``guard_fail_fn`` where the loop will run; plain ``torch.compile`` where
-    there is no loop or this torch's ``optimize`` takes no ``guard_fail_fn``."""
-    if observer is None or not can_observe():
+    point it calls, with ``guard_fail_fn`` where the loop will run (an ``observer``, only where
+    ``can_observe()``); plain ``torch.compile`` where there is no loop."""
+    if observer is None:
         return torch.compile(model, backend=backend, fullgraph=fullgraph)
     return torch._dynamo.optimize(backend, nopython=fullgraph,
                                   guard_fail_fn=observer.guard_failed)(model)
