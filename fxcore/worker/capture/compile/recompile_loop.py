@@ -71,12 +71,15 @@ class Observer:
     def __init__(self) -> None:
         self.reasons: list[str] = []
         self.specialised: dict[str, list[RawPosition]] = {}
+        #: How many graphs the backend received.
+        self.compiles = 0
 
     def guard_failed(self, failure: Any) -> None:
         self.reasons.append(str(getattr(failure, "reason", failure)))
 
     def compiled(self) -> None:
         """Read in the backend, while dynamo's tracing context is still the compile's."""
+        self.compiles += 1
         tracing = torch._guards.TracingContext.try_get()
         shape_env = getattr(getattr(tracing, "fake_mode", None), "shape_env", None)
         self.specialised.update(recompile_reasons.specialisations(shape_env))
@@ -187,7 +190,7 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         return outcome.finished
 
     _same_inputs(attempt, in_time, outcome, tensors, values, limit)
-    for subject, calls in _new_sizes(tensors, values):
+    for subject, calls in _new_sizes(tensors, values, observer):
         if not in_time() or any(cause.kind == "every-size" for cause in outcome.causes):
             break
         _each_new_one(attempt, observer, outcome, "every-size", subject, calls)
@@ -252,29 +255,47 @@ class Subject:
         return self.source in first or all(word in first for word in self.words)
 
 
-def _new_sizes(tensors: dict[str, Any], values: dict[str, Any]
+def _new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observer
                ) -> Iterator[tuple[Subject, list[tuple[dict[str, Any], dict[str, Any]]]]]:
     """For the batch (dimension 0 of every tensor) and then each other dimension of each tensor
-    (with the same dimension of the others of the same size): three calls with new sizes."""
+    (with the same dimension of the others of the same size): three calls with new sizes.
+
+    The first new batch also has every other dimension marked dynamic
+    (``torch._dynamo.maybe_mark_dynamic``, which lets torch specialise those the code needs
+    fixed): where that call compiled, a dimension it left symbolic is not specialised by the
+    code, a new size of it costs one recompilation at most, and its three calls are not made.
+    Only the dimensions it pinned (``Eq(s, n)``) are tried."""
     plain = {name: tensor for name, tensor in tensors.items()
              if isinstance(tensor, torch.Tensor) and tensor.dim() > 0}
+    mark = getattr(torch._dynamo, "maybe_mark_dynamic", None)
     places = [(name, 0) for name in list(plain)[:1]]
     places += [(name, dim) for name, tensor in plain.items() for dim in range(1, tensor.dim())]
+    marked_compile: int | None = None
     for name, dim in places:
+        source = f"L['{name}'].size()[{dim}]"
+        if dim > 0 and marked_compile is not None and observer.compiles > marked_compile \
+                and source not in observer.specialised:
+            continue
         size = plain[name].shape[dim]
         together = [other for other, tensor in plain.items()
                     if tensor.dim() > dim and tensor.shape[dim] == size]
         calls = []
         for new in (size + 1, size + 2, size + 3):
             changed = dict(tensors)
-            for other in together:
-                shape = list(plain[other].shape)
-                shape[dim] = new
-                changed[other] = torch.ones(shape, dtype=plain[other].dtype,
-                                            device=plain[other].device)
+            for other, tensor in plain.items():
+                shape = list(tensor.shape)
+                if other in together:
+                    shape[dim] = new
+                if other in together or (dim == 0 and not calls and mark is not None):
+                    changed[other] = torch.ones(shape, dtype=tensor.dtype, device=tensor.device)
+            if dim == 0 and not calls and mark is not None:
+                for other in plain:
+                    for marked in range(1, changed[other].dim()):
+                        mark(changed[other], marked)
+                marked_compile = observer.compiles
             calls.append((changed, dict(values)))
         what = "the batch dimension" if dim == 0 else f"dimension {dim} of `{name}`"
-        yield Subject(what, f"L['{name}'].size()[{dim}]", (f"'{name}'", f"index {dim}")), calls
+        yield Subject(what, source, (f"'{name}'", f"index {dim}")), calls
 
 
 def _new_values(value: int | float) -> list[int | float]:
