@@ -271,14 +271,16 @@ def _new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observ
     places = [(name, 0) for name in list(plain)[:1]]
     places += [(name, dim) for name, tensor in plain.items() for dim in range(1, tensor.dim())]
     marked_compile: int | None = None
+    tried: set[tuple[str, int]] = set()
     for name, dim in places:
         source = f"L['{name}'].size()[{dim}]"
-        if dim > 0 and marked_compile is not None and observer.compiles > marked_compile \
-                and source not in observer.specialised:
+        if (name, dim) in tried or (dim > 0 and marked_compile is not None and observer.compiles
+                                    > marked_compile and source not in observer.specialised):
             continue
         size = plain[name].shape[dim]
         together = [other for other, tensor in plain.items()
                     if tensor.dim() > dim and tensor.shape[dim] == size]
+        tried.update((other, dim) for other in together)
         calls = []
         for new in (size + 1, size + 2, size + 3):
             changed = dict(tensors)
