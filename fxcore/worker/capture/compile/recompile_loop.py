@@ -1,9 +1,9 @@
 """Compile mode calls ``forward`` as a training or serving loop does: the compiled module is
-called again with the same inputs, then with three new sizes of each dimension (the batch first,
-then every other dimension the inputs allow: a size ``forward`` refuses is not one they allow),
-then with three new values of each Python number argument. Dynamo's own hook reports each
-recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles`` prints it) and its frame counter
-counts the frames compiled.
+called again with the same inputs, then with three new sizes of the batch dimension and of each
+other dimension the code specialises (``_new_sizes``) that the inputs allow (a size ``forward``
+refuses is not one they allow), then with three new values of each Python number argument.
+Dynamo's own hook reports each recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles``
+prints it) and its frame counter counts the frames compiled.
 
 What is normal is left alone: one recompilation per new dimension or number, after which
 automatic dynamic shapes make it dynamic. A cause is found where that does not hold, one per
