@@ -20,6 +20,7 @@ The loop stops when its time is spent (``finished`` False): the first call's ver
 from __future__ import annotations
 
 import inspect
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -199,7 +200,8 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
             break
         changed = [(tensors, {**values, name: new}) for new in _new_values(value)]
         _each_new_one(attempt, observer, outcome, "every-number",
-                      Subject(f"argument `{name}`", f"L['{name}']", (f"{name} ==",)), changed)
+                      Subject(f"argument `{name}`", f"L['{name}']",
+                              (rf"(?<![\w.]){re.escape(name)}\b", "==")), changed)
     outcome.frames = frames_compiled() - start_frames
     return outcome
 
@@ -235,8 +237,10 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
         bursts.append(burst)
     if not all(burst and subject.guarded(burst[0]) for burst in bursts[1:]):
         return
-    stack = observer.specialised.get(subject.source) or recompile_reasons.user_stack(
-        bursts[-1][0])
+    # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
+    stack = observer.specialised.get(subject.source) or next(
+        (found for burst in reversed(bursts) if (found := recompile_reasons.user_stack(
+            burst[0]))), [])
     outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
         bursts[-1][0]), stack))
 
@@ -244,15 +248,17 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
 @dataclass
 class Subject:
     """What a phase changes: as the message names it, as dynamo names its source, and the
-    words of a guard about it (``x``'s size at index 1; ``steps ==``)."""
+    patterns a guard about it matches (``'x'`` and ``index 1``; ``steps`` and ``==``, which
+    torch 2.10 words ``___as_tensor(steps).item() == 3``)."""
 
     described: str
     source: str
-    words: tuple[str, ...]
+    patterns: tuple[str, ...]
 
     def guarded(self, reason: str) -> bool:
         first = reason.split("\n", 1)[0]
-        return self.source in first or all(word in first for word in self.words)
+        return self.source in first or all(re.search(pattern, first)
+                                           for pattern in self.patterns)
 
 
 def _new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observer
@@ -297,7 +303,7 @@ def _new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observ
                 marked_compile = observer.compiles
             calls.append((changed, dict(values)))
         what = "the batch dimension" if dim == 0 else f"dimension {dim} of `{name}`"
-        yield Subject(what, source, (f"'{name}'", f"index {dim}")), calls
+        yield Subject(what, source, (re.escape(f"'{name}'"), rf"index {dim}\b")), calls
 
 
 def _new_values(value: int | float) -> list[int | float]:

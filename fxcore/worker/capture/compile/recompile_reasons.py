@@ -17,7 +17,7 @@ _COMPILE_ID = re.compile(r"^\[?(\d+)/(\d+)\]?: ")
 _USER_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 #: ``code  # file:line in function`` (the user location of a ``ShapeEnv`` guard; torch shortens
 #: the file's path to its end).
-_SHORT_LOCATION = re.compile(r"#\s*(\S+):(\d+) in (\S+)\s*$")
+_SHORT_LOCATION = re.compile(r"#\s*(\S+\.py):(\d+) in (\S+)\s*$")
 
 
 def compile_id(reason: str) -> tuple[int, int] | None:
@@ -37,10 +37,16 @@ def guard_words(reason: str) -> str:
 
 def user_stack(reason: str) -> list[RawPosition]:
     """The user's frames torch gives with a reason, outermost first (none for a guard on a
-    tensor's sizes or type, which has no line of its own)."""
-    _, _, stack = reason.partition("User stack trace:")
-    return [RawPosition(file, function, int(line), None, None, None)
-            for file, line, function in _USER_FRAME.findall(stack)]
+    tensor's sizes or type, which has no line of its own). A torch that gives no ``User stack
+    trace`` (2.10) names the guard's line in its comment (``# self.step += 1  # m.py:9 in
+    forward``): that one frame."""
+    first, _, stack = reason.partition("User stack trace:")
+    frames = [RawPosition(file, function, int(line), None, None, None)
+              for file, line, function in _USER_FRAME.findall(stack)]
+    if frames:
+        return frames
+    located = _short_location(first.split("(HINT:", 1)[0].strip())
+    return [located] if located is not None else []
 
 
 def specialisations(shape_env: Any) -> dict[str, list[RawPosition]]:
