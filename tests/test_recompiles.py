@@ -21,6 +21,7 @@ from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.compile import recompile_loop
 from fxcore.worker.capture.compile.capture import CompileCapture, _on_fake_cpu, _Run, _run
+from fxcore.worker.capture.compile.recompile_hints import loop_notes
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
@@ -149,3 +150,12 @@ def test_a_counter_forward_increments_is_fx505_with_torchs_guard_and_hint() -> N
                                                                   "# FX505"))
     assert "self.step ==" in counter.message
     assert "HINT: torch.compile considers integer attributes" in counter.message
+
+
+def test_a_loop_out_of_time_leaves_the_first_calls_verdict_and_says_so() -> None:
+    _, target = meta_target("StepCounter")
+    run = _run(target, graph_break_hook(), True, loop_seconds=1e-9)
+    assert run.loop is not None and not run.loop.finished and run.loop.causes == []
+    assert run.ending_error is None and len(run.graphs) == 1  # the first call's verdict
+    (note,) = loop_notes(run.loop)
+    assert note.startswith("the loop of calls that looks for recompilations ran out of time")
