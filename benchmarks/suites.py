@@ -43,6 +43,8 @@ SUITES = (
                   "against the fx capture"),
         Benchmark("compile_capture", "the compile capture of one class in a warm process, "
                   "against the fx capture"),
+        Benchmark("recompile_loop", "the compile capture with its loop of calls against one "
+                  "call, in CPU seconds"),
         Benchmark("pt2_whole_model", "a whole 7B model under fx, export and compile, against "
                   "real torch (~1.5 min)", tables=("pt2_whole_model", "pt2_whole_model_small")),
         Benchmark("network_isolation", "what a network namespace costs each forked job"),

@@ -24,6 +24,7 @@ from fxcore.model.results import ModuleResult
 from fxcore.protocol.worker_messages import Classes, FileDone, Verdict, WorkerMessage
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.fx.capture import FxCapture
+from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 from fxcore.worker.job import Job
@@ -215,3 +216,56 @@ def test_meta_instances_stay_on_meta(loaded) -> None:
     FxCapture().capture(file.context, target)
     assert all(parameter.device == torch.device("meta")
                for parameter in target.model.parameters())
+
+
+PICKED_HEADS = """
+import torch
+from torch import nn
+
+
+class PickedHead(nn.Module):
+    def __init__(self, classify: bool = False):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.cls_head = nn.Linear(8, 3)
+        self.reg_head = nn.Linear(8, 1)
+        self.head = self.reg_head
+        self.unused = nn.Linear(8, 8)
+        self.classify = classify
+
+    def forward(self, x):
+        self.head = self.cls_head if self.classify else self.reg_head
+        return self.head(self.body(x))
+
+
+class HelperHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.aux = nn.Linear(8, 1)
+        self.spare = nn.Linear(8, 8)
+        self.use_aux = False
+
+    def forward(self, x):
+        return self._finish(self.body(x))
+
+    def _finish(self, y):
+        return self.aux(y) if self.use_aux else y
+
+    def reset(self):
+        self.spare.reset_parameters()
+"""
+
+
+def test_fx200_spares_a_head_forward_picks_by_assigning_it(loaded) -> None:
+    """Export names the picked head by the attribute it was assigned to (``head``), not by the
+    member (``reg_head``); the head this instance did not pick (``cls_head``), or that a method
+    forward calls uses only on another path (``aux``), is used by forward all the same. Members
+    only other methods name stay unused."""
+    file = loaded(PICKED_HEADS, EngineConfig(modes=("export",)))
+    sent: list[WorkerMessage] = []
+    Job(file.job, sent.append, [CAPTURES["export"]]).run()
+    unused = {message.module.class_name: [hint.member for hint in message.module.hints
+                                          if hint.code == "FX200"]
+              for message in sent if isinstance(message, Verdict)}
+    assert unused == {"PickedHead": ["unused"], "HelperHead": ["spare"]}

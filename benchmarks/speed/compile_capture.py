@@ -52,15 +52,13 @@ def median_seconds(run: Callable[[], object], runs: int) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    runs = parser.parse_args().runs
+def block_cases() -> dict[str, tuple[JobContext, CaptureTarget]]:
+    """The two blocks, built on meta, with their inputs."""
     sys.path.insert(0, MODELS)
     from llama import DecoderLayer
     from resnet50 import Bottleneck
 
-    cases = {
+    return {
         "Llama-2-7B decoder block": target(
             "llama.py", DecoderLayer, (4096, 32, 11008, 1e-5),
             {"x": TensorSpec("float32", (2, 128, 4096)),
@@ -70,6 +68,13 @@ def main() -> None:
             "resnet50.py", Bottleneck, (256, 64),
             {"x": TensorSpec("float32", (2, 256, 56, 56))}),
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    runs = parser.parse_args().runs
+    cases = block_cases()
     print(machine_line())
     rows = []
     for name, (context, case) in cases.items():

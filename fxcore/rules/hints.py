@@ -10,7 +10,10 @@ FX200 = Rule(
     severity="hint",
     docs="""\
 **Hint: a submodule or parameter that `forward` never uses.** It is found from the execution
-order recorded during the trace. It is shown as unnecessary code, never as an error.
+order recorded during the trace, counting the same object under any of its names (a head
+picked by `self.head = self.cls_head`), and sparing members that `forward`, or a method it
+calls, names on a path this instance did not take (a head picked by a flag or an argument).
+It is shown as unnecessary code, never as an error.
 
 Fix: delete it, or use it. Unused parameters also trouble DDP and FSDP.
 """,

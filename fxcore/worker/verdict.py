@@ -39,7 +39,7 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
             failures=record.failures, instantiated_on=target.instantiated_on,
             line_nodes=line_nodes(record), trace_seconds=record.seconds,
             graph_count=record.graph_count, node_count=record.node_count,
-            capture_notes=record.notes, **ran_on)
+            capture_notes=record.notes, hints=capture.hints(context, target, record), **ran_on)
     if not record.complete:
         recovered: dict[str, Any] = dict(ran_on)
         if record.graph is not None:

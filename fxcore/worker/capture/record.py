@@ -15,7 +15,7 @@ import torch
 from torch import fx
 
 from fxcore.model.container_spec import InputSpec
-from fxcore.model.results import Arguments, Failure, InputsOrigin, InstantiatedOn
+from fxcore.model.results import Arguments, Failure, Hint, InputsOrigin, InstantiatedOn
 from fxcore.worker.locate import RawPosition
 from fxcore.workspace.discovery import ClassSource
 
@@ -123,6 +123,8 @@ class CaptureRecord:
     #: Whether the capture drew from Python's or NumPy's global random generator
     #: (``fxcore.worker.seeding.drawn_states``): its graph keeps the outcomes drawn (FX206).
     drew_randomly: bool = False
+    #: Hints the capture found itself, beside its failures (compile mode's recompilations).
+    hints: list[Hint] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:

@@ -11,6 +11,7 @@ import torch
 from torch import fx
 
 from fxcore.model.results import CODES, GraphNode, GraphNodeInfo, Hint
+from fxcore.worker.graph.member_uses import aliased_names, names_forward_reads
 from fxcore.workspace.discovery import ClassSource
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ def unused_members(model: torch.nn.Module, captured: CaptureRecord, source: Clas
     for node in captured.graph.nodes if captured.graph is not None else []:
         if node.op in {"get_attr", "call_module"}:
             used.add(str(node.target))
+    used = aliased_names(model, used) | names_forward_reads(model)
 
     def is_used(name: str) -> bool:
         return any(item == name or item.startswith(name + ".") for item in used)

@@ -1,10 +1,10 @@
 """The ``compile`` capture mode: ``torch.compile(model, backend=<recording>, fullgraph=False)``
-run once on the example inputs (batch size 2, usually on meta), which goes on past each graph
-break by itself. Each break is read where dynamo logs it
-(``InstructionTranslatorBase.log_graph_break``): its exception, ``gb_type`` (-> PyTorch's
-``GBnnnn``) and user stack (``real_stack``), located at the innermost workspace frame. The
-backend records the graphs it receives and returns them uncompiled, so nothing is compiled
-or written.
+run on the example inputs (batch size 2, usually on meta; then as a loop calls it:
+``recompile_loop``), which goes on past each graph break by itself. Each break is read where
+dynamo logs it (``InstructionTranslatorBase.log_graph_break``): its exception, ``gb_type``
+(-> PyTorch's ``GBnnnn``) and user stack (``real_stack``), located at the innermost workspace
+frame. The backend records the graphs it receives and returns them uncompiled, so nothing is
+compiled or written.
 
 Without that private hook the mode degrades to the first break only
 (``fullgraph=True``) and says so in the failure's message.
@@ -45,7 +45,8 @@ from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
-from fxcore.worker.capture.compile import meta_weights, value_plan
+from fxcore.worker.capture.compile import meta_weights, recompile_loop, value_plan
+from fxcore.worker.capture.compile.recompile_hints import loop_notes, recompile_hints
 from fxcore.worker.capture.compile.torch_hooks import (
     eager_code_modes,
     graph_break_hook,
@@ -199,8 +200,9 @@ class CompileCapture:
         moved = not built_on_meta and meta_weights.is_large(target.model)
         on_meta = built_on_meta or moved
         started = time.perf_counter()
+        loop = context.job.config.timeout / 4
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
-            run = _run(target, hook, on_meta)
+            run = _run(target, hook, on_meta, loop_seconds=loop)
             device = None
             fake_cpu = _on_fake_cpu(run) if on_meta and judged_device() is None else None
             if fake_cpu is not None:
@@ -209,7 +211,7 @@ class CompileCapture:
                 # CPU's on fake CPU tensors: compiled again on those, as real torch runs them
                 # on the CPU. For an operator, only where that goes further: a tensor fx-lsp
                 # could not fake (held in a list) stays meta beside them.
-                again = _run(target, hook, on_meta, device=torch.device("cpu"))
+                again = _run(target, hook, on_meta, device=torch.device("cpu"), loop_seconds=loop)
                 if fake_cpu == ON_FAKE_CPU or not _stopped(again):
                     run, device = again, torch.device("cpu")
                 else:
@@ -220,7 +222,7 @@ class CompileCapture:
                 plan = value_plan.plan_values(target, context.is_workspace_path,
                                               context.job.config.timeout / 4)
                 if plan.taken:
-                    run = _run(target, hook, on_meta, plan.values, device)
+                    run = _run(target, hook, on_meta, plan.values, device, loop)
                     run.notes[:0] = plan.taken
                 if plan.missing is not None:
                     run.notes.append(plan.missing)
@@ -264,7 +266,10 @@ class CompileCapture:
                              node_count=sum(len(graph.graph.nodes) for graph in run.graphs),
                              node_origins=_node_origins(run.graphs, context), seconds=seconds,
                              not_checked=not_checked,
-                             notes=[fake_cpu] if fake_cpu is not None else [])
+                             notes=[*([fake_cpu] if fake_cpu is not None else []),
+                                    *loop_notes(run.loop)],
+                             hints=recompile_hints(context, target, run.loop)
+                             if run.loop is not None and not_checked is None else [])
 
     def _ending_failure(self, context: JobContext, target: CaptureTarget,
                         error: BaseException, first_break_only: bool) -> Failure:
@@ -283,8 +288,8 @@ class CompileCapture:
 
     def hints(self, context: JobContext, target: CaptureTarget,
               record: CaptureRecord) -> list[Hint]:
-        """No checks of its own beyond the breaks."""
-        return []
+        """The recompilations the loop of calls found."""
+        return record.hints
 
 
 @dataclass
@@ -300,6 +305,8 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     #: How many Python numbers of meta tensors were stood in for.
     numbers_stood_in: int = 0
+    #: What the loop of calls after the first found; None where it did not run.
+    loop: recompile_loop.LoopOutcome | None = None
 
 
 def _on_fake_cpu(run: _Run) -> str | None:
@@ -326,14 +333,17 @@ def _stopped(run: _Run) -> bool:
 
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
          planned: dict[Place, list[Any]] | None = None,
-         device: torch.device | None = None) -> _Run:
+         device: torch.device | None = None, loop_seconds: float = 0.0) -> _Run:
     """``target``'s model compiled with a recording backend and called once on its example
     inputs, meta values stood in for (``planned`` where given); on fake tensors of ``device``
-    (a GPU's for a class judged for one) where given."""
+    (a GPU's for a class judged for one) where given; then ``recompile_loop``'s calls."""
     run = _Run()
+    observer: recompile_loop.Observer | None = None  # read by the backend
 
     def recording_backend(graph_module: fx.GraphModule, _inputs: Any) -> Any:
         run.graphs.append(graph_module)
+        if observer is not None:
+            observer.compiled()
         return graph_module.forward
 
     torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
@@ -366,13 +376,20 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             stack.enter_context(recording_breaks(
                 hook, functools.partial(_record_break, run.breaks,
                                         run.stops if on_meta else None)))
-        compiled = torch.compile(target.model, backend=recording_backend,
-                                 fullgraph=hook is None)
+        observer = recompile_loop.observer(loop_seconds)
+        compiled = recompile_loop.optimize(target.model, recording_backend, hook is None,
+                                           observer)
         try:
             with torch.no_grad():
                 compiled(**inputs, **target.fresh_values())
         except BaseException as error:
             run.ending_error = error
+        if observer is not None and run.ending_error is None and not run.stops:
+            # What the loop compiles and breaks is not the first call's verdict.
+            graphs, breaks = len(run.graphs), len(run.breaks)
+            run.loop = recompile_loop.after_first_call(compiled, observer, target, inputs,
+                                                       loop_seconds, len(stand_ins.read))
+            del run.graphs[graphs:], run.breaks[breaks:], run.stops[:]
     torch._dynamo.reset()
     run.notes, run.numbers_stood_in = stand_ins.notes, stand_ins.numbers
     return run

@@ -1,0 +1,69 @@
+"""Recompilations of ``torch.compile`` across calls (compile mode): what the loop of calls
+(``fxcore.worker.capture.compile.recompile_loop``) finds beyond automatic dynamic shapes, at the
+user's line, in PyTorch's words (the guard that failed, as ``TORCH_LOGS=recompiles`` prints it,
+and torch's own hint where it gives one)."""
+
+from fxcore.rules.rule import Rule
+
+FX505 = Rule(
+    code="FX505",
+    kinds=("recompiles-every-call",),
+    severity="warning", mode="compile",
+    message="torch.compile recompiles on every call: {detail}",
+    docs="""\
+**`torch.compile` compiles the frame again on every call, reaches `recompile_limit` (8) and
+then runs it eagerly, without warning beyond one log line.** fx-lsp calls the compiled module
+again with the same inputs, as a training or serving loop does, and each call failed a guard
+that the previous call's code changed: the diagnostic is at the line where the guarded value
+comes from, with the guard as PyTorch prints it (`TORCH_LOGS=recompiles`) and its hint.
+
+```python
+def forward(self, x):
+    self.step += 1          # FX505: self.step == 7 (an integer attribute is static)
+    return self.lin(x) * (0.5 if self.step % 2 else 1.0)
+```
+
+Fix: as PyTorch's hint says: keep a changing counter in a tensor buffer
+(`self.register_buffer("step", torch.zeros((), dtype=torch.long))`), or make integer
+attributes dynamic (`torch._dynamo.config.allow_unspec_int_on_nn_module = True`).
+""",
+)
+
+FX506 = Rule(
+    code="FX506",
+    kinds=("recompiles-every-size",),
+    severity="warning", mode="compile",
+    message="torch.compile recompiles for every new size of {detail}",
+    docs="""\
+**`torch.compile` compiles again for every new size of an input's dimension.** A new batch
+size or sequence length normally costs one recompilation, after which the dimension is dynamic
+(automatic dynamic shapes). Here fx-lsp called the compiled module with two new sizes of the
+dimension and both compiled again: the code specialises the size, at this line (a loop
+`range(x.shape[1])`, `torch.tensor(list(range(n)))`, a size used as a dict key, `int()` or
+`.tolist()` of a size fed back into shapes). Once the limit (8) is reached, the frame runs
+eagerly for new sizes.
+
+Fix: compute with the size as a tensor operation (`torch.arange(x.shape[0])` rather than
+`torch.tensor(list(range(...)))`), vectorise the loop, or pad inputs to a few fixed sizes;
+`torch._dynamo.mark_dynamic(x, dim)` before the call makes torch report where it specialises.
+""",
+)
+
+FX507 = Rule(
+    code="FX507",
+    kinds=("recompiles-every-number",),
+    severity="warning", mode="compile",
+    message="torch.compile recompiles for every value of {detail}",
+    docs="""\
+**`torch.compile` compiles again for every value of a Python number argument of `forward`.**
+A number that changes between calls normally costs one recompilation, after which it is
+dynamic; here two new values both compiled again, because the code passes it where torch
+specialises on the value (`F.interpolate(scale_factor=s)`, `F.dropout(p=p)`, `range(n)`). The
+diagnostic is at that line, with the guard PyTorch prints.
+
+Fix: pass the number as a tensor where the operation takes one, keep it constant between
+calls, or compile with `dynamic=True`.
+""",
+)
+
+RULES = (FX505, FX506, FX507)

@@ -1,0 +1,314 @@
+"""Compile mode calls ``forward`` as a training or serving loop does: the compiled module is
+called again with the same inputs, then with three new sizes of the batch dimension and of each
+other dimension the code specialises (``_new_sizes``) that the inputs allow (a size ``forward``
+refuses is not one they allow), then with three new values of each Python number argument.
+Dynamo's own hook reports each recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles``
+prints it) and its frame counter counts the frames compiled.
+
+What is normal is left alone: one recompilation per new dimension or number, after which
+automatic dynamic shapes make it dynamic. A cause is found where that does not hold, one per
+kind, and the loop moves on at the first of each kind:
+
+- ``every-call``: calls with the same inputs recompile until ``recompile_limit``;
+- ``every-size``: each new size of a dimension after the first compiles again, on a guard
+  about that size (the code specialised it; a branch on a size compiles once more, then not);
+- ``every-number``: each new value of a number argument after the first compiles again.
+
+The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fxcore.worker.capture.compile import recompile_reasons
+from fxcore.worker.capture.record import CaptureTarget
+from fxcore.worker.locate import RawPosition
+
+#: A call of the compiled module: tensors and other values by ``forward`` argument.
+Call = Callable[[dict[str, Any], dict[str, Any]], None]
+
+
+@dataclass
+class Recompile:
+    """One cause: its kind, what recompiles (``dimension 0 of `x```), torch's guard, and the
+    user's line where the guarded value comes from (outermost first; none where torch gives
+    none)."""
+
+    kind: str
+    subject: str
+    guard: str
+    stack: list[RawPosition]
+
+
+@dataclass
+class LoopOutcome:
+    frames: int = 0
+    limit_reached: bool = False
+    causes: list[Recompile] = field(default_factory=list)
+    finished: bool = True
+    calls: int = 0
+    #: Why the loop did not run at all.
+    not_run: str | None = None
+
+
+#: Why the loop does not run on a class that reads numbers out of tensors.
+READS_DATA = ("the loop of calls that looks for recompilations was not run: forward reads "
+              "values out of tensor data (.item(), .tolist(), a condition on a tensor), which "
+              "tensors without data do not have")
+
+
+class Observer:
+    """What dynamo reports while the compiled module is called: each guard failure (one per
+    cache entry tried, newest first) and, per compile, where it specialised."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+        self.specialised: dict[str, list[RawPosition]] = {}
+        #: How many graphs the backend received.
+        self.compiles = 0
+
+    def guard_failed(self, failure: Any) -> None:
+        self.reasons.append(str(getattr(failure, "reason", failure)))
+
+    def compiled(self) -> None:
+        """Read in the backend, while dynamo's tracing context is still the compile's."""
+        self.compiles += 1
+        tracing = torch._guards.TracingContext.try_get()
+        shape_env = getattr(getattr(tracing, "fake_mode", None), "shape_env", None)
+        self.specialised.update(recompile_reasons.specialisations(shape_env))
+
+
+def observer(seconds: float) -> Observer | None:
+    """The loop's observer where it runs: some time for it, and a torch that reports."""
+    return Observer() if seconds > 0 and can_observe() else None
+
+
+def optimize(model: torch.nn.Module, backend: Any, fullgraph: bool,
+             observer: Observer | None) -> Any:
+    """``torch.compile(model, backend=backend, fullgraph=fullgraph)``, through the dynamo entry
+    point it calls, with ``guard_fail_fn`` where the loop will run (an ``observer``, only where
+    ``can_observe()``); plain ``torch.compile`` where there is no loop."""
+    if observer is None:
+        return torch.compile(model, backend=backend, fullgraph=fullgraph)
+    return torch._dynamo.optimize(backend, nopython=fullgraph,
+                                  guard_fail_fn=observer.guard_failed)(model)
+
+
+def can_observe() -> bool:
+    """Whether this torch reports guard failures and counts frames as the loop reads them."""
+    # ``optimize`` forwards ``*args, **kwargs`` to ``eval_frame._optimize`` in torch 2.13.
+    eval_frame = getattr(torch._dynamo, "eval_frame", None)
+    entries = [getattr(torch._dynamo, "optimize", None), getattr(eval_frame, "_optimize", None)]
+    takes_hook = False
+    for entry in entries:
+        try:
+            takes_hook = takes_hook or "guard_fail_fn" in inspect.signature(entry).parameters
+        except (TypeError, ValueError):
+            continue
+    return takes_hook and hasattr(getattr(torch._dynamo, "utils", None), "counters")
+
+
+def recompile_limit() -> int:
+    config = torch._dynamo.config
+    return int(getattr(config, "recompile_limit", None) or getattr(
+        config, "cache_size_limit", 8))
+
+
+def frames_compiled() -> int:
+    return int(torch._dynamo.utils.counters["frames"]["ok"])
+
+
+def number_arguments(model: torch.nn.Module, given: dict[str, Any]) -> dict[str, int | float]:
+    """``forward``'s Python numbers (not booleans): those given, and the defaults of the rest."""
+    numbers = {name: value for name, value in given.items()
+               if isinstance(value, (int, float)) and not isinstance(value, bool)}
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return numbers
+    for parameter in parameters:
+        default = parameter.default
+        if (parameter.name not in numbers and isinstance(default, (int, float))
+                and not isinstance(default, bool)):
+            numbers[parameter.name] = default
+    return numbers
+
+
+def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
+                     inputs: dict[str, Any], seconds: float, stood_in: int) -> LoopOutcome:
+    """The loop after the compiled ``target``'s first call on ``inputs``: the number
+    arguments ``forward`` takes passed as numbers, with the values the first call had. Not
+    where the first call read values out of meta tensors (``stood_in`` lines: numbers, the
+    truth of a condition): what runs and compiles again then depends on data the loop does not
+    have, and the stand-ins answer differently after the first time."""
+    if stood_in:
+        return LoopOutcome(finished=False, not_run=READS_DATA)
+
+    def call(tensors: dict[str, Any], values: dict[str, Any]) -> None:
+        with torch.no_grad():
+            compiled(**tensors, **values)
+
+    values = target.fresh_values()
+    numbers = number_arguments(target.model, values)
+    return run_loop(call, observer, inputs, {**values, **numbers}, numbers, seconds)
+
+
+def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
+             values: dict[str, Any], numbers: dict[str, int | float],
+             seconds: float) -> LoopOutcome:
+    """The calls after a first one on ``tensors`` and ``values`` (made already), within
+    ``seconds``."""
+    outcome, limit = LoopOutcome(), recompile_limit()
+    deadline = time.perf_counter() + seconds
+    start_frames = frames_compiled()
+
+    def attempt(inputs: dict[str, Any], arguments: dict[str, Any]) -> list[str] | None:
+        """The guard failures of one call (newest cache entry first), None if it raised."""
+        before = len(observer.reasons)
+        outcome.calls += 1
+        try:
+            call(inputs, arguments)
+        except Exception:
+            return None
+        burst = observer.reasons[before:]
+        # Every cache entry of a frame failed, the last of them the limit's: dynamo then runs
+        # the frame eagerly.
+        if any((ids := recompile_reasons.compile_id(reason)) and ids[1] >= limit - 1
+               for reason in burst):
+            outcome.limit_reached = True
+        return burst
+
+    def in_time() -> bool:
+        outcome.finished = time.perf_counter() < deadline
+        return outcome.finished
+
+    _same_inputs(attempt, in_time, outcome, tensors, values, limit)
+    for subject, calls in _new_sizes(tensors, values, observer):
+        if not in_time() or any(cause.kind == "every-size" for cause in outcome.causes):
+            break
+        _each_new_one(attempt, observer, outcome, "every-size", subject, calls)
+    for name, value in numbers.items():
+        if not in_time() or any(cause.kind == "every-number" for cause in outcome.causes):
+            break
+        changed = [(tensors, {**values, name: new}) for new in _new_values(value)]
+        _each_new_one(attempt, observer, outcome, "every-number",
+                      Subject(f"argument `{name}`", f"L['{name}']",
+                              (rf"(?<![\w.]){re.escape(name)}\b", "==")), changed)
+    outcome.frames = frames_compiled() - start_frames
+    return outcome
+
+
+def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[], bool],
+                 outcome: LoopOutcome, tensors: dict[str, Any], values: dict[str, Any],
+                 limit: int) -> None:
+    """Calls with the same inputs until one compiles nothing new or the limit is reached."""
+    for _ in range(limit):
+        if not in_time():
+            return
+        burst = attempt(tensors, dict(values))
+        if not burst:
+            return
+        if outcome.limit_reached:
+            outcome.causes.append(Recompile("every-call", "every call", recompile_reasons
+                                            .guard_words(burst[0]),
+                                            recompile_reasons.user_stack(burst[0])))
+            return
+
+
+def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
+                  outcome: LoopOutcome, kind: str, subject: Subject,
+                  calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """A cause of ``kind`` where, after the first new size or value (which makes it dynamic),
+    each further one compiles again on a guard about it (not on some other value that changed
+    between the calls, such as a flag ``forward`` flips)."""
+    bursts = []
+    for inputs, arguments in calls:
+        burst = attempt(inputs, arguments)
+        if burst is None:
+            return  # forward refuses it: not a size or value the inputs allow
+        bursts.append(burst)
+    if not all(burst and subject.guarded(burst[0]) for burst in bursts[1:]):
+        return
+    # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
+    stack = observer.specialised.get(subject.source) or next(
+        (found for burst in reversed(bursts) if (found := recompile_reasons.user_stack(
+            burst[0]))), [])
+    outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
+        bursts[-1][0]), stack))
+
+
+@dataclass
+class Subject:
+    """What a phase changes: as the message names it, as dynamo names its source, and the
+    patterns a guard about it matches (``'x'`` and ``index 1``; ``steps`` and ``==``, which
+    torch 2.10 words ``___as_tensor(steps).item() == 3``)."""
+
+    described: str
+    source: str
+    patterns: tuple[str, ...]
+
+    def guarded(self, reason: str) -> bool:
+        first = reason.split("\n", 1)[0]
+        return self.source in first or all(re.search(pattern, first)
+                                           for pattern in self.patterns)
+
+
+def _new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observer
+               ) -> Iterator[tuple[Subject, list[tuple[dict[str, Any], dict[str, Any]]]]]:
+    """For the batch (dimension 0 of every tensor) and then each other dimension of each tensor
+    (with the same dimension of the others of the same size): three calls with new sizes.
+
+    The first new batch also has every other dimension marked dynamic
+    (``torch._dynamo.maybe_mark_dynamic``, which lets torch specialise those the code needs
+    fixed): where that call compiled, a dimension it left symbolic is not specialised by the
+    code, a new size of it costs one recompilation at most, and its three calls are not made.
+    Only the dimensions it pinned (``Eq(s, n)``) are tried."""
+    plain = {name: tensor for name, tensor in tensors.items()
+             if isinstance(tensor, torch.Tensor) and tensor.dim() > 0}
+    mark = getattr(torch._dynamo, "maybe_mark_dynamic", None)
+    places = [(name, 0) for name in list(plain)[:1]]
+    places += [(name, dim) for name, tensor in plain.items() for dim in range(1, tensor.dim())]
+    marked_compile: int | None = None
+    tried: set[tuple[str, int]] = set()
+    for name, dim in places:
+        source = f"L['{name}'].size()[{dim}]"
+        if (name, dim) in tried or (dim > 0 and marked_compile is not None and observer.compiles
+                                    > marked_compile and source not in observer.specialised):
+            continue
+        size = plain[name].shape[dim]
+        together = [other for other, tensor in plain.items()
+                    if tensor.dim() > dim and tensor.shape[dim] == size]
+        tried.update((other, dim) for other in together)
+        calls = []
+        for new in (size + 1, size + 2, size + 3):
+            changed = dict(tensors)
+            for other, tensor in plain.items():
+                shape = list(tensor.shape)
+                if other in together:
+                    shape[dim] = new
+                if other in together or (dim == 0 and not calls and mark is not None):
+                    changed[other] = torch.ones(shape, dtype=tensor.dtype, device=tensor.device)
+            if dim == 0 and not calls and mark is not None:
+                for other in plain:
+                    for marked in range(1, changed[other].dim()):
+                        mark(changed[other], marked)
+                marked_compile = observer.compiles
+            calls.append((changed, dict(values)))
+        what = "the batch dimension" if dim == 0 else f"dimension {dim} of `{name}`"
+        yield Subject(what, source, (re.escape(f"'{name}'"), rf"index {dim}\b")), calls
+
+
+def _new_values(value: int | float) -> list[int | float]:
+    """Three new values of a number (ints stay ints, past 0 and 1, which torch always
+    specialises)."""
+    if isinstance(value, int):
+        return [max(value, 1) + step for step in (1, 2, 3)]
+    return [value * factor + 0.25 for factor in (1.5, 2.5, 3.5)]

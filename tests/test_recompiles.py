@@ -1,0 +1,161 @@
+"""Compile mode's loop of calls (``recompile_loop``) on the recompile corpus
+(tests/corpus/recompiles) agrees with real ``torch.compile`` (backend eager) on the CPU with
+real tensors and the same call sequence, computed in the same test: the frames compiled, whether
+``recompile_limit`` is reached, and the line of each recompilation's cause; and the verdict's
+diagnostics (FX505-FX507) are at the lines the corpus marks, none on a class that recompiles
+only as automatic dynamic shapes do."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.capture.compile import recompile_loop
+from fxcore.worker.capture.compile.capture import CompileCapture, _on_fake_cpu, _Run, _run
+from fxcore.worker.capture.compile.recompile_hints import loop_notes
+from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
+from fxcore.worker.capture.record import CaptureTarget
+from fxcore.worker.context import JobContext
+from fxcore.workspace.discovery import top_level_classes
+
+from engine_support import marked_line
+
+pytestmark = [pytest.mark.matrix,
+              pytest.mark.skipif(not recompile_loop.can_observe(),
+                                 reason="this torch reports no guard failures to a hook")]
+
+CORPUS = Path(__file__).parent / "corpus" / "recompiles" / "recompiles.py"
+#: Classes whose recompilations depend on numbers read out of tensor data: no loop on meta.
+READS_DATA = {"ItemShape"}
+CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507"}
+
+
+def corpus_module():
+    if "recompile_corpus" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("recompile_corpus", CORPUS)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["recompile_corpus"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["recompile_corpus"]
+
+
+NAMES = sorted(corpus_module().EXAMPLE_INPUTS)
+
+
+def meta_target(name: str) -> tuple[JobContext, CaptureTarget]:
+    """The class built as a worker builds it (on meta), with the corpus's inputs."""
+    cls = getattr(corpus_module(), name)
+    context = JobContext(TraceJob(path=str(CORPUS), workspace_root=str(CORPUS.parent),
+                                  config=EngineConfig()))
+    source = top_level_classes(CORPUS.read_text(encoding="utf-8"))[name]
+    built = build_class(context, cls, source)
+    assert isinstance(built, Built), built
+    shape = corpus_module().EXAMPLE_INPUTS[name]
+    return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
+                                  built.concrete_args,
+                                  example_inputs={"x": TensorSpec("float32", shape)})
+
+
+def real_torch(name: str) -> recompile_loop.LoopOutcome:
+    """The same calls on a real instance, on the CPU, with real tensors (ones, as the meta
+    run's stand-ins answer), compiled with the eager backend."""
+    torch.manual_seed(0)
+    model = getattr(corpus_module(), name)()
+    observer = recompile_loop.Observer()
+
+    def eager(graph_module: torch.fx.GraphModule, _inputs: object) -> object:
+        observer.compiled()
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    compiled = recompile_loop.optimize(model, eager, False, observer)
+    tensors = {"x": torch.ones(corpus_module().EXAMPLE_INPUTS[name])}
+    numbers = recompile_loop.number_arguments(model, {})
+
+    def call(inputs: dict[str, object], values: dict[str, object]) -> None:
+        with torch.no_grad():
+            compiled(**inputs, **values)
+
+    call(tensors, numbers)
+    try:
+        return recompile_loop.run_loop(call, observer, tensors, numbers, numbers, 120.0)
+    finally:
+        torch._dynamo.reset()
+
+
+def meta_run(target: CaptureTarget) -> _Run:
+    """The capture's run with its loop, on fake CPU tensors where the capture takes them (a
+    class that makes CPU tensors of its own)."""
+    run = _run(target, graph_break_hook(), True, loop_seconds=120.0)
+    if _on_fake_cpu(run) is not None:
+        run = _run(target, graph_break_hook(), True, device=torch.device("cpu"),
+                   loop_seconds=120.0)
+    return run
+
+
+def causes(outcome: recompile_loop.LoopOutcome) -> list[tuple[str, int | None]]:
+    return [(CODES[cause.kind], next((position.line for position in reversed(cause.stack)
+                                      if position.filename == str(CORPUS)), None))
+            for cause in outcome.causes]
+
+
+def marked(name: str) -> list[tuple[str, int]]:
+    found = [(code, marked_line(CORPUS, name, f"# {code}")) for code in CODES.values()]
+    return [(code, line) for code, line in found if line is not None]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_the_loop_on_meta_is_real_torchs(name: str) -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        real = real_torch(name)
+        _, target = meta_target(name)
+        run = meta_run(target)
+    assert run.loop is not None
+    if run.loop.not_run is not None:  # what recompiles depends on data meta has not
+        assert name in READS_DATA
+        return
+    assert run.loop.finished
+    assert (run.loop.frames, run.loop.limit_reached) == (real.frames, real.limit_reached)
+    assert causes(run.loop) == causes(real) == marked(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_diagnostics_at_the_marked_lines(name: str) -> None:
+    context, target = meta_target(name)
+    with contextlib.redirect_stdout(io.StringIO()):
+        record = CompileCapture().capture(context, target)
+    assert [(hint.code, hint.line) for hint in record.hints] == marked(name)
+    assert all(hint.path == str(CORPUS) for hint in record.hints)
+
+
+
+def test_a_counter_forward_increments_is_fx505_with_torchs_guard_and_hint() -> None:
+    """The fast tier's check of the loop: an integer attribute ``forward`` increments reaches
+    the limit: FX505 at its line, PyTorch's guard and hint in the message."""
+    context, target = meta_target("StepCounter")
+    (counter,) = CompileCapture().capture(context, target).hints
+    assert (counter.code, counter.line) == ("FX505", marked_line(CORPUS, "StepCounter",
+                                                                  "# FX505"))
+    assert "self.step ==" in counter.message
+    assert "HINT: torch.compile considers integer attributes" in counter.message
+
+
+def test_a_loop_out_of_time_leaves_the_first_calls_verdict_and_says_so() -> None:
+    _, target = meta_target("StepCounter")
+    run = _run(target, graph_break_hook(), True, loop_seconds=1e-9)
+    assert run.loop is not None and not run.loop.finished and run.loop.causes == []
+    assert run.ending_error is None and len(run.graphs) == 1  # the first call's verdict
+    (note,) = loop_notes(run.loop)
+    assert note.startswith("the loop of calls that looks for recompilations ran out of time")
