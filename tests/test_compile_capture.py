@@ -26,10 +26,10 @@ from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.compile import capture as compile_capture
 from fxcore.worker.capture.compile.capture import (
     NO_INPUTS,
-    ON_FAKE_CPU_KERNEL,
     CompileCapture,
     _break_failure,
 )
+from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU_KERNEL
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_library_input_sources import checked_against_real_torch
 
-from fxcore.worker.capture.compile.capture import ON_FAKE_CPU
+from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 
 # Over 20 s (real torch beside fx-lsp): the slow tier. A sweep of 30-odd classes, a quarter of a

@@ -20,7 +20,8 @@ from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.compile import recompile_loop
-from fxcore.worker.capture.compile.capture import CompileCapture, _on_fake_cpu, _Run, _run
+from fxcore.worker.capture.compile.capture import CompileCapture, _Run, _run
+from fxcore.worker.capture.compile.fake_cpu import fake_cpu_reason
 from fxcore.worker.capture.compile.recompile_hints import loop_notes
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
 from fxcore.worker.capture.record import CaptureTarget
@@ -97,7 +98,7 @@ def meta_run(target: CaptureTarget) -> _Run:
     """The capture's run with its loop, on fake CPU tensors where the capture takes them (a
     class that makes CPU tensors of its own)."""
     run = _run(target, graph_break_hook(), True, loop_seconds=120.0)
-    if _on_fake_cpu(run) is not None:
+    if fake_cpu_reason(run.ending_error, run.stops) is not None:
         run = _run(target, graph_break_hook(), True, device=torch.device("cpu"),
                    loop_seconds=120.0)
     return run

@@ -16,7 +16,7 @@ import torch
 from class_sample import FULL_SWEEP, leave_out
 from test_library_input_sources import checked_against_real_torch
 
-from fxcore.worker.capture.compile.capture import ON_FAKE_CPU_KERNEL
+from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU_KERNEL
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 from fxcore.worker.capture.refused_kernels import real_kernels
 

@@ -46,6 +46,11 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile import meta_weights, recompile_loop, value_plan
+from fxcore.worker.capture.compile.fake_cpu import (
+    ON_FAKE_CPU,
+    fake_cpu_reason,
+    stopped_for_real_data,
+)
 from fxcore.worker.capture.compile.recompile_hints import loop_notes, recompile_hints
 from fxcore.worker.capture.compile.torch_hooks import (
     eager_code_modes,
@@ -77,16 +82,6 @@ from fxcore.worker.inputs.values_read import Place, meta_values
 from fxcore.worker.locate import RawPosition
 
 NO_INPUTS = "not checkable: no example inputs"
-#: Said of a class compiled on fake CPU tensors because its code makes CPU tensors of its own.
-ON_FAKE_CPU = ("Compiled on fake CPU tensors: forward makes CPU tensors of its own, which meta "
-               "weights would meet.")
-#: Said of a class compiled on fake CPU tensors because a tensor torch makes from Python data
-#: stays a plain meta tensor beside dynamo's fake ones.
-ON_FAKE_CPU_DATA = ("Compiled on fake CPU tensors: torch makes a tensor from Python data in "
-                    "forward (an index list) that stays meta, and unfaked, beside meta weights.")
-#: Said of a class compiled on fake CPU tensors because an operator it runs has no meta kernel.
-ON_FAKE_CPU_KERNEL = ("Compiled on fake CPU tensors: forward runs {op}, which has a CPU kernel "
-                      "and no meta kernel.")
 #: The kind of FX503: a line that needs real data on meta.
 NOT_CHECKABLE = "compile-not-checkable"
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
@@ -204,7 +199,8 @@ class CompileCapture:
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
             run = _run(target, hook, on_meta, loop_seconds=loop)
             device = None
-            fake_cpu = _on_fake_cpu(run) if on_meta and judged_device() is None else None
+            fake_cpu = fake_cpu_reason(run.ending_error, run.stops) \
+                if on_meta and judged_device() is None else None
             if fake_cpu is not None:
                 # Tensors the code makes itself (torch.zeros(8), torch.randn(x.shape)) are CPU
                 # tensors beside meta weights, and an operator without a meta kernel runs the
@@ -212,7 +208,8 @@ class CompileCapture:
                 # on the CPU. For an operator, only where that goes further: a tensor fx-lsp
                 # could not fake (held in a list) stays meta beside them.
                 again = _run(target, hook, on_meta, device=torch.device("cpu"), loop_seconds=loop)
-                if fake_cpu == ON_FAKE_CPU or not _stopped(again):
+                if fake_cpu == ON_FAKE_CPU or not stopped_for_real_data(again.ending_error,
+                                                                         again.stops):
                     run, device = again, torch.device("cpu")
                 else:
                     fake_cpu = None
@@ -307,28 +304,6 @@ class _Run:
     numbers_stood_in: int = 0
     #: What the loop of calls after the first found; None where it did not run.
     loop: recompile_loop.LoopOutcome | None = None
-
-
-def _on_fake_cpu(run: _Run) -> str | None:
-    """Why the run is to be made again on fake CPU tensors, where it stopped at what only the
-    meta device lacks: a meta tensor meeting a CPU tensor the code made, an operator without
-    a meta kernel; None where it did not."""
-    errors = [run.ending_error] if run.ending_error is not None else []
-    limits = [limit for _, limit in run.stops] + [
-        limit for limit in map(meta_limits.needs_real_data, errors) if limit is not None]
-    if any(meta_limits.collides_with_cpu(error) for error in errors) or any(
-            limit.what.startswith(meta_limits.BESIDE_CPU) for limit in limits):
-        return ON_FAKE_CPU
-    if any(meta_limits.unfaked_meta_tensor(error) for error in errors):
-        return ON_FAKE_CPU_DATA
-    op = next((limit.operator for limit in limits if limit.operator is not None), None)
-    return ON_FAKE_CPU_KERNEL.format(op=f"`{op}`") if op is not None else None
-
-
-def _stopped(run: _Run) -> bool:
-    """Whether the run stopped where only real data goes on."""
-    return bool(run.stops) or (run.ending_error is not None
-                               and meta_limits.needs_real_data(run.ending_error) is not None)
 
 
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
