@@ -39,6 +39,10 @@ MAY_IMPORT |= {
     "fx_lsp.features": ADAPTERS_MAY_IMPORT | {"fx_lsp"},
     "fx_lsp.server": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features"},
     "fx_lsp.cli": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features", "fx_lsp.server"},
+    # The MCP server runs the command line's own code: the room above it, which the command
+    # line reaches only by name (``fx-lsp mcp``), so that it runs without the extra.
+    "fx_lsp.mcp_server": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features", "fx_lsp.server",
+                                                "fx_lsp.cli"},
 }
 #: fx_lsp's front door: the ``fx-lsp`` script and ``python -m fx_lsp``, which start the CLI.
 FRONT_DOOR = frozenset({"fx_lsp.__main__", "fx_lsp.launch"})
@@ -52,9 +56,11 @@ TOP_LEVEL = frozenset({"fxcore"})
 
 def room_of(module: str) -> str:
     """``fxcore.host.engine`` -> ``host``; ``fx_lsp.server.session`` -> ``fx_lsp.server``;
-    fx_lsp's top-level modules -> ``fx_lsp``."""
+    fx_lsp's top-level modules -> ``fx_lsp``, but for a room's own package (``fx_lsp.server``)."""
     parts = module.split(".")
     if parts[0] == "fx_lsp":
+        if len(parts) == 2 and module in MAY_IMPORT:
+            return module
         return "fx_lsp" if len(parts) <= 2 else f"fx_lsp.{parts[1]}"
     return parts[1] if len(parts) > 1 else "fxcore"
 

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from fx_lsp.cli import graph_diff_command, output_formats, shards
 from fx_lsp.cli.arguments import build_parser
+from fx_lsp.cli.mcp_command import mcp_by_name
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
-from fx_lsp.mcp_server import mcp_command
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import modes_problem, ordered_modes
@@ -367,7 +367,7 @@ def main(argv: Sequence[str] | None = None, engine: Engine | Pipeline | None = N
     parser = build_parser()
     arguments = parser.parse_args(argv)
     command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
-        "serve": _serve, "mcp": mcp_command, "explain": _explain, "merge": _merge,
+        "serve": _serve, "mcp": mcp_by_name, "explain": _explain, "merge": _merge,
         "check": lambda parser, arguments: _check(parser, arguments, engine),
         "graph": lambda parser, arguments: _graph(parser, arguments, engine),
         "diff": lambda parser, arguments: _diff(parser, arguments, engine)}
