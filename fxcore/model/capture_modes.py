@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 #: The modes ``fxcore.worker.capture.modes.CAPTURES`` registers itself, in their order.
-BUILTIN_MODES: tuple[str, ...] = ("fx", "export", "compile")
+BUILTIN_MODES: tuple[str, ...] = ("fx", "export", "compile", "onnx")
 #: The mode of a class's verdict where only one is shown (graph, inlay hints, code).
 DEFAULT_MODE = "fx"
 EXTRA_CAPTURES_VARIABLE = "FX_LSP_EXTRA_CAPTURES"

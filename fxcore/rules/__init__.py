@@ -10,11 +10,11 @@ them equal). Adding a code: a ``Rule`` in its family here, and the module that d
 
 from __future__ import annotations
 
-from fxcore.rules import compile, export, files, hints, shapes, suppressions, tracing
+from fxcore.rules import compile, export, files, hints, onnx, shapes, suppressions, tracing
 from fxcore.rules.rule import Rule, Severity
 
 RULES: tuple[Rule, ...] = (*tracing.RULES, *files.RULES, *hints.RULES, *shapes.RULES,
-                           *suppressions.RULES, *export.RULES, *compile.RULES)
+                           *suppressions.RULES, *export.RULES, *compile.RULES, *onnx.RULES)
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 #: How the codes start: this project's own, and PyTorch's graph breaks (compile mode).
 CODE_PREFIXES: tuple[str, ...] = ("FX", "GB")

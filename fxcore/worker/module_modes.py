@@ -1,8 +1,8 @@
 """The ``nn.Module`` mode a class is captured in: ``model.train()`` or ``model.eval()``.
 
 A class is built in train mode (``nn.Module``'s default). torch.fx traces it as built. Under
-``module-mode = "auto"`` (``EngineConfig.module_mode``) export judges it in eval mode, as a
-deployed model runs, and compile, used for training as much as for inference, in both modes
+``module-mode = "auto"`` (``EngineConfig.module_mode``) export and onnx judge it in eval mode, as
+a deployed model runs, and compile, used for training as much as for inference, in both modes
 where they can differ; ``"train"`` or ``"eval"`` judges export and compile in that mode alone.
 The verdicts of two modes become one (``mode_verdicts.merged``).
 
@@ -29,7 +29,8 @@ from fxcore.worker.mode_verdicts import merged
 
 #: The modes each capture that runs ``forward`` judges in under "auto", in the order they
 #: run (eval first: inputs decided there serve a train mode that may refuse them).
-_AUTO: dict[str, tuple[str, ...]] = {"export": (EVAL,), "compile": (EVAL, TRAIN)}
+_AUTO: dict[str, tuple[str, ...]] = {"export": (EVAL,), "compile": (EVAL, TRAIN),
+                                     "onnx": (EVAL,)}
 #: Classes already read: whether one of their own methods reads ``training``.
 _READS_TRAINING: dict[type, bool] = {}
 
