@@ -39,7 +39,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.model.capture_modes import modes_problem, ordered_modes
+from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.model.job_spec import EngineConfig, ReportConfig
 from fxcore.model.module_modes import module_mode_problem
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
@@ -287,7 +287,8 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
     if modes is not None:
         problem = modes_problem(modes)
         if problem is None:
-            config.modes = ordered_modes(modes)
+            config.modes, unavailable = available_modes(ordered_modes(modes))
+            problems.extend(f"{source}: 'modes': {line}" for line in unavailable)
         else:
             problems.append(f"{source}: 'modes' {problem}; ignored")
 

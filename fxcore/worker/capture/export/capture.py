@@ -88,12 +88,13 @@ class ExportCapture:
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         """The export's record; the outcome is kept on ``target`` for the onnx mode."""
-        record, program = self._exported(context, target)
+        record, program = self.exported(context, target)
         target.exports[target.model.training] = ExportOutcome(record, program)
         return record
 
-    def _exported(self, context: JobContext, target: CaptureTarget
-                  ) -> tuple[CaptureRecord, torch.export.ExportedProgram | None]:
+    def exported(self, context: JobContext, target: CaptureTarget
+                 ) -> tuple[CaptureRecord, torch.export.ExportedProgram | None]:
+        """The export's record, and its program where it ended with one."""
         if target.example_inputs is None:
             return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target)), \
                 None

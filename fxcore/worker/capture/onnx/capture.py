@@ -23,7 +23,7 @@ import torch
 from fxcore.model.results import Failure, Hint
 from fxcore.worker.capture.export import graph
 from fxcore.worker.capture.export.capture import ExportCapture, quiet_torch
-from fxcore.worker.capture.onnx import dimensions, operators, translation
+from fxcore.worker.capture.onnx import dimensions, exporting_flag, operators, translation
 from fxcore.worker.capture.onnx.exporter import Exporter, exporter
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, ExportOutcome
 from fxcore.worker.context import JobContext
@@ -53,7 +53,7 @@ class OnnxCapture:
             return CaptureRecord(self.mode, not_checked=(
                 f"not checked for ONNX: onnx-opset = {opset}, but this torch's exporter "
                 f"translates to opset {found.max_opset} at most"))
-        outcome = self._export_outcome(context, target)
+        outcome, notes = self._export_outcome(context, target)
         refused = _export_refusal(outcome)
         if refused is not None:
             return CaptureRecord(self.mode, not_checked=refused,
@@ -61,16 +61,28 @@ class OnnxCapture:
         assert outcome.program is not None
         started = time.perf_counter()
         with quiet_torch():
-            return self._checked(context, target, found, outcome.program, opset, started)
+            record = self._checked(context, target, found, outcome.program, opset, started)
+        record.notes[:0] = notes
+        return record
 
     @staticmethod
-    def _export_outcome(context: JobContext, target: CaptureTarget) -> ExportOutcome:
+    def _export_outcome(context: JobContext, target: CaptureTarget
+                        ) -> tuple[ExportOutcome, list[str]]:
         """The export mode's outcome on this instance in its current ``nn.Module`` mode:
-        reused where that mode ran, made here otherwise."""
+        reused where that mode ran, made here otherwise; made again with
+        ``torch.onnx.is_in_onnx_export()`` True where the code reads it. And notes."""
+        if exporting_flag.reads_flag(target.model):
+            missing = exporting_flag.missing_flag()
+            if missing is None:
+                with exporting_flag.onnx_exporting():
+                    return ExportOutcome(*ExportCapture().exported(context, target)), []
+            return ExportOutcome(*ExportCapture().exported(context, target)), [
+                f"Exported with torch.onnx.is_in_onnx_export() False, which the code reads: "
+                f"{missing}."]
         training = target.model.training
         if training not in target.exports:
             ExportCapture().capture(context, target)
-        return target.exports[training]
+        return target.exports[training], []
 
     def _checked(self, context: JobContext, target: CaptureTarget, found: Exporter,
                  program: torch.export.ExportedProgram, opset: int,

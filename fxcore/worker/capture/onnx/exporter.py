@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-#: What the mode needs installed: the extra names exactly the exporter's imports.
-INSTALL = "pip install 'fx-lsp[onnx]' (the packages onnx and onnxscript)"
+from fxcore.model.capture_modes import missing_packages_reason
+
+#: How to install what the exporter imports.
+INSTALL = "pip install 'fx-lsp[onnx]'"
 #: The private attributes of each module of ``torch.onnx._internal.exporter`` used here.
 _NEEDED: dict[str, tuple[str, ...]] = {
     "_registration": ("ONNXRegistry",),
@@ -47,20 +48,10 @@ class Exporter:
         return _registry(self.registration, self.registry_opset(opset))
 
 
-def missing_packages() -> str | None:
-    """Why the exporter cannot be imported here (onnx or onnxscript absent), if it cannot;
-    found without importing them."""
-    absent = [name for name in ("onnx", "onnxscript") if importlib.util.find_spec(name) is None]
-    if absent:
-        return (f"the onnx mode needs {' and '.join(absent)}, which are not installed: "
-                f"{INSTALL}")
-    return None
-
-
 @functools.cache
 def exporter() -> Exporter | str:
     """This torch's exporter pieces, or why they are not there."""
-    missing = missing_packages()
+    missing = missing_packages_reason("onnx")
     if missing is not None:
         return missing
     modules: dict[str, ModuleType] = {}
