@@ -54,7 +54,8 @@ if ! command -v nvim >/dev/null; then
 fi
 
 python3 -m pip install --quiet torch==2.13.0
-python3 -m pip install --quiet -e '.[test]' uv
+# The onnx mode's extra, and ONNX Runtime, which its tests load the real exports in.
+python3 -m pip install --quiet -e '.[test,onnx]' uv onnxruntime
 if [ -f scripts/install-thirdparty.sh ]; then
     bash scripts/install-thirdparty.sh
 fi

@@ -57,11 +57,24 @@ FX603 = _onnx_error(
     "onnx-specialized-dimension",
     """\
 **A dynamic dimension the ONNX export makes static.** A dimension configured dynamic
-(`dynamic = {x = {0 = "batch"}}` in the class's table) stayed dynamic through torch.export,
-but the ONNX model's input or output has a fixed size there: the exporter's decompositions
-specialised it, and the model then runs on that size only.
+(`dynamic = {x = {0 = "batch"}}` in the class's table) becomes a fixed size in the ONNX
+model, two ways:
 
-Fix: keep the operator that specialises it out of the graph, or export with that size.
+- torch.export refuses it (the export mode's FX403): `torch.onnx.export(..., dynamo=True)`
+  then applies the fix torch suggests (`refine_dynamic_shapes_from_suggested_fixes`) and
+  exports again, without an error: the model takes that one size. Reported at the line whose
+  guard did it; the rest of the class's translation is not checked (fx-lsp does not export
+  the refined shapes);
+- the exporter's decompositions guard a dimension torch.export kept symbolic: reported at
+  the class.
+
+```python
+def forward(self, x):               # dynamic = {x = {0 = "batch"}}
+    return self.fc(x.reshape(1, 16))  # FX603: the ONNX model takes batch = 4 only
+```
+
+Fix: make the code work for every size (`x.reshape(x.shape[0], -1)`), or export with that
+size.
 """,
 )
 

@@ -54,6 +54,10 @@ class OnnxCapture:
                 f"not checked for ONNX: onnx-opset = {opset}, but this torch's exporter "
                 f"translates to opset {found.max_opset} at most"))
         outcome, notes = self._export_outcome(context, target)
+        refined = dimensions.refined_by_exporter(outcome.record)
+        if refined:
+            return CaptureRecord(self.mode, failures=refined, notes=notes,
+                                 seconds=outcome.record.seconds)
         refused = _export_refusal(outcome)
         if refused is not None:
             return CaptureRecord(self.mode, not_checked=refused,
