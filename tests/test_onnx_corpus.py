@@ -37,7 +37,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.matrix]
 
 def corpus_workspace(tmp_path: Path, opset: int | None) -> Path:
     """The corpus with a pyproject.toml giving each class its inputs and dynamic dims."""
-    lines = ["[project]", "name = 'corpus'", "", "[tool.fx-lsp]", 'modes = ["onnx"]',
+    # A class's time-out well above its seconds: these machines' cores are shared.
+    lines = ["[project]", "name = 'corpus'", "", "[tool.fx-lsp]", 'modes = ["onnx"]', "timeout = 120",
              *([f"onnx-opset = {opset}"] if opset else []), ""]
     for path in sorted(CORPUS.glob("*.py")):
         shutil.copy(path, tmp_path / path.name)
@@ -57,13 +58,20 @@ def corpus_workspace(tmp_path: Path, opset: int | None) -> Path:
 
 
 def fx_lsp_verdicts(workspace: Path) -> dict[str, dict[str, Any]]:
+    """Each class's verdict in the JSON report, its failures with their diagnostics'
+    messages."""
     completed = subprocess.run(
         [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--output-format", "json",
          "."], cwd=workspace, capture_output=True, text=True, timeout=900,
         env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
     assert completed.returncode in (0, 1), completed.stderr[-3000:]
-    return {module["qualified_name"]: module
-            for module in json.loads(completed.stdout)["modules"]}
+    report = json.loads(completed.stdout)
+    messages = {(diagnostic["path"], diagnostic["line"], diagnostic["code"]): diagnostic["message"]
+                for diagnostic in report["diagnostics"]}
+    for module in report["modules"]:
+        for failure in module["failures"]:
+            failure["message"] = messages[(failure["path"], failure["line"], failure["code"])]
+    return {module["qualified_name"]: module for module in report["modules"]}
 
 
 def _translated_node(error: BaseException) -> torch.fx.Node | None:

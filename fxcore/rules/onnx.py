@@ -98,7 +98,10 @@ FX605 = not_checkable_rule("FX605", "onnx", """\
 exporter's decomposition or translation of this operator needs a tensor's values, which the
 fake tensors fx-lsp exports on do not have (a constant folded from a weight, a size read from
 data). The ONNX verdict stops there: the class is "not checked" in the onnx mode, which is
-not a failure. Run `torch.onnx.export(..., dynamo=True)` on real weights to check it.
+not a failure.
+
+Fix: none needed in the code; run `torch.onnx.export(..., dynamo=True)` on real weights to
+check the class.
 """)
 
 RULES = (FX601, FX602, FX603, FX604, FX605)

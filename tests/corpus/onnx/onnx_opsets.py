@@ -1,7 +1,6 @@
 """Operators whose translation depends on the opset (gelu from 20, group_norm from 21,
 rms_norm and scaled_dot_product_attention from 23; decomposed below those)."""
 
-import torch
 from torch import nn
 
 EXAMPLE_INPUTS = {"Normed": {"x": "float32[2, 4, 8]"}, "Attention": {"q": "float32[1, 2, 4, 8]"}}
