@@ -38,8 +38,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.matrix]
 def corpus_workspace(tmp_path: Path, opset: int | None) -> Path:
     """The corpus with a pyproject.toml giving each class its inputs and dynamic dims."""
     # A class's time-out well above its seconds: these machines' cores are shared.
-    lines = ["[project]", "name = 'corpus'", "", "[tool.fx-lsp]", 'modes = ["onnx"]', "timeout = 120",
-             *([f"onnx-opset = {opset}"] if opset else []), ""]
+    lines = ["[project]", "name = 'corpus'", "", "[tool.fx-lsp]", 'modes = ["onnx"]',
+             "timeout = 120", *([f"onnx-opset = {opset}"] if opset else []), ""]
     for path in sorted(CORPUS.glob("*.py")):
         shutil.copy(path, tmp_path / path.name)
         module = importlib.import_module(path.stem)

@@ -53,9 +53,9 @@ def test_onnx_opset_is_a_whole_number_of_an_opset() -> None:
 
 
 @pytest.fixture
-def onnx_not_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+def onnx_not_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     namespace: dict[str, object] = {}
-    exec(BLOCKER, namespace)  # noqa: S102 - the blocker the CLI test's process runs too
+    exec(BLOCKER, namespace)  # the blocker the CLI test's process runs first
     for name in [name for name in sys.modules if name.split(".")[0] in ("onnx", "onnxscript")]:
         monkeypatch.delitem(sys.modules, name)
     yield
