@@ -102,10 +102,7 @@ class OnnxCapture:
     def _checked(self, context: JobContext, target: CaptureTarget, found: Exporter,
                  program: torch.export.ExportedProgram, opset: int,
                  started: float) -> CaptureRecord:
-        notes = [] if opset >= found.torchlib_opset else [
-            f"Opset {opset} is below {found.torchlib_opset}, the opset of the exporter's "
-            f"translations: they are checked at {found.torchlib_opset}; the conversion "
-            f"down to {opset} that torch.onnx.export then runs is not checked."]
+        notes: list[str] = []
         try:
             decomposed = found.core._prepare_exported_program_for_export(
                 program, registry=found.registry(opset))
@@ -159,7 +156,8 @@ class OnnxCapture:
 
     @staticmethod
     def _named(node: torch.fx.Node | None) -> str:
-        return "a node" if node is None else f"`{operators.operator_name(node)}`"
+        return "the model (its conversion to the opset)" if node is None \
+            else f"`{operators.operator_name(node)}`"
 
     @staticmethod
     def _node_failures(context: JobContext, target: CaptureTarget,

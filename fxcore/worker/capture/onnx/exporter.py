@@ -39,6 +39,9 @@ class Exporter:
     #: ``torch.onnx.export``'s ``opset_version`` when none is given, and the highest it takes.
     default_opset: int
     max_opset: int
+    #: onnxscript's version converter, which ``torch.onnx.export`` runs on the translated
+    #: model for the ``opset_version`` it is given (always: its default is a number).
+    convert_version: Any
 
     def registry_opset(self, opset: int) -> int:
         """The opset of the registry ``torch.onnx.export(opset_version=opset)`` builds."""
@@ -67,6 +70,13 @@ def exporter() -> Exporter | str:
             return (f"this torch's ONNX exporter has no {', '.join(lacking)} in "
                     f"torch.onnx._internal.exporter.{name}, which the onnx mode uses")
         modules[name] = module
+    try:
+        apis = importlib.import_module("torch.onnx._internal._lazy_import").onnxscript_apis
+        convert_version = apis.convert_version
+    except Exception as error:  # an onnxscript without the API this torch calls
+        return (f"this torch's ONNX exporter cannot use the installed onnxscript "
+                f"({type(error).__name__}: {error}); {INSTALL} in a version that fits "
+                f"this torch")
     public = importlib.import_module("torch.onnx._constants")
     return Exporter(
         registration=modules["_registration"],
@@ -75,6 +85,7 @@ def exporter() -> Exporter | str:
         torchlib_opset=modules["_constants"].TORCHLIB_OPSET,
         default_opset=getattr(public, "ONNX_DEFAULT_OPSET", modules["_constants"].TORCHLIB_OPSET),
         max_opset=getattr(public, "ONNX_MAX_OPSET", modules["_constants"].TORCHLIB_OPSET),
+        convert_version=convert_version,
     )
 
 

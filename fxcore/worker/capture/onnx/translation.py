@@ -41,13 +41,17 @@ class Translated:
 
 def translate(exporter: Exporter, program: torch.export.ExportedProgram,
               opset: int) -> Translated:
-    """``program`` (decomposed) translated as ``torch.onnx.export`` translates it."""
+    """``program`` (decomposed) translated as ``torch.onnx.export`` translates it, then
+    converted to ``opset`` as it converts it (which also drops the values no node uses)."""
     try:
         onnx_program = exporter.core._exported_program_to_onnx_program(
             program, registry=exporter.registry(opset))
     except Exception as error:
         return Translated(error=error, node=_failed_node(error, program.graph_module))
-    return Translated(model=onnx_program.model)
+    try:
+        return Translated(model=exporter.convert_version(onnx_program.model, opset))
+    except Exception as error:
+        return Translated(error=error)
 
 
 def _causes(error: BaseException) -> list[BaseException]:
