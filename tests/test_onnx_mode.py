@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 
 from fxcore.model.capture_modes import available_modes
 from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.results import Failure
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.workspace.config import parse_config
 
@@ -94,6 +96,7 @@ def test_without_the_extra_the_cli_says_what_to_install_once(tmp_path: Path) -> 
         (f"Net{index}", "export", "traceable") for index in range(3)}
 
 
+@pytest.mark.slow  # onnxscript's import, the registry and an export: over 5 s on 2 cores
 def test_an_operator_without_translation_is_at_its_line() -> None:
     pytest.importorskip("onnxscript")
     from fxcore.worker.building.sources import Built, build_class
@@ -124,3 +127,44 @@ def test_an_operator_without_translation_is_at_its_line() -> None:
     assert "`prims.bessel_i1e.default` has no ONNX translation (opset 20" in \
         record.failures[0].message
     assert record.graph_module is None and record.not_checked is None
+
+
+@pytest.mark.slow  # onnxscript's import and three registries
+def test_an_operator_a_later_opset_translates_names_it_and_the_fix_sets_it(
+        tmp_path: Path) -> None:
+    """aten.rms_norm has a translation from opset 23 only (torch's exporter decomposes it
+    below that, so a real export never meets it undecomposed): the registry look-up of the
+    node as torch.export leaves it says so, and the quick fix sets onnx-opset."""
+    pytest.importorskip("onnxscript")
+    import torch
+
+    from fxcore.fixing.fix_plan import plan
+    from fxcore.model.results import ModuleResult
+    from fxcore.worker.capture.onnx.exporter import Exporter, exporter
+    from fxcore.worker.capture.onnx.operators import untranslated
+
+    class Normed(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.rms_norm(x, (4,))
+
+    found = exporter()
+    assert isinstance(found, Exporter)
+    program = torch.export.export(Normed(), (torch.ones(2, 4),))
+    [problem] = untranslated(found, program.graph_module, 20)
+    assert problem.kind == "onnx-needs-newer-opset"
+    assert problem.message.startswith("`aten.rms_norm.default` has an ONNX translation only "
+                                      "from opset 23 on: at opset 20")
+    assert untranslated(found, program.graph_module, 23) == []
+
+    path = str(tmp_path / "models.py")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    failure = Failure(path, 3, 1, 3, 9, code="FX602", kind=problem.kind,
+                      message=problem.message)
+    module = ModuleResult(path=path, class_name="Normed", qualified_name="models:Normed",
+                          line=1, column=7, end_line=1, end_column=13, status="failed")
+    texts = {str(tmp_path / "pyproject.toml"): "[project]\nname = 'w'\n"}
+    [fix] = plan(failure, module, texts.get, lambda _: str(tmp_path))
+    assert fix.title == "Check the ONNX export at opset 23 (onnx-opset, pyproject.toml)"
+    assert not fix.safe
+    _, new = fix.texts(texts.get)
+    assert parse_config(tomllib.loads(new)["tool"]["fx-lsp"])[0].onnx_opset == 23
