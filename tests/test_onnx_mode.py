@@ -13,6 +13,7 @@ import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,20 +26,47 @@ from fxcore.workspace.config import parse_config
 from engine_support import REPO_ROOT
 
 CORPUS = Path(__file__).parent / "corpus" / "onnx"
-#: Run first in a process, it makes ``import onnx`` and ``import onnxscript`` fail as where
-#: they are not installed.
+#: Run first in a process (a ``sitecustomize``), it hides onnx and onnxscript as where they
+#: are not installed.
 BLOCKER = '''\
+import site
 import sys
 
-
-class _NotInstalled:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("onnx", "onnxscript"):
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return None
+HIDDEN = ("onnx", "onnxscript")
 
 
-sys.meta_path.insert(0, _NotInstalled())
+class _Hiding:
+    """A site-packages directory's finder that does not see HIDDEN: find_spec answers None
+    for them, as where they are not installed (torch itself asks)."""
+
+    def __init__(self, finder):
+        self.finder = finder
+
+    def find_spec(self, name, target=None):
+        if name.split(".")[0] in HIDDEN:
+            return None
+        return self.finder.find_spec(name, target)
+
+    def invalidate_caches(self):
+        self.finder.invalidate_caches()
+
+
+HIDDEN_FROM = {}
+for entry in site.getsitepackages():
+    finder = sys.path_importer_cache.get(entry)
+    if finder is None:
+        for hook in sys.path_hooks:
+            try:
+                finder = hook(entry)
+                break
+            except ImportError:
+                continue
+    HIDDEN_FROM[entry] = finder
+    sys.path_importer_cache[entry] = _Hiding(finder)
+
+
+def restore():
+    sys.path_importer_cache.update(HIDDEN_FROM)
 '''
 INSTALL_LINE = ("the onnx capture mode needs onnx and onnxscript, which are not installed: "
                 "pip install 'fx-lsp[onnx]'; checked without it")
@@ -56,12 +84,12 @@ def test_onnx_opset_is_a_whole_number_of_an_opset() -> None:
 
 @pytest.fixture
 def onnx_not_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    namespace: dict[str, object] = {}
+    namespace: dict[str, Any] = {}
     exec(BLOCKER, namespace)  # the blocker the CLI test's process runs first
     for name in [name for name in sys.modules if name.split(".")[0] in ("onnx", "onnxscript")]:
         monkeypatch.delitem(sys.modules, name)
     yield
-    sys.meta_path.pop(0)
+    namespace["restore"]()
 
 
 def test_without_the_extra_the_onnx_mode_is_left_out_with_one_line(
