@@ -79,6 +79,9 @@ SUITES = (
         Benchmark("export_fidelity", "the export mode on real third-party models against real "
                   "torch.export"),
         Benchmark("compile_fidelity", "the compile mode against real torch.compile runs"),
+        Benchmark("onnx_fidelity", "the onnx mode on real third-party models against real "
+                  "torch.onnx.export(dynamo=True), with each side's seconds",
+                  needs="FILE..."),
         Benchmark("pt2_fidelity_table", "one row per third-party class, from the two above's "
                   "kept JSON", needs="--export DIR --compile DIR"),
         Benchmark("pt2_library_coverage", "fx, export and compile on libraries fx-lsp was not "

@@ -54,7 +54,9 @@ if ! command -v nvim >/dev/null; then
 fi
 
 python3 -m pip install --quiet torch==2.13.0
-python3 -m pip install --quiet -e '.[test,mcp]' uv
+# The extras whose tests run here: the MCP server's, and the onnx mode's with ONNX Runtime,
+# which its tests load the real exports in.
+python3 -m pip install --quiet -e '.[test,mcp,onnx]' uv onnxruntime
 if [ -f scripts/install-thirdparty.sh ]; then
     bash scripts/install-thirdparty.sh
 fi

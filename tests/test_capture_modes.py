@@ -85,7 +85,7 @@ def test_the_hosts_mode_names_are_the_workers_captures() -> None:
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                                env=_environment(FX_LSP_EXTRA_CAPTURES=TOY_CAPTURES), timeout=300)
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert completed.stdout.strip() == "True ['fx', 'export', 'compile', 'plain', 'exits']"
+    assert completed.stdout.strip() == "True ['fx', 'export', 'compile', 'onnx', 'plain', 'exits']"
 
 
 def test_each_class_gets_one_verdict_per_mode_in_the_cli_json(tmp_path: Path) -> None:
@@ -164,7 +164,8 @@ def test_an_unknown_mode_on_the_command_line_is_one_line(tmp_path: Path) -> None
     assert completed.returncode == 2, completed.stderr[-2000:]
     assert "Traceback" not in completed.stderr
     assert completed.stderr.splitlines() == [
-        "fx-lsp check: --mode fx,bogus: unknown capture mode 'bogus' (known: fx, export, compile)"]
+        "fx-lsp check: --mode fx,bogus: unknown capture mode 'bogus' (known: fx, export, "
+        "compile, onnx)"]
 
 
 @pytest.mark.slow  # over 12 s in the loaded fast tier
@@ -182,6 +183,6 @@ def test_unknown_modes_in_pyproject_are_a_config_problem() -> None:
     config, problems = parse_config({"modes": ["fx", "bogus"]})
     assert config.modes == ("fx",)
     assert problems == ["[tool.fx-lsp]: 'modes' unknown capture mode 'bogus' (known: fx, "
-                        "export, compile); ignored"]
+                        "export, compile, onnx); ignored"]
     config, problems = parse_config({"modes": []})
     assert problems and config.modes == ("fx",)

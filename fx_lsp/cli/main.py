@@ -24,7 +24,7 @@ from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
-from fxcore.model.capture_modes import modes_problem, ordered_modes
+from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.rules.documentation import documentation
 from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
@@ -149,7 +149,9 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
     problem = modes_problem(modes)
     if problem is not None:
         raise CommandError(f"--mode {option}: {problem}")
-    return ordered_modes(modes)
+    kept, unavailable = available_modes(ordered_modes(modes))
+    sys.stderr.writelines(f"fx-lsp: --mode {option}: {line}\n" for line in unavailable)
+    return kept
 
 
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,

@@ -15,7 +15,7 @@ import ast
 import functools
 from collections.abc import Callable
 
-from fxcore.fixing import fixes, pt2_plan, pyproject_fixes
+from fxcore.fixing import fixes, onnx_plan, pt2_plan, pyproject_fixes
 from fxcore.fixing.fix import Fix, RootOf, Run, TextOf, pyproject, run_here
 from fxcore.model.results import Failure, Frame, Hint, ModuleResult
 from fxcore.rules import BY_CODE
@@ -237,6 +237,8 @@ def _fixes(failure: Failure | Hint, module: ModuleResult | None, text_of: TextOf
             # torch.fx's fixes (torch.fx.wrap, leaf modules, concrete arguments) change
             # nothing that torch.export or torch.compile does.
             return pt2_plan.fixes_of(failure, module, text_of, root_of, run)
+        if rule is not None and rule.mode == "onnx":
+            return onnx_plan.fixes_of(failure, module, root_of)
         if failure.kind == "len":
             found += _len_fixes(failure, text_of)
         if failure.kind == "einops":

@@ -126,3 +126,13 @@ def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: 
     return tomlkit.dumps(document)
 
 
+
+
+def set_onnx_opset(pyproject: str, opset: int) -> str:
+    """``onnx-opset = <opset>`` under ``[tool.fx-lsp]``: the onnx mode checks that export."""
+    document = tomlkit.parse(pyproject)
+    table = _fx_table(document)
+    if table.get("onnx-opset") == opset:
+        return pyproject
+    table["onnx-opset"] = opset
+    return tomlkit.dumps(document)

@@ -111,6 +111,9 @@ class EngineConfig:
     #: The export mode also exports each class with ``strict=True`` (dynamo), reporting what
     #: fails only there (FX405): off by default, as it costs a second export per class.
     export_strict: bool = False
+    #: The ONNX opset the onnx mode checks ``torch.onnx.export(..., opset_version=)`` at;
+    #: None for the exporter's default (``fxcore.worker.capture.onnx``).
+    onnx_opset: int | None = None
     #: The device each class is judged for: ``cpu``, ``cuda``, or ``auto`` (the code's own:
     #: ``fxcore.worker.devices.device_choice``). Never the machine's.
     device: str = "auto"

@@ -15,6 +15,7 @@ from fxcore.rules import (
     export,
     files,
     hints,
+    onnx,
     recompiles,
     shapes,
     suppressions,
@@ -24,7 +25,7 @@ from fxcore.rules.rule import Rule, Severity
 
 RULES: tuple[Rule, ...] = (*tracing.RULES, *files.RULES, *hints.RULES, *shapes.RULES,
                            *suppressions.RULES, *export.RULES, *compile.RULES,
-                           *recompiles.RULES)
+                           *recompiles.RULES, *onnx.RULES)
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 #: How the codes start: this project's own, and PyTorch's graph breaks (compile mode).
 CODE_PREFIXES: tuple[str, ...] = ("FX", "GB")

@@ -1,8 +1,8 @@
 """The ``nn.Module`` mode a class is captured in: ``model.train()`` or ``model.eval()``.
 
 A class is built in train mode (``nn.Module``'s default). torch.fx traces it as built. Under
-``module-mode = "auto"`` (``EngineConfig.module_mode``) export judges it in eval mode, as a
-deployed model runs, and compile, used for training as much as for inference, in both modes
+``module-mode = "auto"`` (``EngineConfig.module_mode``) export and onnx judge it in eval mode, as
+a deployed model runs, and compile, used for training as much as for inference, in both modes
 where they can differ; ``"train"`` or ``"eval"`` judges export and compile in that mode alone.
 The verdicts of two modes become one (``mode_verdicts.merged``).
 
@@ -29,7 +29,8 @@ from fxcore.worker.mode_verdicts import merged
 
 #: The modes each capture that runs ``forward`` judges in under "auto", in the order they
 #: run (eval first: inputs decided there serve a train mode that may refuse them).
-_AUTO: dict[str, tuple[str, ...]] = {"export": (EVAL,), "compile": (EVAL, TRAIN)}
+_AUTO: dict[str, tuple[str, ...]] = {"export": (EVAL,), "compile": (EVAL, TRAIN),
+                                     "onnx": (EVAL,)}
 #: Classes already read: whether one of their own methods reads ``training``.
 _READS_TRAINING: dict[type, bool] = {}
 
@@ -61,21 +62,25 @@ def _codes(value: Any) -> Iterator[types.CodeType]:
         yield from _codes(wrapped)
 
 
-def _reads(code: types.CodeType) -> bool:
+def _reads(code: types.CodeType, name: str) -> bool:
     """Whether ``code`` or a function, lambda or comprehension nested in it reads an attribute
-    or name ``training``."""
-    return "training" in code.co_names or any(
-        _reads(const) for const in code.co_consts if isinstance(const, types.CodeType))
+    or name ``name``."""
+    return name in code.co_names or any(
+        _reads(const, name) for const in code.co_consts if isinstance(const, types.CodeType))
+
+
+def class_reads(cls: type, name: str) -> bool:
+    """Whether a method of ``cls`` or of a base below ``nn.Module`` reads ``name``."""
+    return any(_reads(code, name) for klass in cls.__mro__
+               if klass not in (torch.nn.Module, object)
+               for value in vars(klass).values() for code in _codes(value))
 
 
 def reads_training(cls: type) -> bool:
     """Whether a method of ``cls`` or of a base below ``nn.Module`` reads ``training``
     (``nn.Module``'s own ``train()`` sets it for every class)."""
     if cls not in _READS_TRAINING:
-        _READS_TRAINING[cls] = any(
-            _reads(code) for klass in cls.__mro__
-            if klass not in (torch.nn.Module, object)
-            for value in vars(klass).values() for code in _codes(value))
+        _READS_TRAINING[cls] = class_reads(cls, "training")
     return _READS_TRAINING[cls]
 
 

@@ -13,6 +13,7 @@ Example::
     guess-arguments = true   # synthesize constructor arguments nobody configured
     modes = ["fx"]           # capture modes, each giving its own verdict per class
     export-strict = false    # export mode: also export with strict=True (FX405)
+    onnx-opset = 20          # onnx mode: the opset_version torch.onnx.export is checked at
     device = "auto"          # judge classes for "cpu", "cuda", or as their code is written
     per-file-device = {"kernels/*.py" = "cuda"}   # over device, for matching files
     module-mode = "auto"     # "train" or "eval": the nn.Module mode export and compile judge in
@@ -38,7 +39,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.model.capture_modes import modes_problem, ordered_modes
+from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.model.job_spec import EngineConfig, ReportConfig
 from fxcore.model.module_modes import module_mode_problem
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
@@ -57,6 +58,9 @@ EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints
 REPORT_KEYS = ("select", "ignore", "per-file-ignores")
 #: A code or a prefix of one: ``FX``, ``FX0``, ``FX002``; ``GB``, ``GB0170`` (graph breaks).
 _CODE_PREFIX = re.compile(r"FX[0-9]{0,3}|GB[0-9]{0,4}")
+#: The first opset ``torch.onnx.export`` has ever taken (the exporter of a torch says which
+#: it can translate to: the onnx mode checks that).
+MIN_ONNX_OPSET = 7
 #: What ``pass-env`` may list: a variable's name, or a prefix of names ending in ``*``.
 _PASS_ENV_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")
 #: Longer time-outs are a mistake (and `inf` cannot be waited on): a day.
@@ -250,6 +254,14 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
     export_strict = _flag(table, "export-strict", source, problems)
     if export_strict is not None:
         config.export_strict = export_strict
+    onnx_opset = table.get("onnx-opset")
+    if onnx_opset is not None:
+        if isinstance(onnx_opset, int) and not isinstance(onnx_opset, bool) \
+                and onnx_opset >= MIN_ONNX_OPSET:
+            config.onnx_opset = onnx_opset
+        else:
+            problems.append(f"{source}: 'onnx-opset' must be a whole number, an ONNX opset "
+                            f"of at least {MIN_ONNX_OPSET}; ignored")
     module_mode = table.get("module-mode")
     if module_mode is not None:
         problem = module_mode_problem(module_mode)
@@ -275,7 +287,8 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
     if modes is not None:
         problem = modes_problem(modes)
         if problem is None:
-            config.modes = ordered_modes(modes)
+            config.modes, unavailable = available_modes(ordered_modes(modes))
+            problems.extend(f"{source}: 'modes': {line}" for line in unavailable)
         else:
             problems.append(f"{source}: 'modes' {problem}; ignored")
 
@@ -301,6 +314,7 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         "guess-arguments",
         "modes",
         "export-strict",
+        "onnx-opset",
         "device",
         "per-file-device",
         "module-mode",

@@ -6,6 +6,7 @@ export const CAPTURE_MODES: readonly { mode: string; description: string }[] = [
   { mode: "fx", description: "torch.fx symbolic tracing" },
   { mode: "export", description: "torch.export" },
   { mode: "compile", description: "torch.compile graph breaks" },
+  { mode: "onnx", description: "torch.onnx.export (dynamo=True)" },
 ];
 
 /** A graph view's title: the class, and the capture mode when it is not plain fx. */

@@ -17,7 +17,7 @@ describe("capture modes pick", () => {
   it("picks the current setting's modes among the built-in ones and keeps extra ones", () => {
     const items = modeItems(["export", "plain"]);
     assert.deepEqual(items.map((item) => [item.label, item.picked]), [
-      ["fx", false], ["export", true], ["compile", false], ["plain", true],
+      ["fx", false], ["export", true], ["compile", false], ["onnx", false], ["plain", true],
     ]);
   });
 

@@ -13,6 +13,7 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.compile.capture import CompileCapture
 from fxcore.worker.capture.export.capture import ExportCapture
 from fxcore.worker.capture.fx.capture import FxCapture
+from fxcore.worker.capture.onnx.capture import OnnxCapture
 
 
 def _extra_capture(mode: str, import_path: str) -> Capture:
@@ -25,6 +26,7 @@ def _extra_capture(mode: str, import_path: str) -> Capture:
 
 
 CAPTURES: dict[str, Capture] = {FxCapture.mode: FxCapture(), ExportCapture.mode: ExportCapture(),
-                                CompileCapture.mode: CompileCapture()}
+                                CompileCapture.mode: CompileCapture(),
+                                OnnxCapture.mode: OnnxCapture()}
 CAPTURES.update({mode: _extra_capture(mode, import_path)
                  for mode, import_path in extra_captures().items() if mode not in CAPTURES})

@@ -72,10 +72,22 @@ class CaptureTarget:
     #: Where no example inputs were found: what the most likely candidate raised when the
     #: module ran on it (``fxcore.worker.inputs.first_layer``).
     inputs_refused: str | None = None
+    #: The export mode's outcome on this instance, by ``model.training`` when it exported:
+    #: the onnx mode translates that program rather than exporting again.
+    exports: dict[bool, ExportOutcome] = field(default_factory=dict)
 
     def fresh_values(self) -> dict[str, Any]:
         """A copy of ``passed_values`` for one run, which the report's still show as given."""
         return copy.deepcopy(self.passed_values)
+
+
+@dataclass
+class ExportOutcome:
+    """What the export mode made of an instance: its record, and the exported program (on
+    fake tensors) when the export ended with one."""
+
+    record: CaptureRecord
+    program: torch.export.ExportedProgram | None
 
 
 def no_inputs_reason(reason: str, target: CaptureTarget) -> str:

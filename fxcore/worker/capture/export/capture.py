@@ -49,6 +49,7 @@ from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.capture.record import (
     CaptureRecord,
     CaptureTarget,
+    ExportOutcome,
     RecordedFailure,
     no_inputs_reason,
 )
@@ -86,12 +87,21 @@ class ExportCapture:
                                 dynamic_shapes=({0: torch.export.Dim("batch")},))
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+        """The export's record; the outcome is kept on ``target`` for the onnx mode."""
+        record, program = self.exported(context, target)
+        target.exports[target.model.training] = ExportOutcome(record, program)
+        return record
+
+    def exported(self, context: JobContext, target: CaptureTarget
+                 ) -> tuple[CaptureRecord, torch.export.ExportedProgram | None]:
+        """The export's record, and its program where it ended with one."""
         if target.example_inputs is None:
-            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target))
+            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target)), \
+                None
         unfakeable = torch_hooks.missing_fake_tensors()
         if unfakeable is not None:
             return CaptureRecord(self.mode, not_checked=f"not checkable under torch.export "
-                                                        f"in this torch: {unfakeable}")
+                                                        f"in this torch: {unfakeable}"), None
         started = time.perf_counter()
         mode = fake.new_mode()
         # Literals a parent passes go beside the tensors, as export specialises on them.
@@ -138,7 +148,7 @@ class ExportCapture:
                                                       guesser)
                 return CaptureRecord(self.mode, failures=[*failures, stopped],
                                      seconds=time.perf_counter() - started, notes=notes,
-                                     not_checked=limit.reason("torch.export", stopped))
+                                     not_checked=limit.reason("torch.export", stopped)), None
             undecided = meta_limits.undecided(ending_error)
             if undecided is not None:
                 notes.append(undecided)
@@ -152,7 +162,7 @@ class ExportCapture:
             notes.extend(strict_notes)
         seconds = time.perf_counter() - started
         if program is None:
-            return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes)
+            return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes), None
         exported = program.graph_module
         return CaptureRecord(
             self.mode,
@@ -167,7 +177,7 @@ class ExportCapture:
             shapes=graph.shapes(exported.graph),
             notes=notes,
             drew_randomly=drew_randomly,
-        )
+        ), program
 
     @staticmethod
     def _strict_pass(context: JobContext, target: CaptureTarget,
