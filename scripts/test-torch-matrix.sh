@@ -101,7 +101,10 @@ for s in "${series[@]}"; do
     (cd "$repo" && "$python" -m pytest -m "$selected" -n 2 -q -rs -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
     status=$?
     summary=$(tail -n 1 "$log")
-    echo "torch $s ($version, -m \"$selected\"): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
+    line="torch $s ($version, -m \"$selected\"): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
+    echo "$line"
+    # FX_LSP_MATRIX_SUMMARY: a file that gets each series' line too (scripts/test.sh prints it last).
+    [ -z "${FX_LSP_MATRIX_SUMMARY:-}" ] || echo "$line" >>"$FX_LSP_MATRIX_SUMMARY"
     if [ $status -eq 0 ]; then
         passed=$((passed + 1))
     else

@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 failed=()
 tiers=0
+# Each tier's line, printed again at the end: CI shows a run's last lines only.
+summary=()
 tier() {  # tier NAME COMMAND...: run one tier, say its time, remember a failure
     local name=$1 t0=$SECONDS status=0
     shift
@@ -18,6 +20,7 @@ tier() {  # tier NAME COMMAND...: run one tier, say its time, remember a failure
     # pytest exits 5 when a tier selects no test (a filtered run): that is no failure.
     [ "$status" -eq 5 ] && status=0
     printf '== tier %s: %ss, exit %s\n' "$name" $((SECONDS - t0)) "$status"
+    summary+=("$(printf '%-22s %5ss  exit %s' "$name" $((SECONDS - t0)) "$status")")
     [ "$status" -eq 0 ] || failed+=("$name")
 }
 
@@ -39,6 +42,7 @@ wait_tier() {  # wait_tier NAME: wait for a background tier, print its output an
     printf '\n== tier %s (in the background)\n' "$name"
     cat "$tier_logs/$name.log"
     printf '== tier %s: %ss, exit %s\n' "$name" "$seconds" "$status"
+    summary+=("$(printf '%-22s %5ss  exit %s (beside the matrix)' "$name" "$seconds" "$status")")
     [ "$status" -eq 0 ] || failed+=("$name")
 }
 tier_logs=$(mktemp -d)
@@ -61,6 +65,7 @@ if [ -f scripts/install-thirdparty.sh ]; then
     bash scripts/install-thirdparty.sh
 fi
 printf '== installs: %ss\n' $((SECONDS - started))
+summary+=("$(printf '%-22s %5ss' installs $((SECONDS - started)))")
 
 python3 -m ruff check .
 
@@ -70,12 +75,14 @@ tier slow-e2e-thirdparty python3 -m pytest -q -p no:cacheprovider --durations=15
 if [ -f vscode-client/scripts/ci.sh ]; then
     background_tier vscode bash vscode-client/scripts/ci.sh
 fi
-tier torch-matrix bash scripts/test-torch-matrix.sh
+FX_LSP_MATRIX_SUMMARY="$tier_logs/matrix-series" tier torch-matrix bash scripts/test-torch-matrix.sh
 if [ -f vscode-client/scripts/ci.sh ]; then
     wait_tier vscode
 fi
 
 printf '\n== all tiers: %ss\n' $((SECONDS - started))
+printf '%s\n' "${summary[@]}"
+[ -f "$tier_logs/matrix-series" ] && cat "$tier_logs/matrix-series"
 [ ${#failed[@]} -eq 0 ] || echo "failed tiers: ${failed[*]}"
 echo "tiers: $((tiers - ${#failed[@]})) passed, ${#failed[@]} failed"
 [ ${#failed[@]} -eq 0 ]
