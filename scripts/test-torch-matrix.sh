@@ -14,17 +14,18 @@
 # "untested" line, run the tests; one line of figures per series, then a summary line.
 #
 # What runs where (CI's time budget): the oldest and the newest supported series run every
-# matrix test; the series between them run every matrix test but the heavy ones, marked
-# `matrix_sweep`: the sweeps (tests/test_everyday_blocks.py: 30-odd classes of everyday code
-# against real export and compile) and the tests that run whole checks under a recorder or a
-# loader log (the accelerator guard's and the driver loads' per-process records, torch's output
-# kept from the terminal, the editor's graph request): together about a third of a middle series' test
-# time. So every series is still checked for start-up and runs its capture tests (fx against
-# plain torch.fx, the export and compile corpora against real torch, the guard's answers, the
-# server over stdio); what changes
-# between releases in the torch internals fx-lsp hooks shows at the edges first, and the main
-# run (torch 2.13) runs the sweeps in its slow tier. FX_LSP_FULL_SWEEP=1 runs every matrix
-# test on every series.
+# matrix test. The series between them, but for the one python3 has (whose fast and slow tiers
+# run every matrix test), leave out the heavy ones, marked `matrix_sweep` (the sweeps, e.g.
+# tests/test_everyday_blocks.py, and the tests that run whole checks under a recorder or a
+# loader log), and split the rest: with three such series, each runs one shard of three
+# (FX_LSP_MATRIX_SHARD=K/N, tests/conftest.py: by a hash of each test's id, so every file is in
+# every shard), plus, whole, the tests whose failure is silent in use (the capture warm-ups,
+# the accelerator guard's answers: tests/conftest.py's EVERY_SERIES_MODULES). So every series
+# is checked for start-up, warm-ups and the guard, and runs a third of the capture tests (fx
+# against plain torch.fx, the export and compile corpora against real torch, the server over
+# stdio); every matrix test runs on the two edges, the main series and one middle series;
+# what changes between releases in the torch internals fx-lsp hooks shows at the edges first.
+# FX_LSP_FULL_SWEEP=1 runs every matrix test on every series.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -38,10 +39,11 @@ mkdir -p "$matrix_dir/venvs"
 python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 uv() { python3 -m uv "$@"; }
 
+# The series python3 has: its own tiers run every matrix test.
+main_series=$(python3 -c 'import importlib.metadata as m, re; print(re.match(r"\d+\.\d+", m.version("torch"))[0])' 2>/dev/null)
 if [ $# -gt 0 ]; then
     series=("$@")
 else
-    main_series=$(python3 -c 'import importlib.metadata as m, re; print(re.match(r"\d+\.\d+", m.version("torch"))[0])' 2>/dev/null)
     series=()
     for s in "${SUPPORTED[@]}"; do [ "$s" = "$main_series" ] || series+=("$s"); done
 fi
@@ -58,13 +60,21 @@ newest_patch() {
 
 # The series that run the whole matrix: the oldest and the newest supported ones.
 edges=("${SUPPORTED[0]}" "${SUPPORTED[${#SUPPORTED[@]} - 1]}")
+# The series between them that share the rest out: all but the main one, in order.
+sharing=()
+for s in "${SUPPORTED[@]:1:${#SUPPORTED[@]}-2}"; do [ "$s" = "$main_series" ] || sharing+=("$s"); done
+is_full() {  # is_full SERIES: whether that series runs every matrix test
+    [ "${FX_LSP_FULL_SWEEP:-}" = 1 ] || [ "$1" = "${edges[0]}" ] || [ "$1" = "${edges[1]}" ]
+}
 tests_of() {  # tests_of SERIES: the marker expression of that series' tests
-    local s=$1
-    if [ "${FX_LSP_FULL_SWEEP:-}" = 1 ] || [ "$s" = "${edges[0]}" ] || [ "$s" = "${edges[1]}" ]; then
-        echo "matrix"
-    else
-        echo "matrix and not matrix_sweep"
-    fi
+    if is_full "$1"; then echo "matrix"; else echo "matrix and not matrix_sweep"; fi
+}
+shard_of() {  # shard_of SERIES: K/N for a series that runs one shard, nothing for the others
+    local i
+    is_full "$1" && return
+    for i in "${!sharing[@]}"; do
+        [ "${sharing[$i]}" = "$1" ] && echo "$((i + 1))/${#sharing[@]}"
+    done
 }
 
 passed=0
@@ -98,10 +108,12 @@ for s in "${series[@]}"; do
 
     log="$matrix_dir/pytest-$s.log"
     selected=$(tests_of "$s")
-    (cd "$repo" && "$python" -m pytest -m "$selected" -n 2 -q -rs -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
+    shard=$(shard_of "$s")
+    (cd "$repo" && FX_LSP_MATRIX_SHARD=$shard "$python" -m pytest -m "$selected" -n 2 -q -rs \
+        -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
     status=$?
     summary=$(tail -n 1 "$log")
-    line="torch $s ($version, -m \"$selected\"): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
+    line="torch $s ($version, -m \"$selected\"${shard:+, shard $shard}): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
     echo "$line"
     # FX_LSP_MATRIX_SUMMARY: a file that gets each series' line too (scripts/test.sh prints it last).
     [ -z "${FX_LSP_MATRIX_SUMMARY:-}" ] || echo "$line" >>"$FX_LSP_MATRIX_SUMMARY"

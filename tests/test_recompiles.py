@@ -56,8 +56,10 @@ NAMES = sorted(corpus_module().EXAMPLE_INPUTS)
 def meta_target(name: str) -> tuple[JobContext, CaptureTarget]:
     """The class built as a worker builds it (on meta), with the corpus's inputs."""
     cls = getattr(corpus_module(), name)
+    # The loop gets a quarter of the time-out: a loaded test machine (the matrix beside other
+    # tiers) must not cut it short, which would be the budget's answer, not the loop's.
     context = JobContext(TraceJob(path=str(CORPUS), workspace_root=str(CORPUS.parent),
-                                  config=EngineConfig()))
+                                  config=EngineConfig(timeout=240.0)))
     source = top_level_classes(CORPUS.read_text(encoding="utf-8"))[name]
     built = build_class(context, cls, source)
     assert isinstance(built, Built), built
