@@ -36,9 +36,8 @@ SLOW_MODULES = {
 }
 E2E_MODULES = {"test_neovim.py": "drives a real Neovim"}
 #: Matrix tests that every torch series runs whole, even a series given one shard of the
-#: others (FX_LSP_MATRIX_SHARD): a failure of theirs is silent in use (the zygote only prints a
-#: failed warm-up; a process that reaches the CUDA driver still answers).
-EVERY_SERIES_MODULES = {"test_capture_warm_up.py", "test_accelerator_guard.py"}
+#: others (FX_LSP_MATRIX_SHARD): a failed warm-up is silent in use (the zygote only prints it).
+EVERY_SERIES_MODULES = {"test_capture_warm_up.py"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
