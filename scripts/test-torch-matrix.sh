@@ -18,10 +18,10 @@
 # run every matrix test), leave out the heavy ones, marked `matrix_sweep` (the sweeps, e.g.
 # tests/test_everyday_blocks.py, and the tests that run whole checks under a recorder or a
 # loader log), and split the rest: with three such series, each runs one shard of three
-# (FX_LSP_MATRIX_SHARD=K/N, tests/conftest.py: by a hash of each test's id, so each file's tests
-# are spread over the shards), plus, whole, the test whose failure is silent in use (the capture warm-ups:
-# tests/conftest.py's EVERY_SERIES_MODULES). So every series is checked for start-up and
-# warm-ups, and runs a third of the capture tests (fx against plain torch.fx, the export and
+# (FX_LSP_MATRIX_SHARD=K/N, tests/conftest.py: by a hash of each test's id, so each file's
+# tests are spread over the shards), plus, whole, the test whose failure is silent in use (the
+# capture warm-ups: tests/conftest.py's EVERY_SERIES_MODULES). So every series is checked for
+# start-up and warm-ups, and runs a third of the capture tests (fx against plain torch.fx, the export and
 # compile corpora against real torch, the accelerator guard, the server over stdio); every
 # matrix test runs on the two edges, the main series and one middle series;
 # what changes between releases in the torch internals fx-lsp hooks shows at the edges first.
