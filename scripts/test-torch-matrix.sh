@@ -21,9 +21,9 @@
 # (FX_LSP_MATRIX_SHARD=K/N, tests/conftest.py: by a hash of each test's id, so each file's
 # tests are spread over the shards), plus, whole, the test whose failure is silent in use (the
 # capture warm-ups: tests/conftest.py's EVERY_SERIES_MODULES). So every series is checked for
-# start-up and warm-ups, and runs a third of the capture tests (fx against plain torch.fx, the export and
-# compile corpora against real torch, the accelerator guard, the server over stdio); every
-# matrix test runs on the two edges, the main series and one middle series;
+# start-up and warm-ups, and runs a third of the capture tests (fx against plain torch.fx,
+# the export and compile corpora against real torch, the accelerator guard, the server over
+# stdio); every matrix test runs on the two edges, the main series and one middle series;
 # what changes between releases in the torch internals fx-lsp hooks shows at the edges first.
 # FX_LSP_FULL_SWEEP=1 runs every matrix test on every series.
 set -uo pipefail
