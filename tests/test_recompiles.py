@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from fxcore.model.container_spec import InputSpec, materialized, parse_input
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.compile import recompile_loop
+from fxcore.worker.capture.compile import container_lengths, recompile_loop
 from fxcore.worker.capture.compile.capture import CompileCapture, _Run, _run
 from fxcore.worker.capture.compile.fake_cpu import fake_cpu_reason
 from fxcore.worker.capture.compile.recompile_hints import loop_notes
@@ -37,7 +38,8 @@ pytestmark = [pytest.mark.matrix,
 CORPUS = Path(__file__).parent / "corpus" / "recompiles" / "recompiles.py"
 #: Classes whose recompilations depend on numbers read out of tensor data: no loop on meta.
 READS_DATA = {"ItemShape"}
-CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507"}
+CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
+         "every-length": "FX508"}
 
 
 def corpus_module():
@@ -53,6 +55,12 @@ def corpus_module():
 NAMES = sorted(corpus_module().EXAMPLE_INPUTS)
 
 
+def input_spec(name: str) -> InputSpec:
+    """The class's ``x``: a float32 tensor of the corpus's shape, or its container."""
+    given = corpus_module().EXAMPLE_INPUTS[name]
+    return parse_input(given) if isinstance(given, str) else TensorSpec("float32", given)
+
+
 def meta_target(name: str) -> tuple[JobContext, CaptureTarget]:
     """The class built as a worker builds it (on meta), with the corpus's inputs."""
     cls = getattr(corpus_module(), name)
@@ -63,10 +71,9 @@ def meta_target(name: str) -> tuple[JobContext, CaptureTarget]:
     source = top_level_classes(CORPUS.read_text(encoding="utf-8"))[name]
     built = build_class(context, cls, source)
     assert isinstance(built, Built), built
-    shape = corpus_module().EXAMPLE_INPUTS[name]
     return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
                                   built.concrete_args,
-                                  example_inputs={"x": TensorSpec("float32", shape)})
+                                  example_inputs={"x": input_spec(name)})
 
 
 def real_torch(name: str) -> recompile_loop.LoopOutcome:
@@ -82,7 +89,7 @@ def real_torch(name: str) -> recompile_loop.LoopOutcome:
 
     torch._dynamo.reset()
     compiled = recompile_loop.optimize(model, eager, False, observer)
-    tensors = {"x": torch.ones(corpus_module().EXAMPLE_INPUTS[name])}
+    tensors = {"x": materialized(input_spec(name), lambda leaf: torch.ones(leaf.shape))}
     numbers = recompile_loop.number_arguments(model, {})
 
     def call(inputs: dict[str, object], values: dict[str, object]) -> None:
@@ -91,7 +98,8 @@ def real_torch(name: str) -> recompile_loop.LoopOutcome:
 
     call(tensors, numbers)
     try:
-        return recompile_loop.run_loop(call, observer, tensors, numbers, numbers, 120.0)
+        return recompile_loop.run_loop(call, observer, tensors, numbers, numbers, 120.0,
+                                       container_lengths.varied(model, tensors))
     finally:
         torch._dynamo.reset()
 

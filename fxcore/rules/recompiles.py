@@ -66,4 +66,31 @@ calls, or compile with `dynamic=True`.
 """,
 )
 
-RULES = (FX505, FX506, FX507)
+FX508 = Rule(
+    code="FX508",
+    kinds=("recompiles-every-length",),
+    severity="warning", mode="compile",
+    message="torch.compile recompiles for every new length of {detail}",
+    docs="""\
+**`torch.compile` compiles again for every new length of a list, tuple or dict of tensors that
+`forward` takes.** Dynamo guards such an argument's length (`len(xs) == 3`) and, unlike a
+tensor's dimension, never makes it dynamic: each number of items compiles the frame again,
+until the limit (8), after which the frame runs eagerly for new lengths. fx-lsp called the
+compiled module with the container one, two and three items longer, where `forward` takes it
+whole (iterates it, slices it, asks its length or passes it on: not where it only reads fixed
+places such as `xs[0]`); the diagnostic is at the line whose guard failed.
+
+```python
+def forward(self, chunks):            # a list of tensors, its length varies between calls
+    out = chunks[0]                   # FX508: len(chunks) == 2
+    for chunk in chunks[1:]:
+        out = out + chunk
+    return out
+```
+
+Fix: pass one tensor (`torch.stack` or `torch.cat` of the items, padded to one size where
+they differ, with a mask or lengths tensor), or a few fixed lengths (pad the list).
+""",
+)
+
+RULES = (FX505, FX506, FX507, FX508)

@@ -1,7 +1,8 @@
 """Classes that torch.compile compiles again across calls, and classes that recompile only as
 automatic dynamic shapes do (one recompile per new dimension or number, then dynamic). A line
-ending with ``# FX505`` / ``# FX506`` / ``# FX507`` is where the recompilation's cause is; a
-class without one gets no recompile diagnostic. ``EXAMPLE_INPUTS``: each class's inputs."""
+ending with ``# FX505`` / ``# FX506`` / ``# FX507`` / ``# FX508`` is where the
+recompilation's cause is; a class without one gets no recompile diagnostic.
+``EXAMPLE_INPUTS``: each class's inputs."""
 
 import torch
 import torch.nn.functional as F
@@ -122,7 +123,36 @@ class Plain(nn.Module):
         return torch.relu(self.lin(x))
 
 
+class ChunkSum(nn.Module):
+    def forward(self, x):
+        out = x[0]  # FX508
+        for chunk in x[1:]:
+            out = out + chunk
+        return out
+
+
+class CatTuple(nn.Module):
+    def forward(self, x):
+        return torch.cat(x, dim=1)  # FX508
+
+
+class LevelsDict(nn.Module):
+    def forward(self, x):
+        return sum(level.mean() for level in x.values())  # FX508
+
+
+class FixedPair(nn.Module):
+    def forward(self, x):
+        first, second = x
+        return first * second + x[-1]
+
+
+#: Each class's ``x``: a shape, or a container of tensors as fx-lsp's ``inputs`` spell it.
 EXAMPLE_INPUTS = {name: (2, 4, 8) if name == "ScaledUp" else (2, 8) for name in [
     "StepCounter", "CallCounterOnSelf", "ToggledFlag", "SwappedHead", "LoopOverSize",
     "TensorOfRange", "SizeAsKey", "ListOfSize", "BranchOnSize", "ItemShape", "ScaledUp",
-    "RepeatedSteps", "Tempered", "Plain"]}
+    "RepeatedSteps", "Tempered", "Plain"]} | {
+    "ChunkSum": "[float32[2, 8], float32[2, 8]]",
+    "CatTuple": "(float32[2, 8], float32[2, 8])",
+    "LevelsDict": "{'p3': float32[2, 8], 'p4': float32[2, 8]}",
+    "FixedPair": "[float32[2, 8], float32[2, 8]]"}

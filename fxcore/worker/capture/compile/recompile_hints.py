@@ -1,7 +1,7 @@
 """The loop of calls' causes (``recompile_loop``) as diagnostics at the user's line: FX505
 (every call, up to the limit), FX506 (every new size of a dimension), FX507 (every value of a
-number argument), each with PyTorch's guard and hint; and the note of a loop that ran out of
-time."""
+number argument), FX508 (every new length of a container of tensors), each with PyTorch's
+guard and hint; and the note of a loop that ran out of time."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
 
 KIND_OF_CAUSE = {"every-call": "recompiles-every-call", "every-size": "recompiles-every-size",
-                 "every-number": "recompiles-every-number"}
+                 "every-number": "recompiles-every-number",
+                 "every-length": "recompiles-every-length"}
 #: The note of a class whose loop ran out of its time.
 UNFINISHED = ("the loop of calls that looks for recompilations ran out of time after {calls} "
               "calls: the first call's verdict stands")

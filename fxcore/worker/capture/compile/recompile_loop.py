@@ -1,7 +1,9 @@
 """Compile mode calls ``forward`` as a training or serving loop does: the compiled module is
 called again with the same inputs, then with three new sizes of the batch dimension and of each
 other dimension the code specialises (``_new_sizes``) that the inputs allow (a size ``forward``
-refuses is not one they allow), then with three new values of each Python number argument.
+refuses is not one they allow), then with three new values of each Python number argument, then
+with each list, tuple or dict of tensors one, two and three items longer, where ``forward``'s
+code takes it whole (``container_lengths``).
 Dynamo's own hook reports each recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles``
 prints it) and its frame counter counts the frames compiled.
 
@@ -12,7 +14,9 @@ kind, and the loop moves on at the first of each kind:
 - ``every-call``: calls with the same inputs recompile until ``recompile_limit``;
 - ``every-size``: each new size of a dimension after the first compiles again, on a guard
   about that size (the code specialised it; a branch on a size compiles once more, then not);
-- ``every-number``: each new value of a number argument after the first compiles again.
+- ``every-number``: each new value of a number argument after the first compiles again;
+- ``every-length``: each new length of a container after the first compiles again (dynamo
+  guards a container's length, and no automatic dynamic makes it vary).
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
 """
@@ -28,7 +32,7 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.capture.compile import recompile_reasons
+from fxcore.worker.capture.compile import container_lengths, recompile_reasons
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.locate import RawPosition
 
@@ -158,14 +162,17 @@ def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
 
     values = target.fresh_values()
     numbers = number_arguments(target.model, values)
-    return run_loop(call, observer, inputs, {**values, **numbers}, numbers, seconds)
+    return run_loop(call, observer, inputs, {**values, **numbers}, numbers, seconds,
+                    container_lengths.varied(target.model, inputs))
 
 
 def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
              values: dict[str, Any], numbers: dict[str, int | float],
-             seconds: float) -> LoopOutcome:
+             seconds: float, containers: dict[str, list[RawPosition]] | None = None
+             ) -> LoopOutcome:
     """The calls after a first one on ``tensors`` and ``values`` (made already), within
-    ``seconds``."""
+    ``seconds``; ``containers``: the inputs among ``tensors`` whose length is varied, each
+    with the place of the line that takes it whole."""
     outcome, limit = LoopOutcome(), recompile_limit()
     deadline = time.perf_counter() + seconds
     start_frames = frames_compiled()
@@ -202,6 +209,16 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         _each_new_one(attempt, observer, outcome, "every-number",
                       Subject(f"argument `{name}`", f"L['{name}']",
                               (rf"(?<![\w.]){re.escape(name)}\b", "==")), changed)
+    for name, used in (containers or {}).items():
+        if not in_time() or any(cause.kind == "every-length" for cause in outcome.causes):
+            break
+        changed = [({**tensors, name: longer}, dict(values))
+                   for longer in container_lengths.longer(tensors[name])]
+        _each_new_one(attempt, observer, outcome, "every-length",
+                      Subject(f"the length of `{name}`", f"len(L['{name}'])",
+                              (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",),
+                              used),
+                      changed)
     outcome.frames = frames_compiled() - start_frames
     return outcome
 
@@ -240,7 +257,7 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
     # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
     stack = observer.specialised.get(subject.source) or next(
         (found for burst in reversed(bursts) if (found := recompile_reasons.user_stack(
-            burst[0]))), [])
+            burst[0]))), subject.used)
     outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
         bursts[-1][0]), stack))
 
@@ -254,6 +271,8 @@ class Subject:
     described: str
     source: str
     patterns: tuple[str, ...]
+    #: Where the code uses what changes, if known: the place when the guard names none.
+    used: list[RawPosition] = field(default_factory=list)
 
     def guarded(self, reason: str) -> bool:
         first = reason.split("\n", 1)[0]
