@@ -4,7 +4,7 @@ corpus (tests/corpus/recompiles) fixes what it plans a fix for, checks again, an
 torch.compile (backend eager) on the CPU with real tensors runs each fixed class and its
 original with the same calls, in a process of its own (the fix sets a process-wide option):
 the fixed class compiles fewer frames, stops short of ``recompile_limit``, and computes what
-the original computes eagerly."""
+the original computes eagerly. FX507 gets no fix: ``dynamic=True`` compiles as many frames."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from cli_support import fx_lsp
 CORPUS = Path(__file__).parent / "corpus" / "recompiles" / "recompiles.py"
 
 #: Run in a process of its own: each fixed class and its original, compiled with a counting
-#: eager backend and called 12 times with real tensors, as a training loop calls it; the
+#: eager backend and called 12 times with real tensors, as a training loop calls it (``name:``
+#: the dimension that grows by one each call, or ``name:-`` for the same shape each time); the
 #: original first, since importing the fixed file sets what the fix sets.
 REAL_TORCH = textwrap.dedent('''
     import importlib.util, json, logging, sys, warnings
@@ -41,9 +42,13 @@ REAL_TORCH = textwrap.dedent('''
         return module
 
     def inputs(module, name):
-        shape = module.EXAMPLE_INPUTS[name]
-        return [torch.rand(shape, generator=torch.Generator().manual_seed(call))
-                for call in range(12)]
+        found = []
+        for call in range(12):
+            shape = list(module.EXAMPLE_INPUTS[name])
+            if growing[name] != "-":
+                shape[int(growing[name])] += call
+            found.append(torch.rand(shape, generator=torch.Generator().manual_seed(call)))
+        return found
 
     def outputs(module, name, compiled):
         frames = []
@@ -62,7 +67,9 @@ REAL_TORCH = textwrap.dedent('''
         torch._dynamo.reset()
         return found, len(frames)
 
-    original_path, fixed_path, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+    original_path, fixed_path = sys.argv[1], sys.argv[2]
+    growing = dict(argument.split(":") for argument in sys.argv[3:])
+    names = list(growing)
     original = load(original_path, "original")
     found = {}
     for name in names:
@@ -84,6 +91,17 @@ def report(root: Path) -> list[dict[str, object]]:
     completed = fx_lsp("check", "--mode", "compile", "--format", "json", "recompiles.py",
                        cwd=root)
     return json.loads(completed.stdout)["diagnostics"]
+
+
+def growing(problem: dict[str, object]) -> str:
+    """The dimension of ``x`` an FX506 names (``the batch dimension``: 0), else ``-``: the
+    calls that make real torch recompile as fx-lsp's loop did."""
+    message = str(problem["message"])
+    if problem["code"] != "FX506":
+        return "-"
+    if "the batch dimension" in message:
+        return "0"
+    return message.split("dimension ")[1].split(" ")[0]
 
 
 def recompiles(problems: list[dict[str, object]]) -> dict[str, list[str]]:
@@ -113,20 +131,22 @@ def test_fixed_classes_compile_fewer_frames_with_real_torch(tmp_path: Path) -> N
     # ``recompiles.py:18:9: FX505: Set ...``: the place of each problem fixed, before the fix.
     fixed_lines = {int(line.split(":")[1]) for line in completed.stderr.splitlines()[1:]
                    if line.strip().startswith("recompiles.py:")}
-    fixed_classes = sorted({name for problem in problems if problem["line"] in fixed_lines
-                            for name in problem["classes"]})  # type: ignore[attr-defined]
-    # Each FX505 of the corpus is fixed (torch's hint names the option), nothing else: FX506
-    # and FX507 get no fix (dynamic=True and mark_dynamic compile as many frames).
-    assert fixed_classes, completed.stderr
-    assert fixed_classes == sorted(name for name, codes in before.items() if "FX505" in codes)
-    after = recompiles(report(root))  # fx-lsp's own check of the fixed file: no FX505 left
-    assert after == {name: codes for name, codes in before.items() if name not in fixed_classes}
+    fixed = {name: problem for problem in problems if problem["line"] in fixed_lines
+             for name in problem["classes"]}  # type: ignore[attr-defined]
+    # Each FX505 of the corpus is fixed (torch's hint names the option), and the FX506 of
+    # torch.tensor(list(range(n))) (torch.arange); no FX507, nor the FX506 of a loop over a
+    # size or a size as a dict key.
+    assert sorted(fixed) == sorted([*(name for name, codes in before.items() if "FX505" in codes),
+                                    "TensorOfRange"]), completed.stderr
+    after = recompiles(report(root))  # fx-lsp's own check of the fixed file: none of them left
+    assert after == {name: codes for name, codes in before.items() if name not in fixed}
     ran = subprocess.run([sys.executable, "-c", REAL_TORCH, str(original),
-                          str(root / "recompiles.py"), *fixed_classes],
+                          str(root / "recompiles.py"),
+                          *(f"{name}:{growing(problem)}" for name, problem in fixed.items())],
                          capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stderr
     found = json.loads(ran.stdout.splitlines()[-1])
-    for name in fixed_classes:
+    for name in fixed:
         # Real torch: the original reaches the limit, the fixed class compiles (at least one
         # frame) fewer frames, and computes what the original computes eagerly.
         assert found[name]["original"] == recompile_loop.recompile_limit(), found
@@ -151,3 +171,23 @@ def test_fx505_fix_sets_the_option_torchs_hint_names_once() -> None:
     assert fix.texts(lambda path: fixed)[1] == fixed
     assert plan(Hint(**{**hint.__dict__, "message": "no hint"}), None, lambda path: source,
                 lambda path: "/ws") == []
+
+
+def test_fx506_fix_is_offered_at_a_tensor_of_a_range_only() -> None:
+    """``torch.tensor(list(range(n)), dtype=...)`` in the FX506's statement becomes
+    ``torch.arange(n, dtype=...)``; a loop over a size gets no fix."""
+    source = ("import torch\n\n\ndef f(x):\n"
+              "    p = torch.tensor(list(range(x.shape[0])), dtype=x.dtype)  # keep\n"
+              "    for i in range(x.shape[1]):\n        p = p + i\n    return p\n")
+
+    def hint_at(line: int, end_column: int) -> Hint:
+        return Hint(path="/ws/a.py", line=line, column=5, end_line=line,
+                    end_column=end_column, code="FX506", kind="recompiles-every-size",
+                    message="torch.compile recompiles for every new size of the batch "
+                            "dimension: ...")
+
+    (fix,) = plan(hint_at(5, 62), None, lambda path: source, lambda path: "/ws")
+    assert not fix.safe
+    assert "    p = torch.arange(x.shape[0], dtype=x.dtype)  # keep\n" in \
+        fix.texts(lambda path: source)[1]
+    assert plan(hint_at(6, 32), None, lambda path: source, lambda path: "/ws") == []

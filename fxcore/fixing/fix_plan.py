@@ -232,7 +232,7 @@ def _fixes(failure: Failure | Hint, module: ModuleResult | None, text_of: TextOf
     if isinstance(failure, Hint):
         if failure.kind == "none-check":
             return _none_fix(failure, module, root_of) if module is not None else []
-        return recompile_plan.fixes_of(failure)
+        return recompile_plan.fixes_of(failure, text_of, run)
     try:
         rule = BY_CODE.get(failure.code)
         if rule is not None and rule.mode in ("export", "compile"):
