@@ -1,11 +1,10 @@
 """Applying the fixes the editor offers to whole files: ``fx-lsp check --fix`` and ``--diff``.
 
-For each reported failure the planner (``fxcore.fixing.fix_plan``, the editor's) lists its fixes;
-the
-first preferred one that is allowed is chosen (safe ones only, unless unsafe fixes are asked
-for). The fixes of one file are applied in one pass: those located by position from the end of
-the file backwards, then those located by name, which may move lines, then the imports the
-edits need.
+For each reported failure or hint (FX201's ``concrete-none``, FX505's config option) the planner
+(``fxcore.fixing.fix_plan``, the editor's) lists its fixes; the first preferred one that is
+allowed is chosen (safe ones only, unless unsafe fixes are asked for). The fixes of one file
+are applied in one pass: those located by position from the end of the file backwards, then
+those located by name, which may move lines, then the imports the edits need.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fxcore.fixing.fix_plan import Fix, RootOf, Run, TextOf, in_workspace, plan, run_here
-from fxcore.model.results import Failure
 from fxcore.reporting.report import Problem
 
 
@@ -39,7 +37,7 @@ def plan_edits(problems: list[Problem], text_of: TextOf, root_of: RootOf, unsafe
     chosen: dict[str, list[tuple[Problem, Fix]]] = {}
     edits = Edits()
     for problem in problems:
-        if not isinstance(problem.failure, Failure):
+        if problem.failure is None:  # reached by no trace (FX900): nothing to plan from
             continue
         fixes, refusals = in_workspace(
             plan(problem.failure, problem.module, text_of, root_of, run), root_of)

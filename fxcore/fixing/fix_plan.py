@@ -1,7 +1,8 @@
 """Which quick fixes fit a failure: planned from the result and the sources, no editor types.
 
 The transforms are in ``fxcore.fixing.fixes`` (torch.fx's), ``pt2_fixes`` and ``cond_rewrite``
-(export's and compile's, planned by ``pt2_plan``) and ``pyproject_fixes`` (``[tool.fx-lsp]``),
+(export's and compile's, planned by ``pt2_plan``), ``recompile_fixes`` (torch.compile's
+recompilations, planned by ``recompile_plan``) and ``pyproject_fixes`` (``[tool.fx-lsp]``),
 all idempotent; a ``Fix`` (``fxcore.fixing.fix``) pairs one with the file it edits, and its new
 text is computed only when asked for (``Fix.texts``). The language server turns fixes into
 code actions (``fx_lsp.features.code_actions``); a command line can apply the same ones. Whole-file
@@ -15,7 +16,7 @@ import ast
 import functools
 from collections.abc import Callable
 
-from fxcore.fixing import fixes, onnx_plan, pt2_plan, pyproject_fixes
+from fxcore.fixing import fixes, onnx_plan, pt2_plan, pyproject_fixes, recompile_plan
 from fxcore.fixing.fix import Fix, RootOf, Run, TextOf, pyproject, run_here
 from fxcore.model.results import Failure, Frame, Hint, ModuleResult
 from fxcore.rules import BY_CODE
@@ -229,8 +230,9 @@ def _fixes(failure: Failure | Hint, module: ModuleResult | None, text_of: TextOf
            root_of: RootOf, run: Run) -> list[Fix]:
     found: list[Fix] = []
     if isinstance(failure, Hint):
-        return _none_fix(failure, module, root_of) if failure.kind == "none-check" and \
-            module is not None else []
+        if failure.kind == "none-check":
+            return _none_fix(failure, module, root_of) if module is not None else []
+        return recompile_plan.fixes_of(failure, text_of, run)
     try:
         rule = BY_CODE.get(failure.code)
         if rule is not None and rule.mode in ("export", "compile"):

@@ -1,0 +1,114 @@
+"""Which quick fixes fit a recompilation of torch.compile (the FX505-FX507 hints of compile
+mode's loop of calls; ``fix_plan`` asks here for them): only what PyTorch names and what,
+applied to the corpus (``tests/test_recompile_fixes.py``), makes real torch.compile compile
+fewer frames with the same calls.
+
+- FX505 whose guard carries torch's hint naming a config option (an integer attribute of the
+  module that ``forward`` changes: ``torch._dynamo.config.allow_unspec_int_on_nn_module =
+  True``): that option, set after the file's imports (``recompile_fixes``);
+- FX506 at a statement with ``torch.tensor(list(range(...)))`` (or ``range(...)``): that call
+  as ``torch.arange(...)``, which keeps the size symbolic.
+
+Not offered, because real torch then compiles as many frames or stops compiling the frame at
+all (measured on the corpus with torch 2.13): ``dynamic=True`` or
+``torch._dynamo.mark_dynamic`` for FX506/FX507 (the code specialises the size or number
+again, a marked dimension raises instead), and a tensor buffer for an FX505 counter (a counter
+read as a Python int, a slice bound, leaves no graph; one read by a branch breaks the graph).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+from fxcore.fixing import pt2_fixes, recompile_fixes
+from fxcore.fixing.fix import Fix, Run, TextOf
+from fxcore.model.results import Hint
+from fxcore.workspace.parsing import parse_module
+from fxcore.workspace.paths import split_lines
+
+#: A boolean config option as torch's recompile hints name it
+#: (``torch._dynamo.config.allow_unspec_int_on_nn_module = True``).
+_NAMED_OPTION = re.compile(
+    r"\b(?P<option>torch\.(?:_dynamo|compiler)\.config\.[A-Za-z_]\w*) = (?P<value>True|False)\b")
+
+
+def _torch_names(tree: ast.Module) -> set[str]:
+    """The names module-level imports bind torch to (``import torch``, ``import torch as th``)."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {alias.asname or "torch" for alias in node.names
+                      if alias.name == "torch" or (alias.name.startswith("torch.")
+                                                   and alias.asname is None)}
+    return names
+
+
+def _is_range(node: ast.expr) -> bool:
+    """``list(range(...))`` or ``range(...)`` with one to three positional arguments."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "list" and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "range" and 1 <= len(node.args) <= 3 and not node.keywords and \
+        not any(isinstance(arg, ast.Starred) for arg in node.args)
+
+
+def arange_sites(source: str) -> tuple[tuple[int, int], ...] | None:
+    """Where (1-based line, character column) each ``torch.tensor(list(range(...)))`` that
+    ``recompile_fixes.range_tensor_to_arange`` rewrites starts; None when the file does not
+    parse."""
+    try:
+        tree = parse_module(source)
+    except SyntaxError:
+        return None
+    torch_names, lines = _torch_names(tree), split_lines(source)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "tensor" and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id in torch_names and len(node.args) == 1 and \
+                _is_range(node.args[0]) and all(
+                    keyword.arg in recompile_fixes.ARANGE_KEYWORDS for keyword in node.keywords):
+            # ast's columns count UTF-8 bytes; fx-lsp's count characters, from 1.
+            column = len(lines[node.lineno - 1].encode()[:node.col_offset].decode(
+                errors="replace")) + 1
+            found.append((node.lineno, column))
+    return tuple(sorted(found))
+
+
+def _option_fix(hint: Hint) -> list[Fix]:
+    named = _NAMED_OPTION.search(hint.message)
+    if named is None:
+        return []
+    option, value = named.group("option"), named.group("value") == "True"
+    return [Fix(f"Set {option} = {value} after the imports, as torch's hint says (for every "
+                "torch.compile in the process)", hint.path,
+                functools.partial(recompile_fixes.set_config_option, option=option,
+                                  value=value),
+                True, safe=False,  # a process-wide setting: every compiled module sees it
+                import_edit=pt2_fixes.ensure_torch_import)]
+
+
+def _arange_fix(hint: Hint, text_of: TextOf, run: Run) -> list[Fix]:
+    source = text_of(hint.path)
+    start, end = (hint.line, hint.column), (hint.end_line, hint.end_column)
+    for site in run(arange_sites, source) if source is not None else ():
+        if start <= site < end:
+            return [Fix("Replace torch.tensor(list(range(...))) with torch.arange(...) (its "
+                        "size stays symbolic)", hint.path,
+                        functools.partial(recompile_fixes.range_tensor_to_arange,
+                                          line=site[0], column=site[1]),
+                        True, safe=False,  # of an empty range without dtype: int64, not float32
+                        position=site)]
+    return []
+
+
+def fixes_of(hint: Hint, text_of: TextOf, run: Run) -> list[Fix]:
+    """The fixes of a recompile hint, the one ``--fix`` makes first."""
+    if hint.kind == "recompiles-every-call":
+        return _option_fix(hint)
+    if hint.kind == "recompiles-every-size":
+        return _arange_fix(hint, text_of, run)
+    return []
