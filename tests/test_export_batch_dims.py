@@ -71,7 +71,7 @@ def test_a_marked_line_is_where_the_batch_is_specialised() -> None:
     assert found == marked
 
 
-def test_cli_reports_fx407_through_forked_workers_and_not_with_dynamic(tmp_path: Path) -> None:
+def test_cli_reports_fx407_through_workers_and_not_with_dynamic_configured(tmp_path: Path) -> None:
     (tmp_path / "model.py").write_text(
         "from torch import nn\n\n\nclass Net(nn.Module):\n"
         "    def forward(self, x):\n"
@@ -94,3 +94,6 @@ def test_cli_reports_fx407_through_forked_workers_and_not_with_dynamic(tmp_path:
     # Configured dimensions are FX403's, as before.
     (tmp_path / "pyproject.toml").write_text(table + 'dynamic = {x = {0 = "batch"}}\n')
     assert [(d["code"], d["line"]) for d in diagnostics()] == [("FX403", 6)]
+    # An empty `dynamic` (what FX403's fix to a static size leaves) says the shapes are static.
+    (tmp_path / "pyproject.toml").write_text(table + "dynamic = {}\n")
+    assert diagnostics() == []

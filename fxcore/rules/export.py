@@ -136,7 +136,8 @@ return x.view(4, 8)                # FX407: a [4, 8] view of x[4, 8]
 
 A range torch narrows (`assert x.shape[0] <= 16`) or inputs whose batches must be equal are no
 specialisation: `Dim.AUTO` exports them with the batch dynamic. With `dynamic` configured for
-the class, its dimensions are checked as configured instead ([FX403](#fx403)).
+the class, its dimensions are checked as configured instead ([FX403](#fx403)); `dynamic = {}`
+says the shapes are meant static, and turns FX407 off for the class.
 
 Fix: make the code work for any batch size (`x.shape[0]` where a number was written, `-1` in
 `view`/`reshape`), or, where the size is meant to be fixed, export with `Dim.STATIC` or the

@@ -112,7 +112,7 @@ class ExportCapture:
         notes = [] if missing is None else [
             f"Only the first failure is found: this torch cannot be resumed after a "
             f"data-dependent guard ({missing})."]
-        dims = context.module_config(target.cls.__name__).dynamic
+        dims = context.module_config(target.cls.__name__).dynamic or {}
         recorder = dynamic.GuardRecorder(context.is_workspace_path)
         unrecorded = torch_hooks.missing_guard_log() if dims else None
         if unrecorded is not None:
@@ -273,8 +273,8 @@ class ExportCapture:
         class that exported whole without configured ``dynamic`` dimensions, whose answer
         that export is not."""
         assert target.example_inputs is not None
-        if context.module_config(target.cls.__name__).dynamic:
-            return []  # configured dimensions are FX403's
+        if context.module_config(target.cls.__name__).dynamic is not None:
+            return []  # configured dimensions are FX403's; `dynamic = {}`: static shapes
         mode = fake.new_mode()
         inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
         dims = batch_dims.batch_dims(inputs)
