@@ -11,7 +11,8 @@ FX404 there, and the class is not checked rather than failed.
 
 The data-dependent guards export would stop at are answered with guesses (``guesses``) so that
 one pass finds them all; where this torch lacks that hook, the mode finds the first failure
-only and the record says so.
+only and the record says so. A class that exports whole, without ``dynamic`` configured, is
+asked once more with its inputs' batch dimensions dynamic (``batch_dims``, FX407 hints).
 """
 
 from __future__ import annotations
