@@ -11,7 +11,10 @@ goes on past them) reports in that file. For a class also named in the file's
 ``dynamic``: the verdict of the same export with those ``dynamic_shapes``, the dimensions
 torch says the code violated and the fixes it suggests. Under ``strict``: the verdict, first
 line and error of the same export with ``strict=True`` (dynamo; its errors carry the user's
-stack as ``real_stack``, their traceback holds only dynamo's frames).
+stack as ``real_stack``, their traceback holds only dynamo's frames). Under ``auto_batch``,
+for a class that exports: the inputs whose first dimension the export with it ``Dim.AUTO``
+specialises, each with its size and the line of the guard that did it, read from torch's own
+log of its shape environment (``TORCH_LOGS=dynamic``).
 
 Every model is exported in eval mode (``model.eval()``), as fx-lsp's export mode judges it
 (``module-mode = "auto"``), as deployment does. A file whose ``MODULE_MODES`` names "train"
@@ -27,6 +30,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -120,6 +124,73 @@ def dynamic_truth(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
                 "suggested_fixes": [line.strip() for line in fixes.splitlines()]}
 
 
+class GuardLines(logging.Handler):
+    """torch's own log of the shape environment (``TORCH_LOGS=dynamic``): the input
+    dimension of each symbol it creates, and each guard it adds with the innermost line of
+    ``path`` on the stack as torch logs it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(logging.INFO)
+        self.path = path
+        self.symbols: dict[str, str] = {}
+        self.guards: list[tuple[str, int | None]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        created = re.match(r"create_symbol (s\d+) = \d+ for (\S+)", message)
+        if created:
+            self.symbols[created.group(1)] = created.group(2)
+        added = re.match(r"\S+(?: \(forcing_spec\))? (.+?) \[guard added\]", message)
+        if added:
+            lines = [frame.lineno for frame in traceback.extract_stack()
+                     if os.path.abspath(frame.filename) == self.path]
+            self.guards.append((added.group(1), lines[-1] if lines else None))
+
+    def first_line(self, source: str, constant: int) -> int | None:
+        """The line of the first guard that fixed ``source`` to ``constant``, else of the
+        first about it."""
+        symbols = [symbol for symbol, named in self.symbols.items() if named == source]
+        about = [(guard, line) for guard, line in self.guards
+                 if any(re.search(rf"\b{symbol}\b", guard) for symbol in symbols)]
+        pinned = [line for guard, line in about if re.fullmatch(
+            rf"Eq\((s\d+, {constant}|{constant}, s\d+)\)", guard)]
+        return (pinned or [line for _, line in about] or [None])[0]
+
+
+def auto_batch_truth(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
+                     path: str) -> dict[str, object]:
+    """Real export with the first dimension of each input of size 2 or more ``Dim.AUTO``:
+    the inputs whose batch the exported program fixes to a constant, with that constant and
+    the line torch logs the guard that fixed it at (none where that export fails)."""
+    from torch.export import Dim
+    from torch.fx.experimental.symbolic_shapes import is_concrete_int
+    shapes = {name: {0: Dim.AUTO} if value.dim() >= 1 and value.shape[0] >= 2 else None
+              for name, value in inputs.items()}
+    log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    handler, level = GuardLines(path), log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    previous = logging.root.manager.disable
+    logging.disable(logging.NOTSET)
+    try:
+        program = torch.export.export(model, (), inputs, strict=False, dynamic_shapes=shapes)
+    except Exception as error:  # an operator without a symbolic-shape kernel, say
+        return {"specialised": {}, "error": type(error).__name__}
+    finally:
+        logging.disable(previous)
+        log.setLevel(level)
+        log.removeHandler(handler)
+    specialised = {}
+    for node in program.graph.nodes:
+        # A specialised size stays a SymInt whose expression is the constant.
+        if node.op == "placeholder" and shapes.get(node.name) is not None and \
+                is_concrete_int(node.meta["val"].shape[0]):
+            constant = int(node.meta["val"].shape[0])
+            specialised[node.name] = {"size": constant, "line": handler.first_line(
+                f"L['{node.name}'].size()[0]", constant)}
+    return {"specialised": specialised, "error": None}
+
+
 def ground_truth() -> dict[str, dict[str, object]]:
     expected: dict[str, dict[str, object]] = {}
     for path in sorted(CORPUS.glob("*.py")):
@@ -143,6 +214,10 @@ def ground_truth() -> dict[str, dict[str, object]]:
             if "train" in getattr(module, "MODULE_MODES", ()):
                 expected[f"{path.name}:{name}"]["train"] = trained
             spelled = getattr(module, "DYNAMIC_SHAPES", {}).get(name)
+            if truth["verdict"] == "ok":
+                torch.manual_seed(0)
+                expected[f"{path.name}:{name}"]["auto_batch"] = auto_batch_truth(
+                    model, real_inputs(specs), str(path))
             if spelled is not None:
                 torch.manual_seed(0)
                 expected[f"{path.name}:{name}"]["dynamic"] = dynamic_truth(

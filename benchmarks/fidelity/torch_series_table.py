@@ -7,8 +7,9 @@ venvs ``scripts/test-torch-matrix.sh`` makes; the series of ``python3`` itself a
 - fx: the examples, each failure kind and torch's argument parsing, against plain
   ``torch.fx.symbolic_trace`` on the same instance (tests/test_plain_fx_agreement.py);
 - export: each class of the export corpus against real ``torch.export`` on CPU with real weights
-  and inputs, non-strict, strict and with dynamic shapes (tests/test_export_capture.py,
-  tests/test_export_dynamic.py);
+  and inputs, non-strict, strict, with dynamic shapes and with each batch ``Dim.AUTO``
+  (tests/test_export_capture.py, tests/test_export_dynamic.py,
+  tests/test_export_batch_dims.py);
 - compile: each class of the compile corpus against real ``torch.compile`` on CPU: the same
   breaks (code and line), or the same error (tests/test_compile_capture.py).
 
@@ -57,7 +58,9 @@ AGREEMENT = {
                ("tests/test_export_capture.py",
                 "test_strict_pass_on_meta_matches_real_strict_export"),
                ("tests/test_export_dynamic.py",
-                "test_capture_on_meta_matches_real_export_with_dynamic_shapes")],
+                "test_capture_on_meta_matches_real_export_with_dynamic_shapes"),
+               ("tests/test_export_batch_dims.py",
+                "test_batch_specialisations_match_real_export_with_dim_auto")],
     "compile": [("tests/test_compile_capture.py", "test_breaks_on_meta_are_those_of_real_tensors")],
 }
 #: The same on real third-party models (tests/thirdparty, marker ``thirdparty``).

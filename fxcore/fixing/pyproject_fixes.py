@@ -81,7 +81,7 @@ def apply_dynamic_suggestion(pyproject: str, qualified_name: str, class_name: st
     ``[tool.fx-lsp.modules."<class>"]`` (or the bare class name's table, as the
     configuration reads it): with ``bounds`` (min, max) the bounds torch gives replace the
     configured ones (a bound it does not give stays); with None the dimension is made static
-    (removed, and the argument's table and ``dynamic`` with it when empty)."""
+    (removed, and the argument's table with it when empty; ``dynamic = {}`` stays)."""
     document = tomlkit.parse(pyproject)
     modules = document.get("tool", {}).get("fx-lsp", {}).get("modules", {})
     module = modules.get(qualified_name, modules.get(class_name))
@@ -107,8 +107,8 @@ def apply_dynamic_suggestion(pyproject: str, qualified_name: str, class_name: st
             dims[index].update(given)
         if not dims:
             del dynamic[argument]
-    if not dynamic:
-        del module["dynamic"]
+    # An empty ``dynamic`` stays: the shapes are then meant static, and no batch dimension
+    # is tried (FX407) where the code pins it.
     fixed = tomlkit.dumps(document)
     return fixed if tomlkit.parse(fixed) != tomlkit.parse(pyproject) else pyproject
 

@@ -79,8 +79,9 @@ class ModuleConfig:
     #: container of tensors spelled as Python does (``"{'p3': float32[2, 8, 32, 32]}"``).
     inputs: dict[str, InputSpec] = field(default_factory=dict)
     #: ``dynamic = {x = {0 = "batch"}}`` (or ``{0 = {name = "batch", min = 2, max = 64}}``):
-    #: argument -> dimension index -> the dimension torch.export keeps dynamic.
-    dynamic: dict[str, dict[int, DynamicDim]] = field(default_factory=dict)
+    #: argument -> dimension index -> the dimension torch.export keeps dynamic; None when not
+    #: given (the export mode then tries each input's batch, FX407), ``{}`` for static shapes.
+    dynamic: dict[str, dict[int, DynamicDim]] | None = None
     #: ``device = "cuda"``: the device this class is judged for, over ``per-file-device`` and
     #: ``[tool.fx-lsp] device`` (one of ``DEVICES``); None when not given.
     device: str | None = None

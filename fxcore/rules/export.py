@@ -1,6 +1,7 @@
 """Failures of torch.export (export mode, FX401-FX499): where non-strict
 ``torch.export.export`` on fake inputs needs real data (a data-dependent guard, a tensor
-turned into Python data), a configured dynamic dimension the code specialises, what fails
+turned into Python data), a configured dynamic dimension the code specialises (or, without
+configuration, a batch dimension: FX407, a warning), what fails
 only under strict export (with ``export-strict = true``), and any other error that ended the
 export; and where fx-lsp's export on the meta device could not go on although real torch
 would (FX404, information: no verdict)."""
@@ -114,6 +115,37 @@ dimension static) as torch suggests; a quick fix makes torch's suggestion in `dy
 )
 
 
+FX407 = Rule(
+    code="FX407",
+    kinds=("export-batch-specialised",),
+    severity="warning",
+    mode="export",
+    docs="""\
+**A batch dimension the code specialises.** Without any `dynamic` configuration, a class that
+exports whole is exported once more with the first dimension of each tensor input dynamic
+(of size 2 or more), as `torch.export.export(..., dynamic_shapes={"x": {0: Dim.AUTO}})`
+exports it. Where the code fixes that dimension to its example size, `Dim.AUTO` does so
+silently and the exported program takes only that batch size: FX407 is at the line whose
+guard did it, with torch's suggested fix and the `dynamic_shapes` it makes.
+
+```python
+if x.shape[0] == 4:                # FX407: the batch of x specialised to 4
+    ...
+return x.view(4, 8)                # FX407: a [4, 8] view of x[4, 8]
+```
+
+A range torch narrows (`assert x.shape[0] <= 16`) or inputs whose batches must be equal are no
+specialisation: `Dim.AUTO` exports them with the batch dynamic. With `dynamic` configured for
+the class, its dimensions are checked as configured instead ([FX403](#fx403)); `dynamic = {}`
+says the shapes are meant static, and turns FX407 off for the class.
+
+Fix: make the code work for any batch size (`x.shape[0]` where a number was written, `-1` in
+`view`/`reshape`), or, where the size is meant to be fixed, export with `Dim.STATIC` or the
+size as torch suggests.
+""",
+)
+
+
 FX405 = Rule(
     code="FX405",
     kinds=("export-strict-only",),
@@ -211,4 +243,4 @@ FX406 = not_fitting_rule("FX406", "export", "FX499",
                          "FX105 under torch.fx and FX504 under torch.compile")
 
 
-RULES = (FX401, FX402, FX403, FX404, FX405, FX406, FX499)
+RULES = (FX401, FX402, FX403, FX404, FX405, FX406, FX407, FX499)

@@ -11,7 +11,8 @@ FX404 there, and the class is not checked rather than failed.
 
 The data-dependent guards export would stop at are answered with guesses (``guesses``) so that
 one pass finds them all; where this torch lacks that hook, the mode finds the first failure
-only and the record says so.
+only and the record says so. A class that exports whole, without ``dynamic`` configured, is
+asked once more with its inputs' batch dimensions dynamic (``batch_dims``, FX407 hints).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.export import (
+    batch_dims,
     dynamic,
     fake,
     fake_constants,
@@ -111,7 +113,7 @@ class ExportCapture:
         notes = [] if missing is None else [
             f"Only the first failure is found: this torch cannot be resumed after a "
             f"data-dependent guard ({missing})."]
-        dims = context.module_config(target.cls.__name__).dynamic
+        dims = context.module_config(target.cls.__name__).dynamic or {}
         recorder = dynamic.GuardRecorder(context.is_workspace_path)
         unrecorded = torch_hooks.missing_guard_log() if dims else None
         if unrecorded is not None:
@@ -253,15 +255,48 @@ class ExportCapture:
         run once more, eagerly on fake inputs and weights from the seeds the export started
         from, which is what the non-strict export ran, with the draws watched. Its errors
         (a value only real data has) end the run, not the draws met before them."""
-        if not record.drew_randomly or target.example_inputs is None:
+        if target.example_inputs is None:
             return []
+        specialised = self._batch_hints(context, target)
+        if not record.drew_randomly:
+            return specialised
         mode = fake.new_mode()
         inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
         seed_generators()
         with draws_recorded(context.is_workspace_path) as draws, quiet_torch(), \
                 fake.faked_weights(target.model, mode), mode, contextlib.suppress(Exception):
             target.model(**inputs)
-        return draw_hints(draws, context.sources)
+        return [*specialised, *draw_hints(draws, context.sources)]
+
+    @staticmethod
+    def _batch_hints(context: JobContext, target: CaptureTarget) -> list[Hint]:
+        """FX407 where the code specialises a batch dimension (``batch_dims``): asked of a
+        class that exported whole without configured ``dynamic`` dimensions, whose answer
+        that export is not."""
+        assert target.example_inputs is not None
+        if context.module_config(target.cls.__name__).dynamic is not None:
+            return []  # configured dimensions are FX403's; `dynamic = {}`: static shapes
+        mode = fake.new_mode()
+        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
+        dims = batch_dims.batch_dims(inputs)
+        if not dims:
+            return []
+        recorder = dynamic.GuardRecorder(context.is_workspace_path)
+        logged = torch_hooks.missing_guard_log() is None
+        with quiet_torch(), fake.faked_weights(target.model, mode), \
+                (recorder.installed() if logged else contextlib.nullcontext()):
+            try:
+                torch.export.export(target.model, (), inputs, strict=False,
+                                    dynamic_shapes=dynamic.dynamic_shapes(dims, list(inputs)))
+                return []
+            except BaseException as error:  # user code may raise anything, SystemExit too
+                found = batch_dims.specialisations(error, dims, list(inputs), recorder)
+        located = context.located_failures(
+            [recorded for _, recorded in found if recorded is not None], target.source)
+        unlocated = [context.failure(batch_dims.KIND, message, [], target.source.name_span)
+                     for message, recorded in found if recorded is None]
+        return [Hint(code=failure.code, kind=failure.kind, message=failure.message,
+                     **failure.span()) for failure in [*located, *unlocated]]
 
 
 def one_per_line(failures: list[Failure]) -> list[Failure]:
