@@ -58,3 +58,19 @@ class SameInBoth(nn.Module):
         x = self.drop(self.norm(self.linear(x)))
         print("step")
         return x
+
+
+def announce_training(module, x):
+    """A helper handed the module: the class's own methods never read ``training``."""
+    if module.training:
+        print("training step")
+    return x
+
+
+class HelperReadsTraining(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return announce_training(self, self.linear(x)).relu()
