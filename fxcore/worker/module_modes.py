@@ -42,7 +42,7 @@ ONE_CAPTURE_NOTE = ("Compiled in train mode (as built) alone; the eval graph (mo
                     "not captured because nothing differs: no code of this class, of its "
                     "submodules or that they call reads `training`, beside torch's own "
                     "layers, which torch compiles the same in both modes")
-#: Classes already read: whether one of their own methods reads ``training``.
+#: Classes already read: whether their own methods, or functions those call, read ``training``.
 _READS_TRAINING: dict[type, bool] = {}
 
 
@@ -61,7 +61,7 @@ class ModePlan:
 _TORCH_LAYERS = "torch.nn.modules."
 
 
-def _functions(value: Any) -> Iterator[types.FunctionType]:
+def _functions(value: Any) -> Iterator[Any]:
     """The Python functions of a class attribute: a function (and the one it wraps), a static
     or class method's, a property's accessors."""
     if isinstance(value, (staticmethod, classmethod)):
@@ -70,7 +70,8 @@ def _functions(value: Any) -> Iterator[types.FunctionType]:
         for accessor in (value.fget, value.fset, value.fdel):
             yield from _functions(accessor)
         return
-    if isinstance(value, types.FunctionType):
+    # Anything with Python code (a Cython function has its own ``__code__`` too).
+    if isinstance(getattr(value, "__code__", None), types.CodeType):
         yield value
     wrapped = getattr(value, "__wrapped__", None)
     if wrapped is not None and wrapped is not value:
@@ -92,11 +93,11 @@ def _outside_torch(value: Any) -> bool:
     return isinstance(value, types.FunctionType) and module.split(".")[0] != "torch"
 
 
-def _called(function: types.FunctionType, names: set[str]) -> Iterator[types.FunctionType]:
+def _called(function: Any, names: set[str]) -> Iterator[types.FunctionType]:
     """The functions outside torch that ``function`` may call: globals it names (``helper``)
     and functions of modules it names (``utils.helper``, both names read)."""
     for name in names:
-        value = function.__globals__.get(name)
+        value = getattr(function, "__globals__", {}).get(name)
         if isinstance(value, types.ModuleType):
             members = vars(value)
             yield from (members[other] for other in names
@@ -105,7 +106,7 @@ def _called(function: types.FunctionType, names: set[str]) -> Iterator[types.Fun
             yield value
 
 
-def _follows_to(functions: Iterator[types.FunctionType], name: str) -> bool:
+def _follows_to(functions: Iterator[Any], name: str) -> bool:
     """Whether one of ``functions``, or a function outside torch they call (followed by the
     names their code reads, each once), reads ``name``."""
     pending, seen = list(functions), set()
