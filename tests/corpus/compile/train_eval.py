@@ -1,6 +1,8 @@
 """Classes whose graph breaks depend on the nn.Module mode: dropout and batch norm, and a
-branch on ``self.training`` that breaks in one mode only. fx-lsp compiles each in train and
-eval mode (``module-mode = "auto"``); real torch's answers come per mode (``MODULE_MODES``)."""
+branch on ``self.training`` (in forward, or in a helper handed the module) that breaks in one
+mode only. fx-lsp compiles each that reads ``training`` beside torch's own layers in train and
+eval mode (``module-mode = "auto"``), the others (``SameInBoth``: torch's layers alone) once;
+real torch's answers come per mode (``MODULE_MODES``)."""
 
 import torch
 from torch import nn
