@@ -45,6 +45,9 @@ SUITES = (
                   "against the fx capture"),
         Benchmark("recompile_loop", "the compile capture with its loop of calls against one "
                   "call, in CPU seconds"),
+        Benchmark("module_modes_cost", "check --mode fx,export,compile on MONAI's blocks: "
+                  "compile in both nn.Module modes only where code beside torch's layers "
+                  "reads training, against the commit before (~5 min)"),
         Benchmark("pt2_whole_model", "a whole 7B model under fx, export and compile, against "
                   "real torch (~1.5 min)", tables=("pt2_whole_model", "pt2_whole_model_small")),
         Benchmark("network_isolation", "what a network namespace costs each forked job"),

@@ -2,9 +2,10 @@
 verdict compared with real torch on the CPU in that mode, computed in this run
 (scripts/{compile,export}_ground_truth.py, tests/real_torch_answers.py):
 
-- compile judges a class in train and in eval mode where its code (or a submodule's) reads
-  ``training``, and its verdict says which breaks each mode meets, with each mode's graphs;
-  a class whose code does not read it is compiled once, its verdict holding for both;
+- compile judges a class in train and in eval mode where its code (or a submodule's, or a
+  helper it hands itself to) reads ``training``, and its verdict says which breaks each mode
+  meets, with each mode's graphs; a class where nothing but torch's own layers (dropout, batch
+  norm) reads it is compiled once, in train mode, its verdict holding for both, with a note;
 - export judges a class in eval mode, as deployment does: a class that fails export only in
   train mode gets eval's verdict;
 - ``module-mode = "train"`` or ``"eval"`` judges both modes in that one.
@@ -23,7 +24,7 @@ from real_torch_answers import compile_answers, export_answers
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.results import ModuleResult
-from fxcore.worker.module_modes import judged
+from fxcore.worker.module_modes import ONE_CAPTURE_NOTE, judged
 
 from cli_support import fx_lsp
 
@@ -88,20 +89,28 @@ def test_compile_judges_each_mode_as_real_torch_compiles_it(tmp_path: Path) -> N
         truth = COMPILE[key]["modes"]
         module = by_class[key.split(":")[1]]
         assert module["module_modes"] == ["train", "eval"], key
+        once = ONE_CAPTURE_NOTE in module["capture_notes"]
         for mode in ("train", "eval"):
             assert breaks_in(module, mode) == truth[mode]["breaks"], (key, mode)
-            assert module["graph_counts"][mode] == truth[mode]["graphs"], (key, mode)
+            graphs = module["graph_count"] if once else module["graph_counts"][mode]
+            assert graphs == truth[mode]["graphs"], (key, mode)
         for failure in module["failures"]:
             # A break of one mode says so in its message; one of both modes does not.
             marked = failure.get("module_mode")
             assert failure["message"].endswith(f" (in {marked} mode only)") == bool(marked)
-    # The real answers hold breaks that differ between the modes, both ways.
+    # The real answers hold breaks that differ between the modes, both ways, and one met only
+    # through a helper the class hands itself to.
     assert COMPILE[f"{COMPILE_FILE}:TrainOnlyBreak"]["modes"]["eval"]["breaks"] == []
     assert COMPILE[f"{COMPILE_FILE}:EvalOnlyBreak"]["modes"]["train"]["breaks"] == []
-    # Without code that reads `training`, one compile, whose verdict holds for both modes.
-    plain = by_class["Plain"]
-    assert plain["module_modes"] == ["train", "eval"] and "graph_counts" not in plain
-    assert [failure.get("module_mode") for failure in plain["failures"]] == [None]
+    assert COMPILE[f"{COMPILE_FILE}:HelperReadsTraining"]["modes"]["eval"]["breaks"] == []
+    # Where nothing but torch's own layers (or nothing at all) reads `training`: one compile,
+    # in train mode, whose verdict holds for both modes, and a note that says so.
+    for name in ("SameInBoth", "Plain"):
+        once = by_class[name]
+        assert once["module_modes"] == ["train", "eval"] and "graph_counts" not in once
+        assert ONE_CAPTURE_NOTE in once["capture_notes"], name
+        assert [failure.get("module_mode") for failure in once["failures"]] == [None]
+    assert "graph_counts" in by_class["HelperReadsTraining"]
 
 
 def test_module_mode_eval_compiles_in_eval_mode_alone(tmp_path: Path) -> None:
@@ -137,10 +146,64 @@ def test_module_mode_train_exports_in_train_mode_as_real_export_does(tmp_path: P
     assert not module["capture_notes"]
 
 
+class ReadsTraining(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if self.training else x
+
+
+def scale_in_training(module: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    return x * 2 if module.training else x
+
+
+class HandsItselfToAHelper(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return scale_in_training(self, x)
+
+
+class OwnBatchNorm(torch.nn.BatchNorm1d):
+    """A library's subclass of a torch layer, with a forward of its own."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x) if self.training else x
+
+
+def modes_judged(model: torch.nn.Module) -> tuple[list[bool], ModuleResult]:
+    """The ``training`` flags compile's verdict was made under, and the verdict."""
+    seen: list[bool] = []
+
+    def verdict() -> ModuleResult:
+        seen.append(model.training)
+        return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,
+                            class_name="Net", qualified_name="m:Net", status="traceable",
+                            mode="compile")
+
+    return seen, judged("auto", "compile", model, verdict, seconds=60)
+
+
+def test_torch_layers_alone_are_compiled_once_in_train_mode_with_a_note() -> None:
+    layers = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.BatchNorm1d(8),
+                                 torch.nn.Dropout(0.1), torch.nn.LSTM(8, 8, dropout=0.1,
+                                                                      num_layers=2))
+    seen, result = modes_judged(layers)
+    assert seen == [True] and result.module_modes == ["train", "eval"]
+    assert result.capture_notes == [ONE_CAPTURE_NOTE]
+    assert "the eval graph (model.eval()) was not captured because nothing differs" in \
+        ONE_CAPTURE_NOTE
+
+
+@pytest.mark.parametrize("reader", [ReadsTraining, HandsItselfToAHelper,
+                                    lambda: OwnBatchNorm(8)])
+def test_code_outside_torchs_layers_that_reads_training_is_compiled_in_both_modes(
+        reader: Any) -> None:
+    seen, result = modes_judged(torch.nn.Sequential(torch.nn.Linear(8, 8), reader()))
+    assert seen == [False, True] and result.module_modes == ["train", "eval"]
+    assert ONE_CAPTURE_NOTE not in result.capture_notes
+
+
 def test_a_second_mode_that_would_outlast_the_time_out_is_left_out() -> None:
     """The engine counts a class's time-out from the last message: compile's second mode is
     left out, with a note, when the first took over half of it."""
-    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), ReadsTraining())
     seen: list[bool] = []
 
     def verdict() -> ModuleResult:

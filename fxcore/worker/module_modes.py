@@ -6,10 +6,16 @@ a deployed model runs, and compile, used for training as much as for inference, 
 where they can differ; ``"train"`` or ``"eval"`` judges export and compile in that mode alone.
 The verdicts of two modes become one (``mode_verdicts.merged``).
 
-Whether the modes can differ is decided without running anything: some class of the model's
-module tree (a Dropout, a BatchNorm, the user's own ``if self.training:``) reads the attribute
-``training`` in one of its methods, below ``nn.Module`` itself. A module whose forward reads it
-elsewhere (a helper function handed the module) is missed, and compiled in train mode once.
+Whether the modes can differ is decided without running anything (a dynamic check, dynamo's
+guards on ``training``, would need the capture it is meant to spare): some class of the model's
+module tree, below ``nn.Module``, reads the attribute ``training`` in one of its methods or in a
+function outside torch that a method names, followed call by call (a helper handed the module).
+torch's own layers (``torch.nn.modules``: dropout, batch and instance norm, RReLU, the RNNs,
+attention and transformer layers) are left out: they compute differently in the two modes but
+torch.compile and torch.export capture them the same, with the same breaks and verdict, checked
+against real torch for each of them (tests/test_torch_layers_in_both_modes.py). Where nothing
+else reads it, compile captures the class once, in train mode (as built, and the stricter of
+the two for torch's layers: batch norm refuses a batch of one only there), and says so.
 """
 
 from __future__ import annotations
@@ -31,7 +37,12 @@ from fxcore.worker.mode_verdicts import merged
 #: run (eval first: inputs decided there serve a train mode that may refuse them).
 _AUTO: dict[str, tuple[str, ...]] = {"export": (EVAL,), "compile": (EVAL, TRAIN),
                                      "onnx": (EVAL,)}
-#: Classes already read: whether one of their own methods reads ``training``.
+#: Said on a class compile captured once under "auto".
+ONE_CAPTURE_NOTE = ("Compiled in train mode (as built) alone; the eval graph (model.eval()) was "
+                    "not captured because nothing differs: no code of this class, of its "
+                    "submodules or that they call reads `training`, beside torch's own "
+                    "layers, which torch compiles the same in both modes")
+#: Classes already read: whether their own methods, or functions those call, read ``training``.
 _READS_TRAINING: dict[type, bool] = {}
 
 
@@ -45,42 +56,90 @@ class ModePlan:
     note: str | None = None
 
 
-def _codes(value: Any) -> Iterator[types.CodeType]:
-    """The code objects of a class attribute: a function's (and the one it wraps), a static
+#: Where torch's own layers are defined: classes from here are captured the same in both
+#: modes (see the module's docstring), and functions from torch are torch's business.
+_TORCH_LAYERS = "torch.nn.modules."
+
+
+def _functions(value: Any) -> Iterator[Any]:
+    """The Python functions of a class attribute: a function (and the one it wraps), a static
     or class method's, a property's accessors."""
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
     if isinstance(value, property):
         for accessor in (value.fget, value.fset, value.fdel):
-            yield from _codes(accessor)
+            yield from _functions(accessor)
         return
-    code = getattr(value, "__code__", None)
-    if isinstance(code, types.CodeType):
-        yield code
+    # Anything with Python code (a Cython function has its own ``__code__`` too).
+    if isinstance(getattr(value, "__code__", None), types.CodeType):
+        yield value
     wrapped = getattr(value, "__wrapped__", None)
     if wrapped is not None and wrapped is not value:
-        yield from _codes(wrapped)
+        yield from _functions(wrapped)
 
 
-def _reads(code: types.CodeType, name: str) -> bool:
-    """Whether ``code`` or a function, lambda or comprehension nested in it reads an attribute
-    or name ``name``."""
-    return name in code.co_names or any(
-        _reads(const, name) for const in code.co_consts if isinstance(const, types.CodeType))
+def _names(code: types.CodeType) -> set[str]:
+    """The attribute and global names ``code`` reads, with those of the functions, lambdas and
+    comprehensions nested in it."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _outside_torch(value: Any) -> bool:
+    module = getattr(value, "__module__", None) or ""
+    return isinstance(value, types.FunctionType) and module.split(".")[0] != "torch"
+
+
+def _called(function: Any, names: set[str]) -> Iterator[types.FunctionType]:
+    """The functions outside torch that ``function`` may call: globals it names (``helper``)
+    and functions of modules it names (``utils.helper``, both names read)."""
+    for name in names:
+        value = getattr(function, "__globals__", {}).get(name)
+        if isinstance(value, types.ModuleType):
+            members = vars(value)
+            yield from (members[other] for other in names
+                        if _outside_torch(members.get(other)))
+        elif _outside_torch(value):
+            yield value
+
+
+def _follows_to(functions: Iterator[Any], name: str) -> bool:
+    """Whether one of ``functions``, or a function outside torch they call (followed by the
+    names their code reads, each once), reads ``name``."""
+    pending, seen = list(functions), set()
+    while pending:
+        function = pending.pop()
+        if function in seen:
+            continue
+        seen.add(function)
+        names = _names(function.__code__)
+        if name in names:
+            return True
+        pending.extend(_called(function, names))
+    return False
 
 
 def class_reads(cls: type, name: str) -> bool:
     """Whether a method of ``cls`` or of a base below ``nn.Module`` reads ``name``."""
-    return any(_reads(code, name) for klass in cls.__mro__
+    return any(name in _names(function.__code__) for klass in cls.__mro__
                if klass not in (torch.nn.Module, object)
-               for value in vars(klass).values() for code in _codes(value))
+               for value in vars(klass).values() for function in _functions(value))
 
 
 def reads_training(cls: type) -> bool:
-    """Whether a method of ``cls`` or of a base below ``nn.Module`` reads ``training``
-    (``nn.Module``'s own ``train()`` sets it for every class)."""
+    """Whether a method of ``cls`` or of a base below ``nn.Module``, torch's own layers left
+    out, or a function outside torch it calls reads ``training`` (``nn.Module``'s own
+    ``train()`` sets it for every class)."""
     if cls not in _READS_TRAINING:
-        _READS_TRAINING[cls] = class_reads(cls, "training")
+        _READS_TRAINING[cls] = _follows_to(
+            (function for klass in cls.__mro__
+             if klass not in (torch.nn.Module, object)
+             and not klass.__module__.startswith(_TORCH_LAYERS)
+             for value in vars(klass).values() for function in _functions(value)),
+            "training")
     return _READS_TRAINING[cls]
 
 
@@ -101,7 +160,8 @@ def mode_plan(setting: str, capture_mode: str, model: torch.nn.Module) -> ModePl
     differ = modes_can_differ(model)
     if len(auto) > 1:
         # Compiled once where no code tells the modes apart: the verdict is both modes'.
-        return ModePlan(auto, (TRAIN, EVAL)) if differ else ModePlan((TRAIN,), (TRAIN, EVAL))
+        return ModePlan(auto, (TRAIN, EVAL)) if differ else ModePlan((TRAIN,), (TRAIN, EVAL),
+                                                                     ONE_CAPTURE_NOTE)
     note = (f"Judged in {auto[0]} mode (model.{auto[0]}()), as a deployed model runs: the "
             "code of this class or of its submodules reads `training` (set "
             "`module-mode` under [tool.fx-lsp] to choose)") if differ else None

@@ -203,7 +203,7 @@ def compile_once(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
 def compiled_modes(module: dict) -> list[str]:
     """The ``nn.Module`` modes fx-lsp compiled a JSON module in: each with a graph count when
     it compiled it in several, else the one its verdict was made in (train, as built, when it
-    holds for both because no code reads ``training``)."""
+    holds for both because no code beside torch's own layers reads ``training``)."""
     counts = module.get("graph_counts") or {}
     if counts:
         return list(counts)

@@ -1,6 +1,8 @@
 """Classes whose graph breaks depend on the nn.Module mode: dropout and batch norm, and a
-branch on ``self.training`` that breaks in one mode only. fx-lsp compiles each in train and
-eval mode (``module-mode = "auto"``); real torch's answers come per mode (``MODULE_MODES``)."""
+branch on ``self.training`` (in forward, or in a helper handed the module) that breaks in one
+mode only. fx-lsp compiles each that reads ``training`` beside torch's own layers in train and
+eval mode (``module-mode = "auto"``), the others (``SameInBoth``: torch's layers alone) once;
+real torch's answers come per mode (``MODULE_MODES``)."""
 
 import torch
 from torch import nn
@@ -58,3 +60,19 @@ class SameInBoth(nn.Module):
         x = self.drop(self.norm(self.linear(x)))
         print("step")
         return x
+
+
+def announce_training(module, x):
+    """A helper handed the module: the class's own methods never read ``training``."""
+    if module.training:
+        print("training step")
+    return x
+
+
+class HelperReadsTraining(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return announce_training(self, self.linear(x)).relu()
