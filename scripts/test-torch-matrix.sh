@@ -16,12 +16,13 @@
 # What runs where (CI's time budget): the oldest and the newest supported series run every
 # matrix test; the series between them run every matrix test but the heavy ones, marked
 # `matrix_sweep`: the sweeps (tests/test_everyday_blocks.py: 30-odd classes of everyday code
-# against real export and compile) and the tests that run whole checks under a recorder or a
-# loader log (the accelerator guard's and the driver loads' per-process records, torch's output
-# kept from the terminal, the editor's graph request): together about a third of a middle series' test
-# time. So every series is still checked for start-up and runs its capture tests (fx against
-# plain torch.fx, the export and compile corpora against real torch, the guard's answers, the
-# server over stdio); what changes
+# against real export and compile), the onnx corpus (tests/test_onnx_corpus.py: real
+# torch.onnx.export and ONNX Runtime at three opsets) and the tests that run whole checks under
+# a recorder or a loader log (the accelerator guard's and the driver loads' per-process
+# records, torch's output kept from the terminal, the editor's graph request): together about
+# a third of a middle series' test time. So every series is still checked for start-up and runs its capture tests (fx against
+# plain torch.fx, the export and compile corpora against real torch, the onnx mode's registry
+# look-ups and translation, the guard's answers, the server over stdio); what changes
 # between releases in the torch internals fx-lsp hooks shows at the edges first, and the main
 # run (torch 2.13) runs the sweeps in its slow tier. FX_LSP_FULL_SWEEP=1 runs every matrix
 # test on every series.
@@ -81,8 +82,12 @@ for s in "${series[@]}"; do
         uv pip install --quiet --python "$python" "torch==$version" \
             || { echo "torch $s: cannot install torch==$version"; failed=$((failed + 1)); continue; }
     fi
-    # fx-lsp and its test extras beside that torch, which the constraint keeps as it is.
-    uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") -e "$repo[test]" numpy einops \
+    # fx-lsp with its test and onnx extras beside that torch, which the constraint keeps as it
+    # is, and onnxruntime, which the onnx corpus test loads the real export in: the onnx mode
+    # runs on every series (onnxscript 0.7's torchlib fits 2.10 to 2.15, whose exporters have
+    # the private pieces the mode uses; where one does not, its tests skip saying why).
+    uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") \
+        -e "$repo[test,onnx]" onnxruntime numpy einops \
         || { echo "torch $s: cannot install fx-lsp beside torch $version"; failed=$((failed + 1)); continue; }
     t_install=$((SECONDS - t0))
 
