@@ -16,14 +16,15 @@
 # What runs where (CI's time budget): the oldest and the newest supported series run every
 # matrix test. The series between them, but for the one python3 has (whose fast and slow tiers
 # run every matrix test), leave out the heavy ones, marked `matrix_sweep` (the sweeps, e.g.
-# tests/test_everyday_blocks.py, and the tests that run whole checks under a recorder or a
-# loader log), and split the rest: with three such series, each runs one shard of three
-# (FX_LSP_MATRIX_SHARD=K/N, tests/conftest.py: by a hash of each test's id, so each file's
-# tests are spread over the shards), plus, whole, the test whose failure is silent in use (the
-# capture warm-ups: tests/conftest.py's EVERY_SERIES_MODULES). So every series is checked for
-# start-up and warm-ups, and runs a third of the capture tests (fx against plain torch.fx,
-# the export and compile corpora against real torch, the accelerator guard, the server over
-# stdio); every matrix test runs on the two edges, the main series and one middle series;
+# tests/test_everyday_blocks.py, the onnx corpus, tests/test_onnx_corpus.py, and the tests that
+# run whole checks under a recorder or a loader log), and split the rest: with three such
+# series, each runs one shard of three (FX_LSP_MATRIX_SHARD=K/N, tests/conftest.py: by a hash
+# of each test's id, so each file's tests are spread over the shards), plus, whole, the test
+# whose failure is silent in use (the capture warm-ups: tests/conftest.py's
+# EVERY_SERIES_MODULES). So every series is checked for start-up and warm-ups, and runs a third
+# of the capture tests (fx against plain torch.fx, the export and compile corpora against real
+# torch, the onnx mode's registry look-ups and translation, the accelerator guard, the server
+# over stdio); every matrix test runs on the two edges, the main series and one middle series;
 # what changes between releases in the torch internals fx-lsp hooks shows at the edges first.
 # FX_LSP_FULL_SWEEP=1 runs every matrix test on every series.
 set -uo pipefail
@@ -91,8 +92,12 @@ for s in "${series[@]}"; do
         uv pip install --quiet --python "$python" "torch==$version" \
             || { echo "torch $s: cannot install torch==$version"; failed=$((failed + 1)); continue; }
     fi
-    # fx-lsp and its test extras beside that torch, which the constraint keeps as it is.
-    uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") -e "$repo[test]" numpy einops \
+    # fx-lsp with its test and onnx extras beside that torch, which the constraint keeps as it
+    # is, and onnxruntime, which the onnx corpus test loads the real export in: the onnx mode
+    # runs on every series (onnxscript 0.7's torchlib fits 2.10 to 2.15, whose exporters have
+    # the private pieces the mode uses; where one does not, its tests skip saying why).
+    uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") \
+        -e "$repo[test,onnx]" onnxruntime numpy einops \
         || { echo "torch $s: cannot install fx-lsp beside torch $version"; failed=$((failed + 1)); continue; }
     t_install=$((SECONDS - t0))
 

@@ -10,6 +10,7 @@ import ast
 import os
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
@@ -154,3 +155,18 @@ def fake_torch_metadata(folder: Path, version: str) -> str:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
     return os.pathsep.join(filter(None, [str(folder), str(REPO_ROOT),
                                          os.environ.get("PYTHONPATH", "")]))
+
+
+def onnx_exporter_or_skip() -> Any:
+    """This torch's ONNX exporter pieces (``fxcore.worker.capture.onnx.exporter``), or the
+    test skipped with the reason the onnx mode gives for this torch series (the matrix runs
+    the onnx tests under every series: ``-rs`` lists the reasons per series)."""
+    import pytest
+    import torch
+
+    from fxcore.worker.capture.onnx.exporter import exporter
+
+    found = exporter()
+    if isinstance(found, str):
+        pytest.skip(f"the onnx mode cannot run on torch {torch.__version__}: {found}")
+    return found

@@ -25,14 +25,16 @@ import torch
 
 from fxcore.model.tensor_spec import parse_spec
 
-from engine_support import REPO_ROOT
+from engine_support import REPO_ROOT, onnx_exporter_or_skip
 
 onnxruntime = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
 CORPUS = Path(__file__).parent / "corpus" / "onnx"
-#: A real export per class and a CLI run: slow; under every torch series (matrix) too.
-pytestmark = [pytest.mark.slow, pytest.mark.matrix]
+#: A real export per class and a CLI run at three opsets: slow, and in the torch matrix a
+#: heavy test (minutes a series), run on its oldest and newest series; the series between
+#: run the onnx mode's own matrix tests (tests/test_onnx_mode.py).
+pytestmark = [pytest.mark.slow, pytest.mark.matrix, pytest.mark.matrix_sweep]
 
 
 #: The files checked at an opset other than the default: the opset-dependent operators, and
@@ -158,6 +160,7 @@ def fx_lsp_verdict(module: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("opset", [None, 18, 23], ids=["default-opset", "opset18", "opset23"])
 def test_the_corpus_agrees_with_real_onnx_export(tmp_path: Path, opset: int | None) -> None:
+    onnx_exporter_or_skip()
     sys.path.insert(0, str(CORPUS))
     try:
         verdicts = fx_lsp_verdicts(corpus_workspace(tmp_path, opset))

@@ -23,7 +23,7 @@ from fxcore.model.results import Failure
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.workspace.config import parse_config
 
-from engine_support import REPO_ROOT
+from engine_support import REPO_ROOT, onnx_exporter_or_skip
 
 CORPUS = Path(__file__).parent / "corpus" / "onnx"
 #: Run first in a process (a ``sitecustomize``), it hides onnx and onnxscript as where they
@@ -125,8 +125,10 @@ def test_without_the_extra_the_cli_says_what_to_install_once(tmp_path: Path) -> 
 
 
 @pytest.mark.slow  # onnxscript's import, the registry and an export: over 5 s on 2 cores
+@pytest.mark.matrix  # the exporter's private pieces, under every torch series
 def test_an_operator_without_translation_is_at_its_line() -> None:
     pytest.importorskip("onnxscript")
+    onnx_exporter_or_skip()
     from fxcore.worker.building.sources import Built, build_class
     from fxcore.worker.capture.onnx.capture import OnnxCapture
     from fxcore.worker.capture.record import CaptureTarget
@@ -158,6 +160,7 @@ def test_an_operator_without_translation_is_at_its_line() -> None:
 
 
 @pytest.mark.slow  # onnxscript's import and three registries
+@pytest.mark.matrix  # the exporter's registries, under every torch series
 def test_an_operator_a_later_opset_translates_names_it_and_the_fix_sets_it(
         tmp_path: Path) -> None:
     """aten.rms_norm has a translation from opset 23 only (torch's exporter decomposes it
@@ -168,14 +171,14 @@ def test_an_operator_a_later_opset_translates_names_it_and_the_fix_sets_it(
 
     from fxcore.fixing.fix_plan import plan
     from fxcore.model.results import ModuleResult
-    from fxcore.worker.capture.onnx.exporter import Exporter, exporter
+    from fxcore.worker.capture.onnx.exporter import Exporter
     from fxcore.worker.capture.onnx.operators import untranslated
 
     class Normed(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return torch.nn.functional.rms_norm(x, (4,))
 
-    found = exporter()
+    found = onnx_exporter_or_skip()
     assert isinstance(found, Exporter)
     program = torch.export.export(Normed(), (torch.ones(2, 4),))
     [problem] = untranslated(found, program.graph_module, 20)

@@ -1,5 +1,6 @@
 """What ``fx-lsp mcp``'s tools do, without the MCP SDK: each runs the command line's own code
-(``fx_lsp.cli.main``, ``fx_lsp.cli.check``, ``fx_lsp.cli.fixing``) on one warm engine and
+(``fx_lsp.cli.check``, its JSON report and baselines, ``fx_lsp.cli.fixing``; ``diff``:
+``fx_lsp.cli.main``) on one warm engine and
 pipeline that the server keeps (its call-site index built once, rescanned each run), with the
 workspace's configuration and the shared ``.fx-lsp-cache/``, and returns plain data. Bad
 input raises ``ToolInputError`` with a message an agent can act on.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -25,6 +27,8 @@ from fx_lsp.cli.main import EXIT_USAGE, main
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
+from fxcore.host.torch_versions import installed_torch_support
+from fxcore.host.zygote_host import ZygoteError
 from fxcore.model.capture_modes import modes_problem, ordered_modes
 from fxcore.rules.documentation import documentation
 from fxcore.workspace.notebook.cells import is_notebook
@@ -38,6 +42,13 @@ UNTRUSTED = ("the workspace is not trusted: fx-lsp imports and runs none of its 
 
 class ToolInputError(Exception):
     """The tool's input cannot be used: the message says why and what would do."""
+
+
+@functools.cache
+def _torch_refusal() -> str | None:
+    """Why fx-lsp cannot check with the installed torch, if it cannot: read once (the
+    workers' torch is imported once, by the zygote)."""
+    return installed_torch_support().refusal
 
 
 class Tools:
@@ -115,23 +126,44 @@ class Tools:
             with open(output, encoding="utf-8") as stream:
                 return json.load(stream)
 
-    def _checked(self, path: str, modes: list[str] | None) -> CheckRun:
-        """``fx_lsp.cli.check``'s run of one file on the warm pipeline."""
-        from fx_lsp.cli.check import check_jobs, run_jobs
+    def _checked(self, paths: list[str], modes: list[str] | None) -> CheckRun:
+        """``fx_lsp.cli.check``'s run of files and folders on the warm pipeline, with what
+        ``fx-lsp check`` refuses to run on (a torch it does not support, a configuration it
+        cannot read, workers that do not start) raised as its one line."""
+        from fx_lsp.cli.baselines import BaselineProblem
+        from fx_lsp.cli.check import UnreadableConfig, check_jobs, run_jobs
 
         self._trusted()
         self._modes(modes)  # an unknown mode is the caller's error
+        refusal = _torch_refusal()
+        if refusal is not None:
+            raise ToolInputError(refusal)
         chosen = tuple(ordered_modes(modes)) if modes else None
-        with self._lock:
-            jobs, projects = check_jobs([path], None, chosen)
-            return run_jobs(jobs, projects, 1, True, False, self.pipeline())
+        # A run's messages on stderr (a configuration's problems) are the command line's;
+        # the report says what an agent needs.
+        with self._lock, contextlib.redirect_stderr(io.StringIO()):
+            try:
+                jobs, projects = check_jobs(paths, None, chosen)
+                return run_jobs(jobs, projects, 1, True, False, self.pipeline())
+            except (UnreadableConfig, BaselineProblem, ZygoteError) as error:
+                raise ToolInputError(f"fx-lsp check: {' '.join(str(error).split())}") from error
 
     # -- the tools --------------------------------------------------------------------------
 
     def check(self, paths: list[str] | None, modes: list[str] | None) -> dict[str, Any]:
+        """``fx-lsp check PATHS --output-format json``'s report, made from the run in this
+        process: no command line parsed, no report written to a file and read back (what
+        kept a warm check slower than the editor's save)."""
+        from fx_lsp.cli.baselines import BaselineProblem, subtract
+        from fx_lsp.cli.output_formats.json_report import json_report
+
         full = [self._path(path) for path in paths or ["."]]
-        return self._command(["check", *full, "--exit-zero", *self._modes(modes)],
-                             self.pipeline())
+        run = self._checked(full, modes)
+        try:  # the workspace's baseline, as the command line applies it
+            subtract(run.report, run.results, full, False, None, False, io.StringIO())
+        except BaselineProblem as error:
+            raise ToolInputError(f"fx-lsp check: {' '.join(str(error).split())}") from error
+        return json_report(run.shown())
 
     @staticmethod
     def explain(code: str) -> dict[str, str]:
@@ -143,7 +175,7 @@ class Tools:
 
     def graph(self, path: str, class_name: str, mode: str | None) -> dict[str, Any]:
         full = self._source(path)
-        run = self._checked(full, [mode] if mode else None)
+        run = self._checked([full], [mode] if mode else None)
         errors = [e.message for result in run.results for e in result.errors]
         try:
             module = find_class(run.results, class_name)
@@ -160,7 +192,7 @@ class Tools:
         if code is None and line is None:
             raise ToolInputError("give the code of the problem to fix, its line, or both")
         full = self._source(path)
-        run = self._checked(full, None)
+        run = self._checked([full], None)
         problems = [problem for problem in run.report.problems if problem.path == full]
         chosen = [problem for problem in problems
                   if (code is None or problem.code == code.strip().upper())

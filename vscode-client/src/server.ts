@@ -11,6 +11,7 @@ import {
   ServerOptions,
   TransportKind,
 } from "vscode-languageclient/node";
+import { initializationOptions } from "./initializationOptions";
 import { log } from "./log";
 import { SERVER_MODULE } from "./serverInstall";
 import { CONFIG_SECTION, ServerSettings } from "./settings";
@@ -51,9 +52,8 @@ export function createClient(python: string, neutralFolder: string, settings: ()
     outputChannel: log(),
     traceOutputChannel: log(),
     revealOutputChannelOn: RevealOutputChannelOn.Never,
-    // Pushed diagnostics only: vscode-languageclient would show pulled ones a second time, and
-    // would pull `workspace/diagnostic` (a trace of the whole workspace) on its own.
-    initializationOptions: () => ({ ...settings(), pullDiagnostics: false }),
+    // Pushed diagnostics only (initializationOptions.ts says why).
+    initializationOptions: () => initializationOptions(settings()),
     // A server that fails to initialize will fail again the same way: say so once, don't retry.
     initializationFailedHandler: (error: unknown) => {
       log().error(`The server failed to initialize: ${String(error)}`);
