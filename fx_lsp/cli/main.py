@@ -55,8 +55,7 @@ def _check_output_file(path: str | None) -> None:
         return
     if os.path.isdir(path) and not os.path.islink(path):
         raise CommandError(f"cannot write {path}: it is a folder; give a file name")
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
+    if not os.path.isdir(folder := os.path.dirname(path) or "."):
         raise CommandError(f"cannot write {path}: there is no folder {folder}")
     try:
         check_output_path(path)
@@ -146,8 +145,7 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
     if option is None:
         return None
     modes = [mode.strip() for mode in option.split(",") if mode.strip()]
-    problem = modes_problem(modes)
-    if problem is not None:
+    if (problem := modes_problem(modes)) is not None:
         raise CommandError(f"--mode {option}: {problem}")
     kept, unavailable = available_modes(ordered_modes(modes))
     sys.stderr.writelines(f"fx-lsp: --mode {option}: {line}\n" for line in unavailable)
