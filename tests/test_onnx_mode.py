@@ -199,3 +199,49 @@ def test_an_operator_a_later_opset_translates_names_it_and_the_fix_sets_it(
     assert not fix.safe
     _, new = fix.texts(texts.get)
     assert parse_config(tomllib.loads(new)["tool"]["fx-lsp"])[0].onnx_opset == 23
+
+
+@pytest.mark.slow  # onnxscript's import, the registry and an export in a worker
+@pytest.mark.matrix  # the translated model's nodes, under every torch series
+def test_the_graph_page_lists_the_onnx_model_beside_the_exported_program(
+        tmp_path: Path) -> None:
+    pytest.importorskip("onnxscript")
+    onnx_exporter_or_skip()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    (tmp_path / "models.py").write_text(
+        "import torch\nfrom torch import nn\n\n\n"
+        "class Head(nn.Module):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 4)\n\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        return torch.relu(self.fc(x))\n")
+    # The graph command stores the verdict in the cache and the check reads it from there:
+    # the ONNX nodes go through the result codec and the cache.
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), FX_LSP_CACHE_KEY="test-onnx-graph")
+    drawn = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "graph", "--mode", "onnx", "models.py::Head",
+         "-o", "head.html"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env=env)
+    assert drawn.returncode == 0, drawn.stderr[-3000:]
+    checked = subprocess.run(
+        [sys.executable, "-m", "fx_lsp", "check", "--mode", "onnx", "--output-format", "json",
+         "models.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert checked.returncode == 0, checked.stderr[-3000:]
+    report = json.loads(checked.stdout)
+    assert report["summary"]["cached"] == 1
+    [module] = report["modules"]
+    onnx_graph = module["onnx_graph"]
+    assert f"The ONNX model has {onnx_graph['node_count']} nodes" in \
+        " ".join(module["capture_notes"])
+    assert not onnx_graph["truncated"] and len(onnx_graph["nodes"]) == onnx_graph["node_count"]
+    op_types = [node["op_type"] for node in onnx_graph["nodes"]]
+    assert {"Relu"} <= set(op_types) and {"Gemm", "MatMul"} & set(op_types), op_types
+    # Each node reads what an earlier node wrote, or the model's inputs and weights.
+    relu = next(node for node in onnx_graph["nodes"] if node["op_type"] == "Relu")
+    assert any(relu["inputs"][0] in node["outputs"] for node in onnx_graph["nodes"])
+    page = (tmp_path / "head.html").read_text(encoding="utf-8")
+    assert "<h2>ONNX model</h2>" in page
+    assert f"its {onnx_graph['node_count']} nodes" in page
+    assert all(f"<td>{op_type}</td>" in page for op_type in op_types)
+    assert '"onnx": {"nodeCount": ' in page

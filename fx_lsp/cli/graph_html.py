@@ -103,12 +103,39 @@ def html_page(data: dict[str, Any]) -> str:
 <meta http-equiv="Content-Security-Policy" content="{POLICY}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(data["qualifiedName"])}: torch.fx graph</title>
-<style>html, body, #fx-graph {{ height: 100%; }}</style>
+<style>html, body, #fx-graph {{ height: 100%; }}
+#onnx-model {{ font-family: monospace; padding: 0 16px 16px; }}
+#onnx-model td, #onnx-model th {{ text-align: left; padding: 1px 12px 1px 0; }}</style>
 </head>
 <body>
 <div id="fx-graph"></div>
-<script>window.FX_GRAPH = {_script_json(data)};</script>
+{onnx_section(data.get("onnx"))}<script>window.FX_GRAPH = {_script_json(data)};</script>
 <script>{script}</script>
 </body>
 </html>
 """
+
+
+def onnx_section(model: dict[str, Any] | None) -> str:
+    """The onnx mode's translated ONNX model below the drawn exported program: a table of its
+    nodes in graph order, each with the values it reads and writes (the edges, by name)."""
+    if model is None:
+        return ""
+    count, nodes = model["nodeCount"], model["nodes"]
+    shown = (f"the first {len(nodes):,} of its {count:,} nodes" if model["truncated"]
+             else f"its {count:,} nodes")
+    rows = "".join(
+        f"<tr><td>{index}</td><td>{html.escape(_qualified(node))}</td>"
+        f"<td>{html.escape(node['name'])}</td><td>{html.escape(', '.join(node['inputs']))}</td>"
+        f"<td>{html.escape(', '.join(node['outputs']))}</td></tr>\n"
+        for index, node in enumerate(nodes, 1))
+    return (f'<section id="onnx-model">\n<h2>ONNX model</h2>\n'
+            f"<p>The model torch.onnx.export translates the program above into, before its "
+            f"optimization: {shown}.</p>\n"
+            f"<table>\n<tr><th>#</th><th>op_type</th><th>node</th><th>inputs</th>"
+            f"<th>outputs</th></tr>\n{rows}</table>\n</section>\n")
+
+
+def _qualified(node: dict[str, Any]) -> str:
+    """``Gemm``; ``pkg.domain::Op`` for an operator of another domain than ONNX's own."""
+    return f"{node['domain']}::{node['opType']}" if node["domain"] else node["opType"]

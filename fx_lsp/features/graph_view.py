@@ -108,4 +108,17 @@ def graph(module: ModuleResult, lines_of: Callable[[str], list[str]], encoding: 
         "truncated": truncated,
         "scopes": module.scope_types,
         "failures": failures,
+        "onnx": _onnx_model(module),
     }
+
+
+def _onnx_model(module: ModuleResult) -> dict[str, Any] | None:
+    """The onnx mode's translated model, beside the exported program the graph is: its node
+    count and its first nodes; None where no model was translated."""
+    if module.onnx_node_count is None:
+        return None
+    return {"nodeCount": module.onnx_node_count,
+            "truncated": len(module.onnx_graph) < module.onnx_node_count,
+            "nodes": [{"opType": node.op_type, "name": node.name, "domain": node.domain,
+                       "inputs": node.inputs, "outputs": node.outputs}
+                      for node in module.onnx_graph]}

@@ -125,6 +125,20 @@ class GraphNode:
 
 
 @dataclass
+class OnnxNode:
+    """One node of the ONNX model the onnx mode translated (its top-level graph), for showing
+    it beside the exported program: the values it reads and writes, by name."""
+
+    op_type: str
+    name: str
+    #: The operator set's domain ("" for the standard ``ai.onnx`` one).
+    domain: str = ""
+    #: Value names; "" for an optional input left out.
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Arguments:
     """The constructor call a verdict was traced with, so anyone can rebuild the instance.
 
@@ -225,6 +239,11 @@ class ModuleResult(Span):
     module_modes: list[str] = field(default_factory=list)
     #: Compiled in both ``nn.Module`` modes: each one's graph count.
     graph_counts: dict[str, int] = field(default_factory=dict)
+    #: The onnx mode's translated ONNX model: its first nodes
+    #: (``fxcore.worker.capture.onnx.translation.NODE_LIMIT``), and how
+    #: many it has (None where no model was translated, and in the other modes).
+    onnx_graph: list[OnnxNode] = field(default_factory=list)
+    onnx_node_count: int | None = None
 
 
 @dataclass

@@ -51,7 +51,8 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         return context.module_result(cls, source, status="failed", failures=record.failures,
                                      instantiated_on=target.instantiated_on,
                                      trace_seconds=record.seconds,
-                                     capture_notes=record.notes, **recovered)
+                                     capture_notes=record.notes, onnx_graph=record.onnx_graph,
+                                     onnx_node_count=record.onnx_node_count, **recovered)
     assert record.graph is not None and record.graph_module is not None
     if record.shapes is not None:
         fields, shapes = _captured_inputs(target), record.shapes
@@ -74,6 +75,8 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                *capture.hints(context, target, record)],
         trace_seconds=record.seconds,
         capture_notes=record.notes,
+        onnx_graph=record.onnx_graph,
+        onnx_node_count=record.onnx_node_count,
         **fields,
     )
 

@@ -127,7 +127,18 @@ def _module_json(module: ModuleResult, reported: Reported,
         "module_modes": module.module_modes,
         **({"graph_counts": module.graph_counts} if module.graph_counts else {}),
         "capture_notes": module.capture_notes,
+        **({"onnx_graph": _onnx_graph_json(module)} if module.onnx_node_count is not None
+           else {}),
     }
+
+
+def _onnx_graph_json(module: ModuleResult) -> dict[str, Any]:
+    """The onnx mode's translated ONNX model: its node count and its first nodes."""
+    return {"node_count": module.onnx_node_count,
+            "truncated": len(module.onnx_graph) < (module.onnx_node_count or 0),
+            "nodes": [{"op_type": node.op_type, "name": node.name, "domain": node.domain,
+                       "inputs": node.inputs, "outputs": node.outputs}
+                      for node in module.onnx_graph]}
 
 
 def _nodes_json(module: ModuleResult, places: Places) -> list[dict[str, Any]]:

@@ -15,7 +15,14 @@ import torch
 from torch import fx
 
 from fxcore.model.container_spec import InputSpec
-from fxcore.model.results import Arguments, Failure, Hint, InputsOrigin, InstantiatedOn
+from fxcore.model.results import (
+    Arguments,
+    Failure,
+    Hint,
+    InputsOrigin,
+    InstantiatedOn,
+    OnnxNode,
+)
 from fxcore.worker.locate import RawPosition
 from fxcore.workspace.discovery import ClassSource
 
@@ -137,6 +144,9 @@ class CaptureRecord:
     drew_randomly: bool = False
     #: Hints the capture found itself, beside its failures (compile mode's recompilations).
     hints: list[Hint] = field(default_factory=list)
+    #: The onnx mode's translated model: its first nodes, and how many it has.
+    onnx_graph: list[OnnxNode] = field(default_factory=list)
+    onnx_node_count: int | None = None
 
     @property
     def complete(self) -> bool:

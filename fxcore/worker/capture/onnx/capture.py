@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import torch
 
-from fxcore.model.results import Failure, Hint
+from fxcore.model.results import Failure, Hint, OnnxNode
 from fxcore.worker.capture.export import graph
 from fxcore.worker.capture.export.capture import ExportCapture, quiet_torch
 from fxcore.worker.capture.onnx import dimensions, exporting_flag, operators, translation
@@ -103,6 +103,8 @@ class OnnxCapture:
                  program: torch.export.ExportedProgram, opset: int,
                  started: float) -> CaptureRecord:
         notes: list[str] = []
+        onnx_graph: list[OnnxNode] = []
+        onnx_node_count: int | None = None
         try:
             decomposed = found.core._prepare_exported_program_for_export(
                 program, registry=found.registry(opset))
@@ -134,7 +136,9 @@ class OnnxCapture:
                     f"fails: torch.onnx.export(..., dynamo=True) stops here with "
                     f"{translated.reason()}")])
             elif translated.model is not None:
-                notes.append(f"The ONNX model has {len(translated.model.graph)} nodes "
+                onnx_node_count = len(translated.model.graph)
+                onnx_graph = translation.onnx_nodes(translated.model)
+                notes.append(f"The ONNX model has {onnx_node_count} nodes "
                              f"(opset {opset}, before the exporter's optimization).")
         failures.extend(context.failure(dimensions.SPECIALIZED, message, [],
                                         target.source.name_span)
@@ -152,6 +156,8 @@ class OnnxCapture:
             seconds=time.perf_counter() - started,
             shapes=graph.shapes(module.graph),
             notes=notes,
+            onnx_graph=onnx_graph,
+            onnx_node_count=onnx_node_count,
         )
 
     @staticmethod

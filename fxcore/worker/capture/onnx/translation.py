@@ -11,12 +11,16 @@ from typing import Any
 import torch
 from torch import fx
 
+from fxcore.model.results import OnnxNode
 from fxcore.worker.capture.onnx.exporter import Exporter
 from fxcore.worker.capture.onnx.operators import call_nodes
 from fxcore.worker.context import describe_exception
 
 TRANSLATION_ERROR = "onnx-translation-error"
 NOT_CHECKABLE = "onnx-not-checkable"
+#: The most ONNX nodes a verdict carries for the graph page: ordinary models translate to a
+#: few thousand, and the page lists them as a table, which stays readable only so long.
+NODE_LIMIT = 2_000
 
 
 @dataclass
@@ -52,6 +56,20 @@ def translate(exporter: Exporter, program: torch.export.ExportedProgram,
         return Translated(model=exporter.convert_version(onnx_program.model, opset))
     except Exception as error:
         return Translated(error=error)
+
+
+def onnx_nodes(model: Any, limit: int = NODE_LIMIT) -> list[OnnxNode]:
+    """The first ``limit`` nodes of ``model``'s top-level graph (an ``onnx_ir`` model, as the
+    exporter builds it), in graph order."""
+    nodes = []
+    for node in model.graph:
+        if len(nodes) == limit:
+            break
+        nodes.append(OnnxNode(
+            op_type=node.op_type, name=node.name or "", domain=node.domain,
+            inputs=["" if value is None else value.name or "" for value in node.inputs],
+            outputs=[value.name or "" for value in node.outputs]))
+    return nodes
 
 
 def _causes(error: BaseException) -> list[BaseException]:
