@@ -2,6 +2,8 @@
 // set of expanded submodules: pure functions, shared by the VS Code webview and the HTML file
 // `fx-lsp graph` writes, and unit-tested without a browser.
 
+import type { OnnxModelData } from "./onnxModel";
+
 export interface Position {
   line: number;
   character: number;
@@ -53,6 +55,8 @@ export interface GraphData {
    * verdict of: the view offers a switch between them. */
   mode?: string;
   modes?: string[];
+  /** The onnx mode's translated model (onnxModel.ts); null in other modes. */
+  onnx?: OnnxModelData | null;
 }
 
 /** From the extension to the webview. */

@@ -3,6 +3,7 @@
 // line, and the host (the VS Code webview or the standalone HTML file) says what reveal and
 // copy mean. Colours come from VS Code's theme variables, with light/dark fallbacks.
 import dagre from "@dagrejs/dagre";
+import { onnxModelLines } from "./onnxModel";
 import {
   FRAMES_UP_TO,
   GraphData,
@@ -210,7 +211,8 @@ export class GraphView {
     this.messages.replaceChildren();
     const data = this.data;
     if (data === null) return;
-    for (const note of data.notes) this.messages.append(element("div", "fx-message", note));
+    const notes = [...data.notes, ...onnxModelLines(data.onnx)];
+    for (const note of notes) this.messages.append(element("div", "fx-message", note));
     for (const failure of data.failures) {
       const line = element("div", `fx-message ${failure.severity}`);
       const link = element("a", "", fileLabel(failure.location));
