@@ -49,5 +49,5 @@ def test_a_wrongly_typed_onnx_node_is_refused(tmp_path: Path) -> None:
 
 def test_no_onnx_model_no_section(tmp_path: Path) -> None:
     page = graph_html.page(verdict(tmp_path / "models.py"))
-    assert "ONNX model" not in page
+    assert '<section id="onnx-model">' not in page
     assert '"onnx": null' in page
