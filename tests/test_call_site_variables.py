@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fxcore.model.job_spec import MAX_OTHER_CALL_SITES, CallSite
 from fxcore.workspace.call_sites import (
     MAX_PARAMETER_COMBINATIONS,
@@ -166,6 +168,7 @@ def package_of_nets_and_wrappers(tmp_path: Path) -> Workspace:
     return workspace
 
 
+@pytest.mark.slow
 def test_a_wrapper_of_a_bound_model_and_a_late_variant_get_real_instances(
         tmp_path: Path) -> None:
     # Wrapper's module does not import Net: the README imports both from the package. Net's
@@ -270,6 +273,7 @@ def test_markdown_blocks_and_notebook_cells_are_read_in_order_as_one_scope() -> 
         ("Net", "nb.ipynb:cell 1:2", ()), ("Wrap", "nb.ipynb:cell 3:3", ("Net(dim=2)",))]
 
 
+@pytest.mark.slow
 def test_a_parametrized_variant_and_a_later_readme_block_get_real_instances(
         tmp_path: Path) -> None:
     # Net's only call that builds AlibiBias reads a parameter of a parametrized test; Wrapper's

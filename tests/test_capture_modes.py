@@ -76,6 +76,7 @@ def verdicts(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(module["class"], module["mode"]): module for module in report["modules"]}
 
 
+@pytest.mark.slow
 def test_the_hosts_mode_names_are_the_workers_captures() -> None:
     assert known_modes() == tuple(CAPTURES)
     # And with extra modes registered, in a fresh process as a worker would see them.

@@ -55,6 +55,7 @@ def warm_up_run() -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_each_capture_warms_up_on_this_torch(
         warm_up_run: subprocess.CompletedProcess[str]) -> None:
     assert warm_up_run.returncode == 0, warm_up_run.stderr[-3000:]

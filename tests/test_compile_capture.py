@@ -77,6 +77,7 @@ def capture(file: str, name: str) -> tuple[JobContext, CaptureTarget, CaptureRec
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
+@pytest.mark.slow
 def test_breaks_on_meta_are_those_of_real_tensors(key: str) -> None:
     """A class that real torch compiles but that fx-lsp cannot check past a line on meta (the
     line marked ``# FX503`` in the corpus) is not checked, with one FX503 there and real

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_library_input_sources import checked_against_real_torch
 
 from cli_support import fx_lsp
@@ -65,6 +66,7 @@ class Outdated(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_documented_shapes_give_inputs_real_torch_agrees_with(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS[:BLOCKS.index("class Outdated")])
     classes = checked_against_real_torch(tmp_path, ["blocks.py"])

@@ -191,6 +191,7 @@ def _real_run(namespace: dict[str, object], name: str, spec: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
+@pytest.mark.slow
 def test_inferred_inputs_are_sizes_the_model_accepts_in_every_mode(checked: Checked,
                                                                    name: str) -> None:
     spec, note = EXPECTED[name]

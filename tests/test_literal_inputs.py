@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_library_input_sources import checked_against_real_torch
 from torch import Tensor
 
@@ -87,6 +88,7 @@ class LearnedEmbedding(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_lists_literals_and_no_inputs_get_verdicts_real_torch_agrees_with(
         tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)

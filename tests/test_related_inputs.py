@@ -206,6 +206,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 def test_related_tensors_and_an_iterated_dict_get_inputs_and_verdicts(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)
     completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "fx,export,compile",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
 from lsprotocol import types
 
 from lsp_support import new_project, session
@@ -34,6 +35,7 @@ async def _hover(client, uri: str, line: int, character: int) -> str:
     return result.contents.value
 
 
+@pytest.mark.slow
 async def test_hover_shows_each_modes_verdict(tmp_path: pathlib.Path, toy_mode: None) -> None:
     workspace = new_project(tmp_path)
     models = workspace / "models.py"

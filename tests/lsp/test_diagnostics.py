@@ -114,6 +114,7 @@ async def test_columns_follow_the_negotiated_encoding(workspace: pathlib.Path) -
     assert _utf16(text[:start]) != start  # the line really tells the encodings apart
 
 
+@pytest.mark.slow
 async def test_settings_severity_and_not_traced(workspace: pathlib.Path) -> None:
     net = workspace / "pkg" / "net.py"
     options = {"fxLsp": {"severity": "warning", "showNotTraced": True}}
@@ -129,6 +130,7 @@ async def test_settings_severity_and_not_traced(workspace: pathlib.Path) -> None
         assert "width" in not_traced.message
 
 
+@pytest.mark.slow
 async def test_invalid_setting_reported_once_and_default_used(workspace: pathlib.Path) -> None:
     async with session(workspace, options={"run": "sometimes", "debounceMs": -3}) as client:
         uri = client.open(workspace / "pkg" / "net.py")
@@ -144,6 +146,7 @@ async def test_invalid_setting_reported_once_and_default_used(workspace: pathlib
         assert len([m for m in invalid if "debounceMs" in m]) == 1, invalid
 
 
+@pytest.mark.slow
 async def test_unsaved_imported_buffer_is_traced_and_dependents_retraced(
     workspace: pathlib.Path,
 ) -> None:
@@ -217,6 +220,7 @@ async def test_close_clears_diagnostics(workspace: pathlib.Path, shared_client: 
     await wait_for(lambda: not client.latest(uri).diagnostics, 5, "cleared diagnostics")
 
 
+@pytest.mark.slow
 async def test_on_type_traces_only_the_newest_version_after_the_debounce(
     workspace: pathlib.Path,
 ) -> None:
@@ -260,6 +264,7 @@ async def test_requests_do_not_wait_for_a_trace(
     assert _by_code(await client.diagnostics_for(uri, version=1, timeout=60), "FX002")
 
 
+@pytest.mark.slow
 async def test_pyproject_settings_apply_per_workspace_folder(tmp_path: pathlib.Path) -> None:
     model = (
         "from torch import nn\n\n\nclass UsesLen(nn.Module):\n"
@@ -336,6 +341,7 @@ async def test_one_pyproject_reader_for_the_engine_and_the_editor(tmp_path: path
         assert pyproject.read_text().endswith('timeout = "soon"\n')  # only the buffer changed
 
 
+@pytest.mark.slow
 async def test_an_open_file_its_project_excludes_is_not_traced(tmp_path: pathlib.Path) -> None:
     """``exclude`` means the same for an open file as in ``fx-lsp check``: no import, no
     verdict (its diagnostics are cleared)."""

@@ -62,6 +62,7 @@ async def apply(client: FxClient, uri: str, diagnostic: types.Diagnostic,
     return await diagnostics(client, uri, after=mark)
 
 
+@pytest.mark.slow
 async def test_suppressed_unused_and_shared_failures_in_the_editor(tmp_path: pathlib.Path
                                                                    ) -> None:
     workspace = new_project(tmp_path)

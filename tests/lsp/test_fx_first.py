@@ -37,6 +37,7 @@ def _sources_and_lines(diagnostics: list) -> set[tuple[str, str, int]]:
     return {(d.source, str(d.code), d.range.start.line) for d in diagnostics}
 
 
+@pytest.mark.slow
 async def test_fx_diagnostics_come_before_the_slow_modes(
     tmp_path: pathlib.Path, release: pathlib.Path
 ) -> None:
@@ -55,6 +56,7 @@ async def test_fx_diagnostics_come_before_the_slow_modes(
                                         ("fx-lsp (slow)", "FX199", 5)}
 
 
+@pytest.mark.slow
 async def test_an_edit_while_the_slow_mode_runs_never_shows_its_old_result(
     tmp_path: pathlib.Path, release: pathlib.Path
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
 from lsprotocol import types
 
 from lsp_support import new_project, session
@@ -40,6 +41,7 @@ def codes(diagnostics: list[types.Diagnostic]) -> set[str]:
     return {str(d.code) for d in diagnostics}
 
 
+@pytest.mark.slow
 async def test_fx104_shows_on_guessed_arguments_until_a_comment_silences_it(
         tmp_path: pathlib.Path) -> None:
     workspace = new_project(tmp_path)

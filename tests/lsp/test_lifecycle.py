@@ -110,6 +110,7 @@ async def test_exits_when_the_client_process_dies(workspace: pathlib.Path) -> No
         editor.kill()
 
 
+@pytest.mark.slow
 async def test_serves_over_tcp(workspace: pathlib.Path) -> None:
     import socket
 
@@ -148,6 +149,7 @@ async def test_serves_over_tcp(workspace: pathlib.Path) -> None:
         server.kill()
 
 
+@pytest.mark.slow
 async def test_background_processes_of_user_code_do_not_outlive_shutdown(
         workspace: pathlib.Path) -> None:
     """A file that starts a detached process (its own session) while importing: the trace

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
 from lsprotocol import types
 from test_mode_suppression_fixes import CONFIG, MODEL, MODES
 
@@ -17,6 +18,7 @@ def _seen(diagnostics: list[types.Diagnostic]) -> list[tuple[object, ...]]:
                    d.range.end.line, d.range.end.character, d.message) for d in diagnostics)
 
 
+@pytest.mark.slow
 async def test_checking_twice_gives_the_same_diagnostics(tmp_path: pathlib.Path) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     net = tmp_path / "net.py"

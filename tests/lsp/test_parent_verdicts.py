@@ -47,6 +47,7 @@ def write_workspace(root: pathlib.Path) -> None:
         (root / "pkg" / name).write_text(textwrap.dedent(text).lstrip("\n"))
 
 
+@pytest.mark.slow
 async def test_workspace_trace_shows_the_parent_built_verdict(tmp_path: pathlib.Path) -> None:
     write_workspace(tmp_path)
     async with session(tmp_path) as client:

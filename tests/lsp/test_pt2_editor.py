@@ -61,6 +61,7 @@ class Net(nn.Module):
 """
 
 
+@pytest.mark.slow
 async def test_hover_shows_the_exported_programs_graph_code(tmp_path: pathlib.Path) -> None:
     workspace = new_project(tmp_path)
     models = workspace / "models.py"
