@@ -165,18 +165,11 @@ class ExportCapture:
         seconds = time.perf_counter() - started
         if program is None:
             return CaptureRecord(self.mode, failures=failures, seconds=seconds, notes=notes), None
-        exported = program.graph_module
         return CaptureRecord(
             self.mode,
             failures=failures,
-            graph=exported.graph,
-            root=exported,
-            graph_module=exported if not failures else None,
-            node_origins=graph.node_origins(exported.graph, context.is_workspace_path),
-            module_order=graph.module_order(exported.graph),
-            parameter_order=graph.parameter_order(program),
+            **graph.program_graph(program, failures, context.is_workspace_path),
             seconds=seconds,
-            shapes=graph.shapes(exported.graph),
             notes=notes,
             drew_randomly=drew_randomly,
         ), program

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import fx
 
+from fxcore.model.results import Failure
 from fxcore.worker.capture.record import NodeOrigin
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -58,3 +60,17 @@ def parameter_order(program: torch.export.ExportedProgram) -> list[str]:
             if used.op == "placeholder" and used.name in of_input:
                 seen.setdefault(of_input[used.name])
     return list(seen)
+
+
+def program_graph(program: torch.export.ExportedProgram, failures: list[Failure],
+                  is_workspace_path: Callable[[str], bool]) -> dict[str, Any]:
+    """A ``CaptureRecord``'s graph fields for ``program`` (the export and onnx modes'):
+    its graph and module (kept as the code to show only without failures), each node's
+    workspace lines and shape, and the submodules and parameters it uses."""
+    module = program.graph_module
+    return {"graph": module.graph, "root": module,
+            "graph_module": module if not failures else None,
+            "node_origins": node_origins(module.graph, is_workspace_path),
+            "module_order": module_order(module.graph),
+            "parameter_order": parameter_order(program),
+            "shapes": shapes(module.graph)}

@@ -143,18 +143,11 @@ class OnnxCapture:
         failures.extend(context.failure(dimensions.SPECIALIZED, message, [],
                                         target.source.name_span)
                         for message in dimensions.specialized(program, decomposed))
-        module = decomposed.graph_module
         return CaptureRecord(
             self.mode,
             failures=failures,
-            graph=module.graph,
-            root=module,
-            graph_module=module if not failures else None,
-            node_origins=graph.node_origins(module.graph, context.is_workspace_path),
-            module_order=graph.module_order(module.graph),
-            parameter_order=graph.parameter_order(decomposed),
+            **graph.program_graph(decomposed, failures, context.is_workspace_path),
             seconds=time.perf_counter() - started,
-            shapes=graph.shapes(module.graph),
             notes=notes,
             onnx_graph=onnx_graph,
             onnx_node_count=onnx_node_count,
