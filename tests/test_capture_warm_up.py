@@ -13,7 +13,8 @@ import pytest
 from fxcore.host.zygote_host import ZygoteProcess
 from fxcore.model.job_spec import EngineConfig, TraceJob
 
-pytestmark = pytest.mark.matrix
+#: One interpreter's warm-ups (over 20 s): the slow tier, and every series of the matrix.
+pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
 #: One interpreter for both checks below (each started its own: a torch import and an export
 #: warm-up more, in every torch series): the export warm-up first, then a data-dependent guard
@@ -55,7 +56,6 @@ def warm_up_run() -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300)
 
 
-@pytest.mark.slow
 def test_each_capture_warms_up_on_this_torch(
         warm_up_run: subprocess.CompletedProcess[str]) -> None:
     assert warm_up_run.returncode == 0, warm_up_run.stderr[-3000:]

@@ -103,6 +103,7 @@ def test_breaks_on_meta_are_those_of_real_tensors(key: str) -> None:
         f"not checkable under torch.compile on meta: line {stop} ")
 
 
+@pytest.mark.slow
 def test_the_corpus_covers_many_break_types() -> None:
     codes = {code for truth in EXPECTED.values() for _, code in truth["breaks"]}  # type: ignore[attr-defined]
     assert len(EXPECTED) >= 15 and len(codes) >= 10

@@ -21,7 +21,8 @@ from fxcore.workspace.config import parse_config
 
 import cli_support
 
-pytestmark = pytest.mark.matrix
+#: The corpus's verdicts, made once for the module (over 20 s): the slow tier, and the matrix.
+pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "gpu" / "gpu_written.py"
 

@@ -23,6 +23,9 @@ from fxcore.worker.inputs.graph_layers import declared_size
 
 from engine_support import Workspace, line_of
 
+#: Every size tried in every mode, from one module fixture (over 20 s): the slow tier.
+pytestmark = pytest.mark.slow
+
 MODELS = '''
 import torch
 from torch import nn
@@ -191,7 +194,6 @@ def _real_run(namespace: dict[str, object], name: str, spec: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
-@pytest.mark.slow
 def test_inferred_inputs_are_sizes_the_model_accepts_in_every_mode(checked: Checked,
                                                                    name: str) -> None:
     spec, note = EXPECTED[name]

@@ -239,6 +239,7 @@ class Parent(nn.Module):
 '''
 
 
+@pytest.mark.slow
 async def test_code_lens_and_hover_name_an_odd_child_as_text(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
     (tmp_path / "pkg").mkdir()

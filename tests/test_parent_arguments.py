@@ -312,6 +312,7 @@ CONFIGURED_NET = """
 @pytest.mark.parametrize("order", [(BOTTLENECK, GUESSED_UNIT, CONFIGURED_NET),
                                    (BOTTLENECK, CONFIGURED_NET, GUESSED_UNIT)],
                          ids=["guessed-root-first", "configured-root-first"])
+@pytest.mark.slow
 def test_a_configured_root_wins_over_a_guessed_root_whatever_the_file_order(
         tmp_path: Path, order: tuple[str, ...]) -> None:
     workspace = Workspace(tmp_path)

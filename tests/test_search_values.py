@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_library_input_sources import checked_against_real_torch
 
 VALUES = '''
@@ -106,6 +107,7 @@ def _line(text: str) -> int:
     return line
 
 
+@pytest.mark.slow
 def test_a_forward_that_reads_tensor_values_gets_inputs_and_real_torchs_verdicts(
         tmp_path: Path) -> None:
     (tmp_path / "values.py").write_text(VALUES)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from fxcore.host.engine import Engine
 
 from engine_support import Workspace
@@ -66,6 +68,7 @@ print(sorted(set(sys.modules) - before))
 """
 
 
+@pytest.mark.slow
 def test_the_zygote_has_imported_what_each_child_imports_before_its_job() -> None:
     """Else every child imports it again: the sandbox imports the result cache, whose
     fingerprint hashes fxcore's own files (30 ms of CPU a child)."""

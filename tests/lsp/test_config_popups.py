@@ -31,6 +31,7 @@ def _warnings(messages: list[types.ShowMessageParams]) -> list[str]:
     return [m.message for m in messages if m.type == types.MessageType.Warning]
 
 
+@pytest.mark.slow
 async def test_2000_unknown_keys_give_one_popup_and_each_is_logged(
         tmp_path: pathlib.Path) -> None:
     keys = "".join(f"unknown-{index} = {index}\n" for index in range(UNKNOWN_KEYS))

@@ -72,6 +72,7 @@ async def test_inlay_hints_hover_and_a_shape_error(
     assert "| `float32[2, 8]` |" in on_line.contents.value
 
 
+@pytest.mark.slow
 async def test_the_setting_turns_inlay_hints_off(tmp_path: pathlib.Path) -> None:
     workspace = new_project(tmp_path)
     path = workspace / "net.py"

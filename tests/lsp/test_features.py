@@ -120,6 +120,7 @@ async def test_code_lens_and_generated_code(
     assert missing is None
 
 
+@pytest.mark.slow
 async def test_trace_workspace_with_progress(workspace: pathlib.Path) -> None:
     async with session(workspace) as client:
         await wait_for(lambda: client.statuses, 10, "a status")

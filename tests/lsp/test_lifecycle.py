@@ -58,6 +58,7 @@ async def test_untrusted_runs_no_user_code_until_trusted(workspace: pathlib.Path
         assert marker.exists()
 
 
+@pytest.mark.slow
 async def test_shutdown_and_exit_leave_no_processes(workspace: pathlib.Path) -> None:
     client = make_client()
     await client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio")

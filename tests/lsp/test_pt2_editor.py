@@ -23,6 +23,7 @@ class Lengthy(nn.Module):
 
 @pytest.mark.matrix_sweep  # heavy: the oldest and newest series (test-torch-matrix.sh)
 @pytest.mark.matrix
+@pytest.mark.slow
 async def test_graph_request_draws_the_chosen_modes_graph(
     tmp_path: pathlib.Path, toy_mode: None
 ) -> None:
@@ -81,6 +82,7 @@ async def test_hover_shows_the_exported_programs_graph_code(tmp_path: pathlib.Pa
     assert "torch.ops.aten.relu.default" in export_code, export_code
 
 
+@pytest.mark.slow
 async def test_changed_modes_setting_rechecks_open_documents(
     tmp_path: pathlib.Path, toy_mode: None
 ) -> None:
