@@ -126,8 +126,6 @@ def add_concrete_arg(pyproject: str, qualified_name: str, argument: str, value: 
     return tomlkit.dumps(document)
 
 
-
-
 def set_onnx_opset(pyproject: str, opset: int) -> str:
     """``onnx-opset = <opset>`` under ``[tool.fx-lsp]``: the onnx mode checks that export."""
     document = tomlkit.parse(pyproject)

@@ -25,6 +25,7 @@ import re
 from fxcore.fixing import pt2_fixes, recompile_fixes
 from fxcore.fixing.fix import Fix, Run, TextOf
 from fxcore.model.results import Hint
+from fxcore.workspace.discovery import char_span
 from fxcore.workspace.parsing import parse_module
 from fxcore.workspace.paths import split_lines
 
@@ -71,10 +72,8 @@ def arange_sites(source: str) -> tuple[tuple[int, int], ...] | None:
                 node.func.value.id in torch_names and len(node.args) == 1 and \
                 _is_range(node.args[0]) and all(
                     keyword.arg in recompile_fixes.ARANGE_KEYWORDS for keyword in node.keywords):
-            # ast's columns count UTF-8 bytes; fx-lsp's count characters, from 1.
-            column = len(lines[node.lineno - 1].encode()[:node.col_offset].decode(
-                errors="replace")) + 1
-            found.append((node.lineno, column))
+            span = char_span(lines, node)  # ast's byte columns as fx-lsp's characters
+            found.append((span.line, span.column))
     return tuple(sorted(found))
 
 

@@ -122,11 +122,19 @@ def _follows_to(functions: Iterator[Any], name: str) -> bool:
     return False
 
 
+def _methods(cls: type, torch_layers: bool) -> Iterator[Any]:
+    """The functions of ``cls`` and of its bases below ``nn.Module``; of torch's own layers'
+    classes too only where ``torch_layers``."""
+    return (function for klass in cls.__mro__
+            if klass not in (torch.nn.Module, object)
+            and (torch_layers or not klass.__module__.startswith(_TORCH_LAYERS))
+            for value in vars(klass).values() for function in _functions(value))
+
+
 def class_reads(cls: type, name: str) -> bool:
     """Whether a method of ``cls`` or of a base below ``nn.Module`` reads ``name``."""
-    return any(name in _names(function.__code__) for klass in cls.__mro__
-               if klass not in (torch.nn.Module, object)
-               for value in vars(klass).values() for function in _functions(value))
+    return any(name in _names(function.__code__)
+               for function in _methods(cls, torch_layers=True))
 
 
 def reads_training(cls: type) -> bool:
@@ -134,12 +142,7 @@ def reads_training(cls: type) -> bool:
     out, or a function outside torch it calls reads ``training`` (``nn.Module``'s own
     ``train()`` sets it for every class)."""
     if cls not in _READS_TRAINING:
-        _READS_TRAINING[cls] = _follows_to(
-            (function for klass in cls.__mro__
-             if klass not in (torch.nn.Module, object)
-             and not klass.__module__.startswith(_TORCH_LAYERS)
-             for value in vars(klass).values() for function in _functions(value)),
-            "training")
+        _READS_TRAINING[cls] = _follows_to(_methods(cls, torch_layers=False), "training")
     return _READS_TRAINING[cls]
 
 
