@@ -49,10 +49,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.e2e)
     shard = os.environ.get("FX_LSP_MATRIX_SHARD")
     if shard:
-        left_out = [item for item in items if not in_shard(item, shard)]
+        kept: list[pytest.Item] = []
+        left_out: list[pytest.Item] = []
+        for item in items:
+            (kept if in_shard(item, shard) else left_out).append(item)
         if left_out:
             config.hook.pytest_deselected(items=left_out)
-            items[:] = [item for item in items if in_shard(item, shard)]
+            items[:] = kept
 
 
 def in_shard(item: pytest.Item, shard: str) -> bool:
