@@ -13,19 +13,19 @@
 # Each series: install, check that `fx-lsp check` starts with neither a refusal nor an
 # "untested" line, run the tests; one line of figures per series, then a summary line.
 #
-# What runs where (CI's time budget): the oldest and the newest supported series run every
-# matrix test. The series between them, but for the one python3 has (whose fast and slow tiers
-# run every matrix test), leave out the heavy ones, marked `matrix_sweep` (the sweeps, e.g.
-# tests/test_everyday_blocks.py, the onnx corpus, tests/test_onnx_corpus.py, and the tests that
-# run whole checks under a recorder or a loader log), and split the rest: with three such
-# series, each runs one shard of three (FX_LSP_MATRIX_SHARD=K/N, tests/conftest.py: by a hash
-# of each test's id, so each file's tests are spread over the shards), plus, whole, the test
-# whose failure is silent in use (the capture warm-ups: tests/conftest.py's
-# EVERY_SERIES_MODULES). So every series is checked for start-up and warm-ups, and runs a third
-# of the capture tests (fx against plain torch.fx, the export and compile corpora against real
-# torch, the onnx mode's registry look-ups and translation, the accelerator guard, the server
-# over stdio); every matrix test runs on the two edges, the main series and one middle series;
-# what changes between releases in the torch internals fx-lsp hooks shows at the edges first.
+# What runs where (CI's time budget: the whole of scripts/test.sh in 30 minutes on 2 cores):
+# every matrix test runs on the main series (python3's, whose fast and slow tiers run them
+# all) and on one edge (the oldest or the newest supported series, where what changes between
+# releases in the torch internals fx-lsp hooks shows first): the two edges share every matrix
+# test, one shard of two each. The series between them leave out the heavy tests, marked
+# `matrix_sweep` (the sweeps, e.g. tests/test_everyday_blocks.py, the onnx corpus,
+# tests/test_onnx_corpus.py, and the tests that run whole checks under a recorder or a loader
+# log), and share the rest in one shard each (three series: shards of three). A shard is
+# FX_LSP_MATRIX_SHARD=K/N (tests/conftest.py: by a hash of each test's id, so each file's tests
+# are spread over the shards); every shard also runs, whole, the test whose failure is silent
+# in use (the capture warm-ups: tests/conftest.py's EVERY_SERIES_MODULES). So every series is
+# checked for start-up and warm-ups; every matrix test runs on the main series, one edge and,
+# but for the sweeps, one series between.
 # FX_LSP_FULL_SWEEP=1 runs every matrix test on every series.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,22 +59,23 @@ newest_patch() {
     echo "$s.0"
 }
 
-# The series that run the whole matrix: the oldest and the newest supported ones.
+# The edges, the oldest and the newest supported series, share every matrix test.
 edges=("${SUPPORTED[0]}" "${SUPPORTED[${#SUPPORTED[@]} - 1]}")
 # The series between them that share the rest out: all but the main one, in order.
 sharing=()
 for s in "${SUPPORTED[@]:1:${#SUPPORTED[@]}-2}"; do [ "$s" = "$main_series" ] || sharing+=("$s"); done
-is_full() {  # is_full SERIES: whether that series runs every matrix test
-    [ "${FX_LSP_FULL_SWEEP:-}" = 1 ] || [ "$1" = "${edges[0]}" ] || [ "$1" = "${edges[1]}" ]
+is_edge() {  # is_edge SERIES: whether that series is the oldest or the newest
+    [ "$1" = "${edges[0]}" ] || [ "$1" = "${edges[1]}" ]
 }
 tests_of() {  # tests_of SERIES: the marker expression of that series' tests
-    if is_full "$1"; then echo "matrix"; else echo "matrix and not matrix_sweep"; fi
+    if [ "${FX_LSP_FULL_SWEEP:-}" = 1 ] || is_edge "$1"; then echo "matrix"; else echo "matrix and not matrix_sweep"; fi
 }
-shard_of() {  # shard_of SERIES: K/N for a series that runs one shard, nothing for the others
-    local i
-    is_full "$1" && return
-    for i in "${!sharing[@]}"; do
-        [ "${sharing[$i]}" = "$1" ] && echo "$((i + 1))/${#sharing[@]}"
+shard_of() {  # shard_of SERIES: K/N, its shard of its group's tests; nothing for a full sweep
+    local i group
+    [ "${FX_LSP_FULL_SWEEP:-}" = 1 ] && return
+    if is_edge "$1"; then group=("${edges[@]}"); else group=("${sharing[@]}"); fi
+    for i in "${!group[@]}"; do
+        [ "${group[$i]}" = "$1" ] && echo "$((i + 1))/${#group[@]}"
     done
 }
 

@@ -60,7 +60,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def in_shard(item: pytest.Item, shard: str) -> bool:
     """Whether ``item`` is in shard ``K/N`` (FX_LSP_MATRIX_SHARD, set by
-    scripts/test-torch-matrix.sh for the series between the oldest and the newest): each test
+    scripts/test-torch-matrix.sh: the two edge series share every matrix test, the series
+    between them the others): each test
     by a hash of its id, so that the N shards share every file's tests and, run on N series,
     run each test once; the EVERY_SERIES_MODULES in every shard."""
     if item.path.name in EVERY_SERIES_MODULES:

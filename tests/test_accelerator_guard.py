@@ -65,7 +65,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[d
     return run
 
 
-@pytest.mark.matrix_sweep  # heavy: the oldest and newest series (test-torch-matrix.sh)
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
 @pytest.mark.parametrize("device", ["auto", "cpu"])
 def test_no_process_of_fx_lsp_calls_an_accelerators_initialisation(
         checked: Callable[[str], tuple[dict, Path]], device: str) -> None:

@@ -71,7 +71,7 @@ def _from_runtime(loads: list[tuple[str, str, str]]) -> list[tuple[str, str, str
     return [load for load in loads if RUNTIME.search(load[2])]
 
 
-@pytest.mark.matrix_sweep  # heavy: the oldest and newest series (test-torch-matrix.sh)
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
 def test_no_process_of_a_check_reaches_the_cuda_runtime(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -90,7 +90,7 @@ def test_no_process_of_a_check_reaches_the_cuda_runtime(tmp_path: Path) -> None:
     assert _from_runtime(loads) == []
 
 
-@pytest.mark.matrix_sweep  # heavy: the oldest and newest series (test-torch-matrix.sh)
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
 def test_a_warm_up_before_the_guard_is_caught(tmp_path: Path) -> None:
     """The mutant: torch.export's warm-up run before ``accelerator_guard.guard()``, as the
     zygote ran it before the guard covered the device guard's count."""

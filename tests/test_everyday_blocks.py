@@ -21,7 +21,7 @@ from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 
 # Over 20 s (real torch beside fx-lsp): the slow tier. A sweep of 30-odd classes, a quarter of a
-# torch series' matrix time: the oldest and the newest series run it (matrix_sweep,
+# torch series' matrix time: one edge series runs it (matrix_sweep,
 # scripts/test-torch-matrix.sh), the main run's slow tier on its own torch.
 pytestmark = [pytest.mark.matrix, pytest.mark.matrix_sweep, pytest.mark.slow]
 

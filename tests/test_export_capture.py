@@ -326,7 +326,7 @@ test.captured("export_failing.py:WrongProjection")
 """
 
 
-@pytest.mark.matrix_sweep  # heavy: the oldest and newest series (test-torch-matrix.sh)
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
 @pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_torch_output_does_not_reach_the_terminal_nor_files(tmp_path: Path) -> None:
     script = _QUIET_SCRIPT.format(tests=str(Path(__file__).parent), corpus=str(CORPUS))

@@ -32,7 +32,7 @@ pytest.importorskip("onnxscript")
 
 CORPUS = Path(__file__).parent / "corpus" / "onnx"
 #: A real export per class and a CLI run at three opsets: slow, and in the torch matrix a
-#: heavy test (minutes a series), run on its oldest and newest series; the series between
+#: heavy test (minutes a series), run on an edge series (each test on one); the series between
 #: run the onnx mode's own matrix tests (tests/test_onnx_mode.py).
 pytestmark = [pytest.mark.slow, pytest.mark.matrix, pytest.mark.matrix_sweep]
 

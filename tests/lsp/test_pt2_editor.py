@@ -21,7 +21,7 @@ class Lengthy(nn.Module):
 """
 
 
-@pytest.mark.matrix_sweep  # heavy: the oldest and newest series (test-torch-matrix.sh)
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
 @pytest.mark.matrix
 @pytest.mark.slow
 async def test_graph_request_draws_the_chosen_modes_graph(
