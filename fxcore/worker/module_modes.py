@@ -16,6 +16,9 @@ torch.compile and torch.export capture them the same, with the same breaks and v
 against real torch for each of them (tests/test_torch_layers_in_both_modes.py). Where nothing
 else reads it, compile captures the class once, in train mode (as built, and the stricter of
 the two for torch's layers: batch norm refuses a batch of one only there), and says so.
+
+Compile's loop of calls (``recompile_loop``) runs in the first mode, and in the second only
+where the code that reads ``training`` can change what recompiles (``loop_can_differ``).
 """
 
 from __future__ import annotations
