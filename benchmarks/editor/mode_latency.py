@@ -15,8 +15,8 @@ options), over N edits and saves of one example model. The servers take turns, o
 - compile mode's loop of calls (``recompile_loop``) against one call: a fourth server with the
   three modes and ``FX_LSP_NO_RECOMPILE_LOOP=1`` (a switch for benchmarks alone, read in
   ``fxcore/worker/capture/compile/capture.py``), every mode's diagnostics with the loop over
-  without it, as a ratio of the medians (the loop runs only on a class that compiles whole on
-  data-free tensors: ``benchmarks/editor/loop_block.py``, not ``gated.py``);
+  without it, as a ratio of the medians (the loop runs only on a class whose compile reads no
+  tensor data: ``benchmarks/editor/loop_block.py``, not ``gated.py``);
 - the CPU time the workers (the zygote's children) and the server took per save, which other
   processes on the machine do not change as much as they change latencies.
 
