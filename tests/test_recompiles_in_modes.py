@@ -25,7 +25,7 @@ from fxcore.worker.module_modes import ONE_LOOP_NOTE
 
 from engine_support import check_job, marked_line
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.matrix,
               pytest.mark.skipif(not recompile_loop.can_observe(),
                                  reason="this torch reports no guard failures to a hook")]
 

@@ -47,9 +47,9 @@ ONE_CAPTURE_NOTE = ("Compiled in train mode (as built) alone; the eval graph (mo
                     "submodules or that they call reads `training`, beside torch's own "
                     "layers, which torch compiles the same in both modes")
 #: Said on a class compiled in both modes whose loop of calls ran in the first alone.
-ONE_LOOP_NOTE = ("The loop of calls that looks for recompilations ran in {first} mode alone: "
-                 "the code that reads `training` only picks tensor computations, which "
-                 "recompile the same in {other} mode")
+ONE_LOOP_NOTE = ("The loop of calls that looks for recompilations was run in {first} mode, "
+                 "not again in {other} mode: the code that reads `training` only picks tensor "
+                 "computations, which recompile the same in both modes")
 #: Classes already read: their methods, and functions those call, that read ``training``.
 _TRAINING_READERS: dict[type, list[Any]] = {}
 
