@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from collections.abc import Iterable
 from typing import Any
 
 import torch
+
+from fxcore.worker.function_trees import function_tree
 
 #: Tensor attributes that read a size or a value into Python: code that does so in one mode
 #: only can specialise (and recompile) in that mode only.
@@ -43,9 +44,8 @@ def picks_tensor_computations(function: Any, instances: list[torch.nn.Module]) -
     """Whether every read of ``training`` in ``function`` (a method of the class of
     ``instances``, or a function it calls) only picks tensor computations (see the module's
     docstring)."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
+    tree = function_tree(function)
+    if tree is None:
         return False
     reading = _Reading(getattr(function, "__globals__", {}), instances)
     parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
