@@ -171,7 +171,7 @@ def modes_judged(model: torch.nn.Module) -> tuple[list[bool], ModuleResult]:
     """The ``training`` flags compile's verdict was made under, and the verdict."""
     seen: list[bool] = []
 
-    def verdict() -> ModuleResult:
+    def verdict(loop: bool) -> ModuleResult:
         seen.append(model.training)
         return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,
                             class_name="Net", qualified_name="m:Net", status="traceable",
@@ -206,7 +206,7 @@ def test_a_second_mode_that_would_outlast_the_time_out_is_left_out() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), ReadsTraining())
     seen: list[bool] = []
 
-    def verdict() -> ModuleResult:
+    def verdict(loop: bool) -> ModuleResult:
         seen.append(model[1].training)
         time.sleep(0.3)
         return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,

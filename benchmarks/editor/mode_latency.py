@@ -12,6 +12,11 @@ options), over N edits and saves of one example model. The servers take turns, o
 - three modes: didSave -> the first publish of that version (fx's diagnostics), and -> the
   publish that also holds the export and compile diagnostics;
 - the ratio of the medians of the first two ("as fast as fx alone" is about 1x);
+- compile mode's loop of calls (``recompile_loop``) against one call: a fourth server with the
+  three modes and ``FX_LSP_NO_RECOMPILE_LOOP=1`` (a switch for benchmarks alone, read in
+  ``fxcore/worker/capture/compile/capture.py``), every mode's diagnostics with the loop over
+  without it, as a ratio of the medians (the loop runs only on a class whose compile reads no
+  tensor data: ``benchmarks/editor/loop_block.py``, not ``gated.py``);
 - the CPU time the workers (the zygote's children) and the server took per save, which other
   processes on the machine do not change as much as they change latencies.
 
@@ -20,7 +25,11 @@ repository (its tree extracted with ``git archive``): the baseline, measured in 
 turns.
 
     python3 -m benchmarks run editor mode_latency --
-        [--file models/gated.py] [--edits 20] [--baseline REV]
+        [--file models/gated.py | --file benchmarks/editor/loop_block.py] [--edits 20]
+        [--baseline REV]
+
+``--file``: relative to ``examples/``, or a file of this repository (``benchmarks/...``),
+copied into each server's ``examples/``.
 
 Prints figures; asserts nothing.
 """
@@ -98,16 +107,21 @@ def _sources(modes: list[str]) -> set[str]:
 
 
 class Session:
-    """One server, from the source tree ``checkout``, on its own copy of ``examples/``."""
+    """One server, from the source tree ``checkout``, on its own copy of ``examples/``, with
+    ``environment`` added to this process's."""
 
     def __init__(self, checkout: str, modes: list[str], scratch: str, name: str,
-                 file: str) -> None:
+                 file: str, environment: dict[str, str] | None = None) -> None:
         self.checkout = checkout
         self.modes = modes
+        self.environment = {**os.environ, **(environment or {})}
         root = os.path.join(scratch, name, "examples")
         shutil.copytree(os.path.join(REPOSITORY, "examples"), root)
         self.root = root
         self.target = os.path.join(root, file)
+        if not os.path.exists(self.target):  # a file of the repository's (benchmarks/...)
+            self.target = os.path.join(root, os.path.basename(file))
+            shutil.copy(os.path.join(REPOSITORY, file), self.target)
         with open(self.target, encoding="utf-8") as handle:
             self.original = handle.read()
         self.uri = from_fs_path(self.target)
@@ -132,7 +146,7 @@ class Session:
         # Started in its checkout: `python -m` imports fx_lsp (and the zygote fxcore) from
         # there, not from where fx-lsp is installed.
         await self.client.start_io(sys.executable, "-m", "fx_lsp", "serve", "--stdio",
-                                   cwd=self.checkout)
+                                   cwd=self.checkout, env=self.environment)
         await self.client.initialize_async(types.InitializeParams(
             capabilities=types.ClientCapabilities(), root_uri=from_fs_path(self.root),
             process_id=os.getpid(), initialization_options={"modes": self.modes}))
@@ -212,7 +226,8 @@ def _extracted(revision: str, folder: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--file", default="models/gated.py", help="relative to examples/")
+    parser.add_argument("--file", default="models/gated.py",
+                        help="relative to examples/, or a file of this repository")
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--baseline", metavar="REVISION",
                         help="a commit of this repository whose server is the baseline")
@@ -225,12 +240,14 @@ def main() -> None:
         print(f"baseline:  {_commit(arguments.baseline)}")
     with tempfile.TemporaryDirectory() as scratch:
         sessions = [Session(REPOSITORY, ["fx"], scratch, "fx", arguments.file),
-                    Session(REPOSITORY, ALL_MODES, scratch, "all", arguments.file)]
+                    Session(REPOSITORY, ALL_MODES, scratch, "all", arguments.file),
+                    Session(REPOSITORY, ALL_MODES, scratch, "one-call", arguments.file,
+                            {"FX_LSP_NO_RECOMPILE_LOOP": "1"})]
         if arguments.baseline:
             checkout = _extracted(arguments.baseline, os.path.join(scratch, "baseline-tree"))
             sessions.append(Session(checkout, ALL_MODES, scratch, "baseline", arguments.file))
         asyncio.run(measure(sessions, arguments.edits))
-    fx_alone, every_mode = sessions[0], sessions[1]
+    fx_alone, every_mode, one_call = sessions[:3]
     print(machine_line())
     print(f"modes fx:                  didSave -> fx diagnostics     "
           f"{describe(fx_alone.first)}")
@@ -238,32 +255,42 @@ def main() -> None:
           f"{describe(every_mode.first)}")
     print(f"modes fx, export, compile: didSave -> every mode's       "
           f"{describe(every_mode.complete)}")
+    print(f"three modes, one call:      didSave -> every mode's       "
+          f"{describe(one_call.complete)}")
     if arguments.baseline:
-        baseline = sessions[2]
+        baseline = sessions[3]
         print(f"baseline, three modes:     didSave -> fx diagnostics     "
               f"{describe(baseline.first)}")
         print(f"baseline, three modes:     didSave -> every mode's       "
               f"{describe(baseline.complete)}")
-    for name, session in (("modes fx", fx_alone), ("modes fx, export, compile", every_mode),
-                          *([("baseline, three modes", sessions[2])]
-                            if arguments.baseline else [])):
+    names = ["fx alone", "three modes", "three modes, one call",
+             f"three modes at {arguments.baseline}"]
+    for name, session in zip(names, sessions, strict=False):
         print(f"{name + ':':27}CPU per save: {_cpu_per_save(session)}")
     ratio = statistics.median(every_mode.first) / statistics.median(fx_alone.first)
     print(f"ratio of medians (fx diagnostics with three modes / fx alone): {ratio:.2f}x")
+    loop = statistics.median(every_mode.complete) / statistics.median(one_call.complete)
+    loop_cpu = every_mode.cpu[0] / one_call.cpu[0] if one_call.cpu[0] else float("nan")
+    print(f"the loop against one call: every mode's diagnostics, ratio of medians {loop:.2f}x; "
+          f"worker CPU {loop_cpu:.2f}x")
     rows = [("fx alone: didSave -> fx diagnostics", fx_alone.first),
             ("three modes: didSave -> fx diagnostics", every_mode.first),
-            ("three modes: didSave -> every mode's diagnostics", every_mode.complete)]
+            ("three modes: didSave -> every mode's diagnostics", every_mode.complete),
+            ("three modes, one call (no loop): didSave -> every mode's diagnostics",
+             one_call.complete)]
     if arguments.baseline:
         rows += [(f"three modes at {arguments.baseline}: didSave -> fx diagnostics",
-                  sessions[2].first),
+                  sessions[3].first),
                  (f"three modes at {arguments.baseline}: didSave -> every mode's diagnostics",
-                  sessions[2].complete)]
+                  sessions[3].complete)]
     emit("mode_latency", durations(
         rows, f"`{arguments.file}`, {arguments.edits} saves", figures=[
             ("ratio of medians, fx diagnostics with three modes / fx alone", f"{ratio:.2f}x"),
-            *((f"CPU per save, {name}", _cpu_per_save(session)) for name, session in zip(
-                ("fx alone", "three modes", f"three modes at {arguments.baseline}"), sessions,
-                strict=False))]))
+            ("ratio of medians, every mode's diagnostics with the loop / one call",
+             f"{loop:.2f}x"),
+            ("ratio of worker CPU, the loop / one call", f"{loop_cpu:.2f}x"),
+            *((f"CPU per save, {name}", _cpu_per_save(session))
+              for name, session in zip(names, sessions, strict=False))]))
 
 
 if __name__ == "__main__":

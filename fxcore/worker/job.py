@@ -247,7 +247,8 @@ class Job(SubmoduleTracing):
         """Capture ``target`` with ``capture`` and make that mode's verdict, in the
         ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``)."""
 
-        def in_current_mode() -> ModuleResult:
+        def in_current_mode(loop: bool) -> ModuleResult:
+            target.recompile_loop = loop
             # Each capture meets the instance as built: the search's runs and this
             # capture's leave no state behind (``as_built``), and each starts from the seeded
             # generators, so what forward draws does not depend on what ran before.

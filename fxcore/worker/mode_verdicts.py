@@ -68,6 +68,9 @@ def merged(results: list[tuple[str, ModuleResult]]) -> ModuleResult:
         status="failed" if any(result.status == "failed" for _, result in results)
         else base.status,
         failures=failures,
+        # A recompilation the loop of calls found in both modes is one.
+        hints=list({(hint.code, hint.path, hint.line, hint.column, hint.member): hint
+                    for _, result in results for hint in result.hints}.values()),
         capture_notes=list(dict.fromkeys(
             note for _, result in results for note in result.capture_notes)),
         trace_seconds=sum(result.trace_seconds for _, result in results),

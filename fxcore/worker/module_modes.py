@@ -16,6 +16,9 @@ torch.compile and torch.export capture them the same, with the same breaks and v
 against real torch for each of them (tests/test_torch_layers_in_both_modes.py). Where nothing
 else reads it, compile captures the class once, in train mode (as built, and the stricter of
 the two for torch's layers: batch norm refuses a batch of one only there), and says so.
+
+Compile's loop of calls (``recompile_loop``) runs in the first mode, and in the second only
+where the code that reads ``training`` can change what recompiles (``loop_can_differ``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import torch
 from fxcore.model.module_modes import EVAL, TRAIN
 from fxcore.model.results import ModuleResult
 from fxcore.worker.mode_verdicts import merged
+from fxcore.worker.training_branches import picks_tensor_computations
 
 #: The modes each capture that runs ``forward`` judges in under "auto", in the order they
 #: run (eval first: inputs decided there serve a train mode that may refuse them).
@@ -42,8 +46,12 @@ ONE_CAPTURE_NOTE = ("Compiled in train mode (as built) alone; the eval graph (mo
                     "not captured because nothing differs: no code of this class, of its "
                     "submodules or that they call reads `training`, beside torch's own "
                     "layers, which torch compiles the same in both modes")
-#: Classes already read: whether their own methods, or functions those call, read ``training``.
-_READS_TRAINING: dict[type, bool] = {}
+#: Said on a class compiled in both modes whose loop of calls ran in the first alone.
+ONE_LOOP_NOTE = ("The loop of calls that looks for recompilations was run in {first} mode, "
+                 "not again in {other} mode: the code that reads `training` only picks tensor "
+                 "computations, which recompile the same in both modes")
+#: Classes already read: their methods, and functions those call, that read ``training``.
+_TRAINING_READERS: dict[type, list[Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -106,9 +114,9 @@ def _called(function: Any, names: set[str]) -> Iterator[types.FunctionType]:
             yield value
 
 
-def _follows_to(functions: Iterator[Any], name: str) -> bool:
-    """Whether one of ``functions``, or a function outside torch they call (followed by the
-    names their code reads, each once), reads ``name``."""
+def readers(functions: Iterator[Any], name: str) -> Iterator[Any]:
+    """Those of ``functions``, and of the functions outside torch they call (followed by the
+    names their code reads, each once), whose code reads ``name``."""
     pending, seen = list(functions), set()
     while pending:
         function = pending.pop()
@@ -117,9 +125,9 @@ def _follows_to(functions: Iterator[Any], name: str) -> bool:
         seen.add(function)
         names = _names(function.__code__)
         if name in names:
-            return True
+            yield function
         pending.extend(_called(function, names))
-    return False
+
 
 
 def _methods(cls: type, torch_layers: bool) -> Iterator[Any]:
@@ -137,19 +145,34 @@ def class_reads(cls: type, name: str) -> bool:
                for function in _methods(cls, torch_layers=True))
 
 
+def training_readers(cls: type) -> list[Any]:
+    """The methods of ``cls`` and of its bases below ``nn.Module``, torch's own layers left
+    out, and the functions outside torch they call, that read ``training`` (``nn.Module``'s
+    own ``train()`` sets it for every class)."""
+    if cls not in _TRAINING_READERS:
+        _TRAINING_READERS[cls] = list(readers(_methods(cls, torch_layers=False), "training"))
+    return _TRAINING_READERS[cls]
+
+
 def reads_training(cls: type) -> bool:
-    """Whether a method of ``cls`` or of a base below ``nn.Module``, torch's own layers left
-    out, or a function outside torch it calls reads ``training`` (``nn.Module``'s own
-    ``train()`` sets it for every class)."""
-    if cls not in _READS_TRAINING:
-        _READS_TRAINING[cls] = _follows_to(_methods(cls, torch_layers=False), "training")
-    return _READS_TRAINING[cls]
+    return bool(training_readers(cls))
 
 
 def modes_can_differ(model: torch.nn.Module) -> bool:
     """Whether ``model`` may behave differently in train and eval mode (see the module's
     docstring)."""
     return any(reads_training(cls) for cls in {type(module) for module in model.modules()})
+
+
+def loop_can_differ(model: torch.nn.Module) -> bool:
+    """Whether compile's loop of calls can find other recompilations in one mode than in the
+    other: some code of ``model``'s module tree outside torch's own layers reads ``training``
+    otherwise than to pick tensor computations (``training_branches``)."""
+    instances: dict[type, list[torch.nn.Module]] = {}
+    for module in model.modules():
+        instances.setdefault(type(module), []).append(module)
+    return any(not picks_tensor_computations(function, members)
+               for cls, members in instances.items() for function in training_readers(cls))
 
 
 def mode_plan(setting: str, capture_mode: str, model: torch.nn.Module) -> ModePlan | None:
@@ -189,16 +212,19 @@ def in_mode(model: torch.nn.Module, mode: str) -> Iterator[None]:
 
 
 def judged(setting: str, capture_mode: str, model: torch.nn.Module,
-           verdict: Callable[[], ModuleResult], seconds: float) -> ModuleResult:
-    """``verdict()`` made in each mode the setting chooses for ``capture_mode``, merged into
-    one verdict marked with the modes it holds for. A mode is left out when the time spent,
-    and as much again, would exceed ``seconds`` (the class's time-out, which the engine
-    counts from the last message sent)."""
+           verdict: Callable[[bool], ModuleResult], seconds: float) -> ModuleResult:
+    """``verdict(loop)`` made in each mode the setting chooses for ``capture_mode``, merged
+    into one verdict marked with the modes it holds for. ``loop``: whether compile's loop of
+    calls runs, in the first mode always, in the next only where its answer can differ there
+    (``training_branches``). A mode is left out when the time spent, and as much again, would
+    exceed ``seconds`` (the class's time-out, which the engine counts from the last message
+    sent)."""
     plan = mode_plan(setting, capture_mode, model)
     if plan is None:
-        return verdict()
+        return verdict(True)
     results = []
     started = time.monotonic()
+    loop_again = len(plan.runs) < 2 or loop_can_differ(model)
     for mode in plan.runs:
         spent = time.monotonic() - started
         if results and spent * (len(results) + 1) / len(results) > seconds:
@@ -209,9 +235,13 @@ def judged(setting: str, capture_mode: str, model: torch.nn.Module,
             kept.module_modes = [kept_mode]
             return kept
         with in_mode(model, mode):
-            results.append((mode, verdict()))
+            results.append((mode, verdict(not results or loop_again)))
     if len(results) > 1:
-        return merged(results)
+        result = merged(results)
+        if not loop_again:
+            result.capture_notes.append(ONE_LOOP_NOTE.format(first=results[0][0],
+                                                             other=results[1][0]))
+        return result
     result = results[0][1]
     result.module_modes = list(plan.holds_for)
     if plan.note is not None:

@@ -195,7 +195,10 @@ class CompileCapture:
         moved = not built_on_meta and meta_weights.is_large(target.model)
         on_meta = built_on_meta or moved
         started = time.perf_counter()
-        loop = context.job.config.timeout / 4
+        # A quarter of the class's time for the loop of calls; none where it is not to run
+        # (``FX_LSP_NO_RECOMPILE_LOOP=1``: benchmarks/README.md's mode_latency, one call alone).
+        loop = context.job.config.timeout / 4 if target.recompile_loop and os.environ.get(
+            "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
             run = _run(target, hook, on_meta, loop_seconds=loop)
             device = None

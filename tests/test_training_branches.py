@@ -1,0 +1,118 @@
+"""Whether compile's loop of calls runs again in the second ``nn.Module`` mode
+(``module_modes.loop_can_differ``, ``training_branches``): not where reading ``training`` only
+picks tensor computations, and where it can change what recompiles across calls. (That the
+engine's answer then agrees with real torch in both modes: tests/test_recompiles_in_modes.py.)"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from fxcore.model.results import ModuleResult
+from fxcore.worker.module_modes import ONE_LOOP_NOTE, judged, loop_can_differ
+
+
+def drop_in_training(module: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    return x * 0.5 if module.training else x
+
+
+class DropoutBranch(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.step = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.step += 1
+        if self.training:
+            x = F.dropout(x, 0.1)
+            x = x.masked_fill(x > 3, 0.0) * 2
+        return x * self.step
+
+
+class LayerPickedInline(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.drop = torch.nn.Dropout(0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.drop(x) if self.training else x
+        return F.dropout(x, 0.1, training=self.training)
+
+
+class CounterInTraining(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.step = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            self.step += 1
+        return x * self.step
+
+
+class SizeInTraining(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            x = x.view(x.shape[0], -1)
+        return x
+
+
+class HelperInTraining(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            x = drop_in_training(self, x)
+        return x
+
+
+class ReturnsEarlyInTraining(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            return x
+        return x * 2
+
+
+class KeepsTheFlag(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.was_training = self.training
+        return x
+
+
+class NumberInTraining(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = 3
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            x = x * self.scale
+        return x
+
+
+@pytest.mark.parametrize("cls", [DropoutBranch, LayerPickedInline])
+def test_training_that_only_picks_tensor_computations_loops_once(cls: type) -> None:
+    assert not loop_can_differ(torch.nn.Sequential(torch.nn.Linear(8, 8), cls()))
+
+
+@pytest.mark.parametrize("cls", [CounterInTraining, SizeInTraining, HelperInTraining,
+                                 ReturnsEarlyInTraining, KeepsTheFlag, NumberInTraining])
+def test_training_that_can_change_what_recompiles_loops_in_both_modes(cls: type) -> None:
+    assert loop_can_differ(torch.nn.Sequential(torch.nn.Linear(8, 8), cls()))
+
+
+@pytest.mark.parametrize("cls, loops", [(DropoutBranch, [True, False]),
+                                        (CounterInTraining, [True, True])])
+def test_compile_runs_the_loop_again_in_the_second_mode_only_where_it_can_differ(
+        cls: type, loops: list[bool]) -> None:
+    seen: list[bool] = []
+
+    def verdict(loop: bool) -> ModuleResult:
+        seen.append(loop)
+        return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,
+                            class_name="Net", qualified_name="m:Net", status="traceable",
+                            mode="compile")
+
+    result = judged("auto", "compile", cls(), verdict, seconds=60)
+    assert seen == loops and result.module_modes == ["train", "eval"]
+    assert (ONE_LOOP_NOTE.format(first="eval", other="train") in result.capture_notes) is (
+        loops == [True, False])
