@@ -106,6 +106,7 @@ async def test_tools_are_listed_and_bad_input_is_a_tool_error(project: pathlib.P
         assert not (await session.call_tool("explain", {"code": "FX001"})).is_error
 
 
+@pytest.mark.slow  # a server of its own (4 s), its engine warming up beside it
 async def test_check_reads_pyproject_again_when_it_changes(tmp_path: pathlib.Path) -> None:
     """The server keeps each workspace's parsed [tool.fx-lsp] between calls: an edit of
     pyproject.toml between two checks is what the second one reports with, as the command
