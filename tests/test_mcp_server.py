@@ -106,6 +106,52 @@ async def test_tools_are_listed_and_bad_input_is_a_tool_error(project: pathlib.P
         assert not (await session.call_tool("explain", {"code": "FX001"})).is_error
 
 
+@pytest.mark.slow  # a server of its own (4 s), its engine warming up beside it
+async def test_check_reads_pyproject_again_when_it_changes(tmp_path: pathlib.Path) -> None:
+    """The server keeps each workspace's parsed [tool.fx-lsp] between calls: an edit of
+    pyproject.toml between two checks is what the second one reports with, as the command
+    line does. (A file with no class: nothing is traced.)"""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "plain.py").write_text("x = 1\n")
+    settings = workspace / "pyproject.toml"
+
+    def printed() -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "fx_lsp", "check", "plain.py", "--output-format", "json"],
+            capture_output=True, text=True, cwd=workspace, env=_environment(), timeout=120)
+        return json.loads(done.stdout)
+
+    async with _client(workspace) as session:
+        for setting, named in (("timeout = 'soon'", "'timeout'"), ("timeout = 30", None),
+                               ("device = 'tpu'", "'device'"), ("timeout = 'soon'", "'timeout'")):
+            settings.write_text(f"[tool.fx-lsp]\n{setting}\n")
+            checked = await session.call_tool("check", {"paths": ["plain.py"]})
+            assert not checked.is_error, checked.content
+            report = checked.structured_content
+            assert report is not None
+            assert [named in problem for problem in report["config_problems"]] == (
+                [True] if named else []), (setting, report["config_problems"])
+            if named == "'device'":
+                assert _uncached(report) == _uncached(printed())
+
+
+def test_kept_configs_are_not_changed_by_a_run_s_modes(tmp_path: pathlib.Path) -> None:
+    """A run's --mode and time-out apply to its copy of the config the server keeps, not to
+    the next run's."""
+    from fx_lsp.cli.check import check_jobs
+    from fx_lsp.mcp_server.project_configs import ProjectConfigs
+
+    (tmp_path / "pyproject.toml").write_text("[tool.fx-lsp]\nmodes = ['fx', 'export']\n")
+    (tmp_path / "models.py").write_text(USES_LEN)
+    configs = ProjectConfigs()
+    path = str(tmp_path / "models.py")
+    overridden, _ = check_jobs([path], 5.0, ("compile",), configs)
+    assert (overridden[0].config.modes, overridden[0].config.timeout) == (("compile",), 5.0)
+    plain, _ = check_jobs([path], None, None, configs)
+    assert (plain[0].config.modes, plain[0].config.timeout) == (("fx", "export"), 20.0)
+
+
 @pytest.mark.slow  # a server of its own
 async def test_an_untrusted_workspace_runs_no_code(project: pathlib.Path) -> None:
     marker = project / "imported"

@@ -3,9 +3,10 @@ CLI the report the output formats render (``CheckRun.shown``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -79,26 +80,36 @@ class UnreadableConfig(Exception):
     than check every file of that workspace with settings it does not have."""
 
 
+#: Reads a workspace root's ``[tool.fx-lsp]``: ``read_project_config``, or a reader that keeps
+#: what it read (``fx-lsp mcp``'s, ``fx_lsp.mcp_server.project_configs``).
+ConfigReader = Callable[[str], ProjectConfig]
+
+
 class Projects:
-    """Each workspace root's configuration, read once, with the command line's time-out and
-    capture modes."""
+    """Each workspace root's configuration, read once by ``read``, with the command line's
+    time-out and capture modes."""
 
     def __init__(self, timeout: float | None, summary: Summary,
-                 modes: tuple[str, ...] | None = None) -> None:
+                 modes: tuple[str, ...] | None = None,
+                 read: ConfigReader = read_project_config) -> None:
         self.timeout = timeout
         self.modes = modes
         self.summary = summary
+        self.read = read
         self.found: dict[str, ProjectConfig] = {}
 
     def __call__(self, root: str) -> ProjectConfig:
         if root not in self.found:
-            project = read_project_config(root)
+            project = self.read(root)
             if project.unreadable is not None:
                 raise UnreadableConfig(project.unreadable)
-            if self.timeout is not None:
-                project.engine.timeout = self.timeout
-            if self.modes is not None:
-                project.engine.modes = self.modes
+            # A copy with this run's overrides: ``read`` may hand the same config to the
+            # next run, which gives other ones.
+            overrides = {name: value for name, value in
+                         (("timeout", self.timeout), ("modes", self.modes)) if value is not None}
+            if overrides:
+                project = dataclasses.replace(
+                    project, engine=dataclasses.replace(project.engine, **overrides))
             self.found[root] = project
             self.summary.config_problems.extend(project.problems)
             shown = project.table.get(SHOW_NOT_TRACED, False)
@@ -118,9 +129,10 @@ class Projects:
 
 
 def check_jobs(paths: Sequence[str], timeout: float | None,
-               modes: tuple[str, ...] | None = None) -> tuple[list[TraceJob], Projects]:
+               modes: tuple[str, ...] | None = None,
+               read: ConfigReader = read_project_config) -> tuple[list[TraceJob], Projects]:
     summary = Summary()
-    projects = Projects(timeout, summary, modes)
+    projects = Projects(timeout, summary, modes, read)
     return jobs_below(paths, find_workspace_root, projects.engine), projects
 
 

@@ -2,7 +2,9 @@
 (``fx_lsp.cli.check``, its JSON report and baselines, ``fx_lsp.cli.fixing``; ``diff``:
 ``fx_lsp.cli.main``) on one warm engine and
 pipeline that the server keeps (its call-site index built once, rescanned each run), with the
-workspace's configuration and the shared ``.fx-lsp-cache/``, and returns plain data. Bad
+workspace's configuration (parsed again only when ``pyproject.toml`` changes,
+``fx_lsp.mcp_server.project_configs``) and the shared ``.fx-lsp-cache/``, and returns plain
+data. Bad
 input raises ``ToolInputError`` with a message an agent can act on.
 
 One tool call traces at a time (``_lock``): the engine runs one run's jobs, and a run's
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from fx_lsp.cli import fixing
 from fx_lsp.cli.graph_html import GraphTargetError, find_class
 from fx_lsp.cli.main import EXIT_USAGE, main
+from fx_lsp.mcp_server.project_configs import ProjectConfigs
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
@@ -57,6 +60,7 @@ class Tools:
         self.trusted = trusted
         self._engine: Engine | None = None
         self._pipeline: Pipeline | None = None
+        self._configs = ProjectConfigs()
         self._lock = threading.Lock()
 
     # -- input ----------------------------------------------------------------------------
@@ -143,7 +147,7 @@ class Tools:
         # the report says what an agent needs.
         with self._lock, contextlib.redirect_stderr(io.StringIO()):
             try:
-                jobs, projects = check_jobs(paths, None, chosen)
+                jobs, projects = check_jobs(paths, None, chosen, self._configs)
                 return run_jobs(jobs, projects, 1, True, False, self.pipeline())
             except (UnreadableConfig, BaselineProblem, ZygoteError) as error:
                 raise ToolInputError(f"fx-lsp check: {' '.join(str(error).split())}") from error
