@@ -22,8 +22,13 @@ from typing import Any
 import pytest
 from real_torch_answers import export_answers
 from test_export_capture import captured_by_default
+from torch import nn
 
+from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.capture.export.capture import ExportCapture
+from fxcore.worker.inputs.documented import documented_inputs
+from fxcore.worker.inputs.first_layer import LayerInputs
+from fxcore.worker.inputs.graph_layers import from_annotations
 
 from cli_support import fx_lsp
 
@@ -168,3 +173,34 @@ def test_cli_makes_the_sequence_of_inferred_inputs_dynamic(tmp_path: Path) -> No
         "With the sequence dimension (dimension 0) of 'x' dynamic")
     assert "dynamic_shapes={'x': {0: 8, 1: Dim('batch_x')}}" in found[(21, "FX407")]
     assert "seq_x = 8" in found[(26, "FX407")]
+
+
+class _Documented(nn.Module):
+    def forward(self, x):
+        """Frames of a signal.
+
+        Args:
+            x: features of the shape ``(batch, channels, timesteps)``.
+        """
+        return x.relu()
+
+
+def test_the_sources_that_name_a_sequence_say_which_dimension_it_is() -> None:
+    """A configured spec's, an annotation's and a documented shape's dimension named as a
+    sequence; the batch is the one named so, else the first that is not the sequence. The
+    spec's text and equality stay those of the tensor."""
+    configured = parse_spec("int64[batch=4, seq=16]")
+    assert (configured.batch_dim, configured.sequence_dim, str(configured)) == \
+        (0, 1, "int64[4, 16]")
+    assert configured == parse_spec("int64[4, 16]")
+    first = parse_spec("float32[time=16, n=4, 8]")
+    assert (first.batch_dim, first.sequence_dim) == (1, 0)
+    assert parse_spec("float32[4, 16, 8]").sequence_dim is None
+
+    def forward(x: object) -> None: ...
+    forward.__annotations__["x"] = "Float[Tensor, 'b tokens 8']"  # jaxtyping's, as text
+    (spec,) = from_annotations(forward).values()
+    assert (spec.batch_dim, spec.sequence_dim) == (0, 1)
+    found = documented_inputs(_Documented, _Documented(), "cpu", {}, 10.0, lambda _: False)
+    assert isinstance(found, LayerInputs)
+    assert found.specs["x"].sequence_dim == 2
