@@ -12,9 +12,10 @@ goes on past them) reports in that file. For a class also named in the file's
 torch says the code violated and the fixes it suggests. Under ``strict``: the verdict, first
 line and error of the same export with ``strict=True`` (dynamo; its errors carry the user's
 stack as ``real_stack``, their traceback holds only dynamo's frames). Under ``auto_batch``,
-for a class that exports: the inputs whose first dimension the export with it ``Dim.AUTO``
-specialises, each with its size and the line of the guard that did it, read from torch's own
-log of its shape environment (``TORCH_LOGS=dynamic``).
+for a class that exports: the input dimensions the export with them ``Dim.AUTO`` specialises
+(each input's batch, the first or the one its spec names, and the sequence its spec names:
+``int64[batch=4, seq=16]``), each with its size and the line of the guard that did it, read
+from torch's own log of its shape environment (``TORCH_LOGS=dynamic``).
 
 Every model is exported in eval mode (``model.eval()``), as fx-lsp's export mode judges it
 (``module-mode = "auto"``), as deployment does. A file whose ``MODULE_MODES`` names "train"
@@ -157,15 +158,25 @@ class GuardLines(logging.Handler):
         return (pinned or [line for _, line in about] or [None])[0]
 
 
-def auto_batch_truth(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
-                     path: str) -> dict[str, object]:
-    """Real export with the first dimension of each input of size 2 or more ``Dim.AUTO``:
-    the inputs whose batch the exported program fixes to a constant, with that constant and
-    the line torch logs the guard that fixed it at (none where that export fails)."""
+def auto_batch_truth(model: torch.nn.Module, specs: dict[str, str],
+                     inputs: dict[str, torch.Tensor], path: str) -> dict[str, object]:
+    """Real export with the batch dimension of each input (its first, or the one its spec
+    names) and its sequence dimension where its spec names one (``int64[batch=4, seq=16]``),
+    each of size 2 or more, ``Dim.AUTO``: per input, the dimensions the exported program fixes
+    to a constant (by index), with their role, that constant and the line torch logs the guard
+    that fixed it at (none where that export fails)."""
     from torch.export import Dim
     from torch.fx.experimental.symbolic_shapes import is_concrete_int
-    shapes = {name: {0: Dim.AUTO} if value.dim() >= 1 and value.shape[0] >= 2 else None
-              for name, value in inputs.items()}
+
+    from fxcore.model.tensor_spec import parse_spec
+    roles = {}
+    for name, value in inputs.items():
+        spec = parse_spec(specs[name])
+        named = {spec.batch_dim: "batch", **({} if spec.sequence_dim is None
+                                             else {spec.sequence_dim: "seq"})}
+        roles[name] = {index: role for index, role in named.items()
+                       if index < value.dim() and value.shape[index] >= 2}
+    shapes = {name: dict.fromkeys(dims, Dim.AUTO) or None for name, dims in roles.items()}
     log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
     handler, level = GuardLines(path), log.level
     log.addHandler(handler)
@@ -180,14 +191,17 @@ def auto_batch_truth(model: torch.nn.Module, inputs: dict[str, torch.Tensor],
         logging.disable(previous)
         log.setLevel(level)
         log.removeHandler(handler)
-    specialised = {}
+    specialised: dict[str, dict[str, object]] = {}
     for node in program.graph.nodes:
-        # A specialised size stays a SymInt whose expression is the constant.
-        if node.op == "placeholder" and shapes.get(node.name) is not None and \
-                is_concrete_int(node.meta["val"].shape[0]):
-            constant = int(node.meta["val"].shape[0])
-            specialised[node.name] = {"size": constant, "line": handler.first_line(
-                f"L['{node.name}'].size()[0]", constant)}
+        if node.op != "placeholder" or node.name not in roles:
+            continue
+        for index, role in roles[node.name].items():
+            # A specialised size stays a SymInt whose expression is the constant.
+            if is_concrete_int(node.meta["val"].shape[index]):
+                constant = int(node.meta["val"].shape[index])
+                specialised.setdefault(node.name, {})[str(index)] = {
+                    "role": role, "size": constant, "line": handler.first_line(
+                        f"L['{node.name}'].size()[{index}]", constant)}
     return {"specialised": specialised, "error": None}
 
 
@@ -217,7 +231,7 @@ def ground_truth() -> dict[str, dict[str, object]]:
             if truth["verdict"] == "ok":
                 torch.manual_seed(0)
                 expected[f"{path.name}:{name}"]["auto_batch"] = auto_batch_truth(
-                    model, real_inputs(specs), str(path))
+                    model, specs, real_inputs(specs), str(path))
             if spelled is not None:
                 torch.manual_seed(0)
                 expected[f"{path.name}:{name}"]["dynamic"] = dynamic_truth(

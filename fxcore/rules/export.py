@@ -1,7 +1,7 @@
 """Failures of torch.export (export mode, FX401-FX499): where non-strict
 ``torch.export.export`` on fake inputs needs real data (a data-dependent guard, a tensor
 turned into Python data), a configured dynamic dimension the code specialises (or, without
-configuration, a batch dimension: FX407, a warning), what fails
+configuration, a batch or sequence dimension: FX407, a warning), what fails
 only under strict export (with ``export-strict = true``), and any other error that ended the
 export; and where fx-lsp's export on the meta device could not go on although real torch
 would (FX404, information: no verdict)."""
@@ -121,27 +121,37 @@ FX407 = Rule(
     severity="warning",
     mode="export",
     docs="""\
-**A batch dimension the code specialises.** Without any `dynamic` configuration, a class that
-exports whole is exported once more with the first dimension of each tensor input dynamic
-(of size 2 or more), as `torch.export.export(..., dynamic_shapes={"x": {0: Dim.AUTO}})`
-exports it. Where the code fixes that dimension to its example size, `Dim.AUTO` does so
-silently and the exported program takes only that batch size: FX407 is at the line whose
-guard did it, with torch's suggested fix and the `dynamic_shapes` it makes.
+**A batch or sequence dimension the code specialises.** Without any `dynamic` configuration, a
+class that exports whole is exported once more with the batch dimension of each tensor input
+dynamic (of size 2 or more), as `torch.export.export(..., dynamic_shapes={"x": {0: Dim.AUTO}})`
+exports it, and its sequence dimension too where the input's source says which that is: token
+ids to an `nn.Embedding` (batch, sequence), the input of an `nn.LSTM`, `nn.GRU`,
+`nn.MultiheadAttention` or `nn.TransformerEncoderLayer` (by its `batch_first`), a shape
+`forward` documents or annotates (`Float[Tensor, "batch seq dim"]`), or configured inputs
+(`inputs = {ids = "int64[batch=4, seq=16]"}`) naming `seq`, `seq_len`, `time`, `timesteps`,
+`length` or `tokens`. Where the code fixes one of them to its example size, `Dim.AUTO` does so
+silently and the exported program takes only that batch size or length: FX407 is at the line
+whose guard did it, naming the dimension, with torch's suggested fix and the `dynamic_shapes`
+it makes.
 
 ```python
 if x.shape[0] == 4:                # FX407: the batch of x specialised to 4
     ...
 return x.view(4, 8)                # FX407: a [4, 8] view of x[4, 8]
+h = self.embed(ids) + self.positions[:, :16]  # FX407: the sequence of ids specialised to 16
 ```
 
 A range torch narrows (`assert x.shape[0] <= 16`) or inputs whose batches must be equal are no
-specialisation: `Dim.AUTO` exports them with the batch dynamic. With `dynamic` configured for
-the class, its dimensions are checked as configured instead ([FX403](#fx403)); `dynamic = {}`
-says the shapes are meant static, and turns FX407 off for the class.
+specialisation: `Dim.AUTO` exports them with the batch dynamic. torch's own `nn.LSTM` and
+`nn.GRU` are exported step by step on the CPU (torch 2.13), which fixes the sequence length:
+FX407 at their call. With `dynamic` configured for the class, its dimensions are checked as
+configured instead ([FX403](#fx403)); `dynamic = {}` says the shapes are meant static, and
+turns FX407 off for the class.
 
-Fix: make the code work for any batch size (`x.shape[0]` where a number was written, `-1` in
-`view`/`reshape`), or, where the size is meant to be fixed, export with `Dim.STATIC` or the
-size as torch suggests.
+Fix: make the code work for any batch size or length (`x.shape[0]` or `x.shape[1]` where a
+number was written, `-1` in `view`/`reshape`, a positional table sliced to `ids.shape[1]`),
+or, where the size is meant to be fixed, export with `Dim.STATIC` or the size as torch
+suggests.
 """,
 )
 

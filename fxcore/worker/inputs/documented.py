@@ -6,9 +6,11 @@ inverse transform that takes a spectrogram, with no layer to tell its size).
 
 Each size of the documented tuple is read as an expression over the module's own int
 attributes (``n_fft//2+1``, the instance's ``n_fft``), a batch word (``batch``, ``b``, ``n``)
-or a number; a name the module does not have is free, and free sizes take, in turn, a small
-size and each of the module's window-like lengths (``waveform.KERNEL_LENGTH_NAMES``), as a
-frequency axis of ``n_fft`` bins. At most ``MAX_CANDIDATES`` runs; one is accepted only when
+or a number (a batch word, and a sequence word such as ``seq_len`` or ``timesteps``, also say
+which dimension is the batch and which the sequence: ``tensor_spec.with_roles``); a name the
+module does not have is free, and free sizes take, in turn, a small size and each of the
+module's window-like lengths (``waveform.KERNEL_LENGTH_NAMES``), as a frequency axis of
+``n_fft`` bins. At most ``MAX_CANDIDATES`` runs; one is accepted only when
 the model runs on it eagerly, as every inferred input is.
 """
 
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from torch import nn
 
 from fxcore.model.results import InstantiatedOn
-from fxcore.model.tensor_spec import TensorSpec
+from fxcore.model.tensor_spec import BATCH_WORDS, with_roles
 from fxcore.worker.inputs.first_layer import (
     LayerInputs,
     eager_error_before,
@@ -37,8 +39,6 @@ from fxcore.worker.inputs.waveform import KERNEL_LENGTH_NAMES
 
 #: "shape (a, b, c)", "shape of (a, b)", "shaped ``(a, b)``": a documented shape.
 _SHAPE = re.compile(r"shaped?\s*(?:of|is|=|:)?\s*`*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
-#: Names that mean the batch.
-BATCH_WORDS = frozenset({"batch", "b", "n", "bs", "batch_size", "nb"})
 BATCH = 2
 #: The sizes a free axis takes first, before the module's window-like lengths.
 FREE_SIZES = (16,)
@@ -59,9 +59,9 @@ def documented_inputs(cls: type, model: nn.Module, instantiated_on: Instantiated
     name = required[0]
     deadline = time.monotonic() + seconds
     refusal = None
-    shapes = (shape for text in _documented_shapes(cls, name) for shape in _shapes(text, model))
-    for shape in itertools.islice(shapes, MAX_CANDIDATES):
-        spec = TensorSpec("float32", shape)
+    specs = (with_roles("float32", shape, _words(text))
+             for text in _documented_shapes(cls, name) for shape in _shapes(text, model))
+    for spec in itertools.islice(specs, MAX_CANDIDATES):
         ran = eager_error_before(deadline, model, instantiated_on, {name: spec}, concrete_args)
         if ran is None:
             return None
@@ -90,12 +90,15 @@ def _documented_shapes(cls: type, name: str) -> list[str]:
     return list(dict.fromkeys(text.strip() for text in texts if "," in text))
 
 
+def _words(text: str) -> list[str]:
+    """The sizes of a documented shape tuple, as written."""
+    return [word for word in (part.strip(" `'\"") for part in text.split(",")) if word]
+
+
 def _shapes(text: str, model: nn.Module) -> typing.Iterator[tuple[int, ...]]:
     """The shapes ``text`` spells, its free sizes taking ``_free_sizes`` in turn."""
     sizes: list[int | None] = []
-    for word in (part.strip(" `'\"") for part in text.split(",")):
-        if not word:
-            continue
+    for word in _words(text):
         size = _size(word, model)
         if size is False:
             return

@@ -6,7 +6,10 @@ Inferred: each tensor argument's shape is decided by the first module (or functi
 weight) that consumes it, through shape-keeping operations such as activations, dropout and
 elementwise arithmetic. ``INFERENCE_RULES`` is the table the README shows. The sizes those
 layers leave free (an image's height and width, a sequence's length) stay marks in an
-``InputTemplate``: ``sizes`` gives them the sizes the model declares or accepts.
+``InputTemplate``: ``sizes`` gives them the sizes the model declares or accepts. Where the
+layer says the mark is a sequence (token ids to an ``Embedding``, an RNN's or attention's
+input), the spec says which dimension it is (``TensorSpec.sequence_dim``); a ``Linear``'s
+leading dimensions say nothing of what they are.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import torch
 from torch import fx, nn
 from torch.nn import functional
 
-from fxcore.model.tensor_spec import DTYPES, TensorSpec
+from fxcore.model.tensor_spec import DTYPES, TensorSpec, with_roles
 
 #: The batch size, and the default size of other free dimensions (sequence length, spatial
 #: sizes): the first sizes tried, before those the model declares or its constraints need
@@ -117,10 +120,15 @@ class InputTemplate:
 
     dtype: str
     dims: tuple[int | str, ...]
+    #: The layer takes the ``SEQUENCE`` mark as a sequence (not a ``Linear``'s any leading
+    #: dimension): the spec says which dimension it is.
+    sequence_known: bool = False
 
     def spec(self, sizes: FreeSizes) -> TensorSpec:
+        sequence = self.dims.index(SEQUENCE) \
+            if self.sequence_known and SEQUENCE in self.dims else None
         return TensorSpec(self.dtype, tuple(sizes.of(d) if isinstance(d, str) else d
-                                            for d in self.dims))
+                                            for d in self.dims), sequence)
 
     @property
     def free_kinds(self) -> set[str]:
@@ -141,8 +149,10 @@ def _spatial(dimensions: int) -> tuple[str, ...]:
     return {1: (SIGNAL,), 2: (HEIGHT, WIDTH), 3: (DEPTH, HEIGHT, WIDTH)}[dimensions]
 
 
-def _sequence(batch_first: bool, size: int) -> tuple[int | str, ...]:
-    return (BATCH, SEQUENCE, size) if batch_first else (SEQUENCE, BATCH, size)
+def _sequence(batch_first: bool, size: int) -> InputTemplate:
+    """The input of a layer that takes a sequence, batch first or sequence first."""
+    return InputTemplate("float32", (BATCH, SEQUENCE, size) if batch_first
+                         else (SEQUENCE, BATCH, size), sequence_known=True)
 
 
 def _size_value(value: Any) -> tuple[tuple[int, int], int | None] | None:
@@ -206,7 +216,7 @@ def layer_template(module: nn.Module) -> InputTemplate | None:
     if isinstance(module, nn.Linear) and not isinstance(module, nn.LazyLinear):
         return InputTemplate(float32, (BATCH, SEQUENCE, module.in_features))
     if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
-        return InputTemplate("int64", (BATCH, SEQUENCE))
+        return InputTemplate("int64", (BATCH, SEQUENCE), sequence_known=True)
     if isinstance(module, nn.LayerNorm):
         return InputTemplate(float32, (BATCH, SEQUENCE, *module.normalized_shape))
     norms = {nn.BatchNorm1d: 1, nn.BatchNorm2d: 2, nn.BatchNorm3d: 3, nn.InstanceNorm1d: 1,
@@ -217,12 +227,11 @@ def layer_template(module: nn.Module) -> InputTemplate | None:
     if isinstance(module, nn.GroupNorm):
         return InputTemplate(float32, (BATCH, module.num_channels, *_spatial(2)))
     if isinstance(module, nn.MultiheadAttention):
-        return InputTemplate(float32, _sequence(module.batch_first, module.embed_dim))
+        return _sequence(module.batch_first, module.embed_dim)
     if isinstance(module, nn.RNNBase):
-        return InputTemplate(float32, _sequence(module.batch_first, module.input_size))
+        return _sequence(module.batch_first, module.input_size)
     if isinstance(module, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
-        size = module.linear1.in_features
-        return InputTemplate(float32, _sequence(module.self_attn.batch_first, size))
+        return _sequence(module.self_attn.batch_first, module.linear1.in_features)
     return None
 
 
@@ -248,7 +257,7 @@ def _function_rule(graph_module: fx.GraphModule, node: fx.Node) -> InputTemplate
         channels = weight.shape[1] * (groups if isinstance(groups, int) else 1)
         return InputTemplate("float32", (BATCH, channels, *_spatial(convolutions[node.target])))
     if node.target is functional.embedding:
-        return InputTemplate("int64", (BATCH, SEQUENCE))
+        return InputTemplate("int64", (BATCH, SEQUENCE), sequence_known=True)
     return None
 
 
@@ -355,17 +364,18 @@ def _annotation_spec(annotation: Any, sizes: dict[str, int]) -> TensorSpec | Non
     dtype = _JAXTYPING_DTYPES.get(kind)
     if dtype is None or dtype not in DTYPES:
         return None
-    shape = []
+    shape, names = [], []
     for word in dims.split():
         word = word.lstrip("*#_").split("=")[-1]
         if word == "...":
             continue
+        names.append(word)
         if word.isdigit():
             shape.append(int(word))
             continue
         size = sizes.setdefault(word, _DIMENSION_WORDS.get(word.lower(), LENGTH))
         shape.append(size)
-    return TensorSpec(dtype, tuple(shape))
+    return with_roles(dtype, tuple(shape), names)
 
 
 def from_annotations(forward: Callable[..., Any]) -> dict[str, TensorSpec]:

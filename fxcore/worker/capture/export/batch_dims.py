@@ -1,8 +1,11 @@
-"""The batch dimensions the code specialises, without configuration (FX407).
+"""The batch and sequence dimensions the code specialises, without configuration (FX407).
 
 A class that exports whole with static shapes, and has no ``dynamic`` dimensions configured,
-is exported once more with the first dimension of each tensor input named dynamic
-(``torch.export.Dim("batch_x")``): what ``Dim.AUTO`` would silently fix to its example size,
+is exported once more with the batch dimension of each tensor input named dynamic
+(``torch.export.Dim("batch_x")``: the first, or the one its spec names), and its sequence
+dimension too where the input's source says which that is (``TensorSpec.sequence_dim``:
+token ids to an ``nn.Embedding``, an RNN's or attention's input, a documented or configured
+``seq``; ``Dim("seq_x")``): what ``Dim.AUTO`` would silently fix to its example size,
 torch then reports as a constraint violation, with its suggested fixes. Of the violations,
 the specialisations (a fix ``batch_x = 4``) are reported at the user's line whose guard did
 it (``dynamic.GuardRecorder``), with torch's fixes and the ``dynamic_shapes`` they make
@@ -20,7 +23,9 @@ from typing import Any
 
 import torch
 
+from fxcore.model.container_spec import InputSpec
 from fxcore.model.job_spec import DynamicDim
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.export import dynamic
 from fxcore.worker.capture.record import RecordedFailure
 from fxcore.worker.context import describe_exception
@@ -29,11 +34,23 @@ KIND = "export-batch-specialised"
 _FIX = re.compile(r"^\s*(\w+) = (\d+)\s*$")
 
 
-def batch_dims(inputs: dict[str, Any]) -> dict[str, dict[int, DynamicDim]]:
-    """The first dimension of each tensor input of size 2 or more, as ``dynamic`` spells it."""
-    return {argument: {0: DynamicDim(f"batch_{argument}")}
-            for argument, value in inputs.items()
-            if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] >= 2}
+def batch_dims(inputs: dict[str, Any], specs: dict[str, InputSpec]
+               ) -> dict[str, dict[int, DynamicDim]]:
+    """The batch dimension of each tensor input, and its sequence dimension where its spec
+    says which that is, each of size 2 or more, as ``dynamic`` spells them."""
+    found: dict[str, dict[int, DynamicDim]] = {}
+    for argument, value in inputs.items():
+        spec = specs.get(argument)
+        if not isinstance(value, torch.Tensor):
+            continue
+        roles = {0: "batch"} if not isinstance(spec, TensorSpec) else \
+            {spec.batch_dim: "batch", **({} if spec.sequence_dim is None
+                                         else {spec.sequence_dim: "seq"})}
+        dims = {index: DynamicDim(f"{role}_{argument}") for index, role in sorted(roles.items())
+                if index < value.dim() and value.shape[index] >= 2}
+        if dims:
+            found[argument] = dims
+    return found
 
 
 def suggested_fixes(text: str) -> list[str]:
@@ -80,8 +97,9 @@ def spelled(shapes: dict[str, Any]) -> str:
 def specialisations(error: BaseException, dims: dict[str, dict[int, DynamicDim]],
                     inputs: list[str], recorder: dynamic.GuardRecorder
                     ) -> list[tuple[str, RecordedFailure | None]]:
-    """Per specialised batch dimension, its message and its failure at the first guard that
-    fixed it to its constant (else the first about it; None when none was recorded)."""
+    """Per specialised batch or sequence dimension, its message and its failure at the first
+    guard that fixed it to its constant (else the first about it; None when none was
+    recorded)."""
     text = describe_exception(error)
     constants = specialised_names(text)
     if not constants:
@@ -90,18 +108,21 @@ def specialisations(error: BaseException, dims: dict[str, dict[int, DynamicDim]]
     suggestion = f" torch suggests: {'; '.join(suggested_fixes(text))}" + (
         "." if refined is None else f", that is dynamic_shapes={spelled(refined)}.")
     found: list[tuple[str, RecordedFailure | None]] = []
-    for argument, per_argument in dims.items():
-        name = per_argument[0].name
+    for argument, index, name in ((argument, index, dim.name)
+                                  for argument, per_argument in dims.items()
+                                  for index, dim in per_argument.items()):
         if name not in constants:
             continue
-        source = f"L['{argument}'].size()[0]"
+        source = f"L['{argument}'].size()[{index}]"
         about = [guard for guard in recorder.guards if source in guard.sources]
         pinned = re.compile(rf"Eq\((s\d+, {constants[name]}|{constants[name]}, s\d+)\)")
         guard = next((g for g in about if pinned.fullmatch(g.expression)), None) or \
             next(iter(about), None)
-        message = (f"With the batch dimension of '{argument}' dynamic (torch.export's "
-                   f"Dim.AUTO), the code specialises it to {constants[name]}: the exported "
-                   f"program takes only that size.{suggestion}")
+        what, unit = ("batch dimension", "size") if name.startswith("batch_") else \
+            (f"sequence dimension (dimension {index})", "length")
+        message = (f"With the {what} of '{argument}' dynamic (torch.export's Dim.AUTO), the "
+                   f"code specialises it to {constants[name]}: the exported program takes "
+                   f"only that {unit}.{suggestion}")
         found.append((message, None if guard is None else RecordedFailure(
             KIND, f"{message} (the guard torch added here: `{guard.expression}`)",
             guard.stack)))

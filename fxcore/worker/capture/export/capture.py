@@ -263,15 +263,15 @@ class ExportCapture:
 
     @staticmethod
     def _batch_hints(context: JobContext, target: CaptureTarget) -> list[Hint]:
-        """FX407 where the code specialises a batch dimension (``batch_dims``): asked of a
-        class that exported whole without configured ``dynamic`` dimensions, whose answer
-        that export is not."""
+        """FX407 where the code specialises a batch or sequence dimension (``batch_dims``):
+        asked of a class that exported whole without configured ``dynamic`` dimensions,
+        whose answer that export is not."""
         assert target.example_inputs is not None
         if context.module_config(target.cls.__name__).dynamic is not None:
             return []  # configured dimensions are FX403's; `dynamic = {}`: static shapes
         mode = fake.new_mode()
         inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
-        dims = batch_dims.batch_dims(inputs)
+        dims = batch_dims.batch_dims(inputs, target.example_inputs)
         if not dims:
             return []
         recorder = dynamic.GuardRecorder(context.is_workspace_path)
