@@ -3,8 +3,9 @@
 # torch.fx, export and compile against real torch on CPU, the server over stdio) under each
 # supported torch series, each in a virtual environment of its own.
 #
-#   scripts/test-torch-matrix.sh [SERIES...]     e.g. 2.10 2.15; default: every supported
-#                                                series but the one python3 has
+#   scripts/test-torch-matrix.sh [SERIES...]     e.g. 2.10 2.15: every matrix test on each;
+#                                                default: every supported series but the
+#                                                one python3 has, sharing the tests (below)
 #
 # PyPI's torch builds other than the local 2.13.0 CPU file are CUDA builds (~3 GB with their
 # nvidia packages; they run on the CPU): uv installs them from one cache, hard-linked into
@@ -13,20 +14,20 @@
 # Each series: install, check that `fx-lsp check` starts with neither a refusal nor an
 # "untested" line, run the tests; one line of figures per series, then a summary line.
 #
-# What runs where (CI's time budget: the whole of scripts/test.sh in 30 minutes on 2 cores):
-# every matrix test runs on the main series (python3's, whose fast and slow tiers run them
-# all) and on one edge (the oldest or the newest supported series, where what changes between
-# releases in the torch internals fx-lsp hooks shows first): the two edges share every matrix
-# test, one shard of two each. The series between them leave out the heavy tests, marked
-# `matrix_sweep` (the sweeps, e.g. tests/test_everyday_blocks.py, the onnx corpus,
-# tests/test_onnx_corpus.py, and the tests that run whole checks under a recorder or a loader
-# log), and share the rest in one shard each (three series: shards of three). A shard is
-# FX_LSP_MATRIX_SHARD=K/N (tests/conftest.py: by a hash of each test's id, so each file's tests
-# are spread over the shards); every shard also runs, whole, the test whose failure is silent
-# in use (the capture warm-ups: tests/conftest.py's EVERY_SERIES_MODULES). So every series is
-# checked for start-up and warm-ups; every matrix test runs on the main series, one edge and,
-# but for the sweeps, one series between.
-# FX_LSP_FULL_SWEEP=1 runs every matrix test on every series.
+# What runs where (CI's time budget: the whole of scripts/test.sh in 30 minutes on 2 cores,
+# which the main series' own tiers mostly fill): every matrix test runs on the main series
+# (python3's, whose fast and slow tiers run them all) and on one other series. The series but
+# the main one share the matrix tests, one shard each (five series: shards of five), but for
+# the heavy ones, marked `matrix_sweep` (the sweeps, e.g. tests/test_everyday_blocks.py, the
+# onnx corpus, tests/test_onnx_corpus.py, and the tests that run whole checks under a recorder
+# or a loader log), which the two edges share (shards of two): the oldest and the newest
+# supported series, where what changes between releases in the torch internals fx-lsp hooks
+# shows first. A shard is FX_LSP_MATRIX_SHARD=K/N, the sweeps' FX_LSP_MATRIX_SWEEP_SHARD=K/N
+# (tests/conftest.py: by a hash of each test's id, so each file's tests are spread over the
+# shards); every shard also runs, whole, the test whose failure is silent in use (the capture
+# warm-ups: tests/conftest.py's EVERY_SERIES_MODULES). So every series is checked for start-up
+# and warm-ups and runs a fifth of the capture, export, compile, onnx and server tests.
+# FX_LSP_FULL_SWEEP=1, or series named on the command line, run every matrix test on each.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -42,8 +43,10 @@ uv() { python3 -m uv "$@"; }
 
 # The series python3 has: its own tiers run every matrix test.
 main_series=$(python3 -c 'import importlib.metadata as m, re; print(re.match(r"\d+\.\d+", m.version("torch"))[0])' 2>/dev/null)
+full=${FX_LSP_FULL_SWEEP:-}
 if [ $# -gt 0 ]; then
     series=("$@")
+    full=1
 else
     series=()
     for s in "${SUPPORTED[@]}"; do [ "$s" = "$main_series" ] || series+=("$s"); done
@@ -59,24 +62,25 @@ newest_patch() {
     echo "$s.0"
 }
 
-# The edges, the oldest and the newest supported series, share every matrix test.
+# The edges, the oldest and the newest supported series, share the sweeps.
 edges=("${SUPPORTED[0]}" "${SUPPORTED[${#SUPPORTED[@]} - 1]}")
-# The series between them that share the rest out: all but the main one, in order.
+# Every series but the main one shares the other matrix tests, in order.
 sharing=()
-for s in "${SUPPORTED[@]:1:${#SUPPORTED[@]}-2}"; do [ "$s" = "$main_series" ] || sharing+=("$s"); done
-is_edge() {  # is_edge SERIES: whether that series is the oldest or the newest
-    [ "$1" = "${edges[0]}" ] || [ "$1" = "${edges[1]}" ]
-}
+for s in "${SUPPORTED[@]}"; do [ "$s" = "$main_series" ] || sharing+=("$s"); done
 tests_of() {  # tests_of SERIES: the marker expression of that series' tests
-    if [ "${FX_LSP_FULL_SWEEP:-}" = 1 ] || is_edge "$1"; then echo "matrix"; else echo "matrix and not matrix_sweep"; fi
+    if [ "$full" = 1 ] || [ -n "$(shard_in "$1" "${edges[@]}")" ]; then
+        echo "matrix"
+    else
+        echo "matrix and not matrix_sweep"
+    fi
 }
-shard_of() {  # shard_of SERIES: K/N, its shard of its group's tests; nothing for a full sweep
-    local i group
-    [ "${FX_LSP_FULL_SWEEP:-}" = 1 ] && return
-    if is_edge "$1"; then group=("${edges[@]}"); else group=("${sharing[@]}"); fi
-    for i in "${!group[@]}"; do
-        [ "${group[$i]}" = "$1" ] && echo "$((i + 1))/${#group[@]}"
+shard_in() {  # shard_in SERIES GROUP...: K/N where SERIES is the K-th of the N in GROUP
+    local series=$1 i
+    shift
+    for ((i = 1; i <= $#; i++)); do
+        [ "${!i}" = "$series" ] && echo "$i/$#"
     done
+    return 0
 }
 
 passed=0
@@ -114,12 +118,17 @@ for s in "${series[@]}"; do
 
     log="$matrix_dir/pytest-$s.log"
     selected=$(tests_of "$s")
-    shard=$(shard_of "$s")
-    (cd "$repo" && FX_LSP_MATRIX_SHARD=$shard "$python" -m pytest -m "$selected" -n 2 -q -rs \
+    shard="" sweep_shard=""
+    if [ "$full" != 1 ]; then
+        shard=$(shard_in "$s" "${sharing[@]}")
+        sweep_shard=$(shard_in "$s" "${edges[@]}")
+    fi
+    (cd "$repo" && FX_LSP_MATRIX_SHARD=$shard FX_LSP_MATRIX_SWEEP_SHARD=$sweep_shard \
+        "$python" -m pytest -m "$selected" -n 2 -q -rs \
         -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
     status=$?
     summary=$(tail -n 1 "$log")
-    line="torch $s ($version, -m \"$selected\"${shard:+, shard $shard}): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
+    line="torch $s ($version, -m \"$selected\"${shard:+, shard $shard}${sweep_shard:+, sweeps $sweep_shard}): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
     echo "$line"
     # FX_LSP_MATRIX_SUMMARY: a file that gets each series' line too (scripts/test.sh prints it last).
     [ -z "${FX_LSP_MATRIX_SUMMARY:-}" ] || echo "$line" >>"$FX_LSP_MATRIX_SUMMARY"

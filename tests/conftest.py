@@ -48,22 +48,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if name in E2E_MODULES:
             item.add_marker(pytest.mark.e2e)
     shard = os.environ.get("FX_LSP_MATRIX_SHARD")
-    if shard:
+    sweep_shard = os.environ.get("FX_LSP_MATRIX_SWEEP_SHARD")
+    if shard or sweep_shard:
         kept: list[pytest.Item] = []
         left_out: list[pytest.Item] = []
         for item in items:
-            (kept if in_shard(item, shard) else left_out).append(item)
+            own = sweep_shard if item.get_closest_marker("matrix_sweep") else shard
+            (kept if not own or in_shard(item, own) else left_out).append(item)
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = kept
 
 
 def in_shard(item: pytest.Item, shard: str) -> bool:
-    """Whether ``item`` is in shard ``K/N`` (FX_LSP_MATRIX_SHARD, set by
-    scripts/test-torch-matrix.sh: the two edge series share every matrix test, the series
-    between them the others): each test
-    by a hash of its id, so that the N shards share every file's tests and, run on N series,
-    run each test once; the EVERY_SERIES_MODULES in every shard."""
+    """Whether ``item`` is in shard ``K/N`` (set by scripts/test-torch-matrix.sh:
+    FX_LSP_MATRIX_SHARD, of the series that share the matrix tests, and
+    FX_LSP_MATRIX_SWEEP_SHARD, of those that share the ``matrix_sweep`` ones): each test by a
+    hash of its id, so that the N shards share every file's tests and, run on N series, run
+    each test once; the EVERY_SERIES_MODULES in every shard."""
     if item.path.name in EVERY_SERIES_MODULES:
         return True
     number, count = (int(part) for part in shard.split("/"))
