@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if name in E2E_MODULES:
             item.add_marker(pytest.mark.e2e)
+    # xdist hands a run's files out in this order (--dist loadfile, --no-loadscope-reorder):
+    # the heavy files first (third-party sweeps, matrix sweeps: a few tests behind minutes of
+    # set-up), then the files of most tests. xdist's own order, most tests first, started
+    # the heavy files last, and one of them held the run's end on one process while the
+    # others stood idle.
+    tests_in = Counter(item.path for item in items)
+    items.sort(key=lambda item: (not (item.get_closest_marker("thirdparty")
+                                      or item.get_closest_marker("matrix_sweep")),
+                                 -tests_in[item.path]))
     shard = os.environ.get("FX_LSP_MATRIX_SHARD")
     sweep_shard = os.environ.get("FX_LSP_MATRIX_SWEEP_SHARD")
     if shard or sweep_shard:
