@@ -129,7 +129,6 @@ def readers(functions: Iterator[Any], name: str) -> Iterator[Any]:
         pending.extend(_called(function, names))
 
 
-
 def _methods(cls: type, torch_layers: bool) -> Iterator[Any]:
     """The functions of ``cls`` and of its bases below ``nn.Module``; of torch's own layers'
     classes too only where ``torch_layers``."""
