@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from real_compile import eager_compiled
 
 from fxcore.model.container_spec import InputSpec, materialized, parse_input
 from fxcore.model.job_spec import EngineConfig, TraceJob
@@ -81,14 +82,7 @@ def real_torch(name: str) -> recompile_loop.LoopOutcome:
     run's stand-ins answer), compiled with the eager backend."""
     torch.manual_seed(0)
     model = getattr(corpus_module(), name)()
-    observer = recompile_loop.Observer()
-
-    def eager(graph_module: torch.fx.GraphModule, _inputs: object) -> object:
-        observer.compiled()
-        return graph_module.forward
-
-    torch._dynamo.reset()
-    compiled = recompile_loop.optimize(model, eager, False, observer)
+    compiled, observer = eager_compiled(model)
     tensors = {"x": materialized(input_spec(name), lambda leaf: torch.ones(leaf.shape))}
     numbers = recompile_loop.number_arguments(model, {})
 

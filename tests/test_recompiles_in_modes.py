@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from real_compile import eager_compiled
 
 from fxcore.host.engine import Engine
 from fxcore.model.container_spec import materialized, parse_input
@@ -49,14 +50,7 @@ def real_causes(name: str, mode: str, inputs: dict[str, str]) -> set[tuple[str, 
     calls it on the inputs the engine decided."""
     torch.manual_seed(0)
     model = corpus_class(name)().train(mode == TRAIN)
-    observer = recompile_loop.Observer()
-
-    def eager(graph_module: torch.fx.GraphModule, _inputs: object) -> object:
-        observer.compiled()
-        return graph_module.forward
-
-    torch._dynamo.reset()
-    compiled = recompile_loop.optimize(model, eager, False, observer)
+    compiled, observer = eager_compiled(model)
     tensors = {argument: materialized(parse_input(spec), lambda leaf: torch.ones(leaf.shape))
                for argument, spec in inputs.items()}
 
