@@ -8,14 +8,13 @@ scripts/compile_ground_truth.py, tests/real_torch_answers.py); nothing extra.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from real_torch_answers import compile_answers
+from source_modules import corpus_module, load_module
 
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import CODES
@@ -52,14 +51,7 @@ def corpus_target(file: str, name: str, inputs: dict[str, TensorSpec] | None = I
                   ) -> tuple[JobContext, CaptureTarget]:
     """The corpus class ``name`` of ``file`` built as a worker builds it (on meta)."""
     path = CORPUS / file
-    module_name = f"compile_corpus_{path.stem}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    cls = getattr(sys.modules[module_name], name)
+    cls = getattr(corpus_module(path, f"compile_corpus_{path.stem}"), name)
     context = JobContext(TraceJob(path=str(path), workspace_root=str(CORPUS),
                                   config=EngineConfig()))
     source = top_level_classes(path.read_text(encoding="utf-8"))[name]
@@ -293,10 +285,7 @@ def test_two_library_lines_breaking_under_one_workspace_line_are_two_breaks(
         "    def forward(self, x):\n"
         "        return two_branches(x) + 1\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(library))
-    spec = importlib.util.spec_from_file_location("calls_library_model", model)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module(model, "calls_library_model")
     context = JobContext(TraceJob(path=str(model), workspace_root=str(workspace),
                                   config=EngineConfig()))
     source = top_level_classes(model.read_text(encoding="utf-8"))["CallsLibrary"]

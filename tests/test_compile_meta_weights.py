@@ -5,12 +5,11 @@ small; either way its weights are its own again after."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import torch
+from source_modules import load_module
 
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
@@ -45,11 +44,7 @@ class Scheduled(nn.Module):
 def _captured(tmp_path: Path, dim: int) -> tuple[list[int], torch.nn.Module]:
     path = tmp_path / f"scheduled_{dim}.py"
     path.write_text(SOURCE)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
+    module = load_module(path, path.stem)
     context = JobContext(TraceJob(path=str(path), workspace_root=str(tmp_path),
                                   config=EngineConfig()))
     source = top_level_classes(SOURCE)["Scheduled"]

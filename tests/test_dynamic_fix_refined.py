@@ -7,12 +7,12 @@ a new ``Dim`` with its default there): the range stays inside torch's."""
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from pathlib import Path
 
 import pytest
 import torch
+from source_modules import load_module
 
 from cli_support import fx_lsp
 
@@ -57,10 +57,7 @@ def test_the_dynamic_fix_is_torchs_refined_spec(tmp_path: Path) -> None:
         f'[tool.fx-lsp.modules."model:{name}"]\ninputs = {{x = "float32[4, 8]"}}\n'
         f'dynamic = {{x = {{0 = {{name = "{d["name"]}", min = {d["min"]}, '
         f'max = {d["max"]}}}}}}}\n' for name, d in CONFIGURED.items()))
-    spec = importlib.util.spec_from_file_location("dynamic_model", root / "model.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module(root / "model.py", "dynamic_model")
     x = torch.rand(4, 8)
     refined = {}
     for name, bounds in CONFIGURED.items():

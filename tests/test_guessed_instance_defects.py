@@ -4,11 +4,11 @@ only the meta device builds (``torch.as_tensor(None, dtype=torch.float)``) is no
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
+from source_modules import load_module
 
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, ModuleConfig
@@ -108,10 +108,7 @@ def test_an_optional_import_stub_leaves_every_class_its_verdict(
 def test_a_tensor_from_python_data_builds_on_meta_only_where_the_cpu_builds_it(
         workspace: Workspace) -> None:
     path = workspace.write("gaussian.py", GAUSSIAN)
-    spec = importlib.util.spec_from_file_location("guessed_gaussian", path)
-    assert spec is not None and spec.loader is not None
-    gaussian = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gaussian)
+    gaussian = load_module(path, "guessed_gaussian")
 
     with pytest.raises(TypeError, match="must be real number, not NoneType"):
         build(gaussian.Gaussian, ModuleConfig(kwargs={"spatial_dims": 2}))

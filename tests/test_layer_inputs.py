@@ -5,12 +5,11 @@ agrees with real torch.export and torch.compile on CPU, on the same instance and
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from source_modules import load_module
 from torch import nn
 
 from fx_lsp.cli.output_formats.json_report import parse_report
@@ -189,10 +188,7 @@ def _real_tensor(spec_text: str) -> torch.Tensor:
 def _real_verdicts(path: Path, class_name: str, specs: dict[str, str]) -> tuple[str, str]:
     """Real torch.export and torch.compile (fullgraph) on CPU, on the class built as fx-lsp
     built it (defaults) and random tensors of the inputs' specs."""
-    spec = importlib.util.spec_from_file_location(f"layer_inputs_{class_name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = load_module(path, f"layer_inputs_{class_name}")
     model = getattr(module, class_name)()
     inputs = {name: _real_tensor(text) for name, text in specs.items()}
     try:

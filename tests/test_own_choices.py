@@ -7,13 +7,12 @@ are checked against real torch.export and torch.compile on the CPU with the same
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import traceback
 from pathlib import Path
 
 import pytest
 import torch
+from source_modules import load_module
 
 from fx_lsp.cli.output_formats.json_report import message_of, parse_report
 
@@ -48,11 +47,7 @@ VIEW_LINE = 12
 def _real_failure(path: Path, name: str, mode: str) -> int | None:
     """The line of ``blocks.py`` where real torch.export / torch.compile of ``name()`` (its
     defaults, which the configuration repeats) fails on a real CPU tensor, or None."""
-    spec = importlib.util.spec_from_file_location(f"real_{name}_{mode}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = load_module(path, f"real_{name}_{mode}")
     model, x = getattr(module, name)(), torch.randn(2, 16)
     try:
         if mode == "export":

@@ -8,12 +8,11 @@ only as automatic dynamic shapes do."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import pytest
+import source_modules
 import torch
 from real_compile import eager_compiled
 
@@ -44,13 +43,7 @@ CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
 
 
 def corpus_module():
-    if "recompile_corpus" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("recompile_corpus", CORPUS)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["recompile_corpus"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["recompile_corpus"]
+    return source_modules.corpus_module(CORPUS, "recompile_corpus")
 
 
 NAMES = sorted(corpus_module().EXAMPLE_INPUTS)

@@ -7,14 +7,13 @@ again in the second mode where the class recompiles in one mode alone."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from real_compile import eager_compiled
+from source_modules import corpus_module
 
 from fxcore.host.engine import Engine
 from fxcore.model.container_spec import materialized, parse_input
@@ -36,13 +35,7 @@ CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
 
 
 def corpus_class(name: str) -> type[torch.nn.Module]:
-    if "training_modes_corpus" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("training_modes_corpus", CORPUS)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["training_modes_corpus"] = module
-        spec.loader.exec_module(module)
-    return getattr(sys.modules["training_modes_corpus"], name)
+    return getattr(corpus_module(CORPUS, "training_modes_corpus"), name)
 
 
 def real_causes(name: str, mode: str, inputs: dict[str, str]) -> set[tuple[str, int | None]]:
