@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from lsp_support import WORKSPACES, FxClient, close_documents, forget_records, session
+from lsp_support import WORKSPACES, FxClient, close_documents, forget_records, session, warm_up
 
 TESTS = pathlib.Path(__file__).parent.parent
 REPO_ROOT = TESTS.parent
@@ -40,7 +40,9 @@ async def shared_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     its ``workspace`` copy) is a folder of its own inside it, each with its own
     pyproject.toml, so each test's files are its own project. Only for tests that read:
     they open their own files, change no file, setting or workspace state."""
-    async with session(tmp_path_factory.getbasetemp()) as client:
+    root = tmp_path_factory.getbasetemp()
+    async with session(root) as client:
+        await warm_up(client, root / "shared-server-warm-up")
         yield client
 
 

@@ -316,6 +316,20 @@ async def session(
         await client.stop()
 
 
+async def warm_up(client: FxClient, folder: pathlib.Path) -> None:
+    """Trace one small class in a project of its own and wait for it, however long a cold
+    start takes (the zygote imports torch: tens of seconds on a loaded machine with a CUDA
+    build), so that the tests sharing the server wait only for their own traces."""
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text("[project]\nname = 'warm-up'\n")
+    model = folder / "model.py"
+    model.write_text("from torch import nn\n\n\nclass Scale(nn.Module):\n"
+                     "    def forward(self, x):\n        return x * 2\n")
+    await client.diagnostics_for(client.open(model), version=1, timeout=300.0)
+    await close_documents(client)
+    forget_records(client)
+
+
 def forget_records(client: FxClient) -> None:
     """Forget what the client recorded (publishes, statuses, traces, messages, open
     versions), so a test that borrows a shared server sees only its own."""
