@@ -112,3 +112,14 @@ def export_errors(path: Path, inputs: dict[str, dict[str, str]]
 
     return _quietly(lambda: {name: {"non-strict": error(name, False), "strict": error(name, True)}
                              for name in inputs})
+
+
+def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
+    """For a workspace file that is not the corpus: class -> real ``torch.compile``'s answer
+    on the CPU for a fresh instance on real float32[2, 8] tensors, as
+    compile_ground_truth.py gives it for the corpus: ``{"breaks": [[line, GB code], ...],
+    "graphs": n}``, lines in ``path``."""
+    script = _script("compile_ground_truth")
+    path = path.resolve()
+    return _quietly(lambda: {name: script.compile_on_cpu(cls, path)
+                             for name, cls in script.corpus_classes(path).items()})

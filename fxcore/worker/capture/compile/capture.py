@@ -44,6 +44,7 @@ from fxcore.model.container_spec import materialized
 from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
+from fxcore.worker.building.as_built import as_built
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile import meta_weights, recompile_loop, value_plan
 from fxcore.worker.capture.compile.fake_cpu import (
@@ -80,6 +81,7 @@ from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.values_read import Place, meta_values
 from fxcore.worker.locate import RawPosition
+from fxcore.worker.seeding import seed_generators
 
 NO_INPUTS = "not checkable: no example inputs"
 #: The kind of FX503: a line that needs real data on meta.
@@ -199,7 +201,13 @@ class CompileCapture:
         # (``FX_LSP_NO_RECOMPILE_LOOP=1``: benchmarks/README.md's mode_latency, one call alone).
         loop = context.job.config.timeout / 4 if target.recompile_loop and os.environ.get(
             "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0
-        with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext():
+        with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext(), \
+                as_built(target.model) as put_back:
+            def afresh() -> None:
+                # Each later run meets the instance and generators as the first did, not a
+                # cache forward set on itself holding an earlier run's meta or fake tensors.
+                put_back()
+                seed_generators()
             run = _run(target, hook, on_meta, loop_seconds=loop)
             device = None
             fake_cpu = fake_cpu_reason(run.ending_error, run.stops) \
@@ -210,6 +218,7 @@ class CompileCapture:
                 # CPU's on fake CPU tensors: compiled again on those, as real torch runs them
                 # on the CPU. For an operator, only where that goes further: a tensor fx-lsp
                 # could not fake (held in a list) stays meta beside them.
+                afresh()
                 again = _run(target, hook, on_meta, device=torch.device("cpu"), loop_seconds=loop)
                 if fake_cpu == ON_FAKE_CPU or not stopped_for_real_data(again.ending_error,
                                                                          again.stops):
@@ -219,9 +228,11 @@ class CompileCapture:
             if run.numbers_stood_in:
                 # A value stood in for data may be one the code's own checks refuse: compiled
                 # again with values they accept, where there are any (``value_plan``).
+                afresh()
                 plan = value_plan.plan_values(target, context.is_workspace_path,
                                               context.job.config.timeout / 4)
                 if plan.taken:
+                    afresh()
                     run = _run(target, hook, on_meta, plan.values, device, loop)
                     run.notes[:0] = plan.taken
                 if plan.missing is not None:
