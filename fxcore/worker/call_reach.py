@@ -64,7 +64,9 @@ def reached_functions(model: torch.nn.Module) -> set[Any]:
 
 
 def _plain_functions(value: Any) -> Iterator[Any]:
-    """The Python functions of a held callable: a function's, a bound method's."""
+    """The Python functions of a held callable: a function's, a bound method's, a
+    ``functools.partial``'s."""
+    value = getattr(value, "func", value)  # a partial's function
     yield from functions(getattr(value, "__func__", value))
 
 
