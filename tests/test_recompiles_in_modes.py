@@ -1,8 +1,9 @@
 """Compile mode's loop of calls on classes judged in both ``nn.Module`` modes
 (tests/corpus/recompiles/training_modes.py): the engine reports each recompilation once, where
 real ``torch.compile`` (backend eager, on the CPU, real tensors, the same call sequence) finds
-it in either mode; the loop runs once where ``training`` only picks tensor computations, and
-again in the second mode where the class recompiles in one mode alone."""
+it in either mode; the loop runs once where ``training`` only picks tensor computations or is
+read only by methods a call does not run, and again in the second mode where the class
+recompiles in one mode alone."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ def checked(engine: Engine) -> FileResult:
 
 @pytest.mark.parametrize("name, modes_recompiling, loops_once", [
     ("CountedDropout", {TRAIN, EVAL}, True),
+    ("CountedWithModeSwitch", {TRAIN, EVAL}, True),
     ("TrainStepCounter", {TRAIN}, False)])
 def test_each_recompilation_once_as_real_torch_finds_it_in_either_mode(
         checked: FileResult, name: str, modes_recompiling: set[str], loops_once: bool) -> None:

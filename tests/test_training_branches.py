@@ -1,6 +1,7 @@
 """Whether compile's loop of calls runs again in the second ``nn.Module`` mode
-(``module_modes.loop_can_differ``, ``training_branches``): not where reading ``training`` only
-picks tensor computations, and where it can change what recompiles across calls. (That the
+(``module_modes.loop_can_differ``, ``training_branches``, ``call_reach``): not where reading
+``training`` only picks tensor computations or happens in methods a call of the model does not
+run, and where it can change what recompiles across calls. (That the
 engine's answer then agrees with real torch in both modes: tests/test_recompiles_in_modes.py.)"""
 
 from __future__ import annotations
@@ -89,9 +90,70 @@ class NumberInTraining(torch.nn.Module):
         return x
 
 
-@pytest.mark.parametrize("cls", [DropoutBranch, LayerPickedInline])
+class ModeSwitch(torch.nn.Module):
+    """Reads ``training`` only outside a call: a ``predict`` that switches to eval mode and a
+    ``train`` override (segmentation-models-pytorch's SegmentationModel has both)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x)
+
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            self.eval()
+        return self(x)
+
+    def train(self, mode: bool = True) -> ModeSwitch:
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+
+class SwitchCalledInForward(ModeSwitch):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.predict(x[:1]) if x.shape[0] > 4 else self.lin(x)
+
+
+class SwitchNamedByString(ModeSwitch):
+    def __init__(self) -> None:
+        super().__init__()
+        self.entry = "predict"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return getattr(self, self.entry)(x[:1]) if x.shape[0] > 4 else self.lin(x)
+
+
+class CountingHook(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.step = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def count(self, module: torch.nn.Module, args: tuple, output: torch.Tensor) -> None:
+        if self.training:
+            self.step += 1
+
+
+def hooked() -> torch.nn.Module:
+    model = CountingHook()
+    model.register_forward_hook(model.count)
+    return model
+
+
+@pytest.mark.parametrize("cls", [DropoutBranch, LayerPickedInline, ModeSwitch])
 def test_training_that_only_picks_tensor_computations_loops_once(cls: type) -> None:
     assert not loop_can_differ(torch.nn.Sequential(torch.nn.Linear(8, 8), cls()))
+
+
+@pytest.mark.parametrize("make", [SwitchCalledInForward, SwitchNamedByString, hooked])
+def test_training_read_where_a_call_can_run_it_loops_in_both_modes(make: type) -> None:
+    assert loop_can_differ(torch.nn.Sequential(torch.nn.Linear(8, 8), make()))
 
 
 @pytest.mark.parametrize("cls", [CounterInTraining, SizeInTraining, HelperInTraining,

@@ -17,6 +17,8 @@ cache, the call-site index) is its own: the server keeps one for its engine's li
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -94,6 +96,11 @@ class Pipeline:
         cancelled."""
         handles: list[CheckHandle] = []
         results: list[FileResult] = []
+        if self.cache is None:
+            # Nothing is kept for a later run: a verdict traced for a class of a file this run
+            # does not report would be thrown away (a library's encoder under each model).
+            paths = frozenset(os.path.abspath(job.path) for job in jobs)
+            jobs = [dataclasses.replace(job, derived_paths=paths) for job in jobs]
         try:
             handles = [self.submit(job) for job in jobs]
             for future in as_completed(handle.future for handle in handles):

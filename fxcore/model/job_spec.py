@@ -172,6 +172,11 @@ class TraceJob:
     #: Class name -> its builder functions in this file, in file order
     #: (``fxcore.workspace.builders``); filled by ``fxcore.checking.preparation``.
     builders: dict[str, tuple[Builder, ...]] = field(default_factory=dict)
+    #: The absolute paths of the files whose classes may get a verdict traced as a root of
+    #: this file built them (``submodule_tracing``): those of a run that keeps nothing for
+    #: later (``fx-lsp check --no-cache``), whose report shows no other file. None: any
+    #: workspace file (the server and cached runs keep them for files checked later).
+    derived_paths: frozenset[str] | None = None
 
     def with_absolute_paths(self) -> TraceJob:
         """The job with absolute paths: a child runs in another working folder, and the
@@ -179,4 +184,6 @@ class TraceJob:
         return dataclasses.replace(
             self, path=os.path.abspath(self.path),
             workspace_root=os.path.abspath(self.workspace_root),
-            overlays={os.path.abspath(path): text for path, text in self.overlays.items()})
+            overlays={os.path.abspath(path): text for path, text in self.overlays.items()},
+            derived_paths=None if self.derived_paths is None else frozenset(
+                os.path.abspath(path) for path in self.derived_paths))

@@ -18,14 +18,15 @@ else reads it, compile captures the class once, in train mode (as built, and the
 the two for torch's layers: batch norm refuses a batch of one only there), and says so.
 
 Compile's loop of calls (``recompile_loop``) runs in the first mode, and in the second only
-where the code that reads ``training`` can change what recompiles (``loop_can_differ``).
+where the code that reads ``training`` can change what recompiles (``loop_can_differ``): code
+that a call of the model can run (``call_reach``) and that does more than pick tensor
+computations.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ import torch
 
 from fxcore.model.module_modes import EVAL, TRAIN
 from fxcore.model.results import ModuleResult
+from fxcore.worker.call_reach import reached_functions
+from fxcore.worker.code_names import called, functions, names_read
 from fxcore.worker.mode_verdicts import merged
 from fxcore.worker.training_branches import picks_tensor_computations
 
@@ -49,7 +52,8 @@ ONE_CAPTURE_NOTE = ("Compiled in train mode (as built) alone; the eval graph (mo
 #: Said on a class compiled in both modes whose loop of calls ran in the first alone.
 ONE_LOOP_NOTE = ("The loop of calls that looks for recompilations was run in {first} mode, "
                  "not again in {other} mode: the code that reads `training` only picks tensor "
-                 "computations, which recompile the same in both modes")
+                 "computations, which recompile the same in both modes, or is code a call of "
+                 "the model does not run")
 #: Classes already read: their methods, and functions those call, that read ``training``.
 _TRAINING_READERS: dict[type, list[Any]] = {}
 
@@ -69,51 +73,6 @@ class ModePlan:
 _TORCH_LAYERS = "torch.nn.modules."
 
 
-def _functions(value: Any) -> Iterator[Any]:
-    """The Python functions of a class attribute: a function (and the one it wraps), a static
-    or class method's, a property's accessors."""
-    if isinstance(value, (staticmethod, classmethod)):
-        value = value.__func__
-    if isinstance(value, property):
-        for accessor in (value.fget, value.fset, value.fdel):
-            yield from _functions(accessor)
-        return
-    # Anything with Python code (a Cython function has its own ``__code__`` too).
-    if isinstance(getattr(value, "__code__", None), types.CodeType):
-        yield value
-    wrapped = getattr(value, "__wrapped__", None)
-    if wrapped is not None and wrapped is not value:
-        yield from _functions(wrapped)
-
-
-def _names(code: types.CodeType) -> set[str]:
-    """The attribute and global names ``code`` reads, with those of the functions, lambdas and
-    comprehensions nested in it."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
-
-
-def _outside_torch(value: Any) -> bool:
-    module = getattr(value, "__module__", None) or ""
-    return isinstance(value, types.FunctionType) and module.split(".")[0] != "torch"
-
-
-def _called(function: Any, names: set[str]) -> Iterator[types.FunctionType]:
-    """The functions outside torch that ``function`` may call: globals it names (``helper``)
-    and functions of modules it names (``utils.helper``, both names read)."""
-    for name in names:
-        value = getattr(function, "__globals__", {}).get(name)
-        if isinstance(value, types.ModuleType):
-            members = vars(value)
-            yield from (members[other] for other in names
-                        if _outside_torch(members.get(other)))
-        elif _outside_torch(value):
-            yield value
-
-
 def readers(functions: Iterator[Any], name: str) -> Iterator[Any]:
     """Those of ``functions``, and of the functions outside torch they call (followed by the
     names their code reads, each once), whose code reads ``name``."""
@@ -123,10 +82,10 @@ def readers(functions: Iterator[Any], name: str) -> Iterator[Any]:
         if function in seen:
             continue
         seen.add(function)
-        names = _names(function.__code__)
+        names = names_read(function.__code__)
         if name in names:
             yield function
-        pending.extend(_called(function, names))
+        pending.extend(called(function, names))
 
 
 def _methods(cls: type, torch_layers: bool) -> Iterator[Any]:
@@ -135,12 +94,12 @@ def _methods(cls: type, torch_layers: bool) -> Iterator[Any]:
     return (function for klass in cls.__mro__
             if klass not in (torch.nn.Module, object)
             and (torch_layers or not klass.__module__.startswith(_TORCH_LAYERS))
-            for value in vars(klass).values() for function in _functions(value))
+            for value in vars(klass).values() for function in functions(value))
 
 
 def class_reads(cls: type, name: str) -> bool:
     """Whether a method of ``cls`` or of a base below ``nn.Module`` reads ``name``."""
-    return any(name in _names(function.__code__)
+    return any(name in names_read(function.__code__)
                for function in _methods(cls, torch_layers=True))
 
 
@@ -165,13 +124,17 @@ def modes_can_differ(model: torch.nn.Module) -> bool:
 
 def loop_can_differ(model: torch.nn.Module) -> bool:
     """Whether compile's loop of calls can find other recompilations in one mode than in the
-    other: some code of ``model``'s module tree outside torch's own layers reads ``training``
-    otherwise than to pick tensor computations (``training_branches``)."""
+    other: some code of ``model``'s module tree outside torch's own layers that a call of
+    ``model`` can run (``call_reach``) reads ``training`` otherwise than to pick tensor
+    computations (``training_branches``)."""
     instances: dict[type, list[torch.nn.Module]] = {}
     for module in model.modules():
         instances.setdefault(type(module), []).append(module)
-    return any(not picks_tensor_computations(function, members)
-               for cls, members in instances.items() for function in training_readers(cls))
+    differing = [function for cls, members in instances.items()
+                 for function in training_readers(cls)
+                 if not picks_tensor_computations(function, members)]
+    # A method no call runs (a `predict` that calls self.eval()) changes nothing it recompiles.
+    return bool(differing) and not reached_functions(model).isdisjoint(differing)
 
 
 def mode_plan(setting: str, capture_mode: str, model: torch.nn.Module) -> ModePlan | None:

@@ -48,10 +48,11 @@ class SubmoduleTracing:
         """Trace each workspace class that the built root holds as a submodule, as the very
         instance the root built, and send its verdict (``Derived``).
 
-        Classes in ``not_derived``, configured classes, and classes whose constructor needs
-        no arguments are skipped: their own verdict takes precedence over a parent's. So is a
-        class an earlier root of the file built, unless this root is more trusted (its own
-        arguments came from an earlier source: ``parent_rank``), whatever the file order.
+        Classes in ``not_derived``, configured classes, classes of files outside the job's
+        ``derived_paths`` and classes whose constructor needs no arguments are skipped: their
+        own verdict takes precedence over a parent's (or no report shows one). So is a class an
+        earlier root of the file built, unless this root is more trusted (its own arguments
+        came from an earlier source: ``parent_rank``), whatever the file order.
 
         Each is traced on the inputs the root passes it, recorded by running the root once on
         its own example inputs (``inputs.parent``); where that fails, on inputs inferred for
@@ -95,7 +96,9 @@ class SubmoduleTracing:
                     or derived_ranks.get(cls, rank + 1) <= rank:
                 continue
             located = context.workspace_class_source(cls)
-            if located is None or has_own_arguments(context, cls, located[0], submodule) \
+            reported = self.job.derived_paths
+            if located is None or (reported is not None and located[0] not in reported) \
+                    or has_own_arguments(context, cls, located[0], submodule) \
                     or context.is_skipped(*located) \
                     or not_a_model_reason(context.in_file(located[0]), cls, located[1]):
                 not_derived.add(cls)

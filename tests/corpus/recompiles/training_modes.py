@@ -33,3 +33,28 @@ class TrainStepCounter(nn.Module):
         if self.training:
             self.step += 1  # FX505
         return self.lin(x) * (0.5 if self.step % 2 else 1.0)
+
+
+class CountedWithModeSwitch(nn.Module):
+    """Recompiles in both modes; ``training`` is read only by methods no call runs (a
+    ``predict`` that switches to eval mode, a ``train`` override): the loop runs once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.step = 0
+
+    def forward(self, x):
+        self.step += 1  # FX505
+        return self.lin(x) * (0.5 if self.step % 2 else 1.0)
+
+    def predict(self, x):
+        if self.training:
+            self.eval()
+        return self(x)
+
+    def train(self, mode: bool = True):
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
