@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import io
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -18,17 +17,14 @@ from types import ModuleType
 from typing import Any
 
 from once_per_run import once_per_run
+from source_modules import load_module
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
 @functools.cache
 def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(SCRIPTS / f"{name}.py", name)
 
 
 class Answers(Mapping[str, dict[str, Any]]):
