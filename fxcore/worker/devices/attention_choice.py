@@ -16,24 +16,24 @@ the checks of ``sdp_utils.cpp`` (and ``sdp_utils_cpp.h``) for an sm90 GPU and ca
 chosen kernel, whose meta implementation gives the fake result, as on a GPU. Math runs
 torch's own composite. Not emulated (the checks are a GPU's build's, the cuDNN version is
 not known without one): cuDNN attention is accepted up to head dim 128, and a build that
-prefers cuDNN on sm90 (cuDNN newer than 9.15) would run cuDNN where this runs flash; either
-way the verdict is the same, only the kernel under torch's ``scaled_dot_product_attention``
-differs. Nested tensors are left to torch.
+prefers cuDNN on sm90 (cuDNN newer than 9.15) would run cuDNN where this runs flash. The
+first changes a verdict only where cuDNN alone is allowed with head dims over 128; the second
+only the kernel under torch's ``scaled_dot_product_attention``. Nested tensors are left to
+torch (their dispatch key is not ``AutogradCUDA``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-try:  # what sdp_utils.cpp's TORCH_GUARD_OR_FALSE is in Python (from 2.7)
-    from torch.fx.experimental.symbolic_shapes import guard_or_false
-except ImportError:  # pragma: no cover - older torch
-    guard_or_false = bool
+# What sdp_utils.cpp's TORCH_GUARD_OR_FALSE is in Python.
+from torch.fx.experimental.symbolic_shapes import guard_or_false
 
 #: torch's SDPBackend numbers (``torch._C._get_sdp_priority_order``).
 MATH, FLASH, EFFICIENT, CUDNN = 0, 1, 2, 3
@@ -205,6 +205,15 @@ def h100_backend(call: _Call) -> int | None:
     return None
 
 
+def _valid(call: _Call) -> bool:
+    """What attention.cpp's ``validate_sdpa_input`` accepts, before any kernel is chosen."""
+    q = call.query
+    mask = call.attn_mask
+    return all(t.dtype == q.dtype and t.device == q.device and t.dim() >= 2
+               for t in call.tensors) \
+        and (mask is None or mask.dtype in (torch.bool, torch.float32, q.dtype))
+
+
 def _float_mask(mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
     """convert_boolean_attn_mask: True attends, False is -inf."""
     if mask is None or mask.dtype != torch.bool:
@@ -235,7 +244,7 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     """``aten::scaled_dot_product_attention`` for CUDA tensors in the view."""
     aten = torch.ops.aten
     call = _Call(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
-    backend = h100_backend(call)
+    backend = h100_backend(call) if _valid(call) else MATH  # torch's composite says why not
     if backend is None:
         raise RuntimeError(NO_KERNEL)
     if backend == FLASH:  # its head dim padded to a multiple of 8, the output sliced back
@@ -271,8 +280,10 @@ def choose_as_h100(stack: contextlib.ExitStack) -> str | None:
         library = torch.library.Library("aten", "IMPL")
         # Only the dispatcher calls it, as it calls torch's C++ kernel on a GPU: dynamo, whose
         # frame callback sees every Python frame, must not compile it as the user's code.
-        library.impl("scaled_dot_product_attention", torch._dynamo.disable(_attention),
-                     "AutogradCUDA")
+        with warnings.catch_warnings():  # "Overriding a previously registered kernel": ours
+            warnings.simplefilter("ignore", UserWarning)
+            library.impl("scaled_dot_product_attention", torch._dynamo.disable(_attention),
+                         "AutogradCUDA")
     except (RuntimeError, AttributeError, TypeError) as refused:
         return ("the choice of a GPU-only attention kernel is not emulated on this torch "
                 f"({type(refused).__name__}: {refused})")
