@@ -26,6 +26,10 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
   are torch's device-generic ones of ``cuda:0`` whose driver calls do nothing
   (``cuda_streams``): dynamo and torch.export see them as they see real ones.
 
+- ``F.scaled_dot_product_attention`` picks the kernel an H100 picks for its inputs among the
+  backends ``sdpa_kernel`` and ``torch.backends.cuda`` leave enabled, and where none fits
+  raises a GPU's "No available kernel" (``attention_choice``).
+
 CUDA graphs need a driver: code that captures one is not checkable in this view
 (``UNSUPPORTED``).
 """
@@ -43,7 +47,7 @@ from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-from fxcore.worker.devices import cuda_streams
+from fxcore.worker.devices import attention_choice, cuda_streams
 from fxcore.worker.devices.accelerator_guard import (
     lazy_init_bindings,
     set_up_no_op_cuda_device_guard,
@@ -68,6 +72,13 @@ _active: list[bool] = []
 _device_guard_gaps: list[str] = []
 #: Why dynamo cannot see the view's streams as on a CUDA build, while it is entered so.
 _stream_gaps: list[str] = []
+#: Why attention does not pick an H100's kernel in the view, while it is entered so.
+_attention_gaps: list[str] = []
+
+
+def attention_gap() -> str | None:
+    """Why ``scaled_dot_product_attention`` does not choose as an H100 here, if it does not."""
+    return _attention_gaps[-1] if _attention_gaps else None
 
 
 def stream_gap() -> str | None:
@@ -273,6 +284,10 @@ def cuda_view() -> Iterator[None]:
             _stream_gaps.append(no_streams)
             stack.callback(_stream_gaps.pop)
         swap_code(stack, cuda_streams.ANSWERS)
+        no_attention_choice = attention_choice.choose_as_h100(stack)
+        if no_attention_choice is not None:
+            _attention_gaps.append(no_attention_choice)
+            stack.callback(_attention_gaps.pop)
         _no_device_init(stack)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
