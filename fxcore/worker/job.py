@@ -42,12 +42,7 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
-from fxcore.worker.devices.cuda_view import (
-    attention_gap,
-    cuda_view,
-    device_guard_gap,
-    stream_gap,
-)
+from fxcore.worker.devices.cuda_view import cuda_view, gap_notes
 from fxcore.worker.devices.device_choice import device_setting, judged_device
 from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.fitting_instance import fitting_instance, target_of
@@ -273,18 +268,7 @@ class Job(SubmoduleTracing):
                         in_current_mode, context.job.config.timeout)
         if capture.mode != "fx" and view_device() is not None:
             result.capture_notes.append(GPU_NOTE)
-            gap = device_guard_gap()
-            if gap is not None:
-                result.capture_notes.append(
-                    f"CUDA has no device guard in this torch ({gap}): indexing, nonzero and "
-                    "tolist of CUDA tensors fail here where a GPU runs them.")
-            if (no_streams := stream_gap()) is not None:
-                result.capture_notes.append(
-                    f"torch.cuda.Stream and Event are torch's own here ({no_streams}): "
-                    "making one fails where a GPU makes it.")
-            if (no_choice := attention_gap()) is not None:
-                result.capture_notes.append(f"{no_choice}: attention runs as this build "
-                                            "runs it on CUDA tensors without a GPU.")
+            result.capture_notes.extend(gap_notes())
         return result
 
     def built_verdict(self, context: JobContext, capture: Capture, target: CaptureTarget,

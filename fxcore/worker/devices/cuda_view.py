@@ -47,7 +47,7 @@ from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-from fxcore.worker.devices import attention_choice, cuda_streams
+from fxcore.worker.devices import attention_choice, cuda_streams, recurrent_kernels
 from fxcore.worker.devices.accelerator_guard import (
     lazy_init_bindings,
     set_up_no_op_cuda_device_guard,
@@ -64,6 +64,9 @@ GPU = SimpleNamespace(
     regs_per_multiprocessor=65536, shared_memory_per_block=49152,
     shared_memory_per_block_optin=232448, shared_memory_per_multiprocessor=233472,
 )
+#: ``torch.backends.cudnn.version()`` on a build without cuDNN (a CPU-only one): that of torch
+#: 2.10's CUDA 12.8 build (cuDNN 9.10.2); a CUDA build answers its own.
+CUDNN_VERSION = 91002
 #: What this view cannot give without a driver, by the call that needs it.
 UNSUPPORTED = ("CUDA graphs",)
 
@@ -74,16 +77,8 @@ _device_guard_gaps: list[str] = []
 _stream_gaps: list[str] = []
 #: Why attention does not pick an H100's kernel in the view, while it is entered so.
 _attention_gaps: list[str] = []
-
-
-def attention_gap() -> str | None:
-    """Why ``scaled_dot_product_attention`` does not choose as an H100 here, if it does not."""
-    return _attention_gaps[-1] if _attention_gaps else None
-
-
-def stream_gap() -> str | None:
-    """Why ``torch.cuda.Stream``/``Event`` are not the view's here, if they are not."""
-    return _stream_gaps[-1] if _stream_gaps else None
+#: Why recurrent layers take cuDNN's path (the runtime's) in the view, while it is entered so.
+_recurrent_gaps: list[str] = []
 
 
 def active() -> bool:
@@ -91,10 +86,18 @@ def active() -> bool:
     return bool(_active)
 
 
-def device_guard_gap() -> str | None:
-    """Why torch's bindings that guard a tensor's device (indexing, ``nonzero``, ``tolist``)
-    fail on fake CUDA tensors in this view, if they do."""
-    return _device_guard_gaps[-1] if _device_guard_gaps else None
+def gap_notes() -> list[str]:
+    """What the view entered now cannot answer as a GPU does, one note per gap."""
+    notes = [f"CUDA has no device guard in this torch ({gap}): indexing, nonzero and "
+             "tolist of CUDA tensors fail here where a GPU runs them."
+             for gap in _device_guard_gaps[-1:]]
+    notes += [f"torch.cuda.Stream and Event are torch's own here ({gap}): making one "
+              "fails where a GPU makes it." for gap in _stream_gaps[-1:]]
+    notes += [f"{gap}: attention runs as this build runs it on CUDA tensors without a GPU."
+              for gap in _attention_gaps[-1:]]
+    notes += [f"{gap}: nn.LSTM, nn.GRU and nn.RNN on CUDA tensors fail here where a GPU "
+              "runs them." for gap in _recurrent_gaps[-1:]]
+    return notes
 
 
 # The answers. Each body runs with the globals of the function whose code it replaces, so it
@@ -160,6 +163,21 @@ def _random_states() -> list[Any]:
     return [torch.zeros(16, dtype=torch.uint8)]
 
 
+def _cudnn_version() -> int:
+    import torch
+    linked = getattr(torch._C, "_cudnn", None)
+    if linked is not None:  # a CUDA build: the cuDNN it links
+        return int(linked.getVersionInt())
+    from fxcore.worker.devices.cuda_view import CUDNN_VERSION
+    return CUDNN_VERSION
+
+
+def _cudnn_acceptable(tensor: Any) -> bool:
+    import torch.backends.cudnn
+    return bool(torch._C._get_cudnn_enabled()) and tensor.device.type == "cuda" \
+        and tensor.dtype in torch.backends.cudnn.CUDNN_TENSOR_DTYPES
+
+
 #: (module, function, answer): the functions whose code the view swaps.
 _ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     ("torch.cuda", "is_available", _true),
@@ -192,6 +210,10 @@ _ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     ("torch.accelerator", "device_count", _one),
     ("torch.accelerator", "current_device_index", _zero),
     ("torch.accelerator", "synchronize", _nothing),
+    # cuDNN as an H100's build has it: nn.LSTM's ``flatten_parameters`` asks it.
+    ("torch.backends.cudnn", "is_available", _true),
+    ("torch.backends.cudnn", "version", _cudnn_version),
+    ("torch.backends.cudnn", "is_acceptable", _cudnn_acceptable),
     ("torch.cuda.nvtx", "range_push", _zero_with_args),
     ("torch.cuda.nvtx", "range_pop", _zero_with_args),
     ("torch.cuda.nvtx", "range_start", _zero_with_args),
@@ -288,6 +310,10 @@ def cuda_view() -> Iterator[None]:
         if no_attention_choice is not None:
             _attention_gaps.append(no_attention_choice)
             stack.callback(_attention_gaps.pop)
+        no_recurrent = recurrent_kernels.decompose_on_cuda(stack)
+        if no_recurrent is not None:
+            _recurrent_gaps.append(no_recurrent)
+            stack.callback(_recurrent_gaps.pop)
         _no_device_init(stack)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
