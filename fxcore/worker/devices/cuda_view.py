@@ -64,9 +64,6 @@ GPU = SimpleNamespace(
     regs_per_multiprocessor=65536, shared_memory_per_block=49152,
     shared_memory_per_block_optin=232448, shared_memory_per_multiprocessor=233472,
 )
-#: ``torch.backends.cudnn.version()`` on a build without cuDNN (a CPU-only one): that of torch
-#: 2.10's CUDA 12.8 build (cuDNN 9.10.2); a CUDA build answers its own.
-CUDNN_VERSION = 91002
 #: What this view cannot give without a driver, by the call that needs it.
 UNSUPPORTED = ("CUDA graphs",)
 
@@ -163,15 +160,6 @@ def _random_states() -> list[Any]:
     return [torch.zeros(16, dtype=torch.uint8)]
 
 
-def _cudnn_version() -> int:
-    import torch
-    linked = getattr(torch._C, "_cudnn", None)
-    if linked is not None:  # a CUDA build: the cuDNN it links
-        return int(linked.getVersionInt())
-    from fxcore.worker.devices.cuda_view import CUDNN_VERSION
-    return CUDNN_VERSION
-
-
 def _cudnn_acceptable(tensor: Any) -> bool:
     import torch.backends.cudnn
     return bool(torch._C._get_cudnn_enabled()) and tensor.device.type == "cuda" \
@@ -210,9 +198,10 @@ _ANSWERS: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     ("torch.accelerator", "device_count", _one),
     ("torch.accelerator", "current_device_index", _zero),
     ("torch.accelerator", "synchronize", _nothing),
-    # cuDNN as an H100's build has it: nn.LSTM's ``flatten_parameters`` asks it.
-    ("torch.backends.cudnn", "is_available", _true),
-    ("torch.backends.cudnn", "version", _cudnn_version),
+    # Whether cuDNN takes a tensor, as a GPU's build answers (nn.LSTM's ``flatten_parameters``
+    # asks; a CPU build's answer warns that it has no cuDNN). ``is_available`` and ``version``
+    # stay the build's: with cuDNN available, ``cudnn.flags()`` (torch.export's) reads bindings
+    # a CPU build lacks.
     ("torch.backends.cudnn", "is_acceptable", _cudnn_acceptable),
     ("torch.cuda.nvtx", "range_push", _zero_with_args),
     ("torch.cuda.nvtx", "range_pop", _zero_with_args),
