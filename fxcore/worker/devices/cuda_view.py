@@ -30,6 +30,9 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
   backends ``sdpa_kernel`` and ``torch.backends.cuda`` leave enabled, and where none fits
   raises a GPU's "No available kernel" (``attention_choice``).
 
+- ``nn.LSTM``/``GRU``/``RNN`` on CUDA tensors run torch's Python decomposition, not a CUDA
+  build's cuDNN path, which asks the runtime for a handle (``recurrent_kernels``).
+
 CUDA graphs need a driver: code that captures one is not checkable in this view
 (``UNSUPPORTED``).
 """
