@@ -313,6 +313,13 @@ def cuda_view() -> Iterator[None]:
             if callable(getattr(fake_tensor, name, None)):
                 stack.callback(setattr, fake_tensor, name, getattr(fake_tensor, name))
                 setattr(fake_tensor, name, _nothing)
+        # A fake tensor's copy deep-copies its fake mode too (``Tensor.__deepcopy__`` copies
+        # ``__dict__``), and dynamo compiled those copy frames as the user's code after its
+        # break at ``copy.deepcopy(x)``: breaks a GPU's tensor, whose ``__dict__`` is empty,
+        # never meets. Run eagerly, as the copy of a real tensor is.
+        stack.callback(_put_back_deepcopy, FakeTensor.__dict__.get("__deepcopy__"))
+        FakeTensor.__deepcopy__ = torch._dynamo.disable(  # type: ignore[method-assign]
+            FakeTensor.__deepcopy__)
         for name in ("cuda", "to"):
             original = getattr(torch.Tensor, name)
             own = torch.Tensor.__dict__.get(name)
@@ -334,6 +341,13 @@ def _no_device_init(stack: contextlib.ExitStack) -> None:
         return  # a release that decides it otherwise: torch.tensor on CUDA fails as before
     stack.callback(setattr, FakeTensorMode, "avoid_device_init", own)
     FakeTensorMode.avoid_device_init = property(_true)  # type: ignore[method-assign]
+
+
+def _put_back_deepcopy(own: Any) -> None:
+    if own is not None:
+        FakeTensor.__deepcopy__ = own  # type: ignore[method-assign]
+    else:
+        del FakeTensor.__deepcopy__
 
 
 def _put_back(name: str, own: Any) -> None:
