@@ -30,8 +30,8 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
   backends ``sdpa_kernel`` and ``torch.backends.cuda`` leave enabled, and where none fits
   raises a GPU's "No available kernel" (``attention_choice``).
 
-- ``nn.LSTM``/``GRU``/``RNN`` on CUDA tensors run torch's Python decomposition, not a CUDA
-  build's cuDNN path, which asks the runtime for a handle (``recurrent_kernels``).
+- ``nn.LSTM``/``GRU``/``RNN`` on CUDA tensors run a composite of torch's without cuDNN, not a
+  CUDA build's cuDNN path, which asks the runtime for a handle (``recurrent_kernels``).
 
 CUDA graphs need a driver: code that captures one is not checkable in this view
 (``UNSUPPORTED``).
@@ -302,7 +302,7 @@ def cuda_view() -> Iterator[None]:
         if no_attention_choice is not None:
             _attention_gaps.append(no_attention_choice)
             stack.callback(_attention_gaps.pop)
-        no_recurrent = recurrent_kernels.decompose_on_cuda(stack)
+        no_recurrent = recurrent_kernels.run_without_cudnn_on_cuda(stack)
         if no_recurrent is not None:
             _recurrent_gaps.append(no_recurrent)
             stack.callback(_recurrent_gaps.pop)

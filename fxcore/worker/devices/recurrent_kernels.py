@@ -10,12 +10,20 @@ calls the CUDA runtime: without a driver, "CUDA driver version is insufficient f
 version" in a fake run's eager code (compile's code after a graph break at the module, the
 search for inputs). A CPU-only build has no cuDNN and takes torch's cell-by-cell composite.
 
-In the view these operators on CUDA tensors (``AutogradCUDA``) run torch's own Python
-decomposition of the composite (``torch/_decomp/decompositions.py``: ``lstm_impl``,
-``gru_impl``, ...), the one torch.export and dynamo trace through the Python dispatcher on a
-GPU too. What it gives a fake run is what cuDNN's ``_cudnn_rnn`` gives on an H100 (its meta
-function's shapes and dtypes), on both builds; on a real GPU the user's eager code would run
-cuDNN, which this does not emulate beyond those shapes.
+In the view these operators on CUDA tensors (``AutogradCUDA``) run a composite that needs no
+cuDNN, whose fake results have the shapes and dtypes cuDNN's ``_cudnn_rnn`` gives on an H100
+(its meta function's), on both builds:
+
+- ``lstm``: torch's C++ composite with cuDNN turned off for the call, the path a CPU-only build
+  takes (cell by cell, ``_thnn_fused_lstm_cell`` on CUDA, which has a meta function). Not the
+  Python decomposition: torch 2.10's ``lstm_impl`` returns hidden states of a wrong shape for
+  batches over one (``squeeze(1)``, fixed later).
+- ``gru``, ``rnn_tanh``, ``rnn_relu``: torch's Python decomposition
+  (``torch/_decomp/decompositions.py``). Not the C++ composite: its CUDA GRU cell,
+  ``_thnn_fused_gru_cell``, has no meta function, and fake tensors run it for real.
+
+torch.export and dynamo trace through the Python dispatcher, which takes the Python
+decompositions before this kernel, as on a GPU.
 """
 
 from __future__ import annotations
@@ -33,34 +41,59 @@ RECURRENT_OPERATORS = ("lstm.input", "lstm.data", "gru.input", "gru.data",
                        "rnn_tanh.input", "rnn_tanh.data", "rnn_relu.input", "rnn_relu.data")
 
 
-def _decomposition(operator: Any) -> Callable[..., Any]:
+def _without_cudnn(operator: Any) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
-        return operator.decompose(*args, **kwargs)
+        enabled = torch._C._get_cudnn_enabled()
+        torch._C._set_cudnn_enabled(False)
+        try:
+            return operator._op_dk(DispatchKey.CompositeImplicitAutograd, *args, **kwargs)
+        finally:
+            torch._C._set_cudnn_enabled(enabled)
     return run
 
 
-def decompose_on_cuda(stack: contextlib.ExitStack) -> str | None:
-    """While ``stack`` is open, the recurrent operators on CUDA tensors run torch's Python
-    decomposition; why not, where this torch has none for one of them (nothing is
+def _decomposed(operator: Any) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return operator.py_kernels[DispatchKey.CompositeImplicitAutograd](*args, **kwargs)
+    return run
+
+
+def _kernel(name: str, operator: Any) -> Callable[..., Any] | None:
+    """What ``operator`` runs on CUDA tensors in the view (the module's docstring), if this
+    torch has it."""
+    if name.startswith("lstm."):
+        if callable(getattr(operator, "_op_dk", None)) \
+                and callable(getattr(torch._C, "_set_cudnn_enabled", None)) \
+                and torch._C._dispatch_has_kernel_for_dispatch_key(
+                    operator.name(), DispatchKey.CompositeImplicitAutograd):
+            return _without_cudnn(operator)
+        return None
+    if DispatchKey.CompositeImplicitAutograd in getattr(operator, "py_kernels", {}):
+        return _decomposed(operator)
+    return None
+
+
+def run_without_cudnn_on_cuda(stack: contextlib.ExitStack) -> str | None:
+    """While ``stack`` is open, the recurrent operators on CUDA tensors run a composite
+    without cuDNN (the module's docstring); why not, where this torch cannot (nothing is
     registered then, and the CUDA build reaches the runtime where cuDNN accepts the input)."""
-    operators = []
+    kernels = []
     for name in RECURRENT_OPERATORS:
         packet, overload = name.split(".")
         operator = getattr(getattr(torch.ops.aten, packet, None), overload, None)
-        # ``decompose`` falls back to the C++ composite (cuDNN's path) without a Python one.
-        if operator is None or DispatchKey.CompositeImplicitAutograd not in operator.py_kernels:
-            return f"this torch has no Python decomposition of aten::{name} to run on a GPU"
-        operators.append((name, operator))
+        kernel = None if operator is None else _kernel(name, operator)
+        if kernel is None:
+            return f"this torch has no composite of aten::{name} to run without cuDNN"
+        kernels.append((name, kernel))
     try:
         library = torch.library.Library("aten", "IMPL")
         stack.callback(_unregister, library)
         with warnings.catch_warnings():  # "Overriding a previously registered kernel": ours
             warnings.simplefilter("ignore", UserWarning)
-            for name, operator in operators:
+            for name, kernel in kernels:
                 # Called by the dispatcher, as a GPU's C++ kernel is: dynamo must not compile
                 # it as the user's code.
-                library.impl(name, torch._dynamo.disable(_decomposition(operator)),
-                             "AutogradCUDA")
+                library.impl(name, torch._dynamo.disable(kernel), "AutogradCUDA")
     except (RuntimeError, AttributeError, TypeError) as refused:
         return ("recurrent layers on a GPU are not run without cuDNN on this torch "
                 f"({type(refused).__name__}: {refused})")
