@@ -22,8 +22,8 @@ cuDNN, whose fake results have the shapes and dtypes cuDNN's ``_cudnn_rnn`` give
   (``torch/_decomp/decompositions.py``). Not the C++ composite: its CUDA GRU cell,
   ``_thnn_fused_gru_cell``, has no meta function, and fake tensors run it for real.
 
-torch.export and dynamo trace through the Python dispatcher, which takes the Python
-decompositions before this kernel, as on a GPU.
+Under the Python dispatcher (torch.export's and dynamo's tracing), where a GPU's torch takes
+the Python decomposition, every operator takes it here too.
 """
 
 from __future__ import annotations
@@ -43,6 +43,12 @@ RECURRENT_OPERATORS = ("lstm.input", "lstm.data", "gru.input", "gru.data",
 
 def _without_cudnn(operator: Any) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
+        # Under the Python dispatcher (torch.export's tracing) a GPU's torch takes the Python
+        # decomposition, which this registration would otherwise stand in front of.
+        decomposition = operator.py_kernels.get(DispatchKey.CompositeImplicitAutograd)
+        if decomposition is not None and torch._C._dispatch_tls_is_dispatch_key_included(
+                DispatchKey.PythonDispatcher):
+            return decomposition(*args, **kwargs)
         enabled = torch._C._get_cudnn_enabled()
         torch._C._set_cudnn_enabled(False)
         try:
