@@ -3,8 +3,9 @@ without the CUDA runtime, on both builds, and give the outputs a GPU gives.
 
 On a CUDA build their composite takes cuDNN's path on CUDA tensors, which asks the runtime for
 a cuDNN handle: without a driver, "CUDA driver version is insufficient for CUDA runtime
-version" (a CPU-only build, with no cuDNN, ran torch's cell-by-cell composite). In the view they
-run torch's Python decomposition (``recurrent_kernels``). The outputs' shapes are the
+version" (a CPU-only build, with no cuDNN, ran torch's cell-by-cell composite, whose CUDA GRU
+cell has no meta function: GRU failed there too). In the view they run without cuDNN
+(``recurrent_kernels``). The outputs' shapes are the
 documented ones, which the CPU's run gives too; their device is the GPU. The CUDA builds of the
 torch matrix (no GPU) are where this fails without the view's decomposition. Packed sequences
 are left out: ``pack_padded_sequence`` of a fake tensor fails on any device (its batch sizes
