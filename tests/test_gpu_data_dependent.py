@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
@@ -61,7 +62,20 @@ def _verdicts(workspace: Path, corpus: Path, device: str) -> dict[tuple[str, str
         for module in report["modules"]}
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+#: A known difference of fx-lsp's own, seen on torch 2.11's CUDA build only: judged for a GPU,
+#: compile's loop of calls after ``TimeCall``'s break at ``time.perf_counter()`` meets
+#: "BACKEND_MATCH failure: torch.compile detected different backend callables" on every call
+#: and reports FX505 at the class, which the CPU's run (and 2.12 to 2.15 judged for a GPU)
+#: does not. The backend is fx-lsp's, so this is not what a GPU gives; not mended yet.
+BACKEND_MATCH_ON_2_11 = pytest.mark.xfail(
+    torch.__version__.startswith("2.11."), strict=True,
+    reason="torch 2.11 in the GPU view: FX505 from a BACKEND_MATCH guard on fx-lsp's own "
+           "backend in the loop of calls (TimeCall)")
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(case, marks=[BACKEND_MATCH_ON_2_11] if case == "breaks_calls" else [])
+    for case in sorted(CASES)])
 def test_judged_for_a_gpu_as_for_the_cpu(tmp_path: Path, case: str) -> None:
     corpus, reached = CASES[case]
     (tmp_path / "cpu").mkdir()
