@@ -25,7 +25,10 @@ eagerly, dynamo compiled the copy of their fake mode, two breaks more on torch 2
 Operators without a fake or meta kernel (``torch.geqrf`` of ``QrFactors``, ``to_sparse`` of
 ``ThroughSparse``) run their real kernel on zeros of their inputs' fake device: before the view
 ran it on the CPU (``cpu_fallback``), a real CUDA tensor, "Found no NVIDIA driver" on the CUDA
-build and no CUDA kernel on the CPU-only one, so no verdict where the CPU and a GPU give one."""
+build and no CUDA kernel on the CPU-only one, so no verdict where the CPU and a GPU give one.
+torch.export's tracer keeps a real copy of a constant, so ``torch.tensor([], device=x.device)``
+of ``EmptyCache`` was a real CUDA tensor, FX499 with the same errors, before the view made
+those copies on the CPU."""
 
 from __future__ import annotations
 
@@ -50,6 +53,7 @@ CASES = {
     "breaks_calls": (CORPORA / "compile" / "breaks_calls.py", {"GB4198"}),
     "no_meta_kernel": (CORPORA / "compile" / "needs_real_data.py", set()),
     "export_failing": (CORPORA / "export" / "export_failing.py", {"GB0277"}),
+    "constants": (CORPORA / "compile" / "meta_artefacts.py", set()),
 }
 #: The classes compared, where not all: the CPU's judgement of the others runs on meta, where
 #: an operator without a meta kernel is fx-lsp's own limit (FX503), not a verdict to compare.

@@ -11,21 +11,32 @@ fake CUDA tensors that is a real CUDA tensor: a CUDA build without a GPU reaches
 In the view, while the fallback runs, the CUDA inputs' fake device is the CPU, and the outputs
 it makes anew are put on CUDA: the CPU kernel of these operators gives the shapes and dtypes
 the CUDA one gives. An output that is an input stays that input, on its own device.
+
+torch.export's tracer also runs real kernels: it keeps a real copy of each small constant
+(``torch.tensor([], device=x.device)``) and runs an operator whose inputs are all constants on
+those copies too (torch/fx/experimental/proxy_tensor.py, ``proxy_call``, under
+``unset_fake_temporarily``), so a constant moved to CUDA was a real CUDA tensor. In the view
+those runs put on the CPU what they would put on CUDA: the copies are read only for their
+values (``.item()``, ``tolist``), which the CPU gives alike; the traced tensors stay fake CUDA.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
 from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.experimental import proxy_tensor
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
 CPU = torch.device("cpu")
+NO_FALLBACK = ("operators without a fake kernel (torch.geqrf, to_sparse) on CUDA tensors fail "
+               "here where a GPU runs them")
 #: ``run_fallback_kernel``'s parameters in the releases whose fallback this module wraps.
 FALLBACK_PARAMETERS = ("fake_mode", "func", "flat_args", "args_spec",
                        "orig_not_implemented_exception")
@@ -69,11 +80,45 @@ def run_fallback_on_cpu(stack: contextlib.ExitStack, cuda: torch.device) -> str 
     (it then makes real CUDA tensors, which only a GPU can)."""
     original = getattr(fake_tensor, "run_fallback_kernel", None)
     if not callable(original):
-        return "this torch's fake tensors have no run_fallback_kernel to run on the CPU"
+        return (f"{NO_FALLBACK}: this torch's fake tensors have no run_fallback_kernel to "
+                "run on the CPU")
     if tuple(inspect.signature(original).parameters) != FALLBACK_PARAMETERS:
-        return "this torch's run_fallback_kernel takes other arguments than those known"
+        return (f"{NO_FALLBACK}: this torch's run_fallback_kernel takes other arguments "
+                "than those known")
     stack.callback(setattr, fake_tensor, "run_fallback_kernel", original)
     # Called by fake tensors' dispatch, as torch's own is: dynamo must not compile it as the
     # user's code (torch 2.10 traces into the dispatch of the eager code it runs).
     fake_tensor.run_fallback_kernel = torch._dynamo.disable(_on_cpu(original, cuda))
+    return None
+
+
+class _CudaOnCpu(TorchDispatchMode):
+    """Real kernels asked for CUDA run on the CPU."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        def on_cpu(value: Any) -> Any:
+            return CPU if isinstance(value, torch.device) and value.type == "cuda" else value
+
+        return func(*tree_map(on_cpu, args), **tree_map(on_cpu, kwargs or {}))
+
+
+def _unset_fake_on_cpu(original: Callable[..., Any]) -> Callable[..., Any]:
+    @contextlib.contextmanager
+    def unset_fake_temporarily() -> Iterator[Any]:
+        with original() as fake_mode, _CudaOnCpu():
+            yield fake_mode
+    return unset_fake_temporarily
+
+
+def copy_constants_on_cpu(stack: contextlib.ExitStack) -> str | None:
+    """While ``stack`` is open, torch.export's real copies of constants are made on the CPU
+    (the module's docstring); why not, where this torch's tracer makes them otherwise."""
+    original = getattr(proxy_tensor, "unset_fake_temporarily", None)
+    if not callable(original):
+        return ("torch.export of a constant put on CUDA (torch.tensor(data, device=x.device)) "
+                "fails here where a GPU traces it: this torch's tracer has no "
+                "unset_fake_temporarily to copy constants on the CPU")
+    stack.callback(setattr, proxy_tensor, "unset_fake_temporarily", original)
+    proxy_tensor.unset_fake_temporarily = _unset_fake_on_cpu(original)
     return None
