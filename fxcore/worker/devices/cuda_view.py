@@ -33,6 +33,10 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
 - ``nn.LSTM``/``GRU``/``RNN`` on CUDA tensors run a composite of torch's without cuDNN, not a
   CUDA build's cuDNN path, which asks the runtime for a handle (``recurrent_kernels``).
 
+- Operators without a fake kernel (``torch.geqrf``, ``to_sparse``) run their real kernel on
+  the CPU, not on real CUDA tensors, and give fake CUDA tensors; torch.export's real copies of
+  constants are made on the CPU (``cpu_fallback``).
+
 CUDA graphs need a driver: code that captures one is not checkable in this view
 (``UNSUPPORTED``).
 """
@@ -50,7 +54,12 @@ from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-from fxcore.worker.devices import attention_choice, cuda_streams, recurrent_kernels
+from fxcore.worker.devices import (
+    attention_choice,
+    cpu_fallback,
+    cuda_streams,
+    recurrent_kernels,
+)
 from fxcore.worker.devices.accelerator_guard import (
     lazy_init_bindings,
     set_up_no_op_cuda_device_guard,
@@ -79,6 +88,9 @@ _stream_gaps: list[str] = []
 _attention_gaps: list[str] = []
 #: Why recurrent layers take cuDNN's path (the runtime's) in the view, while it is entered so.
 _recurrent_gaps: list[str] = []
+#: Why real kernels of fake runs (operators without a fake kernel, torch.export's copies of
+#: constants) run on real CUDA tensors, while it is entered so.
+_fallback_gaps: list[str] = []
 
 
 def active() -> bool:
@@ -97,6 +109,7 @@ def gap_notes() -> list[str]:
               for gap in _attention_gaps[-1:]]
     notes += [f"{gap}: nn.LSTM, nn.GRU and nn.RNN on CUDA tensors fail here where a GPU "
               "runs them." for gap in _recurrent_gaps[-1:]]
+    notes += [f"{gap}." for gap in dict.fromkeys(_fallback_gaps)]
     return notes
 
 
@@ -306,6 +319,11 @@ def cuda_view() -> Iterator[None]:
         if no_recurrent is not None:
             _recurrent_gaps.append(no_recurrent)
             stack.callback(_recurrent_gaps.pop)
+        for no_cpu_run in (cpu_fallback.run_fallback_on_cpu(stack, CUDA),
+                           cpu_fallback.copy_constants_on_cpu(stack)):
+            if no_cpu_run is not None:
+                _fallback_gaps.append(no_cpu_run)
+                stack.callback(_fallback_gaps.pop)
         _no_device_init(stack)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
