@@ -32,6 +32,7 @@ those copies on the CPU."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,24 @@ import cli_support
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
 CORPORA = Path(__file__).resolve().parent / "corpus"
+
+
+def _break_code(*gb_types: str) -> str:
+    """The code this torch's graph-break registry gives the first of ``gb_types`` it has: a
+    tensor's ``copy.deepcopy`` is its own break from 2.12 ("Attempted to copy.deepcopy a
+    tensor", GB4198), on 2.10 and 2.11 the generic one ("copy.deepcopy()", GB0179)."""
+    registry = json.loads((Path(torch.__file__).parent / "_dynamo"
+                           / "graph_break_registry.json").read_text())
+    return next(code for gb_type in gb_types for code, entries in registry.items()
+                if any(entry.get("Gb_type") == gb_type for entry in entries))
+
+
 #: Each corpus, with the codes its verdicts must reach (what it was written for).
 CASES = {
     "data_dependent": (CORPORA / "gpu" / "data_dependent.py", {"GB0036", "FX401", "FX402"}),
     "sequence": (CORPORA / "export" / "export_sequence.py", {"FX407"}),
-    "breaks_calls": (CORPORA / "compile" / "breaks_calls.py", {"GB4198"}),
+    "breaks_calls": (CORPORA / "compile" / "breaks_calls.py", {_break_code(
+        "Attempted to copy.deepcopy a tensor", "copy.deepcopy()")}),
     "no_meta_kernel": (CORPORA / "compile" / "needs_real_data.py", set()),
     "export_failing": (CORPORA / "export" / "export_failing.py", {"GB0277"}),
     "constants": (CORPORA / "compile" / "meta_artefacts.py", set()),
@@ -59,6 +73,11 @@ CASES = {
 #: The classes compared, where not all: the CPU's judgement of the others runs on meta, where
 #: an operator without a meta kernel is fx-lsp's own limit (FX503), not a verdict to compare.
 COMPARED = {"no_meta_kernel": {"QrFactors"}}
+#: Verdicts a GPU gives otherwise than the CPU, by torch's source: on torch 2.10, non-strict
+#: export of an ``nn.LSTM`` on CUDA tensors fails ("Cannot access data pointer of Tensor",
+#: pytorch#155309, fixed for 2.11 by #163245: cuDNN's path reads the weights' data), where
+#: the CPU's exports; the view fails it too.
+GPU_DIFFERS = {("sequence", "Recurrent", "export"): torch.__version__.startswith("2.10.")}
 
 
 def _verdicts(workspace: Path, corpus: Path, device: str) -> dict[tuple[str, str], Any]:
@@ -106,6 +125,9 @@ def test_judged_for_a_gpu_as_for_the_cpu(tmp_path: Path, case: str) -> None:
     for key, (status, _, reason) in on_gpu.items():
         assert status in ("traceable", "failed") or key[1] not in modes \
             or on_cpu[key][0] not in ("traceable", "failed"), (key, reason)
+    for key in [key for key in on_gpu if GPU_DIFFERS.get((case, *key))]:
+        assert on_gpu.pop(key)[0] == "failed", key
+        on_cpu.pop(key)
     differing = {key: (on_cpu[key][:2], on_gpu[key][:2]) for key in on_cpu
                  if key[1] in modes and on_cpu[key][:2] != on_gpu[key][:2]}
     assert not differing, differing
