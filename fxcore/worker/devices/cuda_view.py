@@ -80,17 +80,9 @@ GPU = SimpleNamespace(
 UNSUPPORTED = ("CUDA graphs",)
 
 _active: list[bool] = []
-#: Why CUDA has no no-op device guard in this view, while it is entered without one.
-_device_guard_gaps: list[str] = []
-#: Why dynamo cannot see the view's streams as on a CUDA build, while it is entered so.
-_stream_gaps: list[str] = []
-#: Why attention does not pick an H100's kernel in the view, while it is entered so.
-_attention_gaps: list[str] = []
-#: Why recurrent layers take cuDNN's path (the runtime's) in the view, while it is entered so.
-_recurrent_gaps: list[str] = []
-#: Why real kernels of fake runs (operators without a fake kernel, torch.export's copies of
-#: constants) run on real CUDA tensors, while it is entered so.
-_fallback_gaps: list[str] = []
+#: What the view entered now cannot answer as a GPU does (a note per gap, worded where its
+#: piece is set up), while it is entered so.
+_gaps: list[str] = []
 
 
 def active() -> bool:
@@ -100,17 +92,14 @@ def active() -> bool:
 
 def gap_notes() -> list[str]:
     """What the view entered now cannot answer as a GPU does, one note per gap."""
-    notes = [f"CUDA has no device guard in this torch ({gap}): indexing, nonzero and "
-             "tolist of CUDA tensors fail here where a GPU runs them."
-             for gap in _device_guard_gaps[-1:]]
-    notes += [f"torch.cuda.Stream and Event are torch's own here ({gap}): making one "
-              "fails where a GPU makes it." for gap in _stream_gaps[-1:]]
-    notes += [f"{gap}: attention runs as this build runs it on CUDA tensors without a GPU."
-              for gap in _attention_gaps[-1:]]
-    notes += [f"{gap}: nn.LSTM, nn.GRU and nn.RNN on CUDA tensors fail here where a GPU "
-              "runs them." for gap in _recurrent_gaps[-1:]]
-    notes += [f"{gap}." for gap in dict.fromkeys(_fallback_gaps)]
-    return notes
+    return list(dict.fromkeys(_gaps))
+
+
+def _note_gap(stack: contextlib.ExitStack, gap: str | None, note: str) -> None:
+    """Keep ``note`` (``{gap}`` filled in) while ``stack`` is open, where there is a gap."""
+    if gap is not None:
+        _gaps.append(note.format(gap=gap))
+        stack.callback(_gaps.pop)
 
 
 # The answers. Each body runs with the globals of the function whose code it replaces, so it
@@ -299,31 +288,23 @@ def cuda_view() -> Iterator[None]:
     # In the worker of a class written for a GPU, never in the zygote (which enters no view).
     gap = set_up_no_op_cuda_device_guard()
     with contextlib.ExitStack() as stack:
-        if gap is not None:
-            _device_guard_gaps.append(gap)
-            stack.callback(_device_guard_gaps.pop)
+        _note_gap(stack, gap, "CUDA has no device guard in this torch ({gap}): indexing, "
+                  "nonzero and tolist of CUDA tensors fail here where a GPU runs them.")
         for module, attribute in lazy_init_bindings("cuda"):
             stack.callback(setattr, module, attribute, getattr(module, attribute))
             setattr(module, attribute, _no_lazy_init)
         swap_code(stack, _ANSWERS)
-        no_streams = cuda_streams.streams_in_view(stack)
-        if no_streams is not None:
-            _stream_gaps.append(no_streams)
-            stack.callback(_stream_gaps.pop)
+        _note_gap(stack, cuda_streams.streams_in_view(stack),
+                  "torch.cuda.Stream and Event are torch's own here ({gap}): making one fails "
+                  "where a GPU makes it.")
         swap_code(stack, cuda_streams.ANSWERS)
-        no_attention_choice = attention_choice.choose_as_h100(stack)
-        if no_attention_choice is not None:
-            _attention_gaps.append(no_attention_choice)
-            stack.callback(_attention_gaps.pop)
-        no_recurrent = recurrent_kernels.run_without_cudnn_on_cuda(stack)
-        if no_recurrent is not None:
-            _recurrent_gaps.append(no_recurrent)
-            stack.callback(_recurrent_gaps.pop)
-        for no_cpu_run in (cpu_fallback.run_fallback_on_cpu(stack, CUDA),
-                           cpu_fallback.copy_constants_on_cpu(stack)):
-            if no_cpu_run is not None:
-                _fallback_gaps.append(no_cpu_run)
-                stack.callback(_fallback_gaps.pop)
+        _note_gap(stack, attention_choice.choose_as_h100(stack),
+                  "{gap}: attention runs as this build runs it on CUDA tensors without a GPU.")
+        _note_gap(stack, recurrent_kernels.run_without_cudnn_on_cuda(stack),
+                  "{gap}: nn.LSTM, nn.GRU and nn.RNN on CUDA tensors fail here where a GPU "
+                  "runs them.")
+        _note_gap(stack, cpu_fallback.run_fallback_on_cpu(stack, CUDA), "{gap}.")
+        _note_gap(stack, cpu_fallback.copy_constants_on_cpu(stack), "{gap}.")
         _no_device_init(stack)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
