@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import torch
 
 # What sdp_utils.cpp's TORCH_GUARD_OR_FALSE is in Python.
 from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+from fxcore.worker.devices.cuda_kernels import register_on_cuda
 
 #: torch's SDPBackend numbers (``torch._C._get_sdp_priority_order``).
 MATH, FLASH, EFFICIENT, CUDNN = 0, 1, 2, 3
@@ -277,21 +277,9 @@ def choose_as_h100(stack: contextlib.ExitStack) -> str | None:
     """While ``stack`` is open, attention on CUDA tensors picks an H100's kernel; why not,
     where this torch cannot have it."""
     try:
-        library = torch.library.Library("aten", "IMPL")
-        # Only the dispatcher calls it, as it calls torch's C++ kernel on a GPU: dynamo, whose
-        # frame callback sees every Python frame, must not compile it as the user's code.
-        with warnings.catch_warnings():  # "Overriding a previously registered kernel": ours
-            warnings.simplefilter("ignore", UserWarning)
-            library.impl("scaled_dot_product_attention", torch._dynamo.disable(_attention),
-                         "AutogradCUDA")
+        register_on_cuda(stack, [("scaled_dot_product_attention", _attention)])
     except (RuntimeError, AttributeError, TypeError) as refused:
         return ("the choice of a GPU-only attention kernel is not emulated on this torch "
                 f"({type(refused).__name__}: {refused})")
-    stack.callback(_unregister, library)
     return None
 
-
-def _unregister(library: Any) -> None:
-    destroy = getattr(library, "_destroy", None)
-    if callable(destroy):
-        destroy()

@@ -29,12 +29,13 @@ the Python decomposition, every operator takes it here too.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch._C import DispatchKey
+
+from fxcore.worker.devices.cuda_kernels import register_on_cuda
 
 #: The recurrent operators whose C++ composite chooses cuDNN on CUDA tensors.
 RECURRENT_OPERATORS = ("lstm.input", "lstm.data", "gru.input", "gru.data",
@@ -92,21 +93,9 @@ def run_without_cudnn_on_cuda(stack: contextlib.ExitStack) -> str | None:
             return f"this torch has no composite of aten::{name} to run without cuDNN"
         kernels.append((name, kernel))
     try:
-        library = torch.library.Library("aten", "IMPL")
-        stack.callback(_unregister, library)
-        with warnings.catch_warnings():  # "Overriding a previously registered kernel": ours
-            warnings.simplefilter("ignore", UserWarning)
-            for name, kernel in kernels:
-                # Called by the dispatcher, as a GPU's C++ kernel is: dynamo must not compile
-                # it as the user's code.
-                library.impl(name, torch._dynamo.disable(kernel), "AutogradCUDA")
+        register_on_cuda(stack, kernels)
     except (RuntimeError, AttributeError, TypeError) as refused:
         return ("recurrent layers on a GPU are not run without cuDNN on this torch "
                 f"({type(refused).__name__}: {refused})")
     return None
 
-
-def _unregister(library: Any) -> None:
-    destroy = getattr(library, "_destroy", None)
-    if callable(destroy):
-        destroy()
