@@ -103,6 +103,8 @@ SUITES = (
     Suite("gpu", "real CUDA runs, where an NVIDIA GPU is", (
         Benchmark("gpu_agreement", "compile verdicts and seconds against real cold "
                   "torch.compile (inductor) on CUDA, the GPU-written and compile corpora"),
+        Benchmark("gpu_answers", "export and compile verdicts judged for a GPU against real "
+                  "torch on CUDA (--record FILE), or against a record (--against FILE)"),
     )),
 )
 

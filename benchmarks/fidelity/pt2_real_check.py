@@ -19,7 +19,9 @@ Export runs in the mode fx-lsp exported in (the export module's ``module_modes``
 call in export's mode too.
 
 One child process per request (``real_outcomes``): user code never runs in the benchmark's
-own process, and each file's classes start from a fresh torch, as fx-lsp's workers do.
+own process, and each file's classes start from a fresh torch, as fx-lsp's workers do. With
+``device="cuda"`` (the GPU benchmarks, on a GPU machine) each instance is moved to the GPU and
+the tensors are made there: the classes as a user runs them on a GPU.
 
     python3 -m benchmarks.fidelity.pt2_real_check --child < REQUEST.json
 """
@@ -37,16 +39,17 @@ from benchmarks.paths import THIRDPARTY, child_environment
 from fx_lsp.cli.output_formats.json_report import parse_report
 
 
-def real_outcomes(root: str, classes: list[dict[str, Any]],
-                  timeout: float = 900.0) -> list[dict[str, Any]]:
+def real_outcomes(root: str, classes: list[dict[str, Any]], timeout: float = 900.0,
+                  device: str = "cpu") -> list[dict[str, Any]]:
     """For each ``{"module": <the export-mode JSON module>, "inputs": {name: spec}}`` (and
     optionally ``"compile": <the compile-mode JSON module>``), the real eager, export and
-    compile outcomes on the CPU (``{"build": error}`` when the instance cannot be rebuilt),
+    compile outcomes on ``device`` (``{"build": error}`` when the instance cannot be rebuilt),
     in one child process run in ``root``."""
     environment = dict(child_environment(THIRDPARTY), HF_HUB_OFFLINE="1")
     completed = subprocess.run(
         [sys.executable, os.path.abspath(__file__), "--child"],
-        input=json.dumps({"root": os.path.abspath(root), "classes": classes}),
+        input=json.dumps({"root": os.path.abspath(root), "classes": classes,
+                          "device": device}),
         capture_output=True, text=True, timeout=timeout, cwd=root, env=environment,
         check=False)
     if completed.returncode != 0 or not completed.stdout.strip():
@@ -70,8 +73,12 @@ def _child() -> None:
     from fxcore.workspace.paths import import_location
 
     request = parse_report(sys.stdin.read())
-    root = request["root"]
-    sandbox.enter(os.path.join(root, "pt2_real_check"), root)
+    root, device = request["root"], request.get("device", "cpu")
+    if device == "cpu":
+        sandbox.enter(os.path.join(root, "pt2_real_check"), root)
+    else:  # fx-lsp's sandbox hides the GPU: the corpus runs as Python runs it, in its folder
+        os.chdir(root)
+        sys.argv = [os.path.join(root, "pt2_real_check")]
     config, _ = load_config(root)
     sys.path[:0] = [root, os.path.join(root, "src")]
     # Not ``logging.disable``: the graph breaks are read from torch's own log.
@@ -84,9 +91,13 @@ def _child() -> None:
 
     def fresh(module: dict[str, Any], mode: str = "train") -> torch.nn.Module:
         torch.manual_seed(0)
-        model = rebuilt_instance(module, config, on_cpu=True)
+        model = rebuilt_instance(module, config, on_cpu=True).to(device)
         model.train(mode == "train")
         return model
+
+    def tensors(specs: dict[str, str]) -> dict[str, Any]:
+        return torch.utils._pytree.tree_map_only(
+            torch.Tensor, lambda tensor: tensor.to(device), example_tensors(specs))
 
     outcomes = []
     for entry in request["classes"]:
@@ -108,16 +119,16 @@ def _child() -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             try:
                 with torch.no_grad():
-                    fresh(module, exported_in)(**example_tensors(specs), **values)
+                    fresh(module, exported_in)(**tensors(specs), **values)
             except Exception as error:
                 outcome["eager"] = error_of(error)
             try:
                 torch.export.export(fresh(module, exported_in), (),
-                                    {**example_tensors(specs), **values}, strict=False)
+                                    {**tensors(specs), **values}, strict=False)
             except Exception as error:
                 outcome["export"] = {"verdict": "failed", **error_of(error)}
             outcome["compile"] = [
-                {**compile_once(fresh(module, mode), {**example_tensors(specs), **values}),
+                {**compile_once(fresh(module, mode), {**tensors(specs), **values}),
                  "module_mode": mode}
                 for mode in compiled_modes(entry.get("compile") or {})]
         outcomes.append(outcome)
