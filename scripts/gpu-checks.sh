@@ -2,8 +2,8 @@
 # The checks that need an NVIDIA GPU, in one go, for a machine lent for a few minutes (issue 47):
 # real torch's export and compile answers on the GPU for the corpora judged for a GPU, recorded
 # (benchmarks/gpu/gpu_answers.py --record), `pytest -m gpu` (no fx-lsp process holds the GPU;
-# compile verdicts against inductor on CUDA), the driver-load and accelerator-guard tests with a
-# GPU visible, and the graph-break log of the `sdpa_kernel` class the issue saw break there.
+# export and compile verdicts against real torch on CUDA; attention's kernel choices on real
+# CUDA tensors), the driver-load and accelerator-guard tests with a GPU visible.
 #
 #   bash scripts/gpu-checks.sh [OUTPUT_FOLDER]     (default: $OUT, else gpu-checks-out)
 #
@@ -27,22 +27,13 @@ started=$SECONDS
 # Real torch on the GPU for every class of the three corpora, and fx-lsp beside it.
 timeout 330 python3 -m benchmarks run gpu gpu_answers -- --record "$out/answers.json" \
     > "$out/answers.log" 2>&1 &
-# The GPU tier: fx-lsp watched with nvidia-smi, then inductor on CUDA.
-timeout 330 python3 -m pytest -o addopts= -m gpu -n 0 -p no:cacheprovider --timeout 320 -rA \
-    tests/test_gpu_tier.py > "$out/pytest-gpu.log" 2>&1 &
+# The GPU tier: fx-lsp watched with nvidia-smi, then real torch on the GPU; attention's
+# kernel choices on real CUDA tensors.
+timeout 330 python3 -m pytest -o addopts= -m gpu -n 2 -p no:cacheprovider --timeout 320 -rA \
+    tests/test_gpu_tier.py tests/test_gpu_attention.py > "$out/pytest-gpu.log" 2>&1 &
 # The loader's log of every process of a check, with a GPU and its driver there.
 timeout 330 python3 -m pytest -o addopts= -m "" -n 2 -p no:cacheprovider --timeout 320 -rA \
     tests/test_driver_loads.py tests/test_accelerator_guard.py > "$out/pytest-driver.log" 2>&1 &
-# The issue's break at `with sdpa_kernel([EFFICIENT_ATTENTION, MATH])`: dynamo's own log of it.
-TORCH_LOGS=graph_breaks timeout 120 python3 -c "
-import sys
-import torch
-sys.path.insert(0, 'tests/corpus/gpu')
-from attention_backends import EfficientOrMath
-model = EfficientOrMath().cuda()
-torch.compile(model, backend='eager')(torch.rand(2, 8, device='cuda'))
-print('compiled; graph breaks above, if any')
-" > "$out/sdpa-kernel-breaks.log" 2>&1 &
 wait
 echo "all steps: $((SECONDS - started)) s" >> "$out/machine.txt"
 cp benchmarks/README.md "$out/benchmarks-README.md"

@@ -37,8 +37,10 @@ SLOW_MODULES = {
 }
 E2E_MODULES = {"test_neovim.py": "drives a real Neovim"}
 #: Matrix tests that every torch series runs whole, even a series given one shard of the
-#: others (FX_LSP_MATRIX_SHARD): a failed warm-up is silent in use (the zygote only prints it).
-EVERY_SERIES_MODULES = {"test_capture_warm_up.py"}
+#: others (FX_LSP_MATRIX_SHARD): a failed warm-up is silent in use (the zygote only prints it);
+#: the GPU's recorded answers are compared on the series they were recorded with, skipped on
+#: the others.
+EVERY_SERIES_MODULES = {"test_capture_warm_up.py", "test_gpu_recorded_answers.py"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,11 +1,14 @@
 """The GPU tier (``pytest -m gpu``): run where an NVIDIA GPU is, skipped elsewhere.
 
-With the GPU visible, no fx-lsp process holds a CUDA context (``nvidia-smi`` lists every
-process that does), and fx-lsp's compile verdicts on the GPU-written corpus (tests/corpus/gpu)
-and the compile corpus (tests/corpus/compile) equal real torch's on that GPU, computed in the
-same run: real CUDA tensors and inductor (``scripts/compile_ground_truth.py --device cuda
---backend inductor``). The test process itself never initialises CUDA: real torch runs in a
-script of its own."""
+With the GPU visible, fx-lsp judges the GPU-written corpus (tests/corpus/gpu) and the compile
+corpus (tests/corpus/compile) for a GPU (``device = "cuda"``), and no fx-lsp process holds a
+CUDA context meanwhile (``nvidia-smi`` lists every process that does). Then real torch runs
+each class on the GPU, in a child process per file (``benchmarks/gpu/gpu_answers``: rebuilt
+from fx-lsp's arguments, moved to the GPU, on real tensors of fx-lsp's inputs; non-strict
+``torch.export``, and ``torch.compile`` with dynamo's own log of its breaks), and each export
+and compile verdict equals real torch's, as that benchmark judges them. The test process
+itself never initialises CUDA. Inductor's cold compile on CUDA, and its seconds, are
+``gpu_agreement``'s."""
 
 from __future__ import annotations
 
@@ -20,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_gpu_recorded_answers import KNOWN
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPORA = {"gpu": ROOT / "tests" / "corpus" / "gpu",
-           "compile": ROOT / "tests" / "corpus" / "compile"}
+from benchmarks.gpu.gpu_answers import CHECK, by_file, judged, real_answers, workspace
+from fx_lsp.cli.output_formats.json_report import parse_report
 
 
 def _gpu_processes() -> set[int] | None:
@@ -66,49 +69,36 @@ def _checked_while_watching(workspace: Path) -> tuple[dict[str, Any], set[int]]:
     # The report goes to a file: a pipe nobody reads while the run is watched fills and
     # stops it.
     with tempfile.TemporaryFile("w+") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode",
-             "export,compile", "--output-format", "json", "."], cwd=workspace, stdout=output,
-            stderr=subprocess.DEVNULL, text=True)
+        process = subprocess.Popen([sys.executable, *CHECK], cwd=workspace, stdout=output,
+                                   stderr=subprocess.DEVNULL, text=True)
         on_gpu: set[int] = set()
         while process.poll() is None:
             on_gpu |= (_gpu_processes() or set()) & _descendants(process.pid)
             time.sleep(0.2)
         assert process.returncode in (0, 1)
         output.seek(0)
-        return json.loads(output.read()), on_gpu
+        return parse_report(output.read()), on_gpu
 
 
 @pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], set[int]]:
-    workspace = tmp_path_factory.mktemp("gpu-tier")
-    for corpus in CORPORA.values():
-        for path in corpus.glob("*.py"):
-            shutil.copy(path, workspace)
-    return _checked_while_watching(workspace)
+def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], set[int]]:
+    root = workspace(tmp_path_factory.mktemp("gpu-tier").resolve(), ["gpu", "compile"], "cuda")
+    return (root, *_checked_while_watching(root))
 
 
-def test_no_fx_lsp_process_holds_the_gpu(checked: tuple[dict[str, Any], set[int]]) -> None:
-    report, on_gpu = checked
+def test_no_fx_lsp_process_holds_the_gpu(checked: tuple[Path, dict[str, Any], set[int]]) -> None:
+    _, report, on_gpu = checked
     assert on_gpu == set()
     assert "Cannot re-initialize CUDA" not in json.dumps(report)
 
 
-@pytest.mark.parametrize("corpus", sorted(CORPORA))
-def test_compile_verdicts_equal_real_torch_on_the_gpu(
-        checked: tuple[dict[str, Any], set[int]], corpus: str) -> None:
-    report, _ = checked
-    real = json.loads(subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "compile_ground_truth.py"), "--device", "cuda",
-         "--backend", "inductor", "--corpus", str(CORPORA[corpus])],
-        capture_output=True, text=True, check=True, timeout=1800).stdout)
-    ours: dict[str, set[tuple[int, str]]] = {key: set() for key in real}
-    for diagnostic in report["diagnostics"]:
-        if diagnostic["mode"] != "compile":
-            continue
-        key = f"{Path(diagnostic['path']).name}:{diagnostic['classes'][0]}"
-        if key in ours:
-            ours[key].add((diagnostic["line"], diagnostic["code"]))
-    assert {key: sorted(breaks) for key, breaks in ours.items()} == \
-        {key: sorted((line, code) for line, code in answer["breaks"])
-         for key, answer in real.items()}
+def test_export_and_compile_verdicts_equal_real_torch_on_the_gpu(
+        checked: tuple[Path, dict[str, Any], set[int]]) -> None:
+    root, report, _ = checked
+    classes = by_file(report, root)
+    figures = judged(classes, real_answers(root, classes, "cuda"))
+    assert figures.tried["export"] == figures.tried["compile"] > 0
+    lines = [line.replace(f"{root}/", "") for line in figures.disagreements]
+    # The differences of fx-lsp's own (its inputs), as the record's test lists them.
+    assert [line for line in lines if not line.startswith(tuple(KNOWN))] == []
+    assert figures.own_choices == []

@@ -63,27 +63,35 @@ def workspace(folder: Path, corpora: list[str], device: str) -> Path:
     return folder
 
 
-def checked(root: Path) -> dict[str, dict[str, ByMode]]:
+#: fx-lsp's check of a workspace, as both sides compare it.
+CHECK = ("-m", "fx_lsp", "check", "--no-cache", "--mode", "export,compile", "--output-format",
+         "json", ".")
+
+
+def by_file(report: dict[str, Any], root: Path) -> dict[str, dict[str, ByMode]]:
     """fx-lsp's export and compile modules for each class with example inputs, by file and
     class (``file.py:Class``), with real absolute paths as the comparisons read them."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode", "export,compile",
-         "--output-format", "json", "."], cwd=root, capture_output=True, text=True,
-        env=child_environment(), check=False)
-    if completed.returncode not in (0, 1):
-        raise RuntimeError(f"fx-lsp check failed:\n{completed.stderr[-4000:]}")
     classes: dict[str, ByMode] = collections.defaultdict(dict)
-    for module in parse_report(completed.stdout)["modules"]:
+    for module in report["modules"]:
         classes[f"{module['path']}:{module['class']}"][module["mode"]] = {
             **absolute_paths(module, str(root)), "relative_path": module["path"]}
-    by_file: dict[str, dict[str, ByMode]] = collections.defaultdict(dict)
+    found: dict[str, dict[str, ByMode]] = collections.defaultdict(dict)
     for name, by_mode in classes.items():
         if (by_mode["export"].get("inputs") or {}).get("tensors") is not None:
-            by_file[by_mode["export"]["relative_path"]][name] = by_mode
-    return by_file
+            found[by_mode["export"]["relative_path"]][name] = by_mode
+    return found
 
 
-def real_answers(root: Path, by_file: dict[str, dict[str, ByMode]],
+def checked(root: Path) -> dict[str, dict[str, ByMode]]:
+    """fx-lsp's check of ``root``, by file and class (``by_file``)."""
+    completed = subprocess.run([sys.executable, *CHECK], cwd=root, capture_output=True,
+                               text=True, env=child_environment(), check=False)
+    if completed.returncode not in (0, 1):
+        raise RuntimeError(f"fx-lsp check failed:\n{completed.stderr[-4000:]}")
+    return by_file(parse_report(completed.stdout), root)
+
+
+def real_answers(root: Path, classes: dict[str, dict[str, ByMode]],
                  device: str) -> dict[str, Any]:
     """Real torch's outcomes on ``device`` for each class, a child process per file."""
     def one_file(members: dict[str, ByMode]) -> dict[str, Any]:
@@ -96,7 +104,7 @@ def real_answers(root: Path, by_file: dict[str, dict[str, ByMode]],
 
     answers: dict[str, Any] = {}
     with ThreadPoolExecutor(max_workers=8) as pool:
-        for found in pool.map(one_file, by_file.values()):
+        for found in pool.map(one_file, classes.values()):
             answers.update(found)
     return answers
 
@@ -112,10 +120,10 @@ def rerooted(value: Any, old: str, new: str) -> Any:
     return value
 
 
-def judged(by_file: dict[str, dict[str, ByMode]], answers: dict[str, Any]) -> Figures:
+def judged(classes: dict[str, dict[str, ByMode]], answers: dict[str, Any]) -> Figures:
     """fx-lsp's verdicts against real torch's answers, class by class."""
     figures = Figures("judged for a GPU")
-    for members in by_file.values():
+    for members in classes.values():
         for name, by_mode in members.items():
             answer = answers.get(name)
             if answer is None:
@@ -158,9 +166,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = workspace(Path(folder).resolve(), arguments.corpus.split(","),
                          arguments.device)
-        by_file = checked(root)
+        classes = checked(root)
         if real_side:
-            answers = real_answers(root, by_file, arguments.device)
+            answers = real_answers(root, classes, arguments.device)
             provenance = (f"real torch {torch.__version__} on {arguments.device} "
                           f"({_gpu_name() if arguments.device == 'cuda' else 'CPU'})")
         else:
@@ -168,7 +176,7 @@ def main() -> None:
             answers = rerooted(record["answers"], ROOT_MARK, str(root))
             provenance = (f"real torch {record['torch']} on {record['gpu']}, recorded; "
                           f"fx-lsp here on torch {torch.__version__}")
-        report(judged(by_file, answers), provenance)
+        report(judged(classes, answers), provenance)
         if real_side and arguments.record is not None:
             arguments.record.parent.mkdir(parents=True, exist_ok=True)
             arguments.record.write_text(json.dumps({

@@ -61,9 +61,11 @@ _NO_DATA = {
     "register_meta function for torch.nonzero()": "finds the nonzero elements of a tensor",
 }
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-#: A device mismatch, and the meta device named in it ("metadata" is not).
+#: A device mismatch, and the meta device named in it: not "metadata", nor the address of
+#: dynamo's graph-break pages (meta-pytorch.github.io), which every dynamo error of torch 2.11
+#: on carries, so that a CUDA tensor beside a CPU one in the GPU view read as a meta limit.
 _DEVICES = re.compile(r"same device|different devices")
-_META = re.compile(r"\bmeta\b")
+_META = re.compile(r"(?<![\w./-])meta(?![\w.-])")
 #: How far ``__cause__`` is followed: dynamo raises its own error (a graph break's
 #: ``Unsupported``, a ``TorchRuntimeError``) from torch's. Not ``__context__``: an error torch
 #: raised while handling another (fake tensors' ``UnsupportedOperatorException`` after a meta

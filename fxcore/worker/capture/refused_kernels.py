@@ -85,6 +85,41 @@ def _zeros(value: Any) -> Any:
                                device=_CPU).zero_()
 
 
+def on_zero_cpu_tensors(func: Any, args: Any, kwargs: Any) -> Any:
+    """``func``'s result on zero-filled CPU tensors, as tensors like its arguments (meta,
+    or fake of their mode); None where the CPU kernel refuses them too."""
+    originals: dict[int, torch.Tensor] = {}
+
+    def real(value: Any) -> Any:
+        zeros = _zeros(value)
+        if zeros is not value:
+            originals[id(zeros)] = value
+        return zeros
+
+    with no_dispatch():
+        real_args, real_kwargs = tree_map(real, (args, kwargs))
+        try:
+            result = func(*real_args, **real_kwargs)
+        except Exception:  # the CPU kernel refuses too: the first error is the code's
+            return None
+    like = next(iter(originals.values()))
+
+    def back(value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        if id(value) in originals:  # an in-place or out= result is its argument
+            return originals[id(value)]
+        meta = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
+                                   device="meta")
+        if isinstance(like, FakeTensor):
+            mode = like.fake_mode
+            return mode.fake_tensor_converter.from_meta_and_device(mode, meta,
+                                                                   like.fake_device)
+        return meta
+
+    return tree_map(back, result)
+
+
 class _RealKernels(EagerCodeMode):
     """See the module's docstring."""
 
@@ -103,46 +138,11 @@ class _RealKernels(EagerCodeMode):
             flat, _ = tree_flatten((args, kwargs))
             if not _retried(func, flat):
                 raise
-            result = self._on_cpu(func, args, kwargs)
+            result = on_zero_cpu_tensors(func, args, kwargs)
             if result is None:
                 raise refusal from None
             self.ran.append(func.name())
             return result
-
-    @staticmethod
-    def _on_cpu(func: Any, args: Any, kwargs: Any) -> Any:
-        """``func``'s result on zero-filled CPU tensors, as tensors like its arguments (meta,
-        or fake of their mode); None where the CPU kernel refuses them too."""
-        originals: dict[int, torch.Tensor] = {}
-
-        def real(value: Any) -> Any:
-            zeros = _zeros(value)
-            if zeros is not value:
-                originals[id(zeros)] = value
-            return zeros
-
-        with no_dispatch():
-            real_args, real_kwargs = tree_map(real, (args, kwargs))
-            try:
-                result = func(*real_args, **real_kwargs)
-            except Exception:  # the CPU kernel refuses too: the first error is the code's
-                return None
-        like = next(iter(originals.values()))
-
-        def back(value: Any) -> Any:
-            if not isinstance(value, torch.Tensor):
-                return value
-            if id(value) in originals:  # an in-place or out= result is its argument
-                return originals[id(value)]
-            meta = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
-                                       device="meta")
-            if isinstance(like, FakeTensor):
-                mode = like.fake_mode
-                return mode.fake_tensor_converter.from_meta_and_device(mode, meta,
-                                                                       like.fake_device)
-            return meta
-
-        return tree_map(back, result)
 
 
 @contextlib.contextmanager

@@ -36,11 +36,16 @@ from torch.fx.experimental.symbolic_shapes import guard_or_false
 from fxcore.worker.devices.cuda_kernels import register_on_cuda
 
 #: torch's SDPBackend numbers (``torch._C._get_sdp_priority_order``).
-MATH, FLASH, EFFICIENT, CUDNN = 0, 1, 2, 3
+MATH, FLASH, EFFICIENT, CUDNN, OVERRIDEABLE = 0, 1, 2, 3, 4
 #: torch's default priority order, where this torch cannot say its own.
-_DEFAULT_ORDER = (FLASH, EFFICIENT, MATH, CUDNN)
+_DEFAULT_ORDER = (FLASH, EFFICIENT, MATH, CUDNN, OVERRIDEABLE)
 #: The error a GPU gives where no enabled backend fits (select_sdp_backend's TORCH_CHECK).
 NO_KERNEL = "No available kernel. Aborting execution."
+#: The error a GPU gives where its chooser reaches the overrideable backend, enabled (as it is
+#: unless ``sdpa_kernel`` leaves it out): the CUDA chooser's switch has no case for it, and its
+#: ``default: TORCH_CHECK(false, "Invalid backend")`` raises (an H200 with torch 2.11, math
+#: turned off with ``enable_math_sdp(False)`` and float64 inputs; pytorch#166962).
+INVALID_BACKEND = "Invalid backend"
 
 _Check = Callable[["_Call"], bool]
 
@@ -195,10 +200,13 @@ def _priority_order() -> tuple[int, ...]:
 
 
 def h100_backend(call: _Call) -> int | None:
-    """The backend an H100 runs ``call`` with (select_sdp_backend), None where none fits."""
+    """The backend an H100 runs ``call`` with (select_sdp_backend), None where none fits;
+    raises where the chooser itself does."""
     if not any(_enabled(name) for name in ("math", "flash", "mem_efficient", "cudnn")):
         return None
     for backend in _priority_order():
+        if backend == OVERRIDEABLE and _enabled("overrideable"):
+            raise RuntimeError(INVALID_BACKEND)
         checks = _CHECKS.get(backend)
         if checks is not None and all(check(call) for check in checks):
             return backend

@@ -9,8 +9,16 @@ symbols (or, without a shape environment, an error), and a Python condition on o
 run, so a class judged for a GPU got "does not fit" or another input where the CPU's judgement
 went on. While ``data_sized_outputs`` is active, an operator whose fake result has a size the
 data decides is run once more on meta tensors of the same shapes, and where the meta kernel
-answers, its sizes are the result's, as fake tensors of the arguments' mode and device; where
-it does not (an operator without a meta kernel), the fake result stands.
+answers, its sizes are the result's, as fake tensors of the arguments' mode and device. Where
+it does not (``torch.bincount``, ``repeat_interleave`` by counts: no meta kernel), torch's own
+CPU kernel runs on zero-filled tensors of the same shapes (``refused_kernels``' retry, what
+FakeTensorMode's fallback does for an operator without a fake kernel), and its sizes are the
+result's: the code after a graph break at such an operator is compiled with concrete sizes, as
+real torch compiles it after running the operator. Before, the fake result's unknown sizes
+stood, and dynamo, guarding on them in the code after the break, failed ("Could not extract
+specialized integer from data-dependent expression": an FX502 where an H200 with torch 2.11
+gives the break alone, benchmarks/gpu/answers/). Where the CPU kernel refuses too, the fake
+result stands.
 
 Like ``refused_kernels``'s mode (both are ``EagerCodeMode``s), it ignores compile internals:
 what dynamo and torch.export trace keeps torch's own symbolic sizes, which is what real torch
@@ -31,6 +39,7 @@ from torch.utils._mode_utils import no_dispatch
 from torch.utils._pytree import tree_flatten, tree_map
 
 from fxcore.worker.capture.eager_code_mode import EagerCodeMode
+from fxcore.worker.capture.refused_kernels import LARGEST_RETRY, on_zero_cpu_tensors
 
 
 def _concrete(tensor: torch.Tensor) -> bool:
@@ -88,6 +97,25 @@ def _all_nonzero() -> Iterator[None]:
         yield
 
 
+def _on_zeros(func: Any, args: Any, kwargs: Any) -> Any:
+    """``func``'s result on zero-filled CPU tensors like its fake arguments, as fake tensors of
+    their mode and device; None where a size is symbolic, the tensors are large, the operator
+    is not torch's own, or the CPU kernel refuses."""
+    flat, _ = tree_flatten((args, kwargs))
+    fakes = [value for value in flat if isinstance(value, FakeTensor)]
+    if not fakes or not all(_concrete(tensor) for tensor in fakes) \
+            or getattr(func, "namespace", None) not in ("aten", "prims") \
+            or sum(t.numel() * t.element_size() for t in fakes) > LARGEST_RETRY:
+        return None
+    return on_zero_cpu_tensors(func, args, kwargs)
+
+
+def _concrete_sizes(func: Any, args: Any, kwargs: Any) -> Any:
+    """Meta's sizes for a result the data sizes, else those of zero data; None for neither."""
+    on_meta = _on_meta(func, args, kwargs)
+    return on_meta if on_meta is not None else _on_zeros(func, args, kwargs)
+
+
 class _DataSizedOutputs(EagerCodeMode):
     """See the module's docstring."""
 
@@ -95,14 +123,14 @@ class _DataSizedOutputs(EagerCodeMode):
         try:
             result = func(*args, **kwargs)
         except DynamicOutputShapeException:
-            on_meta = _on_meta(func, args, kwargs)
-            if on_meta is None:
+            concrete = _concrete_sizes(func, args, kwargs)
+            if concrete is None:
                 raise
-            return on_meta
+            return concrete
         if not _data_sized(result):
             return result
-        on_meta = _on_meta(func, args, kwargs)
-        return result if on_meta is None else on_meta
+        concrete = _concrete_sizes(func, args, kwargs)
+        return result if concrete is None else concrete
 
 
 @contextlib.contextmanager
