@@ -76,9 +76,13 @@ def _chosen(target: CaptureTarget) -> str:
 def _same_error(context: JobContext, target: CaptureTarget, error: Exception, ending: Failure,
                 mode: str, chosen: str) -> Failure | None:
     """The "does not fit" failure of ``error``, when the eager run raised what ended the
-    capture: the same exception type, located at the same line (``chosen``: ``_chosen``'s
-    words for what fx-lsp chose)."""
-    if needs_real_data(error) is not None or type(error).__name__ not in ending.message:
+    capture: the same exception type (or a base of it), located at the same line
+    (``chosen``: ``_chosen``'s words for what fx-lsp chose)."""
+    # By any of its classes: torch's fake tensors raise their own subclass where the capture's
+    # error names the base (FakeTensorDeviceMismatchError, a RuntimeError, from torch 2.13).
+    names = [cls.__name__ for cls in type(error).__mro__
+             if issubclass(cls, Exception) and cls is not Exception]
+    if needs_real_data(error) is not None or not any(name in ending.message for name in names):
         return None
     kind = f"{mode}-does-not-fit"
     rule = BY_CODE[CODE_OF_KIND[kind]]
