@@ -105,6 +105,8 @@ SUITES = (
                   "torch.compile (inductor) on CUDA, the GPU-written and compile corpora"),
         Benchmark("gpu_answers", "export and compile verdicts judged for a GPU against real "
                   "torch on CUDA (--record FILE), or against a record (--against FILE)"),
+        Benchmark("build_agreement", "verdicts judged for a GPU on a CPU-only and a CUDA "
+                  "build of torch, no GPU needed (~4 min)", needs="--other PYTHON"),
     )),
 )
 

@@ -46,7 +46,7 @@ def test_list_names_every_suite_folder_and_every_module_in_it() -> None:
                          if path.stem != "__init__")
         # A module the registry forgets would never run; one it names without a file, fail.
         assert sorted([*benchmarks, *suite.helpers]) == modules, name
-    assert "gpu" in suites and suites["gpu"] == ["gpu_agreement", "gpu_answers"]
+    assert "gpu" in suites and suites["gpu"] == ["gpu_agreement", "gpu_answers", "build_agreement"]
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a GPU may be here")
