@@ -9,6 +9,7 @@ on torch 2.13 the eager run's ``FakeTensorDeviceMismatchError`` did not count as
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,31 +20,20 @@ import cli_support
 
 pytestmark = pytest.mark.matrix
 
-MODEL = """\
-import torch
-from torch import nn
-
-
-class PositionalEmbedding(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.tokens = nn.Embedding(100, 16)
-        self.positions = nn.Embedding(32, 16)
-
-    def forward(self, tokens):
-        positions = torch.arange(tokens.shape[1])
-        return self.tokens(tokens) + self.positions(positions)
-"""
+CORPUS = Path(__file__).resolve().parent / "corpus" / "export" / "export_traceable.py"
 
 
 def test_a_cpu_tensor_beside_cuda_weights_does_not_fit_a_gpu(tmp_path: Path) -> None:
-    (tmp_path / "model.py").write_text(MODEL)
+    shutil.copy(CORPUS, tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.fx-lsp]\ndevice = "cuda"\n')
     completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
                                    "--output-format", "json", ".", cwd=tmp_path)
     assert completed.returncode in (0, 1), completed.stderr
     report = parse_report(completed.stdout)
-    codes = {d["mode"]: (d["code"], d["line"]) for d in report["diagnostics"]}
-    assert codes == {"export": ("FX406", 13), "compile": ("FX504", 13)}
+    codes = {d["mode"]: (d["code"], d["line"]) for d in report["diagnostics"]
+             if d["classes"] == ["PositionalEmbedding"]}
+    # forward's last line: ``self.positions(positions)`` with the CPU positions.
+    assert codes == {"export": ("FX406", 60), "compile": ("FX504", 60)}
     for module in report["modules"]:
-        assert "cuda:0" in module["reason"] and "cpu" in module["reason"], module["reason"]
+        if module["class"] == "PositionalEmbedding":
+            assert "cuda:0" in module["reason"] and "cpu" in module["reason"], module["reason"]
