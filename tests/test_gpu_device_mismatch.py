@@ -37,3 +37,43 @@ def test_a_cpu_tensor_beside_cuda_weights_does_not_fit_a_gpu(tmp_path: Path) -> 
     for module in report["modules"]:
         if module["class"] == "PositionalEmbedding":
             assert "cuda:0" in module["reason"] and "cpu" in module["reason"], module["reason"]
+
+
+HELD = Path(__file__).resolve().parent / "corpus" / "gpu" / "held_tensors.py"
+#: A table made for CUDA in ``__init__``: on a GPU the class builds and runs whole.
+MADE_FOR_CUDA = """\
+import torch
+from torch import nn
+
+
+class MadeForCuda(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.table = torch.ones(8, device="cuda") * 2
+
+    def forward(self, x):
+        return self.proj(x.cuda()) + self.table
+"""
+
+
+def test_a_held_tensor_is_where_model_to_leaves_it(tmp_path: Path) -> None:
+    """``model.to("cuda")`` leaves a plain tensor attribute where ``__init__`` made it. Made
+    on the default device (``HeldAttribute``), it is a CPU tensor beside CUDA ones on a GPU,
+    which fails the class on any input (an H200: benchmarks/gpu/answers/): fx-lsp finds no
+    input it runs on, where it said traceable before. A 0-dim one (``HeldScalar``) is a
+    scalar to CUDA kernels; one made for CUDA (``MadeForCuda``, and what is computed from it)
+    is on the GPU, where the constructor failed before (FX101: a real CUDA tensor)."""
+    shutil.copy(HELD, tmp_path)
+    (tmp_path / "made.py").write_text(MADE_FOR_CUDA)
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
+                                   "--output-format", "json", ".", cwd=tmp_path)
+    assert completed.returncode in (0, 1), completed.stderr
+    verdicts = {(module["class"], module["mode"]): module
+                for module in parse_report(completed.stdout)["modules"]}
+    for mode in ("export", "compile"):
+        assert verdicts["HeldScalar", mode]["status"] == "traceable"
+        assert verdicts["MadeForCuda", mode]["status"] == "traceable", \
+            verdicts["MadeForCuda", mode]["reason"]
+        held = verdicts["HeldAttribute", mode]
+        assert held["status"] == "not-traced" and "cpu" in held["reason"].lower(), held["reason"]

@@ -14,6 +14,7 @@ from fxcore.model.job_spec import ModuleConfig
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.building.meta_data_checks import DataCheckedOnCpu
 from fxcore.worker.building.weights import without_weights
+from fxcore.worker.devices.cuda_factories import cuda_factories_at_build
 
 
 def build(cls: type, module_config: ModuleConfig,
@@ -27,10 +28,10 @@ def build(cls: type, module_config: ModuleConfig,
     with without_weights() as weights:
         if module_config.factory:
             factory = resolve(module_config.factory)
-            with torch.device("meta"), DataCheckedOnCpu():
+            with torch.device("meta"), DataCheckedOnCpu(), cuda_factories_at_build():
                 return all_on_meta(factory(*args, **kwargs)), "factory", weights.skipped
         try:
-            with torch.device("meta"), DataCheckedOnCpu():
+            with torch.device("meta"), DataCheckedOnCpu(), cuda_factories_at_build():
                 return all_on_meta(cls(*args, **kwargs)), "meta", weights.skipped
         except Exception:
             if meta_only:

@@ -16,6 +16,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from fxcore.worker.capture.swapped_tensors import swapped_tensors
 from fxcore.worker.devices import cuda_view
+from fxcore.worker.devices.cuda_factories import held_on_cpu
 
 
 def judged_device() -> torch.device | None:
@@ -45,7 +46,9 @@ def no_gradients(device: torch.device | None) -> str | None:
 def on_fake_device(model: torch.nn.Module, device: torch.device, data_sizes: bool = True
                    ) -> Iterator[FakeTensorMode]:
     """A fake tensor mode, active while the block runs, with ``model``'s parameters, buffers
-    and tensor attributes swapped for fake tensors on ``device`` (and put back after). Its
+    and tensor attributes swapped for fake tensors on ``device`` (a plain tensor attribute
+    made on the default device on the CPU, where ``model.to`` leaves it: ``held_on_cpu``),
+    and put back after. Its
     shape environment gives a size the data decides (``nonzero``, a boolean mask) a symbol,
     as torch.export's and dynamo's modes do, where without one the operator raised;
     ``data_sized_outputs`` gives such sizes meta's answer in fx-lsp's own eager runs. Without
@@ -55,8 +58,12 @@ def on_fake_device(model: torch.nn.Module, device: torch.device, data_sizes: boo
     mode = FakeTensorMode(allow_non_fake_inputs=True,
                           shape_env=ShapeEnv() if data_sizes else None)
 
-    def replacement(value: torch.Tensor, _attribute: bool) -> torch.Tensor | None:
-        return None if isinstance(value, FakeTensor) else fake_on(mode, value, device)
+    def replacement(value: torch.Tensor, attribute: bool) -> torch.Tensor | None:
+        if isinstance(value, FakeTensor):
+            return None
+        # A plain tensor attribute ``model.to(device)`` leaves where it was made.
+        on_cpu = attribute and device.type == "cuda" and held_on_cpu(value)
+        return fake_on(mode, value, torch.device("cpu") if on_cpu else device)
 
     with swapped_tensors(model, replacement, gradients=no_gradients(device) is None), mode:
         yield mode

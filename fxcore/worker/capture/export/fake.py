@@ -25,6 +25,7 @@ import torch
 from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
 from fxcore.worker.capture.swapped_tensors import swapped_tensors
+from fxcore.worker.devices.cuda_factories import held_on_cpu
 from fxcore.worker.devices.fake_device import judged_device, no_gradients
 
 #: The most elements a meta tensor attribute is made real with (64 MB of float32).
@@ -53,17 +54,18 @@ def faked_weights(model: torch.nn.Module, mode: FakeTensorMode) -> AbstractConte
 
     device = judged_device()
 
-    def fake(value: torch.Tensor) -> torch.Tensor:
+    def fake(value: torch.Tensor, on: torch.device | None) -> torch.Tensor:
         with mode:
-            return torch.empty(value.shape, dtype=value.dtype, device=device or "cpu")
+            return torch.empty(value.shape, dtype=value.dtype, device=on or "cpu")
 
     def replacement(value: torch.Tensor, attribute: bool) -> torch.Tensor | None:
-        # On a GPU no real constant can be made: a class judged for one has its fake too.
-        if not attribute or device is not None:
-            return fake(value)
+        # On a GPU no real constant can be made: a class judged for one has its fake too,
+        # but for a plain attribute ``model.to`` leaves on the CPU (``held_on_cpu``).
+        if not attribute or (device is not None and not held_on_cpu(value)):
+            return fake(value, device)
         if not value.is_meta:
             return None
         return torch.zeros(value.shape, dtype=value.dtype) \
-            if value.numel() <= LARGEST_REAL_CONSTANT else fake(value)
+            if value.numel() <= LARGEST_REAL_CONSTANT else fake(value, None)
 
     return swapped_tensors(model, replacement, gradients=no_gradients(device) is None)
