@@ -51,9 +51,11 @@ class MadeForCuda(nn.Module):
         super().__init__()
         self.proj = nn.Linear(8, 8)
         self.table = torch.ones(8, device="cuda") * 2
+        self.wide = torch.ones(8).to("cuda", torch.float64)
 
     def forward(self, x):
-        return self.proj(x.cuda()) + self.table
+        assert self.wide.dtype == torch.float64
+        return self.proj(x.cuda()) + self.table + self.wide.float()
 """
 
 

@@ -64,6 +64,7 @@ from fxcore.worker.devices.accelerator_guard import (
     lazy_init_bindings,
     set_up_no_op_cuda_device_guard,
 )
+from fxcore.worker.devices.held_tensors import made_on_cuda
 from fxcore.worker.devices.to_arguments import read_move
 
 CUDA = torch.device("cuda", 0)
@@ -269,8 +270,8 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
             copy = self.clone() if copy is self else copy
             copy.fake_device = CUDA
             return copy
-        if self.is_meta:
-            return rest(self)
+        if self.is_meta:  # a tensor of an instance built on meta, asked for CUDA
+            return made_on_cuda(rest(self))
         mode = _get_current_dispatch_mode()
         if isinstance(mode, FakeTensorMode):
             return move(mode.from_tensor(self), *args, **kwargs)

@@ -16,7 +16,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from fxcore.worker.capture.swapped_tensors import swapped_tensors
 from fxcore.worker.devices import cuda_view
-from fxcore.worker.devices.cuda_factories import held_on_cpu
+from fxcore.worker.devices.held_tensors import held_on_cpu
 
 
 def judged_device() -> torch.device | None:
