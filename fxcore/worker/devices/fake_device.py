@@ -48,9 +48,9 @@ def on_fake_device(model: torch.nn.Module, device: torch.device, data_sizes: boo
     """A fake tensor mode, active while the block runs, with ``model``'s parameters, buffers
     and tensor attributes swapped for fake tensors on ``device`` (a plain tensor attribute
     made on the default device on the CPU, where ``model.to`` leaves it: ``held_on_cpu``),
-    and put back after. Its
-    shape environment gives a size the data decides (``nonzero``, a boolean mask) a symbol,
-    as torch.export's and dynamo's modes do, where without one the operator raised;
+    and put back after. Its shape environment gives a size the data decides (``nonzero``, a
+    boolean mask) a symbol, as torch.export's and dynamo's modes do, where without one the
+    operator raised;
     ``data_sized_outputs`` gives such sizes meta's answer in fx-lsp's own eager runs. Without
     ``data_sizes`` (where that mode cannot be active: compile's eager code before torch
     2.11) the mode has none, and the operator raises: dynamo would otherwise be handed a
