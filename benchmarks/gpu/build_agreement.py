@@ -15,13 +15,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from benchmarks.gpu.gpu_answers import CHECK, workspace
-from benchmarks.paths import child_environment
+from benchmarks.gpu.gpu_answers import report_of, workspace
 from benchmarks.provenance import machine_line
 from benchmarks.tables import emit, markdown
-from fx_lsp.cli.output_formats.json_report import parse_report
 
 Verdicts = dict[tuple[str, str], tuple[str, list[tuple[int, str]]]]
 
@@ -34,12 +31,7 @@ def _torch(python: str) -> str:
 def verdicts(python: str, corpora: list[str]) -> Verdicts:
     """Each class's verdict in each mode, judged for a GPU with ``python``'s torch."""
     with tempfile.TemporaryDirectory() as folder:
-        root = workspace(Path(folder), corpora, "cuda")
-        completed = subprocess.run([python, *CHECK], cwd=root, capture_output=True, text=True,
-                                   env=child_environment(), check=False)
-    if completed.returncode not in (0, 1):
-        raise RuntimeError(f"fx-lsp check failed with {python}:\n{completed.stderr[-4000:]}")
-    report: dict[str, Any] = parse_report(completed.stdout)
+        report = report_of(workspace(Path(folder), corpora, "cuda"), python)
     return {(f"{module['path']}:{module['class']}", module["mode"]): (
         module["status"], sorted((d["line"], d["code"]) for d in report["diagnostics"]
                                  if d["path"] == module["path"] and d["mode"] == module["mode"]

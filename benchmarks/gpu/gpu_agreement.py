@@ -38,7 +38,7 @@ CORPORA = (Path(REPOSITORY) / "tests" / "corpus" / "gpu",
            Path(REPOSITORY) / "tests" / "corpus" / "compile")
 
 
-def _gpu_name() -> str:
+def gpu_name() -> str:
     if shutil.which("nvidia-smi") is None:
         return "no NVIDIA GPU"
     listed = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
@@ -90,13 +90,13 @@ def main() -> None:
                              "graphs uncompiled: a quick run of the benchmark itself)")
     arguments = parser.parse_args()
     print(machine_line())
-    if arguments.device == "cuda" and _gpu_name() == "no NVIDIA GPU":
+    if arguments.device == "cuda" and gpu_name() == "no NVIDIA GPU":
         print("no NVIDIA GPU here: nothing to measure (`-- --device cpu --backend record` "
               "runs the benchmark itself on the CPU)")
         return
     import torch  # the version only: this process runs nothing on the GPU
 
-    print(f"GPU: {_gpu_name()}  torch {torch.__version__}  Python {platform.python_version()}"
+    print(f"GPU: {gpu_name()}  torch {torch.__version__}  Python {platform.python_version()}"
           f"  real side on {arguments.device}")
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder)

@@ -39,7 +39,7 @@ from typing import Any
 
 from benchmarks.fidelity.pt2_library_coverage import Figures, absolute_paths, judge
 from benchmarks.fidelity.pt2_real_check import real_outcomes
-from benchmarks.gpu.gpu_agreement import _gpu_name
+from benchmarks.gpu.gpu_agreement import gpu_name
 from benchmarks.paths import REPOSITORY, child_environment
 from benchmarks.provenance import machine_line
 from benchmarks.tables import emit, markdown
@@ -82,13 +82,18 @@ def by_file(report: dict[str, Any], root: Path) -> dict[str, dict[str, ByMode]]:
     return found
 
 
+def report_of(root: Path, python: str = sys.executable) -> dict[str, Any]:
+    """fx-lsp's JSON report of ``root``, run with ``python`` (this one's, or another build's)."""
+    completed = subprocess.run([python, *CHECK], cwd=root, capture_output=True, text=True,
+                               env=child_environment(), check=False)
+    if completed.returncode not in (0, 1):
+        raise RuntimeError(f"fx-lsp check failed with {python}:\n{completed.stderr[-4000:]}")
+    return parse_report(completed.stdout)
+
+
 def checked(root: Path) -> dict[str, dict[str, ByMode]]:
     """fx-lsp's check of ``root``, by file and class (``by_file``)."""
-    completed = subprocess.run([sys.executable, *CHECK], cwd=root, capture_output=True,
-                               text=True, env=child_environment(), check=False)
-    if completed.returncode not in (0, 1):
-        raise RuntimeError(f"fx-lsp check failed:\n{completed.stderr[-4000:]}")
-    return by_file(parse_report(completed.stdout), root)
+    return by_file(report_of(root), root)
 
 
 def real_answers(root: Path, classes: dict[str, dict[str, ByMode]],
@@ -159,7 +164,7 @@ def main() -> None:
     import torch  # the version only: this process runs nothing on the GPU
 
     real_side = arguments.against is None
-    if real_side and arguments.device == "cuda" and _gpu_name() == "no NVIDIA GPU":
+    if real_side and arguments.device == "cuda" and gpu_name() == "no NVIDIA GPU":
         print("no NVIDIA GPU here: nothing to measure (`--against FILE` compares with a "
               "record, `--device cpu` runs the benchmark itself on the CPU)")
         return
@@ -170,7 +175,7 @@ def main() -> None:
         if real_side:
             answers = real_answers(root, classes, arguments.device)
             provenance = (f"real torch {torch.__version__} on {arguments.device} "
-                          f"({_gpu_name() if arguments.device == 'cuda' else 'CPU'})")
+                          f"({gpu_name() if arguments.device == 'cuda' else 'CPU'})")
         else:
             record = json.loads(arguments.against.read_text())
             answers = rerooted(record["answers"], ROOT_MARK, str(root))
@@ -180,7 +185,7 @@ def main() -> None:
         if real_side and arguments.record is not None:
             arguments.record.parent.mkdir(parents=True, exist_ok=True)
             arguments.record.write_text(json.dumps({
-                "gpu": _gpu_name() if arguments.device == "cuda" else "CPU",
+                "gpu": gpu_name() if arguments.device == "cuda" else "CPU",
                 "torch": torch.__version__, "python": platform.python_version(),
                 "corpora": arguments.corpus.split(","),
                 "answers": rerooted(answers, str(root), ROOT_MARK)}, indent=1, sort_keys=True)
