@@ -37,10 +37,12 @@ FILES = [*sorted((CORPORA / "gpu").glob("*.py")), CORPORA / "compile" / "needs_r
 #: Where fx-lsp's verdict differs from a GPU's for a reason of its own, not the GPU view's:
 #: each the start of the benchmark's line for it, and why.
 KNOWN = {
-    # The class splits by ``torch.tensor([3, 5]).tolist()``: fx-lsp stands in the values of
-    # ``tolist`` in its search for inputs, so it chose float32[2], on which the split fails
-    # (real torch compiles a break, then fails); judged for the CPU it chooses the same.
-    "compile data_dependent.py:ToListSplit": "fx-lsp's inputs",
+    # The class splits by ``torch.tensor([3, 5]).tolist()``. The record ran fx-lsp's earlier
+    # choice, float32[2], on which the split fails (a break, then the failure); fx-lsp now
+    # reads the code's own numbers (``literal_values``) and chooses float32[2, 8], where it
+    # agrees with real torch on the CPU (``test_literal_values``). A GPU's record of that
+    # input is still to be made.
+    "compile data_dependent.py:ToListSplit": "the record's inputs are fx-lsp's earlier ones",
     # fx-lsp's inputs do not fit (a 6x6 mask, sequence 8): both fail at the mask's line with
     # a broadcast error, whose words name argument 2 in fx-lsp's eager run and 1 in dynamo's.
     "compile export_traceable.py:SelfAttention": "the same error, other words",

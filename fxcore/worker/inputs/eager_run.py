@@ -32,6 +32,7 @@ from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
+from fxcore.worker.inputs.literal_values import literal_tensors
 from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
 
 CPU = torch.device("cpu")
@@ -68,7 +69,7 @@ def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
     with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
             tensor_mode(model, instantiated_on, fake, device) as on, real_kernels(), \
-            torch.no_grad():
+            literal_tensors(), torch.no_grad():
         # A copy of the literals each run: forward may append to a list it is given.
         model(**{name: materialized(spec, lambda leaf: torch.empty(
             leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))

@@ -4,7 +4,8 @@ the search for example inputs runs ``forward`` eagerly (``eager_run``), which a 
 a fake one, in the search) cannot answer. While a capture or a search run goes,
 ``Tensor.__bool__``/``item``/``tolist``/``numpy``/``__int__``/``__float__``/``__index__`` give a
 stand-in for such tensors (true, one, a list or array of ones of its shape) and behave as
-before for any other tensor; torch's ``nonzero`` on meta assumes every element is nonzero. What
+before for any other tensor (but for one made from Python data, ``literal_values``: its own
+numbers); torch's ``nonzero`` on meta assumes every element is nonzero. What
 torch refuses of any tensor (a Python number of a tensor of several elements, an index of a
 float tensor) is still torch's own error. Where ``value_plan`` found other values for a line's
 ``.item()``/``.tolist()`` (ones the code's own checks and conditions on them accept), the
@@ -42,6 +43,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
 
 from fxcore.worker.devices import to_arguments
+from fxcore.worker.inputs.literal_values import literal_of
 
 _METHODS = ("__bool__", "item", "tolist", "numpy", "__int__", "__float__", "__index__")
 #: The methods that give one Python number of a one-element tensor.
@@ -105,6 +107,20 @@ def _planned(tensor: torch.Tensor, planned: dict[Place, list[Any]]) -> list[Any]
     return [kind(value) for value in taken]
 
 
+def _literal_answer(name: str, known: Any) -> Any:
+    """What ``name`` gives of a tensor made from the Python data whose ``tolist`` is
+    ``known``: the code's own numbers, as on the CPU."""
+    if name == "tolist":
+        return known
+    while isinstance(known, list):  # one element, as ``_refused`` holds
+        known = known[0]
+    if name == "__float__":
+        return float(known)
+    if name in ("__int__", "__index__"):
+        return int(known)
+    return bool(known) if name == "__bool__" else known
+
+
 def _refused(name: str, tensor: torch.Tensor) -> bool:
     """What torch refuses of any tensor, data or not: one Python number of a tensor of several
     elements, an index of one that holds no integers."""
@@ -163,6 +179,9 @@ def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
     def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         if not answers(self) or _refused(name, self):
             return original(self, *args, **kwargs)
+        known = literal_of(self) if name != "numpy" else None
+        if known is not None:
+            return _literal_answer(name, known)
         try:
             return value(self)
         except ImportError:

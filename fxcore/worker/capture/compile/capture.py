@@ -79,6 +79,7 @@ from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
+from fxcore.worker.inputs.literal_values import literal_tensors
 from fxcore.worker.inputs.values_read import Place, meta_values
 from fxcore.worker.locate import RawPosition
 from fxcore.worker.seeding import seed_generators
@@ -320,6 +321,13 @@ class _Run:
     loop: recompile_loop.LoopOutcome | None = None
 
 
+def _graph_run(graph_module: fx.GraphModule, *args: Any) -> Any:
+    """A graph dynamo handed the backend, run as given; the tensors it makes from Python data
+    keep their values for the code run eagerly after it (``.tolist()`` at a break)."""
+    with literal_tensors():
+        return graph_module.forward(*args)
+
+
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
          planned: dict[Place, list[Any]] | None = None,
          device: torch.device | None = None, loop_seconds: float = 0.0) -> _Run:
@@ -333,7 +341,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
         run.graphs.append(graph_module)
         if observer is not None:
             observer.compiled()
-        return graph_module.forward
+        return functools.partial(_graph_run, graph_module)
 
     torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
     with contextlib.ExitStack() as stack:

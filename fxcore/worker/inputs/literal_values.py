@@ -1,0 +1,98 @@
+"""The values of tensors the code makes from Python data (``torch.tensor([3, 5])``), kept for
+the stand-ins of ``values_read``: on meta (or fake, past torch's one-element limit for the
+constants it keeps) such a tensor has no data, and a stand-in of ones would split, index or
+size by numbers the code never wrote, where real torch reads back the code's own. While
+``literal_tensors()`` runs, each tensor ``torch.tensor``/``torch.as_tensor`` makes from plain
+Python numbers is remembered with its data; ``literal_of`` gives back what its ``tolist``
+would.
+
+A torch function mode sees the call; dynamo traces through the modes it finds on the stack,
+so this one is entered only where nothing is being traced: the eager runs of the search for
+inputs and the compile capture's runs of the graphs dynamo handed to its backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import is_fake
+from torch.overrides import TorchFunctionMode
+from torch.utils.weak import WeakIdKeyDictionary
+
+#: The factories whose first argument is the tensor's data.
+_FROM_DATA = (torch.tensor, torch.as_tensor)
+#: Tensors made from Python data while a ``literal_tensors()`` ran: their data, dtype and
+#: version counter then.
+_KEPT: WeakIdKeyDictionary = WeakIdKeyDictionary()
+
+
+def _plain(data: Any) -> bool:
+    """Python numbers, or (nested) lists and tuples of them: data with no tensor or
+    symbolic number in it, whose values are the code's own."""
+    if isinstance(data, (list, tuple)):
+        return all(_plain(item) for item in data)
+    return type(data) in (bool, int, float)
+
+
+class _Recorder(TorchFunctionMode):
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        result = func(*args, **(kwargs or {}))
+        if func in _FROM_DATA and args and _plain(args[0]) \
+                and isinstance(result, torch.Tensor) and (result.is_meta or is_fake(result)):
+            _KEPT[result] = (args[0], result.dtype, result._version)
+        return result
+
+
+@contextlib.contextmanager
+def literal_tensors() -> Iterator[None]:
+    """Remember the tensors made from Python data while the block runs."""
+    with _Recorder():
+        yield
+
+
+def _typed(data: Any, dtype: torch.dtype) -> Any:
+    """``data`` as a tensor of ``dtype`` gives it back from ``tolist``."""
+    if isinstance(data, (list, tuple)):
+        return [_typed(item, dtype) for item in data]
+    if dtype == torch.bool:
+        return bool(data)
+    return float(data) if dtype.is_floating_point or dtype.is_complex else int(data)
+
+
+def _flat(data: Any) -> list[Any]:
+    return [item for part in data for item in _flat(part)] \
+        if isinstance(data, (list, tuple)) else [data]
+
+
+def _read(flat: list[Any], shape: tuple[int, ...], strides: tuple[int, ...],
+          offset: int) -> Any:
+    """The elements of a view (``shape``, ``strides``, ``offset`` into a contiguous tensor
+    holding ``flat``), as ``tolist`` nests them."""
+    if not shape:
+        return flat[offset]
+    return [_read(flat, shape[1:], strides[1:], offset + index * strides[0])
+            for index in range(shape[0])]
+
+
+def literal_of(tensor: torch.Tensor) -> Any | None:
+    """What ``tensor.tolist()`` gives, where ``tensor`` was made from Python data while
+    ``literal_tensors()`` ran, or is a view of one (a fake tensor's ``tolist`` asks each
+    element's ``item``) of its dtype, and holds it as made; None otherwise."""
+    made = tensor if tensor._base is None else tensor._base
+    kept = _KEPT.get(made)
+    if kept is None:
+        return None
+    data, dtype, version = kept
+    # An in-place change (``t.add_(1)``, ``t[0] = 2``) makes the kept data wrong: the
+    # version counter, which views share, says whether one happened since it was made.
+    if tensor._version != version or tensor.dtype != dtype:
+        return None
+    typed = _typed(data, dtype)
+    if made is tensor:
+        return typed
+    return _read(_flat(typed), tuple(tensor.shape), tuple(tensor.stride()),
+                 tensor.storage_offset())
