@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from fxcore.worker.building.sources import Built, build_class
 from fxcore.worker.capture.compile import container_lengths, recompile_loop
 from fxcore.worker.capture.compile.capture import CompileCapture, _Run, _run
 from fxcore.worker.capture.compile.fake_cpu import fake_cpu_reason
-from fxcore.worker.capture.compile.recompile_hints import loop_notes
+from fxcore.worker.capture.compile.recompile_hints import SLOWED, loop_notes
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
@@ -156,4 +157,43 @@ def test_a_loop_out_of_time_leaves_the_first_calls_verdict_and_says_so() -> None
     assert run.loop is not None and not run.loop.finished and run.loop.causes == []
     assert run.ending_error is None and len(run.graphs) == 1  # the first call's verdict
     (note,) = loop_notes(run.loop)
-    assert note.startswith("the loop of calls that looks for recompilations ran out of time")
+    assert note.startswith("the loop of calls that looks for recompilations ran out of CPU time")
+
+
+class Waits(torch.nn.Module):
+    """A class whose every call waits (``time.sleep``: a data loader, a lock, a GPU it syncs
+    with) and costs next to no CPU time."""
+
+    WAIT_SECONDS = 0.3
+
+    def forward(self, x: torch.Tensor, scale: int = 2) -> torch.Tensor:
+        time.sleep(self.WAIT_SECONDS)
+        return x * scale
+
+
+def waiting_loop(seconds: float) -> recompile_loop.LoopOutcome:
+    """``Waits``'s loop: the same inputs again (one call), three batch sizes, three values of
+    ``scale``; the loop checks its time before each, so before the values after 4 waits."""
+    model = Waits()
+
+    def call(inputs: dict[str, object], values: dict[str, object]) -> None:
+        model(**inputs, **values)
+
+    return recompile_loop.run_loop(call, recompile_loop.Observer(), {"x": torch.ones(4)},
+                                   {"scale": 2}, {"scale": 2}, seconds)
+
+
+def test_the_loop_counts_its_cpu_time_not_the_time_the_calls_wait() -> None:
+    """4 waits (1.2 s) before the values are past a second of wall-clock time, which cut the
+    loop short when it counted that; its CPU time is not spent, and every call is made."""
+    outcome = waiting_loop(seconds=1.0)
+    assert (outcome.finished, outcome.calls) == (True, 7)
+    assert not outcome.slowed and loop_notes(outcome) == []
+
+
+def test_a_loop_slowed_past_twice_its_time_stops_and_says_the_load_did() -> None:
+    """One wait (0.3 s) is past twice 0.1 s: the wall-clock backstop, which ends a loop the
+    machine's load slows before the host's time-out ends the class, stops it."""
+    outcome = waiting_loop(seconds=0.1)
+    assert (outcome.finished, outcome.slowed, outcome.calls) == (False, True, 1)
+    assert loop_notes(outcome) == [SLOWED.format(calls=1)]

@@ -198,7 +198,7 @@ class CompileCapture:
         moved = not built_on_meta and meta_weights.is_large(target.model)
         on_meta = built_on_meta or moved
         started = time.perf_counter()
-        # A quarter of the class's time for the loop of calls; none where it is not to run
+        # A quarter of the class's time (CPU time) for the loop of calls; none where not run
         # (``FX_LSP_NO_RECOMPILE_LOOP=1``: benchmarks/README.md's mode_latency, one call alone).
         loop = context.job.config.timeout / 4 if target.recompile_loop and os.environ.get(
             "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0

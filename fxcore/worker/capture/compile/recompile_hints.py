@@ -1,7 +1,8 @@
 """The loop of calls' causes (``recompile_loop``) as diagnostics at the user's line: FX505
 (every call, up to the limit), FX506 (every new size of a dimension), FX507 (every value of a
 number argument), FX508 (every new length of a container of tensors), each with PyTorch's
-guard and hint; and the note of a loop that ran out of time."""
+guard and hint; and the note of a loop that ran out of time or that the machine's load
+stopped."""
 
 from __future__ import annotations
 
@@ -18,9 +19,13 @@ from fxcore.worker.context import JobContext
 KIND_OF_CAUSE = {"every-call": "recompiles-every-call", "every-size": "recompiles-every-size",
                  "every-number": "recompiles-every-number",
                  "every-length": "recompiles-every-length"}
-#: The note of a class whose loop ran out of its time.
-UNFINISHED = ("the loop of calls that looks for recompilations ran out of time after {calls} "
-              "calls: the first call's verdict stands")
+#: The note of a class whose loop ran out of its time (CPU time: the same at any load).
+UNFINISHED = ("the loop of calls that looks for recompilations ran out of CPU time after "
+              "{calls} calls: the first call's verdict stands")
+#: The note of a loop the machine's load stopped (its wall-clock backstop), its CPU time left.
+SLOWED = ("the loop of calls that looks for recompilations was stopped after {calls} calls, "
+          "its CPU time not spent: the machine was too loaded for it to end within twice as "
+          "much wall-clock time; the first call's verdict stands")
 
 
 def recompile_hints(context: JobContext, target: CaptureTarget,
@@ -31,7 +36,8 @@ def recompile_hints(context: JobContext, target: CaptureTarget,
 def loop_notes(outcome: LoopOutcome | None) -> list[str]:
     if outcome is None or outcome.finished:
         return []
-    return [outcome.not_run or UNFINISHED.format(calls=outcome.calls)]
+    return [outcome.not_run or (SLOWED if outcome.slowed else UNFINISHED).format(
+        calls=outcome.calls)]
 
 
 def _hint(context: JobContext, target: CaptureTarget, cause: Recompile) -> Hint:
