@@ -10,6 +10,8 @@ import pathlib
 import signal
 import textwrap
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -228,13 +230,34 @@ async def test_code_actions_resolve_their_edits_lazily(workspace: pathlib.Path) 
         assert any('torch.fx.wrap("len")' in e.new_text for e in edit.edits)
 
 
+class _EditWhenTraced(list[dict[str, Any]]):
+    """``FxClient.traced`` that makes an edit as soon as the client reads that ``uri`` was
+    traced, before it reads anything the server sent after that notification."""
+
+    def __init__(self, traced: list[dict[str, Any]], uri: str, edit: Callable[[], None]) -> None:
+        super().__init__(traced)
+        self._uri = uri
+        self._edit: Callable[[], None] | None = edit
+
+    def append(self, traced: dict[str, Any]) -> None:
+        super().append(traced)
+        if traced["uri"] == self._uri and self._edit is not None:
+            edit, self._edit = self._edit, None
+            edit()
+
+
 async def test_an_older_result_is_not_republished_over_an_edited_buffer(
     tmp_path: pathlib.Path,
 ) -> None:
     """A file that imports an edited, unsaved buffer is traced again (run on save: the buffer
     itself is not): when that trace ends, the buffer's older result must not be republished on
     its new text. Its lines moved; the client already moved the shown diagnostics with the
-    edit."""
+    edit.
+
+    The buffer is edited the moment the client reads that the importing file's first trace
+    ended: that trace's publication on the buffer (the failure it locates there), sent after
+    the notification and before the server reads the edit, is still on its way (as on a
+    loaded machine, where CI once counted it as published after the edit)."""
     workspace = new_project(tmp_path)
     layers, model = workspace / "layers.py", workspace / "model.py"
     layers.write_text(USES_LEN)
@@ -248,11 +271,23 @@ async def test_an_older_result_is_not_republished_over_an_edited_buffer(
         "        return self.block(x)\n"
     )
     async with session(workspace) as client:
-        layers_uri, model_uri = client.open(layers), client.open(model)
+        layers_uri = client.open(layers)
         assert await client.diagnostics_for(layers_uri, version=1, timeout=60)
-        await client.diagnostics_for(model_uri, version=1, timeout=60)
-        await wait_for(lambda: len(client.traced) >= 2, 30, "both traces")
-        client.replace_text(layers_uri, "\n" * 5 + USES_LEN)
+        await wait_for(lambda: client.traced, 30, "the trace of layers.py")
+        model_uri = client.open(model)
+        at_edit: list[int] = []
+
+        def edit() -> None:
+            client.replace_text(layers_uri, "\n" * 5 + USES_LEN)
+            at_edit.append(len(client.published))
+
+        client.traced = _EditWhenTraced(client.traced, model_uri, edit)
+        await wait_for(lambda: at_edit, 60, "the edit")
+        # The answer to a request sent after the edit comes after all the server sent before
+        # it read the edit; that was the older text's, and says so.
+        await client.text_document_hover_async(_hover_params(layers_uri, 0, 0))
+        in_flight = [p.version for p in client.published[at_edit[0]:] if p.uri == layers_uri]
+        assert in_flight == [1], f"not the publication on its way at the edit: {in_flight}"
         edited, traced = len(client.published), len(client.traced)
         client.save(model_uri)
         await wait_for(
