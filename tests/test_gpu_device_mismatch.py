@@ -62,8 +62,9 @@ class MadeForCuda(nn.Module):
 def test_a_held_tensor_is_where_model_to_leaves_it(tmp_path: Path) -> None:
     """``model.to("cuda")`` leaves a plain tensor attribute where ``__init__`` made it. Made
     on the default device (``HeldAttribute``), it is a CPU tensor beside CUDA ones on a GPU,
-    which fails the class on any input (an H200: benchmarks/gpu/answers/): fx-lsp finds no
-    input it runs on, where it said traceable before. A 0-dim one (``HeldScalar``) is a
+    which fails the class on any input (an H200: benchmarks/gpu/answers/): fx-lsp gives that
+    failure in each mode at the line, naming the tensor, where it said traceable before 28f2b61
+    and "not checkable" (no input runs) after it. A 0-dim one (``HeldScalar``) is a
     scalar to CUDA kernels; one made for CUDA (``MadeForCuda``, and what is computed from it)
     is on the GPU, where the constructor failed before (FX101: a real CUDA tensor)."""
     shutil.copy(HELD, tmp_path)
@@ -78,4 +79,14 @@ def test_a_held_tensor_is_where_model_to_leaves_it(tmp_path: Path) -> None:
         assert verdicts["MadeForCuda", mode]["status"] == "traceable", \
             verdicts["MadeForCuda", mode]["reason"]
         held = verdicts["HeldAttribute", mode]
-        assert held["status"] == "not-traced" and "cpu" in held["reason"].lower(), held["reason"]
+        assert held["status"] == "failed", held["reason"]
+        (failure,) = held["failures"]
+        # forward's line: ``self.proj(x.cuda()) + self.table``.
+        assert (failure["code"], failure["line"]) == (
+            {"export": "FX499", "compile": "FX502"}[mode], 19)
+    messages = {d["mode"]: d["message"] for d in parse_report(completed.stdout)["diagnostics"]
+                if d["classes"] == ["HeldAttribute"]}
+    assert set(messages) == {"export", "compile"}
+    for message in messages.values():
+        assert "cuda:0" in message and "cpu" in message, message
+        assert "(fx-lsp: `table` is a tensor" in message and "register_buffer" in message

@@ -43,13 +43,10 @@ KNOWN = {
     # agrees with real torch on the CPU (``test_literal_values``). A GPU's record of that
     # input is still to be made.
     "compile data_dependent.py:ToListSplit": "the record's inputs are fx-lsp's earlier ones",
+    "data_dependent.py:ToListSplit: real torch ran on": "the same",
     # fx-lsp's inputs do not fit (a 6x6 mask, sequence 8): both fail at the mask's line with
     # a broadcast error, whose words name argument 2 in fx-lsp's eager run and 1 in dynamo's.
     "compile export_traceable.py:SelfAttention": "the same error, other words",
-    # A plain tensor attribute stays on the CPU under ``model.to("cuda")``, so a GPU fails the
-    # class on any input; fx-lsp keeps it on the CPU too, finds no input the class runs on,
-    # and says "not checkable" where a GPU gives a failure.
-    "no verdict held_tensors.py:HeldAttribute": "no input runs",
 }
 
 

@@ -12,6 +12,7 @@ fakes a plain attribute of the second kind on the CPU (``fake_device``, the expo
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any
 
@@ -57,3 +58,46 @@ def held_on_cpu(tensor: torch.Tensor) -> bool:
     under ``model.to("cuda")`` and meets CUDA tensors as one: not made for CUDA, with at least
     one dimension."""
     return tensor.dim() > 0 and tensor not in _MADE_ON_CUDA
+
+
+#: A device mismatch between a CUDA tensor and a CPU one, in torch's words (eager kernels'
+#: "Expected all tensors to be on the same device", fake tensors' "found two different
+#: devices").
+_CUDA_BESIDE_CPU = re.compile(r"(same device|different devices).*(cuda.*cpu|cpu.*cuda)",
+                              re.DOTALL)
+
+
+def held_on_cpu_by(model: torch.nn.Module) -> list[str]:
+    """The tensors ``model`` (and its submodules) holds outside parameters and buffers, as
+    attributes or in a list, tuple or dict attribute, that ``model.to("cuda")`` leaves on the
+    CPU (``held_on_cpu``), by attribute name (``table``, ``encoder.tables``)."""
+    found = []
+    for prefix, module in model.named_modules():
+        for name, value in vars(module).items():
+            if name.startswith("_"):
+                continue  # torch's own tables (_parameters, _buffers, _modules)
+            if any(isinstance(leaf, torch.Tensor) and not isinstance(leaf, torch.nn.Parameter)
+                   and held_on_cpu(leaf) for leaf in tree_flatten(value)[0]):
+                found.append(f"{prefix}.{name}" if prefix else name)
+    return found
+
+
+def fails_by_held_tensor(model: torch.nn.Module, error: BaseException) -> list[str]:
+    """Where ``error`` (raised running ``model`` judged for a GPU) is a CUDA tensor meeting a
+    CPU one and ``model`` holds tensors ``model.to("cuda")`` leaves on the CPU: their names.
+    Then it is the class's own failure on a GPU, on any inputs, not one of the inputs fx-lsp
+    chose. Empty otherwise."""
+    if not _CUDA_BESIDE_CPU.search(str(error)):
+        return []
+    return held_on_cpu_by(model)
+
+
+def held_note(held: list[str]) -> str:
+    """What a failure of ``fails_by_held_tensor`` adds to torch's words, as fx-lsp's own
+    (`` (fx-lsp: ...)``): which tensors, why, and the fix."""
+    names = ", ".join(f"`{name}`" for name in held)
+    return (f" (fx-lsp: {names} {'is a tensor' if len(held) == 1 else 'are tensors'} the "
+            "module holds outside its parameters and buffers, which `model.to(\"cuda\")` "
+            "leaves on the CPU: on a GPU this fails on any input; register each as a buffer, "
+            "`self.register_buffer(name, tensor, persistent=False)`, so that it moves with "
+            "the model)")

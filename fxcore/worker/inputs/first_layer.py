@@ -37,6 +37,8 @@ from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.meta_limits import MetaLimit, needs_real_data
 from fxcore.worker.context import describe_exception, first_line
+from fxcore.worker.devices.fake_device import judged_device
+from fxcore.worker.devices.held_tensors import fails_by_held_tensor
 from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate, layer_template
 from fxcore.worker.inputs.reshape import (
@@ -267,6 +269,8 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mappin
     try:
         return run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
     except Exception as error:  # user code may raise anything: these inputs do not fit
+        if judged_device() is not None and fails_by_held_tensor(model, error):
+            return []  # it fails so on a GPU whatever its inputs: the captures say where
         return error
 
 

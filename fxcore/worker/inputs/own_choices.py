@@ -22,6 +22,8 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.capture.meta_limits import needs_real_data
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.devices.fake_device import judged_device
+from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
 from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.locate import traceback_positions
 
@@ -48,6 +50,11 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     except OutOfTime:
         return result
     except Exception as error:  # user code may raise anything: is it the capture's error?
+        held = fails_by_held_tensor(target.model, error) if judged_device() is not None else []
+        if held:  # the class's own failure on a GPU, whatever fx-lsp chose
+            said = dataclasses.replace(ending, message=f"{ending.message}{held_note(held)}")
+            return dataclasses.replace(result, failures=[
+                said if failure is ending else failure for failure in result.failures])
         eager = _same_error(context, target, error, ending, mode, chosen)
         if eager is None:
             return result
