@@ -5,7 +5,9 @@
 #
 #   scripts/test-torch-matrix.sh [SERIES...]     e.g. 2.10 2.15: every matrix test on each;
 #                                                default: every supported series but the
-#                                                one python3 has, sharing the tests (below)
+#                                                one python3 has, sharing the tests (below),
+#                                                then python3's release on PyPI's CUDA build
+#                                                against python3's CPU-only one (-m builds)
 #
 # PyPI's torch builds other than the local 2.13.0 CPU file are CUDA builds (~3 GB with their
 # nvidia packages; they run on the CPU): uv installs them from one cache, hard-linked into
@@ -44,6 +46,7 @@ uv() { python3 -m uv "$@"; }
 # The series python3 has: its own tiers run every matrix test.
 main_series=$(python3 -c 'import importlib.metadata as m, re; print(re.match(r"\d+\.\d+", m.version("torch"))[0])' 2>/dev/null)
 full=${FX_LSP_FULL_SWEEP:-}
+named=$#
 if [ $# -gt 0 ]; then
     series=("$@")
     full=1
@@ -139,6 +142,39 @@ for s in "${series[@]}"; do
         grep -E "^(FAILED|ERROR) " "$log" | head -n 20
     fi
 done
+# The GPU view on two builds of python3's release (issue 47): PyPI's CUDA build of it beside
+# python3's CPU-only one, neither with a GPU; tests/test_build_agreement.py compares their
+# verdicts judged for a GPU. Only in the default run (CI's), not for series named.
+if [ "$named" = 0 ] && [ -n "$main_series" ]; then
+    t0=$SECONDS
+    release=$(python3 -c 'import torch; print(torch.__version__.split("+")[0])')
+    venv="$matrix_dir/venvs/${main_series}cu"
+    python="$venv/bin/python"
+    log="$matrix_dir/pytest-${main_series}cu.log"
+    if ! "$python" -c "import importlib.metadata as m, sys, torch; sys.exit(m.version('torch').split('+')[0] != '$release' or torch.version.cuda is None)" 2>/dev/null; then
+        rm -rf "$venv"
+        uv venv --quiet --python "$(command -v python3)" "$venv" \
+            && uv pip install --quiet --python "$python" "torch==$release"
+    fi
+    if uv pip install --quiet --python "$python" --constraint <(echo "torch==$release") \
+            -e "$repo" >"$log" 2>&1; then
+        (cd "$repo" && FX_LSP_OTHER_BUILD=$python python3 -m pytest -m builds -n 0 -q -rs \
+            -p no:cacheprovider -p no:benchmark tests/test_build_agreement.py) >"$log" 2>&1
+        status=$?
+    else
+        echo "cannot install fx-lsp beside PyPI's torch==$release" >>"$log"
+        status=1
+    fi
+    line="torch $release, CPU-only and CUDA builds (-m builds): $((SECONDS - t0))s: $(tail -n 1 "$log")"
+    echo "$line"
+    [ -z "${FX_LSP_MATRIX_SUMMARY:-}" ] || echo "$line" >>"$FX_LSP_MATRIX_SUMMARY"
+    if [ $status -eq 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        grep -E "^(FAILED|ERROR|E ) " "$log" | head -n 20
+    fi
+fi
 echo "torch matrix: $((SECONDS - started))s for ${#series[@]} series"
 echo "matrix: $passed passed, $failed failed"
 [ $failed -eq 0 ]
