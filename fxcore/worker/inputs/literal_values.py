@@ -14,7 +14,8 @@ inputs and the compile capture's runs of the graphs dynamo handed to its backend
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -52,6 +53,16 @@ def literal_tensors() -> Iterator[None]:
     """Remember the tensors made from Python data while the block runs."""
     with _Recorder():
         yield
+
+
+def keeping_literals(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, each call run with ``literal_tensors()``."""
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with literal_tensors():
+            return function(*args, **kwargs)
+
+    return run
 
 
 def _typed(data: Any, dtype: torch.dtype) -> Any:

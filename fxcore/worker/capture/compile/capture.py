@@ -4,10 +4,9 @@ run on the example inputs (batch size 2, usually on meta; then as a loop calls i
 dynamo logs it (``InstructionTranslatorBase.log_graph_break``): its exception, ``gb_type``
 (-> PyTorch's ``GBnnnn``) and user stack (``real_stack``), located at the innermost workspace
 frame. The backend records the graphs it receives and returns them uncompiled, so nothing is
-compiled or written.
-
-Without that private hook the mode degrades to the first break only
-(``fullgraph=True``) and says so in the failure's message.
+compiled or written; what they make from Python data keeps its values for the code dynamo
+runs eagerly after them (``.tolist()`` at a break: ``inputs.literal_values``). Without that
+private hook the mode degrades to the first break only (``fullgraph=True``) and says so.
 
 On meta, a meta tensor's truth and Python numbers are stood in for (``inputs.values_read``): where
 the run stood in numbers (``.item()``, ``.tolist()``) and the code's own checks and conditions
@@ -79,7 +78,7 @@ from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
-from fxcore.worker.inputs.literal_values import literal_tensors
+from fxcore.worker.inputs.literal_values import keeping_literals
 from fxcore.worker.inputs.values_read import Place, meta_values
 from fxcore.worker.locate import RawPosition
 from fxcore.worker.seeding import seed_generators
@@ -321,13 +320,6 @@ class _Run:
     loop: recompile_loop.LoopOutcome | None = None
 
 
-def _graph_run(graph_module: fx.GraphModule, *args: Any) -> Any:
-    """A graph dynamo handed the backend, run as given; the tensors it makes from Python data
-    keep their values for the code run eagerly after it (``.tolist()`` at a break)."""
-    with literal_tensors():
-        return graph_module.forward(*args)
-
-
 def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
          planned: dict[Place, list[Any]] | None = None,
          device: torch.device | None = None, loop_seconds: float = 0.0) -> _Run:
@@ -341,7 +333,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
         run.graphs.append(graph_module)
         if observer is not None:
             observer.compiled()
-        return functools.partial(_graph_run, graph_module)
+        return keeping_literals(graph_module.forward)
 
     torch._dynamo.reset()  # the recompile limit otherwise falls back to eager silently
     with contextlib.ExitStack() as stack:
