@@ -56,6 +56,18 @@ class MadeForCuda(nn.Module):
     def forward(self, x):
         assert self.wide.dtype == torch.float64
         return self.proj(x.cuda()) + self.table + self.wide.float()
+
+
+# A CPU-held table the code moves itself, and a CPU arange that meets CUDA tensors: the table
+# is not what fails on a GPU, and no note names it.
+class HeldButMoved(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.table = torch.ones(8)
+
+    def forward(self, x):
+        return self.proj(x.cuda()) + self.table.cuda() + torch.arange(8)
 """
 
 
@@ -69,6 +81,9 @@ def test_a_held_tensor_is_where_model_to_leaves_it(tmp_path: Path) -> None:
     is on the GPU, where the constructor failed before (FX101: a real CUDA tensor)."""
     shutil.copy(HELD, tmp_path)
     (tmp_path / "made.py").write_text(MADE_FOR_CUDA)
+    # Inputs given: HeldButMoved's captures run and fail, and their failure is looked at.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.fx-lsp.modules."made:HeldButMoved"]\ninputs = { x = "float32[2, 8]" }\n')
     completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
                                    "--output-format", "json", ".", cwd=tmp_path)
     assert completed.returncode in (0, 1), completed.stderr
@@ -90,3 +105,9 @@ def test_a_held_tensor_is_where_model_to_leaves_it(tmp_path: Path) -> None:
     for message in messages.values():
         assert "cuda:0" in message and "cpu" in message, message
         assert "(fx-lsp: `table` is a tensor" in message and "register_buffer" in message
+    moved = [verdicts["HeldButMoved", mode] for mode in ("export", "compile")]
+    assert all(module["status"] != "traceable" for module in moved), moved
+    assert not any("`table`" in text for text in [
+        *(module["reason"] or "" for module in moved),
+        *(d["message"] for d in parse_report(completed.stdout)["diagnostics"]
+          if d["classes"] == ["HeldButMoved"])])

@@ -8,12 +8,15 @@ plain tensor attribute made on the default device stays on the CPU, where beside
 it is a device mismatch (but for a 0-dim one, a scalar to CUDA kernels). The view remembers the
 first kind as they are made (``cuda_factories``, ``cuda_view``'s move of a meta tensor), and
 fakes a plain attribute of the second kind on the CPU (``fake_device``, the export capture's
-``fake``)."""
+``fake``). Where a run then fails with a CUDA tensor beside a CPU one, and fails otherwise with
+those attributes taken as moved, they are the cause: the class fails so on a GPU whatever its
+inputs (``fails_by_held_tensor``), and the failure names them."""
 
 from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -30,6 +33,9 @@ class _Tensors:
     def add(self, tensor: torch.Tensor) -> None:
         key = id(tensor)
         self._refs[key] = weakref.ref(tensor, lambda _ref: self._refs.pop(key, None))
+
+    def discard(self, tensor: torch.Tensor) -> None:
+        self._refs.pop(id(tensor), None)
 
     def __contains__(self, tensor: object) -> bool:
         ref = self._refs.get(id(tensor))
@@ -67,29 +73,35 @@ _CUDA_BESIDE_CPU = re.compile(r"(same device|different devices).*(cuda.*cpu|cpu.
                               re.DOTALL)
 
 
-def held_on_cpu_by(model: torch.nn.Module) -> list[str]:
-    """The tensors ``model`` (and its submodules) holds outside parameters and buffers, as
-    attributes or in a list, tuple or dict attribute, that ``model.to("cuda")`` leaves on the
-    CPU (``held_on_cpu``), by attribute name (``table``, ``encoder.tables``)."""
-    found = []
-    for prefix, module in model.named_modules():
-        for name, value in vars(module).items():
-            if name.startswith("_"):
-                continue  # torch's own tables (_parameters, _buffers, _modules)
-            if any(isinstance(leaf, torch.Tensor) and not isinstance(leaf, torch.nn.Parameter)
-                   and held_on_cpu(leaf) for leaf in tree_flatten(value)[0]):
-                found.append(f"{prefix}.{name}" if prefix else name)
-    return found
+def _held_on_cpu_by(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The plain tensor attributes of ``model`` and its submodules that ``model.to("cuda")``
+    leaves on the CPU (``held_on_cpu``), by name (``table``, ``encoder.table``)."""
+    return {f"{prefix}.{name}" if prefix else name: value
+            for prefix, module in model.named_modules()
+            for name, value in vars(module).items()
+            if isinstance(value, torch.Tensor) and held_on_cpu(value)}
 
 
-def fails_by_held_tensor(model: torch.nn.Module, error: BaseException) -> list[str]:
+def fails_by_held_tensor(model: torch.nn.Module, error: BaseException,
+                         again: Callable[[], object]) -> list[str]:
     """Where ``error`` (raised running ``model`` judged for a GPU) is a CUDA tensor meeting a
-    CPU one and ``model`` holds tensors ``model.to("cuda")`` leaves on the CPU: their names.
-    Then it is the class's own failure on a GPU, on any inputs, not one of the inputs fx-lsp
-    chose. Empty otherwise."""
-    if not _CUDA_BESIDE_CPU.search(str(error)):
+    CPU one, and ``again`` (the same run once more) does not raise such an error with
+    ``model``'s CPU-held attributes taken as moved to the GPU: their names. Then they are the
+    class's own failure on a GPU, on any inputs. Empty otherwise."""
+    held = _held_on_cpu_by(model)
+    if not held or not _CUDA_BESIDE_CPU.search(str(error)):
         return []
-    return held_on_cpu_by(model)
+    for tensor in held.values():
+        _MADE_ON_CUDA.add(tensor)
+    try:
+        again()
+    except Exception as other:  # the model's own code may raise anything
+        if _CUDA_BESIDE_CPU.search(str(other)):
+            return []  # another tensor meets the CUDA ones on the CPU
+    finally:
+        for tensor in held.values():
+            _MADE_ON_CUDA.discard(tensor)
+    return list(held)
 
 
 def held_note(held: list[str]) -> str:

@@ -266,10 +266,13 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mappin
     """What ``model`` raises when run eagerly on tensors of ``specs`` (on meta, or fake tensors
     for real weights), or, when it runs, the lines whose values read from tensor data were
     stood in; ``OutOfTime`` after ``seconds``."""
-    try:
+    def run() -> list[Place]:
         return run_eagerly(model, instantiated_on, specs, concrete_args, seconds)
+
+    try:
+        return run()
     except Exception as error:  # user code may raise anything: these inputs do not fit
-        if judged_device() is not None and fails_by_held_tensor(model, error):
+        if judged_device() is not None and fails_by_held_tensor(model, error, run):
             return []  # it fails so on a GPU whatever its inputs: the captures say where
         return error
 

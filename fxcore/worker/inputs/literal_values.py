@@ -71,7 +71,9 @@ def _typed(data: Any, dtype: torch.dtype) -> Any:
         return [_typed(item, dtype) for item in data]
     if dtype == torch.bool:
         return bool(data)
-    return float(data) if dtype.is_floating_point or dtype.is_complex else int(data)
+    if dtype.is_complex:
+        return complex(data)
+    return float(data) if dtype.is_floating_point else int(data)
 
 
 def _flat(data: Any) -> list[Any]:

@@ -40,17 +40,21 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     chosen = _chosen(target)
     if ending is None or not chosen or target.example_inputs is None:
         return result
-    try:
+    def run() -> None:
         # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
         # output channel) is one real torch makes on the CPU too.
         for fake in (False, True):
-            run_eagerly(target.model, target.instantiated_on, target.example_inputs,
+            run_eagerly(target.model, target.instantiated_on, target.example_inputs or {},
                         {**target.passed_values, **target.concrete_args},
                         context.job.config.timeout / 8, fake)
+
+    try:
+        run()
     except OutOfTime:
         return result
     except Exception as error:  # user code may raise anything: is it the capture's error?
-        held = fails_by_held_tensor(target.model, error) if judged_device() is not None else []
+        held = fails_by_held_tensor(target.model, error, run) \
+            if judged_device() is not None else []
         if held:  # the class's own failure on a GPU, whatever fx-lsp chose
             said = dataclasses.replace(ending, message=f"{ending.message}{held_note(held)}")
             return dataclasses.replace(result, failures=[
