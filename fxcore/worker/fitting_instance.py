@@ -13,7 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 
-from fxcore.model.instance_trust import DOES_NOT_FIT_CODES, does_not_fit, instance_call
+import torch
+
+from fxcore.model.instance_trust import (
+    DOES_NOT_FIT_CODES,
+    does_not_fit,
+    instance_call,
+    may_not_fit,
+)
 from fxcore.model.results import ModuleResult
 from fxcore.worker.building.sources import Built, other_instances
 from fxcore.worker.capture.record import CaptureTarget
@@ -28,20 +35,30 @@ MAX_INSTANCES = 4
 FxVerdict = Callable[[CaptureTarget, Built], ModuleResult]
 
 
-#: ``misfit`` ranks: a verdict, shapes that fit no input, no verdict, does not fit.
-_FITS, _SHAPES, _NO_VERDICT, _DOES_NOT_FIT = range(4)
+#: ``misfit`` ranks: a verdict, a verdict on a guessed instance with an empty layer, shapes
+#: that fit no input, no verdict, does not fit.
+_FITS, _EMPTY, _SHAPES, _NO_VERDICT, _DOES_NOT_FIT = range(5)
+#: The ranks after which another instance is traced.
+_TRY_ANOTHER = (_EMPTY, _SHAPES, _DOES_NOT_FIT)
 
 
-def misfit(result: ModuleResult) -> int:
-    """How far an instance's verdict is from one on an instance that fits: ``_FITS``; shapes
-    that fit no input tried on the class's own guessed arguments; no verdict for another
-    reason (no inputs found); the instance does not fit (FX105, FX406, FX504)."""
+def misfit(result: ModuleResult, model: torch.nn.Module | None = None) -> int:
+    """How far an instance's verdict is from one on an instance that fits: ``_FITS``; a
+    verdict on an instance built from defaults or guesses that holds a weight with no element
+    (``model``: a guessed ``in_channels=3`` reduced 16 times, ``Conv2d(3, 0)``, which torch
+    refuses to run on the CPU where torch.fx traces it, and meta runs it); shapes that fit no
+    input tried on the class's own guessed arguments; no verdict for another reason (no
+    inputs found); the instance does not fit (FX105, FX406, FX504)."""
     if does_not_fit(result):
         return _DOES_NOT_FIT
     if result.status == "not-traced":
         return _NO_VERDICT
     own_guess = result.arguments is not None and result.arguments.origin == "guessed"
-    return _SHAPES if own_guess and result.shape_errors else _FITS
+    if own_guess and result.shape_errors:
+        return _SHAPES
+    empty = model is not None and may_not_fit(result.arguments) and any(
+        parameter.numel() == 0 for parameter in model.parameters())
+    return _EMPTY if empty else _FITS
 
 
 def target_of(cls: type, source: ClassSource, built: Built) -> CaptureTarget:
@@ -58,11 +75,15 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
     started = time.monotonic()
     others: Iterator[Built] | None = None
     traced: list[tuple[Built, CaptureTarget, ModuleResult]] = []
+
+    def rank(index: int) -> int:
+        return misfit(traced[index][2], traced[index][0].model)
+
     while True:
         target = target_of(cls, source, built)
         traced.append((built, target, fx_verdict(target, built)))
         spent = time.monotonic() - started
-        if misfit(traced[-1][2]) not in (_SHAPES, _DOES_NOT_FIT) or len(traced) >= MAX_INSTANCES \
+        if rank(-1) not in _TRY_ANOTHER or len(traced) >= MAX_INSTANCES \
                 or spent * (len(traced) + 1) / len(traced) > timeout:
             break
         others = others or other_instances(context, cls, built)
@@ -72,15 +93,17 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
             break
         built = following
     # The best, the earliest of its rank; of instances that do not fit, the latest.
-    index = min(range(len(traced)), key=lambda i: (
-        misfit(traced[i][2]), -i if misfit(traced[i][2]) == _DOES_NOT_FIT else i))
+    index = min(range(len(traced)), key=lambda i: (rank(i), -i if rank(i) == _DOES_NOT_FIT else i))
     kept = traced[index]
-    _name_instances_tried(kept[2], [result for i, (_, _, result) in enumerate(traced)
-                                    if i != index])
+    _name_instances_tried(kept[2], rank(index), [
+        _misfit_text(result, rank(i)) for i, (_, _, result) in enumerate(traced) if i != index])
     return kept
 
 
-def _misfit_text(result: ModuleResult) -> str:
+def _misfit_text(result: ModuleResult, rank: int) -> str:
+    if rank == _EMPTY and result.arguments is not None:
+        return (f"{instance_call(result.class_name, result.arguments)}: a layer without "
+                "weights (a weight of no element), which torch does not run on the CPU.")
     if result.reason or not result.shape_errors or result.arguments is None:
         return result.reason or ""
     message = result.shape_errors[0].message
@@ -88,19 +111,19 @@ def _misfit_text(result: ModuleResult) -> str:
             f"({message[:300]}{'...' if len(message) > 300 else ''}).")
 
 
-def _name_instances_tried(result: ModuleResult, others: list[ModuleResult]) -> None:
-    """Say on ``result`` which other instances were traced and did not fit: in its "does not
-    fit" message (FX105, FX406, FX504) when it does not fit either, else as a note on the
-    verdict."""
+def _name_instances_tried(result: ModuleResult, rank: int, others: list[str]) -> None:
+    """Say on ``result`` (of ``misfit`` ``rank``) which other instances were traced and did not
+    fit (``others``, each ``_misfit_text``): in its "does not fit" message (FX105, FX406,
+    FX504) when it does not fit either, else as a note on the verdict."""
     if not others:
         return
-    tried = "; ".join(_misfit_text(other) for other in others)
+    tried = "; ".join(others)
     if does_not_fit(result):
         result.reason = f"{result.reason} Instances tried before: {tried}"
         for failure in result.failures:
             if failure.code in DOES_NOT_FIT_CODES:
                 failure.message += f" Instances tried before, which did not fit either: {tried}"
-    elif misfit(result) != _FITS:
+    elif rank != _FITS:
         result.capture_notes.append(f"Other instances fx-lsp traced fit no better: {tried}")
     elif result.arguments is not None:
         instance = instance_call(result.class_name, result.arguments)

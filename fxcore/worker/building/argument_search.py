@@ -81,12 +81,20 @@ def searched_instance(cls: type, tried: Tried,
     return None
 
 
+#: A lone channel argument under this is tried at 32 and 64 too (``consistent_sets``).
+LONE_CHANNELS_BELOW = 16
+
+
 def consistent_sets(kwargs: dict[str, Any]) -> list[dict[str, Any]]:
     """``kwargs`` with every channel argument made one value and every width one value
-    (the largest of each), then both at 32 and at 64; empty when there are no two."""
+    (the largest of each), then both at 32 and at 64; a lone channel argument under 16 too
+    (``in_channels=3``: a block that divides it, ``in_channels // reduction``, has a layer of
+    no channel there); empty when there is nothing to make consistent."""
     channels = [n for n, v in kwargs.items() if CHANNEL_NAMES.fullmatch(n) and type(v) is int]
     widths = [n for n, v in kwargs.items() if WIDTH_NAMES.fullmatch(n) and type(v) is int]
     groups = [group for group in (channels, widths) if len(group) > 1]
+    if len(channels) == 1 and kwargs[channels[0]] < LONE_CHANNELS_BELOW:
+        groups.append(channels)
     if not groups:
         return []
     sets = []
