@@ -89,6 +89,17 @@ shard_in() {  # shard_in SERIES GROUP...: K/N where SERIES is the K-th of the N 
 passed=0
 failed=0
 started=$SECONDS
+reported() {  # reported STATUS LOG LINE: a step's line, counted; its failures from its log
+    echo "$3"
+    # FX_LSP_MATRIX_SUMMARY: a file that gets each step's line too (scripts/test.sh prints it last).
+    [ -z "${FX_LSP_MATRIX_SUMMARY:-}" ] || echo "$3" >>"$FX_LSP_MATRIX_SUMMARY"
+    if [ "$1" -eq 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        grep -E "^(FAILED|ERROR|E ) " "$2" | head -n 20
+    fi
+}
 for s in "${series[@]}"; do
     t0=$SECONDS
     version=$(newest_patch "$s")
@@ -131,16 +142,7 @@ for s in "${series[@]}"; do
         -p no:cacheprovider -p no:benchmark) >"$log" 2>&1
     status=$?
     summary=$(tail -n 1 "$log")
-    line="torch $s ($version, -m \"$selected\"${shard:+, shard $shard}${sweep_shard:+, sweeps $sweep_shard}): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
-    echo "$line"
-    # FX_LSP_MATRIX_SUMMARY: a file that gets each series' line too (scripts/test.sh prints it last).
-    [ -z "${FX_LSP_MATRIX_SUMMARY:-}" ] || echo "$line" >>"$FX_LSP_MATRIX_SUMMARY"
-    if [ $status -eq 0 ]; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        grep -E "^(FAILED|ERROR) " "$log" | head -n 20
-    fi
+    reported $status "$log" "torch $s ($version, -m \"$selected\"${shard:+, shard $shard}${sweep_shard:+, sweeps $sweep_shard}): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
 done
 # The GPU view on two builds of python3's release (issue 47): PyPI's CUDA build of it beside
 # python3's CPU-only one, neither with a GPU; tests/test_build_agreement.py compares their
@@ -165,15 +167,8 @@ if [ "$named" = 0 ] && [ -n "$main_series" ]; then
         echo "cannot install fx-lsp beside PyPI's torch==$release" >>"$log"
         status=1
     fi
-    line="torch $release, CPU-only and CUDA builds (-m builds): $((SECONDS - t0))s: $(tail -n 1 "$log")"
-    echo "$line"
-    [ -z "${FX_LSP_MATRIX_SUMMARY:-}" ] || echo "$line" >>"$FX_LSP_MATRIX_SUMMARY"
-    if [ $status -eq 0 ]; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        grep -E "^(FAILED|ERROR|E ) " "$log" | head -n 20
-    fi
+    reported $status "$log" \
+        "torch $release, CPU-only and CUDA builds (-m builds): $((SECONDS - t0))s: $(tail -n 1 "$log")"
 fi
 echo "torch matrix: $((SECONDS - started))s for ${#series[@]} series"
 echo "matrix: $passed passed, $failed failed"

@@ -40,6 +40,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     chosen = _chosen(target)
     if ending is None or not chosen or target.example_inputs is None:
         return result
+
     def run() -> None:
         # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
         # output channel) is one real torch makes on the CPU too.
@@ -53,8 +54,11 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     except OutOfTime:
         return result
     except Exception as error:  # user code may raise anything: is it the capture's error?
-        held = fails_by_held_tensor(target.model, error, run) \
-            if judged_device() is not None else []
+        try:
+            held = fails_by_held_tensor(target.model, error, run) \
+                if judged_device() is not None else []
+        except OutOfTime:  # its run again, with the held tensors moved
+            return result
         if held:  # the class's own failure on a GPU, whatever fx-lsp chose
             said = dataclasses.replace(ending, message=f"{ending.message}{held_note(held)}")
             return dataclasses.replace(result, failures=[
