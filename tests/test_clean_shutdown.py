@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import time
@@ -55,8 +56,16 @@ def _workspace(tmp_path: pathlib.Path, seconds: float) -> pathlib.Path:
 
 
 def _ended_cleanly(process: subprocess.Popen[bytes], helpers: list[int], what: str) -> None:
-    process.wait(timeout=60)
     assert process.stderr is not None
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        # Where it hangs: the server runs with -X faulthandler, which prints every thread's
+        # stack on SIGABRT (seen once, in a loaded CI run: no exit within 60 s of ``exit``).
+        process.send_signal(signal.SIGABRT)
+        process.wait(timeout=30)
+        raise AssertionError(f"{what}: no exit within 60 s; its threads:\n"
+                             f"{process.stderr.read().decode()[-6000:]}") from None
     stderr = process.stderr.read()
     deadline = time.monotonic() + 15
     while any(_alive(pid) for pid in helpers) and time.monotonic() < deadline:
@@ -82,7 +91,8 @@ def test_the_language_server_ends_cleanly_mid_trace(tmp_path: pathlib.Path) -> N
         workspace = _workspace(tmp_path, 8 + round_ / 10)
         uri = from_fs_path(str(workspace / "slow.py"))
         server = subprocess.Popen(
-            [sys.executable, "-m", "fx_lsp", "serve", "--stdio"], cwd=workspace,
+            [sys.executable, "-X", "faulthandler", "-m", "fx_lsp", "serve", "--stdio"],
+            cwd=workspace,
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": str(REPO)})
         assert server.stdin is not None
@@ -108,7 +118,8 @@ def test_the_mcp_server_ends_cleanly_mid_trace(tmp_path: pathlib.Path) -> None:
         # A new text each round: not answered from the cache the last round's check filled.
         workspace = _workspace(tmp_path, 8 + round_ / 10)
         server = subprocess.Popen(
-            [sys.executable, "-m", "fx_lsp", "mcp"], cwd=workspace, stdin=subprocess.PIPE,
+            [sys.executable, "-X", "faulthandler", "-m", "fx_lsp", "mcp"], cwd=workspace,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": str(REPO)})
         assert server.stdin is not None
