@@ -15,41 +15,23 @@ inputs (``fails_by_held_tensor``), and the failure names them."""
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch.utils._pytree import tree_flatten
+from torch.utils.weak import WeakIdKeyDictionary
 
-
-class _Tensors:
-    """A set of live tensors by identity (a ``WeakSet`` compares tensors with ``==``, which is
-    elementwise)."""
-
-    def __init__(self) -> None:
-        self._refs: dict[int, weakref.ref[torch.Tensor]] = {}
-
-    def add(self, tensor: torch.Tensor) -> None:
-        key = id(tensor)
-        self._refs[key] = weakref.ref(tensor, lambda _ref: self._refs.pop(key, None))
-
-    def discard(self, tensor: torch.Tensor) -> None:
-        self._refs.pop(id(tensor), None)
-
-    def __contains__(self, tensor: object) -> bool:
-        ref = self._refs.get(id(tensor))
-        return ref is not None and ref() is tensor
-
-
-_MADE_ON_CUDA = _Tensors()
+#: The tensors made for CUDA, by identity (a ``WeakSet`` would compare tensors with ``==``,
+#: which is elementwise); the values say nothing.
+_MADE_ON_CUDA: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
 
 def made_on_cuda(result: Any) -> Any:
     """``result``, its tensors remembered as made for CUDA."""
     for value in tree_flatten(result)[0]:
         if isinstance(value, torch.Tensor):
-            _MADE_ON_CUDA.add(value)
+            _MADE_ON_CUDA[value] = True
     return result
 
 
@@ -92,7 +74,7 @@ def fails_by_held_tensor(model: torch.nn.Module, error: BaseException,
     if not held or not _CUDA_BESIDE_CPU.search(str(error)):
         return []
     for tensor in held.values():
-        _MADE_ON_CUDA.add(tensor)
+        _MADE_ON_CUDA[tensor] = True
     try:
         again()
     except Exception as other:  # the model's own code may raise anything
@@ -100,7 +82,7 @@ def fails_by_held_tensor(model: torch.nn.Module, error: BaseException,
             return []  # another tensor meets the CUDA ones on the CPU
     finally:
         for tensor in held.values():
-            _MADE_ON_CUDA.discard(tensor)
+            _MADE_ON_CUDA.pop(tensor, None)
     return list(held)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import is_fake
 from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 #: The factories whose first argument is the tensor's data.
@@ -33,9 +34,7 @@ _KEPT: WeakIdKeyDictionary = WeakIdKeyDictionary()
 def _plain(data: Any) -> bool:
     """Python numbers, or (nested) lists and tuples of them: data with no tensor or
     symbolic number in it, whose values are the code's own."""
-    if isinstance(data, (list, tuple)):
-        return all(_plain(item) for item in data)
-    return type(data) in (bool, int, float)
+    return all(type(leaf) in (bool, int, float) for leaf in tree_flatten(data)[0])
 
 
 class _Recorder(TorchFunctionMode):
@@ -76,11 +75,6 @@ def _typed(data: Any, dtype: torch.dtype) -> Any:
     return float(data) if dtype.is_floating_point else int(data)
 
 
-def _flat(data: Any) -> list[Any]:
-    return [item for part in data for item in _flat(part)] \
-        if isinstance(data, (list, tuple)) else [data]
-
-
 def _read(flat: list[Any], shape: tuple[int, ...], strides: tuple[int, ...],
           offset: int) -> Any:
     """The elements of a view (``shape``, ``strides``, ``offset`` into a contiguous tensor
@@ -107,5 +101,5 @@ def literal_of(tensor: torch.Tensor) -> Any | None:
     typed = _typed(data, dtype)
     if made is tensor:
         return typed
-    return _read(_flat(typed), tuple(tensor.shape), tuple(tensor.stride()),
+    return _read(tree_flatten(typed)[0], tuple(tensor.shape), tuple(tensor.stride()),
                  tensor.storage_offset())
