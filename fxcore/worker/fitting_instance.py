@@ -75,15 +75,13 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
     started = time.monotonic()
     others: Iterator[Built] | None = None
     traced: list[tuple[Built, CaptureTarget, ModuleResult]] = []
-
-    def rank(index: int) -> int:
-        return misfit(traced[index][2], traced[index][0].model)
-
+    ranks: list[int] = []  # each traced instance's ``misfit``
     while True:
         target = target_of(cls, source, built)
         traced.append((built, target, fx_verdict(target, built)))
+        ranks.append(misfit(traced[-1][2], built.model))
         spent = time.monotonic() - started
-        if rank(-1) not in _TRY_ANOTHER or len(traced) >= MAX_INSTANCES \
+        if ranks[-1] not in _TRY_ANOTHER or len(traced) >= MAX_INSTANCES \
                 or spent * (len(traced) + 1) / len(traced) > timeout:
             break
         others = others or other_instances(context, cls, built)
@@ -93,10 +91,11 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
             break
         built = following
     # The best, the earliest of its rank; of instances that do not fit, the latest.
-    index = min(range(len(traced)), key=lambda i: (rank(i), -i if rank(i) == _DOES_NOT_FIT else i))
+    index = min(range(len(traced)),
+                key=lambda i: (ranks[i], -i if ranks[i] == _DOES_NOT_FIT else i))
     kept = traced[index]
-    _name_instances_tried(kept[2], rank(index), [
-        _misfit_text(result, rank(i)) for i, (_, _, result) in enumerate(traced) if i != index])
+    _name_instances_tried(kept[2], ranks[index], [
+        _misfit_text(result, ranks[i]) for i, (_, _, result) in enumerate(traced) if i != index])
     return kept
 
 
