@@ -15,6 +15,8 @@ from fxcore.host.engine import Engine
 from cli_support import close_shared_engine, shared_engine
 from engine_support import Workspace, close_pipelines
 
+pytest_plugins = ["worker_crashes"]
+
 #: Test modules that need more than the fast tier gives (pyproject.toml's ``addopts`` leaves
 #: them out of a plain ``pytest``; scripts/test.sh runs them as their own tier): each says why.
 SLOW_MODULES = {
