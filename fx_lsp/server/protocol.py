@@ -44,6 +44,8 @@ class FxProtocol(LanguageServerProtocol):
         #: Writes of results sent by ``_send_response`` still under way (asyncio keeps only
         #: weak references to tasks).
         self._writes: set[asyncio.Future[Any]] = set()
+        #: The client sent ``exit``: nothing is sent after it (``_send_data``).
+        self.exited = False
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         self.cancelled_requests.add(msg_id)
@@ -68,7 +70,23 @@ class FxProtocol(LanguageServerProtocol):
         work_done_token.set(params.work_done_token)
         return (yield from super().lsp_workspace__execute_command(params))
 
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Any:
+        self.exited = True
+        yield from super().lsp_exit(*args)
+
+    def _send_data(self, data: Any) -> None:
+        # pygls closes the writer on ``exit``. A message sent after it (a trace that ends as
+        # the event loop winds down, publishing its result) failed on the closed stdout, and
+        # pygls reported that failure to the client, which failed again, without end: chained
+        # tracebacks on stderr until its pipe was full, and a process that never exited
+        # (tests/test_clean_shutdown.py, under load).
+        if not self.exited:
+            super()._send_data(data)
+
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if self.exited:
+            return
         if error is not None or not isinstance(result, JsonText) or self.writer is None:
             super()._send_response(msg_id, result, error)
             return
