@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from fxcore.model.results import ModuleResult
-from fxcore.worker.module_modes import ONE_LOOP_NOTE, judged, loop_can_differ
+from fxcore.worker.module_modes import ONE_LOOP_NOTE, judged, loop_can_differ, modes_can_differ
 
 
 def drop_in_training(module: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -178,3 +178,66 @@ def test_compile_runs_the_loop_again_in_the_second_mode_only_where_it_can_differ
     assert seen == loops and result.module_modes == ["train", "eval"]
     assert (ONE_LOOP_NOTE.format(first="eval", other="train") in result.capture_notes) is (
         loops == [True, False])
+
+
+class NoiseSetByTrain(torch.nn.Module):
+    """Reads ``training`` nowhere, but its ``train`` override sets what ``forward`` reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noise = 0.1
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.noise if self.noise else x
+
+    def train(self, mode: bool = True) -> NoiseSetByTrain:
+        super().train(mode)
+        self.noise = 0.1 if mode else 0.0
+        return self
+
+
+class RefusesEval(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def train(self, mode: bool = True) -> RefusesEval:
+        if not mode:
+            raise RuntimeError("this block stays in train mode")
+        return super().train(mode)
+
+
+def modes_seen(model: torch.nn.Module) -> tuple[list[bool], ModuleResult]:
+    seen: list[bool] = []
+
+    def verdict(loop: bool) -> ModuleResult:
+        seen.append(model.training)
+        return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,
+                            class_name="Net", qualified_name="m:Net", status="traceable",
+                            mode="compile")
+
+    return seen, judged("auto", "compile", model, verdict, seconds=60)
+
+
+def test_training_read_only_where_no_call_runs_it_is_compiled_once() -> None:
+    """segmentation-models-pytorch's architectures: a `predict` and a `train` override read
+    `training`, forward does not; the train-mode compile is the verdict of both modes."""
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), ModeSwitch())
+    assert not modes_can_differ(model)
+    seen, result = modes_seen(model)
+    assert seen == [True] and result.module_modes == ["train", "eval"]
+    (note,) = result.capture_notes
+    assert "(`ModeSwitch.predict`, `ModeSwitch.train`) is code a call of the model does not " \
+        "run" in note
+    assert all(module.training for module in model.modules())
+
+
+@pytest.mark.parametrize("make", [SwitchCalledInForward, SwitchNamedByString, NoiseSetByTrain,
+                                  RefusesEval])
+def test_a_mode_switch_a_call_runs_or_that_sets_more_is_compiled_in_both_modes(
+        make: type) -> None:
+    """Called from forward; or an override that sets other state than the flags, or fails:
+    both modes, as before the one-compile rule (NoiseSetByTrain was compiled once then)."""
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), make())
+    assert modes_can_differ(model)
+    seen, _ = modes_seen(model)
+    assert seen == [False, True]

@@ -13,9 +13,13 @@ function outside torch that a method names, followed call by call (a helper hand
 torch's own layers (``torch.nn.modules``: dropout, batch and instance norm, RReLU, the RNNs,
 attention and transformer layers) are left out: they compute differently in the two modes but
 torch.compile and torch.export capture them the same, with the same breaks and verdict, checked
-against real torch for each of them (tests/test_torch_layers_in_both_modes.py). Where nothing
-else reads it, compile captures the class once, in train mode (as built, and the stricter of
-the two for torch's layers: batch norm refuses a batch of one only there), and says so.
+against real torch for each of them (tests/test_torch_layers_in_both_modes.py). Code that reads
+it but that no call of the model can run (``call_reach``: a ``predict`` that switches to eval
+mode, a ``train`` override) changes nothing a capture runs, provided ``model.train()`` and
+``model.eval()`` set nothing but the flags (``mode_switch``, which sets both modes and looks).
+Where nothing else reads it, compile captures the class once, in train mode (as built, and the
+stricter of the two for torch's layers: batch norm refuses a batch of one only there), and
+says so.
 
 Compile's loop of calls (``recompile_loop``) runs in the first mode, and in the second only
 where the code that reads ``training`` can change what recompiles (``loop_can_differ``): code
@@ -37,6 +41,7 @@ from fxcore.model.module_modes import EVAL, TRAIN
 from fxcore.model.results import ModuleResult
 from fxcore.worker.call_reach import reached_functions
 from fxcore.worker.code_names import called, functions, names_read
+from fxcore.worker.mode_switch import only_flags_change
 from fxcore.worker.mode_verdicts import merged
 from fxcore.worker.training_branches import picks_tensor_computations
 
@@ -49,6 +54,13 @@ ONE_CAPTURE_NOTE = ("Compiled in train mode (as built) alone; the eval graph (mo
                     "not captured because nothing differs: no code of this class, of its "
                     "submodules or that they call reads `training`, beside torch's own "
                     "layers, which torch compiles the same in both modes")
+#: Said on a class compile captured once under "auto" whose code reads `training` only where
+#: no call of the model runs it.
+ONE_CAPTURE_UNREACHED_NOTE = (
+    "Compiled in train mode (as built) alone; the eval graph (model.eval()) was not captured "
+    "because nothing a call runs differs: the code that reads `training` ({readers}) is code a "
+    "call of the model does not run, model.train() and model.eval() set nothing else, and "
+    "torch's own layers compile the same in both modes")
 #: Said on a class compiled in both modes whose loop of calls ran in the first alone.
 ONE_LOOP_NOTE = ("The loop of calls that looks for recompilations was run in {first} mode, "
                  "not again in {other} mode: the code that reads `training` only picks tensor "
@@ -112,14 +124,18 @@ def training_readers(cls: type) -> list[Any]:
     return _TRAINING_READERS[cls]
 
 
-def reads_training(cls: type) -> bool:
-    return bool(training_readers(cls))
+def all_training_readers(model: torch.nn.Module) -> list[Any]:
+    return [function for cls in {type(module) for module in model.modules()}
+            for function in training_readers(cls)]
 
 
 def modes_can_differ(model: torch.nn.Module) -> bool:
     """Whether ``model`` may behave differently in train and eval mode (see the module's
     docstring)."""
-    return any(reads_training(cls) for cls in {type(module) for module in model.modules()})
+    readers = all_training_readers(model)
+    if readers and not reached_functions(model).isdisjoint(readers):
+        return True
+    return not only_flags_change(model)
 
 
 def loop_can_differ(model: torch.nn.Module) -> bool:
@@ -148,12 +164,19 @@ def mode_plan(setting: str, capture_mode: str, model: torch.nn.Module) -> ModePl
     differ = modes_can_differ(model)
     if len(auto) > 1:
         # Compiled once where no code tells the modes apart: the verdict is both modes'.
-        return ModePlan(auto, (TRAIN, EVAL)) if differ else ModePlan((TRAIN,), (TRAIN, EVAL),
-                                                                     ONE_CAPTURE_NOTE)
+        return ModePlan(auto, (TRAIN, EVAL)) if differ else ModePlan(
+            (TRAIN,), (TRAIN, EVAL), _one_capture_note(model))
     note = (f"Judged in {auto[0]} mode (model.{auto[0]}()), as a deployed model runs: the "
             "code of this class or of its submodules reads `training` (set "
             "`module-mode` under [tool.fx-lsp] to choose)") if differ else None
     return ModePlan(auto, auto, note)
+
+
+def _one_capture_note(model: torch.nn.Module) -> str:
+    readers = sorted({function.__qualname__ for function in all_training_readers(model)})
+    if not readers:
+        return ONE_CAPTURE_NOTE
+    return ONE_CAPTURE_UNREACHED_NOTE.format(readers=", ".join(f"`{name}`" for name in readers))
 
 
 @contextlib.contextmanager

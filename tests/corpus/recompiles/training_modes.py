@@ -37,7 +37,7 @@ class TrainStepCounter(nn.Module):
 
 class CountedWithModeSwitch(nn.Module):
     """Recompiles in both modes; ``training`` is read only by methods no call runs (a
-    ``predict`` that switches to eval mode, a ``train`` override): the loop runs once."""
+    ``predict`` that switches to eval mode, a ``train`` override): compiled, and looped, once."""
 
     def __init__(self) -> None:
         super().__init__()
