@@ -89,7 +89,7 @@ def test_compile_judges_each_mode_as_real_torch_compiles_it(tmp_path: Path) -> N
         truth = COMPILE[key]["modes"]
         module = by_class[key.split(":")[1]]
         assert module["module_modes"] == ["train", "eval"], key
-        once = ONE_CAPTURE_NOTE in module["capture_notes"]
+        once = "graph_counts" not in module  # compiled once, in train mode
         for mode in ("train", "eval"):
             assert breaks_in(module, mode) == truth[mode]["breaks"], (key, mode)
             graphs = module["graph_count"] if once else module["graph_counts"][mode]
@@ -111,6 +111,13 @@ def test_compile_judges_each_mode_as_real_torch_compiles_it(tmp_path: Path) -> N
         assert ONE_CAPTURE_NOTE in once["capture_notes"], name
         assert [failure.get("module_mode") for failure in once["failures"]] == [None]
     assert "graph_counts" in by_class["HelperReadsTraining"]
+    # An override that sets what forward reads: both modes; `training` read only by a
+    # `predict` and a `train` no call runs: once.
+    assert COMPILE[f"{COMPILE_FILE}:NoisyWhenTraining"]["modes"]["eval"]["breaks"] == []
+    assert "graph_counts" in by_class["NoisyWhenTraining"]
+    assert "graph_counts" not in by_class["PredictSwitch"]
+    assert "`PredictSwitch.predict`, `PredictSwitch.train`" in " ".join(
+        by_class["PredictSwitch"]["capture_notes"])
 
 
 def test_module_mode_eval_compiles_in_eval_mode_alone(tmp_path: Path) -> None:

@@ -76,3 +76,46 @@ class HelperReadsTraining(nn.Module):
 
     def forward(self, x):
         return announce_training(self, self.linear(x)).relu()
+
+
+class NoisyWhenTraining(nn.Module):
+    """Reads ``training`` nowhere: its ``train`` override sets what forward branches on."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.noisy = True
+
+    def forward(self, x):
+        if self.noisy:
+            print("adding noise")
+        return self.linear(x)
+
+    def train(self, mode=True):
+        super().train(mode)
+        self.noisy = mode
+        return self
+
+
+class PredictSwitch(nn.Module):
+    """Reads ``training`` only where no call runs it (segmentation-models-pytorch's
+    architectures): compiled once."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        torch._dynamo.graph_break()
+        return self.linear(x)
+
+    def predict(self, x):
+        if self.training:
+            self.eval()
+        return self(x)
+
+    def train(self, mode=True):
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
