@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import torch
+from mode_judging import modes_judged
 from real_torch_answers import compile_answers, export_answers
 
 from fx_lsp.cli.output_formats.json_report import parse_report
@@ -172,19 +173,6 @@ class OwnBatchNorm(torch.nn.BatchNorm1d):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return super().forward(x) if self.training else x
-
-
-def modes_judged(model: torch.nn.Module) -> tuple[list[bool], ModuleResult]:
-    """The ``training`` flags compile's verdict was made under, and the verdict."""
-    seen: list[bool] = []
-
-    def verdict(loop: bool) -> ModuleResult:
-        seen.append(model.training)
-        return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,
-                            class_name="Net", qualified_name="m:Net", status="traceable",
-                            mode="compile")
-
-    return seen, judged("auto", "compile", model, verdict, seconds=60)
 
 
 def test_torch_layers_alone_are_compiled_once_in_train_mode_with_a_note() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from mode_judging import modes_judged
 
 from fxcore.model.results import ModuleResult
 from fxcore.worker.module_modes import ONE_LOOP_NOTE, judged, loop_can_differ, modes_can_differ
@@ -206,24 +207,12 @@ class RefusesEval(torch.nn.Module):
         return super().train(mode)
 
 
-def modes_seen(model: torch.nn.Module) -> tuple[list[bool], ModuleResult]:
-    seen: list[bool] = []
-
-    def verdict(loop: bool) -> ModuleResult:
-        seen.append(model.training)
-        return ModuleResult(path="m.py", line=1, column=1, end_line=1, end_column=2,
-                            class_name="Net", qualified_name="m:Net", status="traceable",
-                            mode="compile")
-
-    return seen, judged("auto", "compile", model, verdict, seconds=60)
-
-
 def test_training_read_only_where_no_call_runs_it_is_compiled_once() -> None:
     """segmentation-models-pytorch's architectures: a `predict` and a `train` override read
     `training`, forward does not; the train-mode compile is the verdict of both modes."""
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), ModeSwitch())
     assert not modes_can_differ(model)
-    seen, result = modes_seen(model)
+    seen, result = modes_judged(model)
     assert seen == [True] and result.module_modes == ["train", "eval"]
     (note,) = result.capture_notes
     assert "(`ModeSwitch.predict`, `ModeSwitch.train`) is code a call of the model does not " \
@@ -239,5 +228,5 @@ def test_a_mode_switch_a_call_runs_or_that_sets_more_is_compiled_in_both_modes(
     both modes, as before the one-compile rule (NoiseSetByTrain was compiled once then)."""
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), make())
     assert modes_can_differ(model)
-    seen, _ = modes_seen(model)
+    seen, _ = modes_judged(model)
     assert seen == [False, True]
