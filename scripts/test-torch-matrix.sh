@@ -97,7 +97,9 @@ reported() {  # reported STATUS LOG LINE: a step's line, counted; its failures f
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
-        grep -E "^(FAILED|ERROR|E ) " "$2" | head -n 20
+        # Why, in the summary too: CI shows the end of the run's output, not this step's log.
+        grep -E "^(FAILED|ERROR|E ) " "$2" | head -n 20 | cut -c 1-600 \
+            | tee -a "${FX_LSP_MATRIX_SUMMARY:-/dev/null}"
     fi
 }
 for s in "${series[@]}"; do
