@@ -6,12 +6,14 @@ test's own records what its targets carried when it was called.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar
+from types import SimpleNamespace
+from typing import Any, ClassVar
 
 import pytest
 
@@ -22,6 +24,7 @@ from fxcore.protocol.worker_messages import Verdict, WorkerMessage
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
+from fxcore.worker.inputs import sources
 from fxcore.worker.job import Job
 
 MODELS = '''
@@ -102,6 +105,10 @@ class RecordsWithoutNeeding(RecordsInputs):
     needs_inputs: ClassVar[bool] = False
 
 
+class RecordsInputsToo(RecordsInputs):
+    mode: ClassVar[str] = "records-inputs-too"
+
+
 @pytest.fixture
 def job(tmp_path: Path) -> Iterator[TraceJob]:
     path = tmp_path / "inputs_before_capture_models.py"
@@ -159,3 +166,45 @@ def test_the_inputs_a_mode_gets_are_those_the_fx_shapes_use(job: TraceJob) -> No
         elif name != "Untraceable":  # fx shapes of a failed capture are a recovered note
             assert shapes_inputs is not None
             assert (shapes_inputs.origin, shapes_inputs.tensors) == (origin, tensors)
+
+
+#: The searches of the inputs stage, in the order it runs them: each is given its share of
+#: the time as its fifth argument.
+SEARCHES = ("runs_on", "container_inputs", "layer_inputs", "related_inputs",
+            "documented_inputs", "waveform_inputs")
+
+
+def test_a_search_that_finds_no_inputs_takes_one_budget_once(
+        job: TraceJob, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class that runs on no candidate (a forward that lists a fake tensor's values, run
+    on candidates of thousands of elements) spends each search's whole share. Together they
+    stay within half the class's time-out, and a second mode that needs inputs reuses the
+    first's finding that there are none: the searches once took 1.5 times the time-out, and
+    again for the next mode (FX102 on export_python_data.py's ListedValues, judged for a GPU
+    on PyPI's CUDA build of torch 2.13)."""
+    clock = [0.0]
+    spent: list[tuple[str, float]] = []
+
+    def spending(name: str, search: Callable[..., Any]) -> Callable[..., Any]:
+        def searched(*args: Any) -> Any:
+            first = args[0] if isinstance(args[0], type) else type(args[0])
+            if first.__name__ != "Undecided":
+                return search(*args)
+            seconds = max(args[4], 0.0)  # the share it is given, all spent
+            spent.append((name, seconds))
+            clock[0] += seconds
+            return False if name == "runs_on" else None
+        return searched
+
+    for name in SEARCHES:
+        monkeypatch.setattr(sources, name, spending(name, getattr(sources, name)))
+    monkeypatch.setattr(sources, "time", SimpleNamespace(monotonic=lambda: clock[0]),
+                        raising=False)
+    job = dataclasses.replace(job, config=dataclasses.replace(job.config, timeout=4.0))
+    first, second = RecordsInputs(), RecordsInputsToo()
+    Job(job, lambda message: None, [first, second]).run()
+    assert first.seen["Undecided"] == second.seen["Undecided"] == (None, None)
+    # Each search once, the first two given a quarter of the time-out each, the rest none.
+    assert spent == [("container_inputs", 1.0), ("layer_inputs", 1.0), ("related_inputs", 0.0),
+                     ("documented_inputs", 0.0), ("waveform_inputs", 0.0)]
+    assert clock[0] == 2.0

@@ -79,6 +79,9 @@ class CaptureTarget:
     #: Where no example inputs were found: what the most likely candidate raised when the
     #: module ran on it (``fxcore.worker.inputs.first_layer``).
     inputs_refused: str | None = None
+    #: Whether the inputs stage ran on this instance: the modes after the first reuse what it
+    #: decided, also that no inputs were found (a search that finds none takes its time once).
+    inputs_searched: bool = False
     #: The export mode's outcome on this instance, by ``model.training`` when it exported:
     #: the onnx mode translates that program rather than exporting again.
     exports: dict[bool, ExportOutcome] = field(default_factory=dict)

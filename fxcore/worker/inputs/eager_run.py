@@ -104,7 +104,10 @@ def time_limit(seconds: float) -> Iterator[None]:
     """Raise ``OutOfTime`` in the main thread after ``seconds``. A timer already set (a
     test runner's time-out) is put back afterwards with the time it has left, and is left
     alone when it would fire first; off the main thread the engine's time-out of the job is
-    the only limit."""
+    the only limit. No time left (``seconds <= 0``) is out of time at once: a timer set to 0
+    is a timer disarmed."""
+    if seconds <= 0:
+        raise OutOfTime
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -16,6 +16,7 @@ Arguments annotated as no tensors get literals beside them (``literal_arguments`
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -89,8 +90,14 @@ def decide_before_capture(context: JobContext, capture: Capture,
     target: modes that capture it later reuse them. Left None when none can be decided; the
     mode then says why it could not run."""
     # A mode that does not declare it captures without inputs, as fx does.
-    if not needs_inputs(capture) or target.example_inputs is not None:
+    if not needs_inputs(capture) or target.example_inputs is not None \
+            or target.inputs_searched:
         return
+    target.inputs_searched = True
+    # One budget for the whole stage, each search also held to its own share: a class that
+    # runs on no candidate (a forward listing a fake tensor's values) spent every search's
+    # share in turn, more than the class's time-out, before the first capture began.
+    deadline = time.monotonic() + context.job.config.timeout / 2
     configured = bool(context.module_config(target.cls.__name__).inputs)
     # Unless configured, inference decides or completes the annotated arguments.
     decided = decided_inputs(context, target.cls,
@@ -108,11 +115,11 @@ def decide_before_capture(context: JobContext, capture: Capture,
     # the input's shape stops torch.fx before any layer, not export or compile).
     if inputs is None or (inputs.origin == "inferred" and runs_on(
             target.model, target.instantiated_on, decided.specs,
-            {**target.concrete_args, **values}, seconds) is False):
+            {**target.concrete_args, **values}, _left(deadline, seconds)) is False):
         # Last without literals, as before they were given: an annotation may be loose.
         for candidate in [*sets, {}] if sets else [{}]:
             found = _searched(context, target, {**target.concrete_args, **candidate},
-                              seconds / (len(sets) + 1))
+                              seconds / (len(sets) + 1), deadline)
             if isinstance(found, LayerInputs):
                 values = candidate
                 note = found.note + (f", with {spelled(values)} as annotated" if values else "")
@@ -129,24 +136,31 @@ def decide_before_capture(context: JobContext, capture: Capture,
         target.passed_values = {**values, **target.passed_values}
 
 
+def _left(deadline: float, seconds: float) -> float:
+    """``seconds``, or what is left until ``deadline`` (``time.monotonic()``) when less."""
+    return min(seconds, deadline - time.monotonic())
+
+
 def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[str, object],
-              seconds: float) -> LayerInputs | str | None:
-    """The inputs the model's own code and layers tell, else what the likeliest raised."""
+              seconds: float, deadline: float) -> LayerInputs | str | None:
+    """The inputs the model's own code and layers tell, else what the likeliest raised; each
+    search for at most ``seconds``, all of them until ``deadline``."""
     # A dict, list or tuple of tensors first: tensors tried for it only fail.
     found = container_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
-                             seconds) \
+                             _left(deadline, seconds)) \
         or layer_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
-                        seconds, context.is_workspace_path)
+                        _left(deadline, seconds), context.is_workspace_path)
     if not isinstance(found, LayerInputs):
         # Several related tensors (a decoder's input and skip connection), searched jointly
         # where each argument's own candidates fit none; else the shape forward documents;
         # else a long waveform (an audio front end's FFT or kernel of thousands of samples).
         found = related_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
-                               seconds) \
+                               _left(deadline, seconds)) \
             or documented_inputs(target.cls, target.model, target.instantiated_on,
-                                 concrete_args, seconds, context.is_workspace_path) \
+                                 concrete_args, _left(deadline, seconds),
+                                 context.is_workspace_path) \
             or waveform_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
-                               seconds) or found
+                               _left(deadline, seconds)) or found
     return found
 
 
