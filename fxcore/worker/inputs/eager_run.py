@@ -38,6 +38,10 @@ from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
 CPU = torch.device("cpu")
 
 
+#: How often the alarm of ``time_limit`` is repeated after its time is up.
+REPEAT_SECONDS = 0.1
+
+
 class OutOfTime(BaseException):
     """Raised in the model's ``forward`` when its run takes too long. A BaseException, so
     that user code's ``except Exception`` does not swallow it."""
@@ -66,10 +70,11 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
 def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
          specs: Mapping[str, InputSpec], concrete_args: dict[str, Any], seconds: float,
          fake: bool, device: torch.device | None = None) -> list[Place]:
-    # The stand-ins outside the timer: torch's methods are put back after it is disarmed.
-    with meta_values(answers=has_no_data) as stand_ins, time_limit(seconds), \
+    # The timer innermost: it is disarmed before any of these is put back (torch's methods,
+    # the tensor modes), so that no alarm, repeated until then, lands in their clean-up.
+    with meta_values(answers=has_no_data) as stand_ins, \
             tensor_mode(model, instantiated_on, fake, device) as on, real_kernels(), \
-            literal_tensors(), torch.no_grad():
+            literal_tensors(), torch.no_grad(), time_limit(seconds):
         # A copy of the literals each run: forward may append to a list it is given.
         model(**{name: materialized(spec, lambda leaf: torch.empty(
             leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
@@ -105,7 +110,12 @@ def time_limit(seconds: float) -> Iterator[None]:
     test runner's time-out) is put back afterwards with the time it has left, and is left
     alone when it would fire first; off the main thread the engine's time-out of the job is
     the only limit. No time left (``seconds <= 0``) is out of time at once: a timer set to 0
-    is a timer disarmed."""
+    is a timer disarmed.
+
+    The alarm repeats every ``REPEAT_SECONDS`` until the block ends: an ``OutOfTime`` raised
+    where Python ignores exceptions (a weakref callback, ``__del__``: a fake tensor's
+    teardown runs many) is printed and lost, and a one-shot alarm then let the run go on
+    unlimited. A context that puts torch's state back belongs outside the block."""
     if seconds <= 0:
         raise OutOfTime
     if threading.current_thread() is not threading.main_thread():
@@ -117,15 +127,19 @@ def time_limit(seconds: float) -> Iterator[None]:
         yield
         return
 
+    running = True
+
     def out_of_time(_signum: int, _frame: Any) -> None:
-        raise OutOfTime
+        if running:  # not an alarm handled once the block has ended
+            raise OutOfTime
 
     started = time.monotonic()
     signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_SECONDS)
     try:
         yield
     finally:
+        running = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL if outer_handler is None else outer_handler)
         if outer_delay:
