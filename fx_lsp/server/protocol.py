@@ -20,7 +20,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from fx_lsp.features import pull_diagnostics
 from fx_lsp.features.initialization_options import client_settings
 
-#: fx-lsp's own methods (docs/contracts.md).
+#: fx-lsp's own methods (docs/how-it-works.md, "Protocol extensions").
 GENERATED_CODE = "fxLsp/generatedCode"
 GRAPH = "fxLsp/graph"
 STATUS = "fxLsp/status"
