@@ -13,7 +13,7 @@ fake-CUDA eager run (8 differed on the CUDA build).
 Compile verdicts are compared where dynamo leaves a dispatch mode's handler to run eagerly
 (``eager_code_modes``, torch 2.11 on): before that (torch 2.10), the code compile runs eagerly
 after a break at ``nonzero`` or a mask meets a size the data decides without meta's answer, a
-limit the README states.
+limit docs/gpu.md states.
 
 The sequence corpus (``export/export_sequence.py``) adds an ``nn.LSTM``, whose composite on
 CUDA tensors takes cuDNN's path on a CUDA build, and cuDNN's path asks the CUDA runtime for a

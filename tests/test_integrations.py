@@ -1,6 +1,6 @@
 """The integrations a user copies (integrations/): each file parses, names the ``fx-lsp``
-command the package installs with arguments its parser accepts, and is in the README with the
-command that installs it."""
+command the package installs with arguments its parser accepts, and is in docs/agents.md with
+the command that installs it."""
 
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def test_the_marketplace_lists_the_plugin() -> None:
             ).resolve() == PLUGIN.resolve()
 
 
-def test_the_readme_says_how_to_install_each() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_the_agents_page_says_how_to_install_each() -> None:
+    readme = (REPO / "docs" / "agents.md").read_text()
     marketplace = json.loads(MARKETPLACE.read_text())
     assert "/plugin marketplace add ./integrations/claude-code" in readme
     assert f"/plugin install fx-lsp@{marketplace['name']}" in readme

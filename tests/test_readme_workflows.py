@@ -1,4 +1,4 @@
-"""The GitHub Actions workflows of the README's CI section: every ``fx-lsp`` command their
+"""The GitHub Actions workflows of the CI section of docs/cli.md: every ``fx-lsp`` command their
 steps run is one fx-lsp's own argument parser accepts, so that a flag renamed or dropped
 cannot leave a workflow users copy failing."""
 
@@ -16,15 +16,15 @@ import yaml
 
 from fx_lsp.cli.arguments import build_parser
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+CLI_PAGE = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 #: A workflow expression (``${{ matrix.shard }}``, ``${{ github.base_ref }}``) as the runner
-#: would have put it: a number fits every place the README uses one.
+#: would have put it: a number fits every place the page uses one.
 EXPRESSION = re.compile(r"\$\{\{[^}]*\}\}")
 
 
 def ci_section() -> str:
-    readme = README.read_text(encoding="utf-8")
-    return readme.split("\n## CI\n", 1)[1].split("\n## ", 1)[0]
+    page = CLI_PAGE.read_text(encoding="utf-8")
+    return page.split("\n## CI\n", 1)[1].split("\n## ", 1)[0]
 
 
 def workflow_commands() -> list[str]:
@@ -69,6 +69,6 @@ def test_a_workflow_command_parses(command: str) -> None:
             parser.parse_args(argv)
     except SystemExit:
         pytest.fail(f"{command}: {errors.getvalue().strip()}")
-    # argparse takes a prefix of an option (--show-fixed): the README spells each out.
+    # argparse takes a prefix of an option (--show-fixed): the page spells each out.
     spelled = {word.split("=")[0] for word in argv if word.startswith("--")}
     assert spelled <= option_strings(parser), command

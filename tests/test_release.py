@@ -1,6 +1,6 @@
 """One version for the Python package and the VS Code extension, with a CHANGELOG entry for it:
 the checks of ``scripts/set_version.py --check`` on the repository, and the script that sets a
-new version everywhere (README "Releasing")."""
+new version everywhere (docs/contributing.md, "Releasing")."""
 
 from __future__ import annotations
 

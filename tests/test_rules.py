@@ -53,7 +53,7 @@ def test_report_severities_come_from_the_registry() -> None:
 
 
 def test_the_generated_docs_are_current() -> None:
-    """docs/codes.md and the README's "Diagnostic codes" are what the registry generates."""
+    """docs/codes.md is what the registry generates."""
     run = subprocess.run([sys.executable, "-m", "fxcore.rules.documentation",
                           "--root", str(REPO_ROOT)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr

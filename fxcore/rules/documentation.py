@@ -1,7 +1,6 @@
 """The diagnostic codes' documentation, from the registry (``fxcore.rules``): what
-``fx-lsp explain`` prints, what SARIF rules carry, and the Markdown of ``docs/codes.md`` and
-the README's "Diagnostic codes", which ``python -m fxcore.rules.documentation --write``
-regenerates."""
+``fx-lsp explain`` prints, what SARIF rules carry, and the Markdown of ``docs/codes.md``,
+which ``python -m fxcore.rules.documentation --write`` regenerates."""
 
 from __future__ import annotations
 
@@ -13,13 +12,9 @@ from fxcore import rules
 from fxcore.rules.compile import GRAPH_BREAK_FAMILY_DOCS, GRAPH_BREAK_RULES
 
 README_URL = "https://github.com/fx-lsp/fx-lsp"
-#: What precedes the codes in the README's section.
-README_SECTION = ("## Diagnostic codes\n\nEvery code has a plain message saying what happened "
-                  "and the usual fix.\n\n")
 CODES_MARKDOWN_HEADER = (
     "<!-- Generated from fxcore/rules by `python -m fxcore.rules.documentation --write`: edit\n"
-    "     the rules, not this file. `fx-lsp explain`, SARIF rules and the README's \"Diagnostic\n"
-    "     codes\" show the same text. -->\n\n")
+    "     the rules, not this file. `fx-lsp explain` and SARIF rules show the same text. -->\n\n")
 
 
 @dataclass(frozen=True)
@@ -55,23 +50,13 @@ def codes_markdown() -> str:
     return f"{own}\n### GBnnnn\n\n{GRAPH_BREAK_FAMILY_DOCS}"
 
 
-def with_readme_section(readme: str) -> str:
-    """The README with its "Diagnostic codes" section replaced by the registry's."""
-    start = readme.index(README_SECTION)
-    end = readme.find("\n## ", start + len(README_SECTION))
-    rest = "" if end < 0 else "\n" + readme[end + 1:]
-    return readme[:start] + README_SECTION + codes_markdown() + rest
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Write docs/codes.md and the README's "
-                                     "'Diagnostic codes' from the registry of codes.")
+    parser = argparse.ArgumentParser(description="Write docs/codes.md from the registry of "
+                                     "codes.")
     parser.add_argument("--write", action="store_true", help="write them (else: check them)")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
     arguments = parser.parse_args()
-    expected = {arguments.root / "docs" / "codes.md": CODES_MARKDOWN_HEADER + codes_markdown(),
-                arguments.root / "README.md": with_readme_section(
-                    (arguments.root / "README.md").read_text(encoding="utf-8"))}
+    expected = {arguments.root / "docs" / "codes.md": CODES_MARKDOWN_HEADER + codes_markdown()}
     stale = [path for path, text in expected.items()
              if not path.exists() or path.read_text(encoding="utf-8") != text]
     if arguments.write:

@@ -1,4 +1,4 @@
-"""``fx-lsp check --output-format json``: the report as JSON (README "JSON output"). A
+"""``fx-lsp check --output-format json``: the report as JSON (docs/cli.md, "JSON output"). A
 failure that a diagnostic reports gives its text there only: its entry under ``modules`` or
 ``files`` says ``"reported": true`` (``message_of`` reads it back)."""
 

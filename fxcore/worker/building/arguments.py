@@ -7,7 +7,7 @@ first one the constructor accepts. Values are small on purpose: the model is bui
 meta device and only traced, so their size only has to be consistent (``dim`` divisible by
 ``heads``, ``image_size`` by ``patch_size``).
 
-The name table (documented in the README, "How constructor arguments are found"):
+The name table (documented in docs/inputs.md, "Constructor arguments"):
 
 ======================================================  ========================
 parameter name                                          value

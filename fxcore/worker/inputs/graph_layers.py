@@ -4,7 +4,7 @@ worker.
 
 Inferred: each tensor argument's shape is decided by the first module (or function with a
 weight) that consumes it, through shape-keeping operations such as activations, dropout and
-elementwise arithmetic. ``INFERENCE_RULES`` is the table the README shows. The sizes those
+elementwise arithmetic. ``INFERENCE_RULES`` is the table docs/inputs.md shows. The sizes those
 layers leave free (an image's height and width, a sequence's length) stay marks in an
 ``InputTemplate``: ``sizes`` gives them the sizes the model declares or accepts. Where the
 layer says the mark is a sequence (token ids to an ``Embedding``, an RNN's or attention's
@@ -41,7 +41,7 @@ HEIGHT, WIDTH, DEPTH, SIGNAL, SEQUENCE = "height", "width", "depth", "signal", "
 FREE_KINDS = {HEIGHT: "image", WIDTH: "image", DEPTH: "depth", SIGNAL: "signal",
               SEQUENCE: "sequence"}
 
-#: (module types, the input it decides, in words): the README's table.
+#: (module types, the input it decides, in words): docs/inputs.md's table.
 INFERENCE_RULES = [
     ("Conv1d/2d/3d, ConvTranspose1d/2d/3d",
      "float32[2, in_channels, 32(, 32(, 32))]; height, width: the size the model declares"),
