@@ -4,7 +4,8 @@ Each family module declares its codes as ``Rule``s: the failure kinds a code rep
 severity, the capture mode it belongs to, its message and its documentation. Everything else
 reads them from here: the codes of results (``fxcore.model.results.CODES``), the report's
 severities, ``fx-lsp explain``, SARIF rules, and ``docs/codes.md``, which
-``python -m fxcore.rules.documentation --write`` generates (a test keeps them equal). Adding a code: a ``Rule`` in its family here, and the module that detects it.
+``python -m fxcore.rules.documentation --write`` generates (a test keeps them equal).
+Adding a code: a ``Rule`` in its family here, and the module that detects it.
 """
 
 from __future__ import annotations
