@@ -1,4 +1,4 @@
-"""A workspace scan of timm's own ``models/`` folder with ``fx-lsp check`` (issue 5).
+"""A workspace scan of timm's own ``models/`` folder with ``fx-lsp check``.
 
 Copies the installed timm package into a temporary workspace (with a ``pyproject.toml``),
 so that ``timm/models/*.py`` import as ``timm.models.X`` from the workspace root, exactly as
