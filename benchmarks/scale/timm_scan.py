@@ -307,7 +307,7 @@ def main() -> None:
         for repetition in range(arguments.repetitions):
             # Alternated, so that a change of the machine's load hits both alike.
             for workers in (1, 2):
-                label = f"--no-cache --workers {workers} (#{repetition + 1})"
+                label = f"--no-cache --workers {workers} (run {repetition + 1})"
                 by_workers[workers].append(run_check(workspace, files, label, workers, False))
                 print_run(by_workers[workers][-1])
         shutil.rmtree(os.path.join(workspace, ".fx-lsp-cache"), ignore_errors=True)
