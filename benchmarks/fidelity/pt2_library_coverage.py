@@ -112,7 +112,7 @@ ERROR_CODES = {"export": "FX499", "compile": "FX502"}
 
 def has_verdict(module: dict[str, Any]) -> bool:
     """fx: traceable, or failed while tracing (``repo_coverage.has_tracing_verdict``, as the
-    issue's fx figures count). Export: exports or fails under export; compile: compiles whole,
+    coverage's fx figures count). Export: exports or fails under export; compile: compiles whole,
     with breaks or with an error. Not a verdict: not checked (no inputs, no instance, does not
     fit, needs real data) or a failure before the capture (FX100 import, FX101 constructor,
     FX102 time-out)."""
