@@ -2,7 +2,8 @@
 
 ``run`` runs each named benchmark of the suite (all that need no arguments when none is
 named) as ``python3 -m benchmarks.SUITE.NAME ARGS`` from the repository root, one after
-another, and writes the tables they emit into benchmarks/README.md (see ``tables``).
+another, and writes the tables they emit into their blocks in the benchmark pages of the
+documentation, docs/benchmarks/*.md (see ``tables``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchmarks.paths import README, REPOSITORY
+from benchmarks.paths import PAGES, REPOSITORY
 from benchmarks.provenance import commit, provenance_line
 from benchmarks.suites import SUITES, Benchmark, Suite, suite_named
 from benchmarks.tables import TABLES_ENVIRONMENT, recorded, write_tables
@@ -47,8 +48,9 @@ def chosen(suite: Suite, names: list[str], has_arguments: bool) -> list[Benchmar
 
 
 def run_benchmark(suite: Suite, benchmark: Benchmark, arguments: list[str],
-                  readme: str | None) -> bool:
-    """Runs one benchmark, its output straight to this terminal; writes its tables."""
+                  pages: str | None) -> bool:
+    """Runs one benchmark, its output straight to this terminal; writes its tables into the
+    pages of the folder ``pages`` (None: prints them only)."""
     module = f"benchmarks.{suite.name}.{benchmark.name}"
     print(f"== {suite.name}/{benchmark.name} ==", flush=True)
     measured = commit()
@@ -63,17 +65,17 @@ def run_benchmark(suite: Suite, benchmark: Benchmark, arguments: list[str],
               "its tables are not written")
         return False
     if not tables:
-        print(f"{suite.name}/{benchmark.name} emits no README table")
-    elif readme is not None:
+        print(f"{suite.name}/{benchmark.name} emits no table")
+    elif pages is not None:
         # As typed: the arguments after "--" go to the benchmark, not to the runner.
         command = shlex.join(["python3", "-m", "benchmarks", "run", suite.name,
                               benchmark.name, *(["--", *arguments] if arguments else [])])
-        missing = write_tables(readme, tables, provenance_line(command, measured))
-        written = sorted(set(tables) - set(missing))
-        if written:
-            print(f"written into {os.path.relpath(readme, REPOSITORY)}: {', '.join(written)}")
+        written, missing = write_tables(pages, tables, provenance_line(command, measured))
+        for page, names in written.items():
+            print(f"written into {os.path.relpath(page, REPOSITORY)}: {', '.join(names)}")
         for name in missing:
-            print(f"no block <!-- table: {name} --> in the README: add one where it belongs")
+            print(f"no block <!-- table: {name} --> in {os.path.relpath(pages, REPOSITORY)}/: "
+                  "add one to the page that explains it")
     return True
 
 
@@ -88,8 +90,9 @@ def main(argv: list[str]) -> int:
                               epilog="ARGS after -- go to each named benchmark")
     run.add_argument("suite", choices=[suite.name for suite in SUITES])
     run.add_argument("names", nargs="*", metavar="NAME")
-    run.add_argument("--no-readme", action="store_true",
-                     help="print the tables only; leave benchmarks/README.md as it is")
+    run.add_argument("--no-pages", action="store_true",
+                     help="print the tables only; leave the pages of docs/benchmarks/ as they "
+                          "are")
     options = parser.parse_args(own)
     if options.command == "list":
         list_suites()
@@ -100,8 +103,8 @@ def main(argv: list[str]) -> int:
         print(f"suite {suite.name} has no benchmarks yet: nothing to run "
               f"({suite.measures})")
         return 0
-    readme = None if options.no_readme else README
-    results = [run_benchmark(suite, benchmark, arguments, readme)
+    pages = None if options.no_pages else PAGES
+    results = [run_benchmark(suite, benchmark, arguments, pages)
                for benchmark in chosen(suite, options.names, bool(arguments))]
     return 0 if all(results) else 1
 

@@ -10,7 +10,8 @@ REPOSITORY = os.path.dirname(BENCHMARKS)
 #: Plain-PyTorch models (a Llama-2-7B-sized decoder, a ResNet-50) several suites build.
 MODELS = os.path.join(BENCHMARKS, "models")
 EXAMPLES = os.path.join(REPOSITORY, "examples")
-README = os.path.join(BENCHMARKS, "README.md")
+#: The documentation site's benchmark pages, which hold the blocks the suite runs write.
+PAGES = os.path.join(REPOSITORY, "docs", "benchmarks")
 #: The third-party fidelity tests' helpers (export_compare, compile_agreement, ...).
 THIRDPARTY = os.path.join(REPOSITORY, "tests", "thirdparty")
 #: The torchvision shim the fidelity-test workspace imports first (its CUDA-built wheel cannot

@@ -1,6 +1,6 @@
 """What figures were measured on: the commit, the machine, Python and torch. Figures only
 compare within one run (the machines are shared), so each printed run and each table written
-into the README says where it came from."""
+into its page says where it came from."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import subprocess
 import time
 from importlib import metadata
 
-from benchmarks.paths import README, REPOSITORY
+from benchmarks.paths import REPOSITORY
 
 
 def _git(*arguments: str) -> str:
@@ -42,11 +42,9 @@ def engine_version() -> str:
 
 
 def commit() -> str:
-    """HEAD, and whether the code measured differs from it (the README the run writes into
-    does not count)."""
-    readme = os.path.relpath(README, REPOSITORY)
-    dirty = _git("status", "--porcelain", "--", "fxcore", "fx_lsp", "benchmarks",
-                 f":(exclude){readme}")
+    """HEAD, and whether the code measured differs from it (the pages the run writes into,
+    under docs/, do not count)."""
+    dirty = _git("status", "--porcelain", "--", "fxcore", "fx_lsp", "benchmarks")
     return _git("rev-parse", "--short", "HEAD") + (" + uncommitted changes" if dirty else "")
 
 
@@ -72,7 +70,7 @@ def torch_version() -> str:
 
 
 def provenance_line(command: str, measured: str | None = None) -> str:
-    """The line above a table in the README: when, at which commit, on what, how, and the
+    """The line above a table in its page: when, at which commit, on what, how, and the
     load when it was written. ``measured``: ``commit()`` when the run began (others commit
     while a long run goes on); HEAD now when not given."""
     return (

@@ -13,8 +13,8 @@ class Benchmark:
     measures: str
     #: Arguments it cannot run without: such a benchmark runs only when named, with them.
     needs: str = ""
-    #: The tables it emits, each a block of that name in benchmarks/README.md; none: its
-    #: name alone.
+    #: The tables it emits, each a block of that name in one page of docs/benchmarks/; none:
+    #: its name alone.
     tables: tuple[str, ...] = ()
 
     @property

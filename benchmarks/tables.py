@@ -1,9 +1,12 @@
-"""Result tables: printed by a benchmark, and written by the suite runner into
-benchmarks/README.md between the markers ``<!-- table: NAME -->`` and ``<!-- /table -->``.
+"""Result tables: printed by a benchmark, and written by the suite runner into the benchmark
+pages of the documentation (docs/benchmarks/*.md) between the markers ``<!-- table: NAME -->``
+and ``<!-- /table -->``.
 
 A benchmark calls ``emit``; under the runner (which sets ``TABLES_ENVIRONMENT`` to a file)
-each emitted table is also recorded there, and the runner replaces the README block of that
-name with the table under a provenance line. Text outside the blocks is never touched.
+each emitted table is also recorded there, and the runner replaces the block of that name, in
+whichever page holds it, with the table under a provenance line. Text outside the blocks is
+never touched. A block's name is its address: the page that explains a table holds its block,
+and a table moves to another page by moving its block.
 """
 
 from __future__ import annotations
@@ -44,13 +47,13 @@ def met(target: str, condition: bool) -> str:
 
 
 def emit(name: str, table: str) -> None:
-    """Print ``table`` and, under the suite runner, record it for the README block ``name``."""
+    """Print ``table`` and, under the suite runner, record it for the block ``name``."""
     print(table)
     record(name, table)
 
 
 def record(name: str, table: str) -> None:
-    """Under the suite runner, record ``table`` for the README block ``name`` (for a table
+    """Under the suite runner, record ``table`` for the block ``name`` (for a table
     printed a row at a time as its rows are measured)."""
     recording = os.environ.get(TABLES_ENVIRONMENT)
     if recording:
@@ -73,24 +76,35 @@ def _block(name: str) -> re.Pattern[str]:
 
 def replace_block(text: str, name: str, body: str) -> str | None:
     """``text`` with the block ``name``'s content replaced by ``body``; None when ``text`` has
-    no such block (where a table belongs in the README is a writer's choice, not the run's)."""
+    no such block (which page a table belongs in is a writer's choice, not the run's)."""
     replaced, count = _block(name).subn(
         lambda match: match.group(1) + body.rstrip("\n") + "\n" + match.group(3), text)
     return replaced if count else None
 
 
-def write_tables(readme: str, tables: dict[str, str], provenance: str) -> list[str]:
-    """Writes each table with ``provenance`` above it into its README block; returns the names
-    that have no block there."""
-    with open(readme, encoding="utf-8") as handle:
-        text = handle.read()
-    missing = []
-    for name, table in tables.items():
-        replaced = replace_block(text, name, f"{provenance}\n\n{table}")
-        if replaced is None:
-            missing.append(name)
-        else:
-            text = replaced
-    with open(readme, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return missing
+def pages(folder: str) -> list[str]:
+    """The markdown pages of ``folder``, by name."""
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                  if name.endswith(".md"))
+
+
+def write_tables(folder: str, tables: dict[str, str],
+                 provenance: str) -> tuple[dict[str, list[str]], list[str]]:
+    """Writes each table with ``provenance`` above it into its block, in whichever page of
+    ``folder`` holds that block; returns the names written, by page, and those no page holds."""
+    written: dict[str, list[str]] = {}
+    for page in pages(folder):
+        with open(page, encoding="utf-8") as handle:
+            text = handle.read()
+        names = []
+        for name, table in tables.items():
+            replaced = replace_block(text, name, f"{provenance}\n\n{table}")
+            if replaced is not None:
+                text = replaced
+                names.append(name)
+        if names:
+            with open(page, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            written[page] = names
+    placed = {name for names in written.values() for name in names}
+    return written, [name for name in tables if name not in placed]

@@ -36,5 +36,5 @@ timeout 330 python3 -m pytest -o addopts= -m "" -n 2 -p no:cacheprovider --timeo
     tests/test_driver_loads.py tests/test_accelerator_guard.py > "$out/pytest-driver.log" 2>&1 &
 wait
 echo "all steps: $((SECONDS - started)) s" >> "$out/machine.txt"
-cp benchmarks/README.md "$out/benchmarks-README.md"
+cp docs/benchmarks/gpu.md "$out/benchmarks-gpu.md"
 tail -n 3 "$out"/*.log

@@ -1,5 +1,6 @@
 """The benchmark suites (benchmarks/): the runner lists every suite folder and every module in
-it, and a run's table replaces its own README block and nothing else."""
+it, and a run's table replaces its own block, in whichever page of docs/benchmarks/ holds it,
+and nothing else."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from benchmarks.suites import SUITES, suite_named
 from benchmarks.tables import markdown, replace_block, write_tables
 
 BENCHMARKS = REPO_ROOT / "benchmarks"
+PAGES = REPO_ROOT / "docs" / "benchmarks"
 
 
 def run_benchmarks(*arguments: str) -> subprocess.CompletedProcess[str]:
@@ -51,7 +53,7 @@ def test_list_names_every_suite_folder_and_every_module_in_it() -> None:
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a GPU may be here")
 def test_the_gpu_suite_measures_nothing_without_a_gpu_and_says_so() -> None:
-    completed = run_benchmarks("run", "gpu", "--no-readme")
+    completed = run_benchmarks("run", "gpu", "--no-pages")
     assert completed.returncode == 0, completed.stderr
     assert "no NVIDIA GPU here: nothing to measure" in completed.stdout
 
@@ -63,7 +65,7 @@ def test_an_unknown_benchmark_is_refused_with_the_suites_names() -> None:
     assert "graph_page_cap" in completed.stderr
 
 
-README = """# Benchmarks
+PAGE = """# Speed
 
 Text before.
 
@@ -88,19 +90,34 @@ Text after.
 
 
 def test_replacing_a_block_changes_only_that_block() -> None:
-    replaced = replace_block(README, "second", "| new |\n|---|\n| 5 |")
-    assert replaced == README.replace("| old | second |\n|---|---|\n", "| new |\n|---|\n| 5 |\n")
-    assert replace_block(README, "third", "| new |") is None
+    replaced = replace_block(PAGE, "second", "| new |\n|---|\n| 5 |")
+    assert replaced == PAGE.replace("| old | second |\n|---|---|\n", "| new |\n|---|\n| 5 |\n")
+    assert replace_block(PAGE, "third", "| new |") is None
+
+
+OTHER_PAGE = """# Scale
+
+<!-- table: elsewhere -->
+_Not written by a suite run yet: a test's page._
+<!-- /table -->
+"""
 
 
 def test_a_written_table_carries_its_provenance_and_leaves_the_rest(tmp_path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text(README)
+    page, other = tmp_path / "speed.md", tmp_path / "scale.md"
+    page.write_text(PAGE)
+    other.write_text(OTHER_PAGE)
+    (tmp_path / "notes.txt").write_text("<!-- table: first -->\n<!-- /table -->\n")
     table = markdown(["class", "seconds"], [["Llama", "1.23"]])
-    missing = write_tables(str(readme), {"first": table, "absent": table},
-                           provenance_line("python3 -m benchmarks run speed first"))
+    written, missing = write_tables(
+        str(tmp_path), {"first": table, "elsewhere": table, "absent": table},
+        provenance_line("python3 -m benchmarks run speed first"))
+    # Each table goes to the page that holds its block; a file that is no page is not read.
+    assert written == {str(other): ["elsewhere"], str(page): ["first"]}
     assert missing == ["absent"]
-    text = readme.read_text()
+    assert "<!-- table: first -->\n<!-- /table -->" in (tmp_path / "notes.txt").read_text()
+    assert other.read_text().count("| Llama | 1.23 |") == 1
+    text = page.read_text()
     block = text[text.index("<!-- table: first -->"):text.index("<!-- /table -->") + 15]
     provenance, blank, *rows = block.splitlines()[1:-1]
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT,
@@ -110,18 +127,19 @@ def test_a_written_table_carries_its_provenance_and_leaves_the_rest(tmp_path) ->
     assert f"({os.cpu_count()} cores), Python {platform.python_version()}" in provenance
     assert f"torch {torch_version()}" in provenance
     assert blank == "" and "\n".join(rows) == table
-    assert text[text.index("<!-- /table -->"):] == README[README.index("<!-- /table -->"):]
-    assert text[:text.index("<!-- table: first -->")] == README[:README.index("<!-- table")]
+    assert text[text.index("<!-- /table -->"):] == PAGE[PAGE.index("<!-- /table -->"):]
+    assert text[:text.index("<!-- table: first -->")] == PAGE[:PAGE.index("<!-- table")]
 
 
 def test_a_benchmark_run_by_the_runner_records_its_table() -> None:
     """graph_page_cap on 50 nodes: the runner starts the module and reads the table it
-    emitted (--no-readme: the real README is not written by a test)."""
-    completed = run_benchmarks("run", "speed", "graph_page_cap", "--no-readme", "--",
+    emitted (--no-pages: the real pages are not written by a test)."""
+    completed = run_benchmarks("run", "speed", "graph_page_cap", "--no-pages", "--",
                                "--nodes", "50", "--runs", "1")
     assert completed.returncode == 0, completed.stderr
     assert "| 50-node class | page | built in (median of 1) |" in completed.stdout
-    assert "emits no README table" not in completed.stdout
+    assert "emits no table" not in completed.stdout
+    assert "written into" not in completed.stdout
 
 
 #: A block's first line: the provenance line a suite run writes, or why no run wrote it yet.
@@ -132,16 +150,26 @@ NOT_YET = re.compile(r"_Not written by a suite run yet: .+\._")
 BLOCK = re.compile(r"<!-- table: (\S+) -->\n(.*?)<!-- /table -->\n", re.DOTALL)
 
 
-def readme_blocks() -> tuple[dict[str, str], str]:
-    """benchmarks/README.md's table blocks by name, and its text outside them."""
-    text = (BENCHMARKS / "README.md").read_text()
-    return dict(BLOCK.findall(text)), BLOCK.sub("", text)
+def page_blocks() -> tuple[dict[str, str], dict[str, str]]:
+    """The table blocks of the pages of docs/benchmarks/ by name, and each page's text outside
+    them, by page."""
+    blocks: dict[str, str] = {}
+    outside = {}
+    for page in sorted(PAGES.glob("*.md")):
+        text = page.read_text()
+        for name, body in BLOCK.findall(text):
+            # The runner writes a table into every block of its name: two would be two copies.
+            assert name not in blocks, f"{name}: a block in more than one page ({page.name})"
+            blocks[name] = body
+        outside[page.name] = BLOCK.sub("", text)
+    return blocks, outside
 
 
-def test_every_table_in_the_readme_was_written_by_a_run_or_says_why_not() -> None:
-    blocks, outside = readme_blocks()
+def test_every_table_in_the_pages_was_written_by_a_run_or_says_why_not() -> None:
+    blocks, outside = page_blocks()
     # A table outside the blocks was copied there by hand: no run rewrites it.
-    assert [line for line in outside.splitlines() if line.startswith("|")] == []
+    for page, text in outside.items():
+        assert [line for line in text.splitlines() if line.startswith("|")] == [], page
     for name, body in blocks.items():
         first, *rest = body.splitlines()
         written = WRITTEN.fullmatch(first)
@@ -157,7 +185,7 @@ def test_every_table_in_the_readme_was_written_by_a_run_or_says_why_not() -> Non
 
 
 def test_every_table_a_benchmark_emits_has_its_block() -> None:
-    blocks, _ = readme_blocks()
+    blocks, _ = page_blocks()
     emitted = {}
     for suite in SUITES:
         for benchmark in suite.benchmarks:

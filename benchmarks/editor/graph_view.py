@@ -11,7 +11,7 @@ ResNet-50 (177 nodes).
    the script included), then "Expand all" (refused over 400 boxes), "Collapse all", and a
    click that opens the first submodule.
 
-The open time is the request plus the first drawing. Target (issue 13): the Llama decoder
+The open time is the request plus the first drawing. Target: the Llama decoder
 opens in under 2 s, with submodules collapsed by default.
 
     python3 -m benchmarks run editor graph_view -- [--runs 5]

@@ -7,7 +7,7 @@ unrolled loop) and a small file; once both are traced, graph (then generated-cod
 are sent one after another while a hover on the small file is timed every 10 ms; the hovers
 sent while such a request was in flight are reported, with hovers on an idle server as the
 baseline.
-Target (issue 22): a hover answers within 100 ms while the graph is being built.
+Target: a hover answers within 100 ms while the graph is being built.
 
     python3 -m benchmarks run editor hover_during_graph --
         [--nodes 60000] [--requests 5] [--repository PATH]

@@ -1,6 +1,6 @@
 """Editor latency with several capture modes: a save's fx diagnostics must arrive as fast as
 with fx alone, the export and compile diagnostics after them (within 500 ms at the median for
-a small module, issue 33).
+a small module).
 
 Real ``python -m fx_lsp serve`` processes are driven over stdio by pygls' client, each on its
 own copy of ``examples/`` (a shared copy would answer one server from another's cache), one

@@ -3,8 +3,8 @@
 1. ``Engine.check`` of ``models/llama.py`` (Llama-2-7B's dimensions, built on meta) and
    ``models/resnet50.py``, through the real engine, ``--runs`` times each: the trace time
    (``ModuleResult.trace_seconds``) and the time to choose example inputs and propagate shapes
-   on meta tensors (``shape_seconds``), both measured in the worker in the same job. Target
-   (issue 12): shapes add under 10 % to the trace time.
+   on meta tensors (``shape_seconds``), both measured in the worker in the same job. Target:
+   shapes add under 10 % to the trace time.
 2. A real ``python -m fx_lsp serve`` over stdio on a copy of ``examples/``: after each of
    ``--edits`` saves of ``models/mlp.py``, the time until the saved version's diagnostics are
    published, and then the time an inlay-hint request takes; their sum is when the new shapes

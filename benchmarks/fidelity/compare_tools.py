@@ -1,5 +1,5 @@
 """What plain ``torch.fx.symbolic_trace``, ``torch._dynamo.explain`` and ``fx-lsp check`` each
-report on the same three failing models, one per library, and how long each takes (issue 5).
+report on the same three failing models, one per library, and how long each takes.
 
 The models are user wrapper modules in a temporary workspace (a package whose ``__init__``
 imports the torchvision shim of ``tests/thirdparty`` first, as the fidelity-test workspace

@@ -1,4 +1,4 @@
-"""The export mode on real third-party models (issue 20): fx-lsp's export verdict and first
+"""The export mode on real third-party models: fx-lsp's export verdict and first
 line (on meta, through the worker's job) against real ``torch.export`` on the CPU with real
 weights and real tensors of the same input specs, for every wrapper class of
 ``tests/thirdparty/workspace`` (torchvision, timm, transformers).
@@ -9,7 +9,7 @@ class on a sample; this runs the full sweep.
 
     python3 -m benchmarks run fidelity export_fidelity -- [--only CLASS...] [--keep DIR]
 
-Target (issue 20): at least 95% agree. Printed, never asserted.
+Target: at least 95% agree. Printed, never asserted.
 """
 
 from __future__ import annotations

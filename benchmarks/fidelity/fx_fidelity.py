@@ -1,4 +1,4 @@
-"""The fx mode on real third-party models (issue 5): ``fx-lsp check --format json`` against
+"""The fx mode on real third-party models: ``fx-lsp check --format json`` against
 plain ``torch.fx.symbolic_trace`` on the CPU (``tests/thirdparty/ground_truth.py``), over every
 wrapper class of ``tests/thirdparty/workspace`` (torchvision, timm, transformers; needs
 ``scripts/install-thirdparty.sh``).

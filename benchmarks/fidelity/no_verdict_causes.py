@@ -1,9 +1,10 @@
 """Why a class of a ``fx-lsp check --output-format json`` report got no verdict in a mode, as
 one of a few causes a user can act on, and the optional package a class's import needs.
 
-Issue 46 counts the classes without a verdict by cause (constructor arguments, example inputs,
-"does not fit", time-out, ...) and leaves out of its 5% target the classes whose code needs an
-optional package that is not installed: that is the user's environment, not fx-lsp's choice.
+The library coverage benchmark counts the classes without a verdict by cause (constructor
+arguments, example inputs, "does not fit", time-out, ...) and leaves out of its 5% target the
+classes whose code needs an optional package that is not installed: that is the user's
+environment, not fx-lsp's choice.
 Such a class is found by the message of its failure or note: Python's ``ModuleNotFoundError``
 ("No module named 'X'") or a library's own lazy optional import error (MONAI's
 ``OptionalImportError``: "import X (No module named 'X')", "required package `X` is not

@@ -1,4 +1,4 @@
-"""The onnx mode on real third-party models (issue 50): fx-lsp's onnx verdict (fake tensors,
+"""The onnx mode on real third-party models: fx-lsp's onnx verdict (fake tensors,
 through ``fx-lsp check --mode onnx``) against real ``torch.onnx.export(..., dynamo=True)`` on
 the CPU with random weights and real tensors of the same input specs, for the wrapper classes
 of the given files of ``tests/thirdparty/workspace`` (torchvision, timm, transformers), with

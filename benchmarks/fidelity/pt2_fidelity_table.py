@@ -1,4 +1,4 @@
-"""One row per third-party wrapper class (issue 20): fx-lsp's export and compile verdicts on
+"""One row per third-party wrapper class: fx-lsp's export and compile verdicts on
 meta and whether each agrees with the real run on the CPU, as a markdown table, from the JSON
 that ``export_fidelity.py --keep DIR`` and ``compile_fidelity.py --keep DIR`` kept. Runs
 nothing itself.

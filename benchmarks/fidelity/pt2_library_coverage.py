@@ -1,6 +1,6 @@
 """fx, export and compile verdicts on libraries fx-lsp was not tuned on, against real torch.
 
-Issues 33 and 46: real torch on the CPU (and plain torch.fx for fx) in the same run.
+Real torch on the CPU (and plain torch.fx for fx) is the reference, run in the same run.
 
 Each library is a pinned release from PyPI unpacked as a user's checkout
 (``repo_coverage.unpacked_root``); fx-lsp checks a stated part of it with no configuration,
@@ -19,7 +19,8 @@ Printed per library and mode:
   constructor arguments, example inputs, does not fit, time-out, ...); targets at most 5%
   without an export or compile verdict, at least 95% with an fx verdict;
 - classes whose code needs an optional package that is not installed, by package, counted
-  apart: the shares are of the other classes (issue 46);
+  apart: the shares are of the other classes (a missing optional package is the user's
+  environment, not fx-lsp's choice);
 - own-choice FX499/FX502: an export failure or compile error that the module raises eagerly
   too on the same instance and inputs (the same innermost line), which must be the "does not
   fit" hint (FX406/FX504) instead; target none;
@@ -87,8 +88,8 @@ LIBRARIES = [
             tuple(f"vit_pytorch/{name}.py" for name in VIT_FILES),
             needs_torchvision_shim="vit_pytorch"),
     Library("efficientnet-pytorch", "efficientnet-pytorch", "0.7.1", ("efficientnet_pytorch",)),
-    # Issue 46: four libraries of kinds fx-lsp was never measured on (medical imaging, audio,
-    # segmentation). MONAI is published as a wheel only; its building blocks, as in the issue.
+    # Four libraries of kinds fx-lsp was never measured on before (medical imaging, audio,
+    # segmentation). MONAI is published as a wheel only; its building blocks are measured.
     Library("monai", "monai", "1.6.1", ("monai/networks/blocks",), archive="wheel"),
     # Its package imports torchvision (the encoders subclass its ResNet, VGG, DenseNet).
     Library("segmentation-models-pytorch", "segmentation-models-pytorch", "0.6.0",
@@ -101,8 +102,9 @@ LIBRARIES = [
 #: ``torch.fx.symbolic_trace`` on the same instance (``plain_fx_check.py``).
 MODES = ("fx", "export", "compile")
 PT2_MODES = ("export", "compile")
-#: The README blocks of issue 46's libraries measured after it, MONAI on a tree before the
-#: issue's last changes and the other three on a later one, each with its own provenance.
+#: The blocks of the four libraries (MONAI, segmentation-models-pytorch, nnaudio, julius)
+#: measured after the work that searched constructor arguments and inputs for them: MONAI
+#: on one tree and the other three on a later one, each with its own provenance.
 AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others")
 #: The error code of each mode that an own choice must never be reported as.
 ERROR_CODES = {"export": "FX499", "compile": "FX502"}
@@ -110,7 +112,7 @@ ERROR_CODES = {"export": "FX499", "compile": "FX502"}
 
 def has_verdict(module: dict[str, Any]) -> bool:
     """fx: traceable, or failed while tracing (``repo_coverage.has_tracing_verdict``, as the
-    issue's fx figures count). Export: exports or fails under export; compile: compiles whole,
+    coverage's fx figures count). Export: exports or fails under export; compile: compiles whole,
     with breaks or with an error. Not a verdict: not checked (no inputs, no instance, does not
     fit, needs real data) or a failure before the capture (FX100 import, FX101 constructor,
     FX102 time-out)."""
@@ -144,7 +146,7 @@ class Figures:
     baseline_seconds: float | None = None
     baseline_ref: str | None = None
     #: Classes whose code needs an optional package that is not installed, by package: apart
-    #: from the target's share (issue 46).
+    #: from the target's share.
     optional: collections.Counter[str] = field(default_factory=collections.Counter)
     without: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
     causes: dict[str, collections.Counter[str]] = field(
@@ -367,15 +369,16 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="with --baseline-ref: time both N times in turn, this tree first "
                              "then the baseline first (2: ABBA), and keep each one's fastest")
-    # Issue 46's "before" figures stay in their own block, which later runs leave alone.
+    # The four libraries' figures before that work stay in their own block, which later runs
+    # leave alone.
     parser.add_argument("--as-before", action="store_true",
-                        help="emit the table as the figures before a change (its own README "
+                        help="emit the table as the figures before a change (its own "
                              "block, pt2_library_coverage_before)")
     # Libraries measured on different trees (the first before a later change landed) keep
     # each run's table, with its own provenance line, in a block of its own.
     parser.add_argument("--table", choices=AFTER_TABLES,
-                        help="the README block the table is written into, for issue 46's "
-                             "libraries measured after it (default pt2_library_coverage)")
+                        help="the block the table is written into, for the four libraries "
+                             "measured after that work (default pt2_library_coverage)")
     options = parser.parse_args()
     print(f"fx-lsp {engine_version()}, workers={options.workers}")
     rows = [run_library(library, options)

@@ -56,7 +56,7 @@ from fxcore.worker.building.class_roles import BASE_PREFIX
 SHIM_MODULE = "fxlsp_torchvision_shim"
 TRACING_CODES = {"FX001", "FX002", "FX003", "FX004", "FX005", "FX006", "FX007", "FX008",
                  "FX199"}
-#: Codes listed one by one for a hand check (issue 21): an FX300 or FX199 must be a real FX
+#: Codes listed one by one for a hand check: an FX300 or FX199 must be a real FX
 #: limit or a real library bug, never an artefact of an instance or input fx-lsp made up.
 LISTED_CODES = ("FX300", "FX199")
 
@@ -81,7 +81,7 @@ LIBRARIES = [
     Library("torch_geometric", "torch-geometric", "2.8.1",
             ("torch_geometric/nn/models", "torch_geometric/nn/conv")),
     Library("fair-esm", "fair-esm", "2.0.0", ("esm",)),
-    # Issue 21: libraries the product was not tuned on.
+    # Libraries the product was not tuned on.
     Library("pytorchcv", "pytorchcv", "0.0.74", ("pytorchcv/models",), archive="wheel"),
     Library("vector-quantize", "vector-quantize-pytorch", "1.32.0",
             ("vector_quantize_pytorch",)),

@@ -2,11 +2,11 @@
 (``--baseline-ref``), in the same run.
 
 The project's speed figures are ratios against a baseline measured in the same run, never
-absolute times (benchmarks/README.md): issue 46's "no more than 1.5x the time it takes today"
-is fx-lsp's check of the same folders, with the same options, by this tree and by the commit
-named, one after the other on the same machine. The commit's files are taken with
-``git archive`` into a temporary folder: nothing is added to the repository (no worktree is
-registered) and the folder is removed afterwards.
+absolute times (docs/benchmarks/index.md): the library coverage's bound, fx-lsp's seconds no
+more than 1.5x those of an earlier commit, compares fx-lsp's check of the same folders, with
+the same options, by this tree and by the commit named, one after the other on the same
+machine. The commit's files are taken with ``git archive`` into a temporary folder: nothing is
+added to the repository (no worktree is registered) and the folder is removed afterwards.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fidelity per torch series (issue 32): one row per series, how many classes fx-lsp judges as
+"""Fidelity per torch series: one row per series, how many classes fx-lsp judges as
 real torch does on that series, per capture mode, computed there and then.
 
 For each series it runs the class-by-class agreement tests under that series' interpreter (the

@@ -1,7 +1,7 @@
 """fx-lsp's export and compile verdicts judged for a GPU (``device = "cuda"``) on two builds of
 torch, the same classes on each: this Python's torch and ``--other PYTHON``'s (a CPU-only build
 against PyPI's CUDA build of the same release, neither with a GPU), over the GPU-written,
-compile and export corpora (issue 47: the GPU view gives the same verdicts on both). Each
+compile and export corpora (the GPU view must give the same verdicts on both). Each
 verdict is the class's status and its problems' (line, code); the table gives how many differ,
 and each difference is printed. Needs no GPU.
 

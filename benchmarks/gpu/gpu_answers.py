@@ -1,6 +1,6 @@
 """fx-lsp's export and compile verdicts for classes judged for a GPU (``device = "cuda"``),
 against real torch on an NVIDIA GPU, and the record of real torch's answers that lets a machine
-without one compare its own verdicts with them (issue 47).
+without one compare its own verdicts with them.
 
 On a GPU machine: fx-lsp checks the GPU-written, compile and export corpora (tests/corpus/gpu,
 compile, export) with ``--mode export,compile``, judged for a GPU, the GPU visible; then, per

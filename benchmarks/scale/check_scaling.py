@@ -4,7 +4,7 @@ Each workspace holds a ``pyproject.toml``, a README with a constructor call, and
 files (a function each, no class: no worker imports them, so what is timed is fx-lsp's own
 per-file work, the call-site index included). Each size is checked ``--repeat`` times with
 ``fx-lsp check --no-cache`` in a fresh process; the ratio of the medians is printed.
-Target (issue 22): 3,000 files take at most 3.5 times as long as 1,000 (linear would be 3x).
+Target: 3,000 files take at most 3.5 times as long as 1,000 (linear would be 3x).
 
     python3 -m benchmarks run scale check_scaling --
         [--sizes 1000 3000] [--repeat 1] [--repository PATH]
@@ -27,7 +27,7 @@ from benchmarks.paths import REPOSITORY, child_environment
 from benchmarks.provenance import machine_line
 from benchmarks.tables import emit, markdown
 
-#: Issue 22: 3,000 files take at most 3.5 times as long as 1,000 (linear would be 3x).
+#: The target: 3,000 files take at most 3.5 times as long as 1,000 (linear would be 3x).
 TARGET_RATIO = 3.5
 
 

@@ -1,4 +1,4 @@
-"""A workspace scan of timm's own ``models/`` folder with ``fx-lsp check`` (issue 5).
+"""A workspace scan of timm's own ``models/`` folder with ``fx-lsp check``.
 
 Copies the installed timm package into a temporary workspace (with a ``pyproject.toml``),
 so that ``timm/models/*.py`` import as ``timm.models.X`` from the workspace root, exactly as
@@ -307,7 +307,7 @@ def main() -> None:
         for repetition in range(arguments.repetitions):
             # Alternated, so that a change of the machine's load hits both alike.
             for workers in (1, 2):
-                label = f"--no-cache --workers {workers} (#{repetition + 1})"
+                label = f"--no-cache --workers {workers} (run {repetition + 1})"
                 by_workers[workers].append(run_check(workspace, files, label, workers, False))
                 print_run(by_workers[workers][-1])
         shutil.rmtree(os.path.join(workspace, ".fx-lsp-cache"), ignore_errors=True)

@@ -8,7 +8,7 @@ because the machine is shared and absolute figures drift; the ratio is what to c
     python3 -m benchmarks run speed check_latency -- [--file examples/models/gated.py] [--edits 30]
                                        [--fresh-runs 7]
 
-Targets (issue 2): warm check at least 15x faster than the fresh process, and under 150 ms
+Targets: warm check at least 15x faster than the fresh process, and under 150 ms
 median. Printed, never asserted.
 """
 

@@ -7,7 +7,7 @@ ratio export / fx of medians measured in this same run.
 
     python3 -m benchmarks run speed export_capture -- [--runs 5]
 
-Target (issue 20): export under 1 s per class in a warm worker. Printed, never asserted.
+Target: export under 1 s per class in a warm worker. Printed, never asserted.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ while the job runs; the kernel's own per-process peaks (VmHWM, ru_maxrss) are pr
 
     python3 -m benchmarks run speed llama7b -- [--runs 3]
 
-Targets (issue 2): under 5 s and under 1.5 GB peak RSS. Printed, never asserted.
+Targets: under 5 s and under 1.5 GB peak RSS. Printed, never asserted.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """What judging classes in both ``nn.Module`` modes costs ``fx-lsp check --mode
-fx,export,compile`` on a real library (issue 48, item 4), three ways in the same run, one
-after the other on the same files (``--repeat 2``: each order reversed the second time):
+fx,export,compile`` on a real library, three ways in the same run, one after the other on
+the same files (``--repeat 2``: each order reversed the second time):
 
 - one mode: this tree with ``module-mode = "eval"`` (export in eval mode as "auto" does,
   compile in that one mode), as every class was judged before classes were judged in both;
-- before: ``--baseline-ref`` (default 990d882, the commit before item 4, its files taken with
+- before: ``--baseline-ref`` (default 990d882, the commit before classes were compiled in
+  both modes only where code beside torch's layers reads ``training``, its files taken with
   ``timed_check.tree_at``), which compiled in both modes every class with a dropout or a batch
   norm anywhere in its module tree;
 - after: this tree, which compiles a class in both modes only where code beside torch's own
@@ -15,8 +16,8 @@ which other work on a shared machine does not inflate). Beside them: how many co
 came from two captures, and whether "after"'s diagnostics (code, line, message, mode) are
 "before"'s.
 
-The library is MONAI 1.6.1's building blocks (``monai/networks/blocks``, as issue 46's
-coverage checks them), a sample of ``--files`` files from the unpacked wheel in
+The library is MONAI 1.6.1's building blocks (``monai/networks/blocks``, as the library
+coverage benchmark checks them), a sample of ``--files`` files from the unpacked wheel in
 ``~/.cache/fx-lsp-corpus`` (``scripts/install-corpus.sh``):
 
     python3 -m benchmarks run speed module_modes_cost -- --files 8

@@ -198,7 +198,7 @@ class CompileCapture:
         on_meta = built_on_meta or moved
         started = time.perf_counter()
         # A quarter of the class's time (CPU time) for the loop of calls; none where not run
-        # (``FX_LSP_NO_RECOMPILE_LOOP=1``: benchmarks/README.md's mode_latency, one call alone).
+        # (``FX_LSP_NO_RECOMPILE_LOOP=1``: one call alone, for the mode_latency benchmark).
         loop = context.job.config.timeout / 4 if target.recompile_loop and os.environ.get(
             "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0
         with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext(), \
