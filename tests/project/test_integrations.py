@@ -12,7 +12,7 @@ import pytest
 
 from fx_lsp.cli.arguments import build_parser
 
-REPO = pathlib.Path(__file__).parent.parent
+REPO = pathlib.Path(__file__).parents[2]
 INTEGRATIONS = REPO / "integrations"
 PLUGIN = INTEGRATIONS / "claude-code" / "fx-lsp" / ".claude-plugin" / "plugin.json"
 MARKETPLACE = INTEGRATIONS / "claude-code" / ".claude-plugin" / "marketplace.json"

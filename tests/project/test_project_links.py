@@ -7,7 +7,7 @@ from pathlib import Path
 
 import tomlkit
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_pyproject_urls_and_extension_manifest_name_the_same_places() -> None:

@@ -16,7 +16,7 @@ import yaml
 
 from fx_lsp.cli.arguments import build_parser
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 #: A workflow expression (``${{ matrix.shard }}``, ``${{ github.base_ref }}``) as the runner
 #: would have put it: a number fits every place the README uses one.
 EXPRESSION = re.compile(r"\$\{\{[^}]*\}\}")

@@ -4,7 +4,7 @@ Refactors of the engine must not change what users get: the report of the bundle
 is kept in ``tests/golden/examples-check.json`` and compared field by field (timings and the
 machine's own paths aside). Fields added later are allowed; a changed or missing value is a
 failure. After an intended change of the report, record it again with
-``FX_LSP_RECORD_GOLDEN=1 pytest tests/test_examples_report.py`` and review the diff.
+``FX_LSP_RECORD_GOLDEN=1 pytest tests/fx_lsp/cli/test_examples_report.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from cli_support import fx_lsp
 from engine_support import EXAMPLES
 
-GOLDEN = Path(__file__).parent / "golden" / "examples-check.json"
+GOLDEN = Path(__file__).parents[2] / "golden" / "examples-check.json"
 #: Fields that measure time, which no two runs share.
 TIMINGS = {"seconds", "trace_seconds", "shape_seconds"}
 

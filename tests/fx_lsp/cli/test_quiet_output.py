@@ -23,30 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from no_numpy import NO_NUMPY
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.results import CODES
 
 from engine_support import REPO_ROOT, is_running
-
-NO_NUMPY = """
-import sys
-from importlib.machinery import PathFinder
-
-
-class NoNumpy(PathFinder):
-    \"\"\"The finder of installed modules, blind to numpy: for imports and for
-    importlib.util.find_spec (which torch asks), numpy is not installed.\"\"\"
-
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if name == "numpy" or name.startswith("numpy."):
-            return None
-        return super().find_spec(name, path, target)
-
-
-sys.meta_path[:] = [NoNumpy if finder is PathFinder else finder for finder in sys.meta_path]
-"""
 
 #: A model whose code prints and warns, at import and in forward: its own noise, and a warning
 #: torch raises in its frame.

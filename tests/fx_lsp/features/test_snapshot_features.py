@@ -1,6 +1,6 @@
 """The server's features as plain functions of a ``DocumentSnapshot``: hovers, quick fixes,
 code lenses and inlay hints from a result made up here, over a real file, without a server
-(tests/lsp/ drive the same features end to end)."""
+(tests/fx_lsp/server/ drive the same features end to end)."""
 
 from __future__ import annotations
 

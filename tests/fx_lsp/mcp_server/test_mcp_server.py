@@ -11,6 +11,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,7 +21,7 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
-REPO = pathlib.Path(__file__).parent.parent
+REPO = pathlib.Path(__file__).parents[3]
 USES_LEN = """import torch
 from torch import nn
 
@@ -48,7 +49,9 @@ def _environment() -> dict[str, str]:
 async def _client(workspace: pathlib.Path, *options: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "fx_lsp", "mcp", *options],
                                    cwd=str(workspace), env=_environment())
-    with open(workspace.parent / "mcp-stderr.txt", "w") as errors:
+    # The server's stderr in a temporary file: never beside a workspace (examples/'s parent is the
+    # repository).
+    with tempfile.TemporaryFile("w+") as errors:
         async with stdio_client(params, errlog=errors) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()

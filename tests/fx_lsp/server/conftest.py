@@ -14,7 +14,7 @@ import pytest_asyncio
 
 from lsp_support import WORKSPACES, FxClient, close_documents, forget_records, session, warm_up
 
-TESTS = pathlib.Path(__file__).parent.parent
+TESTS = pathlib.Path(__file__).parents[2]
 REPO_ROOT = TESTS.parent
 
 

@@ -1,7 +1,7 @@
 """The torch version policy in the language server: a real ``fx-lsp serve`` that sees an older
 torch shows one error and traces nothing; one that sees a newer torch says in the log that it is
 untested, and traces. The version is faked in the installed metadata, as in
-tests/test_torch_versions.py."""
+tests/fxcore/host/test_torch_versions.py."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from lsp_support import session, wait_for
 
-E2E_WORKSPACE = pathlib.Path(__file__).parents[2] / "vscode-client" / "e2e" / "workspace"
+E2E_WORKSPACE = pathlib.Path(__file__).parents[3] / "vscode-client" / "e2e" / "workspace"
 
 
 def trace_workspace(client, token: str) -> asyncio.Future:

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import os
 import pathlib
-import sys
 
 import pytest
+from no_numpy import NO_NUMPY
 
 from lsp_support import session, wait_for
 
-TESTS = pathlib.Path(__file__).parent.parent
-sys.path.insert(0, str(TESTS))
-from test_quiet_output import NO_NUMPY  # noqa: E402
+TESTS = pathlib.Path(__file__).parents[2]
 
 NUMPY_WARNING = "UserWarning: Failed to initialize NumPy: No module named 'numpy'"
 

@@ -343,7 +343,7 @@ def test_the_negated_check_the_editor_also_offers_makes_real_export_pass(
         ("Insert torch._check(n - m >= 2) before this line (what fx-lsp assumed)", True),
         ("Insert torch._check(n - m < 2) before this line", False),
         # The early return as torch.cond too, after the checks torch suggests for a guard on
-        # Python numbers (tests/test_pt2_plan.py says why).
+        # Python numbers (tests/fxcore/fixing/test_pt2_plan.py says why).
         ("Rewrite the if and the return after it as torch.cond (the graph keeps both "
          "branches; it returns from lambdas)", False)]
     (root / "guarded.py").write_text(fixes[1].texts(texts.get)[1])

@@ -1,7 +1,7 @@
 """The pure parts of the torch._check and torch.cond fixes: where a check can go, which ``if``
 statements are rewritten (and which are not), the edits' texts, the planner's choice from an
 FX401's message, and a guard rendered in the user's names. Real torch on the fixed code is
-tests/test_pt2_guard_fixes.py's."""
+tests/fxcore/fixing/test_pt2_guard_fixes.py's."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from fxcore.worker.capture.compile import recompile_loop
 
 from cli_support import fx_lsp
 
-CORPUS = Path(__file__).parent / "corpus" / "recompiles" / "recompiles.py"
+CORPUS = Path(__file__).parents[2] / "corpus" / "recompiles" / "recompiles.py"
 
 #: Run in a process of its own: each fixed class and its original, compiled with a counting
 #: eager backend and called 12 times with real tensors, as a training loop calls it (``name:``

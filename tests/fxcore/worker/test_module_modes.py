@@ -32,7 +32,7 @@ from cli_support import fx_lsp
 #: Compared with real torch on the installed torch: run under every torch series too.
 pytestmark = pytest.mark.matrix
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).parents[2] / "corpus"
 COMPILE = compile_answers()
 EXPORT = export_answers()
 COMPILE_FILE = "train_eval.py"

@@ -45,7 +45,7 @@ PLAIN_SIGNATURES = {
     "conversion": "Proxy",
     "mutation": "does not support item assignment",
     # Whatever einops raised ("Tensor type unknown to einops", a KeyError in a layer): the
-    # failing frames decide FX008, as tests/test_einops_on_traced_values.py checks.
+    # failing frames decide FX008, as tests/fxcore/worker/test_einops_on_traced_values.py checks.
     "einops": "",
     "error": "",
 }

@@ -2,7 +2,8 @@
 (``module_modes.loop_can_differ``, ``training_branches``, ``call_reach``): not where reading
 ``training`` only picks tensor computations or happens in methods a call of the model does not
 run, and where it can change what recompiles across calls. (That the
-engine's answer then agrees with real torch in both modes: tests/test_recompiles_in_modes.py.)"""
+engine's answer then agrees with real torch in both modes:
+tests/fxcore/worker/capture/test_recompiles_in_modes.py.)"""
 
 from __future__ import annotations
 

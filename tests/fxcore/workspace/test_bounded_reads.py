@@ -21,7 +21,7 @@ import pytest
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent / "lsp"))
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "fx_lsp" / "server"))
 from lsp_support import FxClient, capabilities, make_client
 
 #: Address space of the CLI or server and of everything it starts (a soft limit, which the

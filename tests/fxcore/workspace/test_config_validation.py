@@ -28,7 +28,7 @@ def test_bad_timeout_flag_is_a_usage_error(tmp_path: Path, value: str) -> None:
 
 
 # A file that cannot be parsed at all (not UTF-8, not TOML) stops the check instead:
-# tests/test_bad_input_messages.py.
+# tests/fx_lsp/cli/test_bad_input_messages.py.
 PYPROJECTS = {
     "tool-string": (b'tool = "x"\n', "'tool' must be a table"),
     "fx-lsp-number": (b"[tool]\nfx-lsp = 3\n", "expected a table"),

@@ -380,7 +380,7 @@ def test_each_class_gets_a_verdict_on_arguments_its_checks_accept(tmp_path: Path
 
 @pytest.mark.slow  # real torch.export and torch.compile, twice each
 def test_export_and_compile_verdicts_agree_with_real_torch(tmp_path: Path) -> None:
-    from test_library_input_sources import checked_against_real_torch
+    from library_verdicts import checked_against_real_torch
 
     source = textwrap.dedent(WORKSPACE)
     (tmp_path / "blocks.py").write_text(source[:source.index("class Impossible")])

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 from fxcore.worker.building.init_checks import message_rules, named_in_message
 

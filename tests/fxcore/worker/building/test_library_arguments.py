@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 from fxcore.worker.building.code_values import code_values
 from fxcore.workspace.call_sites import build_index

@@ -24,7 +24,7 @@ from fxcore.workspace.config import parse_config
 
 from engine_support import REPO_ROOT
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[3]
 TOY_CAPTURES = "plain=plain_capture:PlainSymbolicTrace,exits=plain_capture:ExitsOnCrash"
 
 MODELS = """\

@@ -16,7 +16,7 @@ from fxcore.worker.context import JobContext
 from fxcore.worker.verdict import module_verdict
 from fxcore.workspace.discovery import top_level_classes
 
-CORPUS = Path(__file__).parent / "corpus" / "compile"
+CORPUS = Path(__file__).parents[3] / "corpus" / "compile"
 
 
 def verdict_inputs(name: str) -> ExampleInputs | None:

@@ -39,7 +39,7 @@ from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
 
-CORPUS = Path(__file__).parent / "corpus" / "export"
+CORPUS = Path(__file__).parents[3] / "corpus" / "export"
 #: Real torch's answers, computed in this run on the installed torch.
 EXPECTED = export_answers()
 #: Compared with real torch on the installed torch: run under every torch series too.
@@ -315,7 +315,7 @@ def test_traceable_verdict_carries_the_exported_graph() -> None:
 #: (strict export, dynamo, prints it for a data-dependent branch).
 _QUIET_SCRIPT = """
 import sys
-sys.path[:0] = [{tests!r}, {corpus!r}]
+sys.path[:0] = [{here!r}, {tests!r}, {corpus!r}]
 import test_export_capture as test
 test.captured("export_python_data.py:EverySite")
 test.captured("export_strict_only.py:TimedGate", config=test.STRICT)
@@ -329,7 +329,8 @@ test.captured("export_failing.py:WrongProjection")
 @pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
 @pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_torch_output_does_not_reach_the_terminal_nor_files(tmp_path: Path) -> None:
-    script = _QUIET_SCRIPT.format(tests=str(Path(__file__).parent), corpus=str(CORPUS))
+    script = _QUIET_SCRIPT.format(here=str(Path(__file__).parent),
+                                 tests=str(Path(__file__).parents[3]), corpus=str(CORPUS))
     temp = tmp_path / "tmp"
     temp.mkdir()
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 from class_sample import FULL_SWEEP, leave_out
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU_KERNEL
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
@@ -22,7 +22,7 @@ from fxcore.worker.capture.refused_kernels import real_kernels
 
 pytestmark = [pytest.mark.matrix]
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "meta_kernels"
+CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "meta_kernels"
 #: torch 2.13's refusal of the grouped matmul on meta, which the CPU kernel runs.
 GROUPED_MM_REFUSES = "Expected inputs of BF16 type"
 
@@ -77,7 +77,7 @@ def test_classes_whose_meta_kernels_refuse_get_real_torchs_verdicts(tmp_path: Pa
 
 #: The third-party workspace's package: its shim comes first (torchvision beside a CPU torch,
 #: nothing downloaded).
-TPMODELS = Path(__file__).resolve().parent / "thirdparty" / "workspace" / "tpmodels"
+TPMODELS = Path(__file__).resolve().parents[3] / "thirdparty" / "workspace" / "tpmodels"
 MOE_CONFIG = """\
 [tool.fx-lsp]
 timeout = 300

@@ -23,7 +23,7 @@ from fxcore.worker.devices.accelerator_calls import RECORD_VARIABLE
 # Over 20 s each (real torch beside fx-lsp): the slow tier, and every torch series.
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 GPU_CORPUS = ROOT / "tests" / "corpus" / "gpu" / "gpu_written.py"
 COMPILE_CORPUS = ROOT / "tests" / "corpus" / "compile" / "breaks_calls.py"
 

@@ -14,7 +14,7 @@ The mutant the test must catch, the old bug: the warm-up run before the guard is
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
 torch's import loads it through cuBLASLt before anything else, so the loader logs no later
 load: there these tests see nothing, and the GPU tier's watch of the processes holding the GPU
-(tests/test_gpu_tier.py) is the check."""
+(tests/fxcore/worker/devices/test_gpu_tier.py) is the check."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ pytestmark = [
                        reason="a CPU build of torch has no CUDA runtime to reach"),
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 #: A class every mode captures: the zygote's warm-ups, then the workers' captures.
 MODEL = """\
 from torch import nn

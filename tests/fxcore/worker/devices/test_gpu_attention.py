@@ -65,7 +65,7 @@ import cli_support
 
 pytestmark = pytest.mark.matrix
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "gpu"
+CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "gpu"
 NO_KERNEL = "No available kernel. Aborting execution."
 INVALID_BACKEND = "Invalid backend"
 

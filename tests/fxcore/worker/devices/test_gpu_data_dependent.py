@@ -47,7 +47,7 @@ import cli_support
 
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
-CORPORA = Path(__file__).resolve().parent / "corpus"
+CORPORA = Path(__file__).resolve().parents[3] / "corpus"
 
 
 def _break_code(*gb_types: str) -> str:

@@ -20,7 +20,7 @@ import cli_support
 
 pytestmark = pytest.mark.matrix
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "export" / "export_traceable.py"
+CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "export" / "export_traceable.py"
 
 
 def test_a_cpu_tensor_beside_cuda_weights_does_not_fit_a_gpu(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_a_cpu_tensor_beside_cuda_weights_does_not_fit_a_gpu(tmp_path: Path) -> 
             assert "cuda:0" in module["reason"] and "cpu" in module["reason"], module["reason"]
 
 
-HELD = Path(__file__).resolve().parent / "corpus" / "gpu" / "held_tensors.py"
+HELD = Path(__file__).resolve().parents[3] / "corpus" / "gpu" / "held_tensors.py"
 #: A table made for CUDA in ``__init__``: on a GPU the class builds and runs whole.
 MADE_FOR_CUDA = """\
 import torch

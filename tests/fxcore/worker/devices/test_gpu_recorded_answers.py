@@ -31,7 +31,7 @@ import cli_support
 
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
-CORPORA = Path(__file__).resolve().parent / "corpus"
+CORPORA = Path(__file__).resolve().parents[3] / "corpus"
 FILES = [*sorted((CORPORA / "gpu").glob("*.py")), CORPORA / "compile" / "needs_real_data.py",
          CORPORA / "export" / "export_traceable.py"]
 #: Where fx-lsp's verdict differs from a GPU's for a reason of its own, not the GPU view's:

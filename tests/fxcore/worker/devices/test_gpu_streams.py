@@ -45,7 +45,7 @@ import cli_support
 
 pytestmark = [pytest.mark.matrix, pytest.mark.matrix_sweep, pytest.mark.slow]
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "gpu" / "streams.py"
+CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "gpu" / "streams.py"
 DEFAULT_STREAM_LINE = next(number for number, line in
                            enumerate(CORPUS.read_text().splitlines(), 1)
                            if "default_stream().synchronize()" in line)

@@ -3,7 +3,7 @@ GPU: ``device = "auto"`` reads the code; each class is imported, built and captu
 CUDA view (fake CUDA tensors, torch.cuda answering as one GPU). Every class gets export and
 compile verdicts; the only breaks are at the CUDA calls dynamo cannot put in a graph, each at
 its line with its code, and the verdicts say they are for a GPU. The same corpus against real
-torch on a GPU is the GPU tier's (tests/test_gpu_tier.py)."""
+torch on a GPU is the GPU tier's (tests/fxcore/worker/devices/test_gpu_tier.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import cli_support
 #: The corpus's verdicts, made once for the module (over 20 s): the slow tier, and the matrix.
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "gpu" / "gpu_written.py"
+CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "gpu" / "gpu_written.py"
 
 
 def _line_of(text: str) -> int:

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 from cli_support import fx_lsp
 

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
@@ -25,7 +25,7 @@ from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 # scripts/test-torch-matrix.sh), the main run's slow tier on its own torch.
 pytestmark = [pytest.mark.matrix, pytest.mark.matrix_sweep, pytest.mark.slow]
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "everyday"
+CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "everyday"
 #: Classes fx-lsp cannot judge yet, not part of the corpus.
 KNOWN_GAPS = "known_gaps.py"
 #: An operator whose output size its data decides (torchvision's nms): on torch 2.10 (whose

@@ -19,7 +19,7 @@ from fxcore.worker.inputs.first_layer import layer_inputs, runs_on
 import cli_support
 
 #: ``examples/``' ConvBlock branches on its input's width: torch.fx stops at the branch.
-EXAMPLE_LAYERS = Path(__file__).resolve().parent.parent / "examples" / "models" / "layers.py"
+EXAMPLE_LAYERS = Path(__file__).resolve().parents[4] / "examples" / "models" / "layers.py"
 WORKSPACE = '''
 from torch import nn
 

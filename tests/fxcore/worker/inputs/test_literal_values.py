@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 from fxcore.worker.inputs.literal_values import literal_of, literal_tensors
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 VALUES = '''
 import torch

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_library_input_sources import checked_against_real_torch
+from library_verdicts import checked_against_real_torch
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 
