@@ -30,10 +30,12 @@ timeout 330 python3 -m benchmarks run gpu gpu_answers -- --record "$out/answers.
 # The GPU tier: fx-lsp watched with nvidia-smi, then real torch on the GPU; attention's
 # kernel choices on real CUDA tensors.
 timeout 330 python3 -m pytest -o addopts= -m gpu -n 2 -p no:cacheprovider --timeout 320 -rA \
-    tests/test_gpu_tier.py tests/test_gpu_attention.py > "$out/pytest-gpu.log" 2>&1 &
+    tests/fxcore/worker/devices/test_gpu_tier.py tests/fxcore/worker/devices/test_gpu_attention.py \
+    > "$out/pytest-gpu.log" 2>&1 &
 # The loader's log of every process of a check, with a GPU and its driver there.
 timeout 330 python3 -m pytest -o addopts= -m "" -n 2 -p no:cacheprovider --timeout 320 -rA \
-    tests/test_driver_loads.py tests/test_accelerator_guard.py > "$out/pytest-driver.log" 2>&1 &
+    tests/fxcore/worker/devices/test_driver_loads.py \
+    tests/fxcore/worker/devices/test_accelerator_guard.py > "$out/pytest-driver.log" 2>&1 &
 wait
 echo "all steps: $((SECONDS - started)) s" >> "$out/machine.txt"
 cp docs/benchmarks/gpu.md "$out/benchmarks-gpu.md"

@@ -3,7 +3,7 @@
 pyproject.toml's ``version`` is the source; the VS Code extension's package.json (and its
 package-lock.json) must say the same, and CHANGELOG.md's "Unreleased" changes become the
 version's entry, dated today. ``python scripts/set_version.py --check`` only says whether
-they agree (tests/test_release.py runs the same checks)."""
+they agree (tests/project/test_release.py runs the same checks)."""
 
 from __future__ import annotations
 

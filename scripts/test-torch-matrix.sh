@@ -20,9 +20,10 @@
 # which the main series' own tiers mostly fill): every matrix test runs on the main series
 # (python3's, whose fast and slow tiers run them all) and on one other series. The series but
 # the main one share the matrix tests, one shard each (five series: shards of five), but for
-# the heavy ones, marked `matrix_sweep` (the sweeps, e.g. tests/test_everyday_blocks.py, the
-# onnx corpus, tests/test_onnx_corpus.py, and the tests that run whole checks under a recorder
-# or a loader log), which the two edges share (shards of two): the oldest and the newest
+# the heavy ones, marked `matrix_sweep` (the sweeps, e.g.
+# tests/fxcore/worker/inputs/test_everyday_blocks.py, the onnx corpus,
+# tests/fxcore/worker/capture/test_onnx_corpus.py, and the tests that run whole checks under a
+# recorder or a loader log), which the two edges share (shards of two): the oldest and the newest
 # supported series, where what changes between releases in the torch internals fx-lsp hooks
 # shows first. A shard is FX_LSP_MATRIX_SHARD=K/N, the sweeps' FX_LSP_MATRIX_SWEEP_SHARD=K/N
 # (tests/conftest.py: by a hash of each test's id, so each file's tests are spread over the
@@ -147,8 +148,9 @@ for s in "${series[@]}"; do
     reported $status "$log" "torch $s ($version, -m \"$selected\"${shard:+, shard $shard}${sweep_shard:+, sweeps $sweep_shard}): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
 done
 # The GPU view on two builds of python3's release (issue 47): PyPI's CUDA build of it beside
-# python3's CPU-only one, neither with a GPU; tests/test_build_agreement.py compares their
-# verdicts judged for a GPU. Only in the default run (CI's), not for series named.
+# python3's CPU-only one, neither with a GPU; tests/fxcore/worker/devices/test_build_agreement.py
+# compares their verdicts judged for a GPU. Only in the default run (CI's), not for series
+# named.
 if [ "$named" = 0 ] && [ -n "$main_series" ]; then
     t0=$SECONDS
     release=$(python3 -c 'import torch; print(torch.__version__.split("+")[0])')
@@ -163,7 +165,8 @@ if [ "$named" = 0 ] && [ -n "$main_series" ]; then
     if uv pip install --quiet --python "$python" --constraint <(echo "torch==$release") \
             -e "$repo" >"$log" 2>&1; then
         (cd "$repo" && FX_LSP_OTHER_BUILD=$python python3 -m pytest -m builds -n 0 -q -rs \
-            -p no:cacheprovider -p no:benchmark tests/test_build_agreement.py) >"$log" 2>&1
+            -p no:cacheprovider -p no:benchmark \
+            tests/fxcore/worker/devices/test_build_agreement.py) >"$log" 2>&1
         status=$?
     else
         echo "cannot install fx-lsp beside PyPI's torch==$release" >>"$log"

@@ -2,8 +2,8 @@
 golden workspaces, normalised only where two runs must differ, and the files under
 ``tests/golden/outputs/`` that hold it as recorded.
 
-The recorded text is compared byte for byte (``tests/test_output_goldens.py``,
-``tests/lsp/test_diagnostics_goldens.py``): a refactor of the report or of its renderings
+The recorded text is compared byte for byte (``tests/fx_lsp/cli/test_output_goldens.py``,
+``tests/fx_lsp/server/test_diagnostics_goldens.py``): a refactor of the report or of its renderings
 must not change a character. After an intended change, record again with
 ``FX_LSP_RECORD_GOLDEN=1`` and review the diff.
 """
@@ -31,7 +31,7 @@ OUTPUTS = GOLDEN / "outputs"
 #: parent-built instance, a second capture mode).
 WORKSPACES = {
     "examples": EXAMPLES,
-    "basic": REPO_ROOT / "tests" / "lsp" / "workspaces" / "basic",
+    "basic": REPO_ROOT / "tests" / "fx_lsp" / "server" / "workspaces" / "basic",
     "notebooks": REPO_ROOT / "tests" / "workspaces" / "notebooks",
     "variety": GOLDEN / "workspaces" / "variety",
 }

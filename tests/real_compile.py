@@ -1,5 +1,6 @@
 """Real ``torch.compile`` as compile mode's loop of calls drives it, for tests that compare the
-loop's answer with real torch on real tensors (``tests/test_recompiles*.py``)."""
+loop's answer with real torch on real tensors
+(``tests/fxcore/worker/capture/test_recompiles*.py``)."""
 
 from __future__ import annotations
 

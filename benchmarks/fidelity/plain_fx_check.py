@@ -14,7 +14,7 @@ code runs only in a child process started for the purpose.
 
     python3 -m benchmarks.fidelity.plain_fx_check WORKSPACE REPORT.json   # prints disagreements
 
-Used by tests (tests/test_parent_arguments.py) and by corpus benchmarks.
+Used by tests (tests/fxcore/reporting/test_parent_arguments.py) and by corpus benchmarks.
 """
 
 from __future__ import annotations

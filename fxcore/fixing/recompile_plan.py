@@ -1,7 +1,7 @@
 """Which quick fixes fit a recompilation of torch.compile (the FX505-FX507 hints of compile
 mode's loop of calls; ``fix_plan`` asks here for them): only what PyTorch names and what,
-applied to the corpus (``tests/test_recompile_fixes.py``), makes real torch.compile compile
-fewer frames with the same calls.
+applied to the corpus (``tests/fxcore/fixing/test_recompile_fixes.py``), makes real
+torch.compile compile fewer frames with the same calls.
 
 - FX505 whose guard carries torch's hint naming a config option (an integer attribute of the
   module that ``forward`` changes: ``torch._dynamo.config.allow_unspec_int_on_nn_module =

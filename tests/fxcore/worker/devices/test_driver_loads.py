@@ -1,0 +1,111 @@
+"""No fx-lsp process reaches the CUDA driver from C++ either, on a CUDA build of torch without
+a GPU (the torch matrix's venvs). The dynamic loader logs which object loads each library
+(``LD_DEBUG=files``: "file=libcuda.so.1; dynamically loaded by ..."), in the CLI, the zygote and
+the workers forked from it (the zygote is given the variables, ``worker_environment``), and no
+load of the driver's ``libcuda.so.1`` or NVML's ``libnvidia-ml.so.1`` may come from the CUDA
+runtime or torch's CUDA code (``libcudart``'s ``cudaGetDeviceCount``, ``libc10_cuda``,
+``libtorch_cuda``): that is the driver's initialisation path, which ``FakeTensorMode.__enter__``
+took through ``torch._C._ensureCUDADeviceGuardSet()`` in the zygote's export warm-up before any
+fork (``fxcore.worker.devices.accelerator_guard``). The loaders that run when torch itself is
+imported (cuBLASLt's, cuSPARSELt's and cuda-bindings' look for the driver's library, loading it
+without initialising it) are torch's import, which any process that imports torch makes.
+
+The mutant the test must catch, the old bug: the warm-up run before the guard is in place
+(``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
+torch's import loads it through cuBLASLt before anything else, so the loader logs no later
+load: there these tests see nothing, and the GPU tier's watch of the processes holding the GPU
+(tests/fxcore/worker/devices/test_gpu_tier.py) is the check."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = [
+    pytest.mark.matrix, pytest.mark.slow,
+    pytest.mark.skipif(torch.version.cuda is None,
+                       reason="a CPU build of torch has no CUDA runtime to reach"),
+]
+
+ROOT = Path(__file__).resolve().parents[4]
+#: A class every mode captures: the zygote's warm-ups, then the workers' captures.
+MODEL = """\
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+"""
+#: The loader's line for a driver library, naming the object that loaded it.
+DRIVER_LOAD = re.compile(
+    r"^\s*(\d+):\s+file=(libcuda\.so[.\d]*|libnvidia-ml\.so[.\d]*) \[\d+\];\s+"
+    r"dynamically loaded by (\S+)", re.MULTILINE)
+#: The CUDA runtime and torch's CUDA code: a driver load by one of them initialises it.
+RUNTIME = re.compile(r"/(libcudart|libc10_cuda|libtorch_cuda)[^/]*\.so")
+
+
+def _loads(log_folder: Path) -> list[tuple[str, str, str]]:
+    """(pid, library, loader) of every driver library load the logs hold."""
+    return [match.groups() for path in log_folder.iterdir()
+            for match in DRIVER_LOAD.finditer(path.read_text(errors="replace"))]
+
+
+def _logged(command: list[str], cwd: Path, log_folder: Path) -> list[tuple[str, str, str]]:
+    log_folder.mkdir()
+    completed = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(log_folder / "ld")})
+    assert completed.returncode in (0, 1), completed.stderr[-3000:]
+    return _loads(log_folder)
+
+
+def _from_runtime(loads: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    return [load for load in loads if RUNTIME.search(load[2])]
+
+
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
+def test_no_process_of_a_check_reaches_the_cuda_runtime(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "model.py").write_text(MODEL)
+    loads = _logged([sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode",
+                     "fx,export,compile", "--output-format", "concise", "."],
+                    workspace, tmp_path / "logs")
+    # The log is live: the CLI and the zygote wrote a file each (workers, forked from the
+    # zygote, write to its file), torch's import in the zygote looked for the driver's library,
+    # and the workers loaded what their captures needed.
+    logs = list((tmp_path / "logs").iterdir())
+    assert len(logs) >= 2 and loads, (logs, loads)
+    logged_pids = {line.split(":")[0].strip() for path in logs
+                   for line in path.read_text(errors="replace").splitlines() if ":" in line}
+    assert len(logged_pids) >= 3, logged_pids
+    assert _from_runtime(loads) == []
+
+
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None,
+                    reason="with a driver installed, torch's import (cuBLASLt) loads it first, "
+                           "so the loader logs no later load of it: the mutant shows only "
+                           "where no driver is (seen on an H200)")
+def test_a_warm_up_before_the_guard_is_caught(tmp_path: Path) -> None:
+    """The mutant: torch.export's warm-up run before ``accelerator_guard.guard()``, as the
+    zygote ran it before the guard covered the device guard's count."""
+    script = ("from fxcore.worker.capture.export.capture import ExportCapture\n"
+              "ExportCapture().warm()\n"
+              "from fxcore.worker.devices import accelerator_guard\n"
+              "accelerator_guard.guard()\n")
+    loads = _logged([sys.executable, "-c", script], ROOT, tmp_path / "logs")
+    assert [library for _, library, _ in _from_runtime(loads)] == ["libcuda.so.1"], loads
+
