@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 #: Shorter blocks (a heading, a one-line command, a table's header) may well repeat.
 MIN_PARAGRAPH_CHARACTERS = 120
