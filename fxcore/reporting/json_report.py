@@ -1,6 +1,6 @@
 """A run's report as JSON data: what ``fx-lsp check --output-format json`` prints and ``fx-lsp
-mcp``'s ``check`` returns (README "JSON output"). A failure that a diagnostic reports gives its
-text there only: its entry under ``modules`` or ``files`` says ``"reported": true``
+mcp``'s ``check`` returns (docs/cli.md, "JSON output"). A failure that a diagnostic reports
+gives its text there only: its entry under ``modules`` or ``files`` says ``"reported": true``
 (``fx_lsp.cli.output_formats.json_report.message_of`` reads it back)."""
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""``fx-lsp check --output-format json`` read back (``fxcore.reporting.json_report`` makes it):
-a failure that a diagnostic reports gives its text there only, and ``message_of`` finds it."""
+"""``fx-lsp check --output-format json``: the report as JSON (docs/cli.md, "JSON output"). A
+failure that a diagnostic reports gives its text there only: its entry under ``modules`` or
+``files`` says ``"reported": true`` (``message_of`` reads it back). The report is made by
+``fxcore.reporting.json_report``; this module reads it back."""
 
 from __future__ import annotations
 
