@@ -1,5 +1,5 @@
-"""A class's verdicts, one per capture mode: which one a view shows when it shows one (the
-first configured mode's, ``fx`` when configured), and the one line that names them all."""
+"""A class's verdicts, one per capture mode: all of them (which one a view shows when it shows
+one is ``fxcore.model.results.first_verdicts``), and the one line that names them all."""
 
 from __future__ import annotations
 
@@ -7,15 +7,6 @@ from collections.abc import Iterable
 
 from fxcore.model.results import ModuleResult
 from fxcore.rules.compile import is_graph_break
-
-
-def first_verdicts(modules: Iterable[ModuleResult]) -> list[ModuleResult]:
-    """Each class's first verdict, in order: the graph, inlay hints and generated code show
-    it (the engine sends ``fx``'s first when it is configured)."""
-    first: dict[tuple[str, str], ModuleResult] = {}
-    for module in modules:
-        first.setdefault((module.path, module.class_name), module)
-    return list(first.values())
 
 
 def verdicts_of(modules: Iterable[ModuleResult], module: ModuleResult) -> list[ModuleResult]:

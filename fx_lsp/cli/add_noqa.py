@@ -1,7 +1,7 @@
 """``fx-lsp check --add-noqa``: a ``# noqa`` comment for each reported problem at its line, or
 at the end of the backslash continuation or multi-line string it is in
 (``fxcore.fixing.noqa_edits``), in ``.py`` files and notebook cells, written as ``--fix`` writes
-(``fx_lsp.cli.fixing``: a notebook's cells edited in its JSON, never through a link out of the
+(``fxcore.api.fixes``: a notebook's cells edited in its JSON, never through a link out of the
 workspace, the whole file replaced at once). Problems that have no line a comment can go on are
 listed instead."""
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from fx_lsp.cli.fixing import notebook_edits, text_on_disk, write_edits
 from fx_lsp.escaping import log_line_start, terminal
+from fx_lsp.fix_texts import refusal_lines
+from fxcore.api.fixes import notebook_edits, text_on_disk, write_edits
 from fxcore.fixing.fix_apply import Edits
 from fxcore.fixing.noqa_edits import add_noqa
 from fxcore.model.results import CODES
@@ -76,7 +77,9 @@ def add_noqa_comments(report: ShownReport, stream: TextIO) -> int:
     # Each place as the report shows it: the notebook as checked, before the comments.
     lines = [f"  {log_line_start(terminal(shown.place.words))}: {shown.problem.code}: "
              f"not silenced: {terminal(reason)}\n" for shown, reason in listed]
-    edits = notebook_edits(edits, stream)
+    written = notebook_edits(edits)
+    stream.writelines(refusal_lines(written.refusals))
+    edits = written.edits
     write_edits(edits)
     count = len(edits.fixed)
     stream.write(f"Added noqa comments for {count} problem{'s' * (count != 1)} in "

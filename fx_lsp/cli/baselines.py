@@ -1,107 +1,18 @@
-"""``fx-lsp check --write-baseline``, ``--baseline`` and ``--show-fixed-baseline``: the baseline
-file of ``fxcore.reporting.baseline`` found, written, and subtracted from a run's report before
-any output format prints it."""
+"""``fx-lsp check --write-baseline``, ``--baseline`` and ``--show-fixed-baseline``: the run's
+baseline file (``fxcore.api.baselines``) written and subtracted from its report before any
+output format prints it, and what was done said."""
 
 from __future__ import annotations
 
-import os
 import sys
-from dataclasses import dataclass
 from typing import TextIO
 
 from fx_lsp.escaping import log_line_start, terminal
+from fxcore.api import baselines
 from fxcore.model.results import FileResult
 from fxcore.reporting import baseline
-from fxcore.reporting.report import Problem, Report
+from fxcore.reporting.report import Report
 from fxcore.reporting.shown import display_path
-from fxcore.workspace.file_access import UnreadableFile, read_text, write_output_text
-from fxcore.workspace.paths import find_workspace_root, source_text
-
-
-class BaselineProblem(Exception):
-    """A baseline file that cannot be read or written: the command stops (exit status 2)."""
-
-
-@dataclass
-class BaselineFile:
-    """Where the run's baseline is, and the workspace root its file names are relative to."""
-
-    path: str
-    root: str
-    #: Given on the command line (``--baseline``): it must exist to be read; the default one
-    #: is used only when present.
-    named: bool
-
-
-def locate(paths: list[str], named: str | None) -> BaselineFile:
-    """The baseline of a run over ``paths``: ``named``, else ``.fx-lsp-baseline.json`` at the
-    workspace root of the first path; file names in it are relative to that root."""
-    root = find_workspace_root(os.path.abspath(paths[0]))
-    if named is not None:
-        return BaselineFile(os.path.abspath(named), root, True)
-    return BaselineFile(os.path.join(root, baseline.BASELINE_NAME), root, False)
-
-
-def read(where: BaselineFile) -> list[baseline.Entry] | None:
-    """The file's entries; None when the default file is absent."""
-    if not os.path.lexists(where.path) and not where.named:
-        return None
-    try:
-        return baseline.loads(read_text(where.path, errors="strict"))
-    except (OSError, UnreadableFile, UnicodeDecodeError) as error:
-        raise BaselineProblem(f"cannot read the baseline {where.path}: "
-                              f"{getattr(error, 'strerror', None) or error}") from error
-    except baseline.BaselineError as error:
-        raise BaselineProblem(f"the baseline {where.path}: {error}") from error
-
-
-def _text(path: str) -> str | None:
-    return source_text(path, {})
-
-
-def _items(report: Report, where: BaselineFile) -> list[tuple[Problem, baseline.Entry]]:
-    return [(problem, baseline.entry_of(problem, where.root, _text))
-            for problem in report.problems]
-
-
-def _settled(results: list[FileResult], where: BaselineFile,
-             entries: list[baseline.Entry]) -> set[str]:
-    """The files whose entries this run can judge: those it checked, and those of
-    ``entries`` that are gone from the disk (a deleted file's problems are fixed)."""
-    checked = {baseline.relative_file(result.path, where.root) for result in results}
-    return checked | {entry.file for entry in entries
-                      if not os.path.lexists(os.path.join(where.root, entry.file))}
-
-
-def write(report: Report, results: list[FileResult], where: BaselineFile,
-          stream: TextIO) -> None:
-    """Record every problem of ``report``, keeping an existing file's entries of files the
-    run did not check (``results``); written never through a link (``write_output_text``)."""
-    try:
-        old = read(BaselineFile(where.path, where.root, False)) or []
-    except BaselineProblem:
-        old = []  # rewritten whole: a damaged baseline is what --write-baseline repairs
-    entries = [entry for _, entry in _items(report, where)]
-    entries += baseline.kept_on_rewrite(old, _settled(results, where, old))
-    try:
-        write_output_text(where.path, baseline.dumps(entries))
-    except (OSError, ValueError) as error:
-        raise BaselineProblem(f"cannot write the baseline {where.path}: "
-                              f"{getattr(error, 'strerror', None) or error}") from error
-    stream.write(f"Wrote {len(entries)} problem{'s' * (len(entries) != 1)} to the baseline "
-                 f"{terminal(display_path(where.path))}.\n")
-
-
-def apply(report: Report, results: list[FileResult], where: BaselineFile,
-          entries: list[baseline.Entry]) -> list[baseline.Entry]:
-    """Take the baselined problems out of ``report`` (counted in ``report.baselined``) and
-    return the entries of checked files (``results``) that no problem matched: fixed
-    since."""
-    matched = baseline.match(_items(report, where), entries,
-                             _settled(results, where, entries))
-    report.problems = list(matched.reported)
-    report.baselined = len(matched.baselined)
-    return matched.fixed
 
 
 def print_fixed(fixed: list[baseline.Entry], stream: TextIO) -> None:
@@ -122,14 +33,15 @@ def subtract(report: Report, results: list[FileResult], paths: list[str], writes
     """The command line's baseline options on a run's ``report`` of ``results``: write the
     baseline if asked, then take what it holds out of the report, and list its fixed
     entries if asked."""
-    where = locate(paths, named)
+    where = baselines.locate(paths, named)
     if writes:
-        write(report, results, where, summaries)
-    entries = read(where)
-    if entries is None:
-        if show_fixed:
-            sys.stderr.write(f"No baseline at {terminal(display_path(where.path))}.\n")
+        count = baselines.write(report, results, where)
+        summaries.write(f"Wrote {count} problem{'s' * (count != 1)} to the baseline "
+                        f"{terminal(display_path(where.path))}.\n")
+    fixed = baselines.subtract(report, results, where)
+    if not show_fixed:
         return
-    fixed = apply(report, results, where, entries)
-    if show_fixed:
+    if fixed is None:
+        sys.stderr.write(f"No baseline at {terminal(display_path(where.path))}.\n")
+    else:
         print_fixed(fixed, sys.stderr)

@@ -13,42 +13,17 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from fx_lsp.features import graph_view
-from fx_lsp.verdicts_by_mode import first_verdicts
-from fxcore.model.results import FileResult, ModuleResult
+from fxcore.model.results import ModuleResult
 from fxcore.reporting.shown import ShownFile
 from fxcore.workspace.paths import source_text, split_lines
 
 POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
 
 
-class GraphTargetError(Exception):
-    """The class asked for is not in the file's results, or has no graph."""
-
-
 def split_target(target: str) -> tuple[str, str | None]:
     """``path/to/file.py::Class`` -> (path, class); a bare path -> (path, None)."""
     path, separator, class_name = target.rpartition("::")
     return (path, class_name or None) if separator else (target, None)
-
-
-def find_class(results: list[FileResult], class_name: str | None) -> ModuleResult:
-    modules = [module for result in results for module in first_verdicts(result.modules)]
-    if not modules:
-        errors = [error.message for result in results for error in result.errors]
-        raise GraphTargetError("no nn.Module class was traced in this file"
-                               + (f": {errors[0]}" if errors else ""))
-    names = ", ".join(module.class_name for module in modules)
-    if class_name is None:
-        with_graph = [module for module in modules if module.graph]
-        if len(with_graph) != 1:
-            raise GraphTargetError(f"name the class as PATH::Class; the file has {names}")
-        return with_graph[0]
-    found = next((module for module in modules if module.class_name == class_name), None)
-    if found is None:
-        raise GraphTargetError(f"no class {class_name} among the file's classes: {names}")
-    if not found.graph:
-        raise GraphTargetError(f"{class_name} has no graph: {found.reason or found.status}")
-    return found
 
 
 #: ``<`` is the only character that can end a script element early ("</script") or make the

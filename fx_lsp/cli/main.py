@@ -1,13 +1,12 @@
 """``fx-lsp check PATH...`` for terminals and CI, ``fx-lsp serve`` for editors, ``fx-lsp mcp``
 for agents, ``fx-lsp explain``, ``merge``, ``graph`` and ``diff``: argument parsing, then
-``fx_lsp.cli.check`` and ``fx_lsp.cli.output_formats``."""
+the engine's API (``fxcore.api``), and ``fx_lsp.cli.output_formats`` to print what it returns."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import io
-import ipaddress
 import logging
 import os
 import signal
@@ -19,18 +18,20 @@ from typing import TYPE_CHECKING, TextIO
 
 from fx_lsp.cli import graph_diff_command, output_formats, shards
 from fx_lsp.cli.arguments import build_parser
-from fx_lsp.cli.mcp_command import mcp_by_name
+from fx_lsp.cli.mcp_command import mcp_command
+from fx_lsp.cli.progress import Progress
+from fx_lsp.cli.serve_command import serve_command
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
+from fxcore.api.explain import explain, known_codes
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
-from fxcore.rules.documentation import documentation
 from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
 
 if TYPE_CHECKING:
-    from fx_lsp.cli.check import CheckRun
+    from fxcore.api.check import CheckRun
     from fxcore.checking.pipeline import Pipeline
     from fxcore.host.engine import Engine
 
@@ -79,42 +80,10 @@ def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
         raise CommandError(f"cannot write {path}: {error.strerror or error}") from error
 
 
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach (no name lookup: ``localhost`` counts,
-    other names do not, as they could resolve anywhere)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _serve(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    from fx_lsp.server.serving import serve
-
-    tcp = None
-    if arguments.tcp:
-        host, _, port = arguments.tcp.rpartition(":")
-        host = host.removeprefix("[").removesuffix("]")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            parser.error("--tcp takes HOST:PORT")
-        if not is_loopback(host):
-            parser.error(
-                f"--tcp {arguments.tcp}: the server listens on a loopback address only "
-                "(127.0.0.1, ::1 or localhost); anyone who can connect can make it run code"
-            )
-        tcp = (host, int(port))
-    serve(tcp=tcp)
-    return EXIT_OK
-
-
 def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    code = arguments.code.upper()
-    doc = documentation().get(code)
+    doc = explain(arguments.code)
     if doc is None:
-        parser.error(f"unknown code {arguments.code}; the codes are "
-                     f"{', '.join(documentation())}")
+        parser.error(f"unknown code {arguments.code}; the codes are {', '.join(known_codes())}")
     from rich.console import Console
     from rich.markdown import Markdown
 
@@ -155,7 +124,8 @@ def _modes(option: str | None) -> tuple[str, ...] | None:
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
            engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli import graph_html
-    from fx_lsp.cli.check import check_jobs, run_jobs
+    from fxcore.api.check import check_jobs, run_jobs
+    from fxcore.api.graph import GraphTargetError, find_class
 
     path, class_name = graph_html.split_target(arguments.target)
     if not os.path.isfile(path) or not path.endswith((".py", ".ipynb")):
@@ -168,11 +138,11 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     if not _torch_supported():
         return EXIT_USAGE
     jobs, projects = check_jobs([path], arguments.timeout, modes)
-    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache, _shows_progress(arguments),
-                         engine)
+    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache,
+                         Progress(_shows_progress(arguments)), engine)
     try:
-        module = graph_html.find_class(check_run.results, class_name)
-    except graph_html.GraphTargetError as error:
+        module = find_class(check_run.results, class_name)
+    except GraphTargetError as error:
         print(f"fx-lsp graph: {terminal(path)}: {terminal(str(error))}", file=sys.stderr)
         return EXIT_FAILED
     output = arguments.output_file or f"{module.class_name}.graph.html"
@@ -193,7 +163,8 @@ def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
            engine: Engine | Pipeline | None) -> int:
     from fx_lsp.cli import baselines, fixing
-    from fx_lsp.cli.check import check_jobs, run_jobs
+    from fx_lsp.fix_texts import write_diff
+    from fxcore.api.check import check_jobs, run_jobs
 
     missing = [path for path in arguments.paths if not os.path.exists(path)]
     if missing:
@@ -227,14 +198,14 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
         if shard is not None:
             jobs, selected = shards.select(jobs, *shard)
         return run_jobs(jobs, projects, arguments.workers, not arguments.no_cache,
-                        _shows_progress(arguments), engine), selected
+                        Progress(_shows_progress(arguments)), engine), selected
 
     summaries = io.StringIO() if arguments.quiet else sys.stderr
     check_run, selected = run()
     if arguments.diff:
-        edits = fixing.notebook_edits(
-            fixing.plan_edits(check_run.report.problems, arguments.unsafe_fixes), sys.stderr)
-        fixing.print_diff(edits, sys.stdout)
+        edits = fixing.planned_edits(check_run.report.problems, arguments.unsafe_fixes,
+                                     sys.stderr)
+        write_diff(edits, sys.stdout)
         fixing.print_summary(edits, summaries, applied=False)
         return EXIT_FAILED if edits.files else EXIT_OK
     if arguments.fix:
@@ -262,7 +233,7 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
 
 def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
           engine: Engine | Pipeline | None) -> int:
-    from fx_lsp.cli.git_revisions import GitError
+    from fxcore.api.git_revisions import GitError
 
     if arguments.workers is not None and arguments.workers < 1:
         parser.error("--workers must be at least 1")
@@ -272,14 +243,13 @@ def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     if not _torch_supported():
         return EXIT_USAGE
     try:
-        changes, lines = graph_diff_command.run(arguments, modes, engine)
+        diff = graph_diff_command.run(arguments, modes, engine)
     except GitError as error:
         raise CommandError(str(error)) from error
-    graph_diff_command.print_lines(lines, arguments.quiet)
+    graph_diff_command.print_checked(diff.checked, arguments.quiet)
     _write_output(arguments.output_file,
-                  lambda stream: graph_diff_command.write(changes, arguments, stream))
-    regressed = any(change.regressed for change in changes)
-    return EXIT_FAILED if regressed and arguments.fail_on == "regression" else EXIT_OK
+                  lambda stream: graph_diff_command.write(diff.changes, arguments, stream))
+    return EXIT_FAILED if diff.regressed and arguments.fail_on == "regression" else EXIT_OK
 
 
 def _shows_progress(arguments: argparse.Namespace) -> bool:
@@ -352,11 +322,11 @@ def _signals_stop_the_run() -> Iterator[None]:
 
 
 def _check_errors() -> tuple[type[Exception], ...]:
-    """``fx_lsp.cli.check.UnreadableConfig`` and ``fx_lsp.cli.baselines.BaselineProblem``, looked up
-    only once an error is on its way: the modules import the engine, which ``merge``,
-    ``explain`` and ``serve`` do not need."""
-    from fx_lsp.cli.baselines import BaselineProblem
-    from fx_lsp.cli.check import UnreadableConfig
+    """``fxcore.api.check.UnreadableConfig`` and ``fxcore.api.baselines.BaselineProblem``,
+    looked up only once an error is on its way: the modules import the engine, which
+    ``merge``, ``explain`` and ``serve`` do not need."""
+    from fxcore.api.baselines import BaselineProblem
+    from fxcore.api.check import UnreadableConfig
 
     return UnreadableConfig, BaselineProblem
 
@@ -367,7 +337,7 @@ def main(argv: Sequence[str] | None = None, engine: Engine | Pipeline | None = N
     parser = build_parser()
     arguments = parser.parse_args(argv)
     command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
-        "serve": _serve, "mcp": mcp_by_name, "explain": _explain, "merge": _merge,
+        "serve": serve_command, "mcp": mcp_command, "explain": _explain, "merge": _merge,
         "check": lambda parser, arguments: _check(parser, arguments, engine),
         "graph": lambda parser, arguments: _graph(parser, arguments, engine),
         "diff": lambda parser, arguments: _diff(parser, arguments, engine)}

@@ -1,11 +1,26 @@
-"""``fx-lsp mcp``, reached by name: the MCP server (``fx_lsp.mcp_server``) is the room above the
-command line, whose code its tools run, so the command line does not import it."""
+"""``fx-lsp mcp``: the checks as MCP tools for coding agents (``fx_lsp.mcp_server``, on the
+``mcp`` SDK of the ``fx-lsp[mcp]`` extra). The server's module, which imports the SDK, is
+imported when the command runs, once the SDK is known to be there: the command line runs
+without the extra, and this command says what to install."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import sys
+
+#: What ``fx-lsp mcp`` says, once, without the extra (or with an SDK older than 2.x).
+MISSING_EXTRA = ("fx-lsp mcp: the MCP server needs the official mcp SDK 2.x: "
+                 "pip install 'fx-lsp[mcp]'")
 
 
-def mcp_by_name(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    return importlib.import_module("fx_lsp.mcp_server").mcp_command(parser, arguments)
+def mcp_command(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+    try:
+        # The 2.x SDK's server (1.x has no ``mcpserver``).
+        importlib.import_module("mcp.server.mcpserver")
+    except ImportError:
+        print(MISSING_EXTRA, file=sys.stderr)
+        return 2
+    from fx_lsp.mcp_server.server import serve_mcp
+
+    return serve_mcp(arguments.workspace, trusted=not arguments.untrusted)

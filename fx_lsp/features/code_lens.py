@@ -11,9 +11,9 @@ from fx_lsp.escaping import label
 from fx_lsp.features import positions
 from fx_lsp.features.diagnostics import class_extents
 from fx_lsp.features.snapshot import DocumentSnapshot
-from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
+from fx_lsp.verdicts_by_mode import modes_line, verdicts_of
 from fxcore.model.capture_modes import DEFAULT_MODE
-from fxcore.model.results import ModuleResult
+from fxcore.model.results import ModuleResult, first_verdicts
 from fxcore.reporting.parent_arguments import parent_description
 
 SHOW_GENERATED_CODE = "fxLsp.showGeneratedCode"

@@ -11,8 +11,8 @@ from fx_lsp.features import positions
 from fx_lsp.features.code_actions import entry_fixes
 from fx_lsp.features.diagnostics import CellWords, line_words, no_cells, short_path
 from fx_lsp.features.snapshot import DocumentSnapshot
-from fx_lsp.verdicts_by_mode import first_verdicts, modes_line, verdicts_of
-from fxcore.model.results import ModuleResult
+from fx_lsp.verdicts_by_mode import modes_line, verdicts_of
+from fxcore.model.results import ModuleResult, first_verdicts
 from fxcore.reporting.parent_arguments import traced_instance
 
 #: A hover shows at most this many graph nodes of a line and lines of generated code: a line

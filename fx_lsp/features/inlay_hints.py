@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from fx_lsp.features import positions
 from fx_lsp.features.snapshot import DocumentSnapshot
-from fx_lsp.verdicts_by_mode import first_verdicts
+from fxcore.model.results import first_verdicts
 from fxcore.reporting.report import line_shapes
 
 

@@ -1,25 +1,4 @@
-"""``fx-lsp mcp``: the checks as MCP tools for coding agents (``server``, on the ``mcp`` SDK of
-the ``fx-lsp[mcp]`` extra; ``tools``, what they do). This module imports neither, so that the
-command line runs without the extra and says what to install."""
-
-from __future__ import annotations
-
-import argparse
-import importlib
-import sys
-
-#: What ``fx-lsp mcp`` says, once, without the extra (or with an SDK older than 2.x).
-MISSING_EXTRA = ("fx-lsp mcp: the MCP server needs the official mcp SDK 2.x: "
-                 "pip install 'fx-lsp[mcp]'")
-
-
-def mcp_command(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    try:
-        # The 2.x SDK's server (1.x has no ``mcpserver``).
-        importlib.import_module("mcp.server.mcpserver")
-    except ImportError:
-        print(MISSING_EXTRA, file=sys.stderr)
-        return 2
-    from fx_lsp.mcp_server.server import serve_mcp
-
-    return serve_mcp(arguments.workspace, trusted=not arguments.untrusted)
+"""``fx-lsp mcp``'s server: fx-lsp's checks as MCP tools for coding agents (``server``, on the
+``mcp`` SDK of the ``fx-lsp[mcp]`` extra; ``tools``, what they do: the engine's API,
+``fxcore.api``, on a warm engine). The command line starts it (``fx_lsp.cli.mcp_command``); it
+imports nothing of the command line."""

@@ -18,8 +18,8 @@ from fxcore.workspace.file_access import UnreadableFile, read_bytes
 
 class ProjectConfigs:
     """``read_project_config`` of each workspace root, with what it read kept (a
-    ``fx_lsp.cli.check.ConfigReader``). The configs it returns are shared between calls:
-    callers copy before they change one (``fx_lsp.cli.check.Projects``)."""
+    ``fxcore.api.check.ConfigReader``). The configs it returns are shared between calls:
+    callers copy before they change one (``fxcore.api.check.Projects``)."""
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[bytes, ProjectConfig]] = {}

@@ -1,11 +1,11 @@
-"""What ``fx-lsp mcp``'s tools do, without the MCP SDK: each runs the command line's own code
-(``fx_lsp.cli.check``, its JSON report and baselines, ``fx_lsp.cli.fixing``; ``diff``:
-``fx_lsp.cli.main``) on one warm engine and
-pipeline that the server keeps (its call-site index built once, rescanned each run), with the
-workspace's configuration (parsed again only when ``pyproject.toml`` changes,
-``fx_lsp.mcp_server.project_configs``) and the shared ``.fx-lsp-cache/``, and returns plain
-data. Bad
-input raises ``ToolInputError`` with a message an agent can act on.
+"""What ``fx-lsp mcp``'s tools do, without the MCP SDK: each calls the engine's API
+(``fxcore.api``: check, explain, graph, fix, diff), as the command line does, on one warm engine
+and pipeline that the server keeps (its call-site index built once, rescanned each run), with
+the workspace's configuration (parsed again only when ``pyproject.toml`` changes,
+``fx_lsp.mcp_server.project_configs``) and the shared ``.fx-lsp-cache/``, and returns the data
+it gives: ``check`` the report ``fx-lsp check --output-format json`` prints, ``diff`` that of
+``fx-lsp diff --output-format json``. Bad input raises ``ToolInputError`` with a message an
+agent can act on.
 
 One tool call traces at a time (``_lock``): the engine runs one run's jobs, and a run's
 messages on stderr are captured for its error, which is process-wide.
@@ -14,30 +14,29 @@ messages on stderr are captured for its error, which is process-wide.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import io
-import json
 import os
-import tempfile
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any
 
-from fx_lsp.cli import fixing
-from fx_lsp.cli.graph_html import GraphTargetError, find_class
-from fx_lsp.cli.main import EXIT_USAGE, main
+from fx_lsp.fix_texts import refusal_lines, write_diff
 from fx_lsp.mcp_server.project_configs import ProjectConfigs
+from fxcore.api import baselines, fixes
+from fxcore.api.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
+from fxcore.api.explain import explain, known_codes
+from fxcore.api.git_revisions import GitError
+from fxcore.api.graph import GraphTargetError, find_class, graph_json
+from fxcore.api.revision_diff import diff_json, diff_revisions
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import ZygoteError
-from fxcore.model.capture_modes import modes_problem, ordered_modes
-from fxcore.rules.documentation import documentation
+from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
+from fxcore.reporting.json_report import json_report
 from fxcore.workspace.notebook.cells import is_notebook
-
-if TYPE_CHECKING:
-    from fx_lsp.cli.check import CheckRun
 
 UNTRUSTED = ("the workspace is not trusted: fx-lsp imports and runs none of its code (the "
              "server was started with --untrusted); only `explain` answers")
@@ -83,19 +82,20 @@ class Tools:
         return full
 
     @staticmethod
-    def _modes(modes: list[str] | None) -> list[str]:
+    def _modes(modes: list[str] | None) -> tuple[str, ...] | None:
+        """The capture modes asked for, in their order; None: the workspace's."""
         if not modes:
-            return []
+            return None
         problem = modes_problem(modes)
         if problem is not None:
             raise ToolInputError(problem)
-        return ["--mode", ",".join(ordered_modes(modes))]
+        return tuple(ordered_modes(modes))
 
     def _trusted(self) -> None:
         if not self.trusted:
             raise ToolInputError(UNTRUSTED)
 
-    # -- running the command line ---------------------------------------------------------
+    # -- the warm engine --------------------------------------------------------------------
 
     def engine(self) -> Engine:
         """The warm engine every tool call traces on (its zygote started once)."""
@@ -111,70 +111,52 @@ class Tools:
             self._pipeline = Pipeline(self.engine(), ResultCache())
         return self._pipeline
 
-    def _command(self, argv: list[str], runner: Engine | Pipeline) -> Any:
-        """``fx-lsp ARGV --output-format json`` on ``runner``: its JSON output; a usage error
-        (exit status 2) raised with what the command said."""
+    @contextlib.contextmanager
+    def _tracing(self, command: str) -> Iterator[None]:
+        """One traced call at a time, trusted only, with a torch fx-lsp supports; what
+        ``fx-lsp COMMAND`` refuses to run on (a configuration it cannot read, a baseline it
+        cannot read, git's refusal, workers that do not start) raised as its one line. A
+        run's messages on stderr (a configuration's problems) are the command line's; the
+        data returned says what an agent needs."""
         self._trusted()
-        with tempfile.TemporaryDirectory() as folder, self._lock:
-            output = os.path.join(folder, "report.json")
-            said = io.StringIO()
-            with contextlib.redirect_stderr(said):
-                try:
-                    status = main([*argv, "--output-format", "json", "--output-file", output,
-                                   "--quiet"], runner)
-                except SystemExit as stop:  # argparse's usage errors
-                    status = stop.code if isinstance(stop.code, int) else EXIT_USAGE
-            if status == EXIT_USAGE or not os.path.exists(output):
-                raise ToolInputError(" ".join(said.getvalue().split()) or
-                                     f"fx-lsp {argv[0]} failed (exit status {status})")
-            with open(output, encoding="utf-8") as stream:
-                return json.load(stream)
-
-    def _checked(self, paths: list[str], modes: list[str] | None) -> CheckRun:
-        """``fx_lsp.cli.check``'s run of files and folders on the warm pipeline, with what
-        ``fx-lsp check`` refuses to run on (a torch it does not support, a configuration it
-        cannot read, workers that do not start) raised as its one line."""
-        from fx_lsp.cli.baselines import BaselineProblem
-        from fx_lsp.cli.check import UnreadableConfig, check_jobs, run_jobs
-
-        self._trusted()
-        self._modes(modes)  # an unknown mode is the caller's error
         refusal = _torch_refusal()
         if refusal is not None:
             raise ToolInputError(refusal)
-        chosen = tuple(ordered_modes(modes)) if modes else None
-        # A run's messages on stderr (a configuration's problems) are the command line's;
-        # the report says what an agent needs.
         with self._lock, contextlib.redirect_stderr(io.StringIO()):
             try:
-                jobs, projects = check_jobs(paths, None, chosen, self._configs)
-                return run_jobs(jobs, projects, 1, True, False, self.pipeline())
-            except (UnreadableConfig, BaselineProblem, ZygoteError) as error:
-                raise ToolInputError(f"fx-lsp check: {' '.join(str(error).split())}") from error
+                yield
+            except (UnreadableConfig, baselines.BaselineProblem, GitError,
+                    ZygoteError) as error:
+                raise ToolInputError(f"fx-lsp {command}: {' '.join(str(error).split())}"
+                                     ) from error
+
+    def _run(self, paths: list[str], modes: list[str] | None) -> CheckRun:
+        """The engine's check of files and folders on the warm pipeline, within
+        ``_tracing``; an unknown mode is the caller's error."""
+        jobs, projects = check_jobs(paths, None, self._modes(modes), self._configs)
+        return run_jobs(jobs, projects, 1, True, None, self.pipeline())
+
+    def _checked(self, paths: list[str], modes: list[str] | None) -> CheckRun:
+        with self._tracing("check"):
+            return self._run(paths, modes)
 
     # -- the tools --------------------------------------------------------------------------
 
     def check(self, paths: list[str] | None, modes: list[str] | None) -> dict[str, Any]:
-        """``fx-lsp check PATHS --output-format json``'s report, made from the run in this
-        process: no command line parsed, no report written to a file and read back (what
-        kept a warm check slower than the editor's save)."""
-        from fx_lsp.cli.baselines import BaselineProblem, subtract
-        from fx_lsp.cli.output_formats.json_report import json_report
-
+        """The report of ``fx-lsp check PATHS --output-format json``, the workspace's
+        baseline taken out as the command line takes it."""
         full = [self._path(path) for path in paths or ["."]]
-        run = self._checked(full, modes)
-        try:  # the workspace's baseline, as the command line applies it
-            subtract(run.report, run.results, full, False, None, False, io.StringIO())
-        except BaselineProblem as error:
-            raise ToolInputError(f"fx-lsp check: {' '.join(str(error).split())}") from error
+        with self._tracing("check"):
+            run = self._run(full, modes)
+            baselines.subtract(run.report, run.results, baselines.locate(full, None))
         return json_report(run.shown())
 
     @staticmethod
     def explain(code: str) -> dict[str, str]:
-        doc = documentation().get(code.strip().upper())
+        doc = explain(code)
         if doc is None:
             raise ToolInputError(f"unknown code {code!r}; the codes are "
-                                 f"{', '.join(documentation())}")
+                                 f"{', '.join(known_codes())}")
         return {"code": doc.code, "documentation": doc.text}
 
     def graph(self, path: str, class_name: str, mode: str | None) -> dict[str, Any]:
@@ -187,9 +169,7 @@ class Tools:
             raise ToolInputError(f"{path}: {error}" + (
                 f" ({errors[0]})" if errors and str(errors[0]) not in str(error) else "")
             ) from error
-        return {"class": module.class_name, "qualified_name": module.qualified_name,
-                "status": module.status, "generated_code": module.generated_code,
-                "nodes": [dataclasses.asdict(node) for node in module.graph]}
+        return graph_json(module)
 
     def fix(self, path: str, code: str | None, line: int | None, apply: bool,
             unsafe: bool) -> dict[str, Any]:
@@ -198,31 +178,33 @@ class Tools:
         full = self._source(path)
         run = self._checked([full], None)
         problems = [problem for problem in run.report.problems if problem.path == full]
-        chosen = [problem for problem in problems
-                  if (code is None or problem.code == code.strip().upper())
-                  and (line is None or problem.line == line)]
+        chosen = fixes.select_problems(problems, code, line)
         if not chosen:
             found = ", ".join(f"{p.code} at line {p.line}" for p in problems) or "none"
             raise ToolInputError(f"no such problem in {path}; its problems: {found}")
-        said = io.StringIO()
-        edits = fixing.notebook_edits(fixing.plan_edits(chosen, unsafe), said)
+        plan = fixes.plan_fixes(chosen, unsafe)
         diff = io.StringIO()
-        fixing.print_diff(edits, diff)
-        if apply and edits.files:
-            fixing.write_edits(edits)
-        return {"diff": diff.getvalue(), "applied": apply and bool(edits.files),
+        write_diff(plan.edits, diff)
+        if apply and plan.edits.files:
+            fixes.write_edits(plan.edits)
+        return {"diff": diff.getvalue(), "applied": apply and bool(plan.edits.files),
                 "fixed": [{"code": problem.code, "line": problem.line, "title": title}
-                          for problem, title in edits.fixed],
-                "not_fixed": [*said.getvalue().splitlines(),
-                              *[f"{p.code} at line {p.line}: no fix"
-                                for p in chosen if p not in [f for f, _ in edits.fixed]]],
+                          for problem, title in plan.edits.fixed],
+                "not_fixed": [*(line.rstrip("\n") for line in refusal_lines(plan.refusals)),
+                              *(f"{p.code} at line {p.line}: no fix"
+                                for p in plan.without_fix(chosen))],
                 "notebook": is_notebook(full)}
 
     def diff(self, base: str, head: str | None, modes: list[str] | None) -> dict[str, Any]:
-        # The engine alone: the revisions are checked in temporary folders, whose call-site
-        # indexes the kept pipeline would keep after they are gone.
-        return self._command(["diff", base, *([head] if head else []), *self._modes(modes)],
-                             self.engine())
+        with self._tracing("diff"):
+            chosen = self._modes(modes)
+            if chosen is not None:  # a mode this machine cannot run is left out, as by the CLI
+                chosen = available_modes(chosen)[0]
+            # The engine alone: the revisions are checked in temporary folders, whose
+            # call-site indexes the kept pipeline would keep after they are gone.
+            changes = diff_revisions(self.workspace, base, head, chosen,
+                                     engine=self.engine()).changes
+        return diff_json(base, head, changes)
 
     def close(self) -> None:
         """Kill the workers, and wait for a call still tracing to end (its jobs stop with

@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from fx_lsp.server.protocol import CommandProgress
-from fx_lsp.verdicts_by_mode import first_verdicts, verdicts_of
+from fx_lsp.verdicts_by_mode import verdicts_of
 from fxcore.checking.pipeline import CheckHandle
 from fxcore.model.job_spec import TraceJob
-from fxcore.model.results import FileResult
+from fxcore.model.results import FileResult, first_verdicts
 
 logger = logging.getLogger(__name__)
 

@@ -6,6 +6,7 @@ end exclusive. Adapters convert them to their own encoding (the language server 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -292,3 +293,12 @@ class FileResult:
     output: str = ""
     seconds: float = 0.0
     from_cache: bool = False
+
+
+def first_verdicts(modules: Iterable[ModuleResult]) -> list[ModuleResult]:
+    """Each class's first verdict, in order: the graph, inlay hints and generated code show
+    it (the engine sends ``fx``'s first when it is configured)."""
+    first: dict[tuple[str, str], ModuleResult] = {}
+    for module in modules:
+        first.setdefault((module.path, module.class_name), module)
+    return list(first.values())

@@ -52,7 +52,7 @@ from fxcore.workspace.module_config import (
 
 #: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.features.initialization_options``
 #: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads
-#: ``show-not-traced`` too (``fx_lsp.cli.check``).
+#: ``show-not-traced`` too (``fxcore.api.check``).
 EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints")
 #: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
 REPORT_KEYS = ("select", "ignore", "per-file-ignores")

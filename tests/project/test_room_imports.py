@@ -1,11 +1,12 @@
 """fxcore's rooms import downwards only, the order of the pipeline: the registry of codes, the
 shared data model, the workspace side, the worker <-> host protocol, the worker, the host, the
-report, the fixes, and the checking pipeline that leads jobs through the host to the report.
-fx_lsp (the adapters) sits on top, in three rooms of its own: the editor features (one module
-per LSP feature over a document snapshot), the server (its session, handlers and notebooks)
-and the command line; its top level is the front door (the ``fx-lsp`` script) and the few
-helpers every room shares. An import that goes up or sideways is a design change, to be made
-here on purpose.
+report, the fixes, the checking pipeline that leads jobs through the host to the report, and
+the API the adapters call (check, explain, graph, fix, diff as functions returning data).
+fx_lsp (the adapters) sits on top, in rooms of its own: the editor features (one module per
+LSP feature over a document snapshot), the server (its session, handlers and notebooks), the
+MCP server and the command line (which starts the MCP server); its top level is the front
+door (the ``fx-lsp`` script) and the few helpers every room shares. An import that goes up
+or sideways is a design change, to be made here on purpose.
 
 Imports are read as in ``test_import_cycles``: every one, deferred and ``TYPE_CHECKING`` ones
 included. The host starts workers from the zygote, so the zygote and what it preloads are
@@ -29,6 +30,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "reporting": frozenset({"rules", "model", "workspace"}),
     "fixing": frozenset({"rules", "model", "workspace", "reporting"}),
     "checking": frozenset({"rules", "model", "workspace", "host", "reporting"}),
+    # The engine's API for the adapters: check, explain, graph, fix and diff.
+    "api": frozenset({"rules", "model", "workspace", "host", "reporting", "fixing",
+                      "checking"}),
 }
 #: What the adapters may import of fxcore: every room but the worker's.
 ADAPTERS_MAY_IMPORT = frozenset(MAY_IMPORT) - {"worker"}
@@ -38,11 +42,11 @@ MAY_IMPORT |= {
     "fx_lsp": ADAPTERS_MAY_IMPORT,
     "fx_lsp.features": ADAPTERS_MAY_IMPORT | {"fx_lsp"},
     "fx_lsp.server": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features"},
-    "fx_lsp.cli": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features", "fx_lsp.server"},
-    # The MCP server runs the command line's own code: the room above it, which the command
-    # line reaches only by name (``fx-lsp mcp``), so that it runs without the extra.
-    "fx_lsp.mcp_server": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features", "fx_lsp.server",
-                                                "fx_lsp.cli"},
+    # The MCP server calls the engine's API as the command line does: it imports nothing of
+    # the command line, which starts it (``fx-lsp mcp``).
+    "fx_lsp.mcp_server": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features", "fx_lsp.server"},
+    "fx_lsp.cli": ADAPTERS_MAY_IMPORT | {"fx_lsp", "fx_lsp.features", "fx_lsp.server",
+                                         "fx_lsp.mcp_server"},
 }
 #: fx_lsp's front door: the ``fx-lsp`` script and ``python -m fx_lsp``, which start the CLI.
 FRONT_DOOR = frozenset({"fx_lsp.__main__", "fx_lsp.launch"})

@@ -29,7 +29,6 @@ sys.path[:0] = [str(HERE), str(HERE.parents[1])]  # this checkout's fx-lsp, as r
 
 from ground_truth import workspace_files  # noqa: E402
 
-from fx_lsp.cli.output_formats.json_report import _failure_json, _module_json  # noqa: E402
 from fxcore.model.job_spec import EngineConfig, TraceJob  # noqa: E402
 from fxcore.protocol.worker_messages import (  # noqa: E402
     Fatal,
@@ -39,6 +38,7 @@ from fxcore.protocol.worker_messages import (  # noqa: E402
     decode_message,
     encode_message,
 )
+from fxcore.reporting.json_report import _failure_json, _module_json  # noqa: E402
 from fxcore.reporting.shown import Places  # noqa: E402
 from fxcore.worker.capture.export.capture import ExportCapture  # noqa: E402
 from fxcore.worker.job import Job  # noqa: E402

@@ -1,7 +1,8 @@
 """The output formats of ``fx-lsp check``, one module each as ruff keeps them: ``full``,
-``concise``, ``json`` (``json_report``), ``github``, ``sarif`` and ``junit``, and
-``--statistics``. Each renders a ``fxcore.reporting.shown.ShownReport``, whose places and
-notes are resolved: none traces, none goes back to the run.
+``concise``, ``json`` (``fxcore.reporting.json_report``'s data, which ``fx-lsp mcp`` returns
+too), ``github``, ``sarif`` and ``junit``, and ``--statistics``. Each renders a
+``fxcore.reporting.shown.ShownReport``, whose places and notes are resolved: none traces, none
+goes back to the run.
 
 A format's module is imported when it is written: ``full`` plans fixes with libcst, and
 ``fx-lsp merge`` or ``--help`` should not pay for that at every start."""
@@ -33,8 +34,10 @@ def write(report: ShownReport, output_format: str, stream: TextIO,
         from fx_lsp.cli.output_formats.junit import junit
         stream.write(junit(report) + "\n")
     else:
-        from fx_lsp.cli.output_formats.json_report import json_report
         from fx_lsp.cli.output_formats.sarif import sarif
-        data = json_report(report, shard) if output_format == "json" else sarif(report, shard)
+        from fx_lsp.cli.shards import shard_json
+        from fxcore.reporting.json_report import json_report
+        data = json_report(report, shard_json(shard) if shard else None) \
+            if output_format == "json" else sarif(report, shard)
         json.dump(data, stream, indent=2)
         stream.write("\n")

@@ -9,9 +9,9 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from fx_lsp.cli.fixing import text_on_disk
 from fx_lsp.cli.output_formats.common import folded_notes, mode_tag, notes, terminal_location
 from fx_lsp.escaping import terminal, terminal_lines
+from fxcore.api.fixes import text_on_disk
 from fxcore.fixing import fix_plan
 from fxcore.fixing.fix_apply import choose
 from fxcore.model.results import Failure

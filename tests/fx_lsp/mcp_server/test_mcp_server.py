@@ -142,8 +142,8 @@ async def test_check_reads_pyproject_again_when_it_changes(tmp_path: pathlib.Pat
 def test_kept_configs_are_not_changed_by_a_run_s_modes(tmp_path: pathlib.Path) -> None:
     """A run's --mode and time-out apply to its copy of the config the server keeps, not to
     the next run's."""
-    from fx_lsp.cli.check import check_jobs
     from fx_lsp.mcp_server.project_configs import ProjectConfigs
+    from fxcore.api.check import check_jobs
 
     (tmp_path / "pyproject.toml").write_text("[tool.fx-lsp]\nmodes = ['fx', 'export']\n")
     (tmp_path / "models.py").write_text(USES_LEN)

@@ -12,9 +12,9 @@ from typing import Any, cast
 
 import pytest
 
-from fx_lsp.cli.check import CheckRun, Projects
 from fx_lsp.cli.output_formats.full import full
-from fx_lsp.cli.output_formats.json_report import json_report, parse_report
+from fx_lsp.cli.output_formats.json_report import parse_report
+from fxcore.api.check import CheckRun, Projects
 from fxcore.model.instance_trust import guessed_instance, on_guessed_arguments
 from fxcore.model.job_spec import ReportConfig
 from fxcore.model.results import (
@@ -25,6 +25,7 @@ from fxcore.model.results import (
     FileResult,
     ModuleResult,
 )
+from fxcore.reporting.json_report import json_report
 from fxcore.reporting.report import Report, Selection, collect, severity
 from fxcore.reporting.verdict_counts import Summary
 from fxcore.workspace.config import ProjectConfig

@@ -15,7 +15,6 @@ import pytest
 from lsprotocol import types
 
 from fx_lsp.cli.main import main
-from fx_lsp.cli.output_formats.json_report import json_report
 from fx_lsp.cli.output_formats.sarif import sarif
 from fx_lsp.features import diagnostics
 from fx_lsp.features.initialization_options import Options
@@ -23,6 +22,7 @@ from fxcore import rules
 from fxcore.model.job_spec import ReportConfig, TraceJob
 from fxcore.model.results import CODES, FileResult, Hint
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
+from fxcore.reporting.json_report import json_report
 from fxcore.reporting.report import Selection, collect
 from fxcore.reporting.shown import show
 from fxcore.reporting.verdict_counts import Summary

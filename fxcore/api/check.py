@@ -1,14 +1,14 @@
-"""``fx-lsp check``'s run: trace the files, each with its own workspace's config, and hand the
-CLI the report the output formats render (``CheckRun.shown``)."""
+"""``check``: trace the files, each with its own workspace's config, and hand the adapters the
+run's results and report (``CheckRun.shown``: the report the command line's formats render and
+``fxcore.reporting.json_report`` makes data of)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Protocol
 
 from fxcore.checking.pipeline import Pipeline, jobs_below
 from fxcore.host.cache import ResultCache
@@ -26,30 +26,27 @@ from fxcore.workspace.paths import find_workspace_root, source_text
 SHOW_NOT_TRACED = "show-not-traced"
 
 
-class Progress:
-    """A one-line progress bar on stderr, shown only when stderr is a terminal (and not
-    turned off: ``-v`` and ``-q``)."""
+class Progress(Protocol):
+    """What a run says of its progress as its files come in (the command line's bar)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, shown: bool = True) -> None:
-        self.total = total
-        self.stream = stream or sys.stderr
-        self.enabled = shown and total > 1 and self.stream.isatty()
-        self.done = 0
+    def start(self, total: int) -> None: ...
+
+    def advance(self) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class NoProgress:
+    """A run that says nothing as it goes."""
+
+    def start(self, total: int) -> None:
+        pass
 
     def advance(self) -> None:
-        self.done += 1
-        if self.enabled:
-            width = 30
-            filled = width * self.done // self.total
-            self.stream.write(
-                f"\r[{'=' * filled}{' ' * (width - filled)}] {self.done}/{self.total} files"
-            )
-            self.stream.flush()
+        pass
 
     def finish(self) -> None:
-        if self.enabled:
-            self.stream.write("\r" + " " * 60 + "\r")
-            self.stream.flush()
+        pass
 
 
 @dataclass
@@ -81,7 +78,7 @@ class UnreadableConfig(Exception):
 
 
 #: Reads a workspace root's ``[tool.fx-lsp]``: ``read_project_config``, or a reader that keeps
-#: what it read (``fx-lsp mcp``'s, ``fx_lsp.mcp_server.project_configs``).
+#: what it read (``fx-lsp mcp``'s).
 ConfigReader = Callable[[str], ProjectConfig]
 
 
@@ -137,14 +134,16 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
 
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
-             use_cache: bool = True, show_progress: bool = True,
+             use_cache: bool = True, progress: Progress | None = None,
              engine: Engine | Pipeline | None = None) -> CheckRun:
     """Trace the jobs (unchanged files' results from the cache) and report them, through
     ``fxcore.checking.pipeline``, on ``engine`` if given (a caller's warm one, left running)
-    or else on one of ``workers`` children of the run's own. The run's cache and call-site
-    index are its own, unless ``engine`` is a caller's warm pipeline (``fx-lsp mcp``'s): its
-    engine, cache and call-site index, left open, the index rescanned for files changed since."""
-    progress = Progress(len(jobs), shown=show_progress)
+    or else on one of ``workers`` children of the run's own; ``progress`` is told of each
+    file as it comes in. The run's cache and call-site index are its own, unless ``engine``
+    is a caller's warm pipeline (``fx-lsp mcp``'s): its engine, cache and call-site index,
+    left open, the index rescanned for files changed since."""
+    progress = progress or NoProgress()
+    progress.start(len(jobs))
     if isinstance(engine, Pipeline):
         pipeline = engine
         pipeline.call_sites.rescan_before_next_use()

@@ -1,6 +1,6 @@
-"""The git side of ``fx-lsp diff``: which Python files two revisions differ in, which files
-import them (a static scan of ``import``/``from ... import``), and a revision's files in a
-folder of their own, never the user's working tree or index."""
+"""The git side of ``diff`` (``fxcore.api.revision_diff``): which Python files two revisions
+differ in, which files import them (a static scan of ``import``/``from ... import``), and a
+revision's files in a folder of their own, never the user's working tree or index."""
 
 from __future__ import annotations
 
