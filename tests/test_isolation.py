@@ -35,6 +35,7 @@ MISBEHAVING = {
 
 
 @pytest.mark.parametrize("behaviour", sorted(MISBEHAVING))
+@pytest.mark.usefixtures("unscaled_timeouts")
 def test_misbehaving_class_is_contained_and_the_next_class_traces(
         engine: Engine, workspace: Workspace, behaviour: str) -> None:
     body, kind = MISBEHAVING[behaviour]
@@ -86,6 +87,7 @@ def test_fifty_megabytes_of_output_are_captured_not_leaked(
     ("ending", "kind"),
     [("time.sleep(60)", "timeout"), ("os._exit(3)", "crash")],
 )
+@pytest.mark.usefixtures("unscaled_timeouts")
 def test_a_time_out_or_crash_quotes_the_last_lines_the_worker_printed(
         engine: Engine, workspace: Workspace, ending: str, kind: str) -> None:
     workspace.write("chatty.py", f"""
