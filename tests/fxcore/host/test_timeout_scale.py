@@ -15,6 +15,7 @@ import pytest
 
 from fxcore.host.child_run import run_child
 from fxcore.host.trace_handle import TraceHandle
+from fxcore.host.worker_environment import zygote_environment
 from fxcore.model import timeout_scale as timeout_scale_module
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import FileResult
@@ -109,3 +110,9 @@ def test_the_host_stops_a_class_after_its_time_out_unscaled(
 def test_the_scale_multiplies_the_hosts_time_out(monkeypatch: pytest.MonkeyPatch) -> None:
     """At 20, the time-out is 6 s: the class's second is within it."""
     assert followed(monkeypatch, "20") == (None, "")
+
+
+def test_the_workers_read_the_same_scale() -> None:
+    """The workers' backstops read it from the environment their zygote started with."""
+    passed = zygote_environment({"FX_LSP_TIMEOUT_SCALE": "10", "GITHUB_TOKEN": "secret"})
+    assert passed["FX_LSP_TIMEOUT_SCALE"] == "10" and "GITHUB_TOKEN" not in passed
