@@ -149,3 +149,32 @@ def test_a_timer_set_around_it_is_put_back(which: int, signum: int, run: Any) ->
         signal.signal(signum, previous)
     assert fired == []
     assert_disarmed()
+
+
+@pytest.mark.parametrize("landing", [signal.ITIMER_PROF, signal.ITIMER_REAL],
+                         ids=["cpu", "wall-clock"])
+def test_an_alarm_that_lands_as_its_timer_is_armed_leaves_no_timer_armed(
+        monkeypatch: pytest.MonkeyPatch, landing: int) -> None:
+    """A limit of almost no time left (what is left of a search's budget) fires as the timer
+    is armed, in ``time_limit``'s own code: its ``OutOfTime`` raised there skipped the code
+    that disarms the timer, whose alarm, repeated, then raised in whatever the worker ran
+    next. Here the signal is raised as the timer is armed; it is held until the run."""
+    monkeypatch.setenv("FX_LSP_TIMEOUT_SCALE", "100")  # the backstop only when it lands
+    real_setitimer = signal.setitimer
+    signum = {signal.ITIMER_PROF: signal.SIGPROF, signal.ITIMER_REAL: signal.SIGALRM}[landing]
+
+    def expiring_at_once(which: int, seconds: float, interval: float = 0.0) -> Any:
+        previous = real_setitimer(which, seconds, interval)
+        if which == landing and seconds > 0:
+            signal.raise_signal(signum)
+        return previous
+
+    monkeypatch.setattr(signal, "setitimer", expiring_at_once)
+    ran = []
+    with pytest.raises(OutOfTime), time_limit(0.05):
+        ran.append(True)
+        spin(5)
+    monkeypatch.undo()
+    assert ran == [True]
+    assert_disarmed()
+    spin(0.3)  # a repeated alarm left armed would raise here

@@ -21,6 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from types import FrameType
 from typing import Any
 
 import torch
@@ -119,7 +120,9 @@ def time_limit(seconds: float) -> Iterator[None]:
     The alarm repeats every ``REPEAT_SECONDS`` (of its clock) until the block ends: an
     ``OutOfTime`` raised where Python ignores exceptions (a weakref callback, ``__del__``: a
     fake tensor's teardown runs many) is printed and lost, and a one-shot alarm then let the
-    run go on unlimited. A context that puts torch's state back belongs outside the block."""
+    run go on unlimited. A context that puts torch's state back belongs outside the block.
+    Nor does an alarm raise in the code that arms and disarms the timers (``_arming``): raised
+    there it skipped the disarming, and the alarm, repeated, raised in whatever ran next."""
     if seconds <= 0:
         raise OutOfTime
     if threading.current_thread() is not threading.main_thread():
@@ -128,8 +131,10 @@ def time_limit(seconds: float) -> Iterator[None]:
 
     running = True
 
-    def out_of_time(_signum: int, _frame: Any) -> None:
-        if running:  # not an alarm handled once the block has ended
+    def out_of_time(_signum: int, frame: FrameType | None) -> None:
+        # Not an alarm handled once the block has ended, nor one that lands as the timers
+        # are armed or disarmed: it repeats, and lands in the run.
+        if running and not _arming(frame):
             raise OutOfTime
 
     with _timer(signal.ITIMER_PROF, signal.SIGPROF, time.process_time, seconds, out_of_time), \
@@ -163,3 +168,20 @@ def _timer(which: int, signum: int, clock: Callable[[], float], seconds: float,
         if outer_delay:
             left = max(outer_delay - (clock() - started), 0.001)
             signal.setitimer(which, left, outer_interval)
+
+
+def _arming(frame: FrameType | None) -> bool:
+    """Whether ``frame`` is (or is called by) ``time_limit``'s own code that arms or disarms
+    its timers, or contextlib entering or leaving it."""
+    while frame is not None:
+        if frame.f_code in _ARMING_CODE:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_ARMING_CODE = frozenset({
+    time_limit.__wrapped__.__code__, _timer.__wrapped__.__code__,  # type: ignore[attr-defined]
+    contextlib._GeneratorContextManager.__enter__.__code__,
+    contextlib._GeneratorContextManager.__exit__.__code__,
+})
