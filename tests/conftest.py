@@ -17,6 +17,13 @@ from engine_support import Workspace, close_pipelines
 
 pytest_plugins = ["worker_crashes"]
 
+# No verdict a test compares may depend on the machine's load: the worker's budgets count its
+# CPU time, and every wall-clock limit (the host's time-out of a class, the worker's backstops)
+# is scaled out of the reach of any load (``fxcore.model.timeout_scale``). Set here, before any
+# engine starts, for this process and every server, CLI and worker it starts. A test whose
+# subject is a time-out sets the scale back to 1 (``unscaled_timeouts``).
+os.environ.setdefault("FX_LSP_TIMEOUT_SCALE", "10")
+
 #: Test modules that need more than the fast tier gives (pyproject.toml's ``addopts`` leaves
 #: them out of a plain ``pytest``; scripts/test.sh runs them as their own tier): each says why.
 SLOW_MODULES = {
@@ -100,3 +107,13 @@ def engine() -> Engine:
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path)
+
+
+@pytest.fixture
+def unscaled_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wall-clock limits at their own size (``FX_LSP_TIMEOUT_SCALE=1``), for a test whose
+    subject is a time-out: the host's time-out of a class in this process, every limit of
+    the servers, CLIs and engines the test starts, and the worker's backstops in this process.
+    The shared engine's workers keep the scale their zygote started with: their backstops
+    only stop a wait, after this process's time-out of the class has."""
+    monkeypatch.setenv("FX_LSP_TIMEOUT_SCALE", "1")

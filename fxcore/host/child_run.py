@@ -18,6 +18,7 @@ from fxcore.host.trace_handle import TraceHandle
 from fxcore.host.zygote_host import OUTPUT_LINE_CHARACTERS, ZygoteProcess
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult, ModuleResult
+from fxcore.model.timeout_scale import timeout_scale
 from fxcore.protocol.worker_messages import (
     MAX_MESSAGE_BYTES,
     Classes,
@@ -103,11 +104,14 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
     error), or both pipes closed, or it exited: a process it started may hold the pipes
     open for ever. Its exit after its last message is not waited for (a child of a zygote
     that holds torch took 30 to 80 ms to free its memory on a loaded 2-core machine, on the
-    way of every result): the zygote reaps it."""
-    timeout = job.config.timeout
+    way of every result): the zygote reaps it. Its limits are in wall-clock time, scaled by
+    ``FX_LSP_TIMEOUT_SCALE`` (``fxcore.model.timeout_scale``)."""
+    scale = timeout_scale()
+    timeout = job.config.timeout * scale
     # Importing a file that imports transformers or timm can take longer than tracing
     # one class; the import gets a larger budget, each class then its own `timeout`.
-    deadline = time.monotonic() + max(3 * timeout, IMPORT_TIMEOUT_SECONDS)
+    import_limit = max(3 * timeout, IMPORT_TIMEOUT_SECONDS * scale)
+    deadline = time.monotonic() + import_limit
     open_readers: list[Any] = [results_reader, output_reader]
     killed = False
     while open_readers:
@@ -142,7 +146,7 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
             killed = True
             attempt.ended_by = "timeout"
             busy = attempt.current_class is not None or attempt.deriving is not None
-            limit = timeout if busy else max(3 * timeout, IMPORT_TIMEOUT_SECONDS)
+            limit = timeout if busy else import_limit
             attempt.exit_description = f"took longer than {limit:g} s and was stopped"
             deadline = time.monotonic() + 5.0
             continue

@@ -10,7 +10,6 @@ verdict for another reason, else the last.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 
 import torch
@@ -22,6 +21,7 @@ from fxcore.model.instance_trust import (
     may_not_fit,
 )
 from fxcore.model.results import ModuleResult
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.building.sources import Built, other_instances
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.context import JobContext
@@ -72,7 +72,7 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
     """The instance kept, its capture target and its fx verdict. At most ``MAX_INSTANCES``
     are traced, and another only while the time spent, and as much again as one took on
     average, stays within ``timeout``; the verdict kept names the instances tried before."""
-    started = time.monotonic()
+    started = Budget()
     others: Iterator[Built] | None = None
     traced: list[tuple[Built, CaptureTarget, ModuleResult]] = []
     ranks: list[int] = []  # each traced instance's ``misfit``
@@ -80,7 +80,7 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
         target = target_of(cls, source, built)
         traced.append((built, target, fx_verdict(target, built)))
         ranks.append(misfit(traced[-1][2], built.model))
-        spent = time.monotonic() - started
+        spent = started.spent()
         if ranks[-1] not in _TRY_ANOTHER or len(traced) >= MAX_INSTANCES \
                 or spent * (len(traced) + 1) / len(traced) > timeout:
             break

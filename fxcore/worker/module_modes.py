@@ -30,7 +30,6 @@ computations.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +38,7 @@ import torch
 
 from fxcore.model.module_modes import EVAL, TRAIN
 from fxcore.model.results import ModuleResult
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.call_reach import reached_functions
 from fxcore.worker.code_names import called, functions, names_read
 from fxcore.worker.mode_switch import only_flags_change
@@ -208,10 +208,10 @@ def judged(setting: str, capture_mode: str, model: torch.nn.Module,
     if plan is None:
         return verdict(True)
     results = []
-    started = time.monotonic()
+    started = Budget()
     loop_again = len(plan.runs) < 2 or loop_can_differ(model)
     for mode in plan.runs:
-        spent = time.monotonic() - started
+        spent = started.spent()
         if results and spent * (len(results) + 1) / len(results) > seconds:
             kept_mode, kept = results[0]
             kept.capture_notes.append(

@@ -7,7 +7,6 @@ other literal call sites build, for the classes only those build. Each verdict i
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 
 import torch
@@ -16,6 +15,7 @@ from fxcore.model.instance_trust import parent_rank
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Arguments, ExampleInputs, ModuleResult
 from fxcore.protocol.worker_messages import Derived, Deriving, WorkerMessage
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.building.class_roles import (
     has_own_arguments,
     not_a_model_reason,
@@ -61,7 +61,7 @@ class SubmoduleTracing:
         root = root_results[0]
         parent_arguments = root.arguments or root_arguments(context, root.class_name)
         rank = parent_rank(parent_arguments.origin)
-        started = time.monotonic()
+        started = Budget()
         chosen = self.submodules_to_trace(built.model, not_derived, derived_ranks, rank)
         if not chosen:
             return
@@ -73,7 +73,7 @@ class SubmoduleTracing:
                                built.instantiated_on, [item[1] for item in chosen],
                                self.job.config.timeout / 2)
         for path, submodule, located in chosen:
-            if time.monotonic() - started > self.job.config.timeout:
+            if started.spent() > self.job.config.timeout:
                 return  # the classes left may still come from the file's next root
             derived_ranks[type(submodule)] = rank
             for capture in self.captures:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import inspect
 import re
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.building.annotation_values import (
     CHANNEL_NAMES,
     WIDTH_NAMES,
@@ -30,7 +30,8 @@ from fxcore.worker.building.check_solver import solutions
 from fxcore.worker.building.init_checks import init_checks, message_rules
 from fxcore.worker.context import describe_exception
 
-#: How many argument sets the search builds after the table's, and for how long at most.
+#: How many argument sets the search builds after the table's, and for how long at most (in
+#: CPU time: ``fxcore.worker.budget_clock``).
 MAX_SEARCHED = 6
 SEARCH_SECONDS = 5.0
 #: How many rejected sets a note lists.
@@ -65,9 +66,9 @@ def searched_instance(cls: type, tried: Tried,
         queue.extend(consistent_sets(kwargs))
 
     read(*tried[0])
-    started = time.monotonic()
+    searching = Budget(SEARCH_SECONDS)
     built = 0
-    while queue and built < MAX_SEARCHED and time.monotonic() - started < SEARCH_SECONDS:
+    while queue and built < MAX_SEARCHED and not searching.over():
         kwargs = queue.pop(0)
         if _spelled(kwargs) in seen:
             continue

@@ -17,10 +17,10 @@ import ast
 import builtins
 import itertools
 import math
-import time
 from collections.abc import Iterable
 from typing import Any
 
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.building.init_checks import InitChecks
 
 #: How many argument sets the solver gives, fewest changes first.
@@ -51,14 +51,14 @@ def solutions(checks: InitChecks, values: dict[str, Any], fixed: dict[str, Any],
         return []
     variables = [name for name in values if any(_reads(rule, name, checks) for rule in rules)]
     domains = {name: _domain(name, values, rules, tuple_lengths) for name in variables}
-    started = time.process_time()
+    solving = Budget(SOLVE_SECONDS)
     budget = MAX_EVALUATIONS
     for changed in range(1, len(variables) + 1):
         found: list[tuple[int, dict[str, Any]]] = []
         for names in itertools.combinations(variables, changed):
             for picked in itertools.product(*(range(1, len(domains[n])) for n in names)):
                 budget -= 1
-                if budget < 0 or time.process_time() - started > SOLVE_SECONDS:
+                if budget < 0 or solving.over():
                     return [kwargs for _, kwargs in sorted(found, key=lambda f: f[0])]
                 changes = {n: domains[n][i] for n, i in zip(names, picked, strict=True)}
                 candidate = {**values, **changes}

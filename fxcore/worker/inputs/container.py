@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import collections.abc
-import time
 import typing
 from dataclasses import replace
 from typing import Any
@@ -34,6 +33,7 @@ from torch import nn
 
 from fxcore.model.container_spec import ContainerKind, ContainerSpec
 from fxcore.model.results import InstantiatedOn
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
     LayerInputs,
@@ -70,7 +70,7 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
         if found is None:
             return None
         items[name] = (kind, found)
-    deadline = time.monotonic() + seconds
+    deadline = Budget(seconds)
     # Only spatial sizes follow one another; items without any are tried once per size.
     spatial = any(template.free_kinds & {"image", "depth", "signal"}
                   for _, found in items.values() for _, template in found)

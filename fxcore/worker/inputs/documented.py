@@ -20,7 +20,6 @@ import ast
 import inspect
 import itertools
 import re
-import time
 import typing
 from collections.abc import Callable
 
@@ -28,6 +27,7 @@ from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import BATCH_WORDS, with_roles
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.inputs.first_layer import (
     LayerInputs,
     eager_error_before,
@@ -57,7 +57,7 @@ def documented_inputs(cls: type, model: nn.Module, instantiated_on: Instantiated
     if not required or len(required) != 1:
         return None
     name = required[0]
-    deadline = time.monotonic() + seconds
+    deadline = Budget(seconds)
     refusal = None
     specs = (with_roles("float32", shape, _words(text))
              for text in _documented_shapes(cls, name) for shape in _shapes(text, model))

@@ -20,7 +20,8 @@ import copy
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from types import FrameType
 from typing import Any
 
 import torch
@@ -28,6 +29,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
+from fxcore.worker.budget_clock import wall_clock_backstop
 from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
@@ -38,7 +40,8 @@ from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
 CPU = torch.device("cpu")
 
 
-#: How often the alarm of ``time_limit`` is repeated after its time is up.
+#: How often the alarm of ``time_limit`` is repeated after its time is up (in its clock's
+#: seconds).
 REPEAT_SECONDS = 0.1
 
 
@@ -53,7 +56,7 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument; a
     container spec gives its container of them) and
     ``concrete_args``; the lines whose values read from tensor data were stood in. Raises
-    ``OutOfTime`` after ``seconds``, or what the model raises.
+    ``OutOfTime`` after ``seconds`` of CPU time (``time_limit``), or what the model raises.
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
     torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
     channel runs on meta and fails on fake tensors as on the CPU)."""
@@ -106,42 +109,79 @@ def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn,
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise ``OutOfTime`` in the main thread after ``seconds``. A timer already set (a
-    test runner's time-out) is put back afterwards with the time it has left, and is left
-    alone when it would fire first; off the main thread the engine's time-out of the job is
-    the only limit. No time left (``seconds <= 0``) is out of time at once: a timer set to 0
-    is a timer disarmed.
+    """Raise ``OutOfTime`` in the main thread after ``seconds`` of the worker's CPU time
+    (``fxcore.worker.budget_clock``: how far a search for inputs gets does not depend on the
+    machine's load), or after its wall-clock backstop where the run waits without using the
+    CPU (a sleep). A timer of either kind already set (a test runner's time-out) is put back
+    afterwards with the time it has left, and is left alone when it would fire first; off the
+    main thread the engine's time-out of the job is the only limit. No time left
+    (``seconds <= 0``) is out of time at once: a timer set to 0 is a timer disarmed.
 
-    The alarm repeats every ``REPEAT_SECONDS`` until the block ends: an ``OutOfTime`` raised
-    where Python ignores exceptions (a weakref callback, ``__del__``: a fake tensor's
-    teardown runs many) is printed and lost, and a one-shot alarm then let the run go on
-    unlimited. A context that puts torch's state back belongs outside the block."""
+    The alarm repeats every ``REPEAT_SECONDS`` (of its clock) until the block ends: an
+    ``OutOfTime`` raised where Python ignores exceptions (a weakref callback, ``__del__``: a
+    fake tensor's teardown runs many) is printed and lost, and a one-shot alarm then let the
+    run go on unlimited. A context that puts torch's state back belongs outside the block.
+    Nor does an alarm raise in the code that arms and disarms the timers (``_arming``): raised
+    there it skipped the disarming, and the alarm, repeated, raised in whatever ran next."""
     if seconds <= 0:
         raise OutOfTime
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    outer_handler = signal.getsignal(signal.SIGALRM)
-    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    if outer_delay and outer_delay <= seconds:
-        yield
-        return
 
     running = True
 
-    def out_of_time(_signum: int, _frame: Any) -> None:
-        if running:  # not an alarm handled once the block has ended
+    def out_of_time(_signum: int, frame: FrameType | None) -> None:
+        # Not an alarm handled once the block has ended, nor one that lands as the timers
+        # are armed or disarmed: it repeats, and lands in the run.
+        if running and not _arming(frame):
             raise OutOfTime
 
-    started = time.monotonic()
-    signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_SECONDS)
+    with _timer(signal.ITIMER_PROF, signal.SIGPROF, time.process_time, seconds, out_of_time), \
+            _timer(signal.ITIMER_REAL, signal.SIGALRM, time.monotonic,
+                   wall_clock_backstop(seconds), out_of_time):
+        try:
+            yield
+        finally:
+            running = False
+
+
+@contextlib.contextmanager
+def _timer(which: int, signum: int, clock: Callable[[], float], seconds: float,
+           handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """``handler`` on ``signum`` after ``seconds`` of timer ``which`` (counted as ``clock``
+    counts), then every ``REPEAT_SECONDS``, until the block ends; a timer ``which`` already
+    set is put back, or left alone where it would fire first."""
+    outer_delay, outer_interval = signal.getitimer(which)
+    if outer_delay and outer_delay <= seconds:
+        yield
+        return
+    outer_handler = signal.getsignal(signum)
+    started = clock()
+    signal.signal(signum, handler)
+    signal.setitimer(which, seconds, REPEAT_SECONDS)
     try:
         yield
     finally:
-        running = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if outer_handler is None else outer_handler)
+        signal.setitimer(which, 0)
+        signal.signal(signum, signal.SIG_DFL if outer_handler is None else outer_handler)
         if outer_delay:
-            left = max(outer_delay - (time.monotonic() - started), 0.001)
-            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
+            left = max(outer_delay - (clock() - started), 0.001)
+            signal.setitimer(which, left, outer_interval)
+
+
+def _arming(frame: FrameType | None) -> bool:
+    """Whether ``frame`` is (or is called by) ``time_limit``'s own code that arms or disarms
+    its timers, or contextlib entering or leaving it."""
+    while frame is not None:
+        if frame.f_code in _ARMING_CODE:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_ARMING_CODE = frozenset({
+    time_limit.__wrapped__.__code__, _timer.__wrapped__.__code__,  # type: ignore[attr-defined]
+    contextlib._GeneratorContextManager.__enter__.__code__,
+    contextlib._GeneratorContextManager.__exit__.__code__,
+})

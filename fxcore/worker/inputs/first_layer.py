@@ -26,7 +26,6 @@ from __future__ import annotations
 import inspect
 import itertools
 import os
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -35,6 +34,7 @@ from torch import nn
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.capture.meta_limits import MetaLimit, needs_real_data
 from fxcore.worker.context import describe_exception, first_line
 from fxcore.worker.devices.fake_device import judged_device
@@ -199,7 +199,7 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
     if not required:
         return None
     (first, *others) = required
-    deadline = time.monotonic() + seconds
+    deadline = Budget(seconds)
     refusal: str | None = None
     for candidate in _candidates(cls, model):
         for companion in companions(candidate.spec) if others else [None]:
@@ -277,12 +277,12 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mappin
         return error
 
 
-def eager_error_before(deadline: float, model: nn.Module, instantiated_on: InstantiatedOn,
+def eager_error_before(deadline: Budget, model: nn.Module, instantiated_on: InstantiatedOn,
                        specs: Mapping[str, InputSpec], concrete_args: dict[str, object]
                        ) -> Exception | list[Place] | None:
-    """``eager_error`` with what is left until ``deadline`` (``time.monotonic()``); None when
+    """``eager_error`` with what is left of ``deadline`` (``budget_clock``); None when
     nothing is left, or the run outlasts it."""
-    left = deadline - time.monotonic()
+    left = deadline.left()
     if left <= 0:
         return None
     try:

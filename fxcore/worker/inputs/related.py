@@ -29,7 +29,6 @@ tensors), as every inferred input is.
 from __future__ import annotations
 
 import itertools
-import time
 import typing
 from dataclasses import dataclass
 
@@ -37,6 +36,7 @@ from torch import nn
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.inputs.container import container_kind, scaled_sizes
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
@@ -112,7 +112,7 @@ def related_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
     choices = _all_choices(model, required, uses)
     if choices is None:
         return None
-    deadline = time.monotonic() + min(seconds, MAX_SECONDS)
+    deadline = Budget(min(seconds, MAX_SECONDS))
     for specs, picked in _ordered(required, choices):
         ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
         if ran is None:

@@ -16,7 +16,6 @@ Arguments annotated as no tensors get literals beside them (``literal_arguments`
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,7 @@ from torch import fx
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import ExampleInputs
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.fx.pre_trace import pre_trace
 from fxcore.worker.capture.record import CaptureTarget
@@ -97,7 +97,7 @@ def decide_before_capture(context: JobContext, capture: Capture,
     # One budget for the whole stage, each search also held to its own share: a class that
     # runs on no candidate (a forward listing a fake tensor's values) spent every search's
     # share in turn, more than the class's time-out, before the first capture began.
-    deadline = time.monotonic() + context.job.config.timeout / 2
+    deadline = Budget(context.job.config.timeout / 2)
     configured = bool(context.module_config(target.cls.__name__).inputs)
     # Unless configured, inference decides or completes the annotated arguments.
     decided = decided_inputs(context, target.cls,
@@ -136,13 +136,13 @@ def decide_before_capture(context: JobContext, capture: Capture,
         target.passed_values = {**values, **target.passed_values}
 
 
-def _left(deadline: float, seconds: float) -> float:
-    """``seconds``, or what is left until ``deadline`` (``time.monotonic()``) when less."""
-    return min(seconds, deadline - time.monotonic())
+def _left(deadline: Budget, seconds: float) -> float:
+    """``seconds``, or what is left of ``deadline`` when less."""
+    return min(seconds, deadline.left())
 
 
 def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[str, object],
-              seconds: float, deadline: float) -> LayerInputs | str | None:
+              seconds: float, deadline: Budget) -> LayerInputs | str | None:
     """The inputs the model's own code and layers tell, else what the likeliest raised; each
     search for at most ``seconds``, all of them until ``deadline``."""
     # A dict, list or tuple of tensors first: tensors tried for it only fail.

@@ -20,13 +20,13 @@ inferred input is.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
 from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.inputs.first_layer import (
     LayerInputs,
     companions,
@@ -88,7 +88,7 @@ def waveform_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn
         return None
     first, *others = required
     shapes = _shapes(model)
-    deadline = time.monotonic() + min(seconds, MAX_SECONDS)
+    deadline = Budget(min(seconds, MAX_SECONDS))
     runs = 0
     for length, why in _lengths(model):
         tried: set[_Shape] = set()

@@ -190,6 +190,7 @@ async def test_trace_workspace_cancelled(tmp_path: pathlib.Path, how: str) -> No
 
 
 @pytest.mark.slow  # over 12 s in the loaded fast tier
+@pytest.mark.usefixtures("unscaled_timeouts")
 async def test_a_timed_out_class_shows_what_its_worker_printed(tmp_path: pathlib.Path) -> None:
     """The tail of a worker's output reaches the user: in the FX102 diagnostic, in the hover of
     the class (as a block that keeps its lines) and in the server's log."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.cache import CACHE_FOLDER, ResultCache
 from fxcore.host.engine import Engine
@@ -51,6 +53,7 @@ def test_hits_until_an_imported_file_changes(engine: Engine, workspace: Workspac
     assert (workspace.root / CACHE_FOLDER / ".gitignore").read_text().endswith("*\n")
 
 
+@pytest.mark.usefixtures("unscaled_timeouts")
 def test_time_outs_are_not_cached(engine: Engine, workspace: Workspace) -> None:
     path = workspace.write("slow.py", """
         import time

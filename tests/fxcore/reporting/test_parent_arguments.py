@@ -227,6 +227,7 @@ def test_parent_verdicts_replace_only_classes_without_configured_or_default_argu
     assert parent_description(chosen["Block"]) == "Z.layers.0"
 
 
+@pytest.mark.usefixtures("unscaled_timeouts")
 def test_a_submodule_instance_that_hangs_times_out_alone(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path)
     workspace.write("pkg/__init__.py", "")

@@ -19,24 +19,24 @@ kind, and the loop moves on at the first of each kind:
   guards a container's length, and no automatic dynamic makes it vary).
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
-Its time is the worker's CPU time (``time.process_time``, every thread of the process), not
-wall-clock time: the same class makes the same calls on a loaded machine as on an idle one.
-A backstop in wall-clock time (``WALL_CLOCK_FACTOR`` times as much) stops a loop the machine's
-load slows that far (``slowed`` True), before the host's time-out, counted in wall-clock time,
-stops the whole class.
+Its time is the worker's CPU time (``fxcore.worker.budget_clock``: every thread of the process),
+not wall-clock time: the same class makes the same calls on a loaded machine as on an idle one.
+A backstop in wall-clock time (``WALL_CLOCK_FACTOR`` times as much, times the time-out scale)
+stops a loop the machine's load slows that far (``slowed`` True), before the host's time-out,
+counted in wall-clock time, stops the whole class.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from fxcore.worker.budget_clock import Budget
 from fxcore.worker.capture.compile import container_lengths, recompile_reasons
 from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.locate import RawPosition
@@ -183,13 +183,12 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
              ) -> LoopOutcome:
     """The calls after a first one on ``tensors`` and ``values`` (made already), within
     ``seconds`` of the process's CPU time (and ``WALL_CLOCK_FACTOR`` times as much wall-clock
-    time); ``containers``: the inputs among ``tensors`` whose length is varied, each with the
-    place of the line that takes it whole."""
+    time, scaled); ``containers``: the inputs among ``tensors`` whose length is varied, each
+    with the place of the line that takes it whole."""
     outcome, limit = LoopOutcome(), recompile_limit()
     # CPU time: how far the loop gets is the code's answer, not the machine's load (on 2 shared
     # cores at load 3-8, wall-clock time cut the loop of 3 to 8 of twelve classes short).
-    cpu_deadline = time.process_time() + seconds
-    wall_deadline = time.perf_counter() + WALL_CLOCK_FACTOR * seconds
+    budget = Budget(seconds, WALL_CLOCK_FACTOR)
     start_frames = frames_compiled()
 
     def attempt(inputs: dict[str, Any], arguments: dict[str, Any]) -> list[str] | None:
@@ -209,9 +208,8 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         return burst
 
     def in_time() -> bool:
-        spent = time.process_time() >= cpu_deadline
-        outcome.slowed = not spent and time.perf_counter() >= wall_deadline
-        outcome.finished = not spent and not outcome.slowed
+        outcome.slowed = budget.slowed()
+        outcome.finished = not budget.over()
         return outcome.finished
 
     _same_inputs(attempt, in_time, outcome, tensors, values, limit)

@@ -191,9 +191,11 @@ def test_the_loop_counts_its_cpu_time_not_the_time_the_calls_wait() -> None:
     assert not outcome.slowed and loop_notes(outcome) == []
 
 
+@pytest.mark.usefixtures("unscaled_timeouts")
 def test_a_loop_slowed_past_twice_its_time_stops_and_says_the_load_did() -> None:
     """One wait (0.3 s) is past twice 0.1 s: the wall-clock backstop, which ends a loop the
-    machine's load slows before the host's time-out ends the class, stops it."""
+    machine's load slows before the host's time-out ends the class, stops it (the time-out
+    scale at 1: the backstop is this test's subject)."""
     outcome = waiting_loop(seconds=0.1)
     assert (outcome.finished, outcome.slowed, outcome.calls) == (False, True, 1)
     assert loop_notes(outcome) == [SLOWED.format(calls=1)]

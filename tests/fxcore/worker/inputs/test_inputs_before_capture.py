@@ -21,6 +21,7 @@ from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
 from fxcore.model.results import Hint
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
+from fxcore.worker import budget_clock
 from fxcore.worker.capture.fx.capture import FxCapture
 from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
 from fxcore.worker.context import JobContext
@@ -198,8 +199,9 @@ def test_a_search_that_finds_no_inputs_takes_one_budget_once(
 
     for name in SEARCHES:
         monkeypatch.setattr(sources, name, spending(name, getattr(sources, name)))
-    monkeypatch.setattr(sources, "time", SimpleNamespace(monotonic=lambda: clock[0]),
-                        raising=False)
+    # The worker's budgets' clock (CPU time, and the wall clock of their backstops).
+    monkeypatch.setattr(budget_clock, "time", SimpleNamespace(process_time=lambda: clock[0],
+                                                              monotonic=lambda: clock[0]))
     job = dataclasses.replace(job, config=dataclasses.replace(job.config, timeout=4.0))
     first, second = RecordsInputs(), RecordsInputsToo()
     Job(job, lambda message: None, [first, second]).run()

@@ -8,6 +8,7 @@ import signal
 import sys
 import time
 
+import pytest
 import torch
 from torch import nn
 
@@ -139,6 +140,7 @@ class Sleeps(nn.Module):
         return self.attn(x)
 
 
+@pytest.mark.usefixtures("unscaled_timeouts")  # the wait is stopped by the backstop
 def test_a_root_that_runs_too_long_is_stopped() -> None:
     with torch.device("meta"):
         root = Sleeps()
@@ -151,6 +153,7 @@ def test_a_root_that_runs_too_long_is_stopped() -> None:
     assert (signal.getitimer(signal.ITIMER_REAL)[0] > 0) == (delay > 0)
 
 
+@pytest.mark.usefixtures("unscaled_timeouts")  # the wait is stopped by the backstop
 def test_a_runners_timer_is_kept_and_put_back() -> None:
     """pytest-timeout (CI's per-test limit) and any other outer timer: the root's own limit
     still applies, and the outer timer runs on afterwards with the time it had left."""
