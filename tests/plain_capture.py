@@ -11,8 +11,8 @@ from typing import ClassVar
 from torch import fx
 
 from fxcore.model.results import Hint
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 
 class PlainSymbolicTrace:

@@ -28,7 +28,7 @@ from fxcore.worker.building.annotation_values import (
 from fxcore.worker.building.arguments import value_source
 from fxcore.worker.building.check_solver import solutions
 from fxcore.worker.building.init_checks import init_checks, message_rules
-from fxcore.worker.context import describe_exception
+from fxcore.worker.shared.job_context import describe_exception
 
 #: How many argument sets the search builds after the table's, and for how long at most.
 MAX_SEARCHED = 6

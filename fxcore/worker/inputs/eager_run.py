@@ -28,12 +28,12 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
-from fxcore.worker.capture import meta_limits
-from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
-from fxcore.worker.inputs.literal_values import literal_tensors
-from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
+from fxcore.worker.shared import meta_limits
+from fxcore.worker.shared.literal_values import literal_tensors
+from fxcore.worker.shared.refused_kernels import real_kernels
+from fxcore.worker.shared.values_read import Place, has_no_data, meta_values
 
 CPU = torch.device("cpu")
 

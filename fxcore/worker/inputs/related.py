@@ -60,7 +60,7 @@ from fxcore.worker.inputs.graph_layers import (
     WIDTH,
     InputTemplate,
 )
-from fxcore.worker.inputs.values_read import read_note
+from fxcore.worker.shared.values_read import read_note
 
 #: The most joint candidates run for one class, and the most seconds they take.
 MAX_CANDIDATES = 64

@@ -38,8 +38,8 @@ from typing import Any
 import torch
 
 from fxcore.worker.capture.compile import container_lengths, recompile_reasons
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.locate import RawPosition
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.locate import RawPosition
 
 #: A call of the compiled module: tensors and other values by ``forward`` argument.
 Call = Callable[[dict[str, Any], dict[str, Any]], None]

@@ -28,13 +28,13 @@ from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.protocol import result_codec
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
-from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.export import strict, torch_hooks
-from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.job import Job
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.capture.export.exporting import NO_INPUTS, ExportCapture
+from fxcore.worker.pipeline.job import Job
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
@@ -319,7 +319,7 @@ sys.path[:0] = [{here!r}, {tests!r}, {corpus!r}]
 import test_export_capture as test
 test.captured("export_python_data.py:EverySite")
 test.captured("export_strict_only.py:TimedGate", config=test.STRICT)
-import fxcore.worker.capture.export.capture as capture
+import fxcore.worker.capture.export.exporting as capture
 capture.missing_hook = lambda: "off"
 test.captured("export_python_data.py:EverySite")
 test.captured("export_failing.py:WrongProjection")
@@ -429,7 +429,7 @@ def test_an_operator_without_a_meta_kernel_is_fx404_where_it_runs() -> None:
 
 def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_fx499_and_says_why(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fxcore.worker.capture.meta_limits._kernel_lookup", lambda: None)
+    monkeypatch.setattr("fxcore.worker.shared.meta_limits._kernel_lookup", lambda: None)
     _, _, record = captured("export_needs_real_data.py:HeldQr")
     assert record.not_checked is None
     assert [f.code for f in record.failures] == ["FX499"]

@@ -21,11 +21,11 @@ from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
 from fxcore.model.results import Hint
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.inputs import sources
-from fxcore.worker.job import Job
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.inputs import deciding
+from fxcore.worker.pipeline.job import Job
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 MODELS = '''
 from typing import Annotated
@@ -197,8 +197,8 @@ def test_a_search_that_finds_no_inputs_takes_one_budget_once(
         return searched
 
     for name in SEARCHES:
-        monkeypatch.setattr(sources, name, spending(name, getattr(sources, name)))
-    monkeypatch.setattr(sources, "time", SimpleNamespace(monotonic=lambda: clock[0]),
+        monkeypatch.setattr(deciding, name, spending(name, getattr(deciding, name)))
+    monkeypatch.setattr(deciding, "time", SimpleNamespace(monotonic=lambda: clock[0]),
                         raising=False)
     job = dataclasses.replace(job, config=dataclasses.replace(job.config, timeout=4.0))
     first, second = RecordsInputs(), RecordsInputsToo()

@@ -21,12 +21,12 @@ from fxcore.worker.building.class_roles import (
     not_a_model_reason,
     root_arguments,
 )
-from fxcore.worker.building.sources import Built, build_from_call_site
+from fxcore.worker.building.instances import Built, build_from_call_site
 from fxcore.worker.capture.base import Capture, needs_inputs
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
-from fxcore.worker.seeding import seed_generators
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many distinct workspace classes are traced from one root's submodules, so a

@@ -30,7 +30,6 @@ import torch
 from fxcore.model.job_spec import DynamicDim
 from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
-from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.export import (
     batch_dims,
     dynamic,
@@ -48,16 +47,17 @@ from fxcore.worker.capture.export.failures import (
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
 from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
-from fxcore.worker.capture.record import (
+from fxcore.worker.shared import meta_limits
+from fxcore.worker.shared.capture_target import (
     CaptureRecord,
     CaptureTarget,
     ExportOutcome,
     RecordedFailure,
     no_inputs_reason,
 )
-from fxcore.worker.context import JobContext
-from fxcore.worker.locate import traceback_positions
-from fxcore.worker.seeding import drawn_states, seed_generators
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.locate import traceback_positions
+from fxcore.worker.shared.seeding import drawn_states, seed_generators
 
 #: The kind of FX404: a line that needs real data on meta.
 NOT_CHECKABLE = "export-not-checkable"

@@ -3,7 +3,7 @@ torch.fx's verdict (else the first mode's) on an instance built from defaults or
 it does not fit (FX105, FX406, FX504), or, on the class's own guessed arguments, that its
 shapes do not fit on any input tried (FX300: ``x + conv(x)`` with ``in_channels=3,
 out_channels=16``). Then the next instances
-(``fxcore.worker.building.sources.other_instances``) are traced, and the best is kept: the
+(``fxcore.worker.building.instances.other_instances``) are traced, and the best is kept: the
 first that fits, else the first whose only problem is its shapes, else the first without a
 verdict for another reason, else the last.
 """
@@ -22,10 +22,10 @@ from fxcore.model.instance_trust import (
     may_not_fit,
 )
 from fxcore.model.results import ModuleResult
-from fxcore.worker.building.sources import Built, other_instances
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.seeding import seed_generators
+from fxcore.worker.building.instances import Built, other_instances
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many instances of one class are traced in search of one that fits it.

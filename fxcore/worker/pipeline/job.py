@@ -37,22 +37,22 @@ from fxcore.protocol.worker_messages import (
 )
 from fxcore.worker.building.as_built import as_built
 from fxcore.worker.building.class_roles import base_reason, not_a_model_reason
-from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
 from fxcore.worker.devices.cuda_view import cuda_view, gap_notes
 from fxcore.worker.devices.device_choice import device_setting, judged_device
 from fxcore.worker.devices.fake_device import judged_device as view_device
-from fxcore.worker.fitting_instance import fitting_instance, target_of
-from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.inputs.own_choices import judged_on_own_choices
-from fxcore.worker.inputs.sources import decide_before_capture
-from fxcore.worker.module_modes import judged
-from fxcore.worker.seeding import seed_generators
-from fxcore.worker.submodule_tracing import SubmoduleTracing
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.module_modes.judging import judged
+from fxcore.worker.pipeline.capturing import decide_before_capture
+from fxcore.worker.pipeline.fitting_instance import fitting_instance, target_of
+from fxcore.worker.pipeline.submodule_instances import SubmoduleTracing
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.import_overlay import imported_third_party_packages, install_import_paths
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.workspace.notebook.cells import (
@@ -207,9 +207,9 @@ class Job(SubmoduleTracing):
 
         When torch.fx (else the first mode) finds that the instance does not fit the class
         (FX105, FX406, FX504, or shapes that fit no input on its own guessed arguments),
-        other instances are traced
-        (``fxcore.worker.fitting_instance``, bounded by the class's time-out; the worker sends
-        nothing meanwhile), and every mode captures the one kept."""
+        other instances are traced (``fxcore.worker.pipeline.fitting_instance``, bounded by
+        the class's time-out; the worker sends nothing meanwhile), and every mode captures
+        the one kept."""
         # torch.fx judges the instance; without it, the first mode (export, compile).
         judge = next((capture for capture in self.captures if capture.mode == "fx"),
                      self.captures[0] if self.captures else None)

@@ -5,8 +5,9 @@ annotations, then inference from the first layers that use each argument
 them where some size tried does (``sizes``).
 
 Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
-capture mode that needs inputs to run at all (``needs_inputs``: torch.export, torch.compile)
-gets them before it captures, inferred from a pre-trace with the fx capture
+capture mode that needs inputs to run at all (``capture.base.needs_inputs``: torch.export,
+torch.compile) gets them before it captures (``start_search``, ``finish_search``), inferred
+from a pre-trace with the fx capture that the pipeline runs between the two
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
 cannot trace; where that gives none, from the module's own first layer (``first_layer``),
 then several related tensors (``related``), then the shape ``forward`` documents
@@ -26,10 +27,6 @@ from torch import fx
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import ExampleInputs
-from fxcore.worker.capture.base import Capture, needs_inputs
-from fxcore.worker.capture.fx.pre_trace import pre_trace
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.container import container_inputs
 from fxcore.worker.inputs.documented import documented_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
@@ -38,6 +35,8 @@ from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
 from fxcore.worker.inputs.waveform import waveform_inputs
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 
 @dataclass
@@ -84,24 +83,38 @@ def target_inputs(target: CaptureTarget) -> DecidedInputs | None:
                                        target.inputs_note), target.example_inputs)
 
 
-def decide_before_capture(context: JobContext, capture: Capture,
-                          target: CaptureTarget) -> None:
-    """Set ``target.example_inputs`` (and their origin) for a mode that needs them, once per
-    target: modes that capture it later reuse them. Left None when none can be decided; the
-    mode then says why it could not run."""
-    # A mode that does not declare it captures without inputs, as fx does.
-    if not needs_inputs(capture) or target.example_inputs is not None \
-            or target.inputs_searched:
-        return
+@dataclass(frozen=True)
+class InputsSearch:
+    """A search for a target's example inputs, begun (``start_search``)."""
+
+    #: When the whole search must end (``time.monotonic()``).
+    deadline: float
+    #: Whether the class's inputs are configured: then no graph is needed to infer them.
+    configured: bool
+
+
+def start_search(context: JobContext, target: CaptureTarget) -> InputsSearch | None:
+    """Begin the search for ``target``'s example inputs, once per target: modes that capture
+    it later reuse what it found, also that it found none. None when it ran already."""
+    if target.example_inputs is not None or target.inputs_searched:
+        return None
     target.inputs_searched = True
     # One budget for the whole stage, each search also held to its own share: a class that
     # runs on no candidate (a forward listing a fake tensor's values) spent every search's
-    # share in turn, more than the class's time-out, before the first capture began.
+    # share in turn, more than the class's time-out, before the first capture began. The
+    # pre-trace that gives the graph to infer from is within it.
     deadline = time.monotonic() + context.job.config.timeout / 2
-    configured = bool(context.module_config(target.cls.__name__).inputs)
+    return InputsSearch(deadline, bool(context.module_config(target.cls.__name__).inputs))
+
+
+def finish_search(context: JobContext, target: CaptureTarget, search: InputsSearch,
+                  graph_module: fx.GraphModule | None, root: torch.nn.Module | None) -> None:
+    """Set ``target.example_inputs`` (and their origin), inferred from ``graph_module`` (the
+    pre-trace's, of ``root``; None for configured inputs) where they are not configured. Left
+    None when none can be decided; the mode then says why it could not run."""
+    deadline, configured = search.deadline, search.configured
     # Unless configured, inference decides or completes the annotated arguments.
-    decided = decided_inputs(context, target.cls,
-                             *((None, None) if configured else pre_trace(context, target)))
+    decided = decided_inputs(context, target.cls, graph_module, root)
     seconds = context.job.config.timeout / 4
     # Arguments annotated as no tensors get literals, a set at a time (``literal_arguments``).
     # An argument the graph already gave a tensor keeps it: its annotation may be loose

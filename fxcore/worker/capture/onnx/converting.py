@@ -22,11 +22,11 @@ import torch
 
 from fxcore.model.results import Failure, Hint, OnnxNode
 from fxcore.worker.capture.export import graph
-from fxcore.worker.capture.export.capture import ExportCapture, quiet_torch
+from fxcore.worker.capture.export.exporting import ExportCapture, quiet_torch
 from fxcore.worker.capture.onnx import dimensions, exporting_flag, operators, translation
 from fxcore.worker.capture.onnx.exporter import Exporter, exporter
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, ExportOutcome
-from fxcore.worker.context import JobContext
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, ExportOutcome
+from fxcore.worker.shared.job_context import JobContext
 
 
 class OnnxCapture:
