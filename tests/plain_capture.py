@@ -23,7 +23,7 @@ class PlainSymbolicTrace:
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         try:
-            graph_module = fx.symbolic_trace(target.model)
+            graph_module = fx.symbolic_trace(target.module)
         except Exception as error:
             failure = context.exception_failure("error", "symbolic_trace failed: ", error,
                                                 target.source.name_span)

@@ -127,7 +127,7 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
     # then, as where no graph told them, the module's own first layer may tell (a branch on
     # the input's shape stops torch.fx before any layer, not export or compile).
     if inputs is None or (inputs.origin == "inferred" and runs_on(
-            target.model, target.instantiated_on, decided.specs,
+            target.module, target.instantiated_on, decided.specs,
             {**target.concrete_args, **values}, _left(deadline, seconds)) is False):
         # Last without literals, as before they were given: an annotation may be loose.
         for candidate in [*sets, {}] if sets else [{}]:
@@ -159,20 +159,20 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
     """The inputs the model's own code and layers tell, else what the likeliest raised; each
     search for at most ``seconds``, all of them until ``deadline``."""
     # A dict, list or tuple of tensors first: tensors tried for it only fail.
-    found = container_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+    found = container_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                              _left(deadline, seconds)) \
-        or layer_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+        or layer_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                         _left(deadline, seconds), context.is_workspace_path)
     if not isinstance(found, LayerInputs):
         # Several related tensors (a decoder's input and skip connection), searched jointly
         # where each argument's own candidates fit none; else the shape forward documents;
         # else a long waveform (an audio front end's FFT or kernel of thousands of samples).
-        found = related_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+        found = related_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                                _left(deadline, seconds)) \
-            or documented_inputs(target.cls, target.model, target.instantiated_on,
+            or documented_inputs(target.cls, target.module, target.instantiated_on,
                                  concrete_args, _left(deadline, seconds),
                                  context.is_workspace_path) \
-            or waveform_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+            or waveform_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                                _left(deadline, seconds)) or found
     return found
 

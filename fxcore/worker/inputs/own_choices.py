@@ -45,7 +45,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
         # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
         # output channel) is one real torch makes on the CPU too.
         for fake in (False, True):
-            run_eagerly(target.model, target.instantiated_on, target.example_inputs or {},
+            run_eagerly(target.module, target.instantiated_on, target.example_inputs or {},
                         {**target.passed_values, **target.concrete_args},
                         context.job.config.timeout / 8, fake)
 
@@ -55,7 +55,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
         return result
     except Exception as error:  # user code may raise anything: is it the capture's error?
         try:
-            held = fails_by_held_tensor(target.model, error, run) \
+            held = fails_by_held_tensor(target.module, error, run) \
                 if judged_device() is not None else []
         except OutOfTime:  # its run again, with the held tensors moved
             return result

@@ -11,7 +11,7 @@ verdict for another reason, else the last.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import torch
 
@@ -23,6 +23,8 @@ from fxcore.model.instance_trust import (
 )
 from fxcore.model.results import ModuleResult
 from fxcore.worker.building.instances import Built, other_instances
+from fxcore.worker.capture.base import Capture
+from fxcore.worker.pipeline.capturing import built_verdict
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.worker.shared.seeding import seed_generators
@@ -30,10 +32,6 @@ from fxcore.workspace.discovery import ClassSource
 
 #: At most this many instances of one class are traced in search of one that fits it.
 MAX_INSTANCES = 4
-
-#: Captures a built instance with torch.fx and makes its verdict.
-FxVerdict = Callable[[CaptureTarget, Built], ModuleResult]
-
 
 #: ``misfit`` ranks: a verdict, a verdict on a guessed instance with an empty layer, shapes
 #: that fit no input, no verdict, does not fit.
@@ -67,9 +65,10 @@ def target_of(cls: type, source: ClassSource, built: Built) -> CaptureTarget:
 
 
 def fitting_instance(context: JobContext, cls: type, source: ClassSource, built: Built,
-                     fx_verdict: FxVerdict, timeout: float
+                     judge: Capture, timeout: float
                      ) -> tuple[Built, CaptureTarget, ModuleResult]:
-    """The instance kept, its capture target and its fx verdict. At most ``MAX_INSTANCES``
+    """The instance kept, its capture target and its verdict by ``judge`` (torch.fx, else
+    the first mode: ``built_verdict``). At most ``MAX_INSTANCES``
     are traced, and another only while the time spent, and as much again as one took on
     average, stays within ``timeout``; the verdict kept names the instances tried before."""
     started = time.monotonic()
@@ -78,7 +77,7 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
     ranks: list[int] = []  # each traced instance's ``misfit``
     while True:
         target = target_of(cls, source, built)
-        traced.append((built, target, fx_verdict(target, built)))
+        traced.append((built, target, built_verdict(context, judge, target, built)))
         ranks.append(misfit(traced[-1][2], built.model))
         spent = time.monotonic() - started
         if ranks[-1] not in _TRY_ANOTHER or len(traced) >= MAX_INSTANCES \

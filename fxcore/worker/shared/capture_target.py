@@ -54,7 +54,8 @@ class CaptureTarget:
 
     cls: type
     source: ClassSource
-    model: torch.nn.Module
+    #: The instance to capture: the user's module (``fxcore.model`` is fx-lsp's data types).
+    module: torch.nn.Module
     instantiated_on: InstantiatedOn
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)

@@ -215,7 +215,7 @@ def test_meta_instances_stay_on_meta(loaded) -> None:
     target = file.target("Net")
     FxCapture().capture(file.context, target)
     assert all(parameter.device == torch.device("meta")
-               for parameter in target.model.parameters())
+               for parameter in target.module.parameters())
 
 
 PICKED_HEADS = """

@@ -153,7 +153,7 @@ def example_tensors(target: CaptureTarget) -> dict[str, Any]:
     answer, so that a model built on CPU takes the same branches."""
     # Where its weights are: a factory builds on meta too, and only a constructor that needs
     # real tensors builds on CPU.
-    weights = itertools.chain(target.model.parameters(), target.model.buffers())
+    weights = itertools.chain(target.module.parameters(), target.module.buffers())
     device = next((tensor.device for tensor in weights),
                   torch.device("cpu" if target.instantiated_on == "cpu" else "meta"))
     return {name: materialized(spec, lambda leaf: torch.ones(
@@ -194,15 +194,15 @@ class CompileCapture:
         # A class judged for a GPU runs on fake tensors of that device, whose limits are
         # meta's (``fake_device``).
         built_on_meta = meta_limits.built_on_meta(target) or judged_device() is not None
-        moved = not built_on_meta and meta_weights.is_large(target.model)
+        moved = not built_on_meta and meta_weights.is_large(target.module)
         on_meta = built_on_meta or moved
         started = time.perf_counter()
         # A quarter of the class's time (CPU time) for the loop of calls; none where not run
         # (``FX_LSP_NO_RECOMPILE_LOOP=1``: one call alone, for the mode_latency benchmark).
         loop = context.job.config.timeout / 4 if target.recompile_loop and os.environ.get(
             "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0
-        with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext(), \
-                as_built(target.model) as put_back:
+        with meta_weights.weights_on_meta(target.module) if moved else contextlib.nullcontext(), \
+                as_built(target.module) as put_back:
             def afresh() -> None:
                 # Each later run meets the instance and generators as the first did, not a
                 # cache forward set on itself holding an earlier run's meta or fake tensors.
@@ -344,7 +344,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             stand_ins = stack.enter_context(meta_values(planned))
             inputs = example_tensors(target)
         else:
-            mode = stack.enter_context(on_fake_device(target.model, device,
+            mode = stack.enter_context(on_fake_device(target.module, device,
                                                       data_sizes=eager_code_modes()))
             # The values of the run's own fake tensors are stood in, as meta tensors' are;
             # dynamo's fake tensors, of its own mode, are left to dynamo.
@@ -366,7 +366,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                 hook, functools.partial(_record_break, run.breaks,
                                         run.stops if on_meta else None)))
         observer = recompile_loop.observer(loop_seconds)
-        compiled = recompile_loop.optimize(target.model, recording_backend, hook is None,
+        compiled = recompile_loop.optimize(target.module, recording_backend, hook is None,
                                            observer)
         try:
             with torch.no_grad():

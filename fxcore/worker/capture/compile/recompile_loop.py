@@ -172,9 +172,9 @@ def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
             compiled(**tensors, **values)
 
     values = target.fresh_values()
-    numbers = number_arguments(target.model, values)
+    numbers = number_arguments(target.module, values)
     return run_loop(call, observer, inputs, {**values, **numbers}, numbers, seconds,
-                    container_lengths.varied(target.model, inputs))
+                    container_lengths.varied(target.module, inputs))
 
 
 def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],

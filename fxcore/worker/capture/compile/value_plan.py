@@ -265,12 +265,12 @@ def plan_values(target: CaptureTarget, is_workspace_path: Callable[[str], bool],
     guesser = DataDependentGuesser(is_workspace_path)
     asked: list[_Asked] = []
     inputs = fake_inputs(mode, target.example_inputs or {})
-    with faked_weights(target.model, mode), guesser.installed(), \
+    with faked_weights(target.module, mode), guesser.installed(), \
             replaced_tensor_methods(_recorder(asked), _ASKED), mode, torch.no_grad(), \
             contextlib.suppress(Exception, OutOfTime), time_limit(seconds):
         # The facts met before the code raises still hold: what it raises is the compile
         # capture's to find.
-        target.model(**inputs, **target.fresh_values())
+        target.module(**inputs, **target.fresh_values())
     replace = getattr(mode.shape_env, "replace", None)
     try:
         plan = _plan(asked, _facts(mode.shape_env, guesser),

@@ -79,7 +79,7 @@ class FxCapture:
         states = drawn_states()
         with tracing(context) as stand_ins:
             try:
-                graph = tracer.trace(target.model,
+                graph = tracer.trace(target.module,
                                      concrete_args=target.concrete_args or None)
             except BaseException as error:
                 ending_error = error
@@ -157,7 +157,7 @@ class FxCapture:
         """FX201-FX206: where the graph traced without error but does not mean what the code
         says (``fxcore.worker.capture.fx.mistraces``, ``random_draws``)."""
         assert record.graph is not None
-        model, concrete_args, source = target.model, target.concrete_args, target.source
+        model, concrete_args, source = target.module, target.concrete_args, target.source
         hints = mistraces.checkpoints(
             [line for origin in record.node_origins for line in origin.lines
              if not line[0].startswith("<")], context.sources)

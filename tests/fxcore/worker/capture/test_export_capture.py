@@ -169,7 +169,7 @@ def test_a_strict_only_failure_says_what_dynamo_cannot_trace() -> None:
     result = module_verdict(context, ExportCapture(), target, record)
     # Failed, with the graph non-strict export made still there to draw.
     assert result.status == "failed" and result.graph
-    assert all(p.is_meta for p in target.model.parameters())
+    assert all(p.is_meta for p in target.module.parameters())
 
 
 def test_a_strict_failure_in_a_helper_is_at_the_helpers_line() -> None:
@@ -307,7 +307,7 @@ def test_traceable_verdict_carries_the_exported_graph() -> None:
                   and node.target == "torch.ops.aten.add.Tensor")
     assert output.shape == "float32[2, 6, 16]"
     # The built instance keeps its own (meta) weights for the other modes.
-    assert all(p.is_meta for p in target.model.parameters())
+    assert all(p.is_meta for p in target.module.parameters())
 
 
 #: Captures in a fresh process, recovery off for the second so that export raises: torch
