@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from fxcore.model.results import ModuleResult
-from fxcore.worker.module_modes import judged
+from fxcore.worker.module_modes.judging import judged
 
 
 def modes_judged(model: torch.nn.Module) -> tuple[list[bool], ModuleResult]:

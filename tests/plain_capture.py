@@ -11,8 +11,8 @@ from typing import ClassVar
 from torch import fx
 
 from fxcore.model.results import Hint
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 
 class PlainSymbolicTrace:
@@ -23,7 +23,7 @@ class PlainSymbolicTrace:
 
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         try:
-            graph_module = fx.symbolic_trace(target.model)
+            graph_module = fx.symbolic_trace(target.module)
         except Exception as error:
             failure = context.exception_failure("error", "symbolic_trace failed: ", error,
                                                 target.source.name_span)

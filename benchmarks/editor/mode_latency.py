@@ -14,7 +14,7 @@ options), over N edits and saves of one example model. The servers take turns, o
 - the ratio of the medians of the first two ("as fast as fx alone" is about 1x);
 - compile mode's loop of calls (``recompile_loop``) against one call: a fourth server with the
   three modes and ``FX_LSP_NO_RECOMPILE_LOOP=1`` (a switch for benchmarks alone, read in
-  ``fxcore/worker/capture/compile/capture.py``), every mode's diagnostics with the loop over
+  ``fxcore/worker/capture/compile/compiling.py``), every mode's diagnostics with the loop over
   without it, as a ratio of the medians (the loop runs only on a class whose compile reads no
   tensor data: ``benchmarks/editor/loop_block.py``, not ``gated.py``);
 - the CPU time the workers (the zygote's children) and the server took per save, which other

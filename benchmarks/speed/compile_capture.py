@@ -24,10 +24,10 @@ from benchmarks.provenance import machine_line
 from benchmarks.tables import emit, markdown
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.capture.compile.capture import CompileCapture
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.capture.compile.compiling import CompileCapture
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 

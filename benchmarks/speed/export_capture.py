@@ -27,10 +27,10 @@ from benchmarks.tables import emit, markdown
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.capture.base import Capture
-from fxcore.worker.capture.export.capture import ExportCapture
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.capture.export.exporting import ExportCapture
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 TARGET_SECONDS = 1.0

@@ -9,7 +9,7 @@ the same files (``--repeat 2``: each order reversed the second time):
   ``timed_check.tree_at``), which compiled in both modes every class with a dropout or a batch
   norm anywhere in its module tree;
 - after: this tree, which compiles a class in both modes only where code beside torch's own
-  layers reads ``training`` (``fxcore.worker.module_modes``).
+  layers reads ``training`` (``fxcore.worker.module_modes.judging``).
 
 Times in wall seconds and in CPU seconds of the process tree (``getrusage(RUSAGE_CHILDREN)``,
 which other work on a shared machine does not inflate). Beside them: how many compile verdicts

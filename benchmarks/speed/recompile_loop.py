@@ -26,11 +26,11 @@ from benchmarks.speed.compile_capture import block_cases
 from benchmarks.tables import emit, markdown
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile import recompile_loop
-from fxcore.worker.capture.compile.capture import CompileCapture
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.capture.compile.compiling import CompileCapture
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 CORPORA = os.path.join(REPOSITORY, "tests", "corpus")

@@ -127,7 +127,7 @@ def _run_child(job: Any, results_fd: int, output_fd: int, memory_limit_mb: int) 
 
     from fxcore.host import sandbox
     from fxcore.protocol.worker_messages import WorkerMessage, encode_message
-    from fxcore.worker.job import run_job
+    from fxcore.worker.pipeline.job import run_job
 
     sandbox.enter(job.path, job.workspace_root, job.environment)
     results = Connection(results_fd, readable=False)

@@ -123,9 +123,9 @@ class EngineConfig:
     #: ``device``; the first pattern that matches decides.
     per_file_device: dict[str, str] = field(default_factory=dict)
     #: The ``nn.Module`` mode (``model.train()`` / ``model.eval()``) export and compile judge a
-    #: class in (``fxcore.worker.module_modes``): "auto" exports in eval mode and compiles in
-    #: both where they can differ; "train" or "eval" judges both modes in that one. torch.fx
-    #: traces every class as built (train mode) whatever this says.
+    #: class in (``fxcore.worker.module_modes.judging``): "auto" exports in eval mode and
+    #: compiles in both where they can differ; "train" or "eval" judges both modes in that one.
+    #: torch.fx traces every class as built (train mode) whatever this says.
     module_mode: str = "auto"
     #: Environment variables passed to workspace code besides the allowlisted ones
     #: (``fxcore.host.worker_environment``): names, or prefixes ending in ``*``.
@@ -172,10 +172,10 @@ class TraceJob:
     #: Class name -> its builder functions in this file, in file order
     #: (``fxcore.workspace.builders``); filled by ``fxcore.checking.preparation``.
     builders: dict[str, tuple[Builder, ...]] = field(default_factory=dict)
-    #: The absolute paths of the files whose classes may get a verdict traced as a root of
-    #: this file built them (``submodule_tracing``): those of a run that keeps nothing for
-    #: later (``fx-lsp check --no-cache``), whose report shows no other file. None: any
-    #: workspace file (the server and cached runs keep them for files checked later).
+    #: The absolute paths of the files whose classes may get a verdict traced as a root of this
+    #: file built them (``fxcore.worker.pipeline.submodule_instances``): those of a run that
+    #: keeps nothing for later (``fx-lsp check --no-cache``), whose report shows no other file.
+    #: None: any workspace file (the server and cached runs keep them for files checked later).
     derived_paths: frozenset[str] | None = None
 
     def with_absolute_paths(self) -> TraceJob:

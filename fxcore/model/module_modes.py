@@ -1,6 +1,6 @@
 """The ``nn.Module`` modes (``model.train()``, ``model.eval()``) a class is judged in, as the
 host knows them, without torch: the ``module-mode`` setting's values and their check. The
-worker applies them (``fxcore.worker.module_modes``).
+worker applies them (``fxcore.worker.module_modes.judging``).
 """
 
 from __future__ import annotations

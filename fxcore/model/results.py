@@ -235,7 +235,7 @@ class ModuleResult(Span):
     #: graph or none. Judged in two ``nn.Module`` modes, the larger count.
     graph_count: int | None = None
     #: The ``nn.Module`` modes ("train", "eval") the verdict holds for
-    #: (``fxcore.worker.module_modes``): export's and compile's; empty for torch.fx, which
+    #: (``fxcore.worker.module_modes.judging``): export's and compile's; empty for torch.fx, which
     #: traces the class as built.
     module_modes: list[str] = field(default_factory=list)
     #: Compiled in both ``nn.Module`` modes: each one's graph count.

@@ -2,9 +2,19 @@
 
 Nothing in this package is imported by the CLI or the language server: the engine
 (``fxcore.host.engine``) forks children from the zygote, and only those import it. A child runs one
-``TraceJob`` (``job``): it imports the file, and for each ``nn.Module`` class builds an
-instance (``building``), decides its example inputs (``inputs``), captures it (``capture``,
-one module per capture mode), reads the facts of the captured graph (``graph_facts``,
-``shape_facts``) and reports a ``ModuleResult`` to the engine as data
-(``fxcore.protocol.worker_messages``).
+``TraceJob`` (``pipeline.job``): it imports the file, and leads each ``nn.Module`` class
+through the stages, in this order, each importing only the stages before it:
+
+- ``building``: an instance of the class, built from its arguments' sources in order of trust;
+- ``inputs``: the example inputs a capture mode that runs ``forward`` captures it on;
+- ``capture``: the capture itself, one folder per mode (``fx``, ``export``, ``compile``,
+  ``onnx``), each making a ``CaptureRecord``;
+- ``graph``: the facts of the captured graph (nodes per line, shapes, unused members).
+
+Below the stages is the room they share (``shared``: the job's context, the capture target
+and record, the meta device's limits, the values read from tensors without data, shape
+propagation, ...), with the device views (``devices``) and the ``nn.Module`` train/eval modes
+(``module_modes``) on it. On top, ``pipeline`` leads the classes through the stages, makes
+each mode's verdict and reports a ``ModuleResult`` to the engine as data
+(``fxcore.protocol.worker_messages``). ``tests/project/test_room_imports.py`` holds the order.
 """

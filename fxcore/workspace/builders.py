@@ -11,7 +11,7 @@ classes and can be called with no arguments, such as a model zoo's entry points:
 
 ``resnet50`` builds a ``ResNet`` with the channel lists a real model has, which no guess
 would find. Builders are found here with ``ast`` only (the host never runs workspace code);
-a worker calls one (``fxcore.worker.building.sources``) when the class's constructor needs
+a worker calls one (``fxcore.worker.building.instances``) when the class's constructor needs
 arguments, or its defaults fail, and checks that it returned an instance of the class.
 """
 

@@ -72,7 +72,7 @@ def test_every_module_and_path_a_page_names_exists(page: Path) -> None:
 
 def test_a_moved_module_is_found(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("See `fxcore.worker.job.Job`, `fxcore.host.engine.NoSuchThing`, "
+    page.write_text("See `fxcore.worker.pipeline.job.Job`, `fxcore.host.engine.NoSuchThing`, "
                     "`fxcore.worker.no_such_module` and `fxcore/no_such_room/x.py`; "
                     "`fxcore.workers` logs.\n")
     assert names_in(page) == ["fxcore.host.engine.NoSuchThing", "fxcore.worker.no_such_module",

@@ -12,6 +12,11 @@ Imports are read as in ``test_import_cycles``: every one, deferred and ``TYPE_CH
 included. The host starts workers from the zygote, so the zygote and what it preloads are
 the host's only modules that import the worker; the CLI and the server import neither it nor
 torch (``test_host_imports``).
+
+Inside the worker, its folders import in one direction too: the stages a class goes through
+(building, inputs, capture, graph) each import only the stages before it, the room below
+them that they share, the device views and the ``nn.Module`` mode switch; the pipeline on top
+leads the class through them (``WORKER_MAY_IMPORT``).
 """
 
 from __future__ import annotations
@@ -116,3 +121,78 @@ def test_the_fx_capture_api_is_used_in_its_folder_only(module: str) -> None:
     text = MODULES[module].read_text(encoding="utf-8")
     used = [name for name in FX_CAPTURE_API if name in text]
     assert used == [], f"{module} uses torch.fx's capture API {used}"
+
+
+#: The worker's folders (``fxcore/worker/``), bottom up, and the folders each may import
+#: besides its own: a room below the stages for what they share, the device views and the
+#: ``nn.Module`` mode switch beside each other on it, then the stages in the order a class
+#: goes through them (built, its example inputs decided, captured, its graph read), then the
+#: pipeline that leads each class through them. A stage imports only the stages before it.
+WORKER_MAY_IMPORT: dict[str, frozenset[str]] = {
+    "shared": frozenset(),
+    "devices": frozenset({"shared"}),
+    "module_modes": frozenset({"shared"}),
+    "building": frozenset({"shared", "devices", "module_modes"}),
+    "inputs": frozenset({"shared", "devices", "module_modes", "building"}),
+    "capture": frozenset({"shared", "devices", "module_modes", "building", "inputs"}),
+    "graph": frozenset({"shared", "devices", "module_modes", "building", "inputs", "capture"}),
+    "pipeline": frozenset({"shared", "devices", "module_modes", "building", "inputs",
+                           "capture", "graph"}),
+}
+#: The capture modes whose folders (``capture/<mode>/``) may import another mode's: onnx
+#: translates the very program the export mode exported (it exports first where export has
+#: not run), and compile's plan of ``.item()`` values runs ``forward`` as non-strict export
+#: runs it, on export's fake tensors and its guesser of data-dependent guards. No mode imports
+#: onnx's, compile's or fx's folder; only the registry of modes (``capture.modes``) names
+#: every mode.
+CAPTURE_MODE_MAY_IMPORT: dict[str, frozenset[str]] = {
+    "onnx": frozenset({"export"}),
+    "compile": frozenset({"export"}),
+}
+#: The capture's own module that names every mode, its registry.
+CAPTURE_REGISTRY = "fxcore.worker.capture.modes"
+WORKER_MODULES = sorted(name for name in MODULES if name.startswith("fxcore.worker."))
+
+
+def worker_folder_of(module: str) -> str:
+    """``fxcore.worker.inputs.sizes`` -> ``inputs``; a module at the worker's top level ->
+    its own name."""
+    return module.split(".")[2]
+
+
+def capture_mode_of(module: str) -> str | None:
+    """``fxcore.worker.capture.onnx.operators`` -> ``onnx``; None for the capture's own shared
+    modules (``capture.base``, ``capture.modes``) and modules outside the capture."""
+    parts = module.split(".")
+    if parts[:3] != ["fxcore", "worker", "capture"] or len(parts) < 5:
+        return None
+    return parts[3]
+
+
+def test_the_worker_top_level_holds_its_folders_only() -> None:
+    loose = sorted(name for name in WORKER_MODULES if name.count(".") == 2
+                   and MODULES[name].name != "__init__.py")
+    assert loose == []
+    assert {worker_folder_of(name) for name in WORKER_MODULES} == set(WORKER_MAY_IMPORT)
+
+
+@pytest.mark.parametrize("module", WORKER_MODULES)
+def test_a_worker_stage_imports_the_stages_before_it(module: str) -> None:
+    folder = worker_folder_of(module)
+    allowed = WORKER_MAY_IMPORT.get(folder, frozenset()) | {folder}
+    imported = sorted(name for name in imported_modules(module, MODULES[module], set(MODULES))
+                      if name.startswith("fxcore.worker."))
+    wrong = [name for name in imported if worker_folder_of(name) not in allowed]
+    assert wrong == [], f"{module} ({folder}) imports {wrong}"
+
+
+@pytest.mark.parametrize("module", sorted(name for name in WORKER_MODULES
+                                          if name.startswith("fxcore.worker.capture.")))
+def test_a_capture_mode_imports_no_other_mode_but_export(module: str) -> None:
+    mode = capture_mode_of(module)
+    if module == CAPTURE_REGISTRY:
+        return
+    allowed = CAPTURE_MODE_MAY_IMPORT.get(mode, frozenset()) | ({mode} if mode else set())
+    wrong = sorted(name for name in imported_modules(module, MODULES[module], set(MODULES))
+                   if capture_mode_of(name) not in allowed | {None})
+    assert wrong == [], f"{module} (mode {mode or 'none'}) imports {wrong}"

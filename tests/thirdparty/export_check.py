@@ -40,8 +40,8 @@ from fxcore.protocol.worker_messages import (  # noqa: E402
 )
 from fxcore.reporting.json_report import _failure_json, _module_json  # noqa: E402
 from fxcore.reporting.shown import Places  # noqa: E402
-from fxcore.worker.capture.export.capture import ExportCapture  # noqa: E402
-from fxcore.worker.job import Job  # noqa: E402
+from fxcore.worker.capture.export.exporting import ExportCapture  # noqa: E402
+from fxcore.worker.pipeline.job import Job  # noqa: E402
 from fxcore.workspace.config import load_config  # noqa: E402
 from fxcore.workspace.discovery import top_level_classes  # noqa: E402
 

@@ -18,7 +18,6 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from fxcore.worker.budget_clock import Budget
 from fxcore.worker.building.annotation_values import (
     CHANNEL_NAMES,
     WIDTH_NAMES,
@@ -28,10 +27,11 @@ from fxcore.worker.building.annotation_values import (
 from fxcore.worker.building.arguments import value_source
 from fxcore.worker.building.check_solver import solutions
 from fxcore.worker.building.init_checks import init_checks, message_rules
-from fxcore.worker.context import describe_exception
+from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.job_context import describe_exception
 
 #: How many argument sets the search builds after the table's, and for how long at most (in
-#: CPU time: ``fxcore.worker.budget_clock``).
+#: CPU time: ``fxcore.worker.shared.budget_clock``).
 MAX_SEARCHED = 6
 SEARCH_SECONDS = 5.0
 #: How many rejected sets a note lists.

@@ -22,7 +22,7 @@ from types import FunctionType
 from typing import Any
 
 from fxcore.worker.building.called_checks import called_functions, own_init
-from fxcore.worker.function_trees import function_tree
+from fxcore.worker.shared.function_trees import function_tree
 
 #: The functions a kept rule may call: they read their arguments and do nothing else.
 SAFE_CALLS = frozenset({"len", "isinstance", "int", "float", "tuple", "list", "all", "any",

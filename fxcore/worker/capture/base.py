@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import ClassVar, Protocol
 
 from fxcore.model.results import Hint
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 
 class Capture(Protocol):
@@ -18,7 +18,7 @@ class Capture(Protocol):
 
     A mode that must run the model to capture it (torch.export, torch.compile) sets the class
     attribute ``needs_inputs = True``: its targets then come with ``example_inputs`` decided
-    before capture (``fxcore.worker.inputs.sources``). A mode without it (fx) captures without."""
+    before capture (``fxcore.worker.inputs.deciding``). A mode without it (fx) captures without."""
 
     mode: ClassVar[str]
 

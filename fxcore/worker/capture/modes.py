@@ -10,10 +10,10 @@ import importlib
 
 from fxcore.model.capture_modes import extra_captures
 from fxcore.worker.capture.base import Capture
-from fxcore.worker.capture.compile.capture import CompileCapture
-from fxcore.worker.capture.export.capture import ExportCapture
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.onnx.capture import OnnxCapture
+from fxcore.worker.capture.compile.compiling import CompileCapture
+from fxcore.worker.capture.export.exporting import ExportCapture
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.capture.onnx.converting import OnnxCapture
 
 
 def _extra_capture(mode: str, import_path: str) -> Capture:

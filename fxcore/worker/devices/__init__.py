@@ -3,5 +3,6 @@ accelerators: ``accelerator_guard`` (no CUDA, HIP or XPU initialisation in the z
 worker, whatever the machine has), ``accelerator_calls`` (a record of every call of torch's
 initialisation paths, for the tests), ``device_choice`` (which device a class's code is
 written for), ``cuda_view`` (a GPU's view of torch for code written for one, with no
-hardware: fake CUDA tensors and ``torch.cuda`` answering as one GPU would) and
-``to_arguments`` (what a ``Tensor.to`` call asks for, for the stand-ins of a tensor's move)."""
+hardware: fake CUDA tensors and ``torch.cuda`` answering as one GPU would; what a
+``Tensor.to`` call asks for is read by ``shared.to_arguments``, which the stand-ins of a
+tensor's move without data use too). The devices import only the shared room."""

@@ -14,9 +14,9 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-from fxcore.worker.capture.swapped_tensors import swapped_tensors
 from fxcore.worker.devices import cuda_view
 from fxcore.worker.devices.held_tensors import held_on_cpu
+from fxcore.worker.shared.swapped_tensors import swapped_tensors
 
 
 def judged_device() -> torch.device | None:

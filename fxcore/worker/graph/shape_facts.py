@@ -1,5 +1,5 @@
 """Shapes of a captured graph: the example inputs (decided before capture for a mode that
-needs them, else from the captured graph: ``fxcore.worker.inputs.sources``), shapes propagated on
+needs them, else from the captured graph: ``fxcore.worker.inputs.deciding``), shapes propagated on
 meta tensors through the graph (``shapes``), and FX300 where they stop fitting together.
 
 Shapes are extras: a model may hold anything, so every failure here becomes a note on the
@@ -15,12 +15,12 @@ from torch import fx
 
 from fxcore.model.instance_trust import guessed_instance
 from fxcore.model.results import ExampleInputs, Failure
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.graph.facts import line_nodes
-from fxcore.worker.graph.shapes import ShapeError, propagate
-from fxcore.worker.inputs.sources import decided_inputs, target_inputs
-from fxcore.worker.locate import instruction_position
+from fxcore.worker.inputs.deciding import decided_inputs, target_inputs
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext, describe_exception
+from fxcore.worker.shared.locate import instruction_position
+from fxcore.worker.shared.shapes import ShapeError, propagate
 
 #: Where the example inputs came from, as a shape failure's message says it.
 _INPUTS_ORIGIN = {

@@ -33,7 +33,6 @@ from torch import nn
 
 from fxcore.model.container_spec import ContainerKind, ContainerSpec
 from fxcore.model.results import InstantiatedOn
-from fxcore.worker.budget_clock import Budget
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
     LayerInputs,
@@ -43,6 +42,7 @@ from fxcore.worker.inputs.first_layer import (
 )
 from fxcore.worker.inputs.forward_relations import forward_tree, submodule
 from fxcore.worker.inputs.graph_layers import BATCH, HEIGHT, WIDTH, FreeSizes, InputTemplate
+from fxcore.worker.shared.budget_clock import Budget
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 _SEQUENCES = (list, collections.abc.Sequence, collections.abc.MutableSequence)

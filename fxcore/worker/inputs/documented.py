@@ -27,7 +27,6 @@ from torch import nn
 
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import BATCH_WORDS, with_roles
-from fxcore.worker.budget_clock import Budget
 from fxcore.worker.inputs.first_layer import (
     LayerInputs,
     eager_error_before,
@@ -36,6 +35,7 @@ from fxcore.worker.inputs.first_layer import (
 )
 from fxcore.worker.inputs.forward_relations import forward_tree
 from fxcore.worker.inputs.waveform import KERNEL_LENGTH_NAMES
+from fxcore.worker.shared.budget_clock import Budget
 
 #: "shape (a, b, c)", "shape of (a, b)", "shaped ``(a, b)``": a documented shape.
 _SHAPE = re.compile(r"shaped?\s*(?:of|is|=|:)?\s*`*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")

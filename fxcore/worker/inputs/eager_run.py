@@ -29,13 +29,13 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
-from fxcore.worker.budget_clock import wall_clock_backstop
-from fxcore.worker.capture import meta_limits
-from fxcore.worker.capture.refused_kernels import real_kernels
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
-from fxcore.worker.inputs.literal_values import literal_tensors
-from fxcore.worker.inputs.values_read import Place, has_no_data, meta_values
+from fxcore.worker.shared import meta_limits
+from fxcore.worker.shared.budget_clock import wall_clock_backstop
+from fxcore.worker.shared.literal_values import literal_tensors
+from fxcore.worker.shared.refused_kernels import real_kernels
+from fxcore.worker.shared.values_read import Place, has_no_data, meta_values
 
 CPU = torch.device("cpu")
 
@@ -110,7 +110,7 @@ def tensor_mode(root: torch.nn.Module, instantiated_on: InstantiatedOn,
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise ``OutOfTime`` in the main thread after ``seconds`` of the worker's CPU time
-    (``fxcore.worker.budget_clock``: how far a search for inputs gets does not depend on the
+    (``fxcore.worker.shared.budget_clock``: how far a search for inputs gets does not depend on the
     machine's load), or after its wall-clock backstop where the run waits without using the
     CPU (a sleep). A timer of either kind already set (a test runner's time-out) is put back
     afterwards with the time it has left, and is left alone when it would fire first; off the

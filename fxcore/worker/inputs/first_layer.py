@@ -34,9 +34,6 @@ from torch import nn
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.budget_clock import Budget
-from fxcore.worker.capture.meta_limits import MetaLimit, needs_real_data
-from fxcore.worker.context import describe_exception, first_line
 from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor
 from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
@@ -47,8 +44,11 @@ from fxcore.worker.inputs.reshape import (
     rearranged_inputs,
     unfolded_inputs,
 )
-from fxcore.worker.inputs.values_read import Place, read_note
-from fxcore.worker.locate import traceback_positions
+from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.job_context import describe_exception, first_line
+from fxcore.worker.shared.locate import traceback_positions
+from fxcore.worker.shared.meta_limits import MetaLimit, needs_real_data
+from fxcore.worker.shared.values_read import Place, read_note
 
 #: How many of the first layers whose input size is known decide candidates, in order: the
 #: first registered is not always the first the input meets (a wrapper's ``self.fn`` set

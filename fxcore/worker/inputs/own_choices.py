@@ -19,13 +19,13 @@ import dataclasses
 from fxcore.model.instance_trust import instance_call, made_from, may_not_fit
 from fxcore.model.results import Failure, ModuleResult
 from fxcore.rules import BY_CODE, CODE_OF_KIND
-from fxcore.worker.capture.meta_limits import needs_real_data
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
 from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
-from fxcore.worker.locate import traceback_positions
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext, describe_exception
+from fxcore.worker.shared.locate import traceback_positions
+from fxcore.worker.shared.meta_limits import needs_real_data
 
 #: The failure kind of "any other error" of each capture mode that runs ``forward``.
 CAPTURE_ERROR_KINDS = {"export": "export-error", "compile": "compile-error"}
@@ -45,7 +45,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
         # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
         # output channel) is one real torch makes on the CPU too.
         for fake in (False, True):
-            run_eagerly(target.model, target.instantiated_on, target.example_inputs or {},
+            run_eagerly(target.module, target.instantiated_on, target.example_inputs or {},
                         {**target.passed_values, **target.concrete_args},
                         context.job.config.timeout / 8, fake)
 
@@ -55,7 +55,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
         return result
     except Exception as error:  # user code may raise anything: is it the capture's error?
         try:
-            held = fails_by_held_tensor(target.model, error, run) \
+            held = fails_by_held_tensor(target.module, error, run) \
                 if judged_device() is not None else []
         except OutOfTime:  # its run again, with the held tensors moved
             return result

@@ -36,7 +36,6 @@ from torch import nn
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
-from fxcore.worker.budget_clock import Budget
 from fxcore.worker.inputs.container import container_kind, scaled_sizes
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
@@ -60,7 +59,8 @@ from fxcore.worker.inputs.graph_layers import (
     WIDTH,
     InputTemplate,
 )
-from fxcore.worker.inputs.values_read import read_note
+from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.values_read import read_note
 
 #: The most joint candidates run for one class, and the most seconds they take.
 MAX_CANDIDATES = 64

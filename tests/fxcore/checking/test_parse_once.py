@@ -25,8 +25,8 @@ from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.protocol.worker_messages import Derived, Verdict, WorkerMessage
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.job import Job
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.pipeline.job import Job
 from fxcore.workspace import file_access
 
 

@@ -25,7 +25,7 @@ import sys
 import torch
 
 from fxcore.worker.capture.base import warm
-from fxcore.worker.capture.export.capture import quiet_torch
+from fxcore.worker.capture.export.exporting import quiet_torch
 from fxcore.worker.capture.modes import CAPTURES
 
 warm(CAPTURES["export"])

@@ -62,7 +62,7 @@ before = set(sys.modules)
 from multiprocessing.connection import Connection
 from fxcore.host import sandbox
 from fxcore.protocol.worker_messages import WorkerMessage, encode_message
-from fxcore.worker.job import run_job
+from fxcore.worker.pipeline.job import run_job
 
 print(sorted(set(sys.modules) - before))
 """

@@ -28,10 +28,10 @@ from fxcore.reporting.shown import show
 from fxcore.reporting.verdict_counts import Summary
 from fxcore.rules import Rule
 from fxcore.rules.documentation import codes_markdown, help_url
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.job import Job
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.pipeline.job import Job
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.paths import split_lines
 
 #: The new code, as a family module of ``fxcore.rules`` would declare it.

@@ -25,7 +25,7 @@ from real_torch_answers import compile_answers, export_answers
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.model.results import ModuleResult
-from fxcore.worker.module_modes import ONE_CAPTURE_NOTE, judged
+from fxcore.worker.module_modes.judging import ONE_CAPTURE_NOTE, judged
 
 from cli_support import fx_lsp
 

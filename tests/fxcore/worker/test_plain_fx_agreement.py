@@ -16,13 +16,13 @@ from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Arguments
 from fxcore.worker.building.construction import resolve
-from fxcore.worker.locate import (
+from fxcore.worker.shared.locate import (
     SourceIndex,
     innermost_workspace_frame,
     to_frame,
     traceback_positions,
 )
-from fxcore.worker.seeding import seed_generators
+from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location

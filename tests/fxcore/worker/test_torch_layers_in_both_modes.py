@@ -1,4 +1,4 @@
-"""The claim ``fxcore.worker.module_modes`` rests on, against real torch: torch's own layers
+"""The claim ``fxcore.worker.module_modes.judging`` rests on, against real torch: torch's own layers
 that read ``training`` (``torch.nn.modules``: dropout, batch and instance norm, RReLU, the RNNs,
 attention and transformer layers) compute differently in train and eval mode but are captured
 the same in both: ``torch.compile`` (as fx-lsp runs it, under ``no_grad``, and with gradients)
@@ -19,7 +19,7 @@ import torch
 import torch._dynamo
 from torch import nn
 
-from fxcore.worker.module_modes import class_reads
+from fxcore.worker.module_modes.judging import class_reads
 
 pytestmark = [pytest.mark.slow, pytest.mark.matrix]
 

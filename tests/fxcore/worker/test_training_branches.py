@@ -13,7 +13,12 @@ import torch.nn.functional as F
 from mode_judging import modes_judged
 
 from fxcore.model.results import ModuleResult
-from fxcore.worker.module_modes import ONE_LOOP_NOTE, judged, loop_can_differ, modes_can_differ
+from fxcore.worker.module_modes.judging import (
+    ONE_LOOP_NOTE,
+    judged,
+    loop_can_differ,
+    modes_can_differ,
+)
 
 
 def drop_in_training(module: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:

@@ -22,13 +22,13 @@ from plain_capture import PlainSymbolicTrace
 from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
 from fxcore.model.results import ModuleResult
 from fxcore.protocol.worker_messages import Classes, FileDone, Verdict, WorkerMessage
-from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.fx.capture import FxCapture
+from fxcore.worker.building.instances import Built, build_class
+from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.capture.modes import CAPTURES
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.job import Job
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.pipeline.job import Job
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 _names = itertools.count()
@@ -215,7 +215,7 @@ def test_meta_instances_stay_on_meta(loaded) -> None:
     target = file.target("Net")
     FxCapture().capture(file.context, target)
     assert all(parameter.device == torch.device("meta")
-               for parameter in target.model.parameters())
+               for parameter in target.module.parameters())
 
 
 PICKED_HEADS = """

@@ -1,1 +1,1 @@
-"""The ``compile`` capture mode: torch.compile graph breaks (``capture``)."""
+"""The ``compile`` capture mode: torch.compile graph breaks (``compiling``)."""

@@ -19,8 +19,8 @@ kind, and the loop moves on at the first of each kind:
   guards a container's length, and no automatic dynamic makes it vary).
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
-Its time is the worker's CPU time (``fxcore.worker.budget_clock``: every thread of the process),
-not wall-clock time: the same class makes the same calls on a loaded machine as on an idle one.
+Its time is the worker's CPU time (``fxcore.worker.shared.budget_clock``: every thread of the
+process), not wall-clock time: the same class makes the same calls on a loaded machine as on an idle one.
 A backstop in wall-clock time (``WALL_CLOCK_FACTOR`` times as much, times the time-out scale)
 stops a loop the machine's load slows that far (``slowed`` True), before the host's time-out,
 counted in wall-clock time, stops the whole class.
@@ -36,10 +36,10 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.budget_clock import Budget
 from fxcore.worker.capture.compile import container_lengths, recompile_reasons
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.locate import RawPosition
+from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.locate import RawPosition
 
 #: A call of the compiled module: tensors and other values by ``forward`` argument.
 Call = Callable[[dict[str, Any], dict[str, Any]], None]
@@ -172,9 +172,9 @@ def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
             compiled(**tensors, **values)
 
     values = target.fresh_values()
-    numbers = number_arguments(target.model, values)
+    numbers = number_arguments(target.module, values)
     return run_loop(call, observer, inputs, {**values, **numbers}, numbers, seconds,
-                    container_lengths.varied(target.model, inputs))
+                    container_lengths.varied(target.module, inputs))
 
 
 def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],

@@ -1,5 +1,5 @@
 """Values for meta tensors' ``.item()`` and ``.tolist()`` that the code's own checks and
-conditions on them accept, for the compile capture's stand-ins (``inputs.values_read``).
+conditions on them accept, for the compile capture's stand-ins (``shared.values_read``).
 
 After an ``.item()`` graph break dynamo compiles the rest of ``forward`` with the number as a
 constant, so a ``torch._check(n > 2)``, an ``assert n > 2`` or an ``if n > 2`` on it is decided
@@ -10,7 +10,7 @@ once eagerly on fake CPU tensors with a shape environment, as non-strict torch.e
 where each ``.item()`` gives a symbol of its own (unbacked): ``torch._check`` records what it
 states (a runtime assert, a value range), and a condition torch cannot decide is assumed true
 the first time at a place and false after (export's ``DataDependentGuesser``, as
-``inputs.values_read`` assumes of a condition on a meta tensor). Then each symbol, in the order they
+``shared.values_read`` assumes of a condition on a meta tensor). Then each symbol, in the order they
 were made, gets the value nearest one that every fact on it accepts.
 
 What is read of the shape environment is private to torch (a SymNode's ``expr``, the
@@ -37,9 +37,9 @@ from sympy.core.relational import Relational
 from fxcore.worker.capture.export import torch_hooks
 from fxcore.worker.capture.export.fake import fake_inputs, faked_weights, new_mode
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
-from fxcore.worker.capture.record import CaptureTarget
 from fxcore.worker.inputs.eager_run import OutOfTime, time_limit
-from fxcore.worker.inputs.values_read import Place, asking_line, replaced_tensor_methods
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.values_read import Place, asking_line, replaced_tensor_methods
 
 #: The methods whose values are planned: a Python number per element.
 _ASKED = ("item", "tolist")
@@ -265,12 +265,12 @@ def plan_values(target: CaptureTarget, is_workspace_path: Callable[[str], bool],
     guesser = DataDependentGuesser(is_workspace_path)
     asked: list[_Asked] = []
     inputs = fake_inputs(mode, target.example_inputs or {})
-    with faked_weights(target.model, mode), guesser.installed(), \
+    with faked_weights(target.module, mode), guesser.installed(), \
             replaced_tensor_methods(_recorder(asked), _ASKED), mode, torch.no_grad(), \
             contextlib.suppress(Exception, OutOfTime), time_limit(seconds):
         # The facts met before the code raises still hold: what it raises is the compile
         # capture's to find.
-        target.model(**inputs, **target.fresh_values())
+        target.module(**inputs, **target.fresh_values())
     replace = getattr(mode.shape_env, "replace", None)
     try:
         plan = _plan(asked, _facts(mode.shape_env, guesser),

@@ -2,7 +2,7 @@
 fx-lsp built (its defaults or guessed arguments): ``'NoneType' object is not callable`` for an
 ``act=None`` default, ``torch.cat`` of the empty list an ``n_blocks=0`` default makes, an
 attribute a default left unset. Such an error says nothing about torch.fx: it is reported as
-"the instance does not fit" and the next instance is tried (``fxcore.worker.job``).
+"the instance does not fit" and the next instance is tried (``fxcore.worker.pipeline.job``).
 
 Decided from the exception and its traceback after the fact, without running user code again:
 
@@ -35,8 +35,8 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.worker.context import describe_exception
-from fxcore.worker.locate import instruction_position
+from fxcore.worker.shared.job_context import describe_exception
+from fxcore.worker.shared.locate import instruction_position
 
 #: torch.fx's own package: an error raised there is one of its checks of what is traced.
 _TORCH_FX_DIR = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "fx") + os.sep

@@ -1,16 +1,17 @@
 """The fx capture as a means to an end: a graph of a class to infer the example inputs of the
-capture modes that need them from (``fxcore.worker.inputs.sources``), complete or recovered past the
-places torch.fx cannot trace. Kept in the fx capture's folder, so that the worker's inputs
-stage uses no torch.fx capture API itself."""
+capture modes that need them from (``fxcore.worker.inputs.deciding``), complete or recovered
+past the places torch.fx cannot trace. Kept in the fx capture's folder, so that the worker's
+inputs stage uses no torch.fx capture API itself: the pipeline runs it between the start and
+the end of the inputs' search (``fxcore.worker.pipeline.capturing``)."""
 
 from __future__ import annotations
 
 import torch
 from torch import fx
 
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 
 def pre_trace(context: JobContext, target: CaptureTarget

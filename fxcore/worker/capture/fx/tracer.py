@@ -30,14 +30,14 @@ import torch
 from torch import fx
 
 from fxcore.rules import RULES
-from fxcore.worker.capture.record import NodeOrigin, RecordedFailure
-from fxcore.worker.locate import (
+from fxcore.worker.shared.capture_target import NodeOrigin, RecordedFailure
+from fxcore.worker.shared.locate import (
     SourceIndex,
     instruction_position,
     is_plumbing,
     stack_positions,
 )
-from fxcore.worker.user_objects import user_attribute
+from fxcore.worker.shared.user_objects import user_attribute
 
 #: The message of each failure kind the tracer records, ``{detail}`` to fill (the registry).
 MESSAGES: dict[str, str] = {kind: rule.message for rule in RULES for kind in rule.kinds

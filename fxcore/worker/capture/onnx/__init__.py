@@ -1,2 +1,2 @@
 """The onnx capture mode: what torch.onnx.export(dynamo=True) refuses, without weights
-(``capture``)."""
+(``converting``)."""

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import torch
 
-from fxcore.worker.module_modes import class_reads
+from fxcore.worker.module_modes.judging import class_reads
 
 #: The function and the flag behind it (``torch.onnx.__init__``).
 FUNCTION = "is_in_onnx_export"

@@ -22,9 +22,9 @@ from fxcore.model.results import CODES
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.rules import BY_CODE
 from fxcore.rules.documentation import help_url
-from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.compile import capture as compile_capture
-from fxcore.worker.capture.compile.capture import (
+from fxcore.worker.building.instances import Built, build_class
+from fxcore.worker.capture.compile import compiling as compile_capture
+from fxcore.worker.capture.compile.compiling import (
     NO_INPUTS,
     CompileCapture,
     _break_failure,
@@ -32,9 +32,9 @@ from fxcore.worker.capture.compile.capture import (
 from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU_KERNEL
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 from fxcore.worker.capture.modes import CAPTURES
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
@@ -165,7 +165,7 @@ def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_a_break_and_s
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The break on meta stays (this torch cannot say the CPU runs the operator), and says
     why; the eager code after it runs the CPU kernel, as real torch's does."""
-    monkeypatch.setattr("fxcore.worker.capture.meta_limits._kernel_lookup", lambda: None)
+    monkeypatch.setattr("fxcore.worker.shared.meta_limits._kernel_lookup", lambda: None)
     _, _, record = capture("needs_real_data.py", "QrFactors")
     assert record.not_checked is None
     assert [f.code for f in record.failures] == ["GB0087"]

@@ -13,11 +13,11 @@ from source_modules import load_module
 
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.compile.capture import CompileCapture
+from fxcore.worker.building.instances import Built, build_class
+from fxcore.worker.capture.compile.compiling import CompileCapture
 from fxcore.worker.capture.compile.meta_weights import LARGEST_REAL_RUN, weights_on_meta
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 SOURCE = '''

@@ -9,11 +9,11 @@ from pathlib import Path
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import ExampleInputs
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.compile.capture import CompileCapture
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.building.instances import Built, build_class
+from fxcore.worker.capture.compile.compiling import CompileCapture
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 CORPUS = Path(__file__).parents[3] / "corpus" / "compile"

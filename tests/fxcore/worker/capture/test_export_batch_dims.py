@@ -26,7 +26,7 @@ from test_export_capture import captured_by_default
 from torch import nn
 
 from fxcore.model.tensor_spec import parse_spec
-from fxcore.worker.capture.export.capture import ExportCapture
+from fxcore.worker.capture.export.exporting import ExportCapture
 from fxcore.worker.inputs.documented import documented_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs
 from fxcore.worker.inputs.graph_layers import from_annotations

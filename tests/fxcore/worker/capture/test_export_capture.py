@@ -28,13 +28,13 @@ from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.protocol import result_codec
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
-from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.export import strict, torch_hooks
-from fxcore.worker.capture.export.capture import NO_INPUTS, ExportCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.job import Job
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.capture.export.exporting import NO_INPUTS, ExportCapture
+from fxcore.worker.pipeline.job import Job
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
@@ -169,7 +169,7 @@ def test_a_strict_only_failure_says_what_dynamo_cannot_trace() -> None:
     result = module_verdict(context, ExportCapture(), target, record)
     # Failed, with the graph non-strict export made still there to draw.
     assert result.status == "failed" and result.graph
-    assert all(p.is_meta for p in target.model.parameters())
+    assert all(p.is_meta for p in target.module.parameters())
 
 
 def test_a_strict_failure_in_a_helper_is_at_the_helpers_line() -> None:
@@ -307,7 +307,7 @@ def test_traceable_verdict_carries_the_exported_graph() -> None:
                   and node.target == "torch.ops.aten.add.Tensor")
     assert output.shape == "float32[2, 6, 16]"
     # The built instance keeps its own (meta) weights for the other modes.
-    assert all(p.is_meta for p in target.model.parameters())
+    assert all(p.is_meta for p in target.module.parameters())
 
 
 #: Captures in a fresh process, recovery off for the second so that export raises: torch
@@ -319,7 +319,7 @@ sys.path[:0] = [{here!r}, {tests!r}, {corpus!r}]
 import test_export_capture as test
 test.captured("export_python_data.py:EverySite")
 test.captured("export_strict_only.py:TimedGate", config=test.STRICT)
-import fxcore.worker.capture.export.capture as capture
+import fxcore.worker.capture.export.exporting as capture
 capture.missing_hook = lambda: "off"
 test.captured("export_python_data.py:EverySite")
 test.captured("export_failing.py:WrongProjection")
@@ -429,7 +429,7 @@ def test_an_operator_without_a_meta_kernel_is_fx404_where_it_runs() -> None:
 
 def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_fx499_and_says_why(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fxcore.worker.capture.meta_limits._kernel_lookup", lambda: None)
+    monkeypatch.setattr("fxcore.worker.shared.meta_limits._kernel_lookup", lambda: None)
     _, _, record = captured("export_needs_real_data.py:HeldQr")
     assert record.not_checked is None
     assert [f.code for f in record.failures] == ["FX499"]

@@ -13,11 +13,11 @@ import pytest
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import parse_spec
-from fxcore.worker.building.sources import Built, build_class
-from fxcore.worker.capture.export.capture import ExportCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.building.instances import Built, build_class
+from fxcore.worker.capture.export.exporting import ExportCapture
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 MODEL = '''import torch

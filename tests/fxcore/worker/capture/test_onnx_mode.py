@@ -129,10 +129,10 @@ def test_without_the_extra_the_cli_says_what_to_install_once(tmp_path: Path) -> 
 def test_an_operator_without_translation_is_at_its_line() -> None:
     pytest.importorskip("onnxscript")
     onnx_exporter_or_skip()
-    from fxcore.worker.building.sources import Built, build_class
-    from fxcore.worker.capture.onnx.capture import OnnxCapture
-    from fxcore.worker.capture.record import CaptureTarget
-    from fxcore.worker.context import JobContext
+    from fxcore.worker.building.instances import Built, build_class
+    from fxcore.worker.capture.onnx.converting import OnnxCapture
+    from fxcore.worker.shared.capture_target import CaptureTarget
+    from fxcore.worker.shared.job_context import JobContext
     from fxcore.workspace.discovery import top_level_classes
 
     path = CORPUS / "onnx_unsupported.py"

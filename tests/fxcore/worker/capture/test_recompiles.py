@@ -20,14 +20,14 @@ from real_compile import eager_compiled
 from fxcore.model.container_spec import InputSpec, materialized, parse_input
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile import container_lengths, recompile_loop
-from fxcore.worker.capture.compile.capture import CompileCapture, _Run, _run
+from fxcore.worker.capture.compile.compiling import CompileCapture, _Run, _run
 from fxcore.worker.capture.compile.fake_cpu import fake_cpu_reason
 from fxcore.worker.capture.compile.recompile_hints import SLOWED, loop_notes
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line

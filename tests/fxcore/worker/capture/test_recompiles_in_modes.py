@@ -22,7 +22,7 @@ from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.module_modes import EVAL, TRAIN
 from fxcore.model.results import FileResult
 from fxcore.worker.capture.compile import container_lengths, recompile_loop
-from fxcore.worker.module_modes import ONE_CAPTURE_UNREACHED_NOTE, ONE_LOOP_NOTE
+from fxcore.worker.module_modes.judging import ONE_CAPTURE_UNREACHED_NOTE, ONE_LOOP_NOTE
 
 from engine_support import check_job, marked_line
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fxcore.worker.devices.device_choice import judged_device
-from fxcore.worker.job import GPU_NOTE
+from fxcore.worker.pipeline.capturing import GPU_NOTE
 from fxcore.workspace.config import parse_config
 
 from cli_support import fx_lsp

@@ -102,7 +102,7 @@ def test_no_process_of_a_check_reaches_the_cuda_runtime(tmp_path: Path) -> None:
 def test_a_warm_up_before_the_guard_is_caught(tmp_path: Path) -> None:
     """The mutant: torch.export's warm-up run before ``accelerator_guard.guard()``, as the
     zygote ran it before the guard covered the device guard's count."""
-    script = ("from fxcore.worker.capture.export.capture import ExportCapture\n"
+    script = ("from fxcore.worker.capture.export.exporting import ExportCapture\n"
               "ExportCapture().warm()\n"
               "from fxcore.worker.devices import accelerator_guard\n"
               "accelerator_guard.guard()\n")

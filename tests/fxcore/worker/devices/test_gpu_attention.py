@@ -59,7 +59,7 @@ from typing import Any
 import pytest
 
 from fx_lsp.cli.output_formats.json_report import parse_report
-from fxcore.worker.job import GPU_NOTE
+from fxcore.worker.pipeline.capturing import GPU_NOTE
 
 import cli_support
 

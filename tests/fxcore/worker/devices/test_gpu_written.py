@@ -16,7 +16,7 @@ import pytest
 
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.worker.devices.device_choice import judged_device, written_for_cuda
-from fxcore.worker.job import GPU_NOTE
+from fxcore.worker.pipeline.capturing import GPU_NOTE
 from fxcore.workspace.config import parse_config
 
 import cli_support

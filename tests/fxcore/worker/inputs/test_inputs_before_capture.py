@@ -21,12 +21,12 @@ from fxcore.model.job_spec import EngineConfig, ModuleConfig, TraceJob
 from fxcore.model.results import Hint
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
-from fxcore.worker import budget_clock
-from fxcore.worker.capture.fx.capture import FxCapture
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.inputs import sources
-from fxcore.worker.job import Job
+from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.inputs import deciding
+from fxcore.worker.pipeline.job import Job
+from fxcore.worker.shared import budget_clock
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 MODELS = '''
 from typing import Annotated
@@ -198,7 +198,7 @@ def test_a_search_that_finds_no_inputs_takes_one_budget_once(
         return searched
 
     for name in SEARCHES:
-        monkeypatch.setattr(sources, name, spending(name, getattr(sources, name)))
+        monkeypatch.setattr(deciding, name, spending(name, getattr(deciding, name)))
     # The worker's budgets' clock (CPU time, and the wall clock of their backstops).
     monkeypatch.setattr(budget_clock, "time", SimpleNamespace(process_time=lambda: clock[0],
                                                               monotonic=lambda: clock[0]))

@@ -8,7 +8,7 @@ code says.
 A tensor the tracer does not trace (a buffer handed to a submodule as a constant, a tensor
 ``forward`` makes itself) is a real tensor under real torch.fx, whose values Python reads
 (``if table.sum() > 0``) and the graph keeps as constants. fx-lsp's are meta tensors, so those
-reads are stood in as the compile capture stands them in (``inputs.values_read``), and the
+reads are stood in as the compile capture stands them in (``shared.values_read``), and the
 verdict says where: otherwise the class would end at torch's "Tensor.item() cannot be called on
 meta tensors", an error of fx-lsp's device, not of the code. Only the workspace's own reads are:
 a library read keeps torch's error, which libraries catch and take another way on (transformers'
@@ -41,19 +41,19 @@ from fxcore.worker.capture.fx.tracer import (
     recovering_tracer_class,
 )
 from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, RecordedFailure
-from fxcore.worker.consequences import places_of
-from fxcore.worker.context import JobContext, describe_exception
 from fxcore.worker.devices.cuda_factories import cuda_factories_on_meta
-from fxcore.worker.inputs.values_read import (
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, RecordedFailure
+from fxcore.worker.shared.consequences import places_of
+from fxcore.worker.shared.job_context import JobContext, describe_exception
+from fxcore.worker.shared.locate import traceback_positions
+from fxcore.worker.shared.seeding import drawn_states, seed_generators
+from fxcore.worker.shared.values_read import (
     StandIns,
     asking_line,
     is_meta,
     meta_values,
     read_places,
 )
-from fxcore.worker.locate import traceback_positions
-from fxcore.worker.seeding import drawn_states, seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: The kind of FX105: the error that ended the trace is the instance's, not torch.fx's.
@@ -79,7 +79,7 @@ class FxCapture:
         states = drawn_states()
         with tracing(context) as stand_ins:
             try:
-                graph = tracer.trace(target.model,
+                graph = tracer.trace(target.module,
                                      concrete_args=target.concrete_args or None)
             except BaseException as error:
                 ending_error = error
@@ -157,7 +157,7 @@ class FxCapture:
         """FX201-FX206: where the graph traced without error but does not mean what the code
         says (``fxcore.worker.capture.fx.mistraces``, ``random_draws``)."""
         assert record.graph is not None
-        model, concrete_args, source = target.model, target.concrete_args, target.source
+        model, concrete_args, source = target.module, target.concrete_args, target.source
         hints = mistraces.checkpoints(
             [line for origin in record.node_origins for line in origin.lines
              if not line[0].startswith("<")], context.sources)

@@ -22,11 +22,11 @@ import torch
 
 from fxcore.model.results import Failure, Hint, OnnxNode
 from fxcore.worker.capture.export import graph
-from fxcore.worker.capture.export.capture import ExportCapture, quiet_torch
+from fxcore.worker.capture.export.exporting import ExportCapture, quiet_torch
 from fxcore.worker.capture.onnx import dimensions, exporting_flag, operators, translation
 from fxcore.worker.capture.onnx.exporter import Exporter, exporter
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget, ExportOutcome
-from fxcore.worker.context import JobContext
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, ExportOutcome
+from fxcore.worker.shared.job_context import JobContext
 
 
 class OnnxCapture:
@@ -86,7 +86,7 @@ class OnnxCapture:
         """The export mode's outcome on this instance in its current ``nn.Module`` mode:
         reused where that mode ran, made here otherwise; made again with
         ``torch.onnx.is_in_onnx_export()`` True where the code reads it. And notes."""
-        if exporting_flag.reads_flag(target.model):
+        if exporting_flag.reads_flag(target.module):
             missing = exporting_flag.missing_flag()
             if missing is None:
                 with exporting_flag.onnx_exporting():
@@ -94,7 +94,7 @@ class OnnxCapture:
             return ExportOutcome(*ExportCapture().exported(context, target)), [
                 f"Exported with torch.onnx.is_in_onnx_export() False, which the code reads: "
                 f"{missing}."]
-        training = target.model.training
+        training = target.module.training
         if training not in target.exports:
             ExportCapture().capture(context, target)
         return target.exports[training], []

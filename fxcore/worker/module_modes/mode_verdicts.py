@@ -1,6 +1,6 @@
 """One verdict from a class's verdicts of one capture mode in several ``nn.Module`` modes
-(``fxcore.worker.module_modes``): what each mode met, each failure met in one mode only marked
-with it (``Failure.module_mode`` and its message), and each mode's graph count.
+(``fxcore.worker.module_modes.judging``): what each mode met, each failure met in one mode
+only marked with it (``Failure.module_mode`` and its message), and each mode's graph count.
 
 A mode the class could not be checked in (its train mode needs arguments fx-lsp cannot make,
 as torchvision's detection models want their targets) leaves the verdict to the other, with a

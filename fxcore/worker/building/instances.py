@@ -41,7 +41,7 @@ from fxcore.worker.building.arguments import (
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.building.download_free import download_note, offline_note, weights_off
 from fxcore.worker.building.init_checks import named_in_message
-from fxcore.worker.context import JobContext, describe_exception
+from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.workspace.discovery import ClassSource
 
 

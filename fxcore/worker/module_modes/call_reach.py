@@ -2,7 +2,7 @@
 anything: compile mode's loop of calls (``recompile_loop``) only calls the compiled model, so a
 method that reads ``training`` but that nothing a call runs can name (a ``predict`` that
 switches the model to eval mode, a ``train`` override) cannot change what the loop recompiles
-(``module_modes.loop_can_differ``).
+(``judging.loop_can_differ``).
 
 A call starts at every special method (``__call__``, ``__getattr__``, ``forward``'s callers in
 ``nn.Module``) and ``forward`` of each class of the module tree, and at the hooks registered on
@@ -10,7 +10,7 @@ its modules or globally. From there, a function reaches each method of the tree'
 own included) and each function held on an instance whose name its code reads, as an attribute,
 a global or a string (``getattr(self, "name")``; a string a module holds counts as read), and
 the functions outside torch it calls
-(``module_modes.readers``' rule); each of those reaches further the same way. What is named
+(``judging.readers``' rule); each of those reaches further the same way. What is named
 counts as called, whether or not that line runs: the answer errs towards "can run".
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.code_names import called, functions, names_read
+from fxcore.worker.module_modes.code_names import called, functions, names_read
 
 #: Special methods a call does not run.
 _NOT_CALLED = frozenset({"__init__", "__new__", "__init_subclass__", "__class_getitem__"})

@@ -4,7 +4,7 @@
 ``nn.Module.train`` sets each module's flag and nothing else, but a class may override it (a
 ``train`` that keeps a frozen encoder's norm layers in eval mode, or that sets a noise level
 ``forward`` reads). The captures set a mode as a user does, through those overrides
-(``module_modes.in_mode``), so a model whose code reads ``training`` nowhere a call runs can
+(``judging.in_mode``), so a model whose code reads ``training`` nowhere a call runs can
 still compute otherwise in the two modes if an override sets other state. This module looks:
 it sets both modes, takes a fingerprint of every module's attributes (and of the plain objects
 they hold, one level down) after each, and compares them. It errs towards "changed": an

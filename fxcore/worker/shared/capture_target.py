@@ -23,7 +23,7 @@ from fxcore.model.results import (
     InstantiatedOn,
     OnnxNode,
 )
-from fxcore.worker.locate import RawPosition
+from fxcore.worker.shared.locate import RawPosition
 from fxcore.workspace.discovery import ClassSource
 
 
@@ -54,12 +54,13 @@ class CaptureTarget:
 
     cls: type
     source: ClassSource
-    model: torch.nn.Module
+    #: The instance to capture: the user's module (``fxcore.model`` is fx-lsp's data types).
+    module: torch.nn.Module
     instantiated_on: InstantiatedOn
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)
     #: Example inputs by ``forward`` argument, decided before capture for a mode that needs
-    #: them (``fxcore.worker.inputs.sources``), a container spec for a dict, list or tuple of
+    #: them (``fxcore.worker.inputs.deciding``), a container spec for a dict, list or tuple of
     #: tensors; None when not decided.
     example_inputs: dict[str, InputSpec] | None = None
     #: Where ``example_inputs`` came from.
@@ -86,7 +87,7 @@ class CaptureTarget:
     #: the onnx mode translates that program rather than exporting again.
     exports: dict[bool, ExportOutcome] = field(default_factory=dict)
     #: Whether compile's loop of calls runs after the first call: not in the second
-    #: ``nn.Module`` mode where its answer cannot differ (``module_modes.judged``).
+    #: ``nn.Module`` mode where its answer cannot differ (``module_modes.judging.judged``).
     recompile_loop: bool = True
 
     def fresh_values(self) -> dict[str, Any]:
@@ -146,7 +147,7 @@ class CaptureRecord:
     #: missing, so only the first failure is found).
     notes: list[str] = field(default_factory=list)
     #: Whether the capture drew from Python's or NumPy's global random generator
-    #: (``fxcore.worker.seeding.drawn_states``): its graph keeps the outcomes drawn (FX206).
+    #: (``fxcore.worker.shared.seeding.drawn_states``): its graph keeps the outcomes drawn (FX206).
     drew_randomly: bool = False
     #: Hints the capture found itself, beside its failures (compile mode's recompilations).
     hints: list[Hint] = field(default_factory=list)

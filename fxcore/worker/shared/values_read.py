@@ -42,8 +42,8 @@ from torch._subclasses.fake_tensor import is_fake
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
 
-from fxcore.worker.devices import to_arguments
-from fxcore.worker.inputs.literal_values import literal_of
+from fxcore.worker.shared import to_arguments
+from fxcore.worker.shared.literal_values import literal_of
 
 _METHODS = ("__bool__", "item", "tolist", "numpy", "__int__", "__float__", "__index__")
 #: The methods that give one Python number of a one-element tensor.

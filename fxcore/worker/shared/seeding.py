@@ -6,10 +6,10 @@ global generator is traced down the outcome it draws (FX206), and a constructor 
 builds another instance each run; torch's own generator gives CPU-built weights and the
 example values the input search runs forward on. The worker seeds all three from one constant
 (``SEED``) before each class is built and again before each capture and the input search
-before it (``fxcore.worker.job``, ``fxcore.worker.submodule_tracing``): every capture then
-starts from the same state, whatever ran before it. The references that tests and benchmarks
-compare with (plain torch.fx tracing) seed the same way at the same points, so both
-draw the same outcomes.
+before it (``fxcore.worker.pipeline.job``, ``fxcore.worker.pipeline.submodule_instances``):
+every capture then starts from the same state, whatever ran before it. The references that
+tests and benchmarks compare with (plain torch.fx tracing) seed the same way at the same
+points, so both draw the same outcomes.
 
 NumPy's generator is seeded only where numpy is imported already (torch imports it where it
 is installed): code that never imported numpy cannot draw from it, and a worker must not

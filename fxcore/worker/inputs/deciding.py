@@ -5,8 +5,9 @@ annotations, then inference from the first layers that use each argument
 them where some size tried does (``sizes``).
 
 Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
-capture mode that needs inputs to run at all (``needs_inputs``: torch.export, torch.compile)
-gets them before it captures, inferred from a pre-trace with the fx capture
+capture mode that needs inputs to run at all (``capture.base.needs_inputs``: torch.export,
+torch.compile) gets them before it captures (``start_search``, ``finish_search``), inferred
+from a pre-trace with the fx capture that the pipeline runs between the two
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
 cannot trace; where that gives none, from the module's own first layer (``first_layer``),
 then several related tensors (``related``), then the shape ``forward`` documents
@@ -25,11 +26,6 @@ from torch import fx
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import ExampleInputs
-from fxcore.worker.budget_clock import Budget
-from fxcore.worker.capture.base import Capture, needs_inputs
-from fxcore.worker.capture.fx.pre_trace import pre_trace
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.container import container_inputs
 from fxcore.worker.inputs.documented import documented_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
@@ -38,6 +34,9 @@ from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
 from fxcore.worker.inputs.waveform import waveform_inputs
+from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 
 @dataclass
@@ -84,24 +83,38 @@ def target_inputs(target: CaptureTarget) -> DecidedInputs | None:
                                        target.inputs_note), target.example_inputs)
 
 
-def decide_before_capture(context: JobContext, capture: Capture,
-                          target: CaptureTarget) -> None:
-    """Set ``target.example_inputs`` (and their origin) for a mode that needs them, once per
-    target: modes that capture it later reuse them. Left None when none can be decided; the
-    mode then says why it could not run."""
-    # A mode that does not declare it captures without inputs, as fx does.
-    if not needs_inputs(capture) or target.example_inputs is not None \
-            or target.inputs_searched:
-        return
+@dataclass(frozen=True)
+class InputsSearch:
+    """A search for a target's example inputs, begun (``start_search``)."""
+
+    #: The whole search's budget (the worker's CPU time).
+    deadline: Budget
+    #: Whether the class's inputs are configured: then no graph is needed to infer them.
+    configured: bool
+
+
+def start_search(context: JobContext, target: CaptureTarget) -> InputsSearch | None:
+    """Begin the search for ``target``'s example inputs, once per target: modes that capture
+    it later reuse what it found, also that it found none. None when it ran already."""
+    if target.example_inputs is not None or target.inputs_searched:
+        return None
     target.inputs_searched = True
     # One budget for the whole stage, each search also held to its own share: a class that
     # runs on no candidate (a forward listing a fake tensor's values) spent every search's
-    # share in turn, more than the class's time-out, before the first capture began.
+    # share in turn, more than the class's time-out, before the first capture began. The
+    # pre-trace that gives the graph to infer from is within it.
     deadline = Budget(context.job.config.timeout / 2)
-    configured = bool(context.module_config(target.cls.__name__).inputs)
+    return InputsSearch(deadline, bool(context.module_config(target.cls.__name__).inputs))
+
+
+def finish_search(context: JobContext, target: CaptureTarget, search: InputsSearch,
+                  graph_module: fx.GraphModule | None, root: torch.nn.Module | None) -> None:
+    """Set ``target.example_inputs`` (and their origin), inferred from ``graph_module`` (the
+    pre-trace's, of ``root``; None for configured inputs) where they are not configured. Left
+    None when none can be decided; the mode then says why it could not run."""
+    deadline, configured = search.deadline, search.configured
     # Unless configured, inference decides or completes the annotated arguments.
-    decided = decided_inputs(context, target.cls,
-                             *((None, None) if configured else pre_trace(context, target)))
+    decided = decided_inputs(context, target.cls, graph_module, root)
     seconds = context.job.config.timeout / 4
     # Arguments annotated as no tensors get literals, a set at a time (``literal_arguments``).
     # An argument the graph already gave a tensor keeps it: its annotation may be loose
@@ -114,7 +127,7 @@ def decide_before_capture(context: JobContext, capture: Capture,
     # then, as where no graph told them, the module's own first layer may tell (a branch on
     # the input's shape stops torch.fx before any layer, not export or compile).
     if inputs is None or (inputs.origin == "inferred" and runs_on(
-            target.model, target.instantiated_on, decided.specs,
+            target.module, target.instantiated_on, decided.specs,
             {**target.concrete_args, **values}, _left(deadline, seconds)) is False):
         # Last without literals, as before they were given: an annotation may be loose.
         for candidate in [*sets, {}] if sets else [{}]:
@@ -146,20 +159,20 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
     """The inputs the model's own code and layers tell, else what the likeliest raised; each
     search for at most ``seconds``, all of them until ``deadline``."""
     # A dict, list or tuple of tensors first: tensors tried for it only fail.
-    found = container_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+    found = container_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                              _left(deadline, seconds)) \
-        or layer_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+        or layer_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                         _left(deadline, seconds), context.is_workspace_path)
     if not isinstance(found, LayerInputs):
         # Several related tensors (a decoder's input and skip connection), searched jointly
         # where each argument's own candidates fit none; else the shape forward documents;
         # else a long waveform (an audio front end's FFT or kernel of thousands of samples).
-        found = related_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+        found = related_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                                _left(deadline, seconds)) \
-            or documented_inputs(target.cls, target.model, target.instantiated_on,
+            or documented_inputs(target.cls, target.module, target.instantiated_on,
                                  concrete_args, _left(deadline, seconds),
                                  context.is_workspace_path) \
-            or waveform_inputs(target.cls, target.model, target.instantiated_on, concrete_args,
+            or waveform_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                                _left(deadline, seconds)) or found
     return found
 

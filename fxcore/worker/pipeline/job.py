@@ -1,8 +1,9 @@
 """What a worker child does with one ``TraceJob``: import the file, then for each
-``nn.Module`` class build an instance once (``building``), capture it with each configured
-mode (``capture``, ``EngineConfig.modes`` looked up in ``CAPTURES``) and send one verdict per
-mode (``verdict``); then the workspace classes that the built roots hold as submodules, as
-the very instances the roots built, likewise per mode.
+``nn.Module`` class build an instance once (``building``), keep the instance that fits it
+(``fitting_instance``), capture it with each configured mode (``capturing``: its inputs
+decided, then ``EngineConfig.modes`` looked up in ``CAPTURES``) and send one verdict per mode
+(``verdict``); then the workspace classes that the built roots hold as submodules, as the very
+instances the roots built, likewise per mode (``submodule_instances``).
 
 This module runs user code; it is only ever called inside a forked child (see
 ``fxcore.host.engine``). Results are sent one class at a time so that a class that hangs or
@@ -35,24 +36,18 @@ from fxcore.protocol.worker_messages import (
     Verdict,
     WorkerMessage,
 )
-from fxcore.worker.building.as_built import as_built
 from fxcore.worker.building.class_roles import base_reason, not_a_model_reason
-from fxcore.worker.building.sources import Built, build_class
+from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.devices.cuda_view import cuda_view, gap_notes
+from fxcore.worker.devices.cuda_view import cuda_view
 from fxcore.worker.devices.device_choice import device_setting, judged_device
-from fxcore.worker.devices.fake_device import judged_device as view_device
-from fxcore.worker.fitting_instance import fitting_instance, target_of
-from fxcore.worker.import_overlay import imported_third_party_packages, install_import_paths
-from fxcore.worker.inputs.own_choices import judged_on_own_choices
-from fxcore.worker.inputs.sources import decide_before_capture
-from fxcore.worker.module_modes import judged
-from fxcore.worker.seeding import seed_generators
-from fxcore.worker.submodule_tracing import SubmoduleTracing
-from fxcore.worker.verdict import module_verdict
+from fxcore.worker.pipeline.capturing import built_verdict
+from fxcore.worker.pipeline.fitting_instance import fitting_instance, target_of
+from fxcore.worker.pipeline.submodule_instances import SubmoduleInstances
+from fxcore.worker.shared.import_overlay import imported_third_party_packages, install_import_paths
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.workspace.notebook.cells import (
@@ -67,13 +62,7 @@ from fxcore.workspace.suppressions import SKIP_REASON
 #: Sends a message to the engine (``fxcore.protocol.worker_messages``).
 Send = Callable[[WorkerMessage], None]
 
-#: The note on an export or compile verdict of a class judged for a GPU.
-GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written or `device` says ([tool.fx-lsp], "
-            "per-file-device or the class's table): on fake CUDA tensors, with torch.cuda "
-            "answering as one GPU would; no GPU was used.")
-
-
-class Job(SubmoduleTracing):
+class Job:
     """Imports one file and sends the verdict of each of its classes, inside a worker."""
 
     def __init__(self, job: TraceJob, send: Send, captures: list[Capture]) -> None:
@@ -81,6 +70,8 @@ class Job(SubmoduleTracing):
         self.send = send
         self.captures = captures
         self.context = JobContext(job)
+        #: The instances of workspace classes that the file's roots build, traced after them.
+        self.submodules = SubmoduleInstances(job, self.context, captures, send)
 
     def run(self) -> None:
         context = self.context
@@ -191,12 +182,13 @@ class Job(SubmoduleTracing):
         # come, must not be lost to a module tree that breaks named_modules(). What is
         # given up is said on the job's output (the server's log, `fx-lsp check -v`).
         try:
-            self.trace_built_submodules(root_results, built, not_derived, derived_ranks)
+            self.submodules.trace_built(root_results, built, not_derived, derived_ranks)
         except Exception as error:
             _given_up(f"the submodule instances of {cls.__name__}", error)
         del built  # the instance goes before the next class is built
         try:
-            self.trace_other_call_sites(cls, root_results, not_derived, derived_ranks)
+            self.submodules.trace_other_call_sites(cls, root_results, not_derived,
+                                                   derived_ranks)
         except Exception as error:
             _given_up(f"the instances {cls.__name__}'s other call sites build", error)
 
@@ -207,9 +199,9 @@ class Job(SubmoduleTracing):
 
         When torch.fx (else the first mode) finds that the instance does not fit the class
         (FX105, FX406, FX504, or shapes that fit no input on its own guessed arguments),
-        other instances are traced
-        (``fxcore.worker.fitting_instance``, bounded by the class's time-out; the worker sends
-        nothing meanwhile), and every mode captures the one kept."""
+        other instances are traced (``fxcore.worker.pipeline.fitting_instance``, bounded by
+        the class's time-out; the worker sends nothing meanwhile), and every mode captures
+        the one kept."""
         # torch.fx judges the instance; without it, the first mode (export, compile).
         judge = next((capture for capture in self.captures if capture.mode == "fx"),
                      self.captures[0] if self.captures else None)
@@ -217,10 +209,8 @@ class Job(SubmoduleTracing):
         target = target_of(cls, source, built)
         judged_result = None
         if judge is not None:
-            built, target, judged_result = fitting_instance(
-                context, cls, source, built,
-                lambda target, built: self.built_verdict(context, judge, target, built),
-                self.job.config.timeout)
+            built, target, judged_result = fitting_instance(context, cls, source, built, judge,
+                                                            self.job.config.timeout)
         base = None if judged_result is None or not does_not_fit(judged_result) else \
             base_reason(cls, " ".join([judged_result.reason or "", *(
                 failure.message for failure in judged_result.failures)]))
@@ -230,7 +220,7 @@ class Job(SubmoduleTracing):
         results = []
         for capture in self.captures:
             results.append(judged_result if capture is judge and judged_result is not None
-                           else self.built_verdict(context, capture, target, built))
+                           else built_verdict(context, capture, target, built))
             self.send(Verdict(results[-1]))
         return built, results
 
@@ -241,49 +231,6 @@ class Job(SubmoduleTracing):
         for each in results:
             self.send(Verdict(each))
         return results
-
-    @staticmethod
-    def verdict(context: JobContext, capture: Capture, target: CaptureTarget) -> ModuleResult:
-        """Capture ``target`` with ``capture`` and make that mode's verdict, in the
-        ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``)."""
-
-        def in_current_mode(loop: bool) -> ModuleResult:
-            target.recompile_loop = loop
-            # Each capture meets the instance as built: the search's runs and this
-            # capture's leave no state behind (``as_built``), and each starts from the seeded
-            # generators, so what forward draws does not depend on what ran before.
-            with as_built(target.model) as put_back:
-                seed_generators()
-                decide_before_capture(context, capture, target)
-                put_back()
-                seed_generators()
-                result = module_verdict(context, capture, target,
-                                        capture.capture(context, target))
-                seed_generators()  # its eager runs draw what the capture drew
-                result = judged_on_own_choices(context, capture.mode, target, result)
-            result.mode = capture.mode
-            return result
-
-        result = judged(context.job.config.module_mode, capture.mode, target.model,
-                        in_current_mode, context.job.config.timeout)
-        if capture.mode != "fx" and view_device() is not None:
-            result.capture_notes.append(GPU_NOTE)
-            result.capture_notes.extend(gap_notes())
-        return result
-
-    def built_verdict(self, context: JobContext, capture: Capture, target: CaptureTarget,
-                      built: Built) -> ModuleResult:
-        """Capture a built instance with one mode and make its verdict."""
-        result = self.verdict(context, capture, target)
-        result.arguments = built.arguments
-        if built.rejected_before:
-            result.capture_notes.append(f"The constructor rejected the argument sets tried "
-                                        f"before this one: {built.rejected_before}.")
-        if built.weights_note:
-            result.capture_notes.append(built.weights_note)
-        if built.weights_skipped:
-            result.weights = "skipped"
-        return result
 
     # -- the file --------------------------------------------------------------------------
 

@@ -5,10 +5,10 @@ dynamo logs it (``InstructionTranslatorBase.log_graph_break``): its exception, `
 (-> PyTorch's ``GBnnnn``) and user stack (``real_stack``), located at the innermost workspace
 frame. The backend records the graphs it receives and returns them uncompiled, so nothing is
 compiled or written; what they make from Python data keeps its values for the code dynamo
-runs eagerly after them (``.tolist()`` at a break: ``inputs.literal_values``). Without that
+runs eagerly after them (``.tolist()`` at a break: ``shared.literal_values``). Without that
 private hook the mode degrades to the first break only (``fullgraph=True``) and says so.
 
-On meta, a meta tensor's truth and Python numbers are stood in for (``inputs.values_read``): where
+On meta, a meta tensor's truth and Python numbers are stood in for (``shared.values_read``): where
 the run stood in numbers (``.item()``, ``.tolist()``) and the code's own checks and conditions
 on them want others (``torch._check(n > 2)`` after the break), ``value_plan`` finds values they
 accept and the class is compiled once more with those, the messages saying what was taken.
@@ -44,7 +44,6 @@ from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.rules.compile import graph_break_kind
 from fxcore.worker.building.as_built import as_built
-from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.compile import meta_weights, recompile_loop, value_plan
 from fxcore.worker.capture.compile.fake_cpu import (
     ON_FAKE_CPU,
@@ -67,21 +66,22 @@ from fxcore.worker.capture.dynamo_errors import (
     stack_summary_positions,
     summary,
 )
-from fxcore.worker.capture.record import (
+from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
+from fxcore.worker.devices.fake_device import judged_device, on_fake_device
+from fxcore.worker.shared import meta_limits
+from fxcore.worker.shared.capture_target import (
     CaptureRecord,
     CaptureTarget,
     NodeOrigin,
     RecordedFailure,
     no_inputs_reason,
 )
-from fxcore.worker.capture.refused_kernels import real_kernels
-from fxcore.worker.context import JobContext, describe_exception
-from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
-from fxcore.worker.devices.fake_device import judged_device, on_fake_device
-from fxcore.worker.inputs.literal_values import keeping_literals
-from fxcore.worker.inputs.values_read import Place, meta_values
-from fxcore.worker.locate import RawPosition
-from fxcore.worker.seeding import seed_generators
+from fxcore.worker.shared.job_context import JobContext, describe_exception
+from fxcore.worker.shared.literal_values import keeping_literals
+from fxcore.worker.shared.locate import RawPosition
+from fxcore.worker.shared.refused_kernels import real_kernels
+from fxcore.worker.shared.seeding import seed_generators
+from fxcore.worker.shared.values_read import Place, meta_values
 
 NO_INPUTS = "not checkable: no example inputs"
 #: The kind of FX503: a line that needs real data on meta.
@@ -153,7 +153,7 @@ def example_tensors(target: CaptureTarget) -> dict[str, Any]:
     answer, so that a model built on CPU takes the same branches."""
     # Where its weights are: a factory builds on meta too, and only a constructor that needs
     # real tensors builds on CPU.
-    weights = itertools.chain(target.model.parameters(), target.model.buffers())
+    weights = itertools.chain(target.module.parameters(), target.module.buffers())
     device = next((tensor.device for tensor in weights),
                   torch.device("cpu" if target.instantiated_on == "cpu" else "meta"))
     return {name: materialized(spec, lambda leaf: torch.ones(
@@ -194,15 +194,15 @@ class CompileCapture:
         # A class judged for a GPU runs on fake tensors of that device, whose limits are
         # meta's (``fake_device``).
         built_on_meta = meta_limits.built_on_meta(target) or judged_device() is not None
-        moved = not built_on_meta and meta_weights.is_large(target.model)
+        moved = not built_on_meta and meta_weights.is_large(target.module)
         on_meta = built_on_meta or moved
         started = time.perf_counter()
         # A quarter of the class's time (CPU time) for the loop of calls; none where not run
         # (``FX_LSP_NO_RECOMPILE_LOOP=1``: one call alone, for the mode_latency benchmark).
         loop = context.job.config.timeout / 4 if target.recompile_loop and os.environ.get(
             "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0
-        with meta_weights.weights_on_meta(target.model) if moved else contextlib.nullcontext(), \
-                as_built(target.model) as put_back:
+        with meta_weights.weights_on_meta(target.module) if moved else contextlib.nullcontext(), \
+                as_built(target.module) as put_back:
             def afresh() -> None:
                 # Each later run meets the instance and generators as the first did, not a
                 # cache forward set on itself holding an earlier run's meta or fake tensors.
@@ -344,7 +344,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
             stand_ins = stack.enter_context(meta_values(planned))
             inputs = example_tensors(target)
         else:
-            mode = stack.enter_context(on_fake_device(target.model, device,
+            mode = stack.enter_context(on_fake_device(target.module, device,
                                                       data_sizes=eager_code_modes()))
             # The values of the run's own fake tensors are stood in, as meta tensors' are;
             # dynamo's fake tensors, of its own mode, are left to dynamo.
@@ -366,7 +366,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                 hook, functools.partial(_record_break, run.breaks,
                                         run.stops if on_meta else None)))
         observer = recompile_loop.observer(loop_seconds)
-        compiled = recompile_loop.optimize(target.model, recording_backend, hook is None,
+        compiled = recompile_loop.optimize(target.module, recording_backend, hook is None,
                                            observer)
         try:
             with torch.no_grad():

@@ -30,7 +30,6 @@ import torch
 from fxcore.model.job_spec import DynamicDim
 from fxcore.model.results import Failure, Hint
 from fxcore.rules import BY_CODE, CODE_OF_KIND
-from fxcore.worker.capture import meta_limits
 from fxcore.worker.capture.export import (
     batch_dims,
     dynamic,
@@ -48,16 +47,17 @@ from fxcore.worker.capture.export.failures import (
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
 from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
-from fxcore.worker.capture.record import (
+from fxcore.worker.shared import meta_limits
+from fxcore.worker.shared.capture_target import (
     CaptureRecord,
     CaptureTarget,
     ExportOutcome,
     RecordedFailure,
     no_inputs_reason,
 )
-from fxcore.worker.context import JobContext
-from fxcore.worker.locate import traceback_positions
-from fxcore.worker.seeding import drawn_states, seed_generators
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.locate import traceback_positions
+from fxcore.worker.shared.seeding import drawn_states, seed_generators
 
 #: The kind of FX404: a line that needs real data on meta.
 NOT_CHECKABLE = "export-not-checkable"
@@ -91,7 +91,7 @@ class ExportCapture:
     def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
         """The export's record; the outcome is kept on ``target`` for the onnx mode."""
         record, program = self.exported(context, target)
-        target.exports[target.model.training] = ExportOutcome(record, program)
+        target.exports[target.module.training] = ExportOutcome(record, program)
         return record
 
     def exported(self, context: JobContext, target: CaptureTarget
@@ -123,13 +123,13 @@ class ExportCapture:
         program: torch.export.ExportedProgram | None = None
         ending_error: BaseException | None = None
         states = drawn_states()
-        with quiet_torch(), fake.faked_weights(target.model, mode), \
+        with quiet_torch(), fake.faked_weights(target.module, mode), \
                 (guesser.installed() if missing is None else contextlib.nullcontext()), \
                 (recorder.installed() if dims and unrecorded is None
                  else contextlib.nullcontext()):
             try:
                 program = torch.export.export(
-                    target.model, (), inputs, strict=False,
+                    target.module, (), inputs, strict=False,
                     dynamic_shapes=dynamic.dynamic_shapes(dims, list(inputs)) if dims
                     else None)
             except BaseException as error:  # user code may raise anything, SystemExit too
@@ -184,7 +184,7 @@ class ExportCapture:
         if unsupported is not None:
             return [], [f"Strict export (export-strict) is not checked: {unsupported}."]
         with quiet_torch():
-            error = strict.strict_export_error(target.model, target.example_inputs, dims,
+            error = strict.strict_export_error(target.module, target.example_inputs, dims,
                                                target.fresh_values())
         if error is None:
             return [], []
@@ -257,8 +257,8 @@ class ExportCapture:
         inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
         seed_generators()
         with draws_recorded(context.is_workspace_path) as draws, quiet_torch(), \
-                fake.faked_weights(target.model, mode), mode, contextlib.suppress(Exception):
-            target.model(**inputs)
+                fake.faked_weights(target.module, mode), mode, contextlib.suppress(Exception):
+            target.module(**inputs)
         return [*specialised, *draw_hints(draws, context.sources)]
 
     @staticmethod
@@ -276,10 +276,10 @@ class ExportCapture:
             return []
         recorder = dynamic.GuardRecorder(context.is_workspace_path)
         logged = torch_hooks.missing_guard_log() is None
-        with quiet_torch(), fake.faked_weights(target.model, mode), \
+        with quiet_torch(), fake.faked_weights(target.module, mode), \
                 (recorder.installed() if logged else contextlib.nullcontext()):
             try:
-                torch.export.export(target.model, (), inputs, strict=False,
+                torch.export.export(target.module, (), inputs, strict=False,
                                     dynamic_shapes=dynamic.dynamic_shapes(dims, list(inputs)))
                 return []
             except BaseException as error:  # user code may raise anything, SystemExit too

@@ -1,6 +1,6 @@
 """Whether a function's reads of ``training`` only pick tensor computations, read from its
 source without running it: then compile mode's loop of calls (``recompile_loop``) finds the
-same recompilations in train and eval mode (``module_modes.loop_can_differ``).
+same recompilations in train and eval mode (``judging.loop_can_differ``).
 
 A class compiled in both ``nn.Module`` modes (``module_modes``) runs the loop in the first mode
 alone where every read of ``training`` outside torch's own layers only picks tensor
@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.function_trees import function_tree
+from fxcore.worker.shared.function_trees import function_tree
 
 #: Tensor attributes that read a size or a value into Python: code that does so in one mode
 #: only can specialise (and recompile) in that mode only.

@@ -24,7 +24,7 @@ from fxcore.workspace.parsing import parse_module
 from fxcore.workspace.paths import is_workspace_file
 
 #: fx-lsp's own package: its frames are plumbing, never the user's.
-_FXCORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FXCORE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _STDLIB_DIRS = tuple(
     os.path.abspath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")
 )

@@ -15,18 +15,19 @@ from fxcore.model.instance_trust import parent_rank
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Arguments, ExampleInputs, ModuleResult
 from fxcore.protocol.worker_messages import Derived, Deriving, WorkerMessage
-from fxcore.worker.budget_clock import Budget
 from fxcore.worker.building.class_roles import (
     has_own_arguments,
     not_a_model_reason,
     root_arguments,
 )
-from fxcore.worker.building.sources import Built, build_from_call_site
+from fxcore.worker.building.instances import Built, build_from_call_site
 from fxcore.worker.capture.base import Capture, needs_inputs
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
 from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
-from fxcore.worker.seeding import seed_generators
+from fxcore.worker.pipeline.capturing import mode_verdict
+from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many distinct workspace classes are traced from one root's submodules, so a
@@ -34,16 +35,18 @@ from fxcore.workspace.discovery import ClassSource
 MAX_SUBMODULE_CLASSES_PER_ROOT = 24
 
 
-class SubmoduleTracing:
-    """The part of a worker's ``Job`` that traces what its roots built."""
+class SubmoduleInstances:
+    """What a job's roots built, traced after each root: the job, its context, its capture
+    modes and where its verdicts go."""
 
-    job: TraceJob
-    context: JobContext
-    captures: list[Capture]
-    send: Callable[[WorkerMessage], None]
-    verdict: Callable[[JobContext, Capture, CaptureTarget], ModuleResult]
+    def __init__(self, job: TraceJob, context: JobContext, captures: list[Capture],
+                 send: Callable[[WorkerMessage], None]) -> None:
+        self.job = job
+        self.context = context
+        self.captures = captures
+        self.send = send
 
-    def trace_built_submodules(self, root_results: list[ModuleResult], built: Built,
+    def trace_built(self, root_results: list[ModuleResult], built: Built,
                                not_derived: set[type], derived_ranks: dict[type, int]) -> None:
         """Trace each workspace class that the built root holds as a submodule, as the very
         instance the root built, and send its verdict (``Derived``).
@@ -85,7 +88,7 @@ class SubmoduleTracing:
                             derived_ranks: dict[type, int], rank: int
                             ) -> list[tuple[str, torch.nn.Module, tuple[str, ClassSource]]]:
         """(path, instance, (file, source)) of the first instance of each workspace class
-        ``model`` holds that this root traces (see ``trace_built_submodules``), at most
+        ``model`` holds that this root traces (see ``trace_built``), at most
         ``MAX_SUBMODULE_CLASSES_PER_ROOT``."""
         context = self.context
         chosen: list[tuple[str, torch.nn.Module, tuple[str, ClassSource]]] = []
@@ -124,7 +127,7 @@ class SubmoduleTracing:
             built = build_from_call_site(cls, called, site, meta_only=True)
             if isinstance(built, BaseException):
                 continue  # a call site this version of the class does not accept
-            self.trace_built_submodules(
+            self.trace_built(
                 [dataclasses.replace(result, arguments=built.arguments, instantiated_on="meta")
                  for result in root_results],
                 built, not_derived, derived_ranks)
@@ -169,6 +172,6 @@ class SubmoduleTracing:
         elif not module_config.inputs:
             target.parent_inputs_missing = passed.reason(submodule) or (
                 f"it is called with {', '.join(values)} besides tensors")
-        result = self.verdict(in_file, capture, target)
+        result = mode_verdict(in_file, capture, target)
         result.arguments = arguments
         return result

@@ -3,14 +3,14 @@ torch.fx's verdict (else the first mode's) on an instance built from defaults or
 it does not fit (FX105, FX406, FX504), or, on the class's own guessed arguments, that its
 shapes do not fit on any input tried (FX300: ``x + conv(x)`` with ``in_channels=3,
 out_channels=16``). Then the next instances
-(``fxcore.worker.building.sources.other_instances``) are traced, and the best is kept: the
+(``fxcore.worker.building.instances.other_instances``) are traced, and the best is kept: the
 first that fits, else the first whose only problem is its shapes, else the first without a
 verdict for another reason, else the last.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import torch
 
@@ -21,19 +21,17 @@ from fxcore.model.instance_trust import (
     may_not_fit,
 )
 from fxcore.model.results import ModuleResult
-from fxcore.worker.budget_clock import Budget
-from fxcore.worker.building.sources import Built, other_instances
-from fxcore.worker.capture.record import CaptureTarget
-from fxcore.worker.context import JobContext
-from fxcore.worker.seeding import seed_generators
+from fxcore.worker.building.instances import Built, other_instances
+from fxcore.worker.capture.base import Capture
+from fxcore.worker.pipeline.capturing import built_verdict
+from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many instances of one class are traced in search of one that fits it.
 MAX_INSTANCES = 4
-
-#: Captures a built instance with torch.fx and makes its verdict.
-FxVerdict = Callable[[CaptureTarget, Built], ModuleResult]
-
 
 #: ``misfit`` ranks: a verdict, a verdict on a guessed instance with an empty layer, shapes
 #: that fit no input, no verdict, does not fit.
@@ -67,9 +65,10 @@ def target_of(cls: type, source: ClassSource, built: Built) -> CaptureTarget:
 
 
 def fitting_instance(context: JobContext, cls: type, source: ClassSource, built: Built,
-                     fx_verdict: FxVerdict, timeout: float
+                     judge: Capture, timeout: float
                      ) -> tuple[Built, CaptureTarget, ModuleResult]:
-    """The instance kept, its capture target and its fx verdict. At most ``MAX_INSTANCES``
+    """The instance kept, its capture target and its verdict by ``judge`` (torch.fx, else
+    the first mode: ``built_verdict``). At most ``MAX_INSTANCES``
     are traced, and another only while the time spent, and as much again as one took on
     average, stays within ``timeout``; the verdict kept names the instances tried before."""
     started = Budget()
@@ -78,7 +77,7 @@ def fitting_instance(context: JobContext, cls: type, source: ClassSource, built:
     ranks: list[int] = []  # each traced instance's ``misfit``
     while True:
         target = target_of(cls, source, built)
-        traced.append((built, target, fx_verdict(target, built)))
+        traced.append((built, target, built_verdict(context, judge, target, built)))
         ranks.append(misfit(traced[-1][2], built.model))
         spent = started.spent()
         if ranks[-1] not in _TRY_ANOTHER or len(traced) >= MAX_INSTANCES \

@@ -1,6 +1,6 @@
 """What Python code names, read from its code objects without running it: the functions of a
 class attribute, the attribute and global names a function reads, and the functions outside
-torch those names are (``module_modes``' readers of ``training``, ``call_reach``'s functions a
+torch those names are (``judging``' readers of ``training``, ``call_reach``'s functions a
 call can run)."""
 
 from __future__ import annotations

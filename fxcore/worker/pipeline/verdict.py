@@ -13,10 +13,10 @@ from typing import Any
 
 from fxcore.model.results import ExampleInputs, ModuleResult
 from fxcore.worker.capture.base import Capture, needs_inputs
-from fxcore.worker.capture.record import CaptureRecord, CaptureTarget
-from fxcore.worker.context import JobContext
 from fxcore.worker.graph.facts import graph_nodes, line_nodes, unused_members
 from fxcore.worker.graph.shape_facts import recovered_shape_fields, shape_fields
+from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
 
 
 def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
@@ -71,7 +71,7 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         scope_types=scope_types,
         module_order=record.module_order,
         parameter_order=record.parameter_order,
-        hints=[*unused_members(target.model, record, source, context.path),
+        hints=[*unused_members(target.module, record, source, context.path),
                *capture.hints(context, target, record)],
         trace_seconds=record.seconds,
         capture_notes=record.notes,

@@ -1,0 +1,86 @@
+"""One mode's verdict on a built instance, as the pipeline leads it through the stages: in
+each ``nn.Module`` mode the ``module-mode`` setting chooses (``module_modes``), the example
+inputs decided first for a mode that needs them (the inputs stage, on the graph of a
+pre-trace with the fx capture), then the capture itself, then the verdict on its record
+(``verdict``) and the check of fx-lsp's own choices (``inputs.own_choices``)."""
+
+from __future__ import annotations
+
+from fxcore.model.results import ModuleResult
+from fxcore.worker.building.as_built import as_built
+from fxcore.worker.building.instances import Built
+from fxcore.worker.capture.base import Capture, needs_inputs
+from fxcore.worker.capture.fx.pre_trace import pre_trace
+from fxcore.worker.devices.cuda_view import gap_notes
+from fxcore.worker.devices.fake_device import judged_device as view_device
+from fxcore.worker.inputs.deciding import finish_search, start_search
+from fxcore.worker.inputs.own_choices import judged_on_own_choices
+from fxcore.worker.module_modes.judging import judged
+from fxcore.worker.pipeline.verdict import module_verdict
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.shared.seeding import seed_generators
+
+#: The note on an export or compile verdict of a class judged for a GPU.
+GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written or `device` says ([tool.fx-lsp], "
+            "per-file-device or the class's table): on fake CUDA tensors, with torch.cuda "
+            "answering as one GPU would; no GPU was used.")
+
+
+def built_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
+                  built: Built) -> ModuleResult:
+    """Capture a built instance with one mode and make its verdict, with what building it
+    met (argument sets the constructor rejected, its weights)."""
+    result = mode_verdict(context, capture, target)
+    result.arguments = built.arguments
+    if built.rejected_before:
+        result.capture_notes.append(f"The constructor rejected the argument sets tried "
+                                    f"before this one: {built.rejected_before}.")
+    if built.weights_note:
+        result.capture_notes.append(built.weights_note)
+    if built.weights_skipped:
+        result.weights = "skipped"
+    return result
+
+
+def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -> ModuleResult:
+    """Capture ``target`` with ``capture`` and make that mode's verdict, in the
+    ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``)."""
+
+    def in_current_mode(loop: bool) -> ModuleResult:
+        target.recompile_loop = loop
+        # Each capture meets the instance as built: the search's runs and this
+        # capture's leave no state behind (``as_built``), and each starts from the seeded
+        # generators, so what forward draws does not depend on what ran before.
+        with as_built(target.module) as put_back:
+            seed_generators()
+            decide_before_capture(context, capture, target)
+            put_back()
+            seed_generators()
+            result = module_verdict(context, capture, target,
+                                    capture.capture(context, target))
+            seed_generators()  # its eager runs draw what the capture drew
+            result = judged_on_own_choices(context, capture.mode, target, result)
+        result.mode = capture.mode
+        return result
+
+    result = judged(context.job.config.module_mode, capture.mode, target.module,
+                    in_current_mode, context.job.config.timeout)
+    if capture.mode != "fx" and view_device() is not None:
+        result.capture_notes.append(GPU_NOTE)
+        result.capture_notes.extend(gap_notes())
+    return result
+
+
+def decide_before_capture(context: JobContext, capture: Capture,
+                          target: CaptureTarget) -> None:
+    """Decide ``target``'s example inputs for ``capture`` when it needs them, once per target
+    (``inputs.deciding``): unless configured, inferred from the fx capture's graph of it."""
+    # A mode that does not declare it captures without inputs, as fx does.
+    if not needs_inputs(capture):
+        return
+    search = start_search(context, target)
+    if search is None:
+        return
+    graph_module, root = (None, None) if search.configured else pre_trace(context, target)
+    finish_search(context, target, search, graph_module, root)
