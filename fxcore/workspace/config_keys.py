@@ -6,6 +6,7 @@ others, and the documentation site's configuration page is rendered from this ta
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -97,11 +98,11 @@ PROJECT_KEYS: tuple[ConfigKey, ...] = (
               "When the editor checks a file: on each save, or as you type.", '"onType"',
               reader="editor"),
     ConfigKey("severity", '`"error"`, `"warning"`, `"information"` or `"hint"`', '"error"',
-              "The editor's severity of failures of tracing (FX0xx, FX1xx).", '"warning"',
+              "The severity the editor shows failures (errors) with.", '"warning"',
               reader="editor"),
     ConfigKey("show-not-traced", "true or false", "false",
-              "Show FX103 on classes that were not traced; `fx-lsp check` then reports them "
-              "too.", "true", reader="editor"),
+              "Show FX103 on classes that were not traced; `fx-lsp check --output-format "
+              "full` then lists them instead of counting them.", "true", reader="editor"),
     ConfigKey("debounce-ms", "milliseconds from 0 to 60000", "500",
               'With `run = "onType"`: how long typing pauses before a check.', "1000",
               reader="editor"),
@@ -150,12 +151,20 @@ def key_names(reader: Reader) -> tuple[str, ...]:
     return tuple(key.name for key in PROJECT_KEYS if key.reader == reader)
 
 
+#: A code in a description, linked to its page.
+_CODE = re.compile(r"\bFX[0-9]{3}\b")
+
+
+def _linked(text: str) -> str:
+    return _CODE.sub(lambda code: f"[{code[0]}](codes/{code[0]}.md)", text)
+
+
 def _entries(keys: tuple[ConfigKey, ...]) -> str:
     """A heading per key (``configuration.md#timeout`` links to it), then what it is."""
     entries = []
     for key in keys:
-        default = f"`{key.default}`" if key.default is not None else key.unset
-        entries.append(f"### `{key.name}`\n\n{key.description}\n\n"
+        default = f"`{key.default}`" if key.default is not None else _linked(key.unset)
+        entries.append(f"### `{key.name}`\n\n{_linked(key.description)}\n\n"
                        f"- Type: {key.type}\n- Default: {default}\n"
                        f"- Example: `{key.name} = {key.example}`\n")
     return "\n".join(entries)
@@ -173,8 +182,6 @@ _SECTIONS: tuple[tuple[Reader, str, str], ...] = (
 def configuration_markdown(docs_url_variable: str, docs_url: str) -> str:
     """The configuration page: every key, generated from this table."""
     parts = [
-        "<!-- Generated from fxcore/workspace/config_keys.py when the site is built: edit the "
-        "table, not this page. -->\n\n"
         "# Configuration\n\n"
         "fx-lsp reads the `[tool.fx-lsp]` table of the workspace's `pyproject.toml` (the "
         "nearest one upwards from each file). An invalid value is reported once and its "
@@ -188,8 +195,9 @@ def configuration_markdown(docs_url_variable: str, docs_url: str) -> str:
         '`[tool.fx-lsp.modules."Class"]`): how to build one class and what to trace it '
         "with.\n\n" + _entries(MODULE_KEYS))
     parts.append(
-        f"\n## The documentation's address\n\nEach diagnostic links to its code's page under "
-        f"`{docs_url}` (LSP `codeDescription`, SARIF `helpUri`). The environment variable "
-        f"`{docs_url_variable}` replaces that address, for a copy of this site served "
-        f"elsewhere; building the site with it set gives that copy the same address.\n")
+        "\n## The documentation's address\n\nEach diagnostic links to its code's page under "
+        f"`{docs_url}` (LSP `codeDescription`, SARIF `helpUri`); a graph break, to PyTorch's "
+        f"page of it. The environment variable `{docs_url_variable}` replaces that address, "
+        "for a copy of this site served elsewhere; building the site with it set gives that "
+        "copy the same address.\n")
     return "".join(parts)

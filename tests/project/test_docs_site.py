@@ -83,7 +83,7 @@ def test_each_documented_key_is_parsed_as_documented(key: ConfigKey) -> None:
 def test_the_parser_accepts_the_documented_keys_and_no_other() -> None:
     page = configuration_markdown(DOCS_URL_VARIABLE, DOCS_URL)
     for key in [*PROJECT_KEYS, *MODULE_KEYS]:
-        assert f"### `{key.name}`\n\n{key.description}\n" in page, key.name
+        assert f"### `{key.name}`\n\n" in page, key.name
         assert f"- Example: `{key.name} = {key.example}`" in page, key.name
     for name in ONCE_UNDOCUMENTED:
         assert f"### `{name}`" in page
