@@ -77,9 +77,15 @@ def code_page(rule: Rule) -> str:
     return page + (f"\n## How to fix\n\n{fix.strip()}\n" if fix else "")
 
 
-def _cell(text: str) -> str:
-    """``text`` for a Markdown table's cell: one line, no HTML, no column break."""
-    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+def _cell(markdown: str) -> str:
+    """``markdown`` for a table's cell: one line, no column break."""
+    return " ".join(markdown.split()).replace("|", "\\|")
+
+
+def _plain_cell(text: str) -> str:
+    """Plain ``text`` (torch's wording) for a table's cell, read as neither HTML nor
+    emphasis."""
+    return _cell(html.escape(text, quote=False).replace("*", "\\*").replace("_", "\\_"))
 
 
 def codes_index() -> str:
@@ -101,7 +107,9 @@ def codes_index() -> str:
 def graph_break_page() -> str:
     """The graph breaks' one page: the family's text and each break of the installed torch,
     linking to PyTorch's page of it."""
-    rows = [f"| {rule.code} | {_cell(rule.title.removeprefix('Graph break: '))} | "
+    def break_type(rule: Rule) -> str:  # the docs' first line: **Graph break: <type>.**
+        return rule.docs.split("\n", 1)[0].removeprefix("**Graph break: ").removesuffix(".**")
+    rows = [f"| {rule.code} | {_plain_cell(break_type(rule))} | "
             f"[PyTorch's page]({rule.url}) |" for rule in GRAPH_BREAK_RULES]
     table = ("\n## The graph breaks of the installed torch\n\n| Code | Break | Page |\n"
              "| --- | --- | --- |\n" + "\n".join(rows) + "\n") if rows else ""
