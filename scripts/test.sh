@@ -58,9 +58,9 @@ if ! command -v nvim >/dev/null; then
 fi
 
 python3 -m pip install --quiet torch==2.13.0
-# The extras whose tests run here: the MCP server's, and the onnx mode's with ONNX Runtime,
-# which its tests load the real exports in.
-python3 -m pip install --quiet -e '.[test,mcp,onnx]' uv onnxruntime
+# The extras whose tests run here: the MCP server's, the onnx mode's with ONNX Runtime, which
+# its tests load the real exports in, and the documentation site's.
+python3 -m pip install --quiet -e '.[test,mcp,onnx,docs]' uv onnxruntime
 if [ -f scripts/install-thirdparty.sh ]; then
     bash scripts/install-thirdparty.sh
 fi
@@ -68,6 +68,12 @@ printf '== installs: %ss\n' $((SECONDS - started))
 summary+=("$(printf '%-22s %5ss' installs $((SECONDS - started)))")
 
 python3 -m ruff check .
+
+# The documentation site, strict: a broken link or a missing page fails the run (a second or
+# two). Its pages of codes and configuration are generated as it builds (mkdocs.yml's hook).
+site_dir=$(mktemp -d)
+NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --quiet --site-dir "$site_dir"
+rm -rf "$site_dir"
 
 tier fast python3 -m pytest -q -p no:cacheprovider --durations=15 "$@"
 tier slow-e2e-thirdparty python3 -m pytest -q -p no:cacheprovider --durations=15 \

@@ -23,7 +23,7 @@ from fx_lsp.cli.progress import Progress
 from fx_lsp.cli.serve_command import serve_command
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
-from fxcore.api.explain import explain, known_codes
+from fxcore.api.explain import explain_page, known_codes
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
@@ -81,13 +81,14 @@ def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
 
 
 def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    doc = explain(arguments.code)
-    if doc is None:
+    page = explain_page(arguments.code)
+    if page is None:
         parser.error(f"unknown code {arguments.code}; the codes are {', '.join(known_codes())}")
     from rich.console import Console
     from rich.markdown import Markdown
 
-    Console(highlight=False).print(Markdown(f"# {doc.code}\n\n{doc.text}"))
+    # The very Markdown of the code's page on the documentation site: one text in both.
+    Console(highlight=False).print(Markdown(page))
     return EXIT_OK
 
 

@@ -58,7 +58,7 @@ def line_words(path: str, line: int, cell_words: CellWords) -> str:
 
 
 def code_link(code: str) -> types.CodeDescription:
-    """The README section documenting ``code`` (one per code, anchors like ``#fx002``)."""
+    """The page documenting ``code`` on the documentation site (``help_url``)."""
     return types.CodeDescription(href=help_url(code))
 
 

@@ -3,8 +3,8 @@
 Each family module declares its codes as ``Rule``s: the failure kinds a code reports, its
 severity, the capture mode it belongs to, its message and its documentation. Everything else
 reads them from here: the codes of results (``fxcore.model.results.CODES``), the report's
-severities, ``fx-lsp explain``, SARIF rules, and ``docs/codes.md``, which
-``python -m fxcore.rules.documentation --write`` generates (a test keeps them equal).
+severities, ``fx-lsp explain``, SARIF rules, and the documentation site's page of each code,
+generated as the site is built (``fxcore.rules.documentation``).
 Adding a code: a ``Rule`` in its family here, and the module that detects it.
 """
 

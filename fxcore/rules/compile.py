@@ -138,7 +138,8 @@ An error that real torch raises too stays FX502: a `torch.library.custom_op` wit
 Fix: nothing is wrong with the code; run `torch.compile` on real inputs to check the rest.
 """)
 
-#: How ``docs/codes.md`` documents the generated family: one section, not hundreds.
+#: How the documentation site's ``codes/GBnnnn`` page documents the generated family: one
+#: page, not hundreds.
 GRAPH_BREAK_FAMILY_DOCS = """\
 **A `torch.compile` graph break, under PyTorch's own code** (compile mode). `torch.compile`
 with `fullgraph=False` splits the graph at each place dynamo cannot trace and runs that

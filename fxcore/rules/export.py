@@ -145,7 +145,7 @@ A range torch narrows (`assert x.shape[0] <= 16`) or inputs whose batches must b
 specialisation: `Dim.AUTO` exports them with the batch dynamic. torch's own `nn.LSTM` and
 `nn.GRU` are exported step by step on the CPU (torch 2.13), which fixes the sequence length:
 FX407 at their call. With `dynamic` configured for the class, its dimensions are checked as
-configured instead ([FX403](#fx403)); `dynamic = {}` says the shapes are meant static, and
+configured instead (FX403); `dynamic = {}` says the shapes are meant static, and
 turns FX407 off for the class.
 
 Fix: make the code work for any batch size or length (`x.shape[0]` or `x.shape[1]` where a

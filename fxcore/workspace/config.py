@@ -42,6 +42,7 @@ from typing import Any
 from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.model.job_spec import EngineConfig, ReportConfig
 from fxcore.model.module_modes import module_mode_problem
+from fxcore.workspace.config_keys import PROJECT_KEY_NAMES, key_names
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
 from fxcore.workspace.module_config import (
     checked_device,
@@ -53,9 +54,9 @@ from fxcore.workspace.module_config import (
 #: Keys of ``[tool.fx-lsp]`` that the editor uses (``fx_lsp.features.initialization_options``
 #: validates them; the engine only knows they are not unknown). ``fx-lsp check`` reads
 #: ``show-not-traced`` too (``fxcore.api.check``).
-EDITOR_KEYS = ("run", "severity", "show-not-traced", "debounce-ms", "shape-hints")
+EDITOR_KEYS = key_names("editor")
 #: Keys of ``[tool.fx-lsp]`` that choose what is reported (``ReportConfig``), not how to trace.
-REPORT_KEYS = ("select", "ignore", "per-file-ignores")
+REPORT_KEYS = key_names("report")
 #: A code or a prefix of one: ``FX``, ``FX0``, ``FX002``; ``GB``, ``GB0170`` (graph breaks).
 _CODE_PREFIX = re.compile(r"FX[0-9]{0,3}|GB[0-9]{0,4}")
 #: The first opset ``torch.onnx.export`` has ever taken (the exporter of a torch says which
@@ -302,27 +303,8 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         problems.extend(module_problems)
         config.modules[key] = module_config
 
-    known = {
-        "pass-env",
-        "leaf-modules",
-        "autowrap-functions",
-        "autowrap-modules",
-        "exclude",
-        "tracer",
-        "timeout",
-        "memory-limit-mb",
-        "guess-arguments",
-        "modes",
-        "export-strict",
-        "onnx-opset",
-        "device",
-        "per-file-device",
-        "module-mode",
-        "modules",
-        *EDITOR_KEYS,
-        *REPORT_KEYS,
-    }
-    problems.extend(f"{source}: unknown option '{key}'" for key in table if key not in known)
+    problems.extend(f"{source}: unknown option '{key}'" for key in table
+                    if key not in PROJECT_KEY_NAMES)
     return config, problems
 
 

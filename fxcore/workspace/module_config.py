@@ -11,6 +11,7 @@ from typing import Any
 from fxcore.model.container_spec import ContainerSpec, parse_input
 from fxcore.model.job_spec import DEVICES, CallSite, DynamicDim, EngineConfig, ModuleConfig
 from fxcore.workspace.call_sites import is_literal_call_argument
+from fxcore.workspace.config_keys import MODULE_KEY_NAMES
 from fxcore.workspace.parsing import ast_of
 
 #: Deeper ``args``/``kwargs``/``concrete-args`` values are a mistake; a worker rebuilding
@@ -157,9 +158,8 @@ def parse_module_config(entry: Any, source: str,
                             "dimensions")
             del config.dynamic[name]
     config.device = checked_device(entry.get("device"), f"{source}: 'device'", problems)
-    known = {"factory", "call", "args", "kwargs", "concrete-args", "concrete-none", "inputs",
-             "dynamic", "device"}
-    problems.extend(f"{source}: unknown option '{key}'" for key in entry if key not in known)
+    problems.extend(f"{source}: unknown option '{key}'" for key in entry
+                    if key not in MODULE_KEY_NAMES)
     return config, problems
 
 

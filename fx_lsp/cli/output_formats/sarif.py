@@ -11,7 +11,7 @@ from fx_lsp.cli.shards import Shard, shard_json
 from fxcore.model.version import VERSION
 from fxcore.reporting.shown import ShownReport
 from fxcore.rules.compile import GRAPH_BREAK_RULES
-from fxcore.rules.documentation import README_URL, documentation, help_url
+from fxcore.rules.documentation import docs_url, documentation, help_url
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -75,7 +75,7 @@ def sarif(report: ShownReport, shard: Shard | None = None) -> dict[str, Any]:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "fx-lsp", "version": VERSION,
-                                "informationUri": README_URL, "rules": rules}},
+                                "informationUri": docs_url(), "rules": rules}},
             "columnKind": "unicodeCodePoints",
             "results": results,
             **({"properties": {"fx-lsp": {"shard": shard_json(shard)}}} if shard else {}),

@@ -53,7 +53,7 @@ async def test_open_publishes_located_diagnostics(
         end=types.Position(line=line, character=text.index("len(x)") + len("len(x)")),
     )
     assert len_diagnostic.severity == types.DiagnosticSeverity.Error
-    assert len_diagnostic.code_description.href == "https://github.com/fx-lsp/fx-lsp#fx002"
+    assert len_diagnostic.code_description.href == "https://fx-lsp.github.io/fx-lsp/codes/FX002/"
 
     # The helper's own line gets the failure, with the call chain as related information.
     helper_line, _ = _line_of(net, "if x.mean() > 0:")

@@ -54,7 +54,7 @@ async def test_fx104_shows_on_guessed_arguments_until_a_comment_silences_it(
         assert note.severity == types.DiagnosticSeverity.Information
         assert note.range.start.line == line_of(MODEL, "class NeedsArgs")
         assert note.message.startswith("NeedsArgs was traced with guessed arguments: width=")
-        assert note.code_description.href.endswith("#fx104")
+        assert note.code_description.href.endswith("/codes/FX104/")
         assert "FX103" not in codes(found)  # showNotTraced is off
 
         silenced = MODEL.replace("class NeedsArgs(nn.Module):",

@@ -2,7 +2,7 @@
 registered here (in this process, in place of a new ``Rule`` in a family of ``fxcore.rules``)
 and found by a capture mode of this test's own flows through the worker's pipeline, the
 report, the editor's diagnostics, the CLI's JSON and SARIF, ``fx-lsp explain`` and the
-generated code docs, each with the registry's title, severity and documentation."""
+documentation site's code pages, each with the registry's title, severity and documentation."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from fxcore.reporting.report import Selection, collect
 from fxcore.reporting.shown import show
 from fxcore.reporting.verdict_counts import Summary
 from fxcore.rules import Rule
-from fxcore.rules.documentation import codes_markdown, help_url
+from fxcore.rules.documentation import code_pages, help_url
 from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.pipeline.job import Job
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
@@ -140,7 +140,10 @@ def test_a_new_code_reaches_every_output(registered: None, model: Path,
         "A `forward` that returns its input unchanged."
     assert rule["fullDescription"]["text"] == RETURNS_INPUT.docs
 
-    # `fx-lsp explain` and the generated docs.
+    # `fx-lsp explain` and the documentation site's page of the code, listed in the index.
     assert main(["explain", "fx299"]) == 0
     assert "returns its input unchanged" in capsys.readouterr().out
-    assert f"### FX299\n\n{RETURNS_INPUT.docs}" in codes_markdown()
+    pages = code_pages()
+    assert "returns its input unchanged" in pages["codes/FX299.md"]
+    assert "Return what the layers compute." in pages["codes/FX299.md"]
+    assert "[FX299](FX299.md)" in pages["codes/index.md"]

@@ -20,7 +20,8 @@ kind, and the loop moves on at the first of each kind:
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
 Its time is the worker's CPU time (``fxcore.worker.shared.budget_clock``: every thread of the
-process), not wall-clock time: the same class makes the same calls on a loaded machine as on an idle one.
+process), not wall-clock time: the same class makes the same calls on a loaded machine as on
+an idle one.
 A backstop in wall-clock time (``WALL_CLOCK_FACTOR`` times as much, times the time-out scale)
 stops a loop the machine's load slows that far (``slowed`` True), before the host's time-out,
 counted in wall-clock time, stops the whole class.

@@ -21,7 +21,7 @@ from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import CODES
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.rules import BY_CODE
-from fxcore.rules.documentation import help_url
+from fxcore.rules.documentation import DOCS_URL_VARIABLE, help_url
 from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile import compiling as compile_capture
 from fxcore.worker.capture.compile.compiling import (
@@ -230,9 +230,12 @@ def test_registered_as_the_compile_mode() -> None:
     assert isinstance(CAPTURES["compile"], CompileCapture)
 
 
-def test_editors_and_sarif_link_a_break_to_pytorchs_page() -> None:
+def test_editors_and_sarif_link_a_break_to_pytorchs_page(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DOCS_URL_VARIABLE, raising=False)
     assert help_url("GB0170") == BY_CODE["GB0170"].url
-    assert help_url("FX501") == "https://github.com/fx-lsp/fx-lsp#fx501"
+    # a break PyTorch's registry does not know: this project's page of its code
+    assert help_url("FX501") == "https://fx-lsp.github.io/fx-lsp/codes/FX501/"
 
 
 def test_a_break_type_the_registry_does_not_know_is_fx501_with_its_type() -> None:
