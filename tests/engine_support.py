@@ -170,3 +170,24 @@ def onnx_exporter_or_skip() -> Any:
     if isinstance(found, str):
         pytest.skip(f"the onnx mode cannot run on torch {torch.__version__}: {found}")
     return found
+
+
+#: A file of two classes, one FX002 (``len`` of a traced value) and one traceable: the
+#: workspace of the tests that compare the MCP server, the engine's API and the CLI.
+USES_LEN_AND_FINE = """import torch
+from torch import nn
+
+
+class UsesLen(nn.Module):
+    def forward(self, x):
+        return x * len(x)
+
+
+class Fine(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+"""

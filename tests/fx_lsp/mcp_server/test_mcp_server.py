@@ -21,24 +21,9 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
+from engine_support import USES_LEN_AND_FINE  # noqa: E402
+
 REPO = pathlib.Path(__file__).parents[3]
-USES_LEN = """import torch
-from torch import nn
-
-
-class UsesLen(nn.Module):
-    def forward(self, x):
-        return x * len(x)
-
-
-class Fine(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return torch.relu(self.lin(x))
-"""
 
 
 def _environment() -> dict[str, str]:
@@ -63,7 +48,7 @@ def project(tmp_path: pathlib.Path) -> pathlib.Path:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
-    (workspace / "models.py").write_text(USES_LEN)
+    (workspace / "models.py").write_text(USES_LEN_AND_FINE)
     (workspace / "broken.py").write_text("from torch import nn\n\nclass Broken(nn.Module:\n")
     return workspace
 
@@ -146,7 +131,7 @@ def test_kept_configs_are_not_changed_by_a_run_s_modes(tmp_path: pathlib.Path) -
     from fxcore.api.check import check_jobs
 
     (tmp_path / "pyproject.toml").write_text("[tool.fx-lsp]\nmodes = ['fx', 'export']\n")
-    (tmp_path / "models.py").write_text(USES_LEN)
+    (tmp_path / "models.py").write_text(USES_LEN_AND_FINE)
     configs = ProjectConfigs()
     path = str(tmp_path / "models.py")
     overridden, _ = check_jobs([path], 5.0, ("compile",), configs)
@@ -159,7 +144,7 @@ def test_kept_configs_are_not_changed_by_a_run_s_modes(tmp_path: pathlib.Path) -
 async def test_an_untrusted_workspace_runs_no_code(project: pathlib.Path) -> None:
     marker = project / "imported"
     (project / "models.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n"
-                                       + USES_LEN)
+                                       + USES_LEN_AND_FINE)
     async with _client(project, "--untrusted") as session:
         for tool, arguments in (("check", {}), ("graph", {"path": "models.py",
                                                           "class_name": "Fine"}),
@@ -239,7 +224,7 @@ async def test_diff_between_revisions(project: pathlib.Path) -> None:
     git("init", "-q")
     git("-c", "user.name=t", "-c", "user.email=t@t", "add", "models.py", "pyproject.toml")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
-    (project / "models.py").write_text(USES_LEN.replace("x * len(x)", "x * x.shape[0]"))
+    (project / "models.py").write_text(USES_LEN_AND_FINE.replace("x * len(x)", "x * x.shape[0]"))
     async with _client(project) as session:
         changed = await session.call_tool("diff", {"base": "HEAD"})
         assert not changed.is_error, changed.content

@@ -21,30 +21,13 @@ from fxcore.host.engine import Engine
 from fxcore.reporting.json_report import json_report
 
 from cli_support import fx_lsp, process_state
-
-MODELS = """import torch
-from torch import nn
-
-
-class UsesLen(nn.Module):
-    def forward(self, x):
-        return x * len(x)
-
-
-class Fine(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return torch.relu(self.lin(x))
-"""
+from engine_support import USES_LEN_AND_FINE
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'w'\n")
-    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "models.py").write_text(USES_LEN_AND_FINE)
     return tmp_path
 
 
@@ -87,7 +70,7 @@ def test_graph_fix_and_explain_return_data(project: Path, engine: Engine) -> Non
     path = str(project / "models.py")
     assert list(plan.edits.files) == [path] and plan.refusals == []
     assert plan.without_fix(chosen) == []
-    assert (project / "models.py").read_text() == MODELS  # planned, not written
+    assert (project / "models.py").read_text() == USES_LEN_AND_FINE  # planned, not written
     fixes.write_edits(plan.edits)
     assert 'torch.fx.wrap("len")' in (project / "models.py").read_text()
 
