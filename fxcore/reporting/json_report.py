@@ -5,6 +5,7 @@ gives its text there only: its entry under ``modules`` or ``files`` says ``"repo
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from fxcore.model.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
@@ -49,8 +50,16 @@ Reported = set[tuple[str, int, int, str, str]]
 
 
 def _reported(problems: list[ShownProblem]) -> Reported:
-    return {(shown.problem.path, shown.problem.line, shown.problem.column, shown.problem.code,
-             shown.problem.message) for shown in problems}
+    """The problems a failure may point to by place and code alone: where diagnostics at one
+    place with one code say different things (two classes' messages about one line of a
+    shared helper), a reader could not tell which is the failure's, so those failures keep
+    their message."""
+    messages: dict[tuple[str, int, int, str], set[str]] = defaultdict(set)
+    for shown in problems:
+        problem = shown.problem
+        messages[problem.path, problem.line, problem.column, problem.code].add(problem.message)
+    return {(path, line, column, code, *said) for (path, line, column, code), said
+            in messages.items() if len(said) == 1}
 
 
 def _failure_json(failure: Failure | Hint, reported: Reported,
