@@ -12,6 +12,7 @@ from torch import fx
 
 from fxcore.model.results import Hint
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 
 
@@ -21,7 +22,8 @@ class PlainSymbolicTrace:
 
     mode: ClassVar[str] = "plain"
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
         try:
             graph_module = fx.symbolic_trace(target.module)
         except Exception as error:
@@ -31,7 +33,7 @@ class PlainSymbolicTrace:
         return CaptureRecord(self.mode, graph=graph_module.graph, root=graph_module,
                              graph_module=graph_module)
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
         return []
 
@@ -42,10 +44,11 @@ class ExitsOnCrash(PlainSymbolicTrace):
 
     mode: ClassVar[str] = "exits"
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
         if target.cls.__name__ == "Crash":
             os._exit(3)
-        return super().capture(context, target)
+        return super().capture(context, target, inputs)
 
 
 class WaitsForRelease(PlainSymbolicTrace):
@@ -54,8 +57,9 @@ class WaitsForRelease(PlainSymbolicTrace):
 
     mode: ClassVar[str] = "slow"
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
         release = os.environ["FX_LSP_TEST_RELEASE"]
         while not os.path.exists(release):
             time.sleep(0.02)
-        return super().capture(context, target)
+        return super().capture(context, target, inputs)

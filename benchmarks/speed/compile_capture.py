@@ -27,19 +27,20 @@ from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.compile.compiling import CompileCapture
 from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 
 def target(file: str, cls: type, model_args: tuple[object, ...],
-           inputs: dict[str, TensorSpec]) -> tuple[JobContext, CaptureTarget]:
+           inputs: dict[str, TensorSpec]) -> tuple[JobContext, CaptureTarget, InputsDecision]:
     path = os.path.join(MODELS, file)
     context = JobContext(TraceJob(path=path, workspace_root=MODELS, config=EngineConfig()))
     with open(path, encoding="utf-8") as handle:
         source = top_level_classes(handle.read())[cls.__name__]
     with torch.device("meta"):
         model = cls(*model_args)
-    return context, CaptureTarget(cls, source, model, "meta", example_inputs=inputs)
+    return context, CaptureTarget(cls, source, model, "meta"), InputsDecision(inputs)
 
 
 def median_seconds(run: Callable[[], object], runs: int) -> float:
@@ -52,7 +53,7 @@ def median_seconds(run: Callable[[], object], runs: int) -> float:
     return statistics.median(times)
 
 
-def block_cases() -> dict[str, tuple[JobContext, CaptureTarget]]:
+def block_cases() -> dict[str, tuple[JobContext, CaptureTarget, InputsDecision]]:
     """The two blocks, built on meta, with their inputs."""
     sys.path.insert(0, MODELS)
     from llama import DecoderLayer
@@ -77,11 +78,12 @@ def main() -> None:
     cases = block_cases()
     print(machine_line())
     rows = []
-    for name, (context, case) in cases.items():
-        fx = median_seconds(functools.partial(FxCapture().capture, context, case), runs)
-        record = CompileCapture().capture(context, case)
+    for name, (context, case, inputs) in cases.items():
+        fx = median_seconds(functools.partial(FxCapture().capture, context, case, inputs), runs)
+        record = CompileCapture().capture(context, case, inputs)
         assert not record.failures, record.failures
-        compiled = median_seconds(functools.partial(CompileCapture().capture, context, case), runs)
+        compiled = median_seconds(functools.partial(CompileCapture().capture, context, case,
+                                                    inputs), runs)
         rows.append([name, f"{compiled * 1e3:.1f} ms", f"{fx * 1e3:.1f} ms",
                      f"{compiled / fx:.1f}x", record.graph_count])
     emit("compile_capture", markdown(

@@ -30,6 +30,7 @@ from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.export.exporting import ExportCapture
 from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -37,7 +38,7 @@ TARGET_SECONDS = 1.0
 
 
 def target(file: str, name: str, make: Callable[[type], torch.nn.Module],
-           inputs: dict[str, str]) -> tuple[JobContext, CaptureTarget]:
+           inputs: dict[str, str]) -> tuple[JobContext, CaptureTarget, InputsDecision]:
     path = os.path.join(MODELS, file)
     module = __import__(file.removesuffix(".py"))
     cls = getattr(module, name)
@@ -47,15 +48,16 @@ def target(file: str, name: str, make: Callable[[type], torch.nn.Module],
         source = top_level_classes(handle.read())[name]
     context = JobContext(TraceJob(path=path, workspace_root=MODELS, config=EngineConfig()))
     specs = {arg: parse_spec(text) for arg, text in inputs.items()}
-    return context, CaptureTarget(cls, source, model, "meta", example_inputs=specs)
+    return context, CaptureTarget(cls, source, model, "meta"), InputsDecision(specs)
 
 
-def timed(capture: Capture, context: JobContext, built: CaptureTarget, runs: int) -> float:
+def timed(capture: Capture, context: JobContext, built: CaptureTarget, inputs: InputsDecision,
+          runs: int) -> float:
     """Median seconds of ``runs`` captures after one to warm up; each must succeed."""
     seconds = []
     for _ in range(runs + 1):
         started = time.perf_counter()
-        record = capture.capture(context, built)
+        record = capture.capture(context, built, inputs)
         seconds.append(time.perf_counter() - started)
         assert record.complete, [failure.message for failure in record.failures]
     return statistics.median(seconds[1:])
@@ -78,9 +80,9 @@ def main() -> None:
     ]
     rows = []
     for title, file, name, make, inputs in cases:
-        context, built = target(file, name, make, inputs)
-        export = timed(ExportCapture(), context, built, runs)
-        fx = timed(FxCapture(), context, built, runs)
+        context, built, decided = target(file, name, make, inputs)
+        export = timed(ExportCapture(), context, built, decided, runs)
+        fx = timed(FxCapture(), context, built, decided, runs)
         met = "met" if export < TARGET_SECONDS else "missed"
         rows.append([title, f"{export * 1e3:.1f} ms", f"{fx * 1e3:.1f} ms", f"{export / fx:.1f}x",
                      f"export < {TARGET_SECONDS:.0f} s: {met}"])

@@ -30,13 +30,14 @@ from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile import recompile_loop
 from fxcore.worker.capture.compile.compiling import CompileCapture
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 CORPORA = os.path.join(REPOSITORY, "tests", "corpus")
 
 
-def corpus_cases(folder: str) -> Iterator[tuple[JobContext, CaptureTarget]]:
+def corpus_cases(folder: str) -> Iterator[tuple[JobContext, CaptureTarget, InputsDecision]]:
     """Each class of each file of a corpus folder, built on meta as a worker builds it."""
     for file in sorted(os.listdir(os.path.join(CORPORA, folder))):
         if not file.endswith(".py"):
@@ -60,16 +61,17 @@ def corpus_cases(folder: str) -> Iterator[tuple[JobContext, CaptureTarget]]:
             inputs = {"x": TensorSpec("float32", shapes.get(name, (2, 8)))}
             if isinstance(built, Built):
                 yield context, CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                             built.concrete_args, example_inputs=inputs)
+                                             built.concrete_args), InputsDecision(inputs)
 
 
-def seconds(context: JobContext, target: CaptureTarget, loop: bool) -> tuple[float, float]:
+def seconds(context: JobContext, target: CaptureTarget, inputs: InputsDecision,
+            loop: bool) -> tuple[float, float]:
     """CPU and wall seconds of one compile capture, with or without the loop."""
     off = contextlib.nullcontext() if loop else mock.patch.object(
         recompile_loop, "can_observe", lambda: False)
     with off, contextlib.redirect_stdout(io.StringIO()):
         cpu, wall = time.process_time(), time.perf_counter()
-        CompileCapture().capture(context, target)
+        CompileCapture().capture(context, target, inputs)
         return time.process_time() - cpu, time.perf_counter() - wall
 
 
@@ -82,9 +84,9 @@ def main() -> None:
     rows = []
     for name, cases in groups.items():
         totals = {True: [0.0, 0.0], False: [0.0, 0.0]}
-        for context, target in cases:
+        for context, target, inputs in cases:
             for loop in (False, True):  # alternated, so that load changes hit both alike
-                cpu, wall = seconds(context, target, loop)
+                cpu, wall = seconds(context, target, inputs, loop)
                 totals[loop][0] += cpu
                 totals[loop][1] += wall
         one, looped = totals[False], totals[True]

@@ -1,7 +1,8 @@
-"""The protocol of a capture mode: a built instance in (``CaptureTarget``), a
-``CaptureRecord`` out (``record``). A capture mode (``fx`` today) turns an ``nn.Module``
-instance into a graph, or into located failures saying where and why it cannot; a new mode is
-a new module in this package that implements ``Capture``, named in ``modes``.
+"""The protocol of a capture mode: a built instance (``CaptureTarget``) and the example
+inputs decided for it (``InputsDecision``) in, a ``CaptureRecord`` out (``record``). A capture
+mode turns an ``nn.Module`` instance into a graph, or into located failures saying where and
+why it cannot; a new mode is a new module in this package that implements ``Capture``, named
+in ``modes``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import ClassVar, Protocol
 
 from fxcore.model.results import Hint
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 
 
@@ -17,17 +19,20 @@ class Capture(Protocol):
     """One way of capturing a model: ``mode`` names it in results and configuration.
 
     A mode that must run the model to capture it (torch.export, torch.compile) sets the class
-    attribute ``needs_inputs = True``: its targets then come with ``example_inputs`` decided
-    before capture (``fxcore.worker.inputs.deciding``). A mode without it (fx) captures without."""
+    attribute ``needs_inputs = True``: its captures are then given the example inputs decided
+    before capture (``fxcore.worker.inputs.deciding``), or why none were. A mode without it
+    (fx) captures without: it is given what an earlier mode decided, or ``UNDECIDED``."""
 
     mode: ClassVar[str]
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
-        """Capture ``target``; failures are located with ``context``. Exceptions of user code
-        become failures; an exception that escapes is a fault of the mode itself."""
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
+        """Capture ``target`` (on ``inputs``, for a mode that runs ``forward``); failures are
+        located with ``context``. Exceptions of user code become failures; an exception that
+        escapes is a fault of the mode itself."""
         ...
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
         """Checks of a complete capture that only this mode can make (for FX: where the graph
         does not mean what the code says), after the graph's own facts."""

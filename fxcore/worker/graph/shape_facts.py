@@ -16,8 +16,9 @@ from torch import fx
 from fxcore.model.instance_trust import guessed_instance
 from fxcore.model.results import ExampleInputs, Failure
 from fxcore.worker.graph.facts import line_nodes
-from fxcore.worker.inputs.deciding import decided_inputs, target_inputs
+from fxcore.worker.inputs.deciding import decided_inputs, given_inputs
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.locate import instruction_position
 from fxcore.worker.shared.shapes import ShapeError, propagate
@@ -31,16 +32,19 @@ _INPUTS_ORIGIN = {
 }
 
 
-def shape_fields(context: JobContext, target: CaptureTarget, record: CaptureRecord,
-                 graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
-    """The fields of a module result about shapes, and node name -> shape."""
+def shape_fields(context: JobContext, target: CaptureTarget, inputs: InputsDecision,
+                 record: CaptureRecord, graph_module: fx.GraphModule
+                 ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The fields of a module result about shapes (on ``inputs`` where they were decided
+    before the capture, else on those inferred from its graph), and node name -> shape."""
     started = time.perf_counter()
-    fields, shapes = _propagated(context, target, record, graph_module)
+    fields, shapes = _propagated(context, target, inputs, record, graph_module)
     fields["shape_seconds"] = time.perf_counter() - started
     return fields, shapes
 
 
-def recovered_shape_fields(context: JobContext, target: CaptureTarget, record: CaptureRecord
+def recovered_shape_fields(context: JobContext, target: CaptureTarget,
+                           inputs: InputsDecision, record: CaptureRecord
                            ) -> tuple[dict[str, Any], dict[str, str]]:
     """Shapes over the graph a capture recovered past its failures, marked as such (the
     fields of a module result, and node name -> shape); a shape error there is likely an
@@ -49,7 +53,7 @@ def recovered_shape_fields(context: JobContext, target: CaptureTarget, record: C
         graph_module = fx.GraphModule(record.root, record.graph, target.cls.__name__)
     except Exception:
         return {}, {}
-    fields, shapes = shape_fields(context, target, record, graph_module)
+    fields, shapes = shape_fields(context, target, inputs, record, graph_module)
     errors = fields.pop("shape_errors", [])
     note = ("Shapes are of the graph recovered past the failures: after the first one "
             "they may not be what the code computes.")
@@ -62,10 +66,11 @@ def recovered_shape_fields(context: JobContext, target: CaptureTarget, record: C
             "node_count": len(record.graph.nodes)}, shapes
 
 
-def _propagated(context: JobContext, target: CaptureTarget, record: CaptureRecord,
-                graph_module: fx.GraphModule) -> tuple[dict[str, Any], dict[str, str]]:
+def _propagated(context: JobContext, target: CaptureTarget, given: InputsDecision,
+                record: CaptureRecord, graph_module: fx.GraphModule
+                ) -> tuple[dict[str, Any], dict[str, str]]:
     try:
-        decided = (target_inputs(target)
+        decided = (given_inputs(given)
                    or decided_inputs(context, target.cls, graph_module, record.root))
         inputs = decided.inputs
         if inputs is None:

@@ -6,7 +6,8 @@ them where some size tried does (``sizes``).
 
 Inference reads a graph. Shapes of an fx capture infer from that capture's own graph; a
 capture mode that needs inputs to run at all (``capture.base.needs_inputs``: torch.export,
-torch.compile) gets them before it captures (``start_search``, ``finish_search``), inferred
+torch.compile) gets them before it captures (``start_search``, ``finish_search``, which
+returns them as one ``InputsDecision`` the pipeline passes to the capture), inferred
 from a pre-trace with the fx capture that the pipeline runs between the two
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
 cannot trace; where that gives none, from the module's own first layer (``first_layer``),
@@ -36,6 +37,7 @@ from fxcore.worker.inputs.sizes import Propagated, choose
 from fxcore.worker.inputs.waveform import waveform_inputs
 from fxcore.worker.shared.budget_clock import Budget
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 
 
@@ -75,12 +77,12 @@ def decided_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule 
                          propagated=chosen.propagated)
 
 
-def target_inputs(target: CaptureTarget) -> DecidedInputs | None:
-    """The inputs decided before ``target`` was captured, if they were."""
-    if target.example_inputs is None or target.inputs_origin is None:
+def given_inputs(inputs: InputsDecision) -> DecidedInputs | None:
+    """The inputs decided before a target was captured, if they were."""
+    if inputs.specs is None or inputs.origin is None:
         return None
-    return DecidedInputs(ExampleInputs(target.inputs_origin, _spelled(target.example_inputs),
-                                       target.inputs_note), target.example_inputs)
+    return DecidedInputs(ExampleInputs(inputs.origin, _spelled(inputs.specs), inputs.note),
+                         inputs.specs)
 
 
 @dataclass(frozen=True)
@@ -93,12 +95,9 @@ class InputsSearch:
     configured: bool
 
 
-def start_search(context: JobContext, target: CaptureTarget) -> InputsSearch | None:
-    """Begin the search for ``target``'s example inputs, once per target: modes that capture
-    it later reuse what it found, also that it found none. None when it ran already."""
-    if target.example_inputs is not None or target.inputs_searched:
-        return None
-    target.inputs_searched = True
+def start_search(context: JobContext, target: CaptureTarget) -> InputsSearch:
+    """Begin the search for ``target``'s example inputs (once per target: the pipeline keeps
+    what it decides for the modes that capture it later, also that it found none)."""
     # One budget for the whole stage, each search also held to its own share: a class that
     # runs on no candidate (a forward listing a fake tensor's values) spent every search's
     # share in turn, more than the class's time-out, before the first capture began. The
@@ -108,10 +107,12 @@ def start_search(context: JobContext, target: CaptureTarget) -> InputsSearch | N
 
 
 def finish_search(context: JobContext, target: CaptureTarget, search: InputsSearch,
-                  graph_module: fx.GraphModule | None, root: torch.nn.Module | None) -> None:
-    """Set ``target.example_inputs`` (and their origin), inferred from ``graph_module`` (the
-    pre-trace's, of ``root``; None for configured inputs) where they are not configured. Left
-    None when none can be decided; the mode then says why it could not run."""
+                  graph_module: fx.GraphModule | None, root: torch.nn.Module | None
+                  ) -> InputsDecision:
+    """``target``'s example inputs (and their origin), inferred from ``graph_module`` (the
+    pre-trace's, of ``root``; None for configured inputs) where they are not configured.
+    Without inputs (``specs`` None) when none can be decided, with what the likeliest
+    candidate met: the mode then says why it could not run."""
     deadline, configured = search.deadline, search.configured
     # Unless configured, inference decides or completes the annotated arguments.
     decided = decided_inputs(context, target.cls, graph_module, root)
@@ -123,6 +124,7 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                                                            **decided.specs})
     values: dict[str, Any] = sets[0] if sets else {}
     inputs = decided.inputs
+    refused: str | None = None
     # Inferred inputs the model does not run on would make its failure fx-lsp's own choice:
     # then, as where no graph told them, the module's own first layer may tell (a branch on
     # the input's shape stops torch.fx before any layer, not export or compile).
@@ -140,13 +142,12 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                                         found.specs)
                 break
             # What the likeliest set's likeliest input met: the first set's.
-            if found is not None and decided.inputs is None and target.inputs_refused is None:
-                target.inputs_refused = found
-    if decided.inputs is not None:
-        target.example_inputs = dict(decided.specs)
-        target.inputs_origin = decided.inputs.origin
-        target.inputs_note = decided.inputs.note
-        target.passed_values = {**values, **target.passed_values}
+            if found is not None and decided.inputs is None and refused is None:
+                refused = found
+    if decided.inputs is None:
+        return InputsDecision(refused=refused)
+    return InputsDecision(dict(decided.specs), decided.inputs.origin, decided.inputs.note,
+                          values, refused)
 
 
 def _left(deadline: Budget, seconds: float) -> float:

@@ -1,5 +1,5 @@
 """Values for the ``forward`` arguments whose annotations say they are no tensors, given as
-literals beside the tensors (``CaptureTarget.passed_values``, JSON ``inputs.values``): a
+literals beside the tensors (``InputsDecision.values``, JSON ``inputs.values``): a
 feature pyramid's ``names: list[str]``, a decoder's ``image_size: list[int]``, a ``Literal``
 mode, a flag (each a Python literal, as the JSON spells it). Only required arguments (no
 default) are given one, and only where the annotation says the kind; an unannotated argument

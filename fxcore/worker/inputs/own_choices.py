@@ -23,6 +23,7 @@ from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
 from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.locate import traceback_positions
 from fxcore.worker.shared.meta_limits import needs_real_data
@@ -32,21 +33,21 @@ CAPTURE_ERROR_KINDS = {"export": "export-error", "compile": "compile-error"}
 
 
 def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
-                          result: ModuleResult) -> ModuleResult:
-    """``result``, or, when its capture error comes from fx-lsp's own choices, the class's
-    "does not fit" verdict in ``mode``."""
+                          inputs: InputsDecision, result: ModuleResult) -> ModuleResult:
+    """``result`` (of capturing ``target`` on ``inputs``), or, when its capture error comes
+    from fx-lsp's own choices, the class's "does not fit" verdict in ``mode``."""
     kind = CAPTURE_ERROR_KINDS.get(mode)
     ending = next((failure for failure in result.failures if failure.kind == kind), None)
-    chosen = _chosen(target)
-    if ending is None or not chosen or target.example_inputs is None:
+    chosen = _chosen(target, inputs)
+    if ending is None or not chosen or inputs.specs is None:
         return result
 
     def run() -> None:
         # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
         # output channel) is one real torch makes on the CPU too.
         for fake in (False, True):
-            run_eagerly(target.module, target.instantiated_on, target.example_inputs or {},
-                        {**target.passed_values, **target.concrete_args},
+            run_eagerly(target.module, target.instantiated_on, inputs.specs or {},
+                        {**inputs.values, **target.concrete_args},
                         context.job.config.timeout / 8, fake)
 
     try:
@@ -75,11 +76,12 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     return result
 
 
-def _chosen(target: CaptureTarget) -> str:
-    """What fx-lsp chose for ``target``, in words ("" when the workspace gave everything)."""
+def _chosen(target: CaptureTarget, inputs: InputsDecision) -> str:
+    """What fx-lsp chose for ``target`` and its ``inputs``, in words ("" when the workspace
+    gave everything)."""
     chosen = []
-    if target.inputs_origin == "inferred" and target.example_inputs:
-        spelled = ", ".join(f"{name}: {spec}" for name, spec in target.example_inputs.items())
+    if inputs.origin == "inferred" and inputs.specs:
+        spelled = ", ".join(f"{name}: {spec}" for name, spec in inputs.specs.items())
         chosen.append(f"inputs fx-lsp inferred ({spelled})")
     if may_not_fit(target.arguments):
         assert target.arguments is not None

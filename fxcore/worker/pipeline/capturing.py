@@ -18,6 +18,7 @@ from fxcore.worker.inputs.own_choices import judged_on_own_choices
 from fxcore.worker.module_modes.judging import judged
 from fxcore.worker.pipeline.verdict import module_verdict
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import UNDECIDED, InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.worker.shared.seeding import seed_generators
 
@@ -54,13 +55,13 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
         # generators, so what forward draws does not depend on what ran before.
         with as_built(target.module) as put_back:
             seed_generators()
-            decide_before_capture(context, capture, target)
+            inputs = decide_before_capture(context, capture, target)
             put_back()
             seed_generators()
-            result = module_verdict(context, capture, target,
-                                    capture.capture(context, target))
+            result = module_verdict(context, capture, target, inputs,
+                                    capture.capture(context, target, inputs))
             seed_generators()  # its eager runs draw what the capture drew
-            result = judged_on_own_choices(context, capture.mode, target, result)
+            result = judged_on_own_choices(context, capture.mode, target, inputs, result)
         result.mode = capture.mode
         return result
 
@@ -73,14 +74,17 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
 
 
 def decide_before_capture(context: JobContext, capture: Capture,
-                          target: CaptureTarget) -> None:
-    """Decide ``target``'s example inputs for ``capture`` when it needs them, once per target
-    (``inputs.deciding``): unless configured, inferred from the fx capture's graph of it."""
+                          target: CaptureTarget) -> InputsDecision:
+    """``target``'s example inputs for ``capture``: decided when it needs them, once per
+    target (``inputs.deciding``; unless configured, inferred from the fx capture's graph of
+    it), and kept on the target for the modes after it, which reuse them whether they need
+    them or not."""
+    if target.inputs_decision is not None:
+        return target.inputs_decision
     # A mode that does not declare it captures without inputs, as fx does.
     if not needs_inputs(capture):
-        return
+        return UNDECIDED
     search = start_search(context, target)
-    if search is None:
-        return
     graph_module, root = (None, None) if search.configured else pre_trace(context, target)
-    finish_search(context, target, search, graph_module, root)
+    target.inputs_decision = finish_search(context, target, search, graph_module, root)
+    return target.inputs_decision

@@ -26,6 +26,7 @@ from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
 from fxcore.worker.pipeline.capturing import mode_verdict
 from fxcore.worker.shared.budget_clock import Budget
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
@@ -165,10 +166,9 @@ class SubmoduleInstances:
             recorded = None
         # Its own configured inputs come first, decided as for any class.
         if not module_config.inputs and recorded is not None and root_inputs is not None:
-            target.example_inputs = recorded
-            target.passed_values = values
-            target.inputs_origin = "parent"
-            target.inputs_note = passed_note(root.class_name, path, root_inputs, passed.read)
+            target.inputs_decision = InputsDecision(
+                recorded, "parent", passed_note(root.class_name, path, root_inputs, passed.read),
+                values)
         elif not module_config.inputs:
             target.parent_inputs_missing = passed.reason(submodule) or (
                 f"it is called with {', '.join(values)} besides tensors")

@@ -16,16 +16,17 @@ from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.graph.facts import graph_nodes, line_nodes, unused_members
 from fxcore.worker.graph.shape_facts import recovered_shape_fields, shape_fields
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 
 
 def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
-                   record: CaptureRecord) -> ModuleResult:
-    """The result of capturing ``target`` as ``record`` says."""
+                   inputs: InputsDecision, record: CaptureRecord) -> ModuleResult:
+    """The result of capturing ``target`` on ``inputs`` as ``record`` says."""
     cls, source = target.cls, target.source
     # A mode that runs forward says which inputs it ran on, whatever came of it: a failure
     # may come from the inputs themselves (an image too small for the kernels).
-    ran_on = _captured_inputs(target) if needs_inputs(capture) else {}
+    ran_on = _captured_inputs(inputs) if needs_inputs(capture) else {}
     if record.not_checked is not None:
         return context.module_result(cls, source, status="not-traced", reason=record.not_checked,
                                      failures=record.failures,
@@ -39,14 +40,15 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
             failures=record.failures, instantiated_on=target.instantiated_on,
             line_nodes=line_nodes(record), trace_seconds=record.seconds,
             graph_count=record.graph_count, node_count=record.node_count,
-            capture_notes=record.notes, hints=capture.hints(context, target, record), **ran_on)
+            capture_notes=record.notes, hints=capture.hints(context, target, inputs, record),
+            **ran_on)
     if not record.complete:
         recovered: dict[str, Any] = dict(ran_on)
         if record.graph is not None:
             if record.shapes is not None:
                 shapes = record.shapes
             else:
-                recovered, shapes = recovered_shape_fields(context, target, record)
+                recovered, shapes = recovered_shape_fields(context, target, inputs, record)
             recovered["graph"], recovered["scope_types"] = graph_nodes(record, shapes)
         return context.module_result(cls, source, status="failed", failures=record.failures,
                                      instantiated_on=target.instantiated_on,
@@ -55,9 +57,10 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                                      onnx_node_count=record.onnx_node_count, **recovered)
     assert record.graph is not None and record.graph_module is not None
     if record.shapes is not None:
-        fields, shapes = _captured_inputs(target), record.shapes
+        fields, shapes = _captured_inputs(inputs), record.shapes
     else:
-        fields, shapes = shape_fields(context, target, record, record.graph_module)
+        fields, shapes = shape_fields(context, target, inputs, record,
+                                      record.graph_module)
     drawn, scope_types = graph_nodes(record, shapes)
     return context.module_result(
         cls,
@@ -72,7 +75,7 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         module_order=record.module_order,
         parameter_order=record.parameter_order,
         hints=[*unused_members(target.module, record, source, context.path),
-               *capture.hints(context, target, record)],
+               *capture.hints(context, target, inputs, record)],
         trace_seconds=record.seconds,
         capture_notes=record.notes,
         onnx_graph=record.onnx_graph,
@@ -81,12 +84,12 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
     )
 
 
-def _captured_inputs(target: CaptureTarget) -> dict[str, Any]:
-    """The ``inputs`` field of a capture that ran ``forward`` on the target's example inputs
+def _captured_inputs(inputs: InputsDecision) -> dict[str, Any]:
+    """The ``inputs`` field of a capture that ran ``forward`` on the decided example inputs
     (its shapes are its own, not propagated afterwards)."""
-    if target.example_inputs is None or target.inputs_origin is None:
+    if inputs.specs is None or inputs.origin is None:
         return {}
-    return {"inputs": ExampleInputs(origin=target.inputs_origin, tensors={
-        name: str(spec) for name, spec in target.example_inputs.items()},
-        note=target.inputs_note,
-        values={name: repr(value) for name, value in target.passed_values.items()})}
+    return {"inputs": ExampleInputs(origin=inputs.origin, tensors={
+        name: str(spec) for name, spec in inputs.specs.items()},
+        note=inputs.note,
+        values={name: repr(value) for name, value in inputs.values.items()})}

@@ -6,7 +6,6 @@ reads only the record, never a mode's own objects (a tracer, an exported program
 
 from __future__ import annotations
 
-import copy
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,15 +13,14 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import (
     Arguments,
     Failure,
     Hint,
-    InputsOrigin,
     InstantiatedOn,
     OnnxNode,
 )
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.locate import RawPosition
 from fxcore.workspace.discovery import ClassSource
 
@@ -59,40 +57,23 @@ class CaptureTarget:
     instantiated_on: InstantiatedOn
     #: Arguments of ``forward`` fixed to constants (``concrete-args``).
     concrete_args: dict[str, Any] = field(default_factory=dict)
-    #: Example inputs by ``forward`` argument, decided before capture for a mode that needs
-    #: them (``fxcore.worker.inputs.deciding``), a container spec for a dict, list or tuple of
-    #: tensors; None when not decided.
-    example_inputs: dict[str, InputSpec] | None = None
-    #: Where ``example_inputs`` came from.
-    inputs_origin: InputsOrigin | None = None
-    #: Literal arguments other than tensors passed beside ``example_inputs`` (a parent's, as
-    #: it passes them; those annotated as literals, ``inputs.literal_arguments``), by
-    #: ``forward`` argument. Runs take ``fresh_values()``: forward may append to a list.
-    passed_values: dict[str, Any] = field(default_factory=dict)
     #: The constructor call that built the instance (a parent's for a submodule): a shape
     #: problem on a guessed instance says so.
     arguments: Arguments | None = None
-    #: How their inferred sizes were chosen (``ExampleInputs.note``).
-    inputs_note: str | None = None
     #: For a submodule traced as its parent built it, on inputs inferred for it alone: why
     #: the inputs the parent passes it were not recorded (``fxcore.worker.inputs.parent``).
     parent_inputs_missing: str | None = None
-    #: Where no example inputs were found: what the most likely candidate raised when the
-    #: module ran on it (``fxcore.worker.inputs.first_layer``).
-    inputs_refused: str | None = None
-    #: Whether the inputs stage ran on this instance: the modes after the first reuse what it
-    #: decided, also that no inputs were found (a search that finds none takes its time once).
-    inputs_searched: bool = False
+    #: What the inputs stage decided for this instance (or the parent's inputs it passes),
+    #: kept by the pipeline alone (``pipeline.capturing``), which passes it to each capture and
+    #: reader: the modes after the first reuse it, also that no inputs were found (a search
+    #: that finds none takes its time once). None until decided.
+    inputs_decision: InputsDecision | None = None
     #: The export mode's outcome on this instance, by ``model.training`` when it exported:
     #: the onnx mode translates that program rather than exporting again.
     exports: dict[bool, ExportOutcome] = field(default_factory=dict)
     #: Whether compile's loop of calls runs after the first call: not in the second
     #: ``nn.Module`` mode where its answer cannot differ (``module_modes.judging.judged``).
     recompile_loop: bool = True
-
-    def fresh_values(self) -> dict[str, Any]:
-        """A copy of ``passed_values`` for one run, which the report's still show as given."""
-        return copy.deepcopy(self.passed_values)
 
 
 @dataclass
@@ -102,13 +83,6 @@ class ExportOutcome:
 
     record: CaptureRecord
     program: torch.export.ExportedProgram | None
-
-
-def no_inputs_reason(reason: str, target: CaptureTarget) -> str:
-    """A mode's "no example inputs" reason, with what the most likely input met."""
-    if target.inputs_refused is None:
-        return reason
-    return f"{reason}; none fx-lsp tried runs: {target.inputs_refused}"
 
 
 @dataclass

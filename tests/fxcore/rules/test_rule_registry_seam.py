@@ -31,6 +31,7 @@ from fxcore.rules.documentation import code_pages, help_url
 from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.pipeline.job import Job
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.paths import split_lines
 
@@ -70,9 +71,9 @@ class FindsReturnedInputs(FxCapture):
     """The module that detects the new code: the fx capture, whose checks of a complete
     graph also find an output that is an input."""
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
-        found = super().hints(context, target, record)
+        found = super().hints(context, target, inputs, record)
         output = next(node for node in record.graph.nodes if node.op == "output") \
             if record.graph is not None else None
         if output is not None and getattr(output.args[0], "op", None) == "placeholder":

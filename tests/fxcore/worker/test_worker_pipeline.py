@@ -28,6 +28,7 @@ from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.pipeline.job import Job
 from fxcore.worker.pipeline.verdict import module_verdict
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import UNDECIDED
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -145,7 +146,7 @@ def test_building_takes_configured_arguments_first(loaded) -> None:
 
 def test_the_fx_capture_records_the_graph_and_what_made_it(loaded) -> None:
     file = loaded(MODELS)
-    record = FxCapture().capture(file.context, file.target("Net"))
+    record = FxCapture().capture(file.context, file.target("Net"), UNDECIDED)
     assert record.mode == "fx" and record.complete and record.failures == []
     assert [node.op for node in record.graph.nodes] == \
         ["placeholder", "call_module", "call_method", "output"]
@@ -156,7 +157,7 @@ def test_the_fx_capture_records_the_graph_and_what_made_it(loaded) -> None:
 
 def test_the_fx_capture_locates_every_failure_and_keeps_the_recovered_graph(loaded) -> None:
     file = loaded(MODELS)
-    record = FxCapture().capture(file.context, file.target("Lengthy"))
+    record = FxCapture().capture(file.context, file.target("Lengthy"), UNDECIDED)
     assert not record.complete and record.graph_module is None
     assert [(failure.code, failure.line) for failure in record.failures] == \
         [("FX002", line_of("len(x)"))]
@@ -167,8 +168,8 @@ def test_the_verdict_reads_only_the_record(loaded) -> None:
     file = loaded(MODELS)
     target = file.target("Net")
     capture = FxCapture()
-    result = module_verdict(file.context, capture, target, capture.capture(file.context,
-                                                                            target))
+    result = module_verdict(file.context, capture, target, UNDECIDED,
+                            capture.capture(file.context, target, UNDECIDED))
     assert result.status == "traceable"
     assert result.node_count == 4
     assert "self.fc(x)" in (result.generated_code or "")
@@ -203,9 +204,10 @@ def test_shapes_need_the_complete_graph_only(loaded) -> None:
     file = loaded(MODELS)
     target = file.target("Net")
     toy, fx_capture = PlainSymbolicTrace(), FxCapture()
-    toy_result = module_verdict(file.context, toy, target, toy.capture(file.context, target))
-    fx_result = module_verdict(file.context, fx_capture, target,
-                               fx_capture.capture(file.context, target))
+    toy_result = module_verdict(file.context, toy, target, UNDECIDED,
+                                toy.capture(file.context, target, UNDECIDED))
+    fx_result = module_verdict(file.context, fx_capture, target, UNDECIDED,
+                               fx_capture.capture(file.context, target, UNDECIDED))
     assert toy_result.output_shape == fx_result.output_shape is not None
     assert toy_result.inputs == fx_result.inputs
 
@@ -213,7 +215,7 @@ def test_shapes_need_the_complete_graph_only(loaded) -> None:
 def test_meta_instances_stay_on_meta(loaded) -> None:
     file = loaded(MODELS)
     target = file.target("Net")
-    FxCapture().capture(file.context, target)
+    FxCapture().capture(file.context, target, UNDECIDED)
     assert all(parameter.device == torch.device("meta")
                for parameter in target.module.parameters())
 

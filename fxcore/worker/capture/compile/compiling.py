@@ -74,8 +74,8 @@ from fxcore.worker.shared.capture_target import (
     CaptureTarget,
     NodeOrigin,
     RecordedFailure,
-    no_inputs_reason,
 )
+from fxcore.worker.shared.inputs_decision import InputsDecision, no_inputs_reason
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.literal_values import keeping_literals
 from fxcore.worker.shared.locate import RawPosition
@@ -148,8 +148,8 @@ def _quiet() -> Iterator[None]:
                 logging.getLogger(name).setLevel(level)
 
 
-def example_tensors(target: CaptureTarget) -> dict[str, Any]:
-    """The example inputs on the device the model was built on; ones, as the meta stand-ins
+def example_tensors(target: CaptureTarget, inputs: InputsDecision) -> dict[str, Any]:
+    """``inputs``' tensors on the device the model was built on; ones, as the meta stand-ins
     answer, so that a model built on CPU takes the same branches."""
     # Where its weights are: a factory builds on meta too, and only a constructor that needs
     # real tensors builds on CPU.
@@ -158,7 +158,7 @@ def example_tensors(target: CaptureTarget) -> dict[str, Any]:
                   torch.device("cpu" if target.instantiated_on == "cpu" else "meta"))
     return {name: materialized(spec, lambda leaf: torch.ones(
         leaf.shape, dtype=getattr(torch, leaf.dtype), device=device))
-        for name, spec in (target.example_inputs or {}).items()}
+        for name, spec in (inputs.specs or {}).items()}
 
 
 class CompileCapture:
@@ -186,10 +186,11 @@ class CompileCapture:
                 example)
         torch._dynamo.reset()
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
         # ``{}``: a forward that takes nothing (a text encoder's learned embeddings) runs so.
-        if target.example_inputs is None:
-            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target))
+        if inputs.specs is None:
+            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, inputs))
         hook = graph_break_hook()
         # A class judged for a GPU runs on fake tensors of that device, whose limits are
         # meta's (``fake_device``).
@@ -208,7 +209,7 @@ class CompileCapture:
                 # cache forward set on itself holding an earlier run's meta or fake tensors.
                 put_back()
                 seed_generators()
-            run = _run(target, hook, on_meta, loop_seconds=loop)
+            run = _run(target, inputs, hook, on_meta, loop_seconds=loop)
             device = None
             fake_cpu = fake_cpu_reason(run.ending_error, run.stops) \
                 if on_meta and judged_device() is None else None
@@ -219,7 +220,7 @@ class CompileCapture:
                 # on the CPU. For an operator, only where that goes further: a tensor fx-lsp
                 # could not fake (held in a list) stays meta beside them.
                 afresh()
-                again = _run(target, hook, on_meta, device=torch.device("cpu"), loop_seconds=loop)
+                again = _run(target, inputs, hook, on_meta, None, torch.device("cpu"), loop)
                 if fake_cpu == ON_FAKE_CPU or not stopped_for_real_data(again.ending_error,
                                                                          again.stops):
                     run, device = again, torch.device("cpu")
@@ -229,11 +230,11 @@ class CompileCapture:
                 # A value stood in for data may be one the code's own checks refuse: compiled
                 # again with values they accept, where there are any (``value_plan``).
                 afresh()
-                plan = value_plan.plan_values(target, context.is_workspace_path,
+                plan = value_plan.plan_values(target, inputs, context.is_workspace_path,
                                               context.job.config.timeout / 4)
                 if plan.taken:
                     afresh()
-                    run = _run(target, hook, on_meta, plan.values, device, loop)
+                    run = _run(target, inputs, hook, on_meta, plan.values, device, loop)
                     run.notes[:0] = plan.taken
                 if plan.missing is not None:
                     run.notes.append(plan.missing)
@@ -292,12 +293,11 @@ class CompileCapture:
         text = describe_exception(error)
         first, explanation, _ = summary(text)
         detail = fake_run_error(text) or first + (f" ({explanation})" if explanation else "")
-        return context.failure(
-            "compile-error", BY_CODE["FX502"].message.format(  # type: ignore[union-attr]
-                detail=detail),
-            error_positions(error), target.source.name_span)
+        message = BY_CODE["FX502"].message or "{detail}"
+        return context.failure("compile-error", message.format(detail=detail),
+                               error_positions(error), target.source.name_span)
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
         """The recompilations the loop of calls found."""
         return record.hints
@@ -320,12 +320,12 @@ class _Run:
     loop: recompile_loop.LoopOutcome | None = None
 
 
-def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
+def _run(target: CaptureTarget, decided: InputsDecision, hook: Any | None, on_meta: bool,
          planned: dict[Place, list[Any]] | None = None,
          device: torch.device | None = None, loop_seconds: float = 0.0) -> _Run:
-    """``target``'s model compiled with a recording backend and called once on its example
-    inputs, meta values stood in for (``planned`` where given); on fake tensors of ``device``
-    (a GPU's for a class judged for one) where given; then ``recompile_loop``'s calls."""
+    """``target``'s model compiled with a recording backend and called once on the inputs
+    ``decided``, meta values stood in for (``planned`` where given); on fake tensors of
+    ``device`` (a GPU's for a class judged for one) where given; then ``recompile_loop``'s calls."""
     run = _Run()
     observer: recompile_loop.Observer | None = None  # read by the backend
 
@@ -342,7 +342,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
         device = device or judged_device()
         if device is None:
             stand_ins = stack.enter_context(meta_values(planned))
-            inputs = example_tensors(target)
+            inputs = example_tensors(target, decided)
         else:
             mode = stack.enter_context(on_fake_device(target.module, device,
                                                       data_sizes=eager_code_modes()))
@@ -353,7 +353,7 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                     is_fake(tensor) and tensor.fake_mode is mode)))
             inputs = {name: torch.ones(spec.shape, dtype=getattr(torch, spec.dtype),
                                        device=device)
-                      for name, spec in (target.example_inputs or {}).items()}
+                      for name, spec in (decided.specs or {}).items()}
         if eager_code_modes():
             # Code dynamo runs eagerly between graphs runs real kernels on the CPU where
             # a meta kernel refuses, as real torch's eager code does (``refused_kernels``),
@@ -370,14 +370,14 @@ def _run(target: CaptureTarget, hook: Any | None, on_meta: bool,
                                            observer)
         try:
             with torch.no_grad():
-                compiled(**inputs, **target.fresh_values())
+                compiled(**inputs, **decided.fresh_values())
         except BaseException as error:
             run.ending_error = error
         if observer is not None and run.ending_error is None and not run.stops:
             # What the loop compiles and breaks is not the first call's verdict.
             graphs, breaks = len(run.graphs), len(run.breaks)
-            run.loop = recompile_loop.after_first_call(compiled, observer, target, inputs,
-                                                       loop_seconds, len(stand_ins.read))
+            run.loop = recompile_loop.after_first_call(compiled, observer, target, decided,
+                                                       inputs, loop_seconds, len(stand_ins.read))
             del run.graphs[graphs:], run.breaks[breaks:], run.stops[:]
     torch._dynamo.reset()
     run.notes, run.numbers_stood_in = stand_ins.notes, stand_ins.numbers

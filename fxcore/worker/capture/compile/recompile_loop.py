@@ -40,6 +40,7 @@ import torch
 from fxcore.worker.capture.compile import container_lengths, recompile_reasons
 from fxcore.worker.shared.budget_clock import Budget
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.locate import RawPosition
 
 #: A call of the compiled module: tensors and other values by ``forward`` argument.
@@ -159,9 +160,11 @@ def number_arguments(model: torch.nn.Module, given: dict[str, Any]) -> dict[str,
 
 
 def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
-                     inputs: dict[str, Any], seconds: float, stood_in: int) -> LoopOutcome:
-    """The loop after the compiled ``target``'s first call on ``inputs``: the number
-    arguments ``forward`` takes passed as numbers, with the values the first call had. Not
+                     decided: InputsDecision, inputs: dict[str, Any], seconds: float,
+                     stood_in: int) -> LoopOutcome:
+    """The loop after the compiled ``target``'s first call on ``inputs`` (the tensors of the
+    example inputs ``decided``): the number arguments ``forward`` takes passed as numbers,
+    with the values the first call had. Not
     where the first call read values out of meta tensors (``stood_in`` lines: numbers, the
     truth of a condition): what runs and compiles again then depends on data the loop does not
     have, and the stand-ins answer differently after the first time."""
@@ -172,7 +175,7 @@ def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
         with torch.no_grad():
             compiled(**tensors, **values)
 
-    values = target.fresh_values()
+    values = decided.fresh_values()
     numbers = number_arguments(target.module, values)
     return run_loop(call, observer, inputs, {**values, **numbers}, numbers, seconds,
                     container_lengths.varied(target.module, inputs))

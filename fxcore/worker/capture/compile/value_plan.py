@@ -39,6 +39,7 @@ from fxcore.worker.capture.export.fake import fake_inputs, faked_weights, new_mo
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
 from fxcore.worker.inputs.eager_run import OutOfTime, time_limit
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.values_read import Place, asking_line, replaced_tensor_methods
 
 #: The methods whose values are planned: a Python number per element.
@@ -253,24 +254,24 @@ def _plan(asked: list[_Asked], facts: list[sympy.Basic],
     return plan
 
 
-def plan_values(target: CaptureTarget, is_workspace_path: Callable[[str], bool],
-                seconds: float) -> ValuePlan:
+def plan_values(target: CaptureTarget, inputs: InputsDecision,
+                is_workspace_path: Callable[[str], bool], seconds: float) -> ValuePlan:
     """The values ``target``'s ``.item()``/``.tolist()`` calls take, read from one eager run
-    of its ``forward`` on fake CPU tensors (what the compile capture calls it with); an empty
-    plan, saying why, where this torch cannot run it."""
+    of its ``forward`` on fake CPU tensors of ``inputs`` (what the compile capture calls it
+    with); an empty plan, saying why, where this torch cannot run it."""
     missing = torch_hooks.missing_fake_tensors() or torch_hooks.missing_guess_hook()
     if missing is not None:
         return ValuePlan.without(missing)
     mode = new_mode()
     guesser = DataDependentGuesser(is_workspace_path)
     asked: list[_Asked] = []
-    inputs = fake_inputs(mode, target.example_inputs or {})
+    tensors = fake_inputs(mode, inputs.specs or {})
     with faked_weights(target.module, mode), guesser.installed(), \
             replaced_tensor_methods(_recorder(asked), _ASKED), mode, torch.no_grad(), \
             contextlib.suppress(Exception, OutOfTime), time_limit(seconds):
         # The facts met before the code raises still hold: what it raises is the compile
         # capture's to find.
-        target.module(**inputs, **target.fresh_values())
+        target.module(**tensors, **inputs.fresh_values())
     replace = getattr(mode.shape_env, "replace", None)
     try:
         plan = _plan(asked, _facts(mode.shape_env, guesser),

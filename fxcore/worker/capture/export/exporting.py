@@ -53,8 +53,8 @@ from fxcore.worker.shared.capture_target import (
     CaptureTarget,
     ExportOutcome,
     RecordedFailure,
-    no_inputs_reason,
 )
+from fxcore.worker.shared.inputs_decision import InputsDecision, no_inputs_reason
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.worker.shared.locate import traceback_positions
 from fxcore.worker.shared.seeding import drawn_states, seed_generators
@@ -88,17 +88,19 @@ class ExportCapture:
             torch.export.export(model, (example,), strict=False,
                                 dynamic_shapes=({0: torch.export.Dim("batch")},))
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
         """The export's record; the outcome is kept on ``target`` for the onnx mode."""
-        record, program = self.exported(context, target)
+        record, program = self.exported(context, target, inputs)
         target.exports[target.module.training] = ExportOutcome(record, program)
         return record
 
-    def exported(self, context: JobContext, target: CaptureTarget
+    def exported(self, context: JobContext, target: CaptureTarget, decided: InputsDecision
                  ) -> tuple[CaptureRecord, torch.export.ExportedProgram | None]:
-        """The export's record, and its program where it ended with one."""
-        if target.example_inputs is None:
-            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, target)), \
+        """The export's record on the inputs ``decided``, and its program where it ended
+        with one."""
+        if decided.specs is None:
+            return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, decided)), \
                 None
         unfakeable = torch_hooks.missing_fake_tensors()
         if unfakeable is not None:
@@ -107,7 +109,7 @@ class ExportCapture:
         started = time.perf_counter()
         mode = fake.new_mode()
         # Literals a parent passes go beside the tensors, as export specialises on them.
-        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
+        inputs = {**fake.fake_inputs(mode, decided.specs), **decided.fresh_values()}
         guesser = DataDependentGuesser(context.is_workspace_path)
         missing = torch_hooks.missing_guess_hook()
         notes = [] if missing is None else [
@@ -159,7 +161,8 @@ class ExportCapture:
                                                             failures, notes):
             program = None  # real export ends with that error: there is no program
         if context.job.config.export_strict:
-            strict_failures, strict_notes = self._strict_pass(context, target, dims, failures)
+            strict_failures, strict_notes = self._strict_pass(context, target, decided,
+                                                              dims, failures)
             failures.extend(strict_failures)
             notes.extend(strict_notes)
         seconds = time.perf_counter() - started
@@ -175,17 +178,17 @@ class ExportCapture:
         ), program
 
     @staticmethod
-    def _strict_pass(context: JobContext, target: CaptureTarget,
+    def _strict_pass(context: JobContext, target: CaptureTarget, decided: InputsDecision,
                      dims: dict[str, dict[int, DynamicDim]],
                      non_strict: list[Failure]) -> tuple[list[Failure], list[str]]:
         """The failure only strict export has (FX405) and the notes about it."""
-        assert target.example_inputs is not None
+        assert decided.specs is not None
         unsupported = torch_hooks.missing_strict_export()
         if unsupported is not None:
             return [], [f"Strict export (export-strict) is not checked: {unsupported}."]
         with quiet_torch():
-            error = strict.strict_export_error(target.module, target.example_inputs, dims,
-                                               target.fresh_values())
+            error = strict.strict_export_error(target.module, decided.specs, dims,
+                                               decided.fresh_values())
         if error is None:
             return [], []
         return strict.strict_only_failures(context, target, error, non_strict)
@@ -242,19 +245,19 @@ class ExportCapture:
                      for message, recorded in violated if recorded is None]
         return located + unlocated
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, decided: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
         """FX206 where the export drew from ``random`` (``capture.random_draws``): forward
         run once more, eagerly on fake inputs and weights from the seeds the export started
         from, which is what the non-strict export ran, with the draws watched. Its errors
         (a value only real data has) end the run, not the draws met before them."""
-        if target.example_inputs is None:
+        if decided.specs is None:
             return []
-        specialised = self._batch_hints(context, target)
+        specialised = self._batch_hints(context, target, decided)
         if not record.drew_randomly:
             return specialised
         mode = fake.new_mode()
-        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
+        inputs = {**fake.fake_inputs(mode, decided.specs), **decided.fresh_values()}
         seed_generators()
         with draws_recorded(context.is_workspace_path) as draws, quiet_torch(), \
                 fake.faked_weights(target.module, mode), mode, contextlib.suppress(Exception):
@@ -262,16 +265,17 @@ class ExportCapture:
         return [*specialised, *draw_hints(draws, context.sources)]
 
     @staticmethod
-    def _batch_hints(context: JobContext, target: CaptureTarget) -> list[Hint]:
+    def _batch_hints(context: JobContext, target: CaptureTarget,
+                     decided: InputsDecision) -> list[Hint]:
         """FX407 where the code specialises a batch or sequence dimension (``batch_dims``):
         asked of a class that exported whole without configured ``dynamic`` dimensions,
         whose answer that export is not."""
-        assert target.example_inputs is not None
+        assert decided.specs is not None
         if context.module_config(target.cls.__name__).dynamic is not None:
             return []  # configured dimensions are FX403's; `dynamic = {}`: static shapes
         mode = fake.new_mode()
-        inputs = {**fake.fake_inputs(mode, target.example_inputs), **target.fresh_values()}
-        dims = batch_dims.batch_dims(inputs, target.example_inputs)
+        inputs = {**fake.fake_inputs(mode, decided.specs), **decided.fresh_values()}
+        dims = batch_dims.batch_dims(inputs, decided.specs)
         if not dims:
             return []
         recorder = dynamic.GuardRecorder(context.is_workspace_path)

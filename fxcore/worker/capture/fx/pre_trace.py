@@ -11,6 +11,7 @@ from torch import fx
 
 from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import UNDECIDED
 from fxcore.worker.shared.job_context import JobContext
 
 
@@ -18,7 +19,7 @@ def pre_trace(context: JobContext, target: CaptureTarget
                ) -> tuple[fx.GraphModule | None, torch.nn.Module | None]:
     """The fx capture's graph of ``target`` (complete, or recovered past its failures) as a
     module to infer inputs from, and the instance it was traced from."""
-    record = FxCapture().capture(context, target)
+    record = FxCapture().capture(context, target, UNDECIDED)
     if record.graph_module is not None:
         return record.graph_module, record.root
     if record.graph is None or record.root is None:

@@ -44,6 +44,7 @@ from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.devices.cuda_factories import cuda_factories_on_meta
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.shared.consequences import places_of
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.locate import traceback_positions
 from fxcore.worker.shared.seeding import drawn_states, seed_generators
@@ -66,7 +67,9 @@ class FxCapture:
 
     mode: ClassVar[str] = "fx"
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
+        """``target`` traced symbolically: ``inputs`` play no part (no example is run)."""
         started = time.perf_counter()
         try:
             tracer = make_tracer(context)
@@ -152,7 +155,7 @@ class FxCapture:
             notes=constant_read_notes(stand_ins),
         )
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
         """FX201-FX206: where the graph traced without error but does not mean what the code
         says (``fxcore.worker.capture.fx.mistraces``, ``random_draws``)."""

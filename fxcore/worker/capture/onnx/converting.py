@@ -26,6 +26,7 @@ from fxcore.worker.capture.export.exporting import ExportCapture, quiet_torch
 from fxcore.worker.capture.onnx import dimensions, exporting_flag, operators, translation
 from fxcore.worker.capture.onnx.exporter import Exporter, exporter
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, ExportOutcome
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 
 
@@ -55,7 +56,8 @@ class OnnxCapture:
                 program, registry=found.registry(found.default_opset))
             translation.translate(found, decomposed, found.default_opset)
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
         found = exporter()
         if isinstance(found, str):
             return CaptureRecord(self.mode, not_checked=f"not checked for ONNX: {found}")
@@ -64,7 +66,7 @@ class OnnxCapture:
             return CaptureRecord(self.mode, not_checked=(
                 f"not checked for ONNX: onnx-opset = {opset}, but this torch's exporter "
                 f"translates to opset {found.max_opset} at most"))
-        outcome, notes = self._export_outcome(context, target)
+        outcome, notes = self._export_outcome(context, target, inputs)
         refined = dimensions.refined_by_exporter(outcome.record)
         if refined:
             return CaptureRecord(self.mode, failures=refined, notes=notes,
@@ -81,7 +83,7 @@ class OnnxCapture:
         return record
 
     @staticmethod
-    def _export_outcome(context: JobContext, target: CaptureTarget
+    def _export_outcome(context: JobContext, target: CaptureTarget, inputs: InputsDecision
                         ) -> tuple[ExportOutcome, list[str]]:
         """The export mode's outcome on this instance in its current ``nn.Module`` mode:
         reused where that mode ran, made here otherwise; made again with
@@ -90,13 +92,13 @@ class OnnxCapture:
             missing = exporting_flag.missing_flag()
             if missing is None:
                 with exporting_flag.onnx_exporting():
-                    return ExportOutcome(*ExportCapture().exported(context, target)), []
-            return ExportOutcome(*ExportCapture().exported(context, target)), [
+                    return ExportOutcome(*ExportCapture().exported(context, target, inputs)), []
+            return ExportOutcome(*ExportCapture().exported(context, target, inputs)), [
                 f"Exported with torch.onnx.is_in_onnx_export() False, which the code reads: "
                 f"{missing}."]
         training = target.module.training
         if training not in target.exports:
-            ExportCapture().capture(context, target)
+            ExportCapture().capture(context, target, inputs)
         return target.exports[training], []
 
     def _checked(self, context: JobContext, target: CaptureTarget, found: Exporter,
@@ -174,7 +176,7 @@ class OnnxCapture:
                 failures.append(failure)
         return failures
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
         return []
 

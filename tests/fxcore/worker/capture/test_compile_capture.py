@@ -34,6 +34,7 @@ from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.pipeline.verdict import module_verdict
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import UNDECIDED, InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -46,10 +47,10 @@ CORPUS = Path(__file__).parents[3] / "corpus" / "compile"
 #: Real torch's answers, computed in this run on the installed torch.
 EXPECTED = compile_answers()
 INPUTS = {"x": TensorSpec("float32", (2, 8))}
+DECIDED = InputsDecision(INPUTS)
 
 
-def corpus_target(file: str, name: str, inputs: dict[str, TensorSpec] | None = INPUTS
-                  ) -> tuple[JobContext, CaptureTarget]:
+def corpus_target(file: str, name: str) -> tuple[JobContext, CaptureTarget]:
     """The corpus class ``name`` of ``file`` built as a worker builds it (on meta)."""
     path = CORPUS / file
     cls = getattr(corpus_module(path, f"compile_corpus_{path.stem}"), name)
@@ -59,13 +60,13 @@ def corpus_target(file: str, name: str, inputs: dict[str, TensorSpec] | None = I
     built = build_class(context, cls, source)
     assert isinstance(built, Built), built
     return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                  built.concrete_args, example_inputs=inputs)
+                                  built.concrete_args)
 
 
 def capture(file: str, name: str) -> tuple[JobContext, CaptureTarget, CaptureRecord]:
     context, target = corpus_target(file, name)
     with contextlib.redirect_stdout(io.StringIO()):  # the corpus prints, on purpose
-        record = CompileCapture().capture(context, target)
+        record = CompileCapture().capture(context, target, DECIDED)
     return context, target, record
 
 
@@ -147,7 +148,7 @@ def test_an_operator_without_a_meta_kernel_is_compiled_on_fake_cpu_tensors() -> 
     context, target, record = capture("needs_real_data.py", "QrFactors")
     assert (record.failures, record.not_checked, record.graph_count) == ([], None, 1)
     assert record.notes == [ON_FAKE_CPU_KERNEL.format(op="`aten::geqrf`")]
-    result = module_verdict(context, CompileCapture(), target, record)
+    result = module_verdict(context, CompileCapture(), target, DECIDED, record)
     assert result.status == "traceable"
 
 
@@ -155,7 +156,7 @@ def test_breaks_before_the_line_stay_in_the_not_checked_verdict() -> None:
     context, target, record = capture("needs_real_data.py", "PrintThenCounts")
     assert [f.code for f in record.failures] == ["GB0059", "GB0036", "FX503"]
     assert record.not_checked is not None and "runs `aten::bincount`" in record.not_checked
-    result = module_verdict(context, CompileCapture(), target, record)
+    result = module_verdict(context, CompileCapture(), target, DECIDED, record)
     assert result.status == "not-traced" and len(result.failures) == 3
 
 
@@ -176,20 +177,20 @@ def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_a_break_and_s
 
 
 def test_without_example_inputs_the_class_is_not_checked() -> None:
-    context, target = corpus_target("breaks_python.py", "Branch", inputs=None)
-    record = CompileCapture().capture(context, target)
-    result = module_verdict(context, CompileCapture(), target, record)
+    context, target = corpus_target("breaks_python.py", "Branch")
+    record = CompileCapture().capture(context, target, UNDECIDED)
+    result = module_verdict(context, CompileCapture(), target, UNDECIDED, record)
     assert result.status == "not-traced" and result.reason == NO_INPUTS
     assert not result.failures
 
 
 def test_the_verdict_of_a_compile_record() -> None:
     context, target, record = capture("breaks_python.py", "TwoBreaks")
-    result = module_verdict(context, CompileCapture(), target, record)
+    result = module_verdict(context, CompileCapture(), target, DECIDED, record)
     assert result.status == "failed"
     assert [failure.code for failure in result.failures] == ["GB0059", "GB0124"]
     context, target, record = capture("breaks_python.py", "Clean")
-    assert module_verdict(context, CompileCapture(), target, record).status == "traceable"
+    assert module_verdict(context, CompileCapture(), target, DECIDED, record).status == "traceable"
 
 
 def test_the_capture_leaves_torch_as_it_found_it() -> None:
@@ -258,7 +259,7 @@ def test_without_dynamos_break_hook_only_the_first_break_is_found_and_said(
 def test_the_result_maps_lines_to_the_nodes_of_every_graph() -> None:
     context, target, record = capture("breaks_python.py", "Printing")
     assert record.graph_count == 2
-    result = module_verdict(context, CompileCapture(), target, record)
+    result = module_verdict(context, CompileCapture(), target, DECIDED, record)
     path = str(CORPUS / "breaks_python.py")
     lines = {line for (file, line) in result.line_nodes if file == path}
     assert {30, 32} <= lines  # `y = x * 2` before the break, `y + 1` after it
@@ -296,8 +297,8 @@ def test_two_library_lines_breaking_under_one_workspace_line_are_two_breaks(
     built = build_class(context, module.CallsLibrary, source)
     assert isinstance(built, Built), built
     record = CompileCapture().capture(context, CaptureTarget(
-        module.CallsLibrary, source, built.model, built.instantiated_on, built.concrete_args,
-        example_inputs=INPUTS))
+        module.CallsLibrary, source, built.model, built.instantiated_on, built.concrete_args),
+        DECIDED)
     lines = [(f.line, f.code, f.frames[-1].path, f.frames[-1].line) for f in record.failures]
     helper = str(library / "branching_library.py")
     # The second break happens in the library function dynamo compiled alone after the

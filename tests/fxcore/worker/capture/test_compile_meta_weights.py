@@ -17,6 +17,7 @@ from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile.compiling import CompileCapture
 from fxcore.worker.capture.compile.meta_weights import LARGEST_REAL_RUN, weights_on_meta
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -52,10 +53,10 @@ def _captured(tmp_path: Path, dim: int) -> tuple[list[int], torch.nn.Module]:
     assert isinstance(built, Built) and built.instantiated_on == "cpu"
     # The worker builds it on the CPU (above); this instance has the size the test needs.
     model = module.Scheduled(dim)
-    target = CaptureTarget(module.Scheduled, source, model, "cpu", {},
-                           example_inputs={"x": TensorSpec("float32", (2, dim))})
+    target = CaptureTarget(module.Scheduled, source, model, "cpu", {})
     with contextlib.redirect_stdout(io.StringIO()):
-        record = CompileCapture().capture(context, target)
+        record = CompileCapture().capture(context, target, InputsDecision(
+            {"x": TensorSpec("float32", (2, dim))}))
     return [failure.line for failure in record.failures], model
 
 

@@ -13,6 +13,7 @@ from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile.compiling import CompileCapture
 from fxcore.worker.pipeline.verdict import module_verdict
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -30,11 +31,11 @@ def verdict_inputs(name: str) -> ExampleInputs | None:
     built = build_class(context, cls, source)
     assert isinstance(built, Built), built
     target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                           built.concrete_args,
-                           example_inputs={"x": TensorSpec("float32", (2, 8))},
-                           inputs_origin="inferred")
+                           built.concrete_args)
+    inputs = InputsDecision({"x": TensorSpec("float32", (2, 8))}, "inferred")
     capture = CompileCapture()
-    return module_verdict(context, capture, target, capture.capture(context, target)).inputs
+    return module_verdict(context, capture, target, inputs,
+                          capture.capture(context, target, inputs)).inputs
 
 
 def test_a_compiled_class_reports_the_inputs_it_ran_on() -> None:

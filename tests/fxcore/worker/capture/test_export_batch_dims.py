@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from real_torch_answers import export_answers
-from test_export_capture import captured_by_default
+from test_export_capture import captured_by_default, decided
 from torch import nn
 
 from fxcore.model.tensor_spec import parse_spec
@@ -82,7 +82,7 @@ def test_batch_specialisations_match_real_export_with_dim_auto(key: str) -> None
     target, context, record = captured_by_default(key)
     if record.not_checked is not None or record.graph_module is None:
         pytest.skip(f"{key} is not exported whole on meta: no hints are asked of it")
-    hints = [hint for hint in ExportCapture().hints(context, target, record)
+    hints = [hint for hint in ExportCapture().hints(context, target, decided(key), record)
              if hint.code == "FX407"]
     path = str(CORPUS / key.split(":")[0])
     assert {(hint.path, hint.line) for hint in hints} == \

@@ -34,6 +34,7 @@ from fxcore.worker.capture.export.exporting import NO_INPUTS, ExportCapture
 from fxcore.worker.pipeline.job import Job
 from fxcore.worker.pipeline.verdict import module_verdict
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -68,11 +69,18 @@ def captured(key: str, with_inputs: bool = True, config: EngineConfig | None = N
     assert isinstance(built, Built), built
     # The worker exports in eval mode (module-mode "auto"), as the ground truth does.
     built.model.eval()
-    inputs = {arg: parse_spec(text) for arg, text in module.EXAMPLE_INPUTS[name].items()}
     target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                           built.concrete_args,
-                           example_inputs=inputs if with_inputs else None)
-    return target, context, ExportCapture().capture(context, target)
+                           built.concrete_args)
+    return target, context, ExportCapture().capture(context, target,
+                                                    decided(key, with_inputs))
+
+
+def decided(key: str, with_inputs: bool = True) -> InputsDecision:
+    """The example inputs of ``file.py:Class`` in the corpus, as decided before capture."""
+    file, name = key.split(":")
+    module = importlib.import_module(Path(file).stem)
+    return InputsDecision({arg: parse_spec(text) for arg, text in
+                           module.EXAMPLE_INPUTS[name].items()} if with_inputs else None)
 
 
 @functools.cache
@@ -166,7 +174,8 @@ def test_a_strict_only_failure_says_what_dynamo_cannot_trace() -> None:
     assert "`time.perf_counter" in failure.message
     assert re.search(r"\(GB\d{4}\)", failure.message), failure.message
     assert [frame.path for frame in failure.frames] == [str(CORPUS / "export_strict_only.py")]
-    result = module_verdict(context, ExportCapture(), target, record)
+    inputs = decided("export_strict_only.py:TimedForward")
+    result = module_verdict(context, ExportCapture(), target, inputs, record)
     # Failed, with the graph non-strict export made still there to draw.
     assert result.status == "failed" and result.graph
     assert all(p.is_meta for p in target.module.parameters())
@@ -287,14 +296,16 @@ def test_numpy_ends_the_export_as_python_data() -> None:
 def test_without_inputs_the_class_is_not_checked_at_its_name() -> None:
     target, context, record = captured("export_traceable.py:Mlp", with_inputs=False)
     assert record.not_checked == NO_INPUTS and record.failures == []
-    result = module_verdict(context, ExportCapture(), target, record)
+    inputs = decided("export_traceable.py:Mlp", with_inputs=False)
+    result = module_verdict(context, ExportCapture(), target, inputs, record)
     assert (result.status, result.reason) == ("not-traced", NO_INPUTS)
     assert result.line == target.source.name_span.line
 
 
 def test_traceable_verdict_carries_the_exported_graph() -> None:
     target, context, record = captured("export_traceable.py:PositionalEmbedding")
-    result = module_verdict(context, ExportCapture(), target, record)
+    inputs = decided("export_traceable.py:PositionalEmbedding")
+    result = module_verdict(context, ExportCapture(), target, inputs, record)
     assert result.status == "traceable"
     assert result.generated_code is not None and "aten.embedding" in result.generated_code
     path = CORPUS / "export_traceable.py"
@@ -357,7 +368,8 @@ def test_missing_hook_degrades_to_the_first_failure(monkeypatch: pytest.MonkeyPa
     assert [(f.line, f.code) for f in record.failures] == [(40, "FX401")]
     assert record.notes == ["Only the first failure is found: this torch cannot be resumed "
                             "after a data-dependent guard (ShapeEnv.evaluate_expr is missing)."]
-    result = module_verdict(context, ExportCapture(), target, record)
+    inputs = decided("export_python_data.py:EverySite")
+    result = module_verdict(context, ExportCapture(), target, inputs, record)
     assert (result.status, result.capture_notes) == ("failed", record.notes)
 
 
@@ -408,7 +420,8 @@ def test_a_meta_tensor_fx_lsp_cannot_fake_is_fx404_at_its_line_and_no_verdict() 
     assert "cpu" in stopped.message.rpartition("(torch: ")[2]
     assert "meta" in stopped.message.rpartition("(torch: ")[2]
     assert record.not_checked is not None and record.graph is None
-    result = module_verdict(context, ExportCapture(), target, record)
+    inputs = decided("export_needs_real_data.py:HeldTable")
+    result = module_verdict(context, ExportCapture(), target, inputs, record)
     assert (result.status, result.reason) == ("not-traced", record.not_checked)
     assert result.failures == [stopped]
     decoded = result_codec.decode_module_result(result_codec.loads(result_codec.dumps(result)))
@@ -444,5 +457,6 @@ def test_a_class_built_on_the_cpu_gets_a_verdict_for_its_own_meta_tensors() -> N
     the CPU that makes a meta tensor itself fails as real export does."""
     target, context, _ = captured("export_needs_real_data.py:HeldTable")
     target.instantiated_on = "cpu"
-    record = ExportCapture().capture(context, target)
+    inputs = decided("export_needs_real_data.py:HeldTable")
+    record = ExportCapture().capture(context, target, inputs)
     assert record.not_checked is None and [f.code for f in record.failures] == ["FX499"]

@@ -17,6 +17,7 @@ from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.export.exporting import ExportCapture
 from fxcore.worker.pipeline.verdict import module_verdict
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -52,10 +53,10 @@ def verdict(tmp_path: Path, name: str, spec: str) -> tuple[ModuleResult, Capture
     source = top_level_classes(MODEL)[name]
     built = build_class(context, cls, source)
     assert isinstance(built, Built) and built.instantiated_on == "meta"
-    target = CaptureTarget(cls, source, built.model, built.instantiated_on,
-                           example_inputs={"x": parse_spec(spec)}, inputs_origin="config")
-    record = ExportCapture().capture(context, target)
-    return module_verdict(context, ExportCapture(), target, record), record
+    target = CaptureTarget(cls, source, built.model, built.instantiated_on)
+    inputs = InputsDecision({"x": parse_spec(spec)}, "config")
+    record = ExportCapture().capture(context, target, inputs)
+    return module_verdict(context, ExportCapture(), target, inputs, record), record
 
 
 def test_a_failure_without_a_graph_reports_the_inputs_export_ran_on(

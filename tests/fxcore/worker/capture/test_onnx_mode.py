@@ -132,6 +132,7 @@ def test_an_operator_without_translation_is_at_its_line() -> None:
     from fxcore.worker.building.instances import Built, build_class
     from fxcore.worker.capture.onnx.converting import OnnxCapture
     from fxcore.worker.shared.capture_target import CaptureTarget
+    from fxcore.worker.shared.inputs_decision import InputsDecision
     from fxcore.worker.shared.job_context import JobContext
     from fxcore.workspace.discovery import top_level_classes
 
@@ -147,9 +148,9 @@ def test_an_operator_without_translation_is_at_its_line() -> None:
     built = build_class(context, module.TwoSpecials, source)
     assert isinstance(built, Built)
     built.model.eval()
-    target = CaptureTarget(module.TwoSpecials, source, built.model, built.instantiated_on,
-                           example_inputs={"x": parse_spec("float32[2, 4]")})
-    record = OnnxCapture().capture(context, target)
+    target = CaptureTarget(module.TwoSpecials, source, built.model, built.instantiated_on)
+    record = OnnxCapture().capture(context, target,
+                                   InputsDecision({"x": parse_spec("float32[2, 4]")}))
     lines = path.read_text(encoding="utf-8").splitlines()
     assert [(failure.code, lines[failure.line - 1].strip()) for failure in record.failures] == [
         ("FX601", "b = torch.special.i1e(a)"),

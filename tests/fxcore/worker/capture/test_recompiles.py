@@ -27,6 +27,7 @@ from fxcore.worker.capture.compile.fake_cpu import fake_cpu_reason
 from fxcore.worker.capture.compile.recompile_hints import SLOWED, loop_notes
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
@@ -56,7 +57,7 @@ def input_spec(name: str) -> InputSpec:
     return parse_input(given) if isinstance(given, str) else TensorSpec("float32", given)
 
 
-def meta_target(name: str) -> tuple[JobContext, CaptureTarget]:
+def meta_target(name: str) -> tuple[JobContext, CaptureTarget, InputsDecision]:
     """The class built as a worker builds it (on meta), with the corpus's inputs."""
     cls = getattr(corpus_module(), name)
     # The loop gets a quarter of the time-out: a loaded test machine (the matrix beside other
@@ -67,8 +68,7 @@ def meta_target(name: str) -> tuple[JobContext, CaptureTarget]:
     built = build_class(context, cls, source)
     assert isinstance(built, Built), built
     return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                  built.concrete_args,
-                                  example_inputs={"x": input_spec(name)})
+                                  built.concrete_args), InputsDecision({"x": input_spec(name)})
 
 
 def real_torch(name: str) -> recompile_loop.LoopOutcome:
@@ -92,12 +92,12 @@ def real_torch(name: str) -> recompile_loop.LoopOutcome:
         torch._dynamo.reset()
 
 
-def meta_run(target: CaptureTarget) -> _Run:
+def meta_run(target: CaptureTarget, inputs: InputsDecision) -> _Run:
     """The capture's run with its loop, on fake CPU tensors where the capture takes them (a
     class that makes CPU tensors of its own)."""
-    run = _run(target, graph_break_hook(), True, loop_seconds=120.0)
+    run = _run(target, inputs, graph_break_hook(), True, loop_seconds=120.0)
     if fake_cpu_reason(run.ending_error, run.stops) is not None:
-        run = _run(target, graph_break_hook(), True, device=torch.device("cpu"),
+        run = _run(target, inputs, graph_break_hook(), True, device=torch.device("cpu"),
                    loop_seconds=120.0)
     return run
 
@@ -118,8 +118,8 @@ def marked(name: str) -> list[tuple[str, int]]:
 def test_the_loop_on_meta_is_real_torchs(name: str) -> None:
     with contextlib.redirect_stdout(io.StringIO()):
         real = real_torch(name)
-        _, target = meta_target(name)
-        run = meta_run(target)
+        _, target, inputs = meta_target(name)
+        run = meta_run(target, inputs)
     assert run.loop is not None
     if run.loop.not_run is not None:  # what recompiles depends on data meta has not
         assert name in READS_DATA
@@ -132,9 +132,9 @@ def test_the_loop_on_meta_is_real_torchs(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_diagnostics_at_the_marked_lines(name: str) -> None:
-    context, target = meta_target(name)
+    context, target, inputs = meta_target(name)
     with contextlib.redirect_stdout(io.StringIO()):
-        record = CompileCapture().capture(context, target)
+        record = CompileCapture().capture(context, target, inputs)
     assert [(hint.code, hint.line) for hint in record.hints] == marked(name)
     assert all(hint.path == str(CORPUS) for hint in record.hints)
 
@@ -143,8 +143,8 @@ def test_diagnostics_at_the_marked_lines(name: str) -> None:
 def test_a_counter_forward_increments_is_fx505_with_torchs_guard_and_hint() -> None:
     """The fast tier's check of the loop: an integer attribute ``forward`` increments reaches
     the limit: FX505 at its line, PyTorch's guard and hint in the message."""
-    context, target = meta_target("StepCounter")
-    (counter,) = CompileCapture().capture(context, target).hints
+    context, target, inputs = meta_target("StepCounter")
+    (counter,) = CompileCapture().capture(context, target, inputs).hints
     assert (counter.code, counter.line) == ("FX505", marked_line(CORPUS, "StepCounter",
                                                                   "# FX505"))
     assert "self.step ==" in counter.message
@@ -152,8 +152,8 @@ def test_a_counter_forward_increments_is_fx505_with_torchs_guard_and_hint() -> N
 
 
 def test_a_loop_out_of_time_leaves_the_first_calls_verdict_and_says_so() -> None:
-    _, target = meta_target("StepCounter")
-    run = _run(target, graph_break_hook(), True, loop_seconds=1e-9)
+    _, target, inputs = meta_target("StepCounter")
+    run = _run(target, inputs, graph_break_hook(), True, loop_seconds=1e-9)
     assert run.loop is not None and not run.loop.finished and run.loop.causes == []
     assert run.ending_error is None and len(run.graphs) == 1  # the first call's verdict
     (note,) = loop_notes(run.loop)

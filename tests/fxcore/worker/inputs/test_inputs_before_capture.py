@@ -1,7 +1,7 @@
 """Example inputs are decided before capture for a capture mode that needs them
 (``needs_inputs = True``): configured first, then ``forward``'s annotations, then inferred from
 the first layers that use each argument, without the capture they feed. A capture mode of this
-test's own records what its targets carried when it was called.
+test's own records what it was given when it was called.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from fxcore.worker.inputs import deciding
 from fxcore.worker.pipeline.job import Job
 from fxcore.worker.shared import budget_clock
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 
 MODELS = '''
@@ -82,7 +83,7 @@ class Undecided(nn.Module):
 
 
 class RecordsInputs:
-    """A capture mode that needs inputs and records those its targets carry."""
+    """A capture mode that needs inputs and records those it is given."""
 
     mode: ClassVar[str] = "records-inputs"
     needs_inputs: ClassVar[bool] = True
@@ -90,14 +91,15 @@ class RecordsInputs:
     def __init__(self) -> None:
         self.seen: dict[str, tuple[str | None, dict[str, str] | None]] = {}
 
-    def capture(self, context: JobContext, target: CaptureTarget) -> CaptureRecord:
-        inputs = target.example_inputs
+    def capture(self, context: JobContext, target: CaptureTarget,
+                inputs: InputsDecision) -> CaptureRecord:
+        specs = inputs.specs
         self.seen[target.cls.__name__] = (
-            target.inputs_origin,
-            None if inputs is None else {name: str(spec) for name, spec in inputs.items()})
+            inputs.origin,
+            None if specs is None else {name: str(spec) for name, spec in specs.items()})
         return CaptureRecord(self.mode)
 
-    def hints(self, context: JobContext, target: CaptureTarget,
+    def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,
               record: CaptureRecord) -> list[Hint]:
         return []
 

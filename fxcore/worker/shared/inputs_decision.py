@@ -1,0 +1,50 @@
+"""What the inputs stage decides for one instance, as one value (``InputsDecision``): the
+stage returns it (``fxcore.worker.inputs.deciding``), the pipeline keeps it per target
+(``fxcore.worker.pipeline.capturing``) and passes it to each capture and to the readers after
+it (the verdict, the graph's shapes, the check of fx-lsp's own choices). Nothing sets it on a
+``CaptureTarget`` but the pipeline."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxcore.model.container_spec import InputSpec
+from fxcore.model.results import InputsOrigin
+
+
+@dataclass(frozen=True)
+class InputsDecision:
+    """Example inputs decided for an instance, where they came from, and what runs beside
+    them; or, where none were decided, what the likeliest candidate met."""
+
+    #: Example inputs by ``forward`` argument, a container spec for a dict, list or tuple
+    #: of tensors; None when none were decided (``{}``: a forward that takes no tensor).
+    specs: dict[str, InputSpec] | None = None
+    #: Where ``specs`` came from.
+    origin: InputsOrigin | None = None
+    #: How their inferred sizes were chosen (``ExampleInputs.note``).
+    note: str | None = None
+    #: Literal arguments other than tensors passed beside ``specs`` (a parent's, as it
+    #: passes them; those annotated as literals, ``inputs.literal_arguments``), by ``forward``
+    #: argument. Runs take ``fresh_values()``: forward may append to a list.
+    values: dict[str, Any] = field(default_factory=dict)
+    #: Where no example inputs were found: what the most likely candidate raised when the
+    #: module ran on it (``fxcore.worker.inputs.first_layer``).
+    refused: str | None = None
+
+    def fresh_values(self) -> dict[str, Any]:
+        """A copy of ``values`` for one run, which the report's still show as given."""
+        return copy.deepcopy(self.values)
+
+
+#: No inputs decided: what a capture that needs none gets before any mode searched.
+UNDECIDED = InputsDecision()
+
+
+def no_inputs_reason(reason: str, inputs: InputsDecision) -> str:
+    """A mode's "no example inputs" reason, with what the most likely input met."""
+    if inputs.refused is None:
+        return reason
+    return f"{reason}; none fx-lsp tried runs: {inputs.refused}"
