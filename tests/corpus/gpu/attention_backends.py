@@ -1,8 +1,7 @@
 """Attention written for a GPU: ``sdpa_kernel`` choices of GPU-only backends, as people write
 them (each takes float32[2, 8]; its queries, keys and values are [batch, 2 heads, 1 position,
 4], made by one projection). Judged for a GPU (``device = "auto"``: the backends are a GPU's).
-What an H100 gives, and where that comes from:
-tests/fxcore/worker/devices/test_gpu_attention.py's docstring."""
+What an H100 gives, and why: tests/fxcore/worker/devices/test_gpu_attention.py's docstring."""
 
 from torch import nn
 from torch.nn import functional as F

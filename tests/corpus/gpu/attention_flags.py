@@ -1,7 +1,6 @@
 """Attention on a GPU with torch's math fallback turned off, as people do to be sure a fused
 kernel runs (each class takes float32[2, 8]; ``torch.backends.cuda`` makes it judged for a
-GPU). What an H100 gives, and where that comes from:
-tests/fxcore/worker/devices/test_gpu_attention.py's docstring."""
+GPU). What an H100 gives: tests/fxcore/worker/devices/test_gpu_attention.py's docstring."""
 
 import torch
 from torch import nn

@@ -1,7 +1,6 @@
 """Classes written for a GPU that use CUDA streams and events, as people write them (each
 takes float32[2, 8]): judged for one (``device = "auto"``: they make CUDA tensors) on any
-machine. Where their expected verdicts come from:
-tests/fxcore/worker/devices/test_gpu_streams.py's docstring."""
+machine. Their expected verdicts: tests/fxcore/worker/devices/test_gpu_streams.py's docstring."""
 
 import torch
 from torch import nn
