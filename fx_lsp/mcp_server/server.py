@@ -30,6 +30,7 @@ INSTRUCTIONS = (
     "device with guessed arguments and traces it in a separate process. Call `check` after "
     "editing model code; `explain` a code it reports; `fix` applies its quick fixes; `graph` "
     "shows a class's traced graph; `diff` compares the graphs of two git revisions.")
+logger = logging.getLogger(__name__)
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 Modes = Annotated[list[str] | None, Field(
@@ -37,14 +38,49 @@ Modes = Annotated[list[str] | None, Field(
     "); default: the workspace's [tool.fx-lsp] modes, else fx")]
 
 
+#: The most characters of a tool's error message: an argument it quotes may be megabytes.
+MAX_ERROR_CHARACTERS = 2000
+
+
+def carried(value: Any) -> Any:
+    """``value`` (a tool's data: dicts, lists, strings, numbers) with each character that
+    UTF-8 cannot encode written as its escape (``caf\\udce9.py``): a file name that is not
+    UTF-8 is a string with lone surrogates, which JSON-RPC messages cannot hold, spelled as
+    ``fx-lsp check --output-format json`` and the terminal formats spell it."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {carried(key): carried(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [carried(item) for item in value]
+    return value
+
+
+def error_text(message: str) -> str:
+    """A tool error's message as the model reads it: carried (``carried``), and cut to
+    ``MAX_ERROR_CHARACTERS`` with how much was left out."""
+    message = carried(message)
+    if len(message) <= MAX_ERROR_CHARACTERS:
+        return message
+    return (f"{message[:MAX_ERROR_CHARACTERS]}... ({len(message) - MAX_ERROR_CHARACTERS:,} "
+            "more characters left out)")
+
+
 async def _run(function: Any, *args: Any) -> Any:
-    """``function(*args)`` in a thread; bad input becomes the tool's error, said to the model."""
+    """``function(*args)`` in a thread, its data carried (``carried``); bad input becomes the
+    tool's error, said to the model, and so does anything else raised, with its reason (the
+    SDK would say only "Error executing tool"), its traceback logged on stderr."""
     try:
         # Abandoned when the call is cancelled (the client left): ``Tools.close`` then stops
         # its trace and waits for it, rather than the server waiting for the trace to end.
-        return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
+        return carried(await anyio.to_thread.run_sync(function, *args,
+                                                      abandon_on_cancel=True))
     except ToolInputError as error:
-        raise ToolError(str(error)) from error
+        raise ToolError(error_text(str(error))) from error
+    except Exception as error:
+        logger.exception("fx-lsp mcp: a tool call failed")
+        raise ToolError(error_text(f"fx-lsp failed: {type(error).__name__}: {error}")
+                        ) from error
 
 
 def build(tools: Tools) -> MCPServer:
@@ -117,7 +153,8 @@ def build(tools: Tools) -> MCPServer:
 def serve_mcp(workspace: str, trusted: bool) -> int:
     """Serve the workspace's tools on stdio until the client closes the connection."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    WORKER_LOG.setLevel(logging.INFO)
+    # Every line the workers print, as ``fx-lsp check -v`` shows them: stderr is the log.
+    WORKER_LOG.setLevel(logging.DEBUG)
     # The command line's paths in reports are relative to where it runs: the workspace.
     os.chdir(workspace)
     tools = Tools(workspace, trusted)

@@ -66,6 +66,9 @@ class Tools:
 
     def _path(self, path: str, kind: str = "file or folder") -> str:
         """``path`` (relative to the workspace, or absolute) inside the workspace."""
+        if "\0" in path:
+            raise ToolInputError("a path cannot hold a NUL character; give a file or folder "
+                                 "of the workspace")
         full = os.path.realpath(os.path.join(self.workspace, path))
         if os.path.commonpath([full, self.workspace]) != self.workspace:
             raise ToolInputError(f"{path} is outside the workspace {self.workspace}; give a "

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from fxcore.checking.parent_verdicts import with_parent_verdicts
-from fxcore.checking.preparation import explain_notebook_names, prepare
+from fxcore.checking.preparation import explain_notebook_names, linked_out, prepare
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.host.submissions import Submission, Submissions
@@ -129,6 +129,9 @@ class Pipeline:
             handle.future.set_result(result)
 
     def _result(self, handle: CheckHandle) -> FileResult:
+        refused = linked_out(handle.job)
+        if refused is not None:
+            return refused
         prepared = prepare(handle.job, self.call_sites)
         job = handle.job = prepared.job
         # The key from the text before the run: the text that is imported.

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fxcore.model.job_spec import MAX_OTHER_CALL_SITES, Builder, CallSite, TraceJob
-from fxcore.model.results import FileResult
+from fxcore.model.results import CODES, Failure, FileResult, Range
 from fxcore.workspace.builders import builder_functions
 from fxcore.workspace.call_sites import CallSiteIndexes
 from fxcore.workspace.discovery import ParsedFile, has_module_level_class, parsed_file
 from fxcore.workspace.notebook.cells import explain_dropped_names, is_notebook
-from fxcore.workspace.paths import notebook_module
+from fxcore.workspace.paths import notebook_module, outside_target
 
 
 @dataclass
@@ -40,6 +40,21 @@ class PreparedJob:
     def not_run(self) -> FileResult:
         """The result of a file that is not run: no verdicts, no errors."""
         return FileResult(path=self.job.path)
+
+
+def linked_out(job: TraceJob) -> FileResult | None:
+    """The result of a file that a symbolic link takes out of its workspace
+    (``fxcore.workspace.paths.outside_target``): one FX100 on its first line, the file neither
+    read nor imported; None for a file inside its workspace. Every check's jobs start here,
+    whoever found their files."""
+    real = outside_target(job.path, job.workspace_root)
+    if real is None:
+        return None
+    message = (f"This file is a symbolic link, or lies in a linked folder, that leads out of "
+               f"the workspace {job.workspace_root} (to {real}): fx-lsp does not read or "
+               "import it.")
+    return FileResult(path=job.path, errors=[Failure(
+        code=CODES["import"], kind="import", message=message, **Range(1, 1, 1, 2).at(job.path))])
 
 
 def prepare(job: TraceJob, call_sites: CallSiteIndexes) -> PreparedJob:

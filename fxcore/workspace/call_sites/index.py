@@ -16,7 +16,7 @@ from fxcore.workspace.call_sites.literals import called_class_name
 from fxcore.workspace.file_access import MAX_FILE_BYTES, read_text
 from fxcore.workspace.notebook.cells import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from fxcore.workspace.parsing import parse_expression
-from fxcore.workspace.paths import SKIPPED_FOLDERS
+from fxcore.workspace.paths import SKIPPED_FOLDERS, outside_target
 
 #: Markdown files read besides the Python ones.
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
@@ -151,7 +151,10 @@ def _workspace_files(root: str) -> list[str]:
 
 
 def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
-    """The literal constructor calls written in one file, named by its path below ``root``."""
+    """The literal constructor calls written in one file, named by its path below ``root``;
+    none from a file that a symbolic link takes out of the workspace (not read)."""
+    if outside_target(path, root) is not None:
+        return []
     try:
         text = read_text(path, limit=MAX_NOTEBOOK_BYTES if is_notebook(path)
                          else MAX_FILE_BYTES)

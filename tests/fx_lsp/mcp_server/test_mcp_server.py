@@ -248,3 +248,56 @@ async def test_check_on_the_examples() -> None:
              "json"], capture_output=True, text=True, cwd=examples, env=_environment(),
             timeout=300)
         assert _uncached(checked.structured_content) == _uncached(json.loads(printed.stdout))
+
+
+async def test_names_not_utf8_links_out_and_bad_arguments(tmp_path: pathlib.Path) -> None:
+    """Nothing here is traced: a folder whose name is not UTF-8, with a [tool.fx-lsp] problem
+    that names it, and a link out of the workspace, refused before any import. Its check
+    answers (it was a bare "Error executing tool check": the path could not be serialised),
+    spelling the name as the command line's report does; errors always say why, and a huge
+    argument is not echoed whole."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    outside = tmp_path / "outside.py"
+    outside.write_text(f"import pathlib\npathlib.Path({str(tmp_path / 'IMPORTED')!r}).touch()\n"
+                       + USES_LEN_AND_FINE)
+    (workspace / "linked.py").symlink_to(outside)
+    odd = os.path.join(os.fsencode(workspace), b"caf\xe9")
+    os.mkdir(odd)
+    with open(os.path.join(odd, b"pyproject.toml"), "w") as settings:
+        settings.write("[tool.fx-lsp]\ntimeout = 'soon'\n")
+    with open(os.path.join(odd, b"plain.py"), "w") as plain:
+        plain.write("x = 1\n")
+    async with _client(workspace) as session:
+        checked = await session.call_tool("check", {})
+        assert not checked.is_error, checked.content
+        report = checked.structured_content
+        assert report is not None
+        assert any("caf\\udce9" in problem for problem in report["config_problems"]), report
+        [refused] = [d for d in report["diagnostics"] if d["path"] == "linked.py"]
+        assert refused["code"] == "FX100" and "leads out of the workspace" in refused["message"]
+        assert not (tmp_path / "IMPORTED").exists()
+
+        assert "NUL" in await _error(session, "check", {"paths": ["a\0b.py"]})
+        huge = "X" * 1_000_000
+        for tool, arguments in (("explain", {"code": huge}), ("check", {"paths": [huge]})):
+            message = await _error(session, tool, arguments)
+            assert len(message) < 5000 and "characters left out" in message, message[:200]
+
+
+def test_an_unexpected_error_says_its_reason() -> None:
+    """Anything a tool raises reaches the model with its reason (the SDK alone says only
+    "Error executing tool check")."""
+    import anyio
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from fx_lsp.mcp_server.server import _run
+
+    def too_deep() -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    with pytest.raises(ToolError) as raised:
+        anyio.run(_run, too_deep)
+    assert type(raised.value) is ToolError
+    assert "RecursionError: maximum recursion depth exceeded" in str(raised.value)
