@@ -45,6 +45,10 @@ async def _run(function: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
     except ToolInputError as error:
         raise ToolError(str(error)) from error
+    except Exception as error:
+        # A fault of fx-lsp's own: its reason still reaches the model, which the SDK's bare
+        # "Error executing tool" would not give.
+        raise ToolError(f"{type(error).__name__}: {' '.join(str(error).split())}") from error
 
 
 def build(tools: Tools) -> MCPServer:
