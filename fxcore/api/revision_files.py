@@ -61,10 +61,11 @@ def _contents(root: str, entries: list[_Entry]) -> list[bytes]:
                      stdin="".join(f"{entry.object_id}\n" for entry in entries).encode())
     contents, at = [], 0
     for entry in entries:
-        end = output.index(b"\n", at)
+        end = output.find(b"\n", at)
         header = output[at:end].split(b" ")
-        if len(header) != 3:
-            raise GitError(f"git cat-file: {entry.path}: {output[at:end].decode(errors='replace')}")
+        if end < 0 or len(header) != 3 or not header[2].isdigit():
+            raise GitError(f"git cat-file --batch: {entry.path}: "
+                           f"{output[at:end].decode(errors='replace') or 'no answer'}")
         size = int(header[2])
         contents.append(output[end + 1:end + 1 + size])
         at = end + 1 + size + 1
@@ -125,8 +126,8 @@ def checkout(root: str, revision: str) -> Iterator[str]:
     folder's own cache folder is kept. ``GitError`` says why a revision cannot be read."""
     tree = tree_hash(root, revision)
     folder = os.path.join(root, CACHE_FOLDER, CHECKOUTS, tree)
-    make_cache_folder(root)  # out of git, as check makes it: the working tree stays clean
     try:
+        make_cache_folder(root)  # out of git, as check makes it: the working tree stays clean
         os.makedirs(folder, exist_ok=True)
         _empty(folder)  # what a run that was killed left
         _extract(root, tree, revision, folder)
@@ -142,4 +143,5 @@ def checkout(root: str, revision: str) -> Iterator[str]:
     try:
         yield folder
     finally:
-        _empty(folder)
+        with contextlib.suppress(OSError):  # what is left, the next run removes first
+            _empty(folder)

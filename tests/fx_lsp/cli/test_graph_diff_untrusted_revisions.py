@@ -51,10 +51,13 @@ def left_in_cache(root: Path) -> list[str]:
                   and path.parent != checkouts) if checkouts.exists() else []
 
 
-@pytest.mark.parametrize("target", ["/etc", "../..", "sub/../../.."])
-def test_a_link_out_of_the_revision_is_refused_and_nothing_is_left(tmp_path: Path,
-                                                                   target: str) -> None:
-    root = two_commits(tmp_path / "repo", {"escape": target})
+@pytest.mark.parametrize("links", [{"escape": "/etc"}, {"escape": "../.."},
+                                   {"escape": "sub/../../.."},
+                                   # Each inside on its own; one through the other leaves.
+                                   {"dot": ".", "escape": "dot/.."}])
+def test_a_link_out_of_the_revision_is_refused_and_nothing_is_left(
+        tmp_path: Path, links: dict[str, str]) -> None:
+    root = two_commits(tmp_path / "repo", links)
     for options in ([], ["--fail-on", "regression"]):
         completed = fx_lsp("diff", "HEAD~1", "HEAD", *options, cwd=root)
         assert completed.returncode == 2, completed.stderr
