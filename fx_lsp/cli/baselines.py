@@ -28,6 +28,16 @@ def print_fixed(fixed: list[baseline.Entry], stream: TextIO) -> None:
         stream.write(f"  {place}: {entry.code} ({entry.mode}){owner}\n")
 
 
+def check_before_run(paths: list[str], named: str | None, writes: bool) -> None:
+    """Raise ``baselines.BaselineProblem`` before a run that could take minutes when its
+    baseline cannot be read, or cannot be written where ``--write-baseline`` would."""
+    where = baselines.locate(paths, named)
+    if writes:
+        baselines.entries_kept(where)
+    else:
+        baselines.read(where)
+
+
 def subtract(report: Report, results: list[FileResult], paths: list[str], writes: bool,
              named: str | None, show_fixed: bool, summaries: TextIO) -> None:
     """The command line's baseline options on a run's ``report`` of ``results``: write the

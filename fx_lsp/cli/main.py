@@ -180,6 +180,9 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
                      "--diff")
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
+    if not arguments.diff:  # which prints fixes, not problems: no baseline is read
+        baselines.check_before_run(arguments.paths, arguments.baseline,
+                                   arguments.write_baseline)
     modes = _modes(arguments.mode)
     shard = None
     if arguments.shard is not None:

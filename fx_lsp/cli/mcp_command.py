@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+from fx_lsp.escaping import terminal
 
 #: What ``fx-lsp mcp`` says, once, without the extra (or with an SDK older than 2.x).
 MISSING_EXTRA = ("fx-lsp mcp: the MCP server needs the official mcp SDK 2.x: "
@@ -15,6 +18,11 @@ MISSING_EXTRA = ("fx-lsp mcp: the MCP server needs the official mcp SDK 2.x: "
 
 
 def mcp_command(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
+    workspace = arguments.workspace
+    if not os.path.isdir(workspace):
+        why = "not a folder" if os.path.lexists(workspace) else "no such folder"
+        print(f"fx-lsp mcp: --workspace {terminal(workspace)}: {why}", file=sys.stderr)
+        return 2
     try:
         # The 2.x SDK's server (1.x has no ``mcpserver``).
         importlib.import_module("mcp.server.mcpserver")
@@ -23,4 +31,4 @@ def mcp_command(parser: argparse.ArgumentParser, arguments: argparse.Namespace) 
         return 2
     from fx_lsp.mcp_server.server import serve_mcp
 
-    return serve_mcp(arguments.workspace, trusted=not arguments.untrusted)
+    return serve_mcp(workspace, trusted=not arguments.untrusted)

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from fxcore.model.results import FileResult
 from fxcore.reporting import baseline
 from fxcore.reporting.report import Problem, Report
-from fxcore.workspace.file_access import UnreadableFile, read_text, write_output_text
+from fxcore.workspace.file_access import (
+    UnreadableFile,
+    UnsafeWrite,
+    check_output_path,
+    read_text,
+    write_output_text,
+)
 from fxcore.workspace.paths import find_workspace_root, source_text
 
 
@@ -26,6 +32,9 @@ class BaselineFile:
     #: Given on the command line (``--baseline``): it must exist to be read; the default one
     #: is used only when present.
     named: bool
+    #: The path as the command line named it: written only where ``--output-file`` may
+    #: write (``check_output_path``: a relative one through no linked folder). None: ``path``.
+    as_named: str | None = None
 
 
 def locate(paths: list[str], named: str | None) -> BaselineFile:
@@ -33,7 +42,7 @@ def locate(paths: list[str], named: str | None) -> BaselineFile:
     workspace root of the first path; file names in it are relative to that root."""
     root = find_workspace_root(os.path.abspath(paths[0]))
     if named is not None:
-        return BaselineFile(os.path.abspath(named), root, True)
+        return BaselineFile(os.path.abspath(named), root, True, named)
     return BaselineFile(os.path.join(root, baseline.BASELINE_NAME), root, False)
 
 
@@ -42,7 +51,8 @@ def read(where: BaselineFile) -> list[baseline.Entry] | None:
     if not os.path.lexists(where.path) and not where.named:
         return None
     try:
-        return baseline.loads(read_text(where.path, errors="strict"))
+        return baseline.loads(read_text(where.path, errors="strict",
+                                        limit=baseline.MAX_BASELINE_BYTES))
     except (OSError, UnreadableFile, UnicodeDecodeError) as error:
         raise BaselineProblem(f"cannot read the baseline {where.path}: "
                               f"{getattr(error, 'strerror', None) or error}") from error
@@ -68,18 +78,36 @@ def _settled(results: list[FileResult], where: BaselineFile,
                       if not os.path.lexists(os.path.join(where.root, entry.file))}
 
 
+def entries_kept(where: BaselineFile) -> list[baseline.Entry]:
+    """The entries of the file at ``where`` that ``write`` starts from, once it is known that
+    the file may be written there. A file that cannot be read is refused, never taken as
+    empty: a run over part of the workspace would drop every other file's entries."""
+    try:
+        check_output_path(where.as_named or where.path)
+    except UnsafeWrite as error:
+        raise BaselineProblem(f"cannot write the baseline {error}") from error
+    try:
+        return read(BaselineFile(where.path, where.root, False)) or []
+    except BaselineProblem as error:
+        raise BaselineProblem(f"{error}; --write-baseline rewrites only a baseline it can "
+                              "read: mend the file or remove it, then run again") from error
+
+
 def write(report: Report, results: list[FileResult], where: BaselineFile) -> int:
     """Record every problem of ``report``, keeping an existing file's entries of files the
-    run did not check (``results``); written never through a link (``write_output_text``).
-    Returns how many entries the file holds."""
-    try:
-        old = read(BaselineFile(where.path, where.root, False)) or []
-    except BaselineProblem:
-        old = []  # rewritten whole: a damaged baseline is what --write-baseline repairs
+    run did not check (``results``); written never through a link (``write_output_text``)
+    and never over a file that cannot be read (``entries_kept``). Returns how many entries
+    the file holds."""
+    old = entries_kept(where)
     entries = [entry for _, entry in _items(report, where)]
     entries += baseline.kept_on_rewrite(old, _settled(results, where, old))
+    text = baseline.dumps(entries)
+    if len(text.encode()) > baseline.MAX_BASELINE_BYTES:
+        raise BaselineProblem(f"cannot write the baseline {where.path}: {len(entries):,} "
+                              f"entries are more than the {baseline.MAX_BASELINE_BYTES:,} "
+                              "bytes fx-lsp reads of a baseline")
     try:
-        write_output_text(where.path, baseline.dumps(entries))
+        write_output_text(where.path, text)
     except (OSError, ValueError) as error:
         raise BaselineProblem(f"cannot write the baseline {where.path}: "
                               f"{getattr(error, 'strerror', None) or error}") from error

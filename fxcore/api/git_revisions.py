@@ -1,33 +1,69 @@
 """The git side of ``diff`` (``fxcore.api.revision_diff``): which Python files two revisions
-differ in, which files import them (a static scan of ``import``/``from ... import``), and a
-revision's files in a folder of their own, never the user's working tree or index."""
+differ in, and which files import them (a static scan of ``import``/``from ... import``).
+A revision's files are read by ``fxcore.api.revision_files``.
+
+git runs here without anything the repository's configuration would have it run (``_git``):
+no filter, no filesystem monitor, no hook, no textconv or external diff. A revision is
+resolved to its tree first (``tree_hash``), so that what the user gave is only ever read as
+a revision, never as an option."""
 
 from __future__ import annotations
 
 import ast
-import contextlib
-import io
 import os
-import shutil
 import subprocess
-import tarfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
-from fxcore.host.cache_folder import CACHE_FOLDER, make_cache_folder
 from fxcore.workspace.parsing import ast_of
 
-#: Below the repository's cache folder: each checked revision's files, by tree hash, with
-#: their own result cache, which is all that is kept between runs.
-CHECKOUTS = "diff"
+#: Configuration that names programs git would run while it reads a repository, turned off
+#: (as ``git -c``): a repository's own ``.git/config`` is its author's, not the user's.
+NEUTRAL_CONFIG = {"core.fsmonitor": "", "core.hooksPath": os.devnull, "diff.external": "",
+                  "core.alternateRefsCommand": ""}
+#: The keys of a filter driver that name a program, and ``required``, which would make git
+#: fail rather than read a file unfiltered.
+_FILTER_KEYS = {"clean": "", "smudge": "", "process": "", "required": "false"}
 
 
 class GitError(Exception):
-    """git refused (not a repository, an unknown revision): one line for the user."""
+    """git refused (not a repository, an unknown revision), or a revision fx-lsp will not
+    read: one line for the user."""
 
 
-def _git(root: str, *arguments: str) -> bytes:
-    completed = subprocess.run(["git", "-C", root, *arguments], capture_output=True,
-                               check=False)
+def _environment(settings: dict[str, str]) -> dict[str, str]:
+    """The environment that gives git ``settings`` as ``git -c`` would, whatever the key holds
+    (``GIT_CONFIG_COUNT``: a filter's name may hold a ``=``), and never lets it fetch a
+    missing object of a partial clone."""
+    environment = {**os.environ, "GIT_CONFIG_COUNT": str(len(settings)),
+                   "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0"}
+    for index, (key, value) in enumerate(settings.items()):
+        environment[f"GIT_CONFIG_KEY_{index}"] = key
+        environment[f"GIT_CONFIG_VALUE_{index}"] = value
+    return environment
+
+
+def _run(root: str, arguments: tuple[str, ...], settings: dict[str, str],
+         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", root, *arguments], input=stdin, capture_output=True,
+                          check=False, env=_environment(settings))
+
+
+def _without_filters(root: str) -> dict[str, str]:
+    """``NEUTRAL_CONFIG`` and every filter driver the configuration names, turned off: a
+    filter runs where ``.gitattributes`` selects it, which the revision read decides."""
+    listed = _run(root, ("config", "-z", "--name-only", "--get-regexp", r"^filter\."),
+                  NEUTRAL_CONFIG)
+    settings = dict(NEUTRAL_CONFIG)
+    for key in listed.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        driver, _, name = key.rpartition(".")
+        if driver and name in _FILTER_KEYS:
+            settings.update({f"{driver}.{each}": value for each, value in _FILTER_KEYS.items()})
+    return settings
+
+
+def run_git(root: str, *arguments: str, stdin: bytes | None = None) -> bytes:
+    """git's output, run in ``root`` without running any program its configuration names."""
+    completed = _run(root, arguments, _without_filters(root), stdin)
     if completed.returncode != 0:
         message = completed.stderr.decode(errors="replace").strip().splitlines()
         raise GitError(f"git {' '.join(arguments)}: {message[-1] if message else 'failed'}")
@@ -39,22 +75,28 @@ def _lines(output: bytes) -> list[str]:
 
 
 def repository_root(folder: str) -> str:
-    return _lines(_git(folder, "rev-parse", "--show-toplevel"))[0]
+    return _lines(run_git(folder, "rev-parse", "--show-toplevel"))[0]
 
 
 def tree_hash(root: str, revision: str) -> str:
-    return _lines(_git(root, "rev-parse", "--verify", "--end-of-options",
-                       f"{revision}^{{tree}}"))[0]
+    """The tree of ``revision`` (a commit, branch, tag or tree), as a hash that no git
+    command reads as an option; ``GitError`` when it is none."""
+    try:
+        return _lines(run_git(root, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                              f"{revision}^{{tree}}"))[0]
+    except (GitError, IndexError) as error:
+        raise GitError(f"{revision!r} is not a revision of the repository {root}") from error
 
 
 def changed_python_files(root: str, base: str, head: str | None) -> list[str]:
     """Repository-relative paths of the ``.py`` files that differ; ``head`` None is the
     working tree, whose new files not yet added count too."""
     # A renamed file under both names: its classes at BASE are under the old one.
-    changed = set(_lines(_git(root, "diff", "--name-only", "--no-renames", base,
-                              *([head] if head else []), "--", "*.py")))
+    trees = [tree_hash(root, base), *([tree_hash(root, head)] if head else [])]
+    changed = set(_lines(run_git(root, "diff", "--name-only", "--no-renames", "--no-ext-diff",
+                                 "--no-textconv", *trees, "--", "*.py")))
     if head is None:
-        changed |= set(_lines(_git(root, "ls-files", "--others", "--exclude-standard",
+        changed |= set(_lines(run_git(root, "ls-files", "--others", "--exclude-standard",
                                    "--", "*.py")))
     return sorted(changed)
 
@@ -62,16 +104,16 @@ def changed_python_files(root: str, base: str, head: str | None) -> list[str]:
 def is_working_tree(root: str, revision: str) -> bool:
     """Whether the working tree holds exactly ``revision``'s files (no change, staged or not,
     and no file git does not ignore left untracked): it can then be checked in place."""
-    same = subprocess.run(["git", "-C", root, "diff", "--quiet", revision, "--"],
-                          capture_output=True, check=False).returncode == 0
-    return same and not _lines(_git(root, "ls-files", "--others", "--exclude-standard"))
+    same = _run(root, ("diff", "--quiet", "--no-ext-diff", "--no-textconv",
+                       tree_hash(root, revision), "--"), _without_filters(root)).returncode == 0
+    return same and not _lines(run_git(root, "ls-files", "--others", "--exclude-standard"))
 
 
 def python_files(folder: str) -> list[str]:
     """The ``.py`` files of the working tree (ignored ones left out), or of a checkout,
     which has no ``.git``."""
     if os.path.exists(os.path.join(folder, ".git")):
-        return _lines(_git(folder, "ls-files", "--cached", "--others", "--exclude-standard",
+        return _lines(run_git(folder, "ls-files", "--cached", "--others", "--exclude-standard",
                            "--", "*.py"))
     return _walk(folder)
 
@@ -146,27 +188,3 @@ def importers(folder: str, changed: Iterable[str]) -> set[str]:
         packages = {name for path in new if path.endswith("__init__.py")
                     for name in _module_names(path)}
     return found
-
-
-@contextlib.contextmanager
-def checkout(root: str, revision: str) -> Iterator[str]:
-    """The files of ``revision`` (``git archive``) in ``<root>/.fx-lsp-cache/diff/<tree>/``:
-    a path that stays the same for the same tree, so that the result cache, keyed by path
-    and content, serves the next run. The files are removed afterwards; the folder's own
-    cache folder is kept."""
-    folder = os.path.join(root, CACHE_FOLDER, CHECKOUTS, tree_hash(root, revision))
-    make_cache_folder(root)  # out of git, as check makes it: the working tree stays clean
-    os.makedirs(folder, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(_git(root, "archive", "--format=tar", revision))
-                      ) as archive:
-        archive.extractall(folder, filter="data")
-    try:
-        yield folder
-    finally:
-        for name in os.listdir(folder):
-            if name != CACHE_FOLDER:
-                path = os.path.join(folder, name)
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    os.remove(path)

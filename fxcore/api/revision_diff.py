@@ -1,7 +1,8 @@
 """``diff``: what a change did to the graphs. The classes of the Python files that differ
 between two git revisions (HEAD: the working tree when not given), and of the files importing
-them (``fxcore.api.git_revisions``), are checked at both (``fxcore.api.check``, results
-cached), and each class's changes per capture mode compared (``fxcore.reporting.graph_diff``).
+them (``fxcore.api.git_revisions``), are checked at both (a revision's files in a folder of
+their own: ``fxcore.api.revision_files``; ``fxcore.api.check``, results cached), and each
+class's changes per capture mode compared (``fxcore.reporting.graph_diff``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.api import git_revisions
+from fxcore.api import git_revisions, revision_files
 from fxcore.api.check import CheckRun, Progress, check_jobs, run_jobs
 from fxcore.checking.pipeline import Pipeline
 from fxcore.host.engine import Engine
@@ -65,7 +66,7 @@ def _revision(root: str, revision: str | None) -> Iterator[str]:
     if revision is None or git_revisions.is_working_tree(root, revision):
         yield root
     else:
-        with git_revisions.checkout(root, revision) as folder:
+        with revision_files.checkout(root, revision) as folder:
             yield folder
 
 

@@ -27,6 +27,9 @@ from fxcore.reporting.report import Problem
 BASELINE_NAME = ".fx-lsp-baseline.json"
 #: The file's format; a file of another one is refused rather than misread.
 BASELINE_VERSION = 1
+#: The most bytes of a baseline read or written: about 400,000 entries, far more than a
+#: source file's limit (``fxcore.workspace.file_access.MAX_FILE_BYTES``).
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
 
 TextOf = Callable[[str], "str | None"]
 Item = TypeVar("Item")
@@ -175,6 +178,8 @@ def loads(text: str) -> list[Entry]:
                 for entry in data["problems"]]
     except (ValueError, AttributeError, KeyError, TypeError) as error:
         raise BaselineError(f"not a baseline file ({error})") from error
+    except RecursionError as error:  # JSON nested deeper than Python reads; a baseline is 3
+        raise BaselineError("not a baseline file (nested too deep)") from error
 
 
 def kept_on_rewrite(old: Iterable[Entry], checked_files: Iterable[str]) -> list[Entry]:
