@@ -163,7 +163,7 @@ if [ "$named" = 0 ] && [ -n "$main_series" ]; then
             && uv pip install --quiet --python "$python" "torch==$release"
     fi
     if uv pip install --quiet --python "$python" --constraint <(echo "torch==$release") \
-            -e "$repo" >"$log" 2>&1; then
+            -e "$repo" numpy einops >"$log" 2>&1; then
         (cd "$repo" && FX_LSP_OTHER_BUILD=$python python3 -m pytest -m builds -n 0 -q -rs \
             -p no:cacheprovider -p no:benchmark \
             tests/fxcore/worker/devices/test_build_agreement.py) >"$log" 2>&1
