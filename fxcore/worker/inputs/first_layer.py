@@ -36,7 +36,7 @@ from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor
-from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.inputs.eager_run import run_eagerly
 from fxcore.worker.inputs.graph_layers import FreeSizes, InputTemplate, layer_template
 from fxcore.worker.inputs.reshape import (
     is_rearrange,
@@ -48,6 +48,7 @@ from fxcore.worker.shared.budget_clock import Budget
 from fxcore.worker.shared.job_context import describe_exception, first_line
 from fxcore.worker.shared.locate import traceback_positions
 from fxcore.worker.shared.meta_limits import MetaLimit, needs_real_data
+from fxcore.worker.shared.time_limit import OutOfTime
 from fxcore.worker.shared.values_read import Place, read_note
 
 #: How many of the first layers whose input size is known decide candidates, in order: the

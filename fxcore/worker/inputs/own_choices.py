@@ -21,12 +21,13 @@ from fxcore.model.results import Failure, ModuleResult
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
-from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.inputs.eager_run import run_eagerly
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.locate import traceback_positions
 from fxcore.worker.shared.meta_limits import needs_real_data
+from fxcore.worker.shared.time_limit import OutOfTime
 
 #: The failure kind of "any other error" of each capture mode that runs ``forward``.
 CAPTURE_ERROR_KINDS = {"export": "export-error", "compile": "compile-error"}

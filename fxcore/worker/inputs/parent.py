@@ -28,8 +28,9 @@ import torch
 from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec, parse_input
 from fxcore.model.results import ExampleInputs, InstantiatedOn
 from fxcore.model.tensor_spec import DTYPES, TensorSpec
-from fxcore.worker.inputs.eager_run import OutOfTime, run_eagerly
+from fxcore.worker.inputs.eager_run import run_eagerly
 from fxcore.worker.shared.job_context import describe_exception
+from fxcore.worker.shared.time_limit import OutOfTime
 from fxcore.worker.shared.values_read import Place, read_note
 
 

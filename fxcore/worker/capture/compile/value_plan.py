@@ -37,9 +37,9 @@ from sympy.core.relational import Relational
 from fxcore.worker.capture.export import torch_hooks
 from fxcore.worker.capture.export.fake import fake_inputs, faked_weights, new_mode
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
-from fxcore.worker.inputs.eager_run import OutOfTime, time_limit
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.inputs_decision import InputsDecision
+from fxcore.worker.shared.time_limit import OutOfTime, time_limit
 from fxcore.worker.shared.values_read import Place, asking_line, replaced_tensor_methods
 
 #: The methods whose values are planned: a Python number per element.
