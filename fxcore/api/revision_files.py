@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from fxcore.api.git_revisions import GitError, run_git, tree_hash
 from fxcore.host.cache_folder import CACHE_FOLDER, make_cache_folder
+from fxcore.workspace.file_access import outside_target
 
 #: Below the repository's cache folder: each checked revision's files, by tree hash, with
 #: their own result cache, which is all that is kept between runs.
@@ -110,10 +111,8 @@ def _extract(root: str, tree: str, revision: str, folder: str) -> None:
     # are made, since one link can lead through another.
     for path, target in links:
         os.symlink(target, _make_parent(folder, path))
-    top = os.path.realpath(folder)
     for path, target in links:
-        reached = os.path.realpath(os.path.join(folder, *path.split("/")))
-        if os.path.commonpath([reached, top]) != top:
+        if outside_target(os.path.join(folder, *path.split("/")), folder) is not None:
             raise GitError(f"the revision {revision!r} holds {path!r}, a symbolic link to "
                            f"{target!r} outside the revision; fx-lsp does not follow it")
 

@@ -18,8 +18,9 @@ from fxcore.model.results import CODES, Failure, FileResult, Range
 from fxcore.workspace.builders import builder_functions
 from fxcore.workspace.call_sites import CallSiteIndexes
 from fxcore.workspace.discovery import ParsedFile, has_module_level_class, parsed_file
+from fxcore.workspace.file_access import outside_target
 from fxcore.workspace.notebook.cells import explain_dropped_names, is_notebook
-from fxcore.workspace.paths import notebook_module, outside_target
+from fxcore.workspace.paths import notebook_module
 
 
 @dataclass
@@ -44,7 +45,7 @@ class PreparedJob:
 
 def linked_out(job: TraceJob) -> FileResult | None:
     """The result of a file that a symbolic link takes out of its workspace
-    (``fxcore.workspace.paths.outside_target``): one FX100 on its first line, the file neither
+    (``fxcore.workspace.file_access.outside_target``): one FX100 on its first line, the file neither
     read nor imported; None for a file inside its workspace. Every check's jobs start here,
     whoever found their files."""
     real = outside_target(job.path, job.workspace_root)

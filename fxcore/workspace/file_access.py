@@ -126,6 +126,16 @@ def _within(path: str, folder: str) -> bool:
     return os.path.commonpath([path, folder]) == folder
 
 
+def outside_target(path: str, workspace_root: str) -> str | None:
+    """Where ``path`` really is, when a symbolic link (the file, or a folder above it) takes it
+    out of the real path of its workspace root; None for a file inside it. Such a file is
+    never imported, read or written for the workspace, however it was found (a folder walked,
+    the editor's workspace trace, a path named, a revision's files): a committed link must not
+    make a check run code from elsewhere, nor a fix write there."""
+    real = os.path.realpath(path)
+    return None if _within(real, os.path.realpath(workspace_root)) else real
+
+
 def inside_workspace(path: str, root: str) -> str:
     """The real path of ``path``, a workspace file fx-lsp edits in place, when it lies inside
     the real path of its workspace ``root``: a link inside the workspace is followed to its

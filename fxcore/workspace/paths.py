@@ -152,17 +152,6 @@ def is_workspace_file(path: str, workspace_root: str) -> bool:
     return not any(part in SKIPPED_FOLDERS for part in relative_parts[:-1])
 
 
-def outside_target(path: str, workspace_root: str) -> str | None:
-    """Where ``path`` really is, when a symbolic link (the file, or a folder above it) takes it
-    out of the real path of its workspace root; None for a file inside it. Such a file is
-    never imported or read for the workspace, however it was found (a folder walked, the
-    editor's workspace trace, a path named): a committed link must not make a check run code
-    from elsewhere."""
-    real = os.path.realpath(path)
-    root = os.path.realpath(workspace_root)
-    return None if real == root or real.startswith(root.rstrip(os.sep) + os.sep) else real
-
-
 def is_excluded(path: str, workspace_root: str, patterns: Iterable[str]) -> bool:
     """``[tool.fx-lsp] exclude``: glob patterns matched against a file's path relative to
     its workspace root and against its file name."""

@@ -13,10 +13,10 @@ from fxcore.model.job_spec import CallSite
 from fxcore.workspace.call_sites.calls import calls_in_source
 from fxcore.workspace.call_sites.documents import calls_in_markdown, calls_in_notebook
 from fxcore.workspace.call_sites.literals import called_class_name
-from fxcore.workspace.file_access import MAX_FILE_BYTES, read_text
+from fxcore.workspace.file_access import MAX_FILE_BYTES, outside_target, read_text
 from fxcore.workspace.notebook.cells import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from fxcore.workspace.parsing import parse_expression
-from fxcore.workspace.paths import SKIPPED_FOLDERS, outside_target
+from fxcore.workspace.paths import SKIPPED_FOLDERS
 
 #: Markdown files read besides the Python ones.
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
