@@ -25,11 +25,13 @@ class Capture(Protocol):
 
     mode: ClassVar[str]
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         """Capture ``target`` (on ``inputs``, for a mode that runs ``forward``); failures are
         located with ``context``. Exceptions of user code become failures; an exception that
-        escapes is a fault of the mode itself."""
+        escapes is a fault of the mode itself. ``loop_of_calls``: whether a mode that calls
+        the captured model again (compile's recompilations) does so; False in a second
+        ``nn.Module`` mode whose answer cannot differ (``module_modes.judging.judged``)."""
         ...
 
     def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,

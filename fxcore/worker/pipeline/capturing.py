@@ -49,7 +49,6 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
     ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``)."""
 
     def in_current_mode(loop: bool) -> ModuleResult:
-        target.recompile_loop = loop
         # Each capture meets the instance as built: the search's runs and this
         # capture's leave no state behind (``as_built``), and each starts from the seeded
         # generators, so what forward draws does not depend on what ran before.
@@ -59,7 +58,8 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
             put_back()
             seed_generators()
             result = module_verdict(context, capture, target, inputs,
-                                    capture.capture(context, target, inputs))
+                                    capture.capture(context, target, inputs,
+                                                    loop_of_calls=loop))
             seed_generators()  # its eager runs draw what the capture drew
             result = judged_on_own_choices(context, capture.mode, target, inputs, result)
         result.mode = capture.mode

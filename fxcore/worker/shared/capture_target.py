@@ -71,9 +71,6 @@ class CaptureTarget:
     #: The export mode's outcome on this instance, by ``model.training`` when it exported:
     #: the onnx mode translates that program rather than exporting again.
     exports: dict[bool, ExportOutcome] = field(default_factory=dict)
-    #: Whether compile's loop of calls runs after the first call: not in the second
-    #: ``nn.Module`` mode where its answer cannot differ (``module_modes.judging.judged``).
-    recompile_loop: bool = True
 
 
 @dataclass

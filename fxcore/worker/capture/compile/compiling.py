@@ -186,8 +186,8 @@ class CompileCapture:
                 example)
         torch._dynamo.reset()
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         # ``{}``: a forward that takes nothing (a text encoder's learned embeddings) runs so.
         if inputs.specs is None:
             return CaptureRecord(self.mode, not_checked=no_inputs_reason(NO_INPUTS, inputs))
@@ -200,7 +200,7 @@ class CompileCapture:
         started = time.perf_counter()
         # A quarter of the class's time (CPU time) for the loop of calls; none where not run
         # (``FX_LSP_NO_RECOMPILE_LOOP=1``: one call alone, for the mode_latency benchmark).
-        loop = context.job.config.timeout / 4 if target.recompile_loop and os.environ.get(
+        loop = context.job.config.timeout / 4 if loop_of_calls and os.environ.get(
             "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0
         with meta_weights.weights_on_meta(target.module) if moved else contextlib.nullcontext(), \
                 as_built(target.module) as put_back:

@@ -88,8 +88,8 @@ class ExportCapture:
             torch.export.export(model, (example,), strict=False,
                                 dynamic_shapes=({0: torch.export.Dim("batch")},))
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         """The export's record; the outcome is kept on ``target`` for the onnx mode."""
         record, program = self.exported(context, target, inputs)
         target.exports[target.module.training] = ExportOutcome(record, program)

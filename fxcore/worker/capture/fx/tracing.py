@@ -67,8 +67,8 @@ class FxCapture:
 
     mode: ClassVar[str] = "fx"
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         """``target`` traced symbolically: ``inputs`` play no part (no example is run)."""
         started = time.perf_counter()
         try:

@@ -56,8 +56,8 @@ class OnnxCapture:
                 program, registry=found.registry(found.default_opset))
             translation.translate(found, decomposed, found.default_opset)
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         found = exporter()
         if isinstance(found, str):
             return CaptureRecord(self.mode, not_checked=f"not checked for ONNX: {found}")
