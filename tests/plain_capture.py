@@ -22,8 +22,8 @@ class PlainSymbolicTrace:
 
     mode: ClassVar[str] = "plain"
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         try:
             graph_module = fx.symbolic_trace(target.module)
         except Exception as error:
@@ -44,8 +44,8 @@ class ExitsOnCrash(PlainSymbolicTrace):
 
     mode: ClassVar[str] = "exits"
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         if target.cls.__name__ == "Crash":
             os._exit(3)
         return super().capture(context, target, inputs)
@@ -57,8 +57,8 @@ class WaitsForRelease(PlainSymbolicTrace):
 
     mode: ClassVar[str] = "slow"
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         release = os.environ["FX_LSP_TEST_RELEASE"]
         while not os.path.exists(release):
             time.sleep(0.02)

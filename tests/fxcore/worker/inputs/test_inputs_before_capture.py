@@ -91,8 +91,8 @@ class RecordsInputs:
     def __init__(self) -> None:
         self.seen: dict[str, tuple[str | None, dict[str, str] | None]] = {}
 
-    def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+    def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
+                loop_of_calls: bool = True) -> CaptureRecord:
         specs = inputs.specs
         self.seen[target.cls.__name__] = (
             inputs.origin,
