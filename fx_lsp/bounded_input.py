@@ -59,3 +59,39 @@ def too_deep(text: str | bytes, what: str, limit: int = MAX_JSON_DEPTH) -> str |
     if json_depth(text, limit) <= limit:
         return None
     return f"{what} is nested more than {limit} levels deep; fx-lsp reads at most {limit}"
+
+
+def cut_to_depth(body: bytes, limit: int = MAX_JSON_DEPTH) -> bytes:
+    """JSON ``body`` with each array or object deeper than ``limit`` left empty (``[]``,
+    ``{}``), padded with spaces to its length: a message the parser reads, of the length its
+    header announced, whose too-deep values the reader of each setting then refuses."""
+    kept = bytearray()
+    depth = 0
+    in_string = escaped = False
+    skipping_from = 0  # the depth of the container being left empty; 0 when none
+    for byte in body:
+        character = chr(byte)
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in "[{":
+            depth += 1
+            if depth > limit and not skipping_from:
+                skipping_from = depth
+                kept.append(byte)
+        elif character in "]}":
+            if skipping_from == depth:
+                skipping_from = 0
+                kept.append(byte)
+                depth -= 1
+                continue
+            depth -= 1
+        if not skipping_from:
+            kept.append(byte)
+    return bytes(kept) + b" " * (len(body) - len(kept))
