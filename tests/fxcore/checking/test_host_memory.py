@@ -1,6 +1,7 @@
 """The host keeps per file only what later steps need: the memory of ``fx-lsp check --no-cache``
 grows by a few KB per one-line file, however many files the run checks, where a copy per job of
-the run's whole set of paths once made it grow with the square of the files (16 GB for 10,000).
+the run's whole set of paths once made it grow with the square of the files (16 GB for
+10,000); a job done keeps no parse of its file.
 
 The real command line runs in a subprocess under ``tracemalloc``, twice: the growth of its peak
 of traced Python memory from the smaller run to the larger, per added file, is a count of bytes
@@ -13,6 +14,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from fxcore.host.engine import Engine
+from fxcore.host.trace_handle import TraceHandle
+from fxcore.model.job_spec import TraceJob
+from fxcore.model.results import FileResult
+from fxcore.workspace.discovery import ParsedFile, parsed_file
 
 from engine_support import REPO_ROOT
 
@@ -58,3 +65,27 @@ def test_check_memory_grows_by_a_few_kb_per_file(tmp_path: Path) -> None:
               if line.startswith("PEAK "))}
     per_file = (peaks[400] - peaks[100]) / 300
     assert per_file < MAX_BYTES_PER_FILE, (peaks, per_file)
+
+
+class _NoChildEngine(Engine):
+    """An engine whose jobs end at once, without a child: what is left of a job once done."""
+
+    def _run_job(self, handle: TraceHandle, parsed: ParsedFile) -> FileResult:
+        return FileResult(path=handle.job.path)
+
+
+def test_a_done_job_keeps_no_parse_of_its_file(tmp_path: Path) -> None:
+    """A run keeps every job's handle until it ends: the file's text and tree are let go as
+    soon as its job has its result, not held per file for the whole run."""
+    source = tmp_path / "model.py"
+    source.write_text("from torch import nn\n\n\nclass Net(nn.Module):\n    pass\n")
+    engine = _NoChildEngine(workers=1)
+    try:
+        job = TraceJob(path=str(source), workspace_root=str(tmp_path))
+        parsed = parsed_file(str(source), {})
+        assert parsed.tree is not None
+        handle = engine.submit(job, parsed)
+        handle.future.result(timeout=60)
+        assert handle.parsed is None
+    finally:
+        engine.close()
