@@ -59,6 +59,8 @@ SUITES = (
     Suite("scale", "fx-lsp check over many files, packages and workers", (
         Benchmark("parallel_speedup", "1 worker against 2 over 60 generated files (~1-2 min)"),
         Benchmark("check_scaling", "1,000 against 3,000 tiny files"),
+        Benchmark("host_memory", "the command line's peak memory over 1,000, 3,000 and 10,000 "
+                  "one-line files"),
         Benchmark("timm_scan", "timm's own models/ folder: time, CPU and memory (~7 min)"),
         Benchmark("package_scan", "a large package, cold and warm bytecode, 1 and 2 workers",
                   needs="WORKSPACE FOLDER..."),

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from lsprotocol import types
 
+from fx_lsp.bounded_input import shown
 from fxcore.model.capture_modes import known_modes, modes_problem, ordered_modes
 from fxcore.model.module_modes import MODULE_MODE_SETTINGS, module_mode_problem
 from fxcore.workspace.config import EDITOR_KEYS
@@ -137,12 +138,14 @@ def parse_options(
                 # Fail closed: a value that is not clearly true must not run workspace code.
                 values[name] = False
                 errors.append(
-                    f"fx-lsp: invalid {key} = {source[key]!r} in {label}: expected {expected}; "
+                    f"fx-lsp: invalid {key} = {shown(source[key])} in {label}: "
+                    f"expected {expected}; "
                     "treating the workspace as untrusted (no code from it runs)."
                 )
             else:
                 errors.append(
-                    f"fx-lsp: invalid {key} = {source[key]!r} in {label}: expected {expected}; "
+                    f"fx-lsp: invalid {key} = {shown(source[key])} in {label}: "
+                    f"expected {expected}; "
                     f"using {values.get(name, getattr(Options(), name))!r}."
                 )
     return replace(Options(), **values), errors

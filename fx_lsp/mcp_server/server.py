@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from fx_lsp.mcp_server.bounded_stdio import serve_bounded_stdio
 from fx_lsp.mcp_server.tools import ToolInputError, Tools
 from fxcore.host.zygote_host import WORKER_LOG
 from fxcore.model.capture_modes import known_modes
@@ -159,7 +160,7 @@ def serve_mcp(workspace: str, trusted: bool) -> int:
     os.chdir(workspace)
     tools = Tools(workspace, trusted)
     try:
-        build(tools).run("stdio")
+        anyio.run(serve_bounded_stdio, build(tools))
     finally:
         tools.close()
     return 0

@@ -5,11 +5,37 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import BinaryIO
 
+from fx_lsp.bounded_input import MAX_JSON_DEPTH, cut_to_depth, json_depth
 from fx_lsp.server.handlers import document_sync, lifecycle, pulls, requests
 from fx_lsp.server.language_server import FxLanguageServer
 from fx_lsp.server.session import Session
 from fxcore.host.zygote_host import WORKER_LOG
+
+logger = logging.getLogger(__name__)
+
+
+class BoundedStdin:
+    """stdin as pygls reads it (a header line at a time, then a body of the length it
+    announced), each body nested deeper than ``MAX_JSON_DEPTH`` read with its too-deep values
+    left empty (``fx_lsp.bounded_input.cut_to_depth``): Python's JSON parser gives up on
+    thousands of levels, and pygls then drops the message, an ``initialize`` left unanswered.
+    A setting so cut is refused, with a message, as any invalid setting is."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def readline(self) -> bytes:
+        return self._stream.readline()
+
+    def read(self, size: int) -> bytes:
+        body = self._stream.read(size)
+        if json_depth(body) <= MAX_JSON_DEPTH:
+            return body
+        logger.warning("fx-lsp: a message from the client is nested more than %d levels "
+                       "deep; its deeper values are read as empty", MAX_JSON_DEPTH)
+        return cut_to_depth(body)
 
 
 def create_session() -> Session:
@@ -34,7 +60,7 @@ def serve(tcp: tuple[str, int] | None = None) -> None:
     session = create_session()
     try:
         if tcp is None:
-            session.server.start_io()
+            session.server.start_io(BoundedStdin(sys.stdin.buffer))  # type: ignore[arg-type]
         else:
             session.server.start_tcp(*tcp)
     finally:

@@ -29,7 +29,7 @@ from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.host.submissions import Submission, Submissions
 from fxcore.host.trace_handle import TraceHandle
-from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.job_spec import AbsolutePaths, EngineConfig, TraceJob
 from fxcore.model.results import FileResult
 from fxcore.reporting.report import Report, Selection, TextOf, collect
 from fxcore.workspace.call_sites import CallSiteIndexes
@@ -99,7 +99,8 @@ class Pipeline:
         if self.cache is None:
             # Nothing is kept for a later run: a verdict traced for a class of a file this run
             # does not report would be thrown away (a library's encoder under each model).
-            paths = frozenset(os.path.abspath(job.path) for job in jobs)
+            # One set for all the jobs, which share it: never a copy per job.
+            paths = AbsolutePaths(os.path.abspath(job.path) for job in jobs)
             jobs = [dataclasses.replace(job, derived_paths=paths) for job in jobs]
         try:
             handles = [self.submit(job) for job in jobs]

@@ -117,6 +117,9 @@ class Engine:
             # The host reads and parses a job's file once: where the caller did, its parse.
             parsed = handle.parsed if handle.parsed is not None \
                 else parsed_file(handle.job.path, handle.job.overlays)
+            # The caller may keep its handle for the whole run: the file's text and tree are
+            # for this job's verdicts only, not held per file until the run ends.
+            handle.parsed = None
             result = self._run_job(handle, parsed)
             _log_file_output(result)
             self._preload(result.third_party_packages)

@@ -143,6 +143,17 @@ class ReportConfig:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
 
 
+class AbsolutePaths(frozenset[str]):
+    """A set of absolute paths, made once for a whole run and shared by its jobs: making a
+    job's paths absolute keeps it as it is, where a copy per job would cost the square of the
+    run's files in time and memory."""
+
+    @classmethod
+    def of(cls, paths: frozenset[str]) -> AbsolutePaths:
+        return paths if isinstance(paths, AbsolutePaths) \
+            else cls(os.path.abspath(path) for path in paths)
+
+
 @dataclass
 class TraceJob:
     """One file to import and trace, with the workspace it belongs to."""
@@ -176,6 +187,7 @@ class TraceJob:
     #: file built them (``fxcore.worker.pipeline.submodule_instances``): those of a run that
     #: keeps nothing for later (``fx-lsp check --no-cache``), whose report shows no other file.
     #: None: any workspace file (the server and cached runs keep them for files checked later).
+    #: One ``AbsolutePaths`` shared by a run's jobs.
     derived_paths: frozenset[str] | None = None
 
     def with_absolute_paths(self) -> TraceJob:
@@ -185,5 +197,5 @@ class TraceJob:
             self, path=os.path.abspath(self.path),
             workspace_root=os.path.abspath(self.workspace_root),
             overlays={os.path.abspath(path): text for path, text in self.overlays.items()},
-            derived_paths=None if self.derived_paths is None else frozenset(
-                os.path.abspath(path) for path in self.derived_paths))
+            derived_paths=None if self.derived_paths is None
+            else AbsolutePaths.of(self.derived_paths))

@@ -65,6 +65,7 @@ def _deep_array(depth: int) -> bytes:
 
 UNREADABLE_PYPROJECTS = {
     "array-5000-deep": (_deep_array(5000), "nested too deeply"),
+    "array-100000-deep": (_deep_array(100_000), "nested too deeply"),
     "inline-tables-5000-deep": (b"[tool.fx-lsp]\nmodules = " + b"{a = " * 5000 + b"1"
                                 + b"}" * 5000 + b"\n", "nested too deeply"),
     # Read as any workspace file is (fxcore.workspace.file_access): a regular file of at most 4 MiB.
