@@ -19,6 +19,7 @@ import builtins
 import functools
 import inspect
 import re
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,8 +88,9 @@ def of_used_kind(values: list[Any], use: ParameterUse) -> list[Any]:
         values = [v for v in values if type(v) in (int, float)] or [USED_NUMBER]
     checked = [t for t in use.checked_types if t is not type(None)]
     if checked and not any(isinstance(v, tuple(checked)) for v in values):
-        made = [_CHECKED_TYPE_VALUES[t] for t in checked if t in _CHECKED_TYPE_VALUES]
-        values = made or values
+        # The checked type first, the others after: a branch may take them too.
+        values = [*(_CHECKED_TYPE_VALUES[t] for t in checked if t in _CHECKED_TYPE_VALUES),
+                  *values]
     elif checked:
         values = sorted(values, key=lambda v: not isinstance(v, tuple(checked)))
     return values
@@ -165,7 +167,7 @@ def _resolved(node: ast.AST, namespace: dict[str, Any]) -> Any:
         return getattr(builtins, node.id, None)
     if isinstance(node, ast.Attribute):
         owner = _resolved(node.value, namespace)
-        if owner is None or not (isinstance(owner, type) or type(owner).__name__ == "module"):
+        if not isinstance(owner, (type, types.ModuleType)):
             return None
         try:
             return getattr(owner, node.attr, None)
