@@ -103,7 +103,8 @@ def raises_everywhere_rule(code: str, mode: str, others: str) -> Rule:
     docs = f"""\
 **forward raises on every input tried ({mode})**: fx-lsp looked for example inputs to run
 torch.{mode} on, and the module raised the same error, at the same line, on every input it
-tried, of different shapes: the class cannot run here on any input, so torch.{mode} cannot
+tried of different shapes (or on every one its own `assert` or `raise` on the input's shape
+let through): the class cannot run here on any input, so torch.{mode} cannot
 either, and that error is the verdict, reported at its line, rather than "no example inputs".
 It is what happens when an installed package lacks the function the code calls (a function
 removed from a newer release), or torch refuses what the code does whatever the tensors

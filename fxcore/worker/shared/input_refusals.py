@@ -6,14 +6,18 @@ calls, or an operation torch refuses whatever the tensors (``torch.istft`` on a 
 fails so on any input, as it does under real torch.
 
 Errors are the same when their type, the first line of their message and the innermost line
-of the workspace they were raised from are. An error about the meta device or fake tensors is
-fx-lsp's own way of running, never a verdict: one among the errors keeps the class at "no
-example inputs".
+they were raised from are. The class's own refusal of an input's shape (an ``assert`` or
+``raise`` statement of the workspace that raised it: "Please make sure your input is in the
+shape of (batch, freq_bins, timesteps)") says the input was not one the class takes, not that
+it cannot run: the inputs it let through must then all have met one error. An error about the
+meta device or fake tensors is fx-lsp's own way of running, never a verdict: one among the
+errors keeps the class at "no example inputs".
 """
 
 from __future__ import annotations
 
 import contextlib
+import linecache
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,11 +42,30 @@ class RaisedEverywhere:
 
 
 @dataclass
+class _Seen:
+    error: BaseException
+    specs: dict[str, Any]
+    signature: tuple[str, str, str, int]
+    shapes: str
+    #: Raised by the workspace's own ``assert`` or ``raise`` statement.
+    refusal: bool
+
+
+@dataclass
 class _Kept:
-    first: tuple[BaseException, dict[str, Any]] | None = None
-    signatures: set[tuple[str, str, str, int]] = field(default_factory=set)
-    shapes: set[str] = field(default_factory=set)
+    seen: list[_Seen] = field(default_factory=list)
     own_way: bool = False
+
+    def raised_everywhere(self) -> RaisedEverywhere | None:
+        """The error every input tried met, or every input the class's own checks let
+        through, where there is one (see the module's documentation)."""
+        if self.own_way:
+            return None
+        for group in (self.seen, [seen for seen in self.seen if not seen.refusal]):
+            shapes = {seen.shapes for seen in group}
+            if len({seen.signature for seen in group}) == 1 and len(shapes) >= MIN_INPUTS:
+                return RaisedEverywhere(group[0].error, group[0].specs, len(shapes))
+        return None
 
 
 _kept: list[_Kept] = []
@@ -61,17 +84,18 @@ def refusal_seen(specs: Mapping[str, Any], error: BaseException) -> None:
     positions = traceback_positions(error.__traceback__)
     innermost = positions[-1] if positions else None
     place = (innermost.filename, innermost.line) if innermost is not None else ("", 0)
-    kept.signatures.add((type(error).__name__, message, *place))
-    kept.shapes.add(repr(sorted((name, str(spec)) for name, spec in specs.items())))
-    if kept.first is None:
-        kept.first = (error, dict(specs))
+    statement = linecache.getline(*place).strip() if innermost is not None else ""
+    kept.seen.append(_Seen(error, dict(specs), (type(error).__name__, message, *place),
+                           repr(sorted((name, str(spec)) for name, spec in specs.items())),
+                           isinstance(error, AssertionError) or statement.startswith("raise ")))
 
 
 @contextlib.contextmanager
 def refusals_kept() -> Iterator[list[RaisedEverywhere]]:
     """Keep the errors of the runs inside; the list it gives holds, after the block, the
-    error raised on every input tried where there is one (at least ``MIN_INPUTS`` inputs of
-    different shapes, one error, none of fx-lsp's own way of running)."""
+    error raised on every input tried (or on every input the class's own checks let
+    through) where there is one: at least ``MIN_INPUTS`` inputs of different shapes, one
+    error, none of fx-lsp's own way of running."""
     kept = _Kept()
     _kept.append(kept)
     found: list[RaisedEverywhere] = []
@@ -79,6 +103,6 @@ def refusals_kept() -> Iterator[list[RaisedEverywhere]]:
         yield found
     finally:
         _kept.remove(kept)
-        if kept.first is not None and len(kept.signatures) == 1 and not kept.own_way \
-                and len(kept.shapes) >= MIN_INPUTS:
-            found.append(RaisedEverywhere(kept.first[0], kept.first[1], len(kept.shapes)))
+        raised = kept.raised_everywhere()
+        if raised is not None:
+            found.append(raised)
