@@ -9,7 +9,9 @@ Errors are the same when their type, the first line of their message and the inn
 they were raised from are. The class's own refusal of an input's shape (an ``assert`` or
 ``raise`` statement of the workspace that raised it: "Please make sure your input is in the
 shape of (batch, freq_bins, timesteps)") says the input was not one the class takes, not that
-it cannot run: the inputs it let through must then all have met one error. An error about the
+it cannot run: the inputs it let through must then all have met one error; so does an error
+about the input's shape or type (a size mismatch, an embedding given floats), which other
+inputs may not meet, and no such error is ever the verdict. An error about the
 meta device or fake tensors is fx-lsp's own way of running, never a verdict: one among the
 errors keeps the class at "no example inputs".
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +33,13 @@ MIN_INPUTS = 2
 #: Words of an error that come from running on meta or fake tensors, which real torch on the
 #: CPU does not do.
 _OWN_WAY = ("meta", "fake", "data-dependent", "symbolic", "guard")
+#: Errors about the input's shape or type, which another input may well not meet (an
+#: embedding given floats says so for every float input): the input's fault, never the
+#: class's verdict.
+_INPUT_DEPENDENT = re.compile(
+    r"shape|size|dimension|\bdims?\b|mat\d|must match|scalar type|dtype|out of range"
+    r"|too many indices|not enough values|expected .*\b(input|tensor|\d+D)\b|channels"
+    r"|broadcast", re.IGNORECASE)
 
 
 @dataclass
@@ -47,8 +57,10 @@ class _Seen:
     specs: dict[str, Any]
     signature: tuple[str, str, str, int]
     shapes: str
-    #: Raised by the workspace's own ``assert`` or ``raise`` statement.
+    #: Raised by the workspace's own ``assert`` or ``raise`` statement, or about the input's
+    #: shape or type: the input's fault.
     refusal: bool
+    input_dependent: bool
 
 
 @dataclass
@@ -61,7 +73,8 @@ class _Kept:
         through, where there is one (see the module's documentation)."""
         if self.own_way:
             return None
-        for group in (self.seen, [seen for seen in self.seen if not seen.refusal]):
+        every = [] if any(seen.input_dependent for seen in self.seen) else self.seen
+        for group in (every, [seen for seen in self.seen if not seen.refusal]):
             shapes = {seen.shapes for seen in group}
             if len({seen.signature for seen in group}) == 1 and len(shapes) >= MIN_INPUTS:
                 return RaisedEverywhere(group[0].error, group[0].specs, len(shapes))
@@ -85,9 +98,12 @@ def refusal_seen(specs: Mapping[str, Any], error: BaseException) -> None:
     innermost = positions[-1] if positions else None
     place = (innermost.filename, innermost.line) if innermost is not None else ("", 0)
     statement = linecache.getline(*place).strip() if innermost is not None else ""
+    input_dependent = bool(_INPUT_DEPENDENT.search(message))
+    refusal = input_dependent or isinstance(error, AssertionError) \
+        or statement.startswith("raise ")
     kept.seen.append(_Seen(error, dict(specs), (type(error).__name__, message, *place),
                            repr(sorted((name, str(spec)) for name, spec in specs.items())),
-                           isinstance(error, AssertionError) or statement.startswith("raise ")))
+                           refusal, input_dependent))
 
 
 @contextlib.contextmanager
