@@ -29,6 +29,13 @@ Printed per library and mode:
   ``tests/thirdparty/compile_agreement.compare`` (same verdict, same first break or error;
   "exact": the same set of breaks with their GB codes), fx as ``plain_fx_check.disagreement``
   (same status and first failure line);
+- "forward raises on every input tried" (FX408/FX509), apart: each agrees only where the
+  module called eagerly on the CPU on the same instance and the first of those inputs raises
+  the same error at the same line, and is counted among the mode's verdicts and agreements
+  (``verdicts_apart.py``);
+- fx-lsp's seconds per verdict (every mode's verdicts), and with ``--baseline-ref`` the
+  baseline's beside it, with the classes that get a verdict in a mode for the first time
+  measured apart: their files' job seconds, median and worst (``verdicts_apart.py``);
 - fx-lsp's seconds, and with ``--baseline-ref COMMIT`` the seconds of that commit's fx-lsp on
   the same folders with the same options, timed in turn with it in the same run (``--repeat
   N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
@@ -65,6 +72,14 @@ from benchmarks.fidelity.repo_coverage import (
     unpacked_root,
 )
 from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pair, tree_at
+from benchmarks.fidelity.verdicts_apart import (
+    RaisedFigures,
+    TimeFigures,
+    first_verdict_files,
+    judge_raised,
+    raises_everywhere,
+    verdict_count,
+)
 from benchmarks.paths import use_thirdparty_helpers
 from benchmarks.provenance import engine_version
 from benchmarks.tables import emit, markdown
@@ -157,6 +172,9 @@ class Figures:
     agree: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
     exact_breaks: int = 0
     disagreements: list[str] = field(default_factory=list)
+    #: "forward raises on every input tried", apart (``verdicts_apart``).
+    raised: RaisedFigures = field(default_factory=RaisedFigures)
+    time: TimeFigures = field(default_factory=TimeFigures)
 
 
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
@@ -174,24 +192,41 @@ def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
         figures.seconds = timing.get("seconds", 0.0)
         figures.baseline_seconds = timing.get("baseline_seconds")
         figures.baseline_ref = timing.get("baseline_ref")
+        baseline_path = os.path.join(options.reuse, f"{library.name}.baseline.json")
+        if os.path.exists(baseline_path):
+            with open(baseline_path) as handle:
+                timed_against(figures, parse_report(report), parse_report(handle.read()))
         return parse_report(report)
     check_options = ["--workers", str(options.workers), "--timeout", str(options.timeout),
                      "--mode", ",".join(MODES)]
+    baseline_report = None
     if not options.baseline_ref:
         report, figures.seconds = timed_check(library, root, check_options)
     else:
         figures.baseline_ref = short_commit(options.baseline_ref)
         with tree_at(options.baseline_ref) as baseline:
-            report, figures.seconds, figures.baseline_seconds = timed_pair(
+            report, figures.seconds, figures.baseline_seconds, baseline_report = timed_pair(
                 library, root, check_options, baseline, options.repeat)
+        timed_against(figures, parse_report(report), parse_report(baseline_report))
     if options.keep:
         os.makedirs(options.keep, exist_ok=True)
         with open(os.path.join(options.keep, f"{library.name}.json"), "w") as handle:
             handle.write(report)
+        if baseline_report is not None:
+            with open(os.path.join(options.keep, f"{library.name}.baseline.json"),
+                      "w") as handle:
+                handle.write(baseline_report)
         with open(timing_path, "w") as handle:
             json.dump({"seconds": figures.seconds, "baseline_seconds": figures.baseline_seconds,
                        "baseline_ref": figures.baseline_ref}, handle)
     return parse_report(report)
+
+
+def timed_against(figures: Figures, report: dict[str, Any], baseline: dict[str, Any]) -> None:
+    """The verdicts of this tree's and the baseline's reports, and the first verdicts."""
+    figures.time.verdicts = verdict_count(report, has_verdict)
+    figures.time.baseline_verdicts = verdict_count(baseline, has_verdict)
+    figures.time.first_verdicts = first_verdict_files(report, baseline, has_verdict)
 
 
 def own_choice(module: dict[str, Any], mode: str, eager: dict[str, Any] | None) -> bool:
@@ -204,8 +239,10 @@ def own_choice(module: dict[str, Any], mode: str, eager: dict[str, Any] | None) 
     return (frame["path"], frame["line"]) in chain
 
 
-def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str, Any]) -> None:
-    """Add one class's real outcomes to ``figures``."""
+def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str, Any],
+          messages: dict[str, list[str]] | None = None) -> None:
+    """Add one class's real outcomes to ``figures``; ``messages``: its diagnostics' by mode.
+    A mode's "forward raises on every input tried" is judged apart (``verdicts_apart``)."""
     if "build" in real:
         for mode in PT2_MODES:
             figures.tried[mode] += 1
@@ -217,7 +254,24 @@ def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str,
             figures.own_choices.append(f"{ERROR_CODES[mode]} {name}: "
                                        f"{real['eager']['exception']} "
                                        f"{real['eager']['message'][:100]}")
+    # Counted as verdicts too: agreeing where real torch raises the same at the same line.
+    judged = [mode for mode in PT2_MODES if raises_everywhere(by_mode[mode])]
+    for mode in judged:
+        problem = judge_raised(figures.raised, name, by_mode[mode],
+                               (messages or {}).get(mode, []), real["eager"])
+        figures.tried[mode] += 1
+        figures.agree[mode] += problem is None
+        figures.exact_breaks += mode == "compile" and problem is None
+        figures.disagreements += [problem] if problem else []
     module_name, _, class_name = name.partition(":")
+    if "export" not in judged:
+        judge_export(figures, name, by_mode, real, module_name, class_name)
+    if "compile" not in judged:
+        judge_compile(figures, name, by_mode, real, class_name)
+
+
+def judge_export(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str, Any],
+                 module_name: str, class_name: str) -> None:
     export = compare_export(by_mode["export"], {"module": module_name, "class": class_name,
                                                 **real["export"]})
     figures.tried["export"] += 1
@@ -225,6 +279,10 @@ def judge(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str,
     if not export.agree:
         figures.disagreements.append(f"export {name}: real {export.real}; fx-lsp "
                                      f"{export.fx_lsp}: {export.why}")
+
+
+def judge_compile(figures: Figures, name: str, by_mode: dict[str, dict], real: dict[str, Any],
+                  class_name: str) -> None:
     # A row per nn.Module mode fx-lsp compiled the class in: it agrees when every mode does.
     rows = [compare_compile({"path": by_mode["compile"]["path"], "class": class_name, **row},
                             by_mode["compile"]) for row in real["compile"]]
@@ -318,7 +376,9 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
                      "inputs": by_mode["export"]["inputs"]["tensors"]}
                     for _, by_mode in members]
         for (name, by_mode), real in zip(members, real_outcomes(root, requests), strict=True):
-            judge(figures, name, by_mode, real)
+            judge(figures, name, by_mode, real, {
+                mode: diagnostics.get((mode, module["relative_path"], module["class"]), [])
+                for mode, module in by_mode.items()})
     return figures
 
 
@@ -345,7 +405,9 @@ def table_rows(row: Figures) -> list[list[object]]:
             share(row.without[mode], row.classes), optional or "0",
             ", ".join(f"{cause} {count}" for cause, count in row.causes[mode].most_common())
             or "-",
-            agreement, len(row.own_choices) if mode != "fx" else "-", seconds])
+            agreement, len(row.own_choices) if mode != "fx" else "-", row.raised.cell(mode),
+            seconds, row.time.per_verdict(row.seconds, row.baseline_seconds),
+            row.time.first()])
     return rows
 
 
@@ -389,7 +451,8 @@ def main() -> int:
         ["library", "mode", "classes with a forward", "verdicts", "no verdict",
          "optional package missing (apart)", "no verdict by cause",
          "agrees with real torch (fx: plain torch.fx)", "own-choice FX499/FX502",
-         "fx-lsp seconds"],
+         "raises on every input (FX408/FX509)", "fx-lsp seconds", "seconds per verdict",
+         "first verdicts: classes, file seconds"],
         [cells for row in rows for cells in table_rows(row)]))
     for row in rows:
         print(f"\n{row.name}: why classes got no verdict")

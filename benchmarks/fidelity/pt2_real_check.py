@@ -7,7 +7,9 @@ data-dependent branches), then, each on a fresh instance (seed 0):
 
 - ``eager``: the module called on them, as written (``None``, or the error as
   ``ground_truth.analyse_exception`` reads it: its innermost frame in the library or a
-  third-party package);
+  third-party package); for a class fx-lsp says raises on every input tried (FX408/FX509,
+  whose report's ``inputs`` are the first input tried), the error it must raise at the
+  same line (``verdicts_apart.judge_raised``);
 - ``export``: ``torch.export.export(model, (), inputs, strict=False)``: ``{"verdict": "ok"}``
   or ``"failed"`` with the same reading;
 - ``compile``: ``torch.compile`` with a recording backend, its graph breaks read from torch's

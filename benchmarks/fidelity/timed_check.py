@@ -60,17 +60,18 @@ def timed_check(library: Library, root: str, options: list[str],
 
 
 def timed_pair(library: Library, root: str, options: list[str], baseline: str,
-               repeat: int) -> tuple[str, float, float]:
+               repeat: int) -> tuple[str, float, float, str]:
     """This tree's report, its fastest seconds and the baseline's (fx-lsp in ``baseline``),
     each timed ``repeat`` times in turn, the order swapped every round (this tree first, then
     the baseline first: ABBA for 2), since the first run on a cold machine pays for the page
-    cache and the later ones do not."""
-    report, ours, theirs = "", [], []
+    cache and the later ones do not; and the baseline's report."""
+    report, baseline_report, ours, theirs = "", "", [], []
     for round_number in range(repeat):
         for which in ((0, 1) if round_number % 2 == 0 else (1, 0)):
             if which == 0:
                 report, seconds = timed_check(library, root, options)
                 ours.append(seconds)
             else:
-                theirs.append(timed_check(library, root, options, baseline)[1])
-    return report, min(ours), min(theirs)
+                baseline_report, seconds = timed_check(library, root, options, baseline)
+                theirs.append(seconds)
+    return report, min(ours), min(theirs), baseline_report

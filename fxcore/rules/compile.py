@@ -13,7 +13,7 @@ import json
 import os
 from importlib.util import find_spec
 
-from fxcore.rules.rule import Rule, not_checkable_rule, not_fitting_rule
+from fxcore.rules.rule import Rule, not_checkable_rule, not_fitting_rule, raises_everywhere_rule
 
 #: PyTorch's page of a graph break, as ``torch._dynamo.exc.get_gbid_documentation_link``
 #: builds it (``GB0170`` -> ``.../gb/gb0170.html``).
@@ -156,4 +156,8 @@ FX504 = not_fitting_rule("FX504", "compile", "FX502",
                          "FX105 under torch.fx and FX406 under torch.export")
 
 
-RULES = (*GRAPH_BREAK_RULES, FX501, FX502, FX503, FX504)
+FX509 = raises_everywhere_rule("FX509", "compile",
+                               "FX408 under torch.export and FX606 under torch.onnx")
+
+
+RULES = (*GRAPH_BREAK_RULES, FX501, FX502, FX503, FX504, FX509)

@@ -6,7 +6,7 @@ only under strict export (with ``export-strict = true``), and any other error th
 export; and where fx-lsp's export on the meta device could not go on although real torch
 would (FX404, information: no verdict)."""
 
-from fxcore.rules.rule import Rule, not_checkable_rule, not_fitting_rule
+from fxcore.rules.rule import Rule, not_checkable_rule, not_fitting_rule, raises_everywhere_rule
 
 
 def _export_error(code: str, kind: str, docs: str) -> Rule:
@@ -253,4 +253,8 @@ FX406 = not_fitting_rule("FX406", "export", "FX499",
                          "FX105 under torch.fx and FX504 under torch.compile")
 
 
-RULES = (FX401, FX402, FX403, FX404, FX405, FX406, FX407, FX499)
+FX408 = raises_everywhere_rule("FX408", "export",
+                               "FX509 under torch.compile and FX606 under torch.onnx")
+
+
+RULES = (FX401, FX402, FX403, FX404, FX405, FX406, FX407, FX408, FX499)

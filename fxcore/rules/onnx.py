@@ -5,7 +5,7 @@ opset (``onnx-opset``), looks up every remaining operator in the exporter's regi
 (onnxscript's torchlib and the exporter's own translations) and translates the graph without
 data. An operator is reported at the user's line it came from (the node's stack trace)."""
 
-from fxcore.rules.rule import Rule, not_checkable_rule
+from fxcore.rules.rule import Rule, not_checkable_rule, raises_everywhere_rule
 
 
 def _onnx_error(code: str, kind: str, docs: str) -> Rule:
@@ -104,4 +104,8 @@ Fix: none needed in the code; run `torch.onnx.export(..., dynamo=True)` on real 
 check the class.
 """)
 
-RULES = (FX601, FX602, FX603, FX604, FX605)
+FX606 = raises_everywhere_rule("FX606", "onnx",
+                               "FX408 under torch.export and FX509 under torch.compile")
+
+
+RULES = (FX601, FX602, FX603, FX604, FX605, FX606)

@@ -94,3 +94,37 @@ Fix: give the class's real inputs (`inputs = {{x = "float32[1, 512]"}}`) or argu
                 message=("What fx-lsp chose does not fit the class: {detail}, and the module "
                          f"raises the same error when run eagerly on them, so torch.{mode} "
                          "is not what fails."))
+
+
+def raises_everywhere_rule(code: str, mode: str, others: str) -> Rule:
+    """A capture mode's error that ``forward`` raised the same error on every input fx-lsp
+    tried (FX408, FX509, FX606), worded the same in every mode; ``others`` names the same
+    error in the other modes."""
+    docs = f"""\
+**forward raises on every input tried ({mode})**: fx-lsp looked for example inputs to run
+torch.{mode} on, and the module raised the same error, at the same line, on every input it
+tried of different shapes (or on every one its own `assert` or `raise` on the input's shape
+let through): the class cannot run here on any input, so torch.{mode} cannot
+either, and that error is the verdict, reported at its line, rather than "no example inputs".
+It is what happens when an installed package lacks the function the code calls (a function
+removed from a newer release), or torch refuses what the code does whatever the tensors
+(`torch.istft` on a real tensor). The benchmark of libraries counts it as a verdict only where
+real torch, on the CPU, on the same instance and the first of those inputs, raises the same
+error at the same line. The same error is {others}.
+
+```python
+class Window(nn.Module):
+    def forward(self, x):
+        window = scipy.signal.blackmanharris(64)  # {code}: gone from SciPy 1.13
+        return x * torch.as_tensor(window)
+```
+
+An error about the meta device or fake tensors, fx-lsp's own way of running, never makes it:
+the class stays "no example inputs".
+
+Fix: install a release of the package that has the function, or change the code to what the
+installed torch accepts; where the inputs fx-lsp tried are simply not the class's, give them
+(`inputs = {{x = "float32[1, 512]"}}`) under `[tool.fx-lsp.modules."pkg.mod:Window"]`.
+"""
+    return Rule(code=code, kinds=(f"{mode}-raises-everywhere",), severity="error", mode=mode,
+                docs=docs)

@@ -31,7 +31,7 @@ import torch
 from fxcore.worker.shared.function_trees import function_tree
 
 #: Parameters whose value is a number of channels, and those whose value is a width.
-CHANNEL_NAMES = re.compile(r"(\w+_)?(channels|chans|ch|planes|filters|c)")
+CHANNEL_NAMES = re.compile(r"(\w+_)?(channels?|chans|chs|ch|planes|filters|c)")
 WIDTH_NAMES = re.compile(r"(\w+_)?(dim|features|hidden_size|hidden|d_model|n_embd|width)")
 #: Parameters that give the number of spatial dimensions (``Conv3d`` for 3).
 _SPATIAL_NAMES = re.compile(r"spatial_dims?|n_?dims|ndims?|num_spatial_dims|dimensions")
@@ -56,7 +56,7 @@ def made_source(value: Any) -> str | None:
     return kept[1] if kept is not None and kept[0] is value else None
 
 
-def _members(annotation: Any) -> list[Any]:
+def union_members(annotation: Any) -> list[Any]:
     origin = typing.get_origin(annotation)
     if origin is typing.Union or type(annotation).__name__ == "UnionType":
         return [member for member in typing.get_args(annotation) if member is not type(None)]
@@ -66,7 +66,7 @@ def _members(annotation: Any) -> list[Any]:
 def sequence_element(annotation: Any) -> tuple[Any, bool] | None:
     """``(element type, a single value is allowed too)`` for a sequence annotation
     (``Sequence[int] | int`` gives ``(int, True)``); None for any other."""
-    members = _members(annotation)
+    members = union_members(annotation)
     for member in members:
         origin = typing.get_origin(member) or member
         if origin in _SEQUENCES and member is not str:
@@ -86,7 +86,7 @@ def is_module_annotation(annotation: Any) -> bool:
 
 def is_factory_annotation(annotation: Any) -> bool:
     """True for ``Callable[..., nn.Module]``, ``type[nn.Module]`` and ``Type[...]``."""
-    for member in _members(annotation):
+    for member in union_members(annotation):
         origin = typing.get_origin(member)
         arguments = typing.get_args(member)
         returned = arguments[-1] if origin is collections.abc.Callable and arguments else (
@@ -100,7 +100,7 @@ def is_function_annotation(annotation: Any) -> bool:
     """True for ``Callable`` (bare, or ``Callable[[Tensor], Tensor]``) that returns no
     module: a function the parameter's owner calls on tensors."""
     return any((typing.get_origin(member) or member) is collections.abc.Callable
-               for member in _members(annotation)) and not is_factory_annotation(annotation)
+               for member in union_members(annotation)) and not is_factory_annotation(annotation)
 
 
 def spatial_dims(values: dict[str, Any]) -> int:
@@ -176,9 +176,9 @@ def factory_values(calls: list[ast.Call], values: dict[str, Any]) -> list[Any]:
 
 def _binds(source: str, call: ast.Call) -> bool:
     """True when the callable ``source`` names accepts the call's arguments, by count and
-    keyword names (``*args`` in the call: never)."""
-    if any(isinstance(argument, ast.Starred) for argument in call.args) \
-            or any(keyword.arg is None for keyword in call.keywords):
+    keyword names (``*args`` in the call: never; a ``**mapping`` is read as timm's ``**dd``,
+    the device and dtype every torch layer takes)."""
+    if any(isinstance(argument, ast.Starred) for argument in call.args):
         return False
     try:
         signature = inspect.signature(eval(source, {"__builtins__": __builtins__}))
@@ -207,6 +207,9 @@ def kind_fitted(cls: type, values: dict[str, Any],
             modules = module_values({**values, name: None})
             # A real module before the table's ``nn.Identity()``: one a capture inlines
             # leaves the wrapper's module unused.
+            if isinstance(guess, torch.nn.modules.loss._Loss):  # a loss by its name
+                fitted[name] = [guess, *modules]
+                continue
             fitted[name] = [*modules, guess] if isinstance(guess, torch.nn.Module) and not any(
                 type(m) is type(guess) for m in modules) else modules
         elif (sequence := sequence_element(annotation)) is not None \

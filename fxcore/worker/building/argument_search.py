@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fxcore.worker.building.annotation_values import (
     CHANNEL_NAMES,
     WIDTH_NAMES,
+    factory_values,
+    init_calls,
     sequence_values,
     spatial_dims,
 )
-from fxcore.worker.building.arguments import value_source
+from fxcore.worker.building.arguments import annotation_of, config_instance, value_source
 from fxcore.worker.building.check_solver import solutions
 from fxcore.worker.building.init_checks import init_checks, message_rules
 from fxcore.worker.shared.budget_clock import Budget
@@ -37,6 +40,7 @@ SEARCH_SECONDS = 5.0
 #: How many rejected sets a note lists.
 MAX_LISTED = 4
 
+_NONE_REFUSED = re.compile(r"'NoneType'|\bNone\b")
 _NOT_A_SEQUENCE = re.compile(r"'(int|float|NoneType)' object (is not (iterable|subscriptable)"
                              r"|has no len)")
 
@@ -62,6 +66,7 @@ def searched_instance(cls: type, tried: Tried,
                           message_rules(describe_exception(error), kwargs),
                           [spatial_dims(kwargs)])
         found += _sequences_for(kwargs, error)
+        found += _none_defaults_for(cls, kwargs, error)
         queue[:0] = found  # what the newest rejection asks for first
         queue.extend(consistent_sets(kwargs))
 
@@ -125,6 +130,36 @@ def _sequences_for(kwargs: dict[str, Any], error: BaseException) -> list[dict[st
     names.sort(key=lambda n: not re.search(r"s$|size|shape|dims?$|levels|kernel", n))
     return [{**kwargs, name: sequence_values(name, kwargs[name], int, kwargs)[0]}
             for name in names]
+
+
+def _none_defaults_for(cls: type, kwargs: dict[str, Any],
+                       error: BaseException) -> list[dict[str, Any]]:
+    """Where the error is about ``None`` (it was called, or an ``assert``/check refused it):
+    the parameters left at a ``None`` default, given all at once a value the constructor
+    needs there: a torch module class taking the sizes ``__init__`` calls it with
+    (``norm_layer(planes)``: ``annotation_values.factory_values``), else an instance of the
+    configuration class its annotation names (``layers: LayerFn = None`` then ``assert
+    layers is not None``: ``arguments.config_instance``)."""
+    if not (_NONE_REFUSED.search(describe_exception(error))
+            or isinstance(error, AssertionError)):
+        return []
+    calls = init_calls(cls)
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return []
+    namespace = dict(vars(sys.modules[cls.__module__])) if cls.__module__ in sys.modules \
+        else {}
+    given: dict[str, Any] = {}
+    for name, parameter in parameters.items():
+        if name in kwargs or parameter.default is not None:
+            continue
+        if name in calls:
+            given[name] = factory_values(calls[name], kwargs)[0]
+        elif (config := config_instance(annotation_of(parameter, namespace), "",
+                                        namespace)) is not None:
+            given[name] = config
+    return [{**kwargs, **given}] if given else []
 
 
 def constructor_defaults(cls: type) -> dict[str, Any]:

@@ -51,9 +51,17 @@ from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
+import torch
+
 from fxcore.model.job_spec import CallSite
-from fxcore.worker.building.annotation_values import is_module_annotation, kind_fitted, made_source
+from fxcore.worker.building.annotation_values import (
+    is_module_annotation,
+    kind_fitted,
+    made_source,
+    union_members,
+)
 from fxcore.worker.building.code_values import MAX_VALUES, annotated_values, code_values
+from fxcore.worker.building.use_kinds import of_used_kind, parameter_uses
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4
@@ -62,7 +70,7 @@ _Rule = tuple[str, Any]
 
 #: (regular expression over the parameter name, value); the first match wins.
 NAME_RULES: list[_Rule] = [
-    (r"(in|input)_?(channels|chans|ch|planes)|n_?channels|num_channels|image_channels", 3),
+    (r"(in|input)_?(channels?|chans|chs|ch|planes)|n_?channels|num_channels|image_channels", 3),
     (r"spatial_dims?|n_?dims|ndim|num_spatial_dims", 2),
     (r"dim_head|head_dim|head_size|d_head|dim_per_head", 16),
     (r"(num_|n_)?(heads|head)|nhead|num_attention_heads|attention_heads", 4),
@@ -83,8 +91,8 @@ NAME_RULES: list[_Rule] = [
     (r"(.*_)?dropout|(.*_)?drop(_rate|_prob)?|(.*_)?rate|p|prob", 0.0),
     (r"eps|epsilon|layer_norm_eps|norm_eps", 1e-5),
     (r"(.*_)?ratio|expansion|expand|mult|multiplier", 4),
-    (r"(num_|n_)?(out|output)_?(channels|chans|ch|planes)|channels|chans|planes|filters"
-     r"|(.*_)?channels|(num_)?feat(ure)?s?_?maps?|base_channels|width", 16),
+    (r"(num_|n_)?(out|output)_?(channels?|chans|chs|ch|planes)|channels|chans|planes|filters"
+     r"|(.*_)?channels?|(.*_)?chs|(num_)?feat(ure)?s?_?maps?|base_channels|width", 16),
     (r"dim|d_model|n_embd|(.*_)?dim|(.*_)?size|hidden|(.*_)?features|(num_|n_)?features"
      r"|emb(ed)?(ding)?s?|d_ff|ffn_dim|intermediate_size|units|neurons", 64),
 ]
@@ -106,6 +114,10 @@ WRAPPED_MODULE_NAMES = re.compile(
     r"|decoder|head"
 )
 
+#: Names that take a loss module (``loss``, ``criterion``, ``loss_fn``): ``nn.MSELoss()``,
+#: which takes a prediction and a target of one shape.
+LOSS_NAMES = re.compile(r"(\w+_)?(loss|criterion)(_fn|_func|_function|_module)?")
+
 _NUMBER_PREFIX = re.compile(r"(num|n)_\w+")
 
 
@@ -118,7 +130,7 @@ class CandidateCall:
     guessed: bool
 
 
-def _annotation(parameter: inspect.Parameter, namespace: dict[str, Any]) -> Any:
+def annotation_of(parameter: inspect.Parameter, namespace: dict[str, Any]) -> Any:
     annotation = parameter.annotation
     if annotation is inspect.Parameter.empty:
         return None
@@ -130,14 +142,17 @@ def _annotation(parameter: inspect.Parameter, namespace: dict[str, Any]) -> Any:
     return annotation
 
 
-def _config_instance(annotation: Any, name: str, namespace: dict[str, Any]) -> Any:
+def config_instance(annotation: Any, name: str, namespace: dict[str, Any]) -> Any:
     """An instance of a configuration class the parameter names or is annotated with,
     built from its own defaults; ``None`` when there is none."""
-    candidates: list[Any] = []
-    if isinstance(annotation, type) and annotation.__module__ not in {"builtins", "typing"} \
-            and not is_module_annotation(annotation):  # ``nn.Module()``: no model
-        candidates.append(annotation)
-    elif re.fullmatch(r"(config|cfg|conf|args|hparams|params|opt|options|settings)", name):
+    # ``Optional[LayerFn]``: the class; ``nn.Module()`` is no model, ``Tensor()`` no data.
+    candidates: list[Any] = [member for member in union_members(annotation)
+                             if isinstance(member, type)
+                             and member.__module__ not in {"builtins", "typing"}
+                             and not is_module_annotation(member)
+                             and not issubclass(member, torch.Tensor)]
+    if not candidates and re.fullmatch(r"(config|cfg|conf|args|hparams|params|opt|options"
+                                       r"|settings)", name):
         candidates += [value for key, value in namespace.items()
                        if isinstance(value, type) and re.search(r"(Config|Cfg|Args|Params)$",
                                                                key)]
@@ -181,9 +196,9 @@ def guess_value(name: str, annotation: Any) -> Any:
         return False
     if annotation is str:
         return inspect.Parameter.empty
+    if LOSS_NAMES.fullmatch(lowered):
+        return torch.nn.MSELoss()
     if WRAPPED_MODULE_NAMES.fullmatch(lowered):
-        import torch
-
         return torch.nn.Identity()
     for pattern, value in NAME_RULES:
         if re.fullmatch(pattern, lowered):
@@ -227,8 +242,8 @@ def candidate_calls(cls: type, missing: list[str],
     guessed = False
     for name in missing:
         parameter = parameters.get(name)
-        annotation = _annotation(parameter, namespace) if parameter is not None else None
-        config = _config_instance(annotation, name, namespace)
+        annotation = annotation_of(parameter, namespace) if parameter is not None else None
+        config = config_instance(annotation, name, namespace)
         if config is not None:
             values[name] = config
             continue
@@ -262,8 +277,14 @@ def named_values(cls: type, name: str, annotation: Any,
     spelled = annotated_values(annotation)
     value = guess_value(name, annotation)
     if spelled or value is inspect.Parameter.empty:
-        return [*found, *code_values(cls, name, annotation)][:MAX_VALUES]
-    return [*found, value][:MAX_VALUES]
+        guessed = code_values(cls, name, annotation)
+    else:
+        guessed = [value]
+    use = parameter_uses(cls).get(name)
+    if use is not None:
+        guessed = of_used_kind(guessed, use)
+    return [*found, *guessed][:MAX_VALUES]
+
 
 
 def _builds_nothing(value: Any) -> bool:
@@ -298,7 +319,7 @@ def default_overrides(cls: type, configured: dict[str, Any],
                 or parameter.default is inspect.Parameter.empty or name in configured \
                 or not _builds_nothing(parameter.default):
             continue
-        found = [value for value in named_values(cls, name, _annotation(parameter, namespace),
+        found = [value for value in named_values(cls, name, annotation_of(parameter, namespace),
                                                  (written or {}).get(name, ()))
                  if not _builds_nothing(value) and value != parameter.default]
         if found:

@@ -118,7 +118,7 @@ def _used_values(function: Callable[..., Any], name: str, depth: int,
             found += _guarded(lambda node=node: _from_call(node, tracked, namespace,
                                                            attributes, depth))
         elif isinstance(node, ast.Compare):
-            found += _compared(node, tracked)
+            found += _guarded(lambda node=node: _compared(node, tracked, namespace))
     return found
 
 
@@ -169,21 +169,30 @@ def _from_call(node: ast.Call, tracked: set[str], namespace: Mapping[str, Any],
             for value in _used_values(called, parameter, depth - 1, attributes)]
 
 
-def _compared(node: ast.Compare, tracked: set[str]) -> list[str]:
-    """The strings ``name == "batch"``, ``name != "batch"`` or ``name in ("a", "b")`` names."""
+def _compared(node: ast.Compare, tracked: set[str], namespace: Mapping[str, Any]
+              ) -> list[str]:
+    """The strings ``name == "batch"``, ``name != "batch"``, ``name in ("a", "b")`` or
+    ``name not in NORMS`` (a module-level list, tuple, set or dict) names."""
     sides = [node.left, *node.comparators]
     if not any(_mentions(side, tracked) for side in sides) \
             or not all(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
         return []
-    return [text for side in sides if not _mentions(side, tracked) for text in _strings(side)]
+    return [text for side in sides if not _mentions(side, tracked)
+            for text in _strings(side, namespace)]
 
 
-def _strings(node: ast.expr) -> Iterator[str]:
+def _strings(node: ast.expr, namespace: Mapping[str, Any]) -> Iterator[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         yield node.value
     elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         for item in node.elts:
-            yield from _strings(item)
+            yield from _strings(item, namespace)
+    elif isinstance(node, (ast.Name, ast.Attribute)):
+        held = _resolved(node, namespace, {})
+        if isinstance(held, (set, frozenset)):  # in an order of its own, not the hash's
+            held = sorted(item for item in held if isinstance(item, str))
+        if isinstance(held, (list, tuple, Mapping)):
+            yield from (item for item in list(held)[:16] if isinstance(item, str))
 
 
 def _keys(table: Any) -> list[Any]:

@@ -21,8 +21,11 @@ from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
+import torch
+
 from fxcore.worker.building.called_checks import called_functions, own_init
 from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.shared.user_objects import user_attribute
 
 #: The functions a kept rule may call: they read their arguments and do nothing else.
 SAFE_CALLS = frozenset({"len", "isinstance", "int", "float", "tuple", "list", "all", "any",
@@ -89,7 +92,8 @@ def _read(checks: InitChecks, cls: type, function: FunctionType, owner: type | N
             value = renamed(statement.value)
             if isinstance(target, ast.Name) and is_safe(value):
                 checks.assigned.append((target.id, value))
-    for rule in [*_guarded_rules(node.body, []), *_index_rules(node)]:
+    layer_rules = _layer_rules(node, getattr(function, "__globals__", {}))
+    for rule in [*_guarded_rules(node.body, []), *_index_rules(node), *layer_rules]:
         rule = renamed(rule)
         if is_safe(rule):
             checks.rules.append(rule)
@@ -200,6 +204,39 @@ def _index_rules(function: ast.AST) -> list[ast.expr]:
                         and indexed.slice.id == target.id:
                     rules.append(f"len({indexed.value.id}) {bound}")
     return [ast.parse(rule, mode="eval").body for rule in dict.fromkeys(rules)]
+
+
+def _layer_rules(function: ast.AST, namespace: dict[str, Any]) -> list[ast.expr]:
+    """The rules torch's layers that ``function`` builds check: ``nn.GroupNorm(groups,
+    channels)`` needs ``channels % groups == 0`` (an up-sampling block's channels added to
+    its skip's must still divide by 32)."""
+    rules: list[ast.expr] = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Call) and _names_group_norm(node.func, namespace)):
+            continue
+        given = dict(zip(("num_groups", "num_channels"), node.args, strict=False))
+        given |= {k.arg: k.value for k in node.keywords if k.arg}
+        if "num_groups" in given and "num_channels" in given:
+            remainder = ast.BinOp(left=given["num_channels"], op=ast.Mod(),
+                                  right=given["num_groups"])
+            rules.append(ast.fix_missing_locations(ast.Compare(
+                left=remainder, ops=[ast.Eq()], comparators=[ast.Constant(0)])))
+    return rules
+
+
+def _names_group_norm(func: ast.expr, namespace: dict[str, Any]) -> bool:
+    """True when ``func`` is ``GroupNorm``, ``nn.GroupNorm`` or ``torch.nn.GroupNorm`` and
+    names torch's layer in ``namespace``."""
+    dotted = []
+    while isinstance(func, ast.Attribute):
+        dotted.insert(0, func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    held: Any = namespace.get(func.id)
+    for attribute in dotted:
+        held = user_attribute(held, attribute) if held is not None else None
+    return held is torch.nn.GroupNorm
 
 
 def _index_bound(iterated: ast.expr) -> str | None:

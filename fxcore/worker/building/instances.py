@@ -41,6 +41,7 @@ from fxcore.worker.building.arguments import (
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.building.download_free import download_note, offline_note, weights_off
 from fxcore.worker.building.init_checks import named_in_message
+from fxcore.worker.building.optional_imports import optional_package_note
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.workspace.discovery import ClassSource
 
@@ -126,8 +127,8 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                         searched.rejected_before = tried_text(cls.__name__, [({}, error)])
                         return searched
                 failure = context.exception_failure(
-                    "constructor", f"Building {cls.__name__} failed: ", error,
-                    source.name_span)
+                    "constructor", optional_package_note(cls, [error])
+                    + f"Building {cls.__name__} failed: ", error, source.name_span)
                 if configured:
                     failure.message += configured_call_note(cls.__name__, module_config)
                 failure.message += download_note(
@@ -193,11 +194,14 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
         else ""
     rejection = ("" if rejected is None else
                  f" Guessed arguments were rejected ({describe_exception(rejected)}).{listed}")
+    errors = [error for _, error in tried] + ([rejected] if isinstance(rejected, BaseException)
+                                              else [])
     return context.module_result(
         cls,
         source,
         status="not-traced",
         reason=(
+            f"{optional_package_note(cls, errors)}"
             f"The constructor needs arguments: {names}.{builder_failure}{rejection} Give them in "
             f'pyproject.toml: [tool.fx-lsp.modules."{key}"] kwargs = {{{example}}}, '
             f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."

@@ -45,6 +45,7 @@ from fxcore.worker.inputs.reshape import (
     unfolded_inputs,
 )
 from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.input_refusals import refusal_seen
 from fxcore.worker.shared.job_context import describe_exception, first_line
 from fxcore.worker.shared.locate import traceback_positions
 from fxcore.worker.shared.meta_limits import MetaLimit, needs_real_data
@@ -275,6 +276,7 @@ def eager_error(model: nn.Module, instantiated_on: InstantiatedOn, specs: Mappin
     except Exception as error:  # user code may raise anything: these inputs do not fit
         if judged_device() is not None and fails_by_held_tensor(model, error, run):
             return []  # it fails so on a GPU whatever its inputs: the captures say where
+        refusal_seen(specs, error)
         return error
 
 

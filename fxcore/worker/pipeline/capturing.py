@@ -6,11 +6,14 @@ pre-trace with the fx capture), then the capture itself, then the verdict on its
 
 from __future__ import annotations
 
+import dataclasses
+
 from fxcore.model.results import ModuleResult
 from fxcore.worker.building.as_built import as_built
 from fxcore.worker.building.instances import Built
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.fx.pre_trace import pre_trace
+from fxcore.worker.capture.raised_everywhere import raised_everywhere_record
 from fxcore.worker.devices.cuda_view import gap_notes
 from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.inputs.deciding import finish_search, start_search
@@ -18,6 +21,7 @@ from fxcore.worker.inputs.own_choices import judged_on_own_choices
 from fxcore.worker.module_modes.judging import judged
 from fxcore.worker.pipeline.verdict import module_verdict
 from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.input_refusals import refusals_kept
 from fxcore.worker.shared.inputs_decision import UNDECIDED, InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.worker.shared.seeding import seed_generators
@@ -57,9 +61,11 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
             inputs = decide_before_capture(context, capture, target)
             put_back()
             seed_generators()
-            result = module_verdict(context, capture, target, inputs,
-                                    capture.capture(context, target, inputs,
-                                                    loop_of_calls=loop))
+            # The same error on every input tried is the verdict of a mode that runs forward.
+            record = raised_everywhere_record(context, target, capture.mode, inputs.raised) \
+                if inputs.raised is not None and needs_inputs(capture) else \
+                capture.capture(context, target, inputs, loop_of_calls=loop)
+            result = module_verdict(context, capture, target, inputs, record)
             seed_generators()  # its eager runs draw what the capture drew
             result = judged_on_own_choices(context, capture.mode, target, inputs, result)
         result.mode = capture.mode
@@ -86,5 +92,10 @@ def decide_before_capture(context: JobContext, capture: Capture,
         return UNDECIDED
     search = start_search(context, target)
     graph_module, root = (None, None) if search.configured else pre_trace(context, target)
-    target.inputs_decision = finish_search(context, target, search, graph_module, root)
+    with refusals_kept() as raised_everywhere:
+        decision = finish_search(context, target, search, graph_module, root)
+    if decision.specs is None and raised_everywhere:
+        # The same error on every input tried: that is the class's verdict.
+        decision = dataclasses.replace(decision, raised=raised_everywhere[0])
+    target.inputs_decision = decision
     return target.inputs_decision

@@ -87,6 +87,10 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
 def _captured_inputs(inputs: InputsDecision) -> dict[str, Any]:
     """The ``inputs`` field of a capture that ran ``forward`` on the decided example inputs
     (its shapes are its own, not propagated afterwards)."""
+    if inputs.raised is not None:  # the first input of those it raised on, to run again
+        return {"inputs": ExampleInputs(origin="inferred", tensors={
+            name: str(spec) for name, spec in inputs.raised.specs.items()},
+            note="forward raises on every input tried; the first of them")}
     if inputs.specs is None or inputs.origin is None:
         return {}
     return {"inputs": ExampleInputs(origin=inputs.origin, tensors={

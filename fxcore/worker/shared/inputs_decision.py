@@ -12,6 +12,7 @@ from typing import Any
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InputsOrigin
+from fxcore.worker.shared.input_refusals import RaisedEverywhere
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,10 @@ class InputsDecision:
     #: Where no example inputs were found: what the most likely candidate raised when the
     #: module ran on it (``fxcore.worker.inputs.first_layer``).
     refused: str | None = None
+    #: Where no example inputs were found because ``forward`` raised the same error on every
+    #: input tried (``input_refusals``): that error, the class's verdict in the modes that
+    #: run forward.
+    raised: RaisedEverywhere | None = None
 
     def fresh_values(self) -> dict[str, Any]:
         """A copy of ``values`` for one run, which the report's still show as given."""

@@ -79,13 +79,18 @@ def test_documented_shapes_give_inputs_real_torch_agrees_with(tmp_path: Path) ->
         "X": "float32[2, 32, 16, 2]"}
 
 
-def test_a_model_that_runs_on_its_documented_shape_nowhere_says_what_it_raised(
+def test_a_model_that_raises_on_every_input_tried_gets_that_error_as_its_verdict(
         tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)
     completed = fx_lsp("check", "--no-cache", "--mode", "export", "--output-format", "json",
                        "blocks.py", cwd=tmp_path)
-    outdated = next(m for m in json.loads(completed.stdout)["modules"]
-                    if m["class"] == "Outdated")
-    assert outdated["status"] == "not-traced"
-    assert "float32[2, 33, 16], the shape Outdated.forward documents for spec, raised " \
-        "RuntimeError: this transform needs an older torch at blocks.py:" in outdated["reason"]
+    report = json.loads(completed.stdout)
+    outdated = next(m for m in report["modules"] if m["class"] == "Outdated")
+    # The same error on every input tried is the verdict, at the line that raises it.
+    raising = BLOCKS.splitlines().index(
+        '        raise RuntimeError("this transform needs an older torch")') + 1
+    assert outdated["status"] == "failed"
+    assert [(f["code"], f["line"]) for f in outdated["failures"]] == [("FX408", raising)]
+    assert any(d["code"] == "FX408" and "forward raises on every input tried" in d["message"]
+               and "RuntimeError: this transform needs an older torch" in d["message"]
+               for d in report["diagnostics"])

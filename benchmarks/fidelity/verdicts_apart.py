@@ -1,0 +1,110 @@
+"""Two kinds of verdict the library benchmark (``pt2_library_coverage.py``) lists apart:
+
+- "forward raises on every input tried" (FX408 under export, FX509 under compile): the class
+  cannot run here on any input fx-lsp tried. It agrees with real torch only where the module,
+  rebuilt on the CPU and called eagerly on the first of those inputs (the report's
+  ``inputs``, ``pt2_real_check.py``), raises an error of the same type at the same line (the
+  innermost workspace line of fx-lsp's failure, or a line of its chain); where real torch runs
+  the class it is a false alarm, and either way it is not judged as an export or compile
+  verdict;
+- the time per verdict: fx-lsp's seconds over its verdicts (every mode's), beside the
+  baseline commit's, and the classes that get a verdict in some mode for the first time
+  (none in that mode at the baseline) measured apart, by the job seconds of the files that
+  hold them (the report's ``files``: a worker checks one file's classes in one job), their
+  median and worst.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The code of each mode's "forward raises on every input tried".
+RAISES_CODES = {"export": "FX408", "compile": "FX509"}
+_RAISED_TYPE = re.compile(r"cannot run it here either: ([\w.]+)")
+
+
+def raises_everywhere(module: dict[str, Any]) -> dict[str, Any] | None:
+    """The module's "forward raises on every input tried" failure, or None."""
+    return next((failure for failure in module["failures"]
+                 if failure["code"] == RAISES_CODES.get(module["mode"])), None)
+
+
+@dataclass
+class RaisedFigures:
+    """Per mode: the classes reported as raising on every input, and those real torch
+    agrees with."""
+
+    reported: dict[str, int] = field(default_factory=dict)
+    agree: dict[str, int] = field(default_factory=dict)
+
+    def cell(self, mode: str) -> str:
+        if mode not in RAISES_CODES:
+            return "-"
+        return f"{self.reported.get(mode, 0)} ({self.agree.get(mode, 0)} agree)"
+
+
+def judge_raised(figures: RaisedFigures, name: str, module: dict[str, Any],
+                 messages: list[str], eager: dict[str, Any] | None) -> str | None:
+    """Compare one mode's "raises on every input" verdict with real torch's eager call:
+    None when they agree, else what differs."""
+    failure = raises_everywhere(module)
+    assert failure is not None
+    mode = module["mode"]
+    figures.reported[mode] = figures.reported.get(mode, 0) + 1
+    if eager is None:
+        return f"{mode} {name}: raises on every input (fx-lsp), real torch runs it: a false alarm"
+    raised = next((found[1] for found in map(_RAISED_TYPE.search, messages) if found), None)
+    chain = {(frame["path"], frame["line"]) for frame in [failure, *failure["frames"]]}
+    frame = eager.get("innermost_frame") or {}
+    same_type = raised is None or raised.rpartition(".")[2] == str(
+        eager.get("exception", "")).rpartition(".")[2]
+    if same_type and (frame.get("path"), frame.get("line")) in chain:
+        figures.agree[mode] = figures.agree.get(mode, 0) + 1
+        return None
+    return (f"{mode} {name}: raises on every input: fx-lsp {raised} at line {failure['line']}, "
+            f"real torch {eager.get('exception')} at {frame.get('path')}:{frame.get('line')}")
+
+
+def verdict_count(report: dict[str, Any], has_verdict: Callable[[dict[str, Any]], bool]
+                  ) -> int:
+    """How many (class, mode) verdicts a report holds."""
+    return sum(has_verdict(module) for module in report["modules"])
+
+
+def first_verdict_files(report: dict[str, Any], baseline: dict[str, Any],
+                        has_verdict: Callable[[dict[str, Any]], bool]) -> dict[str, float]:
+    """The classes with a verdict in some mode that had none in it at the baseline, by
+    qualified name, each with its file job's seconds."""
+    before = {(module["qualified_name"], module["mode"]) for module in baseline["modules"]
+              if has_verdict(module)}
+    seconds = {item["path"]: item["seconds"] for item in report.get("files", [])}
+    return {module["qualified_name"]: seconds.get(module["path"], 0.0)
+            for module in report["modules"]
+            if has_verdict(module) and (module["qualified_name"], module["mode"]) not in before}
+
+
+@dataclass
+class TimeFigures:
+    """The seconds per verdict of this tree and the baseline, and the first verdicts'."""
+
+    verdicts: int = 0
+    baseline_verdicts: int = 0
+    first_verdicts: dict[str, float] = field(default_factory=dict)
+
+    def per_verdict(self, seconds: float, baseline_seconds: float | None) -> str:
+        ours = seconds / max(self.verdicts, 1)
+        if not baseline_seconds or not self.baseline_verdicts:
+            return f"{ours:.2f}"
+        theirs = baseline_seconds / self.baseline_verdicts
+        return f"{ours:.2f} ({ours / theirs:.2f}x {theirs:.2f})"
+
+    def first(self) -> str:
+        if not self.first_verdicts:
+            return "-"
+        values = list(self.first_verdicts.values())
+        return (f"{len(values)}: median {statistics.median(values):.1f}, "
+                f"worst {max(values):.1f}")

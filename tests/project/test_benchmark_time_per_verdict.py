@@ -1,0 +1,38 @@
+"""The library benchmark's time columns (``benchmarks/fidelity/verdicts_apart.py``): seconds
+per verdict beside the baseline's, and the classes that get a verdict for the first time
+measured apart by their files' job seconds, on reports made for the test."""
+
+from __future__ import annotations
+
+import sys
+
+from engine_support import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.fidelity.pt2_library_coverage import has_verdict
+from benchmarks.fidelity.verdicts_apart import TimeFigures, first_verdict_files, verdict_count
+
+
+def _module(name: str, mode: str, status: str, path: str = "a.py") -> dict:
+    return {"qualified_name": f"a:{name}", "class": name, "mode": mode, "status": status,
+            "path": path, "failures": [], "reason": "no example inputs" if status else None}
+
+
+def test_first_verdicts_are_measured_apart_and_seconds_are_per_verdict() -> None:
+    before = {"modules": [_module("Old", "fx", "traceable"), _module("Old", "export",
+                                                                      "traceable"),
+                          _module("New", "fx", "traceable"),
+                          _module("New", "export", "not-traced", "b.py")],
+              "files": [{"path": "a.py", "seconds": 3.0}, {"path": "b.py", "seconds": 5.0}]}
+    after = {"modules": [*before["modules"][:3], _module("New", "export", "traceable", "b.py"),
+                         _module("Third", "export", "traceable", "c.py")],
+             "files": [{"path": "a.py", "seconds": 3.0}, {"path": "b.py", "seconds": 9.0},
+                       {"path": "c.py", "seconds": 4.0}]}
+    time = TimeFigures(verdict_count(after, has_verdict), verdict_count(before, has_verdict),
+                       first_verdict_files(after, before, has_verdict))
+    assert (time.verdicts, time.baseline_verdicts) == (5, 3)
+    assert time.first_verdicts == {"a:New": 9.0, "a:Third": 4.0}
+    assert time.first() == "2: median 6.5, worst 9.0"
+    # 20 s over 5 verdicts against 12 s over 3: 4.00 a verdict, the same as before.
+    assert time.per_verdict(20.0, 12.0) == "4.00 (1.00x 4.00)"
+    assert time.per_verdict(20.0, None) == "4.00"
