@@ -10,6 +10,10 @@ fork (``fxcore.worker.devices.accelerator_guard``). The loaders that run when to
 imported (cuBLASLt's, cuSPARSELt's and cuda-bindings' look for the driver's library, loading it
 without initialising it) are torch's import, which any process that imports torch makes.
 
+The workers judging classes written for a GPU are recorded too, whatever ``device`` says
+(``test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime``): each model file
+notes the pid of the worker importing it, and every such pid must be in the log.
+
 The mutant the test must catch, the old bug: the warm-up run before the guard is in place
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
 torch's import loads it through cuBLASLt before anything else, so the loader logs no later
@@ -102,6 +106,17 @@ class BranchesOnAvailability(nn.Module):
             x = x.to(self.device)
         return self.fc(x)[x[:, 0] > 0]
 """,
+    "import_time.py": """\
+import torch
+from torch import nn
+
+TABLE = torch.arange(8, device="cuda") if torch.cuda.is_available() else torch.arange(8)
+
+
+class UsesTable(nn.Module):
+    def forward(self, x):
+        return x + TABLE
+""",
 }
 #: Run at each model file's import, in the worker judging it: the worker's pid is kept, and a
 #: library opened so that the loader logs a line of that pid, whatever the capture loads.
@@ -182,7 +197,9 @@ def test_a_warm_up_before_the_guard_is_caught(tmp_path: Path) -> None:
 def test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime(
         tmp_path: Path, device: str) -> None:
     """The workers of classes written for a GPU set up CUDA's no-op device guard, which on a
-    CUDA build asked the build's own guard for its count (``cudaGetDeviceCount``) before."""
+    CUDA build asked the build's own guard for its count (``cudaGetDeviceCount``) before; and
+    a module's import-time CUDA constant, made eagerly in the GPU's view, reached the driver
+    ("Found no NVIDIA driver")."""
     workspace = tmp_path / "workspace"
     (workspace / "pids").mkdir(parents=True)
     (workspace / "pyproject.toml").write_text(f'[tool.fx-lsp]\ndevice = "{device}"\n')
