@@ -79,7 +79,10 @@ class OnnxCapture:
             return CaptureRecord(self.mode, failures=refined, notes=notes,
                                  seconds=outcome.record.seconds)
         if outcome.record.failures and "export" not in context.job.config.modes:
+            # torch.export's verdict whole: its failures, and its "not checkable" where the
+            # rest needs real data.
             return CaptureRecord(self.mode, failures=list(outcome.record.failures),
+                                 not_checked=outcome.record.not_checked,
                                  notes=[*notes, EXPORT_STEP_FAILS],
                                  seconds=outcome.record.seconds)
         refused = _export_refusal(outcome)
