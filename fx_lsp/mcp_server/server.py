@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from typing import Annotated, Any
 
 import anyio
@@ -67,15 +68,20 @@ def error_text(message: str) -> str:
             "more characters left out)")
 
 
-async def _run(function: Any, *args: Any) -> Any:
+async def _run(tools: Tools, function: Any, *args: Any) -> Any:
     """``function(*args)`` in a thread, its data carried (``carried``); bad input becomes the
     tool's error, said to the model, and so does anything else raised, with its reason (the
-    SDK would say only "Error executing tool"), its traceback logged on stderr."""
+    SDK would say only "Error executing tool"), its traceback logged on stderr. A call the
+    client cancels (the SDK cancels its task) stops its trace (``Tools.stop``)."""
+    cancelled = threading.Event()
     try:
-        # Abandoned when the call is cancelled (the client left): ``Tools.close`` then stops
-        # its trace and waits for it, rather than the server waiting for the trace to end.
-        return carried(await anyio.to_thread.run_sync(function, *args,
+        # Abandoned when the call is cancelled: the thread ends as soon as its trace has
+        # stopped, and ``Tools.close`` waits for it, rather than the server for the trace.
+        return carried(await anyio.to_thread.run_sync(tools.call, cancelled, function, *args,
                                                       abandon_on_cancel=True))
+    except anyio.get_cancelled_exc_class():
+        tools.stop(cancelled)
+        raise
     except ToolInputError as error:
         raise ToolError(error_text(str(error))) from error
     except Exception as error:
@@ -98,14 +104,14 @@ def build(tools: Tools) -> MCPServer:
         (traced, failed, not traced and why) and each problem's file, line, column, code,
         message and the titles of its fixes. The same report as `fx-lsp check --output-format
         json`. Unchanged files are answered from the cache."""
-        return await _run(tools.check, paths, modes)
+        return await _run(tools, tools.check, paths, modes)
 
     @server.tool(annotations=READ_ONLY)
     async def explain(code: Annotated[str, Field(
             description="a code fx-lsp reports, such as FX002 or GB0170")]) -> dict[str, str]:
         """The documentation of a problem code: what it means, why tracing fails there, and
         how to fix it."""
-        return await _run(tools.explain, code)
+        return await _run(tools, tools.explain, code)
 
     @server.tool(annotations=READ_ONLY)
     async def graph(
@@ -116,7 +122,7 @@ def build(tools: Tools) -> MCPServer:
     ) -> dict[str, Any]:
         """A class's traced graph: the forward torch.fx generates, and each node (name, op,
         target, inputs, shape, and the source file and line that created it)."""
-        return await _run(tools.graph, path, class_name, mode)
+        return await _run(tools, tools.graph, path, class_name, mode)
 
     @server.tool(annotations=ToolAnnotations(
         read_only_hint=False, destructive_hint=False, idempotent_hint=False,
@@ -133,7 +139,7 @@ def build(tools: Tools) -> MCPServer:
     ) -> dict[str, Any]:
         """Fix the problems of a file with a given code and/or on a given line: the edit as a
         unified diff, written to the file only when `apply` is true."""
-        return await _run(tools.fix, path, code, line, apply, unsafe)
+        return await _run(tools, tools.fix, path, code, line, apply, unsafe)
 
     @server.tool(annotations=READ_ONLY)
     async def diff(
@@ -146,7 +152,7 @@ def build(tools: Tools) -> MCPServer:
         the changed files and of the files importing them, checked at both, per capture mode
         (nodes added and removed, verdicts, graph breaks). As `fx-lsp diff --output-format
         json`."""
-        return await _run(tools.diff, base, head, modes)
+        return await _run(tools, tools.diff, base, head, modes)
 
     return server
 

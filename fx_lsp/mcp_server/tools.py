@@ -8,7 +8,9 @@ it gives: ``check`` the report ``fx-lsp check --output-format json`` prints, ``d
 agent can act on.
 
 One tool call traces at a time (``_lock``): the engine runs one run's jobs, and a run's
-messages on stderr are captured for its error, which is process-wide.
+messages on stderr are captured for its error, which is process-wide. A call the client
+cancels stops its trace (``stop``): its workers are killed and its run submits nothing more, so
+the next call does not wait for it; a call cancelled before its turn never traces.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import functools
 import io
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError
 from typing import Any
 
 from fx_lsp.fix_texts import refusal_lines, write_diff
@@ -61,6 +64,11 @@ class Tools:
         self._pipeline: Pipeline | None = None
         self._configs = ProjectConfigs()
         self._lock = threading.Lock()
+        #: The cancellation flag of each call, in the thread that runs it (``call``).
+        self._calls = threading.local()
+        #: The flag of the call tracing now, guarded by ``_stopping``.
+        self._tracing_call: threading.Event | None = None
+        self._stopping = threading.Lock()
 
     # -- input ----------------------------------------------------------------------------
 
@@ -126,12 +134,45 @@ class Tools:
         if refusal is not None:
             raise ToolInputError(refusal)
         with self._lock, contextlib.redirect_stderr(io.StringIO()):
+            pipeline = self.pipeline()  # made before the call can be stopped: ``stop`` sees it
+            cancelled = getattr(self._calls, "cancelled", None)
+            with self._stopping:
+                if cancelled is not None and cancelled.is_set():
+                    raise CancelledError(f"the {command} call was cancelled")
+                self._tracing_call = cancelled
             try:
                 yield
             except (UnreadableConfig, baselines.BaselineProblem, GitError,
                     ZygoteError) as error:
                 raise ToolInputError(f"fx-lsp {command}: {' '.join(str(error).split())}"
                                      ) from error
+            finally:
+                with self._stopping:
+                    self._tracing_call = None
+                    pipeline.resume()
+                    pipeline.engine.resume()
+
+    # -- cancelling a call ------------------------------------------------------------------
+
+    def call(self, cancelled: threading.Event, function: Callable[..., Any],
+             *args: Any) -> Any:
+        """``function(*args)``, in this thread, as the call ``stop(cancelled)`` stops."""
+        self._calls.cancelled = cancelled
+        try:
+            return function(*args)
+        finally:
+            self._calls.cancelled = None
+
+    def stop(self, cancelled: threading.Event) -> None:
+        """The client cancelled the call of ``cancelled``: if it is tracing, its jobs are
+        cancelled, their workers killed, and its run submits no more (``interrupt``) until it
+        has ended; if it waits for its turn, it will not trace."""
+        with self._stopping:
+            cancelled.set()
+            if self._tracing_call is not cancelled or self._pipeline is None:
+                return
+            self._pipeline.interrupt()
+            self._pipeline.engine.interrupt()
 
     def _run(self, paths: list[str], modes: list[str] | None) -> CheckRun:
         """The engine's check of files and folders on the warm pipeline, within

@@ -114,6 +114,14 @@ class Pipeline:
         results = with_parent_verdicts(results)
         return Checked(results, collect(results, text_of, selection_of))
 
+    def interrupt(self) -> None:
+        """Cancel every job this pipeline runs (its child killed), and every job submitted
+        from now until ``resume``: ``check`` then raises ``CancelledError``."""
+        self._submissions.interrupt()
+
+    def resume(self) -> None:
+        self._submissions.resume()
+
     def close(self) -> None:
         """Stop every job this pipeline runs, and its threads; the engine is the caller's."""
         self._submissions.close()

@@ -96,6 +96,14 @@ class Engine:
         self._executor.submit(self._run, handle)
         return handle
 
+    def interrupt(self) -> None:
+        """Kill every running child, its job cancelled, and cancel every job submitted from
+        now until ``resume``; the zygote stays warm."""
+        self._submissions.interrupt()
+
+    def resume(self) -> None:
+        self._submissions.resume()
+
     def close(self) -> None:
         """Kill every running child and stop the zygote."""
         # Closed first, so that no new zygote starts once the running one is taken below.

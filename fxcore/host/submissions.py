@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -61,6 +61,8 @@ class Submissions(Generic[Handle]):
 
     runner: str
     closed: bool = False
+    #: Set by ``interrupt``, until ``resume``: new submissions are refused as cancelled.
+    interrupted: bool = False
     _handles: set[Handle] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -69,6 +71,8 @@ class Submissions(Generic[Handle]):
         with self._lock:
             if self.closed:
                 raise RuntimeError(f"the {self.runner} is closed")
+            if self.interrupted:
+                raise CancelledError(f"the {self.runner}'s run was interrupted")
             self._handles.add(handle)
 
         def forget(_future: Future[FileResult]) -> None:
@@ -81,6 +85,23 @@ class Submissions(Generic[Handle]):
         """Refuse new submissions and cancel those under way."""
         with self._lock:
             self.closed = True
+        self._cancel_under_way()
+
+    def interrupt(self) -> None:
+        """Cancel the submissions under way and refuse new ones until ``resume``: a run
+        stopped from another thread (an MCP call cancelled) submits nothing after its stop,
+        whatever step it was at."""
+        with self._lock:
+            self.interrupted = True
+        self._cancel_under_way()
+
+    def resume(self) -> None:
+        """Take submissions again, once the interrupted run has ended."""
+        with self._lock:
+            self.interrupted = False
+
+    def _cancel_under_way(self) -> None:
+        with self._lock:
             handles = list(self._handles)
         for handle in handles:
             handle.cancel()

@@ -26,10 +26,11 @@ swaps in a no-op CUDA device guard where a CUDA build counts no device; code jud
 CPU never makes a CUDA tensor (its initialisation is refused), so it needs none, and the call is
 replaced by one that does nothing. Code written for a GPU needs that no-op guard (torch 2.15's
 compile of fake CUDA tensors asks the device guard, and the CUDA build's real one fails with no
-device): ``cuda_view`` makes the original call (``set_up_no_op_cuda_device_guard``) in the
-worker of such a class only, never in the zygote, where the count finds no device visible; on a
-CPU build, which has no CUDA guard to swap, the same no-op guard is registered there
-(``no_op_cuda_guard``).
+device): ``cuda_view`` puts one in place (``set_up_no_op_cuda_device_guard``) in the worker of
+such a class only, never in the zygote. It is the same guard on both builds
+(``no_op_cuda_guard``), put in CUDA's slot without asking the CUDA build's own guard for its
+count, so that no worker loads the driver either; torch's original call, which asks it, runs
+only where this torch cannot take that guard.
 
 Each entry point is feature-detected: a CPU build has none of the C ones, and a release
 without one is simply not patched there.
@@ -77,16 +78,18 @@ def _no_device_guard_setup() -> None:
 
 
 def set_up_no_op_cuda_device_guard() -> str | None:
-    """torch's own ``_ensureCUDADeviceGuardSet``, which the guard replaced: on a CUDA build it
-    counts the devices (none visible) and registers a no-op CUDA device guard, whose count of
-    one makes every later call do nothing. A CPU build has no CUDA guard to replace, and gets
-    the same no-op guard from ``no_op_cuda_guard``. None once CUDA has its no-op guard, else
-    why it has none."""
+    """What torch's own ``_ensureCUDADeviceGuardSet`` does where no device is visible, without
+    its device count (``cudaGetDeviceCount``, the driver): CUDA gets a no-op device guard,
+    whose count of one makes every later call do nothing. Where this torch cannot take
+    ``no_op_cuda_guard``'s guard, a CUDA build makes torch's own call instead. None once CUDA
+    has its no-op guard, else why it has none."""
     from fxcore.worker.devices.no_op_cuda_guard import register_no_op_cuda_guard
 
-    if _torch_device_guard_setup is not None:
+    gap = register_no_op_cuda_guard()
+    if gap is not None and _torch_device_guard_setup is not None:
         _torch_device_guard_setup()
-    return register_no_op_cuda_guard()
+        return None
+    return gap
 
 
 def lazy_init_bindings(package: str) -> list[tuple[Any, str]]:

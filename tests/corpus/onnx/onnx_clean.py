@@ -1,5 +1,5 @@
 """Classes that export to ONNX cleanly, and one torch.export already refuses (the export
-mode's failure: the onnx mode does not check it)."""
+mode's failure where that mode runs too, else the onnx mode's verdict)."""
 
 import torch
 from torch import nn

@@ -286,18 +286,19 @@ async def test_names_not_utf8_links_out_and_bad_arguments(tmp_path: pathlib.Path
             assert len(message) < 5000 and "characters left out" in message, message[:200]
 
 
-def test_an_unexpected_error_says_its_reason() -> None:
+def test_an_unexpected_error_says_its_reason(tmp_path: pathlib.Path) -> None:
     """Anything a tool raises reaches the model with its reason (the SDK alone says only
     "Error executing tool check")."""
     import anyio
     from mcp.server.mcpserver.exceptions import ToolError
 
     from fx_lsp.mcp_server.server import _run
+    from fx_lsp.mcp_server.tools import Tools
 
     def too_deep() -> None:
         raise RecursionError("maximum recursion depth exceeded")
 
     with pytest.raises(ToolError) as raised:
-        anyio.run(_run, too_deep)
+        anyio.run(_run, Tools(str(tmp_path), True), too_deep)
     assert type(raised.value) is ToolError
     assert "RecursionError: maximum recursion depth exceeded" in str(raised.value)

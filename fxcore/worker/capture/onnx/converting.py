@@ -10,7 +10,10 @@ into an ONNX model (``translation``: FX604, or FX605 where it needs tensor value
 that dynamic dimensions stay dynamic (``dimensions``: FX603). Each problem is reported at the
 user's line its node came from.
 
-A class torch.export fails on is not checked here: its failures are the export mode's.
+A class torch.export fails on is not checked further: ``torch.onnx.export(..., dynamo=True)``
+stops at that first step. Where the export mode runs too, its failures are that mode's (said
+once); where ONNX is the only mode asked, they are the ONNX verdict, at their lines, with the
+export's codes and messages.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ from fxcore.worker.capture.onnx.exporter import Exporter, exporter
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, ExportOutcome
 from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
+
+#: The note of an ONNX verdict that is torch.export's failures (ONNX the only mode asked).
+EXPORT_STEP_FAILS = ("torch.onnx.export(..., dynamo=True) exports with torch.export first, "
+                     "which fails here: these are torch.export's failures.")
 
 
 class OnnxCapture:
@@ -70,6 +77,13 @@ class OnnxCapture:
         refined = dimensions.refined_by_exporter(outcome.record)
         if refined:
             return CaptureRecord(self.mode, failures=refined, notes=notes,
+                                 seconds=outcome.record.seconds)
+        if outcome.record.failures and "export" not in context.job.config.modes:
+            # torch.export's verdict whole: its failures, and its "not checkable" where the
+            # rest needs real data.
+            return CaptureRecord(self.mode, failures=list(outcome.record.failures),
+                                 not_checked=outcome.record.not_checked,
+                                 notes=[*notes, EXPORT_STEP_FAILS],
                                  seconds=outcome.record.seconds)
         refused = _export_refusal(outcome)
         if refused is not None:

@@ -5,7 +5,9 @@ installed torch. Same verdict; where real export stops at an operator, fx-lsp's 
 names that operator at the line the exporter's node came from; where real export succeeds,
 fx-lsp's ONNX node count is the real model's (before optimization), and the optimized model
 loads and runs in ONNX Runtime with eager's outputs; a dynamic dimension the exporter fixes
-is FX603.
+is FX603. With ONNX the only mode asked, a class torch.export refuses gets its ONNX verdict
+from that first step of the exporter: torch.export's failures at the line where real
+``torch.onnx.export`` stops; with the export mode beside it, that mode alone says so.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 import torch
 
 from fxcore.model.tensor_spec import parse_spec
+from fxcore.rules import BY_CODE
 
 from engine_support import REPO_ROOT, onnx_exporter_or_skip
 
@@ -41,6 +44,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.matrix, pytest.mark.matrix_sweep]
 #: clean classes (whose node count follows the version conversion). The other files' answers
 #: do not depend on the opset, and each real export costs seconds (slow and matrix tiers).
 AT_EVERY_OPSET = ("onnx_opsets.py", "onnx_clean.py")
+#: The files holding classes torch.export refuses.
+EXPORT_STAGE_FILES = ("onnx_clean.py", "onnx_export_stage.py")
 
 
 def corpus_workspace(tmp_path: Path, opset: int | None) -> Path:
@@ -105,6 +110,21 @@ def _corpus_line(node: torch.fx.Node) -> int:
     return lines[-1]
 
 
+def _innermost_corpus_line(error: BaseException) -> int | None:
+    """The innermost corpus line in the tracebacks of the error and the errors it was raised
+    from (torch.onnx's ``TorchExportError`` is raised from torch.export's)."""
+    lines: list[int] = []
+    current: BaseException | None = error
+    while current is not None:
+        traceback = current.__traceback__
+        while traceback is not None:
+            if Path(traceback.tb_frame.f_code.co_filename).parent == CORPUS:
+                lines.append(traceback.tb_lineno)
+            traceback = traceback.tb_next
+        current = current.__cause__
+    return lines[-1] if lines else None
+
+
 def real_onnx_export(module_name: str, name: str, opset: int | None) -> dict[str, Any]:
     """What real ``torch.onnx.export(dynamo=True)`` does with the class, on real weights."""
     from torch.onnx._internal.exporter import _errors
@@ -121,8 +141,8 @@ def real_onnx_export(module_name: str, name: str, opset: int | None) -> dict[str
         program = torch.onnx.export(model, (), kwargs=inputs, dynamo=True, verbose=False,
                                     optimize=False, dynamic_shapes=dynamic_shapes,
                                     **({"opset_version": opset} if opset else {}))
-    except _errors.TorchExportError:
-        return {"verdict": "export fails"}
+    except _errors.TorchExportError as error:
+        return {"verdict": "export fails", "line": _innermost_corpus_line(error)}
     except _errors.ConversionError as error:
         node = _translated_node(error)
         assert node is not None, error
@@ -144,8 +164,13 @@ def real_onnx_export(module_name: str, name: str, opset: int | None) -> dict[str
 def fx_lsp_verdict(module: dict[str, Any]) -> dict[str, Any]:
     failures = module["failures"]
     if module["status"] == "not-traced":
-        assert "torch.export first, which fails" in module["reason"], module["reason"]
-        return {"verdict": "export fails"}
+        return {"verdict": "not checked", "reason": module["reason"]}
+    if failures and BY_CODE[failures[0]["code"]].mode == "export":
+        # torch.export's own failures, as the ONNX verdict: the exporter's first step.
+        assert module["status"] == "failed", module
+        assert any("exports with torch.export first, which fails here" in note
+                   for note in module["capture_notes"]), module["capture_notes"]
+        return {"verdict": "export fails", "line": failures[0]["line"]}
     if failures and all(failure["code"] == "FX603" for failure in failures):
         return {"verdict": "specialized"}
     if failures:
@@ -176,3 +201,45 @@ def test_the_corpus_agrees_with_real_onnx_export(tmp_path: Path, opset: int | No
         assert kinds == {"passes", "failed", "export fails", "specialized"}
     else:
         assert "passes" in kinds
+
+
+def test_with_the_export_mode_an_export_failure_is_said_once(tmp_path: Path) -> None:
+    """``modes = ["export", "onnx"]``: the classes torch.export refuses fail in the export
+    mode, at real ``torch.onnx.export``'s line, and the onnx mode only points there."""
+    onnx_exporter_or_skip()
+    sys.path.insert(0, str(CORPUS))
+    try:
+        workspace = corpus_workspace(tmp_path, None)
+        for path in CORPUS.glob("*.py"):
+            if path.name not in EXPORT_STAGE_FILES:
+                (workspace / path.name).unlink()
+        pyproject = workspace / "pyproject.toml"
+        pyproject.write_text(pyproject.read_text().replace(
+            'modes = ["onnx"]', 'modes = ["export", "onnx"]'))
+        completed = subprocess.run(
+            [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--output-format", "json",
+             "."], cwd=workspace, capture_output=True, text=True, timeout=900,
+            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+        assert completed.returncode in (0, 1), completed.stderr[-3000:]
+        report = json.loads(completed.stdout)
+        modules = {(module["qualified_name"], module["mode"]): module
+                   for module in report["modules"]}
+        refused = {key: real_onnx_export(*key.split(":"), None)
+                   for key, mode in modules if mode == "export"}
+    finally:
+        sys.path.remove(str(CORPUS))
+    refused = {key: answer["line"] for key, answer in refused.items()
+               if answer["verdict"] == "export fails"}
+    assert len(refused) >= 3, refused
+    said = [(diagnostic["path"], diagnostic["line"], diagnostic["code"], diagnostic["message"])
+            for diagnostic in report["diagnostics"]]
+    assert len(said) == len(set(said)), said
+    for key, line in refused.items():
+        export, onnx = modules[key, "export"], modules[key, "onnx"]
+        assert export["status"] == "failed" and export["failures"][0]["line"] == line, export
+        assert onnx["status"] == "not-traced" and onnx["failures"] == [], onnx
+        assert f"--mode export: {export['failures'][0]['code']} at line {line}" \
+            in onnx["reason"], onnx["reason"]
+    where = {(key.split(":")[0] + ".py", line) for key, line in refused.items()}
+    assert all(diagnostic["mode"] == "export" for diagnostic in report["diagnostics"]
+               if (diagnostic["path"], diagnostic["line"]) in where), report["diagnostics"]

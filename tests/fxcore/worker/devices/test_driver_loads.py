@@ -10,6 +10,10 @@ fork (``fxcore.worker.devices.accelerator_guard``). The loaders that run when to
 imported (cuBLASLt's, cuSPARSELt's and cuda-bindings' look for the driver's library, loading it
 without initialising it) are torch's import, which any process that imports torch makes.
 
+The workers judging classes written for a GPU are recorded too, whatever ``device`` says
+(``test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime``): each model file
+notes the pid of the worker importing it, and every such pid must be in the log.
+
 The mutant the test must catch, the old bug: the warm-up run before the guard is in place
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
 torch's import loads it through cuBLASLt before anything else, so the loader logs no later
@@ -48,6 +52,68 @@ class Net(nn.Module):
     def forward(self, x):
         return self.fc(x).relu()
 """
+#: Classes written for a GPU, one file each, each reaching CUDA as such code does: judged in the
+#: GPU's view, in workers that set up CUDA's device guard, index CUDA tensors and trace them.
+GPU_MODELS = {
+    "moves.py": """\
+from torch import nn
+
+
+class MovesToCuda(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4).cuda()
+
+    def forward(self, x):
+        return self.fc(x.cuda()).relu()
+""",
+    "made_on_cuda.py": """\
+import torch
+from torch import nn
+
+
+class MadeOnCuda(nn.Module):
+    def forward(self, x):
+        return x[:, :4] * torch.ones(4, device="cuda")
+""",
+    "autocast.py": """\
+import torch
+from torch import nn
+
+
+class Autocast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        with torch.cuda.amp.autocast():
+            return self.fc(x)
+""",
+    "availability.py": """\
+import torch
+from torch import nn
+
+
+class BranchesOnAvailability(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+
+    def forward(self, x):
+        if torch.cuda.is_available():
+            x = x.to(self.device)
+        return self.fc(x)[x[:, 0] > 0]
+""",
+}
+#: Run at each model file's import, in the worker judging it: the worker's pid is kept, and a
+#: library opened so that the loader logs a line of that pid, whatever the capture loads.
+PROBE = """\
+import ctypes, os, pathlib
+pathlib.Path(__file__).with_name("pids").joinpath(str(os.getpid())).touch()
+ctypes.CDLL("libm.so.6")
+"""
 #: The loader's line for a driver library, naming the object that loaded it.
 DRIVER_LOAD = re.compile(
     r"^\s*(\d+):\s+file=(libcuda\.so[.\d]*|libnvidia-ml\.so[.\d]*) \[\d+\];\s+"
@@ -71,6 +137,11 @@ def _logged(command: list[str], cwd: Path, log_folder: Path) -> list[tuple[str, 
     return _loads(log_folder)
 
 
+def _logged_pids(log_folder: Path) -> set[str]:
+    return {line.split(":")[0].strip() for path in log_folder.iterdir()
+            for line in path.read_text(errors="replace").splitlines() if ":" in line}
+
+
 def _from_runtime(loads: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     return [load for load in loads if RUNTIME.search(load[2])]
 
@@ -88,8 +159,7 @@ def test_no_process_of_a_check_reaches_the_cuda_runtime(tmp_path: Path) -> None:
     # and the workers loaded what their captures needed.
     logs = list((tmp_path / "logs").iterdir())
     assert len(logs) >= 2 and loads, (logs, loads)
-    logged_pids = {line.split(":")[0].strip() for path in logs
-                   for line in path.read_text(errors="replace").splitlines() if ":" in line}
+    logged_pids = _logged_pids(tmp_path / "logs")
     assert len(logged_pids) >= 3, logged_pids
     assert _from_runtime(loads) == []
 
@@ -109,3 +179,23 @@ def test_a_warm_up_before_the_guard_is_caught(tmp_path: Path) -> None:
     loads = _logged([sys.executable, "-c", script], ROOT, tmp_path / "logs")
     assert [library for _, library, _ in _from_runtime(loads)] == ["libcuda.so.1"], loads
 
+
+
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
+@pytest.mark.parametrize("device", ["auto", "cuda"])
+def test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime(
+        tmp_path: Path, device: str) -> None:
+    """The workers of classes written for a GPU set up CUDA's no-op device guard, which on a
+    CUDA build asked the build's own guard for its count (``cudaGetDeviceCount``) before."""
+    workspace = tmp_path / "workspace"
+    (workspace / "pids").mkdir(parents=True)
+    (workspace / "pyproject.toml").write_text(f'[tool.fx-lsp]\ndevice = "{device}"\n')
+    for name, source in GPU_MODELS.items():
+        (workspace / name).write_text(PROBE + source)
+    loads = _logged([sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode",
+                     "fx,export,compile", "--output-format", "concise", "."],
+                    workspace, tmp_path / "logs")
+    # Every process is recorded: each worker that imported a model file logged its own lines.
+    workers = {path.name for path in (workspace / "pids").iterdir()}
+    assert workers and workers <= _logged_pids(tmp_path / "logs"), workers
+    assert _from_runtime(loads) == []
