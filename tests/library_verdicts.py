@@ -15,7 +15,7 @@ import cli_support
 from engine_support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT))
-from benchmarks.fidelity.pt2_library_coverage import Figures, absolute_paths, has_verdict, judge
+from benchmarks.fidelity.library_judging import Figures, absolute_paths, has_verdict, judge
 from benchmarks.fidelity.pt2_real_check import real_outcomes
 
 

@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from benchmarks.fidelity.pt2_library_coverage import Figures, absolute_paths, judge
+from benchmarks.fidelity.library_judging import Figures, absolute_paths, judge
 from benchmarks.fidelity.pt2_real_check import real_outcomes
 from benchmarks.gpu.gpu_agreement import gpu_name
 from benchmarks.paths import REPOSITORY, child_environment

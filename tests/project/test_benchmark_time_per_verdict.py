@@ -9,7 +9,7 @@ import sys
 from engine_support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT))
-from benchmarks.fidelity.pt2_library_coverage import has_verdict
+from benchmarks.fidelity.library_judging import has_verdict
 from benchmarks.fidelity.verdicts_apart import TimeFigures, first_verdict_files, verdict_count
 
 

@@ -23,8 +23,8 @@ from cli_support import fx_lsp
 from engine_support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.fidelity.library_judging import Figures, absolute_paths, has_verdict, judge
 from benchmarks.fidelity.no_verdict_causes import diagnostic_messages
-from benchmarks.fidelity.pt2_library_coverage import Figures, absolute_paths, has_verdict, judge
 from benchmarks.fidelity.pt2_real_check import real_outcomes
 
 WORKSPACE = '''

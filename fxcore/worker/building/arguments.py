@@ -114,8 +114,7 @@ WRAPPED_MODULE_NAMES = re.compile(
     r"|decoder|head"
 )
 
-#: Names that take a loss module (``loss``, ``criterion``, ``loss_fn``): ``nn.MSELoss()``,
-#: which takes a prediction and a target of one shape.
+#: Names of a loss module's parameter: ``nn.MSELoss()`` (a prediction and target of one shape).
 LOSS_NAMES = re.compile(r"(\w+_)?(loss|criterion)(_fn|_func|_function|_module)?")
 
 _NUMBER_PREFIX = re.compile(r"(num|n)_\w+")
