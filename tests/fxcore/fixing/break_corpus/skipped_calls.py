@@ -1,0 +1,75 @@
+"""Graph breaks at calls dynamo does not trace: C extensions (scipy's ufuncs, zlib), numpy
+functions torch._numpy lacks, frame inspection in a helper."""
+
+import inspect
+import zlib
+
+import numpy as np
+import scipy.special
+import scipy.special as sps
+import torch
+from scipy import special
+from torch import nn
+
+#: The example inputs of each class (fx-lsp's ``inputs`` option, the runner's tensors).
+INPUTS = {name: {"x": "float32[4, 8]"} for name in (
+    "ExpitFromNumpy", "ErfTensorAlias", "ExpitAssigned", "InterpCast", "InterpFloat64",
+    "SaltedHelper", "FrameNameHelper")}
+
+
+class ExpitFromNumpy(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.from_numpy(scipy.special.expit(self.proj(x).detach().numpy())) * 2
+
+
+class ErfTensorAlias(nn.Module):
+    def forward(self, x):
+        y = x * 3
+        return torch.tensor(special.erf(y.numpy())) + y
+
+
+class ExpitAssigned(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((8,), 0.5))
+
+    def forward(self, x):
+        gate = torch.as_tensor(sps.expit(x.detach().cpu().numpy()))
+        return gate * self.scale + x
+
+
+class InterpCast(nn.Module):
+    def forward(self, x):
+        x = x.sigmoid()
+        curve = torch.from_numpy(np.interp(x.numpy(), [0.0, 1.0], [1.0, 3.0]).astype(np.float32))
+        return curve - x
+
+
+class InterpFloat64(nn.Module):
+    def forward(self, x):
+        curve = torch.from_numpy(np.interp(x.numpy(), [0.0, 0.5, 1.0], [0.0, 2.0, 1.0]))
+        return curve.float() + x
+
+
+def salted(x):
+    salt = zlib.crc32(b"fx-lsp") % 7
+    return x + salt
+
+
+class SaltedHelper(nn.Module):
+    def forward(self, x):
+        return salted(x.relu()) * 2
+
+
+def scaled_by_name(x):
+    name = inspect.stack()[0].function
+    return x * len(name)
+
+
+class FrameNameHelper(nn.Module):
+    def forward(self, x):
+        return scaled_by_name(x) - 1
