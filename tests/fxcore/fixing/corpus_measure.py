@@ -1,0 +1,89 @@
+"""One corpus file measured by real torch on the CPU: for each class of its ``INPUTS``, built
+with seeded weights and called on seeded inputs, the eager output, the output of
+``torch.compile`` (a recording backend that runs the captured graphs as they are) and the graph
+breaks dynamo logged (``compile_ground_truth.parse_break``: its own registry's codes).
+
+Run in a process of its own, so that the file before and after its fixes import apart:
+``python corpus_measure.py FILE OUT.pt``; prints ``{class: {"breaks": [[line, code], ...],
+"graphs": n, "error": str|null}}`` as JSON and saves the outputs to ``OUT.pt``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "thirdparty"))
+
+from compile_ground_truth import _break_logger, _BreakLog, parse_break
+
+#: Weights and inputs are seeded alike before and after the fixes.
+SEED = 0
+
+
+def _tensor(spec: str) -> Any:
+    import torch
+
+    dtype, _, shape = spec.partition("[")
+    sizes = [int(size) for size in shape.rstrip("]").split(",") if size.strip()]
+    if dtype.startswith("int"):
+        return torch.randint(0, 4, sizes, dtype=getattr(torch, dtype))
+    return torch.rand(sizes, dtype=getattr(torch, dtype))
+
+
+def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    import torch
+
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    found: dict[str, Any] = {}
+    outputs: dict[str, Any] = {}
+    logger = _break_logger()
+    for name, specs in module.INPUTS.items():
+        torch.manual_seed(SEED)
+        model = getattr(module, name)().eval()
+        inputs = {argument: _tensor(shape) for argument, shape in specs.items()}
+        with torch.no_grad():
+            eager = model(**{k: v.clone() for k, v in inputs.items()})
+        log, graphs, error, compiled = _BreakLog(), [], None, None
+
+        def backend(graph_module: Any, _inputs: Any, graphs: list = graphs) -> Any:
+            graphs.append(graph_module)
+            return graph_module.forward
+
+        torch._dynamo.reset()
+        logger.addHandler(log)
+        try:
+            with torch.no_grad():
+                compiled = torch.compile(model, backend=backend)(
+                    **{k: v.clone() for k, v in inputs.items()})
+        except Exception as exc:  # a compile error is a finding: reported, compared
+            error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        finally:
+            logger.removeHandler(log)
+        breaks = sorted({(parsed["line"], parsed["code"]) for message in log.messages
+                         if (parsed := parse_break(message)) is not None})
+        found[name] = {"breaks": breaks, "graphs": len(graphs), "error": error}
+        outputs[name] = {"eager": eager, "compiled": compiled}
+    return found, outputs
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    warnings.filterwarnings("ignore")
+    found, outputs = measure(argv[0])
+    torch.save(outputs, argv[1])
+    print(json.dumps(found))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
