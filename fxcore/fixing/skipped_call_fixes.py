@@ -44,9 +44,11 @@ class _ReplaceWithOp(EditAtPosition):
         self.call = cst.parse_expression(f"{op_name}({tensor})")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.changed or not self.starts_here(original_node):
+        called = dotted_name(original_node.func) or ""
+        if self.changed or not self.starts_here(original_node) \
+                or called.rsplit(".", 1)[-1] not in ("from_numpy", "as_tensor", "tensor"):
             return updated_node
-        self.changed = True  # post-order: the innermost call starting here, the from-numpy
+        self.changed = True
         return self.call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
 
@@ -107,7 +109,8 @@ def decorate_helper(source: str, function: str, decorator: str) -> str:
 
 class _DeepcopyToClone(EditAtPosition):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        if self.changed or not self.starts_here(original_node) or len(updated_node.args) != 1:
+        if self.changed or not self.starts_here(original_node) or len(updated_node.args) != 1 \
+                or (dotted_name(original_node.func) or "").rsplit(".", 1)[-1] != "deepcopy":
             return updated_node
         copied = updated_node.args[0].value
         if not isinstance(copied, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
