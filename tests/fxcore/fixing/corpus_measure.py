@@ -3,6 +3,7 @@ with seeded weights and called on seeded inputs, the eager output, the output of
 ``torch.compile`` (a recording backend that runs the captured graphs as they are) and the graph
 breaks dynamo logged (``compile_ground_truth.parse_break``: its own registry's codes).
 
+A file in a package is imported as the package's module, its top folder on ``sys.path``.
 Run in a process of its own, so that the file before and after its fixes import apart:
 ``python corpus_measure.py FILE OUT.pt``; prints ``{class: {"breaks": [[line, code], ...],
 "graphs": n, "error": str|null}}`` as JSON and saves the outputs to ``OUT.pt``.
@@ -10,7 +11,7 @@ Run in a process of its own, so that the file before and after its fixes import 
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import sys
 import warnings
@@ -35,21 +36,32 @@ def _tensor(spec: str) -> Any:
     return torch.rand(sizes, dtype=getattr(torch, dtype))
 
 
+def _importable(path: Path) -> str:
+    """The dotted name of the file ``path`` (a package's module when its folder is one), its
+    top folder put on ``sys.path``."""
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    sys.path.insert(0, str(folder))
+    return ".".join(parts)
+
+
 def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     import torch
 
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = importlib.import_module(_importable(Path(path).resolve()))
     found: dict[str, Any] = {}
     outputs: dict[str, Any] = {}
     logger = _break_logger()
     for name, specs in module.INPUTS.items():
         torch.manual_seed(SEED)
-        model = getattr(module, name)().eval()
+        model = getattr(module, name)()
+        # Eval mode, but for the classes a file lists in ``TRAINING`` (random layer drop).
+        model.train(name in getattr(module, "TRAINING", ()))
         inputs = {argument: _tensor(shape) for argument, shape in specs.items()}
+        torch.manual_seed(SEED)  # each call draws the same random numbers
         with torch.no_grad():
             eager = model(**{k: v.clone() for k, v in inputs.items()})
         log, graphs, error, compiled = _BreakLog(), [], None, None
@@ -60,6 +72,7 @@ def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
         torch._dynamo.reset()
         logger.addHandler(log)
+        torch.manual_seed(SEED)
         try:
             with torch.no_grad():
                 compiled = torch.compile(model, backend=backend)(
