@@ -86,10 +86,13 @@ def _absolute_imports(text: str, package: str) -> str:
 
 
 def _source_file(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
+    """The file of ``module``, found from its top package's folder: importing the package
+    (timm's imports torchvision) is left to the workspace, after its shim."""
+    top, *parts = module.split(".")
+    spec = importlib.util.find_spec(top)
     if spec is None or spec.origin is None:
-        raise SystemExit(f"{module} is not installed")
-    return Path(spec.origin)
+        raise SystemExit(f"{top} is not installed")
+    return Path(spec.origin).parent.joinpath(*parts).with_suffix(".py")
 
 
 def build_workspace(folder: Path, models: list[Model]) -> Path:
