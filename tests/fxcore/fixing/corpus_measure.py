@@ -22,18 +22,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "thirdparty"))
 
 from compile_ground_truth import _break_logger, _BreakLog, parse_break
 
-#: Weights and inputs are seeded alike before and after the fixes.
-SEED = 0
+#: The seeds of the weights and of the inputs (the corpus convention's) and of each call.
+WEIGHTS_SEED, INPUTS_SEED, CALL_SEED = 0, 1, 2
 
 
 def _tensor(spec: str) -> Any:
+    """A tensor of ``spec`` as the corpus convention draws it (``break_corpus/__init__.py``):
+    floating point ``randn``, integers ``randint(0, 4)``, booleans ``rand > 0.5``."""
     import torch
 
     dtype, _, shape = spec.partition("[")
     sizes = [int(size) for size in shape.rstrip("]").split(",") if size.strip()]
-    if dtype.startswith("int"):
+    if dtype == "bool":
+        return torch.rand(sizes) > 0.5
+    if dtype.startswith(("int", "uint")):
         return torch.randint(0, 4, sizes, dtype=getattr(torch, dtype))
-    return torch.rand(sizes, dtype=getattr(torch, dtype))
+    return torch.randn(sizes, dtype=getattr(torch, dtype))
+
+
+def _seed(seed: int) -> None:
+    """Seed every generator a model may draw from: torch's, Python's and numpy's (Wav2Vec2's
+    time masks are drawn with numpy)."""
+    import random
+
+    import torch
+
+    torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(seed)
 
 
 def _importable(path: Path) -> str:
@@ -56,12 +76,13 @@ def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     outputs: dict[str, Any] = {}
     logger = _break_logger()
     for name, specs in module.INPUTS.items():
-        torch.manual_seed(SEED)
+        _seed(WEIGHTS_SEED)
         model = getattr(module, name)()
         # Eval mode, but for the classes a file lists in ``TRAINING`` (random layer drop).
         model.train(name in getattr(module, "TRAINING", ()))
+        _seed(INPUTS_SEED)
         inputs = {argument: _tensor(shape) for argument, shape in specs.items()}
-        torch.manual_seed(SEED)  # each call draws the same random numbers
+        _seed(CALL_SEED)  # each call draws the same random numbers
         with torch.no_grad():
             eager = model(**{k: v.clone() for k, v in inputs.items()})
         log, graphs, error, compiled = _BreakLog(), [], None, None
@@ -72,7 +93,7 @@ def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
         torch._dynamo.reset()
         logger.addHandler(log)
-        torch.manual_seed(SEED)
+        _seed(CALL_SEED)
         try:
             with torch.no_grad():
                 compiled = torch.compile(model, backend=backend)(
