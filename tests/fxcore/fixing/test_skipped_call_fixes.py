@@ -32,7 +32,7 @@ def salted(x):
 
 class Net(nn.Module):
     def forward(self, x):
-        gate = torch.from_numpy(scipy_special.expit(x.numpy()))
+        gate = torch.from_numpy(scipy.special.expit(x.numpy()))
         kept = copy.deepcopy(x * 2)
         return salted(gate) + kept
 '''
