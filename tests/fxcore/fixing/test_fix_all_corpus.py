@@ -92,6 +92,7 @@ def same(a: object, b: object) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.matrix_sweep
 def test_fix_all_removes_most_breaks_of_the_corpus_outputs_kept(tmp_path: Path) -> None:
     import torch
 

@@ -20,7 +20,7 @@ from fxcore.model.results import Failure
 SOURCE = '''import copy
 import zlib
 
-import scipy.special
+import numpy as np
 import torch
 from torch import nn
 
@@ -32,7 +32,7 @@ def salted(x):
 
 class Net(nn.Module):
     def forward(self, x):
-        gate = torch.from_numpy(scipy.special.expit(x.numpy()))
+        gate = torch.from_numpy(np.interp(x.numpy(), [-1.0, 1.0], [0.0, 2.0]))
         kept = copy.deepcopy(x * 2)
         return salted(gate) + kept
 '''
@@ -59,23 +59,24 @@ def fixed(path: Path, *breaks: tuple[int, int, str]) -> tuple[str, list[str]]:
     return text, titles
 
 
+@pytest.mark.matrix
 def test_each_break_gets_its_fix_and_compiles_whole(tmp_path: Path) -> None:
-    scipy_special = pytest.importorskip("scipy.special")
+    numpy = pytest.importorskip("numpy")
     import torch
 
     path = tmp_path / "net.py"
-    text, titles = fixed(path, (16, 9, "GB0156"), (17, 9, "GB4198"), (10, 5, "GB0007"))
+    text, titles = fixed(path, (16, 9, "GB0294"), (17, 9, "GB4198"), (10, 5, "GB0007"))
     assert titles == [
         "Replace copy.deepcopy(x * 2) with (x * 2).detach().clone() (the same values; no "
         "longer a leaf that requires grad: unsafe)",
-        "Run scipy.special.expit() as a custom op (torch.library.custom_op, its fake the "
+        "Run np.interp() as a custom op (torch.library.custom_op, its fake the "
         "input's shape; outputs kept: safe)",
         "Trace salted() non-strictly (@torch._dynamo.nonstrict_trace; its Python runs when "
         "traced, not per call: unsafe)"]
-    assert "        gate = _expit_op_" in text and "(x)\n" in text
+    assert "        gate = _interp_op_" in text and "(x)\n" in text
     assert "        kept = (x * 2).detach().clone()\n" in text
     assert "@torch._dynamo.nonstrict_trace\ndef salted(x):" in text
-    assert "return torch.empty_like(tensor)\n" in text
+    assert "return torch.empty_like(tensor, dtype=torch.float64)\n" in text
 
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("fixed_net", path)
@@ -88,13 +89,13 @@ def test_each_break_gets_its_fix_and_compiles_whole(tmp_path: Path) -> None:
         graphs.append(graph_module)
         return graph_module.forward
 
-    x = torch.rand(4, 8)
+    x = torch.randn(4, 8)
     torch._dynamo.reset()
     with torch.no_grad():
         compiled = torch.compile(module.Net(), backend=backend, fullgraph=True)(x)
     torch._dynamo.reset()
     assert len(graphs) == 1
-    gate = torch.from_numpy(scipy_special.expit(x.numpy()))
+    gate = torch.from_numpy(numpy.interp(x.numpy(), [-1.0, 1.0], [0.0, 2.0]))
     assert torch.equal(compiled, gate + zlib.crc32(b"fx") % 5 + x * 2)
 
 
@@ -118,6 +119,7 @@ class Net(nn.Module):
     assert found == []
 
 
+@pytest.mark.matrix
 def test_dynamo_decorators_are_those_of_the_installed_torch() -> None:
     import torch._dynamo.decorators
 
