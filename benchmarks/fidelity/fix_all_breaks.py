@@ -117,7 +117,8 @@ def build_workspace(folder: Path, models: list[Model]) -> Path:
     training = tuple(model.name for model in models if model.training)
     lines += ["", f"INPUTS = {inputs!r}", f"TRAINING = {training!r}", ""]
     (package / "models.py").write_text("\n".join(lines), encoding="utf-8")
-    (folder / "pyproject.toml").write_text("[tool.fx-lsp]\n\n" + "".join(
+    # Whole speech models and a VOLO on a loaded machine take longer than the default 20 s.
+    (folder / "pyproject.toml").write_text("[tool.fx-lsp]\ntimeout = 600\n\n" + "".join(
         f'[tool.fx-lsp.modules."{PACKAGE}.models:{model.name}"]\ninputs = {{x = '
         f'"{model.inputs}"}}\n' for model in models))
     return package / "models.py"
