@@ -97,6 +97,9 @@ SUITES = (
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),
+        Benchmark("fix_all_breaks", "graph breaks real torch.compile meets on transformers' "
+                  "and timm's models before and after fx-lsp check --fix --unsafe-fixes, "
+                  "outputs compared (~10 min)"),
         Benchmark("torch_series_table", "agreement with real torch per torch series (~5 min a "
                   "series with --thirdparty)", tables=("torch_series", "torch_series_thirdparty")),
     ), helpers=("plain_fx_check", "pt2_real_check", "no_verdict_causes", "timed_check",

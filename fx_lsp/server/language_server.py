@@ -45,6 +45,13 @@ class FxLanguageServer(LanguageServer):
         support = code_action.resolve_support if code_action else None
         return support is not None and "edit" in support.properties
 
+    @property
+    def annotates_edits(self) -> bool:
+        """The client shows change annotations (a preview of edits that need confirmation)."""
+        workspace = self.client_capabilities.workspace
+        edit = workspace.workspace_edit if workspace else None
+        return bool(edit and edit.change_annotation_support is not None)
+
     def client_has_notebooks(self) -> bool:
         """The client syncs notebooks (LSP 3.17): a workspace trace includes them."""
         return self.client_capabilities.notebook_document is not None

@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from fx_lsp.features import code_actions, code_lens, graph_view, hover, inlay_hints
+from fx_lsp.features import code_actions, code_lens, fix_all, graph_view, hover, inlay_hints
 from fx_lsp.features.snapshot import DocumentSnapshot
 from fx_lsp.server import notebooks, workspace_trace
 from fx_lsp.server.handlers import Handlers
@@ -54,7 +54,8 @@ async def on_hover(session: Session, params: types.HoverParams) -> types.Hover |
 @handlers.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True
+        code_action_kinds=[types.CodeActionKind.QuickFix, fix_all.FIX_ALL],
+        resolve_provider=True
     ),
 )
 @guarded(default=[])
@@ -65,6 +66,10 @@ async def on_code_action(
     if snapshot is None:
         return []
     cell = session.texts.cell_of(params.text_document.uri)
+    if cell is None and fix_all.requested(params.context.only):
+        action = await session.off_loop(fix_all.fix_all_action, snapshot,
+                                        session.server.annotates_edits)
+        return [action] if action is not None else []
     if cell is None:
         return await session.off_loop(code_actions.code_actions, snapshot, params.context,
                                       params.range, session.server.resolves_code_actions)

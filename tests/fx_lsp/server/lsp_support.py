@@ -247,14 +247,21 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: st
 def capabilities(
     encodings: list[str] | None = None, resolve_code_actions: bool = False,
     notebooks: bool = False, pulls: bool = False, refreshes: bool = False,
+    annotations: bool = False,
 ) -> types.ClientCapabilities:
     """``resolve_code_actions``: ask for code actions' edits with codeAction/resolve, as VS
     Code does; ``notebooks``: sync notebook documents (LSP 3.17), as VS Code does; ``pulls``:
-    pull diagnostics (LSP 3.17), and ``refreshes``: pull again when asked to."""
+    pull diagnostics (LSP 3.17), and ``refreshes``: pull again when asked to;
+    ``annotations``: show edits' change annotations (VS Code's refactor preview)."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
-            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True))
-        if refreshes else None,
+            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+            if refreshes else None,
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True,
+                change_annotation_support=types.ChangeAnnotationsSupportOptions(
+                    groups_on_label=True)) if annotations else None)
+        if refreshes or annotations else None,
         notebook_document=types.NotebookDocumentClientCapabilities(
             synchronization=types.NotebookDocumentSyncClientCapabilities())
         if notebooks else None,
@@ -291,6 +298,7 @@ async def session(
     notebooks: bool = False,
     pulls: bool = False,
     refreshes: bool = False,
+    annotations: bool = False,
 ) -> AsyncIterator[FxClient]:
     """Start ``python -m fx_lsp serve --stdio`` rooted at ``root``, initialize, yield, shut down."""
     client = make_client()
@@ -299,7 +307,7 @@ async def session(
         client.initialize_result = await client.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities(encodings, resolve_code_actions, notebooks, pulls,
-                                          refreshes),
+                                          refreshes, annotations),
                 process_id=process_id,
                 root_uri=from_fs_path(str(root)),
                 workspace_folders=[

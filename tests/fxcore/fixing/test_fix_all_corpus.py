@@ -1,0 +1,134 @@
+"""Fix-all proven by real torch on the break corpus (``break_corpus/``, a file per kind of
+graph break, several spellings each): for each file, in a workspace of its own, real
+``torch.compile`` on the CPU before, ``fx-lsp check --mode compile --fix --unsafe-fixes``, then
+real torch.compile after (``corpus_measure``, seeded weights and inputs alike). Over the folder,
+at least 80% of the breaks are gone; no class meets a break it did not meet before; every
+output, eager and compiled, is the same; every fixed file imports."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "break_corpus"
+ROOT = HERE.parents[2]
+MEASURE = HERE / "corpus_measure.py"
+
+
+def corpus_files() -> list[Path]:
+    return sorted(path for path in CORPUS.glob("*.py") if not path.name.startswith("_"))
+
+
+def missing_imports(path: Path) -> list[str]:
+    """The top-level packages ``path`` imports that this Python lacks."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return sorted(name for name in names if importlib.util.find_spec(name) is None)
+
+
+def class_inputs(path: Path) -> dict[str, dict[str, str]]:
+    """The file's ``INPUTS`` literal, read without importing it."""
+    for node in ast.parse(path.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) and node.value else []
+        if any(isinstance(target, ast.Name) and target.id == "INPUTS" for target in targets):
+            namespace: dict = {}
+            exec(compile(ast.Module([node], []), str(path), "exec"), namespace)
+            return namespace["INPUTS"]
+    raise AssertionError(f"{path.name} has no INPUTS")
+
+
+def write_pyproject(workspace: Path, module: str, inputs: dict[str, dict[str, str]]) -> None:
+    lines = ["[tool.fx-lsp]", ""]
+    for name, specs in inputs.items():
+        shown = ", ".join(f'{argument} = "{spec}"' for argument, spec in specs.items())
+        lines += [f'[tool.fx-lsp.modules."{module}:{name}"]', f"inputs = {{{shown}}}", ""]
+    (workspace / "pyproject.toml").write_text("\n".join(lines))
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def measured(path: Path, out: Path) -> dict:
+    done = subprocess.run([sys.executable, str(MEASURE), str(path), str(out)],
+                          capture_output=True, text=True, env=_environment(), timeout=600,
+                          check=False)
+    assert done.returncode == 0, f"{path.name} does not run:\n{done.stderr[-3000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def fix_all(workspace: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--mode", "compile",
+                           "--fix", "--unsafe-fixes", "."], cwd=workspace,
+                          capture_output=True, text=True, env=_environment(), timeout=900,
+                          check=False)
+    return done.stdout + done.stderr
+
+
+def same(a: object, b: object) -> bool:
+    import torch
+
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+@pytest.mark.slow
+@pytest.mark.matrix_sweep
+def test_fix_all_removes_most_breaks_of_the_corpus_outputs_kept(tmp_path: Path) -> None:
+    import torch
+
+    totals = Counter()
+    rows = []
+    for path in corpus_files():
+        if missing := missing_imports(path):
+            rows.append(f"{path.name}: not run, this Python lacks {', '.join(missing)}")
+            continue
+        workspace = tmp_path / path.stem
+        workspace.mkdir()
+        shutil.copy(path, workspace / path.name)
+        inputs = class_inputs(path)
+        write_pyproject(workspace, path.stem, inputs)
+        before = measured(workspace / path.name, tmp_path / f"{path.stem}.before.pt")
+        log = fix_all(workspace)
+        after = measured(workspace / path.name, tmp_path / f"{path.stem}.after.pt")
+        outputs = [torch.load(tmp_path / f"{path.stem}.{when}.pt", weights_only=False)
+                   for when in ("before", "after")]
+        for name in inputs:
+            old, new = before[name], after[name]
+            old_codes = Counter(code for _, code in old["breaks"])
+            new_codes = Counter(code for _, code in new["breaks"])
+            assert new["error"] is None, f"{path.name}:{name} fails to compile: {new['error']}"
+            assert not new_codes - old_codes, f"{path.name}:{name} new breaks {new['breaks']}"
+            was, now = outputs[0][name], outputs[1][name]
+            assert same(was["eager"], now["eager"]), f"{path.name}:{name} eager output changed"
+            assert same(was["compiled"], now["compiled"]), \
+                f"{path.name}:{name} compiled output changed"
+            totals["before"] += len(old["breaks"])
+            totals["after"] += len(new["breaks"])
+            rows.append(f"{path.name}:{name}: {len(old['breaks'])} -> {len(new['breaks'])}")
+        assert "Fixed" in log, log
+    removed = totals["before"] - totals["after"]
+    print("\n".join(rows))
+    print(f"corpus: {totals['before']} breaks before, {totals['after']} after, {removed} "
+          f"removed ({removed / max(totals['before'], 1):.0%})")
+    assert totals["before"] > 0
+    assert removed >= 0.8 * totals["before"]
