@@ -8,14 +8,18 @@ a convolution's or a normalization's channels, a broadcast with a buffer or para
 replacements (``Eq(u3, 24)``, ``Eq(u1 + u9, 56)``, ``Eq(u4, u0)``), which are solved here for
 concrete sizes.
 
-A size the code branches on (``if x.shape[1] != 3``, an interpolation's output size) stops
-the run (a guard on a symbol without a value): it is given a value (``DEFAULT_BATCH`` for the
-first dimension, else ``DEFAULT_SIZE``, or an equal share of a sum the operations fixed), and
-``forward`` runs again with it, until it runs through. Sizes no operation fixed get those
-values too. The ranks, which symbols cannot stand for, are tried in turn (the rank of the
-first layer an argument is passed to first, then 4, 3, 2), a tuple or list argument as a tuple
-of as many tensors as its indices read. Optional arguments (default ``None``), keyword-only
-ones too, are given tensors with the required ones first, and left out where that fails.
+Each size has a value to go by where the code branches on it (export's draft mode does the
+same with real values), first ``DEFAULT_BATCH`` for the first dimension and ``DEFAULT_SIZE``
+for any other: an operation's equality those values break is solved for the sizes not yet
+learned (an equal share of a sum to all but the last), and where the run fails, the last
+comparison of a size with another it made (``Ne(32, u1)``, a convolution's channels checked
+before it raises) is taken as the equality it needed. ``forward`` then runs again with what
+was learned, until it runs through with no equality broken (at most ``MAX_ROUNDS`` runs).
+The ranks, which symbols cannot stand for, are tried in turn (a ``permute``'s or the first
+layer's an argument meets first; a vector first for one fed to a linear layer or named as an
+embedding; then 4, 3, 2), a tuple or list argument as a tuple of as many tensors as its
+indices read. Optional arguments (default ``None``), keyword-only ones too, are given tensors
+with the required ones first, and left out where that fails.
 
 The inputs found are accepted only when the model runs on them eagerly on fake tensors, as
 every inferred input is. The shape environment's API is private: where the installed torch
@@ -51,7 +55,7 @@ from fxcore.worker.inputs.forward_relations import argument_uses, forward_tree
 from fxcore.worker.inputs.related import VALUE_TYPES
 from fxcore.worker.shared.budget_clock import Budget
 from fxcore.worker.shared.time_limit import OutOfTime, time_limit
-from fxcore.worker.shared.values_read import read_note
+from fxcore.worker.shared.values_read import Place, read_note
 
 try:  # private to torch: feature-detected, the search degrades without it
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -131,7 +135,7 @@ def symbolic_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn
 def _searched(model: nn.Module, instantiated_on: InstantiatedOn,
               concrete_args: dict[str, object], deadline: Budget, names: list[str],
               ranks: dict[str, list[int]], items: dict[str, int | None]
-              ) -> tuple[dict[str, InputSpec], list] | None:
+              ) -> tuple[dict[str, InputSpec], list[Place]] | None:
     lists = [list(enumerate(ranks[name])) for name in names]
     layouts = sorted(itertools.product(*lists), key=lambda row: sum(i for i, _ in row))
     for row in layouts[:MAX_LAYOUTS]:
@@ -162,7 +166,7 @@ def _solved_sizes(model: nn.Module, instantiated_on: InstantiatedOn,
         if left <= 0:
             return None
         symbols, asserts, failed = _symbolic_run(model, instantiated_on, concrete_args,
-                                                         layout, hints, left)
+                                                 layout, hints, left)
         if not symbols:
             return None
         current = {symbol: _hint(key, hints) for key, symbol in symbols.items()}

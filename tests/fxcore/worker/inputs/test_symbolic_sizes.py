@@ -14,8 +14,10 @@ On the branch's base none of these classes gets example inputs (FX103).
 
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 
+import pytest
 from library_verdicts import checked_against_real_torch
 
 from fxcore.model.container_spec import parse_input
@@ -152,3 +154,22 @@ def test_a_last_dimension_split_into_pairs_fits_the_table_built_in_init(
     tensors = _checked(tmp_path, ROTARY, "RotaryTable")
     x = parse_input(tensors["x"])
     assert len(x.shape) == 3 and x.shape[-1] == 24 and x.shape[1] <= 64
+
+
+def test_without_the_shape_environment_the_search_says_why_and_gives_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a torch whose private ``ShapeEnv`` lacks what the search uses, it is skipped with a
+    stated reason rather than failing the class."""
+    from fxcore.worker.inputs import symbolic_sizes
+
+    (tmp_path / "rotary.py").write_text(HEADER + ROTARY)
+    rotary = runpy.run_path(str(tmp_path / "rotary.py"))["RotaryTable"]
+    assert symbolic_sizes.unavailable() is None
+    found = symbolic_sizes.symbolic_inputs(rotary, rotary(), "cpu", {}, 60.0)
+    assert found is not None and parse_input(str(found.specs["x"])).shape[-1] == 24
+
+    monkeypatch.setattr(symbolic_sizes, "ShapeEnv", type(
+        "Older", (), {"create_unbacked_symint": None, "guard_or_defer_runtime_assert": None}))
+    assert symbolic_sizes.unavailable() == \
+        "torch's ShapeEnv lacks set_real_tensor_prop_unbacked_vals"
+    assert symbolic_sizes.symbolic_inputs(rotary, rotary(), "cpu", {}, 60.0) is None
