@@ -92,7 +92,7 @@ class RecordsInputs:
         self.seen: dict[str, tuple[str | None, dict[str, str] | None]] = {}
 
     def capture(self, context: JobContext, target: CaptureTarget,
-                inputs: InputsDecision) -> CaptureRecord:
+                inputs: InputsDecision, *, loop_of_calls: bool = True) -> CaptureRecord:
         specs = inputs.specs
         self.seen[target.cls.__name__] = (
             inputs.origin,

@@ -29,7 +29,7 @@ class Head(nn.Module):
         self.classes = classes
 
     def forward(self, x):
-        return self.proj(x).view(-1, self.classes)
+        return self.proj(x).view(x.shape[0], -1, self.classes)
 
 
 class GivenHead(Head):
