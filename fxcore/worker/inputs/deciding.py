@@ -12,7 +12,8 @@ from a pre-trace with the fx capture that the pipeline runs between the two
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
 cannot trace; where that gives none, from the module's own first layer (``first_layer``),
 then several related tensors (``related``), then the shape ``forward`` documents
-(``documented``), then a long waveform (``waveform``), accepted when the model runs on them.
+(``documented``), then a long waveform (``waveform``), then the sizes ``forward``'s operations
+fix over symbolic sizes (``symbolic_sizes``), accepted when the model runs on them.
 Arguments annotated as no tensors get literals beside them (``literal_arguments``).
 """
 
@@ -34,6 +35,7 @@ from fxcore.worker.inputs.graph_layers import from_annotations, inferred
 from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
+from fxcore.worker.inputs.symbolic_sizes import symbolic_inputs
 from fxcore.worker.inputs.waveform import waveform_inputs
 from fxcore.worker.shared.budget_clock import Budget
 from fxcore.worker.shared.capture_target import CaptureTarget
@@ -174,7 +176,9 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
                                  concrete_args, _left(deadline, seconds),
                                  context.is_workspace_path) \
             or waveform_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
-                               _left(deadline, seconds)) or found
+                               _left(deadline, seconds)) \
+            or symbolic_inputs(target.cls, target.module, target.instantiated_on,
+                               concrete_args, _left(deadline, seconds)) or found
     return found
 
 

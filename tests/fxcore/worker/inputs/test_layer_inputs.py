@@ -232,16 +232,19 @@ def test_export_and_compile_verdicts_where_fx_stops_agree_with_real_torch(tmp_pa
 
 
 def test_a_module_no_input_runs_says_what_the_likeliest_one_met(tmp_path: Path) -> None:
-    """vit-pytorch's LocalViT normalizes the wrong axis and runs on no input: its "no example
-    inputs" says what the input its first layer takes met, and where."""
+    """A module that runs on no input (vit-pytorch's LocalViT normalizes the wrong axis; here
+    two norms want different widths of one tensor, so that no size the operations fix
+    runs either): its "no example inputs" says what the input its first layer takes met,
+    and where."""
     (tmp_path / "flat.py").write_text(
         "from torch import nn\n\n\n"
         "class NormOnFlat(nn.Module):\n"
         "    def __init__(self, dim=16):\n"
         "        super().__init__()\n"
-        "        self.norm = nn.LayerNorm(dim)\n\n"
+        "        self.norm = nn.LayerNorm(dim)\n"
+        "        self.half = nn.LayerNorm(dim // 2)\n\n"
         "    def forward(self, x):\n"
-        "        return self.norm(x.flatten(1))\n")
+        "        return self.norm(x.flatten(1)) + self.half(x.flatten(1))\n")
     completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
                                    "--output-format", "json", "flat.py", cwd=tmp_path)
     reasons = {module["mode"]: module["reason"] for module in
@@ -251,4 +254,4 @@ def test_a_module_no_input_runs_says_what_the_likeliest_one_met(tmp_path: Path) 
         # torch's own words for the LayerNorm's error differ between releases.
         assert "; none fx-lsp tried runs: float32[2, 8, 16] from `norm` (LayerNorm), the first " \
             "layer whose input size is known, raised RuntimeError: " in reason, (mode, reason)
-        assert reason.endswith(" at flat.py:10"), (mode, reason)
+        assert reason.endswith(" at flat.py:11"), (mode, reason)
