@@ -10,7 +10,9 @@ torch.compile) gets them before it captures (``start_search``, ``finish_search``
 returns them as one ``InputsDecision`` the pipeline passes to the capture), inferred
 from a pre-trace with the fx capture that the pipeline runs between the two
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
-cannot trace; where that gives none, from the module's own first layer (``first_layer``),
+cannot trace. An example the code gives comes before all of these (``declared``: a
+Lightning ``example_input_array``, a ``dummy_inputs``, a call in the workspace's tests). Where
+inference gives none, from the module's own first layer (``first_layer``),
 then several related tensors (``related``), then the shape ``forward`` documents
 (``documented``), then a long waveform (``waveform``), accepted when the model runs on them.
 Arguments annotated as no tensors get literals beside them (``literal_arguments``).
@@ -28,6 +30,7 @@ from torch import fx
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import ExampleInputs
 from fxcore.worker.inputs.container import container_inputs
+from fxcore.worker.inputs.declared import declared_inputs
 from fxcore.worker.inputs.documented import documented_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
@@ -114,9 +117,15 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
     Without inputs (``specs`` None) when none can be decided, with what the likeliest
     candidate met: the mode then says why it could not run."""
     deadline, configured = search.deadline, search.configured
-    # Unless configured, inference decides or completes the annotated arguments.
-    decided = decided_inputs(context, target.cls, graph_module, root)
     seconds = context.job.config.timeout / 4
+    # An example the code gives (``declared``) before any guess; unless configured,
+    # inference decides or completes the annotated arguments.
+    declared = None if configured else declared_inputs(
+        target.cls, target.module, target.instantiated_on, target.concrete_args,
+        _left(deadline, seconds), context.root, context.is_workspace_path)
+    if isinstance(declared, LayerInputs):
+        return InputsDecision(dict(declared.specs), "example", declared.note)
+    decided = decided_inputs(context, target.cls, graph_module, root)
     # Arguments annotated as no tensors get literals, a set at a time (``literal_arguments``).
     # An argument the graph already gave a tensor keeps it: its annotation may be loose
     # (``t: int`` given a tensor of time steps).
