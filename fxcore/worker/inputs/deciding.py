@@ -34,6 +34,7 @@ from fxcore.worker.inputs.declared import declared_inputs
 from fxcore.worker.inputs.documented import documented_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
+from fxcore.worker.inputs.layouts import layout_inputs
 from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
@@ -175,10 +176,13 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
                         _left(deadline, seconds), context.is_workspace_path)
     if not isinstance(found, LayerInputs):
         # Several related tensors (a decoder's input and skip connection), searched jointly
-        # where each argument's own candidates fit none; else the shape forward documents;
+        # where each argument's own candidates fit none; else each laid out as the code
+        # permutes it for its layer (``layouts``); else the shape forward documents;
         # else a long waveform (an audio front end's FFT or kernel of thousands of samples).
         found = related_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                                _left(deadline, seconds)) \
+            or layout_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
+                             _left(deadline, seconds)) \
             or documented_inputs(target.cls, target.module, target.instantiated_on,
                                  concrete_args, _left(deadline, seconds),
                                  context.is_workspace_path) \

@@ -23,6 +23,7 @@ batch.get("mask") is not None``, or ``if mask is not None`` after ``mask = batch
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from torch import nn
@@ -108,6 +109,36 @@ def _path(node: ast.AST, name: str, key: str,
 def _template(tree: ast.AST, model: nn.Module, name: str, key: str) -> InputTemplate | None:
     """The first layer's shape that the value of ``key`` reaches, worked back to the value."""
     held = _holders(tree, name, key)
+    return _reached(tree, model, lambda node: _path(node, name, key, held))
+
+
+def argument_template(tree: ast.AST, model: nn.Module, name: str) -> InputTemplate | None:
+    """The first layer's shape that ``forward``'s tensor argument ``name`` reaches, worked
+    back to the argument (``x = x.transpose(1, 2)`` before a ``Conv1d``: ``[batch, length,
+    channels]``), the name followed through the assignments that set it again."""
+    rebinds = sorted(((node.end_lineno or 0, node.end_col_offset or 0), node.value)
+                     for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                     and len(node.targets) == 1 and _is_name(node.targets[0], name))
+
+    def path(node: ast.AST, depth: int = _FLOW_DEPTH) -> list[ast.AST] | None:
+        if isinstance(node, ast.Name) and node.id == name:
+            place = (node.lineno, node.col_offset)
+            before = [value for end, value in rebinds if end <= place]
+            below = path(before[-1], depth - 1) if before and depth else None
+            return [node] if below is None else [node, *below]
+        for child in ast.iter_child_nodes(node):
+            below = path(child, depth)
+            if below is not None:
+                return [node, *below]
+        return None
+
+    return _reached(tree, model, path)
+
+
+def _reached(tree: ast.AST, model: nn.Module,
+             path_of: Callable[[ast.AST], list[ast.AST] | None]) -> InputTemplate | None:
+    """The first layer whose first argument holds the value (``path_of`` an expression: the
+    nodes down to the value's read), its shape worked back to the value."""
     # In the order they finish: a call nested in another's argument runs first.
     calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args),
                    key=lambda node: (node.end_lineno or 0, node.end_col_offset or 0))
@@ -115,7 +146,7 @@ def _template(tree: ast.AST, model: nn.Module, name: str, key: str) -> InputTemp
         taker = submodule(model, call.func)
         if taker is None:
             continue
-        path = _path(call.args[0], name, key, held)
+        path = path_of(call.args[0])
         layers = known_layers(taker) if path is not None else []
         if layers:
             return _worked_back(layers[0][2], path or [])
