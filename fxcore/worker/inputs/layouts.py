@@ -2,12 +2,16 @@
 none: a series ``[batch, length, channels]`` that ``forward`` transposes (``x.transpose(1,
 2)``, ``x.permute(0, 2, 1)``) before its ``Conv1d``. Each required tensor argument gets the
 shape the first layer it reaches takes, worked back through what the code does to it on the
-way (``keyed_batch.argument_template``), its free sizes those of ``first_layer.SIZES_TRIED``.
+way (``keyed_batch.argument_template``), its free sizes those of ``first_layer.SIZES_TRIED``;
+in a video block (a module holding 3-d layers), an image's shape taken by its first layer (a
+``GroupNorm``) also as a clip's, with a depth.
 Tried after the first layers and related tensors (``deciding``); a candidate is accepted only
 when the model runs on it eagerly.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from torch import nn
 
@@ -20,6 +24,7 @@ from fxcore.worker.inputs.first_layer import (
     required_arguments,
 )
 from fxcore.worker.inputs.forward_relations import forward_tree
+from fxcore.worker.inputs.graph_layers import DEPTH, HEIGHT, WIDTH, InputTemplate
 from fxcore.worker.inputs.keyed_batch import argument_template
 from fxcore.worker.shared.budget_clock import Budget
 
@@ -39,8 +44,12 @@ def layout_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
         return None
     deadline = Budget(seconds)
     tried: list[dict[str, TensorSpec]] = []
-    for sizes in SIZES_TRIED:
-        specs = {name: template.spec(sizes) for name, template in templates.items()
+    # A video block whose first layer takes images (a GroupNorm) before its 3-d layers: the
+    # images are frames of a clip.
+    ranks = [templates, {name: _with_depth(template) for name, template in templates.items()}] \
+        if any(_is_volumetric(module) for module in model.modules()) else [templates]
+    for sizes, ranked in itertools.product(SIZES_TRIED, ranks):
+        specs = {name: template.spec(sizes) for name, template in ranked.items()
                  if template is not None}
         if specs in tried:
             continue
@@ -50,7 +59,24 @@ def layout_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             return None
         if not isinstance(ran, Exception):
             spelled = ", ".join(f"{name}: {spec}" for name, spec in specs.items())
+            clip = ", with a depth for its 3-d layers" if ranked is not templates else ""
             return LayerInputs(specs, (
                 f"laid out as {cls.__name__}.forward makes each argument for the first layer "
-                f"it reaches (its permutes and transposes undone), which it runs on: {spelled}"))
+                f"it reaches (its permutes and transposes undone){clip}, which it runs on: "
+                f"{spelled}"))
     return None
+
+
+def _is_volumetric(module: nn.Module) -> bool:
+    """A layer of 3-d inputs: a 3-d convolution, norm or pooling."""
+    if isinstance(module, nn.modules.conv._ConvNd):
+        return len(module.kernel_size) == 3
+    return isinstance(module, (nn.BatchNorm3d, nn.InstanceNorm3d, nn.MaxPool3d, nn.AvgPool3d,
+                               nn.AdaptiveAvgPool3d, nn.AdaptiveMaxPool3d))
+
+
+def _with_depth(template: InputTemplate | None) -> InputTemplate | None:
+    """An image template ``(batch, channels, height, width)`` as a clip's, with a depth."""
+    if template is None or template.dims[2:] != (HEIGHT, WIDTH):
+        return template
+    return InputTemplate(template.dtype, (*template.dims[:2], DEPTH, HEIGHT, WIDTH))
