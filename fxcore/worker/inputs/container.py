@@ -31,7 +31,7 @@ from typing import Any
 
 from torch import nn
 
-from fxcore.model.container_spec import ContainerKind, ContainerSpec
+from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
@@ -49,7 +49,7 @@ from fxcore.worker.inputs.graph_layers import (
     FreeSizes,
     InputTemplate,
 )
-from fxcore.worker.inputs.keyed_batch import key_uses
+from fxcore.worker.inputs.keyed_batch import argument_template, key_uses
 from fxcore.worker.shared.budget_clock import Budget
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
@@ -64,18 +64,28 @@ PROGRESSIONS = ((0.5, "halving"), (2.0, "doubling"), (1.0, "of one size"))
 
 def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                      concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
-    """Inputs for a ``forward`` whose required arguments are all containers of tensors, the
-    first candidate the model runs on; None when one is not a container, its items' layers
-    cannot be found, none runs, or the search takes longer than ``seconds``."""
+    """Inputs for a ``forward`` whose required arguments include containers of tensors (a
+    tensor beside them shaped as the layer it reaches takes it: ``argument_template``), the
+    first candidate the model runs on; None when none is a container, an item's or tensor's
+    layer cannot be found, none runs, or the search takes longer than ``seconds``."""
     required = required_arguments(cls, concrete_args)
     tree = forward_tree(cls)
     if not required or tree is None:
         return None
-    items: dict[str, tuple[ContainerKind, list[tuple[str, InputTemplate]]]] = {}
+    items: _Items = {}
     optional: set[tuple[str, str]] = set()
-    for name in required:
-        kind = container_kind(cls, name, tree)
-        found = None if kind is None else _items(kind, name, tree, model)
+    kinds = {name: container_kind(cls, name, tree) for name in required}
+    if all(kind is None for kind in kinds.values()):
+        return None
+    for name, kind in kinds.items():
+        if kind is None:
+            # A tensor beside the containers: shaped as the layer it reaches takes it.
+            template = argument_template(tree, model, name)
+            if template is None:
+                return None
+            items[name] = (None, [("", template)])
+            continue
+        found = _items(kind, name, tree, model)
         if found is None:
             return None
         items[name] = (kind, found)
@@ -83,7 +93,7 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
             optional |= {(name, use.key) for use in key_uses(tree, model, name, string_keys(
                 tree, name)) if use.optional}
     deadline = Budget(seconds)
-    tried: list[dict[str, ContainerSpec]] = []
+    tried: list[dict[str, InputSpec]] = []
     # Keys the code reads only where present: present first, then left out.
     for present in (items, _without(items, optional)) if optional else (items,):
         left_out = "" if present is items else (
@@ -102,8 +112,8 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
 
 def _first_running(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                    concrete_args: dict[str, object], deadline: Budget,
-                   items: dict[str, tuple[ContainerKind, list[tuple[str, InputTemplate]]]],
-                   tried: list[dict[str, ContainerSpec]]) -> LayerInputs | bool | None:
+                   items: _Items,
+                   tried: list[dict[str, InputSpec]]) -> LayerInputs | bool | None:
     """The first candidate of ``items``' templates the model runs on; False where it runs on
     none, None when ``deadline`` passed. ``tried`` keeps the candidates run, not to run one
     twice."""
@@ -115,9 +125,10 @@ def _first_running(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
             # A list indexed in code (``x[self.max_level - level]``) may hold its levels in
             # the reverse of its layers' order: deepest first.
             for order, reversed_words in ((1, ""), (-1, ", in reverse order")):
-                specs = {name: ContainerSpec(kind, tuple(
-                    (key, template.spec(scaled_sizes(sizes, factor ** index)))
-                    for index, (key, template) in enumerate(_ordered(kind, found, order))))
+                specs = {name: found[0][1].spec(sizes) if kind is None else ContainerSpec(
+                    kind, tuple((key, template.spec(scaled_sizes(sizes, factor ** index)))
+                                for index, (key, template)
+                                in enumerate(_ordered(kind, found, order))))
                     for name, (kind, found) in items.items()}
                 if specs in tried:
                     continue
@@ -134,7 +145,9 @@ def _first_running(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
     return False
 
 
-_Items = dict[str, tuple[ContainerKind, list[tuple[str, InputTemplate]]]]
+#: By ``forward`` argument: its kind (None for a tensor beside containers) and its items'
+#: keys and templates (a tensor's one, keyed "").
+_Items = dict[str, tuple[ContainerKind | None, list[tuple[str, InputTemplate]]]]
 
 
 def _without(items: _Items, keys: set[tuple[str, str]]) -> _Items:
@@ -155,7 +168,7 @@ def _flattened(items: _Items) -> _Items:
             for name, (kind, found) in items.items()}
 
 
-def _ordered(kind: ContainerKind, found: list[tuple[str, InputTemplate]],
+def _ordered(kind: ContainerKind | None, found: list[tuple[str, InputTemplate]],
              order: int) -> list[tuple[str, InputTemplate]]:
     """A list's or tuple's templates in ``order`` (-1: reversed), its positions kept."""
     if order == 1 or kind == "dict":

@@ -2,7 +2,8 @@
 (``fxcore.worker.inputs.keyed_batch``): each key's value followed to the layer it reaches
 through local names, a ``permute`` before a ``Conv1d`` (the batch laid out ``[batch, length,
 channels]``) and a ``cat`` with another key; keys read only where present tried present, then
-left out; a value a ``Linear`` takes also as a batch of vectors. Each verdict compared with
+left out; a value a ``Linear`` takes also as a batch of vectors; an argument annotated
+``dict`` beside a tensor given a dict, not a tensor. Each verdict compared with
 real torch.export (non-strict) and torch.compile on the CPU on real tensors of the inputs
 found, in the same run (``library_verdicts.checked_against_real_torch``)."""
 
@@ -62,6 +63,19 @@ class ObservedConcat(nn.Module):
     def forward(self, data: dict[str, torch.Tensor]):
         stacked = torch.cat([data["past_target"], data["past_observed"]], dim=-1)
         return self.proj(stacked)
+
+
+class ConditionedHead(nn.Module):
+    def __init__(self, features: int = 6, hidden: int = 8):
+        super().__init__()
+        self.proj = nn.Linear(features, hidden)
+        self.cond = nn.Linear(3, hidden)
+
+    def forward(self, x, conditions: dict):
+        out = self.proj(x)
+        for name, value in conditions.items():
+            out = out + self.cond(value)
+        return out
 '''
 
 
@@ -98,3 +112,12 @@ def test_keys_read_only_where_present_are_tried_present_then_left_out(
     assert inputs["TimeConvolution"]["tensors"] == {"x": "{'past_values': float32[2, 32, 3]}"}
     assert "the keys it reads only where present left out: 'mask'" \
         in inputs["TimeConvolution"]["note"]
+
+
+def test_an_argument_annotated_dict_beside_a_tensor_gets_a_dict(tmp_path: Path) -> None:
+    inputs = _inputs(tmp_path, ("ConditionedHead",))
+    # Each value of the iterated dict as the Linear that takes it; the tensor beside it as
+    # the Linear it reaches.
+    assert inputs["ConditionedHead"]["tensors"] == {
+        "x": "float32[2, 8, 6]",
+        "conditions": "{'0': float32[2, 8, 3], '1': float32[2, 8, 3]}"}
