@@ -184,7 +184,8 @@ def container_kind(cls: type, name: str, tree: ast.AST) -> ContainerKind | None:
     except Exception:  # an annotation that does not evaluate says nothing
         annotation = None
     origin = typing.get_origin(annotation) or annotation
-    if origin in _DICTS:
+    # A TypedDict is a dict subclass.
+    if origin in _DICTS or (isinstance(origin, type) and issubclass(origin, dict)):
         return "dict"
     if origin is tuple:
         return "tuple"
