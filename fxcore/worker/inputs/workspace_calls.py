@@ -36,11 +36,8 @@ def called_inputs(class_name: str, root: str) -> list[tuple[Any, str]]:
     ``TensorSpec``), each with the file and line it is at."""
     found: list[tuple[Any, str]] = []
     for path, text in _calling_files(root):
-        if class_name not in text:
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        tree = _parsed(text) if class_name in text else None
+        if tree is None:
             continue
         numbers = _numbers(tree)
         for function in ast.walk(tree):
@@ -73,6 +70,15 @@ def _calling_files(root: str) -> tuple[tuple[str, str], ...]:
             if len(files) == MAX_FILES:
                 return tuple(files)
     return tuple(files)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> ast.Module | None:
+    """A file's tree, parsed once for all the classes it calls."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _numbers(tree: ast.AST) -> dict[str, int]:
