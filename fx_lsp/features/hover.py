@@ -64,7 +64,8 @@ def _other_modes_not_traced(shown: ModuleResult, verdicts: list[ModuleResult]) -
 
 _INPUTS_FROM = {"config": "configured", "annotation": "from forward's annotations",
                 "inferred": "inferred from the first layers that use them",
-                "parent": "the ones its parent passes it"}
+                "parent": "the ones its parent passes it",
+                "example": "the example its code gives"}
 
 
 def shapes_markdown(module: ModuleResult) -> str | None:

@@ -14,8 +14,9 @@ from fxcore.rules import CODE_OF_KIND
 
 ModuleStatus = Literal["traceable", "failed", "not-traced"]
 InstantiatedOn = Literal["meta", "cpu", "factory"]
-#: "parent": the inputs the parent passes a submodule traced as it built it.
-InputsOrigin = Literal["config", "annotation", "inferred", "parent"]
+#: "parent": the inputs the parent passes a submodule traced as it built it. "example": an
+#: example the code gives (``example_input_array``, ``dummy_inputs``, a call in its tests).
+InputsOrigin = Literal["config", "annotation", "inferred", "parent", "example"]
 #: Where a class's constructor arguments came from (see ``Arguments``).
 ArgumentOrigin = Literal["config", "defaults", "builder", "parent", "call-site", "config-class",
                          "guessed"]

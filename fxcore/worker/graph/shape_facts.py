@@ -29,6 +29,7 @@ _INPUTS_ORIGIN = {
     "annotation": "read from forward's annotations",
     "inferred": "inferred from the first layers that use them",
     "parent": "the ones its parent passes it",
+    "example": "the example its code gives",
 }
 
 

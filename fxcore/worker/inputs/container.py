@@ -31,7 +31,7 @@ from typing import Any
 
 from torch import nn
 
-from fxcore.model.container_spec import ContainerKind, ContainerSpec
+from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
@@ -41,7 +41,15 @@ from fxcore.worker.inputs.first_layer import (
     required_arguments,
 )
 from fxcore.worker.inputs.forward_relations import forward_tree, submodule
-from fxcore.worker.inputs.graph_layers import BATCH, HEIGHT, WIDTH, FreeSizes, InputTemplate
+from fxcore.worker.inputs.graph_layers import (
+    BATCH,
+    HEIGHT,
+    SEQUENCE,
+    WIDTH,
+    FreeSizes,
+    InputTemplate,
+)
+from fxcore.worker.inputs.keyed_batch import argument_template, key_uses
 from fxcore.worker.shared.budget_clock import Budget
 
 _DICTS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
@@ -56,33 +64,71 @@ PROGRESSIONS = ((0.5, "halving"), (2.0, "doubling"), (1.0, "of one size"))
 
 def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                      concrete_args: dict[str, object], seconds: float) -> LayerInputs | None:
-    """Inputs for a ``forward`` whose required arguments are all containers of tensors, the
-    first candidate the model runs on; None when one is not a container, its items' layers
-    cannot be found, none runs, or the search takes longer than ``seconds``."""
+    """Inputs for a ``forward`` whose required arguments include containers of tensors (a
+    tensor beside them shaped as the layer it reaches takes it: ``argument_template``), the
+    first candidate the model runs on; None when none is a container, an item's or tensor's
+    layer cannot be found, none runs, or the search takes longer than ``seconds``."""
     required = required_arguments(cls, concrete_args)
     tree = forward_tree(cls)
     if not required or tree is None:
         return None
-    items: dict[str, tuple[ContainerKind, list[tuple[str, InputTemplate]]]] = {}
-    for name in required:
-        kind = container_kind(cls, name, tree)
-        found = None if kind is None else _items(kind, name, tree, model)
+    items: _Items = {}
+    optional: set[tuple[str, str]] = set()
+    kinds = {name: container_kind(cls, name, tree) for name in required}
+    if all(kind is None for kind in kinds.values()):
+        return None
+    for name, kind in kinds.items():
+        if kind is None:
+            # A tensor beside the containers: shaped as the layer it reaches takes it.
+            template = argument_template(tree, model, name)
+            if template is None:
+                return None
+            items[name] = (None, [("", template)])
+            continue
+        found = _items(kind, name, tree, model)
         if found is None:
             return None
         items[name] = (kind, found)
+        if kind == "dict":
+            optional |= {(name, use.key) for use in key_uses(tree, model, name, string_keys(
+                tree, name)) if use.optional}
     deadline = Budget(seconds)
+    tried: list[dict[str, InputSpec]] = []
+    # Keys the code reads only where present: present first, then left out.
+    for present in (items, _without(items, optional)) if optional else (items,):
+        left_out = "" if present is items else (
+            ", the keys it reads only where present left out: "
+            + ", ".join(repr(key) for _, key in sorted(optional)))
+        # A Linear takes any leading dimensions: a batch of vectors as well as of sequences.
+        for ranked, ranked_words in ((present, ""), (_flattened(present), ", as vectors")):
+            found = _first_running(cls, model, instantiated_on, concrete_args, deadline,
+                                   ranked, tried)
+            if isinstance(found, LayerInputs):
+                return LayerInputs(found.specs, found.note + ranked_words + left_out)
+            if found is None:
+                return None
+    return None
+
+
+def _first_running(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
+                   concrete_args: dict[str, object], deadline: Budget,
+                   items: _Items,
+                   tried: list[dict[str, InputSpec]]) -> LayerInputs | bool | None:
+    """The first candidate of ``items``' templates the model runs on; False where it runs on
+    none, None when ``deadline`` passed. ``tried`` keeps the candidates run, not to run one
+    twice."""
     # Only spatial sizes follow one another; items without any are tried once per size.
     spatial = any(template.free_kinds & {"image", "depth", "signal"}
                   for _, found in items.values() for _, template in found)
-    tried: list[dict[str, ContainerSpec]] = []
     for sizes in SIZES_TRIED:
         for factor, words in PROGRESSIONS if spatial else ((1.0, ""),):
             # A list indexed in code (``x[self.max_level - level]``) may hold its levels in
             # the reverse of its layers' order: deepest first.
             for order, reversed_words in ((1, ""), (-1, ", in reverse order")):
-                specs = {name: ContainerSpec(kind, tuple(
-                    (key, template.spec(scaled_sizes(sizes, factor ** index)))
-                    for index, (key, template) in enumerate(_ordered(kind, found, order))))
+                specs = {name: found[0][1].spec(sizes) if kind is None else ContainerSpec(
+                    kind, tuple((key, template.spec(scaled_sizes(sizes, factor ** index)))
+                                for index, (key, template)
+                                in enumerate(_ordered(kind, found, order))))
                     for name, (kind, found) in items.items()}
                 if specs in tried:
                     continue
@@ -96,10 +142,33 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
                         f"containers of tensors, each item shaped as the first layer whose "
                         f"input size is known of the submodule that takes it{reversed_words}"
                         f"{sized}, which {cls.__name__} runs on"))
-    return None
+    return False
 
 
-def _ordered(kind: ContainerKind, found: list[tuple[str, InputTemplate]],
+#: By ``forward`` argument: its kind (None for a tensor beside containers) and its items'
+#: keys and templates (a tensor's one, keyed "").
+_Items = dict[str, tuple[ContainerKind | None, list[tuple[str, InputTemplate]]]]
+
+
+def _without(items: _Items, keys: set[tuple[str, str]]) -> _Items:
+    """``items`` without the dict keys ``keys`` (argument, key)."""
+    return {name: (kind, [(key, template) for key, template in found
+                          if (name, key) not in keys]) for name, (kind, found) in items.items()}
+
+
+def _flattened(items: _Items) -> _Items:
+    """``items`` with each template of a Linear-like layer (any leading dimensions: a free
+    ``SEQUENCE`` the layer does not take as one) as a batch of vectors."""
+    def flat(template: InputTemplate) -> InputTemplate:
+        if template.sequence_known or len(template.dims) != 3 or template.dims[1] != SEQUENCE:
+            return template
+        return InputTemplate(template.dtype, (template.dims[0], template.dims[2]))
+
+    return {name: (kind, [(key, flat(template)) for key, template in found])
+            for name, (kind, found) in items.items()}
+
+
+def _ordered(kind: ContainerKind | None, found: list[tuple[str, InputTemplate]],
              order: int) -> list[tuple[str, InputTemplate]]:
     """A list's or tuple's templates in ``order`` (-1: reversed), its positions kept."""
     if order == 1 or kind == "dict":
@@ -115,21 +184,26 @@ def container_kind(cls: type, name: str, tree: ast.AST) -> ContainerKind | None:
     except Exception:  # an annotation that does not evaluate says nothing
         annotation = None
     origin = typing.get_origin(annotation) or annotation
-    if origin in _DICTS:
+    # A TypedDict is a dict subclass.
+    if origin in _DICTS or (isinstance(origin, type) and issubclass(origin, dict)):
         return "dict"
     if origin is tuple:
         return "tuple"
     if origin in _SEQUENCES:
         return "list"
-    return "dict" if _string_keys(tree, name) else None
+    return "dict" if string_keys(tree, name) else None
 
 
 def _items(kind: ContainerKind, name: str, tree: ast.AST,
            model: nn.Module) -> list[tuple[str, InputTemplate]] | None:
     """Each item's key (a position for a list or tuple) and the template of the layer that
     takes it; None when an item's layer is not found."""
+    used: dict[str, InputTemplate] = {}
     if kind == "dict":
-        keys = _string_keys(tree, name)
+        keys = string_keys(tree, name)
+        # Each key's value followed to the layer it reaches (``keyed_batch``).
+        used = {use.key: use.template for use in key_uses(tree, model, name, keys)
+                if use.template is not None}
         takers = {key: _taker(tree, model, name, ast.Constant(key)) for key in keys}
         if not keys:
             # A ModuleList's items by position where the dict is only iterated (MONAI's
@@ -164,7 +238,7 @@ def _items(kind: ContainerKind, name: str, tree: ast.AST,
                 takers = ({str(index): layer for index, layer in enumerate(_children(table))}
                           if table is not None else {"0": None})
     templates = {key: layers[0][2] for key, taker in takers.items()
-                 if isinstance(taker, nn.Module) and (layers := known_layers(taker))}
+                 if isinstance(taker, nn.Module) and (layers := known_layers(taker))} | used
     # An item whose taker has no sized layer (a pooling layer) or none is found is shaped as
     # another item, else as the model's first sized layer takes, else as a plain image.
     fallback = next(iter(templates.values()), None) or next(
@@ -196,7 +270,7 @@ def _index_of(node: ast.Subscript | ast.Call) -> ast.expr:
     return node.slice if isinstance(node, ast.Subscript) else node.args[0]
 
 
-def _string_keys(tree: ast.AST, name: str) -> list[str]:
+def string_keys(tree: ast.AST, name: str) -> list[str]:
     keys = [index.value for index in map(_index_of, _indexing(tree, name))
             if isinstance(index, ast.Constant) and isinstance(index.value, str)]
     return list(dict.fromkeys(keys))

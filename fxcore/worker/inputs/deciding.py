@@ -10,7 +10,9 @@ torch.compile) gets them before it captures (``start_search``, ``finish_search``
 returns them as one ``InputsDecision`` the pipeline passes to the capture), inferred
 from a pre-trace with the fx capture that the pipeline runs between the two
 (``capture.fx.pre_trace``), whose recovery gives a graph up to and past the places torch.fx
-cannot trace; where that gives none, from the module's own first layer (``first_layer``),
+cannot trace. An example the code gives comes before all of these (``declared``: a
+Lightning ``example_input_array``, a ``dummy_inputs``, a call in the workspace's tests). Where
+inference gives none, from the module's own first layer (``first_layer``),
 then several related tensors (``related``), then the shape ``forward`` documents
 (``documented``), then a long waveform (``waveform``), then the sizes ``forward``'s operations
 fix over symbolic sizes (``symbolic_sizes``), accepted when the model runs on them.
@@ -29,9 +31,11 @@ from torch import fx
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import ExampleInputs
 from fxcore.worker.inputs.container import container_inputs
+from fxcore.worker.inputs.declared import declared_inputs
 from fxcore.worker.inputs.documented import documented_inputs
 from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
+from fxcore.worker.inputs.layouts import layout_inputs
 from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
@@ -116,9 +120,15 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
     Without inputs (``specs`` None) when none can be decided, with what the likeliest
     candidate met: the mode then says why it could not run."""
     deadline, configured = search.deadline, search.configured
-    # Unless configured, inference decides or completes the annotated arguments.
-    decided = decided_inputs(context, target.cls, graph_module, root)
     seconds = context.job.config.timeout / 4
+    # An example the code gives (``declared``) before any guess; unless configured,
+    # inference decides or completes the annotated arguments.
+    declared = None if configured else declared_inputs(
+        target.cls, target.module, target.instantiated_on, target.concrete_args,
+        _left(deadline, seconds), context.root, context.is_workspace_path)
+    if isinstance(declared, LayerInputs):
+        return InputsDecision(dict(declared.specs), "example", declared.note)
+    decided = decided_inputs(context, target.cls, graph_module, root)
     # Arguments annotated as no tensors get literals, a set at a time (``literal_arguments``).
     # An argument the graph already gave a tensor keeps it: its annotation may be loose
     # (``t: int`` given a tensor of time steps).
@@ -168,10 +178,13 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
                         _left(deadline, seconds), context.is_workspace_path)
     if not isinstance(found, LayerInputs):
         # Several related tensors (a decoder's input and skip connection), searched jointly
-        # where each argument's own candidates fit none; else the shape forward documents;
+        # where each argument's own candidates fit none; else each laid out as the code
+        # permutes it for its layer (``layouts``); else the shape forward documents;
         # else a long waveform (an audio front end's FFT or kernel of thousands of samples).
         found = related_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                                _left(deadline, seconds)) \
+            or layout_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
+                             _left(deadline, seconds)) \
             or documented_inputs(target.cls, target.module, target.instantiated_on,
                                  concrete_args, _left(deadline, seconds),
                                  context.is_workspace_path) \

@@ -6,7 +6,8 @@ inside a worker child.
 
 An operator whose meta kernel refuses what the CPU kernel accepts (a grouped matmul in
 float32, an operator without a meta kernel) runs on the CPU (``refused_kernels``), as real
-torch runs it.
+torch runs it; one whose meta kernel accepts what the CPU refuses (an interpolation to an
+empty size) raises as on the CPU (``cpu_checks``).
 
 Values the code reads from those tensors (``.item()``, ``.tolist()``, ``int(t)``, ``float(t)``,
 ``if t:``) are stood in as the compile capture stands them in on meta (``values_read``: one,
@@ -27,6 +28,7 @@ from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
+from fxcore.worker.inputs.cpu_checks import cpu_checks
 from fxcore.worker.shared import meta_limits
 from fxcore.worker.shared.literal_values import literal_tensors
 from fxcore.worker.shared.refused_kernels import real_kernels
@@ -63,7 +65,7 @@ def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     # the tensor modes), so that no alarm, repeated until then, lands in their clean-up.
     with meta_values(answers=has_no_data) as stand_ins, \
             tensor_mode(model, instantiated_on, fake, device) as on, real_kernels(), \
-            literal_tensors(), torch.no_grad(), time_limit(seconds):
+            cpu_checks(), literal_tensors(), torch.no_grad(), time_limit(seconds):
         # A copy of the literals each run: forward may append to a list it is given.
         model(**{name: materialized(spec, lambda leaf: torch.empty(
             leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))

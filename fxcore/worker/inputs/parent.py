@@ -60,7 +60,8 @@ class PassedInputs:
 
 #: How a root's own example inputs were decided, as a submodule's inputs note says it.
 _ROOT_INPUTS_FROM = {"config": "configured", "annotation": "from its forward's annotations",
-                     "inferred": "inferred", "parent": "as its own parent passes them"}
+                     "inferred": "inferred", "parent": "as its own parent passes them",
+                     "example": "as its code's example gives them"}
 
 
 def passed_note(parent: str, path: str, parent_inputs: ExampleInputs, read: list[Place]) -> str:

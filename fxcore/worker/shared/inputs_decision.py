@@ -7,6 +7,7 @@ it (the verdict, the graph's shapes, the check of fx-lsp's own choices). Nothing
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,9 @@ class InputsDecision:
         return copy.deepcopy(self.values)
 
 
+#: A refusal that names the meta device (its tensors, its backend), not the inputs.
+_NAMES_META = re.compile(r"\bmeta\b", re.IGNORECASE)
+
 #: No inputs decided: what a capture that needs none gets before any mode searched.
 UNDECIDED = InputsDecision()
 
@@ -52,4 +56,9 @@ def no_inputs_reason(reason: str, inputs: InputsDecision) -> str:
     """A mode's "no example inputs" reason, with what the most likely input met."""
     if inputs.refused is None:
         return reason
+    if _NAMES_META.search(inputs.refused):
+        # The inputs may well fit: the class refuses the device fx-lsp runs it on.
+        head = reason.split(": no example inputs")[0]
+        return (f"{head}: the class refuses the meta tensors fx-lsp runs it on, on every "
+                f"input tried: {inputs.refused}")
     return f"{reason}; none fx-lsp tried runs: {inputs.refused}"

@@ -1,0 +1,64 @@
+"""Where the meta device and the CPU disagree on a class's inputs: an interpolation to an
+empty size, which meta (and fake tensors) accept and the CPU refuses, is no input to give a
+verdict on (``fxcore.worker.inputs.cpu_checks``), checked against real torch.export and
+torch.compile on the CPU on real tensors of the inputs found; and a class that refuses meta
+tensors on every input tried is reported so, not as having no example inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from library_verdicts import checked_against_real_torch
+
+from cli_support import fx_lsp
+
+SHRINKING = '''import torch.nn.functional as F
+from torch import nn
+
+
+class Shrink(nn.Module):
+    def __init__(self, channels: int = 3, factor: float = 0.01):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, 4, 1)
+        self.factor = factor
+
+    def forward(self, x):
+        return F.interpolate(self.conv(x), scale_factor=self.factor, mode="bilinear")
+'''
+
+META_GUARD = '''from torch import nn
+
+
+class MetaGuard(nn.Module):
+    def __init__(self, features: int = 6):
+        super().__init__()
+        self.proj = nn.Linear(features, 4)
+
+    def forward(self, x):
+        if x.is_meta:
+            raise RuntimeError("meta tensors are not supported")
+        return self.proj(x)
+'''
+
+
+def test_an_input_only_meta_accepts_is_not_given(tmp_path: Path) -> None:
+    (tmp_path / "shrinking.py").write_text(SHRINKING)
+    classes = checked_against_real_torch(tmp_path, ["shrinking.py"])
+    tensors = classes["Shrink"]["export"]["inputs"]["tensors"]
+    # 32 by 32 times 0.01 is empty, which the CPU's bilinear kernel refuses.
+    assert tensors != {"x": "float32[2, 3, 32, 32]"}
+    assert classes["Shrink"]["compile"]["inputs"]["tensors"] == tensors
+
+
+def test_a_class_that_refuses_meta_tensors_is_reported_so(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(META_GUARD)
+    completed = fx_lsp("check", "--no-cache", "--mode", "export,compile", "--output-format",
+                       "json", "guard.py", cwd=tmp_path)
+    modules = json.loads(completed.stdout)["modules"]
+    assert [module["status"] for module in modules] == ["not-traced", "not-traced"]
+    for module in modules:
+        assert "no example inputs" not in module["reason"]
+        assert "the class refuses the meta tensors fx-lsp runs it on, on every input tried" \
+            in module["reason"]
+        assert "meta tensors are not supported at guard.py:11" in module["reason"]
