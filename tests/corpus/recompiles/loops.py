@@ -1,6 +1,8 @@
 """Classes written as sequence and vision code is, which a training loop (batch and sequence
 length or image size changing between calls, module state kept) recompiles beyond automatic
 dynamic shapes. ``# recompiles`` marks the line of each recompilation's cause.
+Real torch names the line of each guard it can (a list's length at the list's first use), and
+the line where the value a size guard pins is used where it names none.
 ``EXAMPLE_INPUTS``: each class's inputs, shapes the usual guesses also find."""
 
 import torch
@@ -38,8 +40,8 @@ class StepwiseCell(nn.Module):
         self.cell = nn.Linear(8, 8)
 
     def forward(self, steps):
-        state = torch.zeros_like(steps[0])
-        for step in steps:  # recompiles
+        state = torch.zeros_like(steps[0])  # recompiles
+        for step in steps:
             state = torch.tanh(self.cell(step) + state)
         return state
 
