@@ -3,7 +3,8 @@ length or image size changing between calls, module state kept) recompiles beyon
 dynamic shapes. ``# recompiles`` marks the line of each recompilation's cause.
 Real torch names the line of each guard it can (a list's length at the list's first use), and
 the line where the value a size guard pins is used where it names none.
-``EXAMPLE_INPUTS``: each class's inputs, shapes the usual guesses also find."""
+``EXAMPLE_INPUTS``: each class's inputs, shapes the usual guesses also find (a list or tuple
+of per-step tensors from ``forward``'s annotation)."""
 
 import torch
 from torch import nn
@@ -39,11 +40,23 @@ class StepwiseCell(nn.Module):
         super().__init__()
         self.cell = nn.Linear(8, 8)
 
-    def forward(self, steps):
+    def forward(self, steps: list[torch.Tensor]):
         state = torch.zeros_like(steps[0])  # recompiles
         for step in steps:
             state = torch.tanh(self.cell(step) + state)
         return state
+
+
+class StepwiseTuple(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = nn.Linear(8, 8)
+
+    def forward(self, steps: tuple[torch.Tensor, ...]):
+        outputs = []
+        for step in steps:  # recompiles
+            outputs.append(torch.relu(self.cell(step)))
+        return torch.stack(outputs)
 
 
 class GridFromShape(nn.Module):
@@ -68,4 +81,5 @@ class ThresholdBranch(nn.Module):
 
 EXAMPLE_INPUTS = {"RotaryCache": (2, 4, 8), "AlternatingHeads": (2, 8),
                   "StepwiseCell": "[float32[2, 8], float32[2, 8], float32[2, 8]]",
+                  "StepwiseTuple": "(float32[2, 8], float32[2, 8], float32[2, 8])",
                   "GridFromShape": (2, 8, 8), "ThresholdBranch": (2, 8)}

@@ -29,7 +29,6 @@ CORPUS = Path(__file__).parents[3] / "corpus" / "recompiles" / "loops.py"
 LOADER = [(2, 4), (3, 5), (4, 6), (5, 7), (6, 9), (2, 10), (3, 11)]
 #: What fx-lsp does not find yet, with why: the test says so rather than pass.
 NOT_YET = {
-    "StepwiseCell": "the usual guesses give `steps` a tensor, not a list of per-step tensors",
     "GridFromShape": "the loop is not run where forward reads values out of tensor data "
                      "(.tolist()), which meta tensors do not have",
 }
@@ -47,6 +46,8 @@ NAMES = sorted(corpus_module().EXAMPLE_INPUTS)
 def loader_inputs(name: str, batch: int, length: int) -> tuple[object, ...]:
     if name == "StepwiseCell":
         return ([torch.randn(batch, 8) for _ in range(length - 2)],)
+    if name == "StepwiseTuple":
+        return (tuple(torch.randn(batch, 8) for _ in range(length - 2)),)
     if name == "GridFromShape":
         return (torch.randn(batch, 8, 4 * length),)
     if name == "RotaryCache":
