@@ -10,16 +10,16 @@ silent; and every class gets a verdict."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
 import source_modules
 import torch
-from cli_support import fx_lsp
 
-from engine_support import marked_line
 from fxcore.worker.capture.compile import recompile_loop
+
+from cli_support import fx_lsp
+from engine_support import marked_line
 
 pytestmark = [pytest.mark.skipif(not recompile_loop.can_observe(),
                                  reason="this torch reports no guard failures to a hook")]
