@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import io
 import os
 import sys
@@ -24,6 +25,7 @@ from benchmarks.paths import REPOSITORY
 from benchmarks.provenance import machine_line
 from benchmarks.speed.compile_capture import block_cases
 from benchmarks.tables import emit, markdown
+from fxcore.model.container_spec import parse_input
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.building.instances import Built, build_class
@@ -58,7 +60,12 @@ def corpus_cases(folder: str) -> Iterator[tuple[JobContext, CaptureTarget, Input
             if not isinstance(cls, type) or name == "EXAMPLE_INPUTS":
                 continue
             built = build_class(context, cls, source)
-            inputs = {"x": TensorSpec("float32", shapes.get(name, (2, 8)))}
+            given = shapes.get(name, (2, 8))
+            # A container's inputs are written as the CLI takes them (``[float32[2, 8], ...]``),
+            # under forward's first argument's name.
+            spec = parse_input(given) if isinstance(given, str) else TensorSpec("float32", given)
+            argument = [*inspect.signature(cls.forward).parameters][1]
+            inputs = {argument: spec}
             if isinstance(built, Built):
                 yield context, CaptureTarget(cls, source, built.model, built.instantiated_on,
                                              built.concrete_args), InputsDecision(inputs)

@@ -106,4 +106,31 @@ they differ, with a mask or lengths tensor), or a few fixed lengths (pad the lis
 """,
 )
 
-RULES = (FX505, FX506, FX507, FX508)
+FX510 = Rule(
+    code="FX510",
+    kinds=("recompiles-swapped-module",),
+    severity="warning", mode="compile",
+    message="torch.compile compiles again for each module assigned to {detail}",
+    docs="""\
+**`torch.compile` compiles the frame again each time a submodule attribute names another
+module.** Dynamo guards the type and identity of each submodule `forward` calls
+(`___check_type_id(self._modules['head'], ...)`): a head swapped between calls
+(`self.head = self.head_b if ... else self.head_a` inside `forward`, or set between calls by a
+loop alternating two heads) fails that guard, and every variant costs its own graphs, for each
+size automatic dynamic shapes compile too, towards the limit (8). fx-lsp calls the compiled
+module again as a loop does, keeping its state, and the diagnostic is at the line whose guard
+failed (the assignment, where torch names it).
+
+```python
+def forward(self, x):
+    self.head = self.head_b if self.head is self.head_a else self.head_a  # FX510
+    return self.head(x)
+```
+
+Fix: call both heads and select with a tensor flag (`torch.where(flag, head_a(x), head_b(x))`),
+or keep the selection out of the graph (`torch.compiler.disable` on the method that picks the
+head); keep the attribute fixed between calls.
+""",
+)
+
+RULES = (FX505, FX506, FX507, FX508, FX510)

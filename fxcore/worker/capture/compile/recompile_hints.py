@@ -1,6 +1,7 @@
 """The loop of calls' causes (``recompile_loop``) as diagnostics at the user's line: FX505
 (every call, up to the limit), FX506 (every new size of a dimension), FX507 (every value of a
-number argument), FX508 (every new length of a container of tensors), each with PyTorch's
+number argument), FX508 (every new length of a container of tensors), FX510 (a submodule attribute
+swapped between calls), each with PyTorch's
 guard and hint; and the note of a loop that ran out of time or that the machine's load
 stopped."""
 
@@ -18,7 +19,8 @@ from fxcore.worker.shared.job_context import JobContext
 
 KIND_OF_CAUSE = {"every-call": "recompiles-every-call", "every-size": "recompiles-every-size",
                  "every-number": "recompiles-every-number",
-                 "every-length": "recompiles-every-length"}
+                 "every-length": "recompiles-every-length",
+                 "swapped-module": "recompiles-swapped-module"}
 #: The note of a class whose loop ran out of its time (CPU time: the same at any load).
 UNFINISHED = ("the loop of calls that looks for recompilations ran out of CPU time after "
               "{calls} calls: the first call's verdict stands")

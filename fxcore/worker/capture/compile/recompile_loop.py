@@ -16,7 +16,10 @@ kind, and the loop moves on at the first of each kind:
   about that size (the code specialised it; a branch on a size compiles once more, then not);
 - ``every-number``: each new value of a number argument after the first compiles again;
 - ``every-length``: each new length of a container after the first compiles again (dynamo
-  guards a container's length, and no automatic dynamic makes it vary).
+  guards a container's length, and no automatic dynamic makes it vary);
+- ``swapped-module``: a call failed the type or identity guard of a submodule attribute
+  (``recompile_reasons.swapped_module``): the module's state, kept between calls as a loop
+  keeps it, names another module than the compile saw (one cause per attribute, in any phase).
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
 Its time is the worker's CPU time (``fxcore.worker.shared.budget_clock``: every thread of the
@@ -204,6 +207,7 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         except Exception:
             return None
         burst = observer.reasons[before:]
+        _swapped_modules(outcome, burst)
         # Every cache entry of a frame failed, the last of them the limit's: dynamo then runs
         # the frame eagerly.
         if any((ids := recompile_reasons.compile_id(reason)) and ids[1] >= limit - 1
@@ -240,6 +244,19 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
                       changed)
     outcome.frames = frames_compiled() - start_frames
     return outcome
+
+
+def _swapped_modules(outcome: LoopOutcome, burst: list[str]) -> None:
+    """A ``swapped-module`` cause for each submodule attribute whose type or identity guard
+    failed in ``burst``, once per attribute."""
+    for reason in burst:
+        attribute = recompile_reasons.swapped_module(reason)
+        subject = f"`self.{attribute}`"
+        if attribute is None or any(cause.subject == subject for cause in outcome.causes):
+            continue
+        outcome.causes.append(Recompile("swapped-module", subject,
+                                        recompile_reasons.guard_words(reason),
+                                        recompile_reasons.user_stack(reason)))
 
 
 def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[], bool],

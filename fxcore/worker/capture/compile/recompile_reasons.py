@@ -35,6 +35,19 @@ def guard_words(reason: str) -> str:
     return " ".join(guard.split()) + (f" {hint[0].strip()}" if hint else "")
 
 
+#: A type or identity guard on a submodule attribute, as dynamo words it across torch 2.10-2.15
+#: (``___check_type_id(self._modules['head'], ...)``, ``L['self']._modules['head']``,
+#: ``___check_obj_id(L['self'].head, ...)``).
+_SWAPPED = re.compile(r"___check_(?:type|obj)_id\(\s*(?:L\['self'\]|self)"
+                      r"(?:\._modules\['(\w+)'\]|\.(\w+))\s*,")
+
+
+def swapped_module(reason: str) -> str | None:
+    """The submodule attribute (``head``) whose type or identity guard ``reason`` is, if any."""
+    match = _SWAPPED.search(reason.split("\n", 1)[0])
+    return (match[1] or match[2]) if match else None
+
+
 def user_stack(reason: str) -> list[RawPosition]:
     """The user's frames torch gives with a reason, outermost first (none for a guard on a
     tensor's sizes or type, which has no line of its own). A torch that gives no ``User stack
