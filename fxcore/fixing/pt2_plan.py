@@ -11,7 +11,9 @@ every code of those modes).
   the ``torch._check`` of a guard on Python numbers);
 - FX402 on ``int(t.item())``/``float(t.item())``: ``torch.sym_int``/``torch.sym_float``;
 - a graph break at a print or logging call: ``if not torch.compiler.is_compiling():``;
-- FX403: torch's suggested ``Dim`` bounds (or a static size) in the class's ``dynamic``.
+- FX403: torch's suggested ``Dim`` bounds (or a static size) in the class's ``dynamic``;
+- a graph break at a value compiled code cannot keep (``.item()``, a dynamic shape, a
+  conditional expression or an early ``break`` on tensor data): ``value_plan``'s.
 
 Every one but ``torch.sym_int``/``sym_float`` is unsafe in ruff's sense.
 """
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from fxcore.fixing import cond_rewrite, pt2_fixes, pyproject_fixes
+from fxcore.fixing import cond_rewrite, pt2_fixes, pyproject_fixes, value_plan
 from fxcore.fixing.fix import Fix, RootOf, Run, TextOf, pyproject
 from fxcore.model.guard_checks import on_python_numbers, suggested_checks
 from fxcore.model.results import Failure, ModuleResult, Range
@@ -334,4 +336,4 @@ def fixes_of(failure: Failure, module: ModuleResult | None, text_of: TextOf,
         return []
     checks, cond = _check_fixes(failure, source, run), _cond_fix(failure, source, run)
     first = [*checks, *cond] if on_python_numbers(failure.message) else [*cond, *checks]
-    return [*first, *_rewrites(failure, source, run)]
+    return [*first, *_rewrites(failure, source, run), *value_plan.fixes_of(failure, source, run)]
