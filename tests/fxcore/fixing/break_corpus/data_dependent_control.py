@@ -23,7 +23,7 @@ class ConditionalExpressionAssigned(nn.Module):
 class ConditionalReturn(nn.Module):
     def forward(self, x):
         if x.max() > 1:
-            return x / x.max()
+            return x / torch.amax(x)
         return x
 
 
