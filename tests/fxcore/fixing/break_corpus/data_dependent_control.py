@@ -51,10 +51,30 @@ class BoundedLoopNotBreak(nn.Module):
         return y
 
 
+
+class ConditionalExpressionAny(nn.Module):
+    def forward(self, x):
+        y = torch.tanh(x) if (x > 2).any() else torch.sigmoid(x)
+        return y.sum(-1)
+
+
+class BoundedLoopTwoNames(nn.Module):
+    def forward(self, x):
+        step = torch.ones_like(x)
+        for _ in range(5):
+            if (step.abs() < 0.1).all():
+                break
+            x = x - 0.3 * step
+            step = step * 0.4
+        return x + step
+
+
 INPUTS = {
     "ConditionalExpression": {"x": "float32[4, 8]"},
     "ConditionalExpressionAssigned": {"x": "float32[4, 8]"},
     "ConditionalReturn": {"x": "float32[4, 8]"},
     "BoundedLoopBreak": {"x": "float32[4, 8]"},
     "BoundedLoopNotBreak": {"x": "float32[4, 8]"},
+    "ConditionalExpressionAny": {"x": "float32[4, 8]"},
+    "BoundedLoopTwoNames": {"x": "float32[4, 8]"},
 }

@@ -35,10 +35,18 @@ class UniqueCount(nn.Module):
         return torch.unique(ids).float().sum()
 
 
+
+class MaskedNonzeroMean(nn.Module):
+    def forward(self, x):
+        h = torch.relu(x)
+        return h[h != 0].mean() * 2
+
+
 INPUTS = {
     "MaskedSum": {"x": "float32[4, 8]"},
     "MaskedMean": {"x": "float32[4, 8]"},
     "MaskedTorchSum": {"x": "float32[4, 8]"},
     "NonzeroRows": {"x": "float32[6, 8]"},
     "UniqueCount": {"ids": "int64[12]"},
+    "MaskedNonzeroMean": {"x": "float32[4, 8]"},
 }

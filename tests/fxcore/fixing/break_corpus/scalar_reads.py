@@ -44,10 +44,21 @@ class SplitByToList(nn.Module):
         return torch.stack([part.sum(0) for part in parts])
 
 
+
+class ScaleByParameterItem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.tensor(0.5))
+
+    def forward(self, x):
+        return torch.tanh(x) + self.scale.item()
+
+
 INPUTS = {
     "ScaleByItem": {"x": "float32[4, 8]"},
     "ShiftByMeanItem": {"x": "float32[4, 8]"},
     "DivideByNormItem": {"x": "float32[4, 8]"},
     "ItemAsPythonNumber": {"x": "float32[4, 8]"},
     "SplitByToList": {"x": "float32[10, 8]", "lengths": "int64[2]"},
+    "ScaleByParameterItem": {"x": "float32[4, 8]"},
 }
