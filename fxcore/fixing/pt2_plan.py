@@ -13,6 +13,8 @@ every code of those modes).
 - a graph break at a print or logging call: ``if not torch.compiler.is_compiling():``;
 - FX403: torch's suggested ``Dim`` bounds (or a static size) in the class's ``dynamic``;
 - a graph break at a call dynamo skips, or a deepcopy of a tensor: ``skipped_call_fixes``.
+- a graph break at a value compiled code cannot keep (``.item()``, a dynamic shape, a
+  conditional expression or an early ``break`` on tensor data): ``value_plan``'s.
 
 Every one but ``torch.sym_int``/``sym_float`` is unsafe in ruff's sense.
 """
@@ -26,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from fxcore.fixing import cond_rewrite, pt2_fixes, pyproject_fixes, skipped_call_fixes
+from fxcore.fixing import cond_rewrite, pt2_fixes, pyproject_fixes, skipped_call_fixes, value_plan
 from fxcore.fixing.fix import Fix, RootOf, Run, TextOf, pyproject
 from fxcore.model.guard_checks import on_python_numbers, suggested_checks
 from fxcore.model.results import Failure, ModuleResult, Range
@@ -335,5 +337,5 @@ def fixes_of(failure: Failure, module: ModuleResult | None, text_of: TextOf,
         return []
     checks, cond = _check_fixes(failure, source, run), _cond_fix(failure, source, run)
     first = [*checks, *cond] if on_python_numbers(failure.message) else [*cond, *checks]
-    return [*first, *_rewrites(failure, source, run),
+    return [*first, *_rewrites(failure, source, run), *value_plan.fixes_of(failure, source, run),
             *skipped_call_fixes.fixes_of(failure, text_of, run)]

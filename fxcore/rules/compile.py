@@ -13,6 +13,7 @@ import json
 import os
 from importlib.util import find_spec
 
+from fxcore.rules.graph_break_fixes import QUICK_FIXES
 from fxcore.rules.rule import Rule, not_checkable_rule, not_fitting_rule, raises_everywhere_rule
 
 #: PyTorch's page of a graph break, as ``torch._dynamo.exc.get_gbid_documentation_link``
@@ -59,6 +60,9 @@ def _graph_break_rule(code: str, entries: list[dict[str, object]]) -> Rule:
     url = f"{GRAPH_BREAK_SITE}gb{code.removeprefix('GB')}.html"
     fix = (" ".join(hints) if hints else
            "keep this code out of the compiled region (`torch.compiler.disable`).")
+    quick_fix = QUICK_FIXES.get(code)
+    if quick_fix is not None:
+        fix += f"\n\nfx-lsp's quick fix: {quick_fix}"
     docs = f"**Graph break: {gb_type}.**\n\n{explanation}\n\nFix: {fix}\n\nPyTorch's page: {url}\n"
     message = ("torch.compile graph break (" + gb_type.replace("{", "{{").replace("}", "}}")
                + "): {detail}")

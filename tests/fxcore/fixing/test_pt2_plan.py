@@ -271,7 +271,7 @@ def test_the_planner_offers_torch_cond_for_fx401_and_gb0170_on_an_if(tmp_path: P
         cond]
     assert titles(_failure(path, "graph-break-gb0170", (3, 5, 3, 19), "", "GB0170")) == [cond]
     # Another graph break on the line, or a refused if: nothing.
-    assert titles(_failure(path, "graph-break-gb0124", (3, 5, 3, 19), "", "GB0124")) == []
+    assert titles(_failure(path, "graph-break-gb0088", (3, 5, 3, 19), "", "GB0088")) == []
     assert titles(_failure(path, "graph-break-gb0170", (15, 5, 15, 19), "", "GB0170")) == []
 
 

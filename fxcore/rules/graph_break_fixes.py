@@ -1,0 +1,41 @@
+"""What fx-lsp's quick fix does for a graph break, by PyTorch's ``GBnnnn`` code, added to the
+code's page after torch's own hints (``compile``): the rewrites ``fxcore.fixing.value_plan``
+plans, each the smallest edit that keeps the outputs, and the config option as the unsafe
+fallback."""
+
+from __future__ import annotations
+
+_SCALAR_OPTION = (
+    "the unsafe fix sets `torch._dynamo.config.capture_scalar_outputs = True` after "
+    "the file's imports: the number becomes symbolic in the compiled graph, a branch or a size "
+    "on it then needs `torch._check`, and the option holds for every `torch.compile` once the "
+    "file is imported.")
+
+#: Code -> the paragraph its page gives fx-lsp's quick fixes.
+QUICK_FIXES: dict[str, str] = {
+    "GB0124": (
+        "An `.item()` that is an operand of `+`, `-`, `*` or `/` beside a tensor, or the "
+        "condition of `a if t.item() else b`, stays a tensor: `x * t.item()` becomes `x * t` "
+        "(the same values: a 0-d tensor takes no part in type promotion; unsafe, since beside "
+        "a Python number the result is a 0-d tensor). Elsewhere, " + _SCALAR_OPTION),
+    "GB0033": "A number read from tensor data (`.tolist()` as `torch.split` sizes): "
+              + _SCALAR_OPTION,
+    "GB0036": (
+        "A sum or mean of `x[x > 0]` becomes a masked reduction of static shape: "
+        "`torch.where(x > 0, x, 0).sum()`, and for `.mean()` that sum over `(x > 0).sum()` "
+        "(the same elements; unsafe, since a float sum's last bits may differ with the order). "
+        "Elsewhere (`nonzero`, `unique`), the unsafe fix sets "
+        "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` after the file's "
+        "imports: sizes read from data become symbolic, which some backends and later "
+        "operations cannot compile, and the option holds for every `torch.compile` once the "
+        "file is imported."),
+    "GB0170": (
+        "An `if` of the shapes FX401 lists becomes `torch.cond`; a conditional expression "
+        "`a if <comparison> else b` becomes `torch.where(<comparison>, a, b)` (unsafe: both "
+        "branches are computed, and the values are the same where both have one shape)."),
+    "GB7000": (
+        "At `if <condition>: break` opening a `for _ in range(N)` loop whose other statements "
+        "only assign names bound before it, the loop's steps are masked instead: "
+        "`stop = <condition>`, then `y = torch.where(stop, y, <expression>)` (the values the "
+        "early stop left; unsafe, since every step of the range runs)."),
+}
