@@ -31,8 +31,9 @@ from fxcore.worker.shared.locate import traceback_positions
 #: nothing of the others.
 MIN_INPUTS = 2
 #: Words of an error that come from running on meta or fake tensors, which real torch on the
-#: CPU does not do.
-_OWN_WAY = ("meta", "fake", "data-dependent", "symbolic", "guard")
+#: CPU does not do, or from code written for a GPU judged for the CPU, which the device hint
+#: answers (``devices.accelerator_guard``: set ``device = "cuda"``).
+_OWN_WAY = ("meta", "fake", "data-dependent", "symbolic", "guard", "cuda")
 #: Errors about the input's shape or type, which another input may well not meet (an
 #: embedding given floats says so for every float input): the input's fault, never the
 #: class's verdict.

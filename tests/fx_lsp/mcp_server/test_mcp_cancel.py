@@ -11,10 +11,10 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import anyio
 import pytest
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
+import anyio  # noqa: E402  (the mcp extra's)
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 REPO = pathlib.Path(__file__).parents[3]
