@@ -44,6 +44,7 @@ from torch import nn
 from fxcore.model.container_spec import ContainerSpec, InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.inputs.container import container_kind
 from fxcore.worker.inputs.first_layer import (
     LayerInputs,
@@ -104,7 +105,9 @@ def symbolic_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn
     model runs on; None when none are found within the bounds, or the search cannot run."""
     required = required_arguments(cls, concrete_args)
     tree = forward_tree(cls)
-    if not required or tree is None or unavailable() is not None:
+    # Not in the GPU view: there its sizes were not yet compared with real GPU runs (the
+    # recorded answers' attention block gets a 2-D input real torch refuses).
+    if not required or tree is None or unavailable() is not None or judged_device() is not None:
         return None
     optional = _optional_arguments(cls, concrete_args)
     names = [*required, *optional]
