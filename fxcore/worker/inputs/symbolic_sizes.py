@@ -107,7 +107,7 @@ def symbolic_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn
     tree = forward_tree(cls)
     # Not in the GPU view: there its sizes were not yet compared with real GPU runs (the
     # recorded answers' attention block gets a 2-D input real torch refuses).
-    if not required or tree is None or unavailable() is not None or judged_device() is not None:
+    if not required or tree is None or unavailable() is not None:
         return None
     optional = _optional_arguments(cls, concrete_args)
     names = [*required, *optional]
