@@ -1,6 +1,6 @@
 """A corpus of classes with graph breaks, one file per kind of break, each fixed by
 ``fx-lsp check --mode compile --fix --unsafe-fixes`` and compared with real torch.compile
-before and after (``test_break_fixes_real_torch``, and the runner over the whole folder).
+before and after (``test_fix_all_corpus``, with ``corpus_measure`` as the runner).
 
 The convention every file of this folder keeps, so that a runner needs nothing but the file:
 
