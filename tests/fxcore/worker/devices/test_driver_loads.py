@@ -106,6 +106,20 @@ class BranchesOnAvailability(nn.Module):
             x = x.to(self.device)
         return self.fc(x)[x[:, 0] > 0]
 """,
+    # CUDA tensors made as the module is imported, outside every class: a real CUDA tensor
+    # there is the CUDA kernel, which loads the driver.
+    "made_at_import.py": """\
+import torch
+from torch import nn
+
+MASK = torch.ones(4, device="cuda")
+SCALE = torch.full((4,), 2.0).cuda()
+
+
+class MadeAtImport(nn.Module):
+    def forward(self, x, bias=torch.zeros(4).to("cuda")):
+        return x[:, :4] * MASK * SCALE + bias
+""",
 }
 #: Run at each model file's import, in the worker judging it: the worker's pid is kept, and a
 #: library opened so that the loader logs a line of that pid, whatever the capture loads.
