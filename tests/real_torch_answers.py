@@ -3,7 +3,9 @@ computed in this test run on the installed torch, never recorded from one releas
 scripts that compute them (scripts/{export,compile}_ground_truth.py) are called here, for one
 class at a time, once per run (one pytest-xdist process computes, the others read its file),
 the first time a test needs that class's answer. The keys (``file.py:Class``) are read without
-computing anything, so tests can be parametrized over them."""
+computing anything, so tests can be parametrized over them. Each is computed in a child process
+(``forked_answer``): real torch may crash, and a corpus file it executes again must not
+redefine the custom operators the test process's copy of the file uses."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from forked_answer import forked_answer
 from once_per_run import once_per_run
 from source_modules import load_module
 
@@ -57,12 +60,23 @@ class Answers(Mapping[str, dict[str, Any]]):
         return len(self._keys)
 
 
-def _quietly(compute: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    # Not logging.disable: the compile answers are read from dynamo's graph_breaks log.
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-            contextlib.redirect_stderr(io.StringIO()):
-        warnings.simplefilter("ignore")  # the corpora print and warn, on purpose
-        return compute()
+def quietly_in_child(compute: Callable[[], dict[str, dict[str, Any]]], what: str
+             ) -> dict[str, dict[str, Any]]:
+    """``compute()`` in a child process (``forked_answer``), without the prints and warnings
+    of the code it runs."""
+    def quiet() -> dict[str, dict[str, Any]]:
+        # Not logging.disable: the compile answers are read from dynamo's graph_breaks log.
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")  # the corpora print and warn, on purpose
+            return compute()
+
+    return forked_answer(quiet, what)
+
+
+def ground_truth_script(corpus: str) -> ModuleType:
+    """scripts/{corpus}_ground_truth.py (``export``, ``compile``), loaded once."""
+    return _script(f"{corpus}_ground_truth")
 
 
 def compile_answers() -> Answers:
@@ -70,7 +84,8 @@ def compile_answers() -> Answers:
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.corpus_classes(path)]
     return Answers("compile", keys,
-                   lambda key: _quietly(lambda: script.ground_truth(only={key})))
+                   lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
+                                        f"the answer for {key}"))
 
 
 def export_answers() -> Answers:
@@ -78,7 +93,8 @@ def export_answers() -> Answers:
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.load(path).EXAMPLE_INPUTS]
     return Answers("export", keys,
-                   lambda key: _quietly(lambda: script.ground_truth(only={key})))
+                   lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
+                                        f"the answer for {key}"))
 
 
 def dynamic_export_keys() -> list[str]:
@@ -97,19 +113,23 @@ def export_errors(path: Path, inputs: dict[str, dict[str, str]]
     import torch
 
     script = _script("export_ground_truth")
-    module = script.load(path)
 
-    def error(name: str, strict: bool) -> str | None:
-        torch.manual_seed(0)
-        try:
-            torch.export.export(getattr(module, name)(), (), script.real_inputs(inputs[name]),
-                                strict=strict)
-        except Exception as raised:  # the answer: whatever real export raises
-            return f"{type(raised).__name__}: {raised}"
-        return None
+    def errors() -> dict[str, dict[str, str | None]]:
+        module = script.load(path)  # in the child, as the answers are computed
 
-    return _quietly(lambda: {name: {"non-strict": error(name, False), "strict": error(name, True)}
-                             for name in inputs})
+        def error(name: str, strict: bool) -> str | None:
+            torch.manual_seed(0)
+            try:
+                torch.export.export(getattr(module, name)(), (),
+                                    script.real_inputs(inputs[name]), strict=strict)
+            except Exception as raised:  # the answer: whatever real export raises
+                return f"{type(raised).__name__}: {raised}"
+            return None
+
+        return {name: {"non-strict": error(name, False), "strict": error(name, True)}
+                for name in inputs}
+
+    return quietly_in_child(errors, f"the export errors of {path.name}")
 
 
 def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
@@ -119,5 +139,6 @@ def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
     "graphs": n}``, lines in ``path``."""
     script = _script("compile_ground_truth")
     path = path.resolve()
-    return _quietly(lambda: {name: script.compile_on_cpu(cls, path)
-                             for name, cls in script.corpus_classes(path).items()})
+    return quietly_in_child(lambda: {name: script.compile_on_cpu(cls, path)
+                             for name, cls in script.corpus_classes(path).items()},
+                    f"the compile answers of {path.name}")
