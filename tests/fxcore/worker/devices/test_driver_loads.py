@@ -12,7 +12,9 @@ without initialising it) are torch's import, which any process that imports torc
 
 The workers judging classes written for a GPU are recorded too, whatever ``device`` says
 (``test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime``): each model file
-notes the pid of the worker importing it, and every such pid must be in the log.
+notes the pid of the worker importing it, and every such pid must be in the log. One of them
+makes CUDA tensors as it is imported (``made_at_import.py``), which the CUDA kernel made, loading
+the driver, before the view made them on meta.
 
 The mutant the test must catch, the old bug: the warm-up run before the guard is in place
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
