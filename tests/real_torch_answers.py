@@ -60,18 +60,47 @@ class Answers(Mapping[str, dict[str, Any]]):
         return len(self._keys)
 
 
-def quietly_in_child(compute: Callable[[], dict[str, dict[str, Any]]], what: str
-             ) -> dict[str, dict[str, Any]]:
-    """``compute()`` in a child process (``forked_answer``), without the prints and warnings
-    of the code it runs."""
-    def quiet() -> dict[str, dict[str, Any]]:
-        # Not logging.disable: the compile answers are read from dynamo's graph_breaks log.
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()):
-            warnings.simplefilter("ignore")  # the corpora print and warn, on purpose
-            return compute()
+def _quietly(compute: Callable[[], Any]) -> Any:
+    # Not logging.disable: the compile answers are read from dynamo's graph_breaks log.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")  # the corpora print and warn, on purpose
+        return compute()
 
-    return forked_answer(quiet, what)
+
+@functools.cache
+def _warmed_up(corpus: str) -> None:
+    """torch.export's (``export``) or torch.compile's (``compile``) first runs in this process,
+    on a class of no corpus: what they import and cache on first use is then the children's
+    from the fork, where each child paid it again (8 export answers took 56 s forked against
+    10 s in this process)."""
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.relu() + 1
+
+    def warm_up() -> None:
+        x = torch.ones(2, 3)
+        if corpus == "compile":
+            torch.compile(Tiny(), backend=lambda graph, _: graph.forward)(x)
+            torch._dynamo.reset()
+            return
+        for strict in (False, True):
+            torch.export.export(Tiny(), (x,), strict=strict)
+        torch.export.export(Tiny(), (x,), dynamic_shapes={"x": {0: torch.export.Dim.AUTO}})
+        torch.export.draft_export(Tiny(), (x,))
+
+    _quietly(warm_up)
+
+
+def quietly_in_child(compute: Callable[[], dict[str, dict[str, Any]]], what: str,
+                     corpus: str) -> dict[str, dict[str, Any]]:
+    """``compute()``, real torch's answers of ``corpus``'s kind (``export``, ``compile``), in
+    a child process (``forked_answer``), without the prints and warnings of the code it
+    runs."""
+    _warmed_up(corpus)
+    return forked_answer(lambda: _quietly(compute), what)
 
 
 def ground_truth_script(corpus: str) -> ModuleType:
@@ -85,7 +114,7 @@ def compile_answers() -> Answers:
             for name in script.corpus_classes(path)]
     return Answers("compile", keys,
                    lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
-                                        f"the answer for {key}"))
+                                                f"the answer for {key}", "compile"))
 
 
 def export_answers() -> Answers:
@@ -94,7 +123,7 @@ def export_answers() -> Answers:
             for name in script.load(path).EXAMPLE_INPUTS]
     return Answers("export", keys,
                    lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
-                                        f"the answer for {key}"))
+                                                f"the answer for {key}", "export"))
 
 
 def dynamic_export_keys() -> list[str]:
@@ -129,7 +158,7 @@ def export_errors(path: Path, inputs: dict[str, dict[str, str]]
         return {name: {"non-strict": error(name, False), "strict": error(name, True)}
                 for name in inputs}
 
-    return quietly_in_child(errors, f"the export errors of {path.name}")
+    return quietly_in_child(errors, f"the export errors of {path.name}", "export")
 
 
 def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
@@ -141,4 +170,4 @@ def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
     path = path.resolve()
     return quietly_in_child(lambda: {name: script.compile_on_cpu(cls, path)
                              for name, cls in script.corpus_classes(path).items()},
-                    f"the compile answers of {path.name}")
+                    f"the compile answers of {path.name}", "compile")
