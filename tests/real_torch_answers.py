@@ -3,7 +3,9 @@ computed in this test run on the installed torch, never recorded from one releas
 scripts that compute them (scripts/{export,compile}_ground_truth.py) are called here, for one
 class at a time, once per run (one pytest-xdist process computes, the others read its file),
 the first time a test needs that class's answer. The keys (``file.py:Class``) are read without
-computing anything, so tests can be parametrized over them."""
+computing anything, so tests can be parametrized over them. Each is computed in a child process
+(``forked_answer``): real torch may crash, and a corpus file it executes again must not
+redefine the custom operators the test process's copy of the file uses."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from forked_answer import forked_answer
 from once_per_run import once_per_run
 from source_modules import load_module
 
@@ -57,7 +60,7 @@ class Answers(Mapping[str, dict[str, Any]]):
         return len(self._keys)
 
 
-def _quietly(compute: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def _quietly(compute: Callable[[], Any]) -> Any:
     # Not logging.disable: the compile answers are read from dynamo's graph_breaks log.
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()):
@@ -65,12 +68,53 @@ def _quietly(compute: Callable[[], dict[str, dict[str, Any]]]) -> dict[str, dict
         return compute()
 
 
+@functools.cache
+def _warmed_up(corpus: str) -> None:
+    """torch.export's (``export``) or torch.compile's (``compile``) first runs in this process,
+    on a class of no corpus: what they import and cache on first use is then the children's
+    from the fork, where each child paid it again (8 export answers took 56 s forked against
+    10 s in this process)."""
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.relu() + 1
+
+    def warm_up() -> None:
+        x = torch.ones(2, 3)
+        if corpus == "compile":
+            torch.compile(Tiny(), backend=lambda graph, _: graph.forward)(x)
+            torch._dynamo.reset()
+            return
+        for strict in (False, True):
+            torch.export.export(Tiny(), (x,), strict=strict)
+        torch.export.export(Tiny(), (x,), dynamic_shapes={"x": {0: torch.export.Dim.AUTO}})
+        torch.export.draft_export(Tiny(), (x,))
+
+    _quietly(warm_up)
+
+
+def quietly_in_child(compute: Callable[[], dict[str, dict[str, Any]]], what: str,
+                     corpus: str) -> dict[str, dict[str, Any]]:
+    """``compute()``, real torch's answers of ``corpus``'s kind (``export``, ``compile``), in
+    a child process (``forked_answer``), without the prints and warnings of the code it
+    runs."""
+    _warmed_up(corpus)
+    return forked_answer(lambda: _quietly(compute), what)
+
+
+def ground_truth_script(corpus: str) -> ModuleType:
+    """scripts/{corpus}_ground_truth.py (``export``, ``compile``), loaded once."""
+    return _script(f"{corpus}_ground_truth")
+
+
 def compile_answers() -> Answers:
     script = _script("compile_ground_truth")
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.corpus_classes(path)]
     return Answers("compile", keys,
-                   lambda key: _quietly(lambda: script.ground_truth(only={key})))
+                   lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
+                                                f"the answer for {key}", "compile"))
 
 
 def export_answers() -> Answers:
@@ -78,7 +122,8 @@ def export_answers() -> Answers:
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.load(path).EXAMPLE_INPUTS]
     return Answers("export", keys,
-                   lambda key: _quietly(lambda: script.ground_truth(only={key})))
+                   lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
+                                                f"the answer for {key}", "export"))
 
 
 def dynamic_export_keys() -> list[str]:
@@ -97,19 +142,23 @@ def export_errors(path: Path, inputs: dict[str, dict[str, str]]
     import torch
 
     script = _script("export_ground_truth")
-    module = script.load(path)
 
-    def error(name: str, strict: bool) -> str | None:
-        torch.manual_seed(0)
-        try:
-            torch.export.export(getattr(module, name)(), (), script.real_inputs(inputs[name]),
-                                strict=strict)
-        except Exception as raised:  # the answer: whatever real export raises
-            return f"{type(raised).__name__}: {raised}"
-        return None
+    def errors() -> dict[str, dict[str, str | None]]:
+        module = script.load(path)  # in the child, as the answers are computed
 
-    return _quietly(lambda: {name: {"non-strict": error(name, False), "strict": error(name, True)}
-                             for name in inputs})
+        def error(name: str, strict: bool) -> str | None:
+            torch.manual_seed(0)
+            try:
+                torch.export.export(getattr(module, name)(), (),
+                                    script.real_inputs(inputs[name]), strict=strict)
+            except Exception as raised:  # the answer: whatever real export raises
+                return f"{type(raised).__name__}: {raised}"
+            return None
+
+        return {name: {"non-strict": error(name, False), "strict": error(name, True)}
+                for name in inputs}
+
+    return quietly_in_child(errors, f"the export errors of {path.name}", "export")
 
 
 def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
@@ -119,5 +168,6 @@ def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
     "graphs": n}``, lines in ``path``."""
     script = _script("compile_ground_truth")
     path = path.resolve()
-    return _quietly(lambda: {name: script.compile_on_cpu(cls, path)
-                             for name, cls in script.corpus_classes(path).items()})
+    return quietly_in_child(lambda: {name: script.compile_on_cpu(cls, path)
+                             for name, cls in script.corpus_classes(path).items()},
+                    f"the compile answers of {path.name}", "compile")

@@ -21,7 +21,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
 
-from fx_lsp.bounded_input import too_deep
+from fxcore.workspace.json_nesting import too_deep
 
 
 def request_id(line: str) -> str | int | None:

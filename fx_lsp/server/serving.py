@@ -7,11 +7,11 @@ import logging
 import sys
 from typing import BinaryIO
 
-from fx_lsp.bounded_input import MAX_JSON_DEPTH, cut_to_depth, json_depth
 from fx_lsp.server.handlers import document_sync, lifecycle, pulls, requests
 from fx_lsp.server.language_server import FxLanguageServer
 from fx_lsp.server.session import Session
 from fxcore.host.zygote_host import WORKER_LOG
+from fxcore.workspace.json_nesting import MAX_JSON_DEPTH, cut_to_depth, json_depth
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 class BoundedStdin:
     """stdin as pygls reads it (a header line at a time, then a body of the length it
     announced), each body nested deeper than ``MAX_JSON_DEPTH`` read with its too-deep values
-    left empty (``fx_lsp.bounded_input.cut_to_depth``): Python's JSON parser gives up on
+    left empty (``fxcore.workspace.json_nesting.cut_to_depth``): Python's JSON parser gives up on
     thousands of levels, and pygls then drops the message, an ``initialize`` left unanswered.
     A setting so cut is refused, with a message, as any invalid setting is."""
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Generic, TypeVar
 
 from fxcore.reporting.report import Problem
+from fxcore.workspace.json_nesting import too_deep
 
 #: The file's name at the workspace root, where the command line looks for it by default.
 BASELINE_NAME = ".fx-lsp-baseline.json"
@@ -170,6 +171,11 @@ def dumps(entries: Iterable[Entry]) -> str:
 
 def loads(text: str) -> list[Entry]:
     """The entries of a baseline file's text; ``BaselineError`` when it is not one."""
+    # A baseline is 3 levels deep: anything much deeper is refused before Python's parser,
+    # which recurses, meets it.
+    deep = too_deep(text, "it")
+    if deep is not None:
+        raise BaselineError(f"not a baseline file ({deep})")
     try:
         data = json.loads(text)
         if data.get("version") != BASELINE_VERSION:
@@ -178,8 +184,6 @@ def loads(text: str) -> list[Entry]:
                 for entry in data["problems"]]
     except (ValueError, AttributeError, KeyError, TypeError) as error:
         raise BaselineError(f"not a baseline file ({error})") from error
-    except RecursionError as error:  # JSON nested deeper than Python reads; a baseline is 3
-        raise BaselineError("not a baseline file (nested too deep)") from error
 
 
 def kept_on_rewrite(old: Iterable[Entry], checked_files: Iterable[str]) -> list[Entry]:

@@ -15,6 +15,15 @@ The same holds while the instance is built (``cuda_factories_at_build``): ``torc
 device="cuda")`` or ``.cuda()`` in ``__init__`` made a real CUDA tensor, and the constructor
 failed (FX101) where a GPU builds the class. Those tensors, and what is computed from them,
 are remembered (``held_tensors``).
+
+And while the file of such a class is imported (``cuda_tensors_at_import``): a module-level
+``MASK = torch.ones(4, device="cuda")``, or a default argument ``bias=torch.zeros(2).cuda()``,
+made a real CUDA tensor in the worker, which on a CUDA build loads and initialises the driver
+("Found no NVIDIA driver") and on a CPU build has no kernel. They are made on meta and
+remembered, as in ``__init__``, and a run's fake tensor mode fakes them as CUDA tensors
+(``held_tensors.faked_on_cuda``), so that the class gets the verdicts a GPU gives. Anything
+else that would initialise CUDA during the import (``torch.cuda.FloatTensor(4)``,
+``torch.Generator("cuda")``) is refused, with a reason, instead of reaching the driver.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from fxcore.worker.devices import cuda_view
+from fxcore.worker.devices.accelerator_guard import lazy_init_bindings
 from fxcore.worker.devices.held_tensors import any_made_on_cuda, made_on_cuda
 
 META = torch.device("meta")
@@ -80,3 +90,36 @@ def cuda_factories_at_build() -> Iterator[None]:
         return
     with _CudaOnMeta(remember=True):
         yield
+
+
+class CudaAtImportError(RuntimeError):
+    """A module imported in a GPU's view asked for CUDA itself, past the factories made on
+    meta."""
+
+
+def _refuse_at_import() -> None:
+    raise CudaAtImportError(
+        "this file initialises CUDA as it is imported (a CUDA tensor made at module level "
+        "other than by a factory's `device` argument, `.cuda()` or `.to(\"cuda\")`): fx-lsp "
+        "judges code written for a GPU without one and never initialises CUDA in its "
+        "processes; make the tensor with `device=\"cuda\"` or in the class's `__init__`")
+
+
+@contextlib.contextmanager
+def cuda_tensors_at_import() -> Iterator[None]:
+    """While the file of a class judged for a GPU is imported in its view: tensors asked for
+    CUDA are made on meta and remembered, and CUDA's initialisation is refused (the module's
+    docstring); nothing otherwise."""
+    if not cuda_view.active():
+        yield
+        return
+    bindings = lazy_init_bindings("cuda")
+    originals = [getattr(module, attribute) for module, attribute in bindings]
+    for module, attribute in bindings:
+        setattr(module, attribute, _refuse_at_import)
+    try:
+        with _CudaOnMeta(remember=True):
+            yield
+    finally:
+        for (module, attribute), original in zip(bindings, originals, strict=True):
+            setattr(module, attribute, original)

@@ -64,7 +64,7 @@ from fxcore.worker.devices.accelerator_guard import (
     lazy_init_bindings,
     set_up_no_op_cuda_device_guard,
 )
-from fxcore.worker.devices.held_tensors import made_on_cuda
+from fxcore.worker.devices.held_tensors import faked_on_cuda, made_on_cuda
 from fxcore.worker.shared.to_arguments import read_move
 
 CUDA = torch.device("cuda", 0)
@@ -275,9 +275,9 @@ def _moved(original: Callable[..., Any], name: str) -> Callable[..., Any]:
         mode = _get_current_dispatch_mode()
         if isinstance(mode, FakeTensorMode):
             return move(mode.from_tensor(self), *args, **kwargs)
-        # A real tensor outside a fake run (a constant the constructor made on the CPU): the
-        # model is built on meta, and a meta tensor stands for it.
-        return rest(torch.empty_like(self, device="meta"))
+        # A real tensor outside a fake run (a constant the constructor, or the module as it
+        # is imported, made on the CPU): a meta tensor made for CUDA stands for it.
+        return made_on_cuda(rest(torch.empty_like(self, device="meta")))
 
     move.__name__ = name
     return torch._dynamo.disable(move)
@@ -307,6 +307,7 @@ def cuda_view() -> Iterator[None]:
         _note_gap(stack, cpu_fallback.run_fallback_on_cpu(stack, CUDA), "{gap}.")
         _note_gap(stack, cpu_fallback.copy_constants_on_cpu(stack), "{gap}.")
         _no_device_init(stack)
+        faked_on_cuda(stack, CUDA)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.
         for name in ("init_gpu_context", "init_cuda_context"):

@@ -14,11 +14,13 @@ inputs (``fails_by_held_tensor``), and the failure names them."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorConverter
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
@@ -33,6 +35,25 @@ def made_on_cuda(result: Any) -> Any:
         if isinstance(value, torch.Tensor):
             _MADE_ON_CUDA[value] = True
     return result
+
+
+def faked_on_cuda(stack: contextlib.ExitStack, device: torch.device) -> None:
+    """While ``stack`` is open, a fake tensor mode fakes a meta tensor made for CUDA as a
+    tensor of ``device``, where it fakes other meta tensors as meta ones: the tensors a module
+    made for CUDA as it was imported (``cuda_factories.cuda_tensors_at_import``), which no
+    instance holds and so nothing swaps, meet the run's CUDA tensors as on a GPU
+    (``allow_non_fake_inputs``, dynamo's and torch.export's constants)."""
+    original = FakeTensorConverter.from_real_tensor
+
+    def from_real_tensor(self: FakeTensorConverter, fake_mode: Any, tensor: torch.Tensor,
+                         *args: Any, **kwargs: Any) -> Any:
+        fake = original(self, fake_mode, tensor, *args, **kwargs)
+        if tensor.is_meta and tensor in _MADE_ON_CUDA and fake.device.type == "meta":
+            fake.fake_device = device
+        return fake
+
+    stack.callback(setattr, FakeTensorConverter, "from_real_tensor", original)
+    FakeTensorConverter.from_real_tensor = from_real_tensor  # type: ignore[method-assign]
 
 
 def any_made_on_cuda(values: Any) -> bool:

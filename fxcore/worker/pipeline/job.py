@@ -40,6 +40,7 @@ from fxcore.worker.building.class_roles import base_reason, not_a_model_reason
 from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.modes import CAPTURES
+from fxcore.worker.devices.cuda_factories import cuda_tensors_at_import
 from fxcore.worker.devices.cuda_view import cuda_view
 from fxcore.worker.devices.device_choice import device_setting, judged_device
 from fxcore.worker.pipeline.capturing import built_verdict
@@ -101,11 +102,12 @@ class Job:
         context.imports = install_import_paths(entries, context.overlays,
                                                context.is_workspace_path, notebooks)
         # Imported in a GPU's view where a class is judged for one: module-level code such as
-        # `DEVICE = "cuda" if torch.cuda.is_available() else "cpu"` runs as on that GPU.
+        # `DEVICE = "cuda" if torch.cuda.is_available() else "cpu"` runs as on that GPU, and
+        # its CUDA tensors (`MASK = torch.ones(4, device="cuda")`) are made without one.
         on_gpu = any(self.class_device(context, parsed.tree, name) == "cuda"
                      for name in class_sources)
         try:
-            with cuda_view() if on_gpu else contextlib.nullcontext():
+            with cuda_view() if on_gpu else contextlib.nullcontext(), cuda_tensors_at_import():
                 module = importlib.import_module(context.location.module_name)
         except BaseException as error:  # user code may raise anything, SystemExit included
             file_result.errors.append(

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from fxcore.reporting import baseline
+
 from cli_support import fx_lsp
 from engine_support import USES_LEN_AND_FINE
 
@@ -45,8 +47,25 @@ def test_a_baseline_nested_too_deep_is_one_line(workspace: Path) -> None:
     (workspace / BASELINE).write_text(deep)
     for arguments in (["a.py"], ["a.py", "--write-baseline"], [".", "--write-baseline"]):
         line = refused(workspace, *arguments)
-        assert BASELINE in line and "nested" in line, line
+        assert BASELINE in line and "nested more than 64 levels deep" in line, line
         assert (workspace / BASELINE).read_text() == deep
+
+
+def test_the_baseline_s_depth_is_read_before_it_is_parsed() -> None:
+    """The reader's bound is the one every JSON reader of fx-lsp's has (64 levels, the bracket
+    scan of ``json_nesting``), checked before Python's parser recurses: a baseline 65 deep,
+    which ``json.loads`` parses, is refused as deep as one 100,000 deep, which it cannot, and
+    its entries are not read as some."""
+    entry = {"file": "a.py", "code": "FX403", "mode": "fx", "class_name": "A",
+             "fingerprint": "0"}
+    # 65 deep: the object, then 64 arrays beside the entries.
+    text = json.dumps({"version": baseline.BASELINE_VERSION, "problems": [entry],
+                       "note": "@"}).replace('"@"', "[" * 64 + "]" * 64)
+    assert json.loads(text)["problems"] == [entry]
+    with pytest.raises(baseline.BaselineError, match="nested more than 64 levels deep"):
+        baseline.loads(text)
+    with pytest.raises(baseline.BaselineError, match="nested more than 64 levels deep"):
+        baseline.loads("[" * 100_000 + "]" * 100_000)
 
 
 def test_an_unreadable_baseline_is_not_rewritten(workspace: Path) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import real_torch_answers
 import torch
 from real_torch_answers import export_answers
 
@@ -161,6 +162,23 @@ def test_strict_pass_on_meta_matches_real_strict_export(key: str) -> None:
     else:
         assert strict_only == [expected["first_line"]]
         assert record.graph_module is None  # the class fails, whatever non-strict says
+
+
+def test_an_answer_leaves_the_custom_operator_of_this_process_alone() -> None:
+    """Real torch's answer for a class executes its corpus file again, which redefines the
+    file's ``torch.library.custom_op`` and destroys the library of the one this process
+    imported: a call of that operator then reads freed memory (std::bad_alloc, or a
+    SIGSEGV that took the test process with it once, in the strict pass of
+    ``CustomOpWithoutFake``; pytorch/pytorch#98537, #125234). The answer is computed in a
+    child process, and the operator this process captures stays whole."""
+    key = "export_needs_real_data.py:CustomOpWithoutFake"
+    module = importlib.import_module("export_needs_real_data")
+    script = real_torch_answers.ground_truth_script("export")
+    answer = real_torch_answers.quietly_in_child(lambda: script.ground_truth(only={key}), key,
+                                                 "export")
+    assert answer[key]["strict"]["verdict"] == "failed"
+    assert module.doubled._lib.m is not None  # the library of the operator, not destroyed
+    assert torch.equal(module.doubled(torch.ones(2)), torch.full((2,), 2.0))
 
 
 def test_a_strict_only_failure_says_what_dynamo_cannot_trace() -> None:

@@ -12,7 +12,9 @@ without initialising it) are torch's import, which any process that imports torc
 
 The workers judging classes written for a GPU are recorded too, whatever ``device`` says
 (``test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime``): each model file
-notes the pid of the worker importing it, and every such pid must be in the log.
+notes the pid of the worker importing it, and every such pid must be in the log. One of them
+makes CUDA tensors as it is imported (``made_at_import.py``), which the CUDA kernel made, loading
+the driver, before the view made them on meta.
 
 The mutant the test must catch, the old bug: the warm-up run before the guard is in place
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
@@ -105,6 +107,20 @@ class BranchesOnAvailability(nn.Module):
         if torch.cuda.is_available():
             x = x.to(self.device)
         return self.fc(x)[x[:, 0] > 0]
+""",
+    # CUDA tensors made as the module is imported, outside every class: a real CUDA tensor
+    # there is the CUDA kernel, which loads the driver.
+    "made_at_import.py": """\
+import torch
+from torch import nn
+
+MASK = torch.ones(4, device="cuda")
+SCALE = torch.full((4,), 2.0).cuda()
+
+
+class MadeAtImport(nn.Module):
+    def forward(self, x, bias=torch.zeros(4).to("cuda")):
+        return x[:, :4] * MASK * SCALE + bias
 """,
 }
 #: Run at each model file's import, in the worker judging it: the worker's pid is kept, and a

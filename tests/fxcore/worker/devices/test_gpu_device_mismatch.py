@@ -111,3 +111,65 @@ def test_a_held_tensor_is_where_model_to_leaves_it(tmp_path: Path) -> None:
         *(module["reason"] or "" for module in moved),
         *(d["message"] for d in parse_report(completed.stdout)["diagnostics"]
           if d["classes"] == ["HeldButMoved"])])
+
+
+#: CUDA tensors the module makes as it is imported, outside every class: a GPU runs the class.
+MADE_AT_IMPORT = """\
+import torch
+from torch import nn
+
+MASK = torch.ones(4, device="cuda")
+SCALE = torch.full((4,), 2.0).cuda()
+HOST = torch.ones(4)
+
+
+class MadeAtImport(nn.Module):
+    def forward(self, x, bias=torch.zeros(4).to("cuda")):
+        return x.cuda()[:, :4] * MASK * SCALE + bias
+
+
+class HostAtImport(nn.Module):
+    def forward(self, x):
+        return x.cuda()[:, :4] * MASK * HOST
+"""
+#: CUDA initialised at import by a default device, which no factory's argument names.
+DEFAULT_DEVICE_AT_IMPORT = """\
+import torch
+from torch import nn
+
+torch.set_default_device("cuda")
+TABLE = torch.ones(4)
+torch.set_default_device("cpu")
+
+
+class DefaultDevice(nn.Module):
+    def forward(self, x):
+        return x.cuda() * TABLE
+"""
+
+
+def test_cuda_tensors_made_at_import_are_the_gpu_s(tmp_path: Path) -> None:
+    """A module-level ``torch.ones(4, device="cuda")``, ``.cuda()`` or a default argument
+    ``.to("cuda")`` made a real CUDA tensor as the file was imported: on a CPU build no kernel
+    ("Could not run 'aten::empty.memory_format' with arguments from the 'CUDA' backend"), on a
+    CUDA build the driver's (tests/fxcore/worker/devices/test_driver_loads.py), and the file
+    could not be imported (FX100). Made on meta and faked as CUDA tensors, they meet the
+    inputs as on a GPU: the class exports and compiles, and a CPU tensor of the module beside
+    them fails as it does there. Anything else that initialises CUDA at import is refused,
+    saying why."""
+    (tmp_path / "made_at_import.py").write_text(MADE_AT_IMPORT)
+    (tmp_path / "default_device.py").write_text(DEFAULT_DEVICE_AT_IMPORT)
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",
+                                   "--output-format", "json", ".", cwd=tmp_path)
+    assert completed.returncode in (0, 1), completed.stderr
+    report = parse_report(completed.stdout)
+    verdicts = {(module["class"], module["mode"]): module for module in report["modules"]}
+    for mode in ("export", "compile"):
+        made = verdicts["MadeAtImport", mode]
+        assert made["status"] == "traceable", made["reason"]
+        host = verdicts["HostAtImport", mode]
+        assert host["status"] != "traceable" and "cuda:0" in host["reason"] \
+            and "cpu" in host["reason"], host["reason"]
+    (refused,) = [d for d in report["diagnostics"] if d["path"].endswith("default_device.py")]
+    assert refused["code"] == "FX100" and "initialises CUDA as it is imported" in \
+        refused["message"], refused

@@ -1,0 +1,65 @@
+"""Real torch's answers computed in a forked child of the test process: real torch can crash
+(a SIGSEGV) on code it accepts, and in the test process such a crash takes the pytest-xdist
+process and every test it had left with it ("node down: Not properly terminated"). In a child,
+it is this test's failure, naming the signal; and what the child changes in torch's global
+state (a corpus file executed again, which redefines its ``torch.library.custom_op`` and so
+destroys the library the test process's own copy of the operator still points to) stays
+there."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+#: Longer than any one class's answer takes on a loaded machine, shorter than the test's own
+#: time-out (pyproject.toml), so that a child that hangs is this test's failure, killed.
+ANSWER_SECONDS = 240
+
+
+def forked_answer(compute: Callable[[], Any], what: str) -> Any:
+    """``compute()``, run in a forked child, as JSON gives it back; the test fails, saying
+    why, when the child crashes, raises or hangs."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, write, and exit without running the parent's exits
+        os.close(reader)
+        status = 1
+        try:
+            payload = json.dumps(compute()).encode()
+            with os.fdopen(writer, "wb") as stream:
+                stream.write(payload)
+            status = 0
+        except BaseException:  # the parent says the child failed; the traceback says why
+            traceback.print_exc()
+        finally:
+            os._exit(status)
+    os.close(writer)
+    chunks = []
+    deadline = time.monotonic() + ANSWER_SECONDS
+    with os.fdopen(reader, "rb") as stream:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([stream], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail(f"real torch did not answer {what} in {ANSWER_SECONDS} s")
+            chunk = stream.read1(1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        pytest.fail(f"real torch crashed ({name}) computing {what}: the reference, in a child "
+                    "process, not the test process")
+    if os.WEXITSTATUS(status) != 0:
+        pytest.fail(f"computing {what} with real torch raised (its traceback is on stderr)")
+    return json.loads(b"".join(chunks))
