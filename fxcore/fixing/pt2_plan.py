@@ -7,8 +7,8 @@ every code of those modes).
   guard in the user's names (``fxcore.model.guard_checks``): ``torch._check(<guard>)`` before
   its statement, as torch's non-strict export suggests for a data-dependent guard: the one
   fx-lsp assumed to check the rest (preferred), and for an ``if`` its negation too;
-- FX401 or GB0170 on an ``if`` of a shape ``cond_rewrite`` rewrites: ``torch.cond`` (after
-  the ``torch._check`` of a guard on Python numbers);
+- FX401 or GB0170 on an ``if`` of a shape ``cond_rewrite`` rewrites (or GB7000 there, the
+  loop's break): ``torch.cond`` (after the ``torch._check`` of a guard on Python numbers);
 - FX402 on ``int(t.item())``/``float(t.item())``: ``torch.sym_int``/``torch.sym_float``;
 - a graph break at a print or logging call: ``if not torch.compiler.is_compiling():``;
 - FX403: torch's suggested ``Dim`` bounds (or a static size) in the class's ``dynamic``;
@@ -322,16 +322,17 @@ def _check_fixes(failure: Failure, source: str, run: Run) -> list[Fix]:
 
 #: The graph break at marking a tensor ``requires_grad`` (``x.requires_grad = True``).
 _REQUIRES_GRAD_BREAKS = frozenset({graph_break_kind("GB0206")})
-#: The graph break of a branch on tensor data.
-_DATA_DEPENDENT_BRANCH = f"{GRAPH_BREAK_PREFIX}gb0170"
+#: The graph breaks of a branch on tensor data: its own, and the loop's it is in (GB7000 at
+#: the ``if``: dynamo then runs the whole frame eagerly, and reports only that one).
+_DATA_DEPENDENT_BRANCH = frozenset(graph_break_kind(code) for code in ("GB0170", "GB7000"))
 
 
 def _cond_fix(failure: Failure, source: str, run: Run) -> list[Fix]:
-    """FX401 or GB0170 on a condition of an ``if`` ``cond_rewrite`` rewrites. On a guard on
+    """FX401, GB0170 or GB7000 on a condition of an ``if`` ``cond_rewrite`` rewrites. On a guard on
     Python numbers the ``torch._check`` torch suggests comes first: a torch.cond branch that
     reads such a number (``x[:, :n]``) fails to export ("Attempted to wrap unbacked
     SymInt")."""
-    if failure.kind not in ("export-data-dependent", _DATA_DEPENDENT_BRANCH):
+    if failure.kind != "export-data-dependent" and failure.kind not in _DATA_DEPENDENT_BRANCH:
         return []
     for site in run(cond_rewrite.cond_sites, source) or ():
         if site.covers(failure.line, failure.column):
