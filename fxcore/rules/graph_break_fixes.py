@@ -25,7 +25,8 @@ QUICK_FIXES: dict[str, str] = {
     "GB0033": "A number read from tensor data (`.tolist()` as `torch.split` sizes): "
               + _SCALAR_OPTION + _UNDONE,
     "GB0036": (
-        "A sum or mean of `x[x > 0]` becomes a masked reduction of static shape: "
+        "A sum or mean of `x[x > 0]` (or `x[torch.nonzero(x > 0, as_tuple=True)]`) becomes "
+        "a masked reduction of static shape: "
         "`torch.where(x > 0, x, 0).sum()`, and for `.mean()` that sum over `(x > 0).sum()` "
         "(the same elements; unsafe, since a float sum's last bits may differ with the order). "
         "Elsewhere (`nonzero`, `unique`), the unsafe fix sets "
@@ -45,6 +46,7 @@ QUICK_FIXES: dict[str, str] = {
         "`a if <comparison> else b` becomes `torch.where(<comparison>, a, b)` (unsafe: both "
         "branches are computed, and the values are the same where both have one shape)."),
     "GB7000": (
+        "At an `if` on tensor data of the shapes GB0170's `torch.cond` takes, that rewrite. "
         "At `if <condition>: break` opening a `for _ in range(N)` loop whose other statements "
         "only assign names bound before it, the loop's steps are masked instead: "
         "`stop = <condition>`, then `y = torch.where(stop, y, <expression>)` (the values the "
