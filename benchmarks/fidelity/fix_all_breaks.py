@@ -153,12 +153,12 @@ def why_left(name: str, line: int, code: str | None, diagnostics: list[dict], lo
     at_line = [d for d in found if d["line"] == line]
     if at_line:
         where = at_line[0]["path"]
-        undone = [said for said in log.splitlines()
-                  if said.lstrip().startswith("Undid") and where in said
-                  and f"(for {code})" in said]
+        undone = [said.strip() for said in log.splitlines()
+                  if said.lstrip().startswith("Undid") and f"{where} (for {code})" in said]
         if undone:
-            return f"{where}:{line}: a config option was tried and undone: " + \
-                undone[0].split(": with it, ", 1)[-1].strip()
+            option = undone[0].split()[1].rsplit(".", 1)[-1]
+            return (f"{where}:{line}: {option} was set, then undone: with it, "
+                    f"{undone[0].split(': with it, ', 1)[-1]}")
         head = at_line[0]["message"].split(": ", 1)[0]
         return f"{where}:{line}: reported ({head}); no fix of fx-lsp fits this code"
     if any(d["path"].endswith("models.py") for d in found):

@@ -85,7 +85,7 @@ def fix_until_done(check_run: Run, shard: Shard | None,
         if tried := option_trials.undone(edits.options, before, check_run.report.problems):
             fixes.undo_options(tried)
             undid += tried
-            lines += [terminal(item.said()) for item in tried]
+            lines += [f"{terminal(item.said())}\n" for item in tried]
             check_run, shard = run()
     print_summary(done, stream, applied=True, lines=lines)
     return check_run, shard

@@ -33,7 +33,7 @@ class Undone:
     def said(self) -> str:
         return (f"Undid {self.option} in {self.path} (for {self.code}): with it, "
                 f"{', '.join(self.classes)} met {', '.join(self.new_codes)}, which "
-                "it did not before.\n")
+                "it did not before.")
 
 
 def _codes_by_class(problems: list[Problem]) -> dict[str, set[str]]:
