@@ -10,8 +10,9 @@ and after (the break corpus's measure): each break as dynamo's own ``graph_break
 it (its registry's GB code), the eager and the compiled output.
 
 Prints, and writes into docs/benchmarks/fix-all.md, the breaks before and after by GB code,
-and one row per class: breaks before, after, and whether the eager and compiled outputs are
-the same.
+one row per class: breaks before, after, and whether the eager and compiled outputs are the
+same, and one row per break left with why (from fx-lsp's last check: where it reports it,
+whether a config option was tried and undone, or that no fix fits its code).
 
     python3 -m benchmarks run fidelity fix_all_breaks -- [--only CLASS ...] [--keep DIR]
 """
@@ -132,11 +133,38 @@ def measured(path: Path, out: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def fix_all(folder: Path) -> str:
+def fix_all(folder: Path) -> tuple[str, list[dict]]:
+    """What ``--fix`` said it fixed (and undid), and the diagnostics of its last check."""
     done = subprocess.run([sys.executable, "-m", "fx_lsp", "check", "--mode", "compile",
-                           "--fix", "--unsafe-fixes", f"{PACKAGE}/models.py"], cwd=folder,
+                           "--fix", "--unsafe-fixes", "--output-format", "json",
+                           f"{PACKAGE}/models.py"], cwd=folder,
                           capture_output=True, text=True, env=child_environment(), check=False)
-    return done.stderr
+    try:
+        diagnostics = json.loads(done.stdout)["diagnostics"]
+    except (ValueError, KeyError):
+        diagnostics = []
+    return done.stderr, diagnostics
+
+
+def why_left(name: str, line: int, code: str | None, diagnostics: list[dict], log: str) -> str:
+    """Why a break real torch still meets after fix-all, from fx-lsp's last check: the code
+    fx-lsp reports it with and where, and whether a fix was tried and undone."""
+    found = [d for d in diagnostics if name in d.get("classes", ()) and d["code"] == code]
+    at_line = [d for d in found if d["line"] == line]
+    if at_line:
+        where = at_line[0]["path"]
+        undone = [said.strip() for said in log.splitlines()
+                  if said.lstrip().startswith("Undid") and f"{where} (for {code})" in said]
+        if undone:
+            option = undone[0].split()[1].rsplit(".", 1)[-1]
+            return (f"{where}:{line}: {option} was set, then undone: with it, "
+                    f"{undone[0].split(': with it, ', 1)[-1]}")
+        head = at_line[0]["message"].split(": ", 1)[0]
+        return f"{where}:{line}: reported ({head}); no fix of fx-lsp fits this code"
+    if any(d["path"].endswith("models.py") for d in found):
+        return (f"line {line} of the library's own code (not copied into the workspace): "
+                "fx-lsp reports it at the call in models.py, which no edit there removes")
+    return f"line {line}: not reported by fx-lsp at this line"
 
 
 def _same(a: object, b: object) -> bool:
@@ -145,6 +173,15 @@ def _same(a: object, b: object) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b)
     return a == b
+
+
+def reasons(models: list[Model], after: dict, diagnostics: list[dict], log: str) -> str:
+    """One row per break left: the class, its line and code, and why it is left."""
+    rows = [[model.name, str(line), code or "outside the registry",
+             why_left(model.name, line, code, diagnostics, log)]
+            for model in models for line, code in after[model.name]["breaks"]]
+    return markdown(["class", "line", "GB code", "why it is left"], rows) if rows else \
+        "No break is left."
 
 
 def tables(models: list[Model], before: dict, after: dict, outputs: list[dict]
@@ -164,7 +201,8 @@ def tables(models: list[Model], before: dict, after: dict, outputs: list[dict]
     kinds = [[code, str(count["before"]), str(count["after"]),
               str(count["before"] - count["after"])] for code, count in sorted(by_kind.items())]
     total = [sum(int(row[column]) for row in kinds) for column in (1, 2, 3)]
-    kinds.append(["**all**", *(f"**{value}**" for value in total)])
+    share = f" ({total[2] / total[0]:.0%})" if total[0] else ""
+    kinds.append(["**all**", f"**{total[0]}**", f"**{total[1]}**", f"**{total[2]}{share}**"])
     return (markdown(["GB code", "breaks before", "after", "removed"], kinds),
             markdown(["library", "class", "breaks before", "after", "outputs the same",
                       "compile error after"], rows))
@@ -180,15 +218,16 @@ def main() -> None:
     started = time.perf_counter()
     path = build_workspace(folder / "workspace", models)
     before = measured(path, folder / "before.pt")
-    log = fix_all(folder / "workspace")
+    log, diagnostics = fix_all(folder / "workspace")
     after = measured(path, folder / "after.pt")
     import torch
 
     outputs = [torch.load(folder / f"{when}.pt", weights_only=False)
                for when in ("before", "after")]
     kinds, classes = tables(models, before, after, outputs)
+    left = reasons(models, after, diagnostics, log)
     print(log)
-    emit("fix_all_breaks", f"{kinds}\n\n{classes}\n\n{machine_line()}, "
+    emit("fix_all_breaks", f"{kinds}\n\n{classes}\n\n{left}\n\n{machine_line()}, "
          f"{time.perf_counter() - started:.0f} s")
     if not arguments.keep:
         shutil.rmtree(folder, ignore_errors=True)

@@ -11,7 +11,7 @@ from fx_lsp.cli.shards import Shard
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.fix_texts import refusal_lines
 from fxcore.api import fixes
-from fxcore.fixing import fix_apply
+from fxcore.fixing import fix_apply, option_trials
 from fxcore.reporting.report import Problem, Report
 from fxcore.reporting.shown import Places
 
@@ -63,11 +63,15 @@ Run = TypeVar("Run", bound=Checked)
 def fix_until_done(check_run: Run, shard: Shard | None,
                    run: Callable[[], tuple[Run, Shard | None]], unsafe: bool,
                    stream: TextIO) -> tuple[Run, Shard | None]:
-    """Apply fixes and trace again until none applies; the last run is what remains."""
+    """Apply fixes and trace again until none applies; the last run is what remains. A config
+    option after which its class meets a new code is taken out again, and not set in a later
+    round (``fxcore.fixing.option_trials``)."""
     done = fix_apply.Edits()
     lines: list[str] = []
+    undid: list[option_trials.Undone] = []
     for _ in range(MAX_FIX_ROUNDS):
-        edits = planned_edits(check_run.report.problems, unsafe, stream)
+        before = check_run.report.problems
+        edits = planned_edits(option_trials.still_to_fix(before, undid), unsafe, stream)
         if not edits.files:
             break
         # Said before writing: the cells as this run found its problems in them.
@@ -78,5 +82,10 @@ def fix_until_done(check_run: Run, shard: Shard | None,
         done.files.update({path: (done.files.get(path, texts)[0], texts[1])
                            for path, texts in edits.files.items()})
         check_run, shard = run()
+        if tried := option_trials.undone(edits.options, before, check_run.report.problems):
+            fixes.undo_options(tried)
+            undid += tried
+            lines += [f"{terminal(item.said())}\n" for item in tried]
+            check_run, shard = run()
     print_summary(done, stream, applied=True, lines=lines)
     return check_run, shard

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fxcore.fixing import fix_apply
+from fxcore.fixing import fix_apply, option_trials, recompile_fixes
 from fxcore.reporting.report import Problem
 from fxcore.workspace.file_access import replace_workspace_text
 from fxcore.workspace.notebook.cells import is_notebook
@@ -70,6 +70,7 @@ def notebook_edits(edits: fix_apply.Edits) -> FixPlan:
             planned.refusals.append((path, str(error)))
     planned.edits.fixed = [(problem, title) for problem, title in edits.fixed
                            if problem.path not in refused]
+    planned.edits.options = [option for option in edits.options if option[1] not in refused]
     return planned
 
 
@@ -77,6 +78,17 @@ def write_edits(edits: fix_apply.Edits) -> None:
     """Write the fixed texts (as ``notebook_edits`` made them)."""
     for path, (_, new) in edits.files.items():
         replace_workspace_text(path, new, find_workspace_root(path))
+
+
+def undo_options(undid: list[option_trials.Undone]) -> None:
+    """Take each undone option out of its file again (``option_trials``)."""
+    for item in undid:
+        if is_notebook(item.path):
+            continue  # set by its cell's text: left for the user to undo
+        old = source_text(item.path, {}, strict=True)
+        new = recompile_fixes.unset_config_option(old, item.option) if old is not None else None
+        if new is not None and new != old:
+            replace_workspace_text(item.path, new, find_workspace_root(item.path))
 
 
 def select_problems(problems: list[Problem], code: str | None,

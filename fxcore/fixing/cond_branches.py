@@ -50,7 +50,22 @@ def branches(branch: Branch) -> int:
     return branches(branch.true) + branches(branch.false) if isinstance(branch, Choice) else 1
 
 
+def is_boolean_combination(test: cst.BaseExpression) -> bool:
+    """``not a``, ``a and b``, ``a or b`` (nested), over names, attributes, comparisons and
+    ``.all()``/``.any()``: ``cond_rewrite`` spells it with ``torch.logical_*``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _is_operand(test.expression)
+    return isinstance(test, cst.BooleanOperation) and _is_operand(test.left) and \
+        _is_operand(test.right)
+
+
+def _is_operand(test: cst.BaseExpression) -> bool:
+    return isinstance(test, (cst.Name, cst.Attribute)) or _is_predicate(test)
+
+
 def _is_predicate(test: cst.BaseExpression) -> bool:
+    if is_boolean_combination(test):
+        return True
     if isinstance(test, cst.Comparison):
         return len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator,
                                                           _COMPARISONS)

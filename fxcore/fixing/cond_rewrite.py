@@ -5,7 +5,10 @@ Only ``if`` statements of a shape whose rewrite means what the ``if`` meant are 
 (``cond_branches`` reads them):
 
 - each condition is one comparison (``x.sum() > 0``) or an ``.all()``/``.any()``: a bool that
-  ``torch.cond`` takes as its predicate (a one-element bool tensor or a SymBool);
+  ``torch.cond`` takes as its predicate (a one-element bool tensor or a SymBool); or ``not``,
+  ``and``, ``or`` over those, names and attributes (``not skip or synced``), which becomes
+  ``torch.logical_not``/``logical_and``/``logical_or`` of ``torch.as_tensor`` of each
+  operand (a Python bool among them too);
 - either every branch is one ``return <expression>``, or each branch of an ``if``/``else``
   only assigns names (``y = <expression>``, one statement per name, no expression reading a
   name its branch assigned before it): a name one branch leaves alone keeps its value, so it
@@ -34,7 +37,14 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from fxcore.fixing.cond_branches import Branch, Choice, Rewrite, branches, rewrite_at
+from fxcore.fixing.cond_branches import (
+    Branch,
+    Choice,
+    Rewrite,
+    branches,
+    is_boolean_combination,
+    rewrite_at,
+)
 from fxcore.fixing.libcst_edits import parse_source
 from fxcore.fixing.pt2_fixes import torch_spelling
 from fxcore.model.results import Range
@@ -146,9 +156,29 @@ def cond_sites(source: str) -> tuple[CondSite, ...] | None:
     return tuple(site for site, _ in _find(module).values())
 
 
+def _predicate(test: cst.BaseExpression, torch: str, module: cst.Module) -> str:
+    """The condition as a tensor: a comparison or ``.all()``/``.any()`` as it is, ``not``,
+    ``and`` and ``or`` as ``torch.logical_*`` of their operands, each made a tensor (a
+    Python bool or number one too): both operands are evaluated, which the shapes
+    ``cond_branches`` accepts allow (names, attributes and comparisons without effects)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return f"{torch}.logical_not({_operand(test.expression, torch, module)})"
+    if isinstance(test, cst.BooleanOperation):
+        name = "logical_and" if isinstance(test.operator, cst.And) else "logical_or"
+        return (f"{torch}.{name}({_operand(test.left, torch, module)}, "
+                f"{_operand(test.right, torch, module)})")
+    return module.code_for_node(test)
+
+
+def _operand(test: cst.BaseExpression, torch: str, module: cst.Module) -> str:
+    if is_boolean_combination(test):
+        return _predicate(test, torch, module)
+    return f"{torch}.as_tensor({module.code_for_node(test)})"
+
+
 def _call(choice: Choice, torch: str, module: cst.Module) -> str:
     """``torch.cond(<test>, lambda: ..., lambda: ...)``, nested for a further choice."""
-    return (f"{torch}.cond({module.code_for_node(choice.test)}, "
+    return (f"{torch}.cond({_predicate(choice.test, torch, module)}, "
             f"{_branch(choice.true, torch, module)}, {_branch(choice.false, torch, module)})")
 
 

@@ -6,8 +6,10 @@ masked reduction of static shape, with libcst (``statement_edits``); idempotent.
   ``(torch.where(x > 0, x, 0).sum() / (x > 0).sum())`` (an empty selection gives nan, as the
   mean of an empty tensor does).
 
-Only where the mask is a comparison of the very name it selects from (``x[x > 0]``), so that
-mask and tensor have one shape. The elements summed are the same; the order of a float sum
+The selection is ``x[x > 0]`` or ``x[torch.nonzero(x > 0, as_tuple=True)]`` (also
+``(x > 0).nonzero(as_tuple=True)``): the mask is a comparison of the very name it selects from,
+so that mask and tensor have one shape. (``masked_select`` meets no break from torch 2.13 on:
+no fix is planned for it.) The elements summed are the same; the order of a float sum
 may differ in its last bits, hence unsafe. Elsewhere (``nonzero``, ``unique``, a selection kept
 as it is) the fix is torch's own hint, ``capture_dynamic_output_shape_ops``.
 """
@@ -22,16 +24,41 @@ from fxcore.fixing.statement_edits import code, is_method_call, rewrite_statemen
 _REDUCTIONS = ("sum", "mean")
 
 
-def _mask_and_tensor(node: cst.BaseExpression) -> tuple[str, str] | None:
-    """(mask, tensor) of ``x[x > 0]``, as code, else None."""
+def _compares(mask: cst.BaseExpression, name: str) -> bool:
+    """``x > 0`` for ``name`` x: one comparison whose left side is the name."""
+    return isinstance(mask, cst.Comparison) and len(mask.comparisons) == 1 and \
+        isinstance(mask.left, cst.Name) and mask.left.value == name
+
+
+def _nonzero_tuple(node: cst.BaseExpression, torch: str) -> cst.BaseExpression | None:
+    """The condition of ``torch.nonzero(c, as_tuple=True)`` or ``c.nonzero(as_tuple=True)``."""
+    if not isinstance(node, cst.Call) or [arg.keyword.value for arg in node.args
+                                          if arg.keyword is not None] != ["as_tuple"]:
+        return None
+    flag = node.args[-1].value
+    if not (isinstance(flag, cst.Name) and flag.value == "True"):
+        return None
+    positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    if dotted_name(node.func) == f"{torch}.nonzero" and len(positional) == 1:
+        return positional[0]
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "nonzero" and \
+            not positional:
+        return node.func.value
+    return None
+
+
+def _mask_and_tensor(node: cst.BaseExpression, torch: str) -> tuple[str, str] | None:
+    """(mask, tensor) of ``x[x > 0]`` or ``x[torch.nonzero(x > 0, as_tuple=True)]``, as code,
+    else None."""
     if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name)
             and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)):
         return None
     mask = node.slice[0].slice.value
-    if not (isinstance(mask, cst.Comparison) and len(mask.comparisons) == 1
-            and isinstance(mask.left, cst.Name) and mask.left.value == node.value.value):
+    mask = _nonzero_tuple(mask, torch) or mask
+    if not _compares(mask, node.value.value):
         return None
-    return code(mask), node.value.value
+    assert isinstance(mask, cst.Comparison)
+    return code(mask.with_changes(lpar=[], rpar=[])), node.value.value  # (x > 0) is put in ( )
 
 
 class _MaskedReduction(cst.CSTTransformer):
@@ -51,7 +78,7 @@ class _MaskedReduction(cst.CSTTransformer):
             reduction = (dotted_name(updated_node.func) or "").rsplit(".", 1)[1]
         else:
             return updated_node
-        found = _mask_and_tensor(selected)
+        found = _mask_and_tensor(selected, self.torch)
         if found is None:
             return updated_node
         mask, tensor = found

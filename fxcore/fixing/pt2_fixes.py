@@ -137,6 +137,14 @@ def is_logging_call(node: cst.BaseExpression) -> bool:
         isinstance(func, cst.Attribute) and func.attr.value in LOGGING_METHODS)
 
 
+def marks_requires_grad(statement: cst.BaseSmallStatement) -> bool:
+    """``x.requires_grad = <value>``: a statement that marks a tensor for autograd and
+    computes no value (dynamo breaks the graph there: GB0206)."""
+    return isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(
+        target := statement.targets[0].target, cst.Attribute) and \
+        target.attr.value == "requires_grad"
+
+
 class _SkipWhenCompiling(EditAtPosition):
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine
@@ -144,7 +152,8 @@ class _SkipWhenCompiling(EditAtPosition):
         if self.changed or not self.covers_here(original_node) or len(updated_node.body) != 1:
             return updated_node
         statement = updated_node.body[0]
-        if not (isinstance(statement, cst.Expr) and is_logging_call(statement.value)):
+        if not ((isinstance(statement, cst.Expr) and is_logging_call(statement.value))
+                or marks_requires_grad(statement)):
             return updated_node
         self.changed = True
         return cst.If(
@@ -156,7 +165,8 @@ class _SkipWhenCompiling(EditAtPosition):
 
 
 def skip_when_compiling(source: str, line: int, column: int) -> str:
-    """Put the print/logging call statement at ``line``/``column`` under ``if not
+    """Put the print/logging call statement, or the ``requires_grad`` mark
+    (``marks_requires_grad``), at ``line``/``column`` under ``if not
     torch.compiler.is_compiling():``: it runs as before in eager code, and torch.compile
     leaves it out instead of breaking the graph there."""
     return edit_at(source, _SkipWhenCompiling, line, column)

@@ -7,8 +7,8 @@ every code of those modes).
   guard in the user's names (``fxcore.model.guard_checks``): ``torch._check(<guard>)`` before
   its statement, as torch's non-strict export suggests for a data-dependent guard: the one
   fx-lsp assumed to check the rest (preferred), and for an ``if`` its negation too;
-- FX401 or GB0170 on an ``if`` of a shape ``cond_rewrite`` rewrites: ``torch.cond`` (after
-  the ``torch._check`` of a guard on Python numbers);
+- FX401 or GB0170 on an ``if`` of a shape ``cond_rewrite`` rewrites (or GB7000 there, the
+  loop's break): ``torch.cond`` (after the ``torch._check`` of a guard on Python numbers);
 - FX402 on ``int(t.item())``/``float(t.item())``: ``torch.sym_int``/``torch.sym_float``;
 - a graph break at a print or logging call: ``if not torch.compiler.is_compiling():``;
 - FX403: torch's suggested ``Dim`` bounds (or a static size) in the class's ``dynamic``;
@@ -32,7 +32,7 @@ from fxcore.fixing import cond_rewrite, pt2_fixes, pyproject_fixes, skipped_call
 from fxcore.fixing.fix import Fix, RootOf, Run, TextOf, pyproject
 from fxcore.model.guard_checks import on_python_numbers, suggested_checks
 from fxcore.model.results import Failure, ModuleResult, Range
-from fxcore.rules.compile import GRAPH_BREAK_PREFIX
+from fxcore.rules.compile import GRAPH_BREAK_PREFIX, graph_break_kind
 from fxcore.workspace.parsing import parse_expression, parse_module
 from fxcore.workspace.paths import split_lines
 
@@ -42,8 +42,9 @@ class Site:
     """A construct a fix of the export and compile modes rewrites: what it is, where
     (1-based lines, character columns, end exclusive) and how a title names it."""
 
-    kind: Literal["assert", "int", "float", "logging"]
-    #: The assert's condition, the int()/float() call, the logging call's statement.
+    kind: Literal["assert", "int", "float", "logging", "requires-grad"]
+    #: The assert's condition, the int()/float() call, the logging call's statement, the
+    #: statement marking a tensor ``requires_grad``.
     range: Range
     label: str
 
@@ -51,8 +52,8 @@ class Site:
 def pt2_sites(source: str) -> tuple[Site, ...] | None:
     """The constructs the export and compile fixes rewrite, from one ``ast`` parse (None
     when the file does not parse): asserts with no message or a plain string one,
-    ``int(x.item())`` and ``float(x.item())``, and print/logging call statements alone on
-    their lines."""
+    ``int(x.item())`` and ``float(x.item())``, and print/logging call statements and
+    ``x.requires_grad = ...`` statements alone on their lines."""
     try:
         tree = parse_module(source)
     except SyntaxError:
@@ -81,12 +82,20 @@ def pt2_sites(source: str) -> tuple[Site, ...] | None:
         elif isinstance(node, ast.Expr) and (label := _logging_label(node.value)) is not None \
                 and _alone_on_its_lines(node, lines):
             found.append(Site("logging", range_of(node), label))
+        elif _marks_requires_grad(node) and _alone_on_its_lines(node, lines):
+            found.append(Site("requires-grad", range_of(node), "requires_grad"))
     return tuple(found)
 
 
 def _is_item_call(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and not node.args and not node.keywords and \
         isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+
+
+def _marks_requires_grad(node: ast.AST) -> bool:
+    """``x.requires_grad = <value>`` (``pt2_fixes.marks_requires_grad``)."""
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+        isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == "requires_grad"
 
 
 def _logging_label(node: ast.expr) -> str | None:
@@ -201,13 +210,19 @@ def _rewrites(failure: Failure, source: str, run: Run) -> list[Fix]:
             symbolic = pt2_fixes.SYMBOLIC_CASTS[site.kind]
             return [_pt2_fix(f"Replace {site.label} with torch.{symbolic}() (symbolic under "
                              "torch.export)", failure.path, pt2_fixes.cast_to_symbolic, start)]
-        if failure.kind.startswith(GRAPH_BREAK_PREFIX) and site.kind == "logging" \
-                and start <= (where.line, where.column) < (site.range.end_line,
-                                                           site.range.end_column):
+        inside = start <= (where.line, where.column) < (site.range.end_line,
+                                                        site.range.end_column)
+        if failure.kind.startswith(GRAPH_BREAK_PREFIX) and site.kind == "logging" and inside:
             return [_pt2_fix(f"Run {site.label} only outside torch.compile (if not "
                              "torch.compiler.is_compiling())", failure.path,
                              pt2_fixes.skip_when_compiling, start,
                              safe=False)]  # compiled, it no longer prints or logs
+        if failure.kind in _REQUIRES_GRAD_BREAKS and site.kind == "requires-grad" and inside:
+            return [_pt2_fix("Mark requires_grad only outside torch.compile (if not "
+                             "torch.compiler.is_compiling()): the same values, but compiled "
+                             "code leaves the tensor unmarked (what reentrant gradient "
+                             "checkpointing of an input needs)", failure.path,
+                             pt2_fixes.skip_when_compiling, start, safe=False)]
     return []
 
 
@@ -305,16 +320,19 @@ def _check_fixes(failure: Failure, source: str, run: Run) -> list[Fix]:
     return found
 
 
-#: The graph break of a branch on tensor data.
-_DATA_DEPENDENT_BRANCH = f"{GRAPH_BREAK_PREFIX}gb0170"
+#: The graph break at marking a tensor ``requires_grad`` (``x.requires_grad = True``).
+_REQUIRES_GRAD_BREAKS = frozenset({graph_break_kind("GB0206")})
+#: The graph breaks of a branch on tensor data: its own, and the loop's it is in (GB7000 at
+#: the ``if``: dynamo then runs the whole frame eagerly, and reports only that one).
+_DATA_DEPENDENT_BRANCH = frozenset(graph_break_kind(code) for code in ("GB0170", "GB7000"))
 
 
 def _cond_fix(failure: Failure, source: str, run: Run) -> list[Fix]:
-    """FX401 or GB0170 on a condition of an ``if`` ``cond_rewrite`` rewrites. On a guard on
+    """FX401, GB0170 or GB7000 on a condition of an ``if`` ``cond_rewrite`` rewrites. On a guard on
     Python numbers the ``torch._check`` torch suggests comes first: a torch.cond branch that
     reads such a number (``x[:, :n]``) fails to export ("Attempted to wrap unbacked
     SymInt")."""
-    if failure.kind not in ("export-data-dependent", _DATA_DEPENDENT_BRANCH):
+    if failure.kind != "export-data-dependent" and failure.kind not in _DATA_DEPENDENT_BRANCH:
         return []
     for site in run(cond_rewrite.cond_sites, source) or ():
         if site.covers(failure.line, failure.column):

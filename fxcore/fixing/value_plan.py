@@ -72,5 +72,5 @@ def fixes_of(failure: Failure, source: str, run: Run) -> list[Fix]:
         option, title = _OPTIONS[failure.kind]
         found.append(Fix(title, failure.path, functools.partial(
             recompile_fixes.set_config_option, option=option, value=True), not found,
-            safe=False, import_edit=ensure_torch_import))
+            safe=False, import_edit=ensure_torch_import, config_option=option))
     return found

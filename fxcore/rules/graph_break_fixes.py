@@ -11,6 +11,10 @@ _SCALAR_OPTION = (
     "on it then needs `torch._check`, and the option holds for every `torch.compile` once the "
     "file is imported.")
 
+_UNDONE = (" `--fix` takes the option out again where the check after it finds the class "
+           "meeting a new code (the break moved to an `int()` of the number, FX501, or the "
+           "compile failing, FX502).")
+
 #: Code -> the paragraph its page gives fx-lsp's quick fixes.
 QUICK_FIXES: dict[str, str] = {
     "GB0124": (
@@ -19,9 +23,10 @@ QUICK_FIXES: dict[str, str] = {
         "(the same values: a 0-d tensor takes no part in type promotion; unsafe, since beside "
         "a Python number the result is a 0-d tensor). Elsewhere, " + _SCALAR_OPTION),
     "GB0033": "A number read from tensor data (`.tolist()` as `torch.split` sizes): "
-              + _SCALAR_OPTION,
+              + _SCALAR_OPTION + _UNDONE,
     "GB0036": (
-        "A sum or mean of `x[x > 0]` becomes a masked reduction of static shape: "
+        "A sum or mean of `x[x > 0]` (or `x[torch.nonzero(x > 0, as_tuple=True)]`) becomes "
+        "a masked reduction of static shape: "
         "`torch.where(x > 0, x, 0).sum()`, and for `.mean()` that sum over `(x > 0).sum()` "
         "(the same elements; unsafe, since a float sum's last bits may differ with the order). "
         "Elsewhere (`nonzero`, `unique`), the unsafe fix sets "
@@ -29,11 +34,19 @@ QUICK_FIXES: dict[str, str] = {
         "imports: sizes read from data become symbolic, which some backends and later "
         "operations cannot compile, and the option holds for every `torch.compile` once the "
         "file is imported."),
+    "GB0206": (
+        "`x.requires_grad = <value>` in `forward` runs only outside torch.compile, under `if "
+        "not torch.compiler.is_compiling():` (unsafe: the values are the same, but compiled "
+        "code leaves the tensor unmarked, which reentrant gradient checkpointing of it "
+        "needs)."),
     "GB0170": (
-        "An `if` of the shapes FX401 lists becomes `torch.cond`; a conditional expression "
+        "An `if` of the shapes FX401 lists becomes `torch.cond`, its condition also `not`, "
+        "`and`, `or` over names, attributes and comparisons (`if not skip or synced:`, as "
+        "`torch.logical_*` of `torch.as_tensor` of each operand); a conditional expression "
         "`a if <comparison> else b` becomes `torch.where(<comparison>, a, b)` (unsafe: both "
         "branches are computed, and the values are the same where both have one shape)."),
     "GB7000": (
+        "At an `if` on tensor data of the shapes GB0170's `torch.cond` takes, that rewrite. "
         "At `if <condition>: break` opening a `for _ in range(N)` loop whose other statements "
         "only assign names bound before it, the loop's steps are masked instead: "
         "`stop = <condition>`, then `y = torch.where(stop, y, <expression>)` (the values the "

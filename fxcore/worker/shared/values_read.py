@@ -43,6 +43,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_map_only
 
 from fxcore.worker.shared import to_arguments
+from fxcore.worker.shared.graph_places import user_place
 from fxcore.worker.shared.literal_values import literal_of
 
 _METHODS = ("__bool__", "item", "tolist", "numpy", "__int__", "__float__", "__index__")
@@ -87,12 +88,13 @@ def _nested_list(shape: tuple[int, ...], values: Iterator[Any]) -> Any:
 
 def asking_line() -> Place:
     """The file and line of the code that asks a tensor for a value: the innermost frame
-    outside torch and fx-lsp's worker."""
+    outside torch and fx-lsp's worker (for a compiled graph's own code, the user's line its
+    operation came from: ``graph_places``)."""
     frame = sys._getframe(1)
     while frame.f_back is not None and (frame.f_code.co_filename.startswith(_TORCH_FOLDER)
                                         or frame.f_code.co_filename.startswith(_WORKER_FOLDER)):
         frame = frame.f_back
-    return frame.f_code.co_filename, frame.f_lineno
+    return user_place(frame) or (frame.f_code.co_filename, frame.f_lineno)
 
 
 def _planned(tensor: torch.Tensor, planned: dict[Place, list[Any]]) -> list[Any] | None:

@@ -118,10 +118,13 @@ def test_the_if_statements_rewritten_as_torch_cond() -> None:
     assert [(site.line, site.column, site.end_line, site.end_column, site.names)
             for site in sites] == [
         (3, 5, 3, 19, ("y",)), (7, 5, 7, 21, ("z",)), (9, 5, 9, 20, ()),
-        (13, 5, 13, 19, ("q",))]
+        (13, 5, 13, 19, ("q",)), (31, 5, 31, 35, ("z",))]
+    # `and` of comparisons: torch.logical_and of each made a tensor.
+    assert "    z = torch.cond(torch.logical_and(torch.as_tensor(x.sum() > 0), torch.as_tensor(" \
+        "x.max() > 1)), lambda: z * 2, lambda: z.clone())\n" in if_to_cond(BRANCHES, 31, 5)
     # Refused: `p` would be unbound without the branch; an elif; print; an in-place method;
-    # `b` reads the `a` its branch assigned; a return on one side only; `and`; a float
-    # condition; `+=` (in place on a tensor); zero-argument super() in a lambda; module level.
+    # `b` reads the `a` its branch assigned; a return on one side only; a float condition;
+    # `+=` (in place on a tensor); zero-argument super() in a lambda; module level.
     assert cond_sites("def f(:\n") is None
 
 
