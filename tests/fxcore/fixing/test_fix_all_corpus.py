@@ -4,8 +4,7 @@ graph break, several spellings each): the corpus files in one workspace, real
 --unsafe-fixes`` once over the workspace, then real torch.compile over each file after
 (``corpus_measure``, seeded weights and inputs alike, a process per file and run: a fixed file
 may set ``torch._dynamo.config`` options as it is imported). Over the folder, at least 80% of
-the breaks are gone; in the files of the breaks ``value_plan``'s fixes remove, every class
-meets none; no class meets a break it did not meet before; every output, eager and compiled, is
+the breaks are gone; in the files listed in ``ALL_REMOVED``, every class meets none; no class meets a break it did not meet before; every output, eager and compiled, is
 the same; every fixed file imports."""
 
 from __future__ import annotations
@@ -26,8 +25,10 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "break_corpus"
 ROOT = HERE.parents[2]
 MEASURE = HERE / "corpus_measure.py"
-#: The corpus files whose breaks ``value_plan``'s fixes remove, every one of them.
-ALL_REMOVED = frozenset({"scalar_reads.py", "dynamic_shapes.py", "data_dependent_control.py"})
+#: The corpus files whose every break fix-all removes (``value_plan``'s fixes, the
+#: ``torch.cond`` rewrite of a layer drop, the ``requires_grad`` mark kept out of compiled code).
+ALL_REMOVED = frozenset({"scalar_reads.py", "dynamic_shapes.py", "data_dependent_control.py",
+                         "model_habits.py"})
 
 
 def corpus_files() -> list[Path]:
@@ -104,6 +105,7 @@ def same(a: object, b: object) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.matrix_sweep
+@pytest.mark.timeout(1500)  # eight files, each compiled twice by real torch, on a busy machine
 def test_fix_all_removes_most_breaks_of_the_corpus_outputs_kept(tmp_path: Path) -> None:
     import torch
 
