@@ -4,8 +4,9 @@ graph break, several spellings each): the corpus files in one workspace, real
 --unsafe-fixes`` once over the workspace, then real torch.compile over each file after
 (``corpus_measure``, seeded weights and inputs alike, a process per file and run: a fixed file
 may set ``torch._dynamo.config`` options as it is imported). Over the folder, at least 80% of
-the breaks are gone; in the files listed in ``ALL_REMOVED``, every class meets none; no class meets a break it did not meet before; every output, eager and compiled, is
-the same; every fixed file imports."""
+the breaks are gone; in the files listed in ``ALL_REMOVED``, every class meets none; no class
+meets a break it did not meet before; every output, eager and compiled, is the same; every
+fixed file imports."""
 
 from __future__ import annotations
 
