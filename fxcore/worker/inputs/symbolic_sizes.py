@@ -44,7 +44,6 @@ from torch import nn
 from fxcore.model.container_spec import ContainerSpec, InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.inputs.container import container_kind
 from fxcore.worker.inputs.first_layer import (
     LayerInputs,
