@@ -117,7 +117,10 @@ LIBRARIES = [
 #: The blocks of the four libraries (MONAI, segmentation-models-pytorch, nnaudio, julius)
 #: measured after the work that searched constructor arguments and inputs for them: MONAI
 #: on one tree and the other three on a later one, each with its own provenance.
-AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others")
+#: The four measured together, with the verdicts lost since the baseline and the constructor
+#: verdicts counted.
+AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others",
+                "pt2_library_coverage_four_libraries")
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
                   figures: Figures) -> dict:
     """This tree's report (kept, or reused from ``--reuse``), its seconds and, with
