@@ -93,7 +93,8 @@ SUITES = (
                   "tuned on, against real torch and plain torch.fx",
                   tables=("pt2_library_coverage", "pt2_library_coverage_before",
                           "pt2_library_coverage_after_monai",
-                          "pt2_library_coverage_after_others")),
+                          "pt2_library_coverage_after_others",
+                          "pt2_library_coverage_four_libraries")),
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),

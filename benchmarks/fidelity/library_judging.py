@@ -11,13 +11,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.fidelity.no_verdict_causes import OPTIONAL_PACKAGE, no_verdict_cause
+from benchmarks.fidelity.no_verdict_causes import LACKS_API, OPTIONAL_PACKAGE, no_verdict_cause
 from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 from benchmarks.fidelity.repo_coverage import has_tracing_verdict
 from benchmarks.fidelity.verdicts_apart import (
     RaisedFigures,
     TimeFigures,
     judge_raised,
+    judge_unbuilt,
     raises_everywhere,
 )
 from benchmarks.paths import use_thirdparty_helpers
@@ -86,6 +87,11 @@ class Figures:
     #: "forward raises on every input tried", apart (``verdicts_apart``).
     raised: RaisedFigures = field(default_factory=RaisedFigures)
     time: TimeFigures = field(default_factory=TimeFigures)
+    #: Classes whose constructor raises in every mode on what an installed package lacks,
+    #: with their causes by mode, waiting for real torch's build (``judge_unbuilt_class``).
+    unbuilt: list[tuple[str, dict[str, dict], dict[str, str]]] = field(default_factory=list)
+    #: (class, mode) pairs with a verdict at the baseline commit and none now.
+    lost: list[str] = field(default_factory=list)
 
 
 def own_choice(module: dict[str, Any], mode: str, eager: dict[str, Any] | None) -> bool:
@@ -169,14 +175,41 @@ def count_verdicts(figures: Figures, by_mode: dict[str, dict],
         figures.optional[optional.partition(": ")[2]] += 1
         return
     figures.classes += 1
+    if len(causes) == len(by_mode) and all(cause.startswith(LACKS_API)
+                                           for cause in causes.values()):
+        figures.unbuilt.append((by_mode["fx"]["qualified_name"], by_mode, causes))
+        return
     for mode, cause in causes.items():
-        figures.without[mode] += 1
-        figures.causes[mode][cause] += 1
-        module = by_mode[mode]
-        detail = (diagnostics.get((mode, module["relative_path"], module["class"]), [""])[0]
-                  if module["status"] == "failed" else module["reason"]) or ""
-        figures.reasons[f"{mode}: {cause}: {module['qualified_name']}: "
-                        f"{' '.join(detail.split()[:14])}"] += 1
+        count_without(figures, by_mode[mode], cause, diagnostics)
+
+
+def count_without(figures: Figures, module: dict[str, Any], cause: str,
+                  diagnostics: dict[tuple[str, str, str], list[str]]) -> None:
+    """One mode of a class without a verdict, under ``cause``."""
+    mode = module["mode"]
+    figures.without[mode] += 1
+    figures.causes[mode][cause] += 1
+    detail = (diagnostics.get((mode, module["relative_path"], module["class"]), [""])[0]
+              if module["status"] == "failed" else module["reason"]) or ""
+    figures.reasons[f"{mode}: {cause}: {module['qualified_name']}: "
+                    f"{' '.join(detail.split()[:14])}"] += 1
+
+
+def judge_unbuilt_class(figures: Figures, name: str, by_mode: dict[str, dict],
+                        causes: dict[str, str], real: dict[str, Any],
+                        diagnostics: dict[tuple[str, str, str], list[str]]) -> None:
+    """A class whose constructor raises here on what an installed package lacks: a verdict in
+    every mode, agreeing, where real torch's build raises the same (``judge_unbuilt``); else
+    a class without a verdict under its cause."""
+    problem = judge_unbuilt(figures.raised, name, by_mode["fx"], real)
+    for mode, module in by_mode.items():
+        if problem is None:
+            figures.tried[mode] += 1
+            figures.agree[mode] += 1
+            figures.exact_breaks += mode == "compile"
+        else:
+            count_without(figures, module, causes[mode], diagnostics)
+    figures.disagreements += [problem] if problem else []
 
 
 def check_fx(figures: Figures, root: str, fx_modules: list[dict[str, Any]]) -> None:

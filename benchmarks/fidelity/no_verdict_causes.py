@@ -44,6 +44,8 @@ DOWNLOAD = re.compile(r"the Hub|Internet connection|urlopen|HTTPError|URLError|d
 #: CFP: ``scipy.signal.blackmanharris``, gone from SciPy 1.13): no arguments build it here.
 #: Counted within the share, under its own cause.
 MISSING_API = re.compile(r"module '(([\w]+)[\w.]*)' has no attribute '(\w+)'")
+#: How that cause begins ("installed scipy lacks scipy.signal.blackmanharris").
+LACKS_API = "installed "
 
 
 def diagnostic_messages(report: dict[str, Any]) -> dict[tuple[str, str, str], list[str]]:
@@ -83,7 +85,7 @@ def no_verdict_cause(module: dict[str, Any], diagnostics: list[str]) -> str:
             return PRETRAINED_DOWNLOAD
         missing_api = next(filter(None, map(MISSING_API.search, diagnostics)), None)
         if code == "FX101" and missing_api:
-            return f"installed {missing_api[2]} lacks {missing_api[1]}.{missing_api[3]}"
+            return f"{LACKS_API}{missing_api[2]} lacks {missing_api[1]}.{missing_api[3]}"
         if code == "FX101":
             return CONSTRUCTOR_ARGUMENTS
         if code in ("FX102", "FX199"):

@@ -33,6 +33,12 @@ Printed per library and mode:
   module called eagerly on the CPU on the same instance and the first of those inputs raises
   the same error at the same line, and is counted among the mode's verdicts and agreements
   (``verdicts_apart.py``);
+- a class whose constructor raises here on what an installed package lacks, whatever its
+  arguments (FX101 in every mode, cause "installed X lacks X.f"), apart: real torch builds it
+  from the report's arguments, and it is a verdict in every mode, agreeing, only where that
+  raises an AttributeError at a line of fx-lsp's chain (``verdicts_apart.judge_unbuilt``);
+- with ``--baseline-ref``, the verdicts the baseline had that this tree lost (class and
+  mode), listed after the table;
 - fx-lsp's seconds per verdict (every mode's verdicts), and with ``--baseline-ref`` the
   baseline's beside it, with the classes that get a verdict in a mode for the first time
   measured apart: their files' job seconds, median and worst (``verdicts_apart.py``);
@@ -62,6 +68,7 @@ from benchmarks.fidelity.library_judging import (
     count_verdicts,
     has_verdict,
     judge,
+    judge_unbuilt_class,
 )
 from benchmarks.fidelity.no_verdict_causes import (
     IMPORT_FAILED,
@@ -77,6 +84,7 @@ from benchmarks.fidelity.repo_coverage import (
 from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pair, tree_at
 from benchmarks.fidelity.verdicts_apart import (
     first_verdict_files,
+    lost_verdicts,
     verdict_count,
 )
 from benchmarks.provenance import engine_version
@@ -109,7 +117,10 @@ LIBRARIES = [
 #: The blocks of the four libraries (MONAI, segmentation-models-pytorch, nnaudio, julius)
 #: measured after the work that searched constructor arguments and inputs for them: MONAI
 #: on one tree and the other three on a later one, each with its own provenance.
-AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others")
+#: The four measured together, with the verdicts lost since the baseline and the constructor
+#: verdicts counted.
+AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others",
+                "pt2_library_coverage_four_libraries")
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
                   figures: Figures) -> dict:
     """This tree's report (kept, or reused from ``--reuse``), its seconds and, with
@@ -160,6 +171,7 @@ def timed_against(figures: Figures, report: dict[str, Any], baseline: dict[str, 
     figures.time.verdicts = verdict_count(report, has_verdict)
     figures.time.baseline_verdicts = verdict_count(baseline, has_verdict)
     figures.time.first_verdicts = first_verdict_files(report, baseline, has_verdict)
+    figures.lost = lost_verdicts(report, baseline, has_verdict)
 
 
 def run_library(library: Library, options: argparse.Namespace) -> Figures:
@@ -203,6 +215,16 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
             judge(figures, name, by_mode, real, {
                 mode: diagnostics.get((mode, module["relative_path"], module["class"]), [])
                 for mode, module in by_mode.items()})
+    # Classes no arguments build here: real torch builds each from the same arguments.
+    unbuilt_by_file: dict[str, list[tuple[str, dict[str, dict], dict[str, str]]]] = \
+        collections.defaultdict(list)
+    for entry in figures.unbuilt:
+        unbuilt_by_file[entry[1]["export"]["path"]].append(entry)
+    for entries in unbuilt_by_file.values():
+        requests = [{"module": by_mode["export"], "inputs": {}} for _, by_mode, _ in entries]
+        for (name, by_mode, causes), real in zip(entries, real_outcomes(root, requests),
+                                                 strict=True):
+            judge_unbuilt_class(figures, name, by_mode, causes, real, diagnostics)
     return figures
 
 
@@ -231,8 +253,13 @@ def table_rows(row: Figures) -> list[list[object]]:
             or "-",
             agreement, len(row.own_choices) if mode != "fx" else "-", row.raised.cell(mode),
             seconds, row.time.per_verdict(row.seconds, row.baseline_seconds),
-            row.time.first()])
+            row.time.first(), _lost(row)])
     return rows
+
+
+def _lost(row: Figures) -> str:
+    """How many verdicts the baseline had that this tree lost, or "-" without a baseline."""
+    return str(len(row.lost)) if row.baseline_ref else "-"
 
 
 def main() -> int:
@@ -275,8 +302,9 @@ def main() -> int:
         ["library", "mode", "classes with a forward", "verdicts", "no verdict",
          "optional package missing (apart)", "no verdict by cause",
          "agrees with real torch (fx: plain torch.fx)", "own-choice FX499/FX502",
-         "raises on every input (FX408/FX509)", "fx-lsp seconds", "seconds per verdict",
-         "first verdicts: classes, file seconds"],
+         "raises on every input (FX408/FX509); constructor raises here (FX101)",
+         "fx-lsp seconds", "seconds per verdict",
+         "first verdicts: classes, file seconds", "verdicts lost since the baseline"],
         [cells for row in rows for cells in table_rows(row)]))
     for row in rows:
         print(f"\n{row.name}: why classes got no verdict")
@@ -286,6 +314,8 @@ def main() -> int:
             print(f"  OWN CHOICE {line}")
         for line in row.disagreements:
             print(f"  DISAGREES {line}")
+        for line in row.lost:
+            print(f"  LOST SINCE {row.baseline_ref} {line}")
     return 0
 
 

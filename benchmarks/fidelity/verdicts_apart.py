@@ -40,11 +40,17 @@ class RaisedFigures:
 
     reported: dict[str, int] = field(default_factory=dict)
     agree: dict[str, int] = field(default_factory=dict)
+    #: Classes whose constructor raises here on what an installed package lacks, and those
+    #: real torch raises the same for (every mode's verdict).
+    unbuilt: int = 0
+    unbuilt_agree: int = 0
 
     def cell(self, mode: str) -> str:
+        unbuilt = (f"; constructor: {self.unbuilt} ({self.unbuilt_agree} agree)"
+                   if self.unbuilt else "")
         if mode not in RAISES_CODES:
-            return "-"
-        return f"{self.reported.get(mode, 0)} ({self.agree.get(mode, 0)} agree)"
+            return unbuilt[2:] or "-"
+        return f"{self.reported.get(mode, 0)} ({self.agree.get(mode, 0)} agree){unbuilt}"
 
 
 def judge_raised(figures: RaisedFigures, name: str, module: dict[str, Any],
@@ -69,6 +75,27 @@ def judge_raised(figures: RaisedFigures, name: str, module: dict[str, Any],
             f"real torch {eager.get('exception')} at {frame.get('path')}:{frame.get('line')}")
 
 
+def judge_unbuilt(figures: RaisedFigures, name: str, module: dict[str, Any],
+                  real: dict[str, Any]) -> str | None:
+    """Compare a constructor's error that no arguments get past here (FX101, ``module``: any
+    mode's, paths absolute) with real torch's build from the same arguments: None when real
+    torch raises an AttributeError at a line of its chain, else what differs."""
+    figures.unbuilt += 1
+    failure = module["failures"][0]
+    chain = {(frame["path"], frame["line"]) for frame in [failure, *failure["frames"]]}
+    built = real.get("build")
+    if built is None:
+        return f"{name}: the constructor raises here (fx-lsp), real torch builds it"
+    frame = built.get("innermost_frame") or {}
+    if built.get("exception") == "AttributeError" \
+            and (frame.get("path"), frame.get("line")) in chain:
+        figures.unbuilt_agree += 1
+        return None
+    return (f"{name}: the constructor raises AttributeError at line {failure['line']} "
+            f"(fx-lsp), real torch {built.get('exception')} at "
+            f"{frame.get('path')}:{frame.get('line')}")
+
+
 def verdict_count(report: dict[str, Any], has_verdict: Callable[[dict[str, Any]], bool]
                   ) -> int:
     """How many (class, mode) verdicts a report holds."""
@@ -85,6 +112,16 @@ def first_verdict_files(report: dict[str, Any], baseline: dict[str, Any],
     return {module["qualified_name"]: seconds.get(module["path"], 0.0)
             for module in report["modules"]
             if has_verdict(module) and (module["qualified_name"], module["mode"]) not in before}
+
+
+def lost_verdicts(report: dict[str, Any], baseline: dict[str, Any],
+                  has_verdict: Callable[[dict[str, Any]], bool]) -> list[str]:
+    """``class (mode)`` for each class with a verdict in a mode at the baseline and none now."""
+    now = {(module["qualified_name"], module["mode"]) for module in report["modules"]
+           if has_verdict(module)}
+    return sorted(f"{module['qualified_name']} ({module['mode']})"
+                  for module in baseline["modules"]
+                  if has_verdict(module) and (module["qualified_name"], module["mode"]) not in now)
 
 
 @dataclass

@@ -10,7 +10,12 @@ from engine_support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT))
 from benchmarks.fidelity.library_judging import has_verdict
-from benchmarks.fidelity.verdicts_apart import TimeFigures, first_verdict_files, verdict_count
+from benchmarks.fidelity.verdicts_apart import (
+    TimeFigures,
+    first_verdict_files,
+    lost_verdicts,
+    verdict_count,
+)
 
 
 def _module(name: str, mode: str, status: str, path: str = "a.py") -> dict:
@@ -36,3 +41,14 @@ def test_first_verdicts_are_measured_apart_and_seconds_are_per_verdict() -> None
     # 20 s over 5 verdicts against 12 s over 3: 4.00 a verdict, the same as before.
     assert time.per_verdict(20.0, 12.0) == "4.00 (1.00x 4.00)"
     assert time.per_verdict(20.0, None) == "4.00"
+
+
+def test_verdicts_the_baseline_had_and_this_tree_lost_are_listed() -> None:
+    before = {"modules": [_module("Kept", "fx", "traceable"), _module("Lost", "export",
+                                                                       "traceable"),
+                          _module("Never", "export", "not-traced")]}
+    after = {"modules": [_module("Kept", "fx", "traceable"), _module("Lost", "export",
+                                                                      "not-traced"),
+                         _module("Never", "export", "traceable")]}
+    assert lost_verdicts(after, before, has_verdict) == ["a:Lost (export)"]
+    assert lost_verdicts(before, before, has_verdict) == []

@@ -31,12 +31,12 @@ from typing import Any
 
 from torch import nn
 
-from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec
+from fxcore.model.container_spec import ContainerKind, ContainerSpec
 from fxcore.model.results import InstantiatedOn
+from fxcore.worker.inputs.candidates import Specs, first_running
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
     LayerInputs,
-    eager_error_before,
     known_layers,
     required_arguments,
 )
@@ -93,7 +93,7 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
             optional |= {(name, use.key) for use in key_uses(tree, model, name, string_keys(
                 tree, name)) if use.optional}
     deadline = Budget(seconds)
-    tried: list[dict[str, InputSpec]] = []
+    tried: list[Specs] = []
     # Keys the code reads only where present: present first, then left out.
     for present in (items, _without(items, optional)) if optional else (items,):
         left_out = "" if present is items else (
@@ -113,36 +113,31 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
 def _first_running(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                    concrete_args: dict[str, object], deadline: Budget,
                    items: _Items,
-                   tried: list[dict[str, InputSpec]]) -> LayerInputs | bool | None:
+                   tried: list[Specs]) -> LayerInputs | bool | None:
     """The first candidate of ``items``' templates the model runs on; False where it runs on
     none, None when ``deadline`` passed. ``tried`` keeps the candidates run, not to run one
     twice."""
     # Only spatial sizes follow one another; items without any are tried once per size.
     spatial = any(template.free_kinds & {"image", "depth", "signal"}
                   for _, found in items.values() for _, template in found)
-    for sizes in SIZES_TRIED:
-        for factor, words in PROGRESSIONS if spatial else ((1.0, ""),):
-            # A list indexed in code (``x[self.max_level - level]``) may hold its levels in
-            # the reverse of its layers' order: deepest first.
-            for order, reversed_words in ((1, ""), (-1, ", in reverse order")):
-                specs = {name: found[0][1].spec(sizes) if kind is None else ContainerSpec(
-                    kind, tuple((key, template.spec(scaled_sizes(sizes, factor ** index)))
-                                for index, (key, template)
-                                in enumerate(_ordered(kind, found, order))))
-                    for name, (kind, found) in items.items()}
-                if specs in tried:
-                    continue
-                tried.append(specs)
-                ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
-                if ran is None:
-                    return None
-                if not isinstance(ran, Exception):
-                    sized = f", their spatial sizes {words}" if words else ""
-                    return LayerInputs(specs, (
-                        f"containers of tensors, each item shaped as the first layer whose "
-                        f"input size is known of the submodule that takes it{reversed_words}"
-                        f"{sized}, which {cls.__name__} runs on"))
-    return False
+    # A list indexed in code (``x[self.max_level - level]``) may hold its levels in the
+    # reverse of its layers' order: deepest first.
+    candidates = (({name: found[0][1].spec(sizes) if kind is None else ContainerSpec(
+        kind, tuple((key, template.spec(scaled_sizes(sizes, factor ** index)))
+                    for index, (key, template) in enumerate(_ordered(kind, found, order))))
+        for name, (kind, found) in items.items()}, (words, reversed_words))
+        for sizes in SIZES_TRIED
+        for factor, words in (PROGRESSIONS if spatial else ((1.0, ""),))
+        for order, reversed_words in ((1, ""), (-1, ", in reverse order")))
+    found = first_running(candidates, model, instantiated_on, concrete_args, deadline, tried)
+    if not found:
+        return found
+    specs, (words, reversed_words) = found
+    sized = f", their spatial sizes {words}" if words else ""
+    return LayerInputs(specs, (
+        f"containers of tensors, each item shaped as the first layer whose input size is "
+        f"known of the submodule that takes it{reversed_words}{sized}, which {cls.__name__} "
+        f"runs on"))
 
 
 #: By ``forward`` argument: its kind (None for a tensor beside containers) and its items'

@@ -16,13 +16,8 @@ import itertools
 from torch import nn
 
 from fxcore.model.results import InstantiatedOn
-from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.inputs.first_layer import (
-    SIZES_TRIED,
-    LayerInputs,
-    eager_error_before,
-    required_arguments,
-)
+from fxcore.worker.inputs.candidates import first_running
+from fxcore.worker.inputs.first_layer import SIZES_TRIED, LayerInputs, required_arguments
 from fxcore.worker.inputs.forward_relations import forward_tree
 from fxcore.worker.inputs.graph_layers import DEPTH, HEIGHT, WIDTH, InputTemplate
 from fxcore.worker.inputs.keyed_batch import argument_template
@@ -42,29 +37,24 @@ def layout_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
     templates = {name: argument_template(tree, model, name) for name in required}
     if None in templates.values():
         return None
-    deadline = Budget(seconds)
-    tried: list[dict[str, TensorSpec]] = []
     # A video block whose first layer takes images (a GroupNorm) before its 3-d layers: the
     # images are frames of a clip.
     ranks = [templates, {name: _with_depth(template) for name, template in templates.items()}] \
         if any(_is_volumetric(module) for module in model.modules()) else [templates]
-    for sizes, ranked in itertools.product(SIZES_TRIED, ranks):
-        specs = {name: template.spec(sizes) for name, template in ranked.items()
-                 if template is not None}
-        if specs in tried:
-            continue
-        tried.append(specs)
-        ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
-        if ran is None:
-            return None
-        if not isinstance(ran, Exception):
-            spelled = ", ".join(f"{name}: {spec}" for name, spec in specs.items())
-            clip = ", with a depth for its 3-d layers" if ranked is not templates else ""
-            return LayerInputs(specs, (
-                f"laid out as {cls.__name__}.forward makes each argument for the first layer "
-                f"it reaches (its permutes and transposes undone){clip}, which it runs on: "
-                f"{spelled}"))
-    return None
+    candidates = (({name: template.spec(sizes) for name, template in ranked.items()
+                    if template is not None}, ranked is not templates)
+                  for sizes, ranked in itertools.product(SIZES_TRIED, ranks))
+    found = first_running(candidates, model, instantiated_on, concrete_args, Budget(seconds),
+                          [])
+    if not found:
+        return None
+    specs, as_clip = found
+    spelled = ", ".join(f"{name}: {spec}" for name, spec in specs.items())
+    clip = ", with a depth for its 3-d layers" if as_clip else ""
+    return LayerInputs(specs, (
+        f"laid out as {cls.__name__}.forward makes each argument for the first layer "
+        f"it reaches (its permutes and transposes undone){clip}, which it runs on: "
+        f"{spelled}"))
 
 
 def _is_volumetric(module: nn.Module) -> bool:
