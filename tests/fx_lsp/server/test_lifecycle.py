@@ -8,6 +8,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 import pytest
 from lsprotocol import types
@@ -131,9 +132,13 @@ async def test_serves_over_tcp(workspace: pathlib.Path) -> None:
                 return False
             return True
 
-        for _ in range(100):
-            if await connect():
-                break
+        # Until the server listens: its start (imports) takes seconds, many more on a busy
+        # machine, so the bound is one load cannot reach; a client that never connected would
+        # wait for its answers forever.
+        deadline = time.monotonic() + 300
+        while not await connect():
+            assert server.poll() is None, f"the server exited with {server.returncode}"
+            assert time.monotonic() < deadline, "the server never listened on its port"
             await asyncio.sleep(0.1)
         await client.initialize_session(
             types.InitializeParams(
