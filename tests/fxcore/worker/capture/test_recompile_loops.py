@@ -103,6 +103,8 @@ def fx_lsp_compile() -> tuple[dict[str, set[int | None]], str]:
 
 
 @pytest.mark.slow
+@pytest.mark.matrix
+@pytest.mark.matrix_sweep
 def test_the_loop_agrees_with_real_torch_on_training_loop_classes() -> None:
     found, printed = fx_lsp_compile()
     # Every class gets a compile verdict (a graph break is one): none is left not traced.
