@@ -68,6 +68,15 @@ class GridFromShape(nn.Module):
         return total
 
 
+class PatchesFromWidth(nn.Module):
+    def forward(self, x):
+        patches = int(torch.tensor(x.size(2)).div(8, rounding_mode="floor").item())
+        out = x.mean(-1)
+        for _ in range(patches):  # recompiles
+            out = out * 2
+        return out
+
+
 class ThresholdBranch(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -82,4 +91,5 @@ class ThresholdBranch(nn.Module):
 EXAMPLE_INPUTS = {"RotaryCache": (2, 4, 8), "AlternatingHeads": (2, 8),
                   "StepwiseCell": "[float32[2, 8], float32[2, 8], float32[2, 8]]",
                   "StepwiseTuple": "(float32[2, 8], float32[2, 8], float32[2, 8])",
-                  "GridFromShape": (2, 8, 8), "ThresholdBranch": (2, 8)}
+                  "GridFromShape": (2, 8, 8), "PatchesFromWidth": (2, 8, 16),
+                  "ThresholdBranch": (2, 8)}

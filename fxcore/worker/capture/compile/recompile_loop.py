@@ -94,6 +94,8 @@ class Observer:
         self.specialised: dict[str, list[RawPosition]] = {}
         #: How many graphs the backend received.
         self.compiles = 0
+        #: Whether a frame beside forward's own was compiled (one resumed after a break).
+        self.other_frames = False
 
     def guard_failed(self, failure: Any) -> None:
         self.reasons.append(str(getattr(failure, "reason", failure)))
@@ -101,6 +103,9 @@ class Observer:
     def compiled(self) -> None:
         """Read in the backend, while dynamo's tracing context is still the compile's."""
         self.compiles += 1
+        compile_id = torch._guards.CompileContext.current_compile_id()
+        # A size may flow as data (``.tolist()``) into a frame resumed after a graph break.
+        self.other_frames = self.other_frames or bool(getattr(compile_id, "frame_id", 0))
         tracing = torch._guards.TracingContext.try_get()
         shape_env = getattr(getattr(tracing, "fake_mode", None), "shape_env", None)
         self.specialised.update(recompile_reasons.specialisations(shape_env))
@@ -289,6 +294,11 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
             return  # forward refuses it: not a size or value the inputs allow
         bursts.append(burst)
     if not all(burst and subject.guarded(burst[0]) for burst in bursts[1:]):
+        resumed = _resumed_frame_guard(bursts[1:])
+        if resumed is not None:
+            outcome.causes.append(Recompile(kind, f"{subject.described}, in the frame resumed "
+                                            "after a graph break", recompile_reasons.guard_words(
+                                                resumed), recompile_reasons.user_stack(resumed)))
         return
     # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
     stack = observer.specialised.get(subject.source) or next(
@@ -296,6 +306,21 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
             burst[0]))), subject.used)
     outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
         bursts[-1][0]), stack))
+
+
+def _resumed_frame_guard(bursts: list[list[str]]) -> str | None:
+    """The latest guard failure of a frame resumed after a graph break (dynamo names it
+    ``torch_dynamo_resume_in_forward_at_64``) where each of ``bursts`` failed one, on the same
+    guard numbers aside: the size reaches it as a number no automatic dynamic makes vary."""
+    guards = []
+    for burst in bursts:
+        resumed = [reason for reason in burst if "torch_dynamo_resume_in_" in reason.split(
+            "\n", 1)[0]]
+        if not resumed:
+            return None
+        guards.append(resumed[0])
+    shapes = {re.sub(r"\d+", "N", recompile_reasons.guard_words(guard)) for guard in guards}
+    return guards[-1] if len(bursts) >= 2 and len(shapes) == 1 else None
 
 
 @dataclass
@@ -336,14 +361,18 @@ def _new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observ
     for name, dim in places:
         source = f"L['{name}'].size()[{dim}]"
         if (name, dim) in tried or (dim > 0 and marked_compile is not None and observer.compiles
-                                    > marked_compile and source not in observer.specialised):
+                                    > marked_compile and source not in observer.specialised
+                                    and not observer.other_frames):
             continue
         size = plain[name].shape[dim]
         together = [other for other, tensor in plain.items()
                     if tensor.dim() > dim and tensor.shape[dim] == size]
         tried.update((other, dim) for other in together)
         calls = []
-        for new in (size + 1, size + 2, size + 3):
+        # Where a frame resumed after a break may take a number computed from the size (a
+        # grid of ``size // 4``), steps of a whole size change it as an image size does.
+        step = max(size, 1) if dim > 0 and observer.other_frames else 1
+        for new in (size + step, size + 2 * step, size + 3 * step):
             changed = dict(tensors)
             for other, tensor in plain.items():
                 shape = list(tensor.shape)

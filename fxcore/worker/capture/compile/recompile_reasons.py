@@ -16,8 +16,8 @@ from fxcore.worker.shared.locate import RawPosition
 _COMPILE_ID = re.compile(r"^\[?(\d+)/(\d+)\]?: ")
 _USER_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 #: ``code  # file:line in function`` (the user location of a ``ShapeEnv`` guard; torch shortens
-#: the file's path to its end).
-_SHORT_LOCATION = re.compile(r"#\s*(\S+\.py):(\d+) in (\S+)\s*$")
+#: the file's path to its end; a resumed frame's guard adds torch's own place after it).
+_SHORT_LOCATION = re.compile(r"#\s*(\S+\.py):(\d+) in (\S+)(?:\s|$)")
 
 
 def compile_id(reason: str) -> tuple[int, int] | None:
