@@ -15,6 +15,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,11 +23,39 @@ import pytest
 #: Longer than any one class's answer takes on a loaded machine, shorter than the test's own
 #: time-out (pyproject.toml), so that a child that hangs is this test's failure, killed.
 ANSWER_SECONDS = 240
+#: A child that used no CPU at all for this long is stuck, not slow: on a busy machine every
+#: runnable process still gets the CPU many times a second. A fork can copy a lock another
+#: thread of the test process held at that moment (pytest-xdist's I/O thread, torch's pools),
+#: which the child then waits on forever; fork again.
+STUCK_SECONDS = 20
+#: How many times a stuck child is forked again before the test fails.
+FORKS = 3
 
 
 def forked_answer(compute: Callable[[], Any], what: str) -> Any:
     """``compute()``, run in a forked child, as JSON gives it back; the test fails, saying
-    why, when the child crashes, raises or hangs."""
+    why, when the child crashes, raises or hangs (a child stuck at no CPU is forked again)."""
+    for _ in range(FORKS - 1):
+        answered = _forked_once(compute, what)
+        if answered is not _STUCK:
+            return answered
+    answered = _forked_once(compute, what)
+    if answered is _STUCK:
+        pytest.fail(f"real torch's child for {what} used no CPU for {STUCK_SECONDS} s, "
+                    f"{FORKS} times")
+    return answered
+
+
+_STUCK = object()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time ``pid`` has used (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _forked_once(compute: Callable[[], Any], what: str) -> Any:
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, write, and exit without running the parent's exits
@@ -44,13 +73,26 @@ def forked_answer(compute: Callable[[], Any], what: str) -> Any:
     os.close(writer)
     chunks = []
     deadline = time.monotonic() + ANSWER_SECONDS
+    used, since = 0.0, time.monotonic()
     with os.fdopen(reader, "rb") as stream:
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([stream], [], [], left)[0]:
+            if left <= 0:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 pytest.fail(f"real torch did not answer {what} in {ANSWER_SECONDS} s")
+            if not select.select([stream], [], [], min(left, 1.0))[0]:
+                try:
+                    now = _cpu_seconds(pid)
+                except (OSError, IndexError, ValueError):  # exited: the pipe says so next
+                    continue
+                if now > used:
+                    used, since = now, time.monotonic()
+                elif time.monotonic() - since > STUCK_SECONDS:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    return _STUCK
+                continue
             chunk = stream.read1(1 << 20)
             if not chunk:
                 break

@@ -5,6 +5,9 @@ the pytest-xdist process and the tests it had left."""
 from __future__ import annotations
 
 import ctypes
+import threading
+import time
+from pathlib import Path
 
 import pytest
 from forked_answer import forked_answer
@@ -26,3 +29,27 @@ def test_an_error_of_real_torch_fails_the_test_only() -> None:
 
     with pytest.raises(pytest.fail.Exception, match="computing a class with real torch raised"):
         forked_answer(raising, "a class")
+
+
+def test_a_child_stuck_at_no_cpu_is_forked_again(monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    """A fork that copied a lock another thread held waits forever at no CPU: forked again,
+    the next child answers; one stuck every time fails the test, saying so."""
+    import forked_answer as module
+
+    monkeypatch.setattr(module, "STUCK_SECONDS", 1)
+    forks = tmp_path / "forks"
+
+    def stuck_the_first_time() -> str:
+        with forks.open("a") as log:
+            log.write("x")
+        if len(forks.read_text()) == 1:
+            held = threading.Lock()
+            held.acquire()
+            held.acquire()  # never returns: a lock held, as one copied by a fork is
+        return "answered"
+
+    assert forked_answer(stuck_the_first_time, "a class") == "answered"
+    assert forks.read_text() == "xx"
+    with pytest.raises(pytest.fail.Exception, match="used no CPU for 1 s, 3 times"):
+        forked_answer(lambda: time.sleep(3600), "a class")
