@@ -59,4 +59,5 @@ async def test_refusals_carry_their_reason(tmp_path: pathlib.Path) -> None:
             assert "'escape', a symbolic link to '../..' outside the revision" in linked
             (workspace / ".fx-lsp-baseline.json").write_text("[" * 100_000 + "]" * 100_000)
             deep = await _error(session, "check", {"paths": ["models.py"]})
-            assert ".fx-lsp-baseline.json" in deep and "nested more than 64 levels deep" in deep, deep
+            assert ".fx-lsp-baseline.json" in deep, deep
+            assert "nested more than 64 levels deep" in deep, deep
