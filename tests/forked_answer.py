@@ -35,15 +35,12 @@ FORKS = 3
 def forked_answer(compute: Callable[[], Any], what: str) -> Any:
     """``compute()``, run in a forked child, as JSON gives it back; the test fails, saying
     why, when the child crashes, raises or hangs (a child stuck at no CPU is forked again)."""
-    for _ in range(FORKS - 1):
+    for _ in range(FORKS):
         answered = _forked_once(compute, what)
         if answered is not _STUCK:
             return answered
-    answered = _forked_once(compute, what)
-    if answered is _STUCK:
-        pytest.fail(f"real torch's child for {what} used no CPU for {STUCK_SECONDS} s, "
-                    f"{FORKS} times")
-    return answered
+    pytest.fail(f"real torch's child for {what} used no CPU for {STUCK_SECONDS} s, "
+                f"{FORKS} times")
 
 
 _STUCK = object()

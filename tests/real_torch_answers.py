@@ -3,9 +3,12 @@ computed in this test run on the installed torch, never recorded from one releas
 scripts that compute them (scripts/{export,compile}_ground_truth.py) are called here, for one
 class at a time, once per run (one pytest-xdist process computes, the others read its file),
 the first time a test needs that class's answer. The keys (``file.py:Class``) are read without
-computing anything, so tests can be parametrized over them. Each is computed in a child process
-(``forked_answer``): real torch may crash, and a corpus file it executes again must not
-redefine the custom operators the test process's copy of the file uses."""
+computing anything, so tests can be parametrized over them. Export answers are computed in a
+child process (``forked_answer``): real torch may crash, and a corpus file it executes again
+must not redefine the custom operators the test process's copy of the file uses. Compile
+answers stay in this process: forked children of a process that has compiled hung at no CPU
+under load (a fork copies locks its threads hold); the risk left is needs_real_data.py's custom
+operator, redefined by a second execution, as the export corpus's was when it crashed."""
 
 from __future__ import annotations
 
@@ -69,11 +72,10 @@ def _quietly(compute: Callable[[], Any]) -> Any:
 
 
 @functools.cache
-def _warmed_up(corpus: str) -> None:
-    """torch.export's (``export``) or torch.compile's (``compile``) first runs in this process,
-    on a class of no corpus: what they import and cache on first use is then the children's
-    from the fork, where each child paid it again (8 export answers took 56 s forked against
-    10 s in this process)."""
+def _export_warmed_up() -> None:
+    """torch.export's first runs in this process, on a class of no corpus: what it imports and
+    caches on first use is then the children's from the fork, where each child paid it again
+    (8 export answers took 56 s forked against 10 s in this process)."""
     import torch
 
     class Tiny(torch.nn.Module):
@@ -82,10 +84,6 @@ def _warmed_up(corpus: str) -> None:
 
     def warm_up() -> None:
         x = torch.ones(2, 3)
-        if corpus == "compile":
-            torch.compile(Tiny(), backend=lambda graph, _: graph.forward)(x)
-            torch._dynamo.reset()
-            return
         for strict in (False, True):
             torch.export.export(Tiny(), (x,), strict=strict)
         torch.export.export(Tiny(), (x,), dynamic_shapes={"x": {0: torch.export.Dim.AUTO}})
@@ -94,17 +92,11 @@ def _warmed_up(corpus: str) -> None:
     _quietly(warm_up)
 
 
-def quietly_in_child(compute: Callable[[], dict[str, dict[str, Any]]], what: str,
-                     corpus: str) -> dict[str, dict[str, Any]]:
-    """``compute()``, real torch's answers of ``corpus``'s kind (``export``, ``compile``), in
-    a child process (``forked_answer``), without the prints and warnings of the code it
-    runs. The compile corpus's answers stay in this process, as they were before children:
-    forked children of a process that has compiled hung at no CPU under load (a fork copies
-    locks its threads hold). The risk left: needs_real_data.py's custom operator, redefined by
-    a second execution, as the export corpus's was when it crashed."""
-    if corpus == "compile":
-        return _quietly(compute)
-    _warmed_up(corpus)
+def export_in_child(compute: Callable[[], dict[str, dict[str, Any]]], what: str
+                    ) -> dict[str, dict[str, Any]]:
+    """``compute()``, real torch.export's answers, in a child process (``forked_answer``),
+    without the prints and warnings of the code it runs."""
+    _export_warmed_up()
     return forked_answer(lambda: _quietly(compute), what)
 
 
@@ -118,8 +110,7 @@ def compile_answers() -> Answers:
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.corpus_classes(path)]
     return Answers("compile", keys,
-                   lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
-                                                f"the answer for {key}", "compile"))
+                   lambda key: _quietly(lambda: script.ground_truth(only={key})))
 
 
 def export_answers() -> Answers:
@@ -127,8 +118,8 @@ def export_answers() -> Answers:
     keys = [f"{path.name}:{name}" for path in sorted(script.CORPUS.glob("*.py"))
             for name in script.load(path).EXAMPLE_INPUTS]
     return Answers("export", keys,
-                   lambda key: quietly_in_child(lambda: script.ground_truth(only={key}),
-                                                f"the answer for {key}", "export"))
+                   lambda key: export_in_child(lambda: script.ground_truth(only={key}),
+                                               f"the answer for {key}"))
 
 
 def dynamic_export_keys() -> list[str]:
@@ -163,7 +154,7 @@ def export_errors(path: Path, inputs: dict[str, dict[str, str]]
         return {name: {"non-strict": error(name, False), "strict": error(name, True)}
                 for name in inputs}
 
-    return quietly_in_child(errors, f"the export errors of {path.name}", "export")
+    return export_in_child(errors, f"the export errors of {path.name}")
 
 
 def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
@@ -173,6 +164,5 @@ def compile_answers_of(path: Path) -> dict[str, dict[str, Any]]:
     "graphs": n}``, lines in ``path``."""
     script = _script("compile_ground_truth")
     path = path.resolve()
-    return quietly_in_child(lambda: {name: script.compile_on_cpu(cls, path)
-                             for name, cls in script.corpus_classes(path).items()},
-                    f"the compile answers of {path.name}", "compile")
+    return _quietly(lambda: {name: script.compile_on_cpu(cls, path)
+                             for name, cls in script.corpus_classes(path).items()})

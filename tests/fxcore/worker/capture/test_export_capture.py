@@ -174,8 +174,7 @@ def test_an_answer_leaves_the_custom_operator_of_this_process_alone() -> None:
     key = "export_needs_real_data.py:CustomOpWithoutFake"
     module = importlib.import_module("export_needs_real_data")
     script = real_torch_answers.ground_truth_script("export")
-    answer = real_torch_answers.quietly_in_child(lambda: script.ground_truth(only={key}), key,
-                                                 "export")
+    answer = real_torch_answers.export_in_child(lambda: script.ground_truth(only={key}), key)
     assert answer[key]["strict"]["verdict"] == "failed"
     assert module.doubled._lib.m is not None  # the library of the operator, not destroyed
     assert torch.equal(module.doubled(torch.ones(2)), torch.full((2,), 2.0))
