@@ -12,6 +12,7 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -52,11 +53,22 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _one_thread_of_torch() -> None:
+    """In a forked child: torch's parallel kernels run on this thread alone. The test process's
+    OpenMP pool (its threads ran torch's kernels before the fork) is not in the child, whose
+    first parallel kernel would wait on it forever (seen: export answers stuck in a linear's
+    kernel after compile answers ran in the test process)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _forked_once(compute: Callable[[], Any], what: str) -> Any:
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, write, and exit without running the parent's exits
         os.close(reader)
+        _one_thread_of_torch()
         status = 1
         try:
             payload = json.dumps(compute()).encode()

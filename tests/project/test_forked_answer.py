@@ -53,3 +53,22 @@ def test_a_child_stuck_at_no_cpu_is_forked_again(monkeypatch: pytest.MonkeyPatch
     assert forks.read_text() == "xx"
     with pytest.raises(pytest.fail.Exception, match="used no CPU for 1 s, 3 times"):
         forked_answer(lambda: time.sleep(3600), "a class")
+
+
+def test_a_child_runs_torch_kernels_the_test_process_ran_in_parallel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the test process ran a kernel on torch's OpenMP pool, a child's own parallel
+    kernel waited forever on that pool, which a fork does not copy (export answers after
+    compile answers, torch 2.10 and 2.15): the child runs torch's kernels on one thread."""
+    import forked_answer as module
+    import torch
+
+    monkeypatch.setattr(module, "STUCK_SECONDS", 5)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        square = torch.ones(256, 256)
+        assert float((square @ square).sum()) == 256.0 ** 3  # the pool's threads now exist
+        assert forked_answer(lambda: float((square @ square).sum()), "a product") == 256.0 ** 3
+    finally:
+        torch.set_num_threads(threads)
