@@ -145,7 +145,7 @@ class CudaGeneratorError(RuntimeError):
 def _refused(gap: str) -> Any:
     def refuse(device: Any) -> None:
         raise CudaGeneratorError(
-            f"`torch.Generator({str(device)!r})` makes a CUDA generator, which torch makes "
+            f"`torch.Generator(\"{device}\")` makes a CUDA generator, which torch makes "
             f"only by initialising CUDA: fx-lsp judges code written for a GPU without one and "
             f"never initialises CUDA in its processes, and here cannot stand in for the "
             f"generator ({gap})")
