@@ -55,11 +55,11 @@ class _AnyGenerator(_GENERATOR_TYPE):  # type: ignore[misc, valid-type]
 
 def _cuda_device(device: Any) -> torch.device | None:
     """The CUDA device a ``torch.Generator(device)`` call asks for, None for any other."""
-    if device is None:
-        return None
+    if not isinstance(device, (str, torch.device)):
+        return None  # torch's own call takes or refuses it (a traced device, a proxy)
     try:
         asked = torch.device(device)
-    except (RuntimeError, TypeError):
+    except RuntimeError:
         return None  # torch's own call says what is wrong with it
     return asked if asked.type == "cuda" else None
 
