@@ -152,9 +152,9 @@ def _refused(gap: str) -> Any:
     return refuse
 
 
-def _made_in_view(original: Any, make: Any) -> Any:
-    """The generator type's metaclass ``__call__`` for the view: ``torch.Generator(...)`` of a
-    CUDA device is ``make``'s; every other call is torch's."""
+def _caught(original: Any, make: Any) -> Any:
+    """The generator type's metaclass ``__call__``: ``torch.Generator(...)`` of a CUDA device
+    is ``make``'s; every other call is ``original``'s."""
     def call(cls: type, *args: Any, **kwargs: Any) -> Any:
         if cls is _GENERATOR and len(args) + len(kwargs) == 1 \
                 and set(kwargs) <= {"device"}:
@@ -174,12 +174,29 @@ def generators_in_view(stack: contextlib.ExitStack) -> str | None:
     if _GENERATOR_TYPE is not type:
         own = _GENERATOR_TYPE.__dict__.get("__call__")
         stack.callback(_put_back_call, own)
-        _GENERATOR_TYPE.__call__ = _made_in_view(_GENERATOR_TYPE.__call__, make)
+        _GENERATOR_TYPE.__call__ = _caught(_GENERATOR_TYPE.__call__, make)
     else:
         stack.callback(setattr, torch, "Generator", torch.Generator)
         # Where the type's metaclass is ``type``, no release registers it as opaque.
         torch.Generator = ViewGenerator  # type: ignore[misc]
     return gap
+
+
+#: Whether ``refuse_outside_view`` caught the calls in this process.
+_refused_outside: list[bool] = []
+
+
+def refuse_outside_view(refusal: Any) -> bool:
+    """For good in this process (``accelerator_guard.guard``), where this torch lets Python
+    catch the call (from 2.13): ``torch.Generator`` of a CUDA device is ``refusal``'s, never
+    torch's CUDA generator, which initialises CUDA; the view's own catch comes first while it
+    is entered. Whether the calls are caught."""
+    if _GENERATOR_TYPE is type:
+        return False
+    if not _refused_outside:
+        _GENERATOR_TYPE.__call__ = _caught(_GENERATOR_TYPE.__call__, refusal)
+        _refused_outside.append(True)
+    return True
 
 
 def _put_back_call(own: Any) -> None:

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ import torch
 from real_torch_answers import compile_answers_of, export_errors
 
 from fx_lsp.cli.output_formats.json_report import parse_report
+from fxcore.host.worker_environment import HIDDEN_DEVICES
 from fxcore.worker.devices import cuda_generators
 
 import cli_support
@@ -136,3 +140,26 @@ def test_a_cuda_generator_the_view_cannot_make_is_refused_by_name(
         assert type(torch.Generator("cpu")) is torch._C.Generator
     assert '`torch.Generator("cuda")` makes a CUDA generator' in str(refused.value)
     assert "never initialises CUDA" in str(refused.value) and gap in str(refused.value)
+
+
+@pytest.mark.skipif(type(torch._C.Generator) is type,
+                    reason="before torch 2.13 no Python code runs before torch's generator is "
+                           "made (docs/gpu.md's limits)")
+def test_a_class_judged_for_the_cpu_is_refused_a_cuda_generator() -> None:
+    """Outside the view (a class judged for the CPU), ``torch.Generator("cuda")`` reached
+    torch's CUDA generator: on a CUDA build the driver, on a CPU build "Cannot get CUDA
+    generator". The guard of every fx-lsp process refuses it as it refuses CUDA's
+    initialisation, saying how to judge the class for a GPU."""
+    script = ("import torch\n"
+              "from fxcore.worker.devices import accelerator_guard\n"
+              "replaced = accelerator_guard.guard()\n"
+              "assert type(torch.Generator('cpu')) is torch._C.Generator\n"
+              "try:\n"
+              "    torch.Generator(device='cuda')\n"
+              "except accelerator_guard.NoAcceleratorError as error:\n"
+              "    print(error)\n")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                               text=True, timeout=120, env={**os.environ, **HIDDEN_DEVICES})
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "never initialise CUDA" in completed.stdout
+    assert 'device = "cuda"' in completed.stdout
