@@ -27,6 +27,10 @@ Two things make torch see it as it sees a real generator:
   ``torch.Generator`` itself is the view's class while the view is entered; an
   ``isinstance`` against it answers as against torch's.
 
+Outside the view, from torch 2.13, the same catch refuses such a call for good in every
+fx-lsp process (``refuse_outside_view``, put in place by ``accelerator_guard.guard``): a class
+judged for the CPU is told to be judged for a GPU, and never reaches torch's CUDA generator.
+
 What differs from a real CUDA generator: ``get_state`` gives a CPU generator's state (5,056
 bytes, not 16), which ``set_state`` expects back.
 """
