@@ -76,9 +76,12 @@ class ViewGenerator(_GENERATOR, metaclass=_AnyGenerator):  # type: ignore[misc]
     __slots__ = ("_cuda",)
 
     def __new__(cls, device: Any = None) -> Any:
+        arguments = () if device is None else (device,)
+        if cls is not ViewGenerator:  # a class of the user's deriving from torch.Generator
+            return _GENERATOR.__new__(cls, *arguments)
         cuda = _cuda_device(device)
         if cuda is None:
-            return _GENERATOR(device) if device is not None else _GENERATOR()
+            return _GENERATOR(*arguments)
         generator = _GENERATOR.__new__(cls, "cpu")
         generator._cuda = cuda
         return generator
@@ -88,7 +91,8 @@ class ViewGenerator(_GENERATOR, metaclass=_AnyGenerator):  # type: ignore[misc]
 
     @property
     def device(self) -> torch.device:  # type: ignore[override]
-        return self._cuda
+        # A generator of a user's class deriving from torch.Generator is torch's own.
+        return getattr(self, "_cuda", None) or _GENERATOR.device.__get__(self)
 
     def clone_state(self) -> ViewGenerator:
         clone = ViewGenerator(self._cuda)
