@@ -32,6 +32,12 @@ such a class only, never in the zygote. It is the same guard on both builds
 count, so that no worker loads the driver either; torch's original call, which asks it, runs
 only where this torch cannot take that guard.
 
+A CUDA generator (``torch.Generator("cuda")``) is C++ from end to end as well: its
+constructor asks the CUDA runtime for the current stream. From torch 2.13, whose generator
+type has a metaclass written in Python, such a call is refused too; in the GPU view it makes
+the view's generator instead (``cuda_generators``). Before 2.13 a class judged for the CPU
+that makes one reaches the driver.
+
 Each entry point is feature-detected: a CPU build has none of the C ones, and a release
 without one is simply not patched there.
 """
@@ -125,6 +131,10 @@ def guard() -> list[str]:
             if hasattr(torch._C, name):
                 setattr(torch._C, name, _no_devices if table is _C_COUNTS else refusal)
                 replaced.append(f"torch._C.{name}")
+    from fxcore.worker.devices.cuda_generators import refuse_outside_view
+
+    if refuse_outside_view(_refusal("cuda")):
+        replaced.append("torch.Generator of a CUDA device")
     original = getattr(torch._C, _C_DEVICE_GUARD_SETUP, None)
     if original is not None and original is not _no_device_guard_setup:
         _torch_device_guard_setup = original

@@ -21,9 +21,10 @@ And while the file of such a class is imported (``cuda_tensors_at_import``): a m
 made a real CUDA tensor in the worker, which on a CUDA build loads and initialises the driver
 ("Found no NVIDIA driver") and on a CPU build has no kernel. They are made on meta and
 remembered, as in ``__init__``, and a run's fake tensor mode fakes them as CUDA tensors
-(``held_tensors.faked_on_cuda``), so that the class gets the verdicts a GPU gives. Anything
-else that would initialise CUDA during the import (``torch.cuda.FloatTensor(4)``,
-``torch.Generator("cuda")``) is refused, with a reason, instead of reaching the driver.
+(``held_tensors.faked_on_cuda``), so that the class gets the verdicts a GPU gives. A CUDA
+generator is the view's own (``cuda_generators``). Anything else that would initialise CUDA
+during the import (``torch.cuda.FloatTensor(4)``, ``torch.set_default_device("cuda")`` then a
+factory) is refused, with a reason, instead of reaching the driver.
 """
 
 from __future__ import annotations

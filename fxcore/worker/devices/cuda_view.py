@@ -22,6 +22,9 @@ judged for ``cuda`` (``device_choice``) is built and captured in.
 - Fake tensor modes avoid a device's initialisation, as where CUDA is unavailable:
   ``torch.tensor(data, device="cuda")`` makes a fake CUDA tensor, not a real one first.
 
+- ``torch.Generator("cuda")`` makes a generator whose ``device`` is CUDA without initialising
+  CUDA (``cuda_generators``); torch takes it wherever it takes a generator.
+
 - Streams and events (``torch.cuda.Stream``, ``Event``, ``current_stream``, ``stream(s)``)
   are torch's device-generic ones of ``cuda:0`` whose driver calls do nothing
   (``cuda_streams``): dynamo and torch.export see them as they see real ones.
@@ -57,6 +60,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode
 from fxcore.worker.devices import (
     attention_choice,
     cpu_fallback,
+    cuda_generators,
     cuda_streams,
     recurrent_kernels,
 )
@@ -307,6 +311,8 @@ def cuda_view() -> Iterator[None]:
         _note_gap(stack, cpu_fallback.run_fallback_on_cpu(stack, CUDA), "{gap}.")
         _note_gap(stack, cpu_fallback.copy_constants_on_cpu(stack), "{gap}.")
         _no_device_init(stack)
+        _note_gap(stack, cuda_generators.generators_in_view(stack),
+                  "torch.Generator(\"cuda\") is refused here ({gap}), where a GPU makes one.")
         faked_on_cuda(stack, CUDA)
         # A fake CUDA tensor's first creation makes a real one when CUDA is available, for
         # backward's sake: in the view it is available, and no real one may be made.

@@ -14,7 +14,9 @@ The workers judging classes written for a GPU are recorded too, whatever ``devic
 (``test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime``): each model file
 notes the pid of the worker importing it, and every such pid must be in the log. One of them
 makes CUDA tensors as it is imported (``made_at_import.py``), which the CUDA kernel made, loading
-the driver, before the view made them on meta.
+the driver, before the view made them on meta; another makes CUDA generators as it is imported
+and in ``__init__`` (``cuda_generators.py``), which torch's CUDA generator made, loading the
+driver, before the view made its own (``fxcore.worker.devices.cuda_generators``).
 
 The mutant the test must catch, the old bug: the warm-up run before the guard is in place
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
@@ -121,6 +123,25 @@ SCALE = torch.full((4,), 2.0).cuda()
 class MadeAtImport(nn.Module):
     def forward(self, x, bias=torch.zeros(4).to("cuda")):
         return x[:, :4] * MASK * SCALE + bias
+""",
+    # CUDA generators, made as the module is imported and in __init__: torch's CUDA generator
+    # asks the CUDA runtime for the current stream as it is made, which loads the driver.
+    "cuda_generators.py": """\
+import torch
+from torch import nn
+
+NOISE = torch.Generator("cuda")
+
+
+class DrawsOnCuda(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.Generator(device="cuda")
+        self.generator.manual_seed(1)
+
+    def forward(self, x):
+        keep = torch.rand(x.shape, generator=self.generator, device=x.device) > 0.25
+        return (x + torch.randn(x.shape, generator=NOISE, device=x.device)) * keep
 """,
 }
 #: Run at each model file's import, in the worker judging it: the worker's pid is kept, and a
