@@ -225,8 +225,11 @@ class NoFix:
 Rewritten = str | NoFix | None
 
 
-def source_of(rewritten: Rewritten, source: str) -> str:
-    """The fix's text: the rewrite, or ``source`` itself when it finds nothing to rewrite."""
+def fixed_text(source: str, rewrite: Callable[..., Rewritten], line: int,
+               arguments: tuple[str, ...]) -> str:
+    """A fix's transform: ``rewrite``'s new source, or ``source`` itself when it finds nothing
+    to rewrite (so that a fix made twice is made once)."""
+    rewritten = rewrite(source, line, *arguments)
     return rewritten if isinstance(rewritten, str) else source
 
 

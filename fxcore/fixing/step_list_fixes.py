@@ -1,29 +1,30 @@
-"""FX508 at a list (or tuple) of per-step tensors that ``forward`` loops over: torch.compile
-guards the list's length and compiles again for each. The fix stacks the steps into one tensor
-with ``torch.stack`` under ``torch.compiler.disable`` (a helper at module level, which
-``add_helper`` adds once per file), so that the
-compiled frame gets a tensor, whose first dimension automatic dynamic shapes make symbolic,
-and applies the loop's body to the stacked tensor once:
+"""Loops over per-step tensors, which torch.compile unrolls: over a list (or tuple) that
+``forward`` takes, it guards the list's length (FX508), and over a tensor's first dimension
+(``for step in x``, ``x.unbind(0)``), it specialises that size (FX506); either compiles again
+for each new length. A loop over a tensor whose body is one computation per step, collected and
+stacked, becomes that computation on the whole tensor once, whose first dimension automatic
+dynamic shapes then make symbolic:
 
-    outputs = []                                  outputs = torch.relu(self.cell(
-    for step in steps:                     ->         stack_outside_compile(steps)))
+    outputs = []
+    for step in x:                                ->   outputs = torch.relu(self.cell(x))
         outputs.append(torch.relu(self.cell(step)))
-    return torch.stack(outputs)                   return outputs
+    return torch.stack(outputs)                        return outputs
 
 Only where that computes the same: each step's result is a Linear layer, an elementwise
 function or arithmetic with a number of the step (each acts on every step of the stacked
-tensor as on the step alone), collected in a list read only by ``torch.stack``, and ``forward``
-reads the steps nowhere else. A loop that carries a value from one step to the next (a
-recurrent state) has no such fix: its steps cannot become one operation, and a loop over a
-stacked tensor specialises its length as the list's loop does; ``NoFix`` says so, as it says
-which other part stops the fix.
+tensor as on the step alone), collected in a list read only by ``torch.stack`` (dimension 0).
+``NoFix`` says why elsewhere: a loop that carries a value from one step to the next (a
+recurrent state) cannot become one operation, and a loop over a tensor specialises its length
+as the list's does; and no rewrite inside ``forward`` stops the guard on the length of a list
+it takes (stacking it there, even under ``torch.compiler.disable``, reads the list in the
+compiled frame, which real torch then compiles as often), so for a list the fix is the
+caller's: pass the steps as one tensor.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from fxcore.fixing.libcst_edits import header_end, parse_source
 from fxcore.fixing.method_rewrites import (
     Method,
     NoFix,
@@ -37,10 +38,7 @@ from fxcore.fixing.method_rewrites import (
     read_names,
     self_attribute,
 )
-from fxcore.fixing.pt2_fixes import ensure_torch_import, torch_spelling
 
-#: The module-level helper the fix adds once per file.
-HELPER = "stack_outside_compile"
 #: Layers that act on the last dimension alone, or on each element.
 STEPWISE_LAYERS = frozenset({"Linear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Identity",
                              "LeakyReLU", "ELU", "Softplus", "Mish", "Hardswish"})
@@ -143,33 +141,8 @@ def _empty_list(method: Method, listed: str) -> cst.SimpleStatementLine | None:
     return None
 
 
-def add_helper(source: str) -> str:
-    """``source`` with the module-level helper the fix calls (and ``import torch``) before the
-    first definition after the imports, unless it has it: the fix's import edit, made after
-    the edits located by line, which this one would move."""
-    source = ensure_torch_import(source)
-    module = parse_source(source)
-    body = list(module.body)
-    if any(isinstance(statement, cst.FunctionDef) and statement.name.value == HELPER
-           for statement in body):
-        return source
-    torch = torch_spelling(module) or "torch"
-    end = header_end(body)
-    following = body[end] if end < len(body) else None
-    helper = cst.parse_statement(
-        f"@{torch}.compiler.disable\n"
-        f"def {HELPER}(steps):\n"
-        "    # Eagerly: the compiled frame then gets one tensor, whose first dimension can be\n"
-        "    # dynamic, rather than a list whose length torch.compile guards.\n"
-        f"    return {torch}.stack(steps)\n").with_changes(
-            leading_lines=[cst.EmptyLine(indent=False)] * 2)
-    if following is not None and len(following.leading_lines) < 2:
-        body[end] = following.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * 2)
-    body.insert(end, helper)
-    return module.with_changes(body=body).code
-
-
 def _rewrite(method: Method, steps: str, loop: cst.For) -> Rewritten:
+    """The loop over the tensor ``steps`` as its body's computation on ``steps`` once."""
     appended = _append(loop)
     if appended is None:
         return NoFix(f"the loop over {steps} at line {method.line_of(loop)} is not one "
@@ -190,8 +163,7 @@ def _rewrite(method: Method, steps: str, loop: cst.For) -> Rewritten:
         return NoFix(f"`{code(part)}` is not known to act on each step of the stacked tensor "
                      "as on the step alone (a Linear layer, an elementwise function or "
                      "arithmetic with a number is)")
-    stacked = cst.parse_expression(f"{HELPER}({steps})")
-    computed = value.visit(_ReplaceName(step, stacked))
+    computed = value.visit(_ReplaceName(step, cst.Name(steps)))
     assert isinstance(computed, cst.BaseExpression)
     statement = cst.parse_statement(f"{listed} = {code(computed)}\n").with_changes(
         leading_lines=loop.leading_lines, trailing_whitespace=loop.body.header)  # type: ignore[attr-defined]
@@ -211,29 +183,57 @@ class _ReplaceName(cst.CSTTransformer):
         return self.replacement if original_node.value == self.name else updated_node
 
 
-def stack_steps(source: str, line: int, steps: str) -> Rewritten:
-    """``source`` with the loop over the parameter ``steps`` of the method at ``line`` made
-    one computation on the steps stacked outside the compiled graph; ``NoFix`` when that would
-    not compute the same (said why); None when the method has no such parameter or loop."""
-    method = method_at(source, line)
-    if method is None or steps not in {param.name.value for param in method.function.params.params}:
+def _loops_over(method: Method, names: set[str]) -> list[cst.For]:
+    """The loops of the method over one of ``names`` (or its ``.unbind()``, ``.unbind(0)``)."""
+    spellings = {f"{name}{tail}" for name in names
+                 for tail in ("", ".unbind()", ".unbind(0)", ".unbind(dim=0)")}
+    return [loop for loop in nodes_of(method.function, cst.For)
+            if isinstance(loop, cst.For) and code(loop.iter) in spellings]
+
+
+def _iterated(loop: cst.For) -> str:
+    """The name a loop of ``_loops_over`` iterates (``x`` of ``x.unbind(0)``)."""
+    return code(loop.iter).split(".", 1)[0]
+
+
+def _carries(loop: cst.For) -> NoFix | None:
+    carried = _carried(loop)
+    if carried is None:
         return None
-    loops = [loop for loop in nodes_of(method.function, cst.For)
-             if isinstance(loop, cst.For) and code(loop.iter) == steps]
+    return NoFix(f"each step reads `{carried}`, which the step before assigned: the steps "
+                 "cannot become one operation on the stacked tensor, and a loop over a "
+                 "tensor's steps specialises their number as this loop does")
+
+
+def stack_steps(source: str, line: int, steps: str) -> Rewritten:
+    """Why a loop over the list (or tuple) parameter ``steps`` of the method at ``line`` has
+    no fix inside the class (``NoFix``); None when the method has no such parameter or loop."""
+    method = method_at(source, line)
+    if method is None or steps not in {param.name.value
+                                       for param in method.function.params.params}:
+        return None
+    loops = _loops_over(method, {steps})
     if len(loops) != 1:
         return None
-    (loop,) = loops
-    carried = _carried(loop)
-    if carried is not None:
-        return NoFix(f"each step reads `{carried}`, which the step before assigned: the steps "
-                     "cannot become one operation on a stacked tensor, and a loop over a "
-                     "stacked tensor specialises its length as the loop over the list does")
-    reads_of_steps = [node for node in nodes_of(method.function, cst.Name)
-                      if isinstance(node, cst.Name) and node.value == steps
-                      and node is not loop.iter]
-    if len(reads_of_steps) > 1:  # the parameter's own name is one
-        other = reads_of_steps[1]
-        return NoFix(f"{method.function.name.value} reads {steps} at line "
-                     f"{method.line_of(other)} besides the loop: the compiled frame would "
-                     "still guard its length")
-    return _rewrite(method, steps, loop)
+    return _carries(loops[0]) or NoFix(
+        f"torch.compile guards the length of the list {steps} that "
+        f"{method.function.name.value} takes, whatever it does with it (stacking it inside, "
+        "even under torch.compiler.disable, compiles as often): pass the steps as one tensor "
+        "(torch.stack where the list is made), which a loop-free body can take whole")
+
+
+def vectorise_steps(source: str, line: int) -> Rewritten:
+    """``source`` with the loop over a tensor parameter's first dimension in the method at
+    ``line`` (the one at the line, else the method's only one) made its body's computation on
+    the tensor once; ``NoFix`` when that would not compute the same (said why); None when the
+    method has no such loop."""
+    method = method_at(source, line)
+    if method is None:
+        return None
+    loops = _loops_over(method, {param.name.value for param in method.function.params.params}
+                        - {"self"})
+    at_line = [loop for loop in loops if method.line_of(loop) == line]
+    if len(at_line) != 1 and len(loops) != 1:
+        return None
+    (loop,) = at_line or loops
+    return _carries(loop) or _rewrite(method, _iterated(loop), loop)
