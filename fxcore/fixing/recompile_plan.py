@@ -1,4 +1,4 @@
-"""Which quick fixes fit a recompilation of torch.compile (the FX505-FX507 hints of compile
+"""Which quick fixes fit a recompilation of torch.compile (the FX505-FX510 hints of compile
 mode's loop of calls; ``fix_plan`` asks here for them): only what PyTorch names and what,
 applied to the corpus (``tests/fxcore/fixing/test_recompile_fixes.py``), makes real
 torch.compile compile fewer frames with the same calls.
@@ -10,8 +10,9 @@ torch.compile compile fewer frames with the same calls.
   as ``torch.arange(...)``, which keeps the size symbolic;
 - FX506 at a cache keyed by a size (``if n not in self.tables: self.tables[n] = ...``): the
   value computed on every call, without the key (``size_cache_fixes``);
-- FX510 at a submodule swapped between calls: the swap and the calls under
-  ``torch.compiler.disable`` (``swapped_module_fixes``);
+- FX510 at a submodule swapped in ``forward``: both modules called and one selected by a
+  tensor flag that the swap, under ``torch.compiler.disable``, returns
+  (``swapped_module_fixes``);
 - FX506 on the first dimension at a loop over a tensor's steps: the loop's body applied to
   the whole tensor once (``step_list_fixes``); FX508 at a loop over a list of steps gets none,
   with why (the list's length is guarded whatever ``forward`` does with it).
@@ -146,9 +147,9 @@ def _rewrites_of(hint: Hint) -> list[tuple[str, Rewrite, tuple[str, ...]]]:
     if hint.kind == "recompiles-swapped-module" and \
             (swapped := _SWAPPED.search(hint.message)) is not None:
         name = swapped.group("name")
-        return [(f"Swap and call self.{name} under torch.compiler.disable (no guard on which "
-                 "module it is; it runs eagerly, a graph break)",
-                 swapped_module_fixes.outside_graph, (name,))]
+        return [(f"Call both modules self.{name} may name and select with a tensor flag the "
+                 "swap returns under torch.compiler.disable (no guard on which module it is)",
+                 swapped_module_fixes.select_with_flag, (name,))]
     if hint.kind == "recompiles-every-length" and \
             (container := _CONTAINER.search(hint.message)) is not None:
         return [("", step_list_fixes.stack_steps, (container.group("name"),))]

@@ -89,21 +89,34 @@ def test_size_keyed_cache_is_computed_without_its_key() -> None:
     assert method_text(fixed, "LearnedTable") == method_text(SOURCE, "LearnedTable")
 
 
-def test_swapped_head_is_swapped_and_called_under_compiler_disable() -> None:
+def test_swapped_head_becomes_both_heads_selected_by_a_tensor_flag() -> None:
     fixed = fixed_text("AlternatingHeads")
     assert fixed is not None
     assert method_text(fixed, "AlternatingHeads").endswith(
         "    def forward(self, x):\n"
-        "        self._swap_head()  # fixed\n"
-        "        return self._call_head(x) * 2\n\n"
+        "        head_is_head_b = self._swap_head()  # fixed\n"
+        "        return torch.where(head_is_head_b, self.head_b(x), self.head_a(x)) * 2\n\n"
         "    @torch.compiler.disable\n"
-        "    def _swap_head(self) -> None:\n"
-        "        # Run eagerly: torch.compile would guard which module it assigns.\n"
-        "        self.head = self.head_b if self.head is self.head_a else self.head_a\n\n"
-        "    @torch.compiler.disable\n"
-        "    def _call_head(self, *args, **kwargs):\n"
-        "        # Run eagerly: torch.compile would guard which module self.head is.\n"
-        "        return self.head(*args, **kwargs)\n\n")
+        "    def _swap_head(self):\n"
+        "        # Eagerly, with which module it chose as a tensor: torch.compile would guard\n"
+        "        # which module self.head is, and a Python flag's value.\n"
+        "        self.head = self.head_b if self.head is self.head_a else self.head_a\n"
+        "        return torch.tensor(self.head is self.head_b)\n\n")
+
+
+def test_swapped_heads_that_could_change_outputs_say_why() -> None:
+    """Heads of other features (torch.where would broadcast), one that draws random numbers
+    (calling it when not chosen changes the random stream)."""
+    def reason(head_b: str) -> str | None:
+        source = SOURCE.replace(
+            "self.head_b = nn.Sequential(nn.Linear(8, 8), nn.ReLU())", f"self.head_b = {head_b}")
+        return why_no_fix(hint_of("AlternatingHeads"), lambda path: source)
+
+    assert (reason("nn.Linear(8, 4)") or "").startswith(
+        "self.head_b and self.head_a give different features")
+    assert (reason("nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.1))") or "").startswith(
+        "self.head_b is not built in __init__ from layers known to keep no state")
+    assert reason("nn.Sequential(nn.Linear(8, out_features=8), nn.GELU())") is None
 
 
 def test_loop_over_a_tensors_steps_becomes_one_computation() -> None:
