@@ -187,10 +187,6 @@ def followed_by(statements: Sequence[cst.BaseStatement]) -> Edit:
     return lambda updated: cst.FlattenSentinel([updated, *statements])  # type: ignore[list-item]
 
 
-def preceded_by(statements: Sequence[cst.BaseStatement]) -> Edit:
-    return lambda updated: cst.FlattenSentinel([*statements, updated])  # type: ignore[list-item]
-
-
 class _EditNodes(cst.CSTTransformer):
     def __init__(self, edits: Mapping[int, Edit]) -> None:
         super().__init__()

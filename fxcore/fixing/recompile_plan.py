@@ -152,7 +152,8 @@ def _rewrites_of(hint: Hint) -> list[tuple[str, Rewrite, tuple[str, ...]]]:
                  swapped_module_fixes.select_with_flag, (name,))]
     if hint.kind == "recompiles-every-length" and \
             (container := _CONTAINER.search(hint.message)) is not None:
-        return [("", step_list_fixes.stack_steps, (container.group("name"),))]
+        # Never a fix, only why there is none.
+        return [("", step_list_fixes.list_loop_no_fix, (container.group("name"),))]
     return []
 
 

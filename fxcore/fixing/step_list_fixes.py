@@ -205,7 +205,7 @@ def _carries(loop: cst.For) -> NoFix | None:
                  "tensor's steps specialises their number as this loop does")
 
 
-def stack_steps(source: str, line: int, steps: str) -> Rewritten:
+def list_loop_no_fix(source: str, line: int, steps: str) -> Rewritten:
     """Why a loop over the list (or tuple) parameter ``steps`` of the method at ``line`` has
     no fix inside the class (``NoFix``); None when the method has no such parameter or loop."""
     method = method_at(source, line)
