@@ -78,14 +78,20 @@ class _Reads(cst.CSTVisitor):
     """The plain names an expression reads, and the ``self.<name>`` attributes, in order (an
     attribute's own name and a keyword's name are not reads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, devices_apart: bool) -> None:
         super().__init__()
         self.names: list[str] = []
         self.self_attributes: list[str] = []
+        #: The names read only as ``<name>.device``, when kept apart from ``names``.
+        self.devices: list[str] = []
+        self.devices_apart = devices_apart
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             self.self_attributes.append(node.attr.value)
+        elif self.devices_apart and isinstance(node.value, cst.Name) and \
+                node.attr.value == "device":
+            self.devices.append(node.value.value)
         else:
             node.value.visit(self)
         return False
@@ -102,8 +108,10 @@ class _Reads(cst.CSTVisitor):
         return False
 
 
-def reads(node: cst.CSTNode) -> _Reads:
-    found = _Reads()
+def reads(node: cst.CSTNode, devices_apart: bool = False) -> _Reads:
+    """What ``node`` reads; with ``devices_apart``, ``x.device`` counts in ``devices``, not as a
+    read of ``x``."""
+    found = _Reads(devices_apart)
     node.visit(found)
     return found
 

@@ -42,12 +42,18 @@ PARAMETER_CALLS = frozenset({"Parameter", "nn.Parameter", "torch.nn.Parameter"})
 
 @dataclass(frozen=True)
 class SizeCache:
-    """``if <key> not in self.<attribute>: self.<attribute>[<key>] = <value>``."""
+    """``if <key> not in self.<attribute>:`` then statements that assign names (``prelude``)
+    and ``self.<attribute>[<key>] = <value>``."""
 
     statement: cst.If
     attribute: str
     key: cst.BaseExpression
-    value: cst.BaseExpression
+    prelude: tuple[cst.SimpleStatementLine, ...]
+    filled: cst.Assign
+
+    @property
+    def value(self) -> cst.BaseExpression:
+        return self.filled.value
 
     def is_lookup(self, node: cst.CSTNode) -> bool:
         """``self.<attribute>[<key>]``, with the same key."""
@@ -55,6 +61,13 @@ class SizeCache:
                 or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return False
         return code(node.slice[0].slice.value) == code(self.key)
+
+
+def _assigns_names(statement: cst.BaseStatement) -> bool:
+    """A line of one assignment to plain names (``t = ...``, ``cos, sin = ...``)."""
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
+        isinstance(assign := statement.body[0], cst.Assign) and all(
+            isinstance(target.target, (cst.Name, cst.Tuple)) for target in assign.targets)
 
 
 def _cache_at(method: Method, line: int) -> SizeCache | None:
@@ -68,14 +81,17 @@ def _cache_at(method: Method, line: int) -> SizeCache | None:
             continue
         attribute = self_attribute(test.comparisons[0].comparator)
         body = statement.body
-        if attribute is None or not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
+        if attribute is None or not isinstance(body, cst.IndentedBlock) or not body.body:
             continue
-        (filled,) = body.body
-        if not (isinstance(filled, cst.SimpleStatementLine) and len(filled.body) == 1
+        *prelude, filled = body.body
+        if not (all(_assigns_names(each) for each in prelude)
+                and isinstance(filled, cst.SimpleStatementLine) and len(filled.body) == 1
                 and isinstance(assign := filled.body[0], cst.Assign)
                 and len(assign.targets) == 1):
             continue
-        cache = SizeCache(statement, attribute, test.left, assign.value)
+        cache = SizeCache(statement, attribute, test.left,
+                          tuple(each for each in prelude
+                                if isinstance(each, cst.SimpleStatementLine)), assign)
         if cache.is_lookup(assign.targets[0].target):
             return cache
     return None
@@ -127,21 +143,26 @@ def _changed_outside_init(method: Method, attribute: str) -> bool:
 def _why_not(method: Method, cache: SizeCache) -> str | None:
     """Why computing the value on every call would not give what the cache gives, if so."""
     described = f"self.{cache.attribute}[{code(cache.key)}]"
-    for call in nodes_of(cache.value, cst.Call):
+    computed = [*cache.prelude, cache.filled]
+    for call in (call for part in computed for call in nodes_of(part, cst.Call)):
         assert isinstance(call, cst.Call)
         name = code(call.func)
         if name.rsplit(".", 1)[-1] in RANDOM_CALLS:
             return (f"{described} draws random numbers ({name}): the cache keeps the first "
                     "draw of each key, and computing it on every call would change outputs")
-    key_names = set(reads(cache.key).names)
-    local_names = assigned_names(method.function)
-    value_reads = reads(cache.value)
-    for name in value_reads.names:
+    # A key of a plain name: the value may read it (a key ``x.shape[1]`` reads ``x``, whose
+    # data the key does not determine).
+    key_names = {cache.key.value} if isinstance(cache.key, cst.Name) else set()
+    own = {name for part in cache.prelude for name in assigned_names(part)}
+    local_names = assigned_names(method.function) - own
+    value_reads = [reads(part.body[0].value if part is not cache.filled else part.value,
+                         devices_apart=True) for part in computed]  # type: ignore[attr-defined]
+    for name in (name for found in value_reads for name in found.names):
         if name in local_names and name not in key_names:
             return (f"{described} reads `{name}`, which the key does not determine: the cache "
                     f"keeps what the first call with each key computed, and computing it on "
                     "every call would change outputs")
-    for attribute in value_reads.self_attributes:
+    for attribute in (name for found in value_reads for name in found.self_attributes):
         init_value = _init_value(method, attribute)
         is_parameter = isinstance(init_value, cst.Call) and \
             code(init_value.func) in PARAMETER_CALLS
@@ -150,15 +171,17 @@ def _why_not(method: Method, cache: SizeCache) -> str | None:
                     f"({'a parameter' if is_parameter else 'not set once in __init__'}): the "
                     "cache keeps what it was at the first call with each key, and computing "
                     "it on every call would change outputs")
-    return _other_reads(method, cache, key_names)
+    return _other_reads(method, cache, key_names, own)
 
 
-def _other_reads(method: Method, cache: SizeCache, key_names: set[str]) -> str | None:
-    """Why the rest of the class needs the dict filled or the key changes after the check."""
+def _other_reads(method: Method, cache: SizeCache, key_names: set[str], own: set[str]
+                 ) -> str | None:
+    """Why the rest of the class needs the dict filled, the key changes after the check, or
+    the method reads a name the cache's statements assign (which they would then always
+    assign)."""
     allowed = {id(cache.statement.test.comparisons[0].comparator)}  # type: ignore[attr-defined]
     statement = cache.statement
-    filled = statement.body.body[0].body[0].targets[0].target  # type: ignore[attr-defined]
-    allowed.add(id(filled.value))
+    allowed.add(id(cache.filled.targets[0].target.value))  # type: ignore[attr-defined]
     after = False
     for node in nodes_of(method.function, cst.Subscript):
         if cache.is_lookup(node):
@@ -179,6 +202,12 @@ def _other_reads(method: Method, cache: SizeCache, key_names: set[str]) -> str |
         if after and names & key_names:
             return (f"the key `{code(cache.key)}` is assigned again at line "
                     f"{method.line_of(node)}, after the cache's lookup")
+    inside = {id(node) for node in nodes_of(statement, cst.Name)}
+    for node in nodes_of(method.function, cst.Name):
+        if isinstance(node, cst.Name) and node.value in own and id(node) not in inside:
+            return (f"`{node.value}`, which the cache's statements assign, is also used at "
+                    f"line {method.line_of(node)}: computing the value on every call would "
+                    "change it there")
     return None
 
 
@@ -201,9 +230,10 @@ def compute_without_key(source: str, line: int) -> Rewritten:
         return NoFix(why)
     name = _entry_name(method, cache.attribute)
     computed = cst.parse_statement(f"{name} = {code(cache.value)}\n").with_changes(
-        leading_lines=cache.statement.leading_lines,
         trailing_whitespace=cache.statement.body.header)  # the comment after the ``if``'s colon
-    edits = {id(cache.statement): becomes(computed)}
+    statements = [*cache.prelude, computed]
+    statements[0] = statements[0].with_changes(leading_lines=cache.statement.leading_lines)
+    edits = {id(cache.statement): becomes(cst.FlattenSentinel(statements))}
     for node in nodes_of(method.function, cst.Subscript):
         if cache.is_lookup(node) and \
                 method.positions[node].start.line > method.positions[cache.statement].end.line:

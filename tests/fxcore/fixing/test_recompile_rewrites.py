@@ -40,7 +40,7 @@ MESSAGES = {
 KINDS = {"FX506": "recompiles-every-size", "FX510": "recompiles-swapped-module",
          "FX508": "recompiles-every-length"}
 #: The diagnostic of each marked line: (class, code as in MESSAGES).
-MARKED = {"PositionTable": "FX506", "LearnedTable": "FX506", "AlternatingHeads": "FX510",
+MARKED = {"PositionTable": "FX506", "RotaryTables": "FX506", "LearnedTable": "FX506", "AlternatingHeads": "FX510",
           "HeadWeightRead": "FX510", "StepMap": "FX506@0", "StepRecurrence": "FX506@0",
           "StepListMap": "FX508"}
 
@@ -89,6 +89,23 @@ def test_size_keyed_cache_is_computed_without_its_key() -> None:
     assert method_text(fixed, "LearnedTable") == method_text(SOURCE, "LearnedTable")
 
 
+def test_rotary_cache_of_several_statements_is_computed_on_every_call() -> None:
+    """The statements before the fill stay, in order; ``x.device`` is no read of ``x``'s data."""
+    fixed = fixed_text("RotaryTables")
+    assert fixed is not None
+    assert method_text(fixed, "RotaryTables").endswith(
+        "        seq_len = x.shape[1]\n"
+        "        t = torch.arange(seq_len, device=x.device, dtype=torch.float32)\n"
+        "        freqs = torch.outer(t, self.inv_freq)\n"
+        "        emb = torch.cat((freqs, freqs), dim=-1)\n"
+        "        cache_entry = (emb.cos(), emb.sin())  # fixed\n"
+        "        cos, sin = cache_entry\n"
+        "        return self.lin(x) * cos + x * sin\n\n")
+    dtype_read = SOURCE.replace("device=x.device, dtype=torch.float32", "dtype=x.dtype")
+    assert (why_no_fix(hint_of("RotaryTables"), lambda path: dtype_read) or "").startswith(
+        "self.cache[seq_len] reads `x`, which the key does not determine")
+
+
 def test_swapped_head_becomes_both_heads_selected_by_a_tensor_flag() -> None:
     fixed = fixed_text("AlternatingHeads")
     assert fixed is not None
@@ -131,7 +148,8 @@ def test_loop_over_a_tensors_steps_becomes_one_computation() -> None:
 @pytest.mark.parametrize(("name", "why"), [
     ("LearnedTable", "self.tables[length] reads `self.weight`, which can change between calls "
                      "(a parameter)"),
-    ("HeadWeightRead", "forward reads self.head at line 59 other than by calling it"),
+    ("HeadWeightRead", f"forward reads self.head at line {line_of('HeadWeightRead') + 1} other "
+                       "than by calling it"),
     ("StepRecurrence", "each step reads `state`, which the step before assigned"),
     ("StepListMap", "torch.compile guards the length of the list steps that forward takes"),
 ])
@@ -219,7 +237,7 @@ REAL_TORCH = textwrap.dedent('''
     print(json.dumps(found))
 ''')
 #: The calls of each fixed class: the dimension that grows, from what, on which shape.
-CALLS = {"PositionTable": "1:4:[2, 4, 8]", "AlternatingHeads": "0:2:[2, 8]",
+CALLS = {"PositionTable": "1:4:[2, 4, 8]", "RotaryTables": "1:4:[2, 4, 8]", "AlternatingHeads": "0:2:[2, 8]",
          "StepMap": "0:3:[3, 2, 8]"}
 
 
@@ -238,7 +256,7 @@ def test_fixes_keep_outputs_and_recompile_less_with_real_torch(tmp_path: Path) -
     completed = fx_lsp("check", "--mode", "compile", "--fix", "--unsafe-fixes", "classes.py",
                        cwd=root)
     said = completed.stderr
-    for name in ("PositionTable", "AlternatingHeads"):
+    for name in ("PositionTable", "RotaryTables", "AlternatingHeads"):
         assert f"classes.py:{line_of(name)}:9: {MARKED[name]}:" in said, said
     for name in ("LearnedTable", "HeadWeightRead", "StepListMap"):
         assert f"classes.py: not fixed: {MARKED[name]} at line {line_of(name)}: " in said, said

@@ -21,6 +21,24 @@ class PositionTable(nn.Module):
         return self.lin(x) + self.tables[length]
 
 
+class RotaryTables(nn.Module):
+    def __init__(self, dim: int = 8) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("inv_freq", 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim))
+        self.cache = {}
+
+    def forward(self, x):
+        seq_len = x.shape[1]
+        if seq_len not in self.cache:  # fixed
+            t = torch.arange(seq_len, device=x.device, dtype=torch.float32)
+            freqs = torch.outer(t, self.inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            self.cache[seq_len] = (emb.cos(), emb.sin())
+        cos, sin = self.cache[seq_len]
+        return self.lin(x) * cos + x * sin
+
+
 class LearnedTable(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -95,7 +113,7 @@ class StepListMap(nn.Module):
         return torch.stack(outputs)
 
 
-EXAMPLE_INPUTS = {"PositionTable": (2, 4, 8), "LearnedTable": (2, 4, 8),
+EXAMPLE_INPUTS = {"PositionTable": (2, 4, 8), "RotaryTables": (2, 4, 8), "LearnedTable": (2, 4, 8),
                   "AlternatingHeads": (2, 8), "HeadWeightRead": (2, 8),
                   "StepMap": (3, 2, 8), "StepRecurrence": (3, 2, 8),
                   "StepListMap": "[float32[2, 8], float32[2, 8], float32[2, 8]]"}
