@@ -6,6 +6,7 @@ are the nodes replaced."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -56,14 +57,21 @@ class Method:
         return wanted
 
 
+@functools.lru_cache(maxsize=4)
+def _positions(source: str) -> tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]:
+    """The parse of ``source`` and its nodes' positions: the planner asks for them once per
+    recompile diagnostic, and the ``help:`` line and ``--fix`` again."""
+    module = parse_source(source)
+    return module, MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 def method_at(source: str, line: int) -> Method | None:
     """The method of a module-level class whose lines hold ``line``; None when there is none
     or libcst cannot parse the file."""
     try:
-        module = parse_source(source)
+        module, positions = _positions(source)
     except cst.ParserSyntaxError:
         return None
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     for cls in module.body:
         if not isinstance(cls, cst.ClassDef) or not isinstance(cls.body, cst.IndentedBlock):
             continue

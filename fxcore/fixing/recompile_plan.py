@@ -181,8 +181,9 @@ def _rewrite_fix(hint: Hint, text_of: TextOf, run: Run) -> list[Fix]:
 
 
 def why_no_fix(hint: Hint, text_of: TextOf, run: Run) -> str | None:
-    """Why a recompile whose pattern has a standard fix gets none here: the rewrite would
-    change outputs (``NoFix``); None when a fix is offered or the pattern is not there."""
+    """Why a recompile whose pattern has a standard fix gets none here (``NoFix``): the
+    rewrite would change outputs, or, for a list that ``forward`` takes, no rewrite inside the
+    class stops the guard; None when a fix is offered or the pattern is not there."""
     found = _rewritten(hint, text_of, run)
     return found[3].reason if found is not None and isinstance(found[3], NoFix) else None
 
