@@ -148,7 +148,8 @@ def _rewrites_of(hint: Hint) -> list[tuple[str, Rewrite, tuple[str, ...]]]:
             (swapped := _SWAPPED.search(hint.message)) is not None:
         name = swapped.group("name")
         return [(f"Call both modules self.{name} may name and select with a tensor flag the "
-                 "swap returns under torch.compiler.disable (no guard on which module it is)",
+                 "swap returns under torch.compiler.disable (no guard on which module it is; "
+                 "the swap breaks the graph)",
                  swapped_module_fixes.select_with_flag, (name,))]
     if hint.kind == "recompiles-every-length" and \
             (container := _CONTAINER.search(hint.message)) is not None:
