@@ -40,8 +40,8 @@ MESSAGES = {
 KINDS = {"FX506": "recompiles-every-size", "FX510": "recompiles-swapped-module",
          "FX508": "recompiles-every-length"}
 #: The diagnostic of each marked line: (class, code as in MESSAGES).
-MARKED = {"PositionTable": "FX506", "RotaryTables": "FX506", "LearnedTable": "FX506", "AlternatingHeads": "FX510",
-          "HeadWeightRead": "FX510", "StepMap": "FX506@0", "StepRecurrence": "FX506@0",
+MARKED = {"PositionTable": "FX506", "RotaryTables": "FX506", "LearnedTable": "FX506",
+          "AlternatingHeads": "FX510", "HeadWeightRead": "FX510", "StepMap": "FX506@0", "StepRecurrence": "FX506@0",
           "StepListMap": "FX508"}
 
 
@@ -237,8 +237,8 @@ REAL_TORCH = textwrap.dedent('''
     print(json.dumps(found))
 ''')
 #: The calls of each fixed class: the dimension that grows, from what, on which shape.
-CALLS = {"PositionTable": "1:4:[2, 4, 8]", "RotaryTables": "1:4:[2, 4, 8]", "AlternatingHeads": "0:2:[2, 8]",
-         "StepMap": "0:3:[3, 2, 8]"}
+CALLS = {"PositionTable": "1:4:[2, 4, 8]", "RotaryTables": "1:4:[2, 4, 8]",
+         "AlternatingHeads": "0:2:[2, 8]", "StepMap": "0:3:[3, 2, 8]"}
 
 
 @pytest.mark.slow
