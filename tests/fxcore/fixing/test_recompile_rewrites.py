@@ -41,8 +41,8 @@ KINDS = {"FX506": "recompiles-every-size", "FX510": "recompiles-swapped-module",
          "FX508": "recompiles-every-length"}
 #: The diagnostic of each marked line: (class, code as in MESSAGES).
 MARKED = {"PositionTable": "FX506", "RotaryTables": "FX506", "LearnedTable": "FX506",
-          "AlternatingHeads": "FX510", "HeadWeightRead": "FX510", "StepMap": "FX506@0", "StepRecurrence": "FX506@0",
-          "StepListMap": "FX508"}
+          "AlternatingHeads": "FX510", "HeadWeightRead": "FX510", "StepMap": "FX506@0",
+          "StepRecurrence": "FX506@0", "StepListMap": "FX508"}
 
 
 def line_of(name: str) -> int:
