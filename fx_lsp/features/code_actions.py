@@ -17,7 +17,14 @@ from lsprotocol import types
 from fx_lsp.features import positions
 from fx_lsp.features.diagnostics import Entry, is_own_source, path_to_uri
 from fx_lsp.features.snapshot import DocumentSnapshot, Files
-from fxcore.fixing.fix_plan import Fix, ignore_fix, in_workspace, plan, unused_suppression_fix
+from fxcore.fixing.fix_plan import (
+    Fix,
+    ignore_fix,
+    in_workspace,
+    plan,
+    unused_suppression_fix,
+    why_no_fix,
+)
 
 
 def fix_edit(fix: Fix, files: Files, encoding: str) -> types.WorkspaceEdit | None:
@@ -116,13 +123,16 @@ def code_actions(
     context: types.CodeActionContext,
     requested: types.Range,
     resolves: bool = False,
+    shows_disabled: bool = False,
 ) -> list[types.CodeAction]:
     """Quick fixes for the fx-lsp diagnostics the client sent, or that touch the range; none
     when the buffer changed since the request (the client asks again for the new text).
 
     When the client ``resolves`` code actions, the actions carry the document's URI instead
     of an edit; ``resolve`` computes the edit. Otherwise every edit is computed here and
-    fixes that would change nothing are left out.
+    fixes that would change nothing are left out. A client that ``shows_disabled`` actions
+    also gets, for a recompile whose standard fix would change outputs, a disabled one saying
+    why there is none.
     """
     if snapshot.outdated():
         return []
@@ -156,6 +166,13 @@ def code_actions(
             edit = fix_edit(fix, snapshot.files, snapshot.encoding)
             if edit is not None:
                 actions.append(_to_code_action(fix, entry.diagnostic, edit, None))
+        why = why_no_fix(entry.failure, snapshot.files.text_of, snapshot.files.run) \
+            if shows_disabled else None
+        if why is not None:
+            actions.append(types.CodeAction(
+                title=f"No quick fix for {entry.diagnostic.code}",
+                kind=types.CodeActionKind.QuickFix, diagnostics=[entry.diagnostic],
+                disabled=types.CodeActionDisabled(reason=why)))
     return actions
 
 

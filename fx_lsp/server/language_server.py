@@ -46,6 +46,13 @@ class FxLanguageServer(LanguageServer):
         return support is not None and "edit" in support.properties
 
     @property
+    def shows_disabled_code_actions(self) -> bool:
+        """The client shows a code action marked disabled, with why (``disabledSupport``)."""
+        document = self.client_capabilities.text_document
+        code_action = document.code_action if document else None
+        return bool(code_action and code_action.disabled_support)
+
+    @property
     def annotates_edits(self) -> bool:
         """The client shows change annotations (a preview of edits that need confirmation)."""
         workspace = self.client_capabilities.workspace

@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fxcore.fixing.fix_plan import Fix, RootOf, Run, TextOf, in_workspace, plan, run_here
+from fxcore.fixing.fix_plan import (
+    Fix,
+    RootOf,
+    Run,
+    TextOf,
+    in_workspace,
+    plan,
+    run_here,
+    why_no_fix,
+)
 from fxcore.reporting.report import Problem
 
 
@@ -22,7 +31,8 @@ class Edits:
     files: dict[str, tuple[str | None, str]] = field(default_factory=dict)
     #: Each problem a fix was applied for, with the fix's title.
     fixed: list[tuple[Problem, str]] = field(default_factory=list)
-    #: Each problem whose fix was not made, with why (a link leading out of the workspace).
+    #: Each problem whose fix was not made, with why (a link leading out of the workspace, a
+    #: rewrite that would change outputs).
     refused: list[tuple[Problem, str]] = field(default_factory=list)
     #: Each problem fixed by setting a config option for a whole file: (problem, path, option).
     options: list[tuple[Problem, str, str]] = field(default_factory=list)
@@ -45,6 +55,8 @@ def plan_edits(problems: list[Problem], text_of: TextOf, root_of: RootOf, unsafe
             plan(problem.failure, problem.module, text_of, root_of, run), root_of)
         fix = choose(fixes, unsafe)
         edits.refused += [(problem, reason) for reason in refusals if fix is None]
+        if fix is None and (why := why_no_fix(problem.failure, text_of, run)) is not None:
+            edits.refused.append((problem, f"{problem.code} at line {problem.line}: {why}"))
         if fix is not None:
             chosen.setdefault(fix.path, []).append((problem, fix))
     for path, planned in sorted(chosen.items()):

@@ -28,7 +28,7 @@ from fxcore.workspace.suppressions import Directive
 
 #: What planners and the command line import from here.
 __all__ = ["Fix", "RootOf", "Run", "TextOf", "ignore_fix", "in_workspace", "plan", "run_here",
-           "unused_suppression_fix"]
+           "unused_suppression_fix", "why_no_fix"]
 
 def _location_frame(failure: Failure) -> Frame | None:
     """The frame the failure is reported at (its innermost workspace frame)."""
@@ -209,6 +209,18 @@ def plan(
     if failure is None:
         return []
     return _fixes(failure, module, text_of, root_of, run)
+
+
+def why_no_fix(failure: Failure | Hint | None, text_of: TextOf, run: Run = run_here
+               ) -> str | None:
+    """Why a failure whose pattern has a standard fix gets none (the rewrite would change
+    outputs), for ``--fix`` and the ``help:`` line to say; None otherwise."""
+    if not isinstance(failure, Hint) or failure.kind == "none-check":
+        return None
+    try:
+        return recompile_plan.why_no_fix(failure, text_of, run)
+    except Exception:
+        return None  # libcst rejects some sources Python accepts: nothing to say then
 
 
 def in_workspace(fixes: list[Fix], root_of: RootOf) -> tuple[list[Fix], list[str]]:

@@ -1,4 +1,4 @@
-"""Which quick fixes fit a recompilation of torch.compile (the FX505-FX507 hints of compile
+"""Which quick fixes fit a recompilation of torch.compile (the FX505-FX510 hints of compile
 mode's loop of calls; ``fix_plan`` asks here for them): only what PyTorch names and what,
 applied to the corpus (``tests/fxcore/fixing/test_recompile_fixes.py``), makes real
 torch.compile compile fewer frames with the same calls.
@@ -7,7 +7,18 @@ torch.compile compile fewer frames with the same calls.
   module that ``forward`` changes: ``torch._dynamo.config.allow_unspec_int_on_nn_module =
   True``): that option, set after the file's imports (``recompile_fixes``);
 - FX506 at a statement with ``torch.tensor(list(range(...)))`` (or ``range(...)``): that call
-  as ``torch.arange(...)``, which keeps the size symbolic.
+  as ``torch.arange(...)``, which keeps the size symbolic;
+- FX506 at a cache keyed by a size (``if n not in self.tables: self.tables[n] = ...``): the
+  value computed on every call, without the key (``size_cache_fixes``);
+- FX510 at a submodule swapped in ``forward``: both modules called and one selected by a
+  tensor flag that the swap, under ``torch.compiler.disable``, returns
+  (``swapped_module_fixes``);
+- FX506 on the first dimension at a loop over a tensor's steps: the loop's body applied to
+  the whole tensor once (``step_list_fixes``); FX508 at a loop over a list of steps gets none,
+  with why (the list's length is guarded whatever ``forward`` does with it).
+
+Each of the last three only where it computes what the code computed; where the pattern is
+there but the rewrite would change outputs, ``why_no_fix`` says why, and ``--fix`` says it.
 
 Not offered, because real torch then compiles as many frames or stops compiling the frame at
 all (measured on the corpus with torch 2.13): ``dynamic=True`` or
@@ -21,9 +32,17 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable
 
-from fxcore.fixing import pt2_fixes, recompile_fixes
+from fxcore.fixing import (
+    pt2_fixes,
+    recompile_fixes,
+    size_cache_fixes,
+    step_list_fixes,
+    swapped_module_fixes,
+)
 from fxcore.fixing.fix import Fix, Run, TextOf
+from fxcore.fixing.method_rewrites import NoFix, Rewritten, fixed_text
 from fxcore.model.results import Hint
 from fxcore.workspace.discovery import char_span
 from fxcore.workspace.parsing import parse_module
@@ -33,6 +52,12 @@ from fxcore.workspace.paths import split_lines
 #: (``torch._dynamo.config.allow_unspec_int_on_nn_module = True``).
 _NAMED_OPTION = re.compile(
     r"\b(?P<option>torch\.(?:_dynamo|compiler)\.config\.[A-Za-z_]\w*) = (?P<value>True|False)\b")
+#: The attribute an FX510 names (``for each module assigned to `self.head```).
+_SWAPPED = re.compile(r"assigned to `self\.(?P<name>\w+)`")
+#: An FX506 on the first dimension (``of the batch dimension``, ``of dimension 0 of `x```).
+_FIRST_DIMENSION = re.compile(r"of the batch dimension|of dimension 0 of")
+#: The container an FX508 names (``for every new length of the length of `steps```).
+_CONTAINER = re.compile(r"length of `(?P<name>\w+)`")
 
 
 def _torch_names(tree: ast.Module) -> set[str]:
@@ -104,10 +129,70 @@ def _arange_fix(hint: Hint, text_of: TextOf, run: Run) -> list[Fix]:
     return []
 
 
+#: A rewrite of the method at a line: (source, line, *arguments) -> ``Rewritten``.
+Rewrite = Callable[..., Rewritten]
+
+
+def _rewrites_of(hint: Hint) -> list[tuple[str, Rewrite, tuple[str, ...]]]:
+    """(title, rewrite, its arguments after the line) of each rewrite that may fit the hint,
+    the one to try first first."""
+    if hint.kind == "recompiles-every-size":
+        found: list[tuple[str, Rewrite, tuple[str, ...]]] = [
+            ("Compute the cached value on every call, without the size as a dict key (no guard "
+             "on the key)", size_cache_fixes.compute_without_key, ())]
+        if _FIRST_DIMENSION.search(hint.message):
+            found.append(("Apply the loop's body to the whole tensor once, not to each step "
+                          "(no size specialised)", step_list_fixes.vectorise_steps, ()))
+        return found
+    if hint.kind == "recompiles-swapped-module" and \
+            (swapped := _SWAPPED.search(hint.message)) is not None:
+        name = swapped.group("name")
+        return [(f"Call both modules self.{name} may name and select with a tensor flag the "
+                 "swap returns under torch.compiler.disable (no guard on which module it is; "
+                 "the swap breaks the graph)",
+                 swapped_module_fixes.select_with_flag, (name,))]
+    if hint.kind == "recompiles-every-length" and \
+            (container := _CONTAINER.search(hint.message)) is not None:
+        # Never a fix, only why there is none.
+        return [("", step_list_fixes.list_loop_no_fix, (container.group("name"),))]
+    return []
+
+
+def _rewritten(hint: Hint, text_of: TextOf, run: Run) -> tuple[str, Rewrite, tuple[str, ...],
+                                                                  Rewritten] | None:
+    """The first rewrite that finds its pattern at the hint's line, and what it made of it."""
+    source = text_of(hint.path)
+    for title, rewrite, arguments in _rewrites_of(hint) if source is not None else ():
+        found = run(rewrite, source, hint.line, *arguments)
+        if found is not None:
+            return title, rewrite, arguments, found
+    return None
+
+
+def _rewrite_fix(hint: Hint, text_of: TextOf, run: Run) -> list[Fix]:
+    found = _rewritten(hint, text_of, run)
+    if found is None or not isinstance(found[3], str):
+        return []
+    title, rewrite, arguments, _ = found
+    return [Fix(title, hint.path,
+                functools.partial(fixed_text, rewrite=rewrite, line=hint.line,
+                                  arguments=arguments),
+                True, safe=False,  # the same outputs, but other state and other graphs
+                position=(hint.line, hint.column), import_edit=pt2_fixes.ensure_torch_import)]
+
+
+def why_no_fix(hint: Hint, text_of: TextOf, run: Run) -> str | None:
+    """Why a recompile whose pattern has a standard fix gets none here (``NoFix``): the
+    rewrite would change outputs, or, for a list that ``forward`` takes, no rewrite inside the
+    class stops the guard; None when a fix is offered or the pattern is not there."""
+    found = _rewritten(hint, text_of, run)
+    return found[3].reason if found is not None and isinstance(found[3], NoFix) else None
+
+
 def fixes_of(hint: Hint, text_of: TextOf, run: Run) -> list[Fix]:
     """The fixes of a recompile hint, the one ``--fix`` makes first."""
     if hint.kind == "recompiles-every-call":
         return _option_fix(hint)
     if hint.kind == "recompiles-every-size":
-        return _arange_fix(hint, text_of, run)
-    return []
+        return _arange_fix(hint, text_of, run) or _rewrite_fix(hint, text_of, run)
+    return _rewrite_fix(hint, text_of, run)

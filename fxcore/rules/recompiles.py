@@ -55,9 +55,13 @@ Fix: compute with the size as a tensor operation (`torch.arange(x.shape[0])` rat
 The quick fix (unsafe) makes the first of these: `torch.tensor(list(range(...)), dtype=...)`
 in the statement becomes `torch.arange(..., dtype=...)` (the same values; of an empty range
 without `dtype`, int64 rather than float32); on the corpus, real torch then compiles
-`TensorOfRange` 2 frames for 12 batch sizes, where it reached the limit (8) before. No other:
-`torch.compile(..., dynamic=True)` compiles as many frames (the code specialises the size
-again), and a dimension marked dynamic raises `ConstraintViolationError`.
+`TensorOfRange` 2 frames for 12 batch sizes, where it reached the limit (8) before. A cache
+keyed by the size (`if n not in self.tables: self.tables[n] = ...`) gets the value computed on
+every call instead, and a loop over a tensor's steps that stacks one result per step gets that
+result computed on the whole tensor once, each only where it gives the same outputs (else the
+`help:` line says why). No other: `torch.compile(..., dynamic=True)` compiles as many frames
+(the code specialises the size again), and a dimension marked dynamic raises
+`ConstraintViolationError`.
 """,
 )
 
@@ -129,7 +133,10 @@ def forward(self, x):
 
 Fix: call both heads and select with a tensor flag (`torch.where(flag, head_a(x), head_b(x))`),
 or keep the selection out of the graph (`torch.compiler.disable` on the method that picks the
-head); keep the attribute fixed between calls.
+head); keep the attribute fixed between calls. The quick fix (unsafe) makes both, for a swap
+in `forward` between two heads built from stateless layers of the same features: the swap
+under `torch.compiler.disable`, returning the flag as a tensor, and `torch.where` on both heads'
+outputs; elsewhere its `help:` line says why there is none.
 """,
 )
 

@@ -21,9 +21,11 @@ from fxcore.workspace.paths import find_workspace_root, source_text, split_lines
 
 
 def first_fix_title(problem: Problem) -> str | None:
-    """The fix the editor offers first for this problem (``help:``)."""
+    """The fix the editor offers first for this problem (``help:``), or why a recompile's
+    standard fix is not offered."""
     if not isinstance(problem.failure, Failure):
-        return None
+        why = fix_plan.why_no_fix(problem.failure, text_on_disk)
+        return None if why is None else f"no quick fix: {why}"
     found = fix_plan.plan(problem.failure, problem.module, text_on_disk, find_workspace_root)
     first = choose(found, unsafe=True)
     return first.title if first else None

@@ -72,7 +72,8 @@ async def on_code_action(
         return [action] if action is not None else []
     if cell is None:
         return await session.off_loop(code_actions.code_actions, snapshot, params.context,
-                                      params.range, session.server.resolves_code_actions)
+                                      params.range, session.server.resolves_code_actions,
+                                      session.server.shows_disabled_code_actions)
     notebook, index = cell
     requested = notebook.range_to_module(index, params.range)
     if requested is None:
@@ -82,7 +83,8 @@ async def on_code_action(
                      if (moved := notebooks.diagnostic_to_module(notebook, index, d))],
         only=params.context.only, trigger_kind=params.context.trigger_kind)
     actions = await session.off_loop(code_actions.code_actions, snapshot, context, requested,
-                                     session.server.resolves_code_actions)
+                                     session.server.resolves_code_actions,
+                                     session.server.shows_disabled_code_actions)
     return [moved for action in actions
             if (moved := notebooks.code_action_to_cell(notebook, index, action))]
 

@@ -19,6 +19,7 @@ from fxcore.model.results import (
     Failure,
     FileResult,
     GraphNodeInfo,
+    Hint,
     ModuleResult,
     Range,
 )
@@ -199,3 +200,37 @@ def test_inlay_hints_follow_the_settings_and_the_text(model: Path) -> None:
     assert inlay_hints.inlay_hints(off, everything) == []
     older = dataclasses.replace(snapshot, current=False)
     assert inlay_hints.inlay_hints(older, everything) == []
+
+
+def test_a_recompile_whose_fix_would_change_outputs_gets_a_disabled_action_saying_why(
+        tmp_path: Path) -> None:
+    """A loop carrying a state between steps (FX508): no rewrite keeps its outputs, and the
+    editor shows why, as a disabled quick fix, beside the "Ignore" one."""
+    path = tmp_path / "cell.py"
+    path.write_text("import torch\nfrom torch import nn\n\n\nclass Cell(nn.Module):\n"
+                    "    def forward(self, steps):\n"
+                    "        state = torch.zeros_like(steps[0])\n"
+                    "        for step in steps:\n"
+                    "            state = torch.tanh(step + state)\n"
+                    "        return state\n")
+    hint = Hint(str(path), 7, 9, 7, 43, code="FX508", kind="recompiles-every-length",
+                message="torch.compile recompiles for every new length of the length of "
+                        "`steps`: the guard that fails: len(steps) == 3")
+    module = _module(path, class_name="Cell", qualified_name="cell.Cell", status="traceable")
+    diagnostic = types.Diagnostic(range=positions.range_to_lsp(
+        positions.split_lines(path.read_text()), hint, UTF16), message=hint.message,
+        code=hint.code, source="fx-lsp")
+    entry = Entry(diagnostic, module, hint, str(path))
+    snapshot = _snapshot(path, FileResult(str(path), modules=[module]), entries=(entry,))
+    context = types.CodeActionContext(diagnostics=[diagnostic])
+    actions = code_actions.code_actions(snapshot, context, diagnostic.range,
+                                        shows_disabled=True)
+    (disabled,) = [action for action in actions if action.disabled is not None]
+    assert disabled.title == "No quick fix for FX508" and disabled.edit is None
+    assert disabled.disabled.reason.startswith("each step reads `state`, which the step before "
+                                               "assigned")
+    assert [action.title for action in actions if action.disabled is None] == [
+        "Ignore FX508 on this line"]
+    # A client without ``disabledSupport`` would offer it as a fix that does nothing.
+    assert [action.title for action in code_actions.code_actions(
+        snapshot, context, diagnostic.range)] == ["Ignore FX508 on this line"]

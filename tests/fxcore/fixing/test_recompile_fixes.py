@@ -4,7 +4,9 @@ corpus (tests/corpus/recompiles) fixes what it plans a fix for, checks again, an
 torch.compile (backend eager) on the CPU with real tensors runs each fixed class and its
 original with the same calls, in a process of its own (the fix sets a process-wide option):
 the fixed class compiles fewer frames, stops short of ``recompile_limit``, and computes what
-the original computes eagerly. FX507 gets no fix: ``dynamic=True`` compiles as many frames."""
+the original computes eagerly. FX507 gets no fix: ``dynamic=True`` compiles as many frames.
+The rewrites of size-keyed caches, swapped heads and loops over steps have their own corpus
+and tests (test_recompile_rewrites.py); SizeAsKey here is one such cache."""
 
 from __future__ import annotations
 
@@ -136,11 +138,11 @@ def test_fixed_classes_compile_fewer_frames_with_real_torch(tmp_path: Path) -> N
                    and line.split(":")[3].strip().startswith("FX")}
     fixed = {name: problem for problem in problems if problem["line"] in fixed_lines
              for name in problem["classes"]}  # type: ignore[attr-defined]
-    # Each FX505 of the corpus is fixed (torch's hint names the option), and the FX506 of
-    # torch.tensor(list(range(n))) (torch.arange); no FX507, nor the FX506 of a loop over a
-    # size or a size as a dict key.
+    # Each FX505 of the corpus is fixed (torch's hint names the option), the FX506 of
+    # torch.tensor(list(range(n))) (torch.arange) and that of a size as a dict key (the value
+    # computed on every call); no FX507, nor the FX506 of a loop over a size.
     assert sorted(fixed) == sorted([*(name for name, codes in before.items() if "FX505" in codes),
-                                    "TensorOfRange"]), completed.stderr
+                                    "TensorOfRange", "SizeAsKey"]), completed.stderr
     after = recompiles(report(root))  # fx-lsp's own check of the fixed file: none of them left
     assert after == {name: codes for name, codes in before.items() if name not in fixed}
     ran = subprocess.run([sys.executable, "-c", REAL_TORCH, str(original),
