@@ -101,3 +101,55 @@ def number_subject(name: str) -> Subject:
 def length_subject(name: str, used: list[RawPosition]) -> Subject:
     return Subject(f"the length of `{name}`", f"len(L['{name}'])",
                    (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",), used)
+
+
+def loader_calls(tensors: dict[str, Any], values: dict[str, Any],
+                 numbers: dict[str, int | float], containers: dict[str, list[RawPosition]]
+                 ) -> tuple[list[tuple[str, Subject]], list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Three calls as a loader of variable-length batches makes them: each a new batch size and,
+    together, a new value of each size that a number argument or a container's length shares
+    with a dimension of a tensor or with each other (``forward(x, length)`` with ``x`` of
+    ``length`` steps; a list of steps beside a mask of as many columns), which the loop's other
+    phases, changing one at a time, give ``forward`` in combinations it refuses. With the
+    subjects whose guards tell a recompilation apart, numbers first, then lengths, then
+    dimensions (kinds ``every-number``, ``every-length``, ``every-size``); none where no
+    number or container shares its size."""
+    lengths = {name: len(tensors[name]) for name in containers
+               if isinstance(tensors.get(name), (list, tuple))}
+    shared = {value for value in [*numbers.values(), *lengths.values()]
+              if isinstance(value, int) and value >= 2}
+    plain = {name: tensor for name, tensor in tensors.items()
+             if isinstance(tensor, torch.Tensor) and tensor.dim() > 0}
+    dims = {(name, dim): tensor.shape[dim] for name, tensor in plain.items()
+            for dim in range(1, tensor.dim()) if tensor.shape[dim] in shared}
+    sizes = [*numbers.values(), *lengths.values(), *dims.values()]
+    groups = {size for size in shared if sizes.count(size) >= 2}
+    if not groups:
+        return [], []
+    batch = next((tensor.shape[0] for tensor in plain.values()), None)
+    subjects = [("every-number", number_subject(name)) for name, value in numbers.items()
+                if value in groups]
+    subjects += [("every-length", length_subject(name, containers[name]))
+                 for name, length in lengths.items() if length in groups]
+    subjects += [("every-size", Subject(f"dimension {dim} of `{name}`",
+                                        f"L['{name}'].size()[{dim}]",
+                                        (re.escape(f"'{name}'"), rf"index {dim}\b")))
+                 for (name, dim), size in dims.items() if size in groups]
+    calls = []
+    for step in (1, 2, 3):
+        def resized(tensor: torch.Tensor, step: int = step) -> torch.Tensor:
+            shape = [size + step if (dim == 0 and size == batch) or (
+                dim > 0 and size in groups) else size for dim, size in enumerate(tensor.shape)]
+            return torch.ones(shape, dtype=tensor.dtype, device=tensor.device)
+
+        changed = {name: resized(tensor) if isinstance(tensor, torch.Tensor) else tensor
+                   for name, tensor in tensors.items()}
+        for name, length in lengths.items():
+            items = [resized(item) for item in tensors[name]]
+            grown = [*items, *(items[-1].clone() for _ in range(step))] \
+                if length in groups else items
+            changed[name] = type(tensors[name])(grown)
+        numbered = {name: value + step if value in groups else value
+                    for name, value in numbers.items()}
+        calls.append((changed, {**values, **numbered}))
+    return subjects, calls

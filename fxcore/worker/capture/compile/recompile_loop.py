@@ -3,7 +3,9 @@ called again with the same inputs, then with three new sizes of the batch dimens
 other dimension the code specialises (``loop_inputs.new_sizes``) that the inputs allow (a size
 ``forward`` refuses is not one they allow), then with three new values of each Python number
 argument, then with each list, tuple or dict of tensors one, two and three items longer, where
-``forward``'s code takes it whole (``container_lengths``).
+``forward``'s code takes it whole (``container_lengths``), then as a loader of variable-length
+batches does (``loop_inputs.loader_calls``): the batch and, together, every number, list length
+and dimension that share a size. The module's state is kept between calls, as a loop keeps it.
 Dynamo's own hook reports each recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles``
 prints it) and its frame counter counts the frames compiled.
 
@@ -17,6 +19,8 @@ kind, and the loop moves on at the first of each kind:
 - ``every-number``: each new value of a number argument after the first compiles again;
 - ``every-length``: each new length of a container after the first compiles again (dynamo
   guards a container's length, and no automatic dynamic makes it vary);
+- any of these three in the loader's calls, where what changes together is refused changed
+  alone (``_loader``: the first subject whose guard fails on a new cache entry each call);
 - ``swapped-module``: a call failed the type or identity guard of a submodule attribute
   (``recompile_reasons.swapped_module``): the module's state, kept between calls as a loop
   keeps it, names another module than the compile saw (one cause per attribute, in any phase).
@@ -44,6 +48,7 @@ from fxcore.worker.capture.compile import container_lengths, recompile_reasons
 from fxcore.worker.capture.compile.loop_inputs import (
     Subject,
     length_subject,
+    loader_calls,
     new_sizes,
     new_values,
     number_subject,
@@ -255,6 +260,9 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
                    for longer in container_lengths.longer(tensors[name])]
         _each_new_one(attempt, observer, outcome, "every-length", length_subject(name, used),
                       changed)
+    if in_time():
+        _loader(attempt, observer, outcome, *loader_calls(tensors, values, numbers,
+                                                          containers or {}))
     outcome.frames = frames_compiled() - start_frames
     return outcome
 
@@ -342,6 +350,39 @@ def _add_cause(observer: Observer, outcome: LoopOutcome, kind: str, subject: Sub
             burst[0]))), subject.used)
     outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
         bursts[-1][0]), stack))
+
+
+def _loader(attempt: Callable[..., list[str] | None], observer: Observer,
+            outcome: LoopOutcome, subjects: list[tuple[str, Subject]],
+            calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """The loader's calls (``loop_inputs.loader_calls``): a cause of the first of ``subjects``
+    (not found already) whose guard fails in every call after the first, on a cache entry one
+    of these calls compiled, among all the entries' (dynamo names an entry's first failing
+    guard only: a new list's items have static sizes, so one may fail first on the batch)."""
+    bursts = _bursts(attempt, calls) if calls else None
+    if bursts is None or not all(bursts[1:]):
+        return
+    entries_before = max((ids[1] for reason in bursts[0]
+                          if (ids := recompile_reasons.compile_id(reason))), default=-1)
+    found = {(cause.kind, cause.subject) for cause in outcome.causes}
+    # Where torch pinned one of the values that change together (a dict keyed by the number).
+    pinned = next((observer.specialised[subject.source] for _, subject in subjects
+                   if subject.source in observer.specialised), None)
+    for kind, subject in subjects:
+        if (kind, subject.described) in found:
+            return  # a phase of its own found it
+        guarded = [[reason for reason in burst if subject.guarded(reason)]
+                   for burst in bursts[1:]]
+        if not all(guarded) or not any(
+                (ids := recompile_reasons.compile_id(reason)) and ids[1] > entries_before
+                for reasons in guarded for reason in reasons):
+            continue
+        stack = observer.specialised.get(subject.source) or next(
+            (found for reasons in reversed(guarded) for reason in reasons
+             if (found := recompile_reasons.user_stack(reason))), None) or pinned or subject.used
+        outcome.causes.append(Recompile(kind, subject.described,
+                                        recompile_reasons.guard_words(guarded[-1][0]), stack))
+        return
 
 
 def _resumed_frame_guard(bursts: list[list[str]]) -> str | None:
