@@ -8,14 +8,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from fxcore.worker.shared.locate import RawPosition
 
-if TYPE_CHECKING:
-    from fxcore.worker.capture.compile.recompile_loop import Observer
+
+class Observer(Protocol):
+    """What ``new_sizes`` reads of ``recompile_loop.Observer``: the graphs compiled so far,
+    where each compile pinned a size, and whether a resumed frame was compiled."""
+
+    compiles: int
+    specialised: dict[str, list[RawPosition]]
+    other_frames: bool
 
 
 @dataclass
