@@ -19,7 +19,7 @@ class PositionsByLength(nn.Module):
         self.tables: dict[int, torch.Tensor] = {}
 
     def forward(self, x: torch.Tensor, length: int = 4):
-        steps = x.view(x.shape[0], length, -1)
+        steps = x.view(x.shape[0], length, x.shape[-1])
         if length not in self.tables:  # FX506
             self.tables[length] = torch.arange(length, dtype=x.dtype, device=x.device)
         return self.lin(steps) + self.tables[length][:, None]
@@ -46,7 +46,7 @@ class ScaledByLength(nn.Module):
         self.lin = nn.Linear(8, 8)
 
     def forward(self, x: torch.Tensor, length: int = 4):
-        steps = x.view(x.shape[0], length, -1)
+        steps = x.view(x.shape[0], length, x.shape[-1])
         return self.lin(steps).sum(1) / length
 
 

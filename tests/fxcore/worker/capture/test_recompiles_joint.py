@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
+from cli_support import fx_lsp
 from engine_support import marked_line
 
 pytestmark = [pytest.mark.matrix,
@@ -38,6 +40,9 @@ pytestmark = [pytest.mark.matrix,
                                  reason="this torch reports no guard failures to a hook")]
 
 CORPUS = Path(__file__).parents[3] / "corpus" / "recompiles" / "joint.py"
+#: Classes whose recompilation the CLI does not report yet, with why: the test says so.
+CLI_NOT_YET = {"MaskedSteps": "the inputs stage gives `steps` one tensor beside the mask, not "
+                              "the list of per-step tensors its annotation names"}
 CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
          "every-length": "FX508", "swapped-module": "FX510"}
 
@@ -127,3 +132,21 @@ def test_diagnostics_at_the_marked_lines(name: str) -> None:
         record = CompileCapture().capture(context, target, inputs)
     assert [(hint.code, hint.line) for hint in record.hints] == marked(name)
     assert all(hint.path == str(CORPUS) for hint in record.hints)
+
+
+@pytest.mark.slow
+def test_the_cli_gives_every_class_a_verdict_and_the_marked_diagnostics() -> None:
+    """Through the CLI and its worker, with the inputs the inputs stage finds: every class
+    has a compile verdict, and the recompilations are at the marked lines (but for
+    ``CLI_NOT_YET``, which this test checks are still silent)."""
+    result = fx_lsp("check", str(CORPUS), "--mode", "compile", "--no-cache", "--format", "json",
+                    cwd=CORPUS.parent)
+    report = json.loads(result.stdout)
+    statuses = {module["qualified_name"].split(":")[1]: module["status"]
+                for module in report["modules"]}
+    assert statuses == {name: "traceable" for name in NAMES}
+    found: dict[str, list[tuple[str, int]]] = {name: [] for name in NAMES}
+    for item in report["diagnostics"]:
+        for qualified in item["classes"]:
+            found[qualified.split(":")[-1]].append((item["code"], item["line"]))
+    assert found == {name: [] if name in CLI_NOT_YET else marked(name) for name in NAMES}
