@@ -44,7 +44,8 @@ SUITES = (
         Benchmark("compile_capture", "the compile capture of one class in a warm process, "
                   "against the fx capture"),
         Benchmark("recompile_loop", "the compile capture with its loop of calls against one "
-                  "call, in CPU seconds"),
+                  "call, in CPU seconds; julius's compile check with the loop on and off",
+                  tables=("recompile_loop", "recompile_loop_library")),
         Benchmark("module_modes_cost", "check --mode fx,export,compile on MONAI's blocks: "
                   "compile in both nn.Module modes only where code beside torch's layers "
                   "reads training, against the commit before (~5 min)"),
@@ -94,7 +95,8 @@ SUITES = (
                   tables=("pt2_library_coverage", "pt2_library_coverage_before",
                           "pt2_library_coverage_after_monai",
                           "pt2_library_coverage_after_others",
-                          "pt2_library_coverage_four_libraries")),
+                          "pt2_library_coverage_four_libraries",
+                          "pt2_library_coverage_julius_loop")),
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),

@@ -1,9 +1,11 @@
 """Compile mode calls ``forward`` as a training or serving loop does: the compiled module is
 called again with the same inputs, then with three new sizes of the batch dimension and of each
-other dimension the code specialises (``_new_sizes``) that the inputs allow (a size ``forward``
-refuses is not one they allow), then with three new values of each Python number argument, then
-with each list, tuple or dict of tensors one, two and three items longer, where ``forward``'s
-code takes it whole (``container_lengths``).
+other dimension the code specialises (``loop_inputs.new_sizes``) that the inputs allow (a size
+``forward`` refuses is not one they allow), then with three new values of each Python number
+argument, then with each list, tuple or dict of tensors one, two and three items longer, where
+``forward``'s code takes it whole (``container_lengths``), then as a loader of variable-length
+batches does (``loop_inputs.loader_calls``): the batch and, together, every number, list length
+and dimension that share a size. The module's state is kept between calls, as a loop keeps it.
 Dynamo's own hook reports each recompilation (``guard_fail_fn``, as ``TORCH_LOGS=recompiles``
 prints it) and its frame counter counts the frames compiled.
 
@@ -17,6 +19,8 @@ kind, and the loop moves on at the first of each kind:
 - ``every-number``: each new value of a number argument after the first compiles again;
 - ``every-length``: each new length of a container after the first compiles again (dynamo
   guards a container's length, and no automatic dynamic makes it vary);
+- any of these three in the loader's calls, where what changes together is refused changed
+  alone (``_loader``: the first subject whose guard fails on a new cache entry each call);
 - ``swapped-module``: a call failed the type or identity guard of a submodule attribute
   (``recompile_reasons.swapped_module``): the module's state, kept between calls as a loop
   keeps it, names another module than the compile saw (one cause per attribute, in any phase).
@@ -34,13 +38,21 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from fxcore.worker.capture.compile import container_lengths, recompile_reasons
+from fxcore.worker.capture.compile.loop_inputs import (
+    Subject,
+    length_subject,
+    loader_calls,
+    new_sizes,
+    new_values,
+    number_subject,
+)
 from fxcore.worker.shared.budget_clock import Budget
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.inputs_decision import InputsDecision
@@ -202,6 +214,7 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
     # cores at load 3-8, wall-clock time cut the loop of 3 to 8 of twelve classes short).
     budget = Budget(seconds, WALL_CLOCK_FACTOR)
     start_frames = frames_compiled()
+    dynamo_failed: list[BaseException] = []
 
     def attempt(inputs: dict[str, Any], arguments: dict[str, Any]) -> list[str] | None:
         """The guard failures of one call (newest cache entry first), None if it raised."""
@@ -209,7 +222,9 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         outcome.calls += 1
         try:
             call(inputs, arguments)
-        except Exception:
+        except Exception as error:
+            if _dynamo_assertion(error):
+                dynamo_failed.append(error)
             return None
         burst = observer.reasons[before:]
         _swapped_modules(outcome, burst)
@@ -226,29 +241,43 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         return outcome.finished
 
     _same_inputs(attempt, in_time, outcome, tensors, values, limit)
-    for subject, calls in _new_sizes(tensors, values, observer):
-        if not in_time() or any(cause.kind == "every-size" for cause in outcome.causes):
+    for subject, calls in new_sizes(tensors, values, observer):
+        # Where dynamo's own assertion failed on new sizes, every later new size compiles the
+        # frame with symbolic sizes again and fails the same way (julius's SplitBands: 0.8 s).
+        if not in_time() or dynamo_failed or any(cause.kind == "every-size"
+                                                 for cause in outcome.causes):
             break
         _each_new_one(attempt, observer, outcome, "every-size", subject, calls)
     for name, value in numbers.items():
         if not in_time() or any(cause.kind == "every-number" for cause in outcome.causes):
             break
-        changed = [(tensors, {**values, name: new}) for new in _new_values(value)]
-        _each_new_one(attempt, observer, outcome, "every-number",
-                      Subject(f"argument `{name}`", f"L['{name}']",
-                              (rf"(?<![\w.]){re.escape(name)}\b", "==")), changed)
+        changed = [(tensors, {**values, name: new}) for new in new_values(value)]
+        _each_new_one(attempt, observer, outcome, "every-number", number_subject(name), changed)
     for name, used in (containers or {}).items():
         if not in_time() or any(cause.kind == "every-length" for cause in outcome.causes):
             break
         changed = [({**tensors, name: longer}, dict(values))
                    for longer in container_lengths.longer(tensors[name])]
-        _each_new_one(attempt, observer, outcome, "every-length",
-                      Subject(f"the length of `{name}`", f"len(L['{name}'])",
-                              (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",),
-                              used),
+        _each_new_one(attempt, observer, outcome, "every-length", length_subject(name, used),
                       changed)
+    if in_time():
+        _loader(attempt, observer, outcome, *loader_calls(tensors, values, numbers,
+                                                          containers or {}))
     outcome.frames = frames_compiled() - start_frames
     return outcome
+
+
+def _dynamo_assertion(error: BaseException) -> bool:
+    """Whether ``error`` is dynamo's own failure (an assertion inside ``torch._dynamo``, such as
+    "Expected SizeVariable" iterating a tensor of symbolic size), not ``forward`` refusing a
+    size (a shape error, which dynamo raises as ``TorchRuntimeError``)."""
+    internal = getattr(getattr(torch._dynamo, "exc", None), "InternalTorchDynamoError", ())
+    if not isinstance(error, (AssertionError, internal)):
+        return False
+    innermost = error.__traceback__
+    while innermost is not None and innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    return innermost is not None and "_dynamo" in innermost.tb_frame.f_code.co_filename
 
 
 def _swapped_modules(outcome: LoopOutcome, burst: list[str]) -> None:
@@ -281,18 +310,28 @@ def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[],
             return
 
 
+def _bursts(attempt: Callable[..., list[str] | None],
+            calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[list[str]] | None:
+    """Each call's guard failures; None where ``forward`` refuses one of them: not a size or
+    value the inputs allow."""
+    bursts = []
+    for inputs, arguments in calls:
+        burst = attempt(inputs, arguments)
+        if burst is None:
+            return None
+        bursts.append(burst)
+    return bursts
+
+
 def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
                   outcome: LoopOutcome, kind: str, subject: Subject,
                   calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     """A cause of ``kind`` where, after the first new size or value (which makes it dynamic),
     each further one compiles again on a guard about it (not on some other value that changed
     between the calls, such as a flag ``forward`` flips)."""
-    bursts = []
-    for inputs, arguments in calls:
-        burst = attempt(inputs, arguments)
-        if burst is None:
-            return  # forward refuses it: not a size or value the inputs allow
-        bursts.append(burst)
+    bursts = _bursts(attempt, calls)
+    if bursts is None:
+        return
     if not all(burst and subject.guarded(burst[0]) for burst in bursts[1:]):
         resumed = _resumed_frame_guard(bursts[1:])
         if resumed is not None:
@@ -300,12 +339,50 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
                                             "after a graph break", recompile_reasons.guard_words(
                                                 resumed), recompile_reasons.user_stack(resumed)))
         return
+    _add_cause(observer, outcome, kind, subject, bursts)
+
+
+def _add_cause(observer: Observer, outcome: LoopOutcome, kind: str, subject: Subject,
+               bursts: list[list[str]]) -> None:
     # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
     stack = observer.specialised.get(subject.source) or next(
         (found for burst in reversed(bursts) if (found := recompile_reasons.user_stack(
             burst[0]))), subject.used)
     outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
         bursts[-1][0]), stack))
+
+
+def _loader(attempt: Callable[..., list[str] | None], observer: Observer,
+            outcome: LoopOutcome, subjects: list[tuple[str, Subject]],
+            calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """The loader's calls (``loop_inputs.loader_calls``): a cause of the first of ``subjects``
+    (not found already) whose guard fails in every call after the first, on a cache entry one
+    of these calls compiled, among all the entries' (dynamo names an entry's first failing
+    guard only: a new list's items have static sizes, so one may fail first on the batch)."""
+    bursts = _bursts(attempt, calls) if calls else None
+    if bursts is None or not all(bursts[1:]):
+        return
+    entries_before = max((ids[1] for reason in bursts[0]
+                          if (ids := recompile_reasons.compile_id(reason))), default=-1)
+    found = {(cause.kind, cause.subject) for cause in outcome.causes}
+    # Where torch pinned one of the values that change together (a dict keyed by the number).
+    pinned = next((observer.specialised[subject.source] for _, subject in subjects
+                   if subject.source in observer.specialised), None)
+    for kind, subject in subjects:
+        if (kind, subject.described) in found:
+            return  # a phase of its own found it
+        guarded = [[reason for reason in burst if subject.guarded(reason)]
+                   for burst in bursts[1:]]
+        if not all(guarded) or not any(
+                (ids := recompile_reasons.compile_id(reason)) and ids[1] > entries_before
+                for reasons in guarded for reason in reasons):
+            continue
+        stack = observer.specialised.get(subject.source) or next(
+            (found for reasons in reversed(guarded) for reason in reasons
+             if (found := recompile_reasons.user_stack(reason))), None) or pinned or subject.used
+        outcome.causes.append(Recompile(kind, subject.described,
+                                        recompile_reasons.guard_words(guarded[-1][0]), stack))
+        return
 
 
 def _resumed_frame_guard(bursts: list[list[str]]) -> str | None:
@@ -321,78 +398,3 @@ def _resumed_frame_guard(bursts: list[list[str]]) -> str | None:
         guards.append(resumed[0])
     shapes = {re.sub(r"\d+", "N", recompile_reasons.guard_words(guard)) for guard in guards}
     return guards[-1] if len(bursts) >= 2 and len(shapes) == 1 else None
-
-
-@dataclass
-class Subject:
-    """What a phase changes: as the message names it, as dynamo names its source, and the
-    patterns a guard about it matches (``'x'`` and ``index 1``; ``steps`` and ``==``, which
-    torch 2.10 words ``___as_tensor(steps).item() == 3``)."""
-
-    described: str
-    source: str
-    patterns: tuple[str, ...]
-    #: Where the code uses what changes, if known: the place when the guard names none.
-    used: list[RawPosition] = field(default_factory=list)
-
-    def guarded(self, reason: str) -> bool:
-        first = reason.split("\n", 1)[0]
-        return self.source in first or all(re.search(pattern, first)
-                                           for pattern in self.patterns)
-
-
-def _new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observer
-               ) -> Iterator[tuple[Subject, list[tuple[dict[str, Any], dict[str, Any]]]]]:
-    """For the batch (dimension 0 of every tensor) and then each other dimension of each tensor
-    (with the same dimension of the others of the same size): three calls with new sizes.
-
-    The first new batch also has every other dimension marked dynamic
-    (``torch._dynamo.maybe_mark_dynamic``, which lets torch specialise those the code needs
-    fixed): where that call compiled, a dimension it left symbolic is not specialised by the
-    code, a new size of it costs one recompilation at most, and its three calls are not made.
-    Only the dimensions it pinned (``Eq(s, n)``) are tried."""
-    plain = {name: tensor for name, tensor in tensors.items()
-             if isinstance(tensor, torch.Tensor) and tensor.dim() > 0}
-    mark = getattr(torch._dynamo, "maybe_mark_dynamic", None)
-    places = [(name, 0) for name in list(plain)[:1]]
-    places += [(name, dim) for name, tensor in plain.items() for dim in range(1, tensor.dim())]
-    marked_compile: int | None = None
-    tried: set[tuple[str, int]] = set()
-    for name, dim in places:
-        source = f"L['{name}'].size()[{dim}]"
-        if (name, dim) in tried or (dim > 0 and marked_compile is not None and observer.compiles
-                                    > marked_compile and source not in observer.specialised
-                                    and not observer.other_frames):
-            continue
-        size = plain[name].shape[dim]
-        together = [other for other, tensor in plain.items()
-                    if tensor.dim() > dim and tensor.shape[dim] == size]
-        tried.update((other, dim) for other in together)
-        calls = []
-        # Where a frame resumed after a break may take a number computed from the size (a
-        # grid of ``size // 4``), steps of a whole size change it as an image size does.
-        step = max(size, 1) if dim > 0 and observer.other_frames else 1
-        for new in (size + step, size + 2 * step, size + 3 * step):
-            changed = dict(tensors)
-            for other, tensor in plain.items():
-                shape = list(tensor.shape)
-                if other in together:
-                    shape[dim] = new
-                if other in together or (dim == 0 and not calls and mark is not None):
-                    changed[other] = torch.ones(shape, dtype=tensor.dtype, device=tensor.device)
-            if dim == 0 and not calls and mark is not None:
-                for other in plain:
-                    for marked in range(1, changed[other].dim()):
-                        mark(changed[other], marked)
-                marked_compile = observer.compiles
-            calls.append((changed, dict(values)))
-        what = "the batch dimension" if dim == 0 else f"dimension {dim} of `{name}`"
-        yield Subject(what, source, (re.escape(f"'{name}'"), rf"index {dim}\b")), calls
-
-
-def _new_values(value: int | float) -> list[int | float]:
-    """Three new values of a number (ints stay ints, past 0 and 1, which torch always
-    specialises)."""
-    if isinstance(value, int):
-        return [max(value, 1) + step for step in (1, 2, 3)]
-    return [value * factor + 0.25 for factor in (1.5, 2.5, 3.5)]

@@ -1,0 +1,168 @@
+"""Compile mode's loop of calls varies what a loader of variable-length batches varies,
+together (``loop_inputs.loader_calls``): the batch, a number argument that says how many steps
+a tensor holds, a list of per-step tensors beside a mask of as many columns. On the classes of
+tests/corpus/recompiles/joint.py, which recompile beyond automatic dynamic shapes only when
+those change together, the loop on meta agrees with real ``torch.compile`` (backend eager) on
+the CPU with real tensors and the same call sequence, computed in the same test: the frames
+compiled, whether ``recompile_limit`` is reached, and the line of each recompilation's cause;
+and the verdict's diagnostics are at the lines the corpus marks."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import source_modules
+import torch
+from real_compile import eager_compiled
+
+from fxcore.model.container_spec import InputSpec, materialized, parse_input
+from fxcore.model.job_spec import EngineConfig, TraceJob
+from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.building.instances import Built, build_class
+from fxcore.worker.capture.compile import container_lengths, recompile_loop
+from fxcore.worker.capture.compile.compiling import CompileCapture, _run
+from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
+from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.inputs_decision import InputsDecision
+from fxcore.worker.shared.job_context import JobContext
+from fxcore.workspace.discovery import top_level_classes
+
+from cli_support import fx_lsp
+from engine_support import marked_line
+
+pytestmark = [pytest.mark.matrix,
+              pytest.mark.skipif(not recompile_loop.can_observe(),
+                                 reason="this torch reports no guard failures to a hook")]
+
+CORPUS = Path(__file__).parents[3] / "corpus" / "recompiles" / "joint.py"
+#: Classes whose recompilation the CLI does not report yet, with why: the test says so.
+CLI_NOT_YET = {"MaskedSteps": "the inputs stage gives `steps` one tensor beside the mask, not "
+                              "the list of per-step tensors its annotation names"}
+CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
+         "every-length": "FX508", "swapped-module": "FX510"}
+
+
+def corpus_module():
+    return source_modules.corpus_module(CORPUS, "recompile_joint_corpus")
+
+
+NAMES = sorted(corpus_module().EXAMPLE_INPUTS)
+
+
+def given(name: str) -> tuple[dict[str, InputSpec], dict[str, Any]]:
+    """The class's tensor inputs (specs) and its number arguments."""
+    specs: dict[str, InputSpec] = {}
+    numbers = {}
+    for argument, value in corpus_module().EXAMPLE_INPUTS[name].items():
+        if isinstance(value, str):
+            specs[argument] = parse_input(value)
+        elif isinstance(value, tuple):
+            specs[argument] = TensorSpec("float32", value)
+        else:
+            numbers[argument] = value
+    return specs, numbers
+
+
+def real_torch(name: str) -> recompile_loop.LoopOutcome:
+    """The same calls on a real instance, on the CPU, with real tensors (ones, as the meta
+    run's stand-ins answer), compiled with the eager backend."""
+    torch.manual_seed(0)
+    model = getattr(corpus_module(), name)()
+    compiled, observer = eager_compiled(model)
+    specs, numbers = given(name)
+    tensors = {argument: materialized(spec, lambda leaf: torch.ones(leaf.shape))
+               for argument, spec in specs.items()}
+
+    def call(inputs: dict[str, object], values: dict[str, object]) -> None:
+        with torch.no_grad():
+            compiled(**inputs, **values)
+
+    call(tensors, numbers)
+    try:
+        return recompile_loop.run_loop(call, observer, tensors, numbers, numbers, 120.0,
+                                       container_lengths.varied(model, tensors))
+    finally:
+        torch._dynamo.reset()
+
+
+def meta_target(name: str) -> tuple[JobContext, CaptureTarget, InputsDecision]:
+    """The class built as a worker builds it (on meta), with the corpus's inputs."""
+    cls = getattr(corpus_module(), name)
+    context = JobContext(TraceJob(path=str(CORPUS), workspace_root=str(CORPUS.parent),
+                                  config=EngineConfig(timeout=240.0)))
+    source = top_level_classes(CORPUS.read_text(encoding="utf-8"))[name]
+    built = build_class(context, cls, source)
+    assert isinstance(built, Built), built
+    specs, numbers = given(name)
+    return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
+                                  built.concrete_args), InputsDecision(specs, values=numbers)
+
+
+def causes(outcome: recompile_loop.LoopOutcome) -> list[tuple[str, int | None]]:
+    return [(CODES[cause.kind], next((position.line for position in reversed(cause.stack)
+                                      if position.filename == str(CORPUS)), None))
+            for cause in outcome.causes]
+
+
+def marked(name: str) -> list[tuple[str, int]]:
+    found = [(code, marked_line(CORPUS, name, f"# {code}")) for code in CODES.values()]
+    return [(code, line) for code, line in found if line is not None]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_loaders_calls_on_meta_are_real_torchs(name: str) -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        real = real_torch(name)
+        _, target, inputs = meta_target(name)
+        run = _run(target, inputs, graph_break_hook(), True, loop_seconds=120.0)
+    assert run.loop is not None and run.loop.finished
+    assert (run.loop.frames, run.loop.limit_reached) == (real.frames, real.limit_reached)
+    assert causes(run.loop) == causes(real) == marked(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_diagnostics_at_the_marked_lines(name: str) -> None:
+    context, target, inputs = meta_target(name)
+    with contextlib.redirect_stdout(io.StringIO()):
+        record = CompileCapture().capture(context, target, inputs)
+    assert [(hint.code, hint.line) for hint in record.hints] == marked(name)
+    assert all(hint.path == str(CORPUS) for hint in record.hints)
+
+
+@pytest.mark.slow
+def test_the_cli_gives_every_class_a_verdict_and_the_marked_diagnostics() -> None:
+    """Through the CLI and its worker, with the inputs the inputs stage finds: every class
+    has a compile verdict, and the recompilations are at the marked lines (but for
+    ``CLI_NOT_YET``, which this test checks are still silent)."""
+    result = fx_lsp("check", str(CORPUS), "--mode", "compile", "--no-cache", "--format", "json",
+                    cwd=CORPUS.parent)
+    report = json.loads(result.stdout)
+    statuses = {module["qualified_name"].split(":")[1]: module["status"]
+                for module in report["modules"]}
+    no_inputs = [module["qualified_name"] for module in report["modules"]
+                 if "no example inputs" in (module.get("reason") or "")]
+    if no_inputs:
+        # Seen on torch 2.10: the inputs stage's sizes solved over symbolic sizes are not
+        # found there, and the fixed shapes it tries do not fit ``x.view(b, length, c)``.
+        pytest.xfail(f"the inputs stage finds no example inputs for {no_inputs} here")
+    dict_line = marked_line(CORPUS, "PositionsByLength", "# FX506")
+    if statuses.get("PositionsByLength") == "failed" and any(
+            item["code"] == "GB0008" and item["line"] == dict_line
+            and "_scope.<locals>.impl" in item["message"]
+            for item in report["diagnostics"]):
+        # Seen on torch 2.10 and 2.15, not 2.13: dynamo meets torch.fx's Proxy magic method
+        # (``_scope.<locals>.impl``) at ``length not in self.tables``, a key the fx-mode run
+        # before compile seems to leave in the dict forward fills; real torch compiles the
+        # class whole on those series. A defect of the pipeline's instance state, not the loop.
+        pytest.xfail("compile meets a torch.fx Proxy left in PositionsByLength.tables")
+    assert statuses == {name: "traceable" for name in NAMES}
+    found: dict[str, list[tuple[str, int]]] = {name: [] for name in NAMES}
+    for item in report["diagnostics"]:
+        for qualified in item["classes"]:
+            found[qualified.split(":")[-1]].append((item["code"], item["line"]))
+    assert found == {name: [] if name in CLI_NOT_YET else marked(name) for name in NAMES}
