@@ -18,7 +18,9 @@ Each item's shape is that of the first layer of its submodule whose input size i
 (``graph_layers.layer_template``), the free sizes those of ``first_layer.SIZES_TRIED``; a
 pyramid's levels halve (as in the container's order), or double, or are all the same size,
 tried in that order. A candidate is accepted only when the model runs on it eagerly, as for
-tensors (``first_layer``).
+tensors (``first_layer``). A dict's keys ``forward`` reads only where present
+(``keyed_batch``) are given first, then left out; where the model runs both ways, the set
+without them is kept beside (``LayerInputs.alternatives``), for the captures to take too.
 """
 
 from __future__ import annotations
