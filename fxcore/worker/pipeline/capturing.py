@@ -21,7 +21,7 @@ from fxcore.worker.inputs.key_sets import merged_key_sets
 from fxcore.worker.inputs.own_choices import judged_on_own_choices
 from fxcore.worker.module_modes.judging import judged
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.capture_target import CaptureTarget, ExportOutcome
 from fxcore.worker.shared.input_refusals import refusals_kept
 from fxcore.worker.shared.inputs_decision import UNDECIDED, InputsDecision
 from fxcore.worker.shared.job_context import JobContext
@@ -60,7 +60,8 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
         with as_built(target.module) as put_back:
             seed_generators()
             inputs = decide_before_capture(context, capture, target)
-            results = []
+            results: list[tuple[InputsDecision, ModuleResult]] = []
+            first_exports: dict[bool, ExportOutcome] = {}
             # Each other input set (a dict's keys read only where present, left out) is
             # captured too; what the mode leaves on the target (export's program) is the first's.
             sets = [inputs, *(inputs.alternatives if needs_inputs(capture) else ())]
@@ -75,11 +76,10 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
                 seed_generators()  # its eager runs draw what the capture drew
                 results.append((one_set, judged_on_own_choices(context, capture.mode, target,
                                                                one_set, result)))
-                if len(sets) > 1 and len(results) == 1:
+                if len(results) == 1:
                     first_exports = dict(target.exports)
-            if len(sets) > 1:
-                target.exports.clear()
-                target.exports.update(first_exports)
+            target.exports.clear()
+            target.exports.update(first_exports)
             result = merged_key_sets(results) if len(results) > 1 else results[0][1]
         result.mode = capture.mode
         return result
