@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Install torchvision, timm and transformers for the third-party fidelity tests
-# (tests/thirdparty) without ever replacing the installed CPU torch.
+# (tests/thirdparty), and segmentation-models-pytorch for the library benchmark
+# (benchmarks/fidelity/pt2_library_coverage.py), without ever replacing the installed CPU torch.
 #
 #  * torchvision: the release whose metadata pins the installed torch (torch==X.Y.Z), found by
 #    downloading candidate wheels with `pip download --no-deps` and reading their metadata.
-#  * torchvision, timm and transformers are installed with --no-deps; their pure-Python
+#  * torchvision, timm, transformers and segmentation-models-pytorch are installed with --no-deps; their pure-Python
 #    dependencies are installed by name, under a constraint that pins torch to the installed one.
 #  * Idempotent: when everything is already there at the right versions it only checks.
 #  * A venv made by uv (as scripts/test-torch-matrix.sh makes them) gets the same packages from
@@ -21,6 +22,8 @@ set -euo pipefail
 PY="${PYTHON:-python3}"
 TIMM_SPEC="timm${TIMM_VERSION:+==$TIMM_VERSION}"
 TRANSFORMERS_SPEC="transformers${TRANSFORMERS_VERSION:+==$TRANSFORMERS_VERSION}"
+# The release the library benchmark measures; it imports timm, huggingface_hub and safetensors.
+SMP_SPEC="segmentation-models-pytorch==0.6.0"
 # Pure-Python (no torch) dependencies of timm and transformers, pillow for torchvision, and
 # einops (its layers are the usual third-party layer FX cannot trace through).
 DEPS=(
@@ -77,7 +80,7 @@ if made_by_uv; then
   UV=(uv)
   command -v uv >/dev/null || UV=(python3 -m uv)
   "${UV[@]}" pip install --quiet --python "$PY" --constraint "$CONSTRAINTS" torchvision "${DEPS[@]}"
-  "${UV[@]}" pip install --quiet --python "$PY" --no-deps "$TIMM_SPEC" "$TRANSFORMERS_SPEC"
+  "${UV[@]}" pip install --quiet --python "$PY" --no-deps "$TIMM_SPEC" "$TRANSFORMERS_SPEC" "$SMP_SPEC"
   finish
   exit 0
 fi
@@ -167,7 +170,7 @@ else
   pipq install -q -c "$CONSTRAINTS" "${DEPS[@]}"
 fi
 
-for spec in "$TIMM_SPEC" "$TRANSFORMERS_SPEC"; do
+for spec in "$TIMM_SPEC" "$TRANSFORMERS_SPEC" "$SMP_SPEC"; do
   name="${spec%%==*}"
   have="$(installed_version "$name")"
   want="${spec#*==}"; [ "$want" = "$spec" ] && want=""

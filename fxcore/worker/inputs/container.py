@@ -18,7 +18,9 @@ Each item's shape is that of the first layer of its submodule whose input size i
 (``graph_layers.layer_template``), the free sizes those of ``first_layer.SIZES_TRIED``; a
 pyramid's levels halve (as in the container's order), or double, or are all the same size,
 tried in that order. A candidate is accepted only when the model runs on it eagerly, as for
-tensors (``first_layer``).
+tensors (``first_layer``). A dict's keys ``forward`` reads only where present
+(``keyed_batch``) are given first, then left out; where the model runs both ways, the set
+without them is kept beside (``LayerInputs.alternatives``), for the captures to take too.
 """
 
 from __future__ import annotations
@@ -94,19 +96,35 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
                 tree, name)) if use.optional}
     deadline = Budget(seconds)
     tried: list[Specs] = []
+    keys = ", ".join(repr(key) for _, key in sorted(optional))
     # Keys the code reads only where present: present first, then left out.
     for present in (items, _without(items, optional)) if optional else (items,):
-        left_out = "" if present is items else (
-            ", the keys it reads only where present left out: "
-            + ", ".join(repr(key) for _, key in sorted(optional)))
+        left_out = "" if present is items else \
+            f", the keys it reads only where present left out: {keys}"
         # A Linear takes any leading dimensions: a batch of vectors as well as of sequences.
         for ranked, ranked_words in ((present, ""), (_flattened(present), ", as vectors")):
             found = _first_running(cls, model, instantiated_on, concrete_args, deadline,
                                    ranked, tried)
-            if isinstance(found, LayerInputs):
-                return LayerInputs(found.specs, found.note + ranked_words + left_out)
             if found is None:
                 return None
+            if not isinstance(found, LayerInputs):
+                continue
+            if present is not items or not optional:
+                return LayerInputs(found.specs, found.note + ranked_words + left_out)
+            # Given, the optional keys run a branch that left out they skip, and the other
+            # way round: each capture takes both sets where the model runs on both.
+            absent = _specs_without(found.specs, optional)
+            runs = first_running([(absent, None)], model, instantiated_on, concrete_args,
+                                 deadline, tried)
+            if runs is None:
+                return None
+            note = found.note + ranked_words + ", the keys it reads only where present "
+            if not runs:
+                return LayerInputs(found.specs, f"{note}given: {keys}; left out, it does not run")
+            return LayerInputs(found.specs, f"{note}given: {keys}",
+                               (LayerInputs(absent, f"{note}left out: {keys}",
+                                            key_set=f"with {keys} left out"),),
+                               f"with {keys} given")
     return None
 
 
@@ -149,6 +167,14 @@ def _without(items: _Items, keys: set[tuple[str, str]]) -> _Items:
     """``items`` without the dict keys ``keys`` (argument, key)."""
     return {name: (kind, [(key, template) for key, template in found
                           if (name, key) not in keys]) for name, (kind, found) in items.items()}
+
+
+def _specs_without(specs: Specs, keys: set[tuple[str, str]]) -> Specs:
+    """``specs`` with the dict keys ``keys`` (argument, key) left out."""
+    return {name: ContainerSpec(spec.kind, tuple(
+        (key, item) for key, item in spec.items if (name, key) not in keys))
+        if isinstance(spec, ContainerSpec) and spec.kind == "dict" else spec
+        for name, spec in specs.items()}
 
 
 def _flattened(items: _Items) -> _Items:

@@ -57,6 +57,10 @@ class DecidedInputs:
     #: Shapes propagated on ``specs`` over the graph they were decided from, when choosing
     #: their sizes did (``sizes.ChosenInputs.propagated``).
     propagated: Propagated | None = None
+    #: Other input sets the model runs on (``LayerInputs.alternatives``), and what sets
+    #: ``specs`` apart from them.
+    alternatives: tuple[LayerInputs, ...] = ()
+    key_set: str | None = None
 
 
 def decided_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule | None,
@@ -151,15 +155,21 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                 values = candidate
                 note = found.note + (f", with {spelled(values)} as annotated" if values else "")
                 decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), note),
-                                        found.specs)
+                                        found.specs, alternatives=found.alternatives,
+                                        key_set=found.key_set)
                 break
             # What the likeliest set's likeliest input met: the first set's.
             if found is not None and decided.inputs is None and refused is None:
                 refused = found
     if decided.inputs is None:
         return InputsDecision(refused=refused)
-    return InputsDecision(dict(decided.specs), decided.inputs.origin, decided.inputs.note,
-                          values, refused)
+    origin = decided.inputs.origin
+    return InputsDecision(dict(decided.specs), origin, decided.inputs.note, values, refused,
+                          alternatives=tuple(InputsDecision(dict(other.specs), origin,
+                                                            other.note, values,
+                                                            key_set=other.key_set)
+                                             for other in decided.alternatives),
+                          key_set=decided.key_set)
 
 
 def _left(deadline: Budget, seconds: float) -> float:

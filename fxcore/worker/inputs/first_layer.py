@@ -80,6 +80,11 @@ class LayerInputs:
 
     specs: Mapping[str, InputSpec]
     note: str
+    #: Other input sets the model runs on that each capture takes too: a dict argument's
+    #: keys ``forward`` reads only where present, left out (``container``).
+    alternatives: tuple[LayerInputs, ...] = ()
+    #: Where there are alternatives, what sets each set apart ("with 'mask' given").
+    key_set: str | None = None
 
 
 def required_arguments(cls: type, concrete_args: dict[str, object]) -> list[str] | None:

@@ -17,10 +17,11 @@ from fxcore.worker.capture.raised_everywhere import raised_everywhere_record
 from fxcore.worker.devices.cuda_view import gap_notes
 from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.inputs.deciding import finish_search, start_search
+from fxcore.worker.inputs.key_sets import merged_key_sets
 from fxcore.worker.inputs.own_choices import judged_on_own_choices
 from fxcore.worker.module_modes.judging import judged
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.shared.capture_target import CaptureTarget, ExportOutcome
 from fxcore.worker.shared.input_refusals import refusals_kept
 from fxcore.worker.shared.inputs_decision import UNDECIDED, InputsDecision
 from fxcore.worker.shared.job_context import JobContext
@@ -59,15 +60,27 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
         with as_built(target.module) as put_back:
             seed_generators()
             inputs = decide_before_capture(context, capture, target)
-            put_back()
-            seed_generators()
-            # The same error on every input tried is the verdict of a mode that runs forward.
-            record = raised_everywhere_record(context, target, capture.mode, inputs.raised) \
-                if inputs.raised is not None and needs_inputs(capture) else \
-                capture.capture(context, target, inputs, loop_of_calls=loop)
-            result = module_verdict(context, capture, target, inputs, record)
-            seed_generators()  # its eager runs draw what the capture drew
-            result = judged_on_own_choices(context, capture.mode, target, inputs, result)
+            results: list[tuple[InputsDecision, ModuleResult]] = []
+            first_exports: dict[bool, ExportOutcome] = {}
+            # Each other input set (a dict's keys read only where present, left out) is
+            # captured too; what the mode leaves on the target (export's program) is the first's.
+            sets = [inputs, *(inputs.alternatives if needs_inputs(capture) else ())]
+            for one_set in sets:
+                put_back()
+                seed_generators()
+                # The same error on every input tried is the verdict of a mode that runs forward.
+                record = raised_everywhere_record(context, target, capture.mode, one_set.raised) \
+                    if one_set.raised is not None and needs_inputs(capture) else \
+                    capture.capture(context, target, one_set, loop_of_calls=loop)
+                result = module_verdict(context, capture, target, one_set, record)
+                seed_generators()  # its eager runs draw what the capture drew
+                results.append((one_set, judged_on_own_choices(context, capture.mode, target,
+                                                               one_set, result)))
+                if len(results) == 1:
+                    first_exports = dict(target.exports)
+            target.exports.clear()
+            target.exports.update(first_exports)
+            result = merged_key_sets(results) if len(results) > 1 else results[0][1]
         result.mode = capture.mode
         return result
 

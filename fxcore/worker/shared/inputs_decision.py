@@ -39,6 +39,14 @@ class InputsDecision:
     #: input tried (``input_refusals``): that error, the class's verdict in the modes that
     #: run forward.
     raised: RaisedEverywhere | None = None
+    #: Other input sets each capture that runs ``forward`` takes too, its problems merged
+    #: with those of ``specs`` (``pipeline.capturing``): a dict argument's keys ``forward``
+    #: reads only where present, given in ``specs`` and left out in the other set
+    #: (``inputs.container``).
+    alternatives: tuple[InputsDecision, ...] = ()
+    #: Where there are alternatives, what sets this set apart from the others ("with 'mask'
+    #: given", "with 'mask' left out").
+    key_set: str | None = None
 
     def fresh_values(self) -> dict[str, Any]:
         """A copy of ``values`` for one run, which the report's still show as given."""
