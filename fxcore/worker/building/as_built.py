@@ -7,8 +7,11 @@ under compile; fx-lsp's search for inputs, and each capture before the next (exp
 compile, eval before train), would otherwise leave it done, so that a later capture never
 meets the code real torch compiles (a fresh Faster R-CNN breaks its graph three times in the
 scales' set-up). ``as_built`` keeps every submodule's attributes, parameters, buffers,
-children and class as they are and puts them back; what a call changes inside a mutable
-value (a list an attribute holds, a tensor written in place) stays as it was changed.
+children and class as they are and puts them back, and the entries of the plain dicts, lists
+and sets an attribute holds (a cache keyed by a size, filled on the first call: filled by a
+trace, it would hold a torch.fx Proxy as a key, which compile then meets); what a call changes
+deeper inside a value (a tensor written in place, an object's own attributes) stays as it was
+changed.
 """
 
 from __future__ import annotations
@@ -21,17 +24,35 @@ import torch
 
 #: The dicts of ``nn.Module.__dict__`` whose entries a call may replace (kept by copy).
 _OWN_DICTS = ("_parameters", "_buffers", "_modules")
+#: The containers, exactly these types, whose entries an attribute's value is put back with.
+_PLAIN_CONTAINERS = (dict, list, set)
 
 
-def _state(module: torch.nn.Module) -> tuple[type, dict[str, Any]]:
+def _state(module: torch.nn.Module) -> tuple[type, dict[str, Any], list[tuple[Any, Any]]]:
     attributes = dict(module.__dict__)
     for name in _OWN_DICTS:
         if isinstance(attributes.get(name), dict):
             attributes[name] = dict(attributes[name])
-    return type(module), attributes
+    entries = [(value, value.copy()) for name, value in attributes.items()
+               if name not in _OWN_DICTS and type(value) in _PLAIN_CONTAINERS]
+    return type(module), attributes, entries
 
 
-def _put_back(module: torch.nn.Module, kind: type, attributes: dict[str, Any]) -> None:
+def _refill(container: Any, entries: Any) -> None:
+    """``container`` (a dict, list or set) holding ``entries`` again, as the same object:
+    the module's other references to it (a method bound over it, a view) stay valid. Never
+    compared first: a key a trace left may be a Proxy, whose ``==`` cannot be asked."""
+    container.clear()
+    if type(container) is list:
+        container.extend(entries)
+    else:
+        container.update(entries)
+
+
+def _put_back(module: torch.nn.Module, kind: type, attributes: dict[str, Any],
+              entries: list[tuple[Any, Any]]) -> None:
+    for container, kept in entries:
+        _refill(container, kept)
     if type(module) is not kind:  # a lazy module becomes its class once shaped
         module.__class__ = kind
     for name in _OWN_DICTS:  # the same dict objects: hooks and views may hold them
@@ -55,8 +76,8 @@ def as_built(model: torch.nn.Module) -> Iterator[Callable[[], None]]:
         kept = []
 
     def put_back() -> None:
-        for module, kind, attributes in kept:  # _put_back leaves what was kept as it is
-            _put_back(module, kind, attributes)
+        for module, kind, attributes, entries in kept:  # _put_back leaves what was kept
+            _put_back(module, kind, attributes, entries)
 
     try:
         yield put_back

@@ -150,16 +150,6 @@ def test_the_cli_gives_every_class_a_verdict_and_the_marked_diagnostics() -> Non
         # Seen on torch 2.10: the inputs stage's sizes solved over symbolic sizes are not
         # found there, and the fixed shapes it tries do not fit ``x.view(b, length, c)``.
         pytest.xfail(f"the inputs stage finds no example inputs for {no_inputs} here")
-    dict_line = marked_line(CORPUS, "PositionsByLength", "# FX506")
-    if statuses.get("PositionsByLength") == "failed" and any(
-            item["code"] == "GB0008" and item["line"] == dict_line
-            and "_scope.<locals>.impl" in item["message"]
-            for item in report["diagnostics"]):
-        # Seen on torch 2.10 and 2.15, not 2.13: dynamo meets torch.fx's Proxy magic method
-        # (``_scope.<locals>.impl``) at ``length not in self.tables``, a key the fx-mode run
-        # before compile seems to leave in the dict forward fills; real torch compiles the
-        # class whole on those series. A defect of the pipeline's instance state, not the loop.
-        pytest.xfail("compile meets a torch.fx Proxy left in PositionsByLength.tables")
     assert statuses == {name: "traceable" for name in NAMES}
     found: dict[str, list[tuple[str, int]]] = {name: [] for name in NAMES}
     for item in report["diagnostics"]:
