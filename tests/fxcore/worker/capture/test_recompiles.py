@@ -13,15 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
+import recompile_runs
 import source_modules
 import torch
-from real_compile import eager_compiled
+from recompile_runs import real_loop, worker_target
 
 from fxcore.model.container_spec import InputSpec, materialized, parse_input
-from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.building.instances import Built, build_class
-from fxcore.worker.capture.compile import container_lengths, recompile_loop
+from fxcore.worker.capture.compile import recompile_loop
 from fxcore.worker.capture.compile.compiling import CompileCapture, _Run, _run
 from fxcore.worker.capture.compile.fake_cpu import fake_cpu_reason
 from fxcore.worker.capture.compile.recompile_hints import SLOWED, loop_notes
@@ -29,7 +28,6 @@ from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
-from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
 
@@ -59,16 +57,8 @@ def input_spec(name: str) -> InputSpec:
 
 def meta_target(name: str) -> tuple[JobContext, CaptureTarget, InputsDecision]:
     """The class built as a worker builds it (on meta), with the corpus's inputs."""
-    cls = getattr(corpus_module(), name)
-    # The loop gets a quarter of the time-out: a loaded test machine (the matrix beside other
-    # tiers) must not cut it short, which would be the budget's answer, not the loop's.
-    context = JobContext(TraceJob(path=str(CORPUS), workspace_root=str(CORPUS.parent),
-                                  config=EngineConfig(timeout=240.0)))
-    source = top_level_classes(CORPUS.read_text(encoding="utf-8"))[name]
-    built = build_class(context, cls, source)
-    assert isinstance(built, Built), built
-    return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                  built.concrete_args), InputsDecision({"x": input_spec(name)})
+    return worker_target(CORPUS, getattr(corpus_module(), name),
+                         InputsDecision({"x": input_spec(name)}))
 
 
 def real_torch(name: str) -> recompile_loop.LoopOutcome:
@@ -76,20 +66,8 @@ def real_torch(name: str) -> recompile_loop.LoopOutcome:
     run's stand-ins answer), compiled with the eager backend."""
     torch.manual_seed(0)
     model = getattr(corpus_module(), name)()
-    compiled, observer = eager_compiled(model)
     tensors = {"x": materialized(input_spec(name), lambda leaf: torch.ones(leaf.shape))}
-    numbers = recompile_loop.number_arguments(model, {})
-
-    def call(inputs: dict[str, object], values: dict[str, object]) -> None:
-        with torch.no_grad():
-            compiled(**inputs, **values)
-
-    call(tensors, numbers)
-    try:
-        return recompile_loop.run_loop(call, observer, tensors, numbers, numbers, 120.0,
-                                       container_lengths.varied(model, tensors))
-    finally:
-        torch._dynamo.reset()
+    return real_loop(model, tensors, recompile_loop.number_arguments(model, {}))
 
 
 def meta_run(target: CaptureTarget, inputs: InputsDecision) -> _Run:
@@ -103,14 +81,11 @@ def meta_run(target: CaptureTarget, inputs: InputsDecision) -> _Run:
 
 
 def causes(outcome: recompile_loop.LoopOutcome) -> list[tuple[str, int | None]]:
-    return [(CODES[cause.kind], next((position.line for position in reversed(cause.stack)
-                                      if position.filename == str(CORPUS)), None))
-            for cause in outcome.causes]
+    return recompile_runs.causes(outcome, CORPUS, CODES)
 
 
 def marked(name: str) -> list[tuple[str, int]]:
-    found = [(code, marked_line(CORPUS, name, f"# {code}")) for code in CODES.values()]
-    return [(code, line) for code, line in found if line is not None]
+    return recompile_runs.marked(CORPUS, name, CODES)
 
 
 @pytest.mark.slow

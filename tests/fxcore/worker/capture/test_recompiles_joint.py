@@ -16,24 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import recompile_runs
 import source_modules
 import torch
-from real_compile import eager_compiled
+from recompile_runs import real_loop, worker_target
 
 from fxcore.model.container_spec import InputSpec, materialized, parse_input
-from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.building.instances import Built, build_class
-from fxcore.worker.capture.compile import container_lengths, recompile_loop
+from fxcore.worker.capture.compile import recompile_loop
 from fxcore.worker.capture.compile.compiling import CompileCapture, _run
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
-from fxcore.workspace.discovery import top_level_classes
 
 from cli_support import fx_lsp
-from engine_support import marked_line
 
 pytestmark = [pytest.mark.matrix,
               pytest.mark.skipif(not recompile_loop.can_observe(),
@@ -72,46 +69,25 @@ def real_torch(name: str) -> recompile_loop.LoopOutcome:
     """The same calls on a real instance, on the CPU, with real tensors (ones, as the meta
     run's stand-ins answer), compiled with the eager backend."""
     torch.manual_seed(0)
-    model = getattr(corpus_module(), name)()
-    compiled, observer = eager_compiled(model)
     specs, numbers = given(name)
     tensors = {argument: materialized(spec, lambda leaf: torch.ones(leaf.shape))
                for argument, spec in specs.items()}
-
-    def call(inputs: dict[str, object], values: dict[str, object]) -> None:
-        with torch.no_grad():
-            compiled(**inputs, **values)
-
-    call(tensors, numbers)
-    try:
-        return recompile_loop.run_loop(call, observer, tensors, numbers, numbers, 120.0,
-                                       container_lengths.varied(model, tensors))
-    finally:
-        torch._dynamo.reset()
+    return real_loop(getattr(corpus_module(), name)(), tensors, numbers)
 
 
 def meta_target(name: str) -> tuple[JobContext, CaptureTarget, InputsDecision]:
     """The class built as a worker builds it (on meta), with the corpus's inputs."""
-    cls = getattr(corpus_module(), name)
-    context = JobContext(TraceJob(path=str(CORPUS), workspace_root=str(CORPUS.parent),
-                                  config=EngineConfig(timeout=240.0)))
-    source = top_level_classes(CORPUS.read_text(encoding="utf-8"))[name]
-    built = build_class(context, cls, source)
-    assert isinstance(built, Built), built
     specs, numbers = given(name)
-    return context, CaptureTarget(cls, source, built.model, built.instantiated_on,
-                                  built.concrete_args), InputsDecision(specs, values=numbers)
+    return worker_target(CORPUS, getattr(corpus_module(), name),
+                         InputsDecision(specs, values=numbers))
 
 
 def causes(outcome: recompile_loop.LoopOutcome) -> list[tuple[str, int | None]]:
-    return [(CODES[cause.kind], next((position.line for position in reversed(cause.stack)
-                                      if position.filename == str(CORPUS)), None))
-            for cause in outcome.causes]
+    return recompile_runs.causes(outcome, CORPUS, CODES)
 
 
 def marked(name: str) -> list[tuple[str, int]]:
-    found = [(code, marked_line(CORPUS, name, f"# {code}")) for code in CODES.values()]
-    return [(code, line) for code, line in found if line is not None]
+    return recompile_runs.marked(CORPUS, name, CODES)
 
 
 @pytest.mark.parametrize("name", NAMES)
