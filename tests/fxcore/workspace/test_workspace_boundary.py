@@ -6,6 +6,7 @@ it."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def test_the_server_s_workspace_jobs_refuse_a_link_out(tmp_path: Path) -> None:
 
 def test_diff_of_the_working_tree_imports_no_file_a_link_takes_out(tmp_path: Path) -> None:
     """``fx-lsp diff HEAD`` checks the working tree as ``fx-lsp check`` does: an untracked link
-    out of it is not imported (it was, and its class was reported as new in the diff)."""
+    out of it is not imported (it was, and its class was reported as new in the diff), and is
+    said in one line on stderr, and in the JSON report's ``refused``."""
     root, outside = planted(tmp_path)
     for arguments in (["init", "-q"], ["add", "pyproject.toml", "model.py"],
                       ["commit", "-qm", "one"]):
@@ -97,3 +99,8 @@ def test_diff_of_the_working_tree_imports_no_file_a_link_takes_out(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert "HEAD (the working tree): " in done.stderr, done.stderr
     assert "Planted" not in done.stdout and not (outside / "IMPORTED").exists(), done.stdout
+    [refused] = [line for line in done.stderr.splitlines() if "leads out of" in line]
+    assert refused.startswith(f"HEAD: {root / 'linked.py'}: "), done.stderr
+    assert str(outside / "planted.py") in refused
+    report = json.loads(fx_lsp("diff", "--output-format", "json", "HEAD", cwd=root).stdout)
+    assert [line.split(": ")[0] for line in report["refused"]] == [str(root / "linked.py")]
