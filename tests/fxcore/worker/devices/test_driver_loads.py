@@ -16,7 +16,10 @@ notes the pid of the worker importing it, and every such pid must be in the log.
 makes CUDA tensors as it is imported (``made_at_import.py``), which the CUDA kernel made, loading
 the driver, before the view made them on meta; another makes CUDA generators as it is imported
 and in ``__init__`` (``cuda_generators.py``), which torch's CUDA generator made, loading the
-driver, before the view made its own (``fxcore.worker.devices.cuda_generators``).
+driver, before the view made its own (``fxcore.worker.devices.cuda_generators``). The workers
+of classes judged for the CPU that make CUDA generators are recorded the same way
+(``test_no_worker_judging_a_cpu_class_that_makes_cuda_generators_reaches_the_cuda_runtime``):
+before torch 2.13 nothing caught the call there, and torch's CUDA generator loaded the driver.
 
 The mutant the test must catch, the old bug: the warm-up run before the guard is in place
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
