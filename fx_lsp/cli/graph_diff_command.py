@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from fx_lsp.cli.progress import Progress
 from fx_lsp.escaping import terminal
-from fxcore.reporting import graph_diff
 
 if TYPE_CHECKING:
     from fxcore.api.revision_diff import RevisionDiff, SideChecked
@@ -60,14 +59,15 @@ def run(arguments: argparse.Namespace, modes: tuple[str, ...] | None,
                           Progress(shown=not (arguments.quiet or arguments.verbose)))
 
 
-def write(changes: list[graph_diff.ClassChange], arguments: argparse.Namespace,
-          stream: TextIO) -> None:
+def write(diff: RevisionDiff, arguments: argparse.Namespace, stream: TextIO) -> None:
     from fx_lsp.cli import graph_diff_formats
 
+    changes = diff.changes
     if arguments.output_format == "json":
         from fxcore.api.revision_diff import diff_json
 
-        json.dump(diff_json(arguments.base, arguments.head, changes), stream, indent=2)
+        json.dump(diff_json(arguments.base, arguments.head, changes, diff.refused), stream,
+                  indent=2)
         stream.write("\n")
     elif arguments.output_format == "markdown":
         stream.write(graph_diff_formats.markdown(changes, arguments.base, arguments.head))
@@ -77,8 +77,10 @@ def write(changes: list[graph_diff.ClassChange], arguments: argparse.Namespace,
 
 def print_checked(checked: list[SideChecked], quiet: bool) -> None:
     """A line per revision saying how many files were checked and how many of them came from
-    the cache."""
-    if not quiet:
-        for side in checked:
+    the cache; and, even with ``quiet``, one per file refused at the workspace boundary."""
+    for side in checked:
+        if not quiet:
             print(terminal(f"{side.name} ({side.revision or 'the working tree'}): {side.files} "
                            f"files checked, {side.cached} from the cache"), file=sys.stderr)
+        for line in side.refused:
+            print(terminal(f"{side.name}: {line}"), file=sys.stderr)

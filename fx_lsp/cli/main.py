@@ -252,7 +252,7 @@ def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
         raise CommandError(str(error)) from error
     graph_diff_command.print_checked(diff.checked, arguments.quiet)
     _write_output(arguments.output_file,
-                  lambda stream: graph_diff_command.write(diff.changes, arguments, stream))
+                  lambda stream: graph_diff_command.write(diff, arguments, stream))
     return EXIT_FAILED if diff.regressed and arguments.fail_on == "regression" else EXIT_OK
 
 

@@ -249,9 +249,8 @@ class Tools:
                 chosen = available_modes(chosen)[0]
             # The engine alone: the revisions are checked in temporary folders, whose
             # call-site indexes the kept pipeline would keep after they are gone.
-            changes = diff_revisions(self.workspace, base, head, chosen,
-                                     engine=self.engine()).changes
-        return diff_json(base, head, changes)
+            diff = diff_revisions(self.workspace, base, head, chosen, engine=self.engine())
+        return diff_json(base, head, diff.changes, diff.refused)
 
     def close(self) -> None:
         """Kill the workers, and wait for a call still tracing to end (its jobs stop with

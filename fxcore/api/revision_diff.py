@@ -16,6 +16,7 @@ from typing import Any
 from fxcore.api import git_revisions, revision_files
 from fxcore.api.check import CheckRun, Progress, check_jobs, run_jobs
 from fxcore.checking.pipeline import Pipeline
+from fxcore.checking.preparation import LINKED_OUT
 from fxcore.host.engine import Engine
 from fxcore.reporting import graph_diff
 
@@ -31,6 +32,8 @@ class SideChecked:
     files: int
     #: Of ``files``, how many came from the cache.
     cached: int
+    #: A line for each file a symbolic link takes out of the workspace, refused unread.
+    refused: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -42,6 +45,18 @@ class RevisionDiff:
     @property
     def regressed(self) -> bool:
         return any(change.regressed for change in self.changes)
+
+    @property
+    def refused(self) -> list[str]:
+        """The lines of the files refused at the workspace boundary, at either revision."""
+        return [line for side in self.checked for line in side.refused]
+
+
+def _refused(run: CheckRun) -> list[str]:
+    """``path: message`` of each file a link takes out of its workspace (one FX100, the file
+    never read: ``fxcore.checking.preparation.linked_out``)."""
+    return [f"{result.path}: {error.message}" for result in run.results
+            for error in result.errors if error.message.startswith(LINKED_OUT)]
 
 
 def _checked(folder: str, changed: list[str], timeout: float | None,
@@ -91,17 +106,18 @@ def diff_revisions(folder: str, base: str, head: str | None,
             sides.append(found)
             if check_run is not None:
                 checked.append(SideChecked(name, revision, check_run.summary.files,
-                                           check_run.summary.cached))
+                                           check_run.summary.cached, _refused(check_run)))
     finally:
         if engine is None:
             runs_on.close()
     return RevisionDiff(graph_diff.diff(sides[0], sides[1]), checked)
 
 
-def diff_json(base: str, head: str | None,
-              changes: list[graph_diff.ClassChange]) -> dict[str, Any]:
+def diff_json(base: str, head: str | None, changes: list[graph_diff.ClassChange],
+              refused: list[str] | None = None) -> dict[str, Any]:
     """What ``fx-lsp diff --output-format json`` prints and ``fx-lsp mcp``'s ``diff``
-    returns."""
+    returns; ``refused``: ``RevisionDiff.refused``."""
     return {"base": base, "head": head,
             "changes": [graph_diff.change_json(change) for change in changes],
-            "regressions": sum(change.regressed for change in changes)}
+            "regressions": sum(change.regressed for change in changes),
+            "refused": refused or []}

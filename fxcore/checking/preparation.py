@@ -43,6 +43,10 @@ class PreparedJob:
         return FileResult(path=self.job.path)
 
 
+#: How the failure of a file a link takes out of its workspace begins.
+LINKED_OUT = "This file is a symbolic link, or lies in a linked folder"
+
+
 def linked_out(job: TraceJob) -> FileResult | None:
     """The result of a file that a symbolic link takes out of its workspace
     (``fxcore.workspace.file_access.outside_target``): one FX100 on its first line, the file neither
@@ -51,7 +55,7 @@ def linked_out(job: TraceJob) -> FileResult | None:
     real = outside_target(job.path, job.workspace_root)
     if real is None:
         return None
-    message = (f"This file is a symbolic link, or lies in a linked folder, that leads out of "
+    message = (f"{LINKED_OUT}, that leads out of "
                f"the workspace {job.workspace_root} (to {real}): fx-lsp does not read or "
                "import it.")
     return FileResult(path=job.path, errors=[Failure(

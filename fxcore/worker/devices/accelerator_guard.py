@@ -33,10 +33,10 @@ count, so that no worker loads the driver either; torch's original call, which a
 only where this torch cannot take that guard.
 
 A CUDA generator (``torch.Generator("cuda")``) is C++ from end to end as well: its
-constructor asks the CUDA runtime for the current stream. From torch 2.13, whose generator
-type has a metaclass written in Python, such a call is refused too; in the GPU view it makes
-the view's generator instead (``cuda_generators``). Before 2.13 a class judged for the CPU
-that makes one reaches the driver.
+constructor asks the CUDA runtime for the current stream. Such a call is refused too, before
+any C++ runs (from torch 2.13 by the generator type's metaclass, which is written in Python;
+before, by ``torch.Generator`` standing for a class that refuses it); in the GPU view it makes
+the view's generator instead (``cuda_generators``).
 
 Each entry point is feature-detected: a CPU build has none of the C ones, and a release
 without one is simply not patched there.
@@ -133,8 +133,8 @@ def guard() -> list[str]:
                 replaced.append(f"torch._C.{name}")
     from fxcore.worker.devices.cuda_generators import refuse_outside_view
 
-    if refuse_outside_view(_refusal("cuda")):
-        replaced.append("torch.Generator of a CUDA device")
+    refuse_outside_view(_refusal("cuda"))
+    replaced.append("torch.Generator of a CUDA device")
     original = getattr(torch._C, _C_DEVICE_GUARD_SETUP, None)
     if original is not None and original is not _no_device_guard_setup:
         _torch_device_guard_setup = original

@@ -27,9 +27,12 @@ Two things make torch see it as it sees a real generator:
   ``torch.Generator`` itself is the view's class while the view is entered; an
   ``isinstance`` against it answers as against torch's.
 
-Outside the view, from torch 2.13, the same catch refuses such a call for good in every
-fx-lsp process (``refuse_outside_view``, put in place by ``accelerator_guard.guard``): a class
-judged for the CPU is told to be judged for a GPU, and never reaches torch's CUDA generator.
+Outside the view the same catch refuses such a call for good in every fx-lsp process
+(``refuse_outside_view``, put in place by ``accelerator_guard.guard``): a class judged for the
+CPU is told to be judged for a GPU, and never reaches torch's CUDA generator. Before 2.13
+``torch.Generator`` is ``OutsideViewGenerator`` there, for the life of the process, which the
+view swaps for its own while entered: it refuses a CUDA device, and for any other device makes
+torch's own generator, so that what code judged for the CPU holds is torch's type.
 
 What differs from a real CUDA generator: ``get_state`` gives a CPU generator's state (5,056
 bytes, not 16), which ``set_state`` expects back.
@@ -47,13 +50,19 @@ _GENERATOR_TYPE: type = type(_GENERATOR)
 
 
 class _AnyGenerator(_GENERATOR_TYPE):  # type: ignore[misc, valid-type]
-    """``ViewGenerator``'s type: where it stands for ``torch.Generator`` (before torch 2.13),
-    ``isinstance`` and ``issubclass`` answer as torch's generator type does."""
+    """The type of the classes that stand for ``torch.Generator`` before torch 2.13
+    (``ViewGenerator``, ``OutsideViewGenerator``): ``isinstance`` and ``issubclass`` against
+    one answer as against torch's generator type; against a user's class deriving from one,
+    as against any class."""
 
     def __instancecheck__(cls, instance: Any) -> bool:
+        if "_stands_for_torch_s" not in cls.__dict__:
+            return super().__instancecheck__(instance)
         return isinstance(instance, _GENERATOR)
 
     def __subclasscheck__(cls, subclass: Any) -> bool:
+        if "_stands_for_torch_s" not in cls.__dict__:
+            return super().__subclasscheck__(subclass)
         return isinstance(subclass, type) and issubclass(subclass, _GENERATOR)
 
 
@@ -74,14 +83,15 @@ class ViewGenerator(_GENERATOR, metaclass=_AnyGenerator):  # type: ignore[misc]
     generator for any other."""
 
     __slots__ = ("_cuda",)
+    _stands_for_torch_s = True
 
     def __new__(cls, device: Any = None) -> Any:
         arguments = () if device is None else (device,)
-        if cls is not ViewGenerator:  # a class of the user's deriving from torch.Generator
-            return _GENERATOR.__new__(cls, *arguments)
         cuda = _cuda_device(device)
         if cuda is None:
-            return _GENERATOR(*arguments)
+            # A class of the user's deriving from torch.Generator makes its own instances.
+            return _GENERATOR(*arguments) if cls is ViewGenerator \
+                else _GENERATOR.__new__(cls, *arguments)
         generator = _GENERATOR.__new__(cls, "cpu")
         generator._cuda = cuda
         return generator
@@ -160,12 +170,14 @@ def _refused(gap: str) -> Any:
     return refuse
 
 
-def _caught(original: Any, make: Any) -> Any:
+def _caught(original: Any, make: Any, *, derived: bool = False) -> Any:
     """The generator type's metaclass ``__call__``: ``torch.Generator(...)`` of a CUDA device
-    is ``make``'s; every other call is ``original``'s."""
+    (and, ``derived``, a call of a user's class deriving from it) is ``make``'s; every other
+    call is ``original``'s."""
     def call(cls: type, *args: Any, **kwargs: Any) -> Any:
-        if cls is _GENERATOR and len(args) + len(kwargs) == 1 \
-                and set(kwargs) <= {"device"}:
+        # (``issubclass`` against ``ViewGenerator`` answers as against torch's type.)
+        asked = cls is _GENERATOR or (derived and ViewGenerator not in cls.__mro__)
+        if asked and len(args) + len(kwargs) == 1 and set(kwargs) <= {"device"}:
             device = args[0] if args else kwargs["device"]
             if _cuda_device(device) is not None:
                 return make(device)
@@ -190,21 +202,41 @@ def generators_in_view(stack: contextlib.ExitStack) -> str | None:
     return gap
 
 
+class OutsideViewGenerator(_GENERATOR, metaclass=_AnyGenerator):  # type: ignore[misc]
+    """``torch.Generator`` outside the view before torch 2.13 (``refuse_outside_view``):
+    called as ``torch.Generator`` is, it refuses a CUDA device, and for any other makes
+    torch's own generator."""
+
+    _stands_for_torch_s = True
+    #: What a CUDA device meets (``refuse_outside_view``): it raises.
+    refusal: Any = None
+
+    def __new__(cls, device: Any = None) -> Any:
+        if _cuda_device(device) is not None:
+            return OutsideViewGenerator.refusal(device)
+        arguments = () if device is None else (device,)
+        if cls is not OutsideViewGenerator:  # a class of the user's deriving from it
+            return _GENERATOR.__new__(cls, *arguments)
+        return _GENERATOR(*arguments)
+
+
 #: Whether ``refuse_outside_view`` caught the calls in this process.
 _refused_outside: list[bool] = []
 
 
-def refuse_outside_view(refusal: Any) -> bool:
-    """For good in this process (``accelerator_guard.guard``), where this torch lets Python
-    catch the call (from 2.13): ``torch.Generator`` of a CUDA device is ``refusal``'s, never
-    torch's CUDA generator, which initialises CUDA; the view's own catch comes first while it
-    is entered. Whether the calls are caught."""
+def refuse_outside_view(refusal: Any) -> None:
+    """For good in this process (``accelerator_guard.guard``): ``torch.Generator`` of a CUDA
+    device is ``refusal``'s, never torch's CUDA generator, which initialises CUDA; the view's
+    own catch comes first while it is entered. From torch 2.13 every call is caught; before,
+    those through the name ``torch.Generator`` (``OutsideViewGenerator``)."""
+    if _refused_outside:
+        return
     if _GENERATOR_TYPE is type:
-        return False
-    if not _refused_outside:
-        _GENERATOR_TYPE.__call__ = _caught(_GENERATOR_TYPE.__call__, refusal)
-        _refused_outside.append(True)
-    return True
+        OutsideViewGenerator.refusal = staticmethod(refusal)
+        torch.Generator = OutsideViewGenerator  # type: ignore[misc]
+    else:
+        _GENERATOR_TYPE.__call__ = _caught(_GENERATOR_TYPE.__call__, refusal, derived=True)
+    _refused_outside.append(True)
 
 
 def _put_back_call(own: Any) -> None:

@@ -88,4 +88,5 @@ def test_diff_of_revisions_without_a_changed_file(project: Path, engine: Engine)
     diff = diff_revisions(str(project), "HEAD", None, engine=engine)
     assert (diff.changes, diff.checked, diff.regressed) == ([], [], False)
     assert diff_json("HEAD", None, diff.changes) == {"base": "HEAD", "head": None,
-                                                      "changes": [], "regressions": 0}
+                                                      "changes": [], "regressions": 0,
+                                                      "refused": []}

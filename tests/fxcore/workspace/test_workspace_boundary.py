@@ -1,10 +1,13 @@
 """The workspace boundary holds for every file a check finds, not only for paths named: a
 file that a symbolic link takes out of its workspace (the file a link, or a folder above it)
 is one FX100 on its first line, and is neither imported nor read, whether a folder walk, the
-language server's workspace trace or a path found it."""
+language server's workspace trace, ``fx-lsp diff``'s check of the working tree or a path found
+it."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 from fxcore.checking.pipeline import Pipeline, jobs_below
@@ -80,3 +83,24 @@ def test_the_server_s_workspace_jobs_refuse_a_link_out(tmp_path: Path) -> None:
     [error] = result.errors
     assert error.code == "FX100" and "leads out of the workspace" in error.message
     assert result.modules == [] and not (outside / "IMPORTED").exists()
+
+
+def test_diff_of_the_working_tree_imports_no_file_a_link_takes_out(tmp_path: Path) -> None:
+    """``fx-lsp diff HEAD`` checks the working tree as ``fx-lsp check`` does: an untracked link
+    out of it is not imported (it was, and its class was reported as new in the diff), and is
+    said in one line on stderr, and in the JSON report's ``refused``."""
+    root, outside = planted(tmp_path)
+    for arguments in (["init", "-q"], ["add", "pyproject.toml", "model.py"],
+                      ["commit", "-qm", "one"]):
+        subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                        *arguments], check=True, capture_output=True)
+    (root / "model.py").write_text(MODEL.replace("x + 1", "x + 2"))
+    done = fx_lsp("diff", "HEAD", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "HEAD (the working tree): " in done.stderr, done.stderr
+    assert "Planted" not in done.stdout and not (outside / "IMPORTED").exists(), done.stdout
+    [refused] = [line for line in done.stderr.splitlines() if "leads out of" in line]
+    assert refused.startswith(f"HEAD: {root / 'linked.py'}: "), done.stderr
+    assert str(outside / "planted.py") in refused
+    report = json.loads(fx_lsp("diff", "--output-format", "json", "HEAD", cwd=root).stdout)
+    assert [line.split(": ")[0] for line in report["refused"]] == [str(root / "linked.py")]

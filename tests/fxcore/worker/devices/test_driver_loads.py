@@ -16,7 +16,10 @@ notes the pid of the worker importing it, and every such pid must be in the log.
 makes CUDA tensors as it is imported (``made_at_import.py``), which the CUDA kernel made, loading
 the driver, before the view made them on meta; another makes CUDA generators as it is imported
 and in ``__init__`` (``cuda_generators.py``), which torch's CUDA generator made, loading the
-driver, before the view made its own (``fxcore.worker.devices.cuda_generators``).
+driver, before the view made its own (``fxcore.worker.devices.cuda_generators``). The workers
+of classes judged for the CPU that make CUDA generators are recorded the same way
+(``test_no_worker_judging_a_cpu_class_that_makes_cuda_generators_reaches_the_cuda_runtime``):
+before torch 2.13 nothing caught the call there, and torch's CUDA generator loaded the driver.
 
 The mutant the test must catch, the old bug: the warm-up run before the guard is in place
 (``test_a_warm_up_before_the_guard_is_caught``). Where a driver is installed (a GPU machine),
@@ -26,6 +29,7 @@ load: there these tests see nothing, and the GPU tier's watch of the processes h
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -144,6 +148,45 @@ class DrawsOnCuda(nn.Module):
         return (x + torch.randn(x.shape, generator=NOISE, device=x.device)) * keep
 """,
 }
+#: Classes judged for the CPU that make CUDA generators, as they are imported, built and run:
+#: torch's CUDA generator asks the CUDA runtime for the current stream as it is made (loading
+#: the driver), and no Python code runs before it unless fx-lsp's guard catches the call.
+CPU_JUDGED_GENERATORS = {
+    "generator_at_import.py": """\
+import torch
+from torch import nn
+
+NOISE = torch.Generator("cuda")
+
+
+class GeneratorAtImport(nn.Module):
+    def forward(self, x):
+        return x + 1
+""",
+    "generator_in_init.py": """\
+import torch
+from torch import Generator, nn
+
+
+class GeneratorInInit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = Generator(device="cuda")
+
+    def forward(self, x):
+        return x + 1
+""",
+    "generator_in_forward.py": """\
+import torch
+from torch import nn
+
+
+class GeneratorInForward(nn.Module):
+    def forward(self, x):
+        generator = torch.Generator(torch.device("cuda", 0))
+        return x + torch.rand(x.shape, generator=generator, device=x.device)
+""",
+}
 #: Run at each model file's import, in the worker judging it: the worker's pid is kept, and a
 #: library opened so that the loader logs a line of that pid, whatever the capture loads.
 PROBE = """\
@@ -166,12 +209,18 @@ def _loads(log_folder: Path) -> list[tuple[str, str, str]]:
 
 
 def _logged(command: list[str], cwd: Path, log_folder: Path) -> list[tuple[str, str, str]]:
+    return _logged_run(command, cwd, log_folder)[0]
+
+
+def _logged_run(command: list[str], cwd: Path,
+                log_folder: Path) -> tuple[list[tuple[str, str, str]], str]:
+    """The driver library loads of ``command``'s processes, and what it printed."""
     log_folder.mkdir()
     completed = subprocess.run(
         command, cwd=cwd, capture_output=True, text=True, timeout=600, check=False,
         env={**os.environ, "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(log_folder / "ld")})
     assert completed.returncode in (0, 1), completed.stderr[-3000:]
-    return _loads(log_folder)
+    return _loads(log_folder), completed.stdout
 
 
 def _logged_pids(log_folder: Path) -> set[str]:
@@ -236,3 +285,32 @@ def test_no_worker_judging_gpu_written_classes_reaches_the_cuda_runtime(
     workers = {path.name for path in (workspace / "pids").iterdir()}
     assert workers and workers <= _logged_pids(tmp_path / "logs"), workers
     assert _from_runtime(loads) == []
+
+
+@pytest.mark.matrix_sweep  # heavy: an edge series only (test-torch-matrix.sh)
+def test_no_worker_judging_a_cpu_class_that_makes_cuda_generators_reaches_the_cuda_runtime(
+        tmp_path: Path) -> None:
+    """Judged for the CPU, ``torch.Generator("cuda")`` at import, in ``__init__`` (through
+    ``from torch import Generator``) and in ``forward`` is refused with the guard's advice to
+    judge the class for a GPU; before, torch's CUDA generator loaded the driver in the worker
+    (before torch 2.13, where no metaclass of torch's catches the call)."""
+    workspace = tmp_path / "workspace"
+    (workspace / "pids").mkdir(parents=True)
+    (workspace / "pyproject.toml").write_text(
+        '[tool.fx-lsp]\ndevice = "cpu"\n\n'
+        '[tool.fx-lsp.modules."generator_in_forward:GeneratorInForward"]\n'
+        'inputs = {x = "float32[2, 8]"}\n')
+    for name, source in CPU_JUDGED_GENERATORS.items():
+        (workspace / name).write_text(PROBE + source)
+    loads, report = _logged_run(
+        [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--mode", "fx,export,compile",
+         "--output-format", "json", "."], workspace, tmp_path / "logs")
+    workers = {path.name for path in (workspace / "pids").iterdir()}
+    assert workers and workers <= _logged_pids(tmp_path / "logs"), workers
+    assert _from_runtime(loads) == []
+    # Each file was judged and met the refusal, which says how to judge the class for a GPU.
+    refused = {diagnostic["path"].rsplit("/", 1)[-1]
+               for diagnostic in json.loads(report)["diagnostics"]
+               if "never initialise CUDA" in diagnostic["message"]
+               and 'device = \"cuda\"' in diagnostic["message"]}
+    assert refused == set(CPU_JUDGED_GENERATORS), report[-3000:]

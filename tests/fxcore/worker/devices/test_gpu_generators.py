@@ -56,14 +56,39 @@ class NoisyDropout(nn.Module):
 INPUTS = {"NoisyDropout": {"x": "float32[2, 8]"}}
 
 
-def _verdicts(workspace: Path, device: str) -> dict[str, Any]:
-    """Each mode's (status, [(line, code)]) for the file written for ``device`` and judged for
-    it."""
+#: Generators made in ``forward``, by every spelling a CPU class uses, drawn from and tested by
+#: ``isinstance``: what code judged for the CPU holds is torch's own generator, however
+#: ``torch.Generator`` is caught (before torch 2.13 the name stands for fx-lsp's class).
+DRAWS_IN_FORWARD = """\
+import torch
+from torch import Generator, nn
+
+
+class DrawsInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        generator = torch.Generator()
+        generator.manual_seed(0)
+        noise = torch.randn(x.shape, generator=generator)
+        if isinstance(generator, torch.Generator) and type(generator) is torch._C.Generator:
+            noise = noise * 2
+        other = Generator("cpu")
+        return self.fc(x + noise) * torch.rand(x.shape, generator=other)
+"""
+
+
+def _verdicts(workspace: Path, device: str, source: str = DRAWS,
+              name: str = "NoisyDropout") -> dict[str, Any]:
+    """Each mode's (status, [(line, code)]) for class ``name`` of the file written for
+    ``device`` and judged for it."""
     workspace.mkdir()
-    (workspace / "draws.py").write_text(DRAWS.replace('"cuda"', f'"{device}"'))
+    (workspace / "draws.py").write_text(source.replace('"cuda"', f'"{device}"'))
     (workspace / "pyproject.toml").write_text(
         f'[tool.fx-lsp]\ndevice = "{device}"\n\n'
-        '[tool.fx-lsp.modules."draws:NoisyDropout"]\ninputs = {x = "float32[2, 8]"}\n')
+        f'[tool.fx-lsp.modules."draws:{name}"]\ninputs = {{x = "float32[2, 8]"}}\n')
     completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "fx,export,compile",
                                    "--output-format", "json", ".", cwd=workspace)
     assert completed.returncode in (0, 1), completed.stderr
@@ -72,7 +97,7 @@ def _verdicts(workspace: Path, device: str) -> dict[str, Any]:
     assert not [d for d in report["diagnostics"] if not d["classes"]], report["diagnostics"]
     return {module["mode"]: (module["status"], sorted(
         (d["line"], d["code"]) for d in report["diagnostics"]
-        if "NoisyDropout" in d["classes"] and d["mode"] == module["mode"]))
+        if name in d["classes"] and d["mode"] == module["mode"]))
         for module in report["modules"]}
 
 
@@ -88,6 +113,19 @@ def test_cuda_generators_get_the_verdicts_of_cpu_ones(tmp_path: Path) -> None:
     real_compile = compile_answers_of(tmp_path / "cpu" / "draws.py")["NoisyDropout"]
     assert [[line, code] for line, code in on_cpu["compile"][1]] == real_compile["breaks"]
     real_export = export_errors(tmp_path / "cpu" / "draws.py", INPUTS)["NoisyDropout"]
+    assert (on_cpu["export"][0] == "traceable") == (real_export["non-strict"] is None), \
+        real_export
+
+
+@pytest.mark.matrix
+@pytest.mark.slow
+def test_generators_a_class_judged_for_the_cpu_makes_in_forward_get_real_torchs_verdicts(
+        tmp_path: Path) -> None:
+    on_cpu = _verdicts(tmp_path / "cpu", "cpu", DRAWS_IN_FORWARD, "DrawsInForward")
+    real_compile = compile_answers_of(tmp_path / "cpu" / "draws.py")["DrawsInForward"]
+    assert [[line, code] for line, code in on_cpu["compile"][1]] == real_compile["breaks"]
+    real_export = export_errors(tmp_path / "cpu" / "draws.py",
+                                {"DrawsInForward": INPUTS["NoisyDropout"]})["DrawsInForward"]
     assert (on_cpu["export"][0] == "traceable") == (real_export["non-strict"] is None), \
         real_export
 
@@ -142,24 +180,35 @@ def test_a_cuda_generator_the_view_cannot_make_is_refused_by_name(
     assert "never initialises CUDA" in str(refused.value) and gap in str(refused.value)
 
 
-@pytest.mark.skipif(type(torch._C.Generator) is type,
-                    reason="before torch 2.13 no Python code runs before torch's generator is "
-                           "made (docs/gpu.md's limits)")
 def test_a_class_judged_for_the_cpu_is_refused_a_cuda_generator() -> None:
     """Outside the view (a class judged for the CPU), ``torch.Generator("cuda")`` reached
     torch's CUDA generator: on a CUDA build the driver, on a CPU build "Cannot get CUDA
     generator". The guard of every fx-lsp process refuses it as it refuses CUDA's
-    initialisation, saying how to judge the class for a GPU."""
+    initialisation, saying how to judge the class for a GPU: by either spelling, and for a
+    user's class deriving from torch's (before torch 2.13 the name ``torch.Generator`` stands
+    for fx-lsp's class; from 2.13 its metaclass catches the call). A CPU generator is torch's
+    own, and ``isinstance`` answers as without the guard."""
     script = ("import torch\n"
               "from fxcore.worker.devices import accelerator_guard\n"
               "replaced = accelerator_guard.guard()\n"
-              "assert type(torch.Generator('cpu')) is torch._C.Generator\n"
-              "try:\n"
-              "    torch.Generator(device='cuda')\n"
-              "except accelerator_guard.NoAcceleratorError as error:\n"
-              "    print(error)\n")
+              "from torch import Generator\n"
+              "class Derived(Generator):\n"
+              "    pass\n"
+              "made = [torch.Generator(), torch.Generator('cpu'), Generator(device='cpu')]\n"
+              "assert {type(generator) for generator in made} == {torch._C.Generator}\n"
+              "assert all(isinstance(generator, torch.Generator) for generator in made)\n"
+              "assert isinstance(Derived(), Derived) and not isinstance(made[0], Derived)\n"
+              "for call in (lambda: torch.Generator(device='cuda'),\n"
+              "             lambda: Generator(torch.device('cuda', 0)),\n"
+              "             lambda: Derived('cuda')):\n"
+              "    try:\n"
+              "        call()\n"
+              "    except accelerator_guard.NoAcceleratorError as error:\n"
+              "        print(error)\n")
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True,
                                text=True, timeout=120, env={**os.environ, **HIDDEN_DEVICES})
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert "never initialise CUDA" in completed.stdout
-    assert 'device = "cuda"' in completed.stdout
+    refusals = completed.stdout.splitlines()
+    assert len(refusals) == 3, completed.stdout
+    assert all("never initialise CUDA" in refusal and 'device = "cuda"' in refusal
+               for refusal in refusals), refusals

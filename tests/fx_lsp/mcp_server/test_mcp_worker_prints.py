@@ -1,0 +1,52 @@
+"""What the workers print reaches ``fx-lsp mcp``'s stderr, as docs/agents.md says: stdout is
+the protocol's, and the server's log (stderr) shows each file's printed lines as
+``fx-lsp check -v`` does. Before, the server logged them at a level it did not show, so a
+worker's prints reached no stream."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+import tempfile
+
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+REPO = pathlib.Path(__file__).parents[3]
+PRINTS = """\
+from torch import nn
+
+print("imported: hello from the model file")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+async def test_what_a_worker_prints_reaches_the_server_s_stderr(tmp_path: pathlib.Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    (workspace / "prints.py").write_text(PRINTS)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "fx_lsp", "mcp"],
+                                   cwd=str(workspace),
+                                   env={**os.environ, "PYTHONPATH": str(REPO)})
+    with tempfile.TemporaryFile("w+") as errors:
+        async with stdio_client(params, errlog=errors) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            checked = await session.call_tool("check", {"paths": ["prints.py"], "modes": ["fx"]})
+            assert not checked.is_error, checked.content
+        errors.seek(0)
+        logged = errors.read()
+    assert "prints.py printed:" in logged, logged[-3000:]
+    assert "hello from the model file" in logged, logged[-3000:]
