@@ -36,19 +36,23 @@ MISBEHAVING = {
 }
 
 
-@pytest.fixture
 def first_child_unscaled(monkeypatch: pytest.MonkeyPatch) -> None:
     """The host's time-out at its own size for the first child of a job, the one that meets
-    the misbehaving class, and at the suite's scale for the next, whose class's verdict is
+    the hanging class, and at the suite's scale for the next, whose class's verdict is
     compared: a loaded machine cannot time it out."""
     scales = iter([1.0])
     monkeypatch.setattr(child_run, "timeout_scale", lambda: next(scales, timeout_scale()))
 
 
 @pytest.mark.parametrize("behaviour", sorted(MISBEHAVING))
-@pytest.mark.usefixtures("first_child_unscaled")
 def test_misbehaving_class_is_contained_and_the_next_class_traces(
-        engine: Engine, workspace: Workspace, behaviour: str) -> None:
+        engine: Engine, workspace: Workspace, behaviour: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the hang meets the time-out; a crash, an exit or a full memory limit is reached
+    # however busy the machine is, and at the unscaled 3 s a loaded machine's worker was
+    # stopped before its allocations reached the limit ("timeout" for "error").
+    if behaviour == "hang":
+        first_child_unscaled(monkeypatch)
     body, kind = MISBEHAVING[behaviour]
     workspace.write("bad.py", "import torch\nfrom torch import nn\n" + body + GOOD)
     config = EngineConfig(timeout=3.0, memory_limit_mb=512)
