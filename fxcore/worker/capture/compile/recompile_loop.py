@@ -345,7 +345,7 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
 def _add_cause(observer: Observer, outcome: LoopOutcome, kind: str, subject: Subject,
                bursts: list[list[str]]) -> None:
     # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
-    stack = observer.specialised.get(subject.source) or next(
+    stack = subject.pinned(observer.specialised) or next(
         (found for burst in reversed(bursts) if (found := recompile_reasons.user_stack(
             burst[0]))), subject.used)
     outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
