@@ -1,9 +1,10 @@
 """Classes that step through a sequence in Python: a loop over a tensor's first dimension (``for
 step in x`` with ``x`` of shape [T, batch, features], alone or beside a state of shape [batch,
 features]), over the tensors ``unbind`` gives (of dimension 0, or 1 for a batch-first
-sequence), and over a tuple of per-step tensors. Dynamo unrolls such a loop, so it pins the number of steps:
-real torch compiles again for every new T (a size guard on the dimension the loop runs over)
-and every new length of the tuple (a guard on its length), far past automatic dynamic shapes.
+sequence), and over a tuple of per-step tensors. Dynamo unrolls such a loop, so it pins the
+number of steps: real torch compiles again for every new T (a size guard on the dimension the
+loop runs over) and every new length of the tuple (a guard on its length), far past automatic
+dynamic shapes.
 ``# FX50N`` marks the line of each recompilation's cause: the ``for`` line, where the number
 of steps is pinned, or the tuple's first use, where dynamo guards its length.
 ``EXAMPLE_INPUTS``: each class's arguments (a shape for a tensor, a tuple of tensors as the CLI

@@ -5,6 +5,7 @@ number (``new_values``)."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Any, Protocol
 
 import torch
 
+from fxcore.model.results import RecompileSubject
 from fxcore.worker.shared.locate import RawPosition
 
 
@@ -33,6 +35,8 @@ class Subject:
     described: str
     source: str
     patterns: tuple[str, ...]
+    #: What changes, as a hint tells the quick fixes (``Hint.recompile``).
+    about: RecompileSubject
     #: Where the code uses what changes, if known: the place when the guard names none.
     used: list[RawPosition] = field(default_factory=list)
     #: The sources of what changes with it (the same dimension of other tensors of its size).
@@ -102,8 +106,26 @@ def new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observe
         what = "the batch dimension" if (name, dim) == batch else f"dimension {dim} of `{name}`"
         # A guard about any of the tensors changed together (dynamo checks them in its order).
         names = "|".join(re.escape(other) for other in together)
-        yield Subject(what, source, (f"'(?:{names})'", rf"index {dim}\b"), together=tuple(
-            f"L['{other}'].size()[{dim}]" for other in together if other != name)), calls
+        yield Subject(what, source, (f"'(?:{names})'", rf"index {dim}\b"),
+                      RecompileSubject("size", name, dim), together=tuple(
+                          f"L['{other}'].size()[{dim}]" for other in together
+                          if other != name)), calls
+
+
+def number_arguments(model: torch.nn.Module, given: dict[str, Any]) -> dict[str, int | float]:
+    """``forward``'s Python numbers (not booleans): those given, and the defaults of the rest."""
+    numbers = {name: value for name, value in given.items()
+               if isinstance(value, (int, float)) and not isinstance(value, bool)}
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return numbers
+    for parameter in parameters:
+        default = parameter.default
+        if (parameter.name not in numbers and isinstance(default, (int, float))
+                and not isinstance(default, bool)):
+            numbers[parameter.name] = default
+    return numbers
 
 
 def new_values(value: int | float) -> list[int | float]:
@@ -116,12 +138,13 @@ def new_values(value: int | float) -> list[int | float]:
 
 def number_subject(name: str) -> Subject:
     return Subject(f"argument `{name}`", f"L['{name}']",
-                   (rf"(?<![\w.]){re.escape(name)}\b", "=="))
+                   (rf"(?<![\w.]){re.escape(name)}\b", "=="), RecompileSubject("number", name))
 
 
 def length_subject(name: str, used: list[RawPosition]) -> Subject:
     return Subject(f"the length of `{name}`", f"len(L['{name}'])",
-                   (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",), used)
+                   (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",),
+                   RecompileSubject("length", name), used)
 
 
 def loader_calls(tensors: dict[str, Any], values: dict[str, Any],
@@ -154,7 +177,8 @@ def loader_calls(tensors: dict[str, Any], values: dict[str, Any],
                  for name, length in lengths.items() if length in groups]
     subjects += [("every-size", Subject(f"dimension {dim} of `{name}`",
                                         f"L['{name}'].size()[{dim}]",
-                                        (re.escape(f"'{name}'"), rf"index {dim}\b")))
+                                        (re.escape(f"'{name}'"), rf"index {dim}\b"),
+                                        RecompileSubject("size", name, dim)))
                  for (name, dim), size in dims.items() if size in groups]
     calls = []
     for step in (1, 2, 3):

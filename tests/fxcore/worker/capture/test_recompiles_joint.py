@@ -12,6 +12,7 @@ and the verdict's diagnostics are at the lines the corpus marks, through the CLI
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 from pathlib import Path
@@ -42,6 +43,8 @@ CORPORA = {name: Path(__file__).parents[3] / "corpus" / "recompiles" / f"{name}.
            for name in ("joint", "steps")}
 CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
          "every-length": "FX508", "swapped-module": "FX510"}
+#: The kind of ``Hint.recompile`` each code carries.
+SUBJECT_KINDS = {"FX506": "size", "FX507": "number", "FX508": "length"}
 
 
 def corpus_module(corpus: str):
@@ -109,6 +112,11 @@ def test_diagnostics_at_the_marked_lines(corpus: str, name: str) -> None:
         record = CompileCapture().capture(context, target, inputs)
     assert [(hint.code, hint.line) for hint in record.hints] == marked(corpus, name)
     assert all(hint.path == str(CORPORA[corpus]) for hint in record.hints)
+    # What recompiles, as the quick fixes read it: an argument of forward's, by kind.
+    arguments = inspect.signature(getattr(corpus_module(corpus), name).forward).parameters
+    assert [(hint.recompile.kind, hint.recompile.name in arguments)
+            for hint in record.hints if hint.recompile is not None] == [
+        (SUBJECT_KINDS[hint.code], True) for hint in record.hints]
 
 
 @pytest.mark.slow
