@@ -17,7 +17,9 @@ torch.compile compile fewer frames with the same calls.
   the whole tensor once (``step_list_fixes``); FX508 at a loop over a list of steps gets none,
   with why (the list's length is guarded whatever ``forward`` does with it).
 
-Each of the last three only where it computes what the code computed; where the pattern is
+The last three read what recompiles from the hint's ``recompile`` field (``RecompileSubject``:
+the attribute swapped, the container, the dimension), which the worker fills, never from the
+message's words. Each only where it computes what the code computed; where the pattern is
 there but the rewrite would change outputs, ``why_no_fix`` says why, and ``--fix`` says it.
 
 Not offered, because real torch then compiles as many frames or stops compiling the frame at
@@ -52,12 +54,6 @@ from fxcore.workspace.paths import split_lines
 #: (``torch._dynamo.config.allow_unspec_int_on_nn_module = True``).
 _NAMED_OPTION = re.compile(
     r"\b(?P<option>torch\.(?:_dynamo|compiler)\.config\.[A-Za-z_]\w*) = (?P<value>True|False)\b")
-#: The attribute an FX510 names (``for each module assigned to `self.head```).
-_SWAPPED = re.compile(r"assigned to `self\.(?P<name>\w+)`")
-#: An FX506 on the first dimension (``of the batch dimension``, ``of dimension 0 of `x```).
-_FIRST_DIMENSION = re.compile(r"of the batch dimension|of dimension 0 of")
-#: The container an FX508 names (``for every new length of the length of `steps```).
-_CONTAINER = re.compile(r"length of `(?P<name>\w+)`")
 
 
 def _torch_names(tree: ast.Module) -> set[str]:
@@ -136,25 +132,25 @@ Rewrite = Callable[..., Rewritten]
 def _rewrites_of(hint: Hint) -> list[tuple[str, Rewrite, tuple[str, ...]]]:
     """(title, rewrite, its arguments after the line) of each rewrite that may fit the hint,
     the one to try first first."""
-    if hint.kind == "recompiles-every-size":
+    about = hint.recompile  # what the worker found recompiling; never read from the message
+    if about is None:
+        return []
+    if hint.kind == "recompiles-every-size" and about.kind == "size":
         found: list[tuple[str, Rewrite, tuple[str, ...]]] = [
             ("Compute the cached value on every call, without the size as a dict key (no guard "
              "on the key)", size_cache_fixes.compute_without_key, ())]
-        if _FIRST_DIMENSION.search(hint.message):
+        if about.dimension == 0:
             found.append(("Apply the loop's body to the whole tensor once, not to each step "
                           "(no size specialised)", step_list_fixes.vectorise_steps, ()))
         return found
-    if hint.kind == "recompiles-swapped-module" and \
-            (swapped := _SWAPPED.search(hint.message)) is not None:
-        name = swapped.group("name")
-        return [(f"Call both modules self.{name} may name and select with a tensor flag the "
-                 "swap returns under torch.compiler.disable (no guard on which module it is; "
-                 "the swap breaks the graph)",
-                 swapped_module_fixes.select_with_flag, (name,))]
-    if hint.kind == "recompiles-every-length" and \
-            (container := _CONTAINER.search(hint.message)) is not None:
+    if hint.kind == "recompiles-swapped-module" and about.kind == "module":
+        return [(f"Call both modules self.{about.name} may name and select with a tensor flag "
+                 "the swap returns under torch.compiler.disable (no guard on which module it "
+                 "is; the swap breaks the graph)",
+                 swapped_module_fixes.select_with_flag, (about.name,))]
+    if hint.kind == "recompiles-every-length" and about.kind == "length":
         # Never a fix, only why there is none.
-        return [("", step_list_fixes.list_loop_no_fix, (container.group("name"),))]
+        return [("", step_list_fixes.list_loop_no_fix, (about.name,))]
     return []
 
 

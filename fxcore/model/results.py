@@ -86,14 +86,36 @@ class Failure(Span):
     module_mode: str | None = None
 
 
+#: What a recompilation is about: a dimension's size, a number argument, a container's length,
+#: a submodule attribute swapped between calls.
+RecompileKind = Literal["size", "number", "length", "module"]
+
+
+@dataclass
+class RecompileSubject:
+    """What compile mode's loop of calls found recompiling (FX506-FX510), as the worker knew
+    it, for the quick fixes to read rather than the message's words."""
+
+    kind: RecompileKind
+    #: The ``forward`` argument (a tensor, a number, a container) or, for ``module``, the
+    #: attribute of ``self``.
+    name: str
+    #: The dimension of a ``size`` subject (0: the batch, or the steps a loop runs over).
+    dimension: int | None = None
+
+
 @dataclass
 class Hint(Span):
-    """Something worth knowing that does not stop tracing (FX200: unused submodule/parameter)."""
+    """Something worth knowing that does not stop tracing (FX200: unused submodule/parameter;
+    a none-check torch.fx traces one way; FX505-FX510: a recompilation)."""
 
     code: str
     kind: str
     message: str
+    #: The member a hint names: FX200's unused one, a none-check's argument (for its fix).
     member: str = ""
+    #: A recompilation's subject (none for FX505, whose fix torch's own hint names).
+    recompile: RecompileSubject | None = None
 
 
 @dataclass

@@ -20,7 +20,9 @@ pyramid's levels halve (as in the container's order), or double, or are all the 
 tried in that order. A candidate is accepted only when the model runs on it eagerly, as for
 tensors (``first_layer``). A dict's keys ``forward`` reads only where present
 (``keyed_batch``) are given first, then left out; where the model runs both ways, the set
-without them is kept beside (``LayerInputs.alternatives``), for the captures to take too.
+without them is kept beside (``LayerInputs.alternatives``), for the captures to take too. A
+tensor beside the containers is shaped as the layer it reaches takes it, else (a mask beside a
+list of steps, which no layer takes) as a companion of their first item (``companions``).
 """
 
 from __future__ import annotations
@@ -28,17 +30,20 @@ from __future__ import annotations
 import ast
 import collections.abc
 import typing
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 from torch import nn
 
-from fxcore.model.container_spec import ContainerKind, ContainerSpec
+from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec
 from fxcore.model.results import InstantiatedOn
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.inputs.candidates import Specs, first_running
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
     LayerInputs,
+    companions,
     known_layers,
     required_arguments,
 )
@@ -81,11 +86,10 @@ def container_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedO
         return None
     for name, kind in kinds.items():
         if kind is None:
-            # A tensor beside the containers: shaped as the layer it reaches takes it.
+            # A tensor beside the containers: shaped as the layer it reaches takes it, else
+            # (a mask no layer takes) a companion of the containers' first item.
             template = argument_template(tree, model, name)
-            if template is None:
-                return None
-            items[name] = (None, [("", template)])
+            items[name] = (None, [("", template)] if template is not None else [])
             continue
         found = _items(kind, name, tree, model)
         if found is None:
@@ -140,22 +144,38 @@ def _first_running(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
                   for _, found in items.values() for _, template in found)
     # A list indexed in code (``x[self.max_level - level]``) may hold its levels in the
     # reverse of its layers' order: deepest first.
-    candidates = (({name: found[0][1].spec(sizes) if kind is None else ContainerSpec(
-        kind, tuple((key, template.spec(scaled_sizes(sizes, factor ** index)))
-                    for index, (key, template) in enumerate(_ordered(kind, found, order))))
-        for name, (kind, found) in items.items()}, (words, reversed_words))
-        for sizes in SIZES_TRIED
-        for factor, words in (PROGRESSIONS if spatial else ((1.0, ""),))
-        for order, reversed_words in ((1, ""), (-1, ", in reverse order")))
+    candidates = ((specs, (words, reversed_words, companion))
+                  for sizes in SIZES_TRIED
+                  for factor, words in (PROGRESSIONS if spatial else ((1.0, ""),))
+                  for order, reversed_words in ((1, ""), (-1, ", in reverse order"))
+                  for specs, companion in _with_companions({
+                      name: None if not found else found[0][1].spec(sizes) if kind is None
+                      else ContainerSpec(kind, tuple(
+                          (key, template.spec(scaled_sizes(sizes, factor ** index)))
+                          for index, (key, template) in enumerate(
+                              _ordered(kind, found, order))))
+                      for name, (kind, found) in items.items()}))
     found = first_running(candidates, model, instantiated_on, concrete_args, deadline, tried)
     if not found:
         return found
-    specs, (words, reversed_words) = found
+    specs, (words, reversed_words, companion) = found
     sized = f", their spatial sizes {words}" if words else ""
+    besides = f", {companion} beside them, the first companion of their first item the " \
+        "model runs on" if companion is not None else ""
     return LayerInputs(specs, (
         f"containers of tensors, each item shaped as the first layer whose input size is "
-        f"known of the submodule that takes it{reversed_words}{sized}, which {cls.__name__} "
-        f"runs on"))
+        f"known of the submodule that takes it{reversed_words}{sized}{besides}, which "
+        f"{cls.__name__} runs on"))
+
+
+def _with_companions(specs: dict[str, InputSpec | None]
+                     ) -> Iterator[tuple[Specs, TensorSpec | None]]:
+    """``specs`` with the tensors no layer sizes (None: a mask beside a list of steps) as each
+    companion (``first_layer.companions``) of the containers' first item in turn."""
+    first = next((item for spec in specs.values() if isinstance(spec, ContainerSpec)
+                  for _, item in spec.items), None)
+    for companion in companions(first) if None in specs.values() and first else [None]:
+        yield {name: spec or companion for name, spec in specs.items()}, companion
 
 
 #: By ``forward`` argument: its kind (None for a tensor beside containers) and its items'
@@ -243,7 +263,7 @@ def _items(kind: ContainerKind, name: str, tree: ast.AST,
     else:
         table = _zipped_table(tree, model, name)
         if table is not None:
-            takers = {str(index): layer for index, layer in enumerate(_children(table))}
+            takers = {str(index): layer for index, layer in enumerate(table.children())}
         else:
             positions = _positions(tree, name)
             if positions:
@@ -256,7 +276,7 @@ def _items(kind: ContainerKind, name: str, tree: ast.AST,
             else:
                 table = _first(model, nn.ModuleList)
                 # A list only passed on (a pyramid's extra level appends to it): one item.
-                takers = ({str(index): layer for index, layer in enumerate(_children(table))}
+                takers = ({str(index): layer for index, layer in enumerate(table.children())}
                           if table is not None else {"0": None})
     templates = {key: layers[0][2] for key, taker in takers.items()
                  if isinstance(taker, nn.Module) and (layers := known_layers(taker))} | used
@@ -369,10 +389,6 @@ def _zipped_table(tree: ast.AST, model: nn.Module, name: str) -> nn.Module | Non
                 if isinstance(found, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
                     return found
     return None
-
-
-def _children(table: nn.Module) -> list[nn.Module]:
-    return list(table.children())
 
 
 def _first(model: nn.Module, kind: type[nn.Module]) -> nn.Module | None:

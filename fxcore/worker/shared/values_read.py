@@ -40,7 +40,7 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import is_fake
 from torch.utils._python_dispatch import _get_current_dispatch_mode
-from torch.utils._pytree import tree_map_only
+from torch.utils._pytree import tree_leaves, tree_map_only
 
 from fxcore.worker.shared import to_arguments
 from fxcore.worker.shared.graph_places import user_place
@@ -201,7 +201,11 @@ def _fake_meta_constants(run_node: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         value = run_node(*args, **kwargs)
         mode = _get_current_dispatch_mode()
-        if not isinstance(mode, fake_tensor.FakeTensorMode):
+        if not isinstance(mode, fake_tensor.FakeTensorMode) or not any(
+                isinstance(leaf, torch.Tensor) and leaf.is_meta
+                and not isinstance(leaf, fake_tensor.FakeTensor) for leaf in tree_leaves(value)):
+            # Left as it is: mapped, a ``torch.Size`` of symbolic sizes comes back a plain
+            # tuple, and dynamo cannot iterate a tensor whose ``size()`` is no ``SizeVariable``.
             return value
         return tree_map_only(
             torch.Tensor,

@@ -8,6 +8,7 @@ for the same calls."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from fxcore.fixing.fix_plan import plan, why_no_fix
-from fxcore.model.results import Hint
+from fxcore.model.results import Hint, RecompileSubject
 from fxcore.worker.capture.compile import recompile_loop
 
 from cli_support import fx_lsp
@@ -26,7 +27,7 @@ from cli_support import fx_lsp
 CORPUS = Path(__file__).parent / "recompile_fix_corpus" / "classes.py"
 SOURCE = CORPUS.read_text()
 
-#: The message of each code, as compile mode words it (what the planner reads of it).
+#: The message of each code, as compile mode words it (the planner reads none of it).
 MESSAGES = {
     "FX506": "torch.compile recompiles for every new size of dimension 1 of `x`: the guard "
              "that fails: tensor 'x' size mismatch at index 1. expected 10, actual 11",
@@ -39,6 +40,10 @@ MESSAGES = {
 }
 KINDS = {"FX506": "recompiles-every-size", "FX510": "recompiles-swapped-module",
          "FX508": "recompiles-every-length"}
+#: What the worker says recompiles with each code (``Hint.recompile``): what the planner reads.
+SUBJECTS = {"FX506": RecompileSubject("size", "x", 1), "FX506@0": RecompileSubject("size", "x", 0),
+            "FX510": RecompileSubject("module", "head"),
+            "FX508": RecompileSubject("length", "steps")}
 #: The diagnostic of each marked line: (class, code as in MESSAGES).
 MARKED = {"PositionTable": "FX506", "RotaryTables": "FX506", "LearnedTable": "FX506",
           "AlternatingHeads": "FX510", "HeadWeightRead": "FX510", "StepMap": "FX506@0",
@@ -58,7 +63,7 @@ def hint_of(name: str, path: str = "/ws/classes.py") -> Hint:
     line = line_of(name)
     return Hint(path=path, line=line, column=9, end_line=line, end_column=20,
                 code=code.split("@")[0], kind=KINDS[code.split("@")[0]],
-                message=MESSAGES[code])
+                message=MESSAGES[code], recompile=SUBJECTS[code])
 
 
 def fixed_text(name: str, source: str = SOURCE) -> str | None:
@@ -160,6 +165,23 @@ def test_no_fix_where_it_would_change_outputs_and_why(name: str, why: str) -> No
     assert reason is not None and reason.startswith(why), reason
 
 
+def planned(hint: Hint) -> tuple[list[str], str | None]:
+    """The titles of the fixes planned for ``hint`` on the corpus, and why none where none."""
+    return ([fix.title for fix in plan(hint, None, lambda path: SOURCE, lambda path: "/ws")],
+            why_no_fix(hint, lambda path: SOURCE))
+
+
+@pytest.mark.parametrize("name", sorted(MARKED))
+def test_the_planner_reads_what_the_worker_says_recompiles_not_the_message(name: str) -> None:
+    """A fix, or why none, from ``Hint.recompile`` alone: the same with a message that names
+    nothing, and none without the subject, whatever the message says."""
+    hint = hint_of(name)
+    fixes, why = planned(hint)
+    assert fixes or why
+    assert planned(dataclasses.replace(hint, message="torch.compile recompiles")) == (fixes, why)
+    assert planned(dataclasses.replace(hint, recompile=None)) == ([], None)
+
+
 def test_other_cache_spellings_say_why() -> None:
     """A cache of a random draw, one of a value the key does not determine, one read elsewhere."""
     def reason(value: str, extra: str = "") -> str | None:
@@ -246,31 +268,25 @@ CALLS = {"PositionTable": "1:4:[2, 4, 8]", "RotaryTables": "1:4:[2, 4, 8]",
 @pytest.mark.skipif(not recompile_loop.can_observe(),
                     reason="this torch reports no guard failures to a hook")
 def test_fixes_keep_outputs_and_recompile_less_with_real_torch(tmp_path: Path) -> None:
-    """``fx-lsp check --fix --unsafe-fixes`` fixes the cache and the swapped head it finds and
-    says why it leaves the others; the loop over a tensor's steps, which compile mode's loop
-    of calls does not vary, is fixed by the same planner from its diagnostic. Real torch: the
-    same outputs for 12 input sizes, fewer guard failures and no more frames compiled."""
+    """``fx-lsp check --fix --unsafe-fixes`` fixes the caches, the swapped head and the loop
+    over a tensor's steps it finds, and says why it leaves the others. Real torch: the same
+    outputs for 12 input sizes, fewer guard failures and no more frames compiled."""
     root = tmp_path / "ws"
     root.mkdir()
     shutil.copy(CORPUS, root / "classes.py")
     completed = fx_lsp("check", "--mode", "compile", "--fix", "--unsafe-fixes", "classes.py",
                        cwd=root)
     said = completed.stderr
-    for name in ("PositionTable", "RotaryTables", "AlternatingHeads"):
-        assert f"classes.py:{line_of(name)}:9: {MARKED[name]}:" in said, said
-    for name in ("LearnedTable", "HeadWeightRead", "StepListMap"):
-        assert f"classes.py: not fixed: {MARKED[name]} at line {line_of(name)}: " in said, said
+    for name in CALLS:
+        assert f"classes.py:{line_of(name)}:9: {MARKED[name].split('@')[0]}:" in said, said
+    for name in ("LearnedTable", "HeadWeightRead", "StepRecurrence", "StepListMap"):
+        assert f"classes.py: not fixed: {MARKED[name].split('@')[0]} at line " \
+               f"{line_of(name)}: " in said, said
     after = json.loads(fx_lsp("check", "--mode", "compile", "--format", "json", "classes.py",
                               cwd=root).stdout)["diagnostics"]
     left = {name for problem in after if problem["code"] in ("FX506", "FX510")
             for name in problem["classes"]}
-    assert left == {"LearnedTable", "HeadWeightRead"}, after
-    cli_fixed = (root / "classes.py").read_text()
-    stepmap = Hint(**{**hint_of("StepMap").__dict__, "path": str(root / "classes.py"),
-                      "line": cli_fixed.splitlines().index(
-                          "        for step in x:  # fixed") + 1})
-    (fix,) = plan(stepmap, None, lambda path: cli_fixed, lambda path: str(root))
-    (root / "classes.py").write_text(fix.texts(lambda path: cli_fixed)[1])
+    assert left == {"LearnedTable", "HeadWeightRead", "StepRecurrence"}, after
     ran = subprocess.run([sys.executable, "-c", REAL_TORCH, str(CORPUS), str(root / "classes.py"),
                           *(f"{name}:{calls}" for name, calls in CALLS.items())],
                          capture_output=True, text=True, timeout=600)

@@ -25,8 +25,10 @@ from fxcore.model.results import (
     FileResult,
     Frame,
     GraphNodeInfo,
+    Hint,
     ModuleResult,
     Range,
+    RecompileSubject,
 )
 from fxcore.protocol import result_codec
 from fxcore.protocol.result_codec import InvalidResultData
@@ -54,6 +56,9 @@ def module_result(path: str = JOB.path, name: str = "Net") -> ModuleResult:
                           message="len", frames=[Frame(**Range(5, 9, 5, 15).at(path),
                                                        function="forward")])],
         line_nodes={(path, 5): [GraphNodeInfo("x", "placeholder", "x")]},
+        # what a recompile's quick fixes read (the steps of ``for step in x``)
+        hints=[Hint(**Range(6, 9, 6, 20).at(path), code="FX506", kind="recompiles-every-size",
+                    message="recompiles", recompile=RecompileSubject("size", "x", 0))],
     )
 
 
@@ -100,6 +105,10 @@ def mangled(change: Any) -> bytes:
     mangled(lambda payload: payload["failures"][0].update(frames={"a": 1})),
     mangled(lambda payload: payload.update(line_nodes={"x": []})),
     mangled(lambda payload: payload.update(trace_seconds=True)),
+    mangled(lambda payload: payload["hints"][0]["recompile"].update(kind="sizes")),
+    mangled(lambda payload: payload["hints"][0]["recompile"].update(dimension="0")),
+    mangled(lambda payload: payload["hints"][0]["recompile"].pop("name")),
+    mangled(lambda payload: payload["hints"][0].update(recompile="x")),
     # a verdict for another file than the job's, or a derived one outside the workspace
     mangled(lambda payload: payload.update(path="/ws/pkg/other.py")),
     message("derived", module_result("/etc/net.py")),

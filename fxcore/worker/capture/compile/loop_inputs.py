@@ -5,6 +5,7 @@ number (``new_values``)."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Any, Protocol
 
 import torch
 
+from fxcore.model.results import RecompileSubject
 from fxcore.worker.shared.locate import RawPosition
 
 
@@ -33,19 +35,30 @@ class Subject:
     described: str
     source: str
     patterns: tuple[str, ...]
+    #: What changes, as a hint tells the quick fixes (``Hint.recompile``).
+    about: RecompileSubject
     #: Where the code uses what changes, if known: the place when the guard names none.
     used: list[RawPosition] = field(default_factory=list)
+    #: The sources of what changes with it (the same dimension of other tensors of its size).
+    together: tuple[str, ...] = ()
 
     def guarded(self, reason: str) -> bool:
         first = reason.split("\n", 1)[0]
-        return self.source in first or all(re.search(pattern, first)
-                                           for pattern in self.patterns)
+        return any(source in first for source in (self.source, *self.together)) or all(
+            re.search(pattern, first) for pattern in self.patterns)
+
+    def pinned(self, specialised: dict[str, list[RawPosition]]) -> list[RawPosition] | None:
+        """Where a compile pinned what changes (``Observer.specialised``), if it did."""
+        return next((specialised[source] for source in (self.source, *self.together)
+                     if source in specialised), None)
 
 
 def new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observer
                ) -> Iterator[tuple[Subject, list[tuple[dict[str, Any], dict[str, Any]]]]]:
-    """For the batch (dimension 0 of every tensor) and then each other dimension of each tensor
-    (with the same dimension of the others of the same size): three calls with new sizes.
+    """For the batch (dimension 0 of the first tensor and of every tensor of its size there)
+    and then each other dimension of each tensor (dimension 0 of one of another size: the
+    steps of ``for step in x`` beside a state; with the same dimension of the others of the
+    same size): three calls with new sizes.
 
     The first new batch also has every other dimension marked dynamic
     (``torch._dynamo.maybe_mark_dynamic``, which lets torch specialise those the code needs
@@ -55,14 +68,17 @@ def new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observe
     plain = {name: tensor for name, tensor in tensors.items()
              if isinstance(tensor, torch.Tensor) and tensor.dim() > 0}
     mark = getattr(torch._dynamo, "maybe_mark_dynamic", None)
-    places = [(name, 0) for name in list(plain)[:1]]
-    places += [(name, dim) for name, tensor in plain.items() for dim in range(1, tensor.dim())]
+    batch = next(((name, 0) for name in plain), None)
+    places = [batch] if batch is not None else []
+    places += [(name, dim) for name, tensor in plain.items() for dim in range(tensor.dim())
+               if (name, dim) != batch]
     marked_compile: int | None = None
     tried: set[tuple[str, int]] = set()
     for name, dim in places:
         source = f"L['{name}'].size()[{dim}]"
-        if (name, dim) in tried or (dim > 0 and marked_compile is not None and observer.compiles
-                                    > marked_compile and source not in observer.specialised
+        if (name, dim) in tried or ((name, dim) != batch and marked_compile is not None
+                                    and observer.compiles > marked_compile
+                                    and source not in observer.specialised
                                     and not observer.other_frames):
             continue
         size = plain[name].shape[dim]
@@ -72,23 +88,44 @@ def new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observe
         calls = []
         # Where a frame resumed after a break may take a number computed from the size (a
         # grid of ``size // 4``), steps of a whole size change it as an image size does.
-        step = max(size, 1) if dim > 0 and observer.other_frames else 1
+        step = max(size, 1) if (name, dim) != batch and observer.other_frames else 1
         for new in (size + step, size + 2 * step, size + 3 * step):
             changed = dict(tensors)
             for other, tensor in plain.items():
                 shape = list(tensor.shape)
                 if other in together:
                     shape[dim] = new
-                if other in together or (dim == 0 and not calls and mark is not None):
+                if other in together or ((name, dim) == batch and not calls and mark):
                     changed[other] = torch.ones(shape, dtype=tensor.dtype, device=tensor.device)
-            if dim == 0 and not calls and mark is not None:
+            if (name, dim) == batch and not calls and mark is not None:
                 for other in plain:
-                    for marked in range(1, changed[other].dim()):
+                    for marked in range(0 if other not in together else 1, changed[other].dim()):
                         mark(changed[other], marked)
                 marked_compile = observer.compiles
             calls.append((changed, dict(values)))
-        what = "the batch dimension" if dim == 0 else f"dimension {dim} of `{name}`"
-        yield Subject(what, source, (re.escape(f"'{name}'"), rf"index {dim}\b")), calls
+        what = "the batch dimension" if (name, dim) == batch else f"dimension {dim} of `{name}`"
+        # A guard about any of the tensors changed together (dynamo checks them in its order).
+        names = "|".join(re.escape(other) for other in together)
+        yield Subject(what, source, (f"'(?:{names})'", rf"index {dim}\b"),
+                      RecompileSubject("size", name, dim), together=tuple(
+                          f"L['{other}'].size()[{dim}]" for other in together
+                          if other != name)), calls
+
+
+def number_arguments(model: torch.nn.Module, given: dict[str, Any]) -> dict[str, int | float]:
+    """``forward``'s Python numbers (not booleans): those given, and the defaults of the rest."""
+    numbers = {name: value for name, value in given.items()
+               if isinstance(value, (int, float)) and not isinstance(value, bool)}
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return numbers
+    for parameter in parameters:
+        default = parameter.default
+        if (parameter.name not in numbers and isinstance(default, (int, float))
+                and not isinstance(default, bool)):
+            numbers[parameter.name] = default
+    return numbers
 
 
 def new_values(value: int | float) -> list[int | float]:
@@ -101,12 +138,13 @@ def new_values(value: int | float) -> list[int | float]:
 
 def number_subject(name: str) -> Subject:
     return Subject(f"argument `{name}`", f"L['{name}']",
-                   (rf"(?<![\w.]){re.escape(name)}\b", "=="))
+                   (rf"(?<![\w.]){re.escape(name)}\b", "=="), RecompileSubject("number", name))
 
 
 def length_subject(name: str, used: list[RawPosition]) -> Subject:
     return Subject(f"the length of `{name}`", f"len(L['{name}'])",
-                   (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",), used)
+                   (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",),
+                   RecompileSubject("length", name), used)
 
 
 def loader_calls(tensors: dict[str, Any], values: dict[str, Any],
@@ -139,7 +177,8 @@ def loader_calls(tensors: dict[str, Any], values: dict[str, Any],
                  for name, length in lengths.items() if length in groups]
     subjects += [("every-size", Subject(f"dimension {dim} of `{name}`",
                                         f"L['{name}'].size()[{dim}]",
-                                        (re.escape(f"'{name}'"), rf"index {dim}\b")))
+                                        (re.escape(f"'{name}'"), rf"index {dim}\b"),
+                                        RecompileSubject("size", name, dim)))
                  for (name, dim), size in dims.items() if size in groups]
     calls = []
     for step in (1, 2, 3):

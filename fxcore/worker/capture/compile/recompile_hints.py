@@ -52,4 +52,5 @@ def _hint(context: JobContext, target: CaptureTarget, cause: Recompile) -> Hint:
         detail = f"{cause.subject}: the guard that fails: {cause.guard}"
     message = (BY_CODE[CODES[kind]].message or "{detail}").format(detail=detail)
     located = context.failure(kind, message, cause.stack, target.source.name_span)
-    return Hint(code=located.code, kind=kind, message=message, **located.span())
+    return Hint(code=located.code, kind=kind, message=message, **located.span(),
+                recompile=cause.about)

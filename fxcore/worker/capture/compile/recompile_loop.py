@@ -44,6 +44,7 @@ from typing import Any
 
 import torch
 
+from fxcore.model.results import RecompileSubject
 from fxcore.worker.capture.compile import container_lengths, recompile_reasons
 from fxcore.worker.capture.compile.loop_inputs import (
     Subject,
@@ -51,6 +52,7 @@ from fxcore.worker.capture.compile.loop_inputs import (
     loader_calls,
     new_sizes,
     new_values,
+    number_arguments,
     number_subject,
 )
 from fxcore.worker.shared.budget_clock import Budget
@@ -72,6 +74,8 @@ class Recompile:
     subject: str
     guard: str
     stack: list[RawPosition]
+    #: What recompiles, for the hint's quick fixes; None for ``every-call``.
+    about: RecompileSubject | None = None
 
 
 @dataclass
@@ -161,22 +165,6 @@ def recompile_limit() -> int:
 
 def frames_compiled() -> int:
     return int(torch._dynamo.utils.counters["frames"]["ok"])
-
-
-def number_arguments(model: torch.nn.Module, given: dict[str, Any]) -> dict[str, int | float]:
-    """``forward``'s Python numbers (not booleans): those given, and the defaults of the rest."""
-    numbers = {name: value for name, value in given.items()
-               if isinstance(value, (int, float)) and not isinstance(value, bool)}
-    try:
-        parameters = inspect.signature(model.forward).parameters.values()
-    except (TypeError, ValueError):
-        return numbers
-    for parameter in parameters:
-        default = parameter.default
-        if (parameter.name not in numbers and isinstance(default, (int, float))
-                and not isinstance(default, bool)):
-            numbers[parameter.name] = default
-    return numbers
 
 
 def after_first_call(compiled: Any, observer: Observer, target: CaptureTarget,
@@ -290,7 +278,8 @@ def _swapped_modules(outcome: LoopOutcome, burst: list[str]) -> None:
             continue
         outcome.causes.append(Recompile("swapped-module", subject,
                                         recompile_reasons.guard_words(reason),
-                                        recompile_reasons.user_stack(reason)))
+                                        recompile_reasons.user_stack(reason),
+                                        RecompileSubject("module", attribute)))
 
 
 def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[], bool],
@@ -337,7 +326,8 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
         if resumed is not None:
             outcome.causes.append(Recompile(kind, f"{subject.described}, in the frame resumed "
                                             "after a graph break", recompile_reasons.guard_words(
-                                                resumed), recompile_reasons.user_stack(resumed)))
+                                                resumed), recompile_reasons.user_stack(resumed),
+                                            subject.about))
         return
     _add_cause(observer, outcome, kind, subject, bursts)
 
@@ -345,11 +335,11 @@ def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
 def _add_cause(observer: Observer, outcome: LoopOutcome, kind: str, subject: Subject,
                bursts: list[list[str]]) -> None:
     # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
-    stack = observer.specialised.get(subject.source) or next(
+    stack = subject.pinned(observer.specialised) or next(
         (found for burst in reversed(bursts) if (found := recompile_reasons.user_stack(
             burst[0]))), subject.used)
     outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
-        bursts[-1][0]), stack))
+        bursts[-1][0]), stack, subject.about))
 
 
 def _loader(attempt: Callable[..., list[str] | None], observer: Observer,
@@ -381,7 +371,8 @@ def _loader(attempt: Callable[..., list[str] | None], observer: Observer,
             (found for reasons in reversed(guarded) for reason in reasons
              if (found := recompile_reasons.user_stack(reason))), None) or pinned or subject.used
         outcome.causes.append(Recompile(kind, subject.described,
-                                        recompile_reasons.guard_words(guarded[-1][0]), stack))
+                                        recompile_reasons.guard_words(guarded[-1][0]), stack,
+                                        subject.about))
         return
 
 
