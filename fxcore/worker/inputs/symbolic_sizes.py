@@ -78,6 +78,9 @@ DEFAULT_ITEMS = 2
 SEQUENCE_WORDS = frozenset({"tuple", "list"})
 #: Words of an argument's name that say it holds a vector per item (a timestep embedding).
 EMBEDDING_WORDS = frozenset({"emb", "temb", "embedding", "embeddings", "timestep", "timesteps"})
+#: The name of the shape environment's method that gives a size without a value a value to go
+#: by: torch 2.11 renamed 2.10's ``set_unbacked_var_to_val``.
+VALUE_SETTERS = ("set_real_tensor_prop_unbacked_vals", "set_unbacked_var_to_val")
 #: The most arguments searched at once.
 MAX_ARGUMENTS = 6
 
@@ -92,10 +95,18 @@ def unavailable() -> str | None:
     it can."""
     if ShapeEnv is None:
         return "torch has no ShapeEnv or FakeTensorMode to import"
-    missing = [name for name in ("create_unbacked_symint", "set_real_tensor_prop_unbacked_vals",
-                                 "guard_or_defer_runtime_assert")
-               if not hasattr(ShapeEnv(), name)]
+    env = ShapeEnv()
+    missing = [name for name in ("create_unbacked_symint", "guard_or_defer_runtime_assert")
+               if not hasattr(env, name)]
+    if _value_setter(env) is None:
+        missing.append(" or ".join(VALUE_SETTERS))
     return f"torch's ShapeEnv lacks {', '.join(missing)}" if missing else None
+
+
+def _value_setter(env: Any) -> Callable[[sympy.Symbol, int], None] | None:
+    """The shape environment's method that gives a size without a value the value its
+    branches go by, under whichever name the installed torch has."""
+    return next((getattr(env, name) for name in VALUE_SETTERS if hasattr(env, name)), None)
 
 
 def symbolic_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
@@ -212,6 +223,7 @@ def _symbolic_run(model: nn.Module, instantiated_on: InstantiatedOn,
     on_meta = weights[0].is_meta if weights else instantiated_on != "cpu"
     device = torch.device("meta" if on_meta else "cpu")
     asserting = env.guard_or_defer_runtime_assert
+    give_value = _value_setter(env)
 
     def recorded(expr: sympy.Basic, *args: Any, **kwargs: Any) -> Any:
         asserts.append(expr)
@@ -222,7 +234,7 @@ def _symbolic_run(model: nn.Module, instantiated_on: InstantiatedOn,
     def size(key: _Key) -> Any:
         made = env.create_unbacked_symint()
         symbols[key] = made.node.expr
-        env.set_real_tensor_prop_unbacked_vals(made.node.expr, _hint(key, hints))
+        give_value(made.node.expr, _hint(key, hints))
         return made
 
     failed = False

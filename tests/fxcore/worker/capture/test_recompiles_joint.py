@@ -134,10 +134,7 @@ def test_the_cli_gives_every_class_a_verdict_and_the_marked_diagnostics(corpus: 
                 for module in report["modules"]}
     no_inputs = [module["qualified_name"] for module in report["modules"]
                  if "no example inputs" in (module.get("reason") or "")]
-    if no_inputs:
-        # Seen on torch 2.10: the inputs stage's sizes solved over symbolic sizes are not
-        # found there, and the fixed shapes it tries do not fit ``x.view(b, length, c)``.
-        pytest.xfail(f"the inputs stage finds no example inputs for {no_inputs} here")
+    assert no_inputs == []
     assert statuses == {name: "traceable" for name in names}
     found: dict[str, list[tuple[str, int]]] = {name: [] for name in names}
     for item in report["diagnostics"]:

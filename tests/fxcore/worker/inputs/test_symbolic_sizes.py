@@ -170,6 +170,33 @@ def test_without_the_shape_environment_the_search_says_why_and_gives_nothing(
 
     monkeypatch.setattr(symbolic_sizes, "ShapeEnv", type(
         "Older", (), {"create_unbacked_symint": None, "guard_or_defer_runtime_assert": None}))
-    assert symbolic_sizes.unavailable() == \
-        "torch's ShapeEnv lacks set_real_tensor_prop_unbacked_vals"
+    assert symbolic_sizes.unavailable() == ("torch's ShapeEnv lacks "
+                                            "set_real_tensor_prop_unbacked_vals or "
+                                            "set_unbacked_var_to_val")
     assert symbolic_sizes.symbolic_inputs(rotary, rotary(), "cpu", {}, 60.0) is None
+
+
+def test_a_shape_environment_that_names_the_value_setter_as_torch_2_10_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch 2.10's ``ShapeEnv`` gives a size its value with ``set_unbacked_var_to_val``,
+    which 2.11 renamed ``set_real_tensor_prop_unbacked_vals``: the search runs with either
+    (on 2.10 it found nothing for a ``x.view(b, length, c)`` before)."""
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from fxcore.worker.inputs import symbolic_sizes
+
+    setter = next(getattr(ShapeEnv, name) for name in symbolic_sizes.VALUE_SETTERS
+                  if hasattr(ShapeEnv, name))
+
+    def hidden(self: object) -> None:
+        raise AttributeError("set_real_tensor_prop_unbacked_vals")
+
+    older = type("Older", (ShapeEnv,), {
+        "set_real_tensor_prop_unbacked_vals": property(hidden),
+        "set_unbacked_var_to_val": setter})
+    monkeypatch.setattr(symbolic_sizes, "ShapeEnv", older)
+    assert symbolic_sizes.unavailable() is None
+    (tmp_path / "rotary.py").write_text(HEADER + ROTARY)
+    rotary = runpy.run_path(str(tmp_path / "rotary.py"))["RotaryTable"]
+    found = symbolic_sizes.symbolic_inputs(rotary, rotary(), "cpu", {}, 60.0)
+    assert found is not None and parse_input(str(found.specs["x"])).shape[-1] == 24
