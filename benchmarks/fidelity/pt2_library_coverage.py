@@ -122,11 +122,12 @@ LIBRARIES = [
 #: measured after the work that searched constructor arguments and inputs for them: MONAI
 #: on one tree and the other three on a later one, each with its own provenance.
 #: The four measured together, with the verdicts lost since the baseline and the constructor
-#: verdicts counted. julius alone, after the loop of calls was made cheaper. julius with each
-#: class's own time against the baseline's.
+#: verdicts counted. julius alone, after the loop of calls was made cheaper. julius, then
+#: segmentation-models-pytorch, with each class's own time against the baseline's.
 AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others",
                 "pt2_library_coverage_four_libraries",
-                "pt2_library_coverage_julius_loop", "pt2_library_coverage_per_class")
+                "pt2_library_coverage_julius_loop", "pt2_library_coverage_per_class",
+                "pt2_library_coverage_per_class_smp")
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
                   figures: Figures) -> dict:
     """This tree's report (kept, or reused from ``--reuse``), its seconds and, with
