@@ -41,7 +41,10 @@ Printed per library and mode:
   mode), listed after the table;
 - fx-lsp's seconds per verdict (every mode's verdicts), and with ``--baseline-ref`` the
   baseline's beside it, with the classes that get a verdict in a mode for the first time
-  measured apart: their files' job seconds, median and worst (``verdicts_apart.py``);
+  measured apart: their files' job seconds, median and worst (``verdicts_apart.py``); each
+  class that had a verdict at the baseline against its own time then (its capture seconds,
+  summed over the modes with a verdict at both; bound 1.5x), the classes over it listed
+  after the table;
 - fx-lsp's seconds, and with ``--baseline-ref COMMIT`` the seconds of that commit's fx-lsp on
   the same folders with the same options, timed in turn with it in the same run (``--repeat
   N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
@@ -84,6 +87,7 @@ from benchmarks.fidelity.repo_coverage import (
 from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pair, tree_at
 from benchmarks.fidelity.verdicts_apart import (
     first_verdict_files,
+    kept_verdict_seconds,
     lost_verdicts,
     verdict_count,
 )
@@ -118,10 +122,12 @@ LIBRARIES = [
 #: measured after the work that searched constructor arguments and inputs for them: MONAI
 #: on one tree and the other three on a later one, each with its own provenance.
 #: The four measured together, with the verdicts lost since the baseline and the constructor
-#: verdicts counted. julius alone, after the loop of calls was made cheaper.
+#: verdicts counted. julius alone, after the loop of calls was made cheaper. julius, then
+#: segmentation-models-pytorch, with each class's own time against the baseline's.
 AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others",
                 "pt2_library_coverage_four_libraries",
-                "pt2_library_coverage_julius_loop")
+                "pt2_library_coverage_julius_loop", "pt2_library_coverage_per_class",
+                "pt2_library_coverage_per_class_smp")
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
                   figures: Figures) -> dict:
     """This tree's report (kept, or reused from ``--reuse``), its seconds and, with
@@ -172,6 +178,7 @@ def timed_against(figures: Figures, report: dict[str, Any], baseline: dict[str, 
     figures.time.verdicts = verdict_count(report, has_verdict)
     figures.time.baseline_verdicts = verdict_count(baseline, has_verdict)
     figures.time.first_verdicts = first_verdict_files(report, baseline, has_verdict)
+    figures.time.kept = kept_verdict_seconds(report, baseline, has_verdict)
     figures.lost = lost_verdicts(report, baseline, has_verdict)
 
 
@@ -254,7 +261,7 @@ def table_rows(row: Figures) -> list[list[object]]:
             or "-",
             agreement, len(row.own_choices) if mode != "fx" else "-", row.raised.cell(mode),
             seconds, row.time.per_verdict(row.seconds, row.baseline_seconds),
-            row.time.first(), _lost(row)])
+            row.time.kept_classes(), row.time.first(), _lost(row)])
     return rows
 
 
@@ -305,6 +312,7 @@ def main() -> int:
          "agrees with real torch (fx: plain torch.fx)", "own-choice FX499/FX502",
          "raises on every input (FX408/FX509); constructor raises here (FX101)",
          "fx-lsp seconds", "seconds per verdict",
+         "classes with a verdict at both: capture seconds against the baseline's",
          "first verdicts: classes, file seconds", "verdicts lost since the baseline"],
         [cells for row in rows for cells in table_rows(row)]))
     for row in rows:
@@ -317,6 +325,8 @@ def main() -> int:
             print(f"  DISAGREES {line}")
         for line in row.lost:
             print(f"  LOST SINCE {row.baseline_ref} {line}")
+        for name, now, then in row.time.over_bound():
+            print(f"  OVER THE BOUND {name}: {now:.2f} s against {then:.2f}")
     return 0
 
 

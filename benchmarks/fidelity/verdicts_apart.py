@@ -11,7 +11,11 @@
   baseline commit's, and the classes that get a verdict in some mode for the first time
   (none in that mode at the baseline) measured apart, by the job seconds of the files that
   hold them (the report's ``files``: a worker checks one file's classes in one job), their
-  median and worst.
+  median and worst;
+- the time of each class that had a verdict at the baseline, against its time then: its
+  capture seconds (the report's ``trace_seconds``, the loop of calls included; the inputs
+  search and the hints after the capture are not in it), summed over the modes in which it
+  has a verdict at both, each class bound to 1.5x its time then.
 """
 
 from __future__ import annotations
@@ -124,6 +128,26 @@ def lost_verdicts(report: dict[str, Any], baseline: dict[str, Any],
                   if has_verdict(module) and (module["qualified_name"], module["mode"]) not in now)
 
 
+#: The most a class that had a verdict at the baseline may take, in multiples of its time then.
+CLASS_BOUND = 1.5
+
+
+def kept_verdict_seconds(report: dict[str, Any], baseline: dict[str, Any],
+                         has_verdict: Callable[[dict[str, Any]], bool]
+                         ) -> dict[str, tuple[float, float]]:
+    """Per class with a verdict at the baseline and now in some mode: its capture seconds
+    now and then (``trace_seconds``), summed over those modes."""
+    before = {(module["qualified_name"], module["mode"]): module.get("trace_seconds") or 0.0
+              for module in baseline["modules"] if has_verdict(module)}
+    seconds: dict[str, tuple[float, float]] = {}
+    for module in report["modules"]:
+        key = (module["qualified_name"], module["mode"])
+        if key in before and has_verdict(module):
+            now, then = seconds.get(key[0], (0.0, 0.0))
+            seconds[key[0]] = (now + (module.get("trace_seconds") or 0.0), then + before[key])
+    return seconds
+
+
 @dataclass
 class TimeFigures:
     """The seconds per verdict of this tree and the baseline, and the first verdicts'."""
@@ -131,6 +155,8 @@ class TimeFigures:
     verdicts: int = 0
     baseline_verdicts: int = 0
     first_verdicts: dict[str, float] = field(default_factory=dict)
+    #: Per class with a verdict at both: its capture seconds now and at the baseline.
+    kept: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def per_verdict(self, seconds: float, baseline_seconds: float | None) -> str:
         ours = seconds / max(self.verdicts, 1)
@@ -145,3 +171,21 @@ class TimeFigures:
         values = list(self.first_verdicts.values())
         return (f"{len(values)}: median {statistics.median(values):.1f}, "
                 f"worst {max(values):.1f}")
+
+    def over_bound(self) -> list[tuple[str, float, float]]:
+        """The classes with a verdict at both that take more than ``CLASS_BOUND`` times
+        their capture seconds then, the slowest first: (class, now, then)."""
+        over = [(name, now, then) for name, (now, then) in self.kept.items()
+                if now > CLASS_BOUND * then]
+        return sorted(over, key=lambda item: item[1] / max(item[2], 1e-9), reverse=True)
+
+    def kept_classes(self) -> str:
+        if not self.kept:
+            return "-"
+        ratios = {name: now / max(then, 1e-9) for name, (now, then) in self.kept.items()}
+        worst = max(ratios, key=ratios.__getitem__)
+        now = sum(pair[0] for pair in self.kept.values())
+        then = sum(pair[1] for pair in self.kept.values())
+        return (f"{len(self.kept) - len(self.over_bound())}/{len(self.kept)} within "
+                f"{CLASS_BOUND}x; worst {ratios[worst]:.2f}x ({worst.rpartition(':')[2]}); "
+                f"all {now:.1f} s against {then:.1f}")

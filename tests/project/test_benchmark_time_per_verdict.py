@@ -13,6 +13,7 @@ from benchmarks.fidelity.library_judging import has_verdict
 from benchmarks.fidelity.verdicts_apart import (
     TimeFigures,
     first_verdict_files,
+    kept_verdict_seconds,
     lost_verdicts,
     verdict_count,
 )
@@ -52,3 +53,22 @@ def test_verdicts_the_baseline_had_and_this_tree_lost_are_listed() -> None:
                          _module("Never", "export", "traceable")]}
     assert lost_verdicts(after, before, has_verdict) == ["a:Lost (export)"]
     assert lost_verdicts(before, before, has_verdict) == []
+
+
+def test_each_class_with_a_verdict_at_both_is_held_to_its_own_time_then() -> None:
+    def timed(name: str, mode: str, status: str, seconds: float) -> dict:
+        return {**_module(name, mode, status), "trace_seconds": seconds}
+
+    before = {"modules": [timed("Fast", "fx", "traceable", 1.0),
+                          timed("Fast", "compile", "traceable", 1.0),
+                          timed("Slow", "compile", "traceable", 1.0),
+                          timed("New", "compile", "not-traced", 0.0)]}
+    after = {"modules": [timed("Fast", "fx", "traceable", 1.0),
+                         timed("Fast", "compile", "traceable", 1.5),
+                         timed("Slow", "compile", "traceable", 1.6),
+                         timed("New", "compile", "traceable", 9.0)]}
+    time = TimeFigures(kept=kept_verdict_seconds(after, before, has_verdict))
+    # The new verdict is measured apart; each kept class is summed over its modes.
+    assert time.kept == {"a:Fast": (2.5, 2.0), "a:Slow": (1.6, 1.0)}
+    assert time.over_bound() == [("a:Slow", 1.6, 1.0)]
+    assert time.kept_classes() == "1/2 within 1.5x; worst 1.60x (Slow); all 4.1 s against 3.0"
