@@ -96,7 +96,9 @@ SUITES = (
                           "pt2_library_coverage_after_monai",
                           "pt2_library_coverage_after_others",
                           "pt2_library_coverage_four_libraries",
-                          "pt2_library_coverage_julius_loop")),
+                          "pt2_library_coverage_julius_loop",
+                          "pt2_library_coverage_per_class",
+                          "pt2_library_coverage_per_class_smp")),
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),

@@ -128,6 +128,8 @@ AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_
                 "pt2_library_coverage_four_libraries",
                 "pt2_library_coverage_julius_loop", "pt2_library_coverage_per_class",
                 "pt2_library_coverage_per_class_smp")
+
+
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
                   figures: Figures) -> dict:
     """This tree's report (kept, or reused from ``--reuse``), its seconds and, with
