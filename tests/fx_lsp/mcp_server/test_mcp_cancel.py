@@ -4,9 +4,7 @@ call is answered at once, not after the cancelled trace would have ended."""
 
 from __future__ import annotations
 
-import os
 import pathlib
-import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,9 +13,9 @@ import pytest
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
 import anyio  # noqa: E402  (the mcp extra's)
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcp_sessions import mcp_session  # noqa: E402
 
-REPO = pathlib.Path(__file__).parents[3]
 #: A file whose import, in the worker judging it, says the worker's pid and then stays busy far
 #: longer than the test waits: only a stopped trace lets the next call through.
 BUSY = """\
@@ -47,13 +45,8 @@ class Fine(nn.Module):
 
 @asynccontextmanager
 async def _client(workspace: pathlib.Path) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "fx_lsp", "mcp"],
-                                   cwd=str(workspace),
-                                   env={**os.environ, "PYTHONPATH": str(REPO)})
     with tempfile.TemporaryFile("w+") as errors:
-        async with stdio_client(params, errlog=errors) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
+        async with mcp_session(workspace, errors) as session:
             yield session
 
 

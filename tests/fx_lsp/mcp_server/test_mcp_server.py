@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcp_sessions import mcp_session  # noqa: E402
 
 from engine_support import USES_LEN_AND_FINE  # noqa: E402
 
@@ -32,14 +33,8 @@ def _environment() -> dict[str, str]:
 
 @asynccontextmanager
 async def _client(workspace: pathlib.Path, *options: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "fx_lsp", "mcp", *options],
-                                   cwd=str(workspace), env=_environment())
-    # The server's stderr in a temporary file: never beside a workspace (examples/'s parent is the
-    # repository).
     with tempfile.TemporaryFile("w+") as errors:
-        async with stdio_client(params, errlog=errors) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
+        async with mcp_session(workspace, errors, *options) as session:
             yield session
 
 

@@ -7,17 +7,15 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
+from mcp_sessions import mcp_session
 
 from engine_support import USES_LEN_AND_FINE
-
-REPO = pathlib.Path(__file__).parents[3]
 
 
 def git(root: pathlib.Path, *arguments: str) -> None:
@@ -44,13 +42,8 @@ async def test_refusals_carry_their_reason(tmp_path: pathlib.Path) -> None:
     (workspace / "models.py").write_text(USES_LEN_AND_FINE.replace("len(x)", "x.shape[0]"))
     git(workspace, "commit", "-qam", "two")
     written = tmp_path / "written"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "fx_lsp", "mcp"],
-                                   cwd=str(workspace),
-                                   env={**os.environ, "PYTHONPATH": str(REPO)})
     with tempfile.TemporaryFile("w+") as errors:
-        async with stdio_client(params, errlog=errors) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
+        async with mcp_session(workspace, errors) as session:
             for option in (f"--output={written}", "-c"):
                 assert f"{option!r} is not a revision" in await _error(
                     session, "diff", {"base": option})

@@ -5,17 +5,14 @@ worker's prints reached no stream."""
 
 from __future__ import annotations
 
-import os
 import pathlib
-import sys
 import tempfile
 
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra (pip install 'fx-lsp[mcp]')")
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp_sessions import mcp_session
 
-REPO = pathlib.Path(__file__).parents[3]
 PRINTS = """\
 from torch import nn
 
@@ -37,13 +34,8 @@ async def test_what_a_worker_prints_reaches_the_server_s_stderr(tmp_path: pathli
     workspace.mkdir()
     (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
     (workspace / "prints.py").write_text(PRINTS)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "fx_lsp", "mcp"],
-                                   cwd=str(workspace),
-                                   env={**os.environ, "PYTHONPATH": str(REPO)})
     with tempfile.TemporaryFile("w+") as errors:
-        async with stdio_client(params, errlog=errors) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
+        async with mcp_session(workspace, errors) as session:
             checked = await session.call_tool("check", {"paths": ["prints.py"], "modes": ["fx"]})
             assert not checked.is_error, checked.content
         errors.seek(0)
