@@ -36,7 +36,8 @@ from torch import nn
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
-from fxcore.worker.inputs.container import container_kind, scaled_sizes
+from fxcore.worker.inputs.container import scaled_sizes
+from fxcore.worker.inputs.container_items import container_kind
 from fxcore.worker.inputs.first_layer import (
     SIZES_TRIED,
     LayerInputs,

@@ -44,7 +44,7 @@ from torch import nn
 from fxcore.model.container_spec import ContainerSpec, InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.inputs.container import container_kind
+from fxcore.worker.inputs.container_items import container_kind
 from fxcore.worker.inputs.first_layer import (
     LayerInputs,
     eager_error_before,
