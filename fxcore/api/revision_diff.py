@@ -56,7 +56,7 @@ def _refused(run: CheckRun) -> list[str]:
     """``path: message`` of each file a link takes out of its workspace (one FX100, the file
     never read: ``fxcore.checking.preparation.linked_out``)."""
     return [f"{result.path}: {error.message}" for result in run.results
-            for error in result.errors if error.message.startswith(LINKED_OUT)]
+            for error in result.errors if error.kind == LINKED_OUT]
 
 
 def _checked(folder: str, changed: list[str], timeout: float | None,

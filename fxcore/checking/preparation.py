@@ -43,8 +43,9 @@ class PreparedJob:
         return FileResult(path=self.job.path)
 
 
-#: How the failure of a file a link takes out of its workspace begins.
-LINKED_OUT = "This file is a symbolic link, or lies in a linked folder"
+#: The failure kind (FX100) of a file a link takes out of its workspace, by which ``diff``
+#: lists the files refused at the boundary.
+LINKED_OUT = "linked-out"
 
 
 def linked_out(job: TraceJob) -> FileResult | None:
@@ -55,11 +56,12 @@ def linked_out(job: TraceJob) -> FileResult | None:
     real = outside_target(job.path, job.workspace_root)
     if real is None:
         return None
-    message = (f"{LINKED_OUT}, that leads out of "
+    message = ("This file is a symbolic link, or lies in a linked folder, that leads out of "
                f"the workspace {job.workspace_root} (to {real}): fx-lsp does not read or "
                "import it.")
     return FileResult(path=job.path, errors=[Failure(
-        code=CODES["import"], kind="import", message=message, **Range(1, 1, 1, 2).at(job.path))])
+        code=CODES[LINKED_OUT], kind=LINKED_OUT, message=message,
+        **Range(1, 1, 1, 2).at(job.path))])
 
 
 def prepare(job: TraceJob, call_sites: CallSiteIndexes) -> PreparedJob:

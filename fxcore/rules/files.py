@@ -9,14 +9,16 @@ from fxcore.rules.rule import Rule
 
 FX100 = Rule(
     code="FX100",
-    kinds=("import",),
+    kinds=("import", "linked-out"),
     severity="error",
     docs="""\
 **The file cannot be imported**: a syntax error (reported where it is), or an exception raised
 while importing (reported on the import or statement that raised it). Also a file fx-lsp does
 not read or cannot parse, reported on its first line: one that is not a regular file (a
 symbolic link to a device such as `/dev/zero`, a named pipe), one over 4 MiB ("too large to
-check"), or source too deeply nested or too long for Python's parser (a `RecursionError`).
+check"), source too deeply nested or too long for Python's parser (a `RecursionError`), or a
+file that a symbolic link (the file's own, or a linked folder's) takes out of the workspace,
+which is neither read nor imported, and which `fx-lsp diff` lists as refused.
 
 In a notebook, also a class that needs a name only code fx-lsp leaves out of the notebook's
 checked module defines (a later cell's data loading, a constant computed by a function call),

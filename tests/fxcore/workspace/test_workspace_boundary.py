@@ -67,6 +67,11 @@ def test_a_folder_check_imports_no_file_a_link_takes_out_of_the_workspace(
     assert done.returncode == 1, done.stderr
     # The workspace's own file is traced as before.
     assert "1 traceable" in lines[-1], done.stdout
+    # The JSON report names the refusal by its own kind, which `diff` lists the files by.
+    report = json.loads(fx_lsp("check", "--no-cache", "--output-format", "json", ".",
+                               cwd=root).stdout)
+    assert {(item["path"], error["kind"]) for item in report["files"]
+            for error in item["errors"]} == {("linked.py", "linked-out")}, report["files"]
 
 
 def test_the_server_s_workspace_jobs_refuse_a_link_out(tmp_path: Path) -> None:
