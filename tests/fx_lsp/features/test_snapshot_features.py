@@ -215,8 +215,8 @@ def test_a_recompile_whose_fix_would_change_outputs_gets_a_disabled_action_sayin
                     "            state = torch.tanh(step + state)\n"
                     "        return state\n")
     hint = Hint(str(path), 7, 9, 7, 43, code="FX508", kind="recompiles-every-length",
-                message="torch.compile recompiles for every new length of the length of "
-                        "`steps`: the guard that fails: len(steps) == 3",
+                message="torch.compile recompiles for every new length of `steps`: the "
+                        "guard that fails: len(steps) == 3",
                 recompile=RecompileSubject("length", "steps"))
     module = _module(path, class_name="Cell", qualified_name="cell.Cell", status="traceable")
     diagnostic = types.Diagnostic(range=positions.range_to_lsp(

@@ -96,13 +96,11 @@ def report(root: Path) -> list[dict[str, object]]:
 
 
 def growing(problem: dict[str, object]) -> str:
-    """The dimension of ``x`` an FX506 names (``the batch dimension``: 0), else ``-``: the
-    calls that make real torch recompile as fx-lsp's loop did."""
+    """The dimension of ``x`` an FX506 names, else ``-``: the calls that make real torch
+    recompile as fx-lsp's loop did."""
     message = str(problem["message"])
     if problem["code"] != "FX506":
         return "-"
-    if "the batch dimension" in message:
-        return "0"
     return message.split("dimension ")[1].split(" ")[0]
 
 
@@ -188,8 +186,8 @@ def test_fx506_fix_is_offered_at_a_tensor_of_a_range_only() -> None:
     def hint_at(line: int, end_column: int) -> Hint:
         return Hint(path="/ws/a.py", line=line, column=5, end_line=line,
                     end_column=end_column, code="FX506", kind="recompiles-every-size",
-                    message="torch.compile recompiles for every new size of the batch "
-                            "dimension: ...")
+                    message="torch.compile recompiles for every new size of dimension 0 of "
+                            "`x`: ...")
 
     (fix,) = plan(hint_at(5, 62), None, lambda path: source, lambda path: "/ws")
     assert not fix.safe

@@ -31,11 +31,11 @@ SOURCE = CORPUS.read_text()
 MESSAGES = {
     "FX506": "torch.compile recompiles for every new size of dimension 1 of `x`: the guard "
              "that fails: tensor 'x' size mismatch at index 1. expected 10, actual 11",
-    "FX506@0": "torch.compile recompiles for every new size of the batch dimension: the guard "
+    "FX506@0": "torch.compile recompiles for every new size of dimension 0 of `x`: the guard "
                "that fails: tensor 'x' size mismatch at index 0. expected 5, actual 6",
     "FX510": "torch.compile compiles again for each module assigned to `self.head`: the guard "
              "that fails: ___check_type_id(self._modules['head'], 1), type=<class 'Linear'>",
-    "FX508": "torch.compile recompiles for every new length of the length of `steps`: the "
+    "FX508": "torch.compile recompiles for every new length of `steps`: the "
              "guard that fails: len(steps) == 3",
 }
 KINDS = {"FX506": "recompiles-every-size", "FX510": "recompiles-swapped-module",

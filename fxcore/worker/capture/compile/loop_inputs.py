@@ -103,7 +103,10 @@ def new_sizes(tensors: dict[str, Any], values: dict[str, Any], observer: Observe
                         mark(changed[other], marked)
                 marked_compile = observer.compiles
             calls.append((changed, dict(values)))
-        what = "the batch dimension" if (name, dim) == batch else f"dimension {dim} of `{name}`"
+        # Named by its place, not its role: dimension 0 is not always the batch (the steps of
+        # ``for step in x``).
+        others = ", ".join(f"`{other}`" for other in together if other != name)
+        what = f"dimension {dim} of `{name}`" + (f" (and of {others})" if others else "")
         # A guard about any of the tensors changed together (dynamo checks them in its order).
         names = "|".join(re.escape(other) for other in together)
         yield Subject(what, source, (f"'(?:{names})'", rf"index {dim}\b"),
@@ -142,7 +145,7 @@ def number_subject(name: str) -> Subject:
 
 
 def length_subject(name: str, used: list[RawPosition]) -> Subject:
-    return Subject(f"the length of `{name}`", f"len(L['{name}'])",
+    return Subject(f"`{name}`", f"len(L['{name}'])",
                    (rf"len\((?:L\['{re.escape(name)}'\]|{re.escape(name)})\)",),
                    RecompileSubject("length", name), used)
 
