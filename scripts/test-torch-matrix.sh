@@ -89,7 +89,7 @@ shard_in() {  # shard_in SERIES GROUP...: K/N where SERIES is the K-th of the N 
 
 # The test files that can hold a matrix test: each marks its tests with pytest.mark.matrix
 # (in its pytestmark or on a test), so every one names the marker. Given to pytest, each of a
-# series' processes collects these 45-odd files, not the suite's 370-odd, 3 of its 9 CPU
+# series' processes collects these 38-odd files, not the suite's 370-odd, 3 of its 9 CPU
 # seconds of collection; the same tests are selected (-m "$selected" still picks them).
 mapfile -t matrix_files < <(cd "$repo" && grep -rlE --include='test_*.py' 'mark\.matrix\b' tests | sort)
 
