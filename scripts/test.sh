@@ -75,6 +75,18 @@ site_dir=$(mktemp -d)
 NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --quiet --site-dir "$site_dir"
 rm -rf "$site_dir"
 
+# Bytecode, compiled once for the whole run: these machines set PYTHONDONTWRITEBYTECODE, so
+# every process compiled this checkout's modules again from source: each pytest process (four
+# per tier, two per torch series) spent about 9 of its 18 CPU seconds of collection on
+# pytest's assertion rewriting and compiling the test modules, and each `fx-lsp check` a
+# quarter second on fxcore's. A fresh clone's __pycache__ folders are ignored by git; fx-lsp's
+# workers keep theirs in the user cache (fxcore/host/sandbox.py) whatever this says. One
+# collection writes the test modules' rewritten bytecode (pytest's, named for its version;
+# the torch matrix's venvs have their own pytest, whose first series writes it).
+unset PYTHONDONTWRITEBYTECODE
+python3 -m compileall -q -j 0 fxcore fx_lsp benchmarks >/dev/null
+python3 -m pytest -o addopts="" -q -p no:cacheprovider --collect-only "$@" >/dev/null 2>&1 || true
+
 tier fast python3 -m pytest -q -p no:cacheprovider --durations=15 "$@"
 tier slow-e2e-thirdparty python3 -m pytest -q -p no:cacheprovider --durations=15 \
     --timeout 1800 -m "slow or e2e or thirdparty" "$@"
