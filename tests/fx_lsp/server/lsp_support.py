@@ -89,6 +89,16 @@ class FxClient(LanguageClient):
         )
         return self.versions[uri]
 
+    async def handled_so_far(self, uri: str) -> None:
+        """Return once the server has handled every message sent before this call. It handles
+        them in the order they come, so its answer to a hover (cheap, and changing nothing)
+        follows theirs. A test that lets a trace finish after an edit waits on this first: a
+        busy server may otherwise finish the trace before it reads the edit, and rightly
+        publish the trace's result for the version it still knows."""
+        await self.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=0, character=0)))
+
     # -- notebooks (LSP 3.17) -------------------------------------------------------------------
 
     def open_notebook(self, path: pathlib.Path, cells: list[tuple[str, str]]) -> list[str]:
