@@ -44,6 +44,7 @@ def without_timings(report: dict) -> dict:
     report["summary"].pop("cached", None)
     for module in report["modules"]:
         module.pop("trace_seconds")
+        module.pop("loop_seconds")
     for file in report["files"]:
         file.pop("seconds")
     return report
