@@ -12,12 +12,16 @@ from typing import Any
 
 import pytest
 
+from fxcore.model.results import ModuleResult
 from fxcore.worker.capture.compile import recompile_loop
+from fxcore.worker.inputs.key_sets import merged_key_sets
+from fxcore.worker.module_modes.mode_verdicts import merged
+from fxcore.worker.shared.inputs_decision import InputsDecision
 
 from cli_support import fx_lsp
 
-pytestmark = [pytest.mark.skipif(not recompile_loop.can_observe(),
-                                 reason="this torch reports no guard failures to a hook")]
+NO_HOOK = pytest.mark.skipif(not recompile_loop.can_observe(),
+                             reason="this torch reports no guard failures to a hook")
 
 MODEL = """\
 from torch import nn
@@ -43,6 +47,7 @@ def verdicts(root: Path, modes: str,
     return {module["mode"]: module for module in modules}
 
 
+@NO_HOOK
 def test_the_loop_of_calls_seconds_are_a_part_of_compiles_capture(tmp_path: Path) -> None:
     (tmp_path / "small.py").write_text(MODEL, encoding="utf-8")
     # The switch that turns the loop off reaches the worker as a workspace passes variables.
@@ -61,3 +66,21 @@ def test_the_loop_of_calls_seconds_are_a_part_of_compiles_capture(tmp_path: Path
     alone = verdicts(tmp_path, "compile", {**os.environ, "FX_LSP_NO_RECOMPILE_LOOP": "1"})
     assert alone["compile"]["status"] == "traceable"
     assert alone["compile"]["loop_seconds"] == 0 < alone["compile"]["trace_seconds"]
+
+
+def _compiled(trace_seconds: float, loop_seconds: float) -> ModuleResult:
+    return ModuleResult(path="/ws/small.py", line=4, column=7, end_line=4, end_column=12,
+                        class_name="Small", qualified_name="small:Small", status="traceable",
+                        mode="compile", trace_seconds=trace_seconds, loop_seconds=loop_seconds)
+
+
+def test_a_verdict_of_several_captures_sums_their_loops_as_their_seconds() -> None:
+    # compiled in train and eval mode: one verdict, both captures' seconds
+    both_modes = merged([("train", _compiled(1.0, 0.5)), ("eval", _compiled(2.0, 1.25))])
+    assert (both_modes.trace_seconds, both_modes.loop_seconds) == (3.0, 1.75)
+    # captured on two sets of inputs (a dict's optional key given and left out)
+    key_sets = merged_key_sets([(InputsDecision(specs={}, key_set="with mask"),
+                                 _compiled(1.5, 1.0)),
+                                (InputsDecision(specs={}, key_set="without mask"),
+                                 _compiled(0.5, 0.25))])
+    assert (key_sets.trace_seconds, key_sets.loop_seconds) == (2.0, 1.25)
