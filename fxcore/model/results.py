@@ -318,6 +318,10 @@ class FileResult:
     #: What the user code printed while being imported and traced (tail only).
     output: str = ""
     seconds: float = 0.0
+    #: The part of ``seconds`` that was compile mode's loop of calls, in every capture the job
+    #: made: its classes' and the submodule instances' its roots built (``derived_modules``).
+    #: Summed by the engine from the verdicts it received; a worker sends 0.
+    loop_seconds: float = 0.0
     from_cache: bool = False
 
 

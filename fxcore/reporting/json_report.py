@@ -173,6 +173,8 @@ def json_report(report: ShownReport, shard: dict[str, Any] | None = None) -> dic
                 "errors": [_failure_json(error, reported, places) for error in result.errors],
                 "imported_files": [places.of(path).path for path in result.imported_files],
                 "seconds": round(result.seconds, 4),
+                # The part of it that was compile mode's loop of calls, submodules' included.
+                "loop_seconds": round(result.loop_seconds, 4),
             }
             for result in results
         ],

@@ -47,6 +47,7 @@ def without_timings(report: dict) -> dict:
         module.pop("loop_seconds")
     for file in report["files"]:
         file.pop("seconds")
+        file.pop("loop_seconds")
     return report
 
 

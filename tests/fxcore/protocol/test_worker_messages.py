@@ -119,6 +119,7 @@ def mangled(change: Any) -> bytes:
     message("file", FileResult(path=JOB.path, imported_hashes={JOB.path: "not a hash"})),
     message("file", FileResult(path=JOB.path, third_party_packages=["os; rm -rf"])),
     message("file", FileResult(path=JOB.path, from_cache=True)),
+    message("file", FileResult(path=JOB.path, loop_seconds=1.0)),
 ])
 def test_a_message_no_child_of_fx_lsp_sends_is_refused(data: bytes) -> None:
     with pytest.raises(InvalidResultData):

@@ -1,7 +1,9 @@
 """The JSON report gives, beside each verdict's capture seconds (``trace_seconds``), the part of
-them that compile mode's loop of calls took (``loop_seconds``): the benchmarks hold a class's
-capture without the loop to its earlier time, and measure the loop apart. Real CLI, real
-worker, on a small class that compile mode judges with its loop."""
+them that compile mode's loop of calls took (``loop_seconds``), and beside each file's job
+seconds the part of them the loop took in every capture of the job, the submodules judged
+inside its classes included: the benchmarks hold a class's capture without the loop to its
+earlier time, and measure the loop apart. Real CLI, real worker, on small classes that
+compile mode judges with its loop."""
 
 from __future__ import annotations
 
@@ -37,13 +39,48 @@ class Small(nn.Module):
 """
 
 
+#: A class that holds a block whose width only it gives: the block is judged inside it too,
+#: as the instance it built.
+PARENT = """\
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class Parent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.small = Block(8)
+
+    def forward(self, x):
+        return self.small(x) * 2
+"""
+
+
+def report(root: Path, modes: str, path: str, env: dict[str, str] | None = None
+           ) -> dict[str, Any]:
+    completed = fx_lsp("check", "--no-cache", "--mode", modes, "--output-format", "json", path,
+                       cwd=root, env=env)
+    return json.loads(completed.stdout)
+
+
 def verdicts(root: Path, modes: str,
              env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """Small's verdict in each of ``modes``, from the JSON report."""
-    completed = fx_lsp("check", "--no-cache", "--mode", modes,
-                       "--output-format", "json", "small.py", cwd=root, env=env)
-    modules = json.loads(completed.stdout)["modules"]
-    assert {module["class"] for module in modules} == {"Small"}, completed.stderr
+    data = report(root, modes, "small.py", env)
+    modules = data["modules"]
+    assert {module["class"] for module in modules} == {"Small"}, data
+    # The file's job made no other capture.
+    (file,) = data["files"]
+    assert file["loop_seconds"] == pytest.approx(sum(module["loop_seconds"]
+                                                     for module in modules), abs=1e-3)
     return {module["mode"]: module for module in modules}
 
 
@@ -66,6 +103,25 @@ def test_the_loop_of_calls_seconds_are_a_part_of_compiles_capture(tmp_path: Path
     alone = verdicts(tmp_path, "compile", {**os.environ, "FX_LSP_NO_RECOMPILE_LOOP": "1"})
     assert alone["compile"]["status"] == "traceable"
     assert alone["compile"]["loop_seconds"] == 0 < alone["compile"]["trace_seconds"]
+
+
+@NO_HOOK
+def test_a_files_loop_seconds_hold_those_of_the_submodules_judged_inside_its_classes(
+        tmp_path: Path) -> None:
+    (tmp_path / "parent.py").write_text(PARENT, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.fx-lsp.modules."parent:Parent"]\ninputs = {x = "float32[2, 8]"}\n',
+        encoding="utf-8")
+    data = report(tmp_path, "compile", "parent.py")
+    (parent,) = [module for module in data["modules"] if module["class"] == "Parent"]
+    assert parent["status"] == "traceable"
+    assert 0 < parent["loop_seconds"] <= parent["trace_seconds"]
+    (block,) = [module for module in data["modules"] if module["class"] == "Block"]
+    # Block was compiled twice, its loop of calls too: on guessed arguments and as the
+    # instance Parent built; the report shows one of them, the file's job seconds hold both.
+    assert block["arguments"]["from"] == "parent" and block["loop_seconds"] > 0
+    (file,) = data["files"]
+    assert file["loop_seconds"] > parent["loop_seconds"] + block["loop_seconds"] + 1e-3
 
 
 def _compiled(trace_seconds: float, loop_seconds: float) -> ModuleResult:
