@@ -46,8 +46,9 @@ Printed per library and mode:
   summed over the modes with a verdict at both, without compile mode's loop of calls; bound
   1.5x), the classes over it listed after the table; the loop of calls' own seconds apart, as
   new work (the recompilations it finds had no verdict at the baseline, which had no loop):
-  the classes whose capture ran it, their median and worst seconds, and the sum; and the
-  seconds per verdict without the loop's seconds beside those with them;
+  the classes whose capture ran it, their median and worst seconds, the sum, and the sum
+  over the files' jobs (the submodules judged inside a class too); and the seconds per
+  verdict without the jobs' loop seconds beside those with them;
 - fx-lsp's seconds, and with ``--baseline-ref COMMIT`` the seconds of that commit's fx-lsp on
   the same folders with the same options, timed in turn with it in the same run (``--repeat
   N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
@@ -90,6 +91,7 @@ from benchmarks.fidelity.repo_coverage import (
 from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pair, tree_at
 from benchmarks.fidelity.verdicts_apart import (
     first_verdict_files,
+    jobs_loop_seconds,
     kept_verdict_seconds,
     loop_seconds,
     lost_verdicts,
@@ -196,6 +198,7 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
     # With a baseline or without: the verdicts the seconds are over, and the loop of calls.
     figures.time.verdicts = verdict_count(report, has_verdict)
     figures.time.loops = loop_seconds(report)
+    figures.time.jobs_loops = jobs_loop_seconds(report)
     classes: dict[str, dict[str, dict]] = collections.defaultdict(dict)
     fx_modules = []
     diagnostics = diagnostic_messages(report)

@@ -9,8 +9,9 @@
   verdict;
 - the time per verdict: fx-lsp's seconds over its verdicts (every mode's), beside the
   baseline commit's, and the same without compile mode's loop of calls (the check's seconds
-  less the report's ``loop_seconds``, summed: exact with one worker, which runs the classes
-  one after another); the classes that get a verdict in some mode for the first time (none
+  less the files' ``loop_seconds``, summed: every capture's loop, the submodules' judged
+  inside a class included; exact with one worker, which runs the jobs one after another); the
+  classes that get a verdict in some mode for the first time (none
   in that mode at the baseline) measured apart, by the job seconds of the files that hold
   them (the report's ``files``: a worker checks one file's classes in one job), their median
   and worst;
@@ -23,7 +24,9 @@
   the recompilations (FX505-FX510) that no class had a verdict for at the baseline, which had
   no such loop. Its seconds are new work, measured apart as first verdicts are: the classes
   whose capture ran it, their median and worst seconds (``loop_seconds``, summed over the
-  modes) and the sum. A baseline report without ``loop_seconds`` counts 0 for it.
+  modes) and the sum, then the sum over the files' jobs, which adds the loops of the
+  submodule instances judged inside their parents. A baseline report without
+  ``loop_seconds`` counts 0 for it.
 """
 
 from __future__ import annotations
@@ -161,6 +164,13 @@ def kept_verdict_seconds(report: dict[str, Any], baseline: dict[str, Any],
     return seconds
 
 
+def jobs_loop_seconds(report: dict[str, Any]) -> float:
+    """The loop of calls' seconds of every file's job: every capture's, the submodule
+    instances' judged inside their parents included (which the report's modules may not
+    show)."""
+    return sum(item.get("loop_seconds") or 0.0 for item in report.get("files", []))
+
+
 def loop_seconds(report: dict[str, Any]) -> dict[str, float]:
     """Per class whose capture ran the loop of calls: its seconds, summed over the modes."""
     seconds: dict[str, float] = {}
@@ -183,11 +193,13 @@ class TimeFigures:
     kept: dict[str, tuple[float, float]] = field(default_factory=dict)
     #: Per class whose capture ran the loop of calls now: its seconds (new work, apart).
     loops: dict[str, float] = field(default_factory=dict)
+    #: The loop's seconds over every file's job, submodules judged inside a parent included.
+    jobs_loops: float = 0.0
 
     def per_verdict(self, seconds: float, baseline_seconds: float | None) -> str:
         """Seconds per verdict (and against the baseline's), and where the loop of calls ran,
         the same without its seconds."""
-        figures = [seconds, *([seconds - sum(self.loops.values())] if self.loops else [])]
+        figures = [seconds, *([seconds - self.jobs_loops] if self.jobs_loops else [])]
         if not baseline_seconds or not self.baseline_verdicts:
             cells = [f"{each / max(self.verdicts, 1):.2f}" for each in figures]
         else:
@@ -211,7 +223,9 @@ class TimeFigures:
         worst = max(self.loops, key=self.loops.__getitem__)
         return (f"{len(self.loops)}: median {statistics.median(self.loops.values()):.2f}, "
                 f"worst {self.loops[worst]:.2f} ({worst.rpartition(':')[2]}); "
-                f"all {sum(self.loops.values()):.1f} s")
+                f"all {sum(self.loops.values()):.1f} s" + (
+                    f"; with the submodules judged inside them {self.jobs_loops:.1f} s"
+                    if self.jobs_loops else ""))
 
     def over_bound(self) -> list[tuple[str, float, float]]:
         """The classes with a verdict at both that take more than ``CLASS_BOUND`` times

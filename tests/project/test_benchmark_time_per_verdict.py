@@ -16,6 +16,7 @@ from benchmarks.fidelity.library_judging import has_verdict
 from benchmarks.fidelity.verdicts_apart import (
     TimeFigures,
     first_verdict_files,
+    jobs_loop_seconds,
     kept_verdict_seconds,
     loop_seconds,
     lost_verdicts,
@@ -93,10 +94,12 @@ def test_the_loop_of_calls_alone_does_not_put_a_class_over_its_bound() -> None:
     # Filter: 2.0 s then; 6.0 now, 3.2 of them its loop of calls: 2.8 s without, 1.40x.
     after = {"modules": [_looped("Filter", "fx", 0.6, 0.0),
                          _looped("Filter", "compile", 5.4, 3.2),
-                         _looped("Block", "compile", 1.2, 0.1)]}
+                         _looped("Block", "compile", 1.2, 0.1)],
+             # a.py's job also compiled a submodule instance its classes built, with its loop
+             "files": [{"path": "a.py", "seconds": 9.0, "loop_seconds": 3.6}]}
     time = TimeFigures(verdicts=3, baseline_verdicts=3,
                        kept=kept_verdict_seconds(after, BEFORE_THE_LOOP, has_verdict),
-                       loops=loop_seconds(after))
+                       loops=loop_seconds(after), jobs_loops=jobs_loop_seconds(after))
     assert time.kept["a:Filter"] == pytest.approx((2.8, 2.0))
     # With the loop inside the bound, Filter took 3x its time then; without it, 1.4x.
     assert 0.6 + 5.4 > 1.5 * 2.0
@@ -104,11 +107,12 @@ def test_the_loop_of_calls_alone_does_not_put_a_class_over_its_bound() -> None:
     assert time.kept_classes() == "2/2 within 1.5x; worst 1.40x (Filter); all 3.9 s against 3.0"
     # The loop's seconds, apart: both classes ran it.
     assert time.loops == {"a:Filter": 3.2, "a:Block": 0.1}
-    assert time.loop() == "2: median 1.65, worst 3.20 (Filter); all 3.3 s"
-    # 9 s over 3 verdicts against 3 over 3: 3x with the loop; 5.7 s without, 1.90x.
+    assert time.loop() == ("2: median 1.65, worst 3.20 (Filter); all 3.3 s; with the "
+                           "submodules judged inside them 3.6 s")
+    # 9 s over 3 verdicts against 3 over 3: 3x with the loop; 5.4 s without any, 1.80x.
     assert time.per_verdict(9.0, 3.0) == ("3.00 (3.00x 1.00); without the loop of calls "
-                                          "1.90 (1.90x 1.00)")
-    assert time.per_verdict(9.0, None) == "3.00; without the loop of calls 1.90"
+                                          "1.80 (1.80x 1.00)")
+    assert time.per_verdict(9.0, None) == "3.00; without the loop of calls 1.80"
 
 
 def test_a_class_over_its_bound_without_the_loop_of_calls_is_still_over() -> None:
@@ -121,5 +125,8 @@ def test_a_class_over_its_bound_without_the_loop_of_calls_is_still_over() -> Non
     assert time.over_bound() == [("a:Filter", 5.0, 2.0)]
     assert time.kept_classes() == "1/2 within 1.5x; worst 2.50x (Filter); all 6.0 s against 3.0"
     # A class whose loop did not run (or took no time) is not among the loop's classes.
+    # (its files say nothing of the jobs' loops)
     assert time.loop() == "1: median 1.00, worst 1.00 (Filter); all 1.0 s"
     assert TimeFigures().loop() == "-"
+    # A report from before the loop: its files and modules say nothing of it.
+    assert jobs_loop_seconds(BEFORE_THE_LOOP) == 0 and loop_seconds(BEFORE_THE_LOOP) == {}
