@@ -49,7 +49,7 @@ RUNS = {
     "statistics.txt": ("--statistics",),
 }
 #: JSON fields that measure time, which no two runs share.
-TIMINGS = {"seconds", "trace_seconds", "shape_seconds"}
+TIMINGS = {"seconds", "trace_seconds", "loop_seconds", "shape_seconds"}
 
 
 def copy_workspace(name: str, parent: Path) -> Path:

@@ -43,8 +43,12 @@ Printed per library and mode:
   baseline's beside it, with the classes that get a verdict in a mode for the first time
   measured apart: their files' job seconds, median and worst (``verdicts_apart.py``); each
   class that had a verdict at the baseline against its own time then (its capture seconds,
-  summed over the modes with a verdict at both; bound 1.5x), the classes over it listed
-  after the table;
+  summed over the modes with a verdict at both, without compile mode's loop of calls; bound
+  1.5x), the classes over it listed after the table; the loop of calls' own seconds apart, as
+  new work (the recompilations it finds had no verdict at the baseline, which had no loop):
+  the classes whose capture ran it, their median and worst seconds, the sum, and the sum
+  over the files' jobs (the submodules judged inside a class too); and the seconds per
+  verdict without the jobs' loop seconds beside those with them;
 - fx-lsp's seconds, and with ``--baseline-ref COMMIT`` the seconds of that commit's fx-lsp on
   the same folders with the same options, timed in turn with it in the same run (``--repeat
   N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
@@ -87,7 +91,9 @@ from benchmarks.fidelity.repo_coverage import (
 from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pair, tree_at
 from benchmarks.fidelity.verdicts_apart import (
     first_verdict_files,
+    jobs_loop_seconds,
     kept_verdict_seconds,
+    loop_seconds,
     lost_verdicts,
     verdict_count,
 )
@@ -123,11 +129,12 @@ LIBRARIES = [
 #: on one tree and the other three on a later one, each with its own provenance.
 #: The four measured together, with the verdicts lost since the baseline and the constructor
 #: verdicts counted. julius alone, after the loop of calls was made cheaper. julius, then
-#: segmentation-models-pytorch, with each class's own time against the baseline's.
+#: segmentation-models-pytorch, with each class's own time against the baseline's. julius,
+#: with the loop of calls' seconds apart from the bound.
 AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_others",
                 "pt2_library_coverage_four_libraries",
                 "pt2_library_coverage_julius_loop", "pt2_library_coverage_per_class",
-                "pt2_library_coverage_per_class_smp")
+                "pt2_library_coverage_per_class_smp", "pt2_library_coverage_loop_apart")
 
 
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
@@ -188,6 +195,10 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
     root = unpacked_root(library, options.corpus_dir)
     figures = Figures(library.name)
     report = fx_lsp_report(library, root, options, figures)
+    # With a baseline or without: the verdicts the seconds are over, and the loop of calls.
+    figures.time.verdicts = verdict_count(report, has_verdict)
+    figures.time.loops = loop_seconds(report)
+    figures.time.jobs_loops = jobs_loop_seconds(report)
     classes: dict[str, dict[str, dict]] = collections.defaultdict(dict)
     fx_modules = []
     diagnostics = diagnostic_messages(report)
@@ -263,7 +274,7 @@ def table_rows(row: Figures) -> list[list[object]]:
             or "-",
             agreement, len(row.own_choices) if mode != "fx" else "-", row.raised.cell(mode),
             seconds, row.time.per_verdict(row.seconds, row.baseline_seconds),
-            row.time.kept_classes(), row.time.first(), _lost(row)])
+            row.time.kept_classes(), row.time.first(), row.time.loop(), _lost(row)])
     return rows
 
 
@@ -314,8 +325,10 @@ def main() -> int:
          "agrees with real torch (fx: plain torch.fx)", "own-choice FX499/FX502",
          "raises on every input (FX408/FX509); constructor raises here (FX101)",
          "fx-lsp seconds", "seconds per verdict",
-         "classes with a verdict at both: capture seconds against the baseline's",
-         "first verdicts: classes, file seconds", "verdicts lost since the baseline"],
+         "classes with a verdict at both: capture seconds without the loop of calls "
+         "against the baseline's",
+         "first verdicts: classes, file seconds",
+         "loop of calls (apart): classes, seconds", "verdicts lost since the baseline"],
         [cells for row in rows for cells in table_rows(row)]))
     for row in rows:
         print(f"\n{row.name}: why classes got no verdict")
@@ -329,6 +342,8 @@ def main() -> int:
             print(f"  LOST SINCE {row.baseline_ref} {line}")
         for name, now, then in row.time.over_bound():
             print(f"  OVER THE BOUND {name}: {now:.2f} s against {then:.2f}")
+        for name, seconds in sorted(row.time.loops.items(), key=lambda item: -item[1]):
+            print(f"  LOOP OF CALLS (apart) {name}: {seconds:.2f} s")
     return 0
 
 

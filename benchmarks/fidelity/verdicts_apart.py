@@ -8,14 +8,25 @@
   the class it is a false alarm, and either way it is not judged as an export or compile
   verdict;
 - the time per verdict: fx-lsp's seconds over its verdicts (every mode's), beside the
-  baseline commit's, and the classes that get a verdict in some mode for the first time
-  (none in that mode at the baseline) measured apart, by the job seconds of the files that
-  hold them (the report's ``files``: a worker checks one file's classes in one job), their
-  median and worst;
+  baseline commit's, and the same without compile mode's loop of calls (the check's seconds
+  less the files' ``loop_seconds``, summed: every capture's loop, the submodules' judged
+  inside a class included; exact with one worker, which runs the jobs one after another); the
+  classes that get a verdict in some mode for the first time (none
+  in that mode at the baseline) measured apart, by the job seconds of the files that hold
+  them (the report's ``files``: a worker checks one file's classes in one job), their median
+  and worst;
 - the time of each class that had a verdict at the baseline, against its time then: its
-  capture seconds (the report's ``trace_seconds``, the loop of calls included; the inputs
-  search and the hints after the capture are not in it), summed over the modes in which it
-  has a verdict at both, each class bound to 1.5x its time then.
+  capture seconds without the loop of calls (the report's ``trace_seconds`` less its
+  ``loop_seconds``; the inputs search and the hints after the capture are not in either),
+  summed over the modes in which it has a verdict at both, each class bound to 1.5x its
+  time then;
+- the loop of calls, apart: compile mode calls a class again as a training loop does, to find
+  the recompilations (FX505-FX510) that no class had a verdict for at the baseline, which had
+  no such loop. Its seconds are new work, measured apart as first verdicts are: the classes
+  whose capture ran it, their median and worst seconds (``loop_seconds``, summed over the
+  modes) and the sum, then the sum over the files' jobs, which adds the loops of the
+  submodule instances judged inside their parents. A baseline report without
+  ``loop_seconds`` counts 0 for it.
 """
 
 from __future__ import annotations
@@ -132,19 +143,41 @@ def lost_verdicts(report: dict[str, Any], baseline: dict[str, Any],
 CLASS_BOUND = 1.5
 
 
+def capture_seconds(module: dict[str, Any]) -> float:
+    """A verdict's capture seconds without compile mode's loop of calls."""
+    return (module.get("trace_seconds") or 0.0) - (module.get("loop_seconds") or 0.0)
+
+
 def kept_verdict_seconds(report: dict[str, Any], baseline: dict[str, Any],
                          has_verdict: Callable[[dict[str, Any]], bool]
                          ) -> dict[str, tuple[float, float]]:
     """Per class with a verdict at the baseline and now in some mode: its capture seconds
-    now and then (``trace_seconds``), summed over those modes."""
-    before = {(module["qualified_name"], module["mode"]): module.get("trace_seconds") or 0.0
+    without the loop of calls now and then (``capture_seconds``), summed over those modes."""
+    before = {(module["qualified_name"], module["mode"]): capture_seconds(module)
               for module in baseline["modules"] if has_verdict(module)}
     seconds: dict[str, tuple[float, float]] = {}
     for module in report["modules"]:
         key = (module["qualified_name"], module["mode"])
         if key in before and has_verdict(module):
             now, then = seconds.get(key[0], (0.0, 0.0))
-            seconds[key[0]] = (now + (module.get("trace_seconds") or 0.0), then + before[key])
+            seconds[key[0]] = (now + capture_seconds(module), then + before[key])
+    return seconds
+
+
+def jobs_loop_seconds(report: dict[str, Any]) -> float:
+    """The loop of calls' seconds of every file's job: every capture's, the submodule
+    instances' judged inside their parents included (which the report's modules may not
+    show)."""
+    return sum(item.get("loop_seconds") or 0.0 for item in report.get("files", []))
+
+
+def loop_seconds(report: dict[str, Any]) -> dict[str, float]:
+    """Per class whose capture ran the loop of calls: its seconds, summed over the modes."""
+    seconds: dict[str, float] = {}
+    for module in report["modules"]:
+        if module.get("loop_seconds"):
+            name = module["qualified_name"]
+            seconds[name] = seconds.get(name, 0.0) + module["loop_seconds"]
     return seconds
 
 
@@ -155,15 +188,26 @@ class TimeFigures:
     verdicts: int = 0
     baseline_verdicts: int = 0
     first_verdicts: dict[str, float] = field(default_factory=dict)
-    #: Per class with a verdict at both: its capture seconds now and at the baseline.
+    #: Per class with a verdict at both: its capture seconds, without the loop of calls,
+    #: now and at the baseline.
     kept: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: Per class whose capture ran the loop of calls now: its seconds (new work, apart).
+    loops: dict[str, float] = field(default_factory=dict)
+    #: The loop's seconds over every file's job, submodules judged inside a parent included.
+    jobs_loops: float = 0.0
 
     def per_verdict(self, seconds: float, baseline_seconds: float | None) -> str:
-        ours = seconds / max(self.verdicts, 1)
+        """Seconds per verdict (and against the baseline's), and where the loop of calls ran,
+        the same without its seconds."""
+        figures = [seconds, *([seconds - self.jobs_loops] if self.jobs_loops else [])]
         if not baseline_seconds or not self.baseline_verdicts:
-            return f"{ours:.2f}"
-        theirs = baseline_seconds / self.baseline_verdicts
-        return f"{ours:.2f} ({ours / theirs:.2f}x {theirs:.2f})"
+            cells = [f"{each / max(self.verdicts, 1):.2f}" for each in figures]
+        else:
+            theirs = baseline_seconds / self.baseline_verdicts
+            cells = [f"{each / max(self.verdicts, 1):.2f} "
+                     f"({each / max(self.verdicts, 1) / theirs:.2f}x {theirs:.2f})"
+                     for each in figures]
+        return "; without the loop of calls ".join(cells)
 
     def first(self) -> str:
         if not self.first_verdicts:
@@ -171,6 +215,17 @@ class TimeFigures:
         values = list(self.first_verdicts.values())
         return (f"{len(values)}: median {statistics.median(values):.1f}, "
                 f"worst {max(values):.1f}")
+
+    def loop(self) -> str:
+        """The loop of calls, apart: its classes, their median and worst seconds, the sum."""
+        if not self.loops:
+            return "-"
+        worst = max(self.loops, key=self.loops.__getitem__)
+        return (f"{len(self.loops)}: median {statistics.median(self.loops.values()):.2f}, "
+                f"worst {self.loops[worst]:.2f} ({worst.rpartition(':')[2]}); "
+                f"all {sum(self.loops.values()):.1f} s" + (
+                    f"; with the submodules judged inside them {self.jobs_loops:.1f} s"
+                    if self.jobs_loops else ""))
 
     def over_bound(self) -> list[tuple[str, float, float]]:
         """The classes with a verdict at both that take more than ``CLASS_BOUND`` times

@@ -225,6 +225,8 @@ class Engine:
             end_class(job, parsed, name, attempt, result, done)
         result.output = output_tail(output, output_cut)
         result.seconds = time.perf_counter() - started
+        result.loop_seconds = sum(module.loop_seconds
+                                  for module in [*result.modules, *result.derived_modules])
         return result
 
 

@@ -237,7 +237,10 @@ class ModuleResult(Span):
     module_order: list[str] = field(default_factory=list)
     #: Qualified names of parameters in the order they were first used during the trace.
     parameter_order: list[str] = field(default_factory=list)
+    #: How long the capture took (compile mode's loop of calls included: what the user waits
+    #: for), and the part of it that was the loop of calls (0 in the other modes).
     trace_seconds: float = 0.0
+    loop_seconds: float = 0.0
     #: The example inputs of shape propagation, the shape ``forward`` returned, and why there
     #: are no shapes when there are none.
     inputs: ExampleInputs | None = None
@@ -315,6 +318,10 @@ class FileResult:
     #: What the user code printed while being imported and traced (tail only).
     output: str = ""
     seconds: float = 0.0
+    #: The part of ``seconds`` that was compile mode's loop of calls, in every capture the job
+    #: made: its classes' and the submodule instances' its roots built (``derived_modules``).
+    #: Summed by the engine from the verdicts it received; a worker sends 0.
+    loop_seconds: float = 0.0
     from_cache: bool = False
 
 

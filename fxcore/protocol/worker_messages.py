@@ -197,6 +197,8 @@ def _own_file(result: FileResult, job: TraceJob) -> FileResult:
             _identifier(name, "assigned name")
     if result.from_cache:
         raise InvalidResultData("file: a worker's result cannot come from the cache")
+    if result.loop_seconds:
+        raise InvalidResultData("file: the engine sums a job's loop seconds, not its worker")
     return result
 
 

@@ -106,6 +106,8 @@ def _module_json(module: ModuleResult, reported: Reported,
         "arguments": _arguments_json(module.arguments),
         "weights": module.weights,
         "trace_seconds": round(module.trace_seconds, 4),
+        # The part of trace_seconds that was compile mode's loop of calls.
+        "loop_seconds": round(module.loop_seconds, 4),
         "failures": [_failure_json(failure, reported, places) for failure in module.failures],
         "hints": [_failure_json(hint, reported, places) for hint in module.hints],
         "inputs": {"from": module.inputs.origin, "tensors": module.inputs.tensors,
@@ -171,6 +173,8 @@ def json_report(report: ShownReport, shard: dict[str, Any] | None = None) -> dic
                 "errors": [_failure_json(error, reported, places) for error in result.errors],
                 "imported_files": [places.of(path).path for path in result.imported_files],
                 "seconds": round(result.seconds, 4),
+                # The part of it that was compile mode's loop of calls, submodules' included.
+                "loop_seconds": round(result.loop_seconds, 4),
             }
             for result in results
         ],

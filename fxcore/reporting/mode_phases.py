@@ -81,5 +81,6 @@ def merge_phases(first: FileResult, later: FileResult) -> FileResult:
         failed_assignments=first.failed_assignments or later.failed_assignments,
         output="\n".join(text for text in (first.output, later.output) if text),
         seconds=first.seconds + later.seconds,
+        loop_seconds=first.loop_seconds + later.loop_seconds,
         from_cache=first.from_cache and later.from_cache,
     )

@@ -1,10 +1,13 @@
 """The library benchmark's time columns (``benchmarks/fidelity/verdicts_apart.py``): seconds
-per verdict beside the baseline's, and the classes that get a verdict for the first time
-measured apart by their files' job seconds, on reports made for the test."""
+per verdict beside the baseline's, the classes that get a verdict for the first time measured
+apart by their files' job seconds, each class held to its own capture seconds then without
+compile mode's loop of calls, and the loop's seconds apart, on reports made for the test."""
 
 from __future__ import annotations
 
 import sys
+
+import pytest
 
 from engine_support import REPO_ROOT
 
@@ -13,7 +16,9 @@ from benchmarks.fidelity.library_judging import has_verdict
 from benchmarks.fidelity.verdicts_apart import (
     TimeFigures,
     first_verdict_files,
+    jobs_loop_seconds,
     kept_verdict_seconds,
+    loop_seconds,
     lost_verdicts,
     verdict_count,
 )
@@ -72,3 +77,56 @@ def test_each_class_with_a_verdict_at_both_is_held_to_its_own_time_then() -> Non
     assert time.kept == {"a:Fast": (2.5, 2.0), "a:Slow": (1.6, 1.0)}
     assert time.over_bound() == [("a:Slow", 1.6, 1.0)]
     assert time.kept_classes() == "1/2 within 1.5x; worst 1.60x (Slow); all 4.1 s against 3.0"
+
+
+def _looped(name: str, mode: str, seconds: float, loop: float) -> dict:
+    return {**_module(name, mode, "traceable"), "trace_seconds": seconds, "loop_seconds": loop}
+
+
+#: The baseline, from before the loop of calls: its reports have no ``loop_seconds``.
+BEFORE_THE_LOOP = {"modules": [
+    {**_module("Filter", "fx", "traceable"), "trace_seconds": 0.5},
+    {**_module("Filter", "compile", "traceable"), "trace_seconds": 1.5},
+    {**_module("Block", "compile", "traceable"), "trace_seconds": 1.0}]}
+
+
+def test_the_loop_of_calls_alone_does_not_put_a_class_over_its_bound() -> None:
+    # Filter: 2.0 s then; 6.0 now, 3.2 of them its loop of calls: 2.8 s without, 1.40x.
+    after = {"modules": [_looped("Filter", "fx", 0.6, 0.0),
+                         _looped("Filter", "compile", 5.4, 3.2),
+                         _looped("Block", "compile", 1.2, 0.1)],
+             # a.py's job also compiled a submodule instance its classes built, with its loop
+             "files": [{"path": "a.py", "seconds": 9.0, "loop_seconds": 3.6}]}
+    time = TimeFigures(verdicts=3, baseline_verdicts=3,
+                       kept=kept_verdict_seconds(after, BEFORE_THE_LOOP, has_verdict),
+                       loops=loop_seconds(after), jobs_loops=jobs_loop_seconds(after))
+    assert time.kept["a:Filter"] == pytest.approx((2.8, 2.0))
+    # With the loop inside the bound, Filter took 3x its time then; without it, 1.4x.
+    assert 0.6 + 5.4 > 1.5 * 2.0
+    assert time.over_bound() == []
+    assert time.kept_classes() == "2/2 within 1.5x; worst 1.40x (Filter); all 3.9 s against 3.0"
+    # The loop's seconds, apart: both classes ran it.
+    assert time.loops == {"a:Filter": 3.2, "a:Block": 0.1}
+    assert time.loop() == ("2: median 1.65, worst 3.20 (Filter); all 3.3 s; with the "
+                           "submodules judged inside them 3.6 s")
+    # 9 s over 3 verdicts against 3 over 3: 3x with the loop; 5.4 s without any, 1.80x.
+    assert time.per_verdict(9.0, 3.0) == ("3.00 (3.00x 1.00); without the loop of calls "
+                                          "1.80 (1.80x 1.00)")
+    assert time.per_verdict(9.0, None) == "3.00; without the loop of calls 1.80"
+
+
+def test_a_class_over_its_bound_without_the_loop_of_calls_is_still_over() -> None:
+    # Filter: 2.0 s then; 5.0 without its loop of calls now (2.50x), 1.0 more in the loop.
+    after = {"modules": [_looped("Filter", "fx", 1.0, 0.0),
+                         _looped("Filter", "compile", 5.0, 1.0),
+                         _looped("Block", "compile", 1.0, 0.0)]}
+    time = TimeFigures(kept=kept_verdict_seconds(after, BEFORE_THE_LOOP, has_verdict),
+                       loops=loop_seconds(after))
+    assert time.over_bound() == [("a:Filter", 5.0, 2.0)]
+    assert time.kept_classes() == "1/2 within 1.5x; worst 2.50x (Filter); all 6.0 s against 3.0"
+    # A class whose loop did not run (or took no time) is not among the loop's classes.
+    # (its files say nothing of the jobs' loops)
+    assert time.loop() == "1: median 1.00, worst 1.00 (Filter); all 1.0 s"
+    assert TimeFigures().loop() == "-"
+    # A report from before the loop: its files and modules say nothing of it.
+    assert jobs_loop_seconds(BEFORE_THE_LOOP) == 0 and loop_seconds(BEFORE_THE_LOOP) == {}

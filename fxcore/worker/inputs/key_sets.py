@@ -58,4 +58,5 @@ def merged_key_sets(results: list[tuple[InputsDecision, ModuleResult]]) -> Modul
         capture_notes=list(dict.fromkeys(
             [*(note for _, result in checked for note in result.capture_notes), *notes])),
         trace_seconds=sum(result.trace_seconds for _, result in results),
+        loop_seconds=sum(result.loop_seconds for _, result in results),
         graph_count=max(counts) if counts else None)

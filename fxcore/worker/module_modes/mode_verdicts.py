@@ -74,6 +74,7 @@ def merged(results: list[tuple[str, ModuleResult]]) -> ModuleResult:
         capture_notes=list(dict.fromkeys(
             note for _, result in results for note in result.capture_notes)),
         trace_seconds=sum(result.trace_seconds for _, result in results),
+        loop_seconds=sum(result.loop_seconds for _, result in results),
         graph_count=max(counts.values()) if counts else None,
         graph_counts={mode: counts[mode] for mode in _canonical(list(counts))},
         module_modes=_canonical([mode for mode, _ in results]),

@@ -31,7 +31,8 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
         return context.module_result(cls, source, status="not-traced", reason=record.not_checked,
                                      failures=record.failures,
                                      instantiated_on=target.instantiated_on,
-                                     trace_seconds=record.seconds, capture_notes=record.notes,
+                                     trace_seconds=record.seconds,
+                                     loop_seconds=record.loop_seconds, capture_notes=record.notes,
                                      **ran_on)
     if record.graph_count is not None:
         # A mode of several graphs (compile): its failures are graph breaks between them.
@@ -39,6 +40,7 @@ def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
             cls, source, status="failed" if record.failures else "traceable",
             failures=record.failures, instantiated_on=target.instantiated_on,
             line_nodes=line_nodes(record), trace_seconds=record.seconds,
+            loop_seconds=record.loop_seconds,
             graph_count=record.graph_count, node_count=record.node_count,
             capture_notes=record.notes, hints=capture.hints(context, target, inputs, record),
             **ran_on)

@@ -106,8 +106,10 @@ class CaptureRecord:
     graph_count: int | None = None
     #: The nodes of those graphs, all together (a mode of one graph counts its ``graph``'s).
     node_count: int | None = None
-    #: How long the capture itself took.
+    #: How long the capture itself took, and the part of it that was compile mode's loop of
+    #: calls (``fxcore.worker.capture.compile.recompile_loop``), summed over its runs.
     seconds: float = 0.0
+    loop_seconds: float = 0.0
     #: Why the mode could not check the class at all (no inputs, an operator that needs real
     #: data): not a verdict. None when it could.
     not_checked: str | None = None

@@ -44,8 +44,10 @@ def without_timings(report: dict) -> dict:
     report["summary"].pop("cached", None)
     for module in report["modules"]:
         module.pop("trace_seconds")
+        module.pop("loop_seconds")
     for file in report["files"]:
         file.pop("seconds")
+        file.pop("loop_seconds")
     return report
 
 

@@ -17,7 +17,7 @@ import pytest
 from fxcore.host.child_run import ChildAttempt
 from fxcore.host.engine import Engine
 from fxcore.host.installed_packages import installed_import_names, preloadable
-from fxcore.model.job_spec import TraceJob
+from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import (
     Arguments,
     ExampleInputs,
@@ -36,6 +36,7 @@ from fxcore.protocol.worker_messages import (
     MESSAGES,
     Classes,
     FileDone,
+    Verdict,
     decode_message,
     encode_message,
 )
@@ -118,10 +119,29 @@ def mangled(change: Any) -> bytes:
     message("file", FileResult(path=JOB.path, imported_hashes={JOB.path: "not a hash"})),
     message("file", FileResult(path=JOB.path, third_party_packages=["os; rm -rf"])),
     message("file", FileResult(path=JOB.path, from_cache=True)),
+    message("file", FileResult(path=JOB.path, loop_seconds=1.0)),
 ])
 def test_a_message_no_child_of_fx_lsp_sends_is_refused(data: bytes) -> None:
     with pytest.raises(InvalidResultData):
         decode_message(data, JOB)
+
+
+def test_the_seconds_of_compiles_loop_of_calls_come_back_and_only_as_a_number() -> None:
+    job = TraceJob(path=JOB.path, workspace_root=ROOT, config=EngineConfig(modes=("compile",)))
+    # compile mode's capture, and the part of it its loop of calls took
+    result = dataclasses.replace(module_result(), mode="compile", trace_seconds=1.25,
+                                 loop_seconds=0.75)
+    decoded = decode_message(message("module", result), job)
+    assert decoded == MESSAGES["module"](result)
+    assert isinstance(decoded, Verdict) and decoded.module.loop_seconds == 0.75
+    for change in [lambda payload: payload.update(loop_seconds="0.75"),
+                   lambda payload: payload.update(loop_seconds=None),
+                   lambda payload: payload.update(loop_seconds=True),
+                   lambda payload: payload.pop("loop_seconds")]:
+        data = json.loads(message("module", result))
+        change(data["payload"])
+        with pytest.raises(InvalidResultData):
+            decode_message(json.dumps(data).encode(), job)
 
 
 def test_a_child_asked_for_some_classes_cannot_announce_others() -> None:

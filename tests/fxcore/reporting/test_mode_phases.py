@@ -55,7 +55,7 @@ def test_merged_verdicts_stay_by_class_in_mode_order_and_file_errors_once() -> N
                        modules=[verdict("A", "export"), verdict("B", "export"),
                                 verdict("A", "compile"), verdict("B", "compile")],
                        errors=[import_error()], imported_files=["/w/a.py", "/w/b.py"],
-                       output="export out", seconds=2.0)
+                       output="export out", seconds=2.0, loop_seconds=0.75)
     merged = merge_phases(first, later)
     assert [(m.class_name, m.mode) for m in merged.modules] == [
         ("A", "fx"), ("A", "export"), ("A", "compile"),
@@ -63,4 +63,5 @@ def test_merged_verdicts_stay_by_class_in_mode_order_and_file_errors_once() -> N
     assert len(merged.errors) == 1
     assert merged.imported_files == ["/w/a.py", "/w/b.py"]
     assert merged.output == "fx out\nexport out" and merged.seconds == 2.5
+    assert merged.loop_seconds == 0.75  # the compile phase's loop of calls
     assert not merged.from_cache

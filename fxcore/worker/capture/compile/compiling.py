@@ -27,7 +27,6 @@ import functools
 import itertools
 import logging
 import os
-import re
 import time
 import traceback
 import warnings
@@ -50,6 +49,7 @@ from fxcore.worker.capture.compile.fake_cpu import (
     fake_cpu_reason,
     stopped_for_real_data,
 )
+from fxcore.worker.capture.compile.node_origins import node_origins
 from fxcore.worker.capture.compile.recompile_hints import loop_notes, recompile_hints
 from fxcore.worker.capture.compile.torch_hooks import (
     eager_code_modes,
@@ -72,7 +72,6 @@ from fxcore.worker.shared import meta_limits
 from fxcore.worker.shared.capture_target import (
     CaptureRecord,
     CaptureTarget,
-    NodeOrigin,
     RecordedFailure,
 )
 from fxcore.worker.shared.inputs_decision import InputsDecision, no_inputs_reason
@@ -86,8 +85,6 @@ from fxcore.worker.shared.values_read import Place, meta_values
 NO_INPUTS = "not checkable: no example inputs"
 #: The kind of FX503: a line that needs real data on meta.
 NOT_CHECKABLE = "compile-not-checkable"
-#: A frame of a node's ``stack_trace`` (traceback text, outermost first).
-_TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _LOGGERS = ("torch._dynamo", "torch._inductor", "torch.fx", "torch._subclasses",
             "torch.fx.experimental.symbolic_shapes")
 
@@ -210,6 +207,7 @@ class CompileCapture:
                 put_back()
                 seed_generators()
             run = _run(target, inputs, hook, on_meta, loop_seconds=loop)
+            runs = [run]  # every run's loop of calls is in the capture's seconds
             device = None
             fake_cpu = fake_cpu_reason(run.ending_error, run.stops) \
                 if on_meta and judged_device() is None else None
@@ -221,6 +219,7 @@ class CompileCapture:
                 # could not fake (held in a list) stays meta beside them.
                 afresh()
                 again = _run(target, inputs, hook, on_meta, None, torch.device("cpu"), loop)
+                runs.append(again)
                 if fake_cpu == ON_FAKE_CPU or not stopped_for_real_data(again.ending_error,
                                                                          again.stops):
                     run, device = again, torch.device("cpu")
@@ -235,6 +234,7 @@ class CompileCapture:
                 if plan.taken:
                     afresh()
                     run = _run(target, inputs, hook, on_meta, plan.values, device, loop)
+                    runs.append(run)
                     run.notes[:0] = plan.taken
                 if plan.missing is not None:
                     run.notes.append(plan.missing)
@@ -276,7 +276,8 @@ class CompileCapture:
                 failure.message += note
         return CaptureRecord(self.mode, failures=failures, graph_count=len(run.graphs),
                              node_count=sum(len(graph.graph.nodes) for graph in run.graphs),
-                             node_origins=_node_origins(run.graphs, context), seconds=seconds,
+                             node_origins=node_origins(run.graphs, context), seconds=seconds,
+                             loop_seconds=sum(each.loop_seconds for each in runs),
                              not_checked=not_checked,
                              notes=[*([fake_cpu] if fake_cpu is not None else []),
                                     *loop_notes(run.loop)],
@@ -318,6 +319,8 @@ class _Run:
     numbers_stood_in: int = 0
     #: What the loop of calls after the first found; None where it did not run.
     loop: recompile_loop.LoopOutcome | None = None
+    #: The loop's wall-clock seconds (``after_first_call``), a part of the capture's.
+    loop_seconds: float = 0.0
 
 
 def _run(target: CaptureTarget, decided: InputsDecision, hook: Any | None, on_meta: bool,
@@ -376,25 +379,12 @@ def _run(target: CaptureTarget, decided: InputsDecision, hook: Any | None, on_me
         if observer is not None and run.ending_error is None and not run.stops:
             # What the loop compiles and breaks is not the first call's verdict.
             graphs, breaks = len(run.graphs), len(run.breaks)
+            started = time.perf_counter()
             run.loop = recompile_loop.after_first_call(compiled, observer, target, decided,
                                                        inputs, loop_seconds, len(stand_ins.read))
+            run.loop_seconds = time.perf_counter() - started
             del run.graphs[graphs:], run.breaks[breaks:], run.stops[:]
     torch._dynamo.reset()
     run.notes, run.numbers_stood_in = stand_ins.notes, stand_ins.numbers
     return run
 
-
-def _node_origins(graphs: list[fx.GraphModule], context: JobContext) -> list[NodeOrigin]:
-    """The workspace line each node of the graphs came from (dynamo's ``stack_trace``)."""
-    origins = []
-    for graph_module in graphs:
-        for node in graph_module.graph.nodes:
-            trace = node.meta.get("stack_trace")
-            if not trace:
-                continue
-            lines = [(os.path.abspath(file), int(line))
-                     for file, line in _TRACE_FRAME.findall(trace)
-                     if context.is_workspace_path(file)]
-            if lines:
-                origins.append(NodeOrigin(node, lines[::-1]))
-    return origins
