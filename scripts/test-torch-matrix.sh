@@ -127,6 +127,10 @@ for s in "${series[@]}"; do
     uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") \
         -e "$repo[test,onnx]" onnxruntime numpy einops \
         || { echo "torch $s: cannot install fx-lsp beside torch $version"; failed=$((failed + 1)); continue; }
+    # uv installs without bytecode, and these machines set PYTHONDONTWRITEBYTECODE: every
+    # process would compile torch's modules again. Compiled here once (the venvs are kept, so
+    # later runs find them compiled); the tests keep the variable (scripts/test.sh says why).
+    env -u PYTHONDONTWRITEBYTECODE "$python" -m compileall -q -j 0 "$venv/lib" >/dev/null 2>&1
     t_install=$((SECONDS - t0))
 
     # Those lines come before any job: a file with no class (never imported) shows them

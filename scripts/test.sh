@@ -79,13 +79,16 @@ rm -rf "$site_dir"
 # every process compiled this checkout's modules again from source: each pytest process (four
 # per tier, two per torch series) spent about 9 of its 18 CPU seconds of collection on
 # pytest's assertion rewriting and compiling the test modules, and each `fx-lsp check` a
-# quarter second on fxcore's. A fresh clone's __pycache__ folders are ignored by git; fx-lsp's
-# workers keep theirs in the user cache (fxcore/host/sandbox.py) whatever this says. One
-# collection writes the test modules' rewritten bytecode (pytest's, named for its version;
-# the torch matrix's venvs have their own pytest, whose first series writes it).
-unset PYTHONDONTWRITEBYTECODE
-python3 -m compileall -q -j 0 fxcore fx_lsp benchmarks >/dev/null
-python3 -m pytest -o addopts="" -q -p no:cacheprovider --collect-only "$@" >/dev/null 2>&1 || true
+# quarter second on fxcore's. What is compiled here never changes during the run; the tiers
+# themselves keep the variable as the machine sets it, since tests write a source and load it
+# again within a second (the fix tests, the recall corpus's ground truth), and a .pyc written
+# for one text is taken for the next where its size is the same (a .pyc's time stamp is in
+# whole seconds). Python and pytest read a .pyc that is there whatever the variable says.
+# One collection writes the test modules' rewritten bytecode (pytest's, named for its
+# version). A fresh clone's __pycache__ folders are ignored by git.
+env -u PYTHONDONTWRITEBYTECODE python3 -m compileall -q -j 0 fxcore fx_lsp benchmarks >/dev/null
+env -u PYTHONDONTWRITEBYTECODE python3 -m pytest -o addopts="" -q -p no:cacheprovider \
+    --collect-only "$@" >/dev/null 2>&1 || true
 
 tier fast python3 -m pytest -q -p no:cacheprovider --durations=15 "$@"
 tier slow-e2e-thirdparty python3 -m pytest -q -p no:cacheprovider --durations=15 \
