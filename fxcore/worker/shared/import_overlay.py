@@ -83,6 +83,21 @@ class _RecordingLoader(importlib.machinery.SourceFileLoader):
         self._read_source()
         return self._stats
 
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        """Write the bytecode checked by the source's hash, not by its time and size: a file
+        saved again within the same second at the same size (``2`` edited to ``3``, a fix
+        that swaps one name for another as long) would otherwise be run as its old text.
+        Python checks such a file's hash on every import, against the bytes read."""
+        if data[4:8] == _TIMESTAMP_FLAGS and self._source is not None:
+            data = data[:4] + _CHECKED_HASH_FLAGS + importlib.util.source_hash(
+                self._source) + data[16:]
+        super().set_data(path, data, _mode=_mode)
+
+
+#: The flags of a .pyc (PEP 552): validated by its source's time stamp, or by its hash.
+_TIMESTAMP_FLAGS = (0).to_bytes(4, "little")
+_CHECKED_HASH_FLAGS = (0b11).to_bytes(4, "little")
+
 
 class _OverlayLoader(importlib.machinery.SourceFileLoader):
     """Loads a file's unsaved editor buffer instead of its text on disk."""

@@ -459,3 +459,27 @@ def test_bytecode_is_cached_outside_the_workspace(tmp_path: Path) -> None:
     compiled = {path.name.split(".")[0] for path in cache_home.rglob("*.pyc")}
     assert {"helpers", "net"} <= compiled
     assert not list(workspace.root.rglob("__pycache__"))
+
+
+def test_a_file_saved_again_within_its_second_at_its_size_is_run_as_its_new_text(
+        tmp_path: Path) -> None:
+    """The workers' bytecode is checked by the source's hash: a .pyc checked by time stamp
+    (whole seconds) and size took the new text for the old one."""
+    (tmp_path / "ws").mkdir()
+    workspace = Workspace(tmp_path / "ws")
+    net = workspace.root / "net.py"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+
+    def codes(source: str) -> list[str]:
+        net.write_text(source)
+        os.utime(net, (1_700_000_000, 1_700_000_000))  # the same second, both times
+        completed = subprocess.run(
+            [sys.executable, "-m", "fx_lsp", "check", "--no-cache", "--output-format", "json",
+             str(workspace.root)], capture_output=True, text=True, timeout=300, env=env)
+        report = parse_report(completed.stdout)
+        return [diagnostic["code"] for diagnostic in report["diagnostics"]]
+
+    template = "from torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n" \
+        "        return x * {}\n"
+    assert "FX002" in codes(template.format("len(x)"))
+    assert codes(template.format("abs(2)")) == []
