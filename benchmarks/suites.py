@@ -99,7 +99,8 @@ SUITES = (
                           "pt2_library_coverage_julius_loop",
                           "pt2_library_coverage_per_class",
                           "pt2_library_coverage_per_class_smp",
-                          "pt2_library_coverage_loop_apart")),
+                          "pt2_library_coverage_loop_apart",
+                          "pt2_library_coverage_loop_apart_smp")),
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),
