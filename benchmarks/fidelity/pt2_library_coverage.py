@@ -92,6 +92,7 @@ from benchmarks.fidelity.timed_check import short_commit, timed_check, timed_pai
 from benchmarks.fidelity.verdicts_apart import (
     first_verdict_files,
     jobs_loop_seconds,
+    judged_otherwise,
     kept_verdict_seconds,
     loop_seconds,
     lost_verdicts,
@@ -189,6 +190,7 @@ def timed_against(figures: Figures, report: dict[str, Any], baseline: dict[str, 
     figures.time.baseline_verdicts = verdict_count(baseline, has_verdict)
     figures.time.first_verdicts = first_verdict_files(report, baseline, has_verdict)
     figures.time.kept = kept_verdict_seconds(report, baseline, has_verdict)
+    figures.time.otherwise = judged_otherwise(report, baseline, has_verdict)
     figures.lost = lost_verdicts(report, baseline, has_verdict)
 
 
@@ -342,7 +344,10 @@ def main() -> int:
         for line in row.lost:
             print(f"  LOST SINCE {row.baseline_ref} {line}")
         for name, now, then in row.time.over_bound():
-            print(f"  OVER THE BOUND {name}: {now:.2f} s against {then:.2f}")
+            nodes = row.time.otherwise.get(name)
+            print(f"  OVER THE BOUND {name}: {now:.2f} s against {then:.2f}" + (
+                f" (judged on other arguments or inputs than then: {nodes[0]} nodes "
+                f"against {nodes[1]})" if nodes else ""))
         for name, seconds in sorted(row.time.loops.items(), key=lambda item: -item[1]):
             print(f"  LOOP OF CALLS (apart) {name}: {seconds:.2f} s")
     return 0

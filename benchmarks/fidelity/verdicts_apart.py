@@ -19,7 +19,8 @@
   capture seconds without the loop of calls (the report's ``trace_seconds`` less its
   ``loop_seconds``; the inputs search and the hints after the capture are not in either),
   summed over the modes in which it has a verdict at both, each class bound to 1.5x its
-  time then;
+  time then; a class judged now on other arguments or inputs than then (another instance,
+  another graph) is named as such, with its graph's nodes now and then;
 - the loop of calls, apart: compile mode calls a class again as a training loop does, to find
   the recompilations (FX505-FX510) that no class had a verdict for at the baseline, which had
   no such loop. Its seconds are new work, measured apart as first verdicts are: the classes
@@ -164,6 +165,28 @@ def kept_verdict_seconds(report: dict[str, Any], baseline: dict[str, Any],
     return seconds
 
 
+def _judged_on(module: dict[str, Any]) -> tuple[Any, Any]:
+    """What a verdict was judged on: the constructor's arguments and the input tensors."""
+    return module.get("arguments"), (module.get("inputs") or {}).get("tensors")
+
+
+def judged_otherwise(report: dict[str, Any], baseline: dict[str, Any],
+                     has_verdict: Callable[[dict[str, Any]], bool]) -> dict[str, tuple[int, int]]:
+    """The classes with a verdict at both that were judged, in some mode they share, on other
+    arguments or inputs than at the baseline (another instance: a parent's block where a
+    guess stood, say), each with its graph's nodes now and then in that mode: their capture
+    seconds time other work."""
+    before = {(module["qualified_name"], module["mode"]): module
+              for module in baseline["modules"] if has_verdict(module)}
+    otherwise: dict[str, tuple[int, int]] = {}
+    for module in report["modules"]:
+        then = before.get((module["qualified_name"], module["mode"]))
+        if then is not None and has_verdict(module) and _judged_on(module) != _judged_on(then):
+            otherwise.setdefault(module["qualified_name"],
+                                 (module.get("node_count") or 0, then.get("node_count") or 0))
+    return otherwise
+
+
 def jobs_loop_seconds(report: dict[str, Any]) -> float:
     """The loop of calls' seconds of every file's job: every capture's, the submodule
     instances' judged inside their parents included (which the report's modules may not
@@ -191,6 +214,8 @@ class TimeFigures:
     #: Per class with a verdict at both: its capture seconds, without the loop of calls,
     #: now and at the baseline.
     kept: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: The kept classes judged on other arguments or inputs than then: nodes now and then.
+    otherwise: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Per class whose capture ran the loop of calls now: its seconds (new work, apart).
     loops: dict[str, float] = field(default_factory=dict)
     #: The loop's seconds over every file's job, submodules judged inside a parent included.
@@ -241,6 +266,10 @@ class TimeFigures:
         worst = max(ratios, key=ratios.__getitem__)
         now = sum(pair[0] for pair in self.kept.values())
         then = sum(pair[1] for pair in self.kept.values())
-        return (f"{len(self.kept) - len(self.over_bound())}/{len(self.kept)} within "
+        over = self.over_bound()
+        elsewhere = sum(name in self.otherwise for name, _, _ in over)
+        return (f"{len(self.kept) - len(over)}/{len(self.kept)} within "
                 f"{CLASS_BOUND}x; worst {ratios[worst]:.2f}x ({worst.rpartition(':')[2]}); "
-                f"all {now:.1f} s against {then:.1f}")
+                f"all {now:.1f} s against {then:.1f}" + (
+                    f"; {elsewhere} of the {len(over)} over it judged on other arguments or "
+                    "inputs than then" if elsewhere else ""))

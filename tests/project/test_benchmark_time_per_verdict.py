@@ -17,6 +17,7 @@ from benchmarks.fidelity.verdicts_apart import (
     TimeFigures,
     first_verdict_files,
     jobs_loop_seconds,
+    judged_otherwise,
     kept_verdict_seconds,
     loop_seconds,
     lost_verdicts,
@@ -130,3 +131,25 @@ def test_a_class_over_its_bound_without_the_loop_of_calls_is_still_over() -> Non
     assert TimeFigures().loop() == "-"
     # A report from before the loop: its files and modules say nothing of it.
     assert jobs_loop_seconds(BEFORE_THE_LOOP) == 0 and loop_seconds(BEFORE_THE_LOOP) == {}
+
+
+def test_a_class_over_its_bound_on_another_instance_than_then_is_named_so() -> None:
+    def judged(name: str, seconds: float, arguments: dict, nodes: int) -> dict:
+        return {**_module(name, "export", "traceable"), "trace_seconds": seconds,
+                "arguments": arguments, "inputs": {"tensors": {"x": "float32[2, 3, 8, 8]"}},
+                "node_count": nodes}
+
+    guessed = {"from": "guessed", "kwargs": {"in_channels": "3"}}
+    from_parent = {"from": "parent", "parent": "a:Net", "path": "blocks.0"}
+    before = {"modules": [judged("Block", 1.0, guessed, 8), judged("Same", 1.0, guessed, 4)]}
+    after = {"modules": [judged("Block", 3.0, from_parent, 23),
+                         judged("Same", 2.0, guessed, 4)]}
+    time = TimeFigures(kept=kept_verdict_seconds(after, before, has_verdict),
+                       otherwise=judged_otherwise(after, before, has_verdict))
+    # Block is now a parent's larger instance; Same was judged on the same one both times.
+    assert time.otherwise == {"a:Block": (23, 8)}
+    assert [name for name, _, _ in time.over_bound()] == ["a:Block", "a:Same"]
+    assert time.kept_classes() == (
+        "0/2 within 1.5x; worst 3.00x (Block); all 5.0 s against 2.0; 1 of the 2 over it "
+        "judged on other arguments or inputs than then")
+    assert judged_otherwise(before, before, has_verdict) == {}
