@@ -136,7 +136,7 @@ AFTER_TABLES = ("pt2_library_coverage_after_monai", "pt2_library_coverage_after_
                 "pt2_library_coverage_four_libraries",
                 "pt2_library_coverage_julius_loop", "pt2_library_coverage_per_class",
                 "pt2_library_coverage_per_class_smp", "pt2_library_coverage_loop_apart",
-                "pt2_library_coverage_loop_apart_smp")
+                "pt2_library_coverage_loop_apart_smp", "pt2_library_coverage_loop_apart_others")
 
 
 def fx_lsp_report(library: Library, root: str, options: argparse.Namespace,
