@@ -81,3 +81,30 @@ async def test_an_edit_while_the_slow_mode_runs_never_shows_its_old_result(
                          if params.version == 1 and any(d.source == "fx-lsp (slow)"
                                                         for d in params.diagnostics)]
     assert slow_of_version_1 == []
+
+
+@pytest.mark.slow
+async def test_a_slow_result_read_before_the_edit_is_shown_for_its_own_version_only(
+    tmp_path: pathlib.Path, release: pathlib.Path
+) -> None:
+    """The order load once gave the test above: the slow mode's answer reached the server
+    before the edit did. Made on demand here: the answer is published for version 1, at
+    version 1's lines, and the edit's version gets its own."""
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx", "slow"]}) as client:
+        uri = client.open(models)
+        await client.diagnostics_for(uri, version=1)
+        release.touch()
+        await wait_for(lambda: any(params.version == 1 and any(
+            d.source == "fx-lsp (slow)" for d in params.diagnostics)
+            for params in client.published), 300, "the slow mode's result of version 1")
+        version = client.replace_text(uri, "# a\n# b\n" + MODELS)
+        client.save(uri)
+        settled = await client.settled_diagnostics(uri, version=version)
+    assert _sources_and_lines(settled) == {("fx-lsp", "FX002", 7),
+                                           ("fx-lsp (slow)", "FX199", 7)}
+    of_version_1 = {line for params in client.published if params.version == 1
+                    for (_, _, line) in _sources_and_lines(params.diagnostics)}
+    assert of_version_1 == {5}
