@@ -11,7 +11,7 @@ import pathlib
 
 import pytest
 
-from lsp_support import new_project, session, wait_for
+from lsp_support import FxClient, new_project, session, wait_for
 
 MODELS = """\
 from torch import nn
@@ -35,6 +35,13 @@ def release(tmp_path: pathlib.Path, toy_mode: None, monkeypatch: pytest.MonkeyPa
 
 def _sources_and_lines(diagnostics: list) -> set[tuple[str, str, int]]:
     return {(d.source, str(d.code), d.range.start.line) for d in diagnostics}
+
+
+def _slow_publishes(client: FxClient, version: int) -> list:
+    """The publishes for ``version`` that carry the slow mode's result."""
+    return [params for params in client.published
+            if params.version == version and any(d.source == "fx-lsp (slow)"
+                                                 for d in params.diagnostics)]
 
 
 @pytest.mark.slow
@@ -77,10 +84,7 @@ async def test_an_edit_while_the_slow_mode_runs_never_shows_its_old_result(
         await wait_for(lambda: client.statuses[-1]["state"] == "idle", 10, "idle")
     assert _sources_and_lines(settled) == {("fx-lsp", "FX002", 7),
                                            ("fx-lsp (slow)", "FX199", 7)}
-    slow_of_version_1 = [params for params in client.published
-                         if params.version == 1 and any(d.source == "fx-lsp (slow)"
-                                                        for d in params.diagnostics)]
-    assert slow_of_version_1 == []
+    assert _slow_publishes(client, version=1) == []
 
 
 @pytest.mark.slow
@@ -97,9 +101,8 @@ async def test_a_slow_result_read_before_the_edit_is_shown_for_its_own_version_o
         uri = client.open(models)
         await client.diagnostics_for(uri, version=1)
         release.touch()
-        await wait_for(lambda: any(params.version == 1 and any(
-            d.source == "fx-lsp (slow)" for d in params.diagnostics)
-            for params in client.published), 300, "the slow mode's result of version 1")
+        await wait_for(lambda: _slow_publishes(client, version=1), 300,
+                       "the slow mode's result of version 1")
         version = client.replace_text(uri, "# a\n# b\n" + MODELS)
         client.save(uri)
         settled = await client.settled_diagnostics(uri, version=version)
