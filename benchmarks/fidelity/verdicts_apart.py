@@ -112,6 +112,13 @@ def judge_unbuilt(figures: RaisedFigures, name: str, module: dict[str, Any],
             f"{frame.get('path')}:{frame.get('line')}")
 
 
+def _verdicts(report: dict[str, Any], has_verdict: Callable[[dict[str, Any]], bool]
+              ) -> dict[tuple[str, str], dict[str, Any]]:
+    """A report's modules with a verdict, by (qualified name, mode)."""
+    return {(module["qualified_name"], module["mode"]): module
+            for module in report["modules"] if has_verdict(module)}
+
+
 def verdict_count(report: dict[str, Any], has_verdict: Callable[[dict[str, Any]], bool]
                   ) -> int:
     """How many (class, mode) verdicts a report holds."""
@@ -122,8 +129,7 @@ def first_verdict_files(report: dict[str, Any], baseline: dict[str, Any],
                         has_verdict: Callable[[dict[str, Any]], bool]) -> dict[str, float]:
     """The classes with a verdict in some mode that had none in it at the baseline, by
     qualified name, each with its file job's seconds."""
-    before = {(module["qualified_name"], module["mode"]) for module in baseline["modules"]
-              if has_verdict(module)}
+    before = _verdicts(baseline, has_verdict)
     seconds = {item["path"]: item["seconds"] for item in report.get("files", [])}
     return {module["qualified_name"]: seconds.get(module["path"], 0.0)
             for module in report["modules"]
@@ -133,11 +139,9 @@ def first_verdict_files(report: dict[str, Any], baseline: dict[str, Any],
 def lost_verdicts(report: dict[str, Any], baseline: dict[str, Any],
                   has_verdict: Callable[[dict[str, Any]], bool]) -> list[str]:
     """``class (mode)`` for each class with a verdict in a mode at the baseline and none now."""
-    now = {(module["qualified_name"], module["mode"]) for module in report["modules"]
-           if has_verdict(module)}
-    return sorted(f"{module['qualified_name']} ({module['mode']})"
-                  for module in baseline["modules"]
-                  if has_verdict(module) and (module["qualified_name"], module["mode"]) not in now)
+    now = _verdicts(report, has_verdict)
+    return sorted(f"{name} ({mode})" for name, mode in _verdicts(baseline, has_verdict)
+                  if (name, mode) not in now)
 
 
 #: The most a class that had a verdict at the baseline may take, in multiples of its time then.
@@ -154,14 +158,12 @@ def kept_verdict_seconds(report: dict[str, Any], baseline: dict[str, Any],
                          ) -> dict[str, tuple[float, float]]:
     """Per class with a verdict at the baseline and now in some mode: its capture seconds
     without the loop of calls now and then (``capture_seconds``), summed over those modes."""
-    before = {(module["qualified_name"], module["mode"]): capture_seconds(module)
-              for module in baseline["modules"] if has_verdict(module)}
+    before = _verdicts(baseline, has_verdict)
     seconds: dict[str, tuple[float, float]] = {}
-    for module in report["modules"]:
-        key = (module["qualified_name"], module["mode"])
-        if key in before and has_verdict(module):
+    for key, module in _verdicts(report, has_verdict).items():
+        if key in before:
             now, then = seconds.get(key[0], (0.0, 0.0))
-            seconds[key[0]] = (now + capture_seconds(module), then + before[key])
+            seconds[key[0]] = (now + capture_seconds(module), then + capture_seconds(before[key]))
     return seconds
 
 
@@ -176,12 +178,11 @@ def judged_otherwise(report: dict[str, Any], baseline: dict[str, Any],
     arguments or inputs than at the baseline (another instance: a parent's block where a
     guess stood, say), each with its graph's nodes now and then in that mode: their capture
     seconds time other work."""
-    before = {(module["qualified_name"], module["mode"]): module
-              for module in baseline["modules"] if has_verdict(module)}
+    before = _verdicts(baseline, has_verdict)
     otherwise: dict[str, tuple[int, int]] = {}
-    for module in report["modules"]:
-        then = before.get((module["qualified_name"], module["mode"]))
-        if then is not None and has_verdict(module) and _judged_on(module) != _judged_on(then):
+    for key, module in _verdicts(report, has_verdict).items():
+        then = before.get(key)
+        if then is not None and _judged_on(module) != _judged_on(then):
             otherwise.setdefault(module["qualified_name"],
                                  (module.get("node_count") or 0, then.get("node_count") or 0))
     return otherwise
