@@ -104,13 +104,15 @@ def raises_everywhere_rule(code: str, mode: str, others: str) -> Rule:
 **forward raises on every input tried ({mode})**: fx-lsp looked for example inputs to run
 torch.{mode} on, and the module raised the same error, at the same line, on every input it
 tried of different shapes (or on every one its own `assert` or `raise` on the input's shape
-let through): the class cannot run here on any input, so torch.{mode} cannot
-either, and that error is the verdict, reported at its line, rather than "no example inputs".
-It is what happens when an installed package lacks the function the code calls (a function
-removed from a newer release), or torch refuses what the code does whatever the tensors
-(`torch.istft` on a real tensor). The benchmark of libraries counts it as a verdict only where
-real torch, on the CPU, on the same instance and the first of those inputs, raises the same
-error at the same line. The same error is {others}.
+let through), and no input could change that: the failing lines read nothing derived from
+`forward`'s arguments (a `raise` under a test of a value the class set itself, a function an
+installed package lacks, such as one removed from a newer release). The class cannot run
+here on any input, so torch.{mode} cannot either, and that error is the verdict, reported at
+its line, rather than "no example inputs". An error on a line that reads the inputs (a rank
+unpacked, a real tensor given to `torch.istft`) may be the inputs' fault: the class then has
+no verdict (information, FX103), never this error. The benchmark of libraries counts it as a
+verdict only where real torch, on the CPU, on the same instance and the first of those
+inputs, raises the same error at the same line. The same error is {others}.
 
 ```python
 class Window(nn.Module):

@@ -1,9 +1,12 @@
-"""A class whose ``forward`` raises the same error on every input fx-lsp tries gets that
-error as its export and compile verdict (FX408, FX509) at its line, instead of "no example
-inputs"; the library benchmark judges it apart (``benchmarks/fidelity/verdicts_apart.py``):
-it agrees only where real torch, on the CPU, on the instance rebuilt from the report's
-arguments and the first input tried, raises the same error at the same line. Compared here
-with real torch in the same run, on small classes written for it."""
+"""A class whose ``forward`` raises the same error on every input fx-lsp tries, where no input
+could change it (a raise on a value the class set itself, a function an installed module
+lacks), gets that error as its export and compile verdict (FX408, FX509) at its line, instead
+of "no example inputs"; one whose error is on a statement that reads the inputs gets no
+verdict, and real torch runs it on inputs a user would write. The library benchmark judges it
+apart (``benchmarks/fidelity/verdicts_apart.py``): it agrees only where real torch, on the
+CPU, on the instance rebuilt from the report's arguments and the first input tried, raises
+the same error at the same line. Compared here with real torch in the same run, on small
+classes written for it."""
 
 from __future__ import annotations
 
@@ -34,16 +37,18 @@ import torch
 from torch import nn
 
 
-class Inverse(nn.Module):
-    """torch.istft refuses a real tensor whatever its shape."""
+class Flagged(nn.Module):
+    """Refuses to run unless built with a flag, whatever it is given."""
 
-    def __init__(self, n_fft: int = 16):
+    def __init__(self, enabled: bool = False):
         super().__init__()
-        self.n_fft = n_fft
-        self.register_buffer("window", torch.hann_window(n_fft))
+        self.enabled = enabled
+        self.proj = nn.Linear(8, 8)
 
-    def forward(self, spec):
-        return torch.istft(spec, self.n_fft, window=self.window)
+    def forward(self, x):
+        if not self.enabled:
+            raise NotImplementedError("build it with enabled=True")
+        return self.proj(x)
 
 
 class Missing(nn.Module):
@@ -67,8 +72,36 @@ class Runs(nn.Module):
         return self.proj(x)
 
 
+class WindowKind(nn.Module):
+    """A helper refuses the window the class was built with."""
+
+    def __init__(self, kind: str = "blackman"):
+        super().__init__()
+        self.kind = kind
+
+    def window(self):
+        if self.kind != "hann":
+            raise ValueError(f"unknown window {self.kind}")
+        return torch.hann_window(8)
+
+    def forward(self, x):
+        return x * self.window()
+
+
+class Inverse(nn.Module):
+    """torch.istft refuses a real tensor, and runs on a complex one: the inputs' fault."""
+
+    def __init__(self, n_fft: int = 16):
+        super().__init__()
+        self.n_fft = n_fft
+        self.register_buffer("window", torch.hann_window(n_fft))
+
+    def forward(self, spec):
+        return torch.istft(spec, self.n_fft, window=self.window)
+
+
 class CheckedFirst(nn.Module):
-    """Refuses inputs of another rank itself, then meets what torch refuses on the others."""
+    """Refuses inputs of another rank itself, then meets what torch refuses on real ones."""
 
     def __init__(self, n_fft: int = 16):
         super().__init__()
@@ -76,12 +109,25 @@ class CheckedFirst(nn.Module):
 
     def forward(self, spec):
         assert spec.dim() == 3, "give (batch, bins, frames)"
-        return torch.istft(spec, self.n_fft)
+        if spec.shape[-1] > 0:
+            return torch.istft(spec, self.n_fft)
+        return spec
 '''
 
-#: The line of each class's error: torch.istft's call, the missing function's; the class's
-#: own assert on the input's rank is no verdict, the error on the inputs it lets through is.
-RAISING = {"Inverse": 16, "Missing": 27, "CheckedFirst": 49}
+#: The line of each class's error that no input changes: a raise on a flag the class set
+#: itself, a function the installed module lacks, a raise in a helper on the class's own value.
+def _line_of(text: str) -> int:
+    source = textwrap.dedent(WORKSPACE).lstrip().splitlines()
+    return next(number for number, line in enumerate(source, 1) if text in line)
+
+
+RAISING = {"Flagged": _line_of("raise NotImplementedError"),
+           "Missing": _line_of("math.blackmanharris"),
+           "WindowKind": _line_of("raise ValueError")}
+#: Classes every input fx-lsp tries fails on, which real torch runs on inputs a user would
+#: write (complex spectrograms): no verdict, never "raises on every input".
+RUN_ON_OTHER_INPUTS = {"Inverse": {"spec": torch.ones(2, 9, 5, dtype=torch.complex64)},
+                       "CheckedFirst": {"spec": torch.ones(2, 9, 5, dtype=torch.complex64)}}
 
 
 def test_the_verdict_is_at_the_line_where_real_torch_raises_the_same(tmp_path: Path) -> None:
@@ -98,17 +144,24 @@ def test_the_verdict_is_at_the_line_where_real_torch_raises_the_same(tmp_path: P
     for name, line in RAISING.items():
         module = modules[name]
         assert [(f["code"], f["line"]) for f in module["failures"]] == [("FX408", line)]
-        # Real torch on the CPU: the class built as the report says, the first input tried.
+        # Real torch on the CPU: the class built as the report says, on the first input
+        # tried and on one written by hand.
         model = getattr(spectral_fast, name)(**{
             key: ast.literal_eval(value)
             for key, value in module["arguments"]["kwargs"].items()})
-        tensors = {key: torch.ones(parse_spec(spec).shape)
-                   for key, spec in module["inputs"]["tensors"].items()}
-        with pytest.raises(Exception) as raised:
-            model(**tensors)
-        lines = [frame.lineno for frame in traceback.extract_tb(raised.tb)
-                 if frame.filename == spectral_fast.__file__]
-        assert lines[-1] == line
+        tried = {key: torch.ones(parse_spec(spec).shape)
+                 for key, spec in module["inputs"]["tensors"].items()}
+        for tensors in (tried, {"x": torch.ones(3, 8)}):
+            with pytest.raises(Exception) as raised:
+                model(**tensors)
+            lines = [frame.lineno for frame in traceback.extract_tb(raised.tb)
+                     if frame.filename == spectral_fast.__file__]
+            assert lines[-1] == line
+    for name, tensors in RUN_ON_OTHER_INPUTS.items():
+        module = modules[name]
+        assert module["status"] == "not-traced" and module["failures"] == [], module
+        assert "no example inputs" in module["reason"], module["reason"]
+        getattr(spectral_fast, name)()(**tensors)  # real torch runs it
 
 
 @pytest.mark.slow  # real torch.export and torch.compile beside fx-lsp's two modes: ~40 s
@@ -128,9 +181,10 @@ def test_the_benchmark_judges_it_apart_against_real_torch(tmp_path: Path) -> Non
             assert [(f["code"], f["line"]) for f in module["failures"]] == [(code, line)]
             assert module["inputs"]["tensors"], module
     messages = diagnostic_messages(report)
-    assert any("forward raises on every input tried" in text and "istft" in text
-               for text in messages[("export", "spectral.py", "Inverse")])
-    names = sorted(classes)
+    assert any("forward raises on every input tried" in text and "blackmanharris" in text
+               for text in messages[("export", "spectral.py", "Missing")])
+    # The classes without a verdict are not sent to real torch: they have no inputs.
+    names = sorted(name for name in classes if name not in RUN_ON_OTHER_INPUTS)
     real = real_outcomes(str(tmp_path), [{"module": classes[name]["export"],
                                           "compile": classes[name]["compile"],
                                           "inputs": classes[name]["export"]["inputs"]["tensors"]}

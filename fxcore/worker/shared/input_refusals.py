@@ -1,9 +1,12 @@
 """What ``forward`` raised on each example input the inputs stage tried for one instance, kept
 while the stage searches (``refusals_kept``), so that a class that raises the same error on
 every input tried gets that error as its verdict ("forward raises on every input tried")
-rather than "no example inputs": an installed dependency that lacks the function the code
-calls, or an operation torch refuses whatever the tensors (``torch.istft`` on a real tensor),
-fails so on any input, as it does under real torch.
+rather than "no example inputs", where no input could change it: the error must also be
+raised whatever the inputs, decided from what the failing lines read
+(``input_independence``): a ``raise`` under a test of a value the class set itself, a function
+an installed package lacks. An error on a statement that reads the inputs (a real tensor given
+to ``torch.istft``, a rank unpacked) may be the inputs' fault, however many were tried: the
+class then has no verdict ("no example inputs", information), never an error.
 
 Errors are the same when their type, the first line of their message and the innermost line
 they were raised from are. The class's own refusal of an input's shape (an ``assert`` or
@@ -25,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxcore.worker.shared.input_independence import raised_whatever_the_inputs
 from fxcore.worker.shared.locate import traceback_positions
 
 #: How many inputs of different shapes must have raised the same error: one input says
@@ -77,7 +81,8 @@ class _Kept:
         every = [] if any(seen.input_dependent for seen in self.seen) else self.seen
         for group in (every, [seen for seen in self.seen if not seen.refusal]):
             shapes = {seen.shapes for seen in group}
-            if len({seen.signature for seen in group}) == 1 and len(shapes) >= MIN_INPUTS:
+            if len({seen.signature for seen in group}) == 1 and len(shapes) >= MIN_INPUTS \
+                    and raised_whatever_the_inputs(group[0].error):
                 return RaisedEverywhere(group[0].error, group[0].specs, len(shapes))
         return None
 
