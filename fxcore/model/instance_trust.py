@@ -135,3 +135,21 @@ def describe(arguments: Arguments | None) -> str | None:
     if arguments.origin == "builder" and arguments.builder:
         return f"the instance its builder function {arguments.builder}({call}) returns"
     return None
+
+
+#: How each source of inputs stands, in the three words a user judges a verdict by: given by
+#: the user, taken from the code (annotations, a parent's call, an example the code gives),
+#: or guessed by fx-lsp (inferred).
+_INPUTS_STANDING = {"config": "given", "annotation": "code", "parent": "code",
+                    "example": "code", "inferred": "guessed"}
+#: The same for the instance's arguments: the class's own defaults are the code's.
+_INSTANCE_STANDING = {"config": "given", "guessed": "guessed"}
+
+
+def judged_on(module: ModuleResult) -> dict[str, str | None]:
+    """Whether the verdict's instance and inputs were given, taken from the code or guessed
+    (None where the verdict has none: fx runs no inputs)."""
+    arguments, inputs = module.arguments, module.inputs
+    return {"instance": None if arguments is None
+            else _INSTANCE_STANDING.get(instance_source(arguments), "code"),
+            "inputs": None if inputs is None else _INPUTS_STANDING.get(inputs.origin, "code")}

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from fxcore.model.instance_trust import judged_on
 from fxcore.model.results import Arguments, Failure, Frame, Hint, ModuleResult, Span
 from fxcore.model.version import VERSION
 from fxcore.reporting.report import line_shapes
@@ -114,6 +115,8 @@ def _module_json(module: ModuleResult, reported: Reported,
                    "note": module.inputs.note,
                    **({"values": module.inputs.values} if module.inputs.values else {})}
         if module.inputs else None,
+        # Given by the user, taken from the code, or guessed: how far an error stands.
+        "judged_on": judged_on(module),
         "output_shape": module.output_shape,
         "shapes_note": module.shapes_note,
         "shape_errors": [_failure_json(failure, reported, places)

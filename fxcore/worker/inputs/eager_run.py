@@ -40,36 +40,44 @@ CPU = torch.device("cpu")
 
 def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
                 specs: Mapping[str, InputSpec], concrete_args: dict[str, Any],
-                seconds: float, fake: bool = False) -> list[Place]:
+                seconds: float, fake: bool = False,
+                read: list[Place] | None = None) -> list[Place]:
     """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument; a
     container spec gives its container of them) and
     ``concrete_args``; the lines whose values read from tensor data were stood in. Raises
     ``OutOfTime`` after ``seconds`` of CPU time (``time_limit``), or what the model raises.
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
     torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
-    channel runs on meta and fails on fake tensors as on the CPU)."""
+    channel runs on meta and fails on fake tensors as on the CPU). ``read``, where given,
+    gets the lines whose values were stood in even when the model raises: an error after
+    them may be the stand-ins' rather than the inputs'."""
     try:
-        return _run(model, instantiated_on, specs, concrete_args, seconds, fake)
+        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, read=read)
     except Exception as error:
         # Tensors the code makes itself are CPU tensors beside meta weights; real torch runs
         # them on the CPU, and so does a run on fake CPU tensors.
         if judged_device() is not None or not meta_limits.collides_with_cpu(error):
             raise
-        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, CPU)
+        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, CPU, read)
 
 
 def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
          specs: Mapping[str, InputSpec], concrete_args: dict[str, Any], seconds: float,
-         fake: bool, device: torch.device | None = None) -> list[Place]:
+         fake: bool, device: torch.device | None = None,
+         read: list[Place] | None = None) -> list[Place]:
     # The timer innermost: it is disarmed before any of these is put back (torch's methods,
     # the tensor modes), so that no alarm, repeated until then, lands in their clean-up.
     with meta_values(answers=has_no_data) as stand_ins, \
             tensor_mode(model, instantiated_on, fake, device) as on, real_kernels(), \
             cpu_checks(), literal_tensors(), torch.no_grad(), time_limit(seconds):
-        # A copy of the literals each run: forward may append to a list it is given.
-        model(**{name: materialized(spec, lambda leaf: torch.empty(
-            leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
-            for name, spec in specs.items()}, **copy.deepcopy(concrete_args))
+        try:
+            # A copy of the literals each run: forward may append to a list it is given.
+            model(**{name: materialized(spec, lambda leaf: torch.empty(
+                leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
+                for name, spec in specs.items()}, **copy.deepcopy(concrete_args))
+        finally:
+            if read is not None:
+                read.extend(stand_ins.read)
     return stand_ins.read
 
 

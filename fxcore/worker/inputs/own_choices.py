@@ -15,6 +15,7 @@ about the capture or the code.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from fxcore.model.instance_trust import instance_call, made_from, may_not_fit
 from fxcore.model.results import Failure, ModuleResult
@@ -22,34 +23,50 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
 from fxcore.worker.inputs.eager_run import run_eagerly
+from fxcore.worker.inputs.lines_reached import lines_reached
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.locate import traceback_positions
 from fxcore.worker.shared.meta_limits import needs_real_data
 from fxcore.worker.shared.time_limit import OutOfTime
+from fxcore.worker.shared.values_read import Place
 
+#: What an error found on inputs fx-lsp guessed says of them.
+_GUESSED_INPUTS = (" (Found on inputs fx-lsp guessed, which run forward eagerly up to this "
+                   "line.)")
 #: The failure kind of "any other error" of each capture mode that runs ``forward``.
 CAPTURE_ERROR_KINDS = {"export": "export-error", "compile": "compile-error"}
 
 
 def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
                           inputs: InputsDecision, result: ModuleResult) -> ModuleResult:
-    """``result`` (of capturing ``target`` on ``inputs``), or, when its capture error comes
-    from fx-lsp's own choices, the class's "does not fit" verdict in ``mode``."""
+    """``result`` (of capturing ``target`` on ``inputs``), or, when its error comes from
+    fx-lsp's own choices, what the class gets instead: the "does not fit" hint in ``mode``
+    where the eager run raises the capture's error at its line, no verdict where it raises
+    before reaching the capture's first error, and the first error alone where the capture's
+    last one only followed a value fx-lsp assumed (see the module's documentation)."""
     kind = CAPTURE_ERROR_KINDS.get(mode)
-    ending = next((failure for failure in result.failures if failure.kind == kind), None)
+    errors = [failure for failure in result.failures if _is_error(failure)]
     chosen = _chosen(target, inputs)
-    if ending is None or not chosen or inputs.specs is None:
+    if kind is None or not errors or not chosen or inputs.specs is None:
         return result
+    first = errors[0]
+    ending = next((failure for failure in result.failures if failure.kind == kind), None)
+    read: list[Place] = []
+    reached: set[int] = set()
 
     def run() -> None:
         # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
-        # output channel) is one real torch makes on the CPU too.
+        # output channel) is one real torch makes on the CPU too. What each run reached and
+        # read is its own: the run that raises is the one that says where the inputs fail.
         for fake in (False, True):
-            run_eagerly(target.module, target.instantiated_on, inputs.specs or {},
-                        {**inputs.values, **target.concrete_args},
-                        context.job.config.timeout / 8, fake)
+            reached.clear()
+            read.clear()
+            with lines_reached(first.path, reached):
+                run_eagerly(target.module, target.instantiated_on, inputs.specs or {},
+                            {**inputs.values, **target.concrete_args},
+                            context.job.config.timeout / 8, fake, read)
 
     try:
         run()
@@ -62,19 +79,77 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
         except OutOfTime:  # its run again, with the held tensors moved
             return result
         if held:  # the class's own failure on a GPU, whatever fx-lsp chose
-            said = dataclasses.replace(ending, message=f"{ending.message}{held_note(held)}")
-            return dataclasses.replace(result, failures=[
-                said if failure is ending else failure for failure in result.failures])
-        eager = _same_error(context, target, error, ending, mode, chosen)
-        if eager is None:
+            said = [dataclasses.replace(failure, message=f"{failure.message}{held_note(held)}")
+                    if failure is ending else failure for failure in result.failures]
+            return dataclasses.replace(result, failures=said)
+        if needs_real_data(error) is not None:
             return result
-        reason = (f"The {chosen} does not fit it: {describe_exception(error)}, raised when "
-                  "it runs eagerly as well as under torch." + mode)
-        # Graph breaks met before the error stay: they are the code's, on any inputs.
-        return dataclasses.replace(
-            result, status="not-traced", reason=reason,
-            failures=[eager if failure is ending else failure for failure in result.failures])
-    return result
+        eager = _same_error(context, target, error, ending, mode, chosen) \
+            if ending is not None else None
+        if eager is not None and ending is first:
+            reason = (f"The {chosen} does not fit it: {describe_exception(error)}, raised "
+                      "when it runs eagerly as well as under torch." + mode)
+            # Graph breaks met before the error stay: they are the code's, on any inputs.
+            return dataclasses.replace(
+                result, status="not-traced", reason=reason,
+                failures=[eager if failure is ending else failure
+                          for failure in result.failures])
+        if first.line in _reached(reached, error, first.path):
+            # The inputs run up to the capture's first error: it is the class's. A last error
+            # the eager run meets too, after values fx-lsp assumed for tensor data, follows
+            # from the assumption (a dims list of ones), not from the inputs.
+            if eager is not None and read:
+                result = dataclasses.replace(result, failures=[
+                    failure for failure in result.failures if failure is not ending])
+            return _said_how(result, inputs)
+        return _no_inputs_that_run(context, target, result, chosen, error, first)
+    return _said_how(result, inputs)
+
+
+def _said_how(result: ModuleResult, inputs: InputsDecision) -> ModuleResult:
+    """``result`` with each error saying that the inputs it was found on were fx-lsp's
+    guess, where they were, and that they run ``forward`` up to it: a user judges an error at
+    a glance by that. Inputs from the code or the user go unsaid (``judged_on`` in the JSON
+    says it of every verdict), so that one line's error reached by several classes stays one
+    diagnostic wherever it can."""
+    if inputs.origin != "inferred":
+        return result
+    return dataclasses.replace(result, failures=[
+        dataclasses.replace(failure, message=failure.message + _GUESSED_INPUTS)
+        if _is_error(failure) else failure for failure in result.failures])
+
+
+def _is_error(failure: Failure) -> bool:
+    """A failure the class would be shown as an error for (not a graph break's warning)."""
+    code = CODE_OF_KIND.get(failure.kind)
+    rule = BY_CODE.get(code) if code is not None else None
+    return rule is not None and rule.severity == "error" and not rule.information
+
+
+def _reached(lines: set[int], error: BaseException, path: str) -> set[int]:
+    """The lines of ``path`` the eager run reached, the one it raised at included."""
+    raised_at = {position.line for position in traceback_positions(error.__traceback__)
+                 if os.path.abspath(position.filename) == os.path.abspath(path)}
+    return lines | raised_at
+
+
+def _no_inputs_that_run(context: JobContext, target: CaptureTarget, result: ModuleResult,
+                        chosen: str, error: BaseException, first: Failure) -> ModuleResult:
+    """The class without a verdict in the mode: what fx-lsp chose fails when it simply runs,
+    before reaching the line the capture failed at, so the capture's errors say nothing of
+    the class (information, never an error)."""
+    positions = traceback_positions(error.__traceback__)
+    where = next((f" at {os.path.basename(p.filename)}:{p.line}" for p in reversed(positions)
+                  if context.is_workspace_path(p.filename)), "")
+    reason = (f"no inputs found that run forward: on the {chosen}, the module raises "
+              f"{describe_exception(error)}{where} when run eagerly, before the line "
+              f"{os.path.basename(first.path)}:{first.line} its capture failed at "
+              f"({first.code}); give the real inputs or arguments under "
+              f'[tool.fx-lsp.modules."{context.location.module_name}:{target.cls.__name__}"] '
+              "to check the class")
+    # Only what no input changes stays: none of the capture's failures is the class's here.
+    return dataclasses.replace(result, status="not-traced", reason=reason, failures=[],
+                               hints=[])
 
 
 def _chosen(target: CaptureTarget, inputs: InputsDecision) -> str:
