@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.fidelity.false_errors import FalseErrors
 from benchmarks.fidelity.no_verdict_causes import LACKS_API, OPTIONAL_PACKAGE, no_verdict_cause
 from benchmarks.fidelity.plain_fx_check import disagreement, plain_verdicts
 from benchmarks.fidelity.repo_coverage import has_tracing_verdict
@@ -92,6 +93,8 @@ class Figures:
     unbuilt: list[tuple[str, dict[str, dict], dict[str, str]]] = field(default_factory=list)
     #: (class, mode) pairs with a verdict at the baseline commit and none now.
     lost: list[str] = field(default_factory=list)
+    #: Error verdicts and "does not fit" rows against their eager runs (``false_errors``).
+    false_errors: FalseErrors = field(default_factory=FalseErrors)
 
 
 def own_choice(module: dict[str, Any], mode: str, eager: dict[str, Any] | None) -> bool:
@@ -163,9 +166,9 @@ def judge_compile(figures: Figures, name: str, by_mode: dict[str, dict], real: d
 
 
 def count_verdicts(figures: Figures, by_mode: dict[str, dict],
-                   diagnostics: dict[tuple[str, str, str], list[str]]) -> None:
+                   diagnostics: dict[tuple[str, str, str], list[str]]) -> bool:
     """A class's verdicts and causes; a class that needs a missing optional package in any
-    mode is counted apart, under the package's name, and not among the classes."""
+    mode is counted apart, under the package's name, and not among the classes (False)."""
     causes = {mode: no_verdict_cause(module, diagnostics.get(
                   (mode, module["relative_path"], module["class"]), []))
               for mode, module in by_mode.items() if not has_verdict(module)}
@@ -173,14 +176,15 @@ def count_verdicts(figures: Figures, by_mode: dict[str, dict],
                      if cause.startswith(OPTIONAL_PACKAGE)), None)
     if optional:
         figures.optional[optional.partition(": ")[2]] += 1
-        return
+        return False
     figures.classes += 1
     if len(causes) == len(by_mode) and all(cause.startswith(LACKS_API)
                                            for cause in causes.values()):
         figures.unbuilt.append((by_mode["fx"]["qualified_name"], by_mode, causes))
-        return
+        return True
     for mode, cause in causes.items():
         count_without(figures, by_mode[mode], cause, diagnostics)
+    return True
 
 
 def count_without(figures: Figures, module: dict[str, Any], cause: str,

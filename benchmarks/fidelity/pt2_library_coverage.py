@@ -49,6 +49,11 @@ Printed per library and mode:
   the classes whose capture ran it, their median and worst seconds, the sum, and the sum
   over the files' jobs (the submodules judged inside a class too); and the seconds per
   verdict without the jobs' loop seconds beside those with them;
+- false errors (``false_errors.py``), export and compile: the error verdicts (severity
+  "error"), those whose instance and inputs run eagerly on the CPU, the FX408/FX509 real torch
+  raises as said, the false ones (target 0: the inputs fail eagerly, or the constructor does)
+  and the "does not fit" rows (FX406/FX504) that run eagerly (target 0), both listed after
+  the table;
 - fx-lsp's seconds, and with ``--baseline-ref COMMIT`` the seconds of that commit's fx-lsp on
   the same folders with the same options, timed in turn with it in the same run (``--repeat
   N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
@@ -67,6 +72,7 @@ import os
 import sys
 from typing import Any
 
+from benchmarks.fidelity.false_errors import error_verdicts, judge_false_errors
 from benchmarks.fidelity.library_judging import (
     MODES,
     Figures,
@@ -205,17 +211,20 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
     classes: dict[str, dict[str, dict]] = collections.defaultdict(dict)
     fx_modules = []
     diagnostics = diagnostic_messages(report)
+    errors = error_verdicts(report, has_verdict)
     for module in report["modules"]:
         classes[module["qualified_name"]][module["mode"]] = {
             **absolute_paths(module, root), "relative_path": module["path"]}
         if module["mode"] == "fx" and has_verdict(module):
             fx_modules.append(module)
     by_file: dict[str, list[tuple[str, dict[str, dict]]]] = collections.defaultdict(list)
+    measured: dict[str, dict[str, dict]] = {}
     for name, by_mode in classes.items():
         if is_base(by_mode["export"]):
             figures.bases += 1
             continue
-        count_verdicts(figures, by_mode, diagnostics)
+        if count_verdicts(figures, by_mode, diagnostics):
+            measured[name] = by_mode
         # ``{}``: a forward that takes nothing, run as it is.
         inputs = (by_mode["export"].get("inputs") or {}).get("tensors")
         if inputs is not None:
@@ -231,14 +240,17 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
         figures.reasons[f"all modes: {IMPORT_FAILED}: {path}: {', '.join(names)}"] += 1
     check_fx(figures, root, [module for module in fx_modules
                              if not is_base(classes[module["qualified_name"]]["export"])])
+    outcomes: dict[str, dict[str, Any]] = {}
     for members in by_file.values():
         requests = [{"module": by_mode["export"], "compile": by_mode["compile"],
                      "inputs": by_mode["export"]["inputs"]["tensors"]}
                     for _, by_mode in members]
         for (name, by_mode), real in zip(members, real_outcomes(root, requests), strict=True):
+            outcomes[name] = real
             judge(figures, name, by_mode, real, {
                 mode: diagnostics.get((mode, module["relative_path"], module["class"]), [])
                 for mode, module in by_mode.items()})
+    judge_false_errors(figures.false_errors, root, measured, outcomes, errors, diagnostics)
     # Classes no arguments build here: real torch builds each from the same arguments.
     unbuilt_by_file: dict[str, list[tuple[str, dict[str, dict], dict[str, str]]]] = \
         collections.defaultdict(list)
@@ -277,7 +289,8 @@ def table_rows(row: Figures) -> list[list[object]]:
             or "-",
             agreement, len(row.own_choices) if mode != "fx" else "-", row.raised.cell(mode),
             seconds, row.time.per_verdict(row.seconds, row.baseline_seconds),
-            row.time.kept_classes(), row.time.first(), row.time.loop(), _lost(row)])
+            row.time.kept_classes(), row.time.first(), row.time.loop(), _lost(row),
+            row.false_errors.cell(mode)])
     return rows
 
 
@@ -331,7 +344,9 @@ def main() -> int:
          "classes with a verdict at both: capture seconds without the loop of calls "
          "against the baseline's",
          "first verdicts: classes, file seconds",
-         "loop of calls (apart): classes, seconds", "verdicts lost since the baseline"],
+         "loop of calls (apart): classes, seconds", "verdicts lost since the baseline",
+         "error verdicts: run eagerly, FX408/FX509 raise as said, false (target 0); "
+         "does not fit: run eagerly (target 0)"],
         [cells for row in rows for cells in table_rows(row)]))
     for row in rows:
         print(f"\n{row.name}: why classes got no verdict")
@@ -341,6 +356,10 @@ def main() -> int:
             print(f"  OWN CHOICE {line}")
         for line in row.disagreements:
             print(f"  DISAGREES {line}")
+        for line in row.false_errors.false_lines:
+            print(f"  FALSE ERROR {line}")
+        for line in row.false_errors.not_fitting_lines:
+            print(f"  DOES NOT FIT, RUNS EAGERLY {line}")
         for line in row.lost:
             print(f"  LOST SINCE {row.baseline_ref} {line}")
         for name, now, then in row.time.over_bound():

@@ -18,7 +18,9 @@ data-dependent branches), then, each on a fresh instance (seed 0):
   module, train as built without one), each with its ``module_mode``.
 
 Export runs in the mode fx-lsp exported in (the export module's ``module_modes``); the eager
-call in export's mode too.
+call in export's mode too (in the request's module's first mode). A request with
+``"eager_only": true`` (``false_errors.py``: a compile row judged on other arguments or inputs
+than export's) gets the eager call alone.
 
 One child process per request (``real_outcomes``): user code never runs in the benchmark's
 own process, and each file's classes start from a fresh torch, as fx-lsp's workers do. With
@@ -124,6 +126,9 @@ def _child() -> None:
                     fresh(module, exported_in)(**tensors(specs), **values)
             except Exception as error:
                 outcome["eager"] = error_of(error)
+            if entry.get("eager_only"):
+                outcomes.append({"eager": outcome["eager"]})
+                continue
             try:
                 torch.export.export(fresh(module, exported_in), (),
                                     {**tensors(specs), **values}, strict=False)
