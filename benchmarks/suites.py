@@ -111,7 +111,7 @@ SUITES = (
         Benchmark("torch_series_table", "agreement with real torch per torch series (~5 min a "
                   "series with --thirdparty)", tables=("torch_series", "torch_series_thirdparty")),
     ), helpers=("plain_fx_check", "pt2_real_check", "no_verdict_causes", "timed_check",
-                "library_judging", "verdicts_apart")),
+                "library_judging", "verdicts_apart", "false_errors")),
     # Measured where an NVIDIA GPU is: fx-lsp itself never uses one (its workers hide every
     # accelerator), so these compare its meta-device verdicts with real CUDA runs.
     Suite("gpu", "real CUDA runs, where an NVIDIA GPU is", (
