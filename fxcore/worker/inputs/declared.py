@@ -33,6 +33,7 @@ from fxcore.worker.inputs.first_layer import (
 )
 from fxcore.worker.inputs.workspace_calls import called_inputs
 from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.input_refusals import inputs_from_code
 
 #: The instance attributes that hold an example input, in the order tried.
 EXAMPLE_ATTRIBUTES = ("example_input_array", "dummy_inputs")
@@ -53,7 +54,8 @@ def declared_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn
     for specs, source in _examples(cls, model, parameters, workspace_root):
         if not set(required) <= set(specs):
             continue
-        ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
+        with inputs_from_code():
+            ran = eager_error_before(deadline, model, instantiated_on, specs, concrete_args)
         if ran is None:
             return refusal
         if not isinstance(ran, Exception):

@@ -36,6 +36,7 @@ from fxcore.worker.inputs.first_layer import (
 from fxcore.worker.inputs.forward_relations import forward_tree
 from fxcore.worker.inputs.waveform import KERNEL_LENGTH_NAMES
 from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.shared.input_refusals import inputs_from_code
 
 #: "shape (a, b, c)", "shape of (a, b)", "shaped ``(a, b)``": a documented shape.
 _SHAPE = re.compile(r"shaped?\s*(?:of|is|=|:)?\s*`*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
@@ -62,7 +63,9 @@ def documented_inputs(cls: type, model: nn.Module, instantiated_on: Instantiated
     specs = (with_roles("float32", shape, _words(text))
              for text in _documented_shapes(cls, name) for shape in _shapes(text, model))
     for spec in itertools.islice(specs, MAX_CANDIDATES):
-        ran = eager_error_before(deadline, model, instantiated_on, {name: spec}, concrete_args)
+        with inputs_from_code():
+            ran = eager_error_before(deadline, model, instantiated_on, {name: spec},
+                                     concrete_args)
         if ran is None:
             return None
         if not isinstance(ran, Exception):

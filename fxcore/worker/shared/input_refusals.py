@@ -6,7 +6,9 @@ raised whatever the inputs, decided from what the failing lines read
 (``input_independence``): a ``raise`` under a test of a value the class set itself, a function
 an installed package lacks. An error on a statement that reads the inputs (a real tensor given
 to ``torch.istft``, a rank unpacked) may be the inputs' fault, however many were tried: the
-class then has no verdict ("no example inputs", information), never an error.
+class then has no verdict ("no example inputs", information), never an error, unless inputs
+the code itself gives or documents (``inputs_from_code``: an example beside the model, the
+shape ``forward``'s docstring gives) met it too: an error on those is the code's.
 
 Errors are the same when their type, the first line of their message and the innermost line
 they were raised from are. The class's own refusal of an input's shape (an ``assert`` or
@@ -66,6 +68,9 @@ class _Seen:
     #: shape or type: the input's fault.
     refusal: bool
     input_dependent: bool
+    #: Inputs the code gives or documents (``inputs_from_code``): an error on them is the
+    #: code's, whatever another input might do.
+    from_code: bool = False
 
 
 @dataclass
@@ -82,12 +87,26 @@ class _Kept:
         for group in (every, [seen for seen in self.seen if not seen.refusal]):
             shapes = {seen.shapes for seen in group}
             if len({seen.signature for seen in group}) == 1 and len(shapes) >= MIN_INPUTS \
-                    and raised_whatever_the_inputs(group[0].error):
+                    and (any(seen.from_code for seen in group)
+                         or raised_whatever_the_inputs(group[0].error)):
                 return RaisedEverywhere(group[0].error, group[0].specs, len(shapes))
         return None
 
 
 _kept: list[_Kept] = []
+#: How many ``inputs_from_code`` blocks are active.
+_from_code = [0]
+
+
+@contextlib.contextmanager
+def inputs_from_code() -> Iterator[None]:
+    """While active, the inputs tried are ones the code gives or documents (an example beside
+    the model, the shape ``forward``'s docstring gives): an error on them is the class's."""
+    _from_code[0] += 1
+    try:
+        yield
+    finally:
+        _from_code[0] -= 1
 
 
 def refusal_seen(specs: Mapping[str, Any], error: BaseException) -> None:
@@ -109,7 +128,7 @@ def refusal_seen(specs: Mapping[str, Any], error: BaseException) -> None:
         or statement.startswith("raise ")
     kept.seen.append(_Seen(error, dict(specs), (type(error).__name__, message, *place),
                            repr(sorted((name, str(spec)) for name, spec in specs.items())),
-                           refusal, input_dependent))
+                           refusal, input_dependent, _from_code[0] > 0))
 
 
 @contextlib.contextmanager
