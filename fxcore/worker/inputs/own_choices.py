@@ -32,9 +32,9 @@ from fxcore.worker.shared.meta_limits import needs_real_data
 from fxcore.worker.shared.time_limit import OutOfTime
 from fxcore.worker.shared.values_read import Place
 
-#: What an error found on inputs fx-lsp guessed says of them.
-_GUESSED_INPUTS = (" (Found on inputs fx-lsp guessed, which run forward eagerly up to this "
-                   "line.)")
+#: What an error found on inputs fx-lsp guessed says of them, as fx-lsp's own words after a
+#: message are written (``(fx-lsp: ...)``), apart from torch's.
+_GUESSED_INPUTS = " (fx-lsp: found on inputs it guessed, which run forward eagerly up to here)"
 #: The failure kind of "any other error" of each capture mode that runs ``forward``.
 CAPTURE_ERROR_KINDS = {"export": "export-error", "compile": "compile-error"}
 

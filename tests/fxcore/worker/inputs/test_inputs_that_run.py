@@ -80,8 +80,8 @@ def test_an_assumed_value_that_breaks_the_code_is_the_data_dependent_failure(
     assert verdict["status"] == "failed", verdict
     assert [(f["code"], f["line"]) for f in verdict["failures"]] == [("FX402", tolist)]
     message = message_of(report, verdict["failures"][0])
-    assert message.endswith("(Found on inputs fx-lsp guessed, which run forward eagerly up "
-                            "to this line.)"), message
+    assert message.endswith(" (fx-lsp: found on inputs it guessed, which run forward eagerly "
+                            "up to here)"), message
     assert verdict["judged_on"] == {"instance": "code", "inputs": "guessed"}
     # Real torch: the class runs on fx-lsp's inputs, and torch.export stops on the data.
     module = load_module(root / "blocks.py", "inputs_that_run_norm")
