@@ -36,6 +36,7 @@ from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 from fxcore.worker.capture.fx.libraries import on_library, recorded_cause
 from fxcore.worker.capture.fx.tracer import (
     MESSAGES,
+    PlainLengthError,
     RecoveringTracer,
     proxy_patches,
     recovering_tracer_class,
@@ -95,10 +96,8 @@ class FxCapture:
         failures = context.located_failures(recorded, target.source)
         not_fitting: str | None = None
         if ending_error is not None:
-            ending = on_library(
-                RecordedFailure("error", f"Tracing stopped: {describe_exception(ending_error)}",
-                                traceback_positions(ending_error.__traceback__)),
-                context, describe_exception(ending_error))
+            ending = on_library(ending_failure(ending_error), context,
+                                describe_exception(ending_error))
             if ending.kind == "error" and may_not_fit(target.arguments) \
                     and not involves_traced_value(ending_error, context.is_workspace_path,
                                                   context.sources.tree):
@@ -237,6 +236,16 @@ def not_fitting_failure(context: JobContext, target: CaptureTarget,
               f"{describe_exception(error)}, an error that involves no traced value.")
     return (RecordedFailure(DOES_NOT_FIT, message + fix,
                             traceback_positions(error.__traceback__)), reason)
+
+
+def ending_failure(error: BaseException) -> RecordedFailure:
+    """The failure of the error that ended a trace: a plain Proxy's ``len`` error that torch's C
+    code did not clear (``torch.tensor([x.shape[0] - 1])``) is the FX002 plain torch.fx stops
+    at; anything else stopped tracing as itself."""
+    stack = traceback_positions(error.__traceback__)
+    if isinstance(error, PlainLengthError):
+        return RecordedFailure("len", MESSAGES["len"].format(detail=""), stack)
+    return RecordedFailure("error", f"Tracing stopped: {describe_exception(error)}", stack)
 
 
 def make_tracer(context: JobContext) -> RecoveringTracer:
