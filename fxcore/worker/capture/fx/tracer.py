@@ -10,7 +10,8 @@ a stand-in value. Length and number dunders answer only where Python itself asks
 (``asking_code``): torch's C code asks too, and goes on past a plain Proxy's error (tensor
 indexing records the call), so there they raise as a plain Proxy does. Each hook then fires
 where plain tracing raises, so the first recorded failure is the one
-``torch.fx.symbolic_trace`` reports, and a trace that records nothing builds the same graph.
+``torch.fx.symbolic_trace`` reports, and a trace that records nothing builds the same graph;
+where user code catches a plain Proxy's error, a plain trace decides (``plain_agreement``).
 
 The tracer also records, for the editor, which source lines produced which nodes, and the
 order in which submodules ran and parameters were first used (as the FSDP execution-order
@@ -83,6 +84,9 @@ class RecoveringTracer(fx.Tracer):
 
     #: Qualified names (``module:Class``, ``module.Class`` or ``Class``) of extra leaf modules.
     extra_leaf_modules: frozenset[str] = frozenset()
+    #: False for a trace as plain torch.fx makes it (``plain_agreement``): ``to_bool`` and
+    #: ``iter`` then raise as the base tracer's do, and only the bookkeeping remains.
+    recovers: bool = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -148,6 +152,8 @@ class RecoveringTracer(fx.Tracer):
     # -- torch.fx hooks --------------------------------------------------------------------
 
     def to_bool(self, obj: fx.Proxy) -> bool:
+        if not self.recovers:
+            return super().to_bool(obj)
         frame = _user_frame()
         self.record_failure("control-flow", detail=_describe_condition(frame))
         if frame is None:
@@ -178,6 +184,8 @@ class RecoveringTracer(fx.Tracer):
         return False
 
     def iter(self, obj: fx.Proxy) -> Iterator[Any]:
+        if not self.recovers:
+            return super().iter(obj)
         frame = _user_frame()
         site = _site(frame)
         if site is not None:
