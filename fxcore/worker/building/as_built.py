@@ -65,11 +65,9 @@ def _put_back(module: torch.nn.Module, kind: type, attributes: dict[str, Any],
     module.__dict__.update(attributes)
 
 
-@contextlib.contextmanager
-def as_built(model: torch.nn.Module) -> Iterator[Callable[[], None]]:
-    """Run the block, then put ``model``'s module tree back as it was before it (see the
-    module's docstring); the block may put it back sooner, as often as it needs, with the
-    function it is given."""
+def snapshot(model: torch.nn.Module) -> Callable[[], None]:
+    """A function that puts ``model``'s module tree back as it is now (see the module's
+    docstring), as often as it is called."""
     try:
         kept = [(module, *_state(module)) for module in model.modules()]
     except Exception:  # a module tree that breaks modules(): the capture says so itself
@@ -79,6 +77,15 @@ def as_built(model: torch.nn.Module) -> Iterator[Callable[[], None]]:
         for module, kind, attributes, entries in kept:  # _put_back leaves what was kept
             _put_back(module, kind, attributes, entries)
 
+    return put_back
+
+
+@contextlib.contextmanager
+def as_built(model: torch.nn.Module) -> Iterator[Callable[[], None]]:
+    """Run the block, then put ``model``'s module tree back as it was before it (see the
+    module's docstring); the block may put it back sooner, as often as it needs, with the
+    function it is given."""
+    put_back = snapshot(model)
     try:
         yield put_back
     finally:

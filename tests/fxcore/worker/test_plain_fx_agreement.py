@@ -3,37 +3,19 @@ module with no failure gets the same generated code."""
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
-import torch
-from torch import fx
+from plain_tracing import plain_failure_frame, plain_trace
 
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
-from fxcore.model.results import Arguments
-from fxcore.worker.building.construction import resolve
-from fxcore.worker.shared.locate import (
-    SourceIndex,
-    innermost_workspace_frame,
-    to_frame,
-    traceback_positions,
-)
-from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.config import load_config
-from fxcore.workspace.module_config import module_config_for
-from fxcore.workspace.paths import import_location
 
 from engine_support import CASES, EXAMPLES, Workspace, check_job
 
 #: Compared with real torch on the installed torch: run under every torch series too.
 pytestmark = pytest.mark.matrix
-
-#: Argument sources whose values fx-lsp found rather than read from configuration.
-FOUND_ORIGINS = {"call-site", "config-class", "guessed"}
 
 #: How each kind shows up when plain tracing raises.
 PLAIN_SIGNATURES = {
@@ -49,41 +31,6 @@ PLAIN_SIGNATURES = {
     "einops": "",
     "error": "",
 }
-
-
-def plain_trace(path: Path, root: Path, class_name: str,
-                arguments: Arguments | None = None) -> tuple[BaseException | None, str]:
-    """Build a class as fx-lsp did (its configuration, or the arguments fx-lsp found, given
-    as source) and trace it with plain torch.fx in this process."""
-    location = import_location(str(path))
-    sys.path[:0] = [str(root), location.sys_path_entry]
-    try:
-        module = importlib.import_module(location.module_name)
-        config, _ = load_config(str(root))
-        module_config = module_config_for(config, location.module_name, class_name)
-        if arguments is not None and arguments.origin in FOUND_ORIGINS:
-            namespace = vars(module)
-            module_config = dataclasses.replace(
-                module_config, args=[eval(text, namespace) for text in arguments.args],
-                kwargs={name: eval(text, namespace) for name, text in arguments.kwargs.items()})
-        seed_generators()  # as fx-lsp's worker seeds: the same draws, the same branches
-        with torch.device("meta"):
-            if module_config.factory:
-                model = resolve(module_config.factory)(*module_config.args,
-                                                       **module_config.kwargs)
-            else:
-                model = getattr(module, class_name)(*module_config.args,
-                                                    **module_config.kwargs)
-        seed_generators()
-        try:
-            return None, fx.symbolic_trace(model).code
-        except Exception as error:
-            return error, ""
-    finally:
-        del sys.path[:2]
-        for name in [n for n in sys.modules if n == location.module_name.split(".")[0]
-                     or n.startswith(location.module_name.split(".")[0] + ".")]:
-            del sys.modules[name]
 
 
 def assert_agrees(engine: Engine, path: Path, root: Path) -> int:
@@ -103,8 +50,7 @@ def assert_agrees(engine: Engine, path: Path, root: Path) -> int:
         assert module.status == "failed", module.class_name
         first = module.failures[0]
         assert PLAIN_SIGNATURES[first.kind] in str(error), (first.kind, error)
-        frames = [to_frame(p, SourceIndex()) for p in traceback_positions(error.__traceback__)]
-        plain_here = innermost_workspace_frame(frames, str(root))
+        plain_here = plain_failure_frame(error, root)
         assert plain_here is not None
         assert (first.path, first.line, first.column, first.end_line, first.end_column) == (
             plain_here.path, plain_here.line, plain_here.column, plain_here.end_line,

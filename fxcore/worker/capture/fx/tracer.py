@@ -6,9 +6,12 @@ symbolic values meet Python: ``to_bool`` (control flow) and ``iter`` (iteration,
 ``*``/``**`` unpacking). The remaining points are dunder methods that ``Proxy`` lacks or
 raises from (``len()``, ``int()``/``float()``/``range()``, item assignment); while a trace
 runs, ``proxy_patches`` gives ``Proxy`` versions of them that record the failure and return
-a stand-in value. Each hook fires at exactly the place where plain tracing raises, so the
-first recorded failure is the one ``torch.fx.symbolic_trace`` reports, and a trace that
-records nothing builds the same graph.
+a stand-in value. Length and number dunders answer only where Python itself asks
+(``asking_code``): torch's C code asks too, and goes on past a plain Proxy's error (tensor
+indexing records the call), so there they raise as a plain Proxy does. Each hook then fires
+where plain tracing raises, so the first recorded failure is the one
+``torch.fx.symbolic_trace`` reports, and a trace that records nothing builds the same graph;
+where user code catches a plain Proxy's error, a plain trace decides (``plain_agreement``).
 
 The tracer also records, for the editor, which source lines produced which nodes, and the
 order in which submodules ran and parameters were first used (as the FSDP execution-order
@@ -20,7 +23,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import dis
-import operator
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -30,6 +32,7 @@ import torch
 from torch import fx
 
 from fxcore.rules import RULES
+from fxcore.worker.capture.fx.asking_code import calls_python_function, expression_at
 from fxcore.worker.shared.capture_target import NodeOrigin, RecordedFailure
 from fxcore.worker.shared.locate import (
     SourceIndex,
@@ -37,7 +40,6 @@ from fxcore.worker.shared.locate import (
     is_plumbing,
     stack_positions,
 )
-from fxcore.worker.shared.user_objects import user_attribute
 
 #: The message of each failure kind the tracer records, ``{detail}`` to fill (the registry).
 MESSAGES: dict[str, str] = {kind: rule.message for rule in RULES for kind in rule.kinds
@@ -82,6 +84,9 @@ class RecoveringTracer(fx.Tracer):
 
     #: Qualified names (``module:Class``, ``module.Class`` or ``Class``) of extra leaf modules.
     extra_leaf_modules: frozenset[str] = frozenset()
+    #: False for a trace as plain torch.fx makes it (``plain_agreement``): ``to_bool`` and
+    #: ``iter`` then raise as the base tracer's do, and only the bookkeeping remains.
+    recovers: bool = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -94,10 +99,6 @@ class RecoveringTracer(fx.Tracer):
         #: Instructions where iteration was recovered from: CPython then asks the same
         #: object for a length hint, which must not count as a second failure.
         self._iteration_sites: set[tuple[Any, int]] = set()
-        #: The nodes whose length was stood in for, and where: torch's own sequence walk
-        #: (``torch.tensor([x.shape[0] - 1])``) takes the stand-in length, indexes the
-        #: Proxy and asks the element's length in turn, with no end.
-        self._length_sites: dict[fx.Node, tuple[Any, int] | None] = {}
         #: Source of the frames being traced (linecache, which holds unsaved buffers too).
         self._sources = SourceIndex()
         self._workspace_filter: Callable[[str], bool] = lambda _path: False
@@ -128,42 +129,31 @@ class RecoveringTracer(fx.Tracer):
         conversions Python makes are recovered from; the rest fail as in plain tracing.
         """
         frame = _user_frame()
-        if frame is None:
-            return False
-        tree = self._sources.tree(frame.f_code.co_filename)
-        position = instruction_position(frame.f_code, frame.f_lasti, frame.f_lineno)
-        if tree is None or position.column is None:
-            return False
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, (ast.Call, ast.Subscript))
-                and node.lineno == position.line
-                and node.col_offset == position.column
-                and node.end_lineno == position.end_line
-                and node.end_col_offset == position.end_column
-            ):
-                if isinstance(node, ast.Subscript):
-                    return True
-                return _is_python_number_function(_resolve_callee(node.func, frame))
-        return False
+        expression = expression_at(frame, self._sources)
+        return isinstance(expression, ast.Subscript) or calls_python_function(expression, frame)
+
+    def is_python_length(self) -> bool:
+        """True when Python code asks a Proxy's length at the current instruction: a call of
+        a builtin or ``operator`` function (``len(x)``, ``reversed(x)``,
+        ``operator.length_hint(x)``).
+
+        torch's C code asks too, and a plain Proxy's ``RuntimeError`` is its answer: indexing
+        a tensor (``self.cache[pos]``) asks whether the index is a sequence, clears the error
+        and dispatches to ``__torch_function__``. A stand-in length there made torch walk the
+        Proxy as a sequence of indices (FX002 and FX003 where plain torch.fx traces), so only
+        the lengths Python asks are recovered from.
+        """
+        frame = _user_frame()
+        return calls_python_function(expression_at(frame, self._sources), frame)
 
     def is_length_hint_after_iteration(self) -> bool:
         return _site(_user_frame()) in self._iteration_sites
 
-    def is_nested_length(self, proxy: fx.Proxy) -> bool:
-        """True when ``proxy`` is an element of a Proxy whose length was stood in for at
-        the same instruction: a walk into the stand-in's elements, which never bottoms out
-        (each element is a Proxy again) and would overflow the C stack."""
-        site = _site(_user_frame())
-        node = proxy.node
-        nested = (node.target is operator.getitem and isinstance(node.args[0], fx.Node)
-                  and self._length_sites.get(node.args[0], ()) == site)
-        self._length_sites[node] = site
-        return nested
-
     # -- torch.fx hooks --------------------------------------------------------------------
 
     def to_bool(self, obj: fx.Proxy) -> bool:
+        if not self.recovers:
+            return super().to_bool(obj)
         frame = _user_frame()
         self.record_failure("control-flow", detail=_describe_condition(frame))
         if frame is None:
@@ -194,6 +184,8 @@ class RecoveringTracer(fx.Tracer):
         return False
 
     def iter(self, obj: fx.Proxy) -> Iterator[Any]:
+        if not self.recovers:
+            return super().iter(obj)
         frame = _user_frame()
         site = _site(frame)
         if site is not None:
@@ -282,31 +274,6 @@ def _describe_condition(frame: Any) -> str:
     return "the condition is a traced value"
 
 
-#: Modules whose callables convert their arguments to Python numbers. ``operator.index``
-#: is ``_operator``'s: ``ModuleList`` and ``Sequential`` convert an index with it, as a list
-#: subscript does in C, so a traced index is the same conversion (FX004) in either.
-_NUMBER_MODULES = frozenset({"builtins", "math", "cmath", "operator", "_operator"})
-
-
-def _resolve_callee(expression: ast.expr, frame: Any) -> Any:
-    """The object a call's callee names, found without running anything: a name in the
-    frame's scopes, or attributes of a module (``math.floor``)."""
-    if isinstance(expression, ast.Name):
-        for scope in (frame.f_locals, frame.f_globals, frame.f_builtins):
-            if expression.id in scope:
-                return scope[expression.id]
-        return None
-    if isinstance(expression, ast.Attribute):
-        base = _resolve_callee(expression.value, frame)
-        if isinstance(base, types.ModuleType):
-            return user_attribute(base, expression.attr)
-    return None
-
-
-def _is_python_number_function(callee: Any) -> bool:
-    return callee is not None and getattr(callee, "__module__", None) in _NUMBER_MODULES
-
-
 def _always_leaves(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
 
@@ -332,17 +299,38 @@ def _recording(kind: str, detail: str, result: Any) -> Callable[..., Any]:
     return dunder
 
 
+class PlainLengthError(RuntimeError):
+    """A plain Proxy's ``len`` error, raised where torch's C code asks a Proxy's length. Its
+    own class, so that a trace it ends reports it as the ``len`` failure (FX002) plain
+    torch.fx stops at (``torch.tensor([x.shape[0] - 1])`` does not clear it)."""
+
+
+def _plain_length_message() -> str:
+    """What a plain Proxy raises for ``len()``, in this torch's words (read at import, before
+    any patch; the method ignores its Proxy)."""
+    try:
+        fx.Proxy.__len__(None)  # type: ignore[arg-type]
+    except RuntimeError as error:
+        return str(error)
+    return "'len' is not supported in symbolic tracing by default."
+
+
+_PLAIN_LENGTH_MESSAGE = _plain_length_message()
+
+
 def _length(self: fx.Proxy) -> int:
     tracer = _active_tracer(self)
     if tracer is None:
-        raise RuntimeError("'len' is not supported in symbolic tracing by default.")
+        raise RuntimeError(_PLAIN_LENGTH_MESSAGE)
     if tracer.is_length_hint_after_iteration():
         # list(proxy) / f(*proxy) ask for a length hint after iterating; a TypeError tells
         # CPython there is none. The iteration was already reported.
         raise TypeError("a traced value has no length hint")
-    if tracer.is_nested_length(self):
-        # The length was recorded once already: stop as plain tracing does.
-        raise RuntimeError("'len' is not supported in symbolic tracing by default.")
+    if not tracer.is_python_length():
+        # As a plain Proxy does: torch's C code clears the error where it has another way
+        # (indexing dispatches to __torch_function__) and raises it where plain tracing
+        # stops.
+        raise PlainLengthError(_PLAIN_LENGTH_MESSAGE)
     tracer.record_failure("len")
     return 1
 

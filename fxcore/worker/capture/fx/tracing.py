@@ -30,12 +30,14 @@ from torch import fx
 
 from fxcore.model.instance_trust import instance_call, made_from, may_not_fit
 from fxcore.model.results import Failure, Hint
+from fxcore.worker.building.as_built import snapshot
 from fxcore.worker.building.construction import resolve
-from fxcore.worker.capture.fx import mistraces
+from fxcore.worker.capture.fx import mistraces, plain_agreement
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 from fxcore.worker.capture.fx.libraries import on_library, recorded_cause
 from fxcore.worker.capture.fx.tracer import (
     MESSAGES,
+    PlainLengthError,
     RecoveringTracer,
     proxy_patches,
     recovering_tracer_class,
@@ -80,6 +82,7 @@ class FxCapture:
         ending_error: BaseException | None = None
         graph = None
         states = drawn_states()
+        put_back = snapshot(target.module)
         with tracing(context) as stand_ins:
             try:
                 graph = tracer.trace(target.module,
@@ -87,6 +90,14 @@ class FxCapture:
             except BaseException as error:
                 ending_error = error
         drew_randomly = drawn_states() != states
+        if tracer.recorded_failures or ending_error is not None:
+            # Where plain torch.fx traces the class, the verdict is its own (plain_agreement).
+            plain = plain_agreement.plain_trace(
+                make_tracer(context), target.module, target.concrete_args or None, put_back,
+                tracing(context, recovering=False))
+            if plain is not None:
+                tracer, graph, ending_error = plain.tracer, plain.graph, None
+                stand_ins, drew_randomly = plain.stand_ins, plain.drew_randomly
         seconds = time.perf_counter() - started
         # Any failure inside einops is FX008, whatever the recovering tracer or the library
         # made of it.
@@ -95,10 +106,8 @@ class FxCapture:
         failures = context.located_failures(recorded, target.source)
         not_fitting: str | None = None
         if ending_error is not None:
-            ending = on_library(
-                RecordedFailure("error", f"Tracing stopped: {describe_exception(ending_error)}",
-                                traceback_positions(ending_error.__traceback__)),
-                context, describe_exception(ending_error))
+            ending = on_library(ending_failure(ending_error), context,
+                                describe_exception(ending_error))
             if ending.kind == "error" and may_not_fit(target.arguments) \
                     and not involves_traced_value(ending_error, context.is_workspace_path,
                                                   context.sources.tree):
@@ -167,10 +176,13 @@ class FxCapture:
         first_line = {origin.node: origin.lines[0] for origin in record.node_origins}
 
         def retrace() -> fx.Graph:
-            # From the seeds the capture traced from: down the outcomes of the same draws.
+            # From the seeds the capture traced from: down the outcomes of the same draws, and
+            # as plain torch.fx where the capture's graph is its (plain_agreement).
             seed_generators()
-            with tracing(context):
-                return make_tracer(context).trace(model, concrete_args=concrete_args or None)
+            tracer, recovering = make_tracer(context), not plain_agreement.is_plain(record.graph)
+            tracer.recovers = recovering
+            with tracing(context, recovering=recovering):
+                return tracer.trace(model, concrete_args=concrete_args or None)
 
         if record.drew_randomly:
             # A retrace that fails (it did not before) still has the draws it met first.
@@ -194,12 +206,12 @@ class FxCapture:
 
 
 @contextlib.contextmanager
-def tracing(context: JobContext) -> Iterator[StandIns]:
-    """What a trace of the capture, and its retrace, run in: the recording Proxy, the
-    stand-ins for the workspace's reads of untraced meta tensors (yielded), and, in a GPU's
-    view, CUDA factories on meta."""
-    with proxy_patches(), meta_values(answers=workspace_reads(context)) as stand_ins, \
-            cuda_factories_on_meta():
+def tracing(context: JobContext, *, recovering: bool = True) -> Iterator[StandIns]:
+    """What a trace of the capture, and its retrace, run in: the recording Proxy (unless the
+    trace is plain torch.fx's, ``plain_agreement``), the stand-ins for the workspace's reads
+    of untraced meta tensors (yielded), and, in a GPU's view, CUDA factories on meta."""
+    with proxy_patches() if recovering else contextlib.nullcontext(), \
+            meta_values(answers=workspace_reads(context)) as stand_ins, cuda_factories_on_meta():
         yield stand_ins
 
 
@@ -237,6 +249,16 @@ def not_fitting_failure(context: JobContext, target: CaptureTarget,
               f"{describe_exception(error)}, an error that involves no traced value.")
     return (RecordedFailure(DOES_NOT_FIT, message + fix,
                             traceback_positions(error.__traceback__)), reason)
+
+
+def ending_failure(error: BaseException) -> RecordedFailure:
+    """The failure of the error that ended a trace: a plain Proxy's ``len`` error that torch's C
+    code did not clear (``torch.tensor([x.shape[0] - 1])``) is the FX002 plain torch.fx stops
+    at; anything else stopped tracing as itself."""
+    stack = traceback_positions(error.__traceback__)
+    if isinstance(error, PlainLengthError):
+        return RecordedFailure("len", MESSAGES["len"].format(detail=""), stack)
+    return RecordedFailure("error", f"Tracing stopped: {describe_exception(error)}", stack)
 
 
 def make_tracer(context: JobContext) -> RecoveringTracer:
