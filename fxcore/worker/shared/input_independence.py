@@ -22,6 +22,7 @@ from an expression that reads one (assignments, augmented assignments, ``for`` t
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import os
 import sysconfig
@@ -87,8 +88,12 @@ def _function_node(frame: FrameType) -> _Scope | None:
 
 def _parsed(filename: str) -> ast.Module | None:
     text = "".join(linecache.getlines(filename))
-    if not text:
-        return None
+    return _parsed_text(text) if text else None
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_text(text: str) -> ast.Module | None:
+    """Parsed once per text: every input tried may have raised in the same file."""
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):

@@ -40,6 +40,9 @@ MIN_INPUTS = 2
 #: CPU does not do, or from code written for a GPU judged for the CPU, which the device hint
 #: answers (``devices.accelerator_guard``: set ``device = "cuda"``).
 _OWN_WAY = ("meta", "fake", "data-dependent", "symbolic", "guard", "cuda")
+#: Where torch's errors of fake tensors and symbolic sizes are declared
+#: (``DynamicOutputShapeException``, ``GuardOnDataDependentSymNode``).
+_OWN_WAY_MODULES = ("torch._subclasses", "torch.fx.experimental")
 #: Errors about the input's shape or type, which another input may well not meet (an
 #: embedding given floats says so for every float input): the input's fault, never the
 #: class's verdict.
@@ -47,6 +50,14 @@ _INPUT_DEPENDENT = re.compile(
     r"shape|size|dimension|\bdims?\b|mat\d|must match|scalar type|dtype|out of range"
     r"|too many indices|not enough values|expected .*\b(input|tensor|\d+D)\b|channels"
     r"|broadcast", re.IGNORECASE)
+
+
+def of_own_way(error: BaseException) -> bool:
+    """True for an error of fx-lsp's own way of running (meta or fake tensors, symbolic
+    sizes, data a tensor without data lacks), which real torch on the CPU does not meet."""
+    message = next(iter(str(error).splitlines()), "").lower()
+    return type(error).__module__.startswith(_OWN_WAY_MODULES) \
+        or any(word in message for word in _OWN_WAY)
 
 
 @dataclass
@@ -115,10 +126,10 @@ def refusal_seen(specs: Mapping[str, Any], error: BaseException) -> None:
     if not _kept:
         return
     kept = _kept[-1]
-    message = next(iter(str(error).splitlines()), "")
-    if any(word in message.lower() for word in _OWN_WAY):
+    if of_own_way(error):
         kept.own_way = True
         return
+    message = next(iter(str(error).splitlines()), "")
     positions = traceback_positions(error.__traceback__)
     innermost = positions[-1] if positions else None
     place = (innermost.filename, innermost.line) if innermost is not None else ("", 0)

@@ -103,6 +103,11 @@ class RecoveringTracer(fx.Tracer):
         self._sources = SourceIndex()
         self._workspace_filter: Callable[[str], bool] = lambda _path: False
 
+    def set_sources(self, sources: SourceIndex) -> None:
+        """The job's source index: the files it already read and parsed are not read or
+        parsed again when a Proxy asks where it is used."""
+        self._sources = sources
+
     def set_workspace_filter(self, is_workspace_path: Callable[[str], bool]) -> None:
         """Which files count as the user's own, for the line-to-node map."""
         self._workspace_filter = is_workspace_path

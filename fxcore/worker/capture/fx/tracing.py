@@ -276,6 +276,7 @@ def make_tracer(context: JobContext) -> RecoveringTracer:
         tracer = tracer_class()
     tracer.extra_leaf_modules = frozenset(config.leaf_modules)
     tracer.set_workspace_filter(context.is_workspace_path)
+    tracer.set_sources(context.sources)
     return tracer
 
 
