@@ -59,7 +59,8 @@ Printed per library and mode:
   N``: N times each, alternating which goes first, the fastest of each kept), and their ratio.
 
     python3 -m benchmarks run fidelity pt2_library_coverage --
-        [--library NAME] [--workers 1] [--timeout 60] [--keep DIR] [--reuse DIR]
+        [--library NAME] [--drawn DIST==VERSION:FOLDER[,FOLDER...][:wheel]]
+        [--workers 1] [--timeout 60] [--keep DIR] [--reuse DIR]
         [--baseline-ref COMMIT [--repeat N]] [--as-before] [--table NAME]
 """
 
@@ -264,6 +265,17 @@ def run_library(library: Library, options: argparse.Namespace) -> Figures:
     return figures
 
 
+def drawn_library(text: str) -> Library:
+    """``DIST==VERSION:FOLDER[,FOLDER...][:wheel]`` as a ``Library`` named by its distribution."""
+    release, _, rest = text.partition(":")
+    distribution, _, version = release.partition("==")
+    folders, _, archive = rest.partition(":")
+    if not (distribution and version and folders) or archive not in ("", "wheel", "sdist"):
+        raise argparse.ArgumentTypeError(f"not DIST==VERSION:FOLDER[,FOLDER...][:wheel]: {text}")
+    return Library(distribution, distribution, version, tuple(folders.split(",")),
+                   archive=archive or "sdist")
+
+
 def share(count: int, total: int) -> str:
     return f"{count} ({100 * count / max(total, 1):.1f}%)"
 
@@ -302,6 +314,11 @@ def _lost(row: Figures) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", action="append", choices=[lib.name for lib in LIBRARIES])
+    # A library drawn from ../shared/libraries/pool.tsv is measured as it is drawn, without
+    # naming it in the code (the draw skips the libraries the benchmarks name).
+    parser.add_argument("--drawn", action="append", default=[], type=drawn_library,
+                        metavar="DIST==VERSION:FOLDER[,FOLDER...][:wheel]",
+                        help="also measure this PyPI release's folders (a drawn library)")
     parser.add_argument("--workers", type=int, default=1)
     # EfficientNet-B0 compiles on meta in 20 s on the 2 shared cores (load 8), at the
     # default's limit: a time-out measures the machine, not the class.
@@ -332,7 +349,8 @@ def main() -> int:
     options = parser.parse_args()
     print(f"fx-lsp {engine_version()}, workers={options.workers}")
     rows = [run_library(library, options)
-            for library in LIBRARIES if not options.library or library.name in options.library]
+            for library in [*LIBRARIES, *options.drawn]
+            if library in options.drawn or not options.library or library.name in options.library]
     table = options.table or ("pt2_library_coverage_before" if options.as_before
                               else "pt2_library_coverage")
     emit(table, markdown(
