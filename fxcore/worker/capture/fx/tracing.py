@@ -41,7 +41,9 @@ from fxcore.worker.capture.fx.tracer import (
     recovering_tracer_class,
 )
 from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
+from fxcore.worker.devices import meta_branches
 from fxcore.worker.devices.cuda_factories import cuda_factories_on_meta
+from fxcore.worker.devices.fake_device import faked_while_traced
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.shared.consequences import places_of
 from fxcore.worker.shared.inputs_decision import InputsDecision
@@ -51,6 +53,7 @@ from fxcore.worker.shared.seeding import drawn_states, seed_generators
 from fxcore.worker.shared.values_read import (
     StandIns,
     asking_line,
+    has_no_data,
     is_meta,
     meta_values,
     read_places,
@@ -80,7 +83,7 @@ class FxCapture:
         ending_error: BaseException | None = None
         graph = None
         states = drawn_states()
-        with tracing(context) as stand_ins:
+        with tracing(context) as stand_ins, faked_while_traced(target.module):
             try:
                 graph = tracer.trace(target.module,
                                      concrete_args=target.concrete_args or None)
@@ -169,7 +172,7 @@ class FxCapture:
         def retrace() -> fx.Graph:
             # From the seeds the capture traced from: down the outcomes of the same draws.
             seed_generators()
-            with tracing(context):
+            with tracing(context), faked_while_traced(model):
                 return make_tracer(context).trace(model, concrete_args=concrete_args or None)
 
         if record.drew_randomly:
@@ -204,9 +207,13 @@ def tracing(context: JobContext) -> Iterator[StandIns]:
 
 
 def workspace_reads(context: JobContext) -> Callable[[torch.Tensor], bool]:
-    """The meta tensors whose values the stand-ins give: those the workspace's code reads."""
+    """The meta tensors whose values the stand-ins give: those the workspace's code reads
+    (and the fake ones a class that branches on meta is traced with, ``faked_while_traced``)."""
+    faked = meta_branches.active() is not None
+
     def answers(tensor: torch.Tensor) -> bool:
-        return is_meta(tensor) and context.is_workspace_path(asking_line()[0])
+        return (has_no_data(tensor) if faked else is_meta(tensor)) \
+            and context.is_workspace_path(asking_line()[0])
     return answers
 
 
