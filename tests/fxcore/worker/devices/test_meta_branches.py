@@ -21,11 +21,13 @@ import torch
 from source_modules import load_module
 from torch import fx
 
+from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, ModuleConfig
 from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import TensorSpec
 
+import cli_support
 from engine_support import Workspace
 
 #: Compared with real torch on the installed torch: run under every torch series too.
@@ -284,3 +286,25 @@ def test_a_class_that_never_asks_is_judged_on_meta_as_before(
     assert verdicts["Plain", "fx"].instantiated_on == "meta"
     for mode in MODES:
         assert not any("fake CPU" in note for note in verdicts["Plain", mode].capture_notes)
+
+
+def test_the_issues_file_on_the_command_line(tmp_path: Path) -> None:
+    """The issue's own file and command line, with no configuration: torch.fx stops where
+    plain torch.fx stops, and no mode reports the error only meta raises (export and
+    compile find no inputs past that stop: no verdict, not a false one)."""
+    rope = SOURCE[SOURCE.index("class RoPE"):SOURCE.index("class ReadsDataOffMeta")]
+    workspace = Workspace(tmp_path)
+    path = workspace.write("rope.py", "import torch\nfrom torch import nn\n\n\n" + rope)
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", ",".join(MODES),
+                                   "--output-format", "json", "rope.py", cwd=tmp_path)
+    assert completed.returncode in (0, 1), completed.stderr
+    report = parse_report(completed.stdout)
+    module = load_module(path, "meta_branches_rope_cli")
+    stop = real_torch(module, path, "RoPE")["fx"]
+    assert isinstance(stop, int)  # plain torch.fx cannot slice a buffer by a traced size
+    diagnostics = report["diagnostics"]
+    assert {(d["mode"], d["line"]) for d in diagnostics if d["severity"] == "error"} \
+        == {("fx", stop)}, diagnostics
+    assert not any("cache is not built" in d["message"] for d in diagnostics)
+    verdicts = {module["mode"]: module for module in report["modules"]}
+    assert verdicts["export"]["status"] == verdicts["compile"]["status"] == "not-traced"
