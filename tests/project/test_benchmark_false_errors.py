@@ -1,4 +1,4 @@
-"""The library benchmark's false errors (``benchmarks/fidelity/false_errors.py``, issue 69):
+"""The library benchmark's false errors (``benchmarks/fidelity/false_errors.py``):
 which verdicts are errors (severity "error" on the report's diagnostics, not graph breaks,
 not FX1xx), each against its eager run on the CPU (runs; FX408/FX509 raising as said; false:
 its inputs or constructor fail), and "does not fit" rows that run, on report rows and real

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import torch
 
@@ -15,28 +16,64 @@ from fxcore.model.results import InstantiatedOn
 from fxcore.worker.building.meta_data_checks import DataCheckedOnCpu
 from fxcore.worker.building.weights import without_weights
 from fxcore.worker.devices.cuda_factories import cuda_factories_at_build
+from fxcore.worker.devices.meta_branches import MetaBranch, built_on_fake
+from fxcore.worker.devices.meta_reads import MetaRead, described, meta_reads
+from fxcore.worker.shared.job_context import describe_exception
 
 
-def build(cls: type, module_config: ModuleConfig,
-          meta_only: bool = False) -> tuple[torch.nn.Module, InstantiatedOn, bool]:
+class Constructed(NamedTuple):
+    """An instance, where it was built, whether pretrained weights were asked for and
+    skipped, and where its constructor read meta (``meta_branches``)."""
+
+    model: torch.nn.Module
+    instantiated_on: InstantiatedOn
+    weights_skipped: bool
+    meta_branch: MetaBranch | None = None
+
+
+def build(cls: type, module_config: ModuleConfig, meta_only: bool = False) -> Constructed:
     """Construct on the meta device (no weights); on CPU if the constructor needs real
-    values (``.item()``, ``.tolist()``), unless ``meta_only``. The flag says whether
-    pretrained weights were asked for and skipped. Tensors made from Python data are
-    checked as the CPU checks them (``DataCheckedOnCpu``): an instance the CPU would not
-    build is not built on meta either."""
+    values (``.item()``, ``.tolist()``), unless ``meta_only``. Tensors made from Python data
+    are checked as the CPU checks them (``DataCheckedOnCpu``): an instance the CPU would not
+    build is not built on meta either. A constructor that asked whether its tensors are on
+    meta and heard yes (``meta_reads``) is run again on fake tensors, as it runs on the CPU
+    (``meta_branches``); where that fails, the instance built on meta comes back with the
+    failure, and the class has no verdict."""
     args, kwargs = module_config.args, module_config.kwargs
     with without_weights() as weights:
         if module_config.factory:
             factory = resolve(module_config.factory)
-            with torch.device("meta"), DataCheckedOnCpu(), cuda_factories_at_build():
-                return all_on_meta(factory(*args, **kwargs)), "factory", weights.skipped
+            with meta_reads() as reads, torch.device("meta"), DataCheckedOnCpu(), \
+                    cuda_factories_at_build():
+                model = all_on_meta(factory(*args, **kwargs))
+            return _again_on_fake(lambda: factory(*args, **kwargs), model, "factory",
+                                  weights.skipped, reads)
         try:
-            with torch.device("meta"), DataCheckedOnCpu(), cuda_factories_at_build():
-                return all_on_meta(cls(*args, **kwargs)), "meta", weights.skipped
+            with meta_reads() as reads, torch.device("meta"), DataCheckedOnCpu(), \
+                    cuda_factories_at_build():
+                model = all_on_meta(cls(*args, **kwargs))
         except Exception:
             if meta_only:
                 raise
-            return cls(*args, **kwargs), "cpu", weights.skipped
+            return Constructed(cls(*args, **kwargs), "cpu", weights.skipped)
+        return _again_on_fake(lambda: cls(*args, **kwargs), model, "meta", weights.skipped,
+                              reads)
+
+
+def _again_on_fake(construct: Callable[[], Any], model: torch.nn.Module,
+                   instantiated_on: InstantiatedOn, weights_skipped: bool,
+                   reads: list[MetaRead]) -> Constructed:
+    """``model`` as built on meta where its construction read no meta (``reads``), else
+    ``construct``'s instance built on fake tensors, or ``model`` with why that failed."""
+    if not reads:
+        return Constructed(model, instantiated_on, weights_skipped)
+    branch = MetaBranch(described(reads))
+    try:
+        return Constructed(all_on_meta(built_on_fake(construct)), instantiated_on,
+                           weights_skipped, branch)
+    except Exception as error:  # user code may raise anything on fake tensors
+        branch.failure = describe_exception(error)
+        return Constructed(model, instantiated_on, weights_skipped, branch)
 
 
 def all_on_meta(model: Any) -> Any:

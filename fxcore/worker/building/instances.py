@@ -42,6 +42,7 @@ from fxcore.worker.building.construction import build, configured_call_note, mis
 from fxcore.worker.building.download_free import download_note, offline_note, weights_off
 from fxcore.worker.building.init_checks import named_in_message
 from fxcore.worker.building.optional_imports import optional_package_note
+from fxcore.worker.devices.meta_branches import MetaBranch
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.workspace.discovery import ClassSource
 
@@ -61,6 +62,9 @@ class Built:
     rejected_before: str = ""
     #: Which weights parameters were set to none because building downloaded (a note).
     weights_note: str = ""
+    #: Where building, or a capture of the instance, read a tensor as on meta: it is judged
+    #: on fake tensors (``meta_branches``), or has no verdict where the fake build failed.
+    meta_branch: MetaBranch | None = None
 
 
 def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | ModuleResult:
@@ -87,7 +91,7 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
             kwargs={name: value_source(value) for name, value in module_config.kwargs.items()},
         )
         try:
-            model, instantiated_on, weights = build(cls, module_config)
+            constructed = build(cls, module_config)
         except BaseException as error:
             # A constructor that forwards **kwargs to a base class needing arguments.
             missing = [] if configured else missing_from_type_error(error)
@@ -136,8 +140,9 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                 return context.module_result(cls, source, status="failed",
                                              failures=[failure], arguments=arguments)
         else:
-            return Built(model, instantiated_on, weights, arguments,
-                         module_config.concrete_args)
+            return Built(constructed.model, constructed.instantiated_on,
+                         constructed.weights_skipped, arguments, module_config.concrete_args,
+                         meta_branch=constructed.meta_branch)
     return _build_with_found_arguments(context, cls, source, module_config, missing)
 
 
@@ -247,7 +252,7 @@ def build_from_call_site(cls: type, module_config: ModuleConfig, site: CallSite,
         call = dataclasses.replace(module_config, args=[*module_config.args, *args],
                                    kwargs={**module_config.kwargs, **kwargs},
                                    factory=_alternate_constructor(cls, site.method))
-        model, instantiated_on, weights = build(cls, call, meta_only)
+        model, instantiated_on, weights, meta_branch = build(cls, call, meta_only)
         if type(model) is not cls:
             raise TypeError(f"{cls.__name__}.{site.method}() returned a "
                             f"{type(model).__qualname__}")
@@ -258,7 +263,8 @@ def build_from_call_site(cls: type, module_config: ModuleConfig, site: CallSite,
         instantiated_on = "meta"
     arguments = Arguments(origin="call-site", site=site.site, args=list(site.args),
                           kwargs=dict(site.kwargs), builder=call.factory)
-    return Built(model, instantiated_on, weights, arguments, module_config.concrete_args)
+    return Built(model, instantiated_on, weights, arguments, module_config.concrete_args,
+                 meta_branch=meta_branch)
 
 
 def _alternate_constructor(cls: type, method: str | None) -> str | None:
@@ -278,7 +284,7 @@ def _build_with_candidate(cls: type, module_config: ModuleConfig, kwargs: dict[s
     again without pretrained weights where it tried to download them (``skipped``)."""
     call = dataclasses.replace(module_config, kwargs={**module_config.kwargs, **kwargs})
     try:
-        model, instantiated_on, weights = build(cls, call)
+        model, instantiated_on, weights, meta_branch = build(cls, call)
     except Exception as error:
         overrides = weights_off(cls, call, error)
         if not overrides:
@@ -293,7 +299,7 @@ def _build_with_candidate(cls: type, module_config: ModuleConfig, kwargs: dict[s
         kwargs={name: value_source(value) for name, value in call.kwargs.items()},
     )
     return Built(model, instantiated_on, weights or skipped, arguments,
-                 module_config.concrete_args)
+                 module_config.concrete_args, meta_branch=meta_branch)
 
 
 def other_instances(context: JobContext, cls: type, first: Built) -> Iterator[Built]:
@@ -358,7 +364,8 @@ def _build_with_builder(context: JobContext, cls: type,
         name = f"{cls.__module__}:{builder.function}"
         kwargs: dict[str, Any] = {"pretrained": False} if builder.passes_pretrained else {}
         try:
-            model, _, weights = build(cls, ModuleConfig(factory=name, kwargs=kwargs))
+            model, _, weights, meta_branch = build(cls, ModuleConfig(factory=name,
+                                                                     kwargs=kwargs))
         except Exception as error:
             failures.append(f"{builder.function}(): {describe_exception(error)}")
             continue
@@ -368,5 +375,6 @@ def _build_with_builder(context: JobContext, cls: type,
         arguments = Arguments(origin="builder", builder=name,
                               kwargs={key: value_source(value) for key, value in kwargs.items()})
         # ``build`` ran the builder on the meta device and moved what it left elsewhere there.
-        return Built(model, "meta", weights, arguments, module_config.concrete_args)
+        return Built(model, "meta", weights, arguments, module_config.concrete_args,
+                     meta_branch=meta_branch)
     return "; ".join(failures) or None

@@ -3,7 +3,9 @@ tensors with a device, a dtype and a shape but no data, made by torch's own
 ``FakeTensorMode``, so that nothing is computed, no memory is taken for weights and no
 hardware is touched. What a class judged for a GPU (``cuda_view``) is run on, in the search
 for its inputs and in the compile capture; the export capture fakes its weights itself
-(``capture/export/fake.py``), on the same device."""
+(``capture/export/fake.py``), on the same device. A class whose code branches on meta
+(``meta_branches``) is run so too, on the CPU's fake tensors where no GPU's view gives a GPU,
+and traced by torch.fx with its tensors faked (``faked_while_traced``)."""
 
 from __future__ import annotations
 
@@ -14,15 +16,20 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-from fxcore.worker.devices import cuda_view
+from fxcore.worker.devices import cuda_view, meta_branches
 from fxcore.worker.devices.held_tensors import held_on_cpu
 from fxcore.worker.shared.swapped_tensors import swapped_tensors
 
+CPU = torch.device("cpu")
+
 
 def judged_device() -> torch.device | None:
-    """The device the class now being judged runs on where it is not the CPU (a GPU's, in
-    the CUDA view), else None."""
-    return cuda_view.CUDA if cuda_view.active() else None
+    """The device whose fake tensors the class now being judged runs on: a GPU's in the CUDA
+    view, the CPU's for a class whose code branches on meta (``meta_branches``), else None
+    (meta tensors, or fake CPU ones for real weights, as each run decides)."""
+    if cuda_view.active():
+        return cuda_view.CUDA
+    return CPU if meta_branches.active() is not None else None
 
 
 def fake_on(mode: FakeTensorMode, tensor: torch.Tensor, device: torch.device) -> FakeTensor:
@@ -67,3 +74,28 @@ def on_fake_device(model: torch.nn.Module, device: torch.device, data_sizes: boo
 
     with swapped_tensors(model, replacement, gradients=no_gradients(device) is None), mode:
         yield mode
+
+
+@contextlib.contextmanager
+def faked_while_traced(model: torch.nn.Module) -> Iterator[None]:
+    """For a class whose code branches on meta, judged for the CPU: ``model``'s parameters,
+    buffers and tensor attributes are fake CPU tensors while torch.fx traces it (the block),
+    so that what ``forward`` asks of a tensor the tracer does not trace (``self.cache.is_meta``,
+    a buffer's slice) it asks of one that is not on meta, as on the CPU; no mode is active,
+    so the tracer's proxies record as ever, and what is computed from those tensors eagerly is
+    fake by their own mode. After, a constant torch.fx kept on the model (a fake tensor) is
+    made meta, as every other tensor of the instance is. Nothing otherwise: in a GPU's view
+    torch.fx traces on meta, as for any class judged for one."""
+    if meta_branches.active() is None or cuda_view.active():
+        yield
+        return
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def replacement(value: torch.Tensor, attribute: bool) -> torch.Tensor | None:
+        return None if isinstance(value, FakeTensor) else fake_on(mode, value, CPU)
+
+    try:
+        with swapped_tensors(model, replacement):
+            yield
+    finally:
+        meta_branches.as_meta(model)

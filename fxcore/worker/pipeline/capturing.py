@@ -2,7 +2,9 @@
 each ``nn.Module`` mode the ``module-mode`` setting chooses (``module_modes``), the example
 inputs decided first for a mode that needs them (the inputs stage, on the graph of a
 pre-trace with the fx capture), then the capture itself, then the verdict on its record
-(``verdict``) and the check of fx-lsp's own choices (``inputs.own_choices``)."""
+(``verdict``) and the check of fx-lsp's own choices (``inputs.own_choices``). A class whose
+code reads that its tensors are on meta is judged again, on fake tensors of its device
+(``devices.meta_branches``)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,12 @@ from fxcore.worker.building.instances import Built
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.capture.fx.pre_trace import pre_trace
 from fxcore.worker.capture.raised_everywhere import raised_everywhere_record
+from fxcore.worker.devices import cuda_view, meta_branches
 from fxcore.worker.devices.cuda_view import gap_notes
+from fxcore.worker.devices.fake_device import CPU
 from fxcore.worker.devices.fake_device import judged_device as view_device
+from fxcore.worker.devices.meta_branches import MetaBranch
+from fxcore.worker.devices.meta_reads import described, meta_reads
 from fxcore.worker.inputs.deciding import finish_search, start_search
 from fxcore.worker.inputs.key_sets import merged_key_sets
 from fxcore.worker.inputs.own_choices import judged_on_own_choices
@@ -36,8 +42,18 @@ GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written or `device` says ([
 def built_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
                   built: Built) -> ModuleResult:
     """Capture a built instance with one mode and make its verdict, with what building it
-    met (argument sets the constructor rejected, its weights)."""
+    met (argument sets the constructor rejected, its weights); none where it branches on meta
+    and could not be built on fake tensors instead (``meta_branches``)."""
+    if built.meta_branch is not None and built.meta_branch.failure is not None:
+        return context.module_result(
+            target.cls, target.source, status="not-traced", mode=capture.mode,
+            reason=built.meta_branch.no_verdict_reason(target.cls.__name__,
+                                                       view_device() or CPU),
+            arguments=built.arguments)
     result = mode_verdict(context, capture, target)
+    if built.meta_branch is None and target.meta_read is not None:
+        # Met in a capture: what the instance's other uses (its submodules) are judged on.
+        built.meta_branch = MetaBranch(target.meta_read)
     result.arguments = built.arguments
     if built.rejected_before:
         result.capture_notes.append(f"The constructor rejected the argument sets tried "
@@ -51,7 +67,30 @@ def built_verdict(context: JobContext, capture: Capture, target: CaptureTarget,
 
 def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -> ModuleResult:
     """Capture ``target`` with ``capture`` and make that mode's verdict, in the
-    ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``)."""
+    ``nn.Module`` modes the ``module-mode`` setting chooses for it (``module_modes``). Where
+    its code reads a tensor as on meta (``meta_reads``: as it was built, or in this mode's
+    runs), on fake tensors of its device instead (``meta_branches``), as it runs there."""
+    why = target.meta_read or meta_branches.active()
+    if why is None:
+        decided = target.inputs_decision
+        with meta_reads() as reads:
+            result = _mode_verdict(context, capture, target)
+        if not reads:
+            return result
+        # The inputs this mode decided on meta were decided on the branch: again, on fake.
+        target.inputs_decision = decided
+        why = target.meta_read = described(reads)
+    with meta_branches.on_fake_tensors(why):
+        result = _mode_verdict(context, capture, target)
+        device = view_device()
+    assert device is not None
+    result.capture_notes.append(meta_branches.note(why, device))
+    return result
+
+
+def _mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget
+                  ) -> ModuleResult:
+    """``mode_verdict`` on the tensors the view entered now gives (meta, or fake ones)."""
 
     def in_current_mode(loop: bool) -> ModuleResult:
         # Each capture meets the instance as built: the search's runs and this
@@ -86,7 +125,7 @@ def mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget) -
 
     result = judged(context.job.config.module_mode, capture.mode, target.module,
                     in_current_mode, context.job.config.timeout)
-    if capture.mode != "fx" and view_device() is not None:
+    if capture.mode != "fx" and cuda_view.active():
         result.capture_notes.append(GPU_NOTE)
         result.capture_notes.extend(gap_notes())
     return result

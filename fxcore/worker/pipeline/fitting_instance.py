@@ -61,7 +61,8 @@ def misfit(result: ModuleResult, model: torch.nn.Module | None = None) -> int:
 
 def target_of(cls: type, source: ClassSource, built: Built) -> CaptureTarget:
     return CaptureTarget(cls, source, built.model, built.instantiated_on, built.concrete_args,
-                         arguments=built.arguments)
+                         arguments=built.arguments,
+                         meta_read=built.meta_branch.read if built.meta_branch else None)
 
 
 def fitting_instance(context: JobContext, cls: type, source: ClassSource, built: Built,

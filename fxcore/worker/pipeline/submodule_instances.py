@@ -6,6 +6,7 @@ other literal call sites build, for the classes only those build. Each verdict i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 
@@ -22,6 +23,7 @@ from fxcore.worker.building.class_roles import (
 )
 from fxcore.worker.building.instances import Built, build_from_call_site
 from fxcore.worker.capture.base import Capture, needs_inputs
+from fxcore.worker.devices import meta_branches
 from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
 from fxcore.worker.pipeline.capturing import mode_verdict
 from fxcore.worker.shared.budget_clock import Budget
@@ -60,7 +62,15 @@ class SubmoduleInstances:
 
         Each is traced on the inputs the root passes it, recorded by running the root once on
         its own example inputs (``inputs.parent``); where that fails, on inputs inferred for
-        it alone."""
+        it alone. A root whose code branches on meta is run, and its submodules judged, on
+        fake tensors, as the root is (``devices.meta_branches``)."""
+        branch = built.meta_branch
+        with meta_branches.on_fake_tensors(branch.read) \
+                if branch is not None and branch.failure is None else contextlib.nullcontext():
+            self._trace_built(root_results, built, not_derived, derived_ranks)
+
+    def _trace_built(self, root_results: list[ModuleResult], built: Built,
+                     not_derived: set[type], derived_ranks: dict[type, int]) -> None:
         context = self.context
         root = root_results[0]
         parent_arguments = root.arguments or root_arguments(context, root.class_name)

@@ -71,6 +71,10 @@ class CaptureTarget:
     #: The export mode's outcome on this instance, by ``model.training`` when it exported:
     #: the onnx mode translates that program rather than exporting again.
     exports: dict[bool, ExportOutcome] = field(default_factory=dict)
+    #: Where building the instance, or a capture of it, read a tensor as on meta, in words:
+    #: the pipeline then judges it on fake tensors (``devices.meta_branches``). None until
+    #: such a read is met.
+    meta_read: str | None = None
 
 
 @dataclass

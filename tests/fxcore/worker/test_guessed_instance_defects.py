@@ -114,11 +114,11 @@ def test_a_tensor_from_python_data_builds_on_meta_only_where_the_cpu_builds_it(
         build(gaussian.Gaussian, ModuleConfig(kwargs={"spatial_dims": 2}))
     with pytest.raises(ValueError, match="expected sequence of length 2"):
         build(gaussian.Ragged, ModuleConfig())
-    model, instantiated_on, _ = build(gaussian.Gaussian,
-                                      ModuleConfig(kwargs={"spatial_dims": 2, "sigma": 1.0}))
+    model, instantiated_on, *_ = build(gaussian.Gaussian,
+                                       ModuleConfig(kwargs={"spatial_dims": 2, "sigma": 1.0}))
     assert instantiated_on == "meta" and model.sigma.is_meta
     # Data holding tensors is torch's to judge: the CPU cannot read meta tensors.
-    model, instantiated_on, _ = build(gaussian.Ragged, ModuleConfig(
+    model, instantiated_on, *_ = build(gaussian.Ragged, ModuleConfig(
         kwargs={"rows": [torch.ones(()), torch.ones(())]}))
     assert instantiated_on == "meta" and model.table.is_meta
 

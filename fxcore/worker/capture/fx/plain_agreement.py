@@ -6,7 +6,7 @@ The recovering tracer gives ``Proxy`` dunders that a plain Proxy lacks or raises
 (``asking_code``): where torch's C code asks, a plain Proxy's error is part of how torch goes
 on (tensor indexing clears it and dispatches to ``__torch_function__``), and an answer there
 turned a class plain torch.fx traces into a failed one (a rotary embedding's
-``self.cache[input_pos]``, issue 69). torch's C code asks Proxies in more places than fx-lsp
+``self.cache[input_pos]``). torch's C code asks Proxies in more places than fx-lsp
 can list, and fx-lsp promises plain torch.fx's verdict, so a class that failed is traced
 again with no patches and with ``to_bool``/``iter`` raising as the configured tracer's do
 (``RecoveringTracer.recovers``). A trace that then succeeds is plain torch.fx's own: its graph

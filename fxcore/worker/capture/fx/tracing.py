@@ -43,7 +43,9 @@ from fxcore.worker.capture.fx.tracer import (
     recovering_tracer_class,
 )
 from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
+from fxcore.worker.devices import meta_branches
 from fxcore.worker.devices.cuda_factories import cuda_factories_on_meta
+from fxcore.worker.devices.fake_device import faked_while_traced
 from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, RecordedFailure
 from fxcore.worker.shared.consequences import places_of
 from fxcore.worker.shared.inputs_decision import InputsDecision
@@ -53,6 +55,7 @@ from fxcore.worker.shared.seeding import drawn_states, seed_generators
 from fxcore.worker.shared.values_read import (
     StandIns,
     asking_line,
+    has_no_data,
     is_meta,
     meta_values,
     read_places,
@@ -83,7 +86,7 @@ class FxCapture:
         graph = None
         states = drawn_states()
         put_back = snapshot(target.module)
-        with tracing(context) as stand_ins:
+        with tracing(context, target.module) as stand_ins:
             try:
                 graph = tracer.trace(target.module,
                                      concrete_args=target.concrete_args or None)
@@ -94,7 +97,7 @@ class FxCapture:
             # Where plain torch.fx traces the class, the verdict is its own (plain_agreement).
             plain = plain_agreement.plain_trace(
                 make_tracer(context), target.module, target.concrete_args or None, put_back,
-                tracing(context, recovering=False))
+                tracing(context, target.module, recovering=False))
             if plain is not None:
                 tracer, graph, ending_error = plain.tracer, plain.graph, None
                 stand_ins, drew_randomly = plain.stand_ins, plain.drew_randomly
@@ -181,7 +184,7 @@ class FxCapture:
             seed_generators()
             tracer, recovering = make_tracer(context), not plain_agreement.is_plain(record.graph)
             tracer.recovers = recovering
-            with tracing(context, recovering=recovering):
+            with tracing(context, model, recovering=recovering):
                 return tracer.trace(model, concrete_args=concrete_args or None)
 
         if record.drew_randomly:
@@ -206,19 +209,27 @@ class FxCapture:
 
 
 @contextlib.contextmanager
-def tracing(context: JobContext, *, recovering: bool = True) -> Iterator[StandIns]:
-    """What a trace of the capture, and its retrace, run in: the recording Proxy (unless the
-    trace is plain torch.fx's, ``plain_agreement``), the stand-ins for the workspace's reads
-    of untraced meta tensors (yielded), and, in a GPU's view, CUDA factories on meta."""
+def tracing(context: JobContext, model: torch.nn.Module, *,
+            recovering: bool = True) -> Iterator[StandIns]:
+    """What a trace of ``model`` by the capture, and its retrace, run in: the recording Proxy
+    (unless the trace is plain torch.fx's, ``plain_agreement``), the stand-ins for the
+    workspace's reads of untraced meta tensors (yielded), in a GPU's view CUDA factories on
+    meta, and for a class that branches on meta its tensors faked on the CPU
+    (``faked_while_traced``)."""
     with proxy_patches() if recovering else contextlib.nullcontext(), \
-            meta_values(answers=workspace_reads(context)) as stand_ins, cuda_factories_on_meta():
+            meta_values(answers=workspace_reads(context)) as stand_ins, \
+            cuda_factories_on_meta(), faked_while_traced(model):
         yield stand_ins
 
 
 def workspace_reads(context: JobContext) -> Callable[[torch.Tensor], bool]:
-    """The meta tensors whose values the stand-ins give: those the workspace's code reads."""
+    """The meta tensors whose values the stand-ins give: those the workspace's code reads
+    (and the fake ones a class that branches on meta is traced with, ``faked_while_traced``)."""
+    faked = meta_branches.active() is not None
+
     def answers(tensor: torch.Tensor) -> bool:
-        return is_meta(tensor) and context.is_workspace_path(asking_line()[0])
+        return (has_no_data(tensor) if faked else is_meta(tensor)) \
+            and context.is_workspace_path(asking_line()[0])
     return answers
 
 

@@ -4,7 +4,7 @@ torch's C indexing asks whether a tensor's index is a sequence (its length): a p
 raises, torch clears the error and dispatches to ``__torch_function__``, so plain torch.fx
 traces ``self.cache[input_pos]``. The recovering tracer's ``__len__`` answered 1 there, and
 torch walked the Proxy as a sequence: FX002 and FX003 on a rotary embedding plain torch.fx
-traces (issue 69). Each spelling here is compared with plain ``torch.fx.symbolic_trace`` of
+traces. Each spelling here is compared with plain ``torch.fx.symbolic_trace`` of
 the same class, built the same way, in the same test: traceable with the same generated code
 exactly where plain tracing succeeds, and where it fails, the first failure on the line and
 columns plain tracing raised at.
@@ -36,7 +36,7 @@ from torch import nn
 
 
 class RoPECache(nn.Module):
-    """The rotary embedding of issue 69 (torchtune's spelling)."""
+    """A rotary embedding that indexes its cache by positions."""
 
     def __init__(self, dim: int = 16, max_seq_len: int = 64):
         super().__init__()
