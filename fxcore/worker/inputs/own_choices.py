@@ -25,7 +25,7 @@ from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
 from fxcore.worker.inputs.eager_run import run_eagerly
 from fxcore.worker.inputs.lines_reached import lines_reached
 from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.input_refusals import of_own_way
+from fxcore.worker.shared.input_refusals import wants_data
 from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.locate import traceback_positions
@@ -83,7 +83,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
             said = [dataclasses.replace(failure, message=f"{failure.message}{held_note(held)}")
                     if failure is ending else failure for failure in result.failures]
             return dataclasses.replace(result, failures=said)
-        if needs_real_data(error) is not None or of_own_way(error):
+        if needs_real_data(error) is not None or wants_data(error):
             # fx-lsp's way of running (a mask's count on fake tensors) says nothing of the
             # inputs: real data has what they lack.
             return result

@@ -40,9 +40,6 @@ MIN_INPUTS = 2
 #: CPU does not do, or from code written for a GPU judged for the CPU, which the device hint
 #: answers (``devices.accelerator_guard``: set ``device = "cuda"``).
 _OWN_WAY = ("meta", "fake", "data-dependent", "symbolic", "guard", "cuda")
-#: Where torch's errors of fake tensors and symbolic sizes are declared
-#: (``DynamicOutputShapeException``, ``GuardOnDataDependentSymNode``).
-_OWN_WAY_MODULES = ("torch._subclasses", "torch.fx.experimental")
 #: Errors about the input's shape or type, which another input may well not meet (an
 #: embedding given floats says so for every float input): the input's fault, never the
 #: class's verdict.
@@ -54,10 +51,18 @@ _INPUT_DEPENDENT = re.compile(
 
 def of_own_way(error: BaseException) -> bool:
     """True for an error of fx-lsp's own way of running (meta or fake tensors, symbolic
-    sizes, data a tensor without data lacks), which real torch on the CPU does not meet."""
+    sizes, a GPU judged for), which real torch on the CPU does not meet."""
     message = next(iter(str(error).splitlines()), "").lower()
-    return type(error).__module__.startswith(_OWN_WAY_MODULES) \
-        or any(word in message for word in _OWN_WAY)
+    return any(word in message for word in _OWN_WAY)
+
+
+def wants_data(error: BaseException) -> bool:
+    """True for fake tensors' own refusal of what only data answers (a mask's count:
+    ``DynamicOutputShapeException``; a value: ``DataDependentOutputException``; a guard on
+    one): real data has what they lack, so it says nothing of the inputs."""
+    name = type(error).__name__
+    return "DataDependent" in name or "DynamicOutputShape" in name \
+        or "data-dependent" in str(error).lower()
 
 
 @dataclass
