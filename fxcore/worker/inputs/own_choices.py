@@ -1,15 +1,25 @@
-"""Whether an error that ended torch.export or torch.compile (FX499, FX502) comes from what
-fx-lsp chose for the class rather than from the capture: example inputs it inferred, or an
-instance it built from the class's defaults or guessed arguments (``may_not_fit``).
+"""Whether an export or compile error (any failure of severity error) found on what fx-lsp
+chose for the class, example inputs it inferred or an instance it built from the class's
+defaults or guessed arguments (``may_not_fit``), is the class's: an error is shown only where
+those run ``forward`` eagerly up to the failing line.
 
 Decided by running the module once more, eagerly on the same inputs (on the meta device, as
-``eager_run`` does, then on fake tensors, as the capture did): when it raises the same
-exception at the same line, the capture is not what fails, and the error becomes the mode's
-"does not fit" hint (FX406, FX504, as FX105 is torch.fx's); the class gets no verdict of that
-mode. An error on inputs or an instance the workspace gave (configuration, annotations, a
-builder, a call site, the parent's run) stays the mode's error, and so does one the eager run
-does not repeat, or repeats only for want of real data (``meta_limits``): those say something
-about the capture or the code.
+``eager_run`` does, then on fake tensors, as the capture did), with a line tracer on the
+failure's file (``lines_reached``); the run that raises decides:
+
+- it runs, or it reaches the line of the capture's first error: the error is the class's, and
+  one found on inferred inputs says so ("found on inputs it guessed, which run forward eagerly
+  up to here"); a last error it meets too, after values fx-lsp stood in for tensor data
+  (``values_read``: a dims list of ones), follows from that assumption and is dropped, leaving
+  the data-dependent failure;
+- it raises the capture's own error at its line: the error becomes the mode's "does not fit"
+  hint (FX406, FX504, as FX105 is torch.fx's); the class gets no verdict of that mode;
+- it raises before the capture's first error line: the inputs or the instance fail, not the
+  capture: no verdict in that mode, information ("no inputs found that run forward").
+
+An error on inputs or an instance the workspace gave (configuration, annotations, a builder,
+a call site, the parent's run) stays the mode's error, and so does one the eager run meets only
+for want of real data (``meta_limits``, fake tensors' data-dependent refusals).
 """
 
 from __future__ import annotations
