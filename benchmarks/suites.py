@@ -101,7 +101,8 @@ SUITES = (
                           "pt2_library_coverage_per_class_smp",
                           "pt2_library_coverage_loop_apart",
                           "pt2_library_coverage_loop_apart_smp",
-                          "pt2_library_coverage_loop_apart_others")),
+                          "pt2_library_coverage_loop_apart_others",
+                          "pt2_library_coverage_drawn")),
         Benchmark("repo_coverage", "coverage and plain torch.fx agreement on real libraries"),
         Benchmark("compare_tools", "plain torch.fx, dynamo's explain and fx-lsp on the same "
                   "failing models"),
