@@ -231,14 +231,14 @@ def layer_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,
 def raised(error: BaseException, is_workspace_path: Callable[[str], bool]) -> str:
     """``raised ValueError: ... at file.py:12``: a refused input's error, for the note."""
     return (f"raised {_shortened(first_line(describe_exception(error)))}"
-            f"{_raised_at(error, is_workspace_path)}")
+            f"{raised_at(error, is_workspace_path)}")
 
 
 def _shortened(line: str) -> str:
     return line if len(line) <= REFUSAL_LENGTH else line[:REFUSAL_LENGTH - 1] + "…"
 
 
-def _raised_at(error: BaseException, is_workspace_path: Callable[[str], bool]) -> str:
+def raised_at(error: BaseException, is_workspace_path: Callable[[str], bool]) -> str:
     """`` at file:line`` of the innermost frame of the workspace that the error passed, or
     nothing."""
     frames = [position for position in traceback_positions(error.__traceback__)

@@ -33,6 +33,7 @@ from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
 from fxcore.worker.inputs.eager_run import run_eagerly
+from fxcore.worker.inputs.first_layer import raised_at
 from fxcore.worker.inputs.lines_reached import lines_reached
 from fxcore.worker.shared.capture_target import CaptureTarget
 from fxcore.worker.shared.input_refusals import wants_data
@@ -107,7 +108,8 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
                 result, status="not-traced", reason=reason,
                 failures=[eager if failure is ending else failure
                           for failure in result.failures])
-        if first.line in _reached(reached, error, first.path):
+        # The line tracer saw every line that started, the one the error was raised at too.
+        if first.line in reached:
             # The inputs run up to the capture's first error: it is the class's. A last error
             # the eager run meets too, after values fx-lsp assumed for tensor data, follows
             # from the assumption (a dims list of ones), not from the inputs.
@@ -139,21 +141,12 @@ def _is_error(failure: Failure) -> bool:
     return rule is not None and rule.severity == "error" and not rule.information
 
 
-def _reached(lines: set[int], error: BaseException, path: str) -> set[int]:
-    """The lines of ``path`` the eager run reached, the one it raised at included."""
-    raised_at = {position.line for position in traceback_positions(error.__traceback__)
-                 if os.path.abspath(position.filename) == os.path.abspath(path)}
-    return lines | raised_at
-
-
 def _no_inputs_that_run(context: JobContext, target: CaptureTarget, result: ModuleResult,
                         chosen: str, error: BaseException, first: Failure) -> ModuleResult:
     """The class without a verdict in the mode: what fx-lsp chose fails when it simply runs,
     before reaching the line the capture failed at, so the capture's errors say nothing of
     the class (information, never an error)."""
-    positions = traceback_positions(error.__traceback__)
-    where = next((f" at {os.path.basename(p.filename)}:{p.line}" for p in reversed(positions)
-                  if context.is_workspace_path(p.filename)), "")
+    where = raised_at(error, context.is_workspace_path)
     reason = (f"no inputs found that run forward: on the {chosen}, the module raises "
               f"{describe_exception(error)}{where} when run eagerly, before the line "
               f"{os.path.basename(first.path)}:{first.line} its capture failed at "
