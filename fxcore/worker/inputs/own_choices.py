@@ -36,11 +36,10 @@ from fxcore.worker.inputs.eager_run import run_eagerly
 from fxcore.worker.inputs.first_layer import raised_at
 from fxcore.worker.inputs.lines_reached import lines_reached
 from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.input_refusals import wants_data
 from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext, describe_exception
 from fxcore.worker.shared.locate import traceback_positions
-from fxcore.worker.shared.meta_limits import needs_real_data
+from fxcore.worker.shared.meta_limits import needs_real_data, wants_data
 from fxcore.worker.shared.time_limit import OutOfTime
 from fxcore.worker.shared.values_read import Place
 

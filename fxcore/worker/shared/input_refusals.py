@@ -56,15 +56,6 @@ def of_own_way(error: BaseException) -> bool:
     return any(word in message for word in _OWN_WAY)
 
 
-def wants_data(error: BaseException) -> bool:
-    """True for fake tensors' own refusal of what only data answers (a mask's count:
-    ``DynamicOutputShapeException``; a value: ``DataDependentOutputException``; a guard on
-    one): real data has what they lack, so it says nothing of the inputs."""
-    name = type(error).__name__
-    return "DataDependent" in name or "DynamicOutputShape" in name \
-        or "data-dependent" in str(error).lower()
-
-
 @dataclass
 class RaisedEverywhere:
     """The error ``forward`` raised on every input tried, and the first input tried."""

@@ -225,6 +225,15 @@ def needs_real_data(error: BaseException) -> MetaLimit | None:
     return None
 
 
+def wants_data(error: BaseException) -> bool:
+    """True for fake tensors' own refusal of what only data answers (a mask's count:
+    ``DynamicOutputShapeException``; a value: ``DataDependentOutputException``; a guard on
+    one): real data has what they lack, so it says nothing of the inputs."""
+    name = type(error).__name__
+    return "DataDependent" in name or "DynamicOutputShape" in name \
+        or "data-dependent" in str(error).lower()
+
+
 def undecided(error: BaseException) -> str | None:
     """Why an operator without a meta kernel in ``error`` stays a failure in this torch (it
     cannot say whether the operator runs on the CPU), or None."""
