@@ -42,7 +42,10 @@ async def _client(workspace: pathlib.Path, *options: str) -> AsyncIterator[Clien
 def project(tmp_path: pathlib.Path) -> pathlib.Path:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n")
+    # A time-out load cannot reach: a job that timed out is not cached, and the test compares
+    # the tool's result with the command line's answered from the cache.
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'w'\n\n[tool.fx-lsp]\n"
+                                              "timeout = 900\n")
     (workspace / "models.py").write_text(USES_LEN_AND_FINE)
     (workspace / "broken.py").write_text("from torch import nn\n\nclass Broken(nn.Module:\n")
     return workspace
