@@ -183,7 +183,8 @@ async def test_check_graph_and_fix_on_a_workspace(project: pathlib.Path) -> None
         assert printed.returncode == 1, printed.stderr
         report = json.loads(printed.stdout)
         # One cache: the command line was answered from what the tool traced.
-        assert report["summary"]["cached"] == report["summary"]["classes"] == 2
+        assert report["summary"]["cached"] == report["summary"]["classes"] == 2, (
+            report["summary"], checked.structured_content)
         assert _uncached(checked.structured_content) == _uncached(report)
         assert {d["code"] for d in report["diagnostics"]} >= {"FX002"}
 
