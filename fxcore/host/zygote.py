@@ -156,6 +156,29 @@ def become_subreaper() -> bool:
         return False  # not Linux: orphans go to init, as before
 
 
+#: The states of /proc/PID/stat of a stopped process: by a signal, or under a tracer.
+STOPPED_STATES = frozenset({"T", "t"})
+
+
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name, the state first; None when the
+    process is gone or there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: parse after its end.
+    return stat[stat.rfind(b")") + 2:].split()
+
+
+def process_state(pid: int) -> str | None:
+    """A process's state letter (``R``, ``S``, ``T`` when stopped, ...); None when it cannot
+    be read."""
+    fields = _stat_fields(pid)
+    return fields[0].decode("ascii", "replace") if fields else None
+
+
 def _parent_pids() -> dict[int, int]:
     """pid -> parent pid of every process visible in /proc (empty without /proc)."""
     parents: dict[int, int] = {}
@@ -166,13 +189,9 @@ def _parent_pids() -> dict[int, int]:
     for name in names:
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
+        fields = _stat_fields(name)
+        if fields is None:
             continue  # exited meanwhile
-        # The command name (field 2) may hold spaces and parentheses: parse after its end.
-        fields = stat[stat.rfind(b")") + 2:].split()
         with contextlib.suppress(IndexError, ValueError):
             parents[int(name)] = int(fields[1])
     return parents

@@ -10,17 +10,19 @@ import contextlib
 import itertools
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from fxcore.host.cache import KEY_VARIABLE
 from fxcore.host.worker_environment import zygote_environment
-from fxcore.host.zygote import receive_report, send_request
+from fxcore.host.zygote import STOPPED_STATES, process_state, receive_report, send_request
 from fxcore.model.job_spec import TraceJob
 from fxcore.protocol.result_codec import MAX_TEXT_CHARACTERS
 
@@ -31,6 +33,9 @@ OUTPUT_LINE_CHARACTERS = 200
 
 #: How long the zygote may take to import torch before the engine gives up on it.
 ZYGOTE_START_SECONDS = 120.0
+
+#: How often a wait on the zygote looks whether it was stopped (``_resume_if_stopped``).
+_STOP_CHECK_SECONDS = 1.0
 
 #: How long a dead zygote's last output may take to arrive, to be quoted in the error.
 _LAST_OUTPUT_SECONDS = 5.0
@@ -147,9 +152,28 @@ class ZygoteProcess:
                 self._state.notify_all()
 
     def _wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate`` holds, the zygote is dead or ``timeout`` has passed,
+        resuming a zygote that was stopped meanwhile (``_resume_if_stopped``)."""
+        deadline = time.monotonic() + timeout
         with self._state:
-            return self._state.wait_for(lambda: predicate() or self._dead, timeout=timeout) \
-                and predicate()
+            while True:
+                left = deadline - time.monotonic()
+                if self._state.wait_for(lambda: predicate() or self._dead,
+                                        timeout=min(max(left, 0.0), _STOP_CHECK_SECONDS)):
+                    return predicate()
+                if left <= _STOP_CHECK_SECONDS:
+                    return False
+                self._resume_if_stopped()
+
+    def _resume_if_stopped(self) -> None:
+        """Continue the zygote where a job stopped it (``os.kill(os.getppid(), SIGSTOP)`` in
+        user code reaches the zygote, its parent): a stopped zygote forks nothing and reports
+        no exit, and every later job would wait for it."""
+        if process_state(self._process.pid) in STOPPED_STATES:
+            WORKER_LOG.warning("fx-lsp: the worker process was stopped (by a job's code, "
+                               "most likely); it is continued")
+            with contextlib.suppress(OSError):
+                os.kill(self._process.pid, signal.SIGCONT)
 
     def fork(self, job: TraceJob, fds: list[int]) -> int:
         if not self._wait_for(lambda: self._ready, ZYGOTE_START_SECONDS):

@@ -46,11 +46,14 @@ Fix: repair the constructor, or give a factory or arguments in `[tool.fx-lsp.mod
 
 FX102 = Rule(
     code="FX102",
-    kinds=("timeout", "crash"),
+    kinds=("timeout", "crash", "exited"),
     severity="error",
     docs="""\
 **Time-out or crash**: the worker took longer than `timeout` seconds for this class, or died
-(segfault, `os._exit`).
+(segfault, `os._exit`), or the class's code stopped the run: `SystemExit`,
+`KeyboardInterrupt` or `GeneratorExit` raised by its constructor, a hook,
+`example_input_array`, `dummy_inputs` or `forward`, located where it was raised. The file's
+other classes are judged all the same.
 
 Fix: raise `timeout` if the model is just large. Otherwise run the constructor and `forward`
 in plain Python to see why.

@@ -49,6 +49,7 @@ from fxcore.worker.pipeline.submodule_instances import SubmoduleInstances
 from fxcore.worker.shared.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.worker.shared.seeding import seed_generators
+from fxcore.worker.shared.time_limit import OutOfTime
 from fxcore.workspace.discovery import ClassSource
 from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.workspace.notebook.cells import (
@@ -68,7 +69,15 @@ class Job:
 
     def __init__(self, job: TraceJob, send: Send, captures: list[Capture]) -> None:
         self.job = job
-        self.send = send
+        #: (class, mode) of each verdict sent: a class stopped half way gets the others.
+        self.judged: set[tuple[str, str]] = set()
+
+        def sending(message: WorkerMessage) -> None:
+            if isinstance(message, Verdict):
+                self.judged.add((message.module.class_name, message.module.mode))
+            send(message)
+
+        self.send = sending
         self.captures = captures
         self.context = JobContext(job)
         #: The instances of workspace classes that the file's roots build, traced after them.
@@ -157,7 +166,7 @@ class Job:
             # instances of workspace classes it holds.
             device = self.class_device(context, parsed.tree, cls.__name__)
             with cuda_view() if device == "cuda" else contextlib.nullcontext():
-                self.build_and_capture(context, cls, source, not_derived, derived_ranks)
+                self.judge_alone(context, cls, source, not_derived, derived_ranks)
         context.record_imports(file_result)
         file_result.third_party_packages = imported_third_party_packages(
             context.loaded_modules, context.is_workspace_path)
@@ -169,6 +178,29 @@ class Job:
         setting = device_setting(self.job.config, context.module_config(class_name),
                                  context.path, context.root)
         return judged_device(setting, tree, class_name)
+
+    def judge_alone(self, context: JobContext, cls: type, source: ClassSource,
+                    not_derived: set[type], derived_ranks: dict[type, int]) -> None:
+        """``build_and_capture``, whatever escapes it this class's failure in each mode it
+        has no verdict in yet, so that the file's other classes are judged still: user code's
+        ``SystemExit``, ``KeyboardInterrupt`` or ``GeneratorExit`` (from a constructor, a
+        hook, ``example_input_array``, ``dummy_inputs`` or ``forward``, which the stages
+        catching ``Exception`` let through), or a break of fx-lsp's own. A time-out of the
+        per-run timer is the host's to report, as before."""
+        try:
+            self.build_and_capture(context, cls, source, not_derived, derived_ranks)
+        except OutOfTime:
+            raise
+        except BaseException as error:
+            if isinstance(error, Exception):
+                _given_up(cls.__name__, error)
+            kind = "error" if isinstance(error, Exception) else "exited"
+            failure = context.exception_failure(kind, f"Judging {cls.__name__} stopped: ",
+                                                error, source.name_span)
+            for capture in self.captures:
+                if (cls.__name__, capture.mode) not in self.judged:
+                    self.send(Verdict(context.module_result(
+                        cls, source, status="failed", failures=[failure], mode=capture.mode)))
 
     def build_and_capture(self, context: JobContext, cls: type, source: ClassSource,
                           not_derived: set[type], derived_ranks: dict[type, int]) -> None:
