@@ -14,6 +14,7 @@ the sixth, FX206 (a draw from ``random`` decided the graph), is ``capture.random
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterable
 
 import torch
@@ -88,6 +89,17 @@ def _calls_checkpoint(node: ast.Call) -> bool:
     return name in {"checkpoint", "checkpoint_sequential"}
 
 
+@functools.lru_cache(maxsize=16)
+def _checkpoint_calls(tree: ast.AST) -> dict[int, list[ast.Call]]:
+    """The file's calls of ``torch.utils.checkpoint`` by line, found once per file: walking
+    the whole file for each of its classes made a file of thousands of classes quadratic."""
+    calls: dict[int, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _calls_checkpoint(node):
+            calls.setdefault(node.lineno, []).append(node)
+    return calls
+
+
 def checkpoints(traced_lines: Iterable[tuple[str, int]], sources: SourceIndex) -> list[Hint]:
     """FX203: calls of ``torch.utils.checkpoint`` on lines that produced graph nodes."""
     hints = []
@@ -98,17 +110,18 @@ def checkpoints(traced_lines: Iterable[tuple[str, int]], sources: SourceIndex) -
         tree = sources.tree(path)
         if tree is None:
             continue
+        calls = _checkpoint_calls(tree)
+        found = [node for line in sorted(lines_here & calls.keys()) for node in calls[line]]
+        if not found:
+            continue
         text = [sources.line(path, number) for number in range(1, max(lines_here) + 2)]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.lineno in lines_here \
-                    and _calls_checkpoint(node):
-                hints.append(_hint(
-                    "checkpoint",
-                    "Activation checkpointing is gone from the traced graph: tracing runs the "
-                    "checkpointed function inline, so a graph module keeps every activation "
-                    "for backward. Re-apply checkpointing to the graph, or mark the "
-                    "checkpointed submodule as a leaf module.",
-                    char_span(text, node), path))
+        hints += [_hint(
+            "checkpoint",
+            "Activation checkpointing is gone from the traced graph: tracing runs the "
+            "checkpointed function inline, so a graph module keeps every activation "
+            "for backward. Re-apply checkpointing to the graph, or mark the "
+            "checkpointed submodule as a leaf module.",
+            char_span(text, node), path) for node in found]
     return hints
 
 
