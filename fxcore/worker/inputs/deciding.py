@@ -15,12 +15,15 @@ Lightning ``example_input_array``, a ``dummy_inputs``, a call in the workspace's
 inference gives none, from the module's own first layer (``first_layer``),
 then several related tensors (``related``), then the shape ``forward`` documents
 (``documented``), then a long waveform (``waveform``), then the sizes ``forward``'s operations
-fix over symbolic sizes (``symbolic_sizes``), accepted when the model runs on them.
+fix over symbolic sizes (``symbolic_sizes``), accepted when the model runs on them. The
+fixed-shape searches are first given, beside the required arguments, the optional ones
+``forward`` uses without an ``is None`` test, sized from those uses (``needed_optional``).
 Arguments annotated as no tensors get literals beside them (``literal_arguments``).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +40,7 @@ from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
 from fxcore.worker.inputs.graph_layers import from_annotations, inferred
 from fxcore.worker.inputs.layouts import layout_inputs
 from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
+from fxcore.worker.inputs.needed_optional import needed_optional
 from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
 from fxcore.worker.inputs.symbolic_sizes import symbolic_inputs
@@ -160,7 +164,7 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                 break
             # What the likeliest set's likeliest input met: the first set's.
             if found is not None and decided.inputs is None and refused is None:
-                refused = found
+                refused = found if isinstance(found, str) else None
     if decided.inputs is None:
         return InputsDecision(refused=refused)
     origin = decided.inputs.origin
@@ -180,7 +184,33 @@ def _left(deadline: Budget, seconds: float) -> float:
 def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[str, object],
               seconds: float, deadline: Budget) -> LayerInputs | str | None:
     """The inputs the model's own code and layers tell, else what the likeliest raised; each
-    search for at most ``seconds``, all of them until ``deadline``."""
+    search for at most ``seconds``, all of them until ``deadline``. Optional arguments
+    ``forward`` uses untested (``needed_optional``) are given first beside the required ones
+    the fixed-shape searches decide, sized from their uses; without them after."""
+    needed = needed_optional(target.cls, target.module, concrete_args)
+    refused: str | None = None
+    if needed:
+        given = {name: spec for name, (spec, _) in needed.items()}
+        found = _fixed_shape(context, target, {**concrete_args, **given}, seconds, deadline)
+        if isinstance(found, LayerInputs):
+            return _completed(target.cls, found, needed)
+        refused = found if isinstance(found, str) else None
+    found = _fixed_shape(context, target, concrete_args, seconds, deadline)
+    if not isinstance(found, LayerInputs):
+        # Else the sizes forward's operations fix over symbolic sizes, optional arguments
+        # searched with the required ones.
+        found = symbolic_inputs(target.cls, target.module, target.instantiated_on,
+                                concrete_args, _left(deadline, seconds)) or found
+    if isinstance(found, LayerInputs):
+        return found
+    # Where forward needs an optional argument, what the search with it met says more.
+    return refused or found
+
+
+def _fixed_shape(context: JobContext, target: CaptureTarget, concrete_args: dict[str, object],
+                 seconds: float, deadline: Budget) -> LayerInputs | str | None:
+    """The fixed-shape searches in turn: the first inputs found, else what the likeliest
+    raised."""
     # A dict, list or tuple of tensors first: tensors tried for it only fail.
     found = container_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
                              _left(deadline, seconds)) \
@@ -199,10 +229,22 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
                                  concrete_args, _left(deadline, seconds),
                                  context.is_workspace_path) \
             or waveform_inputs(target.cls, target.module, target.instantiated_on, concrete_args,
-                               _left(deadline, seconds)) \
-            or symbolic_inputs(target.cls, target.module, target.instantiated_on,
-                               concrete_args, _left(deadline, seconds)) or found
+                               _left(deadline, seconds)) or found
     return found
+
+
+def _completed(cls: type, found: LayerInputs, needed: Mapping[str, tuple[InputSpec, str]]
+               ) -> LayerInputs:
+    """``found``'s inputs with the optional ones beside them, in ``forward``'s order."""
+    specs = {**found.specs, **{name: spec for name, (spec, _) in needed.items()}}
+    order = list(inspect.signature(cls.forward).parameters)
+    said = ", ".join(f"{spec} for {name}, sized from its use by {use}"
+                     for name, (spec, use) in needed.items())
+    return LayerInputs({name: specs[name] for name in sorted(specs, key=order.index)},
+                       f"{found.note}; with {said}, which forward needs (its default None "
+                       "is used untested)",
+                       tuple(_completed(cls, other, needed) for other in found.alternatives),
+                       found.key_set)
 
 
 def _spelled(specs: Mapping[str, InputSpec]) -> dict[str, str]:

@@ -24,8 +24,9 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from fxcore.model.container_spec import InputSpec, materialized
+from fxcore.model.container_spec import ContainerSpec, InputSpec, materialized
 from fxcore.model.results import InstantiatedOn
+from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.cpu_checks import cpu_checks
@@ -44,7 +45,8 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
                 read: list[Place] | None = None) -> list[Place]:
     """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument; a
     container spec gives its container of them) and
-    ``concrete_args``; the lines whose values read from tensor data were stood in. Raises
+    ``concrete_args`` (a spec among them a tensor too); the lines whose values read from
+    tensor data were stood in. Raises
     ``OutOfTime`` after ``seconds`` of CPU time (``time_limit``), or what the model raises.
     ``fake``: meta weights too run under a fake tensor mode, as torch.export and
     torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
@@ -72,9 +74,15 @@ def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
             cpu_checks(), literal_tensors(), torch.no_grad(), time_limit(seconds):
         try:
             # A copy of the literals each run: forward may append to a list it is given.
-            model(**{name: materialized(spec, lambda leaf: torch.empty(
-                leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
-                for name, spec in specs.items()}, **copy.deepcopy(concrete_args))
+            def made(spec: InputSpec) -> Any:
+                return materialized(spec, lambda leaf: torch.empty(
+                    leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
+
+            # A spec among the fixed arguments is a tensor too: an optional argument forward
+            # needs, given beside the required ones searched (``needed_optional``).
+            model(**{name: made(spec) for name, spec in specs.items()},
+                  **{name: made(value) if isinstance(value, (TensorSpec, ContainerSpec))
+                     else value for name, value in copy.deepcopy(concrete_args).items()})
         finally:
             if read is not None:
                 read.extend(stand_ins.read)

@@ -119,7 +119,7 @@ def symbolic_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn
     # recorded answers' attention block gets a 2-D input real torch refuses).
     if not required or tree is None or unavailable() is not None:
         return None
-    optional = _optional_arguments(cls, concrete_args)
+    optional = optional_arguments(cls, concrete_args)
     names = [*required, *optional]
     if len(names) > MAX_ARGUMENTS or _annotated_as_values(cls, required):
         return None
@@ -369,7 +369,7 @@ def _items_read(tree: ast.AST, name: str) -> int:
     return needed
 
 
-def _optional_arguments(cls: type, concrete_args: dict[str, object]) -> list[str]:
+def optional_arguments(cls: type, concrete_args: dict[str, object]) -> list[str]:
     """``forward``'s arguments whose default is None (keyword-only ones too), not fixed by
     ``concrete_args`` and not annotated as numbers, flags or strings."""
     try:
