@@ -54,9 +54,9 @@ class ForwardMisfit(Exception):
 class AttributeUse:
     """What ``forward`` does with one attribute."""
 
-    #: Each call: the positional arguments (None for ``*args``), and the keywords (None
-    #: for ``**kwargs``).
-    calls: list[tuple[int | None, tuple[str, ...] | None]] = field(default_factory=list)
+    #: Each call: the positional arguments and the keywords it spells, and whether it also
+    #: passes ``*args`` or ``**kwargs`` (often a ``forward``'s own, empty).
+    calls: list[tuple[int, tuple[str, ...], bool]] = field(default_factory=list)
     indexed: bool = False
     iterated: bool = False
     #: The attributes read from it (``self.decoder.layers``: ``layers``).
@@ -69,9 +69,10 @@ class AttributeUse:
         """The use, in words: ``forward calls self.decoder with 2 arguments``."""
         owner = f"self.{attribute}"
         uses = []
-        for positional, keywords in self.calls:
+        for positional, keywords, more in self.calls:
             if positional != 1 or keywords:
-                uses.append(f"calls {owner} with {_arguments_text(positional, keywords)}")
+                uses.append(f"calls {owner} with "
+                            f"{_arguments_text(positional, keywords, more)}")
                 break
         else:
             if self.calls:
@@ -85,14 +86,11 @@ class AttributeUse:
         return "forward " + " and ".join(uses)
 
 
-def _arguments_text(positional: int | None, keywords: tuple[str, ...] | None) -> str:
-    parts = ["*args" if positional is None else
-             f"{positional} argument{'' if positional == 1 else 's'}"]
-    if keywords is None:
-        parts.append("**kwargs")
-    elif keywords:
-        parts.append("keywords " + ", ".join(keywords))
-    return " and ".join(parts)
+def _arguments_text(positional: int, keywords: tuple[str, ...], more: bool) -> str:
+    parts = [f"{positional} argument{'' if positional == 1 else 's'}"]
+    if keywords:
+        parts.append(f"keyword{'' if len(keywords) == 1 else 's'} " + ", ".join(keywords))
+    return " and ".join(parts) + (" (and more unpacked)" if more else "")
 
 
 @functools.lru_cache(maxsize=64)
@@ -142,7 +140,7 @@ def _forward_trees(cls: type) -> list[ast.AST]:
             name = _own_attribute(node.func) if isinstance(node, ast.Call) else None
             method = inspect.getattr_static(cls, name, None) if name else None
             if name in seen or not inspect.isfunction(method) \
-                    or method.__module__.startswith("torch."):
+                    or (method.__module__ or "").startswith("torch."):
                 continue
             seen.add(name)
             if (found := function_tree(method)) is not None:
@@ -195,10 +193,10 @@ def _read(tree: ast.AST, uses: dict[str, AttributeUse]) -> None:
 
 def _read_call(node: ast.Call, use_of: Any) -> None:
     if (use := use_of(node.func)) is not None:
-        starred = any(isinstance(a, ast.Starred) for a in node.args)
-        keywords = None if any(k.arg is None for k in node.keywords) else tuple(
-            k.arg for k in node.keywords if k.arg)
-        use.calls.append((None if starred else len(node.args), keywords))
+        spelled = [a for a in node.args if not isinstance(a, ast.Starred)]
+        use.calls.append((len(spelled), tuple(k.arg for k in node.keywords if k.arg),
+                          len(spelled) < len(node.args)
+                          or any(k.arg is None for k in node.keywords)))
     function = node.func
     name = function.attr if isinstance(function, ast.Attribute) else (
         function.id if isinstance(function, ast.Name) else None)
@@ -225,7 +223,7 @@ def fits(value: Any, use: AttributeUse) -> bool:
     """Whether ``value`` can be used as ``forward`` uses the attribute."""
     if value is None or isinstance(value, str):
         return False
-    if use.calls and not all(_takes(value, *call) for call in use.calls):
+    if use.calls and not all(_takes(value, *call[:2]) for call in use.calls):
         return False
     if use.indexed and not hasattr(type(value), "__getitem__"):
         return False
@@ -236,14 +234,13 @@ def fits(value: Any, use: AttributeUse) -> bool:
     return not (use.number and (isinstance(value, torch.nn.Module) or callable(value)))
 
 
-def _takes(value: Any, positional: int | None, keywords: tuple[str, ...] | None) -> bool:
-    """Whether ``value`` can be called with that many positional arguments and keywords."""
+def _takes(value: Any, positional: int, keywords: tuple[str, ...]) -> bool:
+    """Whether ``value`` can be called with that many positional arguments and keywords
+    (what a call's ``*args``/``**kwargs`` hold is taken as empty)."""
     if not callable(value) or isinstance(value, (int, float, bool)):
         return False
     if isinstance(value, torch.nn.Identity):
-        return positional == 1 and keywords == ()
-    if positional is None or keywords is None:
-        return True  # ``*args``: how many is not known
+        return positional == 1 and not keywords
     function = value.forward if isinstance(value, torch.nn.Module) else value
     try:
         signature = inspect.signature(function)
@@ -269,7 +266,7 @@ def fitting(values: list[Any], use: AttributeUse) -> list[Any]:
         return kept
     if use.number and not (use.calls or use.indexed or use.iterated or use.attributes):
         return [USED_NUMBER]
-    if use.calls and all(call == (1, ()) for call in use.calls) and not (
+    if use.calls and all(call[:2] == (1, ()) for call in use.calls) and not (
             use.indexed or use.iterated or use.number) and fits(torch.nn.Identity(), use):
         return [torch.nn.Identity()]
     return []

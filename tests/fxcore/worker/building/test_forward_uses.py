@@ -61,6 +61,16 @@ class PreNorm(nn.Module):
         return self.fn(self.norm(x))
 
 
+class PassedOn(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fn = fn
+
+    def forward(self, x, **kwargs):
+        return self.fn(self.norm(x), **kwargs)
+
+
 class Stages(nn.Module):
     def __init__(self, stages, dim: int = 16):
         super().__init__()
@@ -143,6 +153,7 @@ BY_HAND = {
     "Wrapper": ("Wrapper(TwoInputs(), dim=32)", [(2, 8, 32), (2, 8, 32)]),
     "Router": ("Router(32, experts=8, top_k=2)", [(2, 8, 32)]),
     "PreNorm": ("PreNorm(32, nn.Linear(32, 32))", [(2, 8, 32)]),
+    "PassedOn": ("PassedOn(32, nn.Linear(32, 32))", [(2, 8, 32)]),
     "Stages": ("Stages(nn.ModuleList([nn.Linear(16, 16), nn.GELU()]))", [(2, 8, 16)]),
     "Select": ("Select(top_k=3)", [(2, 8, 16)]),
     "Mixer": ("Mixer(attn=nn.GELU())", [(2, 8, 16)]),
@@ -166,6 +177,8 @@ GUESSED = {
     "Router": {"top_k": "2"},
     "PreNorm": {"fn": "__import__('torch').nn.Identity()"},
     "Select": {"top_k": "2"},
+    # Called with the forward's own **kwargs, empty when it is called with none.
+    "PassedOn": {"fn": "__import__('torch').nn.Identity()"},
     "Mixer": {"attn": "__import__('torch').nn.Identity()"},
     "Head": {"act": "__import__('torch').nn.Identity()"},
 }
