@@ -61,7 +61,8 @@ from fxcore.worker.building.annotation_values import (
     union_members,
 )
 from fxcore.worker.building.code_values import MAX_VALUES, annotated_values, code_values
-from fxcore.worker.building.use_kinds import of_used_kind, parameter_uses
+from fxcore.worker.building.forward_uses import of_forward_use, unfit_default
+from fxcore.worker.building.use_kinds import of_use
 
 #: How many argument sets are tried before giving up on a class.
 MAX_CANDIDATES = 4
@@ -248,13 +249,15 @@ def candidate_calls(cls: type, missing: list[str],
             continue
         guessed = True
         found = named_values(cls, name, annotation, (written or {}).get(name, ()))
-        values[name] = found[0] if found else None
-        others[name] = found[1:]
+        values[name], *others[name] = found or [None]
         annotations[name] = annotation
     # Of the kind the annotation or __init__'s use says (a tuple for ``Sequence[int]``).
     for name, fitted in kind_fitted(cls, {n: values[n] for n in annotations},
                                     annotations).items():
         values[name], others[name] = fitted[0], [*fitted[1:], *others[name]][:MAX_VALUES]
+    for name in annotations:  # None where nothing fits what ``forward`` does with it
+        values[name], *others[name] = of_forward_use(cls, name, [values[name], *others[name]]) \
+            or [None]
     variants = _variants(values)
     # The code's other values, each in place of the first, where the constructor rejects it.
     variants += [{**values, name: value} for name, rest in others.items() for value in rest]
@@ -279,16 +282,11 @@ def named_values(cls: type, name: str, annotation: Any,
         guessed = code_values(cls, name, annotation)
     else:
         guessed = [value]
-    use = parameter_uses(cls).get(name)
-    if use is not None:
-        guessed = of_used_kind(guessed, use)
-    return [*found, *guessed][:MAX_VALUES]
-
+    return [*found, *of_use(cls, name, guessed)][:MAX_VALUES]
 
 
 def _builds_nothing(value: Any) -> bool:
-    """``None``, ``0`` or an empty container: a default that leaves a part out (``act=None``,
-    ``n_blocks=0`` and an empty ``ModuleList``)."""
+    """``None``, ``0``, an empty container: a default that leaves a part out (``act=None``)."""
     if value is None:
         return True
     if type(value) is int:
@@ -303,9 +301,9 @@ def default_overrides(cls: type, configured: dict[str, Any],
     the class's code has one (``named_values``): an instance built with those defaults may not
     fit the class (FX105), and these are the next guesses, the first values, then each other
     value the code names in place of its first (a ``norm: str | tuple | None = None`` whose
-    registry's first key needs more arguments); ``written`` as for ``candidate_calls``.
-    Configured parameters keep their values;
-    empty when there is nothing to override."""
+    registry's first key needs more arguments); also for a default that does not fit what
+    ``forward`` does with it (``attn=1`` called: ``forward_uses``); ``written`` as for
+    ``candidate_calls``. Configured parameters keep their values; empty for none."""
     namespace = dict(vars(sys.modules.get(cls.__module__, sys))) if cls.__module__ else {}
     try:
         parameters = inspect.signature(cls).parameters
@@ -316,11 +314,13 @@ def default_overrides(cls: type, configured: dict[str, Any],
     for name, parameter in parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) \
                 or parameter.default is inspect.Parameter.empty or name in configured \
-                or not _builds_nothing(parameter.default):
+                or not (_builds_nothing(default := parameter.default)
+                        or unfit_default(cls, name, default)):
             continue
         found = [value for value in named_values(cls, name, annotation_of(parameter, namespace),
                                                  (written or {}).get(name, ()))
-                 if not _builds_nothing(value) and value != parameter.default]
+                 if not _builds_nothing(value)
+                 and (value != default if _builds_nothing(default) else value is not default)]
         if found:
             overrides[name], others[name] = found[0], found[1:]
     if not overrides:

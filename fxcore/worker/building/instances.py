@@ -40,6 +40,7 @@ from fxcore.worker.building.arguments import (
 )
 from fxcore.worker.building.construction import build, configured_call_note, missing_parameters
 from fxcore.worker.building.download_free import download_note, offline_note, weights_off
+from fxcore.worker.building.forward_uses import ForwardMisfit, misfit, misfit_reason
 from fxcore.worker.building.init_checks import named_in_message
 from fxcore.worker.building.optional_imports import optional_package_note
 from fxcore.worker.devices.meta_branches import MetaBranch
@@ -92,6 +93,8 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
         )
         try:
             constructed = build(cls, module_config)
+            if not configured and (refused := misfit(cls, constructed.model)) is not None:
+                raise refused  # ``decoder=None`` that ``forward`` calls: the next sources
         except BaseException as error:
             # A constructor that forwards **kwargs to a base class needing arguments.
             missing = [] if configured else missing_from_type_error(error)
@@ -121,7 +124,7 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                             return guessed
                     # Defaults the class's own check rejects, its message naming the one to
                     # change ("please reduce the n_bins"): the search from those values.
-                    searched = searched_instance(
+                    searched = None if isinstance(error, ForwardMisfit) else searched_instance(
                         cls, [(named_in_message(describe_exception(error),
                                                 constructor_defaults(cls)),
                                error)],
@@ -130,6 +133,11 @@ def build_class(context: JobContext, cls: type, source: ClassSource) -> Built | 
                     if searched is not None:
                         searched.rejected_before = tried_text(cls.__name__, [({}, error)])
                         return searched
+                    if isinstance(error, ForwardMisfit):  # built, but unfit: no verdict
+                        return context.module_result(cls, source, status="not-traced",
+                                                     reason=misfit_reason(
+                                                         cls, _key(context, cls), error),
+                                                     arguments=arguments)
                 failure = context.exception_failure(
                     "constructor", optional_package_note(cls, [error])
                     + f"Building {cls.__name__} failed: ", error, source.name_span)
@@ -192,13 +200,16 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
             searched.rejected_before = tried_text(cls.__name__, tried)
             return searched
         rejected = tried[-1][1] if tried else rejected
-    key = f"{context.location.module_name}:{cls.__name__}"
+    key = _key(context, cls)
     names = ", ".join(missing)
     example = ", ".join(f"{name} = ..." for name in missing)
     listed = f" Argument sets tried: {tried_text(cls.__name__, tried)}." if len(tried) > 1 \
         else ""
     rejection = ("" if rejected is None else
                  f" Guessed arguments were rejected ({describe_exception(rejected)}).{listed}")
+    misfits = [error for _, error in tried if isinstance(error, ForwardMisfit)]
+    if misfits:  # no value fits: not built with a stand-in
+        rejection = f" {misfits[0]}."
     errors = [error for _, error in tried] + ([rejected] if isinstance(rejected, BaseException)
                                               else [])
     return context.module_result(
@@ -212,6 +223,10 @@ def _build_with_found_arguments(context: JobContext, cls: type, source: ClassSou
             f"or name a factory there (factory = \"pkg.module:make_{cls.__name__}\")."
         ),
     )
+
+
+def _key(context: JobContext, cls: type) -> str:
+    return f"{context.location.module_name}:{cls.__name__}"
 
 
 def _written(context: JobContext, cls: type) -> dict[str, tuple[str, ...]]:
@@ -293,6 +308,8 @@ def _build_with_candidate(cls: type, module_config: ModuleConfig, kwargs: dict[s
         if isinstance(built, Built):
             built.weights_note = offline_note(overrides)
         return built
+    if origin != "defaults" and (refused := misfit(cls, model)) is not None:
+        return refused  # a stand-in that does not fit what ``forward`` does with it
     arguments = Arguments(
         origin=origin,
         args=[value_source(value) for value in call.args],

@@ -9,7 +9,9 @@ its name and annotation say nothing (``fxcore.worker.building.arguments``):
 - the types ``isinstance`` checks it against (``isinstance(size, int)``, ``isinstance(dims,
   (list, tuple))``), in the order the code tests them.
 
-Only ``__init__``'s own source is read (``function_trees``); nothing is called.
+Only ``__init__``'s own source is read (``function_trees``); nothing is called. ``of_use``
+also keeps the values that fit what ``forward`` does with the parameter
+(``fxcore.worker.building.forward_uses``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import torch
 
 from fxcore.worker.building.called_checks import own_init
+from fxcore.worker.building.forward_uses import USED_NUMBER, of_forward_use
 from fxcore.worker.shared.function_trees import function_tree
 
 #: Tensor factories whose positional arguments are sizes.
@@ -72,12 +75,19 @@ def parameter_uses(cls: type) -> dict[str, ParameterUse]:
     return uses
 
 
-#: A number for a parameter used as one that the name table has none for: ``range(n)``,
-#: ``nn.Linear(n, ...)`` and ``torch.zeros(n)`` all take it.
-USED_NUMBER = 2
 #: A value of each type an ``isinstance`` check may ask for, where the guesses have none.
 _CHECKED_TYPE_VALUES: dict[type, Any] = {int: USED_NUMBER, float: 1.0, bool: False,
                                          tuple: (16, 32), list: [16, 32], dict: {}}
+
+
+def of_use(cls: type, name: str, values: list[Any]) -> list[Any]:
+    """``values`` for the parameter ``name`` of ``cls`` kept where they are of the kind
+    ``__init__``'s use says (``of_used_kind``), then where they fit what ``forward`` does with
+    the attribute ``__init__`` keeps it as (``forward_uses.of_forward_use``: possibly none)."""
+    use = parameter_uses(cls).get(name)
+    if use is not None:
+        values = of_used_kind(values, use)
+    return of_forward_use(cls, name, values)
 
 
 def of_used_kind(values: list[Any], use: ParameterUse) -> list[Any]:

@@ -38,7 +38,8 @@ BLOCKS = """
         def __init__(self, dim=8, act=None):
             super().__init__()
             self.proj = nn.Linear(dim, dim)
-            self.act = act
+            # Made here, not kept as given: a parameter forward calls is never left None.
+            self.act = act() if act is not None else None
 
         def forward(self, x):
             return self.act(self.proj(x))  # act is None
@@ -89,7 +90,7 @@ BLOCKS = """
         def __init__(self, dim, act=None):
             super().__init__()
             self.proj = nn.Linear(dim, dim)
-            self.act = act
+            self.act = act() if act is not None else None
 
         def forward(self, x):
             return self.act(self.proj(x))  # guessed dim, act None
@@ -110,7 +111,7 @@ BLOCKS = """
         def __init__(self, dim=8, act=None):
             super().__init__()
             self.proj = nn.Linear(dim, dim)
-            self.act = act
+            self.act = act() if act is not None else None
 
         def forward(self, x):
             if x.sum() > 0:  # branch first
