@@ -59,11 +59,8 @@ def edits_of(action: types.CodeAction, name: str) -> list[types.TextEdit]:
     return list(change.edits)
 
 
-async def test_quick_fixes_keep_the_line_ends_of_the_buffer_and_the_file(
-        tmp_path: pathlib.Path) -> None:
-    pyproject = tmp_path / "pyproject.toml"
-    pyproject_text = BOM + joined(PYPROJECT, ["\r\n"] * 2)
-    pyproject.write_bytes(pyproject_text.encode())
+async def test_quick_fixes_keep_the_line_ends_of_the_buffer(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'kept'\n")
     async with session(tmp_path) as client:
         for case, ends in CASES.items():
             path = tmp_path / f"{case}.py"
@@ -86,19 +83,30 @@ async def test_quick_fixes_keep_the_line_ends_of_the_buffer_and_the_file(
             assert applied(text, edits_of(ignore, path.name)) == joined(
                 [*LINES[:7], f"{LINES[7]}  # fx-lsp: ignore[FX002]", *LINES[8:]], ends), case
 
-        # pyproject.toml is not open: its edit is applied to the file, which keeps its
-        # \r\n; an editor leaves the mark out of the text it edits, and keeps it.
-        (option,) = [action for action in await code_actions_for(
-            client, uri, by_line[13]) if action.title.startswith("Trace UsesFlag with flag")]
+
+@pytest.mark.parametrize("bom", ["", BOM], ids=["crlf", "crlf-bom"])
+async def test_a_quick_fix_keeps_the_line_ends_of_a_file_that_is_not_open(
+        tmp_path: pathlib.Path, bom: str) -> None:
+    """pyproject.toml is not open: its edit is applied to the file, which keeps its ``\r\n``;
+    an editor leaves a byte order mark out of the text it edits (and keeps it)."""
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject_text = bom + joined(PYPROJECT, ["\r\n"] * 2)
+    pyproject.write_bytes(pyproject_text.encode())
+    path = tmp_path / "mixed.py"
+    path.write_text(joined(LINES, ["\n"] * len(LINES)))
+    async with session(tmp_path) as client:
+        uri = client.open(path)
+        diagnostics = await client.diagnostics_for(uri, version=1)
+        (flag,) = [d for d in diagnostics if d.severity == 1 and d.range.start.line == 12]
+        (option,) = [action for action in await code_actions_for(client, uri, flag)
+                     if action.title.startswith("Trace UsesFlag with flag")]
         edited = applied(pyproject_text.removeprefix(BOM), edits_of(option, "pyproject.toml"))
         assert edited == joined([*PYPROJECT, *CONFIG_OPTION], ["\r\n"] * 5)
 
 
-@pytest.mark.parametrize("case", list(CASES))
-async def test_fix_all_keeps_the_line_ends_of_the_buffer(tmp_path: pathlib.Path,
-                                                         case: str) -> None:
+async def test_fix_all_keeps_mixed_line_ends_of_the_buffer(tmp_path: pathlib.Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'kept'\n")
-    path, ends = tmp_path / "models.py", CASES[case]
+    path, ends = tmp_path / "models.py", CASES["mixed"]
     text = joined(LINES[:8], ends[:8])
     path.write_bytes(text.encode())
     async with session(tmp_path) as client:
