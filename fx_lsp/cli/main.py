@@ -326,13 +326,15 @@ def _signals_stop_the_run() -> Iterator[None]:
 
 
 def _check_errors() -> tuple[type[Exception], ...]:
-    """``fxcore.api.check.UnreadableConfig`` and ``fxcore.api.baselines.BaselineProblem``,
-    looked up only once an error is on its way: the modules import the engine, which
-    ``merge``, ``explain`` and ``serve`` do not need."""
+    """``fxcore.api.check.UnreadableConfig``, ``fxcore.api.baselines.BaselineProblem`` and
+    ``fxcore.workspace.kept_bytes.UnwritableFiles`` (a fix or a comment that could not be
+    written), looked up only once an error is on its way: the modules import the engine,
+    which ``merge``, ``explain`` and ``serve`` do not need."""
     from fxcore.api.baselines import BaselineProblem
     from fxcore.api.check import UnreadableConfig
+    from fxcore.workspace.kept_bytes import UnwritableFiles
 
-    return UnreadableConfig, BaselineProblem
+    return UnreadableConfig, BaselineProblem, UnwritableFiles
 
 
 def main(argv: Sequence[str] | None = None, engine: Engine | Pipeline | None = None) -> int:

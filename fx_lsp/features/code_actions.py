@@ -25,6 +25,7 @@ from fxcore.fixing.fix_plan import (
     unused_suppression_fix,
     why_no_fix,
 )
+from fxcore.workspace.kept_bytes import kept_text, universal_newlines
 
 
 def fix_edit(fix: Fix, files: Files, encoding: str) -> types.WorkspaceEdit | None:
@@ -47,7 +48,7 @@ def fix_edit(fix: Fix, files: Files, encoding: str) -> types.WorkspaceEdit | Non
             text_document=types.OptionalVersionedTextDocumentIdentifier(
                 uri=uri, version=files.version_of(fix.path)
             ),
-            edits=[minimal_edit(old or "", new, encoding)],
+            edits=[kept_edit(fix.path, old, new, files, encoding)],
         )
     )
     return types.WorkspaceEdit(document_changes=changes)
@@ -69,6 +70,19 @@ def _common_length(old: str, new: str, limit: int, from_end: bool) -> int:
         else:
             high = middle - 1
     return low
+
+
+def kept_edit(path: str, old: str | None, new: str, files: Files,
+              encoding: str) -> types.TextEdit:
+    """The edit making ``old``, the text of ``path`` that fixes were planned on (``\n`` line
+    ends), ``new``, applied to the text the editor edits (``Files.edited_text_of``: an open
+    buffer, a file on disk), whose line ends the edit keeps (``fxcore.workspace.kept_bytes``)."""
+    if old is None:
+        return minimal_edit("", new, encoding)
+    edited = files.edited_text_of(path)
+    if edited is None or universal_newlines(edited) != old:
+        edited = old
+    return minimal_edit(edited, kept_text(edited, new), encoding)
 
 
 def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from fx_lsp.features.code_actions import minimal_edit
+from fx_lsp.features.code_actions import kept_edit
 from fx_lsp.features.diagnostics import path_to_uri
 from fx_lsp.features.snapshot import DocumentSnapshot
 from fxcore.fixing import fix_apply
@@ -57,7 +57,7 @@ def fix_all_action(snapshot: DocumentSnapshot, annotate: bool) -> types.CodeActi
         if old is None:
             changes.append(types.CreateFile(
                 uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
-        edit = minimal_edit(old or "", new, snapshot.encoding)
+        edit = kept_edit(path, old, new, files, snapshot.encoding)
         if annotate:
             edit = types.AnnotatedTextEdit(range=edit.range, new_text=edit.new_text,
                                            annotation_id=ANNOTATION)

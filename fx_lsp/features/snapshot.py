@@ -35,6 +35,9 @@ class Files:
     #: ``cell 3:5`` for a line of an open notebook's module, as messages name it (None for
     #: any other file's line).
     cell_words: CellWords = no_cells
+    #: The text an edit of a file is applied to, its line ends as they are (``text_of``
+    #: reads them as ``\n``): its open buffer, else the file (None: ``text_of``'s own).
+    edited_text_of: TextOf = lambda path: None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import ZygoteError
 from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.reporting.json_report import json_report
+from fxcore.workspace.kept_bytes import UnwritableFiles
 from fxcore.workspace.notebook.cells import is_notebook
 
 UNTRUSTED = ("the workspace is not trusted: fx-lsp imports and runs none of its code (the "
@@ -233,7 +234,10 @@ class Tools:
         diff = io.StringIO()
         write_diff(plan.edits, diff)
         if apply and plan.edits.files:
-            fixes.write_edits(plan.edits)
+            try:
+                fixes.write_edits(plan.edits)
+            except UnwritableFiles as error:
+                raise ToolInputError(str(error)) from error
         return {"diff": diff.getvalue(), "applied": apply and bool(plan.edits.files),
                 "fixed": [{"code": problem.code, "line": problem.line, "title": title}
                           for problem, title in plan.edits.fixed],

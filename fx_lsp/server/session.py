@@ -63,7 +63,8 @@ class Session:
         self.fix_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fx-lsp-fixes")
         self.parse_process = ParseProcess()
         self.files = Files(self.texts.text_of, self.lines_of, self.documents.version_of,
-                           self.texts.root_of, self.parse_process.run, self.texts.cell_words)
+                           self.texts.root_of, self.parse_process.run, self.texts.cell_words,
+                           self.texts.edited_text)
         self.publisher = Publisher(server, self.settings, self.documents, self.files,
                                    self.notebooks, self.baselines)
         #: Watches the editor's process (``watch_client``).

@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 from fx_lsp.features import positions
 from fx_lsp.server import notebooks
 from fx_lsp.server.documents import Document
+from fxcore.workspace.kept_bytes import as_on_disk, universal_newlines
 from fxcore.workspace.paths import find_workspace_root, source_text
 
 
@@ -71,9 +72,20 @@ class WorkspaceTexts:
         return None
 
     def text_of(self, path: str) -> str | None:
-        """The buffer if open, else the file on disk (None unless UTF-8: fixes write it back)."""
+        """The buffer if open, else the file on disk (None unless UTF-8: fixes write it back),
+        its line ends read as ``\n``, as fixes are planned on it (``edited_text`` has them)."""
         text = self.open_text(path)
-        return text if text is not None else source_text(path, {}, strict=True)
+        return universal_newlines(text) if text is not None \
+            else source_text(path, {}, strict=True)
+
+    def edited_text(self, path: str) -> str | None:
+        """What an edit of ``path`` is applied to: the buffer if open, else the file on disk
+        with its line ends (and without its byte order mark, as editors show it)."""
+        text = self.open_text(path)
+        if text is not None:
+            return text
+        disk = source_text(path, {}, strict=True)
+        return as_on_disk(path, disk) if disk is not None else None
 
     def disk_lines(self, path: str) -> list[str]:
         """The lines of ``path`` as read (read again when the file's modification time

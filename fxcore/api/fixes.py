@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from fxcore.fixing import fix_apply, option_trials, recompile_fixes
 from fxcore.reporting.report import Problem
-from fxcore.workspace.file_access import replace_workspace_text
+from fxcore.workspace.kept_bytes import replace_workspace_text, replace_workspace_texts
 from fxcore.workspace.notebook.cells import is_notebook
 from fxcore.workspace.notebook.json_edits import NotebookEditError, edit_notebook_json
 from fxcore.workspace.notebook.module_builder import notebook_module_of_json
@@ -75,9 +75,11 @@ def notebook_edits(edits: fix_apply.Edits) -> FixPlan:
 
 
 def write_edits(edits: fix_apply.Edits) -> None:
-    """Write the fixed texts (as ``notebook_edits`` made them)."""
-    for path, (_, new) in edits.files.items():
-        replace_workspace_text(path, new, find_workspace_root(path))
+    """Write the fixed texts (as ``notebook_edits`` made them), each file's bytes but its
+    fixed lines kept (``fxcore.workspace.kept_bytes``); raises ``UnwritableFiles`` naming
+    those that could not be written, after writing the others."""
+    replace_workspace_texts((path, new, find_workspace_root(path))
+                            for path, (_, new) in edits.files.items())
 
 
 def undo_options(undid: list[option_trials.Undone]) -> None:

@@ -43,7 +43,12 @@ from fxcore.model.capture_modes import available_modes, modes_problem, ordered_m
 from fxcore.model.job_spec import EngineConfig, ReportConfig
 from fxcore.model.module_modes import module_mode_problem
 from fxcore.workspace.config_keys import PROJECT_KEY_NAMES, key_names
-from fxcore.workspace.file_access import MAX_FILE_BYTES, read_bytes, too_large_reason
+from fxcore.workspace.file_access import (
+    MAX_FILE_BYTES,
+    UTF8_BOM,
+    read_bytes,
+    too_large_reason,
+)
 from fxcore.workspace.module_config import (
     checked_device,
     import_path,
@@ -105,7 +110,7 @@ def read_project_config(workspace_root: str, text: str | None = None) -> Project
             if not os.path.isfile(path):
                 return ProjectConfig()
             # A regular file of at most MAX_FILE_BYTES, or UnreadableFile saying why not.
-            text = read_bytes(path).decode("utf-8")
+            text = read_bytes(path).removeprefix(UTF8_BOM).decode("utf-8")
         elif len(text) > MAX_FILE_BYTES:  # an editor's buffer, held to the file's bound
             return _unreadable(path, too_large_reason(MAX_FILE_BYTES))
     except UnicodeDecodeError as error:

@@ -6,7 +6,7 @@ goes through ``read_bytes``: only a regular file (checked with ``fstat`` on the 
 descriptor, opened without blocking, so a FIFO or a device is neither waited on nor read) of at
 most ``MAX_FILE_BYTES``.
 
-Every write goes through ``replace_text``: the new text is written to a new file in the same
+Every write goes through ``replace_bytes``: the new content is written to a new file in the same
 folder and renamed over the path, so a symbolic link planted there is replaced, never written
 through. Before that, a file fx-lsp edits in place (a fix, ``pyproject.toml``) must lie inside
 its workspace once every link is followed (``inside_workspace``), and a file the user named
@@ -85,15 +85,27 @@ def too_large_reason(limit: int) -> str:
 
 
 def read_text(path: str, errors: str = "replace", limit: int = MAX_FILE_BYTES) -> str:
-    """``read_bytes`` as UTF-8 text with universal newlines, as ``open(path)`` reads it.
-    Raises ``UnicodeDecodeError`` with ``errors="strict"``."""
-    with io.TextIOWrapper(io.BytesIO(read_bytes(path, limit)), encoding="utf-8",
+    """``read_bytes`` as ``decode_text`` makes it text. Raises ``UnicodeDecodeError`` with
+    ``errors="strict"``."""
+    return decode_text(read_bytes(path, limit), errors)
+
+
+#: The UTF-8 byte order mark some editors put at the start of a file.
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def decode_text(data: bytes, errors: str = "replace") -> str:
+    """``data`` as UTF-8 text with universal newlines, as ``open(path)`` reads it, and
+    without a byte order mark at its start, as Python's own import reads a source: an editor
+    shows none, so the file's first line is the user's. ``fxcore.workspace.kept_bytes`` puts
+    both back when an edit is written."""
+    with io.TextIOWrapper(io.BytesIO(data.removeprefix(UTF8_BOM)), encoding="utf-8",
                           errors=errors) as stream:
         return stream.read()
 
 
-def replace_text(path: str, text: str) -> None:
-    """Make ``text`` (UTF-8, line ends as given) the content of the file at ``path``.
+def replace_bytes(path: str, data: bytes) -> None:
+    """Make ``data`` the content of the file at ``path``.
 
     Written to a new file in the same folder, then renamed over ``path``: a symbolic link
     there is replaced by the file, never followed, and a reader sees the old text or the new,
@@ -111,10 +123,10 @@ def replace_text(path: str, text: str) -> None:
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                          0o666)
     try:
-        with open(descriptor, "w", encoding="utf-8", newline="") as stream:
+        with open(descriptor, "wb") as stream:
             if kept_mode is not None:
                 os.fchmod(descriptor, kept_mode)
-            stream.write(text)
+            stream.write(data)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -147,12 +159,6 @@ def inside_workspace(path: str, root: str) -> str:
         raise UnsafeWrite(f"{path} is a symbolic link, or lies in a linked folder, that leads "
                           f"out of the workspace {root}: fx-lsp does not write there")
     return real
-
-
-def replace_workspace_text(path: str, text: str, root: str) -> None:
-    """``replace_text`` for a file of workspace ``root``, refused (``UnsafeWrite``) when a
-    link takes it out of the workspace (``inside_workspace``)."""
-    replace_text(inside_workspace(path, root), text)
 
 
 def check_output_path(path: str) -> bool:

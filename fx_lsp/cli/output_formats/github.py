@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from fx_lsp.cli.output_formats.common import heading
-from fx_lsp.escaping import terminal_lines
+from fx_lsp.escaping import terminal, terminal_lines
 from fxcore.reporting.shown import ShownReport
 
 
@@ -23,8 +23,9 @@ _GITHUB_COMMANDS = {"error": "error", "warning": "warning", "hint": "notice"}
 def github(report: ShownReport, stream: TextIO) -> None:
     """GitHub Actions workflow commands: each problem annotates the pull request's diff.
     Escaped as ``@actions/core`` escapes them, so each is one line; the message, which the
-    pull request shows, with its control characters visible (the file name stays exact, or
-    the annotation would not find its file)."""
+    pull request shows, and the file name with their control characters visible, as every
+    format shows them (the log shows the line as it is: an escape in a file name would
+    control it; the annotation of a file so named finds no file)."""
     for shown in report.problems:
         problem = shown.problem
         message = "\n".join(terminal_lines(heading(problem)))
@@ -38,7 +39,7 @@ def github(report: ShownReport, stream: TextIO) -> None:
             place, message = (), f"{in_cell}: {message}"
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
-            for key, value in (("file", shown.place.path), *place,
+            for key, value in (("file", terminal(shown.place.path)), *place,
                                ("title", f"fx-lsp ({problem.code})"))
         )
         stream.write(f"::{_GITHUB_COMMANDS[problem.severity]} {properties}::"

@@ -14,9 +14,9 @@ from fxcore.workspace.file_access import (
     UnsafeWrite,
     check_output_path,
     inside_workspace,
-    replace_workspace_text,
     write_output_text,
 )
+from fxcore.workspace.kept_bytes import replace_workspace_text
 
 from cli_support import fx_lsp
 

@@ -19,6 +19,8 @@ import pytest
 from lsprotocol import types
 from markdown_it import MarkdownIt
 
+from fx_lsp.escaping import terminal
+
 from cli_support import fx_lsp
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "fx_lsp" / "server"))  # the real-server helpers
@@ -148,9 +150,12 @@ def test_github_commands_are_one_line_each_and_decode_to_the_problems(
                           for key, value in properties.items()}
             data = data.replace(escaped, character)
         assert not CONTROL.search(data), repr(data)
+        assert not CONTROL.search(properties["file"]), repr(properties["file"])
         decoded.append((properties["file"], int(properties["line"])))
-    assert decoded == [(d["path"], d["line"]) for d in report["diagnostics"]]
-    assert (FILE_NAME, 1) in decoded
+    # The file name shown as every format shows it: a terminal escape in it would reach the
+    # log raw.
+    assert decoded == [(terminal(d["path"]), d["line"]) for d in report["diagnostics"]]
+    assert (SHOWN_FILE_NAME, 1) in decoded
 
 
 def test_junit_parses_whatever_the_file_names_and_messages(workspace: Path) -> None:
