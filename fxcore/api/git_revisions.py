@@ -14,7 +14,7 @@ import os
 import subprocess
 from collections.abc import Iterable
 
-from fxcore.workspace.parsing import ast_of
+from fxcore.workspace.reading import parse, read_workspace_text
 
 #: Configuration that names programs git would run while it reads a repository, turned off
 #: (as ``git -c``): a repository's own ``.git/config`` is its author's, not the user's.
@@ -142,8 +142,8 @@ def _imported(path: str, text: str) -> set[str]:
     """Every module name a file imports, as written (``from a.b import c``: ``a.b`` and
     ``a.b.c``, which may be a module), without the parents Python imports first."""
     try:
-        tree = ast_of(text)
-    except (SyntaxError, ValueError):
+        tree = parse(text)
+    except SyntaxError:  # also a source too deep or long for the parser
         return set()
     package = path.removesuffix(".py").split("/")[:-1]
     names: set[str] = set()
@@ -172,10 +172,10 @@ def importers(folder: str, changed: Iterable[str]) -> set[str]:
     imports = {}
     for path in python_files(folder):
         try:
-            with open(os.path.join(folder, path), encoding="utf-8") as source:
-                imports[path] = _imported(path, source.read())
-        except (OSError, UnicodeDecodeError):
+            text = read_workspace_text(os.path.join(folder, path), folder)
+        except OSError:  # refused (a link out, a FIFO, a device, too large, not UTF-8) or gone
             continue
+        imports[path] = _imported(path, text)
     targets = set().union(*(_module_names(path) for path in changed))
     found = {path for path, names in imports.items() if _with_parents(names) & targets}
     packages = {name for path in found if path.endswith("__init__.py")

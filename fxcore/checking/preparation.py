@@ -21,6 +21,7 @@ from fxcore.workspace.discovery import ParsedFile, has_module_level_class, parse
 from fxcore.workspace.file_access import outside_target
 from fxcore.workspace.notebook.cells import explain_dropped_names, is_notebook
 from fxcore.workspace.paths import notebook_module
+from fxcore.workspace.reading import linked_out_reason
 
 
 @dataclass
@@ -56,9 +57,8 @@ def linked_out(job: TraceJob) -> FileResult | None:
     real = outside_target(job.path, job.workspace_root)
     if real is None:
         return None
-    message = ("This file is a symbolic link, or lies in a linked folder, that leads out of "
-               f"the workspace {job.workspace_root} (to {real}): fx-lsp does not read or "
-               "import it.")
+    message = (f"This file is {linked_out_reason(job.workspace_root, real)}: fx-lsp does not "
+               "read or import it.")
     return FileResult(path=job.path, errors=[Failure(
         code=CODES[LINKED_OUT], kind=LINKED_OUT, message=message,
         **Range(1, 1, 1, 2).at(job.path))])

@@ -16,7 +16,7 @@ every inferred input is; the note names where it came from.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -65,9 +65,9 @@ def declared_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn
 
 
 def _examples(cls: type, model: nn.Module, parameters: list[str],
-              workspace_root: str) -> list[tuple[dict[str, InputSpec], str]]:
-    """Each example the code gives, as specs by argument, with where it came from."""
-    found = []
+              workspace_root: str) -> Iterator[tuple[dict[str, InputSpec], str]]:
+    """Each example the code gives, as specs by argument, with where it came from, one by
+    one: the workspace's calls are read only until one runs."""
     for attribute in EXAMPLE_ATTRIBUTES:
         try:
             value = getattr(model, attribute, None)
@@ -77,12 +77,11 @@ def _examples(cls: type, model: nn.Module, parameters: list[str],
             continue
         specs = by_argument(value, parameters)
         if specs:
-            found.append((specs, f"`{attribute}` of {cls.__name__}"))
+            yield specs, f"`{attribute}` of {cls.__name__}"
     for values, place in called_inputs(cls.__name__, workspace_root):
         specs = by_argument(values, parameters)
         if specs:
-            found.append((specs, f"the call of {cls.__name__} in {place}"))
-    return found
+            yield specs, f"the call of {cls.__name__} in {place}"
 
 
 def by_argument(value: Any, parameters: list[str]) -> dict[str, InputSpec] | None:

@@ -6,79 +6,38 @@ tensor factory (``torch.randn``, ``rand``, ``zeros``, ``ones``, ``empty``, ``ful
 whose ``dtype=torch.long`` (or ``randint``'s integers) gives its dtype; a dict or list literal
 of them is a container. A call with any other argument says nothing.
 
-The files read are those under a ``tests``, ``test``, ``examples`` or ``example`` folder of the
-workspace, and ``test_*.py`` / ``*_test.py`` files, at most ``MAX_FILES`` of them."""
+Which files are read, how, and how much of them: ``calling_files``."""
 
 from __future__ import annotations
 
 import ast
-import functools
-import os
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from fxcore.model.tensor_spec import DTYPES, TensorSpec
+from fxcore.worker.inputs.calling_files import harvest
 
-#: Folders whose files show how a workspace's classes are called.
-CALLING_FOLDERS = frozenset({"tests", "test", "examples", "example"})
-#: Folders never read: environments and caches, not the workspace's own code.
-_SKIPPED = frozenset({"site-packages", "node_modules", "__pycache__", "build", "dist"})
-MAX_FILES = 400
-MAX_BYTES = 400_000
 _FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randint"})
 _DTYPE_NAMES = {"long": "int64", "int": "int32", "float": "float32", "double": "float64",
                 "half": "float16", "bool": "bool"}
 
 
-def called_inputs(class_name: str, root: str) -> list[tuple[Any, str]]:
+def called_inputs(class_name: str, root: str) -> Iterator[tuple[Any, str]]:
     """The arguments of each call of an instance of ``class_name`` in the workspace's tests
     and examples (a list of positional ones, or a dict of keyword ones; tensors as
-    ``TensorSpec``), each with the file and line it is at."""
-    found: list[tuple[Any, str]] = []
-    for path, text in _calling_files(root):
-        tree = _parsed(text) if class_name in text else None
-        if tree is None:
-            continue
-        numbers = _numbers(tree)
-        for function in ast.walk(tree):
-            if isinstance(function, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
-                found += [(values, f"{path}:{line}") for values, line
-                          in _calls(function, class_name, numbers)]
-    return found
+    ``TensorSpec``), each with the file and line it is at, one by one: files are read only
+    as far as the caller takes calls."""
+    for path, calls in harvest(root).calls_naming(
+            class_name, lambda tree: _calls_in_file(tree, class_name)):
+        for values, line in calls:
+            yield values, f"{path}:{line}"
 
 
-@functools.lru_cache(maxsize=4)
-def _calling_files(root: str) -> tuple[tuple[str, str], ...]:
-    """(path relative to ``root``, text) of the files that show how classes are called."""
-    files: list[tuple[str, str]] = []
-    for folder, subfolders, names in os.walk(root):
-        subfolders[:] = sorted(name for name in subfolders
-                               if not name.startswith(".") and name not in _SKIPPED
-                               and not (Path(folder, name) / "pyvenv.cfg").exists())
-        relative = Path(folder).relative_to(root)
-        calling = bool(CALLING_FOLDERS & set(relative.parts))
-        for name in sorted(names):
-            if not name.endswith(".py") or not (
-                    calling or name.startswith("test_") or name.endswith("_test.py")):
-                continue
-            path = Path(folder, name)
-            try:
-                if path.stat().st_size <= MAX_BYTES:
-                    files.append((str(relative / name), path.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError):
-                continue
-            if len(files) == MAX_FILES:
-                return tuple(files)
-    return tuple(files)
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed(text: str) -> ast.Module | None:
-    """A file's tree, parsed once for all the classes it calls."""
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
+def _calls_in_file(tree: ast.Module, class_name: str) -> list[tuple[Any, int]]:
+    numbers = _numbers(tree)
+    return [call for function in ast.walk(tree)
+            if isinstance(function, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))
+            for call in _calls(function, class_name, numbers)]
 
 
 def _numbers(tree: ast.AST) -> dict[str, int]:

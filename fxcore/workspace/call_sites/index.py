@@ -13,10 +13,11 @@ from fxcore.model.job_spec import CallSite
 from fxcore.workspace.call_sites.calls import calls_in_source
 from fxcore.workspace.call_sites.documents import calls_in_markdown, calls_in_notebook
 from fxcore.workspace.call_sites.literals import called_class_name
-from fxcore.workspace.file_access import MAX_FILE_BYTES, outside_target, read_text
+from fxcore.workspace.file_access import MAX_FILE_BYTES
 from fxcore.workspace.notebook.cells import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from fxcore.workspace.parsing import parse_expression
 from fxcore.workspace.paths import SKIPPED_FOLDERS
+from fxcore.workspace.reading import read_workspace_text
 
 #: Markdown files read besides the Python ones.
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
@@ -152,13 +153,12 @@ def _workspace_files(root: str) -> list[str]:
 
 def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
     """The literal constructor calls written in one file, named by its path below ``root``;
-    none from a file that a symbolic link takes out of the workspace (not read)."""
-    if outside_target(path, root) is not None:
-        return []
+    none from a file the workspace's reader refuses (``fxcore.workspace.reading``: a link out
+    of the workspace, not a regular file of bounded size, not UTF-8)."""
     try:
-        text = read_text(path, limit=MAX_NOTEBOOK_BYTES if is_notebook(path)
-                         else MAX_FILE_BYTES)
-    except OSError:  # gone, or not a regular file of bounded size: no calls from it
+        text = read_workspace_text(path, root, limit=MAX_NOTEBOOK_BYTES if is_notebook(path)
+                                   else MAX_FILE_BYTES)
+    except OSError:  # refused (UnreadableFile) or gone: no calls from it
         return []
     site_of = os.path.relpath(path, root)
     if is_notebook(path):
