@@ -12,7 +12,9 @@ empty size) raises as on the CPU (``cpu_checks``).
 Values the code reads from those tensors (``.item()``, ``.tolist()``, ``int(t)``, ``float(t)``,
 ``if t:``) are stood in as the compile capture stands them in on meta (``values_read``: one,
 true the first time at a line): real data has them, so a forward that reads one runs, where
-otherwise every input tried would be refused for want of data."""
+otherwise every input tried would be refused for want of data. Which inputs' own elements were
+read so (``sizes[0][0]`` of a tensor fx-lsp gave where the code indexes a list of sizes) is
+told apart: the code may take Python numbers there, which need no data."""
 
 from __future__ import annotations
 
@@ -41,8 +43,8 @@ CPU = torch.device("cpu")
 
 def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
                 specs: Mapping[str, InputSpec], concrete_args: dict[str, Any],
-                seconds: float, fake: bool = False,
-                read: list[Place] | None = None) -> list[Place]:
+                seconds: float, fake: bool = False, read: list[Place] | None = None,
+                elements_read: set[str] | None = None) -> list[Place]:
     """Call ``model`` once with empty tensors of ``specs`` (by ``forward`` argument; a
     container spec gives its container of them) and
     ``concrete_args`` (a spec among them a tensor too); the lines whose values read from
@@ -52,21 +54,36 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     torch.compile run them, whose checks a meta kernel may lack (a convolution with no output
     channel runs on meta and fails on fake tensors as on the CPU). ``read``, where given,
     gets the lines whose values were stood in even when the model raises: an error after
-    them may be the stand-ins' rather than the inputs'."""
+    them may be the stand-ins' rather than the inputs'. ``elements_read``, where given, gets
+    the ``forward`` arguments a value was read from an element of (the input itself, or a
+    view of it: an index, a row of it iterated)."""
     try:
-        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, read=read)
+        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, read=read,
+                    elements_read=elements_read)
     except Exception as error:
         # Tensors the code makes itself are CPU tensors beside meta weights; real torch runs
         # them on the CPU, and so does a run on fake CPU tensors.
         if judged_device() is not None or not meta_limits.collides_with_cpu(error):
             raise
-        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, CPU, read)
+        return _run(model, instantiated_on, specs, concrete_args, seconds, fake, CPU, read,
+                    elements_read)
 
 
 def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
          specs: Mapping[str, InputSpec], concrete_args: dict[str, Any], seconds: float,
          fake: bool, device: torch.device | None = None,
-         read: list[Place] | None = None) -> list[Place]:
+         read: list[Place] | None = None, elements_read: set[str] | None = None
+         ) -> list[Place]:
+    # By id: each input's name, and the input, kept alive so that no other tensor takes its id.
+    made: dict[int, tuple[str, torch.Tensor]] = {}
+
+    def input_of(name: str, spec: InputSpec) -> Any:
+        def make(leaf: Any) -> torch.Tensor:
+            tensor = torch.empty(leaf.shape, dtype=getattr(torch, leaf.dtype), device=on)
+            made[id(tensor)] = (name, tensor)
+            return tensor
+        return materialized(spec, make)
+
     # The timer innermost: it is disarmed before any of these is put back (torch's methods,
     # the tensor modes), so that no alarm, repeated until then, lands in their clean-up.
     with meta_values(answers=has_no_data) as stand_ins, \
@@ -74,18 +91,17 @@ def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,
             cpu_checks(), literal_tensors(), torch.no_grad(), time_limit(seconds):
         try:
             # A copy of the literals each run: forward may append to a list it is given.
-            def made(spec: InputSpec) -> Any:
-                return materialized(spec, lambda leaf: torch.empty(
-                    leaf.shape, dtype=getattr(torch, leaf.dtype), device=on))
-
             # A spec among the fixed arguments is a tensor too: an optional argument forward
             # needs, given beside the required ones searched (``needed_optional``).
-            model(**{name: made(spec) for name, spec in specs.items()},
-                  **{name: made(value) if isinstance(value, (TensorSpec, ContainerSpec))
+            model(**{name: input_of(name, spec) for name, spec in specs.items()},
+                  **{name: input_of(name, value) if isinstance(value, (TensorSpec, ContainerSpec))
                      else value for name, value in copy.deepcopy(concrete_args).items()})
         finally:
             if read is not None:
                 read.extend(stand_ins.read)
+            if elements_read is not None:
+                elements_read.update(made[base][0] for base in stand_ins.bases if base in made)
+            made.clear()  # the inputs go inside the tensor mode, as before
     return stand_ins.read
 
 

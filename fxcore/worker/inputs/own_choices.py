@@ -17,6 +17,11 @@ failure's file (``lines_reached``); the run that raises decides:
 - it raises before the capture's first error line: the inputs or the instance fail, not the
   capture: no verdict in that mode, information ("no inputs found that run forward").
 
+A failure on tensor data (FX401, FX402) where the run read values from the elements of an
+input fx-lsp guessed as a tensor (``sizes[0][0]``, ``for h, w in sizes``) is no verdict either:
+the code may take Python numbers there (a list of sizes), which torch.export reads without
+data; information ("no inputs found that decide it").
+
 An error on inputs or an instance the workspace gave (configuration, annotations, a builder,
 a call site, the parent's run) stays the mode's error, and so does one the eager run meets only
 for want of real data (``meta_limits``, fake tensors' data-dependent refusals).
@@ -46,6 +51,8 @@ from fxcore.worker.shared.values_read import Place
 #: What an error found on inputs fx-lsp guessed says of them, as fx-lsp's own words after a
 #: message are written (``(fx-lsp: ...)``), apart from torch's.
 _GUESSED_INPUTS = " (fx-lsp: found on inputs it guessed, which run forward eagerly up to here)"
+#: The failure kinds of a capture stopped on tensor data.
+_DATA_KINDS = frozenset({"export-data-dependent", "export-python-data"})
 #: The failure kind of "any other error" of each capture mode that runs ``forward``.
 CAPTURE_ERROR_KINDS = {"export": "export-error", "compile": "compile-error"}
 
@@ -66,6 +73,7 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
     ending = next((failure for failure in result.failures if failure.kind == kind), None)
     read: list[Place] = []
     reached: set[int] = set()
+    elements: set[str] = set()
 
     def run() -> None:
         # On meta, then on fake tensors as the capture ran: a check a meta kernel lacks (no
@@ -74,10 +82,11 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
         for fake in (False, True):
             reached.clear()
             read.clear()
+            elements.clear()
             with lines_reached(first.path, reached):
                 run_eagerly(target.module, target.instantiated_on, inputs.specs or {},
                             {**inputs.values, **target.concrete_args},
-                            context.job.config.timeout / 8, fake, read)
+                            context.job.config.timeout / 8, fake, read, elements)
 
     try:
         run()
@@ -115,9 +124,31 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
             if eager is not None and read:
                 result = dataclasses.replace(result, failures=[
                     failure for failure in result.failures if failure is not ending])
-            return _said_how(result, inputs)
+            return _kept(context, target, result, inputs, first, elements)
         return _no_inputs_that_run(context, target, result, chosen, error, first)
-    return _said_how(result, inputs)
+    return _kept(context, target, result, inputs, first, elements)
+
+
+def _kept(context: JobContext, target: CaptureTarget, result: ModuleResult,
+          inputs: InputsDecision, first: Failure, elements: set[str]) -> ModuleResult:
+    """``result``, whose inputs run up to its first error, said to be found on them; no
+    verdict where that error is a failure on tensor data read from the elements of inputs
+    fx-lsp guessed as tensors (``elements``: their names), which the code may take as Python
+    numbers."""
+    if inputs.origin != "inferred" or first.kind not in _DATA_KINDS or not elements:
+        return _said_how(result, inputs)
+    specs = inputs.specs or {}
+    named = ", ".join(f"{name} ({specs[name]})" for name in sorted(elements) if name in specs)
+    guessed = "a tensor" if len(elements) == 1 else "tensors"
+    reason = (f"no inputs found that decide it: forward reads the values of {named}, which "
+              f"fx-lsp guessed as {guessed}, up to the line "
+              f"{os.path.basename(first.path)}:{first.line} its capture failed at "
+              f"({first.code}) for want of tensor data; given Python numbers there (a list "
+              "of sizes), the capture reads no data. Give the real inputs under "
+              f'[tool.fx-lsp.modules."{context.location.module_name}:{target.cls.__name__}"] '
+              "to check the class")
+    return dataclasses.replace(result, status="not-traced", reason=reason, failures=[],
+                               hints=[])
 
 
 def _said_how(result: ModuleResult, inputs: InputsDecision) -> ModuleResult:

@@ -70,6 +70,8 @@ class StandIns:
     #: The lines whose values were stood in (numbers and truths), in the order they first
     #: asked.
     read: list[Place] = field(default_factory=list)
+    #: The ids of the tensors those values were read from (a view's: its base's).
+    bases: list[int] = field(default_factory=list)
 
 
 def _ones(tensor: torch.Tensor) -> Any:
@@ -169,6 +171,7 @@ def _stand_in(name: str, original: Callable[..., Any], asked: dict[Place, int],
             place = asking_line()
             if place not in state.read:
                 state.read.append(place)
+            state.bases.append(id(tensor if tensor._base is None else tensor._base))
             return truth(tensor, place) if name == "__bool__" else number(tensor)
         # numpy is no dependency of torch or fx-lsp: without it, ``Tensor.numpy`` raises as
         # torch's own does ("Numpy is not available"), which is what the code would meet.
