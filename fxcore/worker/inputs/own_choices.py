@@ -24,7 +24,10 @@ data; information ("no inputs found that decide it").
 
 An error on inputs or an instance the workspace gave (configuration, annotations, a builder,
 a call site, the parent's run) stays the mode's error, and so does one the eager run meets only
-for want of real data (``meta_limits``, fake tensors' data-dependent refusals).
+for want of real data (``meta_limits``, fake tensors' data-dependent refusals), but where
+the run stopped so before the capture's line on inputs fx-lsp guessed and a small copy of the
+model fails before it on real CPU tensors of them (``cpu_run``: float counts of a
+``repeat_interleave``): no inputs run then.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from fxcore.model.results import Failure, ModuleResult
 from fxcore.rules import BY_CODE, CODE_OF_KIND
 from fxcore.worker.devices.fake_device import judged_device
 from fxcore.worker.devices.held_tensors import fails_by_held_tensor, held_note
+from fxcore.worker.inputs.cpu_run import cpu_copy, run_on_cpu
 from fxcore.worker.inputs.eager_run import run_eagerly
 from fxcore.worker.inputs.first_layer import raised_at
 from fxcore.worker.inputs.lines_reached import lines_reached
@@ -104,8 +108,13 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
             return dataclasses.replace(result, failures=said)
         if needs_real_data(error) is not None or wants_data(error):
             # fx-lsp's way of running (a mask's count on fake tensors) says nothing of the
-            # inputs: real data has what they lack.
-            return result
+            # inputs: real data has what they lack. Where it stopped before the capture's
+            # line on inputs fx-lsp guessed, a small model runs on real CPU tensors to see.
+            refused = _refused_on_cpu(context, target, inputs, first) \
+                if inputs.origin == "inferred" and first.line not in reached else None
+            if refused is None:
+                return result
+            return _no_inputs_that_run(context, target, result, chosen, refused, first)
         eager = _same_error(context, target, error, ending, mode, chosen) \
             if ending is not None else None
         if eager is not None and ending is first:
@@ -127,6 +136,26 @@ def judged_on_own_choices(context: JobContext, mode: str, target: CaptureTarget,
             return _kept(context, target, result, inputs, first, elements)
         return _no_inputs_that_run(context, target, result, chosen, error, first)
     return _kept(context, target, result, inputs, first, elements)
+
+
+def _refused_on_cpu(context: JobContext, target: CaptureTarget, inputs: InputsDecision,
+                    first: Failure) -> Exception | None:
+    """What a copy of the model raises on real CPU tensors of ``inputs`` before the line of
+    the capture's ``first`` error (``cpu_run``); None where it reaches it or runs, or where
+    it is too large to copy or is judged for a GPU."""
+    model = cpu_copy(target.module) if judged_device() is None else None
+    if model is None:
+        return None
+    reached: set[int] = set()
+    try:
+        with lines_reached(first.path, reached):
+            run_on_cpu(model, inputs.specs or {}, {**inputs.values, **target.concrete_args},
+                       context.job.config.timeout / 8)
+    except OutOfTime:
+        return None
+    except Exception as error:  # user code may raise anything: do the inputs fail?
+        return error if first.line not in reached else None
+    return None
 
 
 def _kept(context: JobContext, target: CaptureTarget, result: ModuleResult,

@@ -9,6 +9,7 @@ refuses; the sizes need the reads of an input's own elements (``own_choices``)."
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -121,6 +122,18 @@ class Tokens(nn.Module):
     def forward(self, x):
         b, n, c = x.shape
         return self.proj(x).reshape(b, n * c)
+
+
+class RepeatToMap(nn.Module):
+    def __init__(self, dim: int = 16):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+
+    def forward(self, x, counts):
+        x = torch.repeat_interleave(x, counts, dim=0)
+        b, n, c = x.shape
+        side = int(n ** 0.5)
+        return self.conv(x.transpose(1, 2).reshape(b, c, side, side))
 '''
 
 
@@ -285,6 +298,25 @@ def test_a_rank_the_code_unpacks_is_the_one_it_takes(checked: tuple[ModuleType, 
         model(torch.randn(2, 4, 8, 16))
 
 
+def test_a_rank_from_a_later_layer_on_inputs_the_cpu_refuses_is_no_verdict(
+        checked: tuple[ModuleType, dict]) -> None:
+    module, report = checked
+    verdict = _verdict(report, "RepeatToMap")
+    assert verdict["status"] == "not-traced", verdict
+    assert verdict["failures"] == [], verdict
+    repeat = _line("x = torch.repeat_interleave(")
+    if verdict.get("inputs"):  # found, and refused by the CPU before the unpacking
+        assert verdict["reason"].startswith("no inputs found that run forward"), verdict
+        assert f"blocks.py:{repeat} when run eagerly" in verdict["reason"], verdict["reason"]
+        with pytest.raises(Exception):  # noqa: B017 (real torch's own refusal, any kind)
+            module.RepeatToMap()(**_inputs(verdict))
+    # Real torch on what a user writes: tokens and long counts run; an image does not.
+    model = module.RepeatToMap()
+    model(torch.randn(2, 16, 16), torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        model(torch.randn(2, 16, 4, 4), torch.tensor([1, 2]))
+
+
 @pytest.mark.parametrize(("logits", "labels", "dtype"), [
     ((2, 5, 4, 4), (2, 4, 4), torch.int64), ((2, 5, 4, 4), (2, 4, 3), torch.int64),
     ((2, 5, 4, 4), (2, 4, 4), torch.bool), ((2, 5), (2,), torch.int32),
@@ -302,3 +334,23 @@ def test_the_cpu_kernels_checks_of_a_target_on_meta(logits: tuple, labels: tuple
     cpu = loss("cpu")
     with cpu_checks():
         assert loss("meta") == cpu
+
+
+def test_the_only_compile_error_is_one_real_torch_raises_on_any_input(
+        checked: tuple[ModuleType, dict], tmp_path: Path) -> None:
+    module, _ = checked
+    (tmp_path / "blocks.py").write_text(BLOCKS)
+    completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "compile",
+                                   "--output-format", "json", ".", cwd=tmp_path)
+    report = parse_report(completed.stdout)
+    errors = {name for d in report["diagnostics"] if d["severity"] == "error"
+              for name in d["classes"]}
+    assert errors == {"CountTotal"}, report["diagnostics"]
+    verdict = next(m for m in report["modules"] if m["class"] == "CountTotal")
+    assert [f["line"] for f in verdict["failures"]] == [_line("return x * len(total)")]
+    # Real torch.compile raises there on fx-lsp's inputs and on a batch of vectors alike.
+    model = module.CountTotal()
+    for inputs in (_inputs(verdict), {"x": torch.randn(5, 16)}):
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match=r"index|len"):
+            torch.compile(model, fullgraph=False)(**inputs)
