@@ -34,13 +34,13 @@ def cpu_copy(model: torch.nn.Module) -> torch.nn.Module | None:
         return None
     try:
         copied = copy.deepcopy(model)
-    except Exception:  # user objects may refuse a copy: no run then
+        if any(weight.is_meta for weight in weights):
+            copied.to_empty(device="cpu")
+            with torch.no_grad():
+                for weight in itertools.chain(copied.parameters(), copied.buffers()):
+                    weight.zero_()
+    except Exception:  # user objects may refuse a copy or a move: no run then
         return None
-    if any(weight.is_meta for weight in weights):
-        copied.to_empty(device="cpu")
-        with torch.no_grad():
-            for weight in itertools.chain(copied.parameters(), copied.buffers()):
-                weight.zero_()
     return copied
 
 

@@ -17,7 +17,9 @@ import torch
 from source_modules import load_module
 
 from fx_lsp.cli.output_formats.json_report import message_of, parse_report
+from fxcore.model.container_spec import TensorSpec
 from fxcore.worker.inputs.cpu_checks import cpu_checks
+from fxcore.worker.inputs.cpu_run import cpu_copy, run_on_cpu
 
 import cli_support
 
@@ -354,3 +356,15 @@ def test_the_only_compile_error_is_one_real_torch_raises_on_any_input(
         torch._dynamo.reset()
         with pytest.raises(Exception, match=r"index|len"):
             torch.compile(model, fullgraph=False)(**inputs)
+
+
+def test_only_a_small_model_is_copied_to_the_cpu_and_its_own_weights_stay() -> None:
+    with torch.device("meta"):
+        small = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4))
+        large = torch.nn.Linear(2048, 1024)  # 2**21 weights: no real memory for them
+    copied = cpu_copy(small)
+    assert copied is not None
+    assert all(not w.is_meta and not w.any() for w in copied.parameters()), copied
+    assert all(w.is_meta for w in small.parameters())
+    run_on_cpu(copied, {"input": TensorSpec("float32", (2, 4))}, {}, 10)
+    assert cpu_copy(large) is None
