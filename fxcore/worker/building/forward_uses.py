@@ -25,7 +25,6 @@ from typing import Any
 import torch
 
 from fxcore.worker.building.called_checks import own_init
-from fxcore.worker.inputs.forward_relations import forward_tree
 from fxcore.worker.shared.function_trees import function_tree
 
 #: Calls whose every argument that is one of the attributes is taken as an int (a size, a
@@ -131,7 +130,7 @@ def _kept_parameters(cls: type) -> dict[str, str]:
 
 def _forward_trees(cls: type) -> list[ast.AST]:
     """``forward``'s tree, then those of the class's own methods it calls on ``self``."""
-    tree = forward_tree(cls) if callable(getattr(cls, "forward", None)) else None
+    tree = function_tree(cls.forward) if callable(getattr(cls, "forward", None)) else None
     trees = [] if tree is None else [tree]
     seen = {"forward"}
     index = 0
