@@ -32,6 +32,10 @@ from fxcore.worker.inputs.needed_optional import needed_optional
 
 from cli_support import fx_lsp
 
+# Three modes over the corpus, each checked against real torch: minutes of CPU, the slow
+# tier's (the fast tier keeps within its five minutes on two cores).
+pytestmark = pytest.mark.slow
+
 BLOCKS = '''"""Blocks with optional arguments their forward needs."""
 import torch
 import torch.nn.functional as F
