@@ -14,7 +14,8 @@ import os
 import subprocess
 from collections.abc import Iterable
 
-from fxcore.workspace.reading import parse, read_workspace_text
+from fxcore.workspace.parsing import parse_module
+from fxcore.workspace.reading import read_workspace_text
 
 #: Configuration that names programs git would run while it reads a repository, turned off
 #: (as ``git -c``): a repository's own ``.git/config`` is its author's, not the user's.
@@ -142,7 +143,7 @@ def _imported(path: str, text: str) -> set[str]:
     """Every module name a file imports, as written (``from a.b import c``: ``a.b`` and
     ``a.b.c``, which may be a module), without the parents Python imports first."""
     try:
-        tree = parse(text)
+        tree = parse_module(text)
     except SyntaxError:  # also a source too deep or long for the parser
         return set()
     package = path.removesuffix(".py").split("/")[:-1]

@@ -10,9 +10,9 @@ notebook giving constructor calls): under the rules it checks every workspace fi
   on nor read.
 - **Encoding.** UTF-8, a leading byte-order mark accepted and left out (as Python's import does
   and editors do), universal newlines; other bytes refuse the file.
-- **Parsing.** ``parse`` turns every way Python's parser gives up (a 100,000-term expression's
-  ``RecursionError``, ``MemoryError``, a NUL byte) into a ``SyntaxError``
-  (``fxcore.workspace.parsing``).
+- **Parsing.** ``fxcore.workspace.parsing.parse_module`` turns every way Python's parser gives
+  up (a 100,000-term expression's ``RecursionError``, ``MemoryError``, a NUL byte) into a
+  ``SyntaxError``.
 
 A refusal is an ``UnreadableFile`` whose message completes "This file is ...", the words of
 the FX100 a checked file gets for it.
@@ -20,10 +20,13 @@ the FX100 a checked file gets for it.
 
 from __future__ import annotations
 
-import ast
-
-from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, outside_target, read_bytes
-from fxcore.workspace.parsing import parse_module
+from fxcore.workspace.file_access import (
+    MAX_FILE_BYTES,
+    UnreadableFile,
+    decode_text,
+    outside_target,
+    read_bytes,
+)
 
 
 def linked_out_reason(root: str, real: str) -> str:
@@ -39,16 +42,7 @@ def read_workspace_text(path: str, root: str, limit: int = MAX_FILE_BYTES) -> st
     real = outside_target(path, root)
     if real is not None:
         raise UnreadableFile(linked_out_reason(root, real))
-    data = read_bytes(path, limit)
     try:
-        text = data.decode("utf-8-sig")
+        return decode_text(read_bytes(path, limit), errors="strict")
     except UnicodeDecodeError:
         raise UnreadableFile("not UTF-8 text") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def parse(text: str) -> ast.Module:
-    """The tree of a workspace file's text; ``SyntaxError`` for any text Python's parser gives
-    no tree for, however it gives up."""
-    return parse_module(text)
-

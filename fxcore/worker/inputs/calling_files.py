@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from fxcore.worker.shared.budget_clock import Budget
-from fxcore.workspace.reading import parse, read_workspace_text
+from fxcore.workspace.parsing import parse_module
+from fxcore.workspace.reading import read_workspace_text
 
 #: Folders whose files show how a workspace's classes are called.
 CALLING_FOLDERS = frozenset({"tests", "test", "examples", "example"})
@@ -106,7 +107,7 @@ class Harvest:
             self._trees.move_to_end(relative)
             return self._trees[relative]
         try:
-            tree: ast.Module | None = parse(text)
+            tree: ast.Module | None = parse_module(text)
         except SyntaxError:  # also a source too deep or long for the parser
             tree = None
         self._trees[relative] = tree
