@@ -61,7 +61,7 @@ def forward_tree(cls: type) -> ast.AST | None:
 
 def argument_uses(tree: ast.AST, model: nn.Module, names: list[str]) -> dict[str, ArgumentUse]:
     """What the code says of each argument of ``names``."""
-    aliases = _aliases(tree)
+    aliases = local_assignments(tree)
     uses = {name: ArgumentUse() for name in names}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -72,15 +72,15 @@ def argument_uses(tree: ast.AST, model: nn.Module, names: list[str]) -> dict[str
     return uses
 
 
-def _read_call(node: ast.Call, model: nn.Module, aliases: _Assignments,
+def _read_call(node: ast.Call, model: nn.Module, aliases: Assignments,
                uses: dict[str, ArgumentUse]) -> None:
     called = submodule(model, node.func)
-    first = _resolved(node.args[0], aliases) if node.args else None
+    first = assigned_value(node.args[0], aliases) if node.args else None
     if called is not None and first is not None:
         if isinstance(first, ast.Name) and first.id in uses:
             uses[first.id].takers.append(called)
         elif _joining(first) is not None:
-            items = [_resolved(item, aliases) for item in _joining(first) or []]
+            items = [assigned_value(item, aliases) for item in _joining(first) or []]
             for index, item in enumerate(items):
                 if isinstance(item, ast.Name) and item.id in uses:
                     others = [_item_channels(model, uses, other)
@@ -88,7 +88,7 @@ def _read_call(node: ast.Call, model: nn.Module, aliases: _Assignments,
                     uses[item.id].joined_into.append((called, others))
     if called is not None:
         for later in [*node.args[1:], *(keyword.value for keyword in node.keywords)]:
-            resolved = _resolved(later, aliases)
+            resolved = assigned_value(later, aliases)
             if isinstance(resolved, ast.Name) and resolved.id in uses:
                 uses[resolved.id].passed_to.append(called)
     name = _function_name(node.func)
@@ -97,7 +97,7 @@ def _read_call(node: ast.Call, model: nn.Module, aliases: _Assignments,
     elif name in _PAIRING:
         _pair(model, aliases, uses, [*node.args, *(k.value for k in node.keywords)])
     elif name in ("permute", "movedim") and isinstance(node.func, ast.Attribute):
-        owner = _resolved(node.func.value, aliases)
+        owner = assigned_value(node.func.value, aliases)
         if isinstance(owner, ast.Name) and owner.id in uses:
             _read_permute(node, uses[owner.id])
 
@@ -114,7 +114,7 @@ def _read_permute(node: ast.Call, use: ArgumentUse) -> None:
     use.channels_last = use.channels_last or (len(numbers) > 2 and numbers[-1] == 1)
 
 
-def _pair(model: nn.Module, aliases: _Assignments, uses: dict[str, ArgumentUse],
+def _pair(model: nn.Module, aliases: Assignments, uses: dict[str, ArgumentUse],
           operands: list[ast.expr]) -> None:
     """Record that the arguments under ``operands`` meet, each with the scale applied to it."""
     met = [found for operand in operands
@@ -125,13 +125,13 @@ def _pair(model: nn.Module, aliases: _Assignments, uses: dict[str, ArgumentUse],
                 uses[name].partners.append((other, scale, own))
 
 
-def _argument_and_scale(model: nn.Module, aliases: _Assignments,
+def _argument_and_scale(model: nn.Module, aliases: Assignments,
                         uses: dict[str, ArgumentUse], node: ast.expr) -> tuple[str, float] | None:
     """(the argument ``node`` is made of, the scale of what was applied to it on the way):
     the argument itself, a submodule or ``interpolate`` call on it, its ``.shape``."""
     scale = 1.0
     for _ in range(_ALIAS_DEPTH):
-        node = _resolved(node, aliases)
+        node = assigned_value(node, aliases)
         if isinstance(node, ast.Name):
             return (node.id, scale) if node.id in uses else None
         if isinstance(node, ast.Call) and node.args:
@@ -240,15 +240,15 @@ def _function_name(node: ast.expr) -> str | None:
 
 #: A local name's assignments: (where the statement ends, the value assigned), in the order
 #: of the code; None for a name a loop or an augmented assignment also sets.
-_Assignments = dict[str, list[tuple[tuple[int, int], ast.expr]] | None]
+Assignments = dict[str, list[tuple[tuple[int, int], ast.expr]] | None]
 
 
-def _aliases(tree: ast.AST) -> _Assignments:
+def local_assignments(tree: ast.AST) -> Assignments:
     """Each local name's assignments (``forward``'s own arguments included: after
     ``x = self.conv(x)``, ``x`` is the new value). A name set again (``out = self.up(inp)``,
     then ``out = torch.cat((out, skip), 1)``) is, where it is read, what its last assignment
     before that place gave; one a loop or ``+=`` sets has no value the code says."""
-    assigned: _Assignments = {}
+    assigned: Assignments = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
@@ -265,7 +265,7 @@ def _aliases(tree: ast.AST) -> _Assignments:
     return assigned
 
 
-def _resolved(node: ast.expr, aliases: _Assignments) -> ast.expr:
+def assigned_value(node: ast.expr, aliases: Assignments) -> ast.expr:
     """The value a local name read at ``node`` holds: its last assignment that ends before
     the place it is read; the name itself (an argument, a loop's name) where none does."""
     for _ in range(_ALIAS_DEPTH):

@@ -28,7 +28,13 @@ from collections.abc import Iterator
 from torch import nn
 
 from fxcore.model.tensor_spec import TensorSpec
-from fxcore.worker.inputs.forward_relations import forward_tree, submodule
+from fxcore.worker.inputs.forward_relations import (
+    Assignments,
+    assigned_value,
+    forward_tree,
+    local_assignments,
+    submodule,
+)
 from fxcore.worker.inputs.graph_layers import FreeSizes, layer_template
 from fxcore.worker.inputs.symbolic_sizes import EMBEDDING_WORDS, optional_arguments
 
@@ -92,7 +98,7 @@ def _tested(tree: ast.AST, name: str) -> bool:
 def _sized(tree: ast.AST, model: nn.Module, name: str, prefix: str, depth: int
            ) -> tuple[TensorSpec, str] | None:
     """The spec the first sizing use of ``name`` in ``tree`` (a forward of ``model``) tells."""
-    assigned = _assignments(tree)
+    assigned = local_assignments(tree)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for call in _calls_in_order(tree):
         called = submodule(model, call.func)
@@ -160,31 +166,16 @@ def _calls_in_order(tree: ast.AST) -> list[ast.Call]:
     return sorted(calls, key=lambda c: (c.end_lineno or 0, c.end_col_offset or 0))
 
 
-def _assignments(tree: ast.AST) -> dict[str, list[tuple[tuple[int, int], ast.expr]]]:
-    """Each local name's assignments, where each statement ends and the value, in order."""
-    found: dict[str, list[tuple[tuple[int, int], ast.expr]]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
-            found.setdefault(node.targets[0].id, []).append(
-                ((node.end_lineno or 0, node.end_col_offset or 0), node.value))
-    for rows in found.values():
-        rows.sort(key=lambda row: row[0])
-    return found
-
-
-def _carries(node: ast.expr, name: str, model: nn.Module,
-             assigned: dict[str, list[tuple[tuple[int, int], ast.expr]]], depth: int = 0
-             ) -> bool:
+def _carries(node: ast.expr, name: str, model: nn.Module, assigned: Assignments,
+             depth: int = 0) -> bool:
     """``node`` holds the argument ``name`` with its shape kept: the argument, a local name
     last assigned such a value, a shape-keeping call of one, either side of a conditional."""
     if depth > 8:
         return False
     if isinstance(node, ast.Name):
-        before = [value for end, value in assigned.get(node.id, [])
-                  if end <= (node.lineno, node.col_offset)]
-        if before:
-            return _carries(before[-1], name, model, assigned, depth + 1)
+        value = assigned_value(node, assigned)
+        if value is not node:
+            return _carries(value, name, model, assigned, depth + 1)
         return node.id == name
     if isinstance(node, ast.IfExp):
         return any(_carries(side, name, model, assigned, depth + 1)
