@@ -150,8 +150,12 @@ for s in "${series[@]}"; do
         shard=$(shard_in "$s" "${sharing[@]}")
         sweep_shard=$(shard_in "$s" "${edges[@]}")
     fi
+    # The slow tier's time-out, not pyproject's 300 s: the sweeps (matrix_sweep) are slow-marked
+    # tests, and one (the everyday blocks, 3 minutes alone) ran past 300 s on CI's two loaded
+    # cores under torch 2.10. -rfEs: a failure's line names its test here and in the summary
+    # (`reported` greps it), where -rs alone left only the count.
     (cd "$repo" && FX_LSP_MATRIX_SHARD=$shard FX_LSP_MATRIX_SWEEP_SHARD=$sweep_shard \
-        "$python" -m pytest -m "$selected" -n 2 -q -rs \
+        "$python" -m pytest -m "$selected" -n 2 -q -rfEs --timeout 1200 \
         -p no:cacheprovider -p no:benchmark "${matrix_files[@]}") >"$log" 2>&1
     status=$?
     summary=$(tail -n 1 "$log")
@@ -174,7 +178,7 @@ if [ "$named" = 0 ] && [ -n "$main_series" ]; then
     fi
     if uv pip install --quiet --python "$python" --constraint <(echo "torch==$release") \
             -e "$repo" numpy einops >"$log" 2>&1; then
-        (cd "$repo" && FX_LSP_OTHER_BUILD=$python python3 -m pytest -m builds -n 0 -q -rs \
+        (cd "$repo" && FX_LSP_OTHER_BUILD=$python python3 -m pytest -m builds -n 0 -q -rfEs \
             -p no:cacheprovider -p no:benchmark \
             tests/fxcore/worker/devices/test_build_agreement.py) >"$log" 2>&1
         status=$?
