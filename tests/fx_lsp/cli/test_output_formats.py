@@ -18,6 +18,7 @@ from fxcore.rules.documentation import documentation
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, line_of
+from output_goldens import registry_sarif_rule
 
 SARIF_SCHEMA = REPO_ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
 
@@ -117,6 +118,16 @@ def test_sarif_validates_against_the_official_schema(where: str, tmp_path: Path)
             <= codes
         levels = {r["ruleId"]: r["level"] for r in results}
         assert levels["FX200"] == "note" and levels["FX001"] == "error"
+
+
+def test_every_sarif_rule_carries_the_registrys_text(tmp_path: Path) -> None:
+    """The one check of the rules' text, which the SARIF goldens leave out: each rule says
+    exactly what the registry says of its code."""
+    completed = cli("check", "--no-cache", "--output-format", "sarif", ".",
+                    cwd=project(tmp_path, **{"multi.py": MULTI}))
+    rules = json.loads(completed.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    assert len(rules) == len(documentation()) - len(GRAPH_BREAK_RULES)
+    assert [rule for rule in rules if rule != registry_sarif_rule(rule["id"])] == []
 
 
 def test_a_failure_reached_from_several_classes_is_one_diagnostic(tmp_path: Path) -> None:
