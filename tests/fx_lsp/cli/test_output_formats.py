@@ -1,4 +1,4 @@
-"""``fx-lsp check``'s output formats, statistics, explain and --output-file, over real files:
+"""``fx-lsp check``'s output formats, statistics and --output-file, over real files:
 SARIF validated against the official 2.1.0 schema, GitHub workflow commands parsed back."""
 
 from __future__ import annotations
@@ -204,14 +204,6 @@ def test_statistics_exit_zero_and_output_file(tmp_path: Path) -> None:
     assert suites.tag == "testsuites"
     failures = suites.findall("./testsuite/testcase/failure")
     assert {failure.get("type") for failure in failures} >= {"FX001", "FX002", "FX003"}
-
-
-def test_explain_prints_the_documentation_of_a_code(tmp_path: Path) -> None:
-    completed = cli("explain", "fx002", cwd=tmp_path)
-    assert completed.returncode == 0
-    assert "len() on a traced value" in completed.stdout and "x.size(0)" in completed.stdout
-    unknown = cli("explain", "FX999", cwd=tmp_path)
-    assert unknown.returncode == 2 and "unknown code" in unknown.stderr
 
 
 def test_every_option_is_in_the_help() -> None:
