@@ -1,5 +1,5 @@
 """The export and compile modes through the CLI and forked workers: what each reports by
-default, where, and in which output formats (issue 20)."""
+default, where, and in which output formats."""
 
 from __future__ import annotations
 
