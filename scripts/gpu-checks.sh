@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks that need an NVIDIA GPU, in one go, for a machine lent for a few minutes (issue 47):
+# The checks that need an NVIDIA GPU, in one go, for a machine lent for a few minutes:
 # real torch's export and compile answers on the GPU for the corpora judged for a GPU, recorded
 # (benchmarks/gpu/gpu_answers.py --record), `pytest -m gpu` (no fx-lsp process holds the GPU;
 # export and compile verdicts against real torch on CUDA; attention's kernel choices on real

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Import-time dependencies of the libraries benchmarks/fidelity/repo_coverage.py checks (kornia,
-# torch_geometric, fair-esm; for issue 21 pytorchcv, vector-quantize-pytorch,
+# torch_geometric, fair-esm; for inferred input sizes pytorchcv, vector-quantize-pytorch,
 # pytorch-forecasting, x-transformers), each with --no-deps so that nothing resolves a plain
 # `torch` (torch-einops-utils, lightning and torchmetrics declare torch; the installed CPU torch
 # is what they get). Run after scripts/install-thirdparty.sh (which brings huggingface_hub,
@@ -8,9 +8,9 @@
 # installed: the benchmark unpacks their source distributions as a user's checkout.
 # pytorchcv needs only numpy and requests. lightning declares pytorch-lightning, which it does
 # not import (it ships its own copy as lightning.pytorch): not installed.
-# For issue 33 (benchmarks/fidelity/pt2_library_coverage.py): vit-pytorch needs einops >= 0.8.2 (and
-# torchvision, which its package imports and the benchmark shims); efficientnet-pytorch needs
-# torch alone.
+# For export and compile coverage (benchmarks/fidelity/pt2_library_coverage.py): vit-pytorch needs
+# einops >= 0.8.2 (and torchvision, which its package imports and the benchmark shims);
+# efficientnet-pytorch needs torch alone.
 set -euo pipefail
 PY="${PYTHON:-python3}"
 PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --quiet --no-deps \

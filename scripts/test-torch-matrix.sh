@@ -161,7 +161,7 @@ for s in "${series[@]}"; do
     summary=$(tail -n 1 "$log")
     reported $status "$log" "torch $s ($version, -m \"$selected\"${shard:+, shard $shard}${sweep_shard:+, sweeps $sweep_shard}): install ${t_install}s, tests $((SECONDS - t0 - t_install))s: $summary"
 done
-# The GPU view on two builds of python3's release (issue 47): PyPI's CUDA build of it beside
+# The GPU view on two builds of python3's release: PyPI's CUDA build of it beside
 # python3's CPU-only one, neither with a GPU; tests/fxcore/worker/devices/test_build_agreement.py
 # compares their verdicts judged for a GPU. Only in the default run (CI's), not for series
 # named.

@@ -6,6 +6,12 @@ The recorded text is compared byte for byte (``tests/fx_lsp/cli/test_output_gold
 ``tests/fx_lsp/server/test_diagnostics_goldens.py``): a refactor of the report or of its renderings
 must not change a character. After an intended change, record again with
 ``FX_LSP_RECORD_GOLDEN=1`` and review the diff.
+
+SARIF output holds a rule per code, and each rule's title and text are the registry's
+documentation: kept in the goldens, they would make them nearly all documentation, rewritten
+whole by a change to one code's text. The goldens keep each rule's id and link and leave out
+its text (``SARIF_RULE_TEXT``); ``registry_sarif_rule`` is what a rule must say instead, checked
+once against the output (``tests/fx_lsp/cli/test_output_formats.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+from fxcore import rules
 from fxcore.model.version import VERSION
+from fxcore.rules.documentation import help_url
 
 from cli_support import fx_lsp
 from engine_support import EXAMPLES, REPO_ROOT
@@ -50,6 +58,8 @@ RUNS = {
 }
 #: JSON fields that measure time, which no two runs share.
 TIMINGS = {"seconds", "trace_seconds", "loop_seconds", "shape_seconds"}
+#: The fields of a SARIF rule that hold the registry's documentation of its code.
+SARIF_RULE_TEXT = ("shortDescription", "fullDescription", "help")
 
 
 def copy_workspace(name: str, parent: Path) -> Path:
@@ -79,9 +89,27 @@ def _without_timings(value: Any) -> Any:
     return value
 
 
+def registry_sarif_rule(code: str) -> dict[str, Any]:
+    """The rule SARIF output must hold for ``code``: its title and text exactly as the
+    registry (``fxcore.rules``) has them, and its page."""
+    rule = rules.BY_CODE[code]
+    return {"id": code, "shortDescription": {"text": rule.title},
+            "fullDescription": {"text": rule.docs},
+            "help": {"text": rule.docs, "markdown": rule.docs}, "helpUri": help_url(code)}
+
+
+def _without_rule_text(report: dict[str, Any]) -> dict[str, Any]:
+    """A SARIF report whose rules keep their id and link but not the registry's text."""
+    for run in report["runs"]:
+        driver = run["tool"]["driver"]
+        driver["rules"] = [{key: value for key, value in rule.items()
+                            if key not in SARIF_RULE_TEXT} for rule in driver["rules"]]
+    return report
+
+
 def cli_outputs(name: str, parent: Path) -> dict[str, str]:
     """Each run's standard output on a copy of workspace ``name``, normalised; JSON with
-    its keys sorted and without timings."""
+    its keys sorted and without timings, SARIF without its rules' text."""
     folder = copy_workspace(name, parent)
     found = {}
     for suffix, options in RUNS.items():
@@ -90,8 +118,10 @@ def cli_outputs(name: str, parent: Path) -> dict[str, str]:
         assert run.returncode in (0, 1), (suffix, run.returncode, run.stderr)
         text = run.stdout
         if suffix.endswith("json"):
-            text = json.dumps(_without_timings(json.loads(text)), indent=1,
-                              sort_keys=True) + "\n"
+            report = _without_timings(json.loads(text))
+            if suffix == "sarif.json":
+                report = _without_rule_text(report)
+            text = json.dumps(report, indent=1, sort_keys=True) + "\n"
         found[f"{name}.{suffix}"] = normalised(text, folder)
     return found
 

@@ -134,8 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the capture mode whose graph is drawn (default: the first "
                        "configured, fx)")
     graph_diff_command.add_parser(commands, [verbosity])
-    explain = commands.add_parser("explain", help="show the documentation of a code")
-    explain.add_argument("code", metavar="CODE", help="such as FX002")
+    explain = commands.add_parser("explain", help="show the documentation of a code, or "
+                                  "list every code (--all)")
+    explain.add_argument("code", metavar="CODE", nargs="?", default=None, help="such as FX002")
+    explain.add_argument("--all", action="store_true",
+                         help="every code: its summary (text), or its whole record (json)")
+    explain.add_argument("--output-format", "--format", dest="output_format",
+                         choices=["text", "json"], default="text",
+                         help="text (the default) or json")
     merge = commands.add_parser(
         "merge", help="combine the json or sarif reports of the shards of one check")
     merge.add_argument("reports", nargs="+", metavar="REPORT")

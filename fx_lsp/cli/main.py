@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
+import json
 import logging
 import os
 import signal
@@ -23,7 +25,7 @@ from fx_lsp.cli.progress import Progress
 from fx_lsp.cli.serve_command import serve_command
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
-from fxcore.api.explain import explain_page, known_codes
+from fxcore.api.explain import all_records, explain_record, known_codes
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
 from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: 128 + the signal's number, as shells report a command that a signal stopped.
 EXIT_TERMINATED = 128 + signal.SIGTERM
+#: 128 + SIGPIPE's number, as shells report a command whose reader went away (``| head``).
+EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
 
 
 class CommandError(Exception):
@@ -81,14 +85,28 @@ def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
 
 
 def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    page = explain_page(arguments.code)
-    if page is None:
+    if arguments.all == (arguments.code is not None):
+        parser.error("give a CODE, or --all for every code" if not arguments.all
+                     else "give a CODE or --all, not both")
+    if arguments.all:
+        records = all_records()
+        if arguments.output_format == "json":
+            print(json.dumps([dataclasses.asdict(record) for record in records], indent=2))
+        else:
+            width = max(len(record.code) for record in records)
+            print("\n".join(f"{record.code:<{width}}  {record.summary}" for record in records))
+        return EXIT_OK
+    record = explain_record(arguments.code)
+    if record is None:
         parser.error(f"unknown code {arguments.code}; the codes are {', '.join(known_codes())}")
+    if arguments.output_format == "json":
+        print(json.dumps(dataclasses.asdict(record), indent=2))
+        return EXIT_OK
     from rich.console import Console
     from rich.markdown import Markdown
 
     # The very Markdown of the code's page on the documentation site: one text in both.
-    Console(highlight=False).print(Markdown(page))
+    Console(highlight=False).print(Markdown(record.explanation))
     return EXIT_OK
 
 
@@ -360,6 +378,12 @@ def main(argv: Sequence[str] | None = None, engine: Engine | Pipeline | None = N
     except Terminated:
         print("fx-lsp: terminated", file=sys.stderr)
         return EXIT_TERMINATED
+    except BrokenPipeError:
+        # Standard output's reader went away (``fx-lsp explain --all | head``): stop quietly,
+        # as a command SIGPIPE stops, with what is left to print sent nowhere, so that the
+        # flush at exit raises nothing either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLOSED_PIPE
     except ZygoteError as error:
         hint = "" if arguments.verbose else " (--verbose shows what the workers printed)"
         print(f"fx-lsp {arguments.command}: {terminal(str(error))}{hint}", file=sys.stderr)

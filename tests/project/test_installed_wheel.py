@@ -1,4 +1,4 @@
-"""fx-lsp as users install it (issue 23's "Done when"): from the repository's files as a fresh
+"""fx-lsp as users install it: from the repository's files as a fresh
 clone has them, ``python -m build`` makes the sdist and, from it, the wheel; ``twine check``
 passes on both; the wheel goes into a new virtual environment that has only torch, and
 ``fx-lsp check``, ``fx-lsp graph`` and ``fx-lsp serve`` work there on a workspace outside the

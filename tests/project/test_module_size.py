@@ -1,5 +1,6 @@
 """No module of the product, its benchmarks or its scripts is over 400 lines: each file does
-one job (DEVELOPERS.md, "Layout"); a module that grows past it is split by what it does."""
+one job, named for it (docs/contributing.md, "Layout"); a module that grows past it is split by
+what it does."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The library benchmark's causes of a missing verdict (benchmarks/fidelity/no_verdict_causes.py,
-issue 46), on the report of a real ``fx-lsp check`` of a small workspace: a class whose
-constructor imports a package that is not installed, and a file whose import does, are
-"optional package missing" under the package's name (counted apart from the 5% target, the
-file's classes read from its source since the report lists none); a class with a verdict has
-no cause; a constructor that fetches weights is told from rejected arguments."""
+which says why a class has none), on the report of a real ``fx-lsp check`` of a small workspace: a
+class whose constructor imports a package that is not installed, and a file whose import does, are
+"optional package missing" under the package's name (counted apart from the 5% target, the file's
+classes read from its source since the report lists none); a class with a verdict has no cause; a
+constructor that fetches weights is told from rejected arguments."""
 
 from __future__ import annotations
 

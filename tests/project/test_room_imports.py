@@ -55,7 +55,8 @@ MAY_IMPORT |= {
 }
 #: fx_lsp's front door: the ``fx-lsp`` script and ``python -m fx_lsp``, which start the CLI.
 FRONT_DOOR = frozenset({"fx_lsp.__main__", "fx_lsp.launch"})
-#: How many modules fx_lsp's top level may hold (issue 41): the front door and shared helpers.
+#: How many modules fx_lsp's top level may hold: the front door and shared helpers; the rest
+#: lives in its packages (cli, server, mcp_server, features), each a room of one job.
 FX_LSP_TOP_LEVEL_MOST = 10
 #: The host's modules that run in the zygote, where workers are forked: they import the worker.
 ZYGOTE_MODULES = frozenset({"fxcore.host.zygote", "fxcore.host.preload"})
@@ -105,9 +106,9 @@ def test_a_module_imports_its_own_room_and_the_rooms_below(module: str) -> None:
     assert wrong == [], f"{module} ({room}) imports {wrong}"
 
 
-#: torch.fx's capture API: tracing is the fx capture's job (issue 33: the worker stays
-#: mode-agnostic). ``torch.fx`` graphs (Graph, GraphModule, Node) are shared data and may be
-#: read anywhere in the worker.
+#: torch.fx's capture API: tracing is the fx capture's job, so that the rest of the worker
+#: serves every capture mode alike. ``torch.fx`` graphs (Graph, GraphModule, Node) are shared
+#: data and may be read anywhere in the worker.
 FX_CAPTURE_API = ("symbolic_trace", "fx.Tracer", "fx.Proxy", "FxCapture", "RecoveringTracer")
 #: Outside the fx capture's folder, the registry of capture modes names each mode's class.
 FX_CAPTURE_NAMED_BY = frozenset({"fxcore.worker.capture.modes"})

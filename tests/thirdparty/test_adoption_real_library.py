@@ -1,7 +1,7 @@
 """fx-lsp adopted on a real library through the real command line: timm's ``layers`` (158
 classes in 70 files for timm 1.0.31) copied into a new git repository
-(``benchmarks/speed/timm_layers_repository.py``). Issue 42's "done when" (the baseline and
-``--add-noqa`` on a sample of the files, SAMPLE_EVERY): a baseline written and then
+(``benchmarks/speed/timm_layers_repository.py``), the baseline and ``--add-noqa`` on a sample
+of the files (SAMPLE_EVERY): a baseline written and then
 subtracted, a problem added reported alone, every class moved down 20 lines adding none,
 ``--add-noqa`` twice the same as once; ``fx-lsp diff`` over a commit that adds a graph break
 and fixes an FX failure, in each format, and from its cache."""

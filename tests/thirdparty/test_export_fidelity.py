@@ -1,5 +1,5 @@
 """fx-lsp's export mode agrees with real ``torch.export`` on real torchvision, timm and
-transformers models (issue 20): for each wrapper class of ``tests/thirdparty/workspace``, the
+transformers models: for each wrapper class of ``tests/thirdparty/workspace``, the
 export verdict fx-lsp computes on meta equals real non-strict ``torch.export`` on the CPU with
 real weights and real tensors of the same input specs, and a real failure's first line (its
 innermost frame in the workspace or a library) is in fx-lsp's first failure's call chain.

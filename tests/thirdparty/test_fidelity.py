@@ -1,5 +1,5 @@
 """fx-lsp agrees with plain ``torch.fx.symbolic_trace`` on real torchvision, timm and
-transformers models (issue 5).
+transformers models.
 
 For every wrapper class of the sample of ``tests/thirdparty/workspace``'s files
 (``conftest.SAMPLE_FILES``): the same verdict (and, when it traces, the same number of graph
@@ -118,7 +118,7 @@ DECORATED = _decorated_forwards()
 @pytest.mark.parametrize("wrapper", sorted(DECORATED))
 def test_decorated_forward_location(by_class, wrapper: str) -> None:
     """A failure inside a decorator's wrapper is located on the decorated ``forward``
-    definition, and the message names the decorator (issue 5)."""
+    definition, where its author can act, and the message names the decorator."""
     want, got = by_class[wrapper]
     if want["verdict"] != "failed":
         assert got["status"] == want["verdict"]
@@ -155,7 +155,7 @@ def _loop_iterable(path: str, line: int) -> tuple[int, int, int] | None:
 
 def test_loop_frames_point_at_the_iterable(thirdparty_runs, by_class) -> None:
     """A frame whose range spans a whole ``for`` loop in plain torch.fx's traceback is reported
-    on the loop header's iterable (issue 5), e.g. ``targets`` in the detection models."""
+    on the loop header's iterable, not the whole loop, e.g. ``targets`` in the detection models."""
     truth, _ = thirdparty_runs
     checked, wrong = [], []
     for record in truth["modules"]:

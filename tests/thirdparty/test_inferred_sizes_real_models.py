@@ -1,4 +1,4 @@
-"""Inferred inputs of real models that do not take fx-lsp's default 32x32 (issue 21):
+"""Inferred inputs of real models that do not take fx-lsp's default 32x32:
 torchvision's AlexNet needs at least 63 pixels, timm's LeViT exactly the 224 its
 ``pretrained_cfg`` declares. fx-lsp must find sizes they accept (no FX300), and plain torch on
 the CPU must run them at those sizes."""

@@ -1,4 +1,4 @@
-"""CUDA tensors that torch.fx makes eagerly, made on meta in a GPU's view (issue 47, item 6).
+"""CUDA tensors that torch.fx makes eagerly, made on meta in a GPU's view: no CUDA runtime.
 
 torch.fx runs a call none of whose arguments is traced (``torch.arange(8, device="cuda")``,
 ``torch.ones(8, device=self.device)`` with a device picked by ``torch.cuda.is_available()``)

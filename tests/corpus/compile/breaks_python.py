@@ -97,7 +97,7 @@ class TwoBreaks(nn.Module):
 
 
 class HalveUntilSmall(nn.Module):
-    """A loop on tensor data: real data ends it; on meta it must end too (issue 33)."""
+    """A loop on tensor data: real data ends it; on meta it must end too, not time out."""
 
     def forward(self, x):
         x = x * 4  # real data (torch.rand) enters the loop

@@ -98,7 +98,7 @@ class TwoGuardsOnALine(nn.Module):
 
 class LoopTimesFromItem(nn.Module):
     """A loop bound taken from ``.item()``: export's data-dependent error at the loop's line,
-    as real export reports it (issue 33), not a time-out or an internal error."""
+    as real export reports it, not a time-out or an internal error."""
 
     def __init__(self):
         super().__init__()

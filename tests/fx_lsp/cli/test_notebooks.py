@@ -1,4 +1,4 @@
-"""``fx-lsp check`` on Jupyter notebooks (issue 24), as users run it: a real subprocess over the
+"""``fx-lsp check`` on Jupyter notebooks, as users run it: a real subprocess over the
 notebook workspace ``tests/workspaces/notebooks``, copied to a temporary folder.
 
 The verdicts and places are checked against plain ``torch.fx.symbolic_trace`` run in this

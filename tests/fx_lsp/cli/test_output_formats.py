@@ -1,4 +1,4 @@
-"""``fx-lsp check``'s output formats, statistics, explain and --output-file, over real files:
+"""``fx-lsp check``'s output formats, statistics and --output-file, over real files:
 SARIF validated against the official 2.1.0 schema, GitHub workflow commands parsed back."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from fxcore.rules.documentation import documentation
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, line_of
+from output_goldens import registry_sarif_rule
 
 SARIF_SCHEMA = REPO_ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
 
@@ -119,6 +120,16 @@ def test_sarif_validates_against_the_official_schema(where: str, tmp_path: Path)
         assert levels["FX200"] == "note" and levels["FX001"] == "error"
 
 
+def test_every_sarif_rule_carries_the_registrys_text(tmp_path: Path) -> None:
+    """The one check of the rules' text, which the SARIF goldens leave out: each rule says
+    exactly what the registry says of its code."""
+    completed = cli("check", "--no-cache", "--output-format", "sarif", ".",
+                    cwd=project(tmp_path, **{"multi.py": MULTI}))
+    rules = json.loads(completed.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    assert len(rules) == len(documentation()) - len(GRAPH_BREAK_RULES)
+    assert [rule for rule in rules if rule != registry_sarif_rule(rule["id"])] == []
+
+
 def test_a_failure_reached_from_several_classes_is_one_diagnostic(tmp_path: Path) -> None:
     completed = cli("check", "--no-cache", "--format", "json", ".",
                     cwd=project(tmp_path, **{"multi.py": MULTI}))
@@ -193,14 +204,6 @@ def test_statistics_exit_zero_and_output_file(tmp_path: Path) -> None:
     assert suites.tag == "testsuites"
     failures = suites.findall("./testsuite/testcase/failure")
     assert {failure.get("type") for failure in failures} >= {"FX001", "FX002", "FX003"}
-
-
-def test_explain_prints_the_documentation_of_a_code(tmp_path: Path) -> None:
-    completed = cli("explain", "fx002", cwd=tmp_path)
-    assert completed.returncode == 0
-    assert "len() on a traced value" in completed.stdout and "x.size(0)" in completed.stdout
-    unknown = cli("explain", "FX999", cwd=tmp_path)
-    assert unknown.returncode == 2 and "unknown code" in unknown.stderr
 
 
 def test_every_option_is_in_the_help() -> None:

@@ -1,5 +1,5 @@
 """A class held by a root built on guessed arguments falls back to its own instance when the
-parent-built one fails it (issue 46, items 3 and 7): an instance that does not fit, has no
+parent-built one fails it: an instance that does not fit, has no
 inputs, or whose tracing ran out of time never replaces a verdict of the class's own, so what
 a class gets does not depend on how far its parent got."""
 

@@ -1,4 +1,4 @@
-"""Two defects of guessed instances (issue 46, item 6): a library's lazy optional-import stub,
+"""Two defects of guessed instances: a library's lazy optional-import stub,
 whose every attribute raises the library's own error, must not end the worker; and an instance
 only the meta device builds (``torch.as_tensor(None, dtype=torch.float)``) is not one to judge."""
 

@@ -1,9 +1,9 @@
-"""The constructor-argument search (issue 46, kinds 1 to 3): classes whose constructor rejects
-the name table's guess get values that make their own checks true (``raise``/``assert`` in
-``__init__``, a rule stated in the error), arguments of the kind their annotation or use says
-(a tuple for ``Sequence[int]``, a small real module for ``nn.Module``, a torch module class for
-a ``block`` called with sizes), and a block whose guessed instance fits no input gets one whose
-like arguments are equal. The solver alone, then the real CLI on a small workspace."""
+"""The constructor-argument search: classes whose constructor rejects the name table's guess get
+values that make their own checks true (``raise``/``assert`` in ``__init__``, a rule stated in the
+error), arguments of the kind their annotation or use says (a tuple for ``Sequence[int]``, a small
+real module for ``nn.Module``, a torch module class for a ``block`` called with sizes), and a block
+whose guessed instance fits no input gets one whose like arguments are equal. The solver alone,
+then the real CLI on a small workspace."""
 
 from __future__ import annotations
 

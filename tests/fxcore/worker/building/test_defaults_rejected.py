@@ -1,4 +1,4 @@
-"""Issue 46, item 1, as found on audio and segmentation libraries: a class whose own defaults
+"""Constructors as found on audio and segmentation libraries: a class whose own defaults
 its constructor rejects, its message naming the argument to change ("please reduce the
 n_bins", as nnAudio's CQT1992 says); a constructor that hands its arguments to a helper with
 ``*args`` (whose checks were lost with the whole search: ``init_checks`` raised on the tuple

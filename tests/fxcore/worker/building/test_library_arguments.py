@@ -1,4 +1,4 @@
-"""Issue 40, item 7: constructor arguments that a medical-imaging library's network blocks
+"""Constructor arguments that a medical-imaging library's network blocks
 (MONAI-like) need to get an export and compile verdict with no configuration, each verdict
 compared with real torch.export (non-strict) and torch.compile on the CPU, on an instance
 rebuilt from the JSON's arguments, in the same run

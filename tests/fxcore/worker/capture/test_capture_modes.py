@@ -1,4 +1,4 @@
-"""Capture modes (issue 19): a class gets one verdict per configured mode. A toy mode
+"""Capture modes: a class gets one verdict per configured mode. A toy mode
 registered through ``FX_LSP_EXTRA_CAPTURES`` (``tests/plain_capture.py``) runs through the
 forked workers, the engine, the report and the CLI's JSON without any change to the
 orchestrator; unknown mode names stop the CLI with one line."""

@@ -169,7 +169,7 @@ def test_an_answer_leaves_the_custom_operator_of_this_process_alone() -> None:
     file's ``torch.library.custom_op`` and destroys the library of the one this process
     imported: a call of that operator then reads freed memory (std::bad_alloc, or a
     SIGSEGV that took the test process with it once, in the strict pass of
-    ``CustomOpWithoutFake``; pytorch/pytorch#98537, #125234). The answer is computed in a
+    ``CustomOpWithoutFake``; pytorch#98537, pytorch#125234). The answer is computed in a
     child process, and the operator this process captures stays whole."""
     key = "export_needs_real_data.py:CustomOpWithoutFake"
     module = importlib.import_module("export_needs_real_data")

@@ -1,6 +1,6 @@
 """``export-strict = true`` through the CLI and forked workers: the export mode also exports
 each class with ``strict=True`` and reports FX405 at the line only strict export fails on;
-nothing of it without the key (issue 20)."""
+nothing of it without the key."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ real ``torch.export.export`` on real inputs rejects it ("We found a fake tensor 
 program constant's list"), but torch skips that check when the inputs are fake, as fx-lsp's
 are. fx-lsp makes the check itself (``fxcore/worker/capture/export/fake_constants.py``), so its
 verdict through the CLI is real torch's, computed in the same run on the CPU, non-strict and
-strict (issue 40). Compared with real torch on the installed torch: run under every torch
+strict. Compared with real torch on the installed torch: run under every torch
 series too."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The onnx mode (issue 50) against real ``torch.onnx.export(..., dynamo=True)``: each class
+"""The onnx mode against real ``torch.onnx.export(..., dynamo=True)``: each class
 of tests/corpus/onnx is checked by ``fx-lsp check --mode onnx`` (fake tensors, no weights)
 and exported for real on the CPU with random weights and real inputs, in this test on the
 installed torch. Same verdict; where real export stops at an operator, fx-lsp's first failure

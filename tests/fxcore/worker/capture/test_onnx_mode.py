@@ -1,4 +1,4 @@
-"""The onnx mode's own pieces (issue 50): ``onnx-opset`` in the configuration; without the
+"""The onnx mode's own pieces: ``onnx-opset`` in the configuration; without the
 ``fx-lsp[onnx]`` extra, one line saying what to install and the other modes running; and, in
 this process, the capture of one corpus class finding its operator at its line (the corpus
 against real ``torch.onnx.export`` is tests/fxcore/worker/capture/test_onnx_corpus.py, slow)."""

@@ -1,4 +1,4 @@
-"""Kernels the meta device refuses (issue 40, item 5): where an operator's meta kernel refuses
+"""Kernels the meta device refuses: where an operator's meta kernel refuses
 what the CPU kernel accepts (a grouped matmul in float32, an operator without a meta kernel),
 fx-lsp's eager runs take the CPU kernel's answer (``refused_kernels``), and the compile capture
 runs an operator without a meta kernel on fake CPU tensors, so that each class gets export and

@@ -1,4 +1,4 @@
-"""Issue 47: judged for a GPU (``device = "cuda"``), fx-lsp gives the same verdicts on a
+"""Judged for a GPU (``device = "cuda"``), fx-lsp gives the same verdicts on a
 CPU-only build of torch and on PyPI's CUDA build of the same release, neither with a GPU: every
 class of the GPU-written, compile and export corpora, in export and compile, by its status and
 its problems' (line, code) (``benchmarks/gpu/build_agreement.py``'s comparison).

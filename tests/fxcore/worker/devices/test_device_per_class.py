@@ -1,4 +1,4 @@
-"""Issue 47, item 7: the device a class is judged for, per class (``[tool.fx-lsp.modules.
+"""The device a class is judged for, per class (``[tool.fx-lsp.modules.
 "pkg.mod:Class"] device``) and per file (``per-file-device``, globs as ``per-file-ignores``),
 over the workspace's ``device``: a repository with GPU kernels in one package and CPU
 preprocessing in another says so. Classes whose code names no device, so that only the

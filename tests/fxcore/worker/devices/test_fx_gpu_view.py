@@ -1,4 +1,4 @@
-"""Issue 47, item 6: torch.fx in the GPU view. A class written for a GPU that makes CUDA
+"""torch.fx in the GPU view. A class written for a GPU that makes CUDA
 tensors from constants (``torch.arange(8, device="cuda")``, ``torch.ones(8,
 device=self.device)`` with the device picked by ``torch.cuda.is_available()``) is traced as on
 a GPU, where torch.fx runs such a call eagerly and keeps its tensor as a constant of the

@@ -1,4 +1,4 @@
-"""Issue 47, item 4: GPU-only attention kernels and their selection in the GPU view.
+"""GPU-only attention kernels and their selection in the GPU view.
 ``F.scaled_dot_product_attention`` on fake CUDA tensors picks the kernel an H100 (sm90) picks
 for its inputs among the backends ``sdpa_kernel`` and ``torch.backends.cuda.enable_*_sdp``
 leave enabled, and raises a GPU's "No available kernel" where none fits, the same on a

@@ -1,4 +1,4 @@
-"""Issue 47, items 2 and 3: code whose values or sizes come from tensor data (indexing, boolean
+"""Code whose values or sizes come from tensor data (indexing, boolean
 masks, ``nonzero``, ``tolist``, ``float(t)``), written for any device, gets the same export and
 compile verdicts judged for a GPU (``device = "cuda"``) as judged for the CPU: the answer real
 torch gives on the CPU, which torch's source gives a GPU too for these operators. Run on the
@@ -75,7 +75,7 @@ CASES = {
 COMPARED = {"no_meta_kernel": {"QrFactors"}}
 #: Verdicts a GPU gives otherwise than the CPU, by torch's source: on torch 2.10, non-strict
 #: export of an ``nn.LSTM`` on CUDA tensors fails ("Cannot access data pointer of Tensor",
-#: pytorch#155309, fixed for 2.11 by #163245: cuDNN's path reads the weights' data), where
+#: pytorch#155309, fixed for 2.11 by pytorch#163245: cuDNN's path reads the weights' data), where
 #: the CPU's exports; the view fails it too.
 GPU_DIFFERS = {("sequence", "Recurrent", "export"): torch.__version__.startswith("2.10.")}
 

@@ -1,4 +1,4 @@
-"""Issue 47's Done-when, without a GPU: classes judged for a GPU (``device = "cuda"``) get the
+"""Without a GPU, what a GPU would answer: classes judged for a GPU (``device = "cuda"``) get the
 export and compile verdicts real torch gives on one. benchmarks/gpu/answers/ holds real torch's
 answers on a GPU (``python3 -m benchmarks run gpu gpu_answers -- --record FILE``, run where a
 GPU was lent: each class rebuilt from fx-lsp's arguments, moved to the GPU, run on real tensors

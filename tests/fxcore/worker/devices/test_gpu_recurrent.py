@@ -1,4 +1,4 @@
-"""Issue 47: ``nn.LSTM``, ``nn.GRU`` and ``nn.RNN`` judged for a GPU run on fake CUDA tensors
+"""``nn.LSTM``, ``nn.GRU`` and ``nn.RNN`` judged for a GPU run on fake CUDA tensors
 without the CUDA runtime, on both builds, and give the outputs a GPU gives.
 
 On a CUDA build their composite takes cuDNN's path on CUDA tensors, which asks the runtime for

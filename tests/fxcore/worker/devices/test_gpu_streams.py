@@ -1,4 +1,4 @@
-"""Issue 47, item 5: CUDA streams and events (tests/corpus/gpu/streams.py) in the GPU view get
+"""CUDA streams and events (tests/corpus/gpu/streams.py) in the GPU view get
 export and compile verdicts, the same on a CPU-only build and on a CUDA build without a GPU
 (the torch matrix's venvs), and dynamo sees them as it sees real ones: their calls are nodes
 of the graph (``torch.ops.streams`` ops; on torch 2.10 ``synchronize`` and ``wait_stream`` are

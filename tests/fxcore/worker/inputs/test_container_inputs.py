@@ -1,4 +1,4 @@
-"""Issue 40, item 7: ``forward`` arguments that are containers of tensors, as a
+"""``forward`` arguments that are containers of tensors, as a
 medical-imaging library's feature pyramids and deep-supervision heads take them
 (``fxcore.worker.inputs.container``), each verdict compared with real torch.export
 (non-strict) and torch.compile on the CPU on real tensors of the JSON's inputs, in the same run

@@ -1,4 +1,4 @@
-"""Issue 46, item 2, as found on an audio library: inputs of the shape ``forward`` documents
+"""As found on an audio library: inputs of the shape ``forward`` documents
 (``fxcore.worker.inputs.documented``), for transforms with no layer to tell their input's
 size: an inverse transform whose docstring says ``(batch, n_fft//2+1, frames)`` (its required
 ``n_fft`` guessed as an FFT's length), one whose

@@ -2,7 +2,7 @@
 excitation block) built with ``in_channels=3`` holds a convolution of no output channel:
 torch.fx traces it and meta runs it, but torch refuses it on the CPU, so torch.export and
 torch.compile had no verdict ("the instance does not fit", FX406, FX504) where segmentation-
-models-pytorch's ``SCSEModule`` has one on any real channel count (issue 46). An instance
+models-pytorch's ``SCSEModule`` has one on any real channel count. An instance
 with a weight of no element is now traced only until another instance fits: a lone channel
 argument under 16 is tried at 32 and 64 (``argument_search.consistent_sets``), and the
 verdicts are on the first that holds no empty weight."""

@@ -1,4 +1,4 @@
-"""Sizes of inferred inputs (issue 21, "shape warnings that are never false alarms"): the image
+"""Sizes of inferred inputs, so that shape warnings are never false alarms: the image
 size a model declares, a 2-D input for a ``Linear`` next to a ``BatchNorm1d``, and sizes the
 model leaves free solved from its own constraints, so that FX300 on inferred inputs means no
 size tried fits. Each chosen input is checked against real torch on the CPU, and the export

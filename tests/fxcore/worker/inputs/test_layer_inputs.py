@@ -1,4 +1,4 @@
-"""Inputs that need no fx trace (issue 33): where torch.fx stops before any layer (a branch on
+"""Inputs that need no fx trace: where torch.fx stops before any layer (a branch on
 the input's shape), export and compile still get inputs, read from the module's first layer
 whose input size is known and accepted when the model runs on them; each verdict on them
 agrees with real torch.export and torch.compile on CPU, on the same instance and inputs."""

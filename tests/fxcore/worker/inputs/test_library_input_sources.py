@@ -1,4 +1,4 @@
-"""The causes of classes without an export or compile verdict that issue 33's sweep of two
+"""The causes of classes without an export or compile verdict that a sweep of two
 libraries fx-lsp was not tuned on found (vit-pytorch, efficientnet-pytorch;
 benchmarks/fidelity/pt2_library_coverage.py), each reproduced small, and each verdict compared
 with real torch.export (non-strict) and torch.compile on the CPU, rebuilt from the JSON's

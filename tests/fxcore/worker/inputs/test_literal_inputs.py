@@ -1,4 +1,4 @@
-"""Issue 46, items 2 and 5: forwards that take more than tensors. A ``forward`` annotated with
+"""Forwards that take more than tensors. A ``forward`` annotated with
 literal kinds gets literals beside its tensors (``fxcore.worker.inputs.literal_arguments``: a
 feature pyramid's ``names: list[str]``, a decoder's ``image_size: list[int]``); a list of
 tensors indexed from its end (``results[-1]``), or only passed on, or whose item is taken by

@@ -1,4 +1,4 @@
-"""An export or compile error that comes from fx-lsp's own choices is a hint (issue 33): on an
+"""An export or compile error that comes from fx-lsp's own choices is a hint: on an
 instance built from the class's defaults, where the module raises the same error eagerly, the
 verdict is "does not fit" (FX406 under export, FX504 under compile), not FX499/FX502; on the
 same code with the arguments and inputs given in the configuration the error stays the

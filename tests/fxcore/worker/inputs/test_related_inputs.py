@@ -1,4 +1,4 @@
-"""Issue 46, item 2: example inputs for a ``forward`` that takes several tensors whose sizes
+"""Example inputs for a ``forward`` that takes several tensors whose sizes
 are related, searched jointly from how ``forward`` uses them (``fxcore.worker.inputs.related``,
 ``forward_relations``), and a dict of tensors ``forward`` only iterates
 (``fxcore.worker.inputs.container``): a decoder block whose skip connection has the up-sampled

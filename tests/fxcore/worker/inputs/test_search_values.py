@@ -1,4 +1,4 @@
-"""Values read from tensors while fx-lsp searches for example inputs (issue 40, item 2): the
+"""Values read from tensors while fx-lsp searches for example inputs: the
 search runs ``forward`` eagerly on tensors without data (meta, or fake for a model built on the
 CPU), where ``.item()``, ``.tolist()``, ``int(t)``, ``float(t)`` and ``if t:`` are stood in as
 the compile capture stands them in (``fxcore.worker.shared.values_read``), instead of every input

@@ -1,4 +1,4 @@
-"""Issue 46: example inputs for a module that takes a long waveform
+"""Example inputs for a module that takes a long waveform
 (``fxcore.worker.inputs.waveform``): an STFT-like front end whose reflect pad is half its
 ``n_fft`` of 512, a convolution with a 1024-tap kernel, and a block that unpacks ``batch,
 channels, time`` before a two-channel ``Conv1d`` with a 1024-tap kernel. Neither their first

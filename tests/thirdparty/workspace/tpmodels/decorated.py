@@ -1,4 +1,4 @@
-"""Modules whose own ``forward`` is wrapped by a decorator (issue 5: located on the decorated
+"""Modules whose own ``forward`` is wrapped by a decorator (a failure is located on the decorated
 ``forward`` definition, with a message that names the decorator)."""
 
 import functools
