@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass
 
 from fxcore.host.cache_folder import CACHE_FOLDER, FOLDER_FLAGS, mark_cache_folder, write_entry
 from fxcore.model.job_spec import TraceJob
+from fxcore.model.not_reached import is_not_reached
 from fxcore.model.results import Failure, FileResult
 from fxcore.model.version import VERSION
 from fxcore.protocol import result_codec
@@ -346,7 +347,8 @@ class ResultCache:
         pipeline does), so the entry is for the text that was traced even if the file changed
         meanwhile; by default the key of the file's text now."""
         key = key if key is not None else self.key(job)
-        if key is None or any(failure.kind in _TRANSIENT_KINDS for failure in _failures(result)):
+        if key is None or any(failure.kind in _TRANSIENT_KINDS for failure in _failures(result)) \
+                or any(map(is_not_reached, result.modules)):
             return
         path = os.path.abspath(job.path)
         dependencies = dict(result.imported_hashes)

@@ -57,7 +57,8 @@ class ChildAttempt:
     #: Why a message from the child was refused (then the child is stopped and what it
     #: reported is discarded: workspace code may have written it).
     rejected: str | None = None
-    #: "timeout" or "crash" when the child did not finish on its own.
+    #: "timeout" or "crash" when the child did not finish on its own; "file-timeout" when
+    #: the job's ``file-timeout`` ran out (then the classes not judged are not reached).
     ended_by: str | None = None
     exit_description: str = ""
     output: bytearray = field(default_factory=bytearray)
@@ -105,7 +106,8 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
     open for ever. Its exit after its last message is not waited for (a child of a zygote
     that holds torch took 30 to 80 ms to free its memory on a loaded 2-core machine, on the
     way of every result): the zygote reaps it. Its limits are in wall-clock time, scaled by
-    ``FX_LSP_TIMEOUT_SCALE`` (``fxcore.model.timeout_scale``)."""
+    ``FX_LSP_TIMEOUT_SCALE`` (``fxcore.model.timeout_scale``); the job's classes together have
+    ``file-timeout`` from when its first child announced them (``handle.file_deadline``)."""
     scale = timeout_scale()
     timeout = job.config.timeout * scale
     # Importing a file that imports transformers or timm can take longer than tracing
@@ -115,10 +117,13 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
     open_readers: list[Any] = [results_reader, output_reader]
     killed = False
     while open_readers:
+        # Once killed, the child's pipes get their few seconds to close, file deadline or not.
+        limit_at = deadline if killed or handle.file_deadline is None \
+            else min(deadline, handle.file_deadline)
         # Wake at least every quarter second to notice that the child has exited.
         ready = multiprocessing.connection.wait(
             open_readers, timeout=min(_EXIT_POLL_SECONDS,
-                                      max(0.0, deadline - time.monotonic()))
+                                      max(0.0, limit_at - time.monotonic()))
         )
         if handle.cancelled and not killed:
             zygote.kill(pid)
@@ -137,17 +142,22 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
             if attempt.rejected is not None:
                 _stop_refused(zygote, pid, attempt)
             return
-        if not ready and time.monotonic() < deadline:
+        if not ready and time.monotonic() < limit_at:
             continue
         if not ready:
             if killed:
                 return  # killed, yet something (a grandchild) holds a pipe open
             zygote.kill(pid)
             killed = True
-            attempt.ended_by = "timeout"
-            busy = attempt.current_class is not None or attempt.deriving is not None
-            limit = timeout if busy else import_limit
-            attempt.exit_description = f"took longer than {limit:g} s and was stopped"
+            if limit_at < deadline:
+                attempt.ended_by = "file-timeout"
+                attempt.exit_description = (f"took longer than {job.config.file_timeout * scale:g}"
+                                            " s for the file's classes and was stopped")
+            else:
+                attempt.ended_by = "timeout"
+                busy = attempt.current_class is not None or attempt.deriving is not None
+                limit = timeout if busy else import_limit
+                attempt.exit_description = f"took longer than {limit:g} s and was stopped"
             deadline = time.monotonic() + 5.0
             continue
         if output_reader in ready and not _read_output(output_reader, attempt):
@@ -167,6 +177,8 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
                 # Each class and each submodule instance has its own time; any message
                 # after the import means the child is making progress.
                 deadline = time.monotonic() + timeout
+                if attempt.classes is not None and handle.file_deadline is None:
+                    handle.file_deadline = time.monotonic() + job.config.file_timeout * scale
 
 def _stop_refused(zygote: ZygoteProcess, pid: int, attempt: ChildAttempt) -> None:
     """A child that sent what no child of fx-lsp's sends is running someone else's

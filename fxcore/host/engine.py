@@ -37,6 +37,7 @@ from fxcore.host.unfinished_children import (
     ended_derived,
     file_failure,
     last_output,
+    not_reached,
     output_tail,
 )
 from fxcore.host.worker_environment import passed_variables
@@ -198,6 +199,9 @@ class Engine:
                                                         f"The worker failed: {attempt.fatal}"))
             if attempt.ended_by is None:
                 break
+            if attempt.ended_by == "file-timeout":
+                not_reached(job, parsed, announced, result, done)
+                break
             if attempt.classes is None:
                 message = (f"The worker {attempt.exit_description} while importing this file."
                            f"{last_output(attempt.output)}")
@@ -219,6 +223,9 @@ class Engine:
             only = [name for name in announced
                     if any((name, mode) not in done for mode in modes)]
             if not only:
+                break
+            if handle.file_deadline is not None and time.monotonic() >= handle.file_deadline:
+                not_reached(job, parsed, only, result, done)  # no new child past the budget
                 break
         # A class that was announced always gets a verdict per mode, whatever its child did.
         for name in announced:

@@ -18,6 +18,10 @@ class TraceHandle(Submission[tuple[ZygoteProcess, int]]):
         #: reads it when the job starts); the verdicts of classes whose child died are
         #: located in it.
         self.parsed = parsed
+        #: When (``time.monotonic``) the job's classes must all be done: set as its first
+        #: child announces them, ``file-timeout`` (scaled) later, and kept for the children
+        #: after it (``fxcore.host.child_run``).
+        self.file_deadline: float | None = None
 
     def _stop(self, running: tuple[ZygoteProcess, int]) -> None:
         zygote, pid = running

@@ -9,6 +9,7 @@ import os
 from fxcore.host.child_run import OUTPUT_TAIL_BYTES, ChildAttempt
 from fxcore.host.zygote_host import OUTPUT_LINE_CHARACTERS, OUTPUT_TAIL_LINES
 from fxcore.model.job_spec import TraceJob
+from fxcore.model.not_reached import NOT_REACHED
 from fxcore.model.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.workspace.discovery import ParsedFile
 from fxcore.workspace.paths import import_location
@@ -25,6 +26,33 @@ def end_class(job: TraceJob, parsed: ParsedFile, name: str, attempt: ChildAttemp
         if (name, mode) not in done:
             result.modules.append(ended_module(job, parsed, name, mode, attempt))
             done.add((name, mode))
+
+def not_reached(job: TraceJob, parsed: ParsedFile, names: list[str], result: FileResult,
+                done: set[tuple[str, str]]) -> None:
+    """Give the classes of ``names`` still without a verdict in some mode, once the job's
+    ``file-timeout`` ran out, a verdict that says so: information (FX103), not an error of
+    theirs, with how many of the file's classes were judged."""
+    modes = job.config.modes
+    left = [name for name in names if any((name, mode) not in done for mode in modes)]
+    judged = len({name for name, _mode in done if all((name, mode) in done for mode in modes)})
+    path = os.path.abspath(job.path)
+    for name in left:
+        source = parsed.classes.get(name)
+        span = (source.name_span if source else Range(1, 1, 1, 1)).at(path)
+        for mode in modes:
+            if (name, mode) in done:
+                continue
+            result.modules.append(ModuleResult(
+                **span, class_name=name,
+                qualified_name=f"{import_location(path).module_name}:{name}",
+                status="not-traced", forward=source.forward if source else None,
+                reason=f"{NOT_REACHED} file's `file-timeout` ({job.config.file_timeout:g} s "
+                f"for all its classes) ran out before it was judged; {judged} of its classes "
+                "were. Raise `file-timeout` under [tool.fx-lsp] to judge them all, or split "
+                "the file.",
+                mode=mode))
+            done.add((name, mode))
+
 
 def ended_module(job: TraceJob, parsed: ParsedFile, name: str, mode: str,
                   attempt: ChildAttempt) -> ModuleResult:

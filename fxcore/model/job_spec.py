@@ -101,6 +101,9 @@ class EngineConfig:
     tracer: str | None = None
     modules: dict[str, ModuleConfig] = field(default_factory=dict)
     timeout: float = 20.0
+    #: Seconds all of a file's classes may take, from its first import's end: the classes
+    #: not reached by then are not traced (``fxcore.host.unfinished_children``).
+    file_timeout: float = 300.0
     memory_limit_mb: int = 8192
     exclude: list[str] = field(default_factory=list)
     #: Synthesize constructor arguments for classes nobody configured

@@ -70,7 +70,8 @@ FX103 = Rule(
 arguments it could build it with (the message says which error the last guess met), its
 line says `# fx-lsp: skip`, or it is a base left for subclasses (abstract methods, a
 `forward` that only raises `NotImplementedError`, or one that reads an attribute only
-subclasses set), whose subclasses are traced. The editor
+subclasses set), whose subclasses are traced, or its file's `file-timeout` ran out before
+it was reached (a file of thousands of classes: those judged first keep their verdicts). The editor
 shows it when `showNotTraced` (`show-not-traced`) is on; `fx-lsp check` lists such classes as
 notes, and reports the code only when `select` names it in full (`select = ["FX", "FX103"]`).
 

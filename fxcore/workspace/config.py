@@ -8,6 +8,7 @@ Example::
     autowrap-modules = ["models.ops"]
     tracer = "models.tracing:MyTracer"
     timeout = 20
+    file-timeout = 300       # all of one file's classes; those not reached are not traced
     memory-limit-mb = 8192
     exclude = ["*_test.py"]
     guess-arguments = true   # synthesize constructor arguments nobody configured
@@ -244,6 +245,14 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
         else:
             problems.append(f"{source}: 'timeout' must be a number of seconds above 0 and at "
                             f"most {MAX_TIMEOUT_SECONDS:g}; ignored")
+
+    file_timeout = table.get("file-timeout")
+    if file_timeout is not None:
+        if is_valid_timeout(file_timeout):
+            config.file_timeout = float(file_timeout)
+        else:
+            problems.append(f"{source}: 'file-timeout' must be a number of seconds above 0 "
+                            f"and at most {MAX_TIMEOUT_SECONDS:g}; ignored")
 
     memory = table.get("memory-limit-mb")
     if memory is not None:

@@ -51,6 +51,10 @@ PROJECT_KEYS: tuple[ConfigKey, ...] = (
               '"models.tracing:MyTracer"', unset="`torch.fx.Tracer`"),
     ConfigKey("timeout", "seconds, above 0 and at most 86400", "20",
               "How long one class may take in its worker before it is stopped (FX102).", "60"),
+    ConfigKey("file-timeout", "seconds, above 0 and at most 86400", "300",
+              "How long the classes of one file may take in all, after its import: the "
+              "classes not reached by then are not traced (FX103, saying so), and those "
+              "judged keep their verdicts.", "900"),
     ConfigKey("memory-limit-mb", "whole number from 1 to 1048576", "8192",
               "The address-space limit of each worker child, in MiB.", "16384"),
     ConfigKey("exclude", "list of globs", "[]",

@@ -15,21 +15,25 @@ from fxcore.workspace.call_sites.literals import (
     is_literal_call_argument,
 )
 from fxcore.workspace.call_sites.parametrize import parametrized_bindings
+from fxcore.workspace.call_sites.reading_budget import ReadingBudget
 from fxcore.workspace.parsing import parse_module
 
 _DOCTEST_LINE = re.compile(r"^\s*(>>>|\.\.\.) ?(.*)$")
 
 
-def calls_in_source(text: str, site_of: str, first_line: int = 1,
-                    partial: bool = False) -> list[tuple[str, CallSite]]:
+def calls_in_source(text: str, site_of: str, first_line: int = 1, partial: bool = False,
+                    budget: ReadingBudget | None = None) -> list[tuple[str, CallSite]]:
     """(class name, call site) for every literal constructor call in Python ``text``; with
     ``partial``, also the literal keywords of the calls whose other arguments are not
-    literals (``CallSite.partial``)."""
-    return calls_in_blocks([(first_line, text)], lambda line: f"{site_of}:{line}", partial)
+    literals (``CallSite.partial``). With ``budget``, raises ``ReadingBudgetSpent`` when it
+    runs out on the way."""
+    return calls_in_blocks([(first_line, text)], lambda line: f"{site_of}:{line}", partial,
+                           budget)
 
 
 def calls_in_blocks(blocks: list[tuple[int, str]], site_at: Callable[[int], str],
-                    partial: bool = False) -> list[tuple[str, CallSite]]:
+                    partial: bool = False,
+                    budget: ReadingBudget | None = None) -> list[tuple[str, CallSite]]:
     """The literal constructor calls of Python ``blocks`` ((line of the first line, text)),
     read in order as one scope, as a reader reads a README's code blocks or a notebook's
     cells: a name bound in one block is read in the next. Each block is parsed alone, so one
@@ -37,26 +41,38 @@ def calls_in_blocks(blocks: list[tuple[int, str]], site_at: Callable[[int], str]
     statements: list[ast.stmt] = []
     found: list[tuple[int, str, CallSite]] = []
     for first_line, text in blocks:
+        if budget is not None:
+            budget.take(text)
         try:
             block = ast.increment_lineno(parse_module(text), first_line - 1)
         except SyntaxError:
             continue
         statements += block.body
         found += _doctest_calls(block, site_at)
-    found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_at, partial)
+    found += _calls_in_tree(ast.Module(body=statements, type_ignores=[]), site_at, partial,
+                            budget)
     return [(name, site) for _line, name, site in sorted(found, key=lambda call: call[0])]
 
 
-def _calls_in_tree(tree: ast.Module, site_at: Callable[[int], str],
-                   partial: bool = False) -> list[tuple[int, str, CallSite]]:
+#: How many nodes of a tree are looked at between two looks at the budget.
+_NODES_PER_LOOK = 512
+
+
+def _calls_in_tree(tree: ast.Module, site_at: Callable[[int], str], partial: bool = False,
+                   budget: ReadingBudget | None = None) -> list[tuple[int, str, CallSite]]:
     """(line, class name, call site) of the literal constructor calls of ``tree``, a bare name
     argument read as what it was last bound to (``bound_names``), a parameter of a
     parametrized test as each of its values (``parametrized_bindings``)."""
+    check = budget.check if budget is not None else lambda: None
+    check()
     bound_at = bound_names(tree)
+    check()
     parametrized = parametrized_bindings(tree)
     found = []
     unfinished = _filled_afterwards(tree)
-    for node in ast.walk(tree):
+    for count, node in enumerate(ast.walk(tree)):
+        if count % _NODES_PER_LOOK == 0:
+            check()
         if not isinstance(node, ast.Call) or id(node) in unfinished:
             continue
         called = called_constructor(node)

@@ -8,6 +8,7 @@ import re
 
 from fxcore.model.job_spec import CallSite
 from fxcore.workspace.call_sites.calls import calls_in_blocks
+from fxcore.workspace.call_sites.reading_budget import ReadingBudget
 from fxcore.workspace.notebook.cells import NotebookCells
 from fxcore.workspace.notebook.module_builder import cell_python
 
@@ -44,12 +45,15 @@ def markdown_python_blocks(text: str) -> list[tuple[int, str]]:
     return blocks
 
 
-def calls_in_markdown(text: str, site_of: str) -> list[tuple[str, CallSite]]:
+def calls_in_markdown(text: str, site_of: str,
+                      budget: ReadingBudget | None = None) -> list[tuple[str, CallSite]]:
     """The calls in a Markdown file's Python blocks, read in order as one scope."""
-    return calls_in_blocks(markdown_python_blocks(text), lambda line: f"{site_of}:{line}")
+    return calls_in_blocks(markdown_python_blocks(text), lambda line: f"{site_of}:{line}",
+                           budget=budget)
 
 
-def calls_in_notebook(text: str, site_of: str) -> list[tuple[str, CallSite]]:
+def calls_in_notebook(text: str, site_of: str,
+                      budget: ReadingBudget | None = None) -> list[tuple[str, CallSite]]:
     """The calls in a notebook's code cells, all of them (data loading and training cells
     too: they are read, never run), read in order as one scope, each cell's at
     ``nb.ipynb:cell 12:<line>``."""
@@ -72,4 +76,4 @@ def calls_in_notebook(text: str, site_of: str) -> list[tuple[str, CallSite]]:
         position = bisect.bisect_right([first for first, _source in blocks], line) - 1
         return f"{site_of}:cell {cell_numbers[position]}:{line - blocks[position][0] + 1}"
 
-    return calls_in_blocks(blocks, site_at)
+    return calls_in_blocks(blocks, site_at, budget=budget)

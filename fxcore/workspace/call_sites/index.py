@@ -4,6 +4,7 @@ the choice of the calls a class is built from (``most_varied``)."""
 from __future__ import annotations
 
 import ast
+import logging
 import os
 import threading
 from collections.abc import Iterable
@@ -13,6 +14,12 @@ from fxcore.model.job_spec import CallSite
 from fxcore.workspace.call_sites.calls import calls_in_source
 from fxcore.workspace.call_sites.documents import calls_in_markdown, calls_in_notebook
 from fxcore.workspace.call_sites.literals import called_class_name
+from fxcore.workspace.call_sites.reading_budget import (
+    MAX_PASS_BYTES,
+    PASS_SECONDS,
+    ReadingBudget,
+    ReadingBudgetSpent,
+)
 from fxcore.workspace.file_access import MAX_FILE_BYTES
 from fxcore.workspace.notebook.cells import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from fxcore.workspace.parsing import parse_expression
@@ -21,6 +28,10 @@ from fxcore.workspace.reading import read_workspace_text
 
 #: Markdown files read besides the Python ones.
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
+#: Folders whose files show how a workspace's classes are called: read before the others.
+_CALLING_FOLDERS = frozenset({"tests", "test", "examples", "example", "docs"})
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -71,12 +82,15 @@ class CallSiteIndex:
         return self._calls
 
     def rescan(self) -> set[str]:
-        """Walk the workspace: read new and changed files, forget deleted ones. The names of
-        the classes whose calls may have changed."""
+        """Walk the workspace: read new and changed files, forget deleted ones, within one
+        pass's budget (``reading_budget``; a file it leaves out is read by a later pass).
+        The names of the classes whose calls may have changed."""
         found = _workspace_files(self.root)
         changed = {name for path in set(self.files) - set(found) for name in self._forget(path)}
-        for path in found:
-            changed |= self._read(path, force=False)
+        budget = ReadingBudget()
+        for path in sorted(found, key=self._reading_order):
+            changed |= self._read(path, force=False, budget=budget)
+        self._said_left_out(budget, len(found))
         return changed
 
     def update(self, path: str) -> set[str]:
@@ -88,11 +102,13 @@ class CallSiteIndex:
             inside = set(_workspace_files(path)) if self._indexed(path, folder=True) else set()
             below = {known for known in self.files if known.startswith(path + os.sep)}
             changed = {name for known in below - inside for name in self._forget(known)}
-            for found in inside:
-                changed |= self._read(found, force=True)
+            budget = ReadingBudget()
+            for found in sorted(inside, key=self._reading_order):
+                changed |= self._read(found, force=True, budget=budget)
+            self._said_left_out(budget, len(inside))
             return changed
         if self._indexed(path, folder=False) and os.path.isfile(path):
-            return self._read(path, force=True)
+            return self._read(path, force=True, budget=ReadingBudget())
         below = [known for known in self.files
                  if known == path or known.startswith(path + os.sep)]
         return {name for known in below for name in self._forget(known)}
@@ -117,9 +133,10 @@ class CallSiteIndex:
         self._calls = None
         return {name for name, _site in indexed.calls}
 
-    def _read(self, path: str, force: bool) -> set[str]:
+    def _read(self, path: str, force: bool, budget: ReadingBudget) -> set[str]:
         """Read ``path`` again unless ``force`` is off and its size and modification time
-        are those it was read at."""
+        are those it was read at. Once ``budget`` is spent the file is left as it was
+        (unknown, or with the calls of its last reading) and counted as left out."""
         try:
             status = os.stat(path)
         except OSError:
@@ -128,11 +145,46 @@ class CallSiteIndex:
         known = self.files.get(path)
         if known is not None and known.stamp == stamp and not force:
             return set()
-        calls = _file_calls(path, self.root)
+        if budget.spent():
+            budget.left_out += 1
+            return set()
+        try:
+            calls = _file_calls(path, self.root, budget)
+        except ReadingBudgetSpent:
+            budget.left_out += 1
+            return set()
         self.files[path] = _IndexedFile(stamp, calls)
         self._calls = None
         before = {name for name, _site in known.calls} if known is not None else set()
         return before | {name for name, _site in calls}
+
+    def _reading_order(self, path: str) -> tuple[int, str]:
+        return _reading_order(os.path.relpath(path, self.root))
+
+    def _said_left_out(self, budget: ReadingBudget, files: int) -> None:
+        """A pass that ran out says so once: a class whose only call lies in a file left
+        out is built as if none were written."""
+        if budget.left_out:
+            logger.warning(
+                "fx-lsp left %d of the %d files of %s out of its search for constructor "
+                "calls: a search reads at most %d MiB and %g s of CPU time "
+                "(tests, examples and documents first); a class called only there is built "
+                "as if no call were written.", budget.left_out, files, self.root,
+                MAX_PASS_BYTES // (1024 * 1024), PASS_SECONDS)
+
+
+def _reading_order(relative: str) -> tuple[int, str]:
+    """Documents and notebooks first, then tests and examples, then the other files, each
+    by path (``relative`` to the workspace root): those most likely to show how a class is
+    called come before a pass runs out."""
+    parts = relative.split(os.sep)
+    name = parts[-1]
+    if not name.endswith(".py"):
+        return 0, relative
+    if _CALLING_FOLDERS & set(parts[:-1]) or name.startswith("test_") \
+            or name.endswith("_test.py"):
+        return 1, relative
+    return 2, relative
 
 
 def _is_indexed_name(name: str) -> bool:
@@ -151,10 +203,11 @@ def _workspace_files(root: str) -> list[str]:
     return sorted(files)
 
 
-def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
+def _file_calls(path: str, root: str, budget: ReadingBudget) -> list[tuple[str, CallSite]]:
     """The literal constructor calls written in one file, named by its path below ``root``;
     none from a file the workspace's reader refuses (``fxcore.workspace.reading``: a link out
-    of the workspace, not a regular file of bounded size, not UTF-8)."""
+    of the workspace, not a regular file of bounded size, not UTF-8). Raises
+    ``ReadingBudgetSpent`` when ``budget`` runs out on the way."""
     try:
         text = read_workspace_text(path, root, limit=MAX_NOTEBOOK_BYTES if is_notebook(path)
                                    else MAX_FILE_BYTES)
@@ -162,10 +215,10 @@ def _file_calls(path: str, root: str) -> list[tuple[str, CallSite]]:
         return []
     site_of = os.path.relpath(path, root)
     if is_notebook(path):
-        return calls_in_notebook(text, site_of)
-    return (calls_in_markdown(text, site_of)
+        return calls_in_notebook(text, site_of, budget)
+    return (calls_in_markdown(text, site_of, budget)
             if path.lower().endswith(MARKDOWN_SUFFIXES)
-            else calls_in_source(text, site_of, partial=True))
+            else calls_in_source(text, site_of, partial=True, budget=budget))
 
 
 def build_index(root: str) -> CallSiteIndex:

@@ -14,6 +14,8 @@ NOTEBOOK_SUFFIX = ".ipynb"
 #: Notebooks hold their outputs (plots as base64): they may be far larger than a source file.
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: A UTF-8 byte order mark once decoded: a notebook's JSON may start with one.
+UTF8_BOM_CHARACTER = "\ufeff"
 
 
 def is_notebook(path: str) -> bool:
@@ -40,8 +42,9 @@ class NotebookCells:
 
     @classmethod
     def from_json(cls, text: str) -> NotebookCells:
-        """Raises ``ValueError`` when ``text`` is not a notebook's JSON."""
-        data = json.loads(text)
+        """Raises ``ValueError`` when ``text`` is not a notebook's JSON. A leading byte order
+        mark (a buffer given as its file's bytes decode) is not part of it."""
+        data = json.loads(text.removeprefix(UTF8_BOM_CHARACTER))
         if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
             raise ValueError("not a Jupyter notebook: no list of cells")
         cells = []

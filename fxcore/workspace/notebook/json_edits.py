@@ -7,7 +7,8 @@ import difflib
 import json
 import re
 
-from fxcore.workspace.notebook.cells import split_cell_lines
+from fxcore.workspace.kept_bytes import kept_text
+from fxcore.workspace.notebook.cells import UTF8_BOM_CHARACTER, split_cell_lines
 from fxcore.workspace.notebook.module_builder import notebook_module_of_json
 from fxcore.workspace.parsing import ast_of
 
@@ -22,8 +23,8 @@ def edit_notebook_json(raw: str, new_module_text: str) -> str:
     module (``build_notebook_module``): every changed line goes into the cell it came from,
     inserted lines after the line before them (a ``torch.fx.wrap`` after the imports goes into
     the imports cell). Only the changed cells' ``source`` values are rewritten, in the shape
-    they had (a list of lines or one string, laid out as before); outputs, metadata and the
-    rest of the text stay byte for byte."""
+    they had (a list of lines or one string, laid out as before, each line with the line end
+    it had); outputs, metadata and the rest of the text stay byte for byte."""
     module = notebook_module_of_json(raw)
     if module is None or module.cells is None:
         raise NotebookEditError("the file is not a notebook's JSON")
@@ -70,7 +71,10 @@ def edit_notebook_json(raw: str, new_module_text: str) -> str:
                                                reverse=True):
         cell_lines[cell][first - 1:first - 1 + count] = inserted
     changed = {cell for cell, *_ in changes}
-    return _replace_sources(raw, {cell: "\n".join(cell_lines[cell]) for cell in changed})
+    # Each line keeps the line end it had in its cell (a cell written on Windows: "\r\n").
+    return _replace_sources(raw, {cell: kept_text(module.cells.cells[cell].source,
+                                                  "\n".join(cell_lines[cell]))
+                                  for cell in changed})
 
 
 def _statement_starts(text: str) -> dict[int, int]:
@@ -148,7 +152,7 @@ def _source_spans(raw: str) -> dict[int, tuple[int, int]]:
             position = skip(position + 1)  # the comma
 
     spans: dict[int, tuple[int, int]] = {}
-    for key, start, _ in members(skip(0)):
+    for key, start, _ in members(skip(1 if raw.startswith(UTF8_BOM_CHARACTER) else 0)):
         if key != "cells":
             continue
         position = skip(start + 1)
