@@ -11,7 +11,7 @@ from fxcore.host.zygote_host import OUTPUT_LINE_CHARACTERS, OUTPUT_TAIL_LINES
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.workspace.discovery import ParsedFile
-from fxcore.workspace.paths import import_location
+from fxcore.workspace.paths import job_import_location
 
 
 def file_failure(job: TraceJob, kind: str, message: str) -> Failure:
@@ -46,7 +46,7 @@ def ended_module(job: TraceJob, parsed: ParsedFile, name: str, mode: str,
     )
     return ModuleResult(
         **span, class_name=name,
-        qualified_name=f"{import_location(path).module_name}:{name}",
+        qualified_name=f"{job_import_location(job).module_name}:{name}",
         status="failed", forward=source.forward if source else None, failures=[failure],
         mode=mode,
     )
