@@ -15,6 +15,7 @@ no folder above it: its files keep importing by their stems from it, as
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.machinery
 import keyword
 import os
@@ -27,8 +28,12 @@ from fxcore.workspace.parsing import parse_module
 #: cannot be read.
 TextOf = Callable[[str], "str | None"]
 
-#: How many files' imports are read for one file at most: a large folder is read in part.
-MAX_FILES_READ = 64
+#: How many files' imports are read for one file at most: the file's, those it imports, then
+#: its folder's other modules by name; a large folder is read in part.
+MAX_FILES_READ = 16
+
+#: One import: its level (dots), the module named after them, the names imported from it.
+Import = tuple[int, str, tuple[str, ...]]
 
 
 def namespace_folder(path: str, top: str, text_of: TextOf) -> str | None:
@@ -38,12 +43,10 @@ def namespace_folder(path: str, top: str, text_of: TextOf) -> str | None:
     ancestors = _named_ancestors(top)
     if not ancestors:
         return None
-    by_name: dict[str, list[str]] = {}
-    for folder in ancestors:  # nearest first
-        by_name.setdefault(os.path.basename(folder), []).append(folder)
+    folders = _Folders(os.path.abspath(top), ancestors)
     needed: set[str] = set()
-    for file, tree in _trees(path, top, text_of):
-        needed.update(_packages_needed(file, tree, top, by_name))
+    for file, imports in folders.files_imports(os.path.abspath(path), text_of):
+        needed.update(folders.packages_needed(file, imports))
     reached = [index for index, folder in enumerate(ancestors) if folder in needed]
     return ancestors[max(reached)] if reached else None
 
@@ -63,83 +66,28 @@ def _is_module_name(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
 
 
-def _trees(path: str, top: str, text_of: TextOf) -> Iterator[tuple[str, ast.Module]]:
-    """(file, tree) of ``path``, of the other modules in its folder and of the workspace
-    files they import, each once, at most ``MAX_FILES_READ``."""
-    path = os.path.abspath(path)
-    queue = [path]
-    seen = {path}
-    read = 0
-    siblings_queued = False
-    while queue and read < MAX_FILES_READ:
-        file = queue.pop(0)
-        text = text_of(file)
-        tree = _parsed(text) if text is not None else None
-        read += 1
-        if tree is not None:
-            yield file, tree
-            for imported in _imported_files(file, tree, top):
-                if imported not in seen:
-                    seen.add(imported)
-                    queue.append(imported)
-        if not siblings_queued:
-            siblings_queued = True
-            for sibling in _modules_in(os.path.dirname(path)):
-                if sibling not in seen:
-                    seen.add(sibling)
-                    queue.append(sibling)
-
-
-def _parsed(text: str) -> ast.Module | None:
+@functools.lru_cache(maxsize=1024)
+def _imports_of(text: str) -> tuple[Import, ...] | None:
+    """The imports of a module's text (``import a.b`` is ``(0, "a.b", ())``,
+    ``from ..m import x`` is ``(2, "m", ("x",))``); None when it does not parse. Kept per
+    text: each file of a folder reads its siblings."""
     try:
-        return parse_module(text)
+        tree = parse_module(text)
     except SyntaxError:
         return None
-
-
-def _modules_in(folder: str) -> list[str]:
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [os.path.join(folder, name) for name in names
-            if name.endswith(".py") and os.path.isfile(os.path.join(folder, name))]
-
-
-def _imports(tree: ast.Module) -> Iterator[tuple[int, str, list[str]]]:
-    """(level, module, names from it) of each import: ``import a.b`` is ``(0, "a.b", [])``,
-    ``from ..m import x`` is ``(2, "m", ["x"])``."""
+    found: list[Import] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield 0, alias.name, []
+            found.extend((0, alias.name, ()) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            yield node.level, node.module or "", [alias.name for alias in node.names
-                                                  if alias.name != "*"]
+            found.append((node.level, node.module or "",
+                          tuple(alias.name for alias in node.names if alias.name != "*")))
+    return tuple(found)
 
 
-def _dotted(module: str, names: list[str]) -> list[str]:
+def _dotted(module: str, names: tuple[str, ...]) -> list[str]:
     """The module and each name imported from it that may be a submodule."""
     return [module, *(f"{module}.{name}" if module else name for name in names)]
-
-
-def _imported_files(file: str, tree: ast.Module, top: str) -> Iterator[str]:
-    """The source files of the workspace modules ``file`` imports: relative imports from its
-    folder, absolute ones from ``top`` (a script's sibling by bare name) or from the folder
-    above an ancestor named as the import's first name."""
-    for level, module, names in _imports(tree):
-        if level:
-            yield from _sources(_relative_base(file, level), _dotted(module, names))
-            continue
-        first = module.split(".")[0]
-        if _in_folder(top, first):
-            yield from _sources(top, _dotted(module, names))
-            continue
-        probe = os.path.dirname(file)
-        while os.path.basename(probe) and os.path.basename(probe) != first:
-            probe = os.path.dirname(probe)
-        if os.path.basename(probe) == first:
-            yield from _sources(os.path.dirname(probe), _dotted(module, names))
 
 
 def _relative_base(file: str, level: int) -> str:
@@ -151,72 +99,133 @@ def _relative_base(file: str, level: int) -> str:
     return base
 
 
-def _sources(base: str, dotted_names: Iterable[str]) -> Iterator[str]:
-    for dotted in dotted_names:
-        found = _module_path(base, dotted)
-        if found is None:
-            continue
-        if os.path.isdir(found):
-            found = os.path.join(found, "__init__.py")
-        if found.endswith(".py") and os.path.isfile(found):
-            yield found
+class _Folders:
+    """Modules found in folders as the path finder finds them, each folder listed once (as
+    its ``FileFinder`` caches it), for one file's question."""
 
+    def __init__(self, top: str, ancestors: list[str]) -> None:
+        self.top = top
+        #: Folder name -> the ancestors of ``top`` of that name, nearest first.
+        self.by_name: dict[str, list[str]] = {}
+        for folder in ancestors:
+            self.by_name.setdefault(os.path.basename(folder), []).append(folder)
+        self._listings: dict[str, dict[str, bool]] = {}
+        self._installed: dict[str, bool] = {}
 
-def _module_path(base: str, dotted: str) -> str | None:
-    """The file or folder of module ``dotted`` below ``base``, as the path finder would find
-    it there (a package folder, with or without ``__init__.py``, else a module file); None
-    when there is none."""
-    path = base
-    for part in dotted.split("."):
-        if not os.path.isdir(path) or not _is_module_name(part):
-            return None
-        folder = os.path.join(path, part)
-        if os.path.isdir(folder):
-            path = folder
-            continue
-        module = next((folder + suffix for suffix in importlib.machinery.all_suffixes()
-                       if os.path.isfile(folder + suffix)), None)
-        if module is None:
-            return None
-        path = module
-    return path
+    def listing(self, folder: str) -> dict[str, bool]:
+        """Name -> whether it is a folder, of each entry of ``folder`` (empty: none)."""
+        if folder not in self._listings:
+            try:
+                with os.scandir(folder) as entries:
+                    self._listings[folder] = {entry.name: entry.is_dir() for entry in entries}
+            except OSError:
+                self._listings[folder] = {}
+        return self._listings[folder]
 
+    def module_path(self, base: str, dotted: str) -> str | None:
+        """The file or folder of module ``dotted`` below ``base``, as the path finder would
+        find it there (a package folder, with or without ``__init__.py``, else a module
+        file); None when there is none."""
+        path = base
+        for part in dotted.split("."):
+            if not _is_module_name(part):
+                return None
+            entries = self.listing(path)
+            if entries.get(part):
+                path = os.path.join(path, part)
+                continue
+            module = next((part + suffix for suffix in importlib.machinery.all_suffixes()
+                           if entries.get(part + suffix) is False), None)
+            if module is None:
+                return None
+            path = os.path.join(path, module)
+        return path
 
-def _in_folder(folder: str, name: str) -> bool:
-    """Whether ``import name`` finds a module or package in ``folder`` itself."""
-    return _module_path(folder, name) is not None
+    def sources(self, base: str, dotted_names: Iterable[str]) -> Iterator[str]:
+        """The source files of those of the modules ``dotted_names`` found below ``base``."""
+        for dotted in dotted_names:
+            found = self.module_path(base, dotted)
+            if found is None:
+                continue
+            if self.listing(os.path.dirname(found)).get(os.path.basename(found)):
+                if self.listing(found).get("__init__.py") is False:  # a regular package
+                    yield os.path.join(found, "__init__.py")
+            elif found.endswith(".py"):
+                yield found
 
+    def files_imports(self, path: str,
+                      text_of: TextOf) -> Iterator[tuple[str, tuple[Import, ...]]]:
+        """(file, its imports) of ``path``, of the other modules in its folder and of the
+        workspace files they import, each once, at most ``MAX_FILES_READ``."""
+        siblings = [os.path.join(os.path.dirname(path), name)
+                    for name, is_folder in sorted(self.listing(os.path.dirname(path)).items())
+                    if name.endswith(".py") and not is_folder]
+        queue = [path]
+        seen = {path}
 
-def _packages_needed(file: str, tree: ast.Module, top: str,
-                     by_name: dict[str, list[str]]) -> Iterator[str]:
-    """The folders that ``file``'s imports need to be packages: a relative import's base, and
-    the ancestor of ``top`` that an absolute import's first name names, unless that name is
-    found beside ``top``'s modules (a script's sibling) or installed."""
-    for level, module, _names in _imports(tree):
-        if level:
-            yield _relative_base(file, level)
-            continue
-        first = module.split(".")[0]
-        folders = by_name.get(first)
-        if not folders or _in_folder(top, first) or _installed(first, file):
-            continue
-        # Of folders of the same name, the nearest in which the whole dotted name resolves.
-        yield next((named for named in folders
-                    if _module_path(os.path.dirname(named), module) is not None), folders[0])
+        def add(files: Iterable[str]) -> None:
+            for file in files:
+                if file not in seen:
+                    seen.add(file)
+                    queue.append(file)
 
+        read = 0
+        while queue and read < MAX_FILES_READ:
+            file = queue.pop(0)
+            text = text_of(file)
+            imports = _imports_of(text) if text is not None else None
+            read += 1
+            if imports is not None:
+                yield file, imports
+                add(self.imported_files(file, imports))
+            if read == 1:  # the file's own imports first, then its folder's
+                add(siblings)
 
-def _installed(name: str, file: str) -> bool:
-    """Whether a top-level module ``name`` other than a namespace package is found outside
-    the folders holding ``file``: built in, in the standard library or installed. A regular
-    package comes before namespace portions wherever it is on the path, so a folder of that
-    name above the file would not be imported."""
-    if name in sys.builtin_module_names:
-        return True
-    folder = os.path.dirname(os.path.abspath(file))
-    entries = [entry for entry in sys.path if isinstance(entry, str) and entry
-               and not _is_within(folder, os.path.abspath(entry))]
-    spec = importlib.machinery.PathFinder.find_spec(name, entries)
-    return spec is not None and spec.origin is not None
+    def imported_files(self, file: str, imports: tuple[Import, ...]) -> Iterator[str]:
+        """The source files of the workspace modules ``file`` imports: relative imports from
+        its folder, absolute ones from ``top`` (a script's sibling by bare name) or from the
+        folder above an ancestor of ``top`` named as the import's first name."""
+        for level, module, names in imports:
+            if level:
+                yield from self.sources(_relative_base(file, level), _dotted(module, names))
+                continue
+            first = module.split(".")[0]
+            if self.module_path(self.top, first) is not None:
+                yield from self.sources(self.top, _dotted(module, names))
+                continue
+            for named in self.by_name.get(first, ()):
+                yield from self.sources(os.path.dirname(named), _dotted(module, names))
+
+    def packages_needed(self, file: str, imports: tuple[Import, ...]) -> Iterator[str]:
+        """The folders that ``file``'s imports need to be packages: a relative import's base,
+        and the ancestor of ``top`` that an absolute import's first name names, unless that
+        name is found beside ``top``'s modules (a script's sibling) or installed."""
+        for level, module, _names in imports:
+            if level:
+                yield _relative_base(file, level)
+                continue
+            first = module.split(".")[0]
+            folders = self.by_name.get(first)
+            if not folders or self.module_path(self.top, first) is not None \
+                    or self.installed(first):
+                continue
+            # Of folders of the same name, the nearest in which the whole dotted name resolves.
+            yield next((named for named in folders
+                        if self.module_path(os.path.dirname(named), module) is not None),
+                       folders[0])
+
+    def installed(self, name: str) -> bool:
+        """Whether a top-level module ``name`` other than a namespace package is found
+        outside the folders holding ``top``: built in, in the standard library or installed.
+        A regular package comes before namespace portions wherever it is on the path, so a
+        folder of that name above the file would not be imported."""
+        if name not in self._installed:
+            entries = [entry for entry in sys.path if isinstance(entry, str) and entry
+                       and not _is_within(self.top, os.path.abspath(entry))]
+            spec = importlib.machinery.PathFinder.find_spec(name, entries)
+            self._installed[name] = name in sys.builtin_module_names \
+                or (spec is not None and spec.origin is not None)
+        return self._installed[name]
 
 
 def _is_within(path: str, folder: str) -> bool:

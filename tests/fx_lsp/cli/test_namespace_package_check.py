@@ -3,7 +3,7 @@ file above): its modules import their own package, as they do once installed or 
 folder above, so none is reported as unimportable (FX100); each is judged under its dotted
 name. A folder of scripts importing each other by bare name still is checked as scripts.
 ``python -c "import MODULE"`` run in the folder checked is the ground truth of each case
-(tests/fxcore/workspace/test_namespace_packages.py runs it on the same layouts without torch,
+(tests/fxcore/workspace/test_namespace_package_names.py runs it on the same layouts without torch,
 whose import a subprocess here would pay for each case); one case here runs it on the
 files checked."""
 
