@@ -120,7 +120,7 @@ def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
         # autowrap_functions patches it wherever a traced forward's globals hold it.
         return [_project_list_fix(
             f"Trace {function}() as one call (autowrap-functions, pyproject.toml)", module,
-            root_of, pyproject_fixes.add_autowrap_function, frame.path, function,
+            root_of, text_of, pyproject_fixes.add_autowrap_function, frame.path, function,
             failure.kind != "len")]
     return [
         Fix(
@@ -132,11 +132,12 @@ def _helper_fix(failure: Failure, module: ModuleResult | None, text_of: TextOf,
     ]
 
 
-def _project_list_fix(title: str, module: ModuleResult, root_of: RootOf,
+def _project_list_fix(title: str, module: ModuleResult, root_of: RootOf, text_of: TextOf,
                       add: Callable[..., str], path: str, name: str,
                       preferred: bool = False) -> Fix:
-    """Add ``module.name:name`` of the file ``path`` to a list in ``[tool.fx-lsp]``."""
-    qualified = f"{import_location(path).module_name}:{name}"
+    """Add ``module.name:name`` of the file ``path`` to a list in ``[tool.fx-lsp]``: the
+    module's name as the worker imported it, from the texts it imported."""
+    qualified = f"{import_location(path, text_of).module_name}:{name}"
     return Fix(title, pyproject(module, root_of), functools.partial(add, name=qualified),
                preferred)
 
@@ -151,7 +152,8 @@ def _leaf_fix(
         if name is None or (frame.path == module.path and name == module.class_name):
             continue
         return [_project_list_fix(f"Treat {name} as a leaf module (pyproject.toml)", module,
-                                  root_of, pyproject_fixes.add_leaf_module, frame.path, name)]
+                                  root_of, text_of, pyproject_fixes.add_leaf_module,
+                                  frame.path, name)]
     return []
 
 

@@ -131,8 +131,8 @@ def _on_lines(failure: Failure, line: int) -> bool:
     return failure.line <= line <= max(failure.end_line, failure.line)
 
 
-def _op_fix(failure: Failure, site: OpSite) -> Fix:
-    module_name = re.sub(r"\W", "_", import_location(failure.path).module_name)
+def _op_fix(failure: Failure, site: OpSite, text_of: TextOf) -> Fix:
+    module_name = re.sub(r"\W", "_", import_location(failure.path, text_of).module_name)
     definition = functools.partial(
         define_op, op_name=site.op_name, qualified=f"{module_name}{site.op_name}",
         body=site.body, dtype=site.dtype)
@@ -187,5 +187,5 @@ def fixes_of(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
                 for site in sites.deepcopies if _on_lines(failure, site.line)][:1]
     ops = [site for site in sites.ops if _on_lines(failure, site.line)]
     if ops:
-        return [_op_fix(failure, ops[0])]
+        return [_op_fix(failure, ops[0], text_of)]
     return _helper_fixes(failure, sites.helpers)

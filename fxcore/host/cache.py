@@ -51,7 +51,7 @@ from fxcore.model.version import VERSION
 from fxcore.protocol import result_codec
 from fxcore.workspace.file_access import content_hash, read_bytes, text_hash
 from fxcore.workspace.notebook.cells import is_notebook
-from fxcore.workspace.paths import source_text
+from fxcore.workspace.paths import job_import_location, source_text
 
 logger = logging.getLogger(__name__)
 
@@ -249,7 +249,11 @@ class ResultCache:
         if content is None:
             return None
         digest = hashlib.sha256()
+        # The module name and import root: the other modules of a folder without
+        # ``__init__.py`` may make it a namespace package.
+        location = job_import_location(job)
         for part in (_FINGERPRINT, environment_fingerprint(), path, content,
+                     location.module_name, location.sys_path_entry,
                      repr(asdict(job.config)), repr(sorted(job.only_classes)),
                      repr(sorted(job.call_sites.items())),
                      repr(sorted(job.other_call_sites.items())),

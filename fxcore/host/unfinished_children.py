@@ -12,7 +12,7 @@ from fxcore.model.job_spec import TraceJob
 from fxcore.model.not_reached import NOT_REACHED
 from fxcore.model.results import CODES, Failure, FileResult, ModuleResult, Range
 from fxcore.workspace.discovery import ParsedFile
-from fxcore.workspace.paths import import_location
+from fxcore.workspace.paths import job_import_location
 
 
 def file_failure(job: TraceJob, kind: str, message: str) -> Failure:
@@ -74,7 +74,7 @@ def ended_module(job: TraceJob, parsed: ParsedFile, name: str, mode: str,
     )
     return ModuleResult(
         **span, class_name=name,
-        qualified_name=f"{import_location(path).module_name}:{name}",
+        qualified_name=f"{job_import_location(job).module_name}:{name}",
         status="failed", forward=source.forward if source else None, failures=[failure],
         mode=mode,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import keyword
 import os
 import re
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import Frame
 from fxcore.workspace.file_access import read_text
+from fxcore.workspace.namespace_packages import TextOf, namespace_folder
 from fxcore.workspace.notebook.cells import (
     MAX_NOTEBOOK_BYTES,
     NOTEBOOK_SUFFIX,
@@ -92,18 +94,25 @@ def find_workspace_root(path: str, boundaries: Iterable[str] | None = None) -> s
 
 @dataclass(frozen=True)
 class ImportLocation:
-    """How a file is imported: the ``sys.path`` entry to add and the dotted module name."""
+    """How a file is imported: the ``sys.path`` entry to add, the dotted module name, and the
+    folder above its ``__init__.py`` chain, where a script finds its siblings by bare name
+    (the ``sys.path`` entry itself unless that folder is in a namespace package)."""
 
     sys_path_entry: str
     module_name: str
+    script_folder: str
 
 
-def import_location(path: str) -> ImportLocation:
-    """Derive a file's import name from the package ``__init__.py`` chain above it.
+def import_location(path: str, text_of: TextOf | None = None) -> ImportLocation:
+    """Derive a file's import name from the package ``__init__.py`` chain above it, and
+    above that from the namespace packages (folders without ``__init__.py``) that imports
+    name (``fxcore.workspace.namespace_packages``), read through ``text_of`` (the files on
+    disk without it).
 
     ``src/pkg/sub/net.py`` with ``__init__.py`` in ``pkg`` and ``sub`` imports as
-    ``pkg.sub.net`` from ``src``; a file in a plain script folder imports by its stem from
-    that folder. Relative imports inside packages then resolve as they do for users.
+    ``pkg.sub.net`` from ``src``; ``lib/ns/net.py`` without one that imports ``ns.layers``
+    imports as ``ns.net`` from ``lib``; a file in a plain script folder imports by its stem
+    from that folder. Relative imports inside packages then resolve as they do for users.
     """
     path = os.path.abspath(path)
     folder, filename = os.path.split(path)
@@ -117,7 +126,20 @@ def import_location(path: str) -> ImportLocation:
     if not parts:  # a top-level __init__.py outside any package
         parts = [os.path.basename(os.path.dirname(path))]
         folder = os.path.dirname(os.path.dirname(path))
-    return ImportLocation(sys_path_entry=folder, module_name=".".join(parts))
+    script_folder = folder
+    outer = namespace_folder(path, folder, text_of or functools.partial(source_text,
+                                                                        overlays={}))
+    if outer is not None:
+        parts[:0] = os.path.relpath(folder, os.path.dirname(outer)).split(os.sep)
+        folder = os.path.dirname(outer)
+    return ImportLocation(sys_path_entry=folder, module_name=".".join(parts),
+                          script_folder=script_folder)
+
+
+def job_import_location(job: TraceJob) -> ImportLocation:
+    """Where the worker imports ``job``'s file from, and as what: read with its buffers."""
+    overlays = {os.path.abspath(path): text for path, text in job.overlays.items()}
+    return import_location(job.path, functools.partial(source_text, overlays=overlays))
 
 
 def notebook_module_name(stem: str) -> str:

@@ -102,9 +102,10 @@ class Job:
             file_result.errors.append(self.file_failure(unimportable))
             self.send(FileDone(file_result))
             return
-        # Importable as users import it, with buffers in place of files.
+        # Importable as users import it, with buffers in place of files. The script folder
+        # comes first: a namespace package's module may import a sibling by bare name too.
         entries = (context.root, os.path.join(context.root, "src"),
-                   context.location.sys_path_entry)
+                   context.location.sys_path_entry, context.location.script_folder)
         # A notebook imports as the module of its cells (``fxcore.workspace.notebook``), as read.
         notebooks = {context.location.module_name: (context.path, parsed.text)} \
             if is_notebook(context.path) else {}

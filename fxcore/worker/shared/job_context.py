@@ -37,7 +37,12 @@ from fxcore.worker.shared.locate import (
 from fxcore.workspace.discovery import ClassSource, ParsedFile, parsed_file
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.notebook.cells import is_notebook
-from fxcore.workspace.paths import import_location, is_workspace_file, leaf_module_frames
+from fxcore.workspace.paths import (
+    import_location,
+    is_workspace_file,
+    leaf_module_frames,
+    source_text,
+)
 from fxcore.workspace.suppressions import skipped_lines
 
 
@@ -69,7 +74,7 @@ class JobContext:
         # ``parsed`` adds.
         self.sources = SourceIndex({path: text for path, text in self.overlays.items()
                                     if not is_notebook(path)})
-        self.location = import_location(self.path)
+        self.location = import_location(self.path, self.text_of)
         # Modules loaded before the job (torch and the like) are never workspace files.
         self.loaded_modules = ModulesLoadedSince()
         #: What the imports compiled and missed, once the import paths are installed.
@@ -82,8 +87,12 @@ class JobContext:
         """This job's context, locating and naming results in the workspace file ``file``."""
         other = copy.copy(self)
         other.path = file
-        other.location = import_location(file)
+        other.location = import_location(file, self.text_of)
         return other
+
+    def text_of(self, file: str) -> str | None:
+        """A workspace file's text as imported: its buffer, else the file on disk."""
+        return source_text(file, self.overlays)
 
     def parsed(self, file: str) -> ParsedFile:
         """The workspace file ``file``, read and parsed once per job; failures located in it
