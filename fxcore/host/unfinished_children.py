@@ -36,6 +36,7 @@ def not_reached(job: TraceJob, parsed: ParsedFile, names: list[str], result: Fil
     left = [name for name in names if any((name, mode) not in done for mode in modes)]
     judged = len({name for name, _mode in done if all((name, mode) in done for mode in modes)})
     path = os.path.abspath(job.path)
+    module_name = job_import_location(job).module_name
     for name in left:
         source = parsed.classes.get(name)
         span = (source.name_span if source else Range(1, 1, 1, 1)).at(path)
@@ -44,7 +45,7 @@ def not_reached(job: TraceJob, parsed: ParsedFile, names: list[str], result: Fil
                 continue
             result.modules.append(ModuleResult(
                 **span, class_name=name,
-                qualified_name=f"{import_location(path).module_name}:{name}",
+                qualified_name=f"{module_name}:{name}",
                 status="not-traced", forward=source.forward if source else None,
                 reason=f"{NOT_REACHED} file's `file-timeout` ({job.config.file_timeout:g} s "
                 f"for all its classes) ran out before it was judged; {judged} of its classes "
