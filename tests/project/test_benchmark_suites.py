@@ -51,6 +51,7 @@ def test_list_names_every_suite_folder_and_every_module_in_it() -> None:
     assert "gpu" in suites and suites["gpu"] == ["gpu_agreement", "gpu_answers", "build_agreement"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a GPU may be here")
 def test_the_gpu_suite_measures_nothing_without_a_gpu_and_says_so() -> None:
     completed = run_benchmarks("run", "gpu", "--no-pages")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT
 
@@ -108,6 +110,7 @@ def test_file_errors_fail_the_run(tmp_path: Path) -> None:
     assert completed.stdout.startswith("broken.py:1:7: FX100 SyntaxError")
 
 
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal() -> None:
     import pty
 

@@ -114,6 +114,7 @@ def test_a_fix_that_cannot_be_written_is_one_line_and_leaves_the_file(
     assert files(tmp_path) == ["models.py", "pyproject.toml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["--fix", "--add-noqa"])
 def test_an_unwritable_file_is_one_line_from_the_process(tmp_path: pathlib.Path,
                                                          option: str) -> None:

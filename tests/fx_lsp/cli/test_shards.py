@@ -66,6 +66,7 @@ def test_parse_and_split_are_deterministic() -> None:
     assert [len(part) for part in free] == [1, 5, 4]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output_format", ["json", "sarif"])
 def test_shards_cover_the_workspace_and_merge_into_the_unsharded_report(
         monorepo: Path, output_format: str) -> None:

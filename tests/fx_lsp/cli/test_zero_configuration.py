@@ -435,6 +435,7 @@ def test_a_call_that_is_not_a_literal_call_is_a_config_problem(tmp_path: Path) -
                for problem in report["config_problems"])
 
 
+@pytest.mark.slow
 def test_bytecode_is_cached_outside_the_workspace(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     workspace = Workspace(tmp_path / "ws")
@@ -461,6 +462,7 @@ def test_bytecode_is_cached_outside_the_workspace(tmp_path: Path) -> None:
     assert not list(workspace.root.rglob("__pycache__"))
 
 
+@pytest.mark.slow
 def test_a_file_saved_again_within_its_second_at_its_size_is_run_as_its_new_text(
         tmp_path: Path) -> None:
     """The workers' bytecode is checked by the source's hash: a .pyc checked by time stamp

@@ -59,6 +59,7 @@ def _running(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
+@pytest.mark.slow
 async def test_cancelling_a_check_stops_its_trace(tmp_path: pathlib.Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

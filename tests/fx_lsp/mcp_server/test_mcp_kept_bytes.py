@@ -34,6 +34,7 @@ def workspace(tmp_path: pathlib.Path, name: str) -> pathlib.Path:
     return folder
 
 
+@pytest.mark.slow
 async def test_fix_keeps_the_bytes_it_does_not_fix_and_says_when_it_cannot_write(
         tmp_path: pathlib.Path) -> None:
     fixed, refused = workspace(tmp_path, "fixed"), workspace(tmp_path, "refused")

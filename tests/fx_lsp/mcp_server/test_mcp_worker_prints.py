@@ -29,6 +29,7 @@ class Net(nn.Module):
 """
 
 
+@pytest.mark.slow
 async def test_what_a_worker_prints_reaches_the_server_s_stderr(tmp_path: pathlib.Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -12,6 +12,7 @@ from pygls.uris import from_fs_path
 from lsp_support import new_project, session, wait_for
 
 
+@pytest.mark.slow
 async def test_a_helper_edited_during_its_import_is_retraced_after_the_file_event(
         tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The import reads helper.py, helper.py gains a len(x), the trace ends, then the editor

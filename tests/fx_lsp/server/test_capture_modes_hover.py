@@ -65,6 +65,7 @@ async def test_hover_shows_each_modes_verdict(tmp_path: pathlib.Path, toy_mode: 
                           "Lengthy": "fx: 1 failure · plain: 1 failure"}
 
 
+@pytest.mark.slow
 async def test_only_fx_hovers_as_before(tmp_path: pathlib.Path, toy_mode: None) -> None:
     workspace = new_project(tmp_path)
     models = workspace / "models.py"

@@ -67,6 +67,7 @@ async def test_fx104_shows_on_guessed_arguments_until_a_comment_silences_it(
         assert not codes(after) & {"FX104", "FX900"}
 
 
+@pytest.mark.slow
 async def test_the_project_ignores_fx104_and_show_not_traced_shows_fx103(
         tmp_path: pathlib.Path) -> None:
     workspace = new_project(tmp_path)

@@ -59,6 +59,7 @@ def edits_of(action: types.CodeAction, name: str) -> list[types.TextEdit]:
     return list(change.edits)
 
 
+@pytest.mark.slow
 async def test_quick_fixes_keep_the_line_ends_of_the_buffer(tmp_path: pathlib.Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'kept'\n")
     async with session(tmp_path) as client:
@@ -84,6 +85,7 @@ async def test_quick_fixes_keep_the_line_ends_of_the_buffer(tmp_path: pathlib.Pa
                 [*LINES[:7], f"{LINES[7]}  # fx-lsp: ignore[FX002]", *LINES[8:]], ends), case
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bom", ["", BOM], ids=["crlf", "crlf-bom"])
 async def test_a_quick_fix_keeps_the_line_ends_of_a_file_that_is_not_open(
         tmp_path: pathlib.Path, bom: str) -> None:
@@ -104,6 +106,7 @@ async def test_a_quick_fix_keeps_the_line_ends_of_a_file_that_is_not_open(
         assert edited == joined([*PYPROJECT, *CONFIG_OPTION], ["\r\n"] * 5)
 
 
+@pytest.mark.slow
 async def test_fix_all_keeps_mixed_line_ends_of_the_buffer(tmp_path: pathlib.Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'kept'\n")
     path, ends = tmp_path / "models.py", CASES["mixed"]

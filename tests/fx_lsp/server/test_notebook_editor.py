@@ -274,6 +274,7 @@ def _notebook_json(cells: list[tuple[str, str]]) -> str:
                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
+@pytest.mark.slow
 async def test_a_saved_notebook_cell_that_builds_a_class_retraces_its_open_file(
     notebook_project: pathlib.Path,
 ) -> None:

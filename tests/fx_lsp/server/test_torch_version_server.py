@@ -40,6 +40,7 @@ async def test_an_older_torch_shows_one_error_and_starts_no_worker(
         assert children_of(client._server.pid) == []  # not even the torch worker
 
 
+@pytest.mark.slow
 async def test_a_newer_torch_is_logged_as_untested_and_traced(
         tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", fake_torch_metadata(tmp_path / "fake", "2.16.0"))

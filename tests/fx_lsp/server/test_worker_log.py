@@ -17,6 +17,7 @@ TESTS = pathlib.Path(__file__).parents[2]
 NUMPY_WARNING = "UserWarning: Failed to initialize NumPy: No module named 'numpy'"
 
 
+@pytest.mark.slow
 async def test_torch_warnings_go_to_the_log(workspace: pathlib.Path, tmp_path: pathlib.Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             capfd: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fxcore.host.engine import Engine
 from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.job_spec import TraceJob
@@ -54,6 +56,7 @@ for size in map(int, sys.argv[2:]):
 MAX_BYTES_PER_FILE = 50_000
 
 
+@pytest.mark.slow
 def test_check_memory_grows_by_a_few_kb_per_file(tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-c", MEASURING_CLI, str(tmp_path), "20", "100", "400"],

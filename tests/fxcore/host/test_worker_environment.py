@@ -45,6 +45,7 @@ def seen_by_workspace_code(root: Path, pass_env: list[str] | None) -> set[str]:
     return set(problem["message"].partition("seen: ")[2].split(",")) - {""}
 
 
+@pytest.mark.slow
 def test_secrets_are_not_passed_to_workspace_code(tmp_path: Path) -> None:
     assert seen_by_workspace_code(tmp_path, None) == {"HF_HOME"}
 

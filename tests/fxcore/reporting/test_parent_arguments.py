@@ -158,6 +158,7 @@ def test_a_configured_class_keeps_its_configuration(
     assert configured["arguments"] is None or configured["arguments"]["from"] == "config"
 
 
+@pytest.mark.slow
 def test_every_verdict_agrees_with_plain_fx_on_the_rebuilt_instance(
         report: tuple[Path, dict[str, Any]]) -> None:
     root, data = report
@@ -367,6 +368,7 @@ QUANTIZER_README = """
 """
 
 
+@pytest.mark.slow
 def test_a_call_site_wins_over_an_instance_a_guessed_root_built(tmp_path: Path) -> None:
     # Quantizer has no call site: guessed. The instance of Codebook it builds is as guessed
     # as it is; the README's call of Codebook is what its users write, and stays.

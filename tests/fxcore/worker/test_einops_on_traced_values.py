@@ -281,6 +281,7 @@ def test_einx_package_frames_are_fx008_with_no_fix(workspace: Workspace,
     assert path.read_text() == written
 
 
+@pytest.mark.slow
 def test_a_library_whose_code_is_in_a_namespace_subpackage_is_fx008(
         workspace: Workspace, tmp_path_factory: pytest.TempPathFactory) -> None:
     # einx 0.4 keeps its code in einx/_src/, a folder without __init__.py: the failing frame's

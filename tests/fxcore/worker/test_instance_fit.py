@@ -361,6 +361,7 @@ def test_the_summary_counts_instances_that_do_not_fit_apart(checked) -> None:
     assert "was not traced" not in concise
 
 
+@pytest.mark.slow
 def test_every_verdict_agrees_with_plain_fx_on_the_instance_rebuilt_from_its_arguments(
         checked) -> None:
     """Plain torch.fx fails on the FX105's line for an instance that does not fit, and agrees

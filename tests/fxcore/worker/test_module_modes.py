@@ -83,6 +83,7 @@ def breaks_in(module: dict[str, Any], mode: str) -> list[list[Any]]:
                   if failure.get("module_mode") in (None, mode))
 
 
+@pytest.mark.slow
 def test_compile_judges_each_mode_as_real_torch_compiles_it(tmp_path: Path) -> None:
     modules = checked(tmp_path, "compile", COMPILE_FILE, "compile")
     by_class = {module["class"]: module for module in modules}

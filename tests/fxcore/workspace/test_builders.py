@@ -236,6 +236,7 @@ def test_the_full_format_names_the_builder(zoo) -> None:
             "zoo.mobilenet:mobilenet_w1(pretrained=False) returns") in output
 
 
+@pytest.mark.slow
 def test_every_verdict_agrees_with_plain_fx_on_the_instance_the_builder_builds(zoo) -> None:
     root, _, reported = zoo
     outcomes = plain_verdicts(str(root), reported)

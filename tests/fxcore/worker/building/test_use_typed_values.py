@@ -183,6 +183,7 @@ def _values(kwargs: dict[str, str]) -> dict[str, object]:
     ("Horizon", "Pooled", "Patches", "UpBlock"),  # typed by their use
     ("Bottleneck", "Configured", "WithLoss", "Critic"),  # factories, configs, losses
 ], ids=["use", "objects"])
+@pytest.mark.slow
 def test_each_class_gets_arguments_of_the_kind_its_use_asks_and_plain_fx_agrees(
         tmp_path: Path, classes: tuple[str, ...]) -> None:
     (tmp_path / "blocks.py").write_text(_only(classes))

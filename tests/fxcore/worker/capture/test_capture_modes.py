@@ -89,6 +89,7 @@ def test_the_hosts_mode_names_are_the_workers_captures() -> None:
     assert completed.stdout.strip() == "True ['fx', 'export', 'compile', 'onnx', 'plain', 'exits']"
 
 
+@pytest.mark.slow
 def test_each_class_gets_one_verdict_per_mode_in_the_cli_json(tmp_path: Path) -> None:
     report = check_json(project(tmp_path), "--mode", "plain,fx")
     found = verdicts(report)
@@ -130,6 +131,7 @@ def test_the_text_output_names_a_problems_mode_other_than_fx(tmp_path: Path) -> 
     assert "FX002 [Lengthy] len()" in concise.stdout, concise.stdout
 
 
+@pytest.mark.slow
 def test_only_fx_is_the_default_and_says_so(tmp_path: Path) -> None:
     report = check_json(project(tmp_path))
     assert [(m["class"], m["mode"]) for m in report["modules"]] == [("Net", "fx"),
@@ -137,6 +139,7 @@ def test_only_fx_is_the_default_and_says_so(tmp_path: Path) -> None:
     assert {p["mode"] for p in report["diagnostics"]} == {"fx"}
 
 
+@pytest.mark.slow
 def test_a_worker_dying_in_one_mode_costs_only_that_modes_verdict(tmp_path: Path) -> None:
     models = MODELS + """
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 from torch import fx
 
@@ -205,6 +206,7 @@ PICK_BLOCK = '''
 '''
 
 
+@pytest.mark.slow
 def test_a_drawn_failure_agrees_with_the_plain_torch_fx_reference(
         workspace: Workspace) -> None:
     """The layer the seeds choose fails to trace, the seven others trace: fx-lsp and the

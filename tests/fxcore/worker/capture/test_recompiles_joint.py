@@ -94,6 +94,7 @@ def marked(corpus: str, name: str) -> list[tuple[str, int]]:
     return recompile_runs.marked(CORPORA[corpus], name, CODES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("corpus", "name"), CLASSES)
 def test_the_loaders_calls_on_meta_are_real_torchs(corpus: str, name: str) -> None:
     with contextlib.redirect_stdout(io.StringIO()):

@@ -184,6 +184,7 @@ def _chosen(*where: str) -> dict[str, str]:
     return json.loads(completed.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_attention_picks_the_kernel_an_h100_picks() -> None:
     answers = _chosen()
     assert set(answers) == set(CASES)

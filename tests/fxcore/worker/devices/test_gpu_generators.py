@@ -180,6 +180,7 @@ def test_a_cuda_generator_the_view_cannot_make_is_refused_by_name(
     assert "never initialises CUDA" in str(refused.value) and gap in str(refused.value)
 
 
+@pytest.mark.slow
 def test_a_class_judged_for_the_cpu_is_refused_a_cuda_generator() -> None:
     """Outside the view (a class judged for the CPU), ``torch.Generator("cuda")`` reached
     torch's CUDA generator: on a CUDA build the driver, on a CPU build "Cannot get CUDA

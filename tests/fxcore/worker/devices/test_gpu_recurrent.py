@@ -63,6 +63,7 @@ print(json.dumps(answers))
 """
 
 
+@pytest.mark.slow
 def test_recurrent_layers_run_on_fake_cuda_tensors_as_on_a_gpu() -> None:
     environment = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTORCH_NVML_BASED_CUDA_CHECK="1")
     completed = subprocess.run([sys.executable, "-c", RUNNER], capture_output=True, text=True,

@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 RUNNER = """
 import json
 from fxcore.worker.devices import attention_choice, cpu_fallback, cuda_view, recurrent_kernels
@@ -22,6 +24,7 @@ print(json.dumps([inside, cuda_view.gap_notes()]))
 """
 
 
+@pytest.mark.slow
 def test_each_missing_piece_of_the_view_is_one_note_while_it_is_entered() -> None:
     completed = subprocess.run([sys.executable, "-c", RUNNER], capture_output=True, text=True,
                                timeout=240)

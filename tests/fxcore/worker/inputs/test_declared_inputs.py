@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from library_verdicts import checked_against_real_torch
 
 NETS = '''import torch
@@ -73,6 +74,7 @@ def test_patches():
 '''
 
 
+@pytest.mark.slow
 def test_examples_the_code_gives_come_before_any_guess(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "nets"\n')
     (tmp_path / "nets.py").write_text(NETS)

@@ -338,6 +338,7 @@ def test_the_cpu_kernels_checks_of_a_target_on_meta(logits: tuple, labels: tuple
         assert loss("meta") == cpu
 
 
+@pytest.mark.slow
 def test_the_only_compile_error_is_one_real_torch_raises_on_any_input(
         checked: tuple[ModuleType, dict], tmp_path: Path) -> None:
     module, _ = checked

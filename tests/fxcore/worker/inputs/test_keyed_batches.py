@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from library_verdicts import checked_against_real_torch
 
 BATCHES = '''import torch
@@ -91,6 +92,7 @@ def _inputs(tmp_path: Path, classes: tuple[str, ...]) -> dict[str, dict]:
     return {name: by_mode["export"]["inputs"] for name, by_mode in checked.items()}
 
 
+@pytest.mark.slow
 def test_each_key_gets_the_shape_of_the_layer_its_value_reaches(tmp_path: Path) -> None:
     inputs = _inputs(tmp_path, ("ScaledFeedForward", "ObservedConcat"))
     # Scaled by its mean over time then fed to a Linear: a batch of series, not of sequences.
@@ -101,6 +103,7 @@ def test_each_key_gets_the_shape_of_the_layer_its_value_reaches(tmp_path: Path) 
         "data": "{'past_target': float32[2, 8, 4], 'past_observed': float32[2, 8, 4]}"}
 
 
+@pytest.mark.slow
 def test_keys_read_only_where_present_are_tried_present_then_left_out(
         tmp_path: Path) -> None:
     inputs = _inputs(tmp_path, ("StaticCategories", "TimeConvolution"))
@@ -114,6 +117,7 @@ def test_keys_read_only_where_present_are_tried_present_then_left_out(
         in inputs["TimeConvolution"]["note"]
 
 
+@pytest.mark.slow
 def test_an_argument_annotated_dict_beside_a_tensor_gets_a_dict(tmp_path: Path) -> None:
     inputs = _inputs(tmp_path, ("ConditionedHead",))
     # Each value of the iterated dict as the Linear that takes it; the tensor beside it as

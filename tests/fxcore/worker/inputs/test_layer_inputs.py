@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 import torch.nn.functional as F
 from source_modules import load_module
@@ -205,6 +206,7 @@ def _real_verdicts(path: Path, class_name: str, specs: dict[str, str]) -> tuple[
     return exported, compiled
 
 
+@pytest.mark.slow
 def test_export_and_compile_verdicts_where_fx_stops_agree_with_real_torch(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(WORKSPACE)
     (tmp_path / "layers.py").write_text(EXAMPLE_LAYERS.read_text(encoding="utf-8"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from library_verdicts import checked_against_real_torch
 
 BLOCKS = '''import torch.nn.functional as F
@@ -44,6 +45,7 @@ class VideoTimeBlock(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_inputs_are_laid_out_as_forward_makes_them_for_their_layers(tmp_path: Path) -> None:
     (tmp_path / "blocks.py").write_text(BLOCKS)
     classes = checked_against_real_torch(tmp_path, ["blocks.py"])

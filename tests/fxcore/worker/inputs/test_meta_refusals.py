@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from library_verdicts import checked_against_real_torch
 
 from cli_support import fx_lsp
@@ -58,6 +59,7 @@ class AsksIsMeta(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_an_input_only_meta_accepts_is_not_given(tmp_path: Path) -> None:
     (tmp_path / "shrinking.py").write_text(SHRINKING)
     classes = checked_against_real_torch(tmp_path, ["shrinking.py"])
@@ -81,6 +83,7 @@ def test_a_class_that_refuses_meta_tensors_is_reported_so(tmp_path: Path) -> Non
         assert "meta tensors are not supported at guard.py:13" in module["reason"]
 
 
+@pytest.mark.slow
 def test_a_class_that_asks_whether_it_is_on_meta_gets_real_torchs_verdicts(
         tmp_path: Path) -> None:
     (tmp_path / "guard.py").write_text(META_GUARD[:META_GUARD.index("class MetaGuard")]

@@ -12,6 +12,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from fx_lsp.cli.output_formats.json_report import parse_report
 
 import cli_support
@@ -87,6 +89,7 @@ def _real_lines(outcome: dict) -> tuple[set[int], set[int]]:
     return exported, compiled
 
 
+@pytest.mark.slow
 def test_keys_read_only_where_present_are_captured_given_and_left_out(tmp_path: Path) -> None:
     (tmp_path / "batches.py").write_text(BATCHES)
     completed = cli_support.fx_lsp("check", "--no-cache", "--mode", "export,compile",

@@ -120,6 +120,7 @@ def _checked(tmp_path: Path, source: str, name: str) -> dict[str, str]:
     return classes[name]["export"]["inputs"]["tensors"]
 
 
+@pytest.mark.slow
 def test_an_up_block_gets_its_skips_and_optional_embedding_from_its_layers(
         tmp_path: Path) -> None:
     tensors = _checked(tmp_path, UP_BLOCK, "SkipUpBlock")
@@ -131,6 +132,7 @@ def test_an_up_block_gets_its_skips_and_optional_embedding_from_its_layers(
     assert skips[0] == 16
 
 
+@pytest.mark.slow
 def test_an_embedding_split_into_scale_and_shift_gets_the_width_its_layer_takes(
         tmp_path: Path) -> None:
     tensors = _checked(tmp_path, SCALE_SHIFT, "ScaleShiftBlock")
@@ -139,6 +141,7 @@ def test_an_embedding_split_into_scale_and_shift_gets_the_width_its_layer_takes(
     assert len(x.shape) == 3 and x.shape[1] == 24
 
 
+@pytest.mark.slow
 def test_a_forecasting_head_with_a_keyword_only_mask_gets_every_argument(
         tmp_path: Path) -> None:
     tensors = _checked(tmp_path, FORECAST, "ForecastHead")
@@ -149,6 +152,7 @@ def test_a_forecasting_head_with_a_keyword_only_mask_gets_every_argument(
     assert history.shape[-1] + exogenous.shape[-1] == 41
 
 
+@pytest.mark.slow
 def test_a_last_dimension_split_into_pairs_fits_the_table_built_in_init(
         tmp_path: Path) -> None:
     tensors = _checked(tmp_path, ROTARY, "RotaryTable")
