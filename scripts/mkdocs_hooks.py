@@ -1,8 +1,7 @@
 """The documentation site's build hook (mkdocs.yml ``hooks:``): the pages generated from the
-code, never committed, added to the site as it is built: ``configuration.md`` from the table
-of configuration keys (``fxcore.workspace.config_keys``), ``codes/index.md``, one page per
-code and ``codes/GBnnnn.md`` from the registry of codes (``fxcore.rules.documentation``).
-Every code's page is listed in the navigation, under the codes' index."""
+code (scripts/generated_pages.py), never committed, added to the site as it is built, every
+code's page listed in the navigation under the codes' index; and docs/cli.md's tables of
+options, made from the argument parser where the page marks them (scripts/cli_options.py)."""
 
 from __future__ import annotations
 
@@ -13,22 +12,18 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
-# The checkout being built is the one documented, whichever fx-lsp is installed.
+# The checkout being built is the one documented, whichever fx-lsp is installed. (MkDocs puts
+# this folder on sys.path while it loads the hook: the generators beside it import so.)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from fxcore.rules.documentation import DOCS_URL_VARIABLE, code_pages, docs_url  # noqa: E402
-from fxcore.workspace.config_keys import configuration_markdown  # noqa: E402
+from fxcore.rules.documentation import code_pages  # noqa: E402
 
-CODES_INDEX = "codes/index.md"
-
-
-def generated_pages() -> dict[str, str]:
-    """Each generated page's Markdown, by its path under ``docs/``."""
-    return {"configuration.md": configuration_markdown(DOCS_URL_VARIABLE, docs_url()),
-            **code_pages()}
+from cli_options import with_options  # noqa: E402
+from generated_pages import CODES_INDEX, generated_pages  # noqa: E402
 
 
 def _codes_section(nav: list[Any]) -> list[Any] | None:
@@ -59,3 +54,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                               "and edit what it is generated from")
         files.append(File.generated(config, path, content=text))
     return files
+
+
+def on_page_markdown(markdown: str, page: Page, **_: Any) -> str:
+    try:
+        return with_options(markdown)
+    except ValueError as error:
+        raise PluginError(f"docs/{page.file.src_uri}: {error}") from error

@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="trace the nn.Modules of files or folders",
                                 parents=[verbosity])
-    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("paths", nargs="+", metavar="PATH",
+                       help="files and folders to check (a folder: its .py files and notebooks)")
     check.add_argument(
         "--output-format", "--format", dest="output_format",
         choices=[*output_formats.FORMATS, "text"], default=None,
@@ -99,12 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--shard", metavar="I/N", default=None,
                        help="check only the I-th of N parts of the files (1 <= I <= N), split "
                        "the same way on every machine; combine the reports with fx-lsp merge")
-    check.add_argument(
-        "--workers", type=int, default=None, help="worker processes (default: all cores)"
-    )
+    check.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="worker processes (default: all cores)")
     check.add_argument(
         "--timeout",
         type=float,
+        metavar="S",
         default=None,
         help="seconds per class before its worker is stopped (default 20)",
     )
@@ -126,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "when the file has one traced class)")
     graph.add_argument("-o", "--output-file", metavar="PATH", default=None,
                        help="the HTML file to write (default: CLASS.graph.html)")
-    graph.add_argument("--timeout", type=float, default=None,
+    graph.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="seconds per class before its worker is stopped (default 20)")
     graph.add_argument("--no-cache", action="store_true",
                        help="trace again instead of reusing a result from .fx-lsp-cache/")
@@ -136,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     graph_diff_command.add_parser(commands, [verbosity])
     explain = commands.add_parser("explain", help="show the documentation of a code, or "
                                   "list every code (--all)")
-    explain.add_argument("code", metavar="CODE", nargs="?", default=None, help="such as FX002")
+    explain.add_argument("code", metavar="CODE", nargs="?", default=None,
+                         help="the code to explain, such as FX002")
     explain.add_argument("--all", action="store_true",
                          help="every code: its summary (text), or its whole record (json)")
     explain.add_argument("--output-format", "--format", dest="output_format",
@@ -144,12 +146,15 @@ def build_parser() -> argparse.ArgumentParser:
                          help="text (the default) or json")
     merge = commands.add_parser(
         "merge", help="combine the json or sarif reports of the shards of one check")
-    merge.add_argument("reports", nargs="+", metavar="REPORT")
+    merge.add_argument("reports", nargs="+", metavar="REPORT",
+                       help="the shards' reports, all json or all sarif")
     merge.add_argument("--output-format", "--format", dest="output_format",
                        choices=["json", "sarif"], default=None,
                        help="the reports' format (default: taken from the reports)")
-    merge.add_argument("--output-file", metavar="PATH", default=None)
-    merge.add_argument("--exit-zero", action="store_true")
+    merge.add_argument("--output-file", metavar="PATH", default=None,
+                       help="write the merged report to this file instead of standard output")
+    merge.add_argument("--exit-zero", action="store_true",
+                       help="exit with status 0 even when problems are reported")
     serve = commands.add_parser("serve", help="run the language server")
     serve.add_argument(
         "--stdio",

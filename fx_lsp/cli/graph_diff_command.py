@@ -34,16 +34,17 @@ def add_parser(commands: argparse._SubParsersAction, parents: list[argparse.Argu
                       default="table",
                       help="table (the default), json, or markdown (for a pull request's "
                       "comment)")
-    diff.add_argument("--output-file", metavar="PATH", default=None)
+    diff.add_argument("--output-file", metavar="PATH", default=None,
+                      help="write the report to this file instead of standard output")
     diff.add_argument("--fail-on", choices=["regression"], default=None,
                       help="exit with status 1 when a class got worse in a mode (failed, "
                       "graph breaks or problems it did not have, no longer checkable)")
     diff.add_argument("--mode", metavar="MODES", default=None,
                       help="capture modes, comma-separated (default: `modes` of each "
                       "revision's [tool.fx-lsp], else fx)")
-    diff.add_argument("--timeout", type=float, default=None,
+    diff.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="seconds per class before its worker is stopped (default 20)")
-    diff.add_argument("--workers", type=int, default=None,
+    diff.add_argument("--workers", type=int, default=None, metavar="N",
                       help="worker processes (default: all cores)")
 
 

@@ -112,7 +112,7 @@ def _line_nodes(module: ModuleResult) -> dict[str, list[dict[str, str]]]:
 
 
 def generated_code(uri: str, module: ModuleResult) -> dict[str, Any]:
-    """The ``fxLsp/generatedCode`` result (docs/how-it-works.md, "Protocol extensions"): line
+    """The ``fxLsp/generatedCode`` result (docs/protocol.md): line
     map for this file only; both bounded."""
     return {
         "uri": uri,

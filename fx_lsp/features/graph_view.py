@@ -1,7 +1,6 @@
-"""A class's traced graph for drawing: the ``fxLsp/graph`` answer (docs/how-it-works.md,
-"Protocol extensions"), which the VS Code graph view and ``fx-lsp graph``'s HTML file both
-draw with the same code. The server sends a huge graph a page at a time (``limit``,
-``offset``)."""
+"""A class's traced graph for drawing: the ``fxLsp/graph`` answer (docs/protocol.md), which
+the VS Code graph view and ``fx-lsp graph``'s HTML file both draw with the same code.
+The server sends a huge graph a page at a time (``limit``, ``offset``)."""
 
 from __future__ import annotations
 

@@ -110,6 +110,14 @@ assert set(_SPEC) == {f.name for f in fields(Options)}
 assert {spec[1] for spec in _SPEC.values()} - {None} == set(EDITOR_KEYS)
 
 
+def documented_settings() -> list[tuple[str, str, Any]]:
+    """Each setting as a client sends it (``showNotTraced``), in words what a valid value is,
+    and its default: what the editor settings page lists (scripts/editor_settings.py)."""
+    defaults = Options()
+    return [(client_key, expected, getattr(defaults, name))
+            for name, (client_key, _, _, expected) in _SPEC.items()]
+
+
 def client_settings(raw: Any) -> dict[str, Any]:
     """The fx-lsp part of ``initializationOptions`` or ``didChangeConfiguration`` settings."""
     if not isinstance(raw, Mapping):

@@ -20,7 +20,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from fx_lsp.features import pull_diagnostics
 from fx_lsp.features.initialization_options import client_settings
 
-#: fx-lsp's own methods (docs/how-it-works.md, "Protocol extensions").
+#: fx-lsp's own methods (docs/protocol.md).
 GENERATED_CODE = "fxLsp/generatedCode"
 GRAPH = "fxLsp/graph"
 STATUS = "fxLsp/status"

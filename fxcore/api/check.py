@@ -51,6 +51,8 @@ class NoProgress:
 
 @dataclass
 class CheckRun:
+    """A run of ``check``: each file's results, the verdicts counted, the report."""
+
     results: list[FileResult]
     summary: Summary
     report: Report
@@ -128,6 +130,9 @@ class Projects:
 def check_jobs(paths: Sequence[str], timeout: float | None,
                modes: tuple[str, ...] | None = None,
                read: ConfigReader = read_project_config) -> tuple[list[TraceJob], Projects]:
+    """The jobs of the files under ``paths``, each with its workspace's configuration
+    (``timeout`` and ``modes``, where given, in place of the configured ones), and the
+    configurations read, for ``run_jobs``."""
     summary = Summary()
     projects = Projects(timeout, summary, modes, read)
     return jobs_below(paths, find_workspace_root, projects.engine), projects

@@ -57,4 +57,5 @@ def all_records() -> list[CodeRecord]:
 
 
 def known_codes() -> list[str]:
+    """Every code fx-lsp reports, in the order ``fx-lsp explain --all`` lists them."""
     return list(documentation())

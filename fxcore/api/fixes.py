@@ -16,6 +16,8 @@ from fxcore.workspace.paths import find_workspace_root, notebook_json, source_te
 
 @dataclass
 class FixPlan:
+    """The fixes of a run's problems (``plan_fixes``): their edits and those not made."""
+
     #: The files' texts before and after, a notebook's as its JSON (``written_text``).
     edits: fix_apply.Edits = field(default_factory=fix_apply.Edits)
     #: (path, why) of each fix not made: a link leading out of the workspace

@@ -76,6 +76,7 @@ def _lines(output: bytes) -> list[str]:
 
 
 def repository_root(folder: str) -> str:
+    """The top folder of the git repository ``folder`` is in."""
     return _lines(run_git(folder, "rev-parse", "--show-toplevel"))[0]
 
 

@@ -38,6 +38,8 @@ class SideChecked:
 
 @dataclass
 class RevisionDiff:
+    """What ``diff`` found: each class and mode that changed, and what each side checked."""
+
     changes: list[graph_diff.ClassChange] = field(default_factory=list)
     #: Each revision at which files were checked.
     checked: list[SideChecked] = field(default_factory=list)

@@ -5,7 +5,7 @@ page, every command-line flag documented, and the diagnostics' links at the site
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import ast
 import io
 import re
 import subprocess
@@ -13,7 +13,6 @@ import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from rich.console import Console
@@ -41,7 +40,9 @@ from fxcore.workspace.config_keys import (
 )
 from fxcore.workspace.module_config import parse_module_config
 
+from cli_options import with_options
 from engine_support import REPO_ROOT
+from generated_pages import generated_pages
 
 OWN_RULES = [rule for rule in RULES if not rule.code.startswith("GB")]
 #: Keys accepted before the table existed and documented nowhere: the table must keep them.
@@ -143,8 +144,9 @@ def _documented_names(parser: argparse.ArgumentParser, command: str) -> Iterator
 
 
 def test_every_command_and_flag_is_documented() -> None:
-    """docs/cli.md, the command line's page, names each subcommand and each of its flags."""
-    page = (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    """docs/cli.md, the command line's page as the site builds it (its tables of options made
+    from the parser), names each subcommand and each of its flags."""
+    page = with_options((REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8"))
     names = set(_documented_names(build_parser(), "fx-lsp"))
     assert {"fx-lsp check", "fx-lsp explain", "--output-format", "--shard"} <= names
     assert sorted(name for name in names
@@ -166,22 +168,22 @@ def test_the_diagnostics_link_to_the_sites_pages(monkeypatch: pytest.MonkeyPatch
     assert help_url("FX002") == "https://docs.example.org/fx-lsp/codes/FX002/"
 
 
-def _hooks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mkdocs_hooks",
-                                                  REPO_ROOT / "scripts" / "mkdocs_hooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _api_names() -> set[str]:
+    """The public functions and classes of fxcore.api's modules, which its page documents."""
+    names = set()
+    for module in (REPO_ROOT / "fxcore" / "api").glob("*.py"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        names |= {node.name for node in tree.body if isinstance(
+            node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("_")}
+    return names
 
 
 def test_the_site_builds_strict_with_every_generated_page(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("mkdocs", reason="the docs extra (mkdocs) is not installed")
     pytest.importorskip("material", reason="the docs extra (mkdocs-material) is not installed")
-    generated = _hooks().generated_pages()
-    assert {path for path in generated if (REPO_ROOT / "docs" / path).exists()} == set(), \
-        "generated pages are never committed"
+    pytest.importorskip("mkdocstrings", reason="the docs extra (mkdocstrings) is not installed")
+    generated = generated_pages()
     monkeypatch.delenv(DOCS_URL_VARIABLE, raising=False)
     monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")  # Material's notice on every build
     site = tmp_path / "site"
@@ -197,3 +199,9 @@ def test_the_site_builds_strict_with_every_generated_page(
     configuration = (site / "configuration" / "index.html").read_text(encoding="utf-8")
     for key in [*PROJECT_KEYS, *MODULE_KEYS]:
         assert f"<code>{key.name}</code>" in configuration, key.name
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    assert {"run_jobs", "explain", "plan_fixes", "diff_revisions"} <= _api_names()
+    assert sorted(name for name in _api_names()
+                  if not re.search(rf'id="fxcore\.api\.\w+\.{name}"', api)) == []
+    cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "<code>--untrusted</code>" in cli and "options of fx-lsp" not in cli
