@@ -70,7 +70,8 @@ summary+=("$(printf '%-22s %5ss' installs $((SECONDS - started)))")
 python3 -m ruff check .
 
 # The documentation site, strict: a broken link or a missing page fails the run (a second or
-# two). Its pages of codes and configuration are generated as it builds (mkdocs.yml's hook).
+# two). Its pages of codes, configuration and editor settings, and the command line's tables of
+# options, are generated as it builds (mkdocs.yml's hook); its API page by mkdocstrings.
 site_dir=$(mktemp -d)
 NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --quiet --site-dir "$site_dir"
 rm -rf "$site_dir"
