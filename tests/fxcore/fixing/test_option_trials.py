@@ -19,9 +19,13 @@ import torch
 from torch import nn
 
 
-class ReadsScale(nn.Module):
+class Reads(nn.Module):
     def forward(self, x):
         return x[:, : int(x.sum().item())]
+
+
+class ReadsScale(Reads):
+    pass
 """
 OPTION = "torch._dynamo.config.capture_scalar_outputs"
 
@@ -44,6 +48,7 @@ def test_an_option_set_is_recorded_and_undone_exactly(tmp_path: Path) -> None:
     (_, fixed), = edits.files.values()
     assert f"{OPTION} = True" in fixed
     assert [(path_, option) for _, path_, option in edits.options] == [(path, OPTION)]
+    # ReadsScale has no forward of its own to scope the option to (``scoped_options``).
     assert recompile_fixes.unset_config_option(fixed, OPTION).split() == SOURCE.split()
     assert recompile_fixes.unset_config_option(SOURCE, OPTION) == SOURCE
 
