@@ -87,8 +87,7 @@ def _option_fixes(failure: Failure, module: ModuleResult | None, text_of: TextOf
         f"Set {option} = True at the top of this file: affects every model in the process "
         f"once the file is imported ({effect}{scoped})", failure.path,
         functools.partial(recompile_fixes.set_config_option, option=option, value=True),
-        preferred and not found, safe=False, import_edit=ensure_torch_import,
-        config_option=option))
+        preferred and not found, safe=False, import_edit=ensure_torch_import))
     return found
 
 
