@@ -4,9 +4,10 @@ static shape, else the config option torch's hint names, set for the class's com
 only where this torch can (``scoped_options``), or at the top of the file for the whole
 process.
 
-- GB0124 (``.item()``): ``scalar_fixes.drop_item`` where the value only feeds tensor
-  arithmetic or a condition; GB0124 and GB0033 (``.tolist()``, a number read from data):
-  ``capture_scalar_outputs``;
+- GB0124 (``.item()``): ``math_fixes.item_math_to_torch`` where the number only feeds
+  ``math`` functions (and no option where it reaches one: the break would move there);
+  ``scalar_fixes.drop_item`` where the value only feeds tensor arithmetic or a condition;
+  GB0124 and GB0033 (``.tolist()``, a number read from data): ``capture_scalar_outputs``;
 - GB0036 (a dynamic-shape operator): ``dynamic_shape_fixes.masked_reduction`` for a sum or mean
   of ``x[x > 0]``; else ``capture_dynamic_output_shape_ops``;
 - GB0170 (a branch on tensor data) on a conditional expression: ``loop_fixes``'
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from fxcore.fixing import (
     dynamic_shape_fixes,
     loop_fixes,
+    math_fixes,
     recompile_fixes,
     scalar_fixes,
     scoped_options,
@@ -36,6 +38,9 @@ from fxcore.rules.compile import graph_break_kind
 #: The rewrites of each break, with their titles and whether they keep outputs exactly.
 _REWRITES: dict[str, tuple[tuple[Callable[[str, int], str], str, bool], ...]] = {
     graph_break_kind("GB0124"): (
+        (math_fixes.item_math_to_torch, "Keep the number a 0-d tensor where it only feeds math "
+         "functions: math.exp(t.item()) as torch.exp(t) (same outputs up to float rounding: "
+         "computed in the tensor's dtype)", False),
         (scalar_fixes.drop_item, "Keep the value a tensor: drop .item() where it feeds tensor "
          "arithmetic or a condition (same outputs where the other operand is a tensor)",
          False),),
@@ -101,6 +106,9 @@ def fixes_of(failure: Failure, module: ModuleResult | None, source: str, text_of
             found.append(Fix(title, failure.path, functools.partial(edit, line=failure.line),
                              True, safe=safe, position=(failure.line, failure.column),
                              import_edit=ensure_torch_import))
+    if failure.kind == graph_break_kind("GB0124") and \
+            run(math_fixes.item_reaches_math, source, failure.line):
+        return found  # the option would move the break into the math function
     if failure.kind in _OPTIONS:
         found += _option_fixes(failure, module, text_of, run, not found)
     return found
