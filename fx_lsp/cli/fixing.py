@@ -104,7 +104,9 @@ def fix_until_done(check_run: Run, shard: Shard | None,
                 for problem, title in edits.fixed}
         fixes.write_edits(edits)
         check_run, shard = run()
-        verdict = fix_trials.judged(edits.fixed, before, check_run.report.problems)
+        verdict = fix_trials.judged(
+            edits.fixed, before, check_run.report.problems,
+            lambda problem: bool(fixes.plan_fixes([problem], unsafe).edits.fixed))
         if verdict.undone or verdict.retried:
             edits = _take_back(edits, verdict, unsafe, stream)
             undone += verdict.undone

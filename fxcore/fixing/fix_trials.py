@@ -8,9 +8,14 @@ fail (FX502), a rewrite can leave a value that breaks further on. Only a check a
 shows it. ``fx-lsp check --fix`` checks again after each round of fixes and compares, for each
 class a compile-mode fix of the round was for, the codes it meets, counted, before and after
 (``judged``): a class that meets a code more often than before, or no fewer graph breaks, has
-the round's fixes for it taken out of their files again. A fix that was its class's only one
-in the round is undone for good (``Undone``) and not made in a later round; where the class
-had several, each is tried again alone, one per round (``to_fix``). The editor's fix-all
+the round's fixes of its graph breaks taken out of their files again; a fix of another problem
+(a recompilation's, whose fix may trade it for a graph break) only where the class meets a
+code that is no graph break more often (the compile failing, FX502). A problem met at the very
+line a fix of the round was for, which a fix of its own fits, is the next step of that fix
+(``t.item()`` as a condition kept a tensor, then the branch on it as ``torch.where``): it is
+left out of the counts, and its own fix judged in the next round. A fix that was its class's
+only one in the round is undone for good (``Undone``) and not made in a later round; where
+the class had several, each is tried again alone, one per round (``to_fix``). The editor's fix-all
 action is one round: its next check shows what is new, and undoing the edit is the editor's
 own.
 """
@@ -18,6 +23,7 @@ own.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fxcore.reporting.report import Problem
@@ -69,9 +75,14 @@ def _counts(problems: list[Problem]) -> dict[str, Counter[str]]:
     return found
 
 
-def _worse(was: Counter[str], now: Counter[str]) -> str | None:
-    """How a class does worse after its fixes: a code met more often, or no fewer breaks."""
+def _worse(was: Counter[str], now: Counter[str], breaks_only: bool) -> str | None:
+    """How a class does worse after its fixes: a code met more often, or no fewer breaks;
+    with ``breaks_only`` false (a fix of no graph break), a code that is no break met more
+    often."""
     new = now - was
+    if not breaks_only:
+        new = Counter({code: count for code, count in new.items() if not is_graph_break(code)})
+        return f"newly met {', '.join(sorted(new))}" if new else None
     if new:
         shown = ", ".join(code if not was[code] else f"{code} {now[code]} times ({was[code]} "
                           "before)" for code in sorted(new))
@@ -82,18 +93,23 @@ def _worse(was: Counter[str], now: Counter[str]) -> str | None:
     return None
 
 
-def judged(fixed: list[tuple[Problem, str]], before: list[Problem], after: list[Problem]
-           ) -> Verdict:
+def judged(fixed: list[tuple[Problem, str]], before: list[Problem], after: list[Problem],
+           fixable: Callable[[Problem], bool] = lambda _: False) -> Verdict:
     """Which of a round's fixes (``Edits.fixed``: problem, title) to take back, from the
-    problems of the checks before and after the round."""
-    was, now = _counts(before), _counts(after)
+    problems of the checks before and after the round; ``fixable``: whether a fix fits a
+    problem of ``after``."""
+    places = {(problem.path, problem.line) for problem, _ in fixed}
+    was = _counts(before)
+    now = _counts([problem for problem in after
+                   if (problem.path, problem.line) not in places or not fixable(problem)])
     judged_fixes = [(problem, title) for problem, title in fixed if problem.mode == "compile"]
     per_class: Counter[str] = Counter(name for problem, _ in judged_fixes
                                       for name in problem.classes)
     verdict = Verdict([], [])
     for problem, title in judged_fixes:
         worse = [(name, why) for name in problem.classes
-                 if (why := _worse(was.get(name, Counter()), now.get(name, Counter())))]
+                 if (why := _worse(was.get(name, Counter()), now.get(name, Counter()),
+                                   is_graph_break(problem.code)))]
         if not worse:
             continue
         if all(per_class[name] == 1 for name, _ in worse):

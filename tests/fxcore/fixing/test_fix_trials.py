@@ -53,6 +53,23 @@ def test_a_fix_whose_class_meets_a_new_code_or_no_fewer_breaks_is_undone() -> No
     assert fix_trials.to_fix([fixed, other], [undone], set()) == [other]
 
 
+def test_a_fixable_problem_at_the_fixed_line_is_the_next_step_of_the_fix() -> None:
+    # ``(x.mean() > 0).item()`` as a condition kept a tensor: the branch on it (GB0170, at the
+    # same line) is torch.where's to fix next round.
+    fixed, branch = _problem("GB0124", 7), _problem("GB0170", 7)
+    assert fix_trials.judged([(fixed, "a")], [fixed], [branch], lambda _: True).undone == []
+    assert fix_trials.judged([(fixed, "a")], [fixed], [branch]).undone  # no fix for it: undone
+    moved = _problem("GB0170", 9)  # elsewhere: a break of its own, whatever fits it
+    assert fix_trials.judged([(fixed, "a")], [fixed], [moved], lambda _: True).undone
+
+
+def test_a_recompilation_fix_may_trade_for_a_break_but_not_for_a_failing_compile() -> None:
+    swap = _problem("FX510", 7)
+    assert fix_trials.judged([(swap, "a")], [swap], [_problem("GB0099", 8)]).undone == []
+    (undone,) = fix_trials.judged([(swap, "a")], [swap], [_problem("FX502", 8)]).undone
+    assert undone.worse == "newly met FX502"
+
+
 def test_export_mode_problems_are_not_judged() -> None:
     fixed = _problem("FX401", 7, mode="export")
     after = [_problem("FX402", 9, mode="export")]  # the next failure export meets: no regression
