@@ -11,13 +11,13 @@ from fx_lsp.cli.shards import Shard
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.fix_texts import refusal_lines
 from fxcore.api import fixes
-from fxcore.fixing import fix_apply, option_trials
+from fxcore.fixing import fix_apply, fix_trials
 from fxcore.reporting.report import Problem, Report
 from fxcore.reporting.shown import Places
 
 #: ``--fix`` traces again after applying fixes, as many times as fixes keep applying (a fix
-#: can let tracing reach further), at most this often.
-MAX_FIX_ROUNDS = 4
+#: can let tracing reach further, a fix taken back is tried again alone), at most this often.
+MAX_FIX_ROUNDS = 6
 
 
 def planned_edits(problems: list[Problem], unsafe: bool, stream: TextIO) -> fix_apply.Edits:
@@ -60,32 +60,62 @@ class Checked(Protocol):
 Run = TypeVar("Run", bound=Checked)
 
 
+def _take_back(edits: fix_apply.Edits, verdict: fix_trials.Verdict, unsafe: bool,
+               stream: TextIO) -> fix_apply.Edits:
+    """The round's ``edits`` without the fixes ``verdict`` takes back: the files those fixes
+    edited written back as they were, the round's other fixes in them made again."""
+    taken = verdict.taken_back()
+    made = list(zip(edits.fixed, edits.paths, strict=True))
+    paths = {path for (problem, _), path in made if fix_trials.key(problem) in taken}
+    fixes.restore_files(edits, paths)
+    again = planned_edits([problem for (problem, _), path in made
+                           if path in paths and fix_trials.key(problem) not in taken],
+                          unsafe, stream)
+    fixes.write_edits(again)
+    kept = [(fixed, path) for fixed, path in made if path not in paths]
+    return fix_apply.Edits(
+        files={**{path: texts for path, texts in edits.files.items() if path not in paths},
+               **{path: (edits.files.get(path, (old, new))[0], new)
+                  for path, (old, new) in again.files.items()}},
+        fixed=[fixed for fixed, _ in kept] + again.fixed,
+        paths=[path for _, path in kept] + again.paths)
+
+
 def fix_until_done(check_run: Run, shard: Shard | None,
                    run: Callable[[], tuple[Run, Shard | None]], unsafe: bool,
                    stream: TextIO) -> tuple[Run, Shard | None]:
-    """Apply fixes and trace again until none applies; the last run is what remains. A config
-    option after which its class meets a new code is taken out again, and not set in a later
-    round (``fxcore.fixing.option_trials``)."""
+    """Apply fixes and trace again until none applies; the last run is what remains. A fix of
+    compile mode after which its class meets a new code, or no fewer graph breaks, is taken
+    out again (its files as they were before the round, the round's other fixes in them made
+    again), and not made in a later round, or tried there alone where its class had several
+    (``fxcore.fixing.fix_trials``)."""
     done = fix_apply.Edits()
     lines: list[str] = []
-    undid: list[option_trials.Undone] = []
+    undone: list[fix_trials.Undone] = []
+    alone: set[str] = set()
     for _ in range(MAX_FIX_ROUNDS):
         before = check_run.report.problems
-        edits = planned_edits(option_trials.still_to_fix(before, undid), unsafe, stream)
+        edits = planned_edits(fix_trials.to_fix(before, undone, alone), unsafe, stream)
         if not edits.files:
             break
         # Said before writing: the cells as this run found its problems in them.
         places = Places()
-        lines += [fixed_line(problem, title, places) for problem, title in edits.fixed]
+        said = {id(problem): fixed_line(problem, title, places)
+                for problem, title in edits.fixed}
         fixes.write_edits(edits)
+        check_run, shard = run()
+        verdict = fix_trials.judged(
+            edits.fixed, before, check_run.report.problems,
+            lambda problem: bool(fixes.plan_fixes([problem], unsafe).edits.fixed))
+        if verdict.undone or verdict.retried:
+            edits = _take_back(edits, verdict, unsafe, stream)
+            undone += verdict.undone
+            alone |= {name for problem in verdict.retried for name in problem.classes}
+            check_run, shard = run()
+        lines += [said[id(problem)] for problem, _ in edits.fixed]
+        lines += [f"{terminal(item.said())}\n" for item in verdict.undone]
         done.fixed += edits.fixed
         done.files.update({path: (done.files.get(path, texts)[0], texts[1])
                            for path, texts in edits.files.items()})
-        check_run, shard = run()
-        if tried := option_trials.undone(edits.options, before, check_run.report.problems):
-            fixes.undo_options(tried)
-            undid += tried
-            lines += [f"{terminal(item.said())}\n" for item in tried]
-            check_run, shard = run()
     print_summary(done, stream, applied=True, lines=lines)
     return check_run, shard

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fxcore.fixing import fix_apply, option_trials, recompile_fixes
+from fxcore.fixing import fix_apply
 from fxcore.reporting.report import Problem
 from fxcore.workspace.kept_bytes import replace_workspace_text, replace_workspace_texts
 from fxcore.workspace.notebook.cells import is_notebook
@@ -70,9 +70,10 @@ def notebook_edits(edits: fix_apply.Edits) -> FixPlan:
         except NotebookEditError as error:
             refused.add(path)
             planned.refusals.append((path, str(error)))
-    planned.edits.fixed = [(problem, title) for problem, title in edits.fixed
-                           if problem.path not in refused]
-    planned.edits.options = [option for option in edits.options if option[1] not in refused]
+    kept = [(fixed, path) for fixed, path in zip(edits.fixed, edits.paths, strict=True)
+            if path not in refused]
+    planned.edits.fixed = [fixed for fixed, _ in kept]
+    planned.edits.paths = [path for _, path in kept]
     return planned
 
 
@@ -84,15 +85,13 @@ def write_edits(edits: fix_apply.Edits) -> None:
                             for path, (_, new) in edits.files.items())
 
 
-def undo_options(undid: list[option_trials.Undone]) -> None:
-    """Take each undone option out of its file again (``option_trials``)."""
-    for item in undid:
-        if is_notebook(item.path):
-            continue  # set by its cell's text: left for the user to undo
-        old = source_text(item.path, {}, strict=True)
-        new = recompile_fixes.unset_config_option(old, item.option) if old is not None else None
-        if new is not None and new != old:
-            replace_workspace_text(item.path, new, find_workspace_root(item.path))
+def restore_files(edits: fix_apply.Edits, paths: set[str]) -> None:
+    """Write back the texts ``paths`` had before ``edits`` (as ``notebook_edits`` made them:
+    a notebook's JSON), where ``edits`` changed them: ``fix_trials`` takes fixes back."""
+    for path in sorted(paths):
+        old = edits.files.get(path, (None, ""))[0]
+        if old is not None:
+            replace_workspace_text(path, old, find_workspace_root(path))
 
 
 def select_problems(problems: list[Problem], code: str | None,

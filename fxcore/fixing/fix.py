@@ -45,10 +45,6 @@ class Fix:
     #: An import the edit's new code needs, added by name once the edit is made: after
     #: every edit located by position, when several are made in one pass.
     import_edit: Callable[[str], str] | None = None
-    #: The ``torch._dynamo.config`` option the fix sets for the whole file, when it is one:
-    #: ``--fix`` undoes it where the check after it finds the class failing anew
-    #: (``option_trials``).
-    config_option: str | None = None
 
     def texts(self, text_of: TextOf, run: Run = run_here) -> tuple[str | None, str]:
         """(current text or None, fixed text): the expensive part, done on resolve."""

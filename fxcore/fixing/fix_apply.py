@@ -34,8 +34,9 @@ class Edits:
     #: Each problem whose fix was not made, with why (a link leading out of the workspace, a
     #: rewrite that would change outputs).
     refused: list[tuple[Problem, str]] = field(default_factory=list)
-    #: Each problem fixed by setting a config option for a whole file: (problem, path, option).
-    options: list[tuple[Problem, str, str]] = field(default_factory=list)
+    #: The file each fix of ``fixed`` edited, in its order (``fix_trials`` takes a fix back
+    #: out of it).
+    paths: list[str] = field(default_factory=list)
 
 
 def choose(fixes: list[Fix], unsafe: bool) -> Fix | None:
@@ -73,10 +74,9 @@ def plan_edits(problems: list[Problem], text_of: TextOf, root_of: RootOf, unsafe
                 continue  # libcst rejects the source: the problem stays
             if fix.import_edit is not None and fixed != text:
                 import_edits.append(fix.import_edit)
-            if fix.config_option is not None and fixed != text:
-                edits.options.append((problem, path, fix.config_option))
             text = fixed
             edits.fixed.append((problem, fix.title))
+            edits.paths.append(path)
         for import_edit in import_edits:  # by name, idempotent: the first one adds it
             text = run(import_edit, text)
         if text != (old or ""):

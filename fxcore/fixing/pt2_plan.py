@@ -355,5 +355,6 @@ def fixes_of(failure: Failure, module: ModuleResult | None, text_of: TextOf,
         return []
     checks, cond = _check_fixes(failure, source, run), _cond_fix(failure, source, run)
     first = [*checks, *cond] if on_python_numbers(failure.message) else [*cond, *checks]
-    return [*first, *_rewrites(failure, source, run), *value_plan.fixes_of(failure, source, run),
+    return [*first, *_rewrites(failure, source, run),
+            *value_plan.fixes_of(failure, module, source, text_of, run),
             *skipped_call_fixes.fixes_of(failure, text_of, run)]

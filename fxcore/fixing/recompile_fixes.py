@@ -60,20 +60,6 @@ def set_config_option(source: str, option: str, value: bool) -> str:
     return module.with_changes(body=body).code
 
 
-def unset_config_option(source: str, option: str) -> str:
-    """Remove the module-level statement ``set_config_option`` added for ``option`` (``<torch>
-    .<option> = True``); ``source`` itself when it has none."""
-    module = parse_source(source)
-    target = f"{torch_spelling(module) or 'torch'}.{option.removeprefix('torch.')}"
-    body = [statement for statement in module.body
-            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-                    and isinstance(small := statement.body[0], cst.Assign)
-                    and len(small.targets) == 1
-                    and dotted_name(small.targets[0].target) == target
-                    and isinstance(small.value, cst.Name) and small.value.value == "True")]
-    return source if len(body) == len(module.body) else module.with_changes(body=body).code
-
-
 # FX506 on torch.tensor(list(range(n))): torch.arange(n), whose size stays symbolic
 
 #: Keywords ``torch.tensor`` and ``torch.arange`` both take, meaning the same.

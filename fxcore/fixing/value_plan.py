@@ -1,10 +1,13 @@
 """Which fixes fit a graph break at a value torch.compile cannot keep in its graph (``pt2_plan``
 asks here for every compile failure): the smallest rewrite that keeps the value a tensor of
-static shape, else the config option torch's hint names, set at the top of the file.
+static shape, else the config option torch's hint names, set for the class's compiled calls
+only where this torch can (``scoped_options``), or at the top of the file for the whole
+process.
 
-- GB0124 (``.item()``): ``scalar_fixes.drop_item`` where the value only feeds tensor
-  arithmetic or a condition; GB0124 and GB0033 (``.tolist()``, a number read from data):
-  ``capture_scalar_outputs``;
+- GB0124 (``.item()``): ``math_fixes.item_math_to_torch`` where the number only feeds
+  ``math`` functions (and no option where it reaches one: the break would move there);
+  ``scalar_fixes.drop_item`` where the value only feeds tensor arithmetic or a condition;
+  GB0124 and GB0033 (``.tolist()``, a number read from data): ``capture_scalar_outputs``;
 - GB0036 (a dynamic-shape operator): ``dynamic_shape_fixes.masked_reduction`` for a sum or mean
   of ``x[x > 0]``; else ``capture_dynamic_output_shape_ops``;
 - GB0170 (a branch on tensor data) on a conditional expression: ``loop_fixes``'
@@ -19,15 +22,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from fxcore.fixing import dynamic_shape_fixes, loop_fixes, recompile_fixes, scalar_fixes
-from fxcore.fixing.fix import Fix, Run
+from fxcore.fixing import (
+    dynamic_shape_fixes,
+    loop_fixes,
+    math_fixes,
+    recompile_fixes,
+    scalar_fixes,
+    scoped_options,
+)
+from fxcore.fixing.fix import Fix, Run, TextOf
 from fxcore.fixing.pt2_fixes import ensure_torch_import
-from fxcore.model.results import Failure
+from fxcore.model.results import Failure, ModuleResult
 from fxcore.rules.compile import graph_break_kind
 
 #: The rewrites of each break, with their titles and whether they keep outputs exactly.
 _REWRITES: dict[str, tuple[tuple[Callable[[str, int], str], str, bool], ...]] = {
     graph_break_kind("GB0124"): (
+        (math_fixes.item_math_to_torch, "Keep the number a 0-d tensor where it only feeds math "
+         "functions: math.exp(t.item()) as torch.exp(t) (same outputs up to float rounding: "
+         "computed in the tensor's dtype)", False),
         (scalar_fixes.drop_item, "Keep the value a tensor: drop .item() where it feeds tensor "
          "arithmetic or a condition (same outputs where the other operand is a tensor)",
          False),),
@@ -44,33 +57,58 @@ _REWRITES: dict[str, tuple[tuple[Callable[[str, int], str], str, bool], ...]] = 
          "breaking out early (same outputs; every step of the range runs)", False),),
 }
 
+#: What each config option torch's hint names makes of compiled code.
 _SCALARS = ("torch._dynamo.config.capture_scalar_outputs",
-            "Set torch._dynamo.config.capture_scalar_outputs = True in this file (changes what "
-            "compiled code does: numbers read from tensors become symbolic in the graph, a "
-            "branch or size on them needs torch._check, and it holds for every torch.compile "
-            "once the file is imported)")
+            "numbers read from tensors become symbolic in the graph, a branch or size on them "
+            "needs torch._check")
 _SHAPES = ("torch._dynamo.config.capture_dynamic_output_shape_ops",
-           "Set torch._dynamo.config.capture_dynamic_output_shape_ops = True in this file "
-           "(changes what compiled code does: sizes read from data become symbolic, which "
-           "some backends and later operations cannot compile, and it holds for every "
-           "torch.compile once the file is imported)")
+           "sizes read from data become symbolic, which some backends and later operations "
+           "cannot compile")
 #: The config option torch's hint names for each break.
 _OPTIONS = {graph_break_kind("GB0124"): _SCALARS, graph_break_kind("GB0033"): _SCALARS,
             graph_break_kind("GB0036"): _SHAPES}
 
 
-def fixes_of(failure: Failure, source: str, run: Run) -> list[Fix]:
+def _option_fixes(failure: Failure, module: ModuleResult | None, text_of: TextOf, run: Run,
+                  preferred: bool) -> list[Fix]:
+    """The option torch's hint names, set for the class's compiled calls only where this
+    torch can (``scoped_options``), else and then for the whole process, at the top of the
+    file: both unsafe, the process-wide one never preferred."""
+    option, effect = _OPTIONS[failure.kind]
+    found = []
+    why_not = scoped_options.why_not_scoped(option)
+    source = text_of(module.path) if module is not None else None
+    if module is not None and source is not None and why_not is None and \
+            run(scoped_options.has_forward, source, module.class_name):
+        found.append(Fix(
+            f"Set {option} = True for {module.class_name}'s compiled calls only (decorates "
+            f"its forward: {effect}; torch.export then refuses the class, and a parent "
+            "compiled whole breaks at its call)", module.path,
+            functools.partial(scoped_options.scope_config_option,
+                              class_name=module.class_name, option=option),
+            preferred, safe=False, import_edit=ensure_torch_import))
+    scoped = f"; {why_not}" if why_not is not None else ""
+    found.append(Fix(
+        f"Set {option} = True at the top of this file: affects every model in the process "
+        f"once the file is imported ({effect}{scoped})", failure.path,
+        functools.partial(recompile_fixes.set_config_option, option=option, value=True),
+        preferred and not found, safe=False, import_edit=ensure_torch_import))
+    return found
+
+
+def fixes_of(failure: Failure, module: ModuleResult | None, source: str, text_of: TextOf,
+             run: Run) -> list[Fix]:
     """The rewrites that change the statement the break is at (preferred), then the config
-    option."""
+    option (``_option_fixes``)."""
     found = []
     for edit, title, safe in _REWRITES.get(failure.kind, ()):
         if run(edit, source, failure.line) != source:
             found.append(Fix(title, failure.path, functools.partial(edit, line=failure.line),
                              True, safe=safe, position=(failure.line, failure.column),
                              import_edit=ensure_torch_import))
+    if failure.kind == graph_break_kind("GB0124") and \
+            run(math_fixes.item_reaches_math, source, failure.line):
+        return found  # the option would move the break into the math function
     if failure.kind in _OPTIONS:
-        option, title = _OPTIONS[failure.kind]
-        found.append(Fix(title, failure.path, functools.partial(
-            recompile_fixes.set_config_option, option=option, value=True), not found,
-            safe=False, import_edit=ensure_torch_import, config_option=option))
+        found += _option_fixes(failure, module, text_of, run, not found)
     return found

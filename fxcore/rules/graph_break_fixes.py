@@ -5,15 +5,24 @@ fallback."""
 
 from __future__ import annotations
 
-_SCALAR_OPTION = (
-    "the unsafe fix sets `torch._dynamo.config.capture_scalar_outputs = True` after "
-    "the file's imports: the number becomes symbolic in the compiled graph, a branch or a size "
-    "on it then needs `torch._check`, and the option holds for every `torch.compile` once the "
-    "file is imported.")
 
-_UNDONE = (" `--fix` takes the option out again where the check after it finds the class "
-           "meeting a new code (the break moved to an `int()` of the number, FX501, or the "
-           "compile failing, FX502).")
+def _option(option: str, effect: str) -> str:
+    return (
+        f"the unsafe fix sets `torch._dynamo.config.{option}` for the class's compiled calls "
+        "only: `@torch.compiler.disable(recursive=False)` over "
+        f"`@torch._dynamo.config.patch({option}=True)` on its `forward` ({effect}; torch.export "
+        "then refuses the class, and a parent compiled whole breaks at its call). Where the "
+        "class has no `forward` of its own, or the torch has no non-recursive "
+        f"`torch.compiler.disable`, the last resort sets `{option} = True` after the file's "
+        "imports, which affects every model in the process once the file is imported.")
+
+
+_SCALAR_OPTION = _option("capture_scalar_outputs", "the number becomes symbolic in the "
+                         "compiled graph, a branch or a size on it then needs `torch._check`")
+
+_UNDONE = (" `--fix` takes a fix back out where the check after it finds the class meeting a "
+           "code more often than before, or no fewer graph breaks (the break moved, FX501, or "
+           "the compile failing, FX502).")
 
 #: Code -> the paragraph its page gives fx-lsp's quick fixes.
 QUICK_FIXES: dict[str, str] = {
@@ -21,7 +30,13 @@ QUICK_FIXES: dict[str, str] = {
         "An `.item()` that is an operand of `+`, `-`, `*` or `/` beside a tensor, or the "
         "condition of `a if t.item() else b`, stays a tensor: `x * t.item()` becomes `x * t` "
         "(the same values: a 0-d tensor takes no part in type promotion; unsafe, since beside "
-        "a Python number the result is a 0-d tensor). Elsewhere, " + _SCALAR_OPTION),
+        "a Python number the result is a 0-d tensor). A number that only feeds `math` "
+        "functions torch also has (`exp`, `log`, `sqrt`, `tanh`, ...), each combined with a "
+        "tensor by arithmetic, stays a 0-d tensor: `s = t.item()` becomes "
+        "`s = t.detach().reshape(())` and `math.exp(s)` becomes `torch.exp(s)` (unsafe: "
+        "computed in the tensor's dtype, the last bits may differ). A number that reaches a "
+        "`math` function and more gets no fix: the option would move the break into `math`. "
+        "Elsewhere, " + _SCALAR_OPTION + _UNDONE),
     "GB0033": "A number read from tensor data (`.tolist()` as `torch.split` sizes): "
               + _SCALAR_OPTION + _UNDONE,
     "GB0036": (
@@ -29,11 +44,9 @@ QUICK_FIXES: dict[str, str] = {
         "a masked reduction of static shape: "
         "`torch.where(x > 0, x, 0).sum()`, and for `.mean()` that sum over `(x > 0).sum()` "
         "(the same elements; unsafe, since a float sum's last bits may differ with the order). "
-        "Elsewhere (`nonzero`, `unique`), the unsafe fix sets "
-        "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` after the file's "
-        "imports: sizes read from data become symbolic, which some backends and later "
-        "operations cannot compile, and the option holds for every `torch.compile` once the "
-        "file is imported."),
+        "Elsewhere (`nonzero`, `unique`), "
+        + _option("capture_dynamic_output_shape_ops", "sizes read from data become symbolic, "
+                  "which some backends and later operations cannot compile") + _UNDONE),
     "GB0206": (
         "`x.requires_grad = <value>` in `forward` runs only outside torch.compile, under `if "
         "not torch.compiler.is_compiling():` (unsafe: the values are the same, but compiled "

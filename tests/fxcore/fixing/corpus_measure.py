@@ -5,8 +5,10 @@ breaks dynamo logged (``compile_ground_truth.parse_break``: its own registry's c
 
 A file in a package is imported as the package's module, its top folder on ``sys.path``.
 Run in a process of its own, so that the file before and after its fixes import apart:
-``python corpus_measure.py FILE OUT.pt``; prints ``{class: {"breaks": [[line, code], ...],
-"graphs": n, "error": str|null}}`` as JSON and saves the outputs to ``OUT.pt``.
+``python corpus_measure.py FILE OUT.pt [BACKEND]`` (a backend torch names, ``aot_eager``,
+instead of the recording one); prints ``{class: {"breaks": [[line, code], ...], "graphs": n,
+"error": str|null, "options": {option: value}}}`` as JSON, ``options`` the config options a fix
+may set as they are once the compiled call has returned, and saves the outputs to ``OUT.pt``.
 """
 
 from __future__ import annotations
@@ -68,7 +70,12 @@ def _importable(path: Path) -> str:
     return ".".join(parts)
 
 
-def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+#: The ``torch._dynamo.config`` options the value fixes set, read after each compiled call.
+OPTIONS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+
+
+def measure(path: str, named_backend: str | None = None
+            ) -> tuple[dict[str, Any], dict[str, Any]]:
     import torch
 
     module = importlib.import_module(_importable(Path(path).resolve()))
@@ -87,8 +94,10 @@ def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
             eager = model(**{k: v.clone() for k, v in inputs.items()})
         log, graphs, error, compiled = _BreakLog(), [], None, None
 
-        def backend(graph_module: Any, _inputs: Any, graphs: list = graphs) -> Any:
+        def backend(graph_module: Any, inputs: Any, graphs: list = graphs) -> Any:
             graphs.append(graph_module)
+            if named_backend is not None:
+                return torch._dynamo.lookup_backend(named_backend)(graph_module, inputs)
             return graph_module.forward
 
         torch._dynamo.reset()
@@ -104,7 +113,9 @@ def measure(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
             logger.removeHandler(log)
         breaks = sorted({(parsed["line"], parsed["code"]) for message in log.messages
                          if (parsed := parse_break(message)) is not None})
-        found[name] = {"breaks": breaks, "graphs": len(graphs), "error": error}
+        found[name] = {"breaks": breaks, "graphs": len(graphs), "error": error,
+                       "options": {option: getattr(torch._dynamo.config, option)
+                                   for option in OPTIONS}}
         outputs[name] = {"eager": eager, "compiled": compiled}
     return found, outputs
 
@@ -113,7 +124,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     warnings.filterwarnings("ignore")
-    found, outputs = measure(argv[0])
+    found, outputs = measure(argv[0], argv[2] if len(argv) > 2 else None)
     torch.save(outputs, argv[1])
     print(json.dumps(found))
     return 0

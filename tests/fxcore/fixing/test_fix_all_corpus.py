@@ -74,8 +74,9 @@ def _environment() -> dict[str, str]:
         [str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
-def measured(path: Path, out: Path) -> dict:
-    done = subprocess.run([sys.executable, str(MEASURE), str(path), str(out)],
+def measured(path: Path, out: Path, backend: str | None = None) -> dict:
+    done = subprocess.run([sys.executable, str(MEASURE), str(path), str(out),
+                           *([backend] if backend else [])],
                           capture_output=True, text=True, env=_environment(), timeout=600,
                           check=False)
     assert done.returncode == 0, f"{path.name} does not run:\n{done.stderr[-3000:]}"

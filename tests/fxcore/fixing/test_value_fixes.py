@@ -106,13 +106,15 @@ def _failure(code: str, line: int) -> Failure:
 
 def test_the_rewrite_is_preferred_to_the_config_option() -> None:
     source = _source("return x * x.max().item()\n")
-    rewrite, option = value_plan.fixes_of(_failure("GB0124", 5), source, run_here)
-    assert rewrite.preferred and not option.preferred and not rewrite.safe and not option.safe
-    assert "capture_scalar_outputs = True" in option.transform(source)
+    rewrite, *options = value_plan.fixes_of(_failure("GB0124", 5), None, source,
+                                            {"/w/m.py": source}.get, run_here)
+    assert rewrite.preferred and not rewrite.safe
+    assert options and not any(option.preferred or option.safe for option in options)
+    assert "capture_scalar_outputs = True" in options[-1].transform(source)
 
 
 def test_without_a_rewrite_the_config_option_is_the_fix() -> None:
     source = _source("return torch.nonzero(x)\n")
-    [option] = value_plan.fixes_of(_failure("GB0036", 5), source, run_here)
+    [option] = value_plan.fixes_of(_failure("GB0036", 5), None, source, {}.get, run_here)
     assert option.preferred and "capture_dynamic_output_shape_ops" in option.title
-    assert value_plan.fixes_of(_failure("GB0170", 5), source, run_here) == []
+    assert value_plan.fixes_of(_failure("GB0170", 5), None, source, {}.get, run_here) == []

@@ -1,0 +1,111 @@
+"""A number read with ``.item()`` that only feeds ``math`` functions is kept a 0-d tensor and
+the functions made torch's (``math_fixes``), offered instead of ``capture_scalar_outputs``,
+which would move the break into ``math``; where the number reaches ``math`` and more, no fix
+is offered. Proven with real torch on the CPU (``aot_eager``) over ``math_corpus`` through
+``fx-lsp check --mode compile --fix --unsafe-fixes``: the breaks are gone, the outputs (eager
+and compiled) the same before and after up to float rounding, the file sets no option."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fxcore.fixing import math_fixes, value_plan
+from fxcore.fixing.fix import run_here
+from fxcore.model.results import Failure, ModuleResult
+from fxcore.rules.compile import graph_break_kind
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "math_corpus" / "math_reads.py"
+
+HEADER = "import math\nimport math as m\nfrom math import tanh\n\n\ndef forward(self, x):\n"
+#: Body (its first line the ``.item()``'s, line 7) -> the body fixed, None where unchanged.
+CASES = {
+    "s = self.log_scale.item()\nreturn self.proj(x) * math.exp(s)\n":
+        "s = self.log_scale.detach().reshape(())\nreturn self.proj(x) * torch.exp(s)\n",
+    "return x / math.sqrt(x.var().item())\n":
+        "return x / torch.sqrt(x.var().detach().reshape(()))\n",
+    "t = x.mean().item()\nreturn x * m.exp(-t) * m.cos(t)\n":
+        "t = x.mean().detach().reshape(())\nreturn x * torch.exp(-t) * torch.cos(t)\n",
+    "return x + tanh(self.bias.item())\n":
+        "return x + torch.tanh(self.bias.detach().reshape(()))\n",
+    "t = x.mean().item()\nreturn 2.0 * math.fabs(t) * x\n":
+        "t = x.mean().detach().reshape(())\nreturn 2.0 * torch.abs(t) * x\n",
+    # read as a Python number too: kept
+    "t = x.mean().item()\nself.seen = t\nreturn math.exp(t) * x\n": None,
+    # the math result returned, or only beside number literals: a number is wanted
+    "t = x.mean().item()\nreturn math.exp(t)\n": None,
+    "t = x.mean().item()\ny = math.exp(t) * 2\nreturn x + y\n": None,
+    # a function torch has no counterpart of under that name, an expression argument
+    "return x * math.floor(x.sum().item())\n": None,
+    "return x * math.exp(x.sum().item() + 1)\n": None,
+}
+
+
+def _source(body: str) -> str:
+    return HEADER + "".join(f"    {line}\n" for line in body.splitlines())
+
+
+@pytest.mark.parametrize("body", list(CASES))
+def test_a_number_feeding_math_only_is_kept_a_tensor(body: str) -> None:
+    source, expected = _source(body), CASES[body]
+    fixed = math_fixes.item_math_to_torch(source, 7)
+    assert fixed == (source if expected is None else _source(expected))
+    assert math_fixes.item_math_to_torch(fixed, 7) == fixed
+
+
+def _plan(body: str) -> list:
+    source = _source(body)
+    failure = Failure(code="GB0124", kind=graph_break_kind("GB0124"), message="",
+                      path="/w/m.py", line=7, column=9, end_line=7, end_column=30)
+    module = ModuleResult(path="/w/m.py", line=1, column=1, end_line=1, end_column=2,
+                          class_name="Reads", qualified_name="m:Reads", status="failed")
+    return value_plan.fixes_of(failure, module, source, {"/w/m.py": source}.get, run_here)
+
+
+def test_the_rewrite_is_offered_instead_of_the_option_and_no_option_reaching_math() -> None:
+    [rewrite] = _plan("s = self.log_scale.item()\nreturn self.proj(x) * math.exp(s)\n")
+    assert rewrite.preferred and not rewrite.safe and "torch.exp(t)" in rewrite.title
+    # The option would move the break into math.exp: nothing is offered.
+    assert _plan("t = x.mean().item()\nself.seen = t\nreturn math.exp(t) * x\n") == []
+    # No math: the option, as before.
+    assert _plan("t = x.mean().item()\nreturn torch.clamp(x, min=t)\n")
+
+
+def _fix_all_corpus():  # its workspace and measuring helpers, shared
+    spec = importlib.util.spec_from_file_location("fix_all_corpus",
+                                                  HERE / "test_fix_all_corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # four classes compiled twice by real torch, and a check with --fix
+def test_fix_all_keeps_math_on_tensors_outputs_kept(tmp_path: Path) -> None:
+    import torch
+
+    corpus = _fix_all_corpus()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    path = workspace / CORPUS.name
+    shutil.copy(CORPUS, path)
+    inputs = corpus.class_inputs(path)
+    corpus.write_pyproject(workspace, {path.stem: inputs})
+    before = corpus.measured(path, tmp_path / "before.pt", "aot_eager")
+    log = corpus.fix_all(workspace)
+    assert log.count("Keep the number a 0-d tensor") == len(inputs), log
+    assert "capture_scalar_outputs" not in path.read_text()
+    after = corpus.measured(path, tmp_path / "after.pt", "aot_eager")
+    was, now = (torch.load(tmp_path / f"{when}.pt", weights_only=False)
+                for when in ("before", "after"))
+    for name in inputs:
+        assert before[name]["breaks"], f"{name} meets no break unfixed"
+        assert after[name]["breaks"] == [] and after[name]["error"] is None, after[name]
+        assert corpus.same(was[name]["eager"], now[name]["eager"]), name
+        assert corpus.same(was[name]["eager"], was[name]["compiled"]), name
+        assert corpus.same(was[name]["compiled"], now[name]["compiled"]), name
