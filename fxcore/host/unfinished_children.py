@@ -36,7 +36,7 @@ def not_reached(job: TraceJob, parsed: ParsedFile, names: list[str], result: Fil
     left = [name for name in names if any((name, mode) not in done for mode in modes)]
     judged = len({name for name, _mode in done if all((name, mode) in done for mode in modes)})
     path = os.path.abspath(job.path)
-    module_name = job_import_location(job).module_name
+    module_name = job_import_location(job, {path: parsed.text}).module_name
     for name in left:
         source = parsed.classes.get(name)
         span = (source.name_span if source else Range(1, 1, 1, 1)).at(path)
@@ -75,7 +75,7 @@ def ended_module(job: TraceJob, parsed: ParsedFile, name: str, mode: str,
     )
     return ModuleResult(
         **span, class_name=name,
-        qualified_name=f"{job_import_location(job).module_name}:{name}",
+        qualified_name=f"{job_import_location(job, {path: parsed.text}).module_name}:{name}",
         status="failed", forward=source.forward if source else None, failures=[failure],
         mode=mode,
     )

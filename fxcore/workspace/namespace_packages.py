@@ -19,6 +19,7 @@ import functools
 import importlib.machinery
 import keyword
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 
@@ -111,6 +112,7 @@ class _Folders:
             self.by_name.setdefault(os.path.basename(folder), []).append(folder)
         self._listings: dict[str, dict[str, bool]] = {}
         self._installed: dict[str, bool] = {}
+        self._package_import: re.Pattern[str] | None = None
 
     def listing(self, folder: str) -> dict[str, bool]:
         """Name -> whether it is a folder, of each entry of ``folder`` (empty: none)."""
@@ -173,13 +175,24 @@ class _Folders:
         while queue and read < MAX_FILES_READ:
             file = queue.pop(0)
             text = text_of(file)
-            imports = _imports_of(text) if text is not None else None
+            imports = (_imports_of(text) if self.may_name_package(text) else ()) \
+                if text is not None else None
             read += 1
             if imports is not None:
                 yield file, imports
                 add(self.imported_files(file, imports))
             if read == 1:  # the file's own imports first, then its folder's
                 add(siblings)
+
+    def may_name_package(self, text: str) -> bool:
+        """Whether ``text`` has a relative import or one whose first name is a folder's of
+        ``top``'s ancestors: only then are its imports parsed (most files name neither, and
+        the job parses its own file once, after this)."""
+        if self._package_import is None:
+            names = "|".join(re.escape(name) for name in self.by_name)
+            self._package_import = re.compile(
+                rf"^[ \t]*(?:from[ \t]+\.|(?:from|import)[ \t]+(?:{names})\b)", re.MULTILINE)
+        return self._package_import.search(text) is not None
 
     def imported_files(self, file: str, imports: tuple[Import, ...]) -> Iterator[str]:
         """The source files of the workspace modules ``file`` imports: relative imports from

@@ -136,10 +136,18 @@ def import_location(path: str, text_of: TextOf | None = None) -> ImportLocation:
                           script_folder=script_folder)
 
 
-def job_import_location(job: TraceJob) -> ImportLocation:
-    """Where the worker imports ``job``'s file from, and as what: read with its buffers."""
+def job_import_location(job: TraceJob, read: dict[str, str | None] | None = None
+                        ) -> ImportLocation:
+    """Where the worker imports ``job``'s file from, and as what: read with its buffers;
+    ``read``: texts of files the caller has read already (absolute path -> text), not read
+    again."""
     overlays = {os.path.abspath(path): text for path, text in job.overlays.items()}
-    return import_location(job.path, functools.partial(source_text, overlays=overlays))
+    known = read or {}
+
+    def text_of(path: str) -> str | None:
+        return known[path] if path in known else source_text(path, overlays)
+
+    return import_location(job.path, text_of)
 
 
 def notebook_module_name(stem: str) -> str:
@@ -149,6 +157,12 @@ def notebook_module_name(stem: str) -> str:
     return f"_{name}" if name[0].isdigit() or keyword.iskeyword(name) else name
 
 
+def _no_text(_path: str) -> None:
+    """No file's text: an import name from the ``__init__.py`` chain alone, where only the
+    top package matters (torch's own files are a regular package's)."""
+    return None
+
+
 def leaf_module_frames(frames: Iterable[Frame]) -> Iterator[Frame]:
     """The ``forward`` frames of a failure's call chain, innermost first, whose class a
     leaf module would make opaque: torch's own are left out, since torch.fx calls its layers
@@ -156,7 +170,7 @@ def leaf_module_frames(frames: Iterable[Frame]) -> Iterator[Frame]:
     marking every ``Sequential`` a leaf would make whole models opaque."""
     for frame in reversed(list(frames)):
         if frame.function == "forward" \
-                and import_location(frame.path).module_name.split(".")[0] != "torch":
+                and import_location(frame.path, _no_text).module_name.split(".")[0] != "torch":
             yield frame
 
 

@@ -41,7 +41,6 @@ from fxcore.workspace.paths import (
     import_location,
     is_workspace_file,
     leaf_module_frames,
-    source_text,
 )
 from fxcore.workspace.suppressions import skipped_lines
 
@@ -74,7 +73,6 @@ class JobContext:
         # ``parsed`` adds.
         self.sources = SourceIndex({path: text for path, text in self.overlays.items()
                                     if not is_notebook(path)})
-        self.location = import_location(self.path, self.text_of)
         # Modules loaded before the job (torch and the like) are never workspace files.
         self.loaded_modules = ModulesLoadedSince()
         #: What the imports compiled and missed, once the import paths are installed.
@@ -82,6 +80,7 @@ class JobContext:
         #: Workspace files as read (this file before importing it) and parsed, once each.
         self.parsed_files: dict[str, ParsedFile] = {}
         self.skipped_lines_by_file: dict[str, set[int]] = {}
+        self.location = import_location(self.path, self.text_of)
 
     def in_file(self, file: str) -> JobContext:
         """This job's context, locating and naming results in the workspace file ``file``."""
@@ -91,8 +90,10 @@ class JobContext:
         return other
 
     def text_of(self, file: str) -> str | None:
-        """A workspace file's text as imported: its buffer, else the file on disk."""
-        return source_text(file, self.overlays)
+        """A workspace file's text as imported: its buffer, else the file on disk, read once
+        per job (``parsed``: the import name's reading of imports, discovery and failures
+        located in it share that read)."""
+        return self.parsed(os.path.abspath(file)).text
 
     def parsed(self, file: str) -> ParsedFile:
         """The workspace file ``file``, read and parsed once per job; failures located in it
@@ -163,7 +164,7 @@ class JobContext:
             for node in tree.body:
                 if isinstance(node, ast.ClassDef) and \
                         node.lineno <= frame.line <= (node.end_lineno or node.lineno):
-                    return f"{import_location(frame.path).module_name}:{node.name}"
+                    return f"{import_location(frame.path, self.text_of).module_name}:{node.name}"
             return None
         return None
 
