@@ -7,11 +7,10 @@ and compiled) the same before and after up to float rounding, the file sets no o
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from pathlib import Path
 
 import pytest
+from fix_all_outputs import assert_breaks_gone_outputs_kept, fixed_and_measured
 
 from fxcore.fixing import math_fixes, value_plan
 from fxcore.fixing.fix import run_here
@@ -75,37 +74,11 @@ def test_the_rewrite_is_offered_instead_of_the_option_and_no_option_reaching_mat
     assert _plan("t = x.mean().item()\nreturn torch.clamp(x, min=t)\n")
 
 
-def _fix_all_corpus():  # its workspace and measuring helpers, shared
-    spec = importlib.util.spec_from_file_location("fix_all_corpus",
-                                                  HERE / "test_fix_all_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # four classes compiled twice by real torch, and a check with --fix
 def test_fix_all_keeps_math_on_tensors_outputs_kept(tmp_path: Path) -> None:
-    import torch
-
-    corpus = _fix_all_corpus()
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    path = workspace / CORPUS.name
-    shutil.copy(CORPUS, path)
-    inputs = corpus.class_inputs(path)
-    corpus.write_pyproject(workspace, {path.stem: inputs})
-    before = corpus.measured(path, tmp_path / "before.pt", "aot_eager")
-    log = corpus.fix_all(workspace)
-    assert log.count("Keep the number a 0-d tensor") == len(inputs), log
-    assert "capture_scalar_outputs" not in path.read_text()
-    after = corpus.measured(path, tmp_path / "after.pt", "aot_eager")
-    was, now = (torch.load(tmp_path / f"{when}.pt", weights_only=False)
-                for when in ("before", "after"))
-    for name in inputs:
-        assert before[name]["breaks"], f"{name} meets no break unfixed"
-        assert after[name]["breaks"] == [] and after[name]["error"] is None, after[name]
-        assert corpus.same(was[name]["eager"], now[name]["eager"]), name
-        assert corpus.same(was[name]["eager"], was[name]["compiled"]), name
-        assert corpus.same(was[name]["compiled"], now[name]["compiled"]), name
+    run = fixed_and_measured(CORPUS, tmp_path)
+    assert run.log.count("Keep the number a 0-d tensor") == len(run.inputs), run.log
+    assert "capture_scalar_outputs" not in run.path.read_text()
+    for name in run.inputs:
+        assert_breaks_gone_outputs_kept(run, name)
