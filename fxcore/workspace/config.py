@@ -238,21 +238,15 @@ def parse_config(table: Any, source: str = "[tool.fx-lsp]") -> tuple[EngineConfi
     if tracer is not None:
         config.tracer = tracer
 
-    timeout = table.get("timeout")
-    if timeout is not None:
-        if is_valid_timeout(timeout):
-            config.timeout = float(timeout)
+    for key, attribute in (("timeout", "timeout"), ("file-timeout", "file_timeout")):
+        seconds = table.get(key)
+        if seconds is None:
+            continue
+        if is_valid_timeout(seconds):
+            setattr(config, attribute, float(seconds))
         else:
-            problems.append(f"{source}: 'timeout' must be a number of seconds above 0 and at "
+            problems.append(f"{source}: '{key}' must be a number of seconds above 0 and at "
                             f"most {MAX_TIMEOUT_SECONDS:g}; ignored")
-
-    file_timeout = table.get("file-timeout")
-    if file_timeout is not None:
-        if is_valid_timeout(file_timeout):
-            config.file_timeout = float(file_timeout)
-        else:
-            problems.append(f"{source}: 'file-timeout' must be a number of seconds above 0 "
-                            f"and at most {MAX_TIMEOUT_SECONDS:g}; ignored")
 
     memory = table.get("memory-limit-mb")
     if memory is not None:
