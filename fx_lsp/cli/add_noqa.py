@@ -63,8 +63,10 @@ def plan(report: ShownReport) -> tuple[Edits, list[tuple[ShownProblem, str]]]:
         edit = add_noqa(text, codes)
         if edit.text != text:
             edits.files[path] = (text, edit.text)
-        edits.fixed += [(problem, "noqa") for problem in problems
-                        if problem.code in edit.added.get(problem.line, ())]
+        commented = [problem for problem in problems
+                     if problem.code in edit.added.get(problem.line, ())]
+        edits.fixed += [(problem, "noqa") for problem in commented]
+        edits.paths += [path] * len(commented)
         listed += [(shown, edit.refused[shown.problem.line]) for shown in shown_problems
                    if shown.problem.line in edit.refused]
     return edits, listed

@@ -115,6 +115,7 @@ def fix_until_done(check_run: Run, shard: Shard | None,
         lines += [said[id(problem)] for problem, _ in edits.fixed]
         lines += [f"{terminal(item.said())}\n" for item in verdict.undone]
         done.fixed += edits.fixed
+        done.paths += edits.paths
         done.files.update({path: (done.files.get(path, texts)[0], texts[1])
                            for path, texts in edits.files.items()})
     print_summary(done, stream, applied=True, lines=lines)
