@@ -8,6 +8,7 @@ was by ``fx-lsp check --fix --unsafe-fixes``, its file's other class fixed."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -131,4 +132,6 @@ def test_a_fix_that_moves_the_break_is_taken_back_by_fix_all(tmp_path: Path) -> 
     assert "capture_scalar_outputs = True" not in fixed
     # The other class's fix, made in the same round, kept.
     assert fixed.count("@torch.compiler.disable(recursive=False)") == 1
-    assert "model.py:17:9: GB0124" in done.stdout, done.stdout  # still reported
+    # Still reported, on its line (its column is the call's on one torch series, the
+    # receiver's on another).
+    assert re.search(r"model\.py:17:\d+: GB0124", done.stdout), done.stdout
