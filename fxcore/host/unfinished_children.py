@@ -22,10 +22,14 @@ def file_failure(job: TraceJob, kind: str, message: str) -> Failure:
 def end_class(job: TraceJob, parsed: ParsedFile, name: str, attempt: ChildAttempt,
                result: FileResult, done: set[tuple[str, str]]) -> None:
     """Give ``name`` the verdict of a child that ended, in each mode it has none of."""
-    for mode in job.config.modes:
-        if (name, mode) not in done:
-            result.modules.append(ended_module(job, parsed, name, mode, attempt))
-            done.add((name, mode))
+    missing = [mode for mode in job.config.modes if (name, mode) not in done]
+    if not missing:
+        return
+    # Read once for all its modes: the name may read the file's folder (namespace packages).
+    module_name = job_import_location(job, {os.path.abspath(job.path): parsed.text}).module_name
+    for mode in missing:
+        result.modules.append(ended_module(job, parsed, name, mode, attempt, module_name))
+        done.add((name, mode))
 
 def not_reached(job: TraceJob, parsed: ParsedFile, names: list[str], result: FileResult,
                 done: set[tuple[str, str]]) -> None:
@@ -56,7 +60,7 @@ def not_reached(job: TraceJob, parsed: ParsedFile, names: list[str], result: Fil
 
 
 def ended_module(job: TraceJob, parsed: ParsedFile, name: str, mode: str,
-                  attempt: ChildAttempt) -> ModuleResult:
+                  attempt: ChildAttempt, module_name: str) -> ModuleResult:
     path = os.path.abspath(job.path)
     source = parsed.classes.get(name)
     span = (source.name_span if source else Range(1, 1, 1, 1)).at(path)
@@ -75,7 +79,7 @@ def ended_module(job: TraceJob, parsed: ParsedFile, name: str, mode: str,
     )
     return ModuleResult(
         **span, class_name=name,
-        qualified_name=f"{job_import_location(job, {path: parsed.text}).module_name}:{name}",
+        qualified_name=f"{module_name}:{name}",
         status="failed", forward=source.forward if source else None, failures=[failure],
         mode=mode,
     )
