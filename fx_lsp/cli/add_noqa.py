@@ -63,10 +63,9 @@ def plan(report: ShownReport) -> tuple[Edits, list[tuple[ShownProblem, str]]]:
         edit = add_noqa(text, codes)
         if edit.text != text:
             edits.files[path] = (text, edit.text)
-        commented = [problem for problem in problems
-                     if problem.code in edit.added.get(problem.line, ())]
-        edits.fixed += [(problem, "noqa") for problem in commented]
-        edits.paths += [path] * len(commented)
+        for problem in problems:
+            if problem.code in edit.added.get(problem.line, ()):
+                edits.made(problem, "noqa", path)
         listed += [(shown, edit.refused[shown.problem.line]) for shown in shown_problems
                    if shown.problem.line in edit.refused]
     return edits, listed

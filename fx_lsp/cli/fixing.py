@@ -114,8 +114,8 @@ def fix_until_done(check_run: Run, shard: Shard | None,
             check_run, shard = run()
         lines += [said[id(problem)] for problem, _ in edits.fixed]
         lines += [f"{terminal(item.said())}\n" for item in verdict.undone]
-        done.fixed += edits.fixed
-        done.paths += edits.paths
+        for (problem, title), path in zip(edits.fixed, edits.paths, strict=True):
+            done.made(problem, title, path)
         done.files.update({path: (done.files.get(path, texts)[0], texts[1])
                            for path, texts in edits.files.items()})
     print_summary(done, stream, applied=True, lines=lines)

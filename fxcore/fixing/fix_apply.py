@@ -35,8 +35,13 @@ class Edits:
     #: rewrite that would change outputs).
     refused: list[tuple[Problem, str]] = field(default_factory=list)
     #: The file each fix of ``fixed`` edited, in its order (``fix_trials`` takes a fix back
-    #: out of it).
+    #: out of it): filled with ``fixed`` by ``made``, never apart.
     paths: list[str] = field(default_factory=list)
+
+    def made(self, problem: Problem, title: str, path: str) -> None:
+        """A fix titled ``title`` for ``problem`` was made in ``path``."""
+        self.fixed.append((problem, title))
+        self.paths.append(path)
 
 
 def choose(fixes: list[Fix], unsafe: bool) -> Fix | None:
@@ -75,8 +80,7 @@ def plan_edits(problems: list[Problem], text_of: TextOf, root_of: RootOf, unsafe
             if fix.import_edit is not None and fixed != text:
                 import_edits.append(fix.import_edit)
             text = fixed
-            edits.fixed.append((problem, fix.title))
-            edits.paths.append(path)
+            edits.made(problem, fix.title, path)
         for import_edit in import_edits:  # by name, idempotent: the first one adds it
             text = run(import_edit, text)
         if text != (old or ""):
