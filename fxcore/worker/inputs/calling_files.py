@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from fxcore.worker.shared.budget_clock import Budget
+from fxcore.workspace.calling_paths import is_calling_file
 from fxcore.workspace.parsing import parse_module
 from fxcore.workspace.reading import read_workspace_text
 
-#: Folders whose files show how a workspace's classes are called.
-CALLING_FOLDERS = frozenset({"tests", "test", "examples", "example"})
 #: Folders never read: environments and caches, not the workspace's own code.
 _SKIPPED = frozenset({"site-packages", "node_modules", "__pycache__", "build", "dist"})
 #: The most files looked at: a large project's tests and examples.
@@ -131,10 +130,8 @@ def _calling_paths(root: str) -> tuple[str, ...]:
                                if not name.startswith(".") and name not in _SKIPPED
                                and not (Path(folder, name) / "pyvenv.cfg").exists())
         relative = Path(folder).relative_to(root)
-        calling = bool(CALLING_FOLDERS & set(relative.parts))
         for name in sorted(names):
-            if name.endswith(".py") and (
-                    calling or name.startswith("test_") or name.endswith("_test.py")):
+            if is_calling_file(relative.parts, name):
                 paths.append(str(relative / name))
                 if len(paths) == MAX_FILES:
                     return tuple(paths)

@@ -20,6 +20,7 @@ from fxcore.workspace.call_sites.reading_budget import (
     ReadingBudget,
     ReadingBudgetSpent,
 )
+from fxcore.workspace.calling_paths import is_calling_file
 from fxcore.workspace.file_access import MAX_FILE_BYTES
 from fxcore.workspace.notebook.cells import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from fxcore.workspace.parsing import parse_expression
@@ -28,8 +29,6 @@ from fxcore.workspace.reading import read_workspace_text
 
 #: Markdown files read besides the Python ones.
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".rst")
-#: Folders whose files show how a workspace's classes are called: read before the others.
-_CALLING_FOLDERS = frozenset({"tests", "test", "examples", "example", "docs"})
 
 logger = logging.getLogger(__name__)
 
@@ -181,8 +180,7 @@ def _reading_order(relative: str) -> tuple[int, str]:
     name = parts[-1]
     if not name.endswith(".py"):
         return 0, relative
-    if _CALLING_FOLDERS & set(parts[:-1]) or name.startswith("test_") \
-            or name.endswith("_test.py"):
+    if is_calling_file(parts[:-1], name) or "docs" in parts[:-1]:  # docs' scripts too
         return 1, relative
     return 2, relative
 
