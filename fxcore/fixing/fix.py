@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fxcore.model.results import ModuleResult
+from fxcore.workspace.file_access import TextOf
 
 T = TypeVar("T")
 
@@ -22,8 +23,6 @@ def run_here(function: Callable[..., T], *args: Any) -> T:
     return function(*args)
 
 
-#: Text of a file by absolute path (the open buffer, else the disk), None when it does not exist.
-TextOf = Callable[[str], "str | None"]
 #: The workspace root of a file (its ``pyproject.toml`` takes the project-level fixes).
 RootOf = Callable[[str], str]
 

@@ -17,11 +17,12 @@ import json
 import os
 import tokenize
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Generic, TypeVar
 
 from fxcore.reporting.report import Problem
+from fxcore.workspace.file_access import TextOf
 from fxcore.workspace.json_nesting import too_deep
 
 #: The file's name at the workspace root, where the command line looks for it by default.
@@ -32,7 +33,6 @@ BASELINE_VERSION = 1
 #: source file's limit (``fxcore.workspace.file_access.MAX_FILE_BYTES``).
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
 
-TextOf = Callable[[str], "str | None"]
 Item = TypeVar("Item")
 
 

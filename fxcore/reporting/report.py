@@ -22,11 +22,11 @@ from fxcore.model.results import CODES, Failure, FileResult, Hint, ModuleResult,
 from fxcore.reporting import class_notes
 from fxcore.rules import BY_CODE, Severity
 from fxcore.workspace import suppressions
+from fxcore.workspace.file_access import TextOf
 from fxcore.workspace.noqa_lines import NoqaLines
 from fxcore.workspace.parsing import outline
 from fxcore.workspace.suppressions import SKIP_REASON, Directive
 
-TextOf = Callable[[str], "str | None"]
 
 @dataclass
 class Selection:

@@ -22,6 +22,11 @@ import io
 import os
 import secrets
 import stat
+from collections.abc import Callable
+
+#: A file's text by absolute path as the user sees it (an editor's buffer, else the
+#: disk); None when it cannot be read or does not exist.
+TextOf = Callable[[str], "str | None"]
 
 #: The most fx-lsp reads of one workspace file (a source, a Markdown file, a
 #: ``pyproject.toml``): many times any hand-written module, and quick to parse. A larger file is

@@ -21,13 +21,10 @@ import keyword
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
+from fxcore.workspace.file_access import TextOf
 from fxcore.workspace.parsing import parse_module
-
-#: A file's text as the user sees it (an editor's buffer, a notebook's module); None when it
-#: cannot be read.
-TextOf = Callable[[str], "str | None"]
 
 #: How many files' imports are read for one file at most: the file's, those it imports, then
 #: its folder's other modules by name; a large folder is read in part.

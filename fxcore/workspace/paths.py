@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import Frame
-from fxcore.workspace.file_access import read_text
-from fxcore.workspace.namespace_packages import TextOf, namespace_folder
+from fxcore.workspace.file_access import TextOf, read_text
+from fxcore.workspace.namespace_packages import namespace_folder
 from fxcore.workspace.notebook.cells import (
     MAX_NOTEBOOK_BYTES,
     NOTEBOOK_SUFFIX,
