@@ -7,9 +7,9 @@ A class whose compiled call raises gets the code "error". The classes of a file 
 ``nn.Module`` modes in ``MODULE_MODES`` (``("train", "eval")``) also get each mode's breaks and
 graphs under ``modes``: compiled after ``model.train()`` / ``model.eval()``, as fx-lsp's
 ``module-mode`` judges them. fx-lsp's compile capture runs the
-same classes on meta tensors; tests/fxcore/worker/capture/test_compile_capture.py compares the
-two, computing this in the same run on the installed torch (tests/real_torch_answers.py),
-never from a record.
+same classes on meta tensors; tests/fxcore/worker/capture/compile/test_compile_capture.py
+compares the two, computing this in the same run on the installed torch
+(tests/support/real_torch_answers.py), never from a record.
 
     python3 scripts/compile_ground_truth.py
 """

@@ -1,8 +1,8 @@
 """Ground truth of the export corpus (tests/corpus/export): what REAL torch.export does on CPU
 with real weights and real inputs, printed as JSON
-(tests/fxcore/worker/capture/test_export_capture.py and
-tests/fxcore/worker/capture/test_export_dynamic.py compute it in the same run on the installed
-torch, through tests/real_torch_answers.py, never from a record).
+(tests/fxcore/worker/capture/export/test_export_capture.py and
+tests/fxcore/worker/capture/export/test_export_dynamic.py compute it in the same run on the
+installed torch, through tests/support/real_torch_answers.py, never from a record).
 
 For each class named in a corpus file's ``EXAMPLE_INPUTS``: the verdict and first line of
 ``torch.export.export(model, (), inputs, strict=False)``, and the lines of every

@@ -22,7 +22,7 @@
 # the main one share the matrix tests, one shard each (five series: shards of five), but for
 # the heavy ones, marked `matrix_sweep` (the sweeps, e.g.
 # tests/fxcore/worker/inputs/test_everyday_blocks.py, the onnx corpus,
-# tests/fxcore/worker/capture/test_onnx_corpus.py, and the tests that run whole checks under a
+# tests/fxcore/worker/capture/onnx/test_onnx_corpus.py, and the tests that run whole checks under a
 # recorder or a loader log), which the two edges share (shards of two): the oldest and the newest
 # supported series, where what changes between releases in the torch internals fx-lsp hooks
 # shows first. A shard is FX_LSP_MATRIX_SHARD=K/N, the sweeps' FX_LSP_MATRIX_SWEEP_SHARD=K/N

@@ -5,16 +5,18 @@ For each series it runs the class-by-class agreement tests under that series' in
 venvs ``scripts/test-torch-matrix.sh`` makes; the series of ``python3`` itself as it is):
 
 - fx: the examples, each failure kind and torch's argument parsing, against plain
-  ``torch.fx.symbolic_trace`` on the same instance (tests/fxcore/worker/test_plain_fx_agreement.py);
+  ``torch.fx.symbolic_trace`` on the same instance
+  (tests/fxcore/worker/capture/fx/test_plain_fx_agreement.py);
 - export: each class of the export corpus against real ``torch.export`` on CPU with real weights
   and inputs, non-strict, strict, with dynamic shapes and with each batch ``Dim.AUTO``
-  (tests/fxcore/worker/capture/test_export_capture.py,
-  tests/fxcore/worker/capture/test_export_dynamic.py,
-  tests/fxcore/worker/capture/test_export_batch_dims.py);
+  (tests/fxcore/worker/capture/export/test_export_capture.py,
+  tests/fxcore/worker/capture/export/test_export_dynamic.py,
+  tests/fxcore/worker/capture/export/test_export_batch_dims.py);
 - compile: each class of the compile corpus against real ``torch.compile`` on CPU: the same
-  breaks (code and line), or the same error (tests/fxcore/worker/capture/test_compile_capture.py).
+  breaks (code and line), or the same error
+  (tests/fxcore/worker/capture/compile/test_compile_capture.py).
 
-Real torch's answers are computed in that run on that torch (tests/real_torch_answers.py). A
+Real torch's answers are computed in that run on that torch (tests/support/real_torch_answers.py). A
 test skipped on a series (a fact of another series) is counted apart, with its reason.
 
 With ``--thirdparty`` it prints instead the same table on real torchvision, timm and
@@ -51,21 +53,21 @@ MATRIX_DIR = Path(os.environ.get("FX_LSP_MATRIX_DIR")
                   / "fx-lsp-matrix")
 #: The per-class agreement tests of each mode: (module, test function name prefix).
 AGREEMENT = {
-    "fx": [("tests/fxcore/worker/test_plain_fx_agreement.py",
+    "fx": [("tests/fxcore/worker/capture/fx/test_plain_fx_agreement.py",
             "test_examples_agree_with_plain_tracing"),
-           ("tests/fxcore/worker/test_plain_fx_agreement.py",
+           ("tests/fxcore/worker/capture/fx/test_plain_fx_agreement.py",
             "test_each_kind_agrees_with_plain_tracing"),
-           ("tests/fxcore/worker/test_plain_fx_agreement.py",
+           ("tests/fxcore/worker/capture/fx/test_plain_fx_agreement.py",
             "test_torch_argument_parsing_agrees_with_plain_tracing")],
-    "export": [("tests/fxcore/worker/capture/test_export_capture.py",
+    "export": [("tests/fxcore/worker/capture/export/test_export_capture.py",
                 "test_capture_on_meta_matches_real_export"),
-               ("tests/fxcore/worker/capture/test_export_capture.py",
+               ("tests/fxcore/worker/capture/export/test_export_capture.py",
                 "test_strict_pass_on_meta_matches_real_strict_export"),
-               ("tests/fxcore/worker/capture/test_export_dynamic.py",
+               ("tests/fxcore/worker/capture/export/test_export_dynamic.py",
                 "test_capture_on_meta_matches_real_export_with_dynamic_shapes"),
-               ("tests/fxcore/worker/capture/test_export_batch_dims.py",
+               ("tests/fxcore/worker/capture/export/test_export_batch_dims.py",
                 "test_batch_specialisations_match_real_export_with_dim_auto")],
-    "compile": [("tests/fxcore/worker/capture/test_compile_capture.py",
+    "compile": [("tests/fxcore/worker/capture/compile/test_compile_capture.py",
                  "test_breaks_on_meta_are_those_of_real_tensors")],
 }
 #: The same on real third-party models (tests/thirdparty, marker ``thirdparty``).

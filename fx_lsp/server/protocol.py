@@ -80,7 +80,7 @@ class FxProtocol(LanguageServerProtocol):
         # the event loop winds down, publishing its result) failed on the closed stdout, and
         # pygls reported that failure to the client, which failed again, without end: chained
         # tracebacks on stderr until its pipe was full, and a process that never exited
-        # (tests/fx_lsp/server/test_clean_shutdown.py, under load).
+        # (tests/fx_lsp/server/handlers/test_clean_shutdown.py, under load).
         if not self.exited:
             super()._send_data(data)
 

@@ -1,4 +1,4 @@
-"""Real torch's answers are computed in a child process (tests/forked_answer.py): a crash of
+"""Real torch's answers are computed in a child process (tests/support/forked_answer.py): a crash of
 real torch there is one test's failure, naming the signal, where in the test process it took
 the pytest-xdist process and the tests it had left."""
 

@@ -1,7 +1,7 @@
 """fx-lsp's compile mode agrees with real ``torch.compile`` runs on the CPU, on a
 sample of the third-party workspace: in CI a class of each kind of case (``CI_SAMPLE``: 8 of
 the sample files' 17 classes, a seventh of fx-lsp's seconds on them);
-``FX_LSP_FULL_SWEEP=1`` runs every class of the sample's files (``tests/class_sample.py``),
+``FX_LSP_FULL_SWEEP=1`` runs every class of the sample's files (``tests/support/class_sample.py``),
 and the full sweep over every file is ``benchmarks/fidelity/compile_fidelity.py``.
 
 For each sampled class: fx-lsp's verdict (graph breaks, none, or a compile error), its first

@@ -5,7 +5,7 @@ real weights and real tensors of the same input specs, and a real failure's firs
 innermost frame in the workspace or a library) is in fx-lsp's first failure's call chain.
 
 CI runs a sample, a class of each kind of case (``SAMPLE``); ``FX_LSP_FULL_SWEEP=1``
-(``tests/class_sample.py``) runs every class, the rest marked ``export_sweep``, as
+(``tests/support/class_sample.py``) runs every class, the rest marked ``export_sweep``, as
 ``benchmarks/fidelity/export_fidelity.py`` does and prints as a table.
 """
 

@@ -13,7 +13,8 @@ function outside torch that a method names, followed call by call (a helper hand
 torch's own layers (``torch.nn.modules``: dropout, batch and instance norm, RReLU, the RNNs,
 attention and transformer layers) are left out: they compute differently in the two modes but
 torch.compile and torch.export capture them the same, with the same breaks and verdict, checked
-against real torch for each of them (tests/fxcore/worker/test_torch_layers_in_both_modes.py).
+against real torch for each of them
+(tests/fxcore/worker/module_modes/test_torch_layers_in_both_modes.py).
 Code that reads it but that no call of the model can run (``call_reach``: a ``predict`` that
 switches to eval mode, a ``train`` override) changes nothing a capture runs, provided
 ``model.train()`` and ``model.eval()`` set nothing but the flags (``mode_switch``, which sets both

@@ -1,7 +1,7 @@
 """The onnx mode's ONNX model on ``fx-lsp graph``'s page, without torch: a verdict
 carrying the first of the model's nodes goes through the result codec whole, and the page lists
 them below the drawing, says how many were left out and keeps every name text. (The model
-translated by a real worker: tests/fxcore/worker/capture/test_onnx_mode.py, slow.)"""
+translated by a real worker: tests/fxcore/worker/capture/onnx/test_onnx_mode.py, slow.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Fixtures for the language-server tests (helpers live in lsp_support.py: pytest loads
 every folder's conftest.py under the one name ``conftest``); ``toy_mode`` registers the toy
-capture modes of ``tests/plain_capture.py`` for the server and its workers."""
+capture modes of ``tests/support/plain_capture.py`` for the server and its workers."""
 
 from __future__ import annotations
 

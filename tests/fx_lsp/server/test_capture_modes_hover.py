@@ -1,5 +1,5 @@
 """Capture modes in the editor: with a toy mode registered (``FX_LSP_EXTRA_CAPTURES``, see
-``tests/plain_capture.py``) and ``fxLsp.modes`` naming it, a real server's hover on a class
+``tests/support/plain_capture.py``) and ``fxLsp.modes`` naming it, a real server's hover on a class
 names each mode's verdict, its code lens likewise, and a failure of the toy mode is a
 diagnostic whose source says the mode."""
 

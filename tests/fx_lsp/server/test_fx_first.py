@@ -2,8 +2,8 @@
 fx has its verdicts, before a slower mode has reported, then fx and that mode together; an
 edit while the slow mode runs drops that mode's result of the old text.
 
-The slow mode (``tests/plain_capture.py``'s ``WaitsForRelease``) waits until the test creates
-a release file, so the order is decided by the test, not by timing."""
+The slow mode (``tests/support/plain_capture.py``'s ``WaitsForRelease``) waits until the test
+creates a release file, so the order is decided by the test, not by timing."""
 
 from __future__ import annotations
 

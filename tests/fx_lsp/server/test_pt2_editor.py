@@ -1,6 +1,7 @@
 """The editor's graph view per capture mode: ``fxLsp/graph`` with a ``mode`` param draws that
 mode's graph of the class (its own failures), without one the first verdict's, through a real
-server with a toy mode registered (``FX_LSP_EXTRA_CAPTURES``, see ``tests/plain_capture.py``)."""
+server with a toy mode registered (``FX_LSP_EXTRA_CAPTURES``, see
+``tests/support/plain_capture.py``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Capture modes: a class gets one verdict per configured mode. A toy mode
-registered through ``FX_LSP_EXTRA_CAPTURES`` (``tests/plain_capture.py``) runs through the
+registered through ``FX_LSP_EXTRA_CAPTURES`` (``tests/support/plain_capture.py``) runs through the
 forked workers, the engine, the report and the CLI's JSON without any change to the
 orchestrator; unknown mode names stop the CLI with one line."""
 

@@ -1,7 +1,7 @@
 """Batch and sequence dimensions the code specialises, found without configuration (FX407).
 
-In this process (no fork) as tests/fxcore/worker/capture/test_export_capture.py: each class of
-the export corpus
+In this process (no fork) as tests/fxcore/worker/capture/export/test_export_capture.py: each
+class of the export corpus
 that real torch.export exports is built on meta, captured, and asked for its hints; its FX407
 lines and the sizes torch suggests must equal what real ``torch.export`` with ``Dim.AUTO`` on
 the batch dimension of each input, and on its sequence dimension where its spec names one
@@ -37,7 +37,7 @@ from cli_support import fx_lsp
 #: second export of each class that exports, so not in the fast tier.
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "export"
+CORPUS = Path(__file__).parents[4] / "corpus" / "export"
 #: Real torch's answers, computed in this run on the installed torch, for a class when a test
 #: first asks: not while collecting, which every pytest process of every tier does.
 EXPECTED = export_answers()

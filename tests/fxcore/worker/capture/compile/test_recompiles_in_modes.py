@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.matrix,
               pytest.mark.skipif(not recompile_loop.can_observe(),
                                  reason="this torch reports no guard failures to a hook")]
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "recompiles" / "training_modes.py"
+CORPUS = Path(__file__).parents[4] / "corpus" / "recompiles" / "training_modes.py"
 CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
          "every-length": "FX508"}
 

@@ -1,7 +1,8 @@
 """The onnx mode's own pieces: ``onnx-opset`` in the configuration; without the
 ``fx-lsp[onnx]`` extra, one line saying what to install and the other modes running; and, in
 this process, the capture of one corpus class finding its operator at its line (the corpus
-against real ``torch.onnx.export`` is tests/fxcore/worker/capture/test_onnx_corpus.py, slow)."""
+against real ``torch.onnx.export`` is tests/fxcore/worker/capture/onnx/test_onnx_corpus.py,
+slow)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from fxcore.workspace.config import parse_config
 
 from engine_support import REPO_ROOT, onnx_exporter_or_skip
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "onnx"
+CORPUS = Path(__file__).parents[4] / "corpus" / "onnx"
 #: Run first in a process (a ``sitecustomize``), it hides onnx and onnxscript as where they
 #: are not installed.
 BLOCKER = '''\

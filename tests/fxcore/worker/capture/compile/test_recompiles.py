@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.matrix,
               pytest.mark.skipif(not recompile_loop.can_observe(),
                                  reason="this torch reports no guard failures to a hook")]
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "recompiles" / "recompiles.py"
+CORPUS = Path(__file__).parents[4] / "corpus" / "recompiles" / "recompiles.py"
 #: Classes whose recompilations depend on numbers read out of tensor data: no loop on meta.
 READS_DATA = {"ItemShape"}
 CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",

@@ -2,8 +2,8 @@
 module's configuration, validated, passed to torch.export as ``dynamic_shapes``, and a
 violated dimension reported at the user's line whose guard violated it.
 
-In this process (no fork) as tests/fxcore/worker/capture/test_export_capture.py: each class of
-tests/corpus/export/export_dynamic.py is built on meta and captured with its
+In this process (no fork) as tests/fxcore/worker/capture/export/test_export_capture.py: each
+class of tests/corpus/export/export_dynamic.py is built on meta and captured with its
 ``DYNAMIC_SHAPES``; the violated dimensions and torch's suggested fixes must equal what real
 torch.export found on CPU with real tensors and the same ``dynamic_shapes``
 (computed in this run by scripts/export_ground_truth.py, ``dynamic``), at the lines marked
@@ -33,7 +33,7 @@ from cli_support import fx_lsp
 #: Compared with real torch on the installed torch: run under every torch series too.
 pytestmark = pytest.mark.matrix
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "export"
+CORPUS = Path(__file__).parents[4] / "corpus" / "export"
 FILE = "export_dynamic.py"
 #: Real torch's answers, computed in this run on the installed torch.
 EXPECTED = export_answers()

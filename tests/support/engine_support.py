@@ -17,7 +17,7 @@ from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import FileResult
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO_ROOT / "examples"
 
 

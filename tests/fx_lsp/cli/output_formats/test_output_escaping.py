@@ -22,8 +22,6 @@ from markdown_it import MarkdownIt
 from fx_lsp.escaping import terminal
 
 from cli_support import fx_lsp
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "fx_lsp" / "server"))  # the real-server helpers
 from lsp_support import session
 
 #: Starts a new line with a workflow command and a fake problem, writes the clipboard (OSC 52),

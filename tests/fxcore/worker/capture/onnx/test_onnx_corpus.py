@@ -33,10 +33,10 @@ from engine_support import REPO_ROOT, onnx_exporter_or_skip
 onnxruntime = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "onnx"
+CORPUS = Path(__file__).parents[4] / "corpus" / "onnx"
 #: A real export per class and a CLI run at three opsets: slow, and in the torch matrix a
 #: heavy test (minutes a series), run on an edge series (each test on one); the series between
-#: run the onnx mode's own matrix tests (tests/fxcore/worker/capture/test_onnx_mode.py).
+#: run the onnx mode's own matrix tests (tests/fxcore/worker/capture/onnx/test_onnx_mode.py).
 pytestmark = [pytest.mark.slow, pytest.mark.matrix, pytest.mark.matrix_sweep]
 
 

@@ -17,7 +17,7 @@ from fxcore.worker.shared.inputs_decision import InputsDecision
 from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "compile"
+CORPUS = Path(__file__).parents[4] / "corpus" / "compile"
 
 
 def verdict_inputs(name: str) -> ExampleInputs | None:

@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.matrix,
               pytest.mark.skipif(not recompile_loop.can_observe(),
                                  reason="this torch reports no guard failures to a hook")]
 
-CORPORA = {name: Path(__file__).parents[3] / "corpus" / "recompiles" / f"{name}.py"
+CORPORA = {name: Path(__file__).parents[4] / "corpus" / "recompiles" / f"{name}.py"
            for name in ("joint", "steps")}
 CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
          "every-length": "FX508", "swapped-module": "FX510"}

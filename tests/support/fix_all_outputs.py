@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-FIX_ALL_CORPUS_TEST = Path(__file__).resolve().parent / "fxcore" / "fixing" / \
+FIX_ALL_CORPUS_TEST = Path(__file__).resolve().parents[1] / "fxcore" / "fixing" / \
     "test_fix_all_corpus.py"
 
 

@@ -1,6 +1,6 @@
 """The ``nn.Module`` mode a class is judged in (``module-mode``), through the real CLI, each
 verdict compared with real torch on the CPU in that mode, computed in this run
-(scripts/{compile,export}_ground_truth.py, tests/real_torch_answers.py):
+(scripts/{compile,export}_ground_truth.py, tests/support/real_torch_answers.py):
 
 - compile judges a class in train and in eval mode where its code (or a submodule's, or a
   helper it hands itself to) reads ``training``, and its verdict says which breaks each mode
@@ -32,7 +32,7 @@ from cli_support import fx_lsp
 #: Compared with real torch on the installed torch: run under every torch series too.
 pytestmark = pytest.mark.matrix
 
-CORPUS = Path(__file__).parents[2] / "corpus"
+CORPUS = Path(__file__).parents[3] / "corpus"
 COMPILE = compile_answers()
 EXPORT = export_answers()
 COMPILE_FILE = "train_eval.py"

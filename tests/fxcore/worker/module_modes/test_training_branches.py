@@ -3,7 +3,7 @@
 ``training`` only picks tensor computations or happens in methods a call of the model does not
 run, and where it can change what recompiles across calls. (That the
 engine's answer then agrees with real torch in both modes:
-tests/fxcore/worker/capture/test_recompiles_in_modes.py.)"""
+tests/fxcore/worker/capture/compile/test_recompiles_in_modes.py.)"""
 
 from __future__ import annotations
 

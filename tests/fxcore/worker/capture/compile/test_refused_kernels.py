@@ -22,7 +22,7 @@ from fxcore.worker.shared.refused_kernels import real_kernels
 
 pytestmark = [pytest.mark.matrix]
 
-CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "meta_kernels"
+CORPUS = Path(__file__).resolve().parents[4] / "corpus" / "meta_kernels"
 #: torch 2.13's refusal of the grouped matmul on meta, which the CPU kernel runs.
 GROUPED_MM_REFUSES = "Expected inputs of BF16 type"
 
@@ -77,7 +77,7 @@ def test_classes_whose_meta_kernels_refuse_get_real_torchs_verdicts(tmp_path: Pa
 
 #: The third-party workspace's package: its shim comes first (torchvision beside a CPU torch,
 #: nothing downloaded).
-TPMODELS = Path(__file__).resolve().parents[3] / "thirdparty" / "workspace" / "tpmodels"
+TPMODELS = Path(__file__).resolve().parents[4] / "thirdparty" / "workspace" / "tpmodels"
 MOE_CONFIG = """\
 [tool.fx-lsp]
 timeout = 300
@@ -106,7 +106,7 @@ def test_mixture_of_experts_models_get_real_torchs_verdicts_in_eval_mode(
     """Mixtral and Qwen2-MoE, held by a module (grouped-matmul experts) and subclassed (eager
     experts), each judged in eval mode as real torch runs them, and compared with it. CI runs
     one class of each experts implementation (``MOE_CI_SAMPLE``); ``FX_LSP_FULL_SWEEP=1``
-    (``tests/class_sample.py``) runs all four."""
+    (``tests/support/class_sample.py``) runs all four."""
     pytest.importorskip("transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     package = tmp_path / "tpmodels"

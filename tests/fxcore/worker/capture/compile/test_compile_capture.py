@@ -1,9 +1,9 @@
 """The compile capture mode in this process (no fork, as
-tests/fxcore/worker/test_worker_pipeline.py): each
+tests/fxcore/worker/pipeline/test_worker_pipeline.py): each
 class of the fidelity corpus (tests/corpus/compile) built on meta and captured with
 ``torch.compile`` on meta inputs gives exactly the graph breaks, (line, GB code), and the graph
 count that compiling it on CPU with real tensors gives (computed in this run by
-scripts/compile_ground_truth.py, tests/real_torch_answers.py); nothing extra.
+scripts/compile_ground_truth.py, tests/support/real_torch_answers.py); nothing extra.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from engine_support import marked_line
 #: Compared with real torch on the installed torch: run under every torch series too.
 pytestmark = pytest.mark.matrix
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "compile"
+CORPUS = Path(__file__).parents[4] / "corpus" / "compile"
 #: Real torch's answers, computed in this run on the installed torch.
 EXPECTED = compile_answers()
 INPUTS = {"x": TensorSpec("float32", (2, 8))}

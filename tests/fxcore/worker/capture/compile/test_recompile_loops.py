@@ -24,7 +24,7 @@ from engine_support import marked_line
 pytestmark = [pytest.mark.skipif(not recompile_loop.can_observe(),
                                  reason="this torch reports no guard failures to a hook")]
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "recompiles" / "loops.py"
+CORPUS = Path(__file__).parents[4] / "corpus" / "recompiles" / "loops.py"
 #: (batch, length) of each call, as a loader of variable-length batches gives them.
 LOADER = [(2, 4), (3, 5), (4, 6), (5, 7), (6, 9), (2, 10), (3, 11)]
 #: What fx-lsp does not find yet, with why: the test says so rather than pass.

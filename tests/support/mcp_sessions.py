@@ -13,7 +13,7 @@ from typing import TextIO
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-REPO = pathlib.Path(__file__).parents[1]
+REPO = pathlib.Path(__file__).parents[2]
 
 
 @asynccontextmanager

@@ -24,7 +24,7 @@ from pygls.uris import from_fs_path
 
 from fx_lsp.server.language_server import FxLanguageServer
 
-REPO = pathlib.Path(__file__).parents[3]
+REPO = pathlib.Path(__file__).parents[4]
 #: A file whose import takes seconds: its trace is still running when the client leaves.
 SLOW = """import time
 

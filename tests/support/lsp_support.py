@@ -18,7 +18,7 @@ from pygls.uris import from_fs_path
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-WORKSPACES = pathlib.Path(__file__).parent / "workspaces"
+WORKSPACES = pathlib.Path(__file__).parents[1] / "fx_lsp" / "server" / "workspaces"
 
 
 @attrs.define

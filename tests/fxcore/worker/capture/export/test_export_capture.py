@@ -41,7 +41,7 @@ from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
 
-CORPUS = Path(__file__).parents[3] / "corpus" / "export"
+CORPUS = Path(__file__).parents[4] / "corpus" / "export"
 #: Real torch's answers, computed in this run on the installed torch.
 EXPECTED = export_answers()
 #: Compared with real torch on the installed torch: run under every torch series too.
@@ -358,7 +358,8 @@ test.captured("export_failing.py:WrongProjection")
 @pytest.mark.slow  # over 12 s in the loaded fast tier
 def test_torch_output_does_not_reach_the_terminal_nor_files(tmp_path: Path) -> None:
     script = _QUIET_SCRIPT.format(here=str(Path(__file__).parent),
-                                 tests=str(Path(__file__).parents[3]), corpus=str(CORPUS))
+                                  tests=str(Path(__file__).parents[4] / "support"),
+                                  corpus=str(CORPUS))
     temp = tmp_path / "tmp"
     temp.mkdir()
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -25,7 +25,7 @@ from forked_answer import forked_answer
 from once_per_run import once_per_run
 from source_modules import load_module
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
 @functools.cache

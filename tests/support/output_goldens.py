@@ -2,7 +2,8 @@
 golden workspaces, normalised only where two runs must differ, and the files under
 ``tests/golden/outputs/`` that hold it as recorded.
 
-The recorded text is compared byte for byte (``tests/fx_lsp/cli/test_output_goldens.py``,
+The recorded text is compared byte for byte
+(``tests/fx_lsp/cli/output_formats/test_output_goldens.py``,
 ``tests/fx_lsp/server/test_diagnostics_goldens.py``): a refactor of the report or of its renderings
 must not change a character. After an intended change, record again with
 ``FX_LSP_RECORD_GOLDEN=1`` and review the diff.
@@ -11,7 +12,7 @@ SARIF output holds a rule per code, and each rule's title and text are the regis
 documentation: kept in the goldens, they would make them nearly all documentation, rewritten
 whole by a change to one code's text. The goldens keep each rule's id and link and leave out
 its text (``SARIF_RULE_TEXT``); ``registry_sarif_rule`` is what a rule must say instead, checked
-once against the output (``tests/fx_lsp/cli/test_output_formats.py``).
+once against the output (``tests/fx_lsp/cli/output_formats/test_output_formats.py``).
 """
 
 from __future__ import annotations
