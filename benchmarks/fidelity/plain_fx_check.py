@@ -8,7 +8,7 @@ compared: same status, and for failures the same first failure line (the innermo
 inside the workspace). A class whose instance does not fit it (FX105, ``not-traced`` with that
 failure) is traced too: plain torch.fx must stop on the same line. Where the trace on meta
 stops at what only real data answers (a constant's value read: "Tensor.item() cannot be called
-on meta tensors", ``fxcore.worker.shared.meta_limits``), the class is rebuilt on the CPU with
+on meta tensors", ``fxcore.worker.meta.meta_limits``), the class is rebuilt on the CPU with
 its own random initialisation and traced again: that is what a user's real torch.fx does. User
 code runs only in a child process started for the purpose.
 
@@ -146,14 +146,14 @@ def _child() -> None:
     from torch import fx
 
     from fxcore.host import sandbox
-    from fxcore.worker.shared.locate import (
+    from fxcore.worker.meta.meta_limits import needs_real_data
+    from fxcore.worker.running.seeding import seed_generators
+    from fxcore.worker.source.locate import (
         SourceIndex,
         innermost_workspace_frame,
         to_frame,
         traceback_positions,
     )
-    from fxcore.worker.shared.meta_limits import needs_real_data
-    from fxcore.worker.shared.seeding import seed_generators
     from fxcore.workspace.config import load_config
     from fxcore.workspace.module_config import module_config_for
     from fxcore.workspace.paths import import_location

@@ -29,9 +29,9 @@ from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.capture.base import Capture
 from fxcore.worker.capture.export.exporting import ExportCapture
 from fxcore.worker.capture.fx.tracing import FxCapture
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 TARGET_SECONDS = 1.0

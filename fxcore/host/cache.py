@@ -5,7 +5,7 @@ installed distributions, and the bytes of every workspace file its import compil
 submodule's file, a helper's file). All but the last are known before tracing and make the
 entry's key (the file's content as it was when the job started); the imported files are only
 known after, so each entry stores the hashes of the bytes the worker's import compiled
-(recorded by ``fxcore.worker.shared.import_overlay`` as the loader read them) and the workspace
+(recorded by ``fxcore.worker.source.import_overlay`` as the loader read them) and the workspace
 folders where a module was looked for and not found; it is used only while all of them still
 match (unsaved buffers count as the file's content). A file edited while it is traced, or one
 that rewrites itself, thus never vouches for a result under its new text.

@@ -36,7 +36,7 @@ import torch.overrides  # noqa: E402
 
 import fxcore.host.sandbox  # noqa: E402  (each child enters it before its job)
 import fxcore.worker.pipeline.job  # noqa: E402, F401
-from fxcore.worker.shared.seeding import seed_generators  # noqa: E402
+from fxcore.worker.running.seeding import seed_generators  # noqa: E402
 
 torch.overrides.get_overridable_functions()
 # Imports numpy.random where torch imported numpy, which each child's first seeding would.

@@ -2,7 +2,8 @@
 
 ``FX_LSP_TIMEOUT_SCALE`` (a number, at least 1; unset is 1) multiplies every limit counted in
 wall-clock time: the host's time-out of a class (``timeout``, after which it stops the worker:
-FX102) and the worker's wall-clock backstops of its budgets (``fxcore.worker.shared.budget_clock``).
+FX102) and the worker's wall-clock backstops of its budgets
+(``fxcore.worker.running.budget_clock``).
 The budgets themselves count the worker's CPU time and are not scaled: how far a search goes,
 and so what a verdict says, is the same on a loaded machine as on an idle one; the scale only
 gives a loaded machine the wall-clock time to get there. fx-lsp's own test suite sets it to

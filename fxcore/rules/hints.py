@@ -73,7 +73,7 @@ neither does non-strict torch.export, which runs forward's Python once: both mod
 (torch.compile breaks its graph at the draw instead, a GB code). The hint is on each draw that
 ran while tracing, in the workspace's code (forward, or a function or submodule it calls).
 fx-lsp seeds the generators before each class and capture, so the outcome, and the verdict,
-are the same on every run (`fxcore/worker/shared/seeding.py`).
+are the same on every run (`fxcore/worker/running/seeding.py`).
 
 ```python
 if random.random() > self.p:      # FX206: the graph always takes the branch drawn

@@ -9,7 +9,7 @@ from pathlib import Path
 
 FXCORE = Path(__file__).parents[2] / "fxcore"
 #: Where the held decision may be named: its field, and the pipeline that writes and reads it.
-ALLOWED = ("worker/pipeline/", "worker/shared/capture_target.py")
+ALLOWED = ("worker/pipeline/", "worker/job/capture_target.py")
 
 
 def _touches(path: Path) -> bool:

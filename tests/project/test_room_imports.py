@@ -124,21 +124,30 @@ def test_the_fx_capture_api_is_used_in_its_folder_only(module: str) -> None:
     assert used == [], f"{module} uses torch.fx's capture API {used}"
 
 
+#: The rooms below the worker's stages, bottom up, each one job: running user code (budgets,
+#: time limits, seeds) and reading it (imports, source locations) side by side, what the stages
+#: of a job hand one another on them, and tensors without data on top.
+BELOW_STAGES: dict[str, frozenset[str]] = {
+    "running": frozenset(),
+    "source": frozenset(),
+    "job": frozenset({"running", "source"}),
+    "meta": frozenset({"running", "source", "job"}),
+}
+UNDER = frozenset(BELOW_STAGES)
 #: The worker's folders (``fxcore/worker/``), bottom up, and the folders each may import
-#: besides its own: a room below the stages for what they share, the device views and the
-#: ``nn.Module`` mode switch beside each other on it, then the stages in the order a class
-#: goes through them (built, its example inputs decided, captured, its graph read), then the
-#: pipeline that leads each class through them. A stage imports only the stages before it.
+#: besides its own: the rooms below the stages, the device views and the ``nn.Module`` mode
+#: switch beside each other on them, then the stages in the order a class goes through them
+#: (built, its example inputs decided, captured, its graph read), then the pipeline that leads
+#: each class through them. A stage imports only the stages before it.
 WORKER_MAY_IMPORT: dict[str, frozenset[str]] = {
-    "shared": frozenset(),
-    "devices": frozenset({"shared"}),
-    "module_modes": frozenset({"shared"}),
-    "building": frozenset({"shared", "devices", "module_modes"}),
-    "inputs": frozenset({"shared", "devices", "module_modes", "building"}),
-    "capture": frozenset({"shared", "devices", "module_modes", "building", "inputs"}),
-    "graph": frozenset({"shared", "devices", "module_modes", "building", "inputs", "capture"}),
-    "pipeline": frozenset({"shared", "devices", "module_modes", "building", "inputs",
-                           "capture", "graph"}),
+    **BELOW_STAGES,
+    "devices": UNDER,
+    "module_modes": UNDER,
+    "building": UNDER | {"devices", "module_modes"},
+    "inputs": UNDER | {"devices", "module_modes", "building"},
+    "capture": UNDER | {"devices", "module_modes", "building", "inputs"},
+    "graph": UNDER | {"devices", "module_modes", "building", "inputs", "capture"},
+    "pipeline": UNDER | {"devices", "module_modes", "building", "inputs", "capture", "graph"},
 }
 #: The capture modes whose folders (``capture/<mode>/``) may import another mode's: onnx
 #: translates the very program the export mode exported (it exports first where export has
@@ -168,6 +177,14 @@ def capture_mode_of(module: str) -> str | None:
     if parts[:3] != ["fxcore", "worker", "capture"] or len(parts) < 5:
         return None
     return parts[3]
+
+
+#: Names of a folder with no one job: a module belongs to the room of what it is for.
+CATCH_ALL_NAMES = frozenset({"shared", "common", "utils", "util", "misc", "helpers", "lib"})
+
+
+def test_no_worker_room_is_a_catch_all() -> None:
+    assert not set(WORKER_MAY_IMPORT) & CATCH_ALL_NAMES
 
 
 def test_the_worker_top_level_holds_its_folders_only() -> None:

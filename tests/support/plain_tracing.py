@@ -13,13 +13,13 @@ from torch import fx
 
 from fxcore.model.results import Arguments, Frame
 from fxcore.worker.building.construction import resolve
-from fxcore.worker.shared.locate import (
+from fxcore.worker.running.seeding import seed_generators
+from fxcore.worker.source.locate import (
     SourceIndex,
     innermost_workspace_frame,
     to_frame,
     traceback_positions,
 )
-from fxcore.worker.shared.seeding import seed_generators
 from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location

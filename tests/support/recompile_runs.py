@@ -13,9 +13,9 @@ from real_compile import eager_compiled
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile import container_lengths, recompile_loop
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line

@@ -16,7 +16,7 @@ branches), call ``torch.compile(model, backend=<recording backend>, fullgraph=Fa
   the standard library (``copy.py`` under a library's ``copy.deepcopy`` of its config) or
   inside dynamo's own Python stand-ins for builtins (``torch/_dynamo/polyfills/builtins.py``
   under a user's ``all(...)`` over a tensor) is placed, as fx-lsp places every frame
-  (``fxcore.worker.shared.locate.is_plumbing``), at the innermost frame of the break's user
+  (``fxcore.worker.source.locate.is_plumbing``), at the innermost frame of the break's user
   traceback outside them; ``logged_at`` keeps where dynamo logged it.
 - ``graph_count``: the graphs the recording backend received;
 - ``error``: type, first line and innermost user frame (``path``, ``line``: dynamo's

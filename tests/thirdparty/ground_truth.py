@@ -216,7 +216,7 @@ def collect(only: list[str] | None = None, workspace: Path = WORKSPACE) -> list[
     importlib.import_module(PACKAGE)  # the shim and the offline variables first
     import torch.fx
 
-    from fxcore.worker.shared.seeding import seed_generators
+    from fxcore.worker.running.seeding import seed_generators
 
     rows = []
     for path in workspace_files(workspace):

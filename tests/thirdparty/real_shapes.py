@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE / "workspace"))
 sys.path.insert(0, str(HERE.parents[1]))
 
 from fxcore.model.tensor_spec import parse_spec  # noqa: E402
-from fxcore.worker.shared.lazy_meta import describe  # noqa: E402
+from fxcore.worker.meta.lazy_meta import describe  # noqa: E402
 
 
 class _Record(fx.Interpreter):

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.source.function_trees import function_tree
 
 #: Parameters whose value is a number of channels, and those whose value is a width.
 CHANNEL_NAMES = re.compile(r"(\w+_)?(channels?|chans|chs|ch|planes|filters|c)")

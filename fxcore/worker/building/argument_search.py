@@ -30,11 +30,11 @@ from fxcore.worker.building.annotation_values import (
 from fxcore.worker.building.arguments import annotation_of, config_instance, value_source
 from fxcore.worker.building.check_solver import solutions
 from fxcore.worker.building.init_checks import init_checks, message_rules
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.job_context import describe_exception
+from fxcore.worker.job.job_context import describe_exception
+from fxcore.worker.running.budget_clock import Budget
 
 #: How many argument sets the search builds after the table's, and for how long at most (in
-#: CPU time: ``fxcore.worker.shared.budget_clock``).
+#: CPU time: ``fxcore.worker.running.budget_clock``).
 MAX_SEARCHED = 6
 SEARCH_SECONDS = 5.0
 #: How many rejected sets a note lists.

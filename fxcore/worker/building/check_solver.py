@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from fxcore.worker.building.init_checks import InitChecks
-from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.running.budget_clock import Budget
 
 #: How many argument sets the solver gives, fewest changes first.
 MAX_SOLUTIONS = 3

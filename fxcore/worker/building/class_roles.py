@@ -14,7 +14,7 @@ import torch
 
 from fxcore.model.results import Arguments
 from fxcore.worker.building.construction import missing_parameters
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.job_context import JobContext
 from fxcore.workspace.discovery import ClassSource
 
 

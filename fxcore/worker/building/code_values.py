@@ -31,8 +31,8 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from fxcore.worker.shared.function_trees import function_tree
-from fxcore.worker.shared.user_objects import user_attribute
+from fxcore.worker.source.function_trees import function_tree
+from fxcore.worker.source.user_objects import user_attribute
 
 #: How many values are kept per parameter: the first is tried, the others where the
 #: constructor rejects it (a ``"group"`` norm that also needs ``num_groups``).

@@ -18,7 +18,7 @@ from fxcore.worker.building.weights import without_weights
 from fxcore.worker.devices.cuda_factories import cuda_factories_at_build
 from fxcore.worker.devices.meta_branches import MetaBranch, built_on_fake
 from fxcore.worker.devices.meta_reads import MetaRead, described, meta_reads
-from fxcore.worker.shared.job_context import describe_exception
+from fxcore.worker.job.job_context import describe_exception
 
 
 class Constructed(NamedTuple):

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from fxcore.worker.building.called_checks import own_init
-from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.source.function_trees import function_tree
 
 #: Calls whose every argument that is one of the attributes is taken as an int (a size, a
 #: count): ``x.topk(self.k)``, ``torch.topk(x, self.k)``, ``x.view(b, self.heads, -1)``.

@@ -24,8 +24,8 @@ from typing import Any
 import torch
 
 from fxcore.worker.building.called_checks import called_functions, own_init
-from fxcore.worker.shared.function_trees import function_tree
-from fxcore.worker.shared.user_objects import user_attribute
+from fxcore.worker.source.function_trees import function_tree
+from fxcore.worker.source.user_objects import user_attribute
 
 #: The functions a kept rule may call: they read their arguments and do nothing else.
 SAFE_CALLS = frozenset({"len", "isinstance", "int", "float", "tuple", "list", "all", "any",

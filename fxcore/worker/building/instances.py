@@ -44,7 +44,7 @@ from fxcore.worker.building.forward_uses import ForwardMisfit, misfit, misfit_re
 from fxcore.worker.building.init_checks import named_in_message
 from fxcore.worker.building.optional_imports import optional_package_note
 from fxcore.worker.devices.meta_branches import MetaBranch
-from fxcore.worker.shared.job_context import JobContext, describe_exception
+from fxcore.worker.job.job_context import JobContext, describe_exception
 from fxcore.workspace.discovery import ClassSource
 
 

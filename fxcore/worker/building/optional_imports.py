@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterable
 
 from fxcore.worker.building.called_checks import own_init
-from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.source.function_trees import function_tree
 
 
 def optional_package_note(cls: type, errors: Iterable[BaseException]) -> str:

@@ -29,7 +29,7 @@ import torch
 
 from fxcore.worker.building.called_checks import own_init
 from fxcore.worker.building.forward_uses import USED_NUMBER, of_forward_use
-from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.source.function_trees import function_tree
 
 #: Tensor factories whose positional arguments are sizes.
 _SIZED_FACTORIES = frozenset({"zeros", "ones", "empty", "randn", "rand", "full", "arange",

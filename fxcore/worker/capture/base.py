@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import ClassVar, Protocol
 
 from fxcore.model.results import Hint
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 
 
 class Capture(Protocol):

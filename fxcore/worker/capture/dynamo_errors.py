@@ -11,7 +11,7 @@ from typing import Any
 
 from fxcore.rules import BY_CODE
 from fxcore.rules.compile import CODE_OF_GRAPH_BREAK_TYPE
-from fxcore.worker.shared.locate import RawPosition, is_plumbing, traceback_positions
+from fxcore.worker.source.locate import RawPosition, is_plumbing, traceback_positions
 
 
 def stack_summary_positions(stack: Any) -> list[RawPosition]:

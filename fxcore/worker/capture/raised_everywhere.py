@@ -1,14 +1,14 @@
 """The record of a mode that runs ``forward`` for a class that raised the same error on every
-input the inputs stage tried (``fxcore.worker.shared.input_refusals``): that error, at its
+input the inputs stage tried (``fxcore.worker.job.input_refusals``): that error, at its
 line, is the verdict (FX408 under torch.export, FX509 under torch.compile), not "no example
 inputs": real torch raises it on the CPU too, whatever the inputs (an installed dependency
 lacks the function the code calls, torch refuses the operation)."""
 
 from __future__ import annotations
 
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.input_refusals import RaisedEverywhere
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.input_refusals import RaisedEverywhere
+from fxcore.worker.job.job_context import JobContext
 
 
 def raised_everywhere_record(context: JobContext, target: CaptureTarget, mode: str,

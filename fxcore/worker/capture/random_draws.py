@@ -7,7 +7,7 @@ Neither torch.fx nor non-strict torch.export raises (torch.compile breaks its gr
 GB code of its own).
 
 Found in two steps, so that a class that draws nothing pays nothing: the capture compares
-the generators' states before and after its trace (``fxcore.worker.shared.seeding.drawn_states``),
+the generators' states before and after its trace (``fxcore.worker.running.seeding.drawn_states``),
 and only when they differ is forward run again, from the same seeds (so down the same
 outcomes), with ``draws_recorded`` watching: fx traces again; export runs forward eagerly on
 its fake inputs, which is what its non-strict trace runs. Every draw that ran while tracing
@@ -39,7 +39,7 @@ from types import FrameType
 from typing import Any
 
 from fxcore.model.results import CODES, Hint
-from fxcore.worker.shared.locate import RawPosition, SourceIndex, instruction_position, to_frame
+from fxcore.worker.source.locate import RawPosition, SourceIndex, instruction_position, to_frame
 
 #: The files whose frames are the generators' own, not the code that drew.
 _RANDOM_FILE = os.path.abspath(random.__file__)
@@ -49,7 +49,7 @@ _NUMPY_NOT_DRAWS = frozenset({"seed", "get_state", "set_state", "get_bit_generat
 
 
 def _numpy_random() -> Any:
-    """``numpy.random`` where it is imported (``fxcore.worker.shared.seeding`` imports it)."""
+    """``numpy.random`` where it is imported (``fxcore.worker.running.seeding`` imports it)."""
     return sys.modules.get("numpy.random")
 
 

@@ -4,7 +4,7 @@ worker, whatever the machine has), ``accelerator_calls`` (a record of every call
 initialisation paths, for the tests), ``device_choice`` (which device a class's code is
 written for), ``cuda_view`` (a GPU's view of torch for code written for one, with no
 hardware: fake CUDA tensors and ``torch.cuda`` answering as one GPU would; what a
-``Tensor.to`` call asks for is read by ``shared.to_arguments``, which the stand-ins of a
+``Tensor.to`` call asks for is read by ``meta.to_arguments``, which the stand-ins of a
 tensor's move without data use too), ``meta_reads`` (where code asks whether a tensor is on
 meta and hears yes) and ``meta_branches`` (a class that does, built and judged on fake tensors
-of its device instead). The devices import only the shared room."""
+of its device instead). The devices import only the rooms below the stages."""

@@ -69,7 +69,7 @@ from fxcore.worker.devices.accelerator_guard import (
     set_up_no_op_cuda_device_guard,
 )
 from fxcore.worker.devices.held_tensors import faked_on_cuda, made_on_cuda
-from fxcore.worker.shared.to_arguments import read_move
+from fxcore.worker.meta.to_arguments import read_move
 
 CUDA = torch.device("cuda", 0)
 #: The GPU the view answers as: the one the issue's measurements ran on.

@@ -38,8 +38,8 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from torch.utils._mode_utils import no_dispatch
 from torch.utils._pytree import tree_flatten, tree_map
 
-from fxcore.worker.shared.eager_code_mode import EagerCodeMode
-from fxcore.worker.shared.refused_kernels import LARGEST_RETRY, on_zero_cpu_tensors
+from fxcore.worker.meta.eager_code_mode import EagerCodeMode
+from fxcore.worker.meta.refused_kernels import LARGEST_RETRY, on_zero_cpu_tensors
 
 
 def _concrete(tensor: torch.Tensor) -> bool:

@@ -18,7 +18,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from fxcore.worker.devices import cuda_view, meta_branches
 from fxcore.worker.devices.held_tensors import held_on_cpu
-from fxcore.worker.shared.swapped_tensors import swapped_tensors
+from fxcore.worker.meta.swapped_tensors import swapped_tensors
 
 CPU = torch.device("cpu")
 

@@ -15,7 +15,7 @@ from fxcore.worker.graph.member_uses import aliased_names, names_forward_reads
 from fxcore.workspace.discovery import ClassSource
 
 if TYPE_CHECKING:
-    from fxcore.worker.shared.capture_target import CaptureRecord
+    from fxcore.worker.job.capture_target import CaptureRecord
 
 
 def line_nodes(captured: CaptureRecord, shapes: dict[str, str] | None = None

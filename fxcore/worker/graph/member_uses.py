@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import torch
 
-from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.source.function_trees import function_tree
 
 
 def aliased_names(model: torch.nn.Module, used: Iterable[str]) -> set[str]:

@@ -17,11 +17,11 @@ from fxcore.model.instance_trust import guessed_instance
 from fxcore.model.results import ExampleInputs, Failure
 from fxcore.worker.graph.facts import line_nodes
 from fxcore.worker.inputs.deciding import decided_inputs, given_inputs
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext, describe_exception
-from fxcore.worker.shared.locate import instruction_position
-from fxcore.worker.shared.shapes import ShapeError, propagate
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext, describe_exception
+from fxcore.worker.meta.shapes import ShapeError, propagate
+from fxcore.worker.source.locate import instruction_position
 
 #: Where the example inputs came from, as a shape failure's message says it.
 _INPUTS_ORIGIN = {

@@ -6,5 +6,5 @@ only rearranges (``reshape``), containers of tensors (``container``), the inputs
 passes its submodules (``parent``); the eager runs that accept a candidate (``eager_run``,
 which the compile capture's plan of read values runs too); and whether an error comes from
 these choices rather than from the capture (``own_choices``). The values those runs read from
-tensors without data are the shared room's (``shared.values_read``), as the compile capture
+tensors without data are the ``meta`` room's (``meta.values_read``), as the compile capture
 stands them in too."""

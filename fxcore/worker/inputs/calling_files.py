@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.running.budget_clock import Budget
 from fxcore.workspace.calling_paths import is_calling_file
 from fxcore.workspace.parsing import parse_module
 from fxcore.workspace.reading import read_workspace_text

@@ -12,7 +12,7 @@ from torch import nn
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InstantiatedOn
 from fxcore.worker.inputs.first_layer import eager_error_before
-from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.running.budget_clock import Budget
 
 #: What the caller says of a candidate in its note (how it was made).
 Made = TypeVar("Made")

@@ -35,7 +35,7 @@ from fxcore.worker.inputs.first_layer import (
 from fxcore.worker.inputs.forward_relations import forward_tree
 from fxcore.worker.inputs.graph_layers import SEQUENCE, FreeSizes, InputTemplate
 from fxcore.worker.inputs.keyed_batch import argument_template, key_uses
-from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.running.budget_clock import Budget
 
 #: How the sizes of a container's items follow one another: a pyramid's levels halve or double.
 PROGRESSIONS = ((0.5, "halving"), (2.0, "doubling"), (1.0, "of one size"))

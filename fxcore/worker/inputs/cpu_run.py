@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from fxcore.model.container_spec import InputSpec, materialized
-from fxcore.worker.shared.time_limit import time_limit
+from fxcore.worker.running.time_limit import time_limit
 
 #: The most weight elements (parameters and buffers) a model copied to the CPU may hold.
 MAX_ELEMENTS = 1 << 20

@@ -45,10 +45,10 @@ from fxcore.worker.inputs.related import related_inputs
 from fxcore.worker.inputs.sizes import Propagated, choose
 from fxcore.worker.inputs.symbolic_sizes import symbolic_inputs
 from fxcore.worker.inputs.waveform import waveform_inputs
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
+from fxcore.worker.running.budget_clock import Budget
 
 
 @dataclass

@@ -32,8 +32,8 @@ from fxcore.worker.inputs.first_layer import (
     required_arguments,
 )
 from fxcore.worker.inputs.workspace_calls import called_inputs
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.input_refusals import inputs_from_code
+from fxcore.worker.job.input_refusals import inputs_from_code
+from fxcore.worker.running.budget_clock import Budget
 
 #: The instance attributes that hold an example input, in the order tried.
 EXAMPLE_ATTRIBUTES = ("example_input_array", "dummy_inputs")

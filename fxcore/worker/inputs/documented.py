@@ -35,8 +35,8 @@ from fxcore.worker.inputs.first_layer import (
 )
 from fxcore.worker.inputs.forward_relations import forward_tree
 from fxcore.worker.inputs.waveform import KERNEL_LENGTH_NAMES
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.input_refusals import inputs_from_code
+from fxcore.worker.job.input_refusals import inputs_from_code
+from fxcore.worker.running.budget_clock import Budget
 
 #: "shape (a, b, c)", "shape of (a, b)", "shaped ``(a, b)``": a documented shape.
 _SHAPE = re.compile(r"shaped?\s*(?:of|is|=|:)?\s*`*\(([^()]*(?:\([^()]*\)[^()]*)*)\)")

@@ -32,11 +32,11 @@ from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.cpu_checks import cpu_checks
-from fxcore.worker.shared import meta_limits
-from fxcore.worker.shared.literal_values import literal_tensors
-from fxcore.worker.shared.refused_kernels import real_kernels
-from fxcore.worker.shared.time_limit import time_limit
-from fxcore.worker.shared.values_read import Place, has_no_data, meta_values
+from fxcore.worker.meta import meta_limits
+from fxcore.worker.meta.literal_values import literal_tensors
+from fxcore.worker.meta.refused_kernels import real_kernels
+from fxcore.worker.meta.values_read import Place, has_no_data, meta_values
+from fxcore.worker.running.time_limit import time_limit
 
 CPU = torch.device("cpu")
 

@@ -44,13 +44,13 @@ from fxcore.worker.inputs.reshape import (
     rearranged_inputs,
     unfolded_inputs,
 )
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.input_refusals import refusal_seen
-from fxcore.worker.shared.job_context import describe_exception, first_line
-from fxcore.worker.shared.locate import traceback_positions
-from fxcore.worker.shared.meta_limits import MetaLimit, needs_real_data
-from fxcore.worker.shared.time_limit import OutOfTime
-from fxcore.worker.shared.values_read import Place, read_note
+from fxcore.worker.job.input_refusals import refusal_seen
+from fxcore.worker.job.job_context import describe_exception, first_line
+from fxcore.worker.meta.meta_limits import MetaLimit, needs_real_data
+from fxcore.worker.meta.values_read import Place, read_note
+from fxcore.worker.running.budget_clock import Budget
+from fxcore.worker.running.time_limit import OutOfTime
+from fxcore.worker.source.locate import traceback_positions
 
 #: How many of the first layers whose input size is known decide candidates, in order: the
 #: first registered is not always the first the input meets (a wrapper's ``self.fn`` set

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from torch import nn
 
-from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.source.function_trees import function_tree
 
 #: Calls that concatenate or stack their first argument's items.
 _JOINING = frozenset({"cat", "concat", "concatenate", "stack"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from fxcore.model.results import Failure, ModuleResult
-from fxcore.worker.shared.inputs_decision import InputsDecision
+from fxcore.worker.job.inputs_decision import InputsDecision
 
 
 def _key(failure: Failure) -> tuple[str, str, int]:

@@ -21,7 +21,7 @@ from fxcore.worker.inputs.first_layer import SIZES_TRIED, LayerInputs, required_
 from fxcore.worker.inputs.forward_relations import forward_tree
 from fxcore.worker.inputs.graph_layers import DEPTH, HEIGHT, WIDTH, InputTemplate
 from fxcore.worker.inputs.keyed_batch import argument_template
-from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.running.budget_clock import Budget
 
 
 def layout_inputs(cls: type, model: nn.Module, instantiated_on: InstantiatedOn,

@@ -44,13 +44,13 @@ from fxcore.worker.inputs.cpu_run import cpu_copy, run_on_cpu
 from fxcore.worker.inputs.eager_run import run_eagerly
 from fxcore.worker.inputs.first_layer import raised_at
 from fxcore.worker.inputs.lines_reached import lines_reached
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext, describe_exception
-from fxcore.worker.shared.locate import traceback_positions
-from fxcore.worker.shared.meta_limits import needs_real_data, wants_data
-from fxcore.worker.shared.time_limit import OutOfTime
-from fxcore.worker.shared.values_read import Place
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext, describe_exception
+from fxcore.worker.meta.meta_limits import needs_real_data, wants_data
+from fxcore.worker.meta.values_read import Place
+from fxcore.worker.running.time_limit import OutOfTime
+from fxcore.worker.source.locate import traceback_positions
 
 #: What an error found on inputs fx-lsp guessed says of them, as fx-lsp's own words after a
 #: message are written (``(fx-lsp: ...)``), apart from torch's.

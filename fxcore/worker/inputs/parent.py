@@ -29,9 +29,9 @@ from fxcore.model.container_spec import ContainerKind, ContainerSpec, InputSpec,
 from fxcore.model.results import ExampleInputs, InstantiatedOn
 from fxcore.model.tensor_spec import DTYPES, TensorSpec
 from fxcore.worker.inputs.eager_run import run_eagerly
-from fxcore.worker.shared.job_context import describe_exception
-from fxcore.worker.shared.time_limit import OutOfTime
-from fxcore.worker.shared.values_read import Place, read_note
+from fxcore.worker.job.job_context import describe_exception
+from fxcore.worker.meta.values_read import Place, read_note
+from fxcore.worker.running.time_limit import OutOfTime
 
 
 @dataclass

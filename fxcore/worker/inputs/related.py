@@ -60,8 +60,8 @@ from fxcore.worker.inputs.graph_layers import (
     WIDTH,
     InputTemplate,
 )
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.values_read import read_note
+from fxcore.worker.meta.values_read import read_note
+from fxcore.worker.running.budget_clock import Budget
 
 #: The most joint candidates run for one class, and the most seconds they take.
 MAX_CANDIDATES = 64

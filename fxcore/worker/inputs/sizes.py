@@ -22,7 +22,7 @@ from fxcore.worker.inputs.graph_layers import (
     InputTemplate,
     declared_size,
 )
-from fxcore.worker.shared.shapes import ShapeError, propagate
+from fxcore.worker.meta.shapes import ShapeError, propagate
 
 #: Image sizes (and 3d depths, 1d lengths) tried, in order, when the first sizes do not fit:
 #: common input sizes, smallest first so that a real run on the chosen inputs stays cheap.

@@ -53,9 +53,9 @@ from fxcore.worker.inputs.first_layer import (
 )
 from fxcore.worker.inputs.forward_relations import argument_uses, forward_tree
 from fxcore.worker.inputs.related import VALUE_TYPES
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.time_limit import OutOfTime, time_limit
-from fxcore.worker.shared.values_read import Place, read_note
+from fxcore.worker.meta.values_read import Place, read_note
+from fxcore.worker.running.budget_clock import Budget
+from fxcore.worker.running.time_limit import OutOfTime, time_limit
 
 try:  # private to torch: feature-detected, the search degrades without it
     from torch._subclasses.fake_tensor import FakeTensorMode

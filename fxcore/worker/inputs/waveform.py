@@ -33,8 +33,8 @@ from fxcore.worker.inputs.first_layer import (
     required_arguments,
     stopped_on_meta,
 )
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.values_read import read_note
+from fxcore.worker.meta.values_read import read_note
+from fxcore.worker.running.budget_clock import Budget
 
 #: The usual signal lengths: 1024 and 4096 (common FFT and window sizes, and a few frames of
 #: them), 16000 (one second at 16 kHz, speech) and 32768 (a long FFT's padding, several

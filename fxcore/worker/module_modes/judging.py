@@ -44,7 +44,7 @@ from fxcore.worker.module_modes.code_names import called, functions, names_read
 from fxcore.worker.module_modes.mode_switch import only_flags_change
 from fxcore.worker.module_modes.mode_verdicts import merged
 from fxcore.worker.module_modes.training_branches import picks_tensor_computations
-from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.running.budget_clock import Budget
 
 #: The modes each capture that runs ``forward`` judges in under "auto", in the order they
 #: run (eval first: inputs decided there serve a train mode that may refuse them).

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.shared.function_trees import function_tree
+from fxcore.worker.source.function_trees import function_tree
 
 #: Tensor attributes that read a size or a value into Python: code that does so in one mode
 #: only can specialise (and recompile) in that mode only.

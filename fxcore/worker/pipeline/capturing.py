@@ -25,13 +25,13 @@ from fxcore.worker.devices.meta_reads import described, meta_reads
 from fxcore.worker.inputs.deciding import finish_search, start_search
 from fxcore.worker.inputs.key_sets import merged_key_sets
 from fxcore.worker.inputs.own_choices import judged_on_own_choices
+from fxcore.worker.job.capture_target import CaptureTarget, ExportOutcome
+from fxcore.worker.job.input_refusals import refusals_kept
+from fxcore.worker.job.inputs_decision import UNDECIDED, InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.module_modes.judging import judged
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureTarget, ExportOutcome
-from fxcore.worker.shared.input_refusals import refusals_kept
-from fxcore.worker.shared.inputs_decision import UNDECIDED, InputsDecision
-from fxcore.worker.shared.job_context import JobContext
-from fxcore.worker.shared.seeding import seed_generators
+from fxcore.worker.running.seeding import seed_generators
 
 #: The note on an export or compile verdict of a class judged for a GPU.
 GPU_NOTE = ("Judged for a GPU (CUDA), as its code is written or `device` says ([tool.fx-lsp], "

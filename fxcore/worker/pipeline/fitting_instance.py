@@ -23,11 +23,11 @@ from fxcore.model.instance_trust import (
 from fxcore.model.results import ModuleResult
 from fxcore.worker.building.instances import Built, other_instances
 from fxcore.worker.capture.base import Capture
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.capturing import built_verdict
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.job_context import JobContext
-from fxcore.worker.shared.seeding import seed_generators
+from fxcore.worker.running.budget_clock import Budget
+from fxcore.worker.running.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many instances of one class are traced in search of one that fits it.

@@ -43,13 +43,13 @@ from fxcore.worker.capture.modes import CAPTURES
 from fxcore.worker.devices.cuda_factories import cuda_tensors_at_import
 from fxcore.worker.devices.cuda_view import cuda_view
 from fxcore.worker.devices.device_choice import device_setting, judged_device
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.capturing import built_verdict
 from fxcore.worker.pipeline.fitting_instance import fitting_instance, target_of
 from fxcore.worker.pipeline.submodule_instances import SubmoduleInstances
-from fxcore.worker.shared.import_overlay import imported_third_party_packages, install_import_paths
-from fxcore.worker.shared.job_context import JobContext
-from fxcore.worker.shared.seeding import seed_generators
-from fxcore.worker.shared.time_limit import OutOfTime
+from fxcore.worker.running.seeding import seed_generators
+from fxcore.worker.running.time_limit import OutOfTime
+from fxcore.worker.source.import_overlay import imported_third_party_packages, install_import_paths
 from fxcore.workspace.discovery import ClassSource
 from fxcore.workspace.file_access import MAX_FILE_BYTES, UnreadableFile, read_bytes
 from fxcore.workspace.notebook.cells import (

@@ -25,12 +25,12 @@ from fxcore.worker.building.instances import Built, build_from_call_site
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.devices import meta_branches
 from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.capturing import mode_verdict
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
-from fxcore.worker.shared.seeding import seed_generators
+from fxcore.worker.running.budget_clock import Budget
+from fxcore.worker.running.seeding import seed_generators
 from fxcore.workspace.discovery import ClassSource
 
 #: At most this many distinct workspace classes are traced from one root's submodules, so a

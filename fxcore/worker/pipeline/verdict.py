@@ -15,9 +15,9 @@ from fxcore.model.results import ExampleInputs, ModuleResult
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.graph.facts import graph_nodes, line_nodes, unused_members
 from fxcore.worker.graph.shape_facts import recovered_shape_fields, shape_fields
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 
 
 def module_verdict(context: JobContext, capture: Capture, target: CaptureTarget,

@@ -40,7 +40,7 @@ from fxcore.protocol.worker_messages import (
     decode_message,
     encode_message,
 )
-from fxcore.worker.shared.import_overlay import ModulesLoadedSince, imported_third_party_packages
+from fxcore.worker.source.import_overlay import ModulesLoadedSince, imported_third_party_packages
 
 from engine_support import Workspace
 

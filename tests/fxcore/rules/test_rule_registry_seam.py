@@ -29,10 +29,10 @@ from fxcore.reporting.verdict_counts import Summary
 from fxcore.rules import Rule
 from fxcore.rules.documentation import code_pages, help_url
 from fxcore.worker.capture.fx.tracing import FxCapture
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.job import Job
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.paths import split_lines
 
 #: The new code, as a family module of ``fxcore.rules`` would declare it.

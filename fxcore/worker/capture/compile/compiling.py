@@ -5,10 +5,10 @@ dynamo logs it (``InstructionTranslatorBase.log_graph_break``): its exception, `
 (-> PyTorch's ``GBnnnn``) and user stack (``real_stack``), located at the innermost workspace
 frame. The backend records the graphs it receives and returns them uncompiled, so nothing is
 compiled or written; what they make from Python data keeps its values for the code dynamo
-runs eagerly after them (``.tolist()`` at a break: ``shared.literal_values``). Without that
+runs eagerly after them (``.tolist()`` at a break: ``meta.literal_values``). Without that
 private hook the mode degrades to the first break only (``fullgraph=True``) and says so.
 
-On meta, a meta tensor's truth and Python numbers are stood in for (``shared.values_read``): where
+On meta, a meta tensor's truth and Python numbers are stood in for (``meta.values_read``): where
 the run stood in numbers (``.item()``, ``.tolist()``) and the code's own checks and conditions
 on them want others (``torch._check(n > 2)`` after the break), ``value_plan`` finds values they
 accept and the class is compiled once more with those, the messages saying what was taken.
@@ -68,19 +68,19 @@ from fxcore.worker.capture.dynamo_errors import (
 )
 from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
-from fxcore.worker.shared import meta_limits
-from fxcore.worker.shared.capture_target import (
+from fxcore.worker.job.capture_target import (
     CaptureRecord,
     CaptureTarget,
     RecordedFailure,
 )
-from fxcore.worker.shared.inputs_decision import InputsDecision, no_inputs_reason
-from fxcore.worker.shared.job_context import JobContext, describe_exception
-from fxcore.worker.shared.literal_values import keeping_literals
-from fxcore.worker.shared.locate import RawPosition
-from fxcore.worker.shared.refused_kernels import real_kernels
-from fxcore.worker.shared.seeding import seed_generators
-from fxcore.worker.shared.values_read import Place, meta_values
+from fxcore.worker.job.inputs_decision import InputsDecision, no_inputs_reason
+from fxcore.worker.job.job_context import JobContext, describe_exception
+from fxcore.worker.meta import meta_limits
+from fxcore.worker.meta.literal_values import keeping_literals
+from fxcore.worker.meta.refused_kernels import real_kernels
+from fxcore.worker.meta.values_read import Place, meta_values
+from fxcore.worker.running.seeding import seed_generators
+from fxcore.worker.source.locate import RawPosition
 
 NO_INPUTS = "not checkable: no example inputs"
 #: The kind of FX503: a line that needs real data on meta.

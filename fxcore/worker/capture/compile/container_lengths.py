@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.shared.locate import RawPosition
+from fxcore.worker.source.locate import RawPosition
 
 
 def varied(model: torch.nn.Module, inputs: dict[str, Any]) -> dict[str, list[RawPosition]]:

@@ -5,8 +5,8 @@ without a meta kernel), with the note that says so."""
 
 from __future__ import annotations
 
-from fxcore.worker.shared import meta_limits
-from fxcore.worker.shared.capture_target import RecordedFailure
+from fxcore.worker.job.capture_target import RecordedFailure
+from fxcore.worker.meta import meta_limits
 
 #: Said of a class compiled on fake CPU tensors because its code makes CPU tensors of its own.
 ON_FAKE_CPU = ("Compiled on fake CPU tensors: forward makes CPU tensors of its own, which meta "

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import torch
 
 from fxcore.model.results import RecompileSubject
-from fxcore.worker.shared.locate import RawPosition
+from fxcore.worker.source.locate import RawPosition
 
 
 class Observer(Protocol):

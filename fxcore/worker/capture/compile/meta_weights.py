@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 
 import torch
 
-from fxcore.worker.shared.swapped_tensors import swapped_tensors
+from fxcore.worker.meta.swapped_tensors import swapped_tensors
 
 #: The most weight elements a model built on the CPU is compiled with for real.
 LARGEST_REAL_RUN = 1 << 20

@@ -8,8 +8,8 @@ import re
 
 from torch import fx
 
-from fxcore.worker.shared.capture_target import NodeOrigin
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import NodeOrigin
+from fxcore.worker.job.job_context import JobContext
 
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
 _TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')

@@ -14,8 +14,8 @@ from fxcore.worker.capture.compile.recompile_loop import (
     Recompile,
     recompile_limit,
 )
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.job_context import JobContext
 
 KIND_OF_CAUSE = {"every-call": "recompiles-every-call", "every-size": "recompiles-every-size",
                  "every-number": "recompiles-every-number",

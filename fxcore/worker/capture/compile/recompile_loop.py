@@ -26,7 +26,7 @@ kind, and the loop moves on at the first of each kind:
   keeps it, names another module than the compile saw (one cause per attribute, in any phase).
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
-Its time is the worker's CPU time (``fxcore.worker.shared.budget_clock``: every thread of the
+Its time is the worker's CPU time (``fxcore.worker.running.budget_clock``: every thread of the
 process), not wall-clock time: the same class makes the same calls on a loaded machine as on
 an idle one.
 A backstop in wall-clock time (``WALL_CLOCK_FACTOR`` times as much, times the time-out scale)
@@ -55,10 +55,10 @@ from fxcore.worker.capture.compile.loop_inputs import (
     number_arguments,
     number_subject,
 )
-from fxcore.worker.shared.budget_clock import Budget
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.locate import RawPosition
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.running.budget_clock import Budget
+from fxcore.worker.source.locate import RawPosition
 
 #: A call of the compiled module: tensors and other values by ``forward`` argument.
 Call = Callable[[dict[str, Any], dict[str, Any]], None]

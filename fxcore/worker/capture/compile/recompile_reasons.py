@@ -11,7 +11,7 @@ import re
 import sys
 from typing import Any
 
-from fxcore.worker.shared.locate import RawPosition
+from fxcore.worker.source.locate import RawPosition
 
 _COMPILE_ID = re.compile(r"^\[?(\d+)/(\d+)\]?: ")
 _USER_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')

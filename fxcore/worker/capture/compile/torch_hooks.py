@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fxcore.worker.shared.job_context import first_line
+from fxcore.worker.job.job_context import first_line
 
 #: ``record(exc, reason)``: one graph break, as the mode records it.
 RecordBreak = Callable[[BaseException, str], None]

@@ -1,5 +1,5 @@
 """Values for meta tensors' ``.item()`` and ``.tolist()`` that the code's own checks and
-conditions on them accept, for the compile capture's stand-ins (``shared.values_read``).
+conditions on them accept, for the compile capture's stand-ins (``meta.values_read``).
 
 After an ``.item()`` graph break dynamo compiles the rest of ``forward`` with the number as a
 constant, so a ``torch._check(n > 2)``, an ``assert n > 2`` or an ``if n > 2`` on it is decided
@@ -10,7 +10,7 @@ once eagerly on fake CPU tensors with a shape environment, as non-strict torch.e
 where each ``.item()`` gives a symbol of its own (unbacked): ``torch._check`` records what it
 states (a runtime assert, a value range), and a condition torch cannot decide is assumed true
 the first time at a place and false after (export's ``DataDependentGuesser``, as
-``shared.values_read`` assumes of a condition on a meta tensor). Then each symbol, in the order they
+``meta.values_read`` assumes of a condition on a meta tensor). Then each symbol, in the order they
 were made, gets the value nearest one that every fact on it accepts.
 
 What is read of the shape environment is private to torch (a SymNode's ``expr``, the
@@ -37,10 +37,10 @@ from sympy.core.relational import Relational
 from fxcore.worker.capture.export import torch_hooks
 from fxcore.worker.capture.export.fake import fake_inputs, faked_weights, new_mode
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.time_limit import OutOfTime, time_limit
-from fxcore.worker.shared.values_read import Place, asking_line, replaced_tensor_methods
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.meta.values_read import Place, asking_line, replaced_tensor_methods
+from fxcore.worker.running.time_limit import OutOfTime, time_limit
 
 #: The methods whose values are planned: a Python number per element.
 _ASKED = ("item", "tolist")

@@ -27,8 +27,8 @@ from fxcore.model.container_spec import InputSpec
 from fxcore.model.job_spec import DynamicDim
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.export import dynamic
-from fxcore.worker.shared.capture_target import RecordedFailure
-from fxcore.worker.shared.job_context import describe_exception
+from fxcore.worker.job.capture_target import RecordedFailure
+from fxcore.worker.job.job_context import describe_exception
 
 KIND = "export-batch-specialised"
 _FIX = re.compile(r"^\s*(\w+) = (\d+)\s*$")

@@ -21,9 +21,9 @@ import torch
 
 from fxcore.model.job_spec import DynamicDim
 from fxcore.worker.capture.export.torch_hooks import ShapeEnv
-from fxcore.worker.shared.capture_target import RecordedFailure
-from fxcore.worker.shared.job_context import describe_exception
-from fxcore.worker.shared.locate import RawPosition, stack_positions
+from fxcore.worker.job.capture_target import RecordedFailure
+from fxcore.worker.job.job_context import describe_exception
+from fxcore.worker.source.locate import RawPosition, stack_positions
 
 KIND = "export-dynamic-constraint"
 _VIOLATED = re.compile(r"Constraints violated \(([^)]*)\)!")

@@ -47,17 +47,17 @@ from fxcore.worker.capture.export.failures import (
 )
 from fxcore.worker.capture.export.guesses import DataDependentGuesser
 from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
-from fxcore.worker.shared import meta_limits
-from fxcore.worker.shared.capture_target import (
+from fxcore.worker.job.capture_target import (
     CaptureRecord,
     CaptureTarget,
     ExportOutcome,
     RecordedFailure,
 )
-from fxcore.worker.shared.inputs_decision import InputsDecision, no_inputs_reason
-from fxcore.worker.shared.job_context import JobContext
-from fxcore.worker.shared.locate import traceback_positions
-from fxcore.worker.shared.seeding import drawn_states, seed_generators
+from fxcore.worker.job.inputs_decision import InputsDecision, no_inputs_reason
+from fxcore.worker.job.job_context import JobContext
+from fxcore.worker.meta import meta_limits
+from fxcore.worker.running.seeding import drawn_states, seed_generators
+from fxcore.worker.source.locate import traceback_positions
 
 #: The kind of FX404: a line that needs real data on meta.
 NOT_CHECKABLE = "export-not-checkable"

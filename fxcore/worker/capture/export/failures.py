@@ -8,8 +8,8 @@ from fxcore.model.guard_checks import PYTHON_CONDITION, checks_sentence
 from fxcore.model.results import Failure
 from fxcore.worker.capture.export.guesses import Guess
 from fxcore.worker.capture.export.torch_hooks import GuardOnDataDependentSymNode
-from fxcore.worker.shared.capture_target import RecordedFailure
-from fxcore.worker.shared.job_context import describe_exception
+from fxcore.worker.job.capture_target import RecordedFailure
+from fxcore.worker.job.job_context import describe_exception
 
 
 def guess_failure(guess: Guess, earlier: list[Guess]) -> RecordedFailure:

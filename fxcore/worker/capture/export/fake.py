@@ -26,7 +26,7 @@ from fxcore.model.container_spec import InputSpec, materialized
 from fxcore.worker.capture.export.torch_hooks import FakeTensorMode, ShapeEnv
 from fxcore.worker.devices.fake_device import judged_device, no_gradients
 from fxcore.worker.devices.held_tensors import held_on_cpu
-from fxcore.worker.shared.swapped_tensors import swapped_tensors
+from fxcore.worker.meta.swapped_tensors import swapped_tensors
 
 #: The most elements a meta tensor attribute is made real with (64 MB of float32).
 LARGEST_REAL_CONSTANT = 1 << 24

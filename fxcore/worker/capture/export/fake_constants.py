@@ -22,8 +22,8 @@ import torch
 from torch.export.graph_signature import InputKind
 
 from fxcore.worker.capture.export import torch_hooks
-from fxcore.worker.shared.capture_target import RecordedFailure
-from fxcore.worker.shared.locate import RawPosition, is_plumbing
+from fxcore.worker.job.capture_target import RecordedFailure
+from fxcore.worker.source.locate import RawPosition, is_plumbing
 
 #: The kind of the failure (FX499): real torch ends the export with this error; its own kind,
 #: as no eager run repeats it (``fxcore.worker.inputs.own_choices`` looks for "export-error").

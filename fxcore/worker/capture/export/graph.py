@@ -12,7 +12,7 @@ import torch
 from torch import fx
 
 from fxcore.model.results import Failure
-from fxcore.worker.shared.capture_target import NodeOrigin
+from fxcore.worker.job.capture_target import NodeOrigin
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 

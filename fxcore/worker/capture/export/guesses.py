@@ -25,7 +25,7 @@ import sympy
 
 from fxcore.worker.capture.export.torch_hooks import GuardOnDataDependentSymNode, ShapeEnv
 from fxcore.worker.capture.export.user_guards import decided_by_user_code, guard_checks
-from fxcore.worker.shared.locate import RawPosition, stack_positions
+from fxcore.worker.source.locate import RawPosition, stack_positions
 
 
 @dataclass

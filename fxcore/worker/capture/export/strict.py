@@ -28,8 +28,8 @@ from fxcore.worker.capture.dynamo_errors import (
     summary,
 )
 from fxcore.worker.capture.export import dynamic, fake
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.job_context import JobContext, describe_exception
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.job_context import JobContext, describe_exception
 
 KIND = "export-strict-only"
 

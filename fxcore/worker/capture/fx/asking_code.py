@@ -14,8 +14,8 @@ import ast
 import types
 from typing import Any
 
-from fxcore.worker.shared.locate import SourceIndex, instruction_position
-from fxcore.worker.shared.user_objects import user_attribute
+from fxcore.worker.source.locate import SourceIndex, instruction_position
+from fxcore.worker.source.user_objects import user_attribute
 
 #: Python's own modules, whose callables convert their arguments to numbers or ask their
 #: length. ``operator.index`` is ``_operator``'s: ``ModuleList`` and ``Sequential`` convert

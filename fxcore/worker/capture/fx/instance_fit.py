@@ -35,8 +35,8 @@ from typing import Any
 import torch
 from torch import fx
 
-from fxcore.worker.shared.job_context import describe_exception
-from fxcore.worker.shared.locate import instruction_position
+from fxcore.worker.job.job_context import describe_exception
+from fxcore.worker.source.locate import instruction_position
 
 #: torch.fx's own package: an error raised there is one of its checks of what is traced.
 _TORCH_FX_DIR = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "fx") + os.sep

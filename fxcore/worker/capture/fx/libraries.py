@@ -11,9 +11,9 @@ from __future__ import annotations
 from fxcore.model.results import CODES
 from fxcore.rules import BY_CODE
 from fxcore.worker.capture.fx.tracer import MESSAGES
-from fxcore.worker.shared.capture_target import RecordedFailure
-from fxcore.worker.shared.job_context import JobContext
-from fxcore.worker.shared.locate import to_frame
+from fxcore.worker.job.capture_target import RecordedFailure
+from fxcore.worker.job.job_context import JobContext
+from fxcore.worker.source.locate import to_frame
 from fxcore.workspace.traced_libraries import LibraryCall, call_at, calls_in, traced_library
 
 KIND = "einops"

@@ -21,7 +21,7 @@ import torch
 from torch import fx
 
 from fxcore.model.results import CODES, Hint, Range
-from fxcore.worker.shared.locate import SourceIndex
+from fxcore.worker.source.locate import SourceIndex
 from fxcore.workspace.discovery import ClassSource, char_span
 
 

@@ -29,8 +29,8 @@ from torch import fx
 
 from fxcore.worker.building.as_built import snapshot
 from fxcore.worker.capture.fx.tracer import RecoveringTracer
-from fxcore.worker.shared.seeding import drawn_states, seed_generators
-from fxcore.worker.shared.values_read import StandIns
+from fxcore.worker.meta.values_read import StandIns
+from fxcore.worker.running.seeding import drawn_states, seed_generators
 
 #: The graphs that are plain torch.fx's (a class the recovering trace failed): a retrace of
 #: the class for the mis-trace hints is made the same way, so that it compares like with like.

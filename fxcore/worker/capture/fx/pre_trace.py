@@ -10,9 +10,9 @@ import torch
 from torch import fx
 
 from fxcore.worker.capture.fx.tracing import FxCapture
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import UNDECIDED
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import UNDECIDED
+from fxcore.worker.job.job_context import JobContext
 
 
 def pre_trace(context: JobContext, target: CaptureTarget

@@ -33,8 +33,8 @@ from torch import fx
 
 from fxcore.rules import RULES
 from fxcore.worker.capture.fx.asking_code import calls_python_function, expression_at
-from fxcore.worker.shared.capture_target import NodeOrigin, RecordedFailure
-from fxcore.worker.shared.locate import (
+from fxcore.worker.job.capture_target import NodeOrigin, RecordedFailure
+from fxcore.worker.source.locate import (
     SourceIndex,
     instruction_position,
     is_plumbing,

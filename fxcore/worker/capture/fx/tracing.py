@@ -8,7 +8,7 @@ code says.
 A tensor the tracer does not trace (a buffer handed to a submodule as a constant, a tensor
 ``forward`` makes itself) is a real tensor under real torch.fx, whose values Python reads
 (``if table.sum() > 0``) and the graph keeps as constants. fx-lsp's are meta tensors, so those
-reads are stood in as the compile capture stands them in (``shared.values_read``), and the
+reads are stood in as the compile capture stands them in (``meta.values_read``), and the
 verdict says where: otherwise the class would end at torch's "Tensor.item() cannot be called on
 meta tensors", an error of fx-lsp's device, not of the code. Only the workspace's own reads are:
 a library read keeps torch's error, which libraries catch and take another way on (transformers'
@@ -46,13 +46,11 @@ from fxcore.worker.capture.random_draws import draw_hints, draws_recorded
 from fxcore.worker.devices import meta_branches
 from fxcore.worker.devices.cuda_factories import cuda_factories_on_meta
 from fxcore.worker.devices.fake_device import faked_while_traced
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, RecordedFailure
-from fxcore.worker.shared.consequences import places_of
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext, describe_exception
-from fxcore.worker.shared.locate import traceback_positions
-from fxcore.worker.shared.seeding import drawn_states, seed_generators
-from fxcore.worker.shared.values_read import (
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget, RecordedFailure
+from fxcore.worker.job.consequences import places_of
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext, describe_exception
+from fxcore.worker.meta.values_read import (
     StandIns,
     asking_line,
     has_no_data,
@@ -60,6 +58,8 @@ from fxcore.worker.shared.values_read import (
     meta_values,
     read_places,
 )
+from fxcore.worker.running.seeding import drawn_states, seed_generators
+from fxcore.worker.source.locate import traceback_positions
 from fxcore.workspace.discovery import ClassSource
 
 #: The kind of FX105: the error that ended the trace is the instance's, not torch.fx's.

@@ -28,9 +28,9 @@ from fxcore.worker.capture.export import graph
 from fxcore.worker.capture.export.exporting import ExportCapture, quiet_torch
 from fxcore.worker.capture.onnx import dimensions, exporting_flag, operators, translation
 from fxcore.worker.capture.onnx.exporter import Exporter, exporter
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget, ExportOutcome
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget, ExportOutcome
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 
 #: The note of an ONNX verdict that is torch.export's failures (ONNX the only mode asked).
 EXPORT_STEP_FAILS = ("torch.onnx.export(..., dynamo=True) exports with torch.export first, "

@@ -14,7 +14,7 @@ from torch.export.graph_signature import InputKind
 
 from fxcore.model.results import CODES, Failure
 from fxcore.worker.capture.export import dynamic
-from fxcore.worker.shared.capture_target import CaptureRecord
+from fxcore.worker.job.capture_target import CaptureRecord
 
 SPECIALIZED = "onnx-specialized-dimension"
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from torch import fx
 
 from fxcore.worker.capture.onnx.exporter import Exporter
-from fxcore.worker.shared.locate import RawPosition
+from fxcore.worker.source.locate import RawPosition
 
 #: A frame of a node's ``stack_trace`` (``traceback.format_list``'s lines).
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')

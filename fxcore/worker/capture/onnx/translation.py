@@ -14,7 +14,7 @@ from torch import fx
 from fxcore.model.results import OnnxNode
 from fxcore.worker.capture.onnx.exporter import Exporter
 from fxcore.worker.capture.onnx.operators import call_nodes
-from fxcore.worker.shared.job_context import describe_exception
+from fxcore.worker.job.job_context import describe_exception
 
 TRANSLATION_ERROR = "onnx-translation-error"
 NOT_CHECKABLE = "onnx-not-checkable"

@@ -1,7 +1,7 @@
 """Forwards that draw from Python's ``random`` or NumPy's global generator: the draw is
 reported at its line (FX206), and the class gets the same verdict in every run, and the
 verdict plain ``torch.fx.symbolic_trace`` gives under the same seeds
-(``fxcore.worker.shared.seeding``)."""
+(``fxcore.worker.running.seeding``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from torch import fx
 from fx_lsp.cli.output_formats.json_report import parse_report
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
-from fxcore.worker.shared.seeding import seed_generators
+from fxcore.worker.running.seeding import seed_generators
 
 from cli_support import fx_lsp
 from engine_support import REPO_ROOT, Workspace, check_job, line_of, span_of

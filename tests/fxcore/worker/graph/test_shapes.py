@@ -18,7 +18,7 @@ from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.inputs.graph_layers import INFERENCE_RULES
-from fxcore.worker.shared.lazy_meta import describe
+from fxcore.worker.meta.lazy_meta import describe
 from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for
 from fxcore.workspace.paths import import_location
@@ -225,7 +225,7 @@ def test_the_inputs_page_shows_the_inference_table() -> None:
 
 @pytest.mark.parametrize("lazy", [False, True], ids=["meta-tensors", "lazy-meta-tensors"])
 def test_fast_results_equal_the_meta_kernels(lazy: bool) -> None:
-    """Results computed from shapes (``fxcore.worker.shared.shapes.fast_result``) against
+    """Results computed from shapes (``fxcore.worker.meta.shapes.fast_result``) against
     torch's own meta kernels, on shapes that fit and shapes that do not (the kernel then
     decides), for inputs that are meta tensors or the lazy stand-ins propagation passes
     between fast results."""
@@ -233,8 +233,8 @@ def test_fast_results_equal_the_meta_kernels(lazy: bool) -> None:
 
     from torch.nn import functional
 
-    from fxcore.worker.shared.lazy_meta import LazyMetaTensor
-    from fxcore.worker.shared.shapes import fast_result
+    from fxcore.worker.meta.lazy_meta import LazyMetaTensor
+    from fxcore.worker.meta.shapes import fast_result
 
     def meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.empty(shape, dtype=dtype, device="meta")
@@ -278,8 +278,8 @@ def test_pooling_shapes_equal_the_meta_kernels() -> None:
 
     from torch import nn
 
-    from fxcore.worker.shared.layer_shapes import module_output_shape
-    from fxcore.worker.shared.lazy_meta import LazyMetaTensor
+    from fxcore.worker.meta.layer_shapes import module_output_shape
+    from fxcore.worker.meta.lazy_meta import LazyMetaTensor
 
     computed = 0
 

@@ -23,11 +23,11 @@ from fxcore.model.tensor_spec import TensorSpec
 from fxcore.protocol.worker_messages import Verdict, WorkerMessage
 from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.inputs import deciding
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.job import Job
-from fxcore.worker.shared import budget_clock
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.running import budget_clock
 
 MODELS = '''
 from typing import Annotated

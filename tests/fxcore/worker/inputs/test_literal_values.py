@@ -2,7 +2,7 @@
 (``.tolist()``, ``.item()``, ``if t:``): on meta such a tensor has no data, and the stand-in of
 ones split by ``[1, 1]`` where the code wrote ``[3, 5]``, so the search chose an input real torch
 cannot run (the GPU's record of ``ToListSplit``: float32[2], on which the split fails).
-``fxcore.worker.shared.literal_values`` keeps the numbers; the stand-ins give them back."""
+``fxcore.worker.meta.literal_values`` keeps the numbers; the stand-ins give them back."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 from library_verdicts import checked_against_real_torch
 
-from fxcore.worker.shared.literal_values import literal_of, literal_tensors
+from fxcore.worker.meta.literal_values import literal_of, literal_tensors
 
 LITERALS = '''
 import torch

@@ -1,7 +1,7 @@
 """Values read from tensors while fx-lsp searches for example inputs: the
 search runs ``forward`` eagerly on tensors without data (meta, or fake for a model built on the
 CPU), where ``.item()``, ``.tolist()``, ``int(t)``, ``float(t)`` and ``if t:`` are stood in as
-the compile capture stands them in (``fxcore.worker.shared.values_read``), instead of every input
+the compile capture stands them in (``fxcore.worker.meta.values_read``), instead of every input
 tried being refused ("Tensor.item() cannot be called on meta tensors"). Each class then gets
 export and compile verdicts, each compared with real torch.export (non-strict) and
 torch.compile on the CPU in the same run (``checked_against_real_torch``).

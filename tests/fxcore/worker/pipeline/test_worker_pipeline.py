@@ -25,11 +25,11 @@ from fxcore.protocol.worker_messages import Classes, FileDone, Verdict, WorkerMe
 from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.fx.tracing import FxCapture
 from fxcore.worker.capture.modes import CAPTURES
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import UNDECIDED
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.job import Job
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import UNDECIDED
-from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 _names = itertools.count()

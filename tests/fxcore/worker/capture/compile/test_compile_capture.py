@@ -32,10 +32,10 @@ from fxcore.worker.capture.compile.compiling import (
 from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU_KERNEL
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
 from fxcore.worker.capture.modes import CAPTURES
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import UNDECIDED, InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import UNDECIDED, InputsDecision
-from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
@@ -166,7 +166,7 @@ def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_a_break_and_s
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The break on meta stays (this torch cannot say the CPU runs the operator), and says
     why; the eager code after it runs the CPU kernel, as real torch's does."""
-    monkeypatch.setattr("fxcore.worker.shared.meta_limits._kernel_lookup", lambda: None)
+    monkeypatch.setattr("fxcore.worker.meta.meta_limits._kernel_lookup", lambda: None)
     _, _, record = capture("needs_real_data.py", "QrFactors")
     assert record.not_checked is None
     assert [f.code for f in record.failures] == ["GB0087"]

@@ -11,10 +11,10 @@ from fxcore.model.results import ExampleInputs
 from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.compile.compiling import CompileCapture
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 CORPUS = Path(__file__).parents[4] / "corpus" / "compile"

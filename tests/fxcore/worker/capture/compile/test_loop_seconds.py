@@ -17,8 +17,8 @@ import pytest
 from fxcore.model.results import ModuleResult
 from fxcore.worker.capture.compile import recompile_loop
 from fxcore.worker.inputs.key_sets import merged_key_sets
+from fxcore.worker.job.inputs_decision import InputsDecision
 from fxcore.worker.module_modes.mode_verdicts import merged
-from fxcore.worker.shared.inputs_decision import InputsDecision
 
 from cli_support import fx_lsp
 

@@ -25,9 +25,9 @@ from fxcore.worker.capture.compile.compiling import CompileCapture, _Run, _run
 from fxcore.worker.capture.compile.fake_cpu import fake_cpu_reason
 from fxcore.worker.capture.compile.recompile_hints import SLOWED, loop_notes
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 
 from engine_support import marked_line
 

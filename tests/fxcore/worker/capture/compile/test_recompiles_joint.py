@@ -29,9 +29,9 @@ from fxcore.model.tensor_spec import TensorSpec
 from fxcore.worker.capture.compile import recompile_loop
 from fxcore.worker.capture.compile.compiling import CompileCapture, _run
 from fxcore.worker.capture.compile.torch_hooks import graph_break_hook
-from fxcore.worker.shared.capture_target import CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
+from fxcore.worker.job.capture_target import CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 
 from cli_support import fx_lsp
 

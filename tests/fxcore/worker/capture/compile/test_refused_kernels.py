@@ -18,7 +18,7 @@ from library_verdicts import checked_against_real_torch
 
 from fxcore.worker.capture.compile.fake_cpu import ON_FAKE_CPU_KERNEL
 from fxcore.worker.capture.compile.torch_hooks import eager_code_modes
-from fxcore.worker.shared.refused_kernels import real_kernels
+from fxcore.worker.meta.refused_kernels import real_kernels
 
 pytestmark = [pytest.mark.matrix]
 

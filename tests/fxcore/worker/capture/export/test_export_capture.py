@@ -32,11 +32,11 @@ from fxcore.protocol.worker_messages import Verdict, WorkerMessage
 from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.export import strict, torch_hooks
 from fxcore.worker.capture.export.exporting import NO_INPUTS, ExportCapture
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.job import Job
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 from engine_support import marked_line
@@ -460,7 +460,7 @@ def test_an_operator_without_a_meta_kernel_is_fx404_where_it_runs() -> None:
 
 def test_without_the_dispatchers_kernel_table_no_meta_kernel_stays_fx499_and_says_why(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fxcore.worker.shared.meta_limits._kernel_lookup", lambda: None)
+    monkeypatch.setattr("fxcore.worker.meta.meta_limits._kernel_lookup", lambda: None)
     _, _, record = captured("export_needs_real_data.py:HeldQr")
     assert record.not_checked is None
     assert [f.code for f in record.failures] == ["FX499"]

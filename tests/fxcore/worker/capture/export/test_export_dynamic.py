@@ -24,7 +24,7 @@ from test_export_capture import captured as corpus_capture
 
 from fxcore.model.job_spec import DynamicDim
 from fxcore.worker.capture.export import torch_hooks
-from fxcore.worker.shared.capture_target import CaptureRecord
+from fxcore.worker.job.capture_target import CaptureRecord
 from fxcore.workspace.config import parse_config
 from fxcore.workspace.discovery import top_level_classes
 

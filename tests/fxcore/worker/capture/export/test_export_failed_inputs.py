@@ -15,10 +15,10 @@ from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.instances import Built, build_class
 from fxcore.worker.capture.export.exporting import ExportCapture
+from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.job.job_context import JobContext
 from fxcore.worker.pipeline.verdict import module_verdict
-from fxcore.worker.shared.capture_target import CaptureRecord, CaptureTarget
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.job_context import JobContext
 from fxcore.workspace.discovery import top_level_classes
 
 MODEL = '''import torch

@@ -132,9 +132,9 @@ def test_an_operator_without_translation_is_at_its_line() -> None:
     onnx_exporter_or_skip()
     from fxcore.worker.building.instances import Built, build_class
     from fxcore.worker.capture.onnx.converting import OnnxCapture
-    from fxcore.worker.shared.capture_target import CaptureTarget
-    from fxcore.worker.shared.inputs_decision import InputsDecision
-    from fxcore.worker.shared.job_context import JobContext
+    from fxcore.worker.job.capture_target import CaptureTarget
+    from fxcore.worker.job.inputs_decision import InputsDecision
+    from fxcore.worker.job.job_context import JobContext
     from fxcore.workspace.discovery import top_level_classes
 
     path = CORPUS / "onnx_unsupported.py"

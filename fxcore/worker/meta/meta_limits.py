@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import torch
 
 from fxcore.model.results import Failure
-from fxcore.worker.shared.capture_target import CaptureTarget
+from fxcore.worker.job.capture_target import CaptureTarget
 
 #: torch's error when an operator has no meta kernel, naming the operator.
 _NO_META_KERNEL = (

@@ -6,7 +6,7 @@ import ast
 import os
 
 from fxcore.model.results import Failure
-from fxcore.worker.shared.locate import SourceIndex
+from fxcore.worker.source.locate import SourceIndex
 
 #: Failure kind -> how the message names it. Captures recover from these by taking a branch
 #: (torch.fx's control flow; torch.export's data-dependent conditions, guessed True first)

@@ -42,9 +42,9 @@ from torch._subclasses.fake_tensor import is_fake
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torch.utils._pytree import tree_leaves, tree_map_only
 
-from fxcore.worker.shared import to_arguments
-from fxcore.worker.shared.graph_places import user_place
-from fxcore.worker.shared.literal_values import literal_of
+from fxcore.worker.meta import to_arguments
+from fxcore.worker.meta.literal_values import literal_of
+from fxcore.worker.source.graph_places import user_place
 
 _METHODS = ("__bool__", "item", "tolist", "numpy", "__int__", "__float__", "__index__")
 #: The methods that give one Python number of a one-element tensor.

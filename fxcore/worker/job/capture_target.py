@@ -20,8 +20,8 @@ from fxcore.model.results import (
     InstantiatedOn,
     OnnxNode,
 )
-from fxcore.worker.shared.inputs_decision import InputsDecision
-from fxcore.worker.shared.locate import RawPosition
+from fxcore.worker.job.inputs_decision import InputsDecision
+from fxcore.worker.source.locate import RawPosition
 from fxcore.workspace.discovery import ClassSource
 
 
@@ -124,7 +124,7 @@ class CaptureRecord:
     #: missing, so only the first failure is found).
     notes: list[str] = field(default_factory=list)
     #: Whether the capture drew from Python's or NumPy's global random generator
-    #: (``fxcore.worker.shared.seeding.drawn_states``): its graph keeps the outcomes drawn (FX206).
+    #: (``fxcore.worker.running.seeding.drawn_states``): its graph keeps the outcomes drawn (FX206).
     drew_randomly: bool = False
     #: Hints the capture found itself, beside its failures (compile mode's recompilations).
     hints: list[Hint] = field(default_factory=list)

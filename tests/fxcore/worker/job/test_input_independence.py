@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from fxcore.worker.shared.input_independence import raised_whatever_the_inputs
+from fxcore.worker.job.input_independence import raised_whatever_the_inputs
 
 SOURCE = '''
 import math

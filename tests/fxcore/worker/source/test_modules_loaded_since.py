@@ -1,4 +1,4 @@
-"""The modules a job loaded (fxcore.worker.shared.import_overlay.ModulesLoadedSince): found from the
+"""The modules a job loaded (fxcore.worker.source.import_overlay.ModulesLoadedSince): found from the
 newest back to the last one loaded before the job, never fewer than were loaded, whatever the
 job's code does to sys.modules."""
 
@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from fxcore.worker.shared.import_overlay import ModulesLoadedSince
+from fxcore.worker.source.import_overlay import ModulesLoadedSince
 
 
 def add(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:

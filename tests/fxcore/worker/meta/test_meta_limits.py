@@ -1,4 +1,4 @@
-"""What fx-lsp reads as a limit of the meta device (``fxcore.worker.shared.meta_limits``) in
+"""What fx-lsp reads as a limit of the meta device (``fxcore.worker.meta.meta_limits``) in
 torch's errors: a device mismatch is one only where the meta device is one of the two. Every
 dynamo error of torch 2.11 on ends with the address of its graph-break pages
 (``meta-pytorch.github.io``), which read as the meta device: a class judged for a GPU whose
@@ -8,7 +8,7 @@ weights) got "not checkable on meta" (FX503) in compile, where an H200 with torc
 
 from __future__ import annotations
 
-from fxcore.worker.shared.meta_limits import collides_with_cpu, needs_real_data
+from fxcore.worker.meta.meta_limits import collides_with_cpu, needs_real_data
 
 PAGE = ("\n\n For more details about this graph break, please visit: "
         "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb4315.html")

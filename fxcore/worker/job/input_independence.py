@@ -29,7 +29,7 @@ import sysconfig
 from collections.abc import Iterator
 from types import FrameType, TracebackType
 
-from fxcore.worker.shared.locate import is_plumbing
+from fxcore.worker.source.locate import is_plumbing
 
 _LIBRARY_DIRS = tuple(os.path.abspath(path) + os.sep for path in {
     sysconfig.get_paths().get(key, "") for key in ("purelib", "platlib", "stdlib",

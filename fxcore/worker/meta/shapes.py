@@ -16,9 +16,9 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.nn import functional
 
 from fxcore.model.container_spec import InputSpec, materialized
-from fxcore.worker.shared.layer_shapes import module_output_shape
-from fxcore.worker.shared.lazy_meta import LazyMetaTensor, describe, is_meta, real
-from fxcore.worker.shared.refused_kernels import real_kernels
+from fxcore.worker.meta.layer_shapes import module_output_shape
+from fxcore.worker.meta.lazy_meta import LazyMetaTensor, describe, is_meta, real
+from fxcore.worker.meta.refused_kernels import real_kernels
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fxcore.worker.shared.lazy_meta import MetaValue
+from fxcore.worker.meta.lazy_meta import MetaValue
 
 _SAME_SHAPE = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.ReLU,
                nn.ReLU6, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.LeakyReLU, nn.Hardswish,

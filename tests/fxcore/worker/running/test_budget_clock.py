@@ -1,4 +1,4 @@
-"""The worker's budgets (``fxcore.worker.shared.budget_clock``) count its CPU time, not the time it
+"""The worker's budgets (``fxcore.worker.running.budget_clock``) count its CPU time, not the time it
 waits: a search whose candidates wait tries them all, however long the waits (a wait is what
 a loaded machine adds), and one whose candidates compute is cut at its budget of CPU time;
 a wait is ended only by the wall-clock backstop, 1.5 times the budget times the time-out
@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from fxcore.worker.inputs.first_layer import layer_inputs
-from fxcore.worker.shared.budget_clock import Budget
+from fxcore.worker.running.budget_clock import Budget
 
 #: Far enough for no backstop to end anything here (150 times a budget).
 NO_BACKSTOP = "100"

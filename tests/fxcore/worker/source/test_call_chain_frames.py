@@ -1,5 +1,5 @@
 """Which frames a failure's call chain lists: the user's calls and the public torch API they
-made, never torch's machinery or private modules (fxcore/worker/shared/locate.py)."""
+made, never torch's machinery or private modules (fxcore/worker/source/locate.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import pytest
 import torch
 
-from fxcore.worker.shared.locate import is_plumbing
+from fxcore.worker.source.locate import is_plumbing
 
 TORCH = os.path.dirname(torch.__file__)
 

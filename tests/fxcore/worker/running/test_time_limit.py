@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fxcore.worker.shared.time_limit import OutOfTime, time_limit
+from fxcore.worker.running.time_limit import OutOfTime, time_limit
 
 DISARMED = (0.0, 0.0)
 

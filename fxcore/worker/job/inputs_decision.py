@@ -13,7 +13,7 @@ from typing import Any
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import InputsOrigin
-from fxcore.worker.shared.input_refusals import RaisedEverywhere
+from fxcore.worker.job.input_refusals import RaisedEverywhere
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,8 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._mode_utils import no_dispatch
 from torch.utils._pytree import tree_flatten, tree_map
 
-from fxcore.worker.shared import meta_limits
-from fxcore.worker.shared.eager_code_mode import EagerCodeMode
+from fxcore.worker.meta import meta_limits
+from fxcore.worker.meta.eager_code_mode import EagerCodeMode
 
 #: The most bytes of tensors an operator is run with on the CPU (zero-filled memory).
 LARGEST_RETRY = 1 << 28

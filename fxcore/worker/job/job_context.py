@@ -20,14 +20,14 @@ import torch
 from fxcore.model.job_spec import ModuleConfig, TraceJob
 from fxcore.model.results import CODES, Failure, FileResult, Frame, ModuleResult, Range
 from fxcore.rules import BY_CODE
-from fxcore.worker.shared.capture_target import RecordedFailure
-from fxcore.worker.shared.consequences import mark_consequences
-from fxcore.worker.shared.import_overlay import (
+from fxcore.worker.job.capture_target import RecordedFailure
+from fxcore.worker.job.consequences import mark_consequences
+from fxcore.worker.source.import_overlay import (
     ImportRecord,
     ModulesLoadedSince,
     imported_workspace_files,
 )
-from fxcore.worker.shared.locate import (
+from fxcore.worker.source.locate import (
     RawPosition,
     SourceIndex,
     innermost_workspace_frame,

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from fxcore.model.results import FailedAssignment
-from fxcore.worker.shared.user_objects import user_attribute
+from fxcore.worker.source.user_objects import user_attribute
 from fxcore.workspace.file_access import content_hash, text_hash
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from fxcore.worker.shared.budget_clock import wall_clock_backstop
+from fxcore.worker.running.budget_clock import wall_clock_backstop
 
 #: How often the alarm of ``time_limit`` is repeated after its time is up (in its clock's
 #: seconds).
@@ -29,7 +29,7 @@ class OutOfTime(BaseException):
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise ``OutOfTime`` in the main thread after ``seconds`` of the worker's CPU time
-    (``fxcore.worker.shared.budget_clock``: how far a search for inputs gets does not depend on the
+    (``fxcore.worker.running.budget_clock``: how far a search for inputs gets does not depend on the
     machine's load), or after its wall-clock backstop where the run waits without using the
     CPU (a sleep). A timer of either kind already set (a test runner's time-out) is put back
     afterwards with the time it has left, and is left alone when it would fire first; off the

@@ -30,8 +30,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.worker.shared.input_independence import raised_whatever_the_inputs
-from fxcore.worker.shared.locate import traceback_positions
+from fxcore.worker.job.input_independence import raised_whatever_the_inputs
+from fxcore.worker.source.locate import traceback_positions
 
 #: How many inputs of different shapes must have raised the same error: one input says
 #: nothing of the others.
