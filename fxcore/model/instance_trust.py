@@ -86,7 +86,7 @@ def made_from(arguments: Arguments) -> str:
 
 
 #: The codes of "does not fit": torch.fx's (FX105), torch.export's (FX406), torch.compile's
-#: (FX504, ``fxcore.worker.inputs.own_choices``).
+#: (FX504, ``fxcore.worker.inputs.eager_runs.own_choices``).
 DOES_NOT_FIT_CODES: frozenset[str] = frozenset(
     code for kind, code in CODES.items() if kind.endswith("does-not-fit"))
 

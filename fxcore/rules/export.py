@@ -223,7 +223,7 @@ FX499 = Rule(
     code="FX499",
     # "export-untraced-constant": a tensor export did not trace, which real inputs make it
     # reject although the fake inputs fx-lsp exports with do not; an error of export alone,
-    # never of fx-lsp's own choices for the class (``fxcore.worker.inputs.own_choices``).
+    # never of fx-lsp's own choices for the class (``fxcore.worker.inputs.eager_runs.own_choices``).
     kinds=("export-error", "export-untraced-constant"),
     severity="error",
     mode="export",

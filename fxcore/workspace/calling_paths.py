@@ -1,6 +1,6 @@
 """Which workspace files show how its classes are called: the ``.py`` files under a ``tests``,
 ``test``, ``examples`` or ``example`` folder, and ``test_*.py`` / ``*_test.py`` files. The
-worker reads them for example inputs (``fxcore.worker.inputs.calling_files``) and the host's
+worker reads them for example inputs (``fxcore.worker.inputs.given.calling_files``) and the host's
 call-site index reads them early (``fxcore.workspace.call_sites.index``)."""
 
 from __future__ import annotations

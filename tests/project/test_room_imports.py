@@ -165,8 +165,8 @@ WORKER_MODULES = sorted(name for name in MODULES if name.startswith("fxcore.work
 
 
 def worker_folder_of(module: str) -> str:
-    """``fxcore.worker.inputs.sizes`` -> ``inputs``; a module at the worker's top level ->
-    its own name."""
+    """``fxcore.worker.inputs.from_layers.sizes`` -> ``inputs``; a module at the worker's top level
+    -> its own name."""
     return module.split(".")[2]
 
 

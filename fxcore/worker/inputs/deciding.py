@@ -33,18 +33,18 @@ from torch import fx
 
 from fxcore.model.container_spec import InputSpec
 from fxcore.model.results import ExampleInputs
-from fxcore.worker.inputs.container import container_inputs
-from fxcore.worker.inputs.declared import declared_inputs
-from fxcore.worker.inputs.documented import documented_inputs
-from fxcore.worker.inputs.first_layer import LayerInputs, layer_inputs, runs_on
-from fxcore.worker.inputs.graph_layers import from_annotations, inferred
-from fxcore.worker.inputs.layouts import layout_inputs
-from fxcore.worker.inputs.literal_arguments import literal_sets, spelled
-from fxcore.worker.inputs.needed_optional import needed_optional
-from fxcore.worker.inputs.related import related_inputs
-from fxcore.worker.inputs.sizes import Propagated, choose
-from fxcore.worker.inputs.symbolic_sizes import symbolic_inputs
-from fxcore.worker.inputs.waveform import waveform_inputs
+from fxcore.worker.inputs.from_forward.container import container_inputs
+from fxcore.worker.inputs.from_forward.layouts import layout_inputs
+from fxcore.worker.inputs.from_forward.literal_arguments import literal_sets, spelled
+from fxcore.worker.inputs.from_forward.needed_optional import needed_optional
+from fxcore.worker.inputs.from_forward.related import related_inputs
+from fxcore.worker.inputs.from_forward.symbolic_sizes import symbolic_inputs
+from fxcore.worker.inputs.from_layers.first_layer import LayerInputs, layer_inputs, runs_on
+from fxcore.worker.inputs.from_layers.graph_layers import from_annotations, inferred
+from fxcore.worker.inputs.from_layers.sizes import Propagated, choose
+from fxcore.worker.inputs.from_layers.waveform import waveform_inputs
+from fxcore.worker.inputs.given.declared import declared_inputs
+from fxcore.worker.inputs.given.documented import documented_inputs
 from fxcore.worker.job.capture_target import CaptureTarget
 from fxcore.worker.job.inputs_decision import InputsDecision
 from fxcore.worker.job.job_context import JobContext

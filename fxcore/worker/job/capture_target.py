@@ -61,7 +61,7 @@ class CaptureTarget:
     #: problem on a guessed instance says so.
     arguments: Arguments | None = None
     #: For a submodule traced as its parent built it, on inputs inferred for it alone: why
-    #: the inputs the parent passes it were not recorded (``fxcore.worker.inputs.parent``).
+    #: the inputs the parent passes it were not recorded (``fxcore.worker.inputs.given.parent``).
     parent_inputs_missing: str | None = None
     #: What the inputs stage decided for this instance (or the parent's inputs it passes),
     #: kept by the pipeline alone (``pipeline.capturing``), which passes it to each capture and

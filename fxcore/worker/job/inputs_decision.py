@@ -29,11 +29,11 @@ class InputsDecision:
     #: How their inferred sizes were chosen (``ExampleInputs.note``).
     note: str | None = None
     #: Literal arguments other than tensors passed beside ``specs`` (a parent's, as it
-    #: passes them; those annotated as literals, ``inputs.literal_arguments``), by ``forward``
-    #: argument. Runs take ``fresh_values()``: forward may append to a list.
+    #: passes them; those annotated as literals, ``inputs.from_forward.literal_arguments``), by
+    #: ``forward`` argument. Runs take ``fresh_values()``: forward may append to a list.
     values: dict[str, Any] = field(default_factory=dict)
     #: Where no example inputs were found: what the most likely candidate raised when the
-    #: module ran on it (``fxcore.worker.inputs.first_layer``).
+    #: module ran on it (``fxcore.worker.inputs.from_layers.first_layer``).
     refused: str | None = None
     #: Where no example inputs were found because ``forward`` raised the same error on every
     #: input tried (``input_refusals``): that error, the class's verdict in the modes that
@@ -42,7 +42,7 @@ class InputsDecision:
     #: Other input sets each capture that runs ``forward`` takes too, its problems merged
     #: with those of ``specs`` (``pipeline.capturing``): a dict argument's keys ``forward``
     #: reads only where present, given in ``specs`` and left out in the other set
-    #: (``inputs.container``).
+    #: (``inputs.from_forward.container``).
     alternatives: tuple[InputsDecision, ...] = ()
     #: Where there are alternatives, what sets this set apart from the others ("with 'mask'
     #: given", "with 'mask' left out").

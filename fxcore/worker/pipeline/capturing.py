@@ -2,8 +2,8 @@
 each ``nn.Module`` mode the ``module-mode`` setting chooses (``module_modes``), the example
 inputs decided first for a mode that needs them (the inputs stage, on the graph of a
 pre-trace with the fx capture), then the capture itself, then the verdict on its record
-(``verdict``) and the check of fx-lsp's own choices (``inputs.own_choices``). A class whose
-code reads that its tensors are on meta is judged again, on fake tensors of its device
+(``verdict``) and the check of fx-lsp's own choices (``inputs.eager_runs.own_choices``). A class
+whose code reads that its tensors are on meta is judged again, on fake tensors of its device
 (``devices.meta_branches``)."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from fxcore.worker.devices.fake_device import judged_device as view_device
 from fxcore.worker.devices.meta_branches import MetaBranch
 from fxcore.worker.devices.meta_reads import described, meta_reads
 from fxcore.worker.inputs.deciding import finish_search, start_search
-from fxcore.worker.inputs.key_sets import merged_key_sets
-from fxcore.worker.inputs.own_choices import judged_on_own_choices
+from fxcore.worker.inputs.eager_runs.key_sets import merged_key_sets
+from fxcore.worker.inputs.eager_runs.own_choices import judged_on_own_choices
 from fxcore.worker.job.capture_target import CaptureTarget, ExportOutcome
 from fxcore.worker.job.input_refusals import refusals_kept
 from fxcore.worker.job.inputs_decision import UNDECIDED, InputsDecision

@@ -24,7 +24,7 @@ from fxcore.worker.building.class_roles import (
 from fxcore.worker.building.instances import Built, build_from_call_site
 from fxcore.worker.capture.base import Capture, needs_inputs
 from fxcore.worker.devices import meta_branches
-from fxcore.worker.inputs.parent import PassedInputs, passed_inputs, passed_note
+from fxcore.worker.inputs.given.parent import PassedInputs, passed_inputs, passed_note
 from fxcore.worker.job.capture_target import CaptureTarget
 from fxcore.worker.job.inputs_decision import InputsDecision
 from fxcore.worker.job.job_context import JobContext
@@ -61,7 +61,7 @@ class SubmoduleInstances:
         came from an earlier source: ``parent_rank``), whatever the file order.
 
         Each is traced on the inputs the root passes it, recorded by running the root once on
-        its own example inputs (``inputs.parent``); where that fails, on inputs inferred for
+        its own example inputs (``inputs.given.parent``); where that fails, on inputs inferred for
         it alone. A root whose code branches on meta is run, and its submodules judged, on
         fake tensors, as the root is (``devices.meta_branches``)."""
         branch = built.meta_branch

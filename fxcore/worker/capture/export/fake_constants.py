@@ -26,7 +26,8 @@ from fxcore.worker.job.capture_target import RecordedFailure
 from fxcore.worker.source.locate import RawPosition, is_plumbing
 
 #: The kind of the failure (FX499): real torch ends the export with this error; its own kind,
-#: as no eager run repeats it (``fxcore.worker.inputs.own_choices`` looks for "export-error").
+#: as no eager run repeats it (``fxcore.worker.inputs.eager_runs.own_choices`` looks for
+#: "export-error").
 KIND = "export-untraced-constant"
 #: A frame of a node's ``stack_trace`` (traceback text, outermost first).
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')

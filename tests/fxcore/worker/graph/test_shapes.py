@@ -17,7 +17,7 @@ from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import ModuleResult
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.building.construction import resolve
-from fxcore.worker.inputs.graph_layers import INFERENCE_RULES
+from fxcore.worker.inputs.from_layers.graph_layers import INFERENCE_RULES
 from fxcore.worker.meta.lazy_meta import describe
 from fxcore.workspace.config import load_config
 from fxcore.workspace.module_config import module_config_for

@@ -136,7 +136,8 @@ def test_a_mode_that_needs_inputs_gets_them_before_it_captures(job: TraceJob) ->
         # Inferred from the graph torch.fx recovered past the data-dependent `if`.
         "Untraceable": ("inferred", {"x": "float32[2, 8, 12]"}),
         # No layer decides `x`: it takes any shape, and gets the first plain one it runs on
-        # (``fxcore.worker.inputs.first_layer``), where torch.fx's graph has no layer to read.
+        # (``fxcore.worker.inputs.from_layers.first_layer``), where torch.fx's graph has no layer to
+        # read.
         "Undecided": ("inferred", {"x": "float32[2, 8]"}),
     }
 

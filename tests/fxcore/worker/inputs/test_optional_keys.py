@@ -1,6 +1,7 @@
 """A dict argument whose keys ``forward`` reads only where present (``if batch.get(k) is not
 None``, ``if "k" in batch``): export and compile capture the class with those keys given and
-left out (``inputs.container``, ``inputs.key_sets``), as a user's calls come either way; a
+left out (``inputs.from_forward.container``, ``inputs.eager_runs.key_sets``), as a user's calls come
+either way; a
 problem met with one set alone is reported at its line and says which set, one met with both
 is reported once. Each verdict compared in the same test with real torch.export (non-strict)
 and torch.compile (recording backend) on the CPU, on real tensors of each of the two sets

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from fxcore.worker.inputs.first_layer import layer_inputs
+from fxcore.worker.inputs.from_layers.first_layer import layer_inputs
 from fxcore.worker.running.budget_clock import Budget
 
 #: Far enough for no backstop to end anything here (150 times a budget).

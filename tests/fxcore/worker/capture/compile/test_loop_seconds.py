@@ -16,7 +16,7 @@ import pytest
 
 from fxcore.model.results import ModuleResult
 from fxcore.worker.capture.compile import recompile_loop
-from fxcore.worker.inputs.key_sets import merged_key_sets
+from fxcore.worker.inputs.eager_runs.key_sets import merged_key_sets
 from fxcore.worker.job.inputs_decision import InputsDecision
 from fxcore.worker.module_modes.mode_verdicts import merged
 

@@ -27,9 +27,9 @@ from torch import nn
 
 from fxcore.model.tensor_spec import parse_spec
 from fxcore.worker.capture.export.exporting import ExportCapture
-from fxcore.worker.inputs.documented import documented_inputs
-from fxcore.worker.inputs.first_layer import LayerInputs
-from fxcore.worker.inputs.graph_layers import from_annotations
+from fxcore.worker.inputs.from_layers.first_layer import LayerInputs
+from fxcore.worker.inputs.from_layers.graph_layers import from_annotations
+from fxcore.worker.inputs.given.documented import documented_inputs
 
 from cli_support import fx_lsp
 
