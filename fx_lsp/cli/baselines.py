@@ -1,6 +1,6 @@
 """``fx-lsp check --write-baseline``, ``--baseline`` and ``--show-fixed-baseline``: the run's
-baseline file (``fxcore.api.baselines``) written and subtracted from its report before any
-output format prints it, and what was done said."""
+baseline file written and subtracted from its report (``EngineSession.apply_baseline``) before
+any output format prints it, and what was done said."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 from typing import TextIO
 
 from fx_lsp.escaping import log_line_start, terminal
-from fxcore.api import baselines
-from fxcore.model.results import FileResult
+from fxcore.api.baselines import BaselineFile
+from fxcore.api.check import CheckRun
+from fxcore.api.session import EngineSession
 from fxcore.reporting import baseline
-from fxcore.reporting.report import Report
 from fxcore.reporting.shown import display_path
 
 
@@ -28,30 +28,18 @@ def print_fixed(fixed: list[baseline.Entry], stream: TextIO) -> None:
         stream.write(f"  {place}: {entry.code} ({entry.mode}){owner}\n")
 
 
-def check_before_run(paths: list[str], named: str | None, writes: bool) -> None:
-    """Raise ``baselines.BaselineProblem`` before a run that could take minutes when its
-    baseline cannot be read, or cannot be written where ``--write-baseline`` would."""
-    where = baselines.locate(paths, named)
-    if writes:
-        baselines.entries_kept(where)
-    else:
-        baselines.read(where)
-
-
-def subtract(report: Report, results: list[FileResult], paths: list[str], writes: bool,
-             named: str | None, show_fixed: bool, summaries: TextIO) -> None:
-    """The command line's baseline options on a run's ``report`` of ``results``: write the
-    baseline if asked, then take what it holds out of the report, and list its fixed
-    entries if asked."""
-    where = baselines.locate(paths, named)
-    if writes:
-        count = baselines.write(report, results, where)
+def subtract(run: CheckRun, where: BaselineFile, writes: bool, show_fixed: bool,
+             summaries: TextIO) -> None:
+    """The command line's baseline options on ``run``: write the baseline if asked, then take
+    what it holds out of the report, and list its fixed entries if asked."""
+    outcome = EngineSession.apply_baseline(run, where, writes)
+    if outcome.written is not None:
+        count = outcome.written
         summaries.write(f"Wrote {count} problem{'s' * (count != 1)} to the baseline "
                         f"{terminal(display_path(where.path))}.\n")
-    fixed = baselines.subtract(report, results, where)
     if not show_fixed:
         return
-    if fixed is None:
+    if outcome.fixed is None:
         sys.stderr.write(f"No baseline at {terminal(display_path(where.path))}.\n")
     else:
-        print_fixed(fixed, sys.stderr)
+        print_fixed(outcome.fixed, sys.stderr)

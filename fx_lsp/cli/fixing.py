@@ -5,14 +5,14 @@ error."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TextIO, TypeVar
+from typing import TextIO
 
-from fx_lsp.cli.shards import Shard
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.fix_texts import refusal_lines
 from fxcore.api import fixes
+from fxcore.api.check import CheckRun
 from fxcore.fixing import fix_apply, fix_trials
-from fxcore.reporting.report import Problem, Report
+from fxcore.reporting.report import Problem
 from fxcore.reporting.shown import Places
 
 #: ``--fix`` traces again after applying fixes, as many times as fixes keep applying (a fix
@@ -51,15 +51,6 @@ def fixed_line(problem: Problem, title: str, places: Places) -> str:
     return f"  {where}: {problem.code}: {terminal(title)}\n"
 
 
-class Checked(Protocol):
-    """A run whose report's problems fixes are planned from (``fxcore.api.check.CheckRun``)."""
-
-    report: Report
-
-
-Run = TypeVar("Run", bound=Checked)
-
-
 def _take_back(edits: fix_apply.Edits, verdict: fix_trials.Verdict, unsafe: bool,
                stream: TextIO) -> fix_apply.Edits:
     """The round's ``edits`` without the fixes ``verdict`` takes back: the files those fixes
@@ -81,9 +72,8 @@ def _take_back(edits: fix_apply.Edits, verdict: fix_trials.Verdict, unsafe: bool
         paths=[path for _, path in kept] + again.paths)
 
 
-def fix_until_done(check_run: Run, shard: Shard | None,
-                   run: Callable[[], tuple[Run, Shard | None]], unsafe: bool,
-                   stream: TextIO) -> tuple[Run, Shard | None]:
+def fix_until_done(check_run: CheckRun, run: Callable[[], CheckRun], unsafe: bool,
+                   stream: TextIO) -> CheckRun:
     """Apply fixes and trace again until none applies; the last run is what remains. A fix of
     compile mode after which its class meets a new code, or no fewer graph breaks, is taken
     out again (its files as they were before the round, the round's other fixes in them made
@@ -103,7 +93,7 @@ def fix_until_done(check_run: Run, shard: Shard | None,
         said = {id(problem): fixed_line(problem, title, places)
                 for problem, title in edits.fixed}
         fixes.write_edits(edits)
-        check_run, shard = run()
+        check_run = run()
         verdict = fix_trials.judged(
             edits.fixed, before, check_run.report.problems,
             lambda problem: bool(fixes.plan_fixes([problem], unsafe).edits.fixed))
@@ -111,7 +101,7 @@ def fix_until_done(check_run: Run, shard: Shard | None,
             edits = _take_back(edits, verdict, unsafe, stream)
             undone += verdict.undone
             alone |= {name for problem in verdict.retried for name in problem.classes}
-            check_run, shard = run()
+            check_run = run()
         lines += [said[id(problem)] for problem, _ in edits.fixed]
         lines += [f"{terminal(item.said())}\n" for item in verdict.undone]
         for (problem, title), path in zip(edits.fixed, edits.paths, strict=True):
@@ -119,4 +109,4 @@ def fix_until_done(check_run: Run, shard: Shard | None,
         done.files.update({path: (done.files.get(path, texts)[0], texts[1])
                            for path, texts in edits.files.items()})
     print_summary(done, stream, applied=True, lines=lines)
-    return check_run, shard
+    return check_run

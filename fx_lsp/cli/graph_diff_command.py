@@ -15,8 +15,7 @@ from fx_lsp.escaping import terminal
 
 if TYPE_CHECKING:
     from fxcore.api.revision_diff import RevisionDiff, SideChecked
-    from fxcore.checking.pipeline import Pipeline
-    from fxcore.host.engine import Engine
+    from fxcore.api.session import ChosenModes, EngineSession
 
 FORMATS = ("table", "json", "markdown")
 
@@ -48,16 +47,12 @@ def add_parser(commands: argparse._SubParsersAction, parents: list[argparse.Argu
                       help="worker processes (default: all cores)")
 
 
-def run(arguments: argparse.Namespace, modes: tuple[str, ...] | None,
-        engine: Engine | Pipeline | None) -> RevisionDiff:
-    """``fxcore.api.revision_diff.diff_revisions`` of the repository of the current folder,
-    as the arguments ask."""
-    from fxcore.api.revision_diff import diff_revisions
-
+def run(arguments: argparse.Namespace, modes: ChosenModes | None,
+        session: EngineSession) -> RevisionDiff:
+    """``session``'s diff of the repository of the current folder, as the arguments ask."""
     # No progress bar with -v (its lines would break it) or -q, as ``check``.
-    return diff_revisions(os.getcwd(), arguments.base, arguments.head, modes, arguments.timeout,
-                          arguments.workers, engine,
-                          Progress(shown=not (arguments.quiet or arguments.verbose)))
+    return session.diff(os.getcwd(), arguments.base, arguments.head, modes, arguments.timeout,
+                        Progress(shown=not (arguments.quiet or arguments.verbose)))
 
 
 def write(diff: RevisionDiff, arguments: argparse.Namespace, stream: TextIO) -> None:

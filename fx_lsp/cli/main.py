@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import io
-import json
 import logging
 import os
 import signal
@@ -20,22 +18,20 @@ from typing import TYPE_CHECKING, TextIO
 
 from fx_lsp.cli import graph_diff_command, output_formats, shards
 from fx_lsp.cli.arguments import build_parser
+from fx_lsp.cli.explain_command import explain_command
 from fx_lsp.cli.mcp_command import mcp_command
 from fx_lsp.cli.progress import Progress
 from fx_lsp.cli.serve_command import serve_command
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
-from fxcore.api.explain import all_records, explain_record, known_codes
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
-from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
 
 if TYPE_CHECKING:
     from fxcore.api.check import CheckRun
-    from fxcore.checking.pipeline import Pipeline
-    from fxcore.host.engine import Engine
+    from fxcore.api.session import ChosenModes, EngineSession
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: 128 + the signal's number, as shells report a command that a signal stopped.
@@ -84,32 +80,6 @@ def _write_output(path: str | None, write: Callable[[TextIO], None]) -> None:
         raise CommandError(f"cannot write {path}: {error.strerror or error}") from error
 
 
-def _explain(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> int:
-    if arguments.all == (arguments.code is not None):
-        parser.error("give a CODE, or --all for every code" if not arguments.all
-                     else "give a CODE or --all, not both")
-    if arguments.all:
-        records = all_records()
-        if arguments.output_format == "json":
-            print(json.dumps([dataclasses.asdict(record) for record in records], indent=2))
-        else:
-            width = max(len(record.code) for record in records)
-            print("\n".join(f"{record.code:<{width}}  {record.summary}" for record in records))
-        return EXIT_OK
-    record = explain_record(arguments.code)
-    if record is None:
-        parser.error(f"unknown code {arguments.code}; the codes are {', '.join(known_codes())}")
-    if arguments.output_format == "json":
-        print(json.dumps(dataclasses.asdict(record), indent=2))
-        return EXIT_OK
-    from rich.console import Console
-    from rich.markdown import Markdown
-
-    # The very Markdown of the code's page on the documentation site: one text in both.
-    Console(highlight=False).print(Markdown(record.explanation))
-    return EXIT_OK
-
-
 def _torch_supported() -> bool:
     """Before any worker starts: False, after one line on stderr, for a torch fx-lsp does not
     support; a newer one than tested gets one line saying so, and runs."""
@@ -128,23 +98,38 @@ def _check_timeout(parser: argparse.ArgumentParser, timeout: float | None) -> No
                      f"{MAX_TIMEOUT_SECONDS:g}, not {timeout:g}")
 
 
-def _modes(option: str | None) -> tuple[str, ...] | None:
-    """``--mode fx,export`` as capture mode names; an unknown one stops the command."""
+def _modes(option: str | None) -> ChosenModes | None:
+    """``--mode fx,export`` as capture mode names; an unknown one stops the command, one this
+    machine cannot run is left out with a line on stderr."""
+    from fxcore.api.session import ModeError, choose_modes
+
     if option is None:
         return None
-    modes = [mode.strip() for mode in option.split(",") if mode.strip()]
-    if (problem := modes_problem(modes)) is not None:
-        raise CommandError(f"--mode {option}: {problem}")
-    kept, unavailable = available_modes(ordered_modes(modes))
-    sys.stderr.writelines(f"fx-lsp: --mode {option}: {line}\n" for line in unavailable)
-    return kept
+    try:
+        chosen = choose_modes([mode.strip() for mode in option.split(",") if mode.strip()])
+    except ModeError as error:
+        raise CommandError(f"--mode {option}: {error}") from error
+    assert chosen is not None
+    sys.stderr.writelines(f"fx-lsp: --mode {option}: {line}\n" for line in chosen.left_out)
+    return chosen
+
+
+@contextlib.contextmanager
+def _session(given: EngineSession | None, workers: int | None) -> Iterator[EngineSession]:
+    """``given`` (a caller's, left open), else a session of the command's own, closed after."""
+    from fxcore.api.session import EngineSession
+
+    if given is not None:
+        yield given
+        return
+    with EngineSession(workers) as session:
+        yield session
 
 
 def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-           engine: Engine | Pipeline | None) -> int:
+           session: EngineSession | None) -> int:
     from fx_lsp.cli import graph_html
-    from fxcore.api.check import check_jobs, run_jobs
-    from fxcore.api.graph import GraphTargetError, find_class
+    from fxcore.api.graph import GraphTargetError
 
     path, class_name = graph_html.split_target(arguments.target)
     if not os.path.isfile(path) or not path.endswith((".py", ".ipynb")):
@@ -152,15 +137,15 @@ def _graph(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
     modes = _modes(arguments.mode)
-    if modes is not None and len(modes) > 1:
+    if modes is not None and len(modes.modes) > 1:
         raise CommandError(f"--mode {arguments.mode}: the graph is drawn for one mode")
     if not _torch_supported():
         return EXIT_USAGE
-    jobs, projects = check_jobs([path], arguments.timeout, modes)
-    check_run = run_jobs(jobs, projects, 1, not arguments.no_cache,
-                         Progress(_shows_progress(arguments)), engine)
     try:
-        module = find_class(check_run.results, class_name)
+        with _session(session, 1) as engine_session:
+            module = engine_session.graph(path, class_name, modes, arguments.timeout,
+                                          not arguments.no_cache,
+                                          Progress(_shows_progress(arguments)))
     except GraphTargetError as error:
         print(f"fx-lsp graph: {terminal(path)}: {terminal(str(error))}", file=sys.stderr)
         return EXIT_FAILED
@@ -180,10 +165,11 @@ def _merge(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> in
 
 
 def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-           engine: Engine | Pipeline | None) -> int:
+           session: EngineSession | None) -> int:
     from fx_lsp.cli import baselines, fixing
     from fx_lsp.fix_texts import write_diff
-    from fxcore.api.check import check_jobs, run_jobs
+    from fxcore.api.session import EngineSession
+    from fxcore.api.shards import MAX_SHARDS, parse_shard
 
     missing = [path for path in arguments.paths if not os.path.exists(path)]
     if missing:
@@ -199,14 +185,14 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     _check_timeout(parser, arguments.timeout)
     _check_output_file(arguments.output_file)
     if not arguments.diff:  # which prints fixes, not problems: no baseline is read
-        baselines.check_before_run(arguments.paths, arguments.baseline,
-                                   arguments.write_baseline)
+        where = EngineSession.baseline(arguments.paths, arguments.baseline,
+                                       arguments.write_baseline)
     modes = _modes(arguments.mode)
     shard = None
     if arguments.shard is not None:
-        shard = shards.parse_shard(arguments.shard)
+        shard = parse_shard(arguments.shard)
         if shard is None:
-            parser.error(f"--shard takes I/N with 1 <= I <= N <= {shards.MAX_SHARDS}, "
+            parser.error(f"--shard takes I/N with 1 <= I <= N <= {MAX_SHARDS}, "
                          f"not {arguments.shard}")
     output_format = arguments.output_format or (
         "full" if arguments.output_file is None and sys.stdout.isatty() else "concise")
@@ -214,28 +200,25 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     if not _torch_supported():
         return EXIT_USAGE
 
-    def run() -> tuple[CheckRun, shards.Shard | None]:
-        jobs, projects = check_jobs(arguments.paths, arguments.timeout, modes)
-        selected = None
-        if shard is not None:
-            jobs, selected = shards.select(jobs, *shard)
-        return run_jobs(jobs, projects, arguments.workers, not arguments.no_cache,
-                        Progress(_shows_progress(arguments)), engine), selected
-
     summaries = io.StringIO() if arguments.quiet else sys.stderr
-    check_run, selected = run()
-    if arguments.diff:
-        edits = fixing.planned_edits(check_run.report.problems, arguments.unsafe_fixes,
-                                     sys.stderr)
-        write_diff(edits, sys.stdout)
-        fixing.print_summary(edits, summaries, applied=False)
-        return EXIT_FAILED if edits.files else EXIT_OK
-    if arguments.fix:
-        check_run, selected = fixing.fix_until_done(check_run, selected, run,
-                                                    arguments.unsafe_fixes, summaries)
-    baselines.subtract(check_run.report, check_run.results, arguments.paths,
-                       arguments.write_baseline, arguments.baseline, arguments.show_fixed_baseline,
-                       summaries)
+    with _session(session, arguments.workers) as engine_session:
+
+        def run() -> CheckRun:
+            return engine_session.check(arguments.paths, modes, arguments.timeout,
+                                        not arguments.no_cache,
+                                        Progress(_shows_progress(arguments)), shard)
+
+        check_run = run()
+        if arguments.diff:
+            edits = fixing.planned_edits(check_run.report.problems, arguments.unsafe_fixes,
+                                         sys.stderr)
+            write_diff(edits, sys.stdout)
+            fixing.print_summary(edits, summaries, applied=False)
+            return EXIT_FAILED if edits.files else EXIT_OK
+        if arguments.fix:
+            check_run = fixing.fix_until_done(check_run, run, arguments.unsafe_fixes, summaries)
+    baselines.subtract(check_run, where, arguments.write_baseline,
+                       arguments.show_fixed_baseline, summaries)
     report = check_run.shown(arguments.show_not_traced)
     if arguments.add_noqa:  # for what is left to report: a baselined problem needs none
         from fx_lsp.cli.add_noqa import add_noqa_comments
@@ -247,14 +230,14 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
             from fx_lsp.cli.output_formats.statistics import statistics
             statistics(report, stream)
         else:
-            output_formats.write(report, output_format, stream, selected)
+            output_formats.write(report, output_format, stream, check_run.shard)
 
     _write_output(arguments.output_file, write)
     return EXIT_FAILED if report.failed and not arguments.exit_zero else EXIT_OK
 
 
 def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
-          engine: Engine | Pipeline | None) -> int:
+          session: EngineSession | None) -> int:
     from fxcore.api.git_revisions import GitError
 
     if arguments.workers is not None and arguments.workers < 1:
@@ -265,7 +248,8 @@ def _diff(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
     if not _torch_supported():
         return EXIT_USAGE
     try:
-        diff = graph_diff_command.run(arguments, modes, engine)
+        with _session(session, arguments.workers) as engine_session:
+            diff = graph_diff_command.run(arguments, modes, engine_session)
     except GitError as error:
         raise CommandError(str(error)) from error
     graph_diff_command.print_checked(diff.checked, arguments.quiet)
@@ -355,16 +339,16 @@ def _check_errors() -> tuple[type[Exception], ...]:
     return UnreadableConfig, BaselineProblem, UnwritableFiles
 
 
-def main(argv: Sequence[str] | None = None, engine: Engine | Pipeline | None = None) -> int:
-    """Run the command line ``argv``; ``check``, ``graph`` and ``diff`` trace on ``engine`` if
-    given (a caller's warm engine or pipeline, which they leave running), else on their own."""
+def main(argv: Sequence[str] | None = None, session: EngineSession | None = None) -> int:
+    """Run the command line ``argv``; ``check``, ``graph`` and ``diff`` trace on ``session`` if
+    given (a caller's, with its warm engine, which they leave open), else on their own."""
     parser = build_parser()
     arguments = parser.parse_args(argv)
     command: dict[str, Callable[[argparse.ArgumentParser, argparse.Namespace], int]] = {
-        "serve": serve_command, "mcp": mcp_command, "explain": _explain, "merge": _merge,
-        "check": lambda parser, arguments: _check(parser, arguments, engine),
-        "graph": lambda parser, arguments: _graph(parser, arguments, engine),
-        "diff": lambda parser, arguments: _diff(parser, arguments, engine)}
+        "serve": serve_command, "mcp": mcp_command, "explain": explain_command, "merge": _merge,
+        "check": lambda parser, arguments: _check(parser, arguments, session),
+        "graph": lambda parser, arguments: _graph(parser, arguments, session),
+        "diff": lambda parser, arguments: _diff(parser, arguments, session)}
     # The server stops on its client's word; SIGTERM kills it, and its zygote then kills the
     # workers when the server's end of their socket closes.
     stops = _signals_stop_the_run() if arguments.command in ("check", "graph", "diff") \

@@ -1,6 +1,7 @@
-"""What ``fx-lsp mcp``'s tools do, without the MCP SDK: each calls the engine's API
-(``fxcore.api``: check, explain, graph, fix, diff), as the command line does, on one warm engine
-and pipeline that the server keeps (its call-site index built once, rescanned each run), with
+"""What ``fx-lsp mcp``'s tools do, without the MCP SDK: each calls the engine's session
+(``fxcore.api.session.EngineSession``: check, explain, graph, fix, diff), as the command line
+does, on one warm session that the server keeps (its call-site index built once, rescanned each
+run), with
 the workspace's configuration (parsed again only when ``pyproject.toml`` changes,
 ``fx_lsp.mcp_server.project_configs``) and the shared ``.fx-lsp-cache/``, and returns the data
 it gives: ``check`` the report ``fx-lsp check --output-format json`` prints, ``diff`` that of
@@ -27,17 +28,14 @@ from typing import Any
 from fx_lsp.fix_texts import refusal_lines, write_diff
 from fx_lsp.mcp_server.project_configs import ProjectConfigs
 from fxcore.api import baselines, fixes
-from fxcore.api.check import CheckRun, UnreadableConfig, check_jobs, run_jobs
-from fxcore.api.explain import explain, known_codes
+from fxcore.api.check import CheckRun, UnreadableConfig
+from fxcore.api.explain import known_codes
 from fxcore.api.git_revisions import GitError
-from fxcore.api.graph import GraphTargetError, find_class, graph_json
-from fxcore.api.revision_diff import diff_json, diff_revisions
-from fxcore.checking.pipeline import Pipeline
-from fxcore.host.cache import ResultCache
-from fxcore.host.engine import Engine
+from fxcore.api.graph import GraphTargetError, graph_json
+from fxcore.api.revision_diff import diff_json
+from fxcore.api.session import ChosenModes, EngineSession, ModeError, choose_modes
 from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import ZygoteError
-from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.reporting.json_report import json_report
 from fxcore.workspace.kept_bytes import UnwritableFiles
 from fxcore.workspace.notebook.cells import is_notebook
@@ -61,9 +59,9 @@ class Tools:
     def __init__(self, workspace: str, trusted: bool) -> None:
         self.workspace = os.path.realpath(workspace)
         self.trusted = trusted
-        self._engine: Engine | None = None
-        self._pipeline: Pipeline | None = None
         self._configs = ProjectConfigs()
+        #: The warm session every tool call traces on, its engine started on first use.
+        self.session = EngineSession(keeps_workspace=True, read_config=self._configs)
         self._lock = threading.Lock()
         #: The cancellation flag of each call, in the thread that runs it (``call``).
         self._calls = threading.local()
@@ -94,34 +92,19 @@ class Tools:
         return full
 
     @staticmethod
-    def _modes(modes: list[str] | None) -> tuple[str, ...] | None:
-        """The capture modes asked for, in their order; None: the workspace's."""
-        if not modes:
-            return None
-        problem = modes_problem(modes)
-        if problem is not None:
-            raise ToolInputError(problem)
-        return tuple(ordered_modes(modes))
+    def _modes(modes: list[str] | None) -> ChosenModes | None:
+        """The capture modes asked for, in their order, those this machine cannot run left
+        out; None: the workspace's."""
+        try:
+            return choose_modes(modes or None)
+        except ModeError as error:
+            raise ToolInputError(str(error)) from error
 
     def _trusted(self) -> None:
         if not self.trusted:
             raise ToolInputError(UNTRUSTED)
 
-    # -- the warm engine --------------------------------------------------------------------
-
-    def engine(self) -> Engine:
-        """The warm engine every tool call traces on (its zygote started once)."""
-        if self._engine is None:
-            self._engine = Engine()
-            threading.Thread(target=self._engine.warm_up, daemon=True).start()
-        return self._engine
-
-    def pipeline(self) -> Pipeline:
-        """The warm engine's pipeline, with the command line's cache: kept between calls, so
-        that a workspace's call-site index is built once (``run_jobs`` rescans it)."""
-        if self._pipeline is None:
-            self._pipeline = Pipeline(self.engine(), ResultCache())
-        return self._pipeline
+    # -- the warm session -------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _tracing(self, command: str) -> Iterator[None]:
@@ -135,7 +118,7 @@ class Tools:
         if refusal is not None:
             raise ToolInputError(refusal)
         with self._lock, contextlib.redirect_stderr(io.StringIO()):
-            pipeline = self.pipeline()  # made before the call can be stopped: ``stop`` sees it
+            self.session.warm_up()  # made before the call can be stopped: ``stop`` sees it
             cancelled = getattr(self._calls, "cancelled", None)
             with self._stopping:
                 if cancelled is not None and cancelled.is_set():
@@ -150,8 +133,7 @@ class Tools:
             finally:
                 with self._stopping:
                     self._tracing_call = None
-                    pipeline.resume()
-                    pipeline.engine.resume()
+                    self.session.resume()
 
     # -- cancelling a call ------------------------------------------------------------------
 
@@ -170,20 +152,13 @@ class Tools:
         has ended; if it waits for its turn, it will not trace."""
         with self._stopping:
             cancelled.set()
-            if self._tracing_call is not cancelled or self._pipeline is None:
+            if self._tracing_call is not cancelled:
                 return
-            self._pipeline.interrupt()
-            self._pipeline.engine.interrupt()
-
-    def _run(self, paths: list[str], modes: list[str] | None) -> CheckRun:
-        """The engine's check of files and folders on the warm pipeline, within
-        ``_tracing``; an unknown mode is the caller's error."""
-        jobs, projects = check_jobs(paths, None, self._modes(modes), self._configs)
-        return run_jobs(jobs, projects, 1, True, None, self.pipeline())
+            self.session.interrupt()
 
     def _checked(self, paths: list[str], modes: list[str] | None) -> CheckRun:
         with self._tracing("check"):
-            return self._run(paths, modes)
+            return self.session.check(paths, self._modes(modes))
 
     # -- the tools --------------------------------------------------------------------------
 
@@ -191,17 +166,14 @@ class Tools:
         """The report of ``fx-lsp check PATHS --output-format json``, the workspace's
         baseline taken out as the command line takes it."""
         full = [self._path(path) for path in paths or ["."]]
-        where = baselines.locate(full, None)
         with self._tracing("check"):
-            entries = baselines.read(where)  # before the trace: it stops the call at once
-            run = self._run(full, modes)
-            if entries is not None:
-                baselines.apply(run.report, run.results, where, entries)
+            where = self.session.baseline(full)  # before the trace: it stops the call at once
+            run = self.session.check(full, self._modes(modes), baseline_file=where)
         return json_report(run.shown())
 
     @staticmethod
     def explain(code: str) -> dict[str, str]:
-        doc = explain(code)
+        doc = EngineSession.explain(code)
         if doc is None:
             raise ToolInputError(f"unknown code {code!r}; the codes are "
                                  f"{', '.join(known_codes())}")
@@ -209,13 +181,13 @@ class Tools:
 
     def graph(self, path: str, class_name: str, mode: str | None) -> dict[str, Any]:
         full = self._source(path)
-        run = self._checked([full], [mode] if mode else None)
-        errors = [e.message for result in run.results for e in result.errors]
         try:
-            module = find_class(run.results, class_name)
+            with self._tracing("check"):
+                module = self.session.graph(full, class_name, self._modes([mode] if mode else None))
         except GraphTargetError as error:
+            errors = error.file_errors
             raise ToolInputError(f"{path}: {error}" + (
-                f" ({errors[0]})" if errors and str(errors[0]) not in str(error) else "")
+                f" ({errors[0]})" if errors and errors[0] not in str(error) else "")
             ) from error
         return graph_json(module)
 
@@ -224,13 +196,12 @@ class Tools:
         if code is None and line is None:
             raise ToolInputError("give the code of the problem to fix, its line, or both")
         full = self._source(path)
-        run = self._checked([full], None)
-        problems = [problem for problem in run.report.problems if problem.path == full]
-        chosen = fixes.select_problems(problems, code, line)
+        with self._tracing("check"):
+            outcome = self.session.fix(full, code, line, unsafe)
+        chosen, plan = outcome.chosen, outcome.plan
         if not chosen:
-            found = ", ".join(f"{p.code} at line {p.line}" for p in problems) or "none"
+            found = ", ".join(f"{p.code} at line {p.line}" for p in outcome.problems) or "none"
             raise ToolInputError(f"no such problem in {path}; its problems: {found}")
-        plan = fixes.plan_fixes(chosen, unsafe)
         diff = io.StringIO()
         write_diff(plan.edits, diff)
         if apply and plan.edits.files:
@@ -248,22 +219,12 @@ class Tools:
 
     def diff(self, base: str, head: str | None, modes: list[str] | None) -> dict[str, Any]:
         with self._tracing("diff"):
-            chosen = self._modes(modes)
-            if chosen is not None:  # a mode this machine cannot run is left out, as by the CLI
-                chosen = available_modes(chosen)[0]
-            # The engine alone: the revisions are checked in temporary folders, whose
-            # call-site indexes the kept pipeline would keep after they are gone.
-            diff = diff_revisions(self.workspace, base, head, chosen, engine=self.engine())
+            diff = self.session.diff(self.workspace, base, head, self._modes(modes))
         return diff_json(base, head, diff.changes, diff.refused)
 
     def close(self) -> None:
         """Kill the workers, and wait for a call still tracing to end (its jobs stop with
         them), so that nothing runs on while the process exits."""
-        engine, self._engine = self._engine, None
-        pipeline, self._pipeline = self._pipeline, None
-        if engine is not None:
-            engine.close()
-        if pipeline is not None:
-            pipeline.close()
+        self.session.close()
         if self._lock.acquire(timeout=30):
             self._lock.release()

@@ -159,13 +159,13 @@ class Session:
         """Files changed on disk: bring the call-site index up to date (in a thread: it reads
         them, and waits while a job builds the index), then retrace the open documents with a
         class whose constructor calls changed."""
-        pipeline = self.engine.pipeline
-        if pipeline is None or not paths:
+        session = self.engine.session
+        if session is None or not paths:
             return
 
         @guarded()
         async def update() -> None:
-            changed = await asyncio.to_thread(pipeline.call_sites.changed, paths)
+            changed = await asyncio.to_thread(session.files_changed, paths)
             for document in self.documents:
                 names = changed.get(os.path.abspath(self.texts.root_of(document.path)), set())
                 if document.result is not None and any(
@@ -180,7 +180,7 @@ class Session:
     def set_trusted(self, trusted: bool) -> None:
         if trusted:
             if self.tracing_on():
-                self.engine.ensure_pipeline()
+                self.engine.ensure_session()
             self.documents.retrace_all()
         else:
             self.documents.stop_all()

@@ -37,6 +37,17 @@ class BaselineFile:
     as_named: str | None = None
 
 
+@dataclass
+class BaselineOutcome:
+    """What was done with a run's baseline file."""
+
+    where: BaselineFile
+    #: How many entries were written (``writes``); None: it was only read.
+    written: int | None
+    #: The entries of checked files no problem matched (fixed since); None: no file.
+    fixed: list[baseline.Entry] | None
+
+
 def locate(paths: list[str], named: str | None) -> BaselineFile:
     """The baseline of a run over ``paths``: ``named``, else ``.fx-lsp-baseline.json`` at the
     workspace root of the first path; file names in it are relative to that root."""

@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from fxcore.api.baselines import BaselineOutcome
+from fxcore.api.shards import Shard
 from fxcore.checking.pipeline import Pipeline, jobs_below
-from fxcore.host.cache import ResultCache
-from fxcore.host.engine import Engine
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import FileResult
 from fxcore.reporting.report import Report, Selection
@@ -58,6 +58,10 @@ class CheckRun:
     report: Report
     #: Each workspace root's ``[tool.fx-lsp]``.
     projects: dict[str, ProjectConfig]
+    #: The shard of the files this run checked (``fx-lsp check --shard``); None: all.
+    shard: Shard | None = None
+    #: What the run's baseline held (``EngineSession.apply_baseline``); None: not applied.
+    baseline: BaselineOutcome | None = None
 
     def shows_not_traced(self, path: str) -> bool:
         """True when the workspace of ``path`` sets ``show-not-traced = true``: the terminal
@@ -138,33 +142,18 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
     return jobs_below(paths, find_workspace_root, projects.engine), projects
 
 
-def run_jobs(jobs: list[TraceJob], projects: Projects, workers: int | None,
-             use_cache: bool = True, progress: Progress | None = None,
-             engine: Engine | Pipeline | None = None) -> CheckRun:
-    """Trace the jobs (unchanged files' results from the cache) and report them, through
-    ``fxcore.checking.pipeline``, on ``engine`` if given (a caller's warm one, left running)
-    or else on one of ``workers`` children of the run's own; ``progress`` is told of each
-    file as it comes in. The run's cache and call-site index are its own, unless ``engine``
-    is a caller's warm pipeline (``fx-lsp mcp``'s): its engine, cache and call-site index,
-    left open, the index rescanned for files changed since."""
+def run_jobs(jobs: list[TraceJob], projects: Projects, pipeline: Pipeline,
+             progress: Progress | None = None) -> CheckRun:
+    """Trace the jobs (unchanged files' results from ``pipeline``'s cache) and report them,
+    through ``fxcore.checking.pipeline``; ``progress`` is told of each file as it comes in.
+    The pipeline is the caller's (``fxcore.api.session.EngineSession``'s), left open."""
     progress = progress or NoProgress()
     progress.start(len(jobs))
-    if isinstance(engine, Pipeline):
-        pipeline = engine
-        pipeline.call_sites.rescan_before_next_use()
-    else:
-        pipeline = Pipeline(engine or Engine(workers=workers),
-                            ResultCache() if use_cache else None)
     try:
         checked = pipeline.check(jobs, lambda path: source_text(path, {}), projects.selection,
                                  progress.advance)
     finally:
         progress.finish()
-        # The engine first: closing it stops at once a job that still waits for its zygote.
-        if engine is None:
-            pipeline.engine.close()
-        if pipeline is not engine:
-            pipeline.close()
     summary = projects.summary
     for result in checked.results:
         summary.add(result)

@@ -17,6 +17,7 @@ from fxcore.api import git_revisions, revision_files
 from fxcore.api.check import CheckRun, Progress, check_jobs, run_jobs
 from fxcore.checking.pipeline import Pipeline
 from fxcore.checking.preparation import LINKED_OUT
+from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.reporting import graph_diff
 
@@ -62,8 +63,7 @@ def _refused(run: CheckRun) -> list[str]:
 
 
 def _checked(folder: str, changed: list[str], timeout: float | None,
-             modes: tuple[str, ...] | None, engine: Engine | Pipeline,
-             progress: Progress | None
+             modes: tuple[str, ...] | None, engine: Engine, progress: Progress | None
              ) -> tuple[dict[graph_diff.ClassKey, graph_diff.ClassState], CheckRun | None]:
     """The states of the classes of ``changed`` and of their importers in ``folder``."""
     present = [path for path in changed if os.path.isfile(os.path.join(folder, path))]
@@ -71,7 +71,11 @@ def _checked(folder: str, changed: list[str], timeout: float | None,
     if not files:
         return {}, None
     jobs, projects = check_jobs([os.path.join(folder, path) for path in files], timeout, modes)
-    run = run_jobs(jobs, projects, None, True, progress, engine)
+    pipeline = Pipeline(engine, ResultCache())
+    try:
+        run = run_jobs(jobs, projects, pipeline, progress)
+    finally:
+        pipeline.close()
     modules = [module for result in run.results for module in result.modules]
     return graph_diff.states(modules, folder), run
 
@@ -88,30 +92,24 @@ def _revision(root: str, revision: str | None) -> Iterator[str]:
 
 
 def diff_revisions(folder: str, base: str, head: str | None,
-                   modes: tuple[str, ...] | None = None, timeout: float | None = None,
-                   workers: int | None = None, engine: Engine | Pipeline | None = None,
+                   modes: tuple[str, ...] | None, timeout: float | None, engine: Engine,
                    progress: Progress | None = None) -> RevisionDiff:
     """The changes between ``base`` and ``head`` of the git repository of ``folder``, traced
-    on ``engine`` if given (a caller's, left running), else on ``workers`` children of its
-    own. Raises ``git_revisions.GitError`` when git refuses."""
+    on ``engine`` (the caller's, left running). Raises ``git_revisions.GitError`` when git
+    refuses."""
     root = git_revisions.repository_root(folder)
     changed = git_revisions.changed_python_files(root, base, head)
     if not changed:
         return RevisionDiff()
-    runs_on = engine or Engine(workers=workers)
     sides, checked = [], []
-    try:
-        for name, revision in (("BASE", base), ("HEAD", head)):
-            with _revision(root, revision) as checked_folder:
-                found, check_run = _checked(checked_folder, changed, timeout, modes, runs_on,
-                                            progress)
-            sides.append(found)
-            if check_run is not None:
-                checked.append(SideChecked(name, revision, check_run.summary.files,
-                                           check_run.summary.cached, _refused(check_run)))
-    finally:
-        if engine is None:
-            runs_on.close()
+    for name, revision in (("BASE", base), ("HEAD", head)):
+        with _revision(root, revision) as checked_folder:
+            found, check_run = _checked(checked_folder, changed, timeout, modes, engine,
+                                        progress)
+        sides.append(found)
+        if check_run is not None:
+            checked.append(SideChecked(name, revision, check_run.summary.files,
+                                       check_run.summary.cached, _refused(check_run)))
     return RevisionDiff(graph_diff.diff(sides[0], sides[1]), checked)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from fx_lsp.cli.main import main
+from fxcore.api.session import EngineSession
 from fxcore.host.engine import Engine
 
 _engine: Engine | None = None
@@ -87,7 +88,9 @@ def fx_lsp(*arguments: str, cwd: Path | str, env: Mapping[str, str] | None = Non
     with process_state(cwd, env), _no_root_handlers(), contextlib.redirect_stdout(stdout), \
             contextlib.redirect_stderr(stderr):
         try:
-            status = main(list(arguments), engine=engine or shared_engine())
+            # A session of the command's own, as in the subprocess, on the warm engine.
+            with EngineSession(engine=engine or shared_engine()) as session:
+                status = main(list(arguments), session=session)
         except SystemExit as stop:  # argparse's usage errors, --help, --version
             status = stop.code if isinstance(stop.code, int) else 1 if stop.code else 0
     return subprocess.CompletedProcess(["fx-lsp", *arguments], status, stdout.getvalue(),

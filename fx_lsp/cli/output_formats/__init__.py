@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from fx_lsp.cli.shards import Shard
+    from fxcore.api.shards import Shard
     from fxcore.reporting.shown import ShownReport
 
 FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
@@ -35,7 +35,7 @@ def write(report: ShownReport, output_format: str, stream: TextIO,
         stream.write(junit(report) + "\n")
     else:
         from fx_lsp.cli.output_formats.sarif import sarif
-        from fx_lsp.cli.shards import shard_json
+        from fxcore.api.shards import shard_json
         from fxcore.reporting.json_report import json_report
         data = json_report(report, shard_json(shard) if shard else None) \
             if output_format == "json" else sarif(report, shard)

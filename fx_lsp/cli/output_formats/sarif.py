@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import quote
 
 from fx_lsp.cli.output_formats.common import heading
-from fx_lsp.cli.shards import Shard, shard_json
+from fxcore.api.shards import Shard, shard_json
 from fxcore.model.version import VERSION
 from fxcore.reporting.shown import ShownReport
 from fxcore.rules.compile import GRAPH_BREAK_RULES

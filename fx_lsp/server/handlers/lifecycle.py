@@ -30,7 +30,7 @@ async def initialized(session: Session, params: types.InitializedParams) -> None
         session.watcher = asyncio.ensure_future(session.watch_client(session.server.process_id))
     session.messages.report_torch(session.torch)
     if session.tracing_on():
-        session.engine.ensure_pipeline()
+        session.engine.ensure_session()
     elif not session.settings.options.trusted:
         session.messages.report_untrusted()
     session.send_status()

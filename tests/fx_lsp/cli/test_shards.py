@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fx_lsp.cli.shards import cached_seconds, parse_shard, split
 from fxcore.api.check import check_jobs
+from fxcore.api.shards import cached_seconds, parse_shard, split
 from fxcore.host.cache import ResultCache
 
 from cli_support import fx_lsp, process_state

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from fxcore.api import baselines, fixes
-from fxcore.api.check import CheckRun, check_jobs, run_jobs
+from fxcore.api.check import CheckRun
 from fxcore.api.explain import explain, known_codes
 from fxcore.api.git_revisions import GitError
 from fxcore.api.graph import GraphTargetError, find_class, graph_json
-from fxcore.api.revision_diff import diff_json, diff_revisions
+from fxcore.api.revision_diff import diff_json
+from fxcore.api.session import EngineSession
 from fxcore.host.engine import Engine
 from fxcore.reporting.json_report import json_report
 
@@ -32,9 +33,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def _checked(project: Path, engine: Engine) -> CheckRun:
-    with process_state(project, None):
-        jobs, projects = check_jobs(["models.py"], None)
-        return run_jobs(jobs, projects, 1, True, None, engine)
+    with process_state(project, None), EngineSession(engine=engine) as session:
+        return session.check(["models.py"])
 
 
 def _uncached(report: dict[str, Any]) -> dict[str, Any]:
@@ -81,11 +81,11 @@ def test_graph_fix_and_explain_return_data(project: Path, engine: Engine) -> Non
 
 def test_diff_of_revisions_without_a_changed_file(project: Path, engine: Engine) -> None:
     with pytest.raises(GitError):
-        diff_revisions(str(project), "HEAD", None, engine=engine)
+        EngineSession(engine=engine).diff(str(project), "HEAD", None)
     for arguments in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t",
                                                     "commit", "-qm", "base"]):
         subprocess.run(["git", *arguments], cwd=project, check=True, capture_output=True)
-    diff = diff_revisions(str(project), "HEAD", None, engine=engine)
+    diff = EngineSession(engine=engine).diff(str(project), "HEAD", None)
     assert (diff.changes, diff.checked, diff.regressed) == ([], [], False)
     assert diff_json("HEAD", None, diff.changes) == {"base": "HEAD", "head": None,
                                                       "changes": [], "regressions": 0,
