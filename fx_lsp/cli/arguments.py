@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 
 from fx_lsp.cli import graph_diff_command, output_formats
-from fxcore.host import network_isolation
+from fxcore.api.workers import network_isolation
 from fxcore.model.version import VERSION
 from fxcore.reporting.baseline import BASELINE_NAME
 

@@ -24,8 +24,7 @@ from fx_lsp.cli.progress import Progress
 from fx_lsp.cli.serve_command import serve_command
 from fx_lsp.escaping import terminal, terminal_lines
 from fx_lsp.interruption import interrupted
-from fxcore.host.torch_versions import installed_torch_support
-from fxcore.host.zygote_host import WORKER_LOG, ZygoteError
+from fxcore.api.workers import WORKER_LOG, ZygoteError, installed_torch_support
 from fxcore.workspace.config import MAX_TIMEOUT_SECONDS, is_valid_timeout
 from fxcore.workspace.file_access import UnsafeWrite, check_output_path, write_output_text
 

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from fx_lsp.mcp_server.bounded_stdio import serve_bounded_stdio
 from fx_lsp.mcp_server.tools import ToolInputError, Tools
-from fxcore.host.zygote_host import WORKER_LOG
+from fxcore.api.workers import WORKER_LOG
 from fxcore.model.capture_modes import known_modes
 from fxcore.model.version import VERSION
 

@@ -34,8 +34,7 @@ from fxcore.api.git_revisions import GitError
 from fxcore.api.graph import GraphTargetError, graph_json
 from fxcore.api.revision_diff import diff_json
 from fxcore.api.session import ChosenModes, EngineSession, ModeError, choose_modes
-from fxcore.host.torch_versions import installed_torch_support
-from fxcore.host.zygote_host import ZygoteError
+from fxcore.api.workers import ZygoteError, installed_torch_support
 from fxcore.reporting.json_report import json_report
 from fxcore.workspace.kept_bytes import UnwritableFiles
 from fxcore.workspace.notebook.cells import is_notebook

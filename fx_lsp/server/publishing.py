@@ -25,8 +25,7 @@ from fx_lsp.server.documents import Document, Documents
 from fx_lsp.server.language_server import FxLanguageServer
 from fx_lsp.server.protocol import STATUS, TRACED
 from fx_lsp.server.settings import Settings
-from fxcore.host import network_isolation
-from fxcore.host.torch_versions import TorchSupport
+from fxcore.api.workers import TorchSupport, network_isolation
 from fxcore.model.results import CODES, FileResult
 from fxcore.reporting.report import collect
 from fxcore.workspace.notebook.cells import is_notebook

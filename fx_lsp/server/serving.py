@@ -10,7 +10,7 @@ from typing import BinaryIO
 from fx_lsp.server.handlers import document_sync, lifecycle, pulls, requests
 from fx_lsp.server.language_server import FxLanguageServer
 from fx_lsp.server.session import Session
-from fxcore.host.zygote_host import WORKER_LOG
+from fxcore.api.workers import WORKER_LOG
 from fxcore.workspace.json_nesting import MAX_JSON_DEPTH, cut_to_depth, json_depth
 
 logger = logging.getLogger(__name__)

@@ -33,8 +33,8 @@ from fx_lsp.server.publishing import Messages, Publisher
 from fx_lsp.server.settings import Settings
 from fx_lsp.server.trace_engine import TraceEngine
 from fx_lsp.server.workspace_texts import WorkspaceTexts
-from fxcore.checking.pipeline import CheckHandle, jobs_below
-from fxcore.host.torch_versions import installed_torch_support
+from fxcore.api.session import CheckHandle, EngineSession
+from fxcore.api.workers import installed_torch_support
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
 
@@ -208,8 +208,9 @@ class Session:
 
     def workspace_jobs(self) -> tuple[list[TraceJob], dict[str, int]]:
         texts, versions = self.documents.overlays()
-        jobs = jobs_below(self.texts.workspace_folders() or [], self.texts.root_of,
-                          self.settings.engine_config, texts, self.server.client_has_notebooks())
+        jobs = EngineSession.workspace_jobs(self.texts.workspace_folders() or [],
+                                            self.texts.root_of, self.settings.engine_config,
+                                            texts, self.server.client_has_notebooks())
         return jobs, versions
 
     def submit_workspace(self, jobs: list[TraceJob]) -> list[CheckHandle] | None:

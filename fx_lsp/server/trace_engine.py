@@ -5,19 +5,16 @@ jobs of a running workspace trace."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from fx_lsp.server.settings import Settings
-from fxcore.api.session import EngineSession
-from fxcore.checking.pipeline import CheckHandle
-from fxcore.fixing.fix_plan import RootOf
+from fxcore.api.session import CheckHandle, EngineSession
 from fxcore.model.job_spec import TraceJob
 from fxcore.reporting.mode_phases import stage_jobs
-from fxcore.workspace.paths import trace_jobs
 
 
 class TraceEngine:
-    def __init__(self, root_of: RootOf, settings: Settings) -> None:
+    def __init__(self, root_of: Callable[[str], str], settings: Settings) -> None:
         self._root_of = root_of
         self._settings = settings
         #: The engine, with the cache and the call-site index that live as long as it.
@@ -48,12 +45,13 @@ class TraceEngine:
 
     def start(self, path: str, overlays: dict[str, str], stage: int) -> list[CheckHandle] | None:
         """Stage ``stage`` of a document's trace (``fx_lsp.server.documents.StartTrace``)."""
-        jobs = trace_jobs([path], self._root_of, self._settings.engine_config, overlays)
-        if not jobs:
+        job = EngineSession.document_job(path, self._root_of, self._settings.engine_config,
+                                         overlays)
+        if job is None:
             return None
         session = self.ensure_session()
         # The later stage's modes run side by side when the engine has workers and CPUs for it.
-        phases = stage_jobs(jobs[0], stage, side_by_side=session.engine.side_by_side)
+        phases = stage_jobs(job, stage, side_by_side=session.engine.side_by_side)
         if not phases:
             return None
         # No file events tell the call-site index what changed on disk: the job looks.

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from fx_lsp.server.protocol import CommandProgress
 from fx_lsp.verdicts_by_mode import verdicts_of
-from fxcore.checking.pipeline import CheckHandle
+from fxcore.api.session import CheckHandle
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult, first_verdicts
 

@@ -13,7 +13,7 @@ keeps that engine, which ``close`` leaves running."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fxcore.api import baselines, fixes
@@ -22,14 +22,17 @@ from fxcore.api.explain import CodeDoc, explain
 from fxcore.api.graph import find_class
 from fxcore.api.revision_diff import RevisionDiff, diff_revisions
 from fxcore.api.shards import select
-from fxcore.checking.pipeline import CheckHandle, Pipeline
+from fxcore.checking.pipeline import CheckHandle, Pipeline, jobs_below
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
-from fxcore.model.job_spec import TraceJob
+from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import ModuleResult
 from fxcore.reporting.report import Problem
 from fxcore.workspace.config import read_project_config
+from fxcore.workspace.paths import trace_jobs
+
+__all__ = ["CheckHandle", "ChosenModes", "EngineSession", "ModeError", "choose_modes"]
 
 
 class ModeError(Exception):
@@ -244,6 +247,22 @@ class EngineSession:
         return explain(code)
 
     # -- the language server's staged traces ------------------------------------------------
+
+    @staticmethod
+    def document_job(path: str, root_of: Callable[[str], str],
+                     config_of: Callable[[str], EngineConfig],
+                     overlays: dict[str, str]) -> TraceJob | None:
+        """The job of one document, traced with the open buffers' texts; None when its
+        workspace's configuration excludes it."""
+        jobs = trace_jobs([path], root_of, config_of, overlays)
+        return jobs[0] if jobs else None
+
+    @staticmethod
+    def workspace_jobs(folders: list[str], root_of: Callable[[str], str],
+                       config_of: Callable[[str], EngineConfig], overlays: dict[str, str],
+                       notebooks: bool) -> list[TraceJob]:
+        """A job for each Python file (and notebook, with ``notebooks``) of ``folders``."""
+        return jobs_below(folders, root_of, config_of, overlays, notebooks)
 
     def submit(self, jobs: list[TraceJob], rescan: bool = False) -> list[CheckHandle]:
         """Start ``jobs`` on the session's pipeline; ``rescan``: the call-site index first

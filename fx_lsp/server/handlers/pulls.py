@@ -15,7 +15,7 @@ from fx_lsp.server import workspace_trace
 from fx_lsp.server.handlers import Handlers
 from fx_lsp.server.protocol import CommandProgress, guarded
 from fx_lsp.server.session import Session
-from fxcore.checking.pipeline import CheckHandle
+from fxcore.api.session import CheckHandle
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult
 from fxcore.workspace.notebook.cells import is_notebook
