@@ -1,6 +1,6 @@
-"""``fx-lsp check --write-baseline``, ``--baseline`` and ``--show-fixed-baseline``: the run's
-baseline file written and subtracted from its report (``EngineSession.apply_baseline``) before
-any output format prints it, and what was done said."""
+"""``fx-lsp check --write-baseline``, ``--baseline`` and ``--show-fixed-baseline``: what was
+done with the run's baseline file (``EngineSession.apply_baseline`` writes it and subtracts it
+from the report before any output format prints it) said."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import sys
 from typing import TextIO
 
 from fx_lsp.escaping import log_line_start, terminal
-from fxcore.api.baselines import BaselineFile
-from fxcore.api.check import CheckRun
-from fxcore.api.session import EngineSession
+from fxcore.api.baselines import BaselineOutcome
 from fxcore.reporting import baseline
 from fxcore.reporting.shown import display_path
 
@@ -28,11 +26,9 @@ def print_fixed(fixed: list[baseline.Entry], stream: TextIO) -> None:
         stream.write(f"  {place}: {entry.code} ({entry.mode}){owner}\n")
 
 
-def subtract(run: CheckRun, where: BaselineFile, writes: bool, show_fixed: bool,
-             summaries: TextIO) -> None:
-    """The command line's baseline options on ``run``: write the baseline if asked, then take
-    what it holds out of the report, and list its fixed entries if asked."""
-    outcome = EngineSession.apply_baseline(run, where, writes)
+def say(outcome: BaselineOutcome, show_fixed: bool, summaries: TextIO) -> None:
+    """The baseline written (``--write-baseline``), and its fixed entries listed if asked."""
+    where = outcome.where
     if outcome.written is not None:
         count = outcome.written
         summaries.write(f"Wrote {count} problem{'s' * (count != 1)} to the baseline "

@@ -5,14 +5,13 @@ error."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import Protocol, TextIO, TypeVar
 
 from fx_lsp.escaping import log_line_start, terminal
 from fx_lsp.fix_texts import refusal_lines
 from fxcore.api import fixes
-from fxcore.api.check import CheckRun
 from fxcore.fixing import fix_apply, fix_trials
-from fxcore.reporting.report import Problem
+from fxcore.reporting.report import Problem, Report
 from fxcore.reporting.shown import Places
 
 #: ``--fix`` traces again after applying fixes, as many times as fixes keep applying (a fix
@@ -51,6 +50,15 @@ def fixed_line(problem: Problem, title: str, places: Places) -> str:
     return f"  {where}: {problem.code}: {terminal(title)}\n"
 
 
+class Checked(Protocol):
+    """A run whose report's problems fixes are planned from (``fxcore.api.check.CheckRun``)."""
+
+    report: Report
+
+
+Run = TypeVar("Run", bound=Checked)
+
+
 def _take_back(edits: fix_apply.Edits, verdict: fix_trials.Verdict, unsafe: bool,
                stream: TextIO) -> fix_apply.Edits:
     """The round's ``edits`` without the fixes ``verdict`` takes back: the files those fixes
@@ -72,8 +80,8 @@ def _take_back(edits: fix_apply.Edits, verdict: fix_trials.Verdict, unsafe: bool
         paths=[path for _, path in kept] + again.paths)
 
 
-def fix_until_done(check_run: CheckRun, run: Callable[[], CheckRun], unsafe: bool,
-                   stream: TextIO) -> CheckRun:
+def fix_until_done(check_run: Run, run: Callable[[], Run], unsafe: bool,
+                   stream: TextIO) -> Run:
     """Apply fixes and trace again until none applies; the last run is what remains. A fix of
     compile mode after which its class meets a new code, or no fewer graph breaks, is taken
     out again (its files as they were before the round, the round's other fixes in them made

@@ -216,8 +216,8 @@ def _check(parser: argparse.ArgumentParser, arguments: argparse.Namespace,
             return EXIT_FAILED if edits.files else EXIT_OK
         if arguments.fix:
             check_run = fixing.fix_until_done(check_run, run, arguments.unsafe_fixes, summaries)
-    baselines.subtract(check_run, where, arguments.write_baseline,
-                       arguments.show_fixed_baseline, summaries)
+    baselines.say(EngineSession.apply_baseline(check_run, where, arguments.write_baseline),
+                  arguments.show_fixed_baseline, summaries)
     report = check_run.shown(arguments.show_not_traced)
     if arguments.add_noqa:  # for what is left to report: a baselined problem needs none
         from fx_lsp.cli.add_noqa import add_noqa_comments
