@@ -185,6 +185,11 @@ class EngineSession:
             pipeline = Pipeline(self.engine, ResultCache() if use_cache else None)
             try:
                 run = run_jobs(jobs, projects, pipeline, progress)
+            except BaseException:
+                # Stopped (Ctrl+C, an error): the session's own engine closed before the
+                # pipeline, so that a job that still waits for its zygote stops at once.
+                self.close()
+                raise
             finally:
                 pipeline.close()
         run.shard = selected
