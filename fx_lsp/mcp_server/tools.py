@@ -1,12 +1,11 @@
 """What ``fx-lsp mcp``'s tools do, without the MCP SDK: each calls the engine's session
 (``fxcore.api.session.EngineSession``: check, explain, graph, fix, diff), as the command line
-does, on one warm session that the server keeps (its call-site index built once, rescanned each
-run), with
-the workspace's configuration (parsed again only when ``pyproject.toml`` changes,
-``fx_lsp.mcp_server.project_configs``) and the shared ``.fx-lsp-cache/``, and returns the data
-it gives: ``check`` the report ``fx-lsp check --output-format json`` prints, ``diff`` that of
-``fx-lsp diff --output-format json``. Bad input raises ``ToolInputError`` with a message an
-agent can act on.
+does, on one warm session that the server keeps (its call-site index built once, rescanned
+each run), with the workspace's configuration (parsed again only when ``pyproject.toml``
+changes, ``fx_lsp.mcp_server.project_configs``) and the shared ``.fx-lsp-cache/``, and returns
+the data it gives: ``check`` the report ``fx-lsp check --output-format json`` prints, ``diff``
+that of ``fx-lsp diff --output-format json``. Bad input raises ``ToolInputError`` with a
+message an agent can act on.
 
 One tool call traces at a time (``_lock``): the engine runs one run's jobs, and a run's
 messages on stderr are captured for its error, which is process-wide. A call the client
@@ -28,7 +27,7 @@ from typing import Any
 from fx_lsp.fix_texts import refusal_lines, write_diff
 from fx_lsp.mcp_server.project_configs import ProjectConfigs
 from fxcore.api import baselines, fixes
-from fxcore.api.check import CheckRun, UnreadableConfig
+from fxcore.api.check import UnreadableConfig
 from fxcore.api.explain import known_codes
 from fxcore.api.git_revisions import GitError
 from fxcore.api.graph import GraphTargetError, graph_json
@@ -103,7 +102,7 @@ class Tools:
         if not self.trusted:
             raise ToolInputError(UNTRUSTED)
 
-    # -- the warm session -------------------------------------------------------------------
+    # -- the warm session's calls ------------------------------------------------------------
 
     @contextlib.contextmanager
     def _tracing(self, command: str) -> Iterator[None]:
@@ -154,10 +153,6 @@ class Tools:
             if self._tracing_call is not cancelled:
                 return
             self.session.interrupt()
-
-    def _checked(self, paths: list[str], modes: list[str] | None) -> CheckRun:
-        with self._tracing("check"):
-            return self.session.check(paths, self._modes(modes))
 
     # -- the tools --------------------------------------------------------------------------
 
