@@ -3,8 +3,10 @@ by whole lines would have it traced again (``fxcore.host.class_cache`` reuses ve
 
 Lines are fields (a span's, a range's inside a located object of the file, a graph node's,
 ``line_nodes``' keys) and text: ``net.py:42`` in a message, a note or a call site is moved
-when it names the file; ``line 42`` in a text, which names no file, cannot be told apart from
-another file's line, so such a verdict is not moved at all.
+when it names the file, a function Dynamo resumes in
+(``torch_dynamo_resume_in_forward_at_42``) when its located object is in the file;
+``line 42`` in a text, which names no file, cannot be told apart from another file's line,
+so such a verdict is not moved at all.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ T = TypeVar("T")
 
 #: A line named without its file: which file it is in is not known.
 _BARE_LINE = re.compile(r"\blines? \d+")
+#: The function Dynamo resumes a frame in after a graph break, named for the line it resumes
+#: at in its frame's file: moved with the located object it is in.
+_RESUMED = re.compile(r"(\btorch_dynamo_resume_in_\w+?_at_)(\d+)\b")
 #: Each field that holds a line of the located object's file.
 _LINE_FIELDS = ("line", "end_line")
 
@@ -36,9 +41,12 @@ class _Mover:
         # ``dir/net.py:42`` or ``net.py:42``, not ``other_net.py:42``.
         self.named = re.compile(rf"(?<![\w.\-])((?:[\w.\-]+/)*{name}):(\d+)")
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, in_file: bool) -> str:
         if _BARE_LINE.search(text):
             raise Unmovable(text)
+        if in_file:
+            text = _RESUMED.sub(lambda match: f"{match.group(1)}"
+                                f"{int(match.group(2)) + self.lines}", text)
 
         def moved(match: re.Match[str]) -> str:
             written = match.group(1)
@@ -52,7 +60,7 @@ class _Mover:
     def value(self, value: Any, in_file: bool) -> Any:
         """``value`` moved; ``in_file``: the located object it belongs to is in the file."""
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value, in_file)
         if isinstance(value, list):
             return [self.value(item, in_file) for item in value]
         if isinstance(value, tuple):

@@ -2,9 +2,10 @@
 the key under which a class's verdicts traced from one text serve another
 (``fxcore.host.class_cache``).
 
-A class's key is made of the source of the module-level statements it may meet, each with its
-first line counted from the class's first line (a block moved as a whole keeps its key; the
-verdicts reused are moved with it, ``fxcore.model.line_shift``):
+A class's key is made of the source of the module-level statements it may meet, each that
+defines code run after the import (a function, a class, a lambda: lines a verdict may name)
+with its first line counted from the class's first line (a block moved as a whole keeps its
+key; the verdicts reused are moved with it, ``fxcore.model.line_shift``):
 
 - the class itself, and every module-level definition or assignment it reaches by name,
   transitively (a helper function, a constant, a base class);
@@ -106,6 +107,13 @@ def _mentioned(statement: ast.stmt) -> set[str]:
     return names
 
 
+def _holds_code(statement: ast.stmt) -> bool:
+    """Whether a statement defines code that runs after the import (a function, a lambda, a
+    class), whose lines a trace may meet."""
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                 ast.ClassDef)) for node in ast.walk(statement))
+
+
 def _reaches_by_other_ways(tree: ast.Module) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
@@ -160,6 +168,9 @@ def class_keys(text: str, tree: ast.Module) -> dict[str, ClassKey]:
             segment = statements[counted]
             start = _first_line(segment)
             source = "".join(lines[start - 1:segment.end_lineno or segment.lineno])
-            digest.update(f"{start - first}\0{source}\0".encode("utf-8", "surrogatepass"))
+            # Only code that runs later (a function's, a class's) may show in a verdict
+            # (a frame, a graph node's line): where the rest is does not matter.
+            offset = start - first if _holds_code(segment) else ""
+            digest.update(f"{offset}\0{source}\0".encode("utf-8", "surrogatepass"))
         keys[statement.name] = ClassKey(digest.hexdigest(), first)
     return keys
