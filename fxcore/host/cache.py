@@ -277,16 +277,18 @@ class ResultCache:
         return digest.hexdigest()
 
     @contextlib.contextmanager
-    def _folder(self, job: TraceJob, key: str, create: bool) -> Iterator[int | None]:
-        """A descriptor of the entry's folder (``<root>/.fx-lsp-cache/<key[:2]>``), each
-        step opened without following a symbolic link; ``None`` when it is missing, or a
-        link, or not to be had."""
+    def _folder(self, job: TraceJob, key: str, create: bool,
+                kind: str | None = None) -> Iterator[int | None]:
+        """A descriptor of the entry's folder (``<root>/.fx-lsp-cache/<key[:2]>``, or
+        ``<root>/.fx-lsp-cache/<kind>/<key[:2]>`` for another kind of entry), each step
+        opened without following a symbolic link; ``None`` when it is missing, or a link, or
+        not to be had."""
         root = os.path.abspath(job.workspace_root)
         opened: list[int] = []
         try:
             try:
                 opened.append(os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
-                for name in (CACHE_FOLDER, key[:2]):
+                for name in (CACHE_FOLDER, *([kind] if kind else []), key[:2]):
                     if create:
                         with contextlib.suppress(FileExistsError):
                             os.mkdir(name, dir_fd=opened[-1])
@@ -308,10 +310,10 @@ class ResultCache:
             self._refused.add(folder)
             logger.warning("%s is a symbolic link: fx-lsp goes without a cache there.", folder)
 
-    def read_signed(self, job: TraceJob, key: str) -> bytes | None:
-        """The body of the entry file ``key`` below the job's root, if it is a regular file
-        that this user's key signed; ``None`` otherwise."""
-        with self._folder(job, key, create=False) as folder:
+    def read_signed(self, job: TraceJob, key: str, kind: str | None = None) -> bytes | None:
+        """The body of the entry file ``key`` (of ``kind``: ``_folder``) below the job's
+        root, if it is a regular file that this user's key signed; ``None`` otherwise."""
+        with self._folder(job, key, False, kind) as folder:
             if folder is None:
                 return None
             data = _read_regular(key, MAX_ENTRY_BYTES, folder)
@@ -323,13 +325,15 @@ class ResultCache:
             return None
         return body
 
-    def write_signed(self, job: TraceJob, key: str, body: bytes) -> None:
-        """Store ``body``, signed, as the entry file ``key`` below the job's root (nothing when
-        there is no key to sign with, the entry is too large or the folder is read-only)."""
+    def write_signed(self, job: TraceJob, key: str, body: bytes, kind: str | None = None
+                     ) -> None:
+        """Store ``body``, signed, as the entry file ``key`` (of ``kind``) below the job's
+        root (nothing when there is no key to sign with, the entry is too large or the
+        folder is read-only)."""
         mac = self._mac(body)
         if mac is None or len(body) + len(mac) + 1 > MAX_ENTRY_BYTES:
             return
-        with self._folder(job, key, create=True) as folder:
+        with self._folder(job, key, True, kind) as folder:
             if folder is not None:
                 with contextlib.suppress(OSError):  # a read-only workspace goes without
                     write_entry(folder, key, mac + b"\n" + body)

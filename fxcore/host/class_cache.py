@@ -1,14 +1,15 @@
 """Verdicts kept per class, beside the file entries of ``fxcore.host.cache``: a save that
-changes a file's text but not what one of its classes depends on (``fxcore.workspace.
-class_keys``) reuses that class's verdicts, moved to where the class is now
+changes a file's text but not what one of its classes depends on
+(``fxcore.workspace.class_keys``) reuses that class's verdicts, moved to where the class is now
 (``fxcore.model.line_shift``); the child imports the file still (an import error must still
 be found) and traces only the other classes (``TraceJob.reused_classes``).
 
-A class's entry holds its verdicts of the job's modes, under a key of the job (engine,
-distributions, path, configuration, modes: ``fxcore.host.cache.job_parts``), the class's key
-in its file's text, and the workspace's calls of it (a call site in its own file counted from
-the class's first line); and the hashes of the other workspace files the import compiled,
-which must still match, as a file entry's must.
+A class's entry (in ``.fx-lsp-cache/classes/``) holds its verdicts of the job's modes, under
+a key of the job (engine, distributions, path, configuration, modes:
+``fxcore.host.cache.job_parts``), the class's key in its file's text, and the workspace's
+calls of it (a call site in its own file counted from the class's first line); and the
+hashes of the other workspace files the import compiled, which must still match, as a file
+entry's must.
 
 What is kept is what a fresh trace would give again whatever the file's other classes are:
 
@@ -42,6 +43,8 @@ from fxcore.workspace.file_access import text_hash
 from fxcore.workspace.notebook.cells import is_notebook
 
 _TRANSIENT_KINDS = frozenset({"timeout", "crash"})
+#: The cache's subfolder of class entries (``.fx-lsp-cache/classes/``).
+KIND = "classes"
 
 
 @dataclass
@@ -130,7 +133,7 @@ class ClassCache:
 
     def _kept(self, job: TraceJob, key: str, first_line: int) -> list[ModuleResult] | None:
         try:
-            body = self.files.read_signed(job, key)
+            body = self.files.read_signed(job, key, KIND)
             entry = None if body is None \
                 else result_codec.decode(ClassEntry, result_codec.loads(body))
             if entry is None or entry.key != key \
@@ -163,4 +166,4 @@ class ClassCache:
             key, first_line = reuse.keys[name]
             with contextlib.suppress(Exception):  # an entry not written is traced again
                 self.files.write_signed(job, key, result_codec.dumps(ClassEntry(
-                    key, first_line, dependencies, result.missing_modules, modules)))
+                    key, first_line, dependencies, result.missing_modules, modules)), KIND)
