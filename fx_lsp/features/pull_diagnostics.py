@@ -6,6 +6,11 @@ that pulls instead): a pull answers from it, so that a pulling client sees exact
 pushing one does, notebook cells and closed files of a workspace trace included. Each URI's
 diagnostics carry a ``resultId`` that changes only when they do: a client that sends the id it
 holds is told "unchanged".
+
+A full report also says which capture modes' results its trace has yet to publish
+(``pending``, an fx-lsp field beside LSP's: ``compile-loop`` for compile's loop of calls,
+``fx_lsp.server.documents.Document.pending_stages``); a client that re-pulls when asked is asked
+again as each arrives.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import attrs
 from lsprotocol import types
 
 #: ``initializationOptions.pullDiagnostics = false``: a client that could pull asks to be
@@ -42,19 +48,34 @@ def client_refreshes(capabilities: types.ClientCapabilities) -> bool:
     return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
 
 
+@attrs.define
+class FullReport(types.RelatedFullDocumentDiagnosticReport):
+    """LSP's full report, and the modes whose results are still to come."""
+
+    pending: list[str] = attrs.field(factory=list)
+
+
+@attrs.define
+class WorkspaceFullReport(types.WorkspaceFullDocumentDiagnosticReport):
+    pending: list[str] = attrs.field(factory=list)
+
+
 class Published:
-    """The diagnostics last published on each URI, each with its result id."""
+    """The diagnostics last published on each URI, each with its result id and the modes
+    still to come."""
 
     def __init__(self) -> None:
-        self._by_uri: dict[str, tuple[str, list[types.Diagnostic]]] = {}
+        self._by_uri: dict[str, tuple[str, list[types.Diagnostic], list[str]]] = {}
         self._ids = itertools.count(1)
 
-    def record(self, uri: str, diagnostics: list[types.Diagnostic]) -> bool:
-        """``diagnostics`` are now those of ``uri``; whether they changed."""
+    def record(self, uri: str, diagnostics: list[types.Diagnostic],
+               pending: list[str] | None = None) -> bool:
+        """``diagnostics`` are now those of ``uri``, ``pending`` the modes whose results are
+        still to come; whether either changed."""
         held = self._by_uri.get(uri)
-        if held is not None and held[1] == diagnostics:
+        if held is not None and held[1:] == (diagnostics, pending or []):
             return False
-        self._by_uri[uri] = (str(next(self._ids)), list(diagnostics))
+        self._by_uri[uri] = (str(next(self._ids)), list(diagnostics), list(pending or []))
         return True
 
     def report(self, uri: str, previous_result_id: str | None
@@ -65,10 +86,10 @@ class Published:
         held = self._by_uri.get(uri)
         if held is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
-        result_id, diagnostics = held
+        result_id, diagnostics, pending = held
         if previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return types.RelatedFullDocumentDiagnosticReport(items=diagnostics, result_id=result_id)
+        return FullReport(items=diagnostics, result_id=result_id, pending=pending)
 
     def workspace_items(
         self, uris: Iterable[str], previous: Mapping[str, str], versions: Mapping[str, int]
@@ -81,12 +102,12 @@ class Published:
             held = self._by_uri.get(uri)
             if held is None:
                 continue
-            result_id, diagnostics = held
+            result_id, diagnostics, pending = held
             version = versions.get(uri)
             if previous.get(uri) == result_id:
                 items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
                     uri=uri, version=version, result_id=result_id))
             else:
-                items.append(types.WorkspaceFullDocumentDiagnosticReport(
-                    uri=uri, version=version, items=diagnostics, result_id=result_id))
+                items.append(WorkspaceFullReport(uri=uri, version=version, items=diagnostics,
+                                                 result_id=result_id, pending=pending))
         return items

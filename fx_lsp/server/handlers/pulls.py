@@ -1,5 +1,6 @@
 """Pull diagnostics handlers (LSP 3.17): ``textDocument/diagnostic`` answers once the
-document's trace has ended, from what the server published (``fx_lsp.features.pull_diagnostics``);
+document's trace has published its first stage, from what the server published, the stages
+still to come named (``fx_lsp.features.pull_diagnostics``);
 ``workspace/diagnostic`` traces the workspace as the Trace Workspace command does, streams each
 file's report as a partial result when the client gave a token, and reports progress."""
 
@@ -41,7 +42,8 @@ async def document_diagnostic(
     uri = params.text_document.uri
     cell = session.texts.cell_of(uri)
     path = cell[0].path if cell is not None else to_fs_path(uri) or ""
-    # A pull right after an open or a save gets that text's verdicts, not the previous ones.
+    # A pull right after an open or a save gets that text's verdicts, not the previous ones:
+    # fx's at least, the modes still to come in ``pending`` (re-pulled on refresh, or pushed).
     await session.until_traced(path)
     return session.publisher.published.report(uri, params.previous_result_id)
 
