@@ -7,7 +7,7 @@ pushing one does, notebook cells and closed files of a workspace trace included.
 diagnostics carry a ``resultId`` that changes only when they do: a client that sends the id it
 holds is told "unchanged".
 
-A full report also says which capture modes' results its trace has yet to publish
+A document's full report also says which capture modes' results its trace has yet to publish
 (``pending``, an fx-lsp field beside LSP's: ``compile-loop`` for compile's loop of calls,
 ``fx_lsp.server.documents.Document.pending_stages``); a client that re-pulls when asked is asked
 again as each arrives.
@@ -19,7 +19,6 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import attrs
 from lsprotocol import types
 
 #: ``initializationOptions.pullDiagnostics = false``: a client that could pull asks to be
@@ -48,18 +47,6 @@ def client_refreshes(capabilities: types.ClientCapabilities) -> bool:
     return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
 
 
-@attrs.define
-class FullReport(types.RelatedFullDocumentDiagnosticReport):
-    """LSP's full report, and the modes whose results are still to come."""
-
-    pending: list[str] = attrs.field(factory=list)
-
-
-@attrs.define
-class WorkspaceFullReport(types.WorkspaceFullDocumentDiagnosticReport):
-    pending: list[str] = attrs.field(factory=list)
-
-
 class Published:
     """The diagnostics last published on each URI, each with its result id and the modes
     still to come."""
@@ -78,6 +65,11 @@ class Published:
         self._by_uri[uri] = (str(next(self._ids)), list(diagnostics), list(pending or []))
         return True
 
+    def pending(self, uri: str) -> list[str]:
+        """The modes whose results the trace published on ``uri`` has yet to publish."""
+        held = self._by_uri.get(uri)
+        return list(held[2]) if held is not None else []
+
     def report(self, uri: str, previous_result_id: str | None
                ) -> types.DocumentDiagnosticReport:
         """``textDocument/diagnostic``'s answer for ``uri``: "unchanged" when the client holds
@@ -86,10 +78,10 @@ class Published:
         held = self._by_uri.get(uri)
         if held is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
-        result_id, diagnostics, pending = held
+        result_id, diagnostics, _ = held
         if previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return FullReport(items=diagnostics, result_id=result_id, pending=pending)
+        return types.RelatedFullDocumentDiagnosticReport(items=diagnostics, result_id=result_id)
 
     def workspace_items(
         self, uris: Iterable[str], previous: Mapping[str, str], versions: Mapping[str, int]
@@ -102,12 +94,12 @@ class Published:
             held = self._by_uri.get(uri)
             if held is None:
                 continue
-            result_id, diagnostics, pending = held
+            result_id, diagnostics, _ = held
             version = versions.get(uri)
             if previous.get(uri) == result_id:
                 items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
                     uri=uri, version=version, result_id=result_id))
             else:
-                items.append(WorkspaceFullReport(uri=uri, version=version, items=diagnostics,
-                                                 result_id=result_id, pending=pending))
+                items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, version=version, items=diagnostics, result_id=result_id))
         return items
