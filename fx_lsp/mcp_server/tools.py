@@ -16,6 +16,7 @@ the next call does not wait for it; a call cancelled before its turn never trace
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import io
 import os
@@ -39,6 +40,7 @@ from fxcore.host.torch_versions import installed_torch_support
 from fxcore.host.zygote_host import ZygoteError
 from fxcore.model.capture_modes import available_modes, modes_problem, ordered_modes
 from fxcore.reporting.json_report import json_report
+from fxcore.reporting.mode_phases import LOOP_MODE, LOOP_NAME
 from fxcore.workspace.kept_bytes import UnwritableFiles
 from fxcore.workspace.notebook.cells import is_notebook
 
@@ -175,10 +177,14 @@ class Tools:
             self._pipeline.interrupt()
             self._pipeline.engine.interrupt()
 
-    def _run(self, paths: list[str], modes: list[str] | None) -> CheckRun:
+    def _run(self, paths: list[str], modes: list[str] | None,
+             loop_of_calls: bool = True) -> CheckRun:
         """The engine's check of files and folders on the warm pipeline, within
-        ``_tracing``; an unknown mode is the caller's error."""
+        ``_tracing``; an unknown mode is the caller's error. Without ``loop_of_calls``,
+        compile mode's single call alone (an editor's single-call stage)."""
         jobs, projects = check_jobs(paths, None, self._modes(modes), self._configs)
+        if not loop_of_calls:
+            jobs = [dataclasses.replace(job, loop_of_calls=False) for job in jobs]
         return run_jobs(jobs, projects, 1, True, None, self.pipeline())
 
     def _checked(self, paths: list[str], modes: list[str] | None) -> CheckRun:
@@ -187,17 +193,24 @@ class Tools:
 
     # -- the tools --------------------------------------------------------------------------
 
-    def check(self, paths: list[str] | None, modes: list[str] | None) -> dict[str, Any]:
+    def check(self, paths: list[str] | None, modes: list[str] | None,
+              loop_of_calls: bool = True) -> dict[str, Any]:
         """The report of ``fx-lsp check PATHS --output-format json``, the workspace's
-        baseline taken out as the command line takes it."""
+        baseline taken out as the command line takes it. Without ``loop_of_calls``, where
+        compile mode ran, the report's ``pending`` names the stage it lacks (as an editor's
+        pull does): ``compile-loop``, its recompilation findings."""
         full = [self._path(path) for path in paths or ["."]]
         where = baselines.locate(full, None)
         with self._tracing("check"):
             entries = baselines.read(where)  # before the trace: it stops the call at once
-            run = self._run(full, modes)
+            run = self._run(full, modes, loop_of_calls)
             if entries is not None:
                 baselines.apply(run.report, run.results, where, entries)
-        return json_report(run.shown())
+        report = json_report(run.shown())
+        if not loop_of_calls and any(module.mode == LOOP_MODE for result in run.results
+                                     for module in result.modules):
+            report["pending"] = [LOOP_NAME]
+        return report
 
     @staticmethod
     def explain(code: str) -> dict[str, str]:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from fx_lsp.server.documents import StartedStage
 from fx_lsp.server.settings import Settings
 from fxcore.checking.pipeline import CheckHandle, Pipeline
 from fxcore.fixing.fix_plan import RootOf
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
 from fxcore.model.job_spec import TraceJob
-from fxcore.reporting.mode_phases import stage_jobs
+from fxcore.reporting.mode_phases import later_names, phase_names, stage_jobs
 from fxcore.workspace.paths import trace_jobs
 
 
@@ -59,20 +60,23 @@ class TraceEngine:
         else:
             threading.Thread(target=close, name="fx-lsp-close", daemon=True).start()
 
-    def start(self, path: str, overlays: dict[str, str], stage: int) -> list[CheckHandle] | None:
+    def start(self, path: str, overlays: dict[str, str], stage: int) -> StartedStage | None:
         """Stage ``stage`` of a document's trace (``fx_lsp.server.documents.StartTrace``)."""
         jobs = trace_jobs([path], self._root_of, self._settings.engine_config, overlays)
         if not jobs:
             return None
         pipeline = self.ensure_pipeline()
-        # The later stage's modes run side by side when the engine has workers and CPUs for it.
+        # The single-call stage's modes run side by side when the engine has workers and CPUs
+        # for it.
         phases = stage_jobs(jobs[0], stage, side_by_side=pipeline.engine.side_by_side)
         if not phases:
             return None
         if not self.watches_files:
             # No file events tell the call-site index what changed on disk: the job looks.
             pipeline.call_sites.rescan_before_next_use()
-        return [pipeline.submit(job) for job in phases]
+        return StartedStage([pipeline.submit(job) for job, _ in phases],
+                            [phase_names(phase) for _, phase in phases],
+                            later_names(jobs[0].config.modes, stage))
 
     def submit_workspace(self, jobs: list[TraceJob]) -> list[CheckHandle]:
         """A workspace trace's jobs, started and pending until ``workspace_jobs_ended``."""

@@ -203,12 +203,13 @@ def cache_secret() -> bytes | None:
 def job_parts(job: TraceJob) -> tuple[str, ...]:
     """What an entry's key holds of a job besides its file's text and the workspace's calls:
     the engine, the installed distributions, the file's path and import location (the other
-    modules of a folder without ``__init__.py`` may make it a namespace package), and the
-    configuration."""
+    modules of a folder without ``__init__.py`` may make it a namespace package), the
+    configuration, and whether compile's loop of calls runs (an editor's single-call stage
+    turns it off: a verdict without the loop's findings is not one with them)."""
     location = job_import_location(job)
     return (_FINGERPRINT, environment_fingerprint(), os.path.abspath(job.path),
             location.module_name, location.sys_path_entry, repr(asdict(job.config)),
-            repr(sorted(job.only_classes)))
+            repr(sorted(job.only_classes)), repr(job.loop_of_calls))
 
 
 def still_current(job: TraceJob, dependencies: dict[str, str],
