@@ -1,6 +1,6 @@
 """Editor latency with several capture modes: a save's fx diagnostics must arrive as fast as
-with fx alone, the export and compile diagnostics after them (within 500 ms at the median for
-a small module).
+with fx alone, every mode's single-call diagnostics after them (within 500 ms at the median for
+a small module), compile mode's loop findings last.
 
 Real ``python -m fx_lsp serve`` processes are driven over stdio by pygls' client, each on its
 own copy of ``examples/`` (a shared copy would answer one server from another's cache), one
@@ -9,20 +9,24 @@ options), over N edits and saves of one example model. The servers take turns, o
 (the machine is shared: drifting load then falls on every server alike). Measured:
 
 - fx alone: didSave -> the publishDiagnostics of that version;
-- three modes: didSave -> the first publish of that version (fx's diagnostics), and -> the
-  publish that also holds the export and compile diagnostics;
-- the ratio of the medians of the first two ("as fast as fx alone" is about 1x);
-- compile mode's loop of calls (``recompile_loop``) against one call: a fourth server with the
-  three modes and ``FX_LSP_NO_RECOMPILE_LOOP=1`` (a switch for benchmarks alone, read in
-  ``fxcore/worker/capture/compile/compiling.py``), every mode's diagnostics with the loop over
-  without it, as a ratio of the medians (the loop runs only on a class whose compile reads no
-  tensor data: ``benchmarks/editor/loop_block.py``, not ``gated.py``);
+- three modes, the stages of a trace (``fxcore.reporting.mode_phases``): didSave -> the first
+  publish of that version (fx's diagnostics); -> the publish of every mode's single call
+  (export, and compile without its loop of calls: the ``fxLsp/traced`` after which only
+  ``compile-loop`` is ``pending``); -> the loop's findings, every stage published (the
+  ``fxLsp/traced`` with nothing ``pending``);
+- the ratio of the medians of fx's diagnostics with three modes and alone ("as fast as fx
+  alone" is about 1x);
 - the CPU time the workers (the zygote's children) and the server took per save, which other
   processes on the machine do not change as much as they change latencies.
 
+The loop of calls (``recompile_loop``) runs only on a class whose compile reads no tensor
+data: ``benchmarks/editor/loop_block.py``, not ``gated.py``.
+
 ``--baseline REVISION`` adds a third server with the three modes, run from that commit of this
 repository (its tree extracted with ``git archive``): the baseline, measured in the same
-turns.
+turns. A tree whose ``fxLsp/traced`` names no ``pending`` stages publishes every mode in one
+stage after fx: its single-call and loop figures are both that publish's (the first holding
+every mode's diagnostics).
 
     python3 -m benchmarks run editor mode_latency --
         [--file models/gated.py | --file benchmarks/editor/loop_block.py] [--edits 20]
@@ -45,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -57,6 +62,8 @@ from benchmarks.tables import durations, emit
 from benchmarks.timing import describe
 
 ALL_MODES = ["fx", "export", "compile"]
+#: What ``fxLsp/traced`` calls compile's loop of calls while it is pending.
+LOOP_STAGE = "compile-loop"
 
 
 class Client(LanguageClient):
@@ -66,6 +73,8 @@ class Client(LanguageClient):
         super().__init__("mode-latency", "1")
         #: (uri, version) -> [(time, the diagnostics' sources)], in publish order.
         self.published: dict[tuple[str, int | None], list[tuple[float, set[str]]]] = {}
+        #: (uri, version) -> [(time, the stages still pending, None where not said)].
+        self.traced: dict[tuple[str, int | None], list[tuple[float, set[str] | None]]] = {}
         self.changed = asyncio.Event()
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -80,23 +89,40 @@ class Client(LanguageClient):
             """Seen, not measured."""
 
         @self.feature("fxLsp/traced")
-        def traced(params: object) -> None:
-            """Seen, not measured."""
+        def traced(params: Any) -> None:
+            pending = getattr(params, "pending", None)
+            self.traced.setdefault((params.uri, params.version), []).append(
+                (time.perf_counter(), None if pending is None else set(pending)))
+            self.changed.set()
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(params: object) -> None:
             """Seen, not measured."""
 
+    def _stages(self, uri: str, version: int, sources: set[str]
+                ) -> tuple[float, float, float] | None:
+        """(fx's publish, the single calls', the loop's) of ``version``, once all came."""
+        publishes = self.published.get((uri, version), [])
+        traced = self.traced.get((uri, version), [])
+        if not publishes or not traced:
+            return None
+        if traced[-1][1] is None:  # a tree without stages: every mode in one publish
+            complete = [at for at, seen in publishes if sources <= seen]
+            return (publishes[0][0], complete[0], complete[0]) if complete else None
+        single = [at for at, pending in traced if pending is not None
+                  and pending <= {LOOP_STAGE}]
+        done = [at for at, pending in traced if pending == set()]
+        return (publishes[0][0], single[0], done[0]) if done else None
+
     async def published_with(self, uri: str, version: int, sources: set[str],
-                             timeout: float) -> tuple[float, float]:
-        """(first publish of ``version``, first publish of it holding every one of
-        ``sources``)."""
+                             timeout: float) -> tuple[float, float, float]:
+        """The first publish of ``version``, the ``fxLsp/traced`` of its single calls, and the
+        one of every stage (where ``sources`` were published)."""
         deadline = time.perf_counter() + timeout
         while True:
-            publishes = self.published.get((uri, version), [])
-            complete = [at for at, seen in publishes if sources <= seen]
-            if complete:
-                return publishes[0][0], complete[0]
+            stages = self._stages(uri, version, sources)
+            if stages is not None:
+                return stages
             self.changed.clear()
             await asyncio.wait_for(self.changed.wait(), max(0.0, deadline - time.perf_counter()))
 
@@ -126,8 +152,10 @@ class Session:
             self.original = handle.read()
         self.uri = from_fs_path(self.target)
         self.client = Client()
-        #: Seconds from each didSave to the first publish, and to every mode's.
+        #: Seconds from each didSave to the first publish, to every mode's single call's,
+        #: and to every stage's (compile's loop findings).
         self.first: list[float] = []
+        self.single: list[float] = []
         self.complete: list[float] = []
         #: CPU seconds of (the workers, the server) over the saves.
         self.cpu: tuple[float, float] = (0.0, 0.0)
@@ -169,9 +197,10 @@ class Session:
         saved = time.perf_counter()
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=self.uri)))
-        first, complete = await self.client.published_with(
+        first, single, complete = await self.client.published_with(
             self.uri, version, _sources(self.modes), 120)
         self.first.append(first - saved)
+        self.single.append(single - saved)
         self.complete.append(complete - saved)
 
     async def stop(self) -> None:
@@ -240,57 +269,47 @@ def main() -> None:
         print(f"baseline:  {_commit(arguments.baseline)}")
     with tempfile.TemporaryDirectory() as scratch:
         sessions = [Session(REPOSITORY, ["fx"], scratch, "fx", arguments.file),
-                    Session(REPOSITORY, ALL_MODES, scratch, "all", arguments.file),
-                    Session(REPOSITORY, ALL_MODES, scratch, "one-call", arguments.file,
-                            {"FX_LSP_NO_RECOMPILE_LOOP": "1"})]
+                    Session(REPOSITORY, ALL_MODES, scratch, "all", arguments.file)]
         if arguments.baseline:
             checkout = _extracted(arguments.baseline, os.path.join(scratch, "baseline-tree"))
             sessions.append(Session(checkout, ALL_MODES, scratch, "baseline", arguments.file))
         asyncio.run(measure(sessions, arguments.edits))
-    fx_alone, every_mode, one_call = sessions[:3]
+    fx_alone, every_mode = sessions[:2]
     print(machine_line())
-    print(f"modes fx:                  didSave -> fx diagnostics     "
-          f"{describe(fx_alone.first)}")
-    print(f"modes fx, export, compile: didSave -> fx diagnostics     "
-          f"{describe(every_mode.first)}")
-    print(f"modes fx, export, compile: didSave -> every mode's       "
-          f"{describe(every_mode.complete)}")
-    print(f"three modes, one call:      didSave -> every mode's       "
-          f"{describe(one_call.complete)}")
+    at = f"at {arguments.baseline}"
+    rows = [("fx alone: didSave -> fx diagnostics", fx_alone.first),
+            ("three modes: didSave -> fx diagnostics", every_mode.first),
+            ("three modes: didSave -> single calls (export, compile without its loop)",
+             every_mode.single),
+            ("three modes: didSave -> loop findings (every stage)", every_mode.complete)]
     if arguments.baseline:
-        baseline = sessions[3]
-        print(f"baseline, three modes:     didSave -> fx diagnostics     "
-              f"{describe(baseline.first)}")
-        print(f"baseline, three modes:     didSave -> every mode's       "
-              f"{describe(baseline.complete)}")
-    names = ["fx alone", "three modes", "three modes, one call",
-             f"three modes at {arguments.baseline}"]
+        rows += [(f"three modes {at}: didSave -> fx diagnostics", sessions[2].first),
+                 (f"three modes {at}: didSave -> every mode's diagnostics (one stage, "
+                  "the loop's included)", sessions[2].complete)]
+    for name, values in rows:
+        print(f"{name + ':':90} {describe(values)}")
+    names = ["fx alone", "three modes", f"three modes {at}"]
     for name, session in zip(names, sessions, strict=False):
         print(f"{name + ':':27}CPU per save: {_cpu_per_save(session)}")
     ratio = statistics.median(every_mode.first) / statistics.median(fx_alone.first)
     print(f"ratio of medians (fx diagnostics with three modes / fx alone): {ratio:.2f}x")
-    loop = statistics.median(every_mode.complete) / statistics.median(one_call.complete)
-    loop_cpu = every_mode.cpu[0] / one_call.cpu[0] if one_call.cpu[0] else float("nan")
-    print(f"the loop against one call: every mode's diagnostics, ratio of medians {loop:.2f}x; "
-          f"worker CPU {loop_cpu:.2f}x")
-    rows = [("fx alone: didSave -> fx diagnostics", fx_alone.first),
-            ("three modes: didSave -> fx diagnostics", every_mode.first),
-            ("three modes: didSave -> every mode's diagnostics", every_mode.complete),
-            ("three modes, one call (no loop): didSave -> every mode's diagnostics",
-             one_call.complete)]
+    figures = [("ratio of medians, fx diagnostics with three modes / fx alone", f"{ratio:.2f}x")]
     if arguments.baseline:
-        rows += [(f"three modes at {arguments.baseline}: didSave -> fx diagnostics",
-                  sessions[3].first),
-                 (f"three modes at {arguments.baseline}: didSave -> every mode's diagnostics",
-                  sessions[3].complete)]
+        baseline = sessions[2]
+        earlier = statistics.median(baseline.complete) / statistics.median(every_mode.single)
+        later = statistics.median(every_mode.complete) / statistics.median(baseline.complete)
+        cpu = every_mode.cpu[0] / baseline.cpu[0] if baseline.cpu[0] else float("nan")
+        print(f"single calls come {earlier:.2f}x earlier than every mode {at}; the loop's "
+              f"findings {later:.2f}x as late; worker CPU {cpu:.2f}x")
+        figures += [(f"ratio of medians, every mode's diagnostics {at} / single calls",
+                     f"{earlier:.2f}x"),
+                    (f"ratio of medians, loop findings / every mode's diagnostics {at}",
+                     f"{later:.2f}x"),
+                    (f"ratio of worker CPU, three modes / three modes {at}", f"{cpu:.2f}x")]
     emit("mode_latency", durations(
         rows, f"`{arguments.file}`, {arguments.edits} saves", figures=[
-            ("ratio of medians, fx diagnostics with three modes / fx alone", f"{ratio:.2f}x"),
-            ("ratio of medians, every mode's diagnostics with the loop / one call",
-             f"{loop:.2f}x"),
-            ("ratio of worker CPU, the loop / one call", f"{loop_cpu:.2f}x"),
-            *((f"CPU per save, {name}", _cpu_per_save(session))
-              for name, session in zip(names, sessions, strict=False))]))
+            *figures, *((f"CPU per save, {name}", _cpu_per_save(session))
+                        for name, session in zip(names, sessions, strict=False))]))
 
 
 if __name__ == "__main__":

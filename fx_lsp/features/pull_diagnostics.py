@@ -6,6 +6,11 @@ that pulls instead): a pull answers from it, so that a pulling client sees exact
 pushing one does, notebook cells and closed files of a workspace trace included. Each URI's
 diagnostics carry a ``resultId`` that changes only when they do: a client that sends the id it
 holds is told "unchanged".
+
+A document's full report also says which capture modes' results its trace has yet to publish
+(``pending``, an fx-lsp field beside LSP's: ``compile-loop`` for compile's loop of calls,
+``fx_lsp.server.documents.Document.pending_stages``); a client that re-pulls when asked is asked
+again as each arrives.
 """
 
 from __future__ import annotations
@@ -43,19 +48,27 @@ def client_refreshes(capabilities: types.ClientCapabilities) -> bool:
 
 
 class Published:
-    """The diagnostics last published on each URI, each with its result id."""
+    """The diagnostics last published on each URI, each with its result id and the modes
+    still to come."""
 
     def __init__(self) -> None:
-        self._by_uri: dict[str, tuple[str, list[types.Diagnostic]]] = {}
+        self._by_uri: dict[str, tuple[str, list[types.Diagnostic], list[str]]] = {}
         self._ids = itertools.count(1)
 
-    def record(self, uri: str, diagnostics: list[types.Diagnostic]) -> bool:
-        """``diagnostics`` are now those of ``uri``; whether they changed."""
+    def record(self, uri: str, diagnostics: list[types.Diagnostic],
+               pending: list[str] | None = None) -> bool:
+        """``diagnostics`` are now those of ``uri``, ``pending`` the modes whose results are
+        still to come; whether either changed."""
         held = self._by_uri.get(uri)
-        if held is not None and held[1] == diagnostics:
+        if held is not None and held[1:] == (diagnostics, pending or []):
             return False
-        self._by_uri[uri] = (str(next(self._ids)), list(diagnostics))
+        self._by_uri[uri] = (str(next(self._ids)), list(diagnostics), list(pending or []))
         return True
+
+    def pending(self, uri: str) -> list[str]:
+        """The modes whose results the trace published on ``uri`` has yet to publish."""
+        held = self._by_uri.get(uri)
+        return list(held[2]) if held is not None else []
 
     def report(self, uri: str, previous_result_id: str | None
                ) -> types.DocumentDiagnosticReport:
@@ -65,7 +78,7 @@ class Published:
         held = self._by_uri.get(uri)
         if held is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
-        result_id, diagnostics = held
+        result_id, diagnostics, _ = held
         if previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return types.RelatedFullDocumentDiagnosticReport(items=diagnostics, result_id=result_id)
@@ -81,7 +94,7 @@ class Published:
             held = self._by_uri.get(uri)
             if held is None:
                 continue
-            result_id, diagnostics = held
+            result_id, diagnostics, _ = held
             version = versions.get(uri)
             if previous.get(uri) == result_id:
                 items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(

@@ -99,12 +99,16 @@ def build(tools: Tools) -> MCPServer:
             description="files or folders to check, relative to the workspace (default: the "
             "whole workspace)")] = None,
         modes: Modes = None,
+        loop_of_calls: Annotated[bool, Field(
+            description="run compile mode's loop of calls, which looks for recompilations "
+            "(FX506...) for seconds; false: compile's single call alone, and the report's "
+            "`pending` names what it lacks (`compile-loop`)")] = True,
     ) -> dict[str, Any]:
         """Check PyTorch nn.Module classes: for each class and capture mode its verdict
         (traced, failed, not traced and why) and each problem's file, line, column, code,
         message and the titles of its fixes. The same report as `fx-lsp check --output-format
         json`. Unchanged files are answered from the cache."""
-        return await _run(tools, tools.check, paths, modes)
+        return await _run(tools, tools.check, paths, modes, loop_of_calls)
 
     @server.tool(annotations=READ_ONLY)
     async def explain(code: Annotated[str, Field(

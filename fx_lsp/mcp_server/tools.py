@@ -35,6 +35,7 @@ from fxcore.api.revision_diff import diff_json
 from fxcore.api.session import ChosenModes, EngineSession, ModeError, choose_modes
 from fxcore.api.workers import ZygoteError, installed_torch_support
 from fxcore.reporting.json_report import json_report
+from fxcore.reporting.mode_phases import LOOP_MODE, LOOP_NAME
 from fxcore.workspace.kept_bytes import UnwritableFiles
 from fxcore.workspace.notebook.cells import is_notebook
 
@@ -156,14 +157,22 @@ class Tools:
 
     # -- the tools --------------------------------------------------------------------------
 
-    def check(self, paths: list[str] | None, modes: list[str] | None) -> dict[str, Any]:
+    def check(self, paths: list[str] | None, modes: list[str] | None,
+              loop_of_calls: bool = True) -> dict[str, Any]:
         """The report of ``fx-lsp check PATHS --output-format json``, the workspace's
-        baseline taken out as the command line takes it."""
+        baseline taken out as the command line takes it. Without ``loop_of_calls``, where
+        compile mode ran, the report's ``pending`` names the stage it lacks (as an editor's
+        pull does): ``compile-loop``, its recompilation findings."""
         full = [self._path(path) for path in paths or ["."]]
         with self._tracing("check"):
             where = self.session.baseline(full)  # before the trace: it stops the call at once
-            run = self.session.check(full, self._modes(modes), baseline_file=where)
-        return json_report(run.shown())
+            run = self.session.check(full, self._modes(modes), baseline_file=where,
+                                     loop_of_calls=loop_of_calls)
+        report = json_report(run.shown())
+        if not loop_of_calls and any(module.mode == LOOP_MODE for result in run.results
+                                     for module in result.modules):
+            report["pending"] = [LOOP_NAME]
+        return report
 
     @staticmethod
     def explain(code: str) -> dict[str, str]:

@@ -8,9 +8,11 @@ as soon as its document changes or a file it imported changes: it is cancelled (
 killed) and its result, should it still arrive, dropped.
 
 A trace runs in stages (``fxcore.reporting.mode_phases``): the ``fx`` verdicts are accepted, and
-published, before the other capture modes' jobs start, side by side when the engine runs
-several children; each of their results, from the same texts, is merged with what the trace
-had published and published in turn. An edit outdates them all.
+published, before the other capture modes' single-call jobs start, side by side when the engine
+runs several children, and those before compile's loop of calls; each of their results, from
+the same texts, is merged with what the trace had published and published in turn, the
+loop's verdicts in place of the single call's. What is still to come is named in
+``Document.pending_stages``. An edit outdates them all.
 """
 
 from __future__ import annotations
@@ -57,17 +59,46 @@ class Document:
     phase_results: dict[tuple[int, int], FileResult] = field(default_factory=dict)
     #: The diagnostics last published for it.
     entries: list[Entry] = field(default_factory=list)
+    #: The names of the current trace's running phases (``mode_phases.phase_names``), by
+    #: (stage, phase), and of its later stages' phases, not started yet.
+    running_names: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    later_names: list[str] = field(default_factory=list)
+    #: The generation of the trace that last had a stage accepted.
+    accepted_generation: int | None = None
 
     @property
     def busy(self) -> bool:
         """A trace of its current text is planned or running."""
         return bool(self.handles) or self.timer is not None
 
+    @property
+    def pending_stages(self) -> list[str]:
+        """The modes (``compile-loop``: compile's loop of calls) whose results the current
+        trace has yet to publish, in stage order."""
+        running = [name for key in sorted(self.running_names) for name in self.running_names[key]]
+        return list(dict.fromkeys([*running, *self.later_names]))
+
+    @property
+    def stage_published(self) -> bool:
+        """A stage of its current trace has been published (a trace planned or running
+        otherwise publishes the verdicts of an older text first)."""
+        return self.accepted_generation == self.generation
+
+
+@dataclass
+class StartedStage:
+    """The jobs of one stage of a trace, one per phase in phase order, each phase's names,
+    and the names of the later stages' phases."""
+
+    handles: list[CheckHandle]
+    names: list[list[str]]
+    later: list[str]
+
 
 #: Starts stage ``stage`` of tracing ``path`` with the open buffers' texts as overlays: a job
 #: per phase of the stage, in phase order; None when the project excludes the file, or when
 #: it has no such stage.
-StartTrace = Callable[[str, dict[str, str], int], list[CheckHandle] | None]
+StartTrace = Callable[[str, dict[str, str], int], StartedStage | None]
 
 
 class Listener(Protocol):
@@ -168,6 +199,7 @@ class Documents:
             handle.cancel()
         document.handles = []
         document.phase_results = {}
+        document.running_names, document.later_names = {}, []
 
     def schedule(self, document: Document, delay: float = 0.0) -> None:
         """Trace ``document`` after ``delay`` seconds (on the running event loop), replacing
@@ -230,7 +262,8 @@ class Documents:
     ) -> None:
         """Start stage ``stage`` of the trace of ``document`` from the buffers' ``texts``."""
         try:
-            handles = self._start(document.path, texts, stage)
+            started = self._start(document.path, texts, stage)
+            handles = started.handles if started is not None else []
             if not handles:
                 if stage == 0:
                     # Excluded by its project's `exclude`: as in `fx-lsp check`, no verdict.
@@ -239,6 +272,10 @@ class Documents:
                 self._listener.status()
                 return
             document.handles = list(handles)
+            assert started is not None
+            document.running_names = {(stage, phase): names
+                                      for phase, names in enumerate(started.names)}
+            document.later_names = list(started.later)
             loop = asyncio.get_running_loop()
             version = document.version
             for phase, handle in enumerate(handles):
@@ -266,6 +303,7 @@ class Documents:
     ) -> None:
         if handle in document.handles:
             document.handles.remove(handle)
+        document.running_names.pop(phase, None)
         current = (
             self._documents.get(document.path) is document
             and document.generation == generation
@@ -276,6 +314,8 @@ class Documents:
             return
         error = future.exception()
         if error is not None:
+            if not document.handles:
+                document.later_names = []  # no later stage starts
             self._listener.status(f"tracing {os.path.basename(document.path)} failed: {error}")
             return
         document.phase_results[phase] = future.result()
@@ -284,6 +324,7 @@ class Documents:
         result = functools.reduce(merge_phases, finished)
         previous = document.result
         self._accept(document, self.with_parent_verdicts(result), version, versions)
+        document.accepted_generation = generation
         # Failures this trace located in other open files (or no longer does) show there.
         touched = {
             f.path for r in (previous, document.result) if r for m in r.modules for f in m.failures
@@ -296,6 +337,8 @@ class Documents:
         if not document.handles:
             # The next stage traces the same texts: its results merge with these.
             self._start_stage(document, generation, phase[0] + 1, texts, versions)
+        else:
+            self._listener.status()  # a pull waiting for a stage of this trace answers
 
     def _accept(
         self, document: Document, result: FileResult, version: int, versions: dict[str, int]

@@ -128,10 +128,12 @@ class Publisher:
         #: A ``workspace/diagnostic/refresh`` is planned for this turn of the event loop.
         self._refresh_planned = False
 
-    def send(self, uri: str, shown: list[types.Diagnostic], version: int | None = None) -> None:
-        """The one way diagnostics leave: recorded for pulls, and published to a client that
-        does not pull, or a pulling client asked to pull again when they changed."""
-        changed = self.published.record(uri, shown)
+    def send(self, uri: str, shown: list[types.Diagnostic], version: int | None = None,
+             pending: list[str] | None = None) -> None:
+        """The one way diagnostics leave: recorded for pulls (with ``pending``, the modes
+        still to come), and published to a client that does not pull, or a pulling client
+        asked to pull again when they changed."""
+        changed = self.published.record(uri, shown, pending)
         if self._server.pushes_diagnostics:
             self._server.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=shown, version=version))
@@ -167,6 +169,8 @@ class Publisher:
                     "uri": uri,
                     "version": document.result_version,
                     "classes": list(dict.fromkeys(m.class_name for m in document.result.modules)),
+                    # The modes whose results this trace has yet to publish.
+                    "pending": document.pending_stages,
                 },
             )
         for other in touched:
@@ -196,10 +200,10 @@ class Publisher:
             # A notebook's diagnostics, in the module, go to the cells they are in.
             for uri, shown in notebooks.cell_diagnostics(
                     notebook, [entry.diagnostic for entry in document.entries]).items():
-                self.send(uri, shown)
+                self.send(uri, shown, pending=document.pending_stages)
             return
         self.send(document.uri, [entry.diagnostic for entry in document.entries],
-                  document.version)
+                  document.version, document.pending_stages)
 
     def publish_closed(self, path: str, result: FileResult) -> None:
         """The diagnostics of a file that is not open (from a workspace trace); a notebook's

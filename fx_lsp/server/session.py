@@ -96,10 +96,12 @@ class Session:
         self._trace_waiters.clear()
 
     async def until_traced(self, path: str) -> None:
-        """Until no trace of the open document at ``path`` is planned or running (every
-        capture mode's stage ended: what is published on it is then its verdicts). Bounded by
-        the trace jobs' own timeouts; a cancelled request stops waiting."""
-        while (document := self.documents.get(path)) is not None and document.busy:
+        """Until the open document at ``path`` has a stage of its current trace published, or
+        no trace of it is planned or running: what is published on it is then of its text
+        (the stages still to come named in ``Document.pending_stages``). Bounded by the trace
+        jobs' own timeouts; a cancelled request stops waiting."""
+        while (document := self.documents.get(path)) is not None and document.busy \
+                and not document.stage_published:
             waiter = asyncio.get_running_loop().create_future()
             self._trace_waiters.add(waiter)
             await waiter

@@ -7,10 +7,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 
+from fx_lsp.server.documents import StartedStage
 from fx_lsp.server.settings import Settings
 from fxcore.api.session import CheckHandle, EngineSession
 from fxcore.model.job_spec import TraceJob
-from fxcore.reporting.mode_phases import stage_jobs
+from fxcore.reporting.mode_phases import later_names, phase_names, stage_jobs
 
 
 class TraceEngine:
@@ -43,19 +44,23 @@ class TraceEngine:
         else:
             threading.Thread(target=session.close, name="fx-lsp-close", daemon=True).start()
 
-    def start(self, path: str, overlays: dict[str, str], stage: int) -> list[CheckHandle] | None:
+    def start(self, path: str, overlays: dict[str, str], stage: int) -> StartedStage | None:
         """Stage ``stage`` of a document's trace (``fx_lsp.server.documents.StartTrace``)."""
         job = EngineSession.document_job(path, self._root_of, self._settings.engine_config,
                                          overlays)
         if job is None:
             return None
         session = self.ensure_session()
-        # The later stage's modes run side by side when the engine has workers and CPUs for it.
+        # The single-call stage's modes run side by side when the engine has workers and CPUs
+        # for it.
         phases = stage_jobs(job, stage, side_by_side=session.engine.side_by_side)
         if not phases:
             return None
         # No file events tell the call-site index what changed on disk: the job looks.
-        return session.submit(phases, rescan=not self.watches_files)
+        handles = session.submit([phase_job for phase_job, _ in phases],
+                                 rescan=not self.watches_files)
+        return StartedStage(handles, [phase_names(phase) for _, phase in phases],
+                            later_names(job.config.modes, stage))
 
     def submit_workspace(self, jobs: list[TraceJob]) -> list[CheckHandle]:
         """A workspace trace's jobs, started and pending until ``workspace_jobs_ended``."""

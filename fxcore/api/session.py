@@ -12,6 +12,7 @@ keeps that engine, which ``close`` leaves running."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -168,12 +169,16 @@ class EngineSession:
     def check(self, paths: Sequence[str], modes: ChosenModes | None = None,
               timeout: float | None = None, use_cache: bool = True,
               progress: Progress | None = None, shard: tuple[int, int] | None = None,
-              baseline_file: baselines.BaselineFile | None = None) -> CheckRun:
+              baseline_file: baselines.BaselineFile | None = None,
+              loop_of_calls: bool = True) -> CheckRun:
         """The results and report of the files under ``paths`` (``shard``: index and count,
         only that shard's part); ``baseline_file``'s problems taken out of the report
-        (``CheckRun.baseline`` says what it held)."""
+        (``CheckRun.baseline`` says what it held). Without ``loop_of_calls``, compile mode's
+        single call alone (an editor's single-call stage)."""
         jobs, projects = check_jobs(paths, timeout, modes.modes if modes else None,
                                     self.read_config)
+        if not loop_of_calls:
+            jobs = [dataclasses.replace(job, loop_of_calls=False) for job in jobs]
         selected = None
         if shard is not None:
             jobs, selected = select(jobs, *shard)

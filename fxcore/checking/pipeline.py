@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from fxcore.checking.kept_verdicts import with_kept
 from fxcore.checking.parent_verdicts import with_parent_verdicts
 from fxcore.checking.preparation import explain_notebook_names, linked_out, prepare
 from fxcore.host.cache import ResultCache
+from fxcore.host.class_cache import ClassCache, Reuse
 from fxcore.host.engine import Engine
 from fxcore.host.submissions import Submission, Submissions
 from fxcore.host.trace_handle import TraceHandle
@@ -33,6 +35,7 @@ from fxcore.model.job_spec import AbsolutePaths, EngineConfig, TraceJob
 from fxcore.model.results import FileResult
 from fxcore.reporting.report import Report, Selection, TextOf, collect
 from fxcore.workspace.call_sites import CallSiteIndexes
+from fxcore.workspace.discovery import ParsedFile
 from fxcore.workspace.paths import python_files, trace_jobs
 
 
@@ -70,6 +73,8 @@ class Pipeline:
         self.engine = engine
         #: Unchanged files' results are taken from it without starting a child (``None``: none).
         self.cache = cache
+        #: Unchanged classes' verdicts, kept beside the cache's file entries.
+        self.classes = ClassCache(cache) if cache is not None else None
         #: Each workspace root's constructor calls, built on first use; the server passes its
         #: file events on to them.
         self.call_sites = CallSiteIndexes()
@@ -148,14 +153,32 @@ class Pipeline:
         cached = self.cache.get(job, key) if self.cache is not None else None
         if cached is not None:
             return cached
-        if prepared.runs:
-            running = self.engine.submit(job, prepared.parsed)
-            if not handle._attach(running):
-                running.cancel()
-            result = running.future.result()
-        else:
-            result = prepared.not_run()
+        result = self._traced(handle, job, prepared.parsed) if prepared.runs \
+            else prepared.not_run()
         explain_notebook_names(job, result)
         if self.cache is not None:
             self.cache.put(job, result, key)
         return result
+
+    def _traced(self, handle: CheckHandle, job: TraceJob, parsed: ParsedFile) -> FileResult:
+        """The job's result from a child, which traces only the classes whose verdicts are
+        not kept from an earlier trace of the same code (``fxcore.host.class_cache``)."""
+        reuse = self.classes.reuse(job, parsed) if self.classes is not None else Reuse()
+        if not reuse.kept:
+            result = self._run_engine(handle, job, parsed)
+        else:
+            result = self._run_engine(
+                handle, dataclasses.replace(job, reused_classes=sorted(reuse.kept)), parsed)
+            # A file-level error (the import failed, a child broke): the whole file is traced
+            # again, so that what is reported is what a fresh trace reports.
+            result = self._run_engine(handle, job, parsed) if result.errors \
+                else with_kept(result, reuse.kept, parsed)
+        if self.classes is not None:
+            self.classes.put(job, parsed, reuse, result)
+        return result
+
+    def _run_engine(self, handle: CheckHandle, job: TraceJob, parsed: ParsedFile) -> FileResult:
+        running = self.engine.submit(job, parsed)
+        if not handle._attach(running):
+            running.cancel()
+        return running.future.result()

@@ -200,6 +200,28 @@ def cache_secret() -> bytes | None:
         return None
 
 
+def job_parts(job: TraceJob) -> tuple[str, ...]:
+    """What an entry's key holds of a job besides its file's text and the workspace's calls:
+    the engine, the installed distributions, the file's path and import location (the other
+    modules of a folder without ``__init__.py`` may make it a namespace package), the
+    configuration, and whether compile's loop of calls runs (an editor's single-call stage
+    turns it off: a verdict without the loop's findings is not one with them)."""
+    location = job_import_location(job)
+    return (_FINGERPRINT, environment_fingerprint(), os.path.abspath(job.path),
+            location.module_name, location.sys_path_entry, repr(asdict(job.config)),
+            repr(sorted(job.only_classes)), repr(job.loop_of_calls))
+
+
+def still_current(job: TraceJob, dependencies: dict[str, str],
+                  missing_modules: dict[str, list[str]]) -> bool:
+    """Whether each file an entry depends on has the content it had (unsaved buffers count),
+    and each module the import did not find is still not there."""
+    overlays = _absolute_overlays(job)
+    return (all(_content_hash(path, overlays) == digest
+                for path, digest in dependencies.items())
+            and all(_still_missing(name, folders) for name, folders in missing_modules.items()))
+
+
 @dataclass
 class CacheEntry:
     """What an entry file's body holds, decoded field by field by
@@ -249,29 +271,25 @@ class ResultCache:
         if content is None:
             return None
         digest = hashlib.sha256()
-        # The module name and import root: the other modules of a folder without
-        # ``__init__.py`` may make it a namespace package.
-        location = job_import_location(job)
-        for part in (_FINGERPRINT, environment_fingerprint(), path, content,
-                     location.module_name, location.sys_path_entry,
-                     repr(asdict(job.config)), repr(sorted(job.only_classes)),
-                     repr(sorted(job.call_sites.items())),
+        for part in (*job_parts(job), content, repr(sorted(job.call_sites.items())),
                      repr(sorted(job.other_call_sites.items())),
                      repr(sorted(job.keyword_values.items()))):
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
         return digest.hexdigest()
 
     @contextlib.contextmanager
-    def _folder(self, job: TraceJob, key: str, create: bool) -> Iterator[int | None]:
-        """A descriptor of the entry's folder (``<root>/.fx-lsp-cache/<key[:2]>``), each
-        step opened without following a symbolic link; ``None`` when it is missing, or a
-        link, or not to be had."""
+    def _folder(self, job: TraceJob, key: str, create: bool,
+                kind: str | None = None) -> Iterator[int | None]:
+        """A descriptor of the entry's folder (``<root>/.fx-lsp-cache/<key[:2]>``, or
+        ``<root>/.fx-lsp-cache/<kind>/<key[:2]>`` for another kind of entry), each step
+        opened without following a symbolic link; ``None`` when it is missing, or a link, or
+        not to be had."""
         root = os.path.abspath(job.workspace_root)
         opened: list[int] = []
         try:
             try:
                 opened.append(os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
-                for name in (CACHE_FOLDER, key[:2]):
+                for name in (CACHE_FOLDER, *([kind] if kind else []), key[:2]):
                     if create:
                         with contextlib.suppress(FileExistsError):
                             os.mkdir(name, dir_fd=opened[-1])
@@ -293,11 +311,10 @@ class ResultCache:
             self._refused.add(folder)
             logger.warning("%s is a symbolic link: fx-lsp goes without a cache there.", folder)
 
-    def _entry(self, job: TraceJob, key: str) -> CacheEntry | None:
-        """The entry stored under ``key``, if it is a regular file that this user's key
-        signed and that names ``key``; ``None`` otherwise (``InvalidResultData`` when a
-        signed body is not of the entry's shape and types)."""
-        with self._folder(job, key, create=False) as folder:
+    def read_signed(self, job: TraceJob, key: str, kind: str | None = None) -> bytes | None:
+        """The body of the entry file ``key`` (of ``kind``: ``_folder``) below the job's
+        root, if it is a regular file that this user's key signed; ``None`` otherwise."""
+        with self._folder(job, key, False, kind) as folder:
             if folder is None:
                 return None
             data = _read_regular(key, MAX_ENTRY_BYTES, folder)
@@ -306,6 +323,27 @@ class ResultCache:
         mac, _, body = data.partition(b"\n")
         expected = self._mac(body)
         if expected is None or not hmac.compare_digest(mac, expected):
+            return None
+        return body
+
+    def write_signed(self, job: TraceJob, key: str, body: bytes, kind: str | None = None
+                     ) -> None:
+        """Store ``body``, signed, as the entry file ``key`` (of ``kind``) below the job's
+        root (nothing when there is no key to sign with, the entry is too large or the
+        folder is read-only)."""
+        mac = self._mac(body)
+        if mac is None or len(body) + len(mac) + 1 > MAX_ENTRY_BYTES:
+            return
+        with self._folder(job, key, True, kind) as folder:
+            if folder is not None:
+                with contextlib.suppress(OSError):  # a read-only workspace goes without
+                    write_entry(folder, key, mac + b"\n" + body)
+
+    def _entry(self, job: TraceJob, key: str) -> CacheEntry | None:
+        """The entry stored under ``key`` (``read_signed``) if it names ``key``
+        (``InvalidResultData`` when a signed body is not of the entry's shape and types)."""
+        body = self.read_signed(job, key)
+        if body is None:
             return None
         entry = result_codec.decode(CacheEntry, result_codec.loads(body))
         return entry if entry.key == key else None
@@ -339,12 +377,8 @@ class ResultCache:
         entry = self._entry(job, key) if key is not None else None
         if entry is None:
             return None
-        overlays = _absolute_overlays(job)
-        current = (all(_content_hash(path, overlays) == digest
-                       for path, digest in entry.dependencies.items())
-                   and all(_still_missing(name, folders)
-                           for name, folders in entry.missing_modules.items()))
-        return entry.result if current else None
+        return entry.result if still_current(job, entry.dependencies, entry.missing_modules) \
+            else None
 
     def put(self, job: TraceJob, result: FileResult, key: str | None = None) -> None:
         """Store ``result`` under ``key``: ``self.key(job)`` taken before the job ran (the
@@ -362,11 +396,5 @@ class ResultCache:
             dependencies = {path: content} if content is not None else {}
         if path not in dependencies or not set(result.imported_files) <= set(dependencies):
             return  # the worker could not say what it imported: nothing to vouch for it
-        body = result_codec.dumps(CacheEntry(key, dependencies, result.missing_modules, result))
-        mac = self._mac(body)
-        if mac is None or len(body) + len(mac) + 1 > MAX_ENTRY_BYTES:
-            return
-        with self._folder(job, key, create=True) as folder:
-            if folder is not None:
-                with contextlib.suppress(OSError):  # a read-only workspace goes without
-                    write_entry(folder, key, mac + b"\n" + body)
+        self.write_signed(job, key, result_codec.dumps(
+            CacheEntry(key, dependencies, result.missing_modules, result)))

@@ -192,6 +192,14 @@ class TraceJob:
     #: None: any workspace file (the server and cached runs keep them for files checked later).
     #: One ``AbsolutePaths`` shared by a run's jobs.
     derived_paths: frozenset[str] | None = None
+    #: Classes of this file whose verdicts the host keeps from an earlier trace of the same
+    #: code (``fxcore.host.class_cache``): the child imports the file but neither announces
+    #: nor traces them.
+    reused_classes: list[str] = field(default_factory=list)
+    #: compile mode's loop of calls (``fxcore.worker.capture.compile.recompile_loop``) runs:
+    #: an editor's trace turns it off in the stage of single calls, whose verdicts it
+    #: publishes before the loop's findings (``fxcore.reporting.mode_phases``).
+    loop_of_calls: bool = True
 
     def with_absolute_paths(self) -> TraceJob:
         """The job with absolute paths: a child runs in another working folder, and the

@@ -151,6 +151,8 @@ def _class_names(value: Any, job: TraceJob) -> list[str]:
         raise InvalidResultData("classes: a name is listed twice")
     if job.only_classes and not set(names) <= set(job.only_classes):
         raise InvalidResultData("classes: a class the job did not ask for")
+    if set(names) & set(job.reused_classes):
+        raise InvalidResultData("classes: a class whose verdicts the host keeps")
     return names
 
 

@@ -1,15 +1,20 @@
 """An editor's trace of a file in stages: ``fx`` first, since its verdicts come in a fraction
-of a second, then the slower capture modes (export, compile), whose results are merged with
-the first's.
+of a second, then the slower capture modes (export, compile) with one call each, then compile
+mode's loop of calls (``recompile_loop``: seconds of recompilations), each stage's results
+merged with the earlier ones'.
 
-Each phase is one job, so one child. The later stage's modes run in one phase, or each in a
-phase of its own beside the others (``side_by_side``: the engine decides, with two workers
-or more and cores that stood idle, ``fxcore.host.engine.Engine.side_by_side``): export and
-compile then take as long as the slower of the two rather than both, for the work of one more
-child's start-up.
+Each phase is one job, so one child. The single-call stage's modes run in one phase, or each
+in a phase of its own beside the others (``side_by_side``: the engine decides, with two
+workers or more and cores that stood idle, ``fxcore.host.engine.Engine.side_by_side``):
+export and compile then take as long as the slower of the two rather than both, for the work
+of one more child's start-up. The last stage is compile again with its loop: the loop needs
+the compiled model of its own first call, so it repeats that call (the CPU of one compile);
+its verdicts replace the single call's (``merge_phases``), so that the merged result is the
+one a job of every mode gives.
 
 The CLI runs one job of every mode; a server publishes after each phase, so the FX
-diagnostics of a save arrive as fast as with ``fx`` alone.
+diagnostics of a save arrive as fast as with ``fx`` alone, and every mode's single-call
+diagnostics do not wait for the loop.
 """
 
 from __future__ import annotations
@@ -21,37 +26,86 @@ from fxcore.model.results import Failure, FileResult, ModuleResult
 
 #: The mode whose verdicts are published before the others'.
 FIRST_MODE = "fx"
+#: The mode with a loop of calls, whose findings are published after its single call's.
+LOOP_MODE = "compile"
+#: How a stage still to come names the loop of calls (``phase_names``).
+LOOP_NAME = f"{LOOP_MODE}-loop"
 
 
-def mode_stages(modes: tuple[str, ...], side_by_side: bool = False
-                ) -> list[list[tuple[str, ...]]]:
-    """The stages of a trace, in order, each a list of its phases' modes: ``fx`` alone, then
-    the rest (one stage when ``fx`` is not configured or is the only mode). The rest are one
-    phase, or with ``side_by_side`` a phase per mode."""
+@dataclasses.dataclass(frozen=True)
+class Phase:
+    """One job of a stage: its capture modes, and whether compile's loop of calls runs."""
+
+    modes: tuple[str, ...]
+    loop_of_calls: bool = True
+
+
+def mode_stages(modes: tuple[str, ...], side_by_side: bool = False) -> list[list[Phase]]:
+    """The stages of a trace, in order, each a list of its phases: ``fx`` alone (when other
+    modes follow), then the rest with one call each, in one phase or with ``side_by_side`` a
+    phase per mode, then, with compile among them, compile with its loop of calls."""
     if FIRST_MODE in modes and len(modes) > 1:
-        first: list[list[tuple[str, ...]]] = [[(FIRST_MODE,)]]
+        stages = [[Phase((FIRST_MODE,))]]
         rest = tuple(mode for mode in modes if mode != FIRST_MODE)
     else:
-        first, rest = [], modes
-    return [*first, [(mode,) for mode in rest] if side_by_side else [rest]]
+        stages, rest = [], modes
+    looped = LOOP_MODE in rest
+    groups = [(mode,) for mode in rest] if side_by_side else [rest]
+    # Only a phase with compile runs without its loop: another's job (and cache entry) is
+    # the same as in a trace of every mode at once.
+    stages.append([Phase(group, not (looped and LOOP_MODE in group)) for group in groups])
+    if looped:
+        stages.append([Phase((LOOP_MODE,))])
+    return stages
 
 
-def stage_jobs(job: TraceJob, stage: int, side_by_side: bool = False) -> list[TraceJob]:
-    """A job per phase of stage ``stage``, each ``job`` restricted to its modes; none when
-    there is no such stage."""
+def phase_names(phase: Phase) -> list[str]:
+    """What a phase still to publish is called (a pull's ``pending``): its modes, or for
+    compile with its loop after a single call, ``compile-loop``."""
+    return [LOOP_NAME] if phase.modes == (LOOP_MODE,) and phase.loop_of_calls else \
+        list(phase.modes)
+
+
+def stage_jobs(job: TraceJob, stage: int, side_by_side: bool = False
+               ) -> list[tuple[TraceJob, Phase]]:
+    """A job per phase of stage ``stage``, each ``job`` restricted to its modes (and loop),
+    with its phase; none when there is no such stage."""
     stages = mode_stages(job.config.modes, side_by_side)
     if stage >= len(stages):
         return []
-    return [dataclasses.replace(job, config=dataclasses.replace(job.config, modes=modes))
-            for modes in stages[stage]]
+    return [(dataclasses.replace(job, config=dataclasses.replace(job.config, modes=phase.modes),
+                                 loop_of_calls=phase.loop_of_calls), phase)
+            for phase in stages[stage]]
+
+
+def later_names(modes: tuple[str, ...], stage: int) -> list[str]:
+    """The names of the phases of the stages after ``stage``."""
+    return [name for phases in mode_stages(modes)[stage + 1:] for phase in phases
+            for name in phase_names(phase)]
 
 
 def _by_class(modules: list[ModuleResult], later: list[ModuleResult]) -> list[ModuleResult]:
     """Each class's verdicts together, in the first phase's class order, its modes in phase
-    order (the first verdict of a class is the one views show)."""
+    order (the first verdict of a class is the one views show); a mode ``later`` gives a
+    class again (compile's loop after its single call) replaces the earlier verdicts in
+    their place."""
+    def key(module: ModuleResult) -> tuple[str, str, str]:
+        return module.path, module.class_name, module.mode
+
+    again: dict[tuple[str, str, str], list[ModuleResult]] = {}
+    for module in later:
+        again.setdefault(key(module), []).append(module)
+    placed: set[tuple[str, str, str]] = set()
     merged: dict[tuple[str, str], list[ModuleResult]] = {}
-    for module in [*modules, *later]:
-        merged.setdefault((module.path, module.class_name), []).append(module)
+    for module in modules:
+        if key(module) not in again:
+            merged.setdefault((module.path, module.class_name), []).append(module)
+        elif key(module) not in placed:  # a submodule's several instances: all at once
+            placed.add(key(module))
+            merged.setdefault((module.path, module.class_name), []).extend(again[key(module)])
+    for module in later:
+        if key(module) not in placed:
+            merged.setdefault((module.path, module.class_name), []).append(module)
     return [module for verdicts in merged.values() for module in verdicts]
 
 
@@ -65,8 +119,8 @@ def _failure_key(failure: Failure) -> tuple[str, int, int, str]:
 
 def merge_phases(first: FileResult, later: FileResult) -> FileResult:
     """One file's result from two of its phases (``later`` after ``first`` in phase order),
-    traced from the same texts. File-level errors (a syntax or import error) that both phases
-    met are kept once."""
+    traced from the same texts: ``later``'s verdicts in a mode ``first`` has too replace
+    those. File-level errors (a syntax or import error) that both phases met are kept once."""
     seen = {_failure_key(failure) for failure in first.errors}
     return dataclasses.replace(
         first,

@@ -173,7 +173,10 @@ class _Directives:
         used)."""
         silenced = False
         for path, line in places:
-            for directive in self.of(path).get(self.governing(path).of(line), []):
+            directives = self.of(path)
+            if not directives:
+                continue  # no need of where comments govern (a tokenization of the file)
+            for directive in directives.get(self.governing(path).of(line), []):
                 if directive.silences(code):
                     self.used.add((path, id(directive), code))
                     silenced = True

@@ -159,7 +159,7 @@ def has_module_level_class(tree: ast.Module) -> bool:
             return True
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        if isinstance(statement, ast.If) and _is_main_guard(statement.test):
+        if isinstance(statement, ast.If) and is_main_guard(statement.test):
             pending += statement.orelse
             continue
         for child in ast.iter_child_nodes(statement):
@@ -170,7 +170,7 @@ def has_module_level_class(tree: ast.Module) -> bool:
     return False
 
 
-def _is_main_guard(test: ast.expr) -> bool:
+def is_main_guard(test: ast.expr) -> bool:
     """``__name__ == "__main__"`` (either way round)."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
             and isinstance(test.ops[0], ast.Eq)):

@@ -39,5 +39,6 @@ def write(report: ShownReport, output_format: str, stream: TextIO,
         from fxcore.reporting.json_report import json_report
         data = json_report(report, shard_json(shard) if shard else None) \
             if output_format == "json" else sarif(report, shard)
-        json.dump(data, stream, indent=2)
-        stream.write("\n")
+        # One write: ``json.dump`` writes each of its pieces (a million for a file of 10,000
+        # classes, seconds of writes).
+        stream.write(json.dumps(data, indent=2) + "\n")

@@ -1,11 +1,13 @@
 """Pull diagnostics handlers (LSP 3.17): ``textDocument/diagnostic`` answers once the
-document's trace has ended, from what the server published (``fx_lsp.features.pull_diagnostics``);
+document's trace has published its first stage, from what the server published, the stages
+still to come named (``fx_lsp.features.pull_diagnostics``);
 ``workspace/diagnostic`` traces the workspace as the Trace Workspace command does, streams each
 file's report as a partial result when the client gave a token, and reports progress."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -37,13 +39,20 @@ def _document_uris(session: Session, path: str) -> list[str]:
 @guarded()
 async def document_diagnostic(
     session: Session, params: types.DocumentDiagnosticParams
-) -> types.DocumentDiagnosticReport:
+) -> types.DocumentDiagnosticReport | dict[str, Any]:
     uri = params.text_document.uri
     cell = session.texts.cell_of(uri)
     path = cell[0].path if cell is not None else to_fs_path(uri) or ""
-    # A pull right after an open or a save gets that text's verdicts, not the previous ones.
+    # A pull right after an open or a save gets that text's verdicts, not the previous ones:
+    # fx's at least, the modes still to come in ``pending`` (re-pulled on refresh, or pushed).
     await session.until_traced(path)
-    return session.publisher.published.report(uri, params.previous_result_id)
+    published = session.publisher.published
+    report = published.report(uri, params.previous_result_id)
+    if not isinstance(report, types.RelatedFullDocumentDiagnosticReport):
+        return report  # "unchanged": its id stands for the pending modes too
+    # An fx-lsp field beside LSP's: as JSON, since lsprotocol's types hold none.
+    return {**session.server.protocol._converter.unstructure(report),
+            "pending": published.pending(uri)}
 
 
 class _Streaming(workspace_trace.Host):

@@ -31,7 +31,8 @@ class Capture(Protocol):
         located with ``context``. Exceptions of user code become failures; an exception that
         escapes is a fault of the mode itself. ``loop_of_calls``: whether a mode that calls
         the captured model again (compile's recompilations) does so; False in a second
-        ``nn.Module`` mode whose answer cannot differ (``module_modes.judging.judged``)."""
+        ``nn.Module`` mode whose answer cannot differ (``module_modes.judging.judged``), and
+        in a job of single calls (``TraceJob.loop_of_calls``)."""
         ...
 
     def hints(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision,

@@ -21,6 +21,8 @@ import ast
 import fnmatch
 import os
 import re
+import weakref
+from dataclasses import dataclass
 
 from fxcore.model.job_spec import EngineConfig, ModuleConfig
 
@@ -63,20 +65,46 @@ def _bound_names(statement: ast.stmt) -> set[str]:
     return names
 
 
+@dataclass(frozen=True)
+class _TopLevel:
+    """What ``written_for_cuda`` reads of a module's top level, read once per tree: asked of
+    every class of a file, reading it again for each made a file of thousands of classes
+    quadratic."""
+
+    #: Each top-level class by name, its first definition where a name has several.
+    classes: dict[str, ast.ClassDef]
+    #: The names bound by each module-level statement (no definition) that mentions CUDA.
+    cuda_bindings: list[set[str]]
+
+
+_TOP_LEVELS: weakref.WeakKeyDictionary[ast.Module, _TopLevel] = weakref.WeakKeyDictionary()
+
+
+def _top_level(tree: ast.Module) -> _TopLevel:
+    found = _TOP_LEVELS.get(tree)
+    if found is None:
+        classes: dict[str, ast.ClassDef] = {}
+        for statement in tree.body:
+            if isinstance(statement, ast.ClassDef):
+                classes.setdefault(statement.name, statement)
+        found = _TopLevel(classes, [
+            _bound_names(statement) for statement in tree.body
+            if not isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and _mentions_cuda(statement)])
+        _TOP_LEVELS[tree] = found
+    return found
+
+
 def written_for_cuda(tree: ast.Module, class_name: str) -> bool:
     """Whether the top-level class ``class_name`` of ``tree`` is written for a GPU."""
-    definition = next((statement for statement in tree.body
-                       if isinstance(statement, ast.ClassDef)
-                       and statement.name == class_name), None)
+    top_level = _top_level(tree)
+    definition = top_level.classes.get(class_name)
     if definition is None:
         return False
     if _mentions_cuda(definition):
         return True
     used = {node.id for node in ast.walk(definition) if isinstance(node, ast.Name)}
-    return any(_bound_names(statement) & used and _mentions_cuda(statement)
-               for statement in tree.body
-               if not isinstance(statement, (ast.ClassDef, ast.FunctionDef,
-                                             ast.AsyncFunctionDef)))
+    return any(bound & used for bound in top_level.cuda_bindings)
 
 
 def device_setting(config: EngineConfig, module_config: ModuleConfig, path: str,

@@ -198,16 +198,18 @@ def in_mode(model: torch.nn.Module, mode: str) -> Iterator[None]:
 
 
 def judged(setting: str, capture_mode: str, model: torch.nn.Module,
-           verdict: Callable[[bool], ModuleResult], seconds: float) -> ModuleResult:
+           verdict: Callable[[bool], ModuleResult], seconds: float, loop: bool = True
+           ) -> ModuleResult:
     """``verdict(loop)`` made in each mode the setting chooses for ``capture_mode``, merged
-    into one verdict marked with the modes it holds for. ``loop``: whether compile's loop of
-    calls runs, in the first mode always, in the next only where its answer can differ there
-    (``training_branches``). A mode is left out when the time spent, and as much again, would
+    into one verdict marked with the modes it holds for. ``verdict``'s argument: whether
+    compile's loop of calls runs, in the first mode always, in the next only where its answer
+    can differ there (``training_branches``); in none where ``loop`` is False (the job runs
+    single calls alone). A mode is left out when the time spent, and as much again, would
     exceed ``seconds`` (the class's time-out, which the engine counts from the last message
     sent)."""
     plan = mode_plan(setting, capture_mode, model)
     if plan is None:
-        return verdict(True)
+        return verdict(loop)
     results = []
     started = Budget()
     loop_again = len(plan.runs) < 2 or loop_can_differ(model)
@@ -221,10 +223,10 @@ def judged(setting: str, capture_mode: str, model: torch.nn.Module,
             kept.module_modes = [kept_mode]
             return kept
         with in_mode(model, mode):
-            results.append((mode, verdict(not results or loop_again)))
+            results.append((mode, verdict(loop and (not results or loop_again))))
     if len(results) > 1:
         result = merged(results)
-        if not loop_again:
+        if loop and not loop_again:
             result.capture_notes.append(ONE_LOOP_NOTE.format(first=results[0][0],
                                                              other=results[1][0]))
         return result

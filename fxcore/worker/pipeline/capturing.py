@@ -124,7 +124,7 @@ def _mode_verdict(context: JobContext, capture: Capture, target: CaptureTarget
         return result
 
     result = judged(context.job.config.module_mode, capture.mode, target.module,
-                    in_current_mode, context.job.config.timeout)
+                    in_current_mode, context.job.config.timeout, context.job.loop_of_calls)
     if capture.mode != "fx" and cuda_view.active():
         result.capture_notes.append(GPU_NOTE)
         result.capture_notes.extend(gap_notes())

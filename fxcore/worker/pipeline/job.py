@@ -344,6 +344,7 @@ class Job:
                 and name in sources
                 and value.forward is not torch.nn.Module.forward
                 and (not self.job.only_classes or name in self.job.only_classes)
+                and name not in self.job.reused_classes
             ):
                 found.append(value)
         return sorted(found, key=lambda cls: sources[cls.__name__].name_span.line)

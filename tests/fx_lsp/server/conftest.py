@@ -30,7 +30,7 @@ def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
 def toy_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     """The server (and the workers it forks) can import the toy mode."""
     monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "plain=plain_capture:PlainSymbolicTrace")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS)]))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS / "support")]))
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import Future
 
-from fx_lsp.server.documents import Document, Documents
+from fx_lsp.server.documents import Document, Documents, StartedStage
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import Failure, FileResult, ModuleResult
 
@@ -45,13 +45,20 @@ class FakeServer:
             self.start, lambda document: self.texts[document.path], lambda: self.trusted, self
         )
 
-    def start(self, path: str, overlays: dict[str, str], stage: int) -> list[FakeHandle] | None:
+    @staticmethod
+    def names(stage: int, phase: int) -> list[str]:
+        """What the fake calls a phase (the engine: its modes, ``mode_phases.phase_names``)."""
+        return [f"stage {stage} phase {phase}"]
+
+    def start(self, path: str, overlays: dict[str, str], stage: int) -> StartedStage | None:
         if path in self.excluded_paths or stage >= len(self.stages):
             return None
         handles = [FakeHandle(path, overlays, stage, phase)
                    for phase in range(self.stages[stage])]
         self.handles.extend(handles)
-        return handles
+        return StartedStage(handles, [self.names(stage, phase) for phase in range(len(handles))],
+                            [name for later, phases in enumerate(self.stages[stage + 1:], stage + 1)
+                             for phase in range(phases) for name in self.names(later, phase)])
 
     def accepted(self, document: Document, touched: list[Document]) -> None:
         self.accepted_calls.append((document.path, [d.path for d in touched]))
@@ -319,3 +326,51 @@ async def test_an_edit_during_the_later_stage_drops_its_results() -> None:
     await settle()
     assert len(fake.accepted_calls) == 1
     assert not fake.documents.is_current(document)  # the fx result is of version 1
+
+
+async def test_the_loop_stage_replaces_the_single_calls_verdict_and_pending_stages_shrink(
+) -> None:
+    """fx, then export and compile's single call, then compile with its loop of calls: each
+    stage is published with the earlier ones, compile's loop verdict in place of its single
+    call's, and the document names the stages still to come at each publish."""
+    fake = FakeServer()
+    fake.stages = [1, 1, 1]
+    pending: list[list[str]] = []
+    fake.accepted = lambda document, touched: pending.append(document.pending_stages)
+    document = fake.open("/project/a.py", "class Net: ...\n")
+    await settle()
+    assert document.pending_stages == ["stage 0 phase 0", "stage 1 phase 0", "stage 2 phase 0"]
+    assert not document.stage_published
+    [first] = fake.started("/project/a.py")
+    first.future.set_result(FileResult(path="/project/a.py",
+                                       modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    assert document.stage_published
+    [_, single] = fake.started("/project/a.py")
+    single_call = module("/project/a.py", "Net", "compile")
+    single.future.set_result(FileResult(path="/project/a.py", modules=[
+        module("/project/a.py", "Net", "export"), single_call]))
+    await settle()
+    [_, _, looped] = fake.started("/project/a.py")
+    assert looped.stage == 2 and looped.job.overlays == first.job.overlays
+    loop_verdict = module("/project/a.py", "Net", "compile")
+    loop_verdict.status = "failed"
+    looped.future.set_result(FileResult(path="/project/a.py", modules=[loop_verdict]))
+    await settle()
+    assert pending == [["stage 1 phase 0", "stage 2 phase 0"], ["stage 2 phase 0"], []]
+    assert document.result is not None and not document.busy
+    assert [m.mode for m in document.result.modules] == ["fx", "export", "compile"]
+    assert document.result.modules[2] is loop_verdict
+
+
+async def test_an_edit_forgets_the_pending_stages_of_the_old_text() -> None:
+    fake = FakeServer()
+    fake.stages = [1, 1, 1]
+    document = fake.open("/project/a.py")
+    await settle()
+    fake.started("/project/a.py")[0].future.set_result(
+        FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    assert document.pending_stages == ["stage 1 phase 0", "stage 2 phase 0"]
+    fake.documents.changed(document, 2)
+    assert document.pending_stages == [] and not document.stage_published

@@ -1,5 +1,6 @@
 """The stages of an editor's trace (fxcore.reporting.mode_phases): fx alone first, the other capture
-modes after, in one phase or side by side, and the merge of the results of one file."""
+modes' single calls after, in one phase or side by side, then compile's loop of calls, and the
+merge of the results of one file."""
 
 from __future__ import annotations
 
@@ -7,33 +8,57 @@ import dataclasses
 
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import Failure, FileResult, ModuleResult
-from fxcore.reporting.mode_phases import merge_phases, mode_stages, stage_jobs
+from fxcore.reporting.mode_phases import (
+    Phase,
+    later_names,
+    merge_phases,
+    mode_stages,
+    phase_names,
+    stage_jobs,
+)
+
+SINGLE = False  # compile's loop of calls off: its single call alone
 
 
-def test_fx_is_a_stage_of_its_own_when_other_modes_follow() -> None:
-    assert mode_stages(("fx", "export", "compile")) == [[("fx",)], [("export", "compile")]]
-    assert mode_stages(("fx",)) == [[("fx",)]]
-    assert mode_stages(("export", "compile")) == [[("export", "compile")]]
+def test_fx_then_single_calls_then_compiles_loop_each_a_stage() -> None:
+    assert mode_stages(("fx", "export", "compile")) == [
+        [Phase(("fx",))], [Phase(("export", "compile"), SINGLE)], [Phase(("compile",))]]
+    assert mode_stages(("fx",)) == [[Phase(("fx",))]]
+    assert mode_stages(("fx", "export")) == [[Phase(("fx",))], [Phase(("export",))]]
+    assert mode_stages(("export", "compile")) == [
+        [Phase(("export", "compile"), SINGLE)], [Phase(("compile",))]]
 
 
-def test_side_by_side_each_later_mode_is_a_phase_of_its_own() -> None:
+def test_side_by_side_each_single_call_mode_is_a_phase_of_its_own() -> None:
     assert mode_stages(("fx", "export", "compile"), side_by_side=True) == [
-        [("fx",)], [("export",), ("compile",)]]
-    assert mode_stages(("fx",), side_by_side=True) == [[("fx",)]]
+        [Phase(("fx",))], [Phase(("export",)), Phase(("compile",), SINGLE)],
+        [Phase(("compile",))]]
+    assert mode_stages(("fx",), side_by_side=True) == [[Phase(("fx",))]]
     assert mode_stages(("compile", "export"), side_by_side=True) == [
-        [("compile",), ("export",)]]
+        [Phase(("compile",), SINGLE), Phase(("export",))], [Phase(("compile",))]]
 
 
-def test_a_stage_job_keeps_everything_but_the_modes() -> None:
+def test_the_stages_still_to_come_are_named_by_mode_and_the_loop_as_compile_loop() -> None:
+    modes = ("fx", "export", "compile")
+    assert later_names(modes, 0) == ["export", "compile", "compile-loop"]
+    assert later_names(modes, 1) == ["compile-loop"] and later_names(modes, 2) == []
+    assert phase_names(Phase(("export", "compile"), SINGLE)) == ["export", "compile"]
+
+
+def test_a_stage_job_keeps_everything_but_the_modes_and_the_loop() -> None:
     job = TraceJob(path="/w/a.py", workspace_root="/w", overlays={"/w/a.py": "x = 1\n"},
                    config=EngineConfig(modes=("fx", "compile")))
-    [first], [later] = stage_jobs(job, 0), stage_jobs(job, 1)
-    assert first.config.modes == ("fx",) and later.config.modes == ("compile",)
-    assert later.overlays == job.overlays and later.config.timeout == job.config.timeout
-    assert stage_jobs(job, 2) == []
+    [(first, _)], [(single, _)], [(looped, _)] = (stage_jobs(job, stage) for stage in range(3))
+    assert first.config.modes == ("fx",) and first.loop_of_calls
+    assert single.config.modes == ("compile",) and not single.loop_of_calls
+    assert looped.config.modes == ("compile",) and looped.loop_of_calls
+    assert looped.overlays == job.overlays and looped.config.timeout == job.config.timeout
+    assert stage_jobs(job, 3) == []
     job = dataclasses.replace(job, config=EngineConfig(modes=("fx", "export", "compile")))
-    assert [phase.config.modes for phase in stage_jobs(job, 1, side_by_side=True)] == [
-        ("export",), ("compile",)]
+    phases = [phase for phase, _ in stage_jobs(job, 1, side_by_side=True)]
+    # export's job is the one a trace of every mode runs: its cache entry is shared.
+    assert [(phase.config.modes, phase.loop_of_calls) for phase in phases] == [
+        (("export",), True), (("compile",), False)]
 
 
 def verdict(class_name: str, mode: str) -> ModuleResult:
@@ -65,3 +90,20 @@ def test_merged_verdicts_stay_by_class_in_mode_order_and_file_errors_once() -> N
     assert merged.output == "fx out\nexport out" and merged.seconds == 2.5
     assert merged.loop_seconds == 0.75  # the compile phase's loop of calls
     assert not merged.from_cache
+
+
+def test_the_loops_verdicts_replace_the_single_calls_in_their_place() -> None:
+    single = FileResult(path="/w/a.py", modules=[
+        verdict("A", "fx"), verdict("A", "export"), verdict("A", "compile"),
+        verdict("B", "fx"), verdict("B", "export"), verdict("B", "compile")],
+        derived_modules=[verdict("Sub", "compile"), verdict("Sub", "compile")], seconds=1.0)
+    looped = FileResult(path="/w/a.py", modules=[verdict("A", "compile"), verdict("B", "compile")],
+                        derived_modules=[verdict("Sub", "compile")], seconds=3.0,
+                        loop_seconds=2.0)
+    merged = merge_phases(single, looped)
+    assert [(m.class_name, m.mode) for m in merged.modules] == [
+        ("A", "fx"), ("A", "export"), ("A", "compile"),
+        ("B", "fx"), ("B", "export"), ("B", "compile")]
+    assert merged.modules[2] is looped.modules[0] and merged.modules[5] is looped.modules[1]
+    assert merged.derived_modules == looped.derived_modules
+    assert merged.loop_seconds == 2.0

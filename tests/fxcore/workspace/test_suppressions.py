@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import textwrap
+import tokenize
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from fxcore.model.job_spec import ReportConfig
 from fxcore.reporting.report import Selection
@@ -210,3 +214,21 @@ def test_a_fully_suppressed_run_passes(tmp_path: Path) -> None:
         '''})
     status, report = check(tmp_path)
     assert (status, report["diagnostics"], report["summary"]["suppressed"]) == (0, [], 1)
+
+
+def test_a_file_without_directives_is_not_tokenized(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tokenizing a file of thousands of classes takes seconds; one with no directive has
+    # nothing to find, and a report over it has no comment to look up.
+    tokenized: list[object] = []
+    generate_tokens = tokenize.generate_tokens
+
+    def counted(readline: Callable[[], str]) -> Iterator[tokenize.TokenInfo]:
+        tokenized.append(readline)
+        return generate_tokens(readline)
+
+    monkeypatch.setattr(tokenize, "generate_tokens", counted)
+    many = "".join(f"class M{i}:\n    x = '# not a comment {i}'\n" for i in range(100))
+    assert suppressions.parse(many) == {}
+    assert tokenized == []
+    assert list(suppressions.parse(many + "y = 1  # noqa: FX200\n")) == [201]
+    assert len(tokenized) == 1

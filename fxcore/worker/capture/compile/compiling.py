@@ -196,7 +196,8 @@ class CompileCapture:
         on_meta = built_on_meta or moved
         started = time.perf_counter()
         # A quarter of the class's time (CPU time) for the loop of calls; none where not run
-        # (``FX_LSP_NO_RECOMPILE_LOOP=1``: one call alone, for the mode_latency benchmark).
+        # (an editor's stage of single calls, ``TraceJob.loop_of_calls``; or
+        # ``FX_LSP_NO_RECOMPILE_LOOP=1``: one call alone, for benchmarks).
         loop = context.job.config.timeout / 4 if loop_of_calls and os.environ.get(
             "FX_LSP_NO_RECOMPILE_LOOP") != "1" else 0.0
         with meta_weights.weights_on_meta(target.module) if moved else contextlib.nullcontext(), \

@@ -114,7 +114,7 @@ def checkpoints(traced_lines: Iterable[tuple[str, int]], sources: SourceIndex) -
         found = [node for line in sorted(lines_here & calls.keys()) for node in calls[line]]
         if not found:
             continue
-        text = [sources.line(path, number) for number in range(1, max(lines_here) + 2)]
+        text = sources.lines(path)
         hints += [_hint(
             "checkpoint",
             "Activation checkpointing is gone from the traced graph: tracing runs the "

@@ -198,8 +198,9 @@ class FxCapture:
         forward = mistraces.forward_node(context.parsed(context.path).tree,
                                          target.cls.__name__)
         if forward is not None:
-            lines = [context.sources.line(context.path, n).rstrip("\r\n")
-                     for n in range(1, (forward.end_lineno or forward.lineno) + 1)]
+            # The file's lines as read once (``char_span`` indexes them by line number): a
+            # copy up to each class's end made a file of thousands of classes quadratic.
+            lines = context.sources.lines(context.path)
             hints += mistraces.none_checks(forward, record.graph, lines, context.path,
                                            concrete_args)
             hints += mistraces.unused_arguments(forward, record.graph, lines, context.path)

@@ -24,7 +24,7 @@ from fxcore.workspace.config import parse_config
 
 from engine_support import REPO_ROOT
 
-TESTS = Path(__file__).parents[3]
+SUPPORT = Path(__file__).parents[3] / "support"
 TOY_CAPTURES = "plain=plain_capture:PlainSymbolicTrace,exits=plain_capture:ExitsOnCrash"
 
 MODELS = """\
@@ -48,7 +48,7 @@ class Lengthy(nn.Module):
 
 
 def _environment(**extra: str) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(TESTS)]), **extra)
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(SUPPORT)]), **extra)
 
 
 def fx_lsp(cwd: Path, *arguments: str, toy: bool = True) -> subprocess.CompletedProcess[str]:

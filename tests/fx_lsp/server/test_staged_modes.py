@@ -1,0 +1,112 @@
+"""A real server publishes a trace in stages: fx, then every mode's single call (compile
+without its loop of calls), then compile's loop findings, each publish holding the earlier
+stages' diagnostics; the last equals what one job of every mode (``fx-lsp check``) reports;
+``fxLsp/traced`` and pull reports name the stages still to come (``pending``)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import pathlib
+
+import pytest
+from lsprotocol import types
+from recompiling_block import RECOMPILES
+
+from cli_support import fx_lsp
+from lsp_support import FxClient, RawResponse, new_project, session, wait_for
+
+MODELS = """\
+from torch import nn
+
+
+class Lengthy(nn.Module):
+    def forward(self, x):
+        return x * len(x)
+"""
+MODES = ["fx", "export", "compile"]
+
+
+def _shown(diagnostics: list[types.Diagnostic]) -> set[tuple[str, str, int]]:
+    return {(str(d.code), d.source or "", d.range.start.line + 1) for d in diagnostics}
+
+
+def _source(mode: str) -> str:
+    return "fx-lsp" if mode == "fx" else f"fx-lsp ({mode})"
+
+
+def _traced(client: FxClient, uri: str, version: int) -> list[list[str]]:
+    """The ``pending`` of each ``fxLsp/traced`` of ``uri`` at ``version``, in order."""
+    return [params["pending"] for params in client.traced
+            if params["uri"] == uri and params["version"] == version]
+
+
+@pytest.mark.slow  # torch.compile's loop of calls recompiles for seconds
+async def test_stages_arrive_in_order_and_the_last_is_the_single_jobs(
+        tmp_path: pathlib.Path) -> None:
+    workspace = new_project(tmp_path)
+    block = workspace / "block.py"
+    block.write_text(RECOMPILES)
+    async with session(workspace, options={"modes": MODES}) as client:
+        uri = client.open(block)
+        await wait_for(lambda: [] in _traced(client, uri, 1), 600, "every stage of version 1")
+        publishes = [_shown(params.diagnostics) for params in client.published
+                     if params.uri == uri and params.version == 1]
+    pending = _traced(client, uri, 1)
+    # fx alone, then the single calls (side by side: one publish each), then the loop.
+    assert pending[0] == ["export", "compile", "compile-loop"]
+    assert pending[-2:] == [["compile-loop"], []]
+    assert all(set(later) < set(earlier) for earlier, later in itertools.pairwise(pending))
+    assert len(publishes) == len(pending)
+    assert {source for _, source, _ in publishes[0]} == {"fx-lsp"}
+    single, final = publishes[-2], publishes[-1]
+    assert ("GB0059", "fx-lsp (compile)", 13) in single
+    assert not any(code == "FX506" for code, _, _ in single)
+    assert any(code == "FX506" for code, _, _ in final)
+    assert single - final == set()  # nothing an earlier stage showed is lost
+    checked = fx_lsp("check", "--output-format", "json", "--no-cache", "--mode",
+                     ",".join(MODES), str(block), cwd=workspace)
+    one_job = {(problem["code"], _source(problem["mode"]), problem["line"])
+               for problem in json.loads(checked.stdout)["diagnostics"]}
+    assert final == one_job
+
+
+@pytest.fixture
+def release(tmp_path: pathlib.Path, toy_mode: None, monkeypatch: pytest.MonkeyPatch
+            ) -> pathlib.Path:
+    """The slow mode's release file (not created yet)."""
+    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "slow=plain_capture:WaitsForRelease")
+    path = tmp_path / "release"
+    monkeypatch.setenv("FX_LSP_TEST_RELEASE", str(path))
+    return path
+
+
+async def _pull(client: FxClient, uri: str) -> dict:
+    """A ``textDocument/diagnostic`` answer as JSON (the typed report has no ``pending``);
+    bounded, so that a pull that waits for the slow mode fails rather than hangs."""
+    client.protocol.get_result_type = lambda method: RawResponse
+    return await asyncio.wait_for(client.protocol.send_request_async(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))),
+        300)
+
+
+@pytest.mark.slow
+async def test_a_pull_answers_after_the_first_stage_naming_the_modes_still_to_come(
+        tmp_path: pathlib.Path, release: pathlib.Path) -> None:
+    workspace = new_project(tmp_path)
+    models = workspace / "models.py"
+    models.write_text(MODELS)
+    async with session(workspace, options={"modes": ["fx", "slow"]}, pulls=True,
+                       refreshes=True) as client:
+        uri = client.open(models)
+        early = await _pull(client, uri)  # the slow mode waits for the release file
+        release.touch()
+        await wait_for(lambda: _traced(client, uri, 1)[-1:] == [[]], 300, "the slow stage")
+        late = await _pull(client, uri)
+    assert early["pending"] == ["slow"]
+    assert {item["code"] for item in early["items"]} == {"FX002"}
+    assert late["pending"] == []
+    assert {(item["code"], item["source"]) for item in late["items"]} == {
+        ("FX002", "fx-lsp"), ("FX199", "fx-lsp (slow)")}
