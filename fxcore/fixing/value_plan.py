@@ -11,7 +11,8 @@ process.
 - GB0036 (a dynamic-shape operator): ``dynamic_shape_fixes.masked_reduction`` for a sum or mean
   of ``x[x > 0]``; else ``capture_dynamic_output_shape_ops``;
 - GB0170 (a branch on tensor data) on a conditional expression: ``loop_fixes``'
-  ``torch.where``; GB7000 (a break in a loop) at an ``if ...: break`` opening a bounded loop:
+  ``torch.where``; on a ``while`` loop's test: ``while_loop_fixes``' ``torch.while_loop``;
+  GB7000 (a break in a loop) at an ``if ...: break`` opening a bounded loop:
   ``loop_fixes.mask_bounded_loop``.
 
 A rewrite is offered only where its edit changes the file: planning computes it.
@@ -29,6 +30,7 @@ from fxcore.fixing import (
     recompile_fixes,
     scalar_fixes,
     scoped_options,
+    while_loop_fixes,
 )
 from fxcore.fixing.fix import Fix, Run, TextOf
 from fxcore.fixing.pt2_fixes import ensure_torch_import
@@ -100,7 +102,8 @@ def fixes_of(failure: Failure, module: ModuleResult | None, source: str, text_of
              run: Run) -> list[Fix]:
     """The rewrites that change the statement the break is at (preferred), then the config
     option (``_option_fixes``)."""
-    found = []
+    found = while_loop_fixes.fixes_of(failure, source, run) \
+        if failure.kind == graph_break_kind("GB0170") else []
     for edit, title, safe in _REWRITES.get(failure.kind, ()):
         if run(edit, source, failure.line) != source:
             found.append(Fix(title, failure.path, functools.partial(edit, line=failure.line),
