@@ -8,6 +8,8 @@ process.
   ``math`` functions (and no option where it reaches one: the break would move there);
   ``scalar_fixes.drop_item`` where the value only feeds tensor arithmetic or a condition;
   GB0124 and GB0033 (``.tolist()``, a number read from data): ``capture_scalar_outputs``;
+- GB0109 and GB0033 (``.tolist()``) of a boolean test filtering rows: ``row_mask_fixes``'
+  boolean mask;
 - GB0036 (a dynamic-shape operator): ``dynamic_shape_fixes.masked_reduction`` for a sum or mean
   of ``x[x > 0]``; else ``capture_dynamic_output_shape_ops``;
 - GB0170 (a branch on tensor data) on a conditional expression: ``loop_fixes``'
@@ -28,6 +30,7 @@ from fxcore.fixing import (
     loop_fixes,
     math_fixes,
     recompile_fixes,
+    row_mask_fixes,
     scalar_fixes,
     scoped_options,
     while_loop_fixes,
@@ -58,6 +61,9 @@ _REWRITES: dict[str, tuple[tuple[Callable[[str, int], str], str, bool], ...]] = 
         (loop_fixes.mask_bounded_loop, "Mask the loop's steps with torch.where instead of "
          "breaking out early (same outputs; every step of the range runs)", False),),
 }
+
+#: The breaks at ``.tolist()``: of a float or boolean tensor, of numbers read from data.
+_TOLIST = frozenset(graph_break_kind(code) for code in ("GB0109", "GB0033"))
 
 #: What each config option torch's hint names makes of compiled code.
 _SCALARS = ("torch._dynamo.config.capture_scalar_outputs",
@@ -102,8 +108,11 @@ def fixes_of(failure: Failure, module: ModuleResult | None, source: str, text_of
              run: Run) -> list[Fix]:
     """The rewrites that change the statement the break is at (preferred), then the config
     option (``_option_fixes``)."""
-    found = while_loop_fixes.fixes_of(failure, source, run) \
-        if failure.kind == graph_break_kind("GB0170") else []
+    found = []
+    if failure.kind == graph_break_kind("GB0170"):
+        found = while_loop_fixes.fixes_of(failure, source, run)
+    elif failure.kind in _TOLIST:
+        found = row_mask_fixes.fixes_of(failure, module, source, run)
     for edit, title, safe in _REWRITES.get(failure.kind, ()):
         if run(edit, source, failure.line) != source:
             found.append(Fix(title, failure.path, functools.partial(edit, line=failure.line),
