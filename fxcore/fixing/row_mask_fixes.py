@@ -7,14 +7,15 @@ boolean mask in the graph, with libcst; idempotent.
     rows = [r for r, k in zip(x, keep) if k]    ->    rows = x[keep]
     return torch.stack(rows)                          return rows
 
-Also of ``zip(keep, x)``, of ``[x[i] for i, k in enumerate(keep) if k]``, of the ``.tolist()``
-read inside the comprehension, of the comprehension given to ``torch.stack`` straight, and
-``torch.cat(rows)`` as ``rows.flatten(0, 1)``. Only where the test is boolean (a comparison,
-``.gt()`` and its kin, ``~``, ``&``, ``|`` of such), the flags are read by that comprehension
-only, and the rows only by that ``torch.stack``/``torch.cat`` along dimension 0. The same
-values where the test gives one flag per row and some row is kept (stacking no rows raises, a
-mask of none gives an empty tensor): unsafe. The mask's selection has a size read from data:
-the class's compiled calls need ``capture_dynamic_output_shape_ops``, set for them only
+Also of ``zip(keep, x)`` (``strict=`` either way: the mask has one flag per row), of
+``[x[i] for i, k in enumerate(keep) if k]``, of the ``.tolist()`` read inside the
+comprehension, of the comprehension given to ``torch.stack`` straight, and ``torch.cat(rows)``
+as ``rows.flatten(0, 1)``. Only where the test is boolean (a comparison, ``.gt()`` and its kin,
+``~``, ``&``, ``|`` of such), the flags are read by that comprehension only, and the rows only
+by that ``torch.stack``/``torch.cat`` along dimension 0. The same values where the test gives
+one flag per row and some row is kept (stacking no rows raises, a mask of none gives an empty
+tensor): unsafe. The mask's selection has a size read from data: the class's compiled calls
+need ``capture_dynamic_output_shape_ops``, set for them only
 (``scoped_options``, by name: the fix's ``import_edit``).
 """
 
@@ -114,16 +115,19 @@ class _Plan:
                 isinstance(comp, cst.ListComp) and loop.inner_for_in is None and
                 len(loop.ifs) == 1 and isinstance(loop.target, cst.Tuple) and
                 len(loop.target.elements) == 2 and loop.asynchronous is None and
-                all(arg.keyword is None and not arg.star for arg in call.args)):
+                not any(arg.star for arg in call.args)):
             return None
+        keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None]
+        positional = [arg for arg in call.args if arg.keyword is None]
         names = [code(element.value) for element in loop.target.elements]
         test, element = code(loop.ifs[0].test), code(comp.elt)
         function = dotted_name(call.func)
-        if function == "zip" and len(call.args) == 2:
-            at = 1 if call.args[1] is argument else 0
-            rows = code(call.args[1 - at].value)
+        if function == "zip" and len(positional) == 2 and keywords in ([], ["strict"]):
+            at = 1 if positional[1] is argument else 0
+            rows = code(positional[1 - at].value)
             return (comp, rows) if test == names[at] and element == names[1 - at] else None
-        if function == "enumerate" and len(call.args) == 1 and test == names[1] and \
+        if function == "enumerate" and len(positional) == 1 and not keywords and \
+                test == names[1] and \
                 isinstance(comp.elt, cst.Subscript) and len(comp.elt.slice) == 1 and \
                 code(comp.elt.slice[0].slice) == names[0]:
             return comp, code(comp.elt.value)

@@ -7,13 +7,13 @@ In the order ``--fix`` prefers them:
 - an element-wise call on one tensor through numpy: a ``torch.library.custom_op`` around the
   expression, its fake implementation ``torch.empty_like`` of the tensor (safe: the compiled
   code calls the same function on the same data);
+- a call whose value depends on shapes only (``zlib.crc32(str(x.shape).encode())``): a
+  helper ``@torch.compiler.assume_constant_result`` (``shape_constant_fixes``; unsafe: a dynamic
+  size still breaks the graph there);
 - a break inside a module-level helper: ``@torch._dynamo.nonstrict_trace`` where the workers'
   torch has it (unsafe: the helper's Python runs when torch traces it, not on every call);
   ``@torch.compiler.disable`` last (unsafe: the helper runs uncompiled, and the call to it still
   breaks the graph, so it is never preferred);
-- a call whose value depends on shapes only (``zlib.crc32(str(x.shape).encode())``): a helper
-  ``@torch.compiler.assume_constant_result`` (``shape_constant_fixes``; unsafe: a dynamic
-  size still breaks the graph there);
 - ``copy.deepcopy(x)`` of a tensor: ``x.detach().clone()`` (unsafe: the copy is no longer a
   leaf tensor that requires grad; its values are the same).
 """

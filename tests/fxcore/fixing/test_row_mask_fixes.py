@@ -26,7 +26,7 @@ CASES = {
         "keep = x.sum(-1) > t\nrows = x[keep]\nreturn rows\n",
     "keep = x.amax(-1).ge(t).tolist()\nreturn torch.cat([x[i] for i, k in enumerate(keep) if k])\n":
         "keep = x.amax(-1).ge(t)\nreturn x[keep].flatten(0, 1)\n",
-    "rows = [r for k, r in zip((~(x[:, 0] < t)).tolist(), x) if k]\n"
+    "rows = [r for k, r in zip((~(x[:, 0] < t)).tolist(), x, strict=True) if k]\n"
     "return torch.stack(rows, dim=0) + 1\n":
         "rows = x[~(x[:, 0] < t)]\nreturn rows + 1\n",
     # the flags read again, the rows used as a list, along another dimension, not boolean
@@ -39,6 +39,8 @@ CASES = {
     "keep = x.sum(-1).tolist()\nrows = [r for r, k in zip(x, keep) if k]\n"
     "return torch.stack(rows)\n": None,
     "keep = (x.sum(-1) > t).tolist()\nrows = [r * 2 for r, k in zip(x, keep) if k]\n"
+    "return torch.stack(rows)\n": None,
+    "keep = (x.sum(-1) > t).tolist()\nrows = [r for r, k in zip(x, keep, y) if k]\n"
     "return torch.stack(rows)\n": None,
 }
 

@@ -9,7 +9,7 @@ class StackKeptRows(nn.Module):
     def forward(self, x):
         scores = x.sum(-1)
         keep = (scores > 0).tolist()
-        rows = [r for r, k in zip(x, keep) if k]
+        rows = [r for r, k in zip(x, keep, strict=True) if k]
         return torch.stack(rows)
 
 
@@ -26,8 +26,8 @@ class CatByNorm(nn.Module):
 
 class InlineFlags(nn.Module):
     def forward(self, x):
-        kept = [row for keep, row in zip(((x.mean(-1) < 0.5) & (x.amax(-1) > 0)).tolist(), x)
-                if keep]
+        kept = [row for keep, row in zip(((x.mean(-1) < 0.5) & (x.amax(-1) > 0)).tolist(), x,
+                                         strict=False) if keep]
         out = torch.stack(kept, 0)
         return out * 2
 
