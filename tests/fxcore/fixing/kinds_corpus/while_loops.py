@@ -1,4 +1,5 @@
-"""Graph breaks at ``while`` loops on tensor data, several spellings."""
+"""Graph breaks at ``while`` loops on tensor data, several spellings (a loop over a layer of
+the module too: ``torch.while_loop`` lifts what its functions read)."""
 
 import torch
 from torch import nn
@@ -43,5 +44,19 @@ class CountedHalving(nn.Module):
         return x * scale, count
 
 
+class ProjectUntilSmall(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.decay = 0.5
+
+    def forward(self, x):
+        h = x
+        while h.norm() > 1:
+            h = self.proj(h).tanh() * self.decay
+        return h
+
+
 INPUTS = {name: {"x": "float32[4, 8]"} for name in (
-    "HalveUntilSmall", "ShrinkProjected", "DecayWithStep", "CountedHalving")}
+    "HalveUntilSmall", "ShrinkProjected", "DecayWithStep", "CountedHalving",
+    "ProjectUntilSmall")}
