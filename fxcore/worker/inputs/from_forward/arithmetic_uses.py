@@ -4,10 +4,11 @@ there on every input, so ``needed_optional`` gives them one where no layer sizes
 
 Read from the source with ``ast`` (nothing runs): the first arithmetic expression that takes
 the argument (the whole of ``a + b * c`` around it) decides. Where every other operand is a
-number, so is the argument (``NUMBER``, neutral to ``*`` and ``/``). Else it is a tensor
-broadcastable with what it is combined with: the output features of a layer an operand comes
-from (``h = self.fc(x)``; ``h + gate * h``: a Linear's ``[1, out_features]``, a convolution's
-``[1, out_channels, 1, 1]``, a layer norm's ``[1, *normalized_shape]``, an embedding's ``[1,
+number (as written, or a size: ``x.shape[-1]``, ``x.size(1)``, ``len(x)``), so is the
+argument (``NUMBER``, neutral to ``*`` and ``/``). Else it is a tensor broadcastable with what
+it is combined with: the output features of a layer an operand comes from (``h =
+self.fc(x)``; ``h + gate * h``: a Linear's ``[1, out_features]``, a convolution's ``[1,
+out_channels, 1, 1]``, a layer norm's ``[1, *normalized_shape]``, an embedding's ``[1,
 dim]``), else a 0-d tensor, which broadcasts with any. The leading 1 is no batch of its own:
 torch.export keeps a dimension of 1 static, as a per-feature tensor is.
 """
@@ -30,6 +31,9 @@ from fxcore.worker.inputs.from_forward.forward_relations import (
 #: The value of an argument used with numbers only.
 NUMBER = 1.0
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+#: Functions and methods whose value is a Python number: a size, a count.
+_SIZES = frozenset({"len", "int", "float"})
+_SIZE_METHODS = frozenset({"size", "dim", "numel", "ndimension"})
 #: How many names and layers deep an operand is followed to the layer it comes from.
 _MAX_DEPTH = 6
 
@@ -93,8 +97,17 @@ def _operands(node: ast.AST) -> list[ast.expr]:
 
 
 def _is_number(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
-        and not isinstance(node.value, bool)
+    """A number as written (``0.5``), or a size read from a tensor (``x.shape[-1]``,
+    ``x.size(1)``, ``len(x)``, ``x.dim()``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+    if isinstance(node, ast.Call):
+        function = node.func
+        return (isinstance(function, ast.Name) and function.id in _SIZES) \
+            or (isinstance(function, ast.Attribute) and function.attr in _SIZE_METHODS)
+    return False
 
 
 def _features(node: ast.expr, model: nn.Module, assigned: Assignments, depth: int

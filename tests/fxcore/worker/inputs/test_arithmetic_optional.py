@@ -113,6 +113,7 @@ class _Block(nn.Module):
     ("return -bias + self.embed(x)", ("float32[1, 5]", "-bias + self.embed(x)")),
     ("x += bias\nreturn x", ("float32[]", "x += bias")),
     ("t = bias * 0.5 + 1\nreturn x / t", (None, "bias * 0.5 + 1")),
+    ("return x.view(-1, x.shape[-1] * bias)", (None, "x.shape[-1] * bias")),
     ("return self.fc(bias)", None),
 ])
 def test_the_first_arithmetic_use_sizes_the_argument(source, expected) -> None:
