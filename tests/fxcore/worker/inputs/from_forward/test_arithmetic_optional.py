@@ -23,7 +23,7 @@ from forked_answer import forked_answer
 from library_verdicts import checked_against_real_torch
 from torch import nn
 
-from fxcore.worker.inputs.arithmetic_uses import arithmetic_use
+from fxcore.worker.inputs.from_forward.arithmetic_uses import arithmetic_use
 
 BLOCKS = '''"""Blocks whose optional arguments forward uses in arithmetic."""
 from torch import nn
