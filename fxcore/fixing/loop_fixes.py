@@ -31,7 +31,7 @@ from fxcore.fixing.pt2_fixes import torch_spelling
 from fxcore.fixing.statement_edits import code, is_method_call, rewrite_statement
 
 
-def _is_condition(node: cst.BaseExpression) -> bool:
+def is_condition(node: cst.BaseExpression) -> bool:
     """A comparison or an ``.any()``/``.all()``: a bool tensor ``torch.where`` selects by."""
     return (isinstance(node, cst.Comparison) and len(node.comparisons) == 1) or \
         is_method_call(node, ("any", "all"))
@@ -44,7 +44,7 @@ class _IfExpToWhere(cst.CSTTransformer):
 
     def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp
                     ) -> cst.BaseExpression:
-        if not _is_condition(updated_node.test):
+        if not is_condition(updated_node.test):
             return updated_node
         return cst.parse_expression(
             f"{self.torch}.where({code(updated_node.test)}, {code(updated_node.body)}, "
@@ -58,7 +58,7 @@ def if_expression_to_where(source: str, line: int) -> str:
     return rewrite_statement(source, line, _IfExpToWhere)
 
 
-def _names(node: cst.CSTNode) -> set[str]:
+def names_in(node: cst.CSTNode) -> set[str]:
     found: set[str] = set()
 
     class Collect(cst.CSTVisitor):
@@ -69,7 +69,7 @@ def _names(node: cst.CSTNode) -> set[str]:
     return found
 
 
-def _assigned_name(statement: cst.BaseStatement) -> str | None:
+def assigned_name(statement: cst.BaseStatement) -> str | None:
     """``y`` of a line that is only ``y = <expression>``."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
@@ -93,7 +93,7 @@ def _stop_test(statement: cst.BaseStatement) -> cst.BaseExpression | None:
     test = statement.test
     inner = test.expression if isinstance(test, cst.UnaryOperation) and \
         isinstance(test.operator, cst.Not) else test
-    return test if _is_condition(inner) else None
+    return test if is_condition(inner) else None
 
 
 class _MaskLoop(cst.CSTTransformer):
@@ -115,13 +115,13 @@ class _MaskLoop(cst.CSTTransformer):
                 and original_node.iter.func.value == "range"):
             return updated_node
         test = _stop_test(body.body[0])
-        names = [_assigned_name(statement) for statement in body.body[1:]]
-        loop_names = _names(original_node.target)
+        names = [assigned_name(statement) for statement in body.body[1:]]
+        loop_names = names_in(original_node.target)
         if test is None or None in names or not set(names) <= self.bound - loop_names or \
-                _names(test) & loop_names:
+                names_in(test) & loop_names:
             return updated_node
         stop = next(name for name in ("stop", "stopped", "done_") if name not in
-                    self.bound | _names(original_node))
+                    self.bound | names_in(original_node))
         condition = code(test.expression) if isinstance(test, cst.UnaryOperation) else code(test)
         if isinstance(test, cst.UnaryOperation):
             condition = f"{self.torch}.logical_not({condition})"
@@ -136,7 +136,7 @@ class _MaskLoop(cst.CSTTransformer):
         return updated_node.with_changes(body=body.with_changes(body=lines))
 
 
-class _Bound(cst.CSTVisitor):
+class BoundBefore(cst.CSTVisitor):
     """Names bound in the function around ``line`` before it: parameters and assignments."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
@@ -152,7 +152,7 @@ class _Bound(cst.CSTVisitor):
             self.names |= {param.name.value for param in node.params.params}
             for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
                 if self.get_metadata(PositionProvider, statement).end.line < self.line and \
-                        (name := _assigned_name(statement)) is not None:
+                        (name := assigned_name(statement)) is not None:
                     self.names.add(name)
 
 
@@ -165,6 +165,6 @@ def mask_bounded_loop(source: str, line: int) -> str:
     except cst.ParserSyntaxError:
         return source
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    bound = _Bound(line)
+    bound = BoundBefore(line)
     wrapper.visit(bound)
     return wrapper.visit(_MaskLoop(line, torch_spelling(module) or "torch", bound.names)).code

@@ -146,6 +146,13 @@ def marks_requires_grad(statement: cst.BaseSmallStatement) -> bool:
 
 
 class _SkipWhenCompiling(EditAtPosition):
+    def __init__(self, module: cst.Module, line: int, column: int) -> None:
+        super().__init__(module, line, column)
+        self.test = cst.parse_expression(
+            f"not {torch_spelling(module) or 'torch'}.compiler.is_compiling()")
+        #: The guard made, merged with the guards next to it once its block is left.
+        self.guard: cst.If | None = None
+
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine
                                   ) -> cst.BaseStatement:
@@ -156,19 +163,58 @@ class _SkipWhenCompiling(EditAtPosition):
                 or marks_requires_grad(statement)):
             return updated_node
         self.changed = True
-        return cst.If(
-            test=cst.parse_expression(f"not {torch_spelling(self.module) or 'torch'}"
-                                      ".compiler.is_compiling()"),
+        self.guard = cst.If(
+            test=self.test,
             body=cst.IndentedBlock(body=[updated_node.with_changes(leading_lines=[])]),
             leading_lines=updated_node.leading_lines,
         )
+        return self.guard
+
+    def _is_guard(self, statement: cst.BaseStatement) -> bool:
+        return isinstance(statement, cst.If) and statement.orelse is None and \
+            isinstance(statement.body, cst.IndentedBlock) and statement.test.deep_equals(
+                self.test)
+
+    def visit_If(self, node: cst.If) -> bool:
+        return not self._is_guard(node)  # what a guard holds is kept out already
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        """The new guard and the guards right before and after it in its block as one:
+        consecutive statements kept out of compiled code under one test."""
+        body = list(updated_node.body)
+        at = next((index for index, statement in enumerate(body)
+                   if statement is self.guard), None)
+        if at is None:
+            return updated_node
+        self.guard = None
+        first = last = at
+        while first > 0 and self._is_guard(body[first - 1]):
+            first -= 1
+        while last + 1 < len(body) and self._is_guard(body[last + 1]):
+            last += 1
+        guards = [statement for statement in body[first:last + 1]
+                  if isinstance(statement, cst.If) and
+                  isinstance(statement.body, cst.IndentedBlock)]
+        if len(guards) < 2:
+            return updated_node
+        inner: list[cst.BaseStatement] = list(guards[0].body.body)
+        for guard in guards[1:]:
+            assert isinstance(guard.body, cst.IndentedBlock)
+            head, *rest = guard.body.body
+            # The blank lines and comments above a guard go above its statement, inside.
+            inner += [head.with_changes(leading_lines=[*guard.leading_lines,
+                                                       *head.leading_lines]), *rest]
+        merged = guards[0].with_changes(body=guards[0].body.with_changes(body=inner))
+        return updated_node.with_changes(body=[*body[:first], merged, *body[last + 1:]])
 
 
 def skip_when_compiling(source: str, line: int, column: int) -> str:
     """Put the print/logging call statement, or the ``requires_grad`` mark
     (``marks_requires_grad``), at ``line``/``column`` under ``if not
     torch.compiler.is_compiling():``: it runs as before in eager code, and torch.compile
-    leaves it out instead of breaking the graph there."""
+    leaves it out instead of breaking the graph there. Next to such a guard (of a statement
+    fixed before), it joins it: consecutive statements kept out under one guard."""
     return edit_at(source, _SkipWhenCompiling, line, column)
 
 

@@ -32,7 +32,7 @@ from fxcore.fixing.libcst_edits import dotted_name, parse_source
 from fxcore.fixing.pt2_fixes import torch_spelling
 
 
-def _torch_text(*parts: str) -> str | None:
+def torch_text(*parts: str) -> str | None:
     """The text of a file of the torch this interpreter finds (the one the workers import),
     read so that the host never imports torch; None when there is none."""
     spec = importlib.util.find_spec("torch")
@@ -51,8 +51,8 @@ def why_not_scoped(option: str) -> str | None:
     for one class's compiled calls; None when it can: its ``torch.compiler.disable`` takes
     ``recursive=False`` (frames skipped, the frames they call compiled) and its config module
     has the option."""
-    utils, config = _torch_text("_dynamo", "external_utils.py"), \
-        _torch_text("_dynamo", "config.py")
+    utils, config = torch_text("_dynamo", "external_utils.py"), \
+        torch_text("_dynamo", "config.py")
     name = option.rsplit(".", 1)[-1]
     if utils is None or "def get_nonrecursive_disable_wrapper(" not in utils:
         return ("this torch has no non-recursive torch.compiler.disable to set it for one "

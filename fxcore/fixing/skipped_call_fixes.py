@@ -7,6 +7,9 @@ In the order ``--fix`` prefers them:
 - an element-wise call on one tensor through numpy: a ``torch.library.custom_op`` around the
   expression, its fake implementation ``torch.empty_like`` of the tensor (safe: the compiled
   code calls the same function on the same data);
+- a call whose value depends on shapes only (``zlib.crc32(str(x.shape).encode())``): a
+  helper ``@torch.compiler.assume_constant_result`` (``shape_constant_fixes``; unsafe: a dynamic
+  size still breaks the graph there);
 - a break inside a module-level helper: ``@torch._dynamo.nonstrict_trace`` where the workers'
   torch has it (unsafe: the helper's Python runs when torch traces it, not on every call);
   ``@torch.compiler.disable`` last (unsafe: the helper runs uncompiled, and the call to it still
@@ -25,6 +28,12 @@ import libcst as cst
 from fxcore.fixing.fix import Fix, Run, TextOf
 from fxcore.fixing.libcst_edits import EditAtPosition, dotted_name, edit_at, parse_source
 from fxcore.fixing.pt2_fixes import ensure_torch_import, torch_spelling
+from fxcore.fixing.shape_constant_fixes import (
+    define_helpers,
+    has_constant_result,
+    shape_constant_calls,
+    shape_constant_helpers,
+)
 from fxcore.fixing.skipped_call_sites import OpSite, call_sites, dynamo_decorators
 from fxcore.model.results import Failure
 from fxcore.rules.compile import GRAPH_BREAK_PREFIX
@@ -188,4 +197,14 @@ def fixes_of(failure: Failure, text_of: TextOf, run: Run) -> list[Fix]:
     ops = [site for site in sites.ops if _on_lines(failure, site.line)]
     if ops:
         return [_op_fix(failure, ops[0], text_of)]
+    helpers = run(shape_constant_helpers, source, failure.line) \
+        if has_constant_result() and source is not None else ()
+    if helpers:
+        return [Fix("Compute the call on shapes in a helper torch.compile takes as a constant "
+                    "(@torch.compiler.assume_constant_result: computed once per shape, the "
+                    "same values; where a size is dynamic the call still breaks the graph: "
+                    "unsafe)", failure.path,
+                    functools.partial(shape_constant_calls, line=failure.line),
+                    preferred=True, safe=False, position=(failure.line, failure.column),
+                    import_edit=functools.partial(define_helpers, helpers=helpers))]
     return _helper_fixes(failure, sites.helpers)

@@ -8,10 +8,13 @@ process.
   ``math`` functions (and no option where it reaches one: the break would move there);
   ``scalar_fixes.drop_item`` where the value only feeds tensor arithmetic or a condition;
   GB0124 and GB0033 (``.tolist()``, a number read from data): ``capture_scalar_outputs``;
+- GB0109 and GB0033 (``.tolist()``) of a boolean test filtering rows: ``row_mask_fixes``'
+  boolean mask;
 - GB0036 (a dynamic-shape operator): ``dynamic_shape_fixes.masked_reduction`` for a sum or mean
   of ``x[x > 0]``; else ``capture_dynamic_output_shape_ops``;
 - GB0170 (a branch on tensor data) on a conditional expression: ``loop_fixes``'
-  ``torch.where``; GB7000 (a break in a loop) at an ``if ...: break`` opening a bounded loop:
+  ``torch.where``; on a ``while`` loop's test: ``while_loop_fixes``' ``torch.while_loop``;
+  GB7000 (a break in a loop) at an ``if ...: break`` opening a bounded loop:
   ``loop_fixes.mask_bounded_loop``.
 
 A rewrite is offered only where its edit changes the file: planning computes it.
@@ -27,8 +30,10 @@ from fxcore.fixing import (
     loop_fixes,
     math_fixes,
     recompile_fixes,
+    row_mask_fixes,
     scalar_fixes,
     scoped_options,
+    while_loop_fixes,
 )
 from fxcore.fixing.fix import Fix, Run, TextOf
 from fxcore.fixing.pt2_fixes import ensure_torch_import
@@ -56,6 +61,9 @@ _REWRITES: dict[str, tuple[tuple[Callable[[str, int], str], str, bool], ...]] = 
         (loop_fixes.mask_bounded_loop, "Mask the loop's steps with torch.where instead of "
          "breaking out early (same outputs; every step of the range runs)", False),),
 }
+
+#: The breaks at ``.tolist()``: of a float or boolean tensor, of numbers read from data.
+_TOLIST = frozenset(graph_break_kind(code) for code in ("GB0109", "GB0033"))
 
 #: What each config option torch's hint names makes of compiled code.
 _SCALARS = ("torch._dynamo.config.capture_scalar_outputs",
@@ -101,6 +109,10 @@ def fixes_of(failure: Failure, module: ModuleResult | None, source: str, text_of
     """The rewrites that change the statement the break is at (preferred), then the config
     option (``_option_fixes``)."""
     found = []
+    if failure.kind == graph_break_kind("GB0170"):
+        found = while_loop_fixes.fixes_of(failure, source, run)
+    elif failure.kind in _TOLIST:
+        found = row_mask_fixes.fixes_of(failure, module, source, run)
     for edit, title, safe in _REWRITES.get(failure.kind, ()):
         if run(edit, source, failure.line) != source:
             found.append(Fix(title, failure.path, functools.partial(edit, line=failure.line),

@@ -57,7 +57,26 @@ QUICK_FIXES: dict[str, str] = {
         "`and`, `or` over names, attributes and comparisons (`if not skip or synced:`, as "
         "`torch.logical_*` of `torch.as_tensor` of each operand); a conditional expression "
         "`a if <comparison> else b` becomes `torch.where(<comparison>, a, b)` (unsafe: both "
-        "branches are computed, and the values are the same where both have one shape)."),
+        "branches are computed, and the values are the same where both have one shape). A "
+        "`while` loop on a comparison or `.any()`/`.all()` whose body only assigns names "
+        "becomes `torch.while_loop` over the names it assigns that are bound before it (unsafe: "
+        "the loop runs as torch's operator); where torch has none, 64 steps masked by "
+        "`torch.where` (unsafe: nothing shows they are enough)."),
+    "GB0007": (
+        "A call dynamo skips whose value depends on shapes only "
+        "(`zlib.crc32(str(x.shape).encode())`: `x.shape`, `x.size()`, `x.ndim`, literals, plain "
+        "builtins and the file's imports) is computed by a module-level helper under "
+        "`@torch.compiler.assume_constant_result`, called with the shapes (unsafe: the same "
+        "values, once per shape; where a size is dynamic the call still breaks the graph). "
+        "Inside a module-level helper, `@torch._dynamo.nonstrict_trace` on it where torch has "
+        "it, else `@torch.compiler.disable` (the call still breaks the graph)."),
+    "GB0109": (
+        "A `.tolist()` of a boolean test whose flags filter rows in a comprehension "
+        "(`[r for r, k in zip(x, keep) if k]`) stacked or concatenated along dimension 0 keeps "
+        "the mask a tensor: `x[keep]`, and " + _option(
+            "capture_dynamic_output_shape_ops", "the selection's size read from data becomes "
+            "symbolic") + " (unsafe: the same values where the test gives one flag per row "
+        "and keeps some)." + _UNDONE),
     "GB7000": (
         "At an `if` on tensor data of the shapes GB0170's `torch.cond` takes, that rewrite. "
         "At `if <condition>: break` opening a `for _ in range(N)` loop whose other statements "

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from fxcore.worker.building.called_checks import own_init
+from fxcore.worker.building.called_checks import called_functions, own_init
 from fxcore.worker.source.function_trees import function_tree
 
 #: Calls whose every argument that is one of the attributes is taken as an int (a size, a
@@ -42,6 +42,8 @@ _TESTING = frozenset({"isinstance", "callable", "hasattr", "getattr", "type"})
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 #: How many methods of the class, called from ``forward`` on ``self``, are read with it.
 _MAX_METHODS = 8
+#: How many base ``__init__``s deep a parameter handed on is followed.
+_MAX_BASES = 4
 
 
 class ForwardMisfit(Exception):
@@ -111,20 +113,47 @@ def parameter_uses(cls: type) -> dict[str, tuple[str, AttributeUse]]:
 
 def _kept_parameters(cls: type) -> dict[str, str]:
     """Attribute -> the constructor parameter ``__init__`` assigns to it as it is
-    (``self.decoder = decoder``)."""
+    (``self.decoder = decoder``), itself or through the base ``__init__`` it hands the
+    parameter to (``super().__init__(decoder)``, whose own ``self.decoder = decoder``)."""
     found = own_init(cls)
-    tree = function_tree(found[0]) if found is not None else None
+    return _kept_by(found[0], found[1], cls, None, 0) if found is not None else {}
+
+
+def _kept_by(function: Any, owner: type | None, cls: type, given: dict[str, str] | None,
+             depth: int) -> dict[str, str]:
+    """Attribute -> parameter of the outermost ``__init__``, as ``function`` (defined on
+    ``owner``) keeps them; ``given``: its parameters that hold one of the outermost's, by
+    name (None: ``function`` is the outermost)."""
+    tree = function_tree(function)
     if tree is None or not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
         return {}
-    arguments = tree.body[0].args
+    definition = tree.body[0]
+    arguments = definition.args
     names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    outer = {name: name for name in names} if given is None else given
     kept: dict[str, str] = {}
-    for node in ast.walk(tree.body[0]):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
-                and node.value.id in names:
-            for target in node.targets:
-                if (attribute := _own_attribute(target)) is not None:
-                    kept[attribute] = node.value.id
+    # The base ``__init__``s first: an assignment of the class's own replaces theirs.
+    if depth < _MAX_BASES:
+        for called in called_functions(definition, getattr(function, "__globals__", {}), cls,
+                                       owner):
+            if called.owner is None:
+                continue  # a helper keeps nothing on ``self``
+            handed = {parameter: outer[value.id] for parameter, value in called.bound.items()
+                      if isinstance(value, ast.Name) and value.id in outer}
+            if handed:
+                kept.update(_kept_by(called.function, called.owner, cls, handed, depth + 1))
+    inherited = set(kept)
+    for node in ast.walk(definition):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if (attribute := _own_attribute(target)) is None:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in outer:
+                kept[attribute] = outer[node.value.id]
+            elif attribute in inherited:
+                del kept[attribute]  # a base's, replaced here by something else
+                inherited.discard(attribute)
     return kept
 
 
@@ -156,9 +185,35 @@ def _own_attribute(node: ast.AST) -> str | None:
     return None
 
 
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Local name -> the attribute it only ever holds (``layer = self.block``): what the
+    code does with the name it does with the attribute."""
+    held: dict[str, str | None] = {}
+    plain: set[int] = set()  # the targets of ``name = ...``
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            name, attribute = node.targets[0].id, _own_attribute(node.value)
+            held[name] = attribute if held.get(name, attribute) == attribute else None
+            plain.add(id(node.targets[0]))
+    # A name bound any other way too (a loop, ``with``, ``+=``, a tuple, an argument) holds
+    # more.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
+                and id(node) not in plain:
+            held[node.id] = None
+        elif isinstance(node, ast.arg):
+            held[node.arg] = None
+    return {name: attribute for name, attribute in held.items() if attribute is not None}
+
+
 def _read(tree: ast.AST, uses: dict[str, AttributeUse]) -> None:
+    aliases = _aliases(tree)
+
     def use_of(node: ast.AST) -> AttributeUse | None:
         attribute = _own_attribute(node)
+        if attribute is None and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            attribute = aliases.get(node.id)
         return uses.get(attribute) if attribute is not None else None
 
     for node in ast.walk(tree):

@@ -36,7 +36,7 @@ from fxcore.model.results import ExampleInputs
 from fxcore.worker.inputs.from_forward.container import container_inputs
 from fxcore.worker.inputs.from_forward.layouts import layout_inputs
 from fxcore.worker.inputs.from_forward.literal_arguments import literal_sets, spelled
-from fxcore.worker.inputs.from_forward.needed_optional import needed_optional
+from fxcore.worker.inputs.from_forward.needed_optional import needed_numbers, needed_optional
 from fxcore.worker.inputs.from_forward.related import related_inputs
 from fxcore.worker.inputs.from_forward.symbolic_sizes import symbolic_inputs
 from fxcore.worker.inputs.from_layers.first_layer import LayerInputs, layer_inputs, runs_on
@@ -142,6 +142,11 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
     # (``t: int`` given a tensor of time steps).
     sets = [] if configured else literal_sets(target.cls, {**target.concrete_args,
                                                            **decided.specs})
+    # Optional arguments forward uses untested with numbers only get one in every set: None
+    # raises there on any input (``needed_optional.needed_numbers``).
+    numbers = {} if configured else needed_numbers(target.cls, target.module,
+                                                   {**target.concrete_args, **decided.specs})
+    sets = [{**numbers, **values} for values in sets] or ([numbers] if numbers else [])
     values: dict[str, Any] = sets[0] if sets else {}
     inputs = decided.inputs
     refused: str | None = None
@@ -157,7 +162,7 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                               seconds / (len(sets) + 1), deadline)
             if isinstance(found, LayerInputs):
                 values = candidate
-                note = found.note + (f", with {spelled(values)} as annotated" if values else "")
+                note = found.note + _literals_said(values, numbers)
                 decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), note),
                                         found.specs, alternatives=found.alternatives,
                                         key_set=found.key_set)
@@ -174,6 +179,15 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                                                             key_set=other.key_set)
                                              for other in decided.alternatives),
                           key_set=decided.key_set)
+
+
+def _literals_said(values: Mapping[str, Any], numbers: Mapping[str, float]) -> str:
+    """The literals given beside the inputs, in the note's words."""
+    annotated = {name: value for name, value in values.items() if name not in numbers}
+    given = {name: value for name, value in values.items() if name in numbers}
+    return (f", with {spelled(annotated)} as annotated" if annotated else "") + (
+        f", with {spelled(given)}, which forward needs (its default None is used untested "
+        "with numbers)" if given else "")
 
 
 def _left(deadline: Budget, seconds: float) -> float:

@@ -24,6 +24,9 @@ from typing import Any
 #: The spatial size given to each element of a size-like sequence, and the lengths tried.
 SIZE = 32
 SPATIAL_LENGTHS = (2, 3, 1)
+#: The ints of a sequence within a sequence (a list of (H, W) sizes of levels, of (top,
+#: left) offsets): small, so that several fit in one input's size.
+ITEM_SIZE = 4
 _SEQUENCES = (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence)
 
 
@@ -75,18 +78,36 @@ def _value(annotation: Any, length: int) -> Any:
             raise _NotLiteral
         return _value(members[0], length)
     if origin in _SEQUENCES:
-        element = arguments[0] if arguments else None
-        if element is str:
-            items: list[Any] = ["0"]
-        elif element in (int, float):
-            items = [element(SIZE)] * length
-        else:
-            raise _NotLiteral
-        return tuple(items) if origin is tuple else items
+        return _sequence(origin, arguments, length, SIZE)
     if annotation is bool:
         return False
     if annotation in (int, float):
         return annotation(1)
     if annotation is str:
         return "0"
+    raise _NotLiteral
+
+
+def _sequence(origin: Any, arguments: tuple[Any, ...], length: int, size: int) -> Any:
+    """A sequence of ``origin``'s kind: a tuple of fixed members one of each (``tuple[int,
+    int]``: a pair), any other ``length`` items; ints and floats ``size``, and one item per
+    element of a sequence of sequences, ``ITEM_SIZE`` in the inner ones
+    (``list[tuple[int, int]]``: ``length`` pairs of small sizes); ``_NotLiteral`` where an
+    element is no literal kind."""
+    fixed = origin is tuple and bool(arguments) and arguments[-1] is not Ellipsis
+    elements = list(arguments) if fixed else [arguments[0] if arguments else None] * length
+    items = [_item(element, length, size) for element in elements]
+    if not fixed and elements and isinstance(items[0], str):
+        items = items[:1]  # one name: what a list of names is given
+    return tuple(items) if origin is tuple else items
+
+
+def _item(element: Any, length: int, size: int) -> Any:
+    if element is str:
+        return "0"
+    if element in (int, float):
+        return element(size)
+    if typing.get_origin(element) in _SEQUENCES:
+        return _sequence(typing.get_origin(element), typing.get_args(element), length,
+                         ITEM_SIZE)
     raise _NotLiteral

@@ -15,8 +15,10 @@ forward's own uses), at most ``MAX_DEPTH`` levels deep. A linear layer's or a la
 input is a sequence (``[2, 8, in]``) unless the argument is named as an embedding
 (``symbolic_sizes.EMBEDDING_WORDS``) or the layer's output gets new axes at once
 (``self.proj(temb)[:, :, None, None]``, ``.unsqueeze(1)``): then a vector per item
-(``[2, in]``). An argument ``forward`` tests (``if mask is not None``, ``if mask:``, ``mask or
-x``) may be left out, and is; so is one no layer sizes.
+(``[2, in]``). Where no layer sizes it, its first use in arithmetic does
+(``arithmetic_uses``): ``x + bias * 2`` a tensor broadcastable with ``x``, ``temperature *
+0.5`` a number (``needed_numbers``). An argument ``forward`` tests (``if mask is not None``,
+``if mask:``, ``mask or x``) may be left out, and is; so is one nothing sizes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Iterator
 from torch import nn
 
 from fxcore.model.tensor_spec import TensorSpec
+from fxcore.worker.inputs.from_forward.arithmetic_uses import NUMBER, arithmetic_use
 from fxcore.worker.inputs.from_forward.forward_relations import (
     Assignments,
     assigned_value,
@@ -59,13 +62,35 @@ def needed_optional(cls: type, model: nn.Module, concrete_args: dict[str, object
     if tree is None:
         return {}
     needed: dict[str, tuple[TensorSpec, str]] = {}
-    for name in optional_arguments(cls, concrete_args):
-        if not _read(tree, name) or _tested(tree, name):
-            continue
+    for name in _untested(tree, cls, concrete_args):
         sized = _sized(tree, model, name, "", 0)
+        if sized is None:
+            # No layer sizes it: arithmetic may (``x + bias * 2``), unless with numbers only.
+            used = arithmetic_use(tree, model, name)
+            sized = (used.spec, f"`{used.use}`") \
+                if used is not None and used.spec is not None else None
         if sized is not None:
             needed[name] = sized
     return needed
+
+
+def needed_numbers(cls: type, model: nn.Module, concrete_args: dict[str, object]
+                   ) -> dict[str, float]:
+    """The optional arguments of ``cls.forward`` that it uses untested in arithmetic with
+    numbers only (``temperature * 0.5 + 1.0``), each with the number it gets
+    (``arithmetic_uses``), where no layer sizes it as a tensor."""
+    tree = forward_tree(cls)
+    if tree is None:
+        return {}
+    return {name: NUMBER for name in _untested(tree, cls, concrete_args)
+            if _sized(tree, model, name, "", 0) is None
+            and (used := arithmetic_use(tree, model, name)) is not None and used.spec is None}
+
+
+def _untested(tree: ast.AST, cls: type, concrete_args: dict[str, object]) -> list[str]:
+    """The optional arguments ``forward`` reads and never tests."""
+    return [name for name in optional_arguments(cls, concrete_args)
+            if _read(tree, name) and not _tested(tree, name)]
 
 
 def _read(tree: ast.AST, name: str) -> bool:

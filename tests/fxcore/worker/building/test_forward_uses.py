@@ -3,7 +3,9 @@
 ``None`` or a number, ``nn.Identity()`` only where every call passes one argument, one it
 indexes is never ``None``, a number or ``nn.Identity()``, a ``None`` default it takes as a
 number gets one; where no value fits, the class has no verdict and the reason names the
-parameter and the use.
+parameter and the use. The same holds where ``forward`` reaches the attribute through a local
+name (``stages = self.stages``) or a base class's ``__init__`` keeps it
+(``super().__init__(decoder)``).
 
 Small classes written for each, checked by the real CLI in export mode; every instance
 fx-lsp built is rebuilt on the CPU from the report's arguments and run eagerly on the report's
@@ -137,6 +139,54 @@ class Guarded(nn.Module):
         return x if self.act is None else self.act(x)
 
 
+class AliasedWrapper(nn.Module):
+    def __init__(self, decoder, dim: int = 16):
+        super().__init__()
+        self.decoder = decoder
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, memory):
+        decoding = self.decoder
+        return self.proj(decoding(x, memory))
+
+
+class AliasedStages(nn.Module):
+    def __init__(self, stages, dim: int = 16):
+        super().__init__()
+        self.stages = stages
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        stages = self.stages
+        return self.out(stages[0](x))
+
+
+class AliasedHead(nn.Module):
+    def __init__(self, dim: int = 16, act=None):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.act = act
+
+    def forward(self, x):
+        act = self.act
+        return act(self.proj(x))
+
+
+class DecoderBase(nn.Module):
+    def __init__(self, decoder):
+        super().__init__()
+        self.decoder = decoder
+
+
+class InheritedWrapper(DecoderBase):
+    def __init__(self, decoder, dim: int = 16):
+        super().__init__(decoder)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, memory):
+        return self.proj(self.decoder(x, memory))
+
+
 class TwoInputs(nn.Module):
     def forward(self, x, memory):
         return x + memory
@@ -160,6 +210,10 @@ BY_HAND = {
     "Head": ("Head(act=nn.GELU())", [(2, 8, 16)]),
     "Reader": ("Reader(Layers(16))", [(2, 8, 16)]),
     "Guarded": ("Guarded(act=nn.GELU())", [(2, 8, 16)]),
+    "AliasedWrapper": ("AliasedWrapper(TwoInputs(), dim=32)", [(2, 8, 32), (2, 8, 32)]),
+    "AliasedStages": ("AliasedStages(nn.ModuleList([nn.Linear(16, 16)]))", [(2, 8, 16)]),
+    "AliasedHead": ("AliasedHead(act=nn.GELU())", [(2, 8, 16)]),
+    "InheritedWrapper": ("InheritedWrapper(TwoInputs(), dim=32)", [(2, 8, 32), (2, 8, 32)]),
 }
 
 #: Classes with no verdict, the words of their reason, and the guess fx-lsp used to build
@@ -171,6 +225,14 @@ NO_VALUE = {
                "Stages(None)", "'NoneType' object is not subscriptable"),
     "Reader": ("No constructor value found for decoder: forward reads self.decoder.layers",
                "Reader()", "'Identity' object has no attribute 'layers'"),
+    # Reached through a local name, or kept by the base class's __init__.
+    "AliasedWrapper": ("No constructor value found for decoder: forward calls self.decoder "
+                       "with 2 arguments", "AliasedWrapper(1)", "'int' object is not callable"),
+    "AliasedStages": ("No constructor value found for stages: forward indexes self.stages",
+                      "AliasedStages(None)", "'NoneType' object is not subscriptable"),
+    "InheritedWrapper": ("No constructor value found for decoder: forward calls self.decoder "
+                         "with 2 arguments", "InheritedWrapper(None)",
+                         "'NoneType' object is not callable"),
 }
 #: Classes traced, with the guessed keyword arguments the report must name.
 GUESSED = {
@@ -181,6 +243,7 @@ GUESSED = {
     "PassedOn": {"fn": "__import__('torch').nn.Identity()"},
     "Mixer": {"attn": "__import__('torch').nn.Identity()"},
     "Head": {"act": "__import__('torch').nn.Identity()"},
+    "AliasedHead": {"act": "__import__('torch').nn.Identity()"},
 }
 
 

@@ -12,13 +12,21 @@ are written, small.
 
 On the branch's base none of these classes gets a compile verdict, and only the last an export
 verdict (FX103, no example inputs).
+
+A sequence of pairs of ints (``boxes: List[Tuple[int, int]]`` of crop offsets, ``sizes:
+Sequence[Tuple[int, int]]`` of levels' (H, W)) gets a short list of small pairs, not a tensor,
+which forward unpacks: before, a tensor was tried for it and every input failed ("too many
+values to unpack").
 """
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
+import torch
+from forked_answer import forked_answer
 from library_verdicts import checked_against_real_torch
 from torch import Tensor
 
@@ -122,3 +130,78 @@ def test_only_required_arguments_annotated_as_literals_get_values() -> None:
                     {"names": ["0"], "size": (32, 32, 32), "mode": "0"},
                     {"names": ["0"], "size": (32,), "mode": "0"}]
     assert literal_sets(Block, {"names": ["a"], "size": (4,), "mode": "x"}) == []
+
+
+PAIRS = '''"""Forwards that take sequences of pairs of ints."""
+from typing import List, Sequence, Tuple
+
+from torch import Tensor, nn
+
+
+class Crops(nn.Module):
+    def __init__(self, channels: int = 8):
+        super().__init__()
+        self.proj = nn.Conv2d(3, channels, 3, padding=1)
+
+    def forward(self, x: Tensor, boxes: List[Tuple[int, int]]) -> Tensor:
+        y = self.proj(x)
+        return sum(y[:, :, top:top + 4, left:left + 4] for top, left in boxes)
+
+
+class Levels(nn.Module):
+    def __init__(self, dim: int = 16):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: Tensor, sizes: Sequence[Tuple[int, int]]) -> list[Tensor]:
+        x = self.proj(x)
+        levels, start = [], 0
+        for h, w in sizes:
+            level = x[:, start:start + h * w].transpose(1, 2)
+            levels.append(level.reshape(x.shape[0], -1, h, w))
+            start += h * w
+        return levels
+'''
+
+
+def test_sequences_of_int_sequences_get_pairs_of_small_sizes() -> None:
+    class Block:
+        def forward(self, boxes: list[tuple[int, int]], rows: list[list[int]],
+                    pair: tuple[int, int], names: tuple[str, str]) -> None: ...
+
+    sets = literal_sets(Block, {})
+    assert sets[0] == {"boxes": [(4, 4), (4, 4)], "rows": [[4, 4], [4, 4]], "pair": (32, 32),
+                       "names": ("0", "0")}
+    # The outer length varies as a size's does; a fixed tuple keeps its members.
+    assert [values["boxes"] for values in sets] == [[(4, 4)] * 2, [(4, 4)] * 3, [(4, 4)]]
+    assert {values["pair"] for values in sets} == {(32, 32)}
+
+
+@pytest.mark.slow
+def test_sequences_of_pairs_get_verdicts_real_torch_agrees_with(tmp_path: Path) -> None:
+    (tmp_path / "pairs.py").write_text(PAIRS)
+    classes = checked_against_real_torch(tmp_path, ["pairs.py"])
+    for name, argument in (("Crops", "boxes"), ("Levels", "sizes")):
+        for mode in ("export", "compile"):
+            inputs = classes[name][mode]["inputs"]
+            assert argument not in inputs["tensors"], inputs
+            assert inputs["values"] == {argument: "[(4, 4), (4, 4)]"}, inputs
+            assert classes[name][mode]["status"] == "traceable", classes[name][mode]
+
+    def by_hand() -> dict[str, str]:
+        # What a user writes: crops at two corners, levels of 4x4 and 2x2 tokens.
+        spec = importlib.util.spec_from_file_location("pairs", tmp_path / "pairs.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        written = {"Crops": (module.Crops(), (torch.randn(1, 3, 16, 16), [(0, 0), (8, 8)])),
+                   "Levels": (module.Levels(), (torch.randn(1, 20, 16), [(4, 4), (2, 2)]))}
+        verdicts = {}
+        for name, (model, inputs) in written.items():
+            model(*inputs)
+            torch.export.export(model, inputs)
+            verdicts[name] = "traceable"
+        return verdicts
+
+    assert forked_answer(by_hand, "the pairs' classes on inputs a user writes") \
+        == {"Crops": "traceable", "Levels": "traceable"}
