@@ -89,6 +89,12 @@ def onnx_not_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     exec(BLOCKER, namespace)  # the blocker the CLI test's process runs first
     for name in [name for name in sys.modules if name.split(".")[0] in ("onnx", "onnxscript")]:
         monkeypatch.delitem(sys.modules, name)
+    # pytest puts the test folders on sys.path, this one among them once a test beside it ran
+    # (tests/fxcore/worker/capture/ holds onnx/): a folder named onnx there would be found as
+    # a namespace package where the real one is hidden.
+    tests = str(Path(__file__).resolve().parents[4])
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path
+                                      if not os.path.abspath(entry).startswith(tests)])
     yield
     namespace["restore"]()
 
