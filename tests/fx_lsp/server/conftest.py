@@ -33,6 +33,17 @@ def toy_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), str(TESTS / "support")]))
 
 
+@pytest.fixture
+def release(tmp_path: pathlib.Path, toy_mode: None, monkeypatch: pytest.MonkeyPatch
+            ) -> pathlib.Path:
+    """The toy slow mode (``plain_capture.WaitsForRelease``) and its release file, not
+    created yet: the mode waits in ``forward`` until the test creates it."""
+    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "slow=plain_capture:WaitsForRelease")
+    path = tmp_path / "release"
+    monkeypatch.setenv("FX_LSP_TEST_RELEASE", str(path))
+    return path
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def shared_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[FxClient]:
     """One warm ``python -m fx_lsp serve --stdio`` (default settings and capabilities) per

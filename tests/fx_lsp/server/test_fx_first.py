@@ -23,16 +23,6 @@ class Lengthy(nn.Module):
 """
 
 
-@pytest.fixture
-def release(tmp_path: pathlib.Path, toy_mode: None, monkeypatch: pytest.MonkeyPatch
-            ) -> pathlib.Path:
-    """The slow mode's release file (not created yet)."""
-    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "slow=plain_capture:WaitsForRelease")
-    path = tmp_path / "release"
-    monkeypatch.setenv("FX_LSP_TEST_RELEASE", str(path))
-    return path
-
-
 def _sources_and_lines(diagnostics: list) -> set[tuple[str, str, int]]:
     return {(d.source, str(d.code), d.range.start.line) for d in diagnostics}
 

@@ -72,16 +72,6 @@ async def test_stages_arrive_in_order_and_the_last_is_the_single_jobs(
     assert final == one_job
 
 
-@pytest.fixture
-def release(tmp_path: pathlib.Path, toy_mode: None, monkeypatch: pytest.MonkeyPatch
-            ) -> pathlib.Path:
-    """The slow mode's release file (not created yet)."""
-    monkeypatch.setenv("FX_LSP_EXTRA_CAPTURES", "slow=plain_capture:WaitsForRelease")
-    path = tmp_path / "release"
-    monkeypatch.setenv("FX_LSP_TEST_RELEASE", str(path))
-    return path
-
-
 async def _pull(client: FxClient, uri: str) -> dict:
     """A ``textDocument/diagnostic`` answer as JSON (the typed report has no ``pending``);
     bounded, so that a pull that waits for the slow mode fails rather than hangs."""
