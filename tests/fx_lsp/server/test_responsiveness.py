@@ -106,7 +106,7 @@ async def test_workspace_trace_of_an_older_text_is_not_published(tmp_path: pathl
 
 
 class _SlowEngine:
-    """An engine whose close takes until the test releases it."""
+    """An engine session whose close takes until the test releases it."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
@@ -123,10 +123,10 @@ def test_trust_off_returns_before_the_engine_has_closed() -> None:
     event loop, must not wait for it."""
     state = Session(FxLanguageServer())
     engine = _SlowEngine()
-    state.engine.engine = engine  # type: ignore[assignment]
+    state.engine.session = engine  # type: ignore[assignment]
     try:
         state.set_trusted(False)
-        assert state.engine.engine is None
+        assert state.engine.session is None
         assert not engine.closed, "set_trusted(False) waited for the engine to close"
     finally:
         engine.release.set()
