@@ -4,7 +4,7 @@
 // inside the vsix.
 
 /** The vsix's size budget in KB (1024 bytes), stated in README.md's "Size" section. */
-export const VSIX_BUDGET_KB = 1000;
+export const VSIX_BUDGET_KB = 1500;
 
 /** VS Code's extension categories (EXTENSION_CATEGORIES in vs/platform/extensions/common/extensions.ts). */
 export const VSCODE_CATEGORIES = [
