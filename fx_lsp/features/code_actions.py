@@ -1,6 +1,6 @@
 """Quick fixes for fx-lsp diagnostics, as versioned ``TextDocumentEdit``s.
 
-Which fixes fit a failure is planned by ``fxcore.fixing.fix_plan`` (no editor types there); this
+Which fixes fit a failure is planned by ``fxcore.api.quick_fixes`` (no editor types there); this
 module turns them into code actions and their new text into the smallest edit. Planning is
 cheap but for one ``ast`` parse per text; computing an edit parses with libcst, which takes
 seconds on a 20,000-line file, so clients that resolve code actions get the list without
@@ -17,14 +17,14 @@ from lsprotocol import types
 from fx_lsp.features import positions
 from fx_lsp.features.diagnostics import Entry, is_own_source, path_to_uri
 from fx_lsp.features.snapshot import DocumentSnapshot, Files
-from fxcore.fixing.fix_plan import (
-    Fix,
+from fxcore.api.quick_fixes import (
     ignore_fix,
     in_workspace,
     plan,
     unused_suppression_fix,
     why_no_fix,
 )
+from fxcore.fixing.fix import Fix
 from fxcore.workspace.kept_bytes import kept_text, universal_newlines
 
 

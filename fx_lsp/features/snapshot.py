@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fx_lsp.features import positions
 from fx_lsp.features.diagnostics import CellWords, Entry, LinesOf, no_cells
 from fx_lsp.features.initialization_options import Options
-from fxcore.fixing.fix_plan import RootOf, Run, TextOf, run_here
+from fxcore.fixing.fix import RootOf, Run, TextOf, run_here
 from fxcore.model.results import FileResult
 
 #: Version of an open document, None for a file that is not open.

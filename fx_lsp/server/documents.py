@@ -26,8 +26,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from fxcore.checking.parent_verdicts import ParentVerdicts
-from fxcore.checking.pipeline import CheckHandle
+from fxcore.api.session import CheckHandle, ParentVerdicts
 from fxcore.model.results import FileResult
 from fxcore.reporting.mode_phases import merge_phases
 

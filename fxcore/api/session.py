@@ -23,6 +23,7 @@ from fxcore.api.explain import CodeDoc, explain
 from fxcore.api.graph import find_class
 from fxcore.api.revision_diff import RevisionDiff, diff_revisions
 from fxcore.api.shards import select
+from fxcore.checking.parent_verdicts import ParentVerdicts
 from fxcore.checking.pipeline import CheckHandle, Pipeline, jobs_below
 from fxcore.host.cache import ResultCache
 from fxcore.host.engine import Engine
@@ -33,7 +34,8 @@ from fxcore.reporting.report import Problem
 from fxcore.workspace.config import read_project_config
 from fxcore.workspace.paths import trace_jobs
 
-__all__ = ["CheckHandle", "ChosenModes", "EngineSession", "ModeError", "choose_modes"]
+__all__ = ["CheckHandle", "ChosenModes", "EngineSession", "ModeError", "ParentVerdicts",
+           "choose_modes"]
 
 
 class ModeError(Exception):

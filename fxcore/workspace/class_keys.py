@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fxcore.model.gpu_marks import GPU_TEXT
 from fxcore.workspace.discovery import is_main_guard
 
 #: Names through which code reaches module globals without naming them.
@@ -39,9 +39,6 @@ _DYNAMIC_ATTRIBUTES = frozenset({"modules", "import_module", "_getframe", "curre
                                  "f_globals", "f_back", "__globals__"})
 #: Module functions that answer for names the module does not bind.
 _MODULE_HOOKS = frozenset({"__getattr__", "__dir__"})
-#: Code written for a GPU: the worker then imports the whole file in a GPU's view
-#: (``fxcore.worker.devices.device_choice`` reads the same marks).
-_GPU_MARKS = re.compile(r"(?i:cuda|cudnn)|FLASH_ATTENTION|EFFICIENT_ATTENTION")
 
 
 @dataclass(frozen=True)
@@ -129,7 +126,7 @@ def _reaches_by_other_ways(tree: ast.Module) -> bool:
 def class_keys(text: str, tree: ast.Module) -> dict[str, ClassKey]:
     """The key of each top-level class of ``text`` (parsed as ``tree``) whose verdicts may be
     reused; none for a file whose classes must always be traced again."""
-    if _GPU_MARKS.search(text) or _reaches_by_other_ways(tree):
+    if GPU_TEXT.search(text) or _reaches_by_other_ways(tree):
         return {}
     lines = text.splitlines(keepends=True)
     statements = [statement for statement in tree.body

@@ -11,25 +11,10 @@ from rich.text import Text
 
 from fx_lsp.cli.output_formats.common import folded_notes, mode_tag, notes, terminal_location
 from fx_lsp.escaping import terminal, terminal_lines
-from fxcore.api.fixes import text_on_disk
-from fxcore.fixing import fix_plan
-from fxcore.fixing.fix_apply import choose
-from fxcore.model.results import Failure
+from fxcore.api.quick_fixes import first_fix_title
 from fxcore.reporting.report import Problem
 from fxcore.reporting.shown import ShownReport
-from fxcore.workspace.paths import find_workspace_root, source_text, split_lines
-
-
-def first_fix_title(problem: Problem) -> str | None:
-    """The fix the editor offers first for this problem (``help:``), or why a recompile's
-    standard fix is not offered."""
-    if not isinstance(problem.failure, Failure):
-        why = fix_plan.why_no_fix(problem.failure, text_on_disk)
-        return None if why is None else f"no quick fix: {why}"
-    found = fix_plan.plan(problem.failure, problem.module, text_on_disk, find_workspace_root)
-    first = choose(found, unsafe=True)
-    return first.title if first else None
-
+from fxcore.workspace.paths import source_text, split_lines
 
 _STYLES = {"error": "bold red", "warning": "bold yellow", "hint": "bold cyan"}
 

@@ -24,17 +24,10 @@ import re
 import weakref
 from dataclasses import dataclass
 
+from fxcore.model.gpu_marks import GPU_ATTRIBUTES
 from fxcore.model.job_spec import EngineConfig, ModuleConfig
 
 _CUDA_STRING = re.compile(r"cuda(:\d+)?")
-
-
-#: Attributes that only a GPU's code reads: cuDNN's settings (``torch.backends.cudnn``) and
-#: the attention backends only a GPU has (``SDPBackend.FLASH_ATTENTION`` in an
-#: ``sdpa_kernel`` choice); ``.cuda`` itself covers ``torch.cuda.amp`` and
-#: ``torch.backends.cuda``.
-GPU_ATTRIBUTES = frozenset({"cuda", "cudnn", "FLASH_ATTENTION", "EFFICIENT_ATTENTION",
-                            "CUDNN_ATTENTION"})
 
 
 def _mentions_cuda(node: ast.AST) -> bool:

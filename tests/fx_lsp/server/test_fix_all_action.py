@@ -24,7 +24,7 @@ NAME = "deepcopies.py"
 CLASSES = ("CopiedInput", "CopiedActivation", "CopiedSum")
 CONFIG = "".join(f'[tool.fx-lsp.modules."deepcopies:{name}"]\ninputs = {{x = "float32[4, 8]"}}\n'
                  for name in CLASSES)
-#: ``--fix`` makes at most this many rounds (``fx_lsp.cli.fixing.MAX_FIX_ROUNDS``).
+#: ``--fix`` makes at most this many rounds (``fxcore.api.fix_rounds.MAX_FIX_ROUNDS``).
 ROUNDS = 4
 
 
