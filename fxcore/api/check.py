@@ -62,11 +62,13 @@ class CheckRun:
     shard: Shard | None = None
     #: What the run's baseline held (``EngineSession.apply_baseline``); None: not applied.
     baseline: BaselineOutcome | None = None
+    #: Each file's workspace root, as the run found it (``Projects.root_of``).
+    root_of: Callable[[str], str] = find_workspace_root
 
     def shows_not_traced(self, path: str) -> bool:
         """True when the workspace of ``path`` sets ``show-not-traced = true``: the terminal
         lists its classes not traced rather than counting them."""
-        project = self.projects.get(find_workspace_root(path))
+        project = self.projects.get(self.root_of(path))
         return project is not None and project.table.get(SHOW_NOT_TRACED) is True
 
     def shown(self, show_not_traced: bool | None = None) -> ShownReport:
@@ -100,6 +102,8 @@ class Projects:
         self.summary = summary
         self.read = read
         self.found: dict[str, ProjectConfig] = {}
+        #: Each file's root, found once a run: a file of thousands of classes asks for each.
+        self._roots: dict[str, str] = {}
 
     def __call__(self, root: str) -> ProjectConfig:
         if root not in self.found:
@@ -126,8 +130,14 @@ class Projects:
     def engine(self, root: str) -> EngineConfig:
         return self(root).engine
 
+    def root_of(self, path: str) -> str:
+        """``path``'s workspace root (``find_workspace_root``), looked for once a run."""
+        if path not in self._roots:
+            self._roots[path] = find_workspace_root(path)
+        return self._roots[path]
+
     def selection(self, path: str) -> Selection:
-        root = find_workspace_root(path)
+        root = self.root_of(path)
         return Selection(self(root).report, root)
 
 
@@ -139,7 +149,7 @@ def check_jobs(paths: Sequence[str], timeout: float | None,
     configurations read, for ``run_jobs``."""
     summary = Summary()
     projects = Projects(timeout, summary, modes, read)
-    return jobs_below(paths, find_workspace_root, projects.engine), projects
+    return jobs_below(paths, projects.root_of, projects.engine), projects
 
 
 def run_jobs(jobs: list[TraceJob], projects: Projects, pipeline: Pipeline,
@@ -157,4 +167,5 @@ def run_jobs(jobs: list[TraceJob], projects: Projects, pipeline: Pipeline,
     summary = projects.summary
     for result in checked.results:
         summary.add(result)
-    return CheckRun(checked.results, summary, checked.report, projects.found)
+    return CheckRun(checked.results, summary, checked.report, projects.found,
+                    root_of=projects.root_of)
