@@ -78,7 +78,7 @@ SUITES = (
                   "and Chromium; ~1 min)"),
         Benchmark("agent_loop", "an edit, then fx-lsp mcp's check of the file, warm and cold, "
                   "against fx-lsp check as a process (needs the mcp extra)"),
-    ), helpers=("loop_block",)),
+    ), helpers=("class_edits", "loop_block", "save_profile")),
     Suite("fidelity", "fx-lsp's verdicts against real torch.fx, torch.export and torch.compile", (
         Benchmark("fx_fidelity", "the fx mode on real third-party models against plain "
                   "torch.fx (~5 min)"),

@@ -326,7 +326,8 @@ def main() -> None:
                     (f"ratio of medians, loop findings / every mode's diagnostics {at}",
                      f"{later:.2f}x"),
                     (f"ratio of worker CPU, three modes / three modes {at}", f"{cpu:.2f}x")]
-    emit("mode_latency", durations(
+    # A class edited at each save has a block of its own beside the kept class's.
+    emit("mode_latency" if how == "around" else "mode_latency_class_edits", durations(
         rows, f"`{arguments.file}`, {arguments.edits} saves ({how} edits)", figures=[
             *figures, *((f"CPU per save, {name}", _cpu_per_save(session))
                         for name, session in zip(names, sessions, strict=False))]))
