@@ -68,7 +68,8 @@ SUITES = (
     )),
     Suite("editor", "the language server's latency as an editor sees it", (
         Benchmark("lsp_latency", "didSave to diagnostics, and hover while a slow trace runs"),
-        Benchmark("mode_latency", "fx diagnostics first with export and compile on"),
+        Benchmark("mode_latency", "fx diagnostics first with export and compile on",
+                  tables=("mode_latency", "mode_latency_class_edits")),
         Benchmark("hover_under_code_actions", "hover while code actions hit a 20,000-line file",
                   tables=("hover_under_code_actions", "hover_under_code_actions_eager")),
         Benchmark("hover_during_graph", "hover while a 60,000-node graph answer is built"),
@@ -78,7 +79,7 @@ SUITES = (
                   "and Chromium; ~1 min)"),
         Benchmark("agent_loop", "an edit, then fx-lsp mcp's check of the file, warm and cold, "
                   "against fx-lsp check as a process (needs the mcp extra)"),
-    ), helpers=("loop_block",)),
+    ), helpers=("class_edits", "loop_block", "save_profile")),
     Suite("fidelity", "fx-lsp's verdicts against real torch.fx, torch.export and torch.compile", (
         Benchmark("fx_fidelity", "the fx mode on real third-party models against plain "
                   "torch.fx (~5 min)"),

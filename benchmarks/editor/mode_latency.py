@@ -30,10 +30,14 @@ every mode's diagnostics).
 
     python3 -m benchmarks run editor mode_latency --
         [--file models/gated.py | --file benchmarks/editor/loop_block.py] [--edits 20]
-        [--baseline REV]
+        [--edit around | --edit class] [--baseline REV] [--profile]
 
 ``--file``: relative to ``examples/``, or a file of this repository (``benchmarks/...``),
-copied into each server's ``examples/``.
+copied into each server's ``examples/``. ``--edit`` (``class_edits``): ``around`` (the
+default) leaves the class as it is, so per-class reuse answers it from its kept verdicts;
+``class`` changes the class body at each save, so that it is traced again, as after an
+edit of the class. ``--profile``: after the measurement, where an edited class's seconds go,
+phase by phase (``save_profile``, in a process of its own).
 
 Prints figures; asserts nothing.
 """
@@ -55,6 +59,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
+from benchmarks.editor.class_edits import EDITS, edited
 from benchmarks.paths import REPOSITORY
 from benchmarks.procfs import children_of, stat_cpu_seconds
 from benchmarks.provenance import machine_line
@@ -137,8 +142,10 @@ class Session:
     ``environment`` added to this process's."""
 
     def __init__(self, checkout: str, modes: list[str], scratch: str, name: str,
-                 file: str, environment: dict[str, str] | None = None) -> None:
+                 file: str, edit: str = "around",
+                 environment: dict[str, str] | None = None) -> None:
         self.checkout = checkout
+        self.edit = edit
         self.modes = modes
         self.environment = {**os.environ, **(environment or {})}
         root = os.path.join(scratch, name, "examples")
@@ -193,7 +200,7 @@ class Session:
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=version),
             content_changes=[types.TextDocumentContentChangeWholeDocument(
-                text=f"# edit {edit}\n{self.original}\n_EDIT_NUMBER = {edit}\n")]))
+                text=edited(self.original, edit, self.edit))]))
         saved = time.perf_counter()
         self.client.text_document_did_save(types.DidSaveTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=self.uri)))
@@ -236,6 +243,12 @@ def _cpu_per_save(session: Session) -> str:
     return f"workers {workers:.1f} ms, server {server:.1f} ms"
 
 
+def _repository_file(file: str) -> str:
+    """``--file`` in this repository: under ``examples/``, else from its root."""
+    example = os.path.join(REPOSITORY, "examples", file)
+    return example if os.path.exists(example) else os.path.join(REPOSITORY, file)
+
+
 def _git(*arguments: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True,
                           check=True)
@@ -258,8 +271,13 @@ def main() -> None:
     parser.add_argument("--file", default="models/gated.py",
                         help="relative to examples/, or a file of this repository")
     parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--edit", choices=EDITS, default="around",
+                        help="around: the class unchanged (reuse answers); class: its body "
+                        "changed at each save")
     parser.add_argument("--baseline", metavar="REVISION",
                         help="a commit of this repository whose server is the baseline")
+    parser.add_argument("--profile", action="store_true",
+                        help="then print where an edited class's seconds go, phase by phase")
     arguments = parser.parse_args()
 
     print(machine_line())
@@ -268,11 +286,13 @@ def main() -> None:
     if arguments.baseline:
         print(f"baseline:  {_commit(arguments.baseline)}")
     with tempfile.TemporaryDirectory() as scratch:
-        sessions = [Session(REPOSITORY, ["fx"], scratch, "fx", arguments.file),
-                    Session(REPOSITORY, ALL_MODES, scratch, "all", arguments.file)]
+        how = arguments.edit
+        sessions = [Session(REPOSITORY, ["fx"], scratch, "fx", arguments.file, how),
+                    Session(REPOSITORY, ALL_MODES, scratch, "all", arguments.file, how)]
         if arguments.baseline:
             checkout = _extracted(arguments.baseline, os.path.join(scratch, "baseline-tree"))
-            sessions.append(Session(checkout, ALL_MODES, scratch, "baseline", arguments.file))
+            sessions.append(Session(checkout, ALL_MODES, scratch, "baseline", arguments.file,
+                                    how))
         asyncio.run(measure(sessions, arguments.edits))
     fx_alone, every_mode = sessions[:2]
     print(machine_line())
@@ -306,10 +326,15 @@ def main() -> None:
                     (f"ratio of medians, loop findings / every mode's diagnostics {at}",
                      f"{later:.2f}x"),
                     (f"ratio of worker CPU, three modes / three modes {at}", f"{cpu:.2f}x")]
-    emit("mode_latency", durations(
-        rows, f"`{arguments.file}`, {arguments.edits} saves", figures=[
+    # A class edited at each save has a block of its own beside the kept class's.
+    emit("mode_latency" if how == "around" else "mode_latency_class_edits", durations(
+        rows, f"`{arguments.file}`, {arguments.edits} saves ({how} edits)", figures=[
             *figures, *((f"CPU per save, {name}", _cpu_per_save(session))
                         for name, session in zip(names, sessions, strict=False))]))
+    if arguments.profile:
+        print(f"where an edited class's seconds go ({machine_line()}):")
+        subprocess.run([sys.executable, "-m", "benchmarks.editor.save_profile",
+                        _repository_file(arguments.file)], cwd=REPOSITORY, check=False)
 
 
 if __name__ == "__main__":

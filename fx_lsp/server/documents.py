@@ -9,9 +9,10 @@ killed) and its result, should it still arrive, dropped.
 
 A trace runs in stages (``fxcore.reporting.mode_phases``): the ``fx`` verdicts are accepted, and
 published, before the other capture modes' single-call jobs start, side by side when the engine
-runs several children, and those before compile's loop of calls; each of their results, from
+runs several children, with compile's loop of calls beside them; each of their results, from
 the same texts, is merged with what the trace had published and published in turn, the
-loop's verdicts in place of the single call's. What is still to come is named in
+loop's verdicts in place of the single call's and never before the single calls' (a held
+phase, ``Document.waiting_phases``). What is still to come is named in
 ``Document.pending_stages``. An edit outdates them all.
 """
 
@@ -23,75 +24,14 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from fx_lsp.server.document_state import Document, StartedStage
 from fxcore.api.session import CheckHandle, ParentVerdicts
 from fxcore.model.results import FileResult
 from fxcore.reporting.mode_phases import merge_phases
 
-if TYPE_CHECKING:
-    from fx_lsp.features.diagnostics import Entry
-
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Document:
-    """An open Python buffer and the state of its traces."""
-
-    uri: str
-    path: str
-    version: int
-    #: Bumped whenever a trace of this document becomes outdated.
-    generation: int = 0
-    timer: asyncio.TimerHandle | None = None
-    #: The running jobs of the current trace's stage, one per phase.
-    handles: list[CheckHandle] = field(default_factory=list)
-    #: The latest result accepted for this document, the version it was for, and the versions
-    #: of the other open buffers it was traced with.
-    result: FileResult | None = None
-    result_version: int | None = None
-    overlay_versions: dict[str, int] = field(default_factory=dict)
-    #: The engine's own results of the current trace's phases that have finished (before the
-    #: parent verdicts are applied), by (stage, phase): merged in that order.
-    phase_results: dict[tuple[int, int], FileResult] = field(default_factory=dict)
-    #: The diagnostics last published for it.
-    entries: list[Entry] = field(default_factory=list)
-    #: The names of the current trace's running phases (``mode_phases.phase_names``), by
-    #: (stage, phase), and of its later stages' phases, not started yet.
-    running_names: dict[tuple[int, int], list[str]] = field(default_factory=dict)
-    later_names: list[str] = field(default_factory=list)
-    #: The generation of the trace that last had a stage accepted.
-    accepted_generation: int | None = None
-
-    @property
-    def busy(self) -> bool:
-        """A trace of its current text is planned or running."""
-        return bool(self.handles) or self.timer is not None
-
-    @property
-    def pending_stages(self) -> list[str]:
-        """The modes (``compile-loop``: compile's loop of calls) whose results the current
-        trace has yet to publish, in stage order."""
-        running = [name for key in sorted(self.running_names) for name in self.running_names[key]]
-        return list(dict.fromkeys([*running, *self.later_names]))
-
-    @property
-    def stage_published(self) -> bool:
-        """A stage of its current trace has been published (a trace planned or running
-        otherwise publishes the verdicts of an older text first)."""
-        return self.accepted_generation == self.generation
-
-
-@dataclass
-class StartedStage:
-    """The jobs of one stage of a trace, one per phase in phase order, each phase's names,
-    and the names of the later stages' phases."""
-
-    handles: list[CheckHandle]
-    names: list[list[str]]
-    later: list[str]
 
 
 #: Starts stage ``stage`` of tracing ``path`` with the open buffers' texts as overlays: a job
@@ -199,6 +139,7 @@ class Documents:
         document.handles = []
         document.phase_results = {}
         document.running_names, document.later_names = {}, []
+        document.held_phases = set()
 
     def schedule(self, document: Document, delay: float = 0.0) -> None:
         """Trace ``document`` after ``delay`` seconds (on the running event loop), replacing
@@ -275,6 +216,8 @@ class Documents:
             document.running_names = {(stage, phase): names
                                       for phase, names in enumerate(started.names)}
             document.later_names = list(started.later)
+            document.held_phases = {(stage, phase) for phase, held in enumerate(started.held)
+                                    if held}
             loop = asyncio.get_running_loop()
             version = document.version
             for phase, handle in enumerate(handles):
@@ -302,7 +245,7 @@ class Documents:
     ) -> None:
         if handle in document.handles:
             document.handles.remove(handle)
-        document.running_names.pop(phase, None)
+        names = document.running_names.pop(phase, None)
         current = (
             self._documents.get(document.path) is document
             and document.generation == generation
@@ -316,10 +259,36 @@ class Documents:
             if not document.handles:
                 document.later_names = []  # no later stage starts
             self._listener.status(f"tracing {os.path.basename(document.path)} failed: {error}")
+        else:
+            document.phase_results[phase] = future.result()
+        # Held phases (the loop's findings) come after the other phases of their stage:
+        # pending until those are published, then published apart, last.
+        waiting = document.waiting_phases
+        released = {key for key in document.held_phases & document.phase_results.keys()
+                    if key in document.running_names} - waiting
+        if phase in waiting:
+            document.running_names[phase] = names or []
+            self._listener.status()
+        elif error is None:
+            self._publish(document, generation, version, versions, waiting | released)
+        if phase not in waiting and released:
+            for key in released:
+                del document.running_names[key]
+            self._publish(document, generation, version, versions, waiting)
+        if phase not in waiting and (error is None or released) and not document.handles:
+            # The next stage traces the same texts: its results merge with these.
+            self._start_stage(document, generation, phase[0] + 1, texts, versions)
+        elif phase not in waiting and error is None:
+            self._listener.status()  # a pull waiting for a stage of this trace answers
+
+    def _publish(self, document: Document, generation: int, version: int,
+                 versions: dict[str, int], left_out: set[tuple[int, int]]) -> None:
+        """Accept and publish what the trace's phases found so far but ``left_out``, merged
+        in phase order whichever finished first."""
+        finished = [result for key, result in sorted(document.phase_results.items())
+                    if key not in left_out]
+        if not finished:
             return
-        document.phase_results[phase] = future.result()
-        # What the trace's phases found so far, in phase order whichever finished first.
-        finished = [document.phase_results[key] for key in sorted(document.phase_results)]
         result = functools.reduce(merge_phases, finished)
         previous = document.result
         self._accept(document, self.with_parent_verdicts(result), version, versions)
@@ -333,11 +302,6 @@ class Documents:
             self._listener.accepted(document, others)
         except Exception:
             logger.exception("fx-lsp: cannot publish the trace of %s", document.path)
-        if not document.handles:
-            # The next stage traces the same texts: its results merge with these.
-            self._start_stage(document, generation, phase[0] + 1, texts, versions)
-        else:
-            self._listener.status()  # a pull waiting for a stage of this trace answers
 
     def _accept(
         self, document: Document, result: FileResult, version: int, versions: dict[str, int]

@@ -52,15 +52,17 @@ class TraceEngine:
             return None
         session = self.ensure_session()
         # The single-call stage's modes run side by side when the engine has workers and CPUs
-        # for it.
-        phases = stage_jobs(job, stage, side_by_side=session.engine.side_by_side)
+        # for it (and the loop of calls, beside them, a worker of its own).
+        phases = stage_jobs(job, stage, side_by_side=session.engine.side_by_side,
+                            workers=session.engine.workers)
         if not phases:
             return None
         # No file events tell the call-site index what changed on disk: the job looks.
         handles = session.submit([phase_job for phase_job, _ in phases],
                                  rescan=not self.watches_files)
         return StartedStage(handles, [phase_names(phase) for _, phase in phases],
-                            later_names(job.config.modes, stage))
+                            later_names(job.config.modes, stage),
+                            [phase.held for _, phase in phases])
 
     def submit_workspace(self, jobs: list[TraceJob]) -> list[CheckHandle]:
         """A workspace trace's jobs, started and pending until ``workspace_jobs_ended``."""

@@ -1,16 +1,22 @@
 """An editor's trace of a file in stages: ``fx`` first, since its verdicts come in a fraction
-of a second, then the slower capture modes (export, compile) with one call each, then compile
-mode's loop of calls (``recompile_loop``: seconds of recompilations), each stage's results
-merged with the earlier ones'.
+of a second, then the slower capture modes (export, compile) with one call each, and beside
+them compile mode's loop of calls (``recompile_loop``: seconds of recompilations), each
+stage's results merged with the earlier ones'.
 
 Each phase is one job, so one child. The single-call stage's modes run in one phase, or each
 in a phase of its own beside the others (``side_by_side``: the engine decides, with two
 workers or more and cores that stood idle, ``fxcore.host.engine.Engine.side_by_side``):
 export and compile then take as long as the slower of the two rather than both, for the work
-of one more child's start-up. The last stage is compile again with its loop: the loop needs
-the compiled model of its own first call, so it repeats that call (the CPU of one compile);
-its verdicts replace the single call's (``merge_phases``), so that the merged result is the
-one a job of every mode gives.
+of one more child's start-up. The loop of calls is a phase of the same stage, started with
+the single calls on a core of its own (the longest phase, so it starts as early as it may
+without delaying fx's), and ``held``: its results are published only once every other phase
+of its stage is, so the single calls' diagnostics never wait for it and it never comes
+before them. The loop needs the compiled model of its own first call, so it repeats that
+call (the CPU of one compile, on the other core: a child's verdict is one message at its
+end, and a single call taken out of the loop's job would wait for the loop); its verdicts
+replace the single call's (``merge_phases``), so that the merged result is the one a job of
+every mode gives. Where the single calls run a phase per mode, the loop needs one more
+worker than they take, else the single calls run in one phase beside it.
 
 The CLI runs one job of every mode; a server publishes after each phase, so the FX
 diagnostics of a save arrive as fast as with ``fx`` alone, and every mode's single-call
@@ -34,43 +40,47 @@ LOOP_NAME = f"{LOOP_MODE}-loop"
 
 @dataclasses.dataclass(frozen=True)
 class Phase:
-    """One job of a stage: its capture modes, and whether compile's loop of calls runs."""
+    """One job of a stage: its capture modes, whether compile's loop of calls runs, and
+    whether its results wait for every other phase of its stage to be published (``held``)."""
 
     modes: tuple[str, ...]
     loop_of_calls: bool = True
+    held: bool = False
 
 
-def mode_stages(modes: tuple[str, ...], side_by_side: bool = False) -> list[list[Phase]]:
+def mode_stages(modes: tuple[str, ...], side_by_side: bool = False,
+                workers: int = 2) -> list[list[Phase]]:
     """The stages of a trace, in order, each a list of its phases: ``fx`` alone (when other
     modes follow), then the rest with one call each, in one phase or with ``side_by_side`` a
-    phase per mode, then, with compile among them, compile with its loop of calls."""
+    phase per mode (where ``workers`` run them all at once, the loop's included), and, with
+    compile among them, compile with its loop of calls beside them (``held``)."""
     if FIRST_MODE in modes and len(modes) > 1:
         stages = [[Phase((FIRST_MODE,))]]
         rest = tuple(mode for mode in modes if mode != FIRST_MODE)
     else:
         stages, rest = [], modes
     looped = LOOP_MODE in rest
-    groups = [(mode,) for mode in rest] if side_by_side else [rest]
+    apart = side_by_side and workers >= len(rest) + looped
+    groups = [(mode,) for mode in rest] if apart else [rest]
     # Only a phase with compile runs without its loop: another's job (and cache entry) is
     # the same as in a trace of every mode at once.
-    stages.append([Phase(group, not (looped and LOOP_MODE in group)) for group in groups])
-    if looped:
-        stages.append([Phase((LOOP_MODE,))])
+    single = [Phase(group, not (looped and LOOP_MODE in group)) for group in groups]
+    stages.append([*single, *([Phase((LOOP_MODE,), held=True)] if looped else [])])
     return stages
 
 
 def phase_names(phase: Phase) -> list[str]:
     """What a phase still to publish is called (a pull's ``pending``): its modes, or for
-    compile with its loop after a single call, ``compile-loop``."""
+    compile with its loop beside a single call, ``compile-loop``."""
     return [LOOP_NAME] if phase.modes == (LOOP_MODE,) and phase.loop_of_calls else \
         list(phase.modes)
 
 
-def stage_jobs(job: TraceJob, stage: int, side_by_side: bool = False
+def stage_jobs(job: TraceJob, stage: int, side_by_side: bool = False, workers: int = 2
                ) -> list[tuple[TraceJob, Phase]]:
     """A job per phase of stage ``stage``, each ``job`` restricted to its modes (and loop),
     with its phase; none when there is no such stage."""
-    stages = mode_stages(job.config.modes, side_by_side)
+    stages = mode_stages(job.config.modes, side_by_side, workers)
     if stage >= len(stages):
         return []
     return [(dataclasses.replace(job, config=dataclasses.replace(job.config, modes=phase.modes),

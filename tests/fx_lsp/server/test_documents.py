@@ -3,97 +3,9 @@ result is accepted, which is dropped as stale, and who is traced again."""
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import Future
+from document_fakes import FakeServer, module, result, settle
 
-from fx_lsp.server.documents import Document, Documents, StartedStage
-from fxcore.model.job_spec import TraceJob
-from fxcore.model.results import Failure, FileResult, ModuleResult
-
-
-class FakeHandle:
-    """A submitted trace whose result the test decides; ``cancel`` is only recorded, so a
-    result can still arrive after it, as one from a worker that finished first does."""
-
-    def __init__(self, path: str, overlays: dict[str, str], stage: int = 0,
-                 phase: int = 0) -> None:
-        self.job = TraceJob(path=path, workspace_root="/project", overlays=overlays)
-        self.stage = stage
-        self.phase = phase
-        self.future: Future[FileResult] = Future()
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-class FakeServer:
-    """The engine and the listener: records every trace started and every decision."""
-
-    def __init__(self) -> None:
-        self.texts: dict[str, str] = {}
-        self.trusted = True
-        self.excluded_paths: set[str] = set()
-        #: How many phases each stage of a trace has ([1, 1]: fx, then the other capture
-        #: modes in one job; [1, 2]: export and compile side by side).
-        self.stages = [1]
-        self.handles: list[FakeHandle] = []
-        self.accepted_calls: list[tuple[str, list[str]]] = []
-        self.excluded_calls: list[str] = []
-        self.messages: list[str] = []
-        self.documents = Documents(
-            self.start, lambda document: self.texts[document.path], lambda: self.trusted, self
-        )
-
-    @staticmethod
-    def names(stage: int, phase: int) -> list[str]:
-        """What the fake calls a phase (the engine: its modes, ``mode_phases.phase_names``)."""
-        return [f"stage {stage} phase {phase}"]
-
-    def start(self, path: str, overlays: dict[str, str], stage: int) -> StartedStage | None:
-        if path in self.excluded_paths or stage >= len(self.stages):
-            return None
-        handles = [FakeHandle(path, overlays, stage, phase)
-                   for phase in range(self.stages[stage])]
-        self.handles.extend(handles)
-        return StartedStage(handles, [self.names(stage, phase) for phase in range(len(handles))],
-                            [name for later, phases in enumerate(self.stages[stage + 1:], stage + 1)
-                             for phase in range(phases) for name in self.names(later, phase)])
-
-    def accepted(self, document: Document, touched: list[Document]) -> None:
-        self.accepted_calls.append((document.path, [d.path for d in touched]))
-
-    def excluded(self, document: Document) -> None:
-        self.excluded_calls.append(document.path)
-
-    def status(self, message: str = "") -> None:
-        if message:
-            self.messages.append(message)
-
-    def open(self, path: str, text: str = "", version: int = 1) -> Document:
-        self.texts[path] = text
-        return self.documents.open(f"file://{path}", path, version)
-
-    def started(self, path: str) -> list[FakeHandle]:
-        return [h for h in self.handles if h.job.path == path]
-
-
-def result(path: str, imported: list[str] = (), failures_in: list[str] = ()) -> FileResult:
-    modules = []
-    if failures_in:
-        module = ModuleResult(path=path, class_name="Net", qualified_name="m:Net", line=1,
-                              column=1, end_line=1, end_column=4, status="failed")
-        module.failures = [Failure(code="FX001", kind="control-flow", message="", path=where,
-                                   line=2, column=1, end_line=2, end_column=3)
-                           for where in failures_in]
-        modules.append(module)
-    return FileResult(path=path, modules=modules, imported_files=[path, *imported])
-
-
-async def settle() -> None:
-    """Let the timers at delay 0 and the done-callbacks run."""
-    for _ in range(5):
-        await asyncio.sleep(0)
+from fxcore.model.results import FileResult, ModuleResult
 
 
 async def test_opening_traces_with_every_open_buffer_as_overlay() -> None:
@@ -255,12 +167,6 @@ async def test_closing_a_document_cancels_its_trace_and_drops_its_result() -> No
     assert fake.accepted_calls == [] and "/project/a.py" not in fake.documents
 
 
-def module(path: str, class_name: str, mode: str) -> ModuleResult:
-    return ModuleResult(path=path, class_name=class_name, qualified_name=f"m:{class_name}",
-                        line=1, column=1, end_line=1, end_column=4, status="traceable",
-                        mode=mode)
-
-
 async def test_the_later_stage_starts_after_the_first_is_published_and_merges_with_it() -> None:
     fake = FakeServer()
     fake.stages = [1, 1]
@@ -374,3 +280,83 @@ async def test_an_edit_forgets_the_pending_stages_of_the_old_text() -> None:
     assert document.pending_stages == ["stage 1 phase 0", "stage 2 phase 0"]
     fake.documents.changed(document, 2)
     assert document.pending_stages == [] and not document.stage_published
+
+
+def _staged_with_loop_beside(fake: FakeServer) -> list[list[str]]:
+    """fx, then the single calls with the loop beside them (held): the pending stages at
+    each publish."""
+    fake.stages, fake.held_stages = [1, 2], {1}
+    pending: list[list[str]] = []
+    fake.accepted = lambda document, touched: pending.append(document.pending_stages)
+    return pending
+
+
+def _loop_verdict() -> ModuleResult:
+    verdict = module("/project/a.py", "Net", "compile")
+    verdict.status = "failed"
+    return verdict
+
+
+async def test_a_loop_that_ends_first_waits_for_the_single_calls_then_publishes_apart() -> None:
+    fake = FakeServer()
+    pending = _staged_with_loop_beside(fake)
+    document = fake.open("/project/a.py", "class Net: ...\n")
+    await settle()
+    fake.started("/project/a.py")[0].future.set_result(
+        FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    # The loop starts with the single calls, beside them.
+    [_, single, looped] = fake.started("/project/a.py")
+    assert (single.stage, looped.stage) == (1, 1)
+    loop_verdict = _loop_verdict()
+    looped.future.set_result(FileResult(path="/project/a.py", modules=[loop_verdict]))
+    await settle()
+    # Ended first, held: nothing published, still pending.
+    assert pending == [["stage 1 phase 0", "stage 1 phase 1"]] and document.busy
+    assert document.pending_stages == ["stage 1 phase 0", "stage 1 phase 1"]
+    single.future.set_result(FileResult(path="/project/a.py", modules=[
+        module("/project/a.py", "Net", "export"), module("/project/a.py", "Net", "compile")]))
+    await settle()
+    # The single calls published on their own, then the loop's findings in their place.
+    assert pending[1:] == [["stage 1 phase 1"], []] and not document.busy
+    assert document.result is not None
+    assert [m.mode for m in document.result.modules] == ["fx", "export", "compile"]
+    assert document.result.modules[2] is loop_verdict
+
+
+async def test_a_loop_that_ends_last_is_published_after_the_single_calls() -> None:
+    fake = FakeServer()
+    pending = _staged_with_loop_beside(fake)
+    document = fake.open("/project/a.py", "class Net: ...\n")
+    await settle()
+    fake.started("/project/a.py")[0].future.set_result(
+        FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    [_, single, looped] = fake.started("/project/a.py")
+    single.future.set_result(FileResult(path="/project/a.py", modules=[
+        module("/project/a.py", "Net", "compile")]))
+    await settle()
+    assert pending[-1] == ["stage 1 phase 1"] and document.busy
+    looped.future.set_result(FileResult(path="/project/a.py", modules=[_loop_verdict()]))
+    await settle()
+    assert pending[-1] == [] and len(fake.handles) == 3
+    assert document.result is not None and document.result.modules[1].status == "failed"
+
+
+async def test_a_held_loop_is_published_when_the_single_calls_fail() -> None:
+    fake = FakeServer()
+    pending = _staged_with_loop_beside(fake)
+    document = fake.open("/project/a.py", "class Net: ...\n")
+    await settle()
+    fake.started("/project/a.py")[0].future.set_result(
+        FileResult(path="/project/a.py", modules=[module("/project/a.py", "Net", "fx")]))
+    await settle()
+    [_, single, looped] = fake.started("/project/a.py")
+    looped.future.set_result(FileResult(path="/project/a.py", modules=[_loop_verdict()]))
+    await settle()
+    single.future.set_exception(RuntimeError("worker lost"))
+    await settle()
+    assert pending[-1] == [] and not document.busy
+    assert document.result is not None
+    assert [m.mode for m in document.result.modules] == ["fx", "compile"]
+    assert any("worker lost" in message for message in fake.messages)

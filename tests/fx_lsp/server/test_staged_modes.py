@@ -1,7 +1,8 @@
 """A real server publishes a trace in stages: fx, then every mode's single call (compile
-without its loop of calls), then compile's loop findings, each publish holding the earlier
-stages' diagnostics; the last equals what one job of every mode (``fx-lsp check``) reports;
-``fxLsp/traced`` and pull reports name the stages still to come (``pending``)."""
+without its loop of calls), then compile's loop findings (the loop's job run beside the single
+calls', published after them), each publish holding the earlier stages' diagnostics; the last
+equals what one job of every mode (``fx-lsp check``) reports; ``fxLsp/traced`` and pull
+reports name the stages still to come (``pending``)."""
 
 from __future__ import annotations
 
@@ -100,3 +101,38 @@ async def test_a_pull_answers_after_the_first_stage_naming_the_modes_still_to_co
     assert late["pending"] == []
     assert {(item["code"], item["source"]) for item in late["items"]} == {
         ("FX002", "fx-lsp"), ("FX199", "fx-lsp (slow)")}
+
+
+def _entries(folder: pathlib.Path) -> set[pathlib.Path]:
+    """The files of a result cache folder (none before it exists)."""
+    return {path for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.slow  # the loop of calls recompiles for seconds
+async def test_the_loop_runs_beside_the_single_calls_and_is_published_after_them(
+        tmp_path: pathlib.Path, release: pathlib.Path) -> None:
+    workspace = new_project(tmp_path)
+    block = workspace / "block.py"
+    block.write_text(RECOMPILES)
+    cache = workspace / ".fx-lsp-cache"
+    async with session(workspace, options={"modes": ["fx", "slow", "compile"]}) as client:
+        uri = client.open(block)
+        await wait_for(lambda: bool(_traced(client, uri, 1)), 300, "fx's stage")
+        after_fx = _entries(cache)
+        # The single calls wait for the release file; the loop's job, beside them, ends and
+        # keeps its result in the cache.
+        await wait_for(lambda: len(_entries(cache)) > len(after_fx), 600,
+                       "the loop's result while the single calls wait")
+        await asyncio.sleep(0)
+        while_waiting = _traced(client, uri, 1)
+        release.touch()
+        await wait_for(lambda: [] in _traced(client, uri, 1), 300, "every stage of version 1")
+        publishes = [_shown(params.diagnostics) for params in client.published
+                     if params.uri == uri and params.version == 1]
+    # Held while the single calls run: only fx's publish, the loop still pending.
+    assert while_waiting == [["slow", "compile", "compile-loop"]]
+    assert _traced(client, uri, 1)[1:] == [["compile-loop"], []]
+    single, final = publishes[-2:]
+    assert any(source == "fx-lsp (slow)" for _, source, _ in single)
+    assert not any(code == "FX506" for code, _, _ in single)
+    assert any(code == "FX506" for code, _, _ in final) and single - final == set()

@@ -70,6 +70,45 @@ def test_after_the_export_warm_up_a_data_dependent_guard_imports_no_more_of_symp
     assert warm_up_run.stdout.split("\n")[-3:] == ["[]", "warmed", ""], warm_up_run.stdout
 
 
+#: The compile warm-up alone (a zygote of fx and compile has no export's), then what the loop of
+#: calls does: a call with new sizes, which automatic dynamic shapes compile with symbols.
+COMPILE_WARM_UP_THEN_RECOMPILE = """
+import sys
+
+import torch
+
+from fxcore.worker.capture.base import warm
+from fxcore.worker.capture.compile.torch_hooks import guard_latency_unmeasured
+from fxcore.worker.capture.modes import CAPTURES
+
+warm(CAPTURES["compile"])
+before = set(sys.modules)
+
+
+class Scaled(torch.nn.Module):
+    def forward(self, x):
+        return x * x.shape[1]
+
+
+torch._dynamo.reset()
+compiled = torch.compile(Scaled(), backend=lambda graph_module, _inputs: graph_module.forward)
+with torch.no_grad(), guard_latency_unmeasured():
+    compiled(torch.empty(2, 4, device="meta"))
+    compiled(torch.empty(3, 5, device="meta"))
+print(sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "sympy"))
+"""
+
+
+def test_after_the_compile_warm_up_a_recompilation_with_symbols_imports_no_more_of_sympy(
+) -> None:
+    """The loop of calls' first recompilation makes sizes symbolic: the compile warm-up has
+    done so once, so that no child pays for sympy's imports."""
+    run = subprocess.run([sys.executable, "-c", COMPILE_WARM_UP_THEN_RECOMPILE],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().split("\n")[-1] == "[]", run.stdout
+
+
 class _Recorded(ZygoteProcess):
     """A zygote host that records its requests instead of starting a zygote."""
 

@@ -1,6 +1,6 @@
 """The stages of an editor's trace (fxcore.reporting.mode_phases): fx alone first, the other capture
-modes' single calls after, in one phase or side by side, then compile's loop of calls, and the
-merge of the results of one file."""
+modes' single calls after, in one phase or side by side, with compile's loop of calls beside them
+(held until they are published), and the merge of the results of one file."""
 
 from __future__ import annotations
 
@@ -20,45 +20,53 @@ from fxcore.reporting.mode_phases import (
 SINGLE = False  # compile's loop of calls off: its single call alone
 
 
-def test_fx_then_single_calls_then_compiles_loop_each_a_stage() -> None:
+LOOP = Phase(("compile",), held=True)  # the loop of calls, published after the single calls
+
+
+def test_fx_then_single_calls_with_compiles_loop_beside_them() -> None:
     assert mode_stages(("fx", "export", "compile")) == [
-        [Phase(("fx",))], [Phase(("export", "compile"), SINGLE)], [Phase(("compile",))]]
+        [Phase(("fx",))], [Phase(("export", "compile"), SINGLE), LOOP]]
     assert mode_stages(("fx",)) == [[Phase(("fx",))]]
     assert mode_stages(("fx", "export")) == [[Phase(("fx",))], [Phase(("export",))]]
-    assert mode_stages(("export", "compile")) == [
-        [Phase(("export", "compile"), SINGLE)], [Phase(("compile",))]]
+    assert mode_stages(("export", "compile")) == [[Phase(("export", "compile"), SINGLE), LOOP]]
 
 
-def test_side_by_side_each_single_call_mode_is_a_phase_of_its_own() -> None:
-    assert mode_stages(("fx", "export", "compile"), side_by_side=True) == [
-        [Phase(("fx",))], [Phase(("export",)), Phase(("compile",), SINGLE)],
-        [Phase(("compile",))]]
+def test_side_by_side_each_single_call_mode_is_a_phase_of_its_own_with_a_worker_each() -> None:
+    assert mode_stages(("fx", "export", "compile"), side_by_side=True, workers=3) == [
+        [Phase(("fx",))], [Phase(("export",)), Phase(("compile",), SINGLE), LOOP]]
     assert mode_stages(("fx",), side_by_side=True) == [[Phase(("fx",))]]
-    assert mode_stages(("compile", "export"), side_by_side=True) == [
-        [Phase(("compile",), SINGLE), Phase(("export",))], [Phase(("compile",))]]
+    assert mode_stages(("compile", "export"), side_by_side=True, workers=4) == [
+        [Phase(("compile",), SINGLE), Phase(("export",)), LOOP]]
+    # Two workers: the single calls in one job, the loop's on the other.
+    assert mode_stages(("fx", "export", "compile"), side_by_side=True, workers=2) == [
+        [Phase(("fx",))], [Phase(("export", "compile"), SINGLE), LOOP]]
+    # Without a loop, two single calls take the two workers.
+    assert mode_stages(("fx", "export", "onnx"), side_by_side=True, workers=2) == [
+        [Phase(("fx",))], [Phase(("export",)), Phase(("onnx",))]]
 
 
 def test_the_stages_still_to_come_are_named_by_mode_and_the_loop_as_compile_loop() -> None:
     modes = ("fx", "export", "compile")
     assert later_names(modes, 0) == ["export", "compile", "compile-loop"]
-    assert later_names(modes, 1) == ["compile-loop"] and later_names(modes, 2) == []
+    assert later_names(modes, 1) == []
     assert phase_names(Phase(("export", "compile"), SINGLE)) == ["export", "compile"]
+    assert phase_names(LOOP) == ["compile-loop"]
 
 
 def test_a_stage_job_keeps_everything_but_the_modes_and_the_loop() -> None:
     job = TraceJob(path="/w/a.py", workspace_root="/w", overlays={"/w/a.py": "x = 1\n"},
                    config=EngineConfig(modes=("fx", "compile")))
-    [(first, _)], [(single, _)], [(looped, _)] = (stage_jobs(job, stage) for stage in range(3))
+    [(first, _)], [(single, _), (looped, loop)] = (stage_jobs(job, stage) for stage in range(2))
     assert first.config.modes == ("fx",) and first.loop_of_calls
     assert single.config.modes == ("compile",) and not single.loop_of_calls
-    assert looped.config.modes == ("compile",) and looped.loop_of_calls
+    assert looped.config.modes == ("compile",) and looped.loop_of_calls and loop.held
     assert looped.overlays == job.overlays and looped.config.timeout == job.config.timeout
-    assert stage_jobs(job, 3) == []
+    assert stage_jobs(job, 2) == []
     job = dataclasses.replace(job, config=EngineConfig(modes=("fx", "export", "compile")))
-    phases = [phase for phase, _ in stage_jobs(job, 1, side_by_side=True)]
+    phases = [phase for phase, _ in stage_jobs(job, 1, side_by_side=True, workers=3)]
     # export's job is the one a trace of every mode runs: its cache entry is shared.
     assert [(phase.config.modes, phase.loop_of_calls) for phase in phases] == [
-        (("export",), True), (("compile",), False)]
+        (("export",), True), (("compile",), False), (("compile",), True)]
 
 
 def verdict(class_name: str, mode: str) -> ModuleResult:

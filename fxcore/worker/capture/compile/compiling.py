@@ -166,11 +166,15 @@ class CompileCapture:
     needs_inputs: ClassVar[bool] = True
 
     def warm(self) -> None:
-        """Compile a small model once, on meta, with a graph break (measured on torch 2.13: a
-        process's first compile of a two-layer model takes 0.9 s, the next 0.3 s)."""
+        """Compile a small model, on meta, with a graph break (measured on torch 2.13: a
+        process's first compile of a two-layer model takes 0.9 s, the next 0.3 s), then call
+        it with another batch size, as the loop of calls does: automatic dynamic shapes
+        compile it again with a symbolic size, whose shape environment's first use in a
+        process (sympy's lazy imports and caches) cost the loop's first recompilation about
+        0.1 s more CPU than the next ones."""
         with torch.device("meta"):
             model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
-            example = torch.empty(2, 4)
+            example, other_batch = torch.empty(2, 4), torch.empty(3, 4)
 
         def broken(x: torch.Tensor) -> torch.Tensor:
             x = model(x)
@@ -179,8 +183,10 @@ class CompileCapture:
 
         torch._dynamo.reset()
         with _quiet(), guard_latency_unmeasured(), torch.no_grad():
-            torch.compile(broken, backend=lambda graph_module, _inputs: graph_module.forward)(
-                example)
+            compiled = torch.compile(broken, backend=lambda graph_module, _inputs:
+                                     graph_module.forward)
+            compiled(example)
+            compiled(other_batch)
         torch._dynamo.reset()
 
     def capture(self, context: JobContext, target: CaptureTarget, inputs: InputsDecision, *,
