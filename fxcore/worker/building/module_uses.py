@@ -8,7 +8,8 @@ neither name nor annotation says so (``layers``, ``blocks``: the name table give
   iterated: a list of modules.
 
 The modules are small, real and shape preserving (``annotation_values.module_values``: a
-``Linear`` of the width beside the parameter, a convolution of the channels), two of them in
+``Linear`` of the width beside the parameter, guessed or its default, a convolution of the
+channels), two of them in
 an ``nn.ModuleList`` so that their weights are the instance's own. Read with ``ast``;
 nothing is called.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 from typing import Any
 
 import torch
@@ -65,8 +67,17 @@ def module_list_values(cls: type, values: dict[str, Any]) -> dict[str, list[Any]
         sequenced = use is not None and (use[1].indexed or use[1].iterated) \
             and not use[1].number and not fits(guess, use[1])
         if (name in wrapped and not _holds_modules(guess)) or sequenced:
-            fitted[name] = [_module_list({**values, name: None}), guess]
+            fitted[name] = [_module_list({**_defaults(cls), **values, name: None}), guess]
     return fitted
+
+
+def _defaults(cls: type) -> dict[str, Any]:
+    """The constructor's defaults: a width the modules must keep may be one (``dim=16``)."""
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
 
 
 def _holds_modules(value: Any) -> bool:
