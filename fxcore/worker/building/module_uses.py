@@ -7,6 +7,8 @@ neither name nor annotation says so (``layers``, ``blocks``: the name table give
   ``len(self.blocks)``) and takes as no number, where the guess cannot be indexed or
   iterated: a list of modules.
 
+Not where a loop unpacks its items (``for f, g in self.blocks``): those are pairs.
+
 The modules are small, real and shape preserving (``annotation_values.module_values``: a
 ``Linear`` of the width beside the parameter, guessed or its default, a convolution of the
 channels), two of them in
@@ -25,7 +27,7 @@ import torch
 
 from fxcore.worker.building.annotation_values import made, made_source, module_values
 from fxcore.worker.building.called_checks import own_init
-from fxcore.worker.building.forward_uses import fits, parameter_uses
+from fxcore.worker.building.forward_uses import fits, forward_trees, parameter_uses
 from fxcore.worker.source.function_trees import function_tree
 
 #: The callables that make a container of modules or a sequence of what they are given.
@@ -61,14 +63,37 @@ def module_list_values(cls: type, values: dict[str, Any]) -> dict[str, list[Any]
     says they hold modules and whose guess in ``values`` does not fit that use."""
     uses = parameter_uses(cls)
     wrapped = wrapped_parameters(cls)
+    unpacked = _unpacked(cls)
     fitted: dict[str, list[Any]] = {}
     for name, guess in values.items():
         use = uses.get(name)
+        if name in unpacked or (use is not None and use[0] in unpacked):
+            continue  # items unpacked (``for f, g in self.blocks``): pairs, not modules
         sequenced = use is not None and (use[1].indexed or use[1].iterated) \
             and not use[1].number and not fits(guess, use[1])
         if (name in wrapped and not _holds_modules(guess)) or sequenced:
             fitted[name] = [_module_list({**_defaults(cls), **values, name: None}), guess]
     return fitted
+
+
+def _unpacked(cls: type) -> set[str]:
+    """The names (a parameter in ``__init__``, an attribute in ``forward``) whose items a loop
+    or comprehension unpacks (``for f, g in blocks``, ``for f, g in self.blocks``)."""
+    found = own_init(cls)
+    trees = [function_tree(found[0]) if found is not None else None,
+             *forward_trees(cls)]
+    names: set[str] = set()
+    for tree in trees:
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.For, ast.comprehension)) \
+                    and isinstance(node.target, ast.Tuple):
+                iterated = node.iter
+                if isinstance(iterated, ast.Name):
+                    names.add(iterated.id)
+                elif isinstance(iterated, ast.Attribute) and isinstance(iterated.value, ast.Name) \
+                        and iterated.value.id == "self":
+                    names.add(iterated.attr)
+    return names
 
 
 def _defaults(cls: type) -> dict[str, Any]:

@@ -235,5 +235,7 @@ def _how(recorder: Recorder, path: Path) -> str:
     if known.kind == "list":
         return f"a list of {known.count} (from {known.use}) of " + ", ".join(
             _how(recorder, (*path, index)) for index in range(known.count))
+    if not known.keys:
+        return f"an empty dict (from {known.use})"
     return (f"a dict read by keys {', '.join(map(repr, known.keys))}" + ": " + ", ".join(
         f"{key!r} {_how(recorder, (*path, key))}" for key in known.keys))

@@ -94,6 +94,20 @@ class RemainderHeads(nn.Module):
         return self.proj(x)
 '''
 
+#: Items a loop unpacks (``for f, g in self.blocks``): pairs, which no list of modules fits.
+PAIRED = '''
+
+class PairedBlocks(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = blocks
+
+    def forward(self, x):
+        for f, g in self.blocks:
+            x = x + g(f(x))
+        return x
+'''
+
 
 @pytest.mark.slow
 def test_values_from_use_build_each_class_and_agree_with_real_torch(tmp_path: Path) -> None:
@@ -112,7 +126,7 @@ def test_values_from_use_build_each_class_and_agree_with_real_torch(tmp_path: Pa
 
 def test_a_wrapped_or_iterated_parameter_gets_modules_and_a_fitting_guess_stays(
         tmp_path: Path) -> None:
-    (tmp_path / "blocks.py").write_text(CORPUS)
+    (tmp_path / "blocks.py").write_text(CORPUS + PAIRED)
     namespace = runpy.run_path(str(tmp_path / "blocks.py"))
     assert wrapped_parameters(namespace["LayerStack"]) == {"layers"}
     assert wrapped_parameters(namespace["SequencedStages"]) == {"stages"}
@@ -120,6 +134,8 @@ def test_a_wrapped_or_iterated_parameter_gets_modules_and_a_fitting_guess_stays(
     (modules, guess), = made.values()
     assert guess == 2 and [type(m).__name__ for m in modules] == ["Linear", "Linear"]
     assert modules[0].in_features == 24
+    # Items a loop unpacks are pairs, not modules: no list of modules is made for them.
+    assert module_list_values(namespace["PairedBlocks"], {"blocks": 2}) == {}
     # A guess that already fits the use (a list of modules) is kept.
     assert module_list_values(namespace["IndexedBlocks"],
                               {"blocks": modules, "dim": 24}) == {}
