@@ -50,6 +50,7 @@ from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget, Recor
 from fxcore.worker.job.consequences import places_of
 from fxcore.worker.job.inputs_decision import InputsDecision
 from fxcore.worker.job.job_context import JobContext, describe_exception
+from fxcore.worker.meta.computed_literals import computed_literals
 from fxcore.worker.meta.values_read import (
     StandIns,
     asking_line,
@@ -216,10 +217,11 @@ def tracing(context: JobContext, model: torch.nn.Module, *,
     (unless the trace is plain torch.fx's, ``plain_agreement``), the stand-ins for the
     workspace's reads of untraced meta tensors (yielded), in a GPU's view CUDA factories on
     meta, and for a class that branches on meta its tensors faked on the CPU
-    (``faked_while_traced``)."""
+    (``faked_while_traced``), and what is computed from buffers of known data kept as the CPU
+    computes it (``computed_literals``)."""
     with proxy_patches() if recovering else contextlib.nullcontext(), \
             meta_values(answers=workspace_reads(context)) as stand_ins, \
-            cuda_factories_on_meta(), faked_while_traced(model):
+            cuda_factories_on_meta(), faked_while_traced(model), computed_literals():
         yield stand_ins
 
 
