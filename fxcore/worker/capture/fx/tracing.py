@@ -33,6 +33,7 @@ from fxcore.model.results import Failure, Hint
 from fxcore.worker.building.as_built import snapshot
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.fx import mistraces, plain_agreement
+from fxcore.worker.capture.fx.computed_literals import computed_literals
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 from fxcore.worker.capture.fx.libraries import on_library, recorded_cause
 from fxcore.worker.capture.fx.tracer import (
@@ -50,7 +51,6 @@ from fxcore.worker.job.capture_target import CaptureRecord, CaptureTarget, Recor
 from fxcore.worker.job.consequences import places_of
 from fxcore.worker.job.inputs_decision import InputsDecision
 from fxcore.worker.job.job_context import JobContext, describe_exception
-from fxcore.worker.meta.computed_literals import computed_literals
 from fxcore.worker.meta.values_read import (
     StandIns,
     asking_line,
