@@ -120,6 +120,17 @@ def kept_literals(tensors: list[torch.Tensor]) -> Callable[[], None]:
     return put_back
 
 
+def kept_module_literals(model: torch.nn.Module) -> Callable[[], None]:
+    """``kept_literals`` of the buffers and tensor attributes of ``model``'s modules."""
+    try:
+        modules = list(model.modules())
+    except Exception:  # a module tree that breaks modules(): nothing is kept
+        return lambda: None
+    return kept_literals([value for module in modules
+                          for value in (*module._buffers.values(), *vars(module).values())
+                          if isinstance(value, torch.Tensor)])
+
+
 def _typed(data: Any, dtype: torch.dtype) -> Any:
     """``data`` as a tensor of ``dtype`` gives it back from ``tolist``."""
     if isinstance(data, (list, tuple)):
