@@ -117,7 +117,8 @@ def test_masked_steps_compute_what_the_loop_did_compiled_whole() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # four classes compiled twice by real torch, and a check with --fix
+@pytest.mark.matrix
+@pytest.mark.timeout(1800)  # four classes compiled twice per backend, and a check with --fix
 def test_fix_all_rewrites_while_loops_outputs_kept(tmp_path: Path) -> None:
     if not while_loop_fixes.has_while_loop():
         pytest.skip("this torch has no torch.while_loop")
