@@ -340,4 +340,6 @@ def test_each_fix_keeps_compiled_outputs(name: str) -> None:
         shape = json.loads(size)
         shape[int(dim)] = int(start) + call
         calls.append((torch.rand(shape, generator=torch.Generator().manual_seed(call)),))
-    assert_outputs_kept(before, after, calls)
+    # Real torch compiles DepthHeads wrong unfixed (2.10 to 2.15): once a new batch size
+    # made the frame dynamic, the frame compiled for one Sequential runs for the other.
+    assert_outputs_kept(before, after, calls, before_compiles_wrong=name == "DepthHeads")
