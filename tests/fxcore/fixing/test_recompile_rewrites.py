@@ -324,6 +324,7 @@ def _classes(source: str) -> dict[str, type]:
 
 @pytest.mark.slow
 @pytest.mark.matrix
+@pytest.mark.timeout(900)  # inductor builds each size's graphs, before and after the fix
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_each_fix_keeps_compiled_outputs(name: str) -> None:
     """The fixed class gives the outputs of the class before, eagerly and compiled with
@@ -336,7 +337,7 @@ def test_each_fix_keeps_compiled_outputs(name: str) -> None:
     before, after = _classes(SOURCE)[name], _classes(fixed)[name]
     dim, start, size = CALLS[name].split(":", 2)
     calls = []
-    for call in range(4):
+    for call in range(3):
         shape = json.loads(size)
         shape[int(dim)] = int(start) + call
         calls.append((torch.rand(shape, generator=torch.Generator().manual_seed(call)),))
