@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -40,7 +41,7 @@ assert torch.allclose(compiled(x), (x.sin() + 1).sum(0))
 
 @functools.cache
 def inductor_unavailable() -> str | None:
-    """Why inductor cannot compile on this machine's CPU (its error's last line), or None."""
+    """Why inductor cannot compile on this machine's CPU (its error), or None."""
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                               timeout=600, check=False)
@@ -48,8 +49,12 @@ def inductor_unavailable() -> str | None:
         return "inductor's CPU build of a one-line function ran past 600 s"
     if done.returncode == 0:
         return None
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return f"inductor does not build on this CPU: {lines[-1] if lines else done.returncode}"
+    # The error's own line (``InductorError: ModuleNotFoundError: No module named
+    # 'setuptools'``), not the hints torch prints after it.
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if re.match(r"[\w.]+(Error|Exception): ", line)]
+    said = (errors or lines or [f"exit status {done.returncode}"])[-1]
+    return f"inductor does not build on this CPU: {said}"
 
 
 def proof_backends() -> tuple[str, ...]:
