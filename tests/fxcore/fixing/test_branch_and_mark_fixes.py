@@ -86,6 +86,7 @@ def _checked_by_real_torch(before: str, after: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.matrix
+@pytest.mark.timeout(900)  # the first compile with inductor builds its CPU toolchain
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_layer_drop_branch_becomes_cond_and_compiles_whole(condition: str) -> None:
     source = _LAYER_DROP.replace("{condition}", condition)
@@ -140,6 +141,7 @@ MARKS = (("hidden.requires_grad = True", "GB0206"),
 
 @pytest.mark.slow
 @pytest.mark.matrix
+@pytest.mark.timeout(900)  # the first compile with inductor builds its CPU toolchain
 @pytest.mark.parametrize(("mark", "code"), MARKS)
 def test_requires_grad_mark_runs_outside_compile(mark: str, code: str) -> None:
     source = _MARKS.replace("{mark}", mark)

@@ -44,6 +44,7 @@ REWRITES = (
 
 @pytest.mark.slow
 @pytest.mark.matrix
+@pytest.mark.timeout(900)  # the first compile with inductor builds its CPU toolchain
 @pytest.mark.parametrize(("statement", "rewritten"), REWRITES)
 def test_selection_reduced_with_a_static_mask(statement: str, rewritten: str) -> None:
     source = _source(statement)
