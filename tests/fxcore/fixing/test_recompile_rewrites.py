@@ -274,6 +274,10 @@ REAL_TORCH = textwrap.dedent('''
     print(json.dumps(found))
 ''')
 #: The calls of each fixed class: the dimension that grows, from what, on which shape.
+#: Variants of one type swapped: once a new size makes the frame dynamic, torch loses the
+#: identity guard and runs one variant's graph for the other, so before the fix it fails fewer
+#: guards and compiles fewer frames than it should; the fix is judged on its outputs alone.
+LOST_IDENTITY_GUARD = {"DepthHeads"}
 CALLS = {"PositionTable": "1:4:[2, 4, 8]", "RotaryTables": "1:4:[2, 4, 8]",
          "AlternatingHeads": "0:2:[2, 8]", "DeepHead": "0:2:[2, 8]", "DepthHeads": "0:2:[2, 8]",
          "StepMap": "0:3:[3, 2, 8]"}
@@ -311,9 +315,11 @@ def test_fixes_keep_outputs_and_recompile_less_with_real_torch(tmp_path: Path) -
     found = json.loads(ran.stdout.splitlines()[-1])
     for name in CALLS:
         assert found[name]["same"] and found[name]["sizes"] == 12, found
+        if name in LOST_IDENTITY_GUARD:
+            continue
         before, fixed = found[name]["guard_failures"]
-        assert fixed < before, found
-        assert found[name]["frames"][1] <= found[name]["frames"][0], found
+        assert fixed < before, (name, found[name])
+        assert found[name]["frames"][1] <= found[name]["frames"][0], (name, found[name])
 
 
 def _classes(source: str) -> dict[str, type]:
