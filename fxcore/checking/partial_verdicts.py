@@ -17,12 +17,10 @@ import os
 import threading
 from collections.abc import Callable
 
-from fxcore.checking.kept_verdicts import with_kept
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.partial_result import PartialResult
 from fxcore.model.results import FileResult, ModuleResult
 from fxcore.reporting.parent_arguments import may_take_parent
-from fxcore.workspace.discovery import ParsedFile
 
 
 def _final(modules: list[ModuleResult]) -> bool:
@@ -34,25 +32,24 @@ class PartialVerdicts:
     are new ones, once until the next ``snapshot``: a file of 10,000 classes wakes its
     editor as often as the editor takes what came, not once per class."""
 
-    def __init__(self, job: TraceJob, parsed: ParsedFile, kept: dict[str, list[ModuleResult]],
+    def __init__(self, job: TraceJob, kept: dict[str, list[ModuleResult]],
                  ready: Callable[[], None]) -> None:
         self._path = os.path.abspath(job.path)
         self._modes = job.config.modes
-        self._parsed = parsed
-        self._kept = {name: modules for name, modules in kept.items() if _final(modules)}
-        self._kept_names = set(kept)
         self._ready = ready
         self._lock = threading.Lock()
-        self._announced: dict[str, None] = {}
+        #: The job's classes: those its children announced, and those kept.
+        self._classes: set[str] = set(kept)
         #: Each class's verdicts by mode, in the order they came.
         self._verdicts: dict[str, dict[str, ModuleResult]] = {}
-        #: The classes judged in every mode, in the order they were.
-        self._judged: list[str] = []
+        #: The verdicts of the classes judged in every mode whose verdicts are final, the kept
+        #: ones first, then in the order they were judged (the file's, mostly).
+        self._shown = [modules for modules in kept.values() if _final(modules)]
         self._signalled = False
 
     def announced(self, names: list[str]) -> None:
         with self._lock:
-            self._announced.update(dict.fromkeys(names))
+            self._classes.update(names)
 
     def judged(self, module: ModuleResult) -> None:
         with self._lock:
@@ -62,7 +59,9 @@ class PartialVerdicts:
             modes[module.mode] = module
             if not all(mode in modes for mode in self._modes):
                 return
-            self._judged.append(module.class_name)
+            verdicts = list(modes.values())
+            if _final(verdicts):
+                self._shown.append(verdicts)
             if self._signalled:
                 return
             self._signalled = True
@@ -72,11 +71,13 @@ class PartialVerdicts:
         """The verdicts so far; ``ready`` is called again when more come."""
         with self._lock:
             self._signalled = False
-            judged = {name: list(self._verdicts[name].values()) for name in self._judged}
-            announced = list(self._announced)
-        shown = {name: modules for name, modules in judged.items() if _final(modules)}
-        result = with_kept(FileResult(path=self._path), {**self._kept, **shown}, self._parsed)
+            shown = list(self._shown)
+            classes = len(self._classes)
+        # In the file's class order, by the line each verdict is on (its class's name, kept
+        # ones moved to this text): ``with_kept``'s order, without a parse on the caller's
+        # thread (an editor's event loop).
+        shown.sort(key=lambda verdicts: verdicts[0].line)
+        result = FileResult(path=self._path,
+                            modules=[module for verdicts in shown for module in verdicts])
         # The classes the job has and ``result`` lacks: not judged yet, or not finally.
-        classes = {*announced, *self._kept_names}
-        unjudged = sum(1 for name in classes if name not in shown and name not in self._kept)
-        return PartialResult(result, unjudged)
+        return PartialResult(result, max(0, classes - len(shown)))

@@ -203,7 +203,7 @@ class Pipeline:
         come, with those ``kept`` for the classes it does not trace."""
         listener = None
         if handle.ready is not None and not is_notebook(job.path):
-            listener = handle._partial = PartialVerdicts(job, parsed, kept or {}, handle.ready)
+            listener = handle._partial = PartialVerdicts(job, kept or {}, handle.ready)
         running = self.engine.submit(job, parsed, listener)
         if not handle._attach(running):
             running.cancel()

@@ -5,31 +5,30 @@ them in the file's class order, and the editor woken once per snapshot, not once
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from fxcore.checking.partial_verdicts import PartialVerdicts
 from fxcore.model.job_spec import EngineConfig, TraceJob
 from fxcore.model.results import ModuleResult
-from fxcore.workspace.discovery import parsed_file
 
-SOURCE = "".join(f"class {name}:\n    pass\n\n\n" for name in ("Kept", "A", "B", "C"))
+#: Each class's line in the file.
+LINES = {"Kept": 1, "A": 5, "B": 9, "C": 13}
 
 
 def _verdict(path: str, name: str, mode: str, status: str = "traceable") -> ModuleResult:
-    return ModuleResult(path=path, class_name=name, qualified_name=f"m:{name}", line=1,
-                        column=1, end_line=1, end_column=2, status=status, mode=mode)
+    line = LINES[name]
+    return ModuleResult(path=path, class_name=name, qualified_name=f"m:{name}", line=line,
+                        column=7, end_line=line, end_column=7 + len(name), status=status,
+                        mode=mode)
 
 
 def _partial(tmp_path: Path, kept: dict[str, list[ModuleResult]] | None = None
              ) -> tuple[PartialVerdicts, list[None], str]:
     path = str(tmp_path / "m.py")
-    Path(path).write_text(SOURCE)
     job = TraceJob(path=path, workspace_root=str(tmp_path),
                    config=EngineConfig(modes=("fx", "export")))
     woken: list[None] = []
-    return PartialVerdicts(job, parsed_file(path, {}), kept or {},
-                           lambda: woken.append(None)), woken, path
+    return PartialVerdicts(job, kept or {}, lambda: woken.append(None)), woken, path
 
 
 def test_a_class_is_given_once_every_mode_judged_it_with_each_first_verdict(
@@ -75,11 +74,11 @@ def test_a_verdict_a_parent_may_replace_waits_for_the_result(tmp_path: Path) -> 
 
 def test_kept_verdicts_come_with_the_new_ones_in_class_order(tmp_path: Path) -> None:
     path = str(tmp_path / "m.py")
-    kept = [dataclasses.replace(_verdict(path, "Kept", mode), line=1) for mode in ("fx", "export")]
+    kept = [_verdict(path, "Kept", mode) for mode in ("fx", "export")]
     partial, _, _ = _partial(tmp_path, {"Kept": kept})
     partial.announced(["A", "B"])
     for mode in ("fx", "export"):
-        partial.judged(dataclasses.replace(_verdict(path, "B", mode), line=9))
+        partial.judged(_verdict(path, "B", mode))
     snapshot = partial.snapshot()
     assert [m.class_name for m in snapshot.result.modules] == ["Kept", "Kept", "B", "B"]
     assert snapshot.unjudged == 1  # A
