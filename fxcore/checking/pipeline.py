@@ -204,7 +204,7 @@ class Pipeline:
         listener = None
         if handle.ready is not None and not is_notebook(job.path):
             listener = handle._partial = PartialVerdicts(job, kept or {}, handle.ready)
-        running = self.engine.submit(job, parsed, listener)
+        running = self.engine.submit(job, parsed, listener=listener)
         if not handle._attach(running):
             running.cancel()
         return running.future.result()
