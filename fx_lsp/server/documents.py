@@ -14,6 +14,9 @@ the same texts, is merged with what the trace had published and published in tur
 loop's verdicts in place of the single call's and never before the single calls' (a held
 phase, ``Document.waiting_phases``). What is still to come is named in
 ``Document.pending_stages``. An edit outdates them all.
+
+A phase that runs long (thousands of classes) publishes its verdicts so far as they come
+(``partial_publishing``), at most once a ``PARTIAL_SECONDS``; its result replaces them.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ logger = logging.getLogger(__name__)
 #: it has no such stage. The last argument is told, on a thread of the engine's, the index of
 #: a phase whose children sent new verdicts (``CheckHandle.partial``).
 StartTrace = Callable[[str, dict[str, str], int, Callable[[int], None]], StartedStage | None]
-
 
 
 class Listener(Protocol):
@@ -308,10 +310,9 @@ class Documents:
     def _partial(self, document: Document, generation: int, version: int,
                  versions: dict[str, int], phase: tuple[int, int],
                  phase_handles: list[CheckHandle]) -> None:
-        """A running phase's children sent new verdicts: publish them (``partial_publishing``),
-        the classes still to judge said in ``Document.unjudged``; at most once a
-        ``PARTIAL_SECONDS``, the first that long into its stage, and never for an outdated
-        trace or a held phase (published after its stage's others)."""
+        """A running phase's children sent new verdicts: publish them, the classes still to
+        judge in ``Document.unjudged``; at most once a ``PARTIAL_SECONDS``, the first that long
+        into its stage, never for an outdated trace or a held phase (published after)."""
         handle = phase_handles[phase[1]]
         if handle not in document.handles or phase in document.held_phases or not (
                 self._documents.get(document.path) is document
