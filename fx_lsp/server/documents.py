@@ -15,7 +15,7 @@ loop's verdicts in place of the single call's and never before the single calls'
 phase, ``Document.waiting_phases``). What is still to come is named in
 ``Document.pending_stages``. An edit outdates them all.
 
-A phase that runs long (thousands of classes) publishes its verdicts so far as they come
+A phase of many classes that runs long publishes its verdicts so far as they come
 (``partial_publishing``), at most once a ``PARTIAL_SECONDS``; its result replaces them.
 """
 
@@ -30,7 +30,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from fx_lsp.server.document_state import Document, StartedStage
-from fx_lsp.server.partial_publishing import PARTIAL_SECONDS, verdicts_so_far
+from fx_lsp.server.partial_publishing import PARTIAL_CLASSES, PARTIAL_SECONDS, verdicts_so_far
 from fxcore.api.session import CheckHandle, ParentVerdicts
 from fxcore.model.results import FileResult
 from fxcore.reporting.mode_phases import merge_phases
@@ -325,8 +325,8 @@ class Documents:
                             phase_handles)
             return
         partial = handle.partial()
-        if partial is None or not partial.unjudged:
-            return  # every class judged: the phase's result is near
+        if partial is None or not partial.unjudged or partial.classes < PARTIAL_CLASSES:
+            return  # every class judged (its result is near), or a few classes' job
         document.partial_after = loop.time() + PARTIAL_SECONDS
         document.unjudged = partial.unjudged
         result = verdicts_so_far(document, phase, partial, self._parent_verdicts)

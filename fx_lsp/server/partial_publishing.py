@@ -18,6 +18,10 @@ from fxcore.reporting.mode_phases import merge_phases
 #: start of its stage to the first: a file of thousands of classes shows its verdicts as they
 #: come without flooding the client, and a file traced quicker gets its result alone.
 PARTIAL_SECONDS = 1.0
+#: The fewest classes a job has whose verdicts so far are published: a file of a few classes,
+#: however slow, gets its result alone (a client may take a document's first publish as
+#: its trace's), one of many shows them as they come.
+PARTIAL_CLASSES = 20
 
 
 def verdicts_so_far(document: Document, phase: tuple[int, int], partial: PartialResult,

@@ -80,4 +80,4 @@ class PartialVerdicts:
         result = FileResult(path=self._path,
                             modules=[module for verdicts in shown for module in verdicts])
         # The classes the job has and ``result`` lacks: not judged yet, or not finally.
-        return PartialResult(result, max(0, classes - len(shown)))
+        return PartialResult(result, max(0, classes - len(shown)), classes)

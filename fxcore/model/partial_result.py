@@ -17,3 +17,5 @@ class PartialResult:
     result: FileResult
     #: How many of the job's classes have no verdict here yet (none, or none final yet).
     unjudged: int
+    #: How many classes the job has (those its children announced, and those kept).
+    classes: int

@@ -1,7 +1,7 @@
 """A running trace's verdicts so far (``fx_lsp.server.partial_publishing``) through the document
 model, driven by a fake engine: published with the trace's earlier phases and the number of
 classes still to judge, replaced by the phase's result, and never for an edited text, a held
-phase or a phase with nothing left to judge."""
+phase, a phase with nothing left to judge or a job of a few classes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from document_fakes import FakeServer, module, settle
 
 from fx_lsp.server import documents
+from fx_lsp.server.partial_publishing import PARTIAL_CLASSES
 from fxcore.model.partial_result import PartialResult
 from fxcore.model.results import FileResult
 
@@ -21,9 +22,10 @@ def unthrottled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(documents, "PARTIAL_SECONDS", 0.0)
 
 
-def _so_far(*names: str, mode: str = "fx", unjudged: int = 1) -> PartialResult:
+def _so_far(*names: str, mode: str = "fx", unjudged: int = 1,
+            classes: int = PARTIAL_CLASSES) -> PartialResult:
     return PartialResult(FileResult(path=PATH, modules=[module(PATH, name, mode)
-                                                        for name in names]), unjudged)
+                                                        for name in names]), unjudged, classes)
 
 
 def _classes(result: FileResult | None) -> list[tuple[str, str]]:
@@ -68,6 +70,16 @@ async def test_nothing_is_published_so_far_once_every_class_is_judged() -> None:
     await settle()
     [handle] = fake.started(PATH)
     handle.send_partial(_so_far("A", unjudged=0))  # its result is on its way
+    await settle()
+    assert document.result is None and fake.accepted_calls == []
+
+
+async def test_a_job_of_a_few_classes_publishes_only_its_result() -> None:
+    fake = FakeServer()
+    document = fake.open(PATH)
+    await settle()
+    [handle] = fake.started(PATH)
+    handle.send_partial(_so_far("A", classes=PARTIAL_CLASSES - 1))
     await settle()
     assert document.result is None and fake.accepted_calls == []
 
