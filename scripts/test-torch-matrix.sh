@@ -124,8 +124,10 @@ for s in "${series[@]}"; do
     # is, and onnxruntime, which the onnx corpus test loads the real export in: the onnx mode
     # runs on every series (onnxscript 0.7's torchlib fits 2.10 to 2.15, whose exporters have
     # the private pieces the mode uses; where one does not, its tests skip saying why).
+    # setuptools: torch 2.10's inductor imports it to build CPU code (later series install it
+    # with torch), and the fix tests prove each fix compiled with inductor where it builds.
     uv pip install --quiet --python "$python" --constraint <(echo "torch==$version") \
-        -e "$repo[test,onnx]" onnxruntime numpy einops \
+        -e "$repo[test,onnx]" onnxruntime numpy einops setuptools \
         || { echo "torch $s: cannot install fx-lsp beside torch $version"; failed=$((failed + 1)); continue; }
     # uv installs without bytecode, and these machines set PYTHONDONTWRITEBYTECODE: every
     # process would compile torch's modules again. Compiled here once (the venvs are kept, so

@@ -14,8 +14,8 @@ process.
   of ``x[x > 0]``; else ``capture_dynamic_output_shape_ops``;
 - GB0170 (a branch on tensor data) on a conditional expression: ``loop_fixes``'
   ``torch.where``; on a ``while`` loop's test: ``while_loop_fixes``' ``torch.while_loop``;
-  GB7000 (a break in a loop) at an ``if ...: break`` opening a bounded loop:
-  ``loop_fixes.mask_bounded_loop``.
+  GB7000 (a break in a loop), or GB0170 where torch names no break in a loop, at an
+  ``if ...: break`` opening a bounded loop: ``loop_fixes.mask_bounded_loop``.
 
 A rewrite is offered only where its edit changes the file: planning computes it.
 """
@@ -40,6 +40,9 @@ from fxcore.fixing.pt2_fixes import ensure_torch_import
 from fxcore.model.results import Failure, ModuleResult
 from fxcore.rules.compile import graph_break_kind
 
+#: The bounded loop's rewrite, its title and whether it keeps outputs exactly.
+_MASKED_LOOP = (loop_fixes.mask_bounded_loop, "Mask the loop's steps with torch.where instead "
+                "of breaking out early (same outputs; every step of the range runs)", False)
 #: The rewrites of each break, with their titles and whether they keep outputs exactly.
 _REWRITES: dict[str, tuple[tuple[Callable[[str, int], str], str, bool], ...]] = {
     graph_break_kind("GB0124"): (
@@ -53,13 +56,13 @@ _REWRITES: dict[str, tuple[tuple[Callable[[str, int], str], str, bool], ...]] = 
         (dynamic_shape_fixes.masked_reduction, "Reduce with a mask of static shape: "
          "torch.where(mask, x, 0).sum() for x[mask].sum(), sum over count for .mean() (same "
          "elements; a float sum's last bits may differ)", False),),
+    # A break in a loop is GB7000 where this torch names one so; torch 2.10 names the branch's
+    # own GB0170 at the same ``if``: the masked loop is offered under either.
     graph_break_kind("GB0170"): (
         (loop_fixes.if_expression_to_where, "Rewrite the conditional expression as "
          "torch.where (same outputs where both branches have one shape; both are computed)",
-         False),),
-    graph_break_kind("GB7000"): (
-        (loop_fixes.mask_bounded_loop, "Mask the loop's steps with torch.where instead of "
-         "breaking out early (same outputs; every step of the range runs)", False),),
+         False), _MASKED_LOOP),
+    graph_break_kind("GB7000"): (_MASKED_LOOP,),
 }
 
 #: The breaks at ``.tolist()``: of a float or boolean tensor, of numbers read from data.

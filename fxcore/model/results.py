@@ -203,6 +203,9 @@ class ExampleInputs:
     #: Arguments other than tensors that a parent passes (``fmap_dims={'h': 4, 'w': 4}``), each
     #: a Python literal's ``repr``, given with the tensors where a mode runs ``forward``.
     values: dict[str, str] = field(default_factory=dict)
+    #: How each argument was found, where the search that found it says (a dict read by
+    #: keys ``'ids'``, ``'mask'``, each a tensor): learned from recording stand-ins.
+    found_by: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

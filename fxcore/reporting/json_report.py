@@ -113,7 +113,8 @@ def _module_json(module: ModuleResult, reported: Reported,
         "hints": [_failure_json(hint, reported, places) for hint in module.hints],
         "inputs": {"from": module.inputs.origin, "tensors": module.inputs.tensors,
                    "note": module.inputs.note,
-                   **({"values": module.inputs.values} if module.inputs.values else {})}
+                   **({"values": module.inputs.values} if module.inputs.values else {}),
+                   **({"found_by": module.inputs.found_by} if module.inputs.found_by else {})}
         if module.inputs else None,
         # Given by the user, taken from the code, or guessed: how far an error stands.
         "judged_on": judged_on(module),

@@ -123,7 +123,12 @@ module.** Dynamo guards the type and identity of each submodule `forward` calls
 loop alternating two heads) fails that guard, and every variant costs its own graphs, for each
 size automatic dynamic shapes compile too, towards the limit (8). fx-lsp calls the compiled
 module again as a loop does, keeping its state, and the diagnostic is at the line whose guard
-failed (the assignment, where torch names it).
+failed (the assignment, where torch names it). Variants of one type (two `Sequential`s of
+different depth, two instances of your own class) fail the guard of the identity test instead
+(`self._modules['head'] is self._modules['head_a']`), a submodule's own attribute the guard of
+its path (`self._modules['block']._modules['head']`). Torch 2.10 to 2.15 were seen to lose
+that identity guard once a new input size made the frame dynamic, and to run the graph
+compiled for one variant when the other is chosen: wrong outputs, with no recompilation.
 
 ```python
 def forward(self, x):

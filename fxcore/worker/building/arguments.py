@@ -2,10 +2,9 @@
 synthesized from parameter names, annotations and defaults.
 
 Runs in the worker (it inspects the class), builds nothing itself: ``candidate_calls`` lists
-keyword-argument sets to try in order, each a plausible small model; the worker keeps the
-first one the constructor accepts. Values are small on purpose: the model is built on the
-meta device and only traced, so their size only has to be consistent (``dim`` divisible by
-``heads``, ``image_size`` by ``patch_size``).
+keyword-argument sets to try in order, each a plausible small model, the first one the
+constructor accepts kept. Values are small: the model is built on meta and only traced, so
+their size only has to be consistent (``dim`` divisible by ``heads``).
 
 The name table (documented in docs/inputs.md, "Constructor arguments"):
 
@@ -62,6 +61,7 @@ from fxcore.worker.building.annotation_values import (
 )
 from fxcore.worker.building.code_values import MAX_VALUES, annotated_values, code_values
 from fxcore.worker.building.forward_uses import of_forward_use, unfit_default
+from fxcore.worker.building.module_uses import module_list_values
 from fxcore.worker.building.use_kinds import of_use
 
 #: How many argument sets are tried before giving up on a class.
@@ -251,9 +251,9 @@ def candidate_calls(cls: type, missing: list[str],
         found = named_values(cls, name, annotation, (written or {}).get(name, ()))
         values[name], *others[name] = found or [None]
         annotations[name] = annotation
-    # Of the kind the annotation or __init__'s use says (a tuple for ``Sequence[int]``).
-    for name, fitted in kind_fitted(cls, {n: values[n] for n in annotations},
-                                    annotations).items():
+    # Of the kind the annotation, __init__'s use or a use of modules (``module_uses``) says.
+    for name, fitted in {**module_list_values(cls, guesses := {n: values[n] for n in annotations}),
+                         **kind_fitted(cls, guesses, annotations)}.items():
         values[name], others[name] = fitted[0], [*fitted[1:], *others[name]][:MAX_VALUES]
     for name in annotations:  # None where nothing fits what ``forward`` does with it
         values[name], *others[name] = of_forward_use(cls, name, [values[name], *others[name]]) \

@@ -11,7 +11,8 @@ children and class as they are and puts them back, and the entries of the plain 
 and sets an attribute holds (a cache keyed by a size, filled on the first call: filled by a
 trace, it would hold a torch.fx Proxy as a key, which compile then meets); what a call changes
 deeper inside a value (a tensor written in place, an object's own attributes) stays as it was
-changed.
+changed, but for the data fx-lsp keeps of a meta tensor made from Python data (a flag buffer,
+``literal_values.kept_literals``), which reads as it was again.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+
+from fxcore.worker.meta.literal_values import kept_literals
 
 #: The dicts of ``nn.Module.__dict__`` whose entries a call may replace (kept by copy).
 _OWN_DICTS = ("_parameters", "_buffers", "_modules")
@@ -72,10 +75,17 @@ def snapshot(model: torch.nn.Module) -> Callable[[], None]:
         kept = [(module, *_state(module)) for module in model.modules()]
     except Exception:  # a module tree that breaks modules(): the capture says so itself
         kept = []
+    # A flag buffer fx-lsp's run set in place (``self.initialized.fill_(1)``) reads as built
+    # again: on meta its data is only what ``literal_values`` keeps of it.
+    literals = kept_literals([value for _, _, attributes, _ in kept
+                              for value in (*attributes.get("_buffers", {}).values(),
+                                            *attributes.values())
+                              if isinstance(value, torch.Tensor)])
 
     def put_back() -> None:
         for module, kind, attributes, entries in kept:  # _put_back leaves what was kept
             _put_back(module, kind, attributes, entries)
+        literals()
 
     return put_back
 

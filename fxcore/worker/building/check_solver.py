@@ -33,6 +33,8 @@ SOLVE_SECONDS = 0.5
 MAX_DOMAIN = 10
 #: Widths that fit most layers' rules (``GroupNorm(32, c)``, heads that divide the width).
 _ROUND_WIDTHS = (16, 32, 64)
+#: Values for a float argument a rule reads (a divisor never zero), the likeliest first.
+_ROUND_FLOATS = (1.0, 0.5, 2.0, 4.0)
 
 
 def solutions(checks: InitChecks, values: dict[str, Any], fixed: dict[str, Any],
@@ -143,6 +145,8 @@ def _domain(name: str, values: dict[str, Any], rules: list[ast.expr],
         candidates = [guess, *integers[:MAX_DOMAIN - 3], *tuples[:2]]
     elif guess is None or isinstance(guess, (tuple, list)):
         candidates = [guess, *tuples, *integers[:MAX_DOMAIN - 1 - len(tuples)]]
+    elif isinstance(guess, float):  # a rate the table gives 0.0 that a rule divides by
+        candidates = [guess, *_ROUND_FLOATS]
     else:
         candidates = [guess]
     unique: list[Any] = []

@@ -19,6 +19,7 @@ from fxcore.worker.devices.cuda_factories import cuda_factories_at_build
 from fxcore.worker.devices.meta_branches import MetaBranch, built_on_fake
 from fxcore.worker.devices.meta_reads import MetaRead, described, meta_reads
 from fxcore.worker.job.job_context import describe_exception
+from fxcore.worker.meta.literal_values import literal_tensors
 
 
 class Constructed(NamedTuple):
@@ -38,9 +39,10 @@ def build(cls: type, module_config: ModuleConfig, meta_only: bool = False) -> Co
     build is not built on meta either. A constructor that asked whether its tensors are on
     meta and heard yes (``meta_reads``) is run again on fake tensors, as it runs on the CPU
     (``meta_branches``); where that fails, the instance built on meta comes back with the
-    failure, and the class has no verdict."""
+    failure, and the class has no verdict. The tensors it makes from Python data keep their
+    numbers (``literal_tensors``): a flag buffer reads as it does on the CPU."""
     args, kwargs = module_config.args, module_config.kwargs
-    with without_weights() as weights:
+    with without_weights() as weights, literal_tensors():
         if module_config.factory:
             factory = resolve(module_config.factory)
             with meta_reads() as reads, torch.device("meta"), DataCheckedOnCpu(), \

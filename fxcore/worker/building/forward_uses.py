@@ -102,7 +102,7 @@ def parameter_uses(cls: type) -> dict[str, tuple[str, AttributeUse]]:
     if not kept:
         return {}
     uses = {attribute: AttributeUse() for attribute in kept}
-    for tree in _forward_trees(cls):
+    for tree in forward_trees(cls):
         _read(tree, uses)
     return {parameter: (attribute, uses[attribute]) for attribute, parameter in kept.items()
             if not uses[attribute].tested and (uses[attribute].calls or uses[attribute].indexed
@@ -157,7 +157,7 @@ def _kept_by(function: Any, owner: type | None, cls: type, given: dict[str, str]
     return kept
 
 
-def _forward_trees(cls: type) -> list[ast.AST]:
+def forward_trees(cls: type) -> list[ast.AST]:
     """``forward``'s tree, then those of the class's own methods it calls on ``self``."""
     tree = function_tree(cls.forward) if callable(getattr(cls, "forward", None)) else None
     trees = [] if tree is None else [tree]

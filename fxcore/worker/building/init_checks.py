@@ -36,6 +36,7 @@ MAX_LOCALS = 32
 #: and the helpers they call, depth first.
 MAX_FUNCTIONS = 12
 
+_DIVISIONS = (ast.Div, ast.FloorDiv, ast.Mod)
 _SAFE_NODES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop,
                ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Constant,
                ast.Tuple, ast.List, ast.Set, ast.Subscript, ast.Slice, ast.Attribute,
@@ -93,7 +94,8 @@ def _read(checks: InitChecks, cls: type, function: FunctionType, owner: type | N
             if isinstance(target, ast.Name) and is_safe(value):
                 checks.assigned.append((target.id, value))
     layer_rules = _layer_rules(node, getattr(function, "__globals__", {}))
-    for rule in [*_guarded_rules(node.body, []), *_index_rules(node), *layer_rules]:
+    for rule in [*_guarded_rules(node.body, []), *_index_rules(node), *layer_rules,
+                 *_divisor_rules(node)]:
         rule = renamed(rule)
         if is_safe(rule):
             checks.rules.append(rule)
@@ -204,6 +206,15 @@ def _index_rules(function: ast.AST) -> list[ast.expr]:
                         and indexed.slice.id == target.id:
                     rules.append(f"len({indexed.value.id}) {bound}")
     return [ast.parse(rule, mode="eval").body for rule in dict.fromkeys(rules)]
+
+
+def _divisor_rules(function: ast.AST) -> list[ast.expr]:
+    """A name ``function`` divides by, or takes a remainder by, is never zero (``channels //
+    squeeze_rate`` of a rate the table gives 0.0 raises ``ZeroDivisionError``)."""
+    divisors = {node.right.id for node in ast.walk(function)
+                if isinstance(node, ast.BinOp) and isinstance(node.op, _DIVISIONS)
+                and isinstance(node.right, ast.Name)}
+    return [ast.parse(f"{name} != 0", mode="eval").body for name in sorted(divisors)]
 
 
 def _layer_rules(function: ast.AST, namespace: dict[str, Any]) -> list[ast.expr]:

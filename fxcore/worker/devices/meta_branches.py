@@ -33,6 +33,7 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._pytree import tree_leaves, tree_map_only
 
 from fxcore.worker.devices.held_tensors import any_made_on_cuda, made_on_cuda
+from fxcore.worker.meta.literal_values import carry_literal
 
 _T = TypeVar("_T")
 
@@ -103,6 +104,7 @@ def built_on_fake(construct: Callable[[], _T]) -> _T:
 
 def _meta_copy(value: FakeTensor) -> torch.Tensor:
     copy = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+    carry_literal(value, copy)  # a flag the constructor set keeps its value
     # A tensor made for a GPU in its view stays one that is judged there (``held_tensors``).
     return made_on_cuda(copy) if value.device.type == "cuda" or any_made_on_cuda(value) \
         else copy

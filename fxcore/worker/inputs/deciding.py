@@ -15,7 +15,8 @@ Lightning ``example_input_array``, a ``dummy_inputs``, a call in the workspace's
 inference gives none, from the module's own first layer (``first_layer``),
 then several related tensors (``related``), then the shape ``forward`` documents
 (``documented``), then a long waveform (``waveform``), then the sizes ``forward``'s operations
-fix over symbolic sizes (``symbolic_sizes``), accepted when the model runs on them. The
+fix over symbolic sizes (``symbolic_sizes``), then what recording stand-ins for its arguments
+learn of each (``probes``), accepted when the model runs on them. The
 fixed-shape searches are first given, beside the required arguments, the optional ones
 ``forward`` uses without an ``is None`` test, sized from those uses (``needed_optional``).
 Arguments annotated as no tensors get literals beside them (``literal_arguments``).
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -37,6 +38,7 @@ from fxcore.worker.inputs.from_forward.container import container_inputs
 from fxcore.worker.inputs.from_forward.layouts import layout_inputs
 from fxcore.worker.inputs.from_forward.literal_arguments import literal_sets, spelled
 from fxcore.worker.inputs.from_forward.needed_optional import needed_numbers, needed_optional
+from fxcore.worker.inputs.from_forward.probes import probed_inputs
 from fxcore.worker.inputs.from_forward.related import related_inputs
 from fxcore.worker.inputs.from_forward.symbolic_sizes import symbolic_inputs
 from fxcore.worker.inputs.from_layers.first_layer import LayerInputs, layer_inputs, runs_on
@@ -65,6 +67,7 @@ class DecidedInputs:
     #: ``specs`` apart from them.
     alternatives: tuple[LayerInputs, ...] = ()
     key_set: str | None = None
+    found_by: Mapping[str, str] = field(default_factory=dict)
 
 
 def decided_inputs(context: JobContext, cls: type, graph_module: fx.GraphModule | None,
@@ -165,7 +168,7 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                 note = found.note + _literals_said(values, numbers)
                 decided = DecidedInputs(ExampleInputs("inferred", _spelled(found.specs), note),
                                         found.specs, alternatives=found.alternatives,
-                                        key_set=found.key_set)
+                                        key_set=found.key_set, found_by=found.found_by)
                 break
             # What the likeliest set's likeliest input met: the first set's.
             if found is not None and decided.inputs is None and refused is None:
@@ -178,7 +181,7 @@ def finish_search(context: JobContext, target: CaptureTarget, search: InputsSear
                                                             other.note, values,
                                                             key_set=other.key_set)
                                              for other in decided.alternatives),
-                          key_set=decided.key_set)
+                          key_set=decided.key_set, found_by=dict(decided.found_by))
 
 
 def _literals_said(values: Mapping[str, Any], numbers: Mapping[str, float]) -> str:
@@ -212,9 +215,12 @@ def _searched(context: JobContext, target: CaptureTarget, concrete_args: dict[st
     found = _fixed_shape(context, target, concrete_args, seconds, deadline)
     if not isinstance(found, LayerInputs):
         # Else the sizes forward's operations fix over symbolic sizes, optional arguments
-        # searched with the required ones.
+        # searched with the required ones; else what forward's uses of recording stand-ins
+        # say each argument is (a dict, a sequence, a tensor), then its sizes so.
         found = symbolic_inputs(target.cls, target.module, target.instantiated_on,
-                                concrete_args, _left(deadline, seconds)) or found
+                                concrete_args, _left(deadline, seconds)) \
+            or probed_inputs(target.cls, target.module, target.instantiated_on,
+                             concrete_args, _left(deadline, seconds)) or found
     if isinstance(found, LayerInputs):
         return found
     # Where forward needs an optional argument, what the search with it met says more.

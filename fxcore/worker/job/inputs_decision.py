@@ -47,6 +47,8 @@ class InputsDecision:
     #: Where there are alternatives, what sets this set apart from the others ("with 'mask'
     #: given", "with 'mask' left out").
     key_set: str | None = None
+    #: How each argument was found (``ExampleInputs.found_by``).
+    found_by: dict[str, str] = field(default_factory=dict)
 
     def fresh_values(self) -> dict[str, Any]:
         """A copy of ``values`` for one run, which the report's still show as given."""

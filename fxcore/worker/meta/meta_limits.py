@@ -163,8 +163,17 @@ class MetaLimit:
                 f"({failure.code}; torch: {self.torch_says})")
 
 
+#: Fake tensors' refusal to resize a tensor they did not make: a meta buffer fx-lsp built,
+#: which on the CPU is a CPU tensor, resized in place (``self.v.resize_(n)``).
+_RESIZED_UNFAKED = re.compile(r"metadata mutating ops on non-Fake Tensor inputs.*device='meta'",
+                              re.DOTALL)
+
+
 def _limit(error: BaseException) -> MetaLimit | None:
     text = _text(error)
+    if isinstance(error, AssertionError) and _RESIZED_UNFAKED.search(text):
+        return MetaLimit("resizes a tensor fx-lsp built on meta in place, which fake tensors "
+                         "refuse of a tensor they did not make", _first_sentence(text))
     if not text or not isinstance(error, RuntimeError):  # NotImplementedError is one
         return None
     first = _first_sentence(text)

@@ -98,4 +98,5 @@ def _captured_inputs(inputs: InputsDecision) -> dict[str, Any]:
     return {"inputs": ExampleInputs(origin=inputs.origin, tensors={
         name: str(spec) for name, spec in inputs.specs.items()},
         note=inputs.note,
-        values={name: repr(value) for name, value in inputs.values.items()})}
+        values={name: repr(value) for name, value in inputs.values.items()},
+        found_by=dict(inputs.found_by))}

@@ -35,6 +35,36 @@ class AlternatingHeads(nn.Module):
         return self.head(x)
 
 
+class DeepHead(nn.Module):
+    """Variants of different structure: a Linear and a Sequential of three layers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shallow = nn.Linear(8, 8)
+        self.deep = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        self.head = self.shallow
+
+    def forward(self, x):
+        self.head = self.deep if self.head is self.shallow else self.shallow  # recompiles
+        return self.head(x)
+
+
+class HeadOfABlock(nn.Module):
+    """A submodule's own attribute swapped: the guard names the path of submodules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = nn.Module()
+        self.block.shallow = nn.Linear(8, 8)
+        self.block.deep = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 8))
+        self.block.head = self.block.shallow
+
+    def forward(self, x):
+        block = self.block
+        block.head = block.deep if block.head is block.shallow else block.shallow  # recompiles
+        return block.head(x)
+
+
 class StepwiseCell(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -88,7 +118,8 @@ class ThresholdBranch(nn.Module):
         return self.lin(x)
 
 
-EXAMPLE_INPUTS = {"RotaryCache": (2, 4, 8), "AlternatingHeads": (2, 8),
+EXAMPLE_INPUTS = {"RotaryCache": (2, 4, 8), "AlternatingHeads": (2, 8), "DeepHead": (2, 8),
+                  "HeadOfABlock": (2, 8),
                   "StepwiseCell": "[float32[2, 8], float32[2, 8], float32[2, 8]]",
                   "StepwiseTuple": "(float32[2, 8], float32[2, 8], float32[2, 8])",
                   "GridFromShape": (2, 8, 8), "PatchesFromWidth": (2, 8, 16),

@@ -1,6 +1,6 @@
 """Classes that torch.compile compiles again across calls, and classes that recompile only as
 automatic dynamic shapes do (one recompile per new dimension or number, then dynamic). A line
-ending with ``# FX505`` / ``# FX506`` / ``# FX507`` / ``# FX508`` is where the
+ending with ``# FX505`` / ``# FX506`` / ``# FX507`` / ``# FX508`` / ``# FX510`` is where the
 recompilation's cause is; a class without one gets no recompile diagnostic.
 ``EXAMPLE_INPUTS``: each class's inputs."""
 
@@ -48,7 +48,21 @@ class SwappedHead(nn.Module):
         self.head = self.first
 
     def forward(self, x):
-        self.head = self.second if self.head is self.first else self.first
+        self.head = self.second if self.head is self.first else self.first  # FX510
+        return self.head(x)
+
+
+class DepthSwap(nn.Module):
+    """Variants of one type and different depth: dynamo guards which one by identity."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.short = nn.Sequential(nn.Linear(8, 4))
+        self.long = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+        self.head = self.short
+
+    def forward(self, x):
+        self.head = self.long if self.head is self.short else self.short  # FX510
         return self.head(x)
 
 
@@ -149,7 +163,7 @@ class FixedPair(nn.Module):
 
 #: Each class's ``x``: a shape, or a container of tensors as fx-lsp's ``inputs`` spell it.
 EXAMPLE_INPUTS = {name: (2, 4, 8) if name == "ScaledUp" else (2, 8) for name in [
-    "StepCounter", "CallCounterOnSelf", "ToggledFlag", "SwappedHead", "LoopOverSize",
+    "StepCounter", "CallCounterOnSelf", "ToggledFlag", "SwappedHead", "DepthSwap", "LoopOverSize",
     "TensorOfRange", "SizeAsKey", "ListOfSize", "BranchOnSize", "ItemShape", "ScaledUp",
     "RepeatedSteps", "Tempered", "Plain"]} | {
     "ChunkSum": "[float32[2, 8], float32[2, 8]]",

@@ -4,12 +4,14 @@ drop: ``if not skip or synced:``) rewritten as ``torch.cond`` over ``torch.logic
 tensor marked ``requires_grad`` in ``forward`` (GB0206) run only outside
 torch.compile. Each on small classes written for it, several spellings, checked with real
 torch.compile on the CPU: the break is there before, gone after (``fullgraph=True``
-compiles), and the outputs, eager and compiled, are those of the code before."""
+compiles), and the outputs, eager and compiled (``compiled_proof``: aot_eager, and inductor
+where it builds), are those of the code before."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from compiled_proof import assert_outputs_kept
 
 from fxcore.fixing import cond_rewrite, pt2_fixes, pt2_plan
 from fxcore.fixing.fix import run_here
@@ -77,11 +79,14 @@ def _checked_by_real_torch(before: str, after: str) -> None:
     assert _breaks(old, x)
     assert not _breaks(new, x)
     expected = _run(old, x, compiled=False)
-    assert torch.equal(_run(new, x, compiled=False), expected)
     assert torch.equal(_run(new, x, compiled=True, fullgraph=True), expected)
+    assert_outputs_kept(lambda: _module(before)().train(), lambda: _module(after)().train(),
+                        [(x,)])
 
 
+@pytest.mark.slow
 @pytest.mark.matrix
+@pytest.mark.timeout(900)  # the first compile with inductor builds its CPU toolchain
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_layer_drop_branch_becomes_cond_and_compiles_whole(condition: str) -> None:
     source = _LAYER_DROP.replace("{condition}", condition)
@@ -134,7 +139,9 @@ MARKS = (("hidden.requires_grad = True", "GB0206"),
          ("hidden.requires_grad = self.training", "GB0206"))
 
 
+@pytest.mark.slow
 @pytest.mark.matrix
+@pytest.mark.timeout(900)  # the first compile with inductor builds its CPU toolchain
 @pytest.mark.parametrize(("mark", "code"), MARKS)
 def test_requires_grad_mark_runs_outside_compile(mark: str, code: str) -> None:
     source = _MARKS.replace("{mark}", mark)

@@ -71,7 +71,8 @@ def _guards(source: str) -> dict[str, int]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # three classes compiled twice by real torch, and a check with --fix
+@pytest.mark.matrix
+@pytest.mark.timeout(1800)  # three classes compiled twice per backend, and a check with --fix
 def test_fix_all_guards_consecutive_calls_once_outputs_kept(tmp_path: Path) -> None:
     run = fixed_and_measured(CORPUS, tmp_path)
     assert _guards(run.path.read_text()) == {"TwoPrints": 1, "PrintThenLog": 1,

@@ -75,7 +75,8 @@ def test_the_rewrite_is_offered_instead_of_the_option_and_no_option_reaching_mat
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # four classes compiled twice by real torch, and a check with --fix
+@pytest.mark.matrix
+@pytest.mark.timeout(1800)  # four classes compiled twice per backend, and a check with --fix
 def test_fix_all_keeps_math_on_tensors_outputs_kept(tmp_path: Path) -> None:
     run = fixed_and_measured(CORPUS, tmp_path)
     assert run.log.count("Keep the number a 0-d tensor") == len(run.inputs), run.log

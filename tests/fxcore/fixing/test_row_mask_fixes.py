@@ -75,7 +75,8 @@ def test_the_mask_is_planned_with_the_option_for_the_class() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # three classes compiled twice by real torch, and a check with --fix
+@pytest.mark.matrix
+@pytest.mark.timeout(1800)  # three classes compiled twice per backend, and a check with --fix
 def test_fix_all_keeps_row_filters_masks_outputs_kept(tmp_path: Path) -> None:
     run = fixed_and_measured(CORPUS, tmp_path)
     assert run.log.count("Keep the row filter a boolean mask") == len(run.inputs), run.log

@@ -44,7 +44,8 @@ def _module_level_options(path: Path) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # five classes compiled twice by real torch, and a check with --fix
+@pytest.mark.matrix
+@pytest.mark.timeout(1800)  # five classes compiled twice per backend, and a check with --fix
 def test_fix_all_scopes_options_to_each_class_outputs_kept(tmp_path: Path) -> None:
     run = fixed_and_measured(CORPUS, tmp_path)
     assert "compiled calls only" in run.log, run.log

@@ -71,7 +71,8 @@ def test_the_fix_is_planned_for_the_skipped_call() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # four classes compiled twice by real torch, and a check with --fix
+@pytest.mark.matrix
+@pytest.mark.timeout(1800)  # four classes compiled twice per backend, and a check with --fix
 def test_fix_all_computes_shape_keys_as_constants_outputs_kept(tmp_path: Path) -> None:
     run = fixed_and_measured(CORPUS, tmp_path)
     # One statement per class (two breaks at one of them: the fix made once).

@@ -1,6 +1,7 @@
 """The fixes of graph breaks at calls dynamo skips (``skipped_call_fixes``), planned from a
 break as fx-lsp reports it (at its statement) and applied: each edit's text, that it is made
-once, and, by real torch, that the fixed code compiles whole with the same output. The corpus
+once, and, by real torch, that the fixed code compiles whole with the same output, eager and
+compiled (``compiled_proof``: aot_eager, and inductor where it builds). The corpus
 (``test_fix_all_corpus``) proves them through ``fx-lsp check --fix`` on every spelling."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from compiled_proof import assert_outputs_kept
 
 from fxcore.fixing import pt2_plan
 from fxcore.fixing.fix import run_here
@@ -59,7 +61,9 @@ def fixed(path: Path, *breaks: tuple[int, int, str]) -> tuple[str, list[str]]:
     return text, titles
 
 
+@pytest.mark.slow
 @pytest.mark.matrix
+@pytest.mark.timeout(900)  # inductor builds the code before and after the fixes
 def test_each_break_gets_its_fix_and_compiles_whole(tmp_path: Path) -> None:
     numpy = pytest.importorskip("numpy")
     import torch
@@ -97,6 +101,9 @@ def test_each_break_gets_its_fix_and_compiles_whole(tmp_path: Path) -> None:
     assert len(graphs) == 1
     gate = torch.from_numpy(numpy.interp(x.numpy(), [-1.0, 1.0], [0.0, 2.0]))
     assert torch.equal(compiled, gate + zlib.crc32(b"fx") % 5 + x * 2)
+    original: dict = {}
+    exec(compile(SOURCE, str(tmp_path / "original.py"), "exec"), original)
+    assert_outputs_kept(original["Net"], module.Net, [(x,)])
 
 
 def test_no_fix_where_the_output_shape_is_not_clear(tmp_path: Path) -> None:

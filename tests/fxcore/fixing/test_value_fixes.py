@@ -118,3 +118,19 @@ def test_without_a_rewrite_the_config_option_is_the_fix() -> None:
     [option] = value_plan.fixes_of(_failure("GB0036", 5), None, source, {}.get, run_here)
     assert option.preferred and "capture_dynamic_output_shape_ops" in option.title
     assert value_plan.fixes_of(_failure("GB0170", 5), None, source, {}.get, run_here) == []
+
+
+def test_the_bounded_loop_is_masked_under_either_code_of_its_break() -> None:
+    """A break in a loop is GB7000 where torch names one so, the branch's own GB0170 where it
+    does not (torch 2.10): the same masked loop under both."""
+    source = _source("""\
+        for _ in range(8):
+            if (x.abs() < 1).all():
+                break
+            x = x * 0.5
+        return x
+        """)
+    for code in ("GB7000", "GB0170"):
+        [fix] = value_plan.fixes_of(_failure(code, 6), None, source, {}.get, run_here)
+        assert fix.title.startswith("Mask the loop's steps with torch.where"), code
+        assert fix.transform(source) == loop_fixes.mask_bounded_loop(source, 6)

@@ -49,6 +49,7 @@ from fxcore.worker.capture.compile.fake_cpu import (
     fake_cpu_reason,
     stopped_for_real_data,
 )
+from fxcore.worker.capture.compile.loop_breaks import while_test_note
 from fxcore.worker.capture.compile.node_origins import node_origins
 from fxcore.worker.capture.compile.recompile_hints import loop_notes, recompile_hints
 from fxcore.worker.capture.compile.torch_hooks import (
@@ -116,6 +117,7 @@ def _record_break(breaks: list[RecordedFailure],
     limit = meta_limits.needs_real_data(exc) if stops is not None else None
     if limit is None:
         breaks.append(_break_failure(exc, reason))
+        breaks[-1].message += while_test_note(breaks[-1]) or ""
         undecided = meta_limits.undecided(exc) if stops is not None else None
         if undecided is not None:
             breaks[-1].message += f" (fx-lsp: {undecided})"

@@ -35,17 +35,29 @@ def guard_words(reason: str) -> str:
     return " ".join(guard.split()) + (f" {hint[0].strip()}" if hint else "")
 
 
-#: A type or identity guard on a submodule attribute, as dynamo words it across torch 2.10-2.15
-#: (``___check_type_id(self._modules['head'], ...)``, ``L['self']._modules['head']``,
-#: ``___check_obj_id(L['self'].head, ...)``).
-_SWAPPED = re.compile(r"___check_(?:type|obj)_id\(\s*(?:L\['self'\]|self)"
-                      r"(?:\._modules\['(\w+)'\]|\.(\w+))\s*,")
+#: A path of submodules from ``self`` as dynamo words it across torch 2.10-2.15
+#: (``self._modules['block']._modules['head']``, ``L['self'].head``).
+_PATH = r"(?:L\['self'\]|self)((?:\._modules\['\w+'\]|\.\w+)+)"
+#: A type or identity guard on a submodule attribute (``___check_type_id(self._modules['head'],
+#: ...)``, ``___check_obj_id(L['self'].head, ...)``): the variants differ in type, or are
+#: modules dynamo guards by identity.
+_TYPE_OR_ID = re.compile(rf"___check_(?:type|obj)_id\(\s*{_PATH}\s*,")
+#: The guard of an identity test on a submodule (``self._modules['head'] is
+#: self._modules['shallow']``, from ``self.head is self.shallow`` in ``forward``): variants of
+#: one type, whatever their structure, fail it first.
+_IS = re.compile(r"^\s*(?:L\['self'\]|self)((?:\._modules\['\w+'\])+)\s+is\s+(?:not\s+)?"
+                 r"(?:L\['self'\]|self)\._modules\[")
+_STEP = re.compile(r"\._modules\['(\w+)'\]|\.(\w+)")
 
 
 def swapped_module(reason: str) -> str | None:
-    """The submodule attribute (``head``) whose type or identity guard ``reason`` is, if any."""
-    match = _SWAPPED.search(reason.split("\n", 1)[0])
-    return (match[1] or match[2]) if match else None
+    """The submodule attribute (``head``, ``block.head`` for one of a submodule's) whose type
+    or identity guard ``reason`` is, if any."""
+    first = _COMPILE_ID.sub("", reason.split("\n", 1)[0])
+    match = _TYPE_OR_ID.search(first) or _IS.match(first)
+    if match is None:
+        return None
+    return ".".join(step[0] or step[1] for step in _STEP.findall(match[1]))
 
 
 def user_stack(reason: str) -> list[RawPosition]:

@@ -33,6 +33,7 @@ from fxcore.model.results import Failure, Hint
 from fxcore.worker.building.as_built import snapshot
 from fxcore.worker.building.construction import resolve
 from fxcore.worker.capture.fx import mistraces, plain_agreement
+from fxcore.worker.capture.fx.computed_literals import computed_literals
 from fxcore.worker.capture.fx.instance_fit import involves_traced_value
 from fxcore.worker.capture.fx.libraries import on_library, recorded_cause
 from fxcore.worker.capture.fx.tracer import (
@@ -216,10 +217,11 @@ def tracing(context: JobContext, model: torch.nn.Module, *,
     (unless the trace is plain torch.fx's, ``plain_agreement``), the stand-ins for the
     workspace's reads of untraced meta tensors (yielded), in a GPU's view CUDA factories on
     meta, and for a class that branches on meta its tensors faked on the CPU
-    (``faked_while_traced``)."""
+    (``faked_while_traced``), and what is computed from buffers of known data kept as the CPU
+    computes it (``computed_literals``)."""
     with proxy_patches() if recovering else contextlib.nullcontext(), \
             meta_values(answers=workspace_reads(context)) as stand_ins, \
-            cuda_factories_on_meta(), faked_while_traced(model):
+            cuda_factories_on_meta(), faked_while_traced(model), computed_literals():
         yield stand_ins
 
 

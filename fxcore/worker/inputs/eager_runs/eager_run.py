@@ -33,7 +33,7 @@ from fxcore.worker.devices.data_sized_outputs import data_sized_outputs
 from fxcore.worker.devices.fake_device import judged_device, on_fake_device
 from fxcore.worker.inputs.eager_runs.cpu_checks import cpu_checks
 from fxcore.worker.meta import meta_limits
-from fxcore.worker.meta.literal_values import literal_tensors
+from fxcore.worker.meta.literal_values import kept_module_literals, literal_tensors
 from fxcore.worker.meta.refused_kernels import real_kernels
 from fxcore.worker.meta.values_read import Place, has_no_data, meta_values
 from fxcore.worker.running.time_limit import time_limit
@@ -57,6 +57,10 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
     them may be the stand-ins' rather than the inputs'. ``elements_read``, where given, gets
     the ``forward`` arguments a value was read from an element of (the input itself, or a
     view of it: an index, a row of it iterated)."""
+    # Each run meets the flags the instance was built with (a buffer the last run set in
+    # place, ``self.initialized.fill_(1)``, reads as built again), as each input a user tries
+    # meets a fresh instance.
+    put_back = kept_module_literals(model)
     try:
         return _run(model, instantiated_on, specs, concrete_args, seconds, fake, read=read,
                     elements_read=elements_read)
@@ -65,8 +69,11 @@ def run_eagerly(model: torch.nn.Module, instantiated_on: InstantiatedOn,
         # them on the CPU, and so does a run on fake CPU tensors.
         if judged_device() is not None or not meta_limits.collides_with_cpu(error):
             raise
+        put_back()
         return _run(model, instantiated_on, specs, concrete_args, seconds, fake, CPU, read,
                     elements_read)
+    finally:
+        put_back()
 
 
 def _run(model: torch.nn.Module, instantiated_on: InstantiatedOn,

@@ -88,6 +88,9 @@ MAX_ARGUMENTS = 6
 _Key = tuple[str, int | None, int]
 #: An argument's layout: its rank, and how many tensors of it a tuple holds (None: a tensor).
 _Layout = tuple[int, int | None]
+#: What gives ``forward`` its arguments in a symbolic run: called with a function that makes
+#: one size of a key (its last item the dimension) and the device.
+Made = Callable[[Callable[[Any], Any], torch.device], dict[str, Any]]
 
 
 def unavailable() -> str | None:
@@ -153,7 +156,9 @@ def _searched(model: nn.Module, instantiated_on: InstantiatedOn,
     layouts = sorted(itertools.product(*lists), key=lambda row: sum(i for i, _ in row))
     for row in layouts[:MAX_LAYOUTS]:
         layout = {name: (rank, items[name]) for name, (_, rank) in zip(names, row, strict=True)}
-        sizes = _solved_sizes(model, instantiated_on, concrete_args, deadline, layout)
+        sizes = solved_sizes(model, instantiated_on, concrete_args, deadline, lambda size, device,
+                             shown=layout: {name: _made(name, rank, count, size, device)
+                                            for name, (rank, count) in shown.items()})
         if sizes is None:
             if deadline.left() <= 0:
                 return None
@@ -167,11 +172,13 @@ def _searched(model: nn.Module, instantiated_on: InstantiatedOn,
     return None
 
 
-def _solved_sizes(model: nn.Module, instantiated_on: InstantiatedOn,
-                  concrete_args: dict[str, object], deadline: Budget,
-                  layout: dict[str, _Layout]) -> dict[_Key, int] | None:
-    """Every size of ``layout``'s tensors, as the operations fix them and defaults the rest;
-    None where ``forward`` fails on this layout for want of something else than a size."""
+def solved_sizes(model: nn.Module, instantiated_on: InstantiatedOn,
+                 concrete_args: dict[str, object], deadline: Budget, make: Made
+                 ) -> dict[Any, int] | None:
+    """Every size of the tensors ``make`` gives ``forward`` (``make(size, device)``, each
+    size ``size(key)``), as the operations fix them and defaults the rest (a key's last item
+    its dimension); None where ``forward`` fails on them for want of something else than a
+    size."""
     hints: dict[_Key, int] = {}
     learned: set[_Key] = set()
     for _ in range(MAX_ROUNDS):
@@ -179,7 +186,7 @@ def _solved_sizes(model: nn.Module, instantiated_on: InstantiatedOn,
         if left <= 0:
             return None
         symbols, asserts, failed = _symbolic_run(model, instantiated_on, concrete_args,
-                                                 layout, hints, left)
+                                                 make, hints, left)
         if not symbols:
             return None
         current = {symbol: _hint(key, hints) for key, symbol in symbols.items()}
@@ -204,11 +211,11 @@ def _solved_sizes(model: nn.Module, instantiated_on: InstantiatedOn,
 
 
 def _hint(key: _Key, hints: dict[_Key, int]) -> int:
-    return hints.get(key) or (DEFAULT_BATCH if key[2] == 0 else DEFAULT_SIZE)
+    return hints.get(key) or (DEFAULT_BATCH if key[-1] == 0 else DEFAULT_SIZE)
 
 
 def _symbolic_run(model: nn.Module, instantiated_on: InstantiatedOn,
-                  concrete_args: dict[str, object], layout: dict[str, _Layout],
+                  concrete_args: dict[str, object], make: Made,
                   hints: dict[_Key, int], seconds: float
                   ) -> tuple[dict[_Key, sympy.Symbol], list[sympy.Basic], bool]:
     """Run ``forward`` once on tensors whose every size is a fresh symbol without a value:
@@ -241,8 +248,7 @@ def _symbolic_run(model: nn.Module, instantiated_on: InstantiatedOn,
     try:
         with _quiet(), FakeTensorMode(shape_env=env, allow_non_fake_inputs=True), \
                 torch.no_grad(), time_limit(seconds):
-            arguments = {name: _made(name, rank, count, size, device)
-                         for name, (rank, count) in layout.items()}
+            arguments = make(size, device)
             model(**arguments, **copy.deepcopy(concrete_args))
     except OutOfTime:
         return {}, [], True

@@ -27,7 +27,7 @@ import inspect
 import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from torch import nn
 
@@ -85,6 +85,8 @@ class LayerInputs:
     alternatives: tuple[LayerInputs, ...] = ()
     #: Where there are alternatives, what sets each set apart ("with 'mask' given").
     key_set: str | None = None
+    #: How each argument was found, by argument, where a search says (``probes``).
+    found_by: Mapping[str, str] = field(default_factory=dict)
 
 
 def required_arguments(cls: type, concrete_args: dict[str, object]) -> list[str] | None:

@@ -77,6 +77,53 @@ class HeadWeightRead(nn.Module):
         return self.head(x) + self.head_a.bias * (self.head is self.head_a)
 
 
+class DeepHead(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.shallow = nn.Linear(8, 8)
+        self.deep = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        self.head = self.shallow
+
+    def forward(self, x):
+        self.head = self.deep if self.head is self.shallow else self.shallow  # fixed
+        return self.head(x)
+
+
+class DepthHeads(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.short = nn.Sequential(nn.Linear(8, 8))
+        self.long = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+        self.head = self.short
+
+    def forward(self, x):
+        self.head = self.long if self.head is self.short else self.short  # fixed
+        return self.head(x).relu()
+
+
+class Stack(nn.Module):
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(depth))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class OwnStackHeads(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.short = Stack(1)
+        self.long = Stack(3)
+        self.head = self.short
+
+    def forward(self, x):
+        self.head = self.long if self.head is self.short else self.short  # no fix
+        return self.head(x)
+
+
 class StepMap(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -114,6 +161,7 @@ class StepListMap(nn.Module):
 
 
 EXAMPLE_INPUTS = {"PositionTable": (2, 4, 8), "RotaryTables": (2, 4, 8), "LearnedTable": (2, 4, 8),
-                  "AlternatingHeads": (2, 8), "HeadWeightRead": (2, 8),
+                  "AlternatingHeads": (2, 8), "HeadWeightRead": (2, 8), "DeepHead": (2, 8),
+                  "DepthHeads": (2, 8), "OwnStackHeads": (2, 8),
                   "StepMap": (3, 2, 8), "StepRecurrence": (3, 2, 8),
                   "StepListMap": "[float32[2, 8], float32[2, 8], float32[2, 8]]"}

@@ -2,7 +2,8 @@
 (``fxcore.worker.building.forward_uses``): a parameter ``forward`` calls is never guessed
 ``None`` or a number, ``nn.Identity()`` only where every call passes one argument, one it
 indexes is never ``None``, a number or ``nn.Identity()``, a ``None`` default it takes as a
-number gets one; where no value fits, the class has no verdict and the reason names the
+number gets one, one it indexes a list of modules where nothing else fits; where no value fits,
+the class has no verdict and the reason names the
 parameter and the use. The same holds where ``forward`` reaches the attribute through a local
 name (``stages = self.stages``) or a base class's ``__init__`` keeps it
 (``super().__init__(decoder)``).
@@ -221,19 +222,18 @@ BY_HAND = {
 NO_VALUE = {
     "Wrapper": ("No constructor value found for decoder: forward calls self.decoder with 2 "
                 "arguments", "Wrapper(nn.Identity())", "Identity.forward() takes 2"),
-    "Stages": ("No constructor value found for stages: forward indexes self.stages",
-               "Stages(None)", "'NoneType' object is not subscriptable"),
     "Reader": ("No constructor value found for decoder: forward reads self.decoder.layers",
                "Reader()", "'Identity' object has no attribute 'layers'"),
     # Reached through a local name, or kept by the base class's __init__.
     "AliasedWrapper": ("No constructor value found for decoder: forward calls self.decoder "
                        "with 2 arguments", "AliasedWrapper(1)", "'int' object is not callable"),
-    "AliasedStages": ("No constructor value found for stages: forward indexes self.stages",
-                      "AliasedStages(None)", "'NoneType' object is not subscriptable"),
     "InheritedWrapper": ("No constructor value found for decoder: forward calls self.decoder "
                          "with 2 arguments", "InheritedWrapper(None)",
                          "'NoneType' object is not callable"),
 }
+#: A list of modules, as the report spells it.
+STAGES = ("__import__('torch').nn.ModuleList([__import__('torch').nn.Linear(16, 16), "
+          "__import__('torch').nn.Linear(16, 16)])")
 #: Classes traced, with the guessed keyword arguments the report must name.
 GUESSED = {
     "Router": {"top_k": "2"},
@@ -244,6 +244,9 @@ GUESSED = {
     "Mixer": {"attn": "__import__('torch').nn.Identity()"},
     "Head": {"act": "__import__('torch').nn.Identity()"},
     "AliasedHead": {"act": "__import__('torch').nn.Identity()"},
+    # Indexed and called: modules of the width beside them (its default), never None.
+    "Stages": {"stages": STAGES},
+    "AliasedStages": {"stages": STAGES},
 }
 
 

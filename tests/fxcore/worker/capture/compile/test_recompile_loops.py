@@ -105,6 +105,7 @@ def fx_lsp_compile() -> tuple[dict[str, set[int | None]], str]:
 @pytest.mark.slow
 @pytest.mark.matrix
 @pytest.mark.matrix_sweep
+@pytest.mark.timeout(900)  # a check of nine classes, each called again by real torch
 def test_the_loop_agrees_with_real_torch_on_training_loop_classes() -> None:
     found, printed = fx_lsp_compile()
     # Every class gets a compile verdict (a graph break is one): none is left not traced.

@@ -39,7 +39,7 @@ CORPUS = Path(__file__).parents[4] / "corpus" / "recompiles" / "recompiles.py"
 #: Classes whose recompilations depend on numbers read out of tensor data: no loop on meta.
 READS_DATA = {"ItemShape"}
 CODES = {"every-call": "FX505", "every-size": "FX506", "every-number": "FX507",
-         "every-length": "FX508"}
+         "every-length": "FX508", "swapped-module": "FX510"}
 
 
 def corpus_module():
