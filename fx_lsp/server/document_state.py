@@ -47,6 +47,11 @@ class Document:
     held_phases: set[tuple[int, int]] = field(default_factory=set)
     #: The generation of the trace that last had a stage accepted.
     accepted_generation: int | None = None
+    #: How many classes of a running phase the result lacks: still to judge (a publish of
+    #: the phase's verdicts so far), 0 once the phase's result is in.
+    unjudged: int = 0
+    #: The event loop's time before which no verdicts so far are published.
+    partial_after: float = 0.0
 
     @property
     def busy(self) -> bool:

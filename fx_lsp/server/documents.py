@@ -14,6 +14,9 @@ the same texts, is merged with what the trace had published and published in tur
 loop's verdicts in place of the single call's and never before the single calls' (a held
 phase, ``Document.waiting_phases``). What is still to come is named in
 ``Document.pending_stages``. An edit outdates them all.
+
+A phase of many classes that runs long publishes its verdicts so far as they come
+(``partial_publishing``), at most once a ``PARTIAL_SECONDS``; its result replaces them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from fx_lsp.server.document_state import Document, StartedStage
+from fx_lsp.server.partial_publishing import PARTIAL_CLASSES, PARTIAL_SECONDS, verdicts_so_far
 from fxcore.api.session import CheckHandle, ParentVerdicts
 from fxcore.model.results import FileResult
 from fxcore.reporting.mode_phases import merge_phases
@@ -36,8 +40,9 @@ logger = logging.getLogger(__name__)
 
 #: Starts stage ``stage`` of tracing ``path`` with the open buffers' texts as overlays: a job
 #: per phase of the stage, in phase order; None when the project excludes the file, or when
-#: it has no such stage.
-StartTrace = Callable[[str, dict[str, str], int], StartedStage | None]
+#: it has no such stage. The last argument is told, on a thread of the engine's, the index of
+#: a phase whose children sent new verdicts (``CheckHandle.partial``).
+StartTrace = Callable[[str, dict[str, str], int, Callable[[int], None]], StartedStage | None]
 
 
 class Listener(Protocol):
@@ -201,8 +206,17 @@ class Documents:
         versions: dict[str, int],
     ) -> None:
         """Start stage ``stage`` of the trace of ``document`` from the buffers' ``texts``."""
+        loop = asyncio.get_running_loop()
+        version = document.version
+        #: The stage's handles by phase, once started: what a phase's new verdicts are of.
+        phase_handles: list[CheckHandle] = []
+
+        def ready(phase: int) -> None:  # on a thread of the engine's
+            _on_loop(loop, self._partial, document, generation, version, versions,
+                     (stage, phase), phase_handles)
+
         try:
-            started = self._start(document.path, texts, stage)
+            started = self._start(document.path, texts, stage, ready)
             handles = started.handles if started is not None else []
             if not handles:
                 if stage == 0:
@@ -212,14 +226,14 @@ class Documents:
                 self._listener.status()
                 return
             document.handles = list(handles)
+            phase_handles.extend(handles)
+            document.partial_after = loop.time() + PARTIAL_SECONDS
             assert started is not None
             document.running_names = {(stage, phase): names
                                       for phase, names in enumerate(started.names)}
             document.later_names = list(started.later)
             document.held_phases = {(stage, phase) for phase, held in enumerate(started.held)
                                     if held}
-            loop = asyncio.get_running_loop()
-            version = document.version
             for phase, handle in enumerate(handles):
                 handle.future.add_done_callback(
                     lambda future, phase=phase, handle=handle: _on_loop(
@@ -290,8 +304,39 @@ class Documents:
         if not finished:
             return
         result = functools.reduce(merge_phases, finished)
+        document.unjudged = 0
+        self._tell(document, self.with_parent_verdicts(result), generation, version, versions)
+
+    def _partial(self, document: Document, generation: int, version: int,
+                 versions: dict[str, int], phase: tuple[int, int],
+                 phase_handles: list[CheckHandle]) -> None:
+        """A running phase's children sent new verdicts: publish them, the classes still to
+        judge in ``Document.unjudged``; at most once a ``PARTIAL_SECONDS``, the first that long
+        into its stage, never for an outdated trace or a held phase (published after)."""
+        handle = phase_handles[phase[1]]
+        if handle not in document.handles or phase in document.held_phases or not (
+                self._documents.get(document.path) is document
+                and document.generation == generation and document.version == version):
+            return
+        loop = asyncio.get_running_loop()
+        wait = document.partial_after - loop.time()
+        if wait > 0:
+            loop.call_later(wait, self._partial, document, generation, version, versions, phase,
+                            phase_handles)
+            return
+        partial = handle.partial()
+        if partial is None or not partial.unjudged or partial.classes < PARTIAL_CLASSES:
+            return  # every class judged (its result is near), or a few classes' job
+        document.partial_after = loop.time() + PARTIAL_SECONDS
+        document.unjudged = partial.unjudged
+        result = verdicts_so_far(document, phase, partial, self._parent_verdicts)
+        self._tell(document, result, generation, version, versions)
+
+    def _tell(self, document: Document, result: FileResult, generation: int, version: int,
+              versions: dict[str, int]) -> None:
+        """Accept ``result`` for the trace ``generation`` and tell the listener."""
         previous = document.result
-        self._accept(document, self.with_parent_verdicts(result), version, versions)
+        self._accept(document, result, version, versions)
         document.accepted_generation = generation
         # Failures this trace located in other open files (or no longer does) show there.
         touched = {

@@ -171,6 +171,8 @@ class Publisher:
                     "classes": list(dict.fromkeys(m.class_name for m in document.result.modules)),
                     # The modes whose results this trace has yet to publish.
                     "pending": document.pending_stages,
+                    # The classes a running mode has yet to judge (its verdicts so far).
+                    "unjudged": document.unjudged,
                 },
             )
         for other in touched:

@@ -44,7 +44,8 @@ class TraceEngine:
         else:
             threading.Thread(target=session.close, name="fx-lsp-close", daemon=True).start()
 
-    def start(self, path: str, overlays: dict[str, str], stage: int) -> StartedStage | None:
+    def start(self, path: str, overlays: dict[str, str], stage: int,
+              ready: Callable[[int], None]) -> StartedStage | None:
         """Stage ``stage`` of a document's trace (``fx_lsp.server.documents.StartTrace``)."""
         job = EngineSession.document_job(path, self._root_of, self._settings.engine_config,
                                          overlays)
@@ -59,7 +60,7 @@ class TraceEngine:
             return None
         # No file events tell the call-site index what changed on disk: the job looks.
         handles = session.submit([phase_job for phase_job, _ in phases],
-                                 rescan=not self.watches_files)
+                                 rescan=not self.watches_files, ready=ready)
         return StartedStage(handles, [phase_names(phase) for _, phase in phases],
                             later_names(job.config.modes, stage),
                             [phase.held for _, phase in phases])

@@ -13,6 +13,7 @@ keeps that engine, which ``close`` leaves running."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -276,13 +277,17 @@ class EngineSession:
         """A job for each Python file (and notebook, with ``notebooks``) of ``folders``."""
         return jobs_below(folders, root_of, config_of, overlays, notebooks)
 
-    def submit(self, jobs: list[TraceJob], rescan: bool = False) -> list[CheckHandle]:
+    def submit(self, jobs: list[TraceJob], rescan: bool = False,
+               ready: Callable[[int], None] | None = None) -> list[CheckHandle]:
         """Start ``jobs`` on the session's pipeline; ``rescan``: the call-site index first
-        looks, once for them all, for files changed on disk of which no file event told it."""
+        looks, once for them all, for files changed on disk of which no file event told it.
+        ``ready(index)``: the job ``jobs[index]`` has new verdicts, before it ends (on a thread
+        of the engine's: ``CheckHandle.partial`` gives them)."""
         pipeline = self.pipeline
         if rescan:
             pipeline.call_sites.rescan_before_next_use()
-        return [pipeline.submit(job) for job in jobs]
+        return [pipeline.submit(job, None if ready is None else functools.partial(ready, index))
+                for index, job in enumerate(jobs)]
 
     def files_changed(self, paths: list[str]) -> dict[str, set[str]]:
         """Files changed on disk: the call-site index brought up to date; each workspace root

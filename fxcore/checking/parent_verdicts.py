@@ -22,12 +22,13 @@ class ParentVerdicts:
     def __init__(self) -> None:
         self._roots: dict[str, FileResult] = {}
 
-    def apply(self, result: FileResult) -> FileResult:
+    def apply(self, result: FileResult, remember: bool = True) -> FileResult:
         """``result`` with the verdicts of instances that traced roots built, remembering its
-        own derived verdicts (or forgetting its file's older ones) for other files."""
-        if result.derived_modules:
+        own derived verdicts (or forgetting its file's older ones) for other files; without
+        ``remember`` (a running trace's verdicts so far), the file's older ones stay."""
+        if remember and result.derived_modules:
             self._roots[result.path] = result
-        else:
+        elif remember:
             self._roots.pop(result.path, None)
         others = [root for path, root in self._roots.items() if path != result.path]
         return apply_parent_arguments([result, *others])[0]

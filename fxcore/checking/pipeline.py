@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from fxcore.checking.kept_verdicts import with_kept
 from fxcore.checking.parent_verdicts import with_parent_verdicts
+from fxcore.checking.partial_verdicts import PartialVerdicts
 from fxcore.checking.preparation import explain_notebook_names, linked_out, prepare
 from fxcore.host.cache import ResultCache
 from fxcore.host.class_cache import ClassCache, Reuse
@@ -32,10 +33,12 @@ from fxcore.host.engine import Engine
 from fxcore.host.submissions import Submission, Submissions
 from fxcore.host.trace_handle import TraceHandle
 from fxcore.model.job_spec import AbsolutePaths, EngineConfig, TraceJob
-from fxcore.model.results import FileResult
+from fxcore.model.partial_result import PartialResult
+from fxcore.model.results import FileResult, ModuleResult
 from fxcore.reporting.report import Report, Selection, TextOf, collect
 from fxcore.workspace.call_sites import CallSiteIndexes
 from fxcore.workspace.discovery import ParsedFile
+from fxcore.workspace.notebook.cells import is_notebook
 from fxcore.workspace.paths import python_files, trace_jobs
 
 
@@ -50,7 +53,22 @@ def jobs_below(paths: Iterable[str], root_of: Callable[[str], str],
 
 class CheckHandle(Submission[TraceHandle]):
     """A job submitted to the pipeline: cancelling it cancels its job on the engine, child
-    included. ``job`` is the prepared job once its preparation is done."""
+    included. ``job`` is the prepared job once its preparation is done.
+
+    ``ready``: called, on a thread of the engine's, when its children sent verdicts that
+    ``partial`` has not given yet (once until ``partial`` is called again)."""
+
+    def __init__(self, job: TraceJob, ready: Callable[[], None] | None = None) -> None:
+        super().__init__(job)
+        self.ready = ready
+        self._partial: PartialVerdicts | None = None
+
+    def partial(self) -> PartialResult | None:
+        """The verdicts the running job's children sent so far that its result keeps
+        (``fxcore.checking.partial_verdicts``); None before its first child starts, without
+        ``ready``, or for a notebook."""
+        partial = self._partial
+        return partial.snapshot() if partial is not None else None
 
     def _stop(self, running: TraceHandle) -> None:
         running.cancel()
@@ -82,9 +100,10 @@ class Pipeline:
                                             thread_name_prefix="fx-lsp-check")
         self._submissions: Submissions[CheckHandle] = Submissions("pipeline")
 
-    def submit(self, job: TraceJob) -> CheckHandle:
-        """Start ``job``: its result comes from the cache or the engine's children."""
-        handle = CheckHandle(job.with_absolute_paths())
+    def submit(self, job: TraceJob, ready: Callable[[], None] | None = None) -> CheckHandle:
+        """Start ``job``: its result comes from the cache or the engine's children;
+        ``ready``: told as they send verdicts (``CheckHandle.partial``)."""
+        handle = CheckHandle(job.with_absolute_paths(), ready)
         self._submissions.add(handle)
         self._executor.submit(self._run, handle)
         return handle
@@ -168,7 +187,8 @@ class Pipeline:
             result = self._run_engine(handle, job, parsed)
         else:
             result = self._run_engine(
-                handle, dataclasses.replace(job, reused_classes=sorted(reuse.kept)), parsed)
+                handle, dataclasses.replace(job, reused_classes=sorted(reuse.kept)), parsed,
+                reuse.kept)
             # A file-level error (the import failed, a child broke): the whole file is traced
             # again, so that what is reported is what a fresh trace reports.
             result = self._run_engine(handle, job, parsed) if result.errors \
@@ -177,8 +197,14 @@ class Pipeline:
             self.classes.put(job, parsed, reuse, result)
         return result
 
-    def _run_engine(self, handle: CheckHandle, job: TraceJob, parsed: ParsedFile) -> FileResult:
-        running = self.engine.submit(job, parsed)
+    def _run_engine(self, handle: CheckHandle, job: TraceJob, parsed: ParsedFile,
+                    kept: dict[str, list[ModuleResult]] | None = None) -> FileResult:
+        """The engine's result of ``job``, whose verdicts ``handle.partial`` gives as they
+        come, with those ``kept`` for the classes it does not trace."""
+        listener = None
+        if handle.ready is not None and not is_notebook(job.path):
+            listener = handle._partial = PartialVerdicts(job, kept or {}, handle.ready)
+        running = self.engine.submit(job, parsed, listener=listener)
         if not handle._attach(running):
             running.cancel()
         return running.future.result()

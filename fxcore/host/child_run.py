@@ -14,7 +14,7 @@ from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxcore.host.trace_handle import TraceHandle
+from fxcore.host.trace_handle import TraceHandle, VerdictListener
 from fxcore.host.zygote_host import OUTPUT_LINE_CHARACTERS, ZygoteProcess
 from fxcore.model.job_spec import TraceJob
 from fxcore.model.results import FileResult, ModuleResult
@@ -137,7 +137,7 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
             if output_reader in ready:
                 _read_output(output_reader, attempt)
             while results_reader in open_readers and results_reader.poll(0) \
-                    and _read_message(results_reader, job, attempt):
+                    and _read_message(results_reader, job, attempt, handle.listener):
                 pass
             if attempt.rejected is not None:
                 _stop_refused(zygote, pid, attempt)
@@ -163,7 +163,7 @@ def _follow_child(handle: TraceHandle, job: TraceJob, zygote: ZygoteProcess, pid
         if output_reader in ready and not _read_output(output_reader, attempt):
             open_readers.remove(output_reader)
         if results_reader in ready:
-            if not _read_message(results_reader, job, attempt):
+            if not _read_message(results_reader, job, attempt, handle.listener):
                 open_readers.remove(results_reader)
                 if attempt.rejected is not None and not killed:
                     _stop_refused(zygote, pid, attempt)
@@ -210,9 +210,11 @@ def _read_output(reader: int, attempt: ChildAttempt) -> bool:
         del attempt.output[:-OUTPUT_TAIL_BYTES]
     return True
 
-def _read_message(reader: Any, job: TraceJob, attempt: ChildAttempt) -> bool:
+def _read_message(reader: Any, job: TraceJob, attempt: ChildAttempt,
+                  listener: VerdictListener | None = None) -> bool:
     """Take one message from the child; False when there are none left to read or the
-    message was refused (``attempt.rejected``)."""
+    message was refused (``attempt.rejected``). ``listener`` (the job's) hears of its
+    classes and verdicts as they come."""
     try:
         message = decode_message(reader.recv_bytes(MAX_MESSAGE_BYTES), job)
     except (EOFError, ConnectionError):
@@ -226,6 +228,8 @@ def _read_message(reader: Any, job: TraceJob, attempt: ChildAttempt) -> bool:
     match message:
         case Classes(names):
             attempt.classes = names
+            if listener is not None:
+                listener.announced(list(names))
         case Start(class_name):
             attempt.current_class = class_name
             attempt.deriving = None
@@ -236,6 +240,8 @@ def _read_message(reader: Any, job: TraceJob, attempt: ChildAttempt) -> bool:
             attempt.deriving = None
         case Verdict(module):
             attempt.modules.append(module)
+            if listener is not None:
+                listener.judged(module)
             reported = {done.mode for done in attempt.modules
                         if done.class_name == module.class_name}
             if reported >= set(job.config.modes):

@@ -31,7 +31,7 @@ from fxcore.host.child_run import ChildAttempt, run_child
 from fxcore.host.idle_cores import IdleCores
 from fxcore.host.installed_packages import preloadable
 from fxcore.host.submissions import Submissions
-from fxcore.host.trace_handle import TraceHandle
+from fxcore.host.trace_handle import TraceHandle, VerdictListener
 from fxcore.host.unfinished_children import (
     end_class,
     ended_derived,
@@ -88,11 +88,13 @@ class Engine:
         """Start the zygote (and its torch import) now rather than on the first job."""
         self._live_zygote()
 
-    def submit(self, job: TraceJob, parsed: ParsedFile | None = None) -> TraceHandle:
+    def submit(self, job: TraceJob, parsed: ParsedFile | None = None,
+               listener: VerdictListener | None = None) -> TraceHandle:
         """Run ``job`` as it is on children; ``parsed`` is its file as the caller read it
-        (``fxcore.checking.preparation``), else the engine reads it when the job starts."""
+        (``fxcore.checking.preparation``), else the engine reads it when the job starts;
+        ``listener`` hears of each verdict as a child sends it."""
         # The child runs in another working folder: it must get absolute paths.
-        handle = TraceHandle(job.with_absolute_paths(), parsed)
+        handle = TraceHandle(job.with_absolute_paths(), parsed, listener)
         self._submissions.add(handle)
         self._executor.submit(self._run, handle)
         return handle

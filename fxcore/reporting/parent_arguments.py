@@ -41,6 +41,17 @@ def needs_parent(module: ModuleResult, derived: ModuleResult) -> bool:
     return module.status == "not-traced"
 
 
+def may_take_parent(module: ModuleResult) -> bool:
+    """True when some parent-built instance's verdict could replace the class's own
+    (``needs_parent`` for some derived verdict): the class's own verdict is then not final
+    until every root that could build it has been traced."""
+    if does_not_fit(module):
+        return True
+    if module.arguments is not None:
+        return module.arguments.origin in REPLACEABLE_ORIGINS
+    return module.status == "not-traced"
+
+
 def _worse_fit(derived: ModuleResult, own: ModuleResult) -> bool:
     """True when the parent-built instance is no verdict on the class where its own may be:
     stopped (a time-out or crash, FX102), not traced (does not fit, FX105/FX406/FX504, or no

@@ -4,10 +4,12 @@ decides when each trace's phases end and with what."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import Future
 
 from fx_lsp.server.documents import Document, Documents, StartedStage
 from fxcore.model.job_spec import TraceJob
+from fxcore.model.partial_result import PartialResult
 from fxcore.model.results import Failure, FileResult, ModuleResult
 
 
@@ -16,15 +18,27 @@ class FakeHandle:
     result can still arrive after it, as one from a worker that finished first does."""
 
     def __init__(self, path: str, overlays: dict[str, str], stage: int = 0,
-                 phase: int = 0) -> None:
+                 phase: int = 0, ready: Callable[[int], None] = lambda phase: None) -> None:
         self.job = TraceJob(path=path, workspace_root="/project", overlays=overlays)
         self.stage = stage
         self.phase = phase
         self.future: Future[FileResult] = Future()
         self.cancelled = False
+        self._ready = ready
+        #: The verdicts so far the test last sent (``send_partial``).
+        self.verdicts_so_far: PartialResult | None = None
 
     def cancel(self) -> None:
         self.cancelled = True
+
+    def send_partial(self, partial: PartialResult) -> None:
+        """The job's children sent the verdicts ``partial``: the documents are told, as from
+        the engine's thread."""
+        self.verdicts_so_far = partial
+        self._ready(self.phase)
+
+    def partial(self) -> PartialResult | None:
+        return self.verdicts_so_far
 
 
 class FakeServer:
@@ -53,10 +67,11 @@ class FakeServer:
         """What the fake calls a phase (the engine: its modes, ``mode_phases.phase_names``)."""
         return [f"stage {stage} phase {phase}"]
 
-    def start(self, path: str, overlays: dict[str, str], stage: int) -> StartedStage | None:
+    def start(self, path: str, overlays: dict[str, str], stage: int,
+              ready: Callable[[int], None]) -> StartedStage | None:
         if path in self.excluded_paths or stage >= len(self.stages):
             return None
-        handles = [FakeHandle(path, overlays, stage, phase)
+        handles = [FakeHandle(path, overlays, stage, phase, ready)
                    for phase in range(self.stages[stage])]
         self.handles.extend(handles)
         return StartedStage(handles, [self.names(stage, phase) for phase in range(len(handles))],

@@ -146,7 +146,7 @@ async def test_nothing_is_traced_while_untrusted_and_stop_all_forgets_results() 
 async def test_a_failed_start_is_reported_not_raised() -> None:
     fake = FakeServer()
 
-    def broken(path: str, overlays: dict[str, str], phase: int) -> None:
+    def broken(path: str, overlays: dict[str, str], phase: int, ready: object) -> None:
         raise OSError("no worker")
 
     fake.documents._start = broken

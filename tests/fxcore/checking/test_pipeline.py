@@ -18,7 +18,7 @@ import pytest
 from fxcore.checking.parent_verdicts import ParentVerdicts, with_parent_verdicts
 from fxcore.checking.pipeline import Pipeline
 from fxcore.checking.preparation import prepare, with_builders, with_call_sites
-from fxcore.host.trace_handle import TraceHandle
+from fxcore.host.trace_handle import TraceHandle, VerdictListener
 from fxcore.model.job_spec import MAX_OTHER_CALL_SITES, Builder, CallSite, TraceJob
 from fxcore.model.results import Arguments, Failure, FileResult, ModuleResult
 from fxcore.reporting.report import Selection
@@ -160,8 +160,9 @@ class TableEngine:
         self.handles: list[TraceHandle] = []
         self.lock = threading.Lock()
 
-    def submit(self, job: TraceJob, parsed: ParsedFile | None = None) -> TraceHandle:
-        handle = TraceHandle(job, parsed)
+    def submit(self, job: TraceJob, parsed: ParsedFile | None = None,
+               listener: VerdictListener | None = None) -> TraceHandle:
+        handle = TraceHandle(job, parsed, listener)
         with self.lock:
             self.submitted.append((job, parsed))
             self.handles.append(handle)
