@@ -59,8 +59,11 @@ def inductor_unavailable() -> str | None:
 
 def proof_backends() -> tuple[str, ...]:
     """``aot_eager``, and ``inductor`` where it builds here; where it does not, a warning says
-    why (the proof then stands on ``aot_eager`` alone)."""
-    why_not = inductor_unavailable()
+    why (the proof then stands on ``aot_eager`` alone). The torch matrix's other series set
+    ``FX_LSP_PROOF_INDUCTOR=0``: inductor's CPU builds there would take CI past its time, and
+    its proof is made on the main series, whose tiers run every fix test."""
+    why_not = "FX_LSP_PROOF_INDUCTOR=0 (made on the main series)" \
+        if os.environ.get("FX_LSP_PROOF_INDUCTOR") == "0" else inductor_unavailable()
     if why_not is None:
         return (*BASE_BACKENDS, "inductor")
     warnings.warn(f"fix not proven with inductor: {why_not}", stacklevel=2)

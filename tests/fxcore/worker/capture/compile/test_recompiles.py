@@ -139,7 +139,7 @@ class Waits(torch.nn.Module):
     """A class whose every call waits (``time.sleep``: a data loader, a lock, a GPU it syncs
     with) and costs next to no CPU time."""
 
-    WAIT_SECONDS = 0.3
+    WAIT_SECONDS = 0.6
 
     def forward(self, x: torch.Tensor, scale: int = 2) -> torch.Tensor:
         time.sleep(self.WAIT_SECONDS)
@@ -159,16 +159,17 @@ def waiting_loop(seconds: float) -> recompile_loop.LoopOutcome:
 
 
 def test_the_loop_counts_its_cpu_time_not_the_time_the_calls_wait() -> None:
-    """4 waits (1.2 s) before the values are past a second of wall-clock time, which cut the
-    loop short when it counted that; its CPU time is not spent, and every call is made."""
-    outcome = waiting_loop(seconds=1.0)
+    """4 waits (2.4 s) before the values are past two seconds of wall-clock time, which cut the
+    loop short when it counted that; its CPU time is not spent (two seconds, which a loaded
+    machine's compiles of seven small calls do not reach), and every call is made."""
+    outcome = waiting_loop(seconds=2.0)
     assert (outcome.finished, outcome.calls) == (True, 7)
     assert not outcome.slowed and loop_notes(outcome) == []
 
 
 @pytest.mark.usefixtures("unscaled_timeouts")
 def test_a_loop_slowed_past_twice_its_time_stops_and_says_the_load_did() -> None:
-    """One wait (0.3 s) is past twice 0.1 s: the wall-clock backstop, which ends a loop the
+    """One wait (0.6 s) is past twice 0.1 s: the wall-clock backstop, which ends a loop the
     machine's load slows before the host's time-out ends the class, stops it (the time-out
     scale at 1: the backstop is this test's subject)."""
     outcome = waiting_loop(seconds=0.1)
