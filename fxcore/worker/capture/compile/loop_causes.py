@@ -39,6 +39,8 @@ class Recompile:
 
 @dataclass
 class LoopOutcome:
+    #: The frames dynamo compiled in the loop's calls (not those it met in the last call,
+    #: which compiles nothing: a callback run meanwhile).
     frames: int = 0
     limit_reached: bool = False
     causes: list[Recompile] = field(default_factory=list)
