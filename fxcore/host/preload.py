@@ -5,7 +5,10 @@ tracing models, which every child would otherwise pay for again: sympy through
 ``symbolic_shapes`` (the first meta-device ``arange``/``cat``), ``torch._dynamo`` (meta
 initialisation of ``nn.Embedding``), and the table of overridable functions that the first
 ``__torch_function__`` dispatch builds. Measured: a Llama-7B-sized definition's job fell
-from about 3 s to about 1 s of CPU, for about 70 MiB more in the zygote.
+from about 3 s to about 1 s of CPU, for about 70 MiB more in the zygote. And what
+``sympy.simplify`` imports on its first call (``sympy.physics``, 0.3 to 0.5 s of CPU), which
+torch's ``FloorDiv`` calls on sizes with a common factor: a symbolic compile or export of a
+model that reshapes, such as compile mode's loop of calls makes.
 
 It also runs the common layers once on meta tensors: their meta kernels are registered on
 first use, and shape propagation of a model with batch norm would otherwise pay over a second
@@ -20,6 +23,7 @@ a child's first full collection walks all of torch's objects (about 0.2 s, at ra
 
 import gc
 
+import sympy
 import torch
 
 from fxcore.worker.devices import accelerator_calls, accelerator_guard
@@ -39,6 +43,7 @@ import fxcore.worker.pipeline.job  # noqa: E402, F401
 from fxcore.worker.running.seeding import seed_generators  # noqa: E402
 
 torch.overrides.get_overridable_functions()
+sympy.simplify(sympy.Symbol("s", integer=True, positive=True) / 2)
 # Imports numpy.random where torch imported numpy, which each child's first seeding would.
 seed_generators()
 

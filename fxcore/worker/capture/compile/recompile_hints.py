@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from fxcore.model.results import CODES, Hint
 from fxcore.rules import BY_CODE
-from fxcore.worker.capture.compile.recompile_loop import (
-    LoopOutcome,
-    Recompile,
-    recompile_limit,
-)
+from fxcore.worker.capture.compile.loop_causes import LoopOutcome, Recompile
+from fxcore.worker.capture.compile.recompile_loop import recompile_limit
 from fxcore.worker.job.capture_target import CaptureTarget
 from fxcore.worker.job.job_context import JobContext
 

@@ -20,10 +20,15 @@ kind, and the loop moves on at the first of each kind:
 - ``every-length``: each new length of a container after the first compiles again (dynamo
   guards a container's length, and no automatic dynamic makes it vary);
 - any of these three in the loader's calls, where what changes together is refused changed
-  alone (``_loader``: the first subject whose guard fails on a new cache entry each call);
+  alone (``loop_causes.loader``: the first subject whose guard fails on a new cache entry
+  each call);
 - ``swapped-module``: a call failed the type or identity guard of a submodule attribute
   (``recompile_reasons.swapped_module``): the module's state, kept between calls as a loop
   keeps it, names another module than the compile saw (one cause per attribute, in any phase).
+
+A call whose compile no later call would meet (the loop's last: ``Follows``) names its failed
+guards and compiles nothing (``torch_hooks.stop_compiling``): what the loop reads of a call is
+its failed guards, which dynamo names before it compiles.
 
 The loop stops when its time is spent (``finished`` False): the first call's verdict stands.
 Its time is the worker's CPU time (``fxcore.worker.running.budget_clock``: every thread of the
@@ -36,18 +41,25 @@ counted in wall-clock time, stops the whole class.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 from fxcore.model.results import RecompileSubject
 from fxcore.worker.capture.compile import container_lengths, recompile_reasons
+from fxcore.worker.capture.compile.loop_causes import (
+    Attempt,
+    EndsLoop,
+    Follows,
+    LoopOutcome,
+    Recompile,
+    each_new_one,
+    loader,
+)
 from fxcore.worker.capture.compile.loop_inputs import (
-    Subject,
     length_subject,
     loader_calls,
     new_sizes,
@@ -55,6 +67,7 @@ from fxcore.worker.capture.compile.loop_inputs import (
     number_arguments,
     number_subject,
 )
+from fxcore.worker.capture.compile.torch_hooks import stop_compiling
 from fxcore.worker.job.capture_target import CaptureTarget
 from fxcore.worker.job.inputs_decision import InputsDecision
 from fxcore.worker.running.budget_clock import Budget
@@ -62,33 +75,6 @@ from fxcore.worker.source.locate import RawPosition
 
 #: A call of the compiled module: tensors and other values by ``forward`` argument.
 Call = Callable[[dict[str, Any], dict[str, Any]], None]
-
-
-@dataclass
-class Recompile:
-    """One cause: its kind, what recompiles (``dimension 0 of `x```), torch's guard, and the
-    user's line where the guarded value comes from (outermost first; none where torch gives
-    none)."""
-
-    kind: str
-    subject: str
-    guard: str
-    stack: list[RawPosition]
-    #: What recompiles, for the hint's quick fixes; None for ``every-call``.
-    about: RecompileSubject | None = None
-
-
-@dataclass
-class LoopOutcome:
-    frames: int = 0
-    limit_reached: bool = False
-    causes: list[Recompile] = field(default_factory=list)
-    finished: bool = True
-    calls: int = 0
-    #: Why the loop did not run at all.
-    not_run: str | None = None
-    #: Stopped by the wall-clock backstop, its CPU time not spent: the machine's load.
-    slowed: bool = False
 
 
 #: How much wall-clock time the loop may take, in multiples of its CPU time: a worker given
@@ -112,9 +98,35 @@ class Observer:
         self.compiles = 0
         #: Whether a frame beside forward's own was compiled (one resumed after a break).
         self.other_frames = False
+        #: Whether the compiled module stops at its first graph break (``optimize``): reaching
+        #: the recompile limit then fails the call.
+        self.fullgraph = False
+        self._ends_loop: EndsLoop | None = None
+        self._compile_again: Callable[[], None] | None = None
+        #: Whether the latest call compiled nothing, as the loop's last (``last_call``).
+        self.stopped = False
 
     def guard_failed(self, failure: Any) -> None:
-        self.reasons.append(str(getattr(failure, "reason", failure)))
+        reason = str(getattr(failure, "reason", failure))
+        if self._ends_loop is not None and self._ends_loop(reason):
+            self._compile_again = stop_compiling()
+            self.stopped = self._compile_again is not None
+        self._ends_loop = None  # the call's first failed guard decides
+        self.reasons.append(reason)
+
+    @contextlib.contextmanager
+    def last_call(self, ends_loop: EndsLoop | None) -> Iterator[None]:
+        """A call that, where ``ends_loop`` holds for its first failed guard, is the loop's last:
+        its compiles, which no later call would meet, are not made."""
+        self._ends_loop = None if self.fullgraph else ends_loop
+        self.stopped = False
+        try:
+            yield
+        finally:
+            self._ends_loop = None
+            if self._compile_again is not None:
+                self._compile_again()
+                self._compile_again = None
 
     def compiled(self) -> None:
         """Read in the backend, while dynamo's tracing context is still the compile's."""
@@ -139,6 +151,7 @@ def optimize(model: torch.nn.Module, backend: Any, fullgraph: bool,
     ``can_observe()``); plain ``torch.compile`` where there is no loop."""
     if observer is None:
         return torch.compile(model, backend=backend, fullgraph=fullgraph)
+    observer.fullgraph = fullgraph
     return torch._dynamo.optimize(backend, nopython=fullgraph,
                                   guard_fail_fn=observer.guard_failed)(model)
 
@@ -203,17 +216,24 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
     budget = Budget(seconds, WALL_CLOCK_FACTOR)
     start_frames = frames_compiled()
     dynamo_failed: list[BaseException] = []
+    # Frames dynamo met in a call that compiled nothing (a weakref's callback that ran).
+    not_compiled = [0]
 
-    def attempt(inputs: dict[str, Any], arguments: dict[str, Any]) -> list[str] | None:
+    def attempt(inputs: dict[str, Any], arguments: dict[str, Any],
+                ends_loop: EndsLoop | None = None) -> list[str] | None:
         """The guard failures of one call (newest cache entry first), None if it raised."""
-        before = len(observer.reasons)
+        before, frames = len(observer.reasons), frames_compiled()
         outcome.calls += 1
         try:
-            call(inputs, arguments)
+            with observer.last_call(ends_loop):
+                call(inputs, arguments)
         except Exception as error:
             if _dynamo_assertion(error):
                 dynamo_failed.append(error)
             return None
+        finally:
+            if observer.stopped:
+                not_compiled[0] += frames_compiled() - frames
         burst = observer.reasons[before:]
         _swapped_modules(outcome, burst)
         # Every cache entry of a frame failed, the last of them the limit's: dynamo then runs
@@ -228,6 +248,11 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         outcome.finished = not budget.over()
         return outcome.finished
 
+    loader_phase = loader_calls(tensors, values, numbers, containers or {})
+    # What follows each phase's calls (a cause found ends its phase): the loop's last call
+    # compiles nothing.
+    after_lengths = Follows.CALLS if loader_phase[1] else Follows.NOTHING
+    after_numbers = Follows.CALLS if containers else after_lengths
     _same_inputs(attempt, in_time, outcome, tensors, values, limit)
     for subject, calls in new_sizes(tensors, values, observer):
         # Where dynamo's own assertion failed on new sizes, every later new size compiles the
@@ -235,23 +260,26 @@ def run_loop(call: Call, observer: Observer, tensors: dict[str, Any],
         if not in_time() or dynamo_failed or any(cause.kind == "every-size"
                                                  for cause in outcome.causes):
             break
-        _each_new_one(attempt, observer, outcome, "every-size", subject, calls)
-    for name, value in numbers.items():
+        each_new_one(attempt, observer, outcome, "every-size", subject, calls,
+                      Follows.CALLS if numbers else after_numbers.unless_cause())
+    for index, (name, value) in enumerate(numbers.items()):
         if not in_time() or any(cause.kind == "every-number" for cause in outcome.causes):
             break
         changed = [(tensors, {**values, name: new}) for new in new_values(value)]
-        _each_new_one(attempt, observer, outcome, "every-number", number_subject(name), changed)
-    for name, used in (containers or {}).items():
+        each_new_one(attempt, observer, outcome, "every-number", number_subject(name), changed,
+                      after_numbers if index == len(numbers) - 1 else
+                      after_numbers.unless_cause())
+    for index, (name, used) in enumerate((containers or {}).items()):
         if not in_time() or any(cause.kind == "every-length" for cause in outcome.causes):
             break
         changed = [({**tensors, name: longer}, dict(values))
                    for longer in container_lengths.longer(tensors[name])]
-        _each_new_one(attempt, observer, outcome, "every-length", length_subject(name, used),
-                      changed)
+        each_new_one(attempt, observer, outcome, "every-length", length_subject(name, used),
+                      changed, after_lengths if index == len(containers or {}) - 1 else
+                      after_lengths.unless_cause())
     if in_time():
-        _loader(attempt, observer, outcome, *loader_calls(tensors, values, numbers,
-                                                          containers or {}))
-    outcome.frames = frames_compiled() - start_frames
+        loader(attempt, observer, outcome, *loader_phase)
+    outcome.frames = frames_compiled() - start_frames - not_compiled[0]
     return outcome
 
 
@@ -282,7 +310,7 @@ def _swapped_modules(outcome: LoopOutcome, burst: list[str]) -> None:
                                         RecompileSubject("module", attribute)))
 
 
-def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[], bool],
+def _same_inputs(attempt: Attempt, in_time: Callable[[], bool],
                  outcome: LoopOutcome, tensors: dict[str, Any], values: dict[str, Any],
                  limit: int) -> None:
     """Calls with the same inputs until one compiles nothing new or the limit is reached."""
@@ -297,95 +325,3 @@ def _same_inputs(attempt: Callable[..., list[str] | None], in_time: Callable[[],
                                             .guard_words(burst[0]),
                                             recompile_reasons.user_stack(burst[0])))
             return
-
-
-def _bursts(attempt: Callable[..., list[str] | None],
-            calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[list[str]] | None:
-    """Each call's guard failures; None where ``forward`` refuses one of them: not a size or
-    value the inputs allow."""
-    bursts = []
-    for inputs, arguments in calls:
-        burst = attempt(inputs, arguments)
-        if burst is None:
-            return None
-        bursts.append(burst)
-    return bursts
-
-
-def _each_new_one(attempt: Callable[..., list[str] | None], observer: Observer,
-                  outcome: LoopOutcome, kind: str, subject: Subject,
-                  calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """A cause of ``kind`` where, after the first new size or value (which makes it dynamic),
-    each further one compiles again on a guard about it (not on some other value that changed
-    between the calls, such as a flag ``forward`` flips)."""
-    bursts = _bursts(attempt, calls)
-    if bursts is None:
-        return
-    if not all(burst and subject.guarded(burst[0]) for burst in bursts[1:]):
-        resumed = _resumed_frame_guard(bursts[1:])
-        if resumed is not None:
-            outcome.causes.append(Recompile(kind, f"{subject.described}, in the frame resumed "
-                                            "after a graph break", recompile_reasons.guard_words(
-                                                resumed), recompile_reasons.user_stack(resumed),
-                                            subject.about))
-        return
-    _add_cause(observer, outcome, kind, subject, bursts)
-
-
-def _add_cause(observer: Observer, outcome: LoopOutcome, kind: str, subject: Subject,
-               bursts: list[list[str]]) -> None:
-    # The latest reason that names a line (torch 2.10 names none once a number is dynamic).
-    stack = subject.pinned(observer.specialised) or next(
-        (found for burst in reversed(bursts) if (found := recompile_reasons.user_stack(
-            burst[0]))), subject.used)
-    outcome.causes.append(Recompile(kind, subject.described, recompile_reasons.guard_words(
-        bursts[-1][0]), stack, subject.about))
-
-
-def _loader(attempt: Callable[..., list[str] | None], observer: Observer,
-            outcome: LoopOutcome, subjects: list[tuple[str, Subject]],
-            calls: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-    """The loader's calls (``loop_inputs.loader_calls``): a cause of the first of ``subjects``
-    (not found already) whose guard fails in every call after the first, on a cache entry one
-    of these calls compiled, among all the entries' (dynamo names an entry's first failing
-    guard only: a new list's items have static sizes, so one may fail first on the batch)."""
-    bursts = _bursts(attempt, calls) if calls else None
-    if bursts is None or not all(bursts[1:]):
-        return
-    entries_before = max((ids[1] for reason in bursts[0]
-                          if (ids := recompile_reasons.compile_id(reason))), default=-1)
-    found = {(cause.kind, cause.subject) for cause in outcome.causes}
-    # Where torch pinned one of the values that change together (a dict keyed by the number).
-    pinned = next((observer.specialised[subject.source] for _, subject in subjects
-                   if subject.source in observer.specialised), None)
-    for kind, subject in subjects:
-        if (kind, subject.described) in found:
-            return  # a phase of its own found it
-        guarded = [[reason for reason in burst if subject.guarded(reason)]
-                   for burst in bursts[1:]]
-        if not all(guarded) or not any(
-                (ids := recompile_reasons.compile_id(reason)) and ids[1] > entries_before
-                for reasons in guarded for reason in reasons):
-            continue
-        stack = observer.specialised.get(subject.source) or next(
-            (found for reasons in reversed(guarded) for reason in reasons
-             if (found := recompile_reasons.user_stack(reason))), None) or pinned or subject.used
-        outcome.causes.append(Recompile(kind, subject.described,
-                                        recompile_reasons.guard_words(guarded[-1][0]), stack,
-                                        subject.about))
-        return
-
-
-def _resumed_frame_guard(bursts: list[list[str]]) -> str | None:
-    """The latest guard failure of a frame resumed after a graph break (dynamo names it
-    ``torch_dynamo_resume_in_forward_at_64``) where each of ``bursts`` failed one, on the same
-    guard numbers aside: the size reaches it as a number no automatic dynamic makes vary."""
-    guards = []
-    for burst in bursts:
-        resumed = [reason for reason in burst if "torch_dynamo_resume_in_" in reason.split(
-            "\n", 1)[0]]
-        if not resumed:
-            return None
-        guards.append(resumed[0])
-    shapes = {re.sub(r"\d+", "N", recompile_reasons.guard_words(guard)) for guard in guards}
-    return guards[-1] if len(bursts) >= 2 and len(shapes) == 1 else None

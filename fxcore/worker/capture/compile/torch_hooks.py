@@ -16,7 +16,8 @@ Which form this torch has is read from the hook's signature, not from torch's ve
 
 Besides, dynamo times the guards of every frame it compiles, for its own metrics
 (``guards.profile_guard_manager``); the mode has that answered without running
-(``guard_latency_unmeasured``).
+(``guard_latency_unmeasured``). The loop of calls has a call whose compile no later call would
+meet name its failed guards and compile nothing (``stop_compiling``).
 """
 
 from __future__ import annotations
@@ -112,6 +113,25 @@ def guard_latency_unmeasured() -> Iterator[None]:
         yield
     finally:
         guards.profile_guard_manager = original
+
+
+def stop_compiling() -> Callable[[], None] | None:
+    """Until the function returned is called, dynamo compiles no frame more: a frame whose
+    cached graphs' guards all fail runs as it is, as at its recompile limit, once each failed
+    guard has been named to ``guard_fail_fn`` (torch 2.10 to 2.15 name them before they check
+    the limit). ``recompile_limit`` is set to 0 for that. None where this torch has no such
+    limit, or where reaching it fails the call (``fail_on_recompile_limit_hit``)."""
+    try:
+        from torch._dynamo import config
+        from torch._dynamo.cache_size import exceeds_recompile_limit
+    except ImportError:
+        return None
+    previous = getattr(config, "recompile_limit", None)
+    if not (callable(exceeds_recompile_limit) and isinstance(previous, int)) or getattr(
+            config, "fail_on_recompile_limit_hit", False) is not False:
+        return None
+    config.recompile_limit = 0
+    return lambda: setattr(config, "recompile_limit", previous)
 
 
 def eager_code_modes() -> bool:
