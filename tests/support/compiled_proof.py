@@ -70,17 +70,18 @@ def proof_backends() -> tuple[str, ...]:
     return BASE_BACKENDS
 
 
-def same(a: object, b: object) -> bool:
+def same(a: object, b: object, atol: float = 1e-5) -> bool:
     """Equal outputs, floats up to rounding (a masked reduction adds in another order, and
-    inductor fuses): tensors of one dtype and shape, sequences item by item, else ``==``."""
+    inductor fuses; ``atol`` the absolute part): tensors of one dtype and shape, sequences item
+    by item, else ``==``."""
     import torch
 
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a.dtype == b.dtype and a.shape == b.shape and (
             torch.equal(a, b) if not a.is_floating_point()
-            else torch.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True))
+            else torch.allclose(a, b, rtol=1e-5, atol=atol, equal_nan=True))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same(x, y, atol) for x, y in zip(a, b, strict=True))
     return a == b
 
 

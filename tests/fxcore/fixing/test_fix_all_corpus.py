@@ -20,6 +20,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import compiled_proof
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -92,17 +93,9 @@ def fix_all(workspace: Path) -> str:
 
 
 def same(a: object, b: object) -> bool:
-    import torch
-
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        # Up to float rounding, as the value fixes' own tests compare: a masked reduction
-        # (``torch.where(m, x, 0).sum()`` for ``x[m].sum()``) adds in another order.
-        return a.dtype == b.dtype and a.shape == b.shape and (
-            torch.equal(a, b) if not a.is_floating_point()
-            else torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
+    """Equal up to float rounding, as the value fixes' own tests compare: a masked reduction
+    (``torch.where(m, x, 0).sum()`` for ``x[m].sum()``) adds in another order."""
+    return compiled_proof.same(a, b, atol=1e-6)
 
 
 @pytest.mark.slow
